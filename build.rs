@@ -1,0 +1,25 @@
+//! Writes `include/tileiras.h` from the C API with cbindgen.
+use std::path::PathBuf;
+
+fn main() {
+    let root =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    println!("cargo:rerun-if-changed=src/capi");
+    println!("cargo:rerun-if-changed=src/error.rs");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    let config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml is valid");
+    let header = root.join("include").join("tileiras.h");
+    match cbindgen::Builder::new()
+        .with_crate(&root)
+        .with_config(config)
+        .generate()
+    {
+        Ok(bindings) => {
+            bindings.write_to_file(&header);
+        }
+        Err(e) => {
+            println!("cargo:warning=cbindgen could not generate the header: {e}");
+        }
+    }
+}

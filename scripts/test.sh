@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test: installs the tools the tests need (scripts/setup.sh),
+# checks formatting and lints, runs the Rust tests of the whole workspace
+# (they run the real ptxas and nvdisasm), checks that the committed C header
+# is current, and builds and runs the C API tests against an installed prefix.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+export CUDA_ROOT="$root/.tools/cuda"
+export PATH="$root/.tools/venv/bin:$PATH"
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+echo "== header is current"
+git diff --exit-code -- include/ || { echo "include/tileiras.h is stale: rebuild and commit it" >&2; exit 1; }
+echo "== cargo test"
+cargo test --workspace --release
+if [ -x scripts/capi-tests.sh ]; then
+  echo "== C API tests"
+  bash scripts/capi-tests.sh
+fi

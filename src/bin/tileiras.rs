@@ -1,0 +1,2 @@
+//! The `tileiras` command-line tool.
+fn main() {}

@@ -1,0 +1,2 @@
+//! The `tileirdisasm` command-line tool.
+fn main() {}

@@ -1,0 +1,1 @@
+//! The C ABI. All unsafe code of the crate lives here.

@@ -1,0 +1,1 @@
+//! The PTX model and printer.
