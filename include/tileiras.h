@@ -5,7 +5,7 @@
  *
  * Thread safety: every function may be called from any thread. Distinct
  * programs may be created, compiled and destroyed on different threads at
- * the same time. One program must not be used by two threads at once.
+ * the same time; calls on one program from several threads are serialized.
  */
 
 #ifndef TILEIRAS_H
@@ -18,11 +18,432 @@
 #define TILEIRAS_VERSION_PATCH 0
 
 
-/*
- A GPU architecture this compiler targets.
+/**
+ * Status returned by every `tileiras*` function. The numbers are stable.
  */
-typedef struct Gpu Gpu;
+typedef enum tileirasResult {
+  /**
+   * Success.
+   */
+  TILEIRAS_SUCCESS = 0,
+  /**
+   * Out of memory or another system resource failure.
+   */
+  TILEIRAS_ERROR_OUT_OF_RESOURCES = 1,
+  /**
+   * Invalid configuration or argument (NULL pointer, unknown GPU, bad
+   * optimization level), or a call out of order.
+   */
+  TILEIRAS_ERROR_INVALID_ARGUMENT = 2,
+  /**
+   * The input is not valid Tile IR bytecode.
+   */
+  TILEIRAS_ERROR_INVALID_BYTECODE = 3,
+  /**
+   * A valid program this compiler or GPU target does not support.
+   */
+  TILEIRAS_ERROR_UNSUPPORTED = 4,
+  /**
+   * Compilation failed (verifier, lowering or external tool errors).
+   */
+  TILEIRAS_ERROR_COMPILATION_FAILED = 5,
+} tileirasResult;
+
+/**
+ * What a compile produces (the config's `output_kind`).
+ */
+enum tileirasOutputKind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A cubin.
+   */
+  TILEIRAS_OUTPUT_CUBIN = 0,
+  /**
+   * A host relocatable object embedding the cubin.
+   */
+  TILEIRAS_OUTPUT_HOST_OBJECT = 1,
+  /**
+   * PTX text.
+   */
+  TILEIRAS_OUTPUT_PTX = 2,
+  /**
+   * SASS text.
+   */
+  TILEIRAS_OUTPUT_SASS = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tileirasOutputKind tileirasOutputKind;
+#else
+typedef uint32_t tileirasOutputKind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Host architecture of the relocatable object (the config's `host_arch`).
+ */
+enum tileirasHostArch
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * x86-64.
+   */
+  TILEIRAS_HOST_ARCH_X86_64 = 0,
+  /**
+   * 64-bit Arm.
+   */
+  TILEIRAS_HOST_ARCH_AARCH64 = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tileirasHostArch tileirasHostArch;
+#else
+typedef uint32_t tileirasHostArch;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Host OS of the relocatable object (the config's `host_os`).
+ */
+enum tileirasHostOs
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Linux (ELF).
+   */
+  TILEIRAS_HOST_OS_LINUX = 0,
+  /**
+   * Windows (COFF).
+   */
+  TILEIRAS_HOST_OS_WINDOWS = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tileirasHostOs tileirasHostOs;
+#else
+typedef uint32_t tileirasHostOs;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Sanitizer instrumentation (the config's `sanitize`).
+ */
+enum tileirasSanitize
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * None.
+   */
+  TILEIRAS_SANITIZE_NONE = 0,
+  /**
+   * compute-sanitizer memcheck.
+   */
+  TILEIRAS_SANITIZE_MEMCHECK = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tileirasSanitize tileirasSanitize;
+#else
+typedef uint32_t tileirasSanitize;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Severity of a diagnostic passed to the callback.
+ */
+enum tileirasSeverity
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A note.
+   */
+  TILEIRAS_SEVERITY_NOTE = 0,
+  /**
+   * A remark.
+   */
+  TILEIRAS_SEVERITY_REMARK = 1,
+  /**
+   * A warning.
+   */
+  TILEIRAS_SEVERITY_WARNING = 2,
+  /**
+   * An error.
+   */
+  TILEIRAS_SEVERITY_ERROR = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tileirasSeverity tileirasSeverity;
+#else
+typedef uint32_t tileirasSeverity;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * A program: bytecode, configuration, and after a compile its output and
+ * log. Opaque to C.
+ */
+typedef struct tileirasProgram_st tileirasProgram_st;
+
+/**
+ * Receives each diagnostic as it happens. `message` is the verbatim text;
+ * `file` is NULL (and `line`, `column` 0) when the diagnostic has no source
+ * location; `rendered` is the one-line text form (`loc("f":1:2): error: m`).
+ * Every string is NUL-terminated and valid only during the call. Called on
+ * the thread that runs `tileirasProgramCompile`.
+ */
+typedef void (*tileirasDiagnosticCallback)(void *user_data,
+                                           uint32_t severity,
+                                           const char *message,
+                                           const char *file,
+                                           uint32_t line,
+                                           uint32_t column,
+                                           const char *rendered);
+
+/**
+ * Compile configuration. Initialise with `tileirasConfigInit`, which sets
+ * `struct_size` and every default; the library reads only the first
+ * `struct_size` bytes, so programs built against an older, shorter struct
+ * keep working. String fields are copied by `tileirasProgramCreate`.
+ */
+typedef struct tileirasConfig {
+  /**
+   * `sizeof(tileirasConfig)` as the caller was compiled; set by
+   * `tileirasConfigInit`.
+   */
+  size_t struct_size;
+  /**
+   * Target GPU: "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90",
+   * "sm_100", "sm_103", "sm_107", "sm_110", "sm_120" or "sm_121". Required.
+   */
+  const char *gpu_name;
+  /**
+   * Optimization level 0..3; default 3.
+   */
+  uint32_t opt_level;
+  /**
+   * Non-zero for full device debug info (needs `opt_level` 0).
+   */
+  uint32_t device_debug;
+  /**
+   * Non-zero for line info.
+   */
+  uint32_t line_info;
+  /**
+   * A `tileirasHostArch`; default the library's own architecture.
+   */
+  uint32_t host_arch;
+  /**
+   * A `tileirasHostOs`; default the library's own OS.
+   */
+  uint32_t host_os;
+  /**
+   * A `tileirasSanitize`; default none.
+   */
+  uint32_t sanitize;
+  /**
+   * A `tileirasOutputKind`; default `TILEIRAS_OUTPUT_CUBIN`.
+   */
+  uint32_t output_kind;
+  /**
+   * CUDA toolkit root overriding every other lookup, or NULL.
+   */
+  const char *cuda_root;
+  /**
+   * Path of the ptxas executable, or NULL to look it up.
+   */
+  const char *ptxas_path;
+  /**
+   * Path of the nvdisasm executable, or NULL to look it up.
+   */
+  const char *nvdisasm_path;
+  /**
+   * Limit in milliseconds on each external tool's run; 0 for none.
+   */
+  uint64_t tool_timeout_ms;
+  /**
+   * Receives each diagnostic, or NULL.
+   */
+  tileirasDiagnosticCallback diagnostic_callback;
+  /**
+   * Passed unchanged to `diagnostic_callback`.
+   */
+  void *diagnostic_user_data;
+} tileirasConfig;
+
+/**
+ * Handle to a program, created by `tileirasProgramCreate` and released by
+ * `tileirasProgramDestroy`.
+ */
+typedef struct tileirasProgram_st *tileirasProgram;
+
+/**
+ * A bytecode version this library reads.
+ */
+typedef struct tileirasBytecodeVersion {
+  /**
+   * Major version (13).
+   */
+  uint32_t major;
+  /**
+   * Minor version.
+   */
+  uint32_t minor;
+} tileirasBytecodeVersion;
 
 
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * Fills `*config` with the defaults and sets `struct_size`.
+ *
+ * Returns `TILEIRAS_ERROR_INVALID_ARGUMENT` when `config` is NULL.
+ *
+ * # Safety
+ * `config` is NULL or valid for writes of one `tileirasConfig`.
+ */
+enum tileirasResult tileirasConfigInit(struct tileirasConfig *config);
+
+/**
+ * Creates a program from `size` bytes of Tile IR bytecode at `bytecode`.
+ * The bytecode and the config's strings are copied; neither pointer is
+ * kept. The callback and its user data are kept for `tileirasProgramCompile`.
+ * `*prog` is written only on success.
+ *
+ * Returns `TILEIRAS_ERROR_INVALID_ARGUMENT` for a NULL `prog`, `config` or
+ * `bytecode` (with a non-zero size), an unknown GPU name, an optimization
+ * level above 3, debug info with an optimization level other than 0, or an
+ * unknown enum value.
+ *
+ * # Safety
+ * `prog` is NULL or writable; `config` is NULL or points to at least
+ * `config->struct_size` readable bytes of a `tileirasConfig`; `bytecode` is
+ * NULL or readable for `size` bytes; strings are NUL-terminated.
+ */
+enum tileirasResult tileirasProgramCreate(tileirasProgram *prog,
+                                          const struct tileirasConfig *config,
+                                          const void *bytecode,
+                                          size_t size);
+
+/**
+ * Compiles the program. Diagnostics go to the callback as they happen and
+ * into the log. On failure the earlier output, if any, is dropped. A program
+ * may be compiled again.
+ *
+ * # Safety
+ * `prog` is NULL or a live handle from `tileirasProgramCreate`.
+ */
+enum tileirasResult tileirasProgramCompile(tileirasProgram prog);
+
+/**
+ * Writes the size in bytes of the compiled output to `*size`. Text outputs
+ * (PTX, SASS) include a terminating NUL in the size.
+ *
+ * Returns `TILEIRAS_ERROR_INVALID_ARGUMENT` for NULL arguments or before a
+ * successful compile.
+ *
+ * # Safety
+ * `prog` is NULL or live; `size` is NULL or writable.
+ */
+enum tileirasResult tileirasProgramGetOutputSize(tileirasProgram prog, size_t *size);
+
+/**
+ * Copies the compiled output into `buffer`, which must hold the size
+ * reported by `tileirasProgramGetOutputSize`.
+ *
+ * # Safety
+ * `prog` is NULL or live; `buffer` is NULL or writable for the output size.
+ */
+enum tileirasResult tileirasProgramGetOutput(tileirasProgram prog, void *buffer);
+
+/**
+ * Lends the compiled output: `*data` points to `*size` bytes owned by the
+ * program, valid until the program is compiled again or destroyed. Text
+ * outputs are NUL-terminated, and the NUL is counted in `*size`.
+ *
+ * # Safety
+ * `prog` is NULL or live; `data` and `size` are NULL or writable.
+ */
+enum tileirasResult tileirasProgramGetOutputPointer(tileirasProgram prog,
+                                                    const void **data,
+                                                    size_t *size);
+
+/**
+ * Writes the size of the log (every diagnostic of the last compile as text,
+ * one per line) including its terminating NUL.
+ *
+ * # Safety
+ * `prog` is NULL or live; `size` is NULL or writable.
+ */
+enum tileirasResult tileirasProgramGetLogSize(tileirasProgram prog, size_t *size);
+
+/**
+ * Copies the NUL-terminated log into `log`, which must hold the size
+ * reported by `tileirasProgramGetLogSize`.
+ *
+ * # Safety
+ * `prog` is NULL or live; `log` is NULL or writable for the log size.
+ */
+enum tileirasResult tileirasProgramGetLog(tileirasProgram prog, char *log);
+
+/**
+ * Destroys `*prog` and sets `*prog` to NULL. NULL `prog` or NULL `*prog`
+ * is accepted and does nothing; destroying the same handle twice through
+ * two copies of it is undefined.
+ *
+ * # Safety
+ * `prog` is NULL or points to NULL or to a live handle.
+ */
+enum tileirasResult tileirasProgramDestroy(tileirasProgram *prog);
+
+/**
+ * A static, NUL-terminated description of `result`; never NULL. Unknown
+ * values give "unknown status".
+ */
+const char *tileirasGetErrorString(int result);
+
+/**
+ * Writes the library version. Any argument may be NULL.
+ *
+ * # Safety
+ * Each non-NULL pointer is writable.
+ */
+enum tileirasResult tileirasGetVersion(uint32_t *major, uint32_t *minor, uint32_t *patch);
+
+/**
+ * Writes how many bytecode versions this library reads.
+ *
+ * # Safety
+ * `count` is NULL or writable.
+ */
+enum tileirasResult tileirasGetNumSupportedBytecodeVersions(size_t *count);
+
+/**
+ * Writes the bytecode versions this library reads, oldest first, into
+ * `versions`, which must hold `tileirasGetNumSupportedBytecodeVersions`
+ * entries.
+ *
+ * # Safety
+ * `versions` is NULL or writable for that many entries.
+ */
+enum tileirasResult tileirasGetSupportedBytecodeVersions(struct tileirasBytecodeVersion *versions);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
 
 #endif  /* TILEIRAS_H */

@@ -1,4 +1,6 @@
 //! TileIR bytecode reader. (Interface in place; the reader lands next.)
+pub mod version;
+
 use crate::diag::Diagnostic;
 
 /// A bytecode reading error, always with the absolute byte offset.
