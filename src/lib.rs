@@ -21,6 +21,7 @@
 pub mod bytecode;
 #[allow(unsafe_code)]
 pub mod capi;
+pub mod cli;
 pub mod diag;
 pub mod driver;
 pub mod elf;

@@ -234,7 +234,7 @@ impl Default for Options {
 
 /// The message for `-g` with an optimization level other than 0.
 pub const OPTIMIZED_DEBUG_MESSAGE: &str =
-    "optimized debugging is not supported, change optimization level to 0 or disable full debug info";
+    "optimized debugging is currently not supported, change the optimization level to 0 or disable full debug info";
 
 impl Options {
     /// Checks the combination of options; the error text is user-facing.

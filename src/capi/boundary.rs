@@ -5,7 +5,9 @@
 /// unwind ever crosses the C ABI.
 macro_rules! ffi_boundary {
     ($body:block) => {{
-        match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| -> $crate::capi::types::tileirasResult { $body })) {
+        match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(
+            || -> $crate::capi::types::tileirasResult { $body },
+        )) {
             Ok(status) => status,
             Err(_) => $crate::capi::types::tileirasResult::TILEIRAS_ERROR_COMPILATION_FAILED,
         }

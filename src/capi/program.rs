@@ -99,7 +99,11 @@ pub unsafe extern "C" fn tileirasProgramCreate(
         let options = match unsafe { options_from_config(&config) } {
             Ok(o) => o,
             Err(message) => {
-                report(config.diagnostic_callback, config.diagnostic_user_data, &Diagnostic::error(message));
+                report(
+                    config.diagnostic_callback,
+                    config.diagnostic_user_data,
+                    &Diagnostic::error(message),
+                );
                 return TILEIRAS_ERROR_INVALID_ARGUMENT;
             }
         };
@@ -169,7 +173,10 @@ pub unsafe extern "C" fn tileirasProgramCompile(prog: tileirasProgram) -> tileir
 /// # Safety
 /// `prog` is NULL or live; `size` is NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn tileirasProgramGetOutputSize(prog: tileirasProgram, size: *mut usize) -> tileirasResult {
+pub unsafe extern "C" fn tileirasProgramGetOutputSize(
+    prog: tileirasProgram,
+    size: *mut usize,
+) -> tileirasResult {
     ffi_boundary!({
         // SAFETY: live handle by contract.
         let Some(program) = (unsafe { ptr::borrow(prog) }) else {
@@ -194,7 +201,10 @@ pub unsafe extern "C" fn tileirasProgramGetOutputSize(prog: tileirasProgram, siz
 /// # Safety
 /// `prog` is NULL or live; `buffer` is NULL or writable for the output size.
 #[no_mangle]
-pub unsafe extern "C" fn tileirasProgramGetOutput(prog: tileirasProgram, buffer: *mut c_void) -> tileirasResult {
+pub unsafe extern "C" fn tileirasProgramGetOutput(
+    prog: tileirasProgram,
+    buffer: *mut c_void,
+) -> tileirasResult {
     ffi_boundary!({
         // SAFETY: live handle by contract.
         let Some(program) = (unsafe { ptr::borrow(prog) }) else {
@@ -255,7 +265,10 @@ pub unsafe extern "C" fn tileirasProgramGetOutputPointer(
 /// # Safety
 /// `prog` is NULL or live; `size` is NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn tileirasProgramGetLogSize(prog: tileirasProgram, size: *mut usize) -> tileirasResult {
+pub unsafe extern "C" fn tileirasProgramGetLogSize(
+    prog: tileirasProgram,
+    size: *mut usize,
+) -> tileirasResult {
     ffi_boundary!({
         // SAFETY: live handle by contract.
         let Some(program) = (unsafe { ptr::borrow(prog) }) else {
@@ -277,7 +290,10 @@ pub unsafe extern "C" fn tileirasProgramGetLogSize(prog: tileirasProgram, size: 
 /// # Safety
 /// `prog` is NULL or live; `log` is NULL or writable for the log size.
 #[no_mangle]
-pub unsafe extern "C" fn tileirasProgramGetLog(prog: tileirasProgram, log: *mut c_char) -> tileirasResult {
+pub unsafe extern "C" fn tileirasProgramGetLog(
+    prog: tileirasProgram,
+    log: *mut c_char,
+) -> tileirasResult {
     ffi_boundary!({
         // SAFETY: live handle by contract.
         let Some(program) = (unsafe { ptr::borrow(prog) }) else {
@@ -288,7 +304,9 @@ pub unsafe extern "C" fn tileirasProgramGetLog(prog: tileirasProgram, log: *mut 
         }
         let state = program.state.lock();
         // SAFETY: writable for the log size by contract; no overlap.
-        unsafe { std::ptr::copy_nonoverlapping(state.log.as_ptr(), log.cast::<u8>(), state.log.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(state.log.as_ptr(), log.cast::<u8>(), state.log.len())
+        };
         TILEIRAS_SUCCESS
     })
 }
@@ -336,7 +354,11 @@ pub extern "C" fn tileirasGetErrorString(result: c_int) -> *const c_char {
 /// # Safety
 /// Each non-NULL pointer is writable.
 #[no_mangle]
-pub unsafe extern "C" fn tileirasGetVersion(major: *mut u32, minor: *mut u32, patch: *mut u32) -> tileirasResult {
+pub unsafe extern "C" fn tileirasGetVersion(
+    major: *mut u32,
+    minor: *mut u32,
+    patch: *mut u32,
+) -> tileirasResult {
     ffi_boundary!({
         let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
         // SAFETY: each is NULL or writable by contract.
@@ -354,7 +376,9 @@ pub unsafe extern "C" fn tileirasGetVersion(major: *mut u32, minor: *mut u32, pa
 /// # Safety
 /// `count` is NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn tileirasGetNumSupportedBytecodeVersions(count: *mut usize) -> tileirasResult {
+pub unsafe extern "C" fn tileirasGetNumSupportedBytecodeVersions(
+    count: *mut usize,
+) -> tileirasResult {
     ffi_boundary!({
         // SAFETY: NULL or writable by contract.
         if unsafe { ptr::write(count, SUPPORTED_VERSIONS.len()) } {
@@ -372,13 +396,18 @@ pub unsafe extern "C" fn tileirasGetNumSupportedBytecodeVersions(count: *mut usi
 /// # Safety
 /// `versions` is NULL or writable for that many entries.
 #[no_mangle]
-pub unsafe extern "C" fn tileirasGetSupportedBytecodeVersions(versions: *mut tileirasBytecodeVersion) -> tileirasResult {
+pub unsafe extern "C" fn tileirasGetSupportedBytecodeVersions(
+    versions: *mut tileirasBytecodeVersion,
+) -> tileirasResult {
     ffi_boundary!({
         if versions.is_null() {
             return TILEIRAS_ERROR_INVALID_ARGUMENT;
         }
         for (i, (major, minor)) in SUPPORTED_VERSIONS.iter().enumerate() {
-            let v = tileirasBytecodeVersion { major: u32::from(*major), minor: u32::from(*minor) };
+            let v = tileirasBytecodeVersion {
+                major: u32::from(*major),
+                minor: u32::from(*minor),
+            };
             // SAFETY: writable for SUPPORTED_VERSIONS.len() entries by contract.
             unsafe { versions.add(i).write(v) };
         }
@@ -454,7 +483,9 @@ fn field_size<T>(_: impl Fn(&tileirasConfig) -> &T) -> usize {
 unsafe fn options_from_config(c: &tileirasConfig) -> Result<Options, String> {
     let text = |p: *const c_char, what: &str| -> Result<Option<String>, String> {
         // SAFETY: NULL or NUL-terminated by contract.
-        unsafe { ptr::opt_str(p) }.map(|s| s.map(str::to_owned)).map_err(|()| format!("{what} is not valid UTF-8"))
+        unsafe { ptr::opt_str(p) }
+            .map(|s| s.map(str::to_owned))
+            .map_err(|()| format!("{what} is not valid UTF-8"))
     };
     let gpu_name = text(c.gpu_name, "gpu_name")?.ok_or("no GPU name given (gpu_name is NULL)")?;
     let gpu: Gpu = gpu_name.parse()?;
@@ -480,7 +511,8 @@ unsafe fn options_from_config(c: &tileirasConfig) -> Result<Options, String> {
         1 => Sanitize::Memcheck,
         v => return Err(format!("invalid sanitizer: {v}")),
     };
-    let opt_level = u8::try_from(c.opt_level).map_err(|_| format!("invalid optimization level: {}", c.opt_level))?;
+    let opt_level = u8::try_from(c.opt_level)
+        .map_err(|_| format!("invalid optimization level: {}", c.opt_level))?;
     let options = Options {
         gpu,
         opt_level,

@@ -163,8 +163,12 @@ impl Default for tileirasConfig {
             device_debug: 0,
             line_info: 0,
             host_arch: match o.host_arch {
-                crate::options::HostArch::X86_64 => tileirasHostArch::TILEIRAS_HOST_ARCH_X86_64 as u32,
-                crate::options::HostArch::Aarch64 => tileirasHostArch::TILEIRAS_HOST_ARCH_AARCH64 as u32,
+                crate::options::HostArch::X86_64 => {
+                    tileirasHostArch::TILEIRAS_HOST_ARCH_X86_64 as u32
+                }
+                crate::options::HostArch::Aarch64 => {
+                    tileirasHostArch::TILEIRAS_HOST_ARCH_AARCH64 as u32
+                }
             },
             host_os: match o.host_os {
                 crate::options::HostOs::Linux => tileirasHostOs::TILEIRAS_HOST_OS_LINUX as u32,

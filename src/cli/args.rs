@@ -1,0 +1,276 @@
+//! Command-line parsing with NVIDIA tileiras' (LLVM-style) spellings:
+//! `--name=value` or `--name value` (one or two dashes), `-O3` (prefix
+//! form), `-o file`; a later occurrence overrides an earlier one.
+use crate::options::{Gpu, HostArch, HostOs, OutputKind, Sanitize};
+
+/// What the command line asked for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Args {
+    /// The input bytecode file.
+    pub input: Option<String>,
+    /// `--gpu-name` / `--arch`.
+    pub gpu: Option<Gpu>,
+    /// `--opt-level` / `-O`, as written (range checked later, like NVIDIA's).
+    pub opt_level: Option<i64>,
+    /// `--device-debug` / `-g`.
+    pub device_debug: bool,
+    /// `--lineinfo`.
+    pub line_info: bool,
+    /// `--host-arch`.
+    pub host_arch: Option<HostArch>,
+    /// `--host-os`.
+    pub host_os: Option<HostOs>,
+    /// `--sanitize`.
+    pub sanitize: Option<Sanitize>,
+    /// `--output-file` / `-o`.
+    pub output: Option<String>,
+    /// `--emit`.
+    pub emit: Option<OutputKind>,
+    /// `--remark-format`.
+    pub remark_format: Option<String>,
+    /// `--remarks-output-file`.
+    pub remarks_output: Option<String>,
+    /// Whether any `--remarks*` category other than `none` was asked for.
+    pub remarks_enabled: bool,
+    /// `--help` / `--help-hidden`.
+    pub help: bool,
+    /// `--version`.
+    pub version: bool,
+    /// `--list-versions`.
+    pub list_versions: bool,
+}
+
+/// Options that take a value, with the choices allowed (`None`: any).
+const VALUE_OPTIONS: &[(&str, Option<&[&str]>)] = &[
+    ("gpu-name", Some(&GPU_NAMES)),
+    ("arch", Some(&GPU_NAMES)),
+    ("opt-level", None),
+    ("output-file", None),
+    ("o", None),
+    ("host-arch", Some(&["x86_64", "aarch64"])),
+    ("host-os", Some(&["linux", "windows"])),
+    ("sanitize", Some(&["memcheck"])),
+    ("emit", Some(&["cubin", "obj", "ptx", "sass"])),
+    ("apply-controls", None),
+    ("l", None),
+    ("preview", None),
+    ("remark-format", Some(&["command-line", "yaml"])),
+    ("remarks", Some(&REMARK_CATEGORIES)),
+    ("remarks-analysis", Some(&REMARK_CATEGORIES)),
+    ("remarks-failed", Some(&REMARK_CATEGORIES)),
+    ("remarks-missed", Some(&REMARK_CATEGORIES)),
+    ("remarks-passed", Some(&REMARK_CATEGORIES)),
+    ("remarks-output-file", None),
+];
+
+const GPU_NAMES: [&str; 12] = [
+    "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100", "sm_103", "sm_107", "sm_110",
+    "sm_120", "sm_121",
+];
+const REMARK_CATEGORIES: [&str; 4] = ["none", "all", "memory", "tensorcore"];
+const FLAGS: &[&str] = &[
+    "device-debug",
+    "g",
+    "lineinfo",
+    "list-versions",
+    "version",
+    "help",
+    "help-hidden",
+];
+
+/// Parses `argv` without the program name. The error is the complete
+/// message, in NVIDIA's wording (exit code 1).
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut args = Args::default();
+    let mut it = argv.iter();
+    let mut positional_only = false;
+    while let Some(arg) = it.next() {
+        if positional_only || !arg.starts_with('-') || arg == "-" {
+            if args.input.replace(arg.clone()).is_some() {
+                return Err("tileiras: Too many positional arguments specified!\n\
+                            Can specify at most 1 positional arguments: See: tileiras --help"
+                    .to_string());
+            }
+            continue;
+        }
+        if arg == "--" {
+            positional_only = true;
+            continue;
+        }
+        let body = arg.trim_start_matches('-');
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        // `-O3`: the prefix form of --opt-level.
+        if arg.starts_with("-O") && !arg.starts_with("--") && name != "O" {
+            let v = &arg[2..];
+            args.opt_level = Some(parse_int("-O", v)?);
+            continue;
+        }
+        if name == "O" {
+            match inline {
+                Some(v) => args.opt_level = Some(parse_int("--opt-level", &format!("={v}"))?),
+                None => return Err("tileiras: for the -O option: requires a value!".to_string()),
+            }
+            continue;
+        }
+        if FLAGS.contains(&name) {
+            if inline.is_some() {
+                return Err(unknown(arg));
+            }
+            match name {
+                "device-debug" | "g" => args.device_debug = true,
+                "lineinfo" => args.line_info = true,
+                "list-versions" => args.list_versions = true,
+                "version" => args.version = true,
+                _ => args.help = true,
+            }
+            continue;
+        }
+        let Some((_, choices)) = VALUE_OPTIONS.iter().find(|(n, _)| *n == name) else {
+            return Err(unknown(arg));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => match it.next() {
+                Some(v) => v.clone(),
+                None => {
+                    return Err(format!(
+                        "tileiras: for the -{name} option: requires a value!"
+                    ))
+                }
+            },
+        };
+        let dashes = if name.len() == 1 { "-" } else { "--" };
+        if let Some(choices) = choices {
+            if !choices.contains(&value.as_str()) {
+                return Err(format!(
+                    "tileiras: for the {dashes}{name} option: Cannot find option named '{value}'!"
+                ));
+            }
+        }
+        match name {
+            "gpu-name" | "arch" => args.gpu = Some(value.parse().map_err(|e: String| e)?),
+            "opt-level" => args.opt_level = Some(parse_int("--opt-level", &value)?),
+            "output-file" | "o" => args.output = Some(value),
+            "host-arch" => {
+                args.host_arch = Some(if value == "x86_64" {
+                    HostArch::X86_64
+                } else {
+                    HostArch::Aarch64
+                })
+            }
+            "host-os" => {
+                args.host_os = Some(if value == "linux" {
+                    HostOs::Linux
+                } else {
+                    HostOs::Windows
+                })
+            }
+            "sanitize" => args.sanitize = Some(Sanitize::Memcheck),
+            "emit" => {
+                args.emit = Some(match value.as_str() {
+                    "cubin" => OutputKind::Cubin,
+                    "ptx" => OutputKind::Ptx,
+                    "sass" => OutputKind::Sass,
+                    _ => OutputKind::HostObject,
+                })
+            }
+            "remark-format" => args.remark_format = Some(value),
+            "remarks-output-file" => args.remarks_output = Some(value),
+            n if n.starts_with("remarks") => args.remarks_enabled |= value != "none",
+            // Accepted for compatibility; they do not change code generation.
+            _ => {}
+        }
+    }
+    Ok(args)
+}
+
+fn parse_int(option: &str, value: &str) -> Result<i64, String> {
+    value.parse().map_err(|_| {
+        format!("tileiras: for the {option} option: '{value}' value invalid for integer argument!")
+    })
+}
+
+fn unknown(arg: &str) -> String {
+    format!("tileiras: Unknown command line argument '{arg}'.  Try: 'tileiras --help'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Args, String> {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn spellings() {
+        let a = p(&[
+            "--gpu-name=sm_90",
+            "in.tileir",
+            "-O2",
+            "-o",
+            "x.cubin",
+            "--lineinfo",
+        ])
+        .unwrap();
+        assert_eq!(a.gpu, Some(Gpu::Sm90));
+        assert_eq!(a.opt_level, Some(2));
+        assert_eq!(a.output.as_deref(), Some("x.cubin"));
+        assert_eq!(a.input.as_deref(), Some("in.tileir"));
+        assert!(a.line_info);
+        let a = p(&[
+            "-gpu-name",
+            "sm_100",
+            "--arch=sm_80",
+            "--opt-level",
+            "1",
+            "-g",
+            "--output-file=y",
+        ])
+        .unwrap();
+        assert_eq!(a.gpu, Some(Gpu::Sm80));
+        assert_eq!(a.opt_level, Some(1));
+        assert!(a.device_debug);
+        assert_eq!(a.output.as_deref(), Some("y"));
+    }
+
+    #[test]
+    fn errors_use_nvidia_wording() {
+        assert_eq!(
+            p(&["--gpu-name=sm_75"]).unwrap_err(),
+            "tileiras: for the --gpu-name option: Cannot find option named 'sm_75'!"
+        );
+        assert_eq!(
+            p(&["--opt-level=x"]).unwrap_err(),
+            "tileiras: for the --opt-level option: 'x' value invalid for integer argument!"
+        );
+        assert!(p(&["--bogus"])
+            .unwrap_err()
+            .starts_with("tileiras: Unknown command line argument '--bogus'."));
+        assert!(p(&["a", "b"])
+            .unwrap_err()
+            .starts_with("tileiras: Too many positional arguments specified!"));
+        assert_eq!(
+            p(&["-O"]).unwrap_err(),
+            "tileiras: for the -O option: requires a value!"
+        );
+    }
+
+    #[test]
+    fn emit_and_remarks() {
+        let a = p(&[
+            "--emit=sass",
+            "--remarks=all",
+            "--remark-format=yaml",
+            "--remarks-output-file=r.yaml",
+        ])
+        .unwrap();
+        assert_eq!(a.emit, Some(OutputKind::Sass));
+        assert!(a.remarks_enabled);
+        assert_eq!(a.remarks_output.as_deref(), Some("r.yaml"));
+        assert!(p(&["--emit=exe"]).is_err());
+    }
+}

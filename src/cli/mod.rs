@@ -1,0 +1,235 @@
+//! The `tileiras` command line, a drop-in for NVIDIA's: same options, exit
+//! codes and diagnostics. [`run`] writes to the streams it is given and
+//! returns the exit code; only the binary touches the process's streams.
+pub mod args;
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::bytecode::version::SUPPORTED_VERSIONS;
+use crate::error::Status;
+use crate::options::{Options, OutputKind};
+
+/// The bytecode magic, used to name the version in the missing-GPU message.
+const MAGIC: &[u8; 8] = b"\x7fTileIR\0";
+
+/// Runs the tool on `argv` (without the program name); returns the exit code.
+pub fn run(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    match run_inner(argv, out, err) {
+        Ok(code) => code,
+        Err(_) => Status::OutOfResources.code(),
+    }
+}
+
+fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<i32> {
+    let args = match args::parse(argv) {
+        Ok(a) => a,
+        Err(message) => {
+            writeln!(err, "{message}")?;
+            return Ok(1);
+        }
+    };
+    if args.help {
+        out.write_all(HELP.as_bytes())?;
+        return Ok(0);
+    }
+    if args.version {
+        writeln!(
+            out,
+            "tileiras: Cuda Tile IR optimizing assembler (tileiras-rs)"
+        )?;
+        writeln!(out, "version {}", crate::VERSION)?;
+        let versions: Vec<String> = SUPPORTED_VERSIONS
+            .iter()
+            .map(|(a, b)| format!("{a}.{b}"))
+            .collect();
+        writeln!(out, "Tile IR bytecode versions {}", versions.join(", "))?;
+        return Ok(0);
+    }
+    if args.list_versions {
+        for (major, minor) in SUPPORTED_VERSIONS {
+            writeln!(out, "{major}.{minor}")?;
+        }
+        return Ok(0);
+    }
+    let Some(input) = args.input.as_deref() else {
+        writeln!(err, "error: no input file provided")?;
+        return Ok(1);
+    };
+    let bytes = match std::fs::read(input) {
+        Ok(b) => b,
+        Err(e) => {
+            writeln!(
+                err,
+                "error: unable to read input file '{input}': {}",
+                io_reason(&e)
+            )?;
+            return Ok(Status::OutOfResources.code());
+        }
+    };
+    let Some(gpu) = args.gpu else {
+        if bytes.len() >= 10 && bytes.starts_with(MAGIC) {
+            writeln!(
+                err,
+                "error: GPU architecture sm_0 is not supported by this version of tileiras. You may need a newer \
+                 toolchain that supports this architecture (bytecode in file is version {}.{}).",
+                bytes[8], bytes[9]
+            )?;
+            return Ok(Status::InvalidArgument.code());
+        }
+        // Not bytecode at all: let the reader say so (exit 3).
+        return compile_and_report(&bytes, &Options::default(), err);
+    };
+    let opt_level = args.opt_level.unwrap_or(3);
+    if !(0..=3).contains(&opt_level) {
+        writeln!(err, "error: invalid optimization level: {opt_level}")?;
+        return Ok(Status::InvalidArgument.code());
+    }
+    let output_path = args.output.clone().unwrap_or_else(|| "elf.o".to_string());
+    let mut options = Options {
+        gpu,
+        opt_level: opt_level as u8,
+        device_debug: args.device_debug,
+        line_info: args.line_info,
+        output: args
+            .emit
+            .unwrap_or_else(|| OutputKind::from_path(&output_path)),
+        output_path: Some(output_path.clone().into()),
+        ..Options::default()
+    };
+    if let Some(a) = args.host_arch {
+        options.host_arch = a;
+    }
+    if let Some(o) = args.host_os {
+        options.host_os = o;
+    }
+    if let Some(s) = args.sanitize {
+        options.sanitize = s;
+    }
+    if let Err(message) = options.validate() {
+        writeln!(err, "error: {message}")?;
+        return Ok(Status::InvalidArgument.code());
+    }
+    let dir = Path::new(&output_path)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        if !dir.is_dir() {
+            writeln!(
+                err,
+                "error: cannot write output file '{output_path}': directory '{}' does not exist",
+                dir.display()
+            )?;
+            return Ok(Status::InvalidArgument.code());
+        }
+    }
+    let mut sink = |d: &crate::Diagnostic| {
+        let _ = writeln!(err, "{d}");
+    };
+    let output = match crate::driver::compile(&bytes, &options, &mut sink) {
+        Ok(o) => o,
+        Err(e) => {
+            let status = e.status();
+            if status == Status::CompileFailed {
+                writeln!(err, "error: failed to compile Tile IR program")?;
+            }
+            return Ok(status.code());
+        }
+    };
+    if let Err(e) = crate::elf::write_atomically(Path::new(&output_path), &output.bytes) {
+        writeln!(
+            err,
+            "error: cannot write output file '{output_path}': {}",
+            io_reason(&e)
+        )?;
+        return Ok(Status::OutOfResources.code());
+    }
+    if args.remark_format.as_deref() == Some("yaml") && args.remarks_enabled {
+        // No remarks are produced yet: the file is written, empty, so that
+        // callers that read it find it.
+        let path = args
+            .remarks_output
+            .as_deref()
+            .unwrap_or("tileir_remarks.yaml");
+        if let Err(e) = crate::elf::write_atomically(Path::new(path), b"") {
+            writeln!(
+                err,
+                "error: cannot write remarks file '{path}': {}",
+                io_reason(&e)
+            )?;
+            return Ok(Status::OutOfResources.code());
+        }
+    }
+    Ok(0)
+}
+
+fn compile_and_report(
+    bytes: &[u8],
+    options: &Options,
+    err: &mut dyn Write,
+) -> std::io::Result<i32> {
+    let mut sink = |d: &crate::Diagnostic| {
+        let _ = writeln!(err, "{d}");
+    };
+    match crate::driver::compile(bytes, options, &mut sink) {
+        Ok(_) => Ok(0),
+        Err(e) => Ok(e.status().code()),
+    }
+}
+
+/// The OS error text without Rust's " (os error N)" suffix, as C tools print it.
+fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+const HELP: &str = "OVERVIEW: tileiras: Cuda Tile IR optimizing assembler
+
+USAGE: tileiras [options] <tile bytecode file>
+
+OPTIONS:
+  -O                               - Alias for --opt-level
+  --apply-controls=<path>          - Accepted for compatibility; ignored
+  --arch                           - Alias for --gpu-name
+  --device-debug                   - Generate debug information (if present in the input bytecode)
+  --emit=<value>                   - What to write (default: from the output file's extension)
+    =cubin                         -   cubin (.cubin)
+    =obj                           -   host relocatable object embedding the cubin (any other extension)
+    =ptx                           -   PTX text (.ptx)
+    =sass                          -   SASS text (.sass)
+  -g                               - Alias for --device-debug
+  --gpu-name=<value>               - Specify name of NVIDIA GPU to generate code for.
+    =sm_80                         -   SM 80
+    =sm_86                         -   SM 86
+    =sm_87                         -   SM 87
+    =sm_88                         -   SM 88
+    =sm_89                         -   SM 89
+    =sm_90                         -   SM 90
+    =sm_100                        -   SM 100
+    =sm_103                        -   SM 103
+    =sm_107                        -   SM 107
+    =sm_110                        -   SM 110
+    =sm_120                        -   SM 120
+    =sm_121                        -   SM 121
+  --help                           - Display available options
+  --host-arch=<value>              - Specify the architecture for the generated host code.
+    =x86_64                        -   x86_64
+    =aarch64                       -   aarch64
+  --host-os=<value>                - Specify the operating system for the generated host code.
+    =linux                         -   linux
+    =windows                       -   windows
+  --lineinfo                       - Generate line-number information (if present in the input bytecode)
+  --list-versions                  - List all supported bytecode versions and exit
+  -o                               - Alias for --output-file
+  --opt-level=<N>                  - Specify optimization level. Default Value: 3.
+  --output-file=<file>             - Specify name of output file.
+  --remark-format=<value>          - Specify the format for remark output (command-line, yaml)
+  --remarks=<value>                - Enable remarks for a category (none, all, memory, tensorcore)
+  --remarks-output-file=<string>   - Output file for YAML remark format. Default is tileir_remarks.yaml
+  --sanitize=<value>               - Enable compiler instrumentation for the sanitizer tool specified by the option.
+    =memcheck                      -   Sanitize memory accesses
+  --version                        - Display the version of this program
+";
