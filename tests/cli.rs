@@ -1,0 +1,142 @@
+//! The `tileiras` command line against NVIDIA's: exit codes and the first
+//! line of the diagnostics, case by case.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{corpus, cuda_root, Scratch};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(tool: &Path, args: &[&str], dir: &Path) -> Run {
+    let out = Command::new(tool).args(args).current_dir(dir).output().expect("run tool");
+    Run {
+        code: out.status.code().expect("exited"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn ours() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tileiras"))
+}
+
+fn theirs() -> PathBuf {
+    cuda_root().join("bin/tileiras")
+}
+
+fn vadd() -> String {
+    corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir").display().to_string()
+}
+
+/// Writes the inputs the error cases need into `dir`.
+fn inputs(dir: &Path) {
+    let good = std::fs::read(vadd()).unwrap();
+    std::fs::write(dir.join("garbage.bin"), b"hello world\n").unwrap();
+    std::fs::write(dir.join("mlir.bin"), b"ML\xefR\x00\x01\x02\x03").unwrap();
+    std::fs::write(dir.join("trunc.bin"), &good[..100]).unwrap();
+    let mut v99 = good.clone();
+    v99[8] = 99;
+    std::fs::write(dir.join("v99.bin"), v99).unwrap();
+    std::fs::write(dir.join("empty.bin"), b"").unwrap();
+}
+
+#[test]
+fn exit_codes_match_nvidia() {
+    let scratch = Scratch::new("cli-codes");
+    let dir = &scratch.0;
+    inputs(dir);
+    let v = vadd();
+    let floordiv = corpus().join("uint_floordiv_u32/uint_floordiv_u32.v13_3.tileir").display().to_string();
+    let cases: Vec<(&str, Vec<&str>, i32)> = vec![
+        ("no input", vec!["--gpu-name=sm_90"], 1),
+        ("unreadable input", vec!["--gpu-name=sm_90", "missing.tileir"], 1),
+        ("unknown gpu", vec!["--gpu-name=sm_75", &v], 1),
+        ("unknown option", vec!["--gpu-name=sm_90", "--bogus", &v], 1),
+        ("bad opt value", vec!["--gpu-name=sm_90", "--opt-level=x", &v], 1),
+        ("two inputs", vec!["--gpu-name=sm_90", &v, &v], 1),
+        ("opt level 4", vec!["--gpu-name=sm_90", "-O4", &v, "-o", "x.o"], 2),
+        ("opt level -1", vec!["--gpu-name=sm_90", "--opt-level=-1", &v, "-o", "x.o"], 2),
+        ("-g with -O3", vec!["--gpu-name=sm_90", "-g", &v, "-o", "x.o"], 2),
+        ("missing output dir", vec!["--gpu-name=sm_90", &v, "-o", "nodir/x.o"], 2),
+        ("no gpu", vec![&v, "-o", "x.o"], 2),
+        ("garbage", vec!["--gpu-name=sm_90", "garbage.bin", "-o", "x.o"], 3),
+        ("empty file", vec!["--gpu-name=sm_90", "empty.bin", "-o", "x.o"], 3),
+        ("mlir bytecode", vec!["--gpu-name=sm_90", "mlir.bin", "-o", "x.o"], 3),
+        ("truncated", vec!["--gpu-name=sm_90", "trunc.bin", "-o", "x.o"], 3),
+        ("version 99.3", vec!["--gpu-name=sm_90", "v99.bin", "-o", "x.o"], 3),
+        ("fails verification", vec!["--gpu-name=sm_90", &floordiv, "-o", "x.o"], 3),
+    ];
+    let mut mismatches = Vec::new();
+    for (name, args, expected) in &cases {
+        let a = run(&ours(), args, dir);
+        let b = run(&theirs(), args, dir);
+        if a.code != *expected || b.code != *expected {
+            mismatches.push(format!(
+                "{name}: ours {} (stderr {:?}), NVIDIA's {} (stderr {:?}), expected {expected}",
+                a.code, a.stderr, b.code, b.stderr
+            ));
+        }
+        assert!(!dir.join("x.o").exists() || b.code == 0, "{name}: a failed compile left an output file");
+    }
+    assert!(mismatches.is_empty(), "exit codes differ:\n{}", mismatches.join("\n"));
+}
+
+#[test]
+fn messages_match_nvidia() {
+    let scratch = Scratch::new("cli-messages");
+    let dir = &scratch.0;
+    inputs(dir);
+    let v = vadd();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--gpu-name=sm_90"],
+        vec!["--gpu-name=sm_90", "missing.tileir"],
+        vec!["--gpu-name=sm_75", &v],
+        vec!["--gpu-name=sm_90", "--opt-level=x", &v],
+        vec!["--gpu-name=sm_90", "-O4", &v],
+        vec!["--gpu-name=sm_90", "-g", &v],
+        vec![&v],
+        vec!["--gpu-name=sm_90", "garbage.bin"],
+        vec!["--gpu-name=sm_90", "mlir.bin"],
+        vec!["--gpu-name=sm_90", "v99.bin"],
+        vec!["--gpu-name=sm_90", "trunc.bin"],
+    ];
+    for args in &cases {
+        let a = run(&ours(), args, dir);
+        let b = run(&theirs(), args, dir);
+        let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+        assert_eq!(first(&a.stderr), first(&b.stderr), "first diagnostic line for {args:?}");
+    }
+}
+
+#[test]
+fn list_versions_and_help() {
+    let scratch = Scratch::new("cli-info");
+    let a = run(&ours(), &["--list-versions"], &scratch.0);
+    let b = run(&theirs(), &["--list-versions"], &scratch.0);
+    assert_eq!(a.code, 0);
+    assert_eq!(a.stdout.split_whitespace().collect::<Vec<_>>(), b.stdout.split_whitespace().collect::<Vec<_>>());
+    let h = run(&ours(), &["--help"], &scratch.0);
+    assert_eq!(h.code, 0);
+    for option in ["--gpu-name", "--opt-level", "--device-debug", "--lineinfo", "--host-arch", "--host-os", "--sanitize"] {
+        assert!(h.stdout.contains(option), "--help lists {option}");
+    }
+    let v = run(&ours(), &["--version"], &scratch.0);
+    assert_eq!(v.code, 0);
+    assert!(v.stdout.contains(env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn valid_kernel_reaches_lowering() {
+    let scratch = Scratch::new("cli-lowering");
+    let r = run(&ours(), &["--gpu-name=sm_90", &vadd(), "-o", "out.cubin"], &scratch.0);
+    assert_eq!(r.code, 4, "stderr: {}", r.stderr);
+    assert!(r.stderr.starts_with("loc(\"kernels.py\":"), "points at the source: {}", r.stderr);
+    assert!(r.stderr.contains("'cuda_tile."), "names the op: {}", r.stderr);
+    assert!(!scratch.path("out.cubin").exists());
+}
