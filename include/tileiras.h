@@ -302,8 +302,6 @@ typedef struct tileirasBytecodeVersion {
   uint32_t minor;
 } tileirasBytecodeVersion;
 
-
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
