@@ -19,25 +19,10 @@
 
 
 /*
- Alignment of the cubin in its section.
- */
-#define CUBIN_ALIGN 16
-
-/*
- Linux's limit on one argv string, NUL included (`MAX_ARG_STRLEN`).
- */
-#define MAX_ARG_STRLEN 131072
-
-/*
  A GPU architecture this compiler targets.
  */
 typedef struct Gpu Gpu;
 
 
-
-/*
- The four bytes every ELF file starts with.
- */
-#define ELF_MAGIC { 127, 69, 76, 70, }
 
 #endif  /* TILEIRAS_H */

@@ -8,15 +8,20 @@ use super::ElfError;
 use crate::options::{HostArch, HostOs};
 
 /// The section holding the cubin bytes (read-only, allocated).
+/// cbindgen:ignore
 pub const CUBIN_SECTION: &str = ".tileiras.cubin";
 /// The section holding the SASS text (not loaded; for tools), as NVIDIA's
 /// tileiras names it.
+/// cbindgen:ignore
 pub const SASS_SECTION: &str = ".nvdisasm";
 /// Global symbol at the cubin's first byte; its size is the cubin's length.
+/// cbindgen:ignore
 pub const CUBIN_SYMBOL: &str = "tileiras_cubin";
 /// Global symbol of a little-endian `u64` holding the cubin's length.
+/// cbindgen:ignore
 pub const CUBIN_SIZE_SYMBOL: &str = "tileiras_cubin_size";
 /// Alignment of the cubin in its section.
+/// cbindgen:ignore
 pub const CUBIN_ALIGN: u64 = 16;
 
 /// Builds the relocatable object for `arch`/`os` that embeds `cubin` (and

@@ -20,9 +20,11 @@ use super::process::Command;
 const TOOL: &str = "nvdisasm";
 
 /// The default `dumpSassCommand`.
+/// cbindgen:ignore
 pub const DEFAULT_COMMAND: &str = "nvdisasm -c";
 
 /// The message for an empty command.
+/// cbindgen:ignore
 pub const EMPTY_COMMAND_MESSAGE: &str =
     "Please provide a valid dumpSassCommand. For example, `nvdisasm -c`.";
 

@@ -48,9 +48,11 @@ use crate::env::Gates;
 use crate::options::{Options, Sanitize};
 
 /// Linux's limit on one argv string, NUL included (`MAX_ARG_STRLEN`).
+/// cbindgen:ignore
 pub const MAX_ARG_STRLEN: usize = 131072;
 
 /// The four bytes every ELF file starts with.
+/// cbindgen:ignore
 pub const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
 
 const TOOL: &str = "ptxas";
