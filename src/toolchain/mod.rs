@@ -1,17 +1,31 @@
 //! External tools: the subprocess harness, toolkit discovery, ptxas and
 //! nvdisasm adapters.
+//!
+//! - [`process`]: a CUDA-agnostic harness ([`process::Command`]):
+//!   `posix_spawn` (or `fork` + `exec` for sessions and limits), captured
+//!   stdout/stderr read with `poll`, a deadline without signals, `wait4`
+//!   status and resource usage.
+//! - [`locate`]: [`Toolkit::resolve`] finds ptxas and nvdisasm through one
+//!   CUDA-root resolver.
+//! - [`ptxas`]: [`ptxas::assemble`] turns PTX into a cubin.
+//! - [`nvdisasm`]: [`nvdisasm::disassemble`] turns a cubin into SASS text.
+//!
+//! Every failure is a [`ToolError`]; the driver maps it to status 5, or 1
+//! when [`ToolError::is_system_resource`].
+//!
+//! ```no_run
+//! use tileiras::toolchain::{nvdisasm, ptxas, Toolkit, ToolOverrides};
+//! let tk = Toolkit::resolve(&ToolOverrides::default())?;
+//! let job = ptxas::PtxasJob::with_arch(".version 9.0\n.target sm_90a\n.address_size 64\n", "sm_90a");
+//! let cubin = ptxas::assemble(&tk, &job)?.cubin;
+//! let sass = nvdisasm::disassemble(&tk, &cubin, None)?;
+//! # Ok::<(), tileiras::toolchain::ToolError>(())
+//! ```
+mod error;
+pub mod locate;
+pub mod nvdisasm;
+pub mod process;
+pub mod ptxas;
 
-/// A failure to find or run an external tool.
-#[derive(Debug, thiserror::Error)]
-pub enum ToolError {
-    /// The tool could not be found.
-    #[error("{0}")]
-    NotFound(String),
-}
-
-impl ToolError {
-    /// Whether the failure is the system's (pipes, memory), not the tool's.
-    pub fn is_system_resource(&self) -> bool {
-        false
-    }
-}
+pub use error::ToolError;
+pub use locate::{SearchEnv, ToolOverrides, Toolkit};
