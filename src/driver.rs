@@ -1,8 +1,17 @@
 //! The whole pipeline in one call: bytecode in, the requested output out.
-use crate::diag::Diagnostic;
+//!
+//! read → verify → lower (PTX) → ptxas (cubin) → nvdisasm (SASS) or the
+//! host object writer, stopping at the stage that makes the requested
+//! output. The environment gates are read once, here, and passed on.
+use std::path::{Path, PathBuf};
+
+use crate::diag::{Diagnostic, Severity};
+use crate::env::Gates;
 use crate::error::Error;
 use crate::options::{Options, OutputKind};
-use crate::{bytecode, lower, verify};
+use crate::toolchain::ptxas::{self, PtxasJob};
+use crate::toolchain::{nvdisasm, ToolOverrides, Toolkit};
+use crate::{bytecode, elf, lower, verify};
 
 /// The result of a successful compile.
 #[derive(Clone, Debug)]
@@ -32,14 +41,79 @@ pub fn compile(
 fn run(
     bytecode: &[u8],
     options: &Options,
-    _sink: &mut dyn FnMut(&Diagnostic),
+    sink: &mut dyn FnMut(&Diagnostic),
 ) -> Result<Output, Error> {
     options.validate().map_err(Error::InvalidArgument)?;
+    let gates = Gates::from_env().map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    if gates.dump_bc {
+        dump(options, "tileirbc", bytecode, sink);
+    }
     let module = bytecode::read(bytecode)?;
     verify::verify(&module).map_err(Error::Verify)?;
     let ptx = lower::lower(&module, options)?;
+    if gates.dump_llvm {
+        dump(options, "ptx", ptx.as_bytes(), sink);
+    }
+    if options.output == OutputKind::Ptx {
+        return Ok(Output {
+            kind: OutputKind::Ptx,
+            bytes: ptx.into_bytes(),
+        });
+    }
+    let toolkit = Toolkit::resolve(&ToolOverrides::from_options(options))?;
+    let assembled = ptxas::assemble(&toolkit, &PtxasJob::new(ptx, options, &gates))?;
+    for line in assembled.log.lines().filter(|l| !l.trim().is_empty()) {
+        sink(&Diagnostic::new(Severity::Warning, line));
+    }
+    let cubin = assembled.cubin;
+    let bytes = match options.output {
+        OutputKind::Cubin => cubin,
+        OutputKind::Sass => {
+            nvdisasm::disassemble(&toolkit, &cubin, options.tool_timeout)?.into_bytes()
+        }
+        OutputKind::HostObject => {
+            elf::host_object(&cubin, None, options.host_arch, options.host_os)?
+        }
+        OutputKind::Ptx => unreachable!("PTX output returned above"),
+    };
     Ok(Output {
-        kind: OutputKind::Ptx,
-        bytes: ptx.into_bytes(),
+        kind: options.output,
+        bytes,
     })
+}
+
+/// Writes a debug dump next to the output file (or into the current
+/// directory), named after it with `extension`. A failure is a warning.
+fn dump(options: &Options, extension: &str, bytes: &[u8], sink: &mut dyn FnMut(&Diagnostic)) {
+    let path = dump_path(options.output_path.as_deref(), extension);
+    if let Err(e) = elf::write_atomically(&path, bytes) {
+        sink(&Diagnostic::new(
+            Severity::Warning,
+            format!("cannot write debug dump '{}': {e}", path.display()),
+        ));
+    }
+}
+
+fn dump_path(output: Option<&Path>, extension: &str) -> PathBuf {
+    match output {
+        Some(out) => out.with_extension(format!("dump.{extension}")),
+        None => PathBuf::from(format!("tileiras.dump.{extension}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dumps_go_next_to_the_output() {
+        assert_eq!(
+            dump_path(Some(Path::new("out/k.cubin")), "ptx"),
+            PathBuf::from("out/k.dump.ptx")
+        );
+        assert_eq!(
+            dump_path(None, "tileirbc"),
+            PathBuf::from("tileiras.dump.tileirbc")
+        );
+    }
 }

@@ -14,7 +14,11 @@ struct Run {
 }
 
 fn run(tool: &Path, args: &[&str], dir: &Path) -> Run {
-    let out = Command::new(tool).args(args).current_dir(dir).output().expect("run tool");
+    let out = Command::new(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run tool");
     Run {
         code: out.status.code().expect("exited"),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -31,7 +35,10 @@ fn theirs() -> PathBuf {
 }
 
 fn vadd() -> String {
-    corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir").display().to_string()
+    corpus()
+        .join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir")
+        .display()
+        .to_string()
 }
 
 /// Writes the inputs the error cases need into `dir`.
@@ -52,25 +59,76 @@ fn exit_codes_match_nvidia() {
     let dir = &scratch.0;
     inputs(dir);
     let v = vadd();
-    let floordiv = corpus().join("uint_floordiv_u32/uint_floordiv_u32.v13_3.tileir").display().to_string();
+    let floordiv = corpus()
+        .join("uint_floordiv_u32/uint_floordiv_u32.v13_3.tileir")
+        .display()
+        .to_string();
     let cases: Vec<(&str, Vec<&str>, i32)> = vec![
         ("no input", vec!["--gpu-name=sm_90"], 1),
-        ("unreadable input", vec!["--gpu-name=sm_90", "missing.tileir"], 1),
+        (
+            "unreadable input",
+            vec!["--gpu-name=sm_90", "missing.tileir"],
+            1,
+        ),
         ("unknown gpu", vec!["--gpu-name=sm_75", &v], 1),
         ("unknown option", vec!["--gpu-name=sm_90", "--bogus", &v], 1),
-        ("bad opt value", vec!["--gpu-name=sm_90", "--opt-level=x", &v], 1),
+        (
+            "bad opt value",
+            vec!["--gpu-name=sm_90", "--opt-level=x", &v],
+            1,
+        ),
         ("two inputs", vec!["--gpu-name=sm_90", &v, &v], 1),
-        ("opt level 4", vec!["--gpu-name=sm_90", "-O4", &v, "-o", "x.o"], 2),
-        ("opt level -1", vec!["--gpu-name=sm_90", "--opt-level=-1", &v, "-o", "x.o"], 2),
-        ("-g with -O3", vec!["--gpu-name=sm_90", "-g", &v, "-o", "x.o"], 2),
-        ("missing output dir", vec!["--gpu-name=sm_90", &v, "-o", "nodir/x.o"], 2),
+        (
+            "opt level 4",
+            vec!["--gpu-name=sm_90", "-O4", &v, "-o", "x.o"],
+            2,
+        ),
+        (
+            "opt level -1",
+            vec!["--gpu-name=sm_90", "--opt-level=-1", &v, "-o", "x.o"],
+            2,
+        ),
+        (
+            "-g with -O3",
+            vec!["--gpu-name=sm_90", "-g", &v, "-o", "x.o"],
+            2,
+        ),
+        (
+            "missing output dir",
+            vec!["--gpu-name=sm_90", &v, "-o", "nodir/x.o"],
+            2,
+        ),
         ("no gpu", vec![&v, "-o", "x.o"], 2),
-        ("garbage", vec!["--gpu-name=sm_90", "garbage.bin", "-o", "x.o"], 3),
-        ("empty file", vec!["--gpu-name=sm_90", "empty.bin", "-o", "x.o"], 3),
-        ("mlir bytecode", vec!["--gpu-name=sm_90", "mlir.bin", "-o", "x.o"], 3),
-        ("truncated", vec!["--gpu-name=sm_90", "trunc.bin", "-o", "x.o"], 3),
-        ("version 99.3", vec!["--gpu-name=sm_90", "v99.bin", "-o", "x.o"], 3),
-        ("fails verification", vec!["--gpu-name=sm_90", &floordiv, "-o", "x.o"], 3),
+        (
+            "garbage",
+            vec!["--gpu-name=sm_90", "garbage.bin", "-o", "x.o"],
+            3,
+        ),
+        (
+            "empty file",
+            vec!["--gpu-name=sm_90", "empty.bin", "-o", "x.o"],
+            3,
+        ),
+        (
+            "mlir bytecode",
+            vec!["--gpu-name=sm_90", "mlir.bin", "-o", "x.o"],
+            3,
+        ),
+        (
+            "truncated",
+            vec!["--gpu-name=sm_90", "trunc.bin", "-o", "x.o"],
+            3,
+        ),
+        (
+            "version 99.3",
+            vec!["--gpu-name=sm_90", "v99.bin", "-o", "x.o"],
+            3,
+        ),
+        (
+            "fails verification",
+            vec!["--gpu-name=sm_90", &floordiv, "-o", "x.o"],
+            3,
+        ),
     ];
     let mut mismatches = Vec::new();
     for (name, args, expected) in &cases {
@@ -82,9 +140,16 @@ fn exit_codes_match_nvidia() {
                 a.code, a.stderr, b.code, b.stderr
             ));
         }
-        assert!(!dir.join("x.o").exists() || b.code == 0, "{name}: a failed compile left an output file");
+        assert!(
+            !dir.join("x.o").exists() || b.code == 0,
+            "{name}: a failed compile left an output file"
+        );
     }
-    assert!(mismatches.is_empty(), "exit codes differ:\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "exit codes differ:\n{}",
+        mismatches.join("\n")
+    );
 }
 
 #[test]
@@ -110,7 +175,11 @@ fn messages_match_nvidia() {
         let a = run(&ours(), args, dir);
         let b = run(&theirs(), args, dir);
         let first = |s: &str| s.lines().next().unwrap_or("").to_string();
-        assert_eq!(first(&a.stderr), first(&b.stderr), "first diagnostic line for {args:?}");
+        assert_eq!(
+            first(&a.stderr),
+            first(&b.stderr),
+            "first diagnostic line for {args:?}"
+        );
     }
 }
 
@@ -120,10 +189,21 @@ fn list_versions_and_help() {
     let a = run(&ours(), &["--list-versions"], &scratch.0);
     let b = run(&theirs(), &["--list-versions"], &scratch.0);
     assert_eq!(a.code, 0);
-    assert_eq!(a.stdout.split_whitespace().collect::<Vec<_>>(), b.stdout.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(
+        a.stdout.split_whitespace().collect::<Vec<_>>(),
+        b.stdout.split_whitespace().collect::<Vec<_>>()
+    );
     let h = run(&ours(), &["--help"], &scratch.0);
     assert_eq!(h.code, 0);
-    for option in ["--gpu-name", "--opt-level", "--device-debug", "--lineinfo", "--host-arch", "--host-os", "--sanitize"] {
+    for option in [
+        "--gpu-name",
+        "--opt-level",
+        "--device-debug",
+        "--lineinfo",
+        "--host-arch",
+        "--host-os",
+        "--sanitize",
+    ] {
         assert!(h.stdout.contains(option), "--help lists {option}");
     }
     let v = run(&ours(), &["--version"], &scratch.0);
@@ -134,9 +214,21 @@ fn list_versions_and_help() {
 #[test]
 fn valid_kernel_reaches_lowering() {
     let scratch = Scratch::new("cli-lowering");
-    let r = run(&ours(), &["--gpu-name=sm_90", &vadd(), "-o", "out.cubin"], &scratch.0);
+    let r = run(
+        &ours(),
+        &["--gpu-name=sm_90", &vadd(), "-o", "out.cubin"],
+        &scratch.0,
+    );
     assert_eq!(r.code, 4, "stderr: {}", r.stderr);
-    assert!(r.stderr.starts_with("loc(\"kernels.py\":"), "points at the source: {}", r.stderr);
-    assert!(r.stderr.contains("'cuda_tile."), "names the op: {}", r.stderr);
+    assert!(
+        r.stderr.starts_with("loc(\"kernels.py\":"),
+        "points at the source: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("'cuda_tile."),
+        "names the op: {}",
+        r.stderr
+    );
     assert!(!scratch.path("out.cubin").exists());
 }

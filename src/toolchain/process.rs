@@ -676,11 +676,7 @@ unsafe fn exec_child(
     let mut empty: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut empty);
     libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    libc::execve(
-        exe.as_ptr(),
-        argv.as_ptr(),
-        envp.as_ptr(),
-    );
+    libc::execve(exe.as_ptr(), argv.as_ptr(), envp.as_ptr());
     let errno = *libc::__errno_location();
     fail(if errno == libc::ENOENT { 127 } else { 126 })
 }

@@ -16,7 +16,9 @@ pub fn corpus() -> PathBuf {
 /// `scripts/setup.sh` installed. Panics (failing the test) when the tools
 /// are missing: these tests never skip.
 pub fn cuda_root() -> PathBuf {
-    let root = std::env::var_os("CUDA_ROOT").map(PathBuf::from).unwrap_or_else(|| repo().join(".tools/cuda"));
+    let root = std::env::var_os("CUDA_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".tools/cuda"));
     assert!(
         root.join("bin/ptxas").is_file(),
         "NVIDIA tools not found under {} (run scripts/setup.sh or set CUDA_ROOT)",
