@@ -232,3 +232,128 @@ fn valid_kernel_reaches_lowering() {
     );
     assert!(!scratch.path("out.cubin").exists());
 }
+
+fn empty_module() -> PathBuf {
+    common::repo().join("tests/data/empty_module.v13_3.tileir")
+}
+
+#[test]
+fn output_kind_follows_extension_or_emit() {
+    let scratch = Scratch::new("cli-kinds");
+    let input = empty_module().display().to_string();
+    let compile = |args: &[&str]| {
+        let mut all = vec!["--gpu-name=sm_90", input.as_str()];
+        all.extend_from_slice(args);
+        let r = run(&ours(), &all, &scratch.0);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    };
+    compile(&["-o", "k.cubin"]);
+    let cubin = std::fs::read(scratch.path("k.cubin")).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    assert_eq!(u16::from_le_bytes([cubin[18], cubin[19]]), 190, "EM_CUDA");
+
+    compile(&["-o", "k.ptx"]);
+    let ptx = std::fs::read_to_string(scratch.path("k.ptx")).unwrap();
+    assert!(ptx.contains(".target sm_90a"), "{ptx}");
+
+    compile(&["-o", "k.sass"]);
+    let sass = std::fs::read_to_string(scratch.path("k.sass")).unwrap();
+    assert!(sass.contains("code for sm_90a"), "{sass}");
+
+    compile(&["--emit=ptx", "-o", "k.bin"]);
+    assert_eq!(std::fs::read_to_string(scratch.path("k.bin")).unwrap(), ptx);
+
+    // Default name and kind: a host relocatable object `elf.o` embedding the cubin.
+    compile(&[]);
+    let obj = std::fs::read(scratch.path("elf.o")).unwrap();
+    assert_eq!(&obj[..4], b"\x7fELF");
+    assert_eq!(u16::from_le_bytes([obj[16], obj[17]]), 1, "ET_REL");
+    assert!(
+        obj.windows(cubin.len()).any(|w| w == cubin.as_slice()),
+        "the object embeds the cubin"
+    );
+
+    compile(&["--host-os=windows", "-o", "k.obj"]);
+    let coff = std::fs::read(scratch.path("k.obj")).unwrap();
+    assert_eq!(
+        u16::from_le_bytes([coff[0], coff[1]]),
+        0x8664,
+        "COFF x86-64 machine"
+    );
+    compile(&["--host-arch=aarch64", "-o", "k.o"]);
+    let arm = std::fs::read(scratch.path("k.o")).unwrap();
+    assert_eq!(u16::from_le_bytes([arm[18], arm[19]]), 183, "EM_AARCH64");
+
+    // Remarks requested in YAML: the file exists (empty: none are produced).
+    compile(&[
+        "-o",
+        "r.cubin",
+        "--remark-format=yaml",
+        "--remarks=all",
+        "--remarks-output-file=r.yaml",
+    ]);
+    assert!(scratch.path("r.yaml").is_file());
+    // No temporary files are left next to the outputs.
+    let leftovers: Vec<_> = std::fs::read_dir(&scratch.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') || n.contains("tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn ptxas_failure_is_status_5_and_leaves_no_file() {
+    let scratch = Scratch::new("cli-ptxas-fails");
+    let fake = common::repo().join("capi-tests/fake-ptxas-fails.sh");
+    let out = Command::new(ours())
+        .args([
+            "--gpu-name=sm_90",
+            &empty_module().display().to_string(),
+            "-o",
+            "k.cubin",
+        ])
+        .current_dir(&scratch.0)
+        .env("CUDA_ROOT", scratch.path("nowhere"))
+        .env("PATH", "")
+        .output()
+        .unwrap();
+    // Without any toolkit the error lists the places looked.
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ptxas"), "{stderr}");
+    assert!(!scratch.path("k.cubin").exists());
+    // A ptxas that fails: its text is forwarded verbatim.
+    let bin = scratch.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(&fake, bin.join("ptxas")).unwrap();
+    let out = Command::new(ours())
+        .args([
+            "--gpu-name=sm_90",
+            &empty_module().display().to_string(),
+            "-o",
+            "k.cubin",
+        ])
+        .current_dir(&scratch.0)
+        .env("CUDA_ROOT", &scratch.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("fake ptxas failure: line 1; error   : injected by the C API tests"),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("error: failed to compile Tile IR program"),
+        "{stderr}"
+    );
+    assert!(!scratch.path("k.cubin").exists());
+}
