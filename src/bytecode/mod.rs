@@ -55,7 +55,9 @@ pub struct ReadError {
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
-            ReadErrorKind::Malformed => write!(f, "error at offset {}: {}", self.offset, self.message),
+            ReadErrorKind::Malformed => {
+                write!(f, "error at offset {}: {}", self.offset, self.message)
+            }
             _ => f.write_str(&self.message),
         }
     }
@@ -88,7 +90,9 @@ impl ReadError {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = self.chain();
         if self.kind == ReadErrorKind::Malformed {
-            out.push(Diagnostic::error("input does not correspond to Tile IR bytecode"));
+            out.push(Diagnostic::error(
+                "input does not correspond to Tile IR bytecode",
+            ));
         }
         out
     }

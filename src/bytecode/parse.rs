@@ -2,7 +2,9 @@
 use super::layout::{AttrKind, Cond, Step};
 use super::limits::*;
 use super::reader::Reader;
-use super::{table, ReadError, ReadErrorKind, Version, MAGIC, MAX_VERSION, MIN_VERSION, MLIR_MAGIC};
+use super::{
+    table, ReadError, ReadErrorKind, Version, MAGIC, MAX_VERSION, MIN_VERSION, MLIR_MAGIC,
+};
 use crate::ir::{
     Attr, Block, DebugAttr, DebugId, Handle, Module, Op, OpId, Opcode, Padding, Region, Scalar,
     Segment, Type, TypeId, Value, ValueDef, ValueId,
@@ -78,7 +80,10 @@ impl<'a> Strings<'a> {
     fn get(&self, index: u64, at: usize) -> Result<String, ReadError> {
         let i = usize::try_from(index).unwrap_or(usize::MAX);
         if i >= self.offsets.len() {
-            return Err(ReadError::new(at, format!("string index {index} out of bounds")));
+            return Err(ReadError::new(
+                at,
+                format!("string index {index} out of bounds"),
+            ));
         }
         let start = self.offsets[i] as usize;
         let end = match self.offsets.get(i + 1) {
@@ -111,7 +116,10 @@ impl<'a> Constants<'a> {
     fn get(&self, index: u64, at: usize) -> Result<Reader<'a>, ReadError> {
         let i = usize::try_from(index).unwrap_or(usize::MAX);
         if i >= self.starts.len() {
-            return Err(ReadError::new(at, format!("constant index {index} out of bounds")));
+            return Err(ReadError::new(
+                at,
+                format!("constant index {index} out of bounds"),
+            ));
         }
         let len = self.data.len() as u64;
         let start = self.starts[i];
@@ -173,16 +181,24 @@ impl<'a> Ctx<'a> {
         let n = self.module.types.len();
         let i = usize::try_from(index).unwrap_or(usize::MAX);
         if i >= n {
-            return Err(ReadError::new(at, format!("type index {index} out of bounds (size={n})")));
+            return Err(ReadError::new(
+                at,
+                format!("type index {index} out of bounds (size={n})"),
+            ));
         }
         if let Some(e) = &self.type_errors[i] {
-            return Err(e.clone().with_context(at, format!("failed to read type {index}")));
+            return Err(e
+                .clone()
+                .with_context(at, format!("failed to read type {index}")));
         }
         if self.type_checked[i] {
             return Ok(Handle::from_index(i));
         }
         if depth > MAX_ATTR_DEPTH {
-            return Err(ReadError::new(at, format!("type {index} nests too deeply or refers to itself")));
+            return Err(ReadError::new(
+                at,
+                format!("type {index} nests too deeply or refers to itself"),
+            ));
         }
         let children: Vec<TypeId> = match &self.module.types[Handle::from_index(i)] {
             Type::Scalar(_) | Type::Token => vec![],
@@ -230,7 +246,13 @@ impl<'a> Ctx<'a> {
 /// Reads a whole module.
 pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
     if bytes.len() > MAX_INPUT_SIZE {
-        return Err(ReadError::new(0, format!("input of {} bytes exceeds the limit of {MAX_INPUT_SIZE}", bytes.len())));
+        return Err(ReadError::new(
+            0,
+            format!(
+                "input of {} bytes exceeds the limit of {MAX_INPUT_SIZE}",
+                bytes.len()
+            ),
+        ));
     }
     let mut r = Reader::new(bytes, 0);
     let version = read_header(&mut r)?;
@@ -238,7 +260,9 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
     let mut sections: [Option<Reader<'_>>; NUM_SECTIONS as usize] = Default::default();
     loop {
         let hdr_at = r.offset();
-        let hdr_ctx = |e: ReadError, r: &Reader<'_>| e.with_context(r.offset(), "failed to parse section header");
+        let hdr_ctx = |e: ReadError, r: &Reader<'_>| {
+            e.with_context(r.offset(), "failed to parse section header")
+        };
         if r.is_empty() {
             let e = r.err("unexpected end of data while reading section header");
             return Err(hdr_ctx(e, &r));
@@ -268,7 +292,10 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
             }
         };
         if len > r.remaining() as u64 {
-            let e = r.err(format!("section length {len} exceeds remaining data size {}", r.remaining()));
+            let e = r.err(format!(
+                "section length {len} exceeds remaining data size {}",
+                r.remaining()
+            ));
             return Err(hdr_ctx(e, &r));
         }
         let mut alignment = 1u64;
@@ -312,7 +339,8 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
 
     // Strings.
     let strings = match sections[SEC_STRING as usize] {
-        Some(s) => read_strings(s).map_err(|e| e.with_context(r.offset(), "failed to parse string section"))?,
+        Some(s) => read_strings(s)
+            .map_err(|e| e.with_context(r.offset(), "failed to parse string section"))?,
         None => return Err(r.err("string section is mandatory")),
     };
     let mut module = Module {
@@ -338,7 +366,8 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
             .map_err(|e| e.with_context(r.offset(), "failed to parse type section"))?;
     }
     let consts = match sections[SEC_CONSTANT as usize] {
-        Some(s) => read_constants(s).map_err(|e| e.with_context(r.offset(), "failed to parse constant section"))?,
+        Some(s) => read_constants(s)
+            .map_err(|e| e.with_context(r.offset(), "failed to parse constant section"))?,
         None => Constants {
             starts: Vec::new(),
             data: Reader::new(&[], r.offset()),
@@ -355,7 +384,8 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
         type_checked: vec![false; ntypes],
     };
     let globals = match sections[SEC_GLOBAL as usize] {
-        Some(s) => read_globals(s, &ctx).map_err(|e| e.with_context(r.offset(), "failed to parse global section"))?,
+        Some(s) => read_globals(s, &ctx)
+            .map_err(|e| e.with_context(r.offset(), "failed to parse global section"))?,
         None => Vec::new(),
     };
     let funcs = match sections[SEC_FUNC as usize] {
@@ -364,10 +394,12 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
         None => return Err(r.err("function section is mandatory")),
     };
     if let Some(s) = sections[SEC_DEBUG as usize] {
-        read_debug(s, &mut ctx).map_err(|e| e.with_context(r.offset(), "failed to parse debug section"))?;
+        read_debug(s, &mut ctx)
+            .map_err(|e| e.with_context(r.offset(), "failed to parse debug section"))?;
     }
     for g in globals {
-        create_global(&mut ctx, g).map_err(|e| e.with_context(r.offset(), "failed to create global from bytecode"))?;
+        create_global(&mut ctx, g)
+            .map_err(|e| e.with_context(r.offset(), "failed to create global from bytecode"))?;
     }
     for f in funcs {
         create_function(&mut ctx, f)
@@ -405,7 +437,10 @@ fn int_list(r: &mut Reader<'_>, width: usize) -> Result<Vec<i64>, ReadError> {
     let at = r.offset();
     let n = r.varint()?;
     if n > MAX_RANK.max(MAX_ATTR_ELEMS) || n > (r.remaining() / width) as u64 {
-        return Err(ReadError::new(at, format!("list of {n} entries exceeds the remaining data")));
+        return Err(ReadError::new(
+            at,
+            format!("list of {n} entries exceeds the remaining data"),
+        ));
     }
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -453,7 +488,10 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         if version < since {
             return Err(ReadError::new(
                 at,
-                format!("type '{}' is not available in bytecode version {version}", s.name()),
+                format!(
+                    "type '{}' is not available in bytecode version {version}",
+                    s.name()
+                ),
             ));
         }
         Ok(Type::Scalar(s))
@@ -507,7 +545,11 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
             let tile_shape = i32_list(&mut r)?;
             let tensor_view = id(&mut r)?;
             let dim_map = i32_list(&mut r)?;
-            let has = if unified { flags & 1 != 0 } else { r.varint()? != 0 };
+            let has = if unified {
+                flags & 1 != 0
+            } else {
+                r.varint()? != 0
+            };
             let padding = read_padding(&mut r, has)?;
             Type::PartitionView {
                 tile_shape,
@@ -521,7 +563,10 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
                 let at = r.offset();
                 let n = r.varint()?;
                 if n > r.remaining() as u64 {
-                    return Err(ReadError::new(at, format!("type list of {n} entries exceeds the remaining data")));
+                    return Err(ReadError::new(
+                        at,
+                        format!("type list of {n} entries exceeds the remaining data"),
+                    ));
                 }
                 let mut v = Vec::with_capacity(n as usize);
                 for _ in 0..n {
@@ -566,7 +611,11 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
     Ok(t)
 }
 
-fn read_types(mut s: Reader<'_>, version: Version, module: &mut Module) -> Result<Vec<Option<ReadError>>, ReadError> {
+fn read_types(
+    mut s: Reader<'_>,
+    version: Version,
+    module: &mut Module,
+) -> Result<Vec<Option<ReadError>>, ReadError> {
     let n = s.varint()?;
     if n == 0 {
         return Ok(Vec::new());
@@ -590,7 +639,10 @@ fn read_types(mut s: Reader<'_>, version: Version, module: &mut Module) -> Resul
         let start = starts[i];
         let end = starts.get(i + 1).copied().unwrap_or(data.len());
         let parsed = if start > end || end > data.len() {
-            Err(ReadError::new(data.offset(), format!("type {i} has an invalid extent [{start}, {end})")))
+            Err(ReadError::new(
+                data.offset(),
+                format!("type {i} has an invalid extent [{start}, {end})"),
+            ))
         } else {
             let mut d = data;
             d.bytes(start)?;
@@ -614,7 +666,10 @@ fn read_constants(mut s: Reader<'_>) -> Result<Constants<'_>, ReadError> {
     let at = s.offset();
     let n = s.varint()?;
     if n > u64::from(u32::MAX - 1) || n > MAX_CONSTANTS {
-        return Err(ReadError::new(at, format!("number of constants ({n}) exceeds the limit")));
+        return Err(ReadError::new(
+            at,
+            format!("number of constants ({n}) exceeds the limit"),
+        ));
     }
     if n == 0 {
         return Ok(Constants {
@@ -630,7 +685,10 @@ fn read_constants(mut s: Reader<'_>) -> Result<Constants<'_>, ReadError> {
     for _ in 0..n {
         starts.push(s.u64_le()?);
     }
-    Ok(Constants { starts, data: s.rest() })
+    Ok(Constants {
+        starts,
+        data: s.rest(),
+    })
 }
 
 struct GlobalInfo {
@@ -644,7 +702,9 @@ struct GlobalInfo {
 }
 
 fn read_globals(mut s: Reader<'_>, ctx: &Ctx<'_>) -> Result<Vec<GlobalInfo>, ReadError> {
-    let n = s.varint().map_err(|_| s.err("failed to read number of global."))?;
+    let n = s
+        .varint()
+        .map_err(|_| s.err("failed to read number of global."))?;
     let min = if ctx.version >= V13_3 { 6 } else { 4 };
     let room = (s.remaining() / min) as u64;
     if n > room || n > MAX_GLOBALS {
@@ -656,14 +716,24 @@ fn read_globals(mut s: Reader<'_>, ctx: &Ctx<'_>) -> Result<Vec<GlobalInfo>, Rea
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let at = s.offset();
-        let name = s.varint().map_err(|_| s.err("failed to read global symbol name string."))?;
-        let ty = s.varint().map_err(|_| s.err("failed to read global value type"))?;
-        let constant = s.varint().map_err(|_| s.err("failed to read global value constant index"))?;
-        let alignment = s.varint().map_err(|_| s.err("failed to read global alignment"))?;
+        let name = s
+            .varint()
+            .map_err(|_| s.err("failed to read global symbol name string."))?;
+        let ty = s
+            .varint()
+            .map_err(|_| s.err("failed to read global value type"))?;
+        let constant = s
+            .varint()
+            .map_err(|_| s.err("failed to read global value constant index"))?;
+        let alignment = s
+            .varint()
+            .map_err(|_| s.err("failed to read global alignment"))?;
         let (visibility, is_constant) = if ctx.version >= V13_3 {
             (
-                s.varint().map_err(|_| s.err("failed to read global symbol visibility"))?,
-                s.varint().map_err(|_| s.err("failed to read global constant flag"))?,
+                s.varint()
+                    .map_err(|_| s.err("failed to read global symbol visibility"))?,
+                s.varint()
+                    .map_err(|_| s.err("failed to read global constant flag"))?,
             )
         } else {
             (0, 0)
@@ -691,10 +761,16 @@ struct FunctionInfo<'a> {
     body: Reader<'a>,
 }
 
-fn read_function_table<'a>(mut s: Reader<'a>, ctx: &mut Ctx<'_>) -> Result<Vec<FunctionInfo<'a>>, ReadError> {
+fn read_function_table<'a>(
+    mut s: Reader<'a>,
+    ctx: &mut Ctx<'_>,
+) -> Result<Vec<FunctionInfo<'a>>, ReadError> {
     let n = s.varint()?;
     if n > s.len() as u64 || n > MAX_FUNCTIONS {
-        return Err(s.err(format!("number of functions ({n}) exceeds payload size ({})", s.len())));
+        return Err(s.err(format!(
+            "number of functions ({n}) exceeds payload size ({})",
+            s.len()
+        )));
     }
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -788,7 +864,10 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
         };
         ctx.module.debug.append(attr);
     }
-    ctx.debug = DebugTables { index_offsets, indices };
+    ctx.debug = DebugTables {
+        index_offsets,
+        indices,
+    };
     // Reject reference cycles so walking scopes always ends.
     for i in 0..ctx.module.debug.len() {
         let mut cur = i;
@@ -796,7 +875,9 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
         loop {
             let next = match &ctx.module.debug[Handle::<DebugAttr>::from_index(cur)] {
                 DebugAttr::CallSite { callee, .. } => Some(callee.index()),
-                DebugAttr::Loc { scope, .. } | DebugAttr::LexicalBlock { scope, .. } => Some(scope.index()),
+                DebugAttr::Loc { scope, .. } | DebugAttr::LexicalBlock { scope, .. } => {
+                    Some(scope.index())
+                }
                 _ => None,
             };
             match next {
@@ -821,7 +902,10 @@ fn parse_debug_attr(mut r: Reader<'_>, ctx: &Ctx<'_>, n: u64) -> Result<DebugAtt
         let at = r.offset();
         let v = r.varint()?;
         if v == 0 || v > n {
-            return Err(ReadError::new(at, format!("debug info index {v} out of bounds")));
+            return Err(ReadError::new(
+                at,
+                format!("debug info index {v} out of bounds"),
+            ));
         }
         Ok(Handle::from_index((v - 1) as usize))
     };
@@ -881,10 +965,18 @@ fn tile_elems(ctx: &Ctx<'_>, ty: TypeId) -> Option<(Scalar, u64)> {
     }
 }
 
-fn dense_from_constant(ctx: &Ctx<'_>, ty: TypeId, index: u64, at: usize) -> Result<Attr, ReadError> {
+fn dense_from_constant(
+    ctx: &Ctx<'_>,
+    ty: TypeId,
+    index: u64,
+    at: usize,
+) -> Result<Attr, ReadError> {
     let mut c = ctx.consts.get(index, at)?;
     let Some((s, n)) = tile_elems(ctx, ty) else {
-        return Err(ReadError::new(at, "expect Cuda Tile integer or float type for a dense constant"));
+        return Err(ReadError::new(
+            at,
+            "expect Cuda Tile integer or float type for a dense constant",
+        ));
     };
     let size = c
         .varint()
@@ -900,9 +992,15 @@ fn dense_from_constant(ctx: &Ctx<'_>, ty: TypeId, index: u64, at: usize) -> Resu
         size == eb || Some(size) == n.checked_mul(eb)
     };
     if !ok {
-        return Err(ReadError::new(at, "failed to validate buffer size and format"));
+        return Err(ReadError::new(
+            at,
+            "failed to validate buffer size and format",
+        ));
     }
-    Ok(Attr::Dense { ty, data: data.to_vec() })
+    Ok(Attr::Dense {
+        ty,
+        data: data.to_vec(),
+    })
 }
 
 fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<Attr, ReadError> {
@@ -950,17 +1048,37 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
         8 => {
             let divisor = r.varint()?;
             let flags = r.u8()?;
-            let every = if flags & 1 != 0 { Some(r.svarint()?) } else { None };
-            let along = if flags & 2 != 0 { Some(r.svarint()?) } else { None };
-            Attr::DivBy { divisor, every, along }
+            let every = if flags & 1 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
+            let along = if flags & 2 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
+            Attr::DivBy {
+                divisor,
+                every,
+                along,
+            }
         }
         9 => Attr::SameElements(int_list(r, 8)?),
         10 => Attr::Dictionary(dictionary(r, ctx, depth)?),
         11 => Attr::OptimizationHints(dictionary(r, ctx, depth)?),
         12 => {
             let flags = r.u8()?;
-            let lb = if flags & 1 != 0 { Some(r.svarint()?) } else { None };
-            let ub = if flags & 2 != 0 { Some(r.svarint()?) } else { None };
+            let lb = if flags & 1 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
+            let ub = if flags & 2 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
             Attr::Bounded { lb, ub }
         }
         _ => {
@@ -972,17 +1090,25 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
     })
 }
 
-fn dictionary(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<Vec<(String, Attr)>, ReadError> {
+fn dictionary(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    depth: usize,
+) -> Result<Vec<(String, Attr)>, ReadError> {
     let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "dictionary size")?;
     let mut v: Vec<(String, Attr)> = Vec::with_capacity(n as usize);
     for i in 0..n {
         let key = ctx.strings.read(r)?;
         if key.is_empty() {
-            return Err(r.err(format!("invalid empty attribute name for DictionaryAttr element {i}")));
+            return Err(r.err(format!(
+                "invalid empty attribute name for DictionaryAttr element {i}"
+            )));
         }
         let val = tagged_attr(r, ctx, depth + 1)?;
         if v.iter().any(|(k, _)| *k == key) {
-            return Err(r.err(format!("failed to parse DictionaryAttr, duplicate key found: {key}")));
+            return Err(r.err(format!(
+                "failed to parse DictionaryAttr, duplicate key found: {key}"
+            )));
         }
         v.push((key, val));
     }
@@ -997,7 +1123,10 @@ fn inline_int(r: &mut Reader<'_>, s: Scalar) -> Result<u64, ReadError> {
     let at = r.offset();
     let v = r.varint()?;
     if w < 64 && v >> w != 0 {
-        return Err(ReadError::new(at, format!("value {v} does not fit in {w} bits")));
+        return Err(ReadError::new(
+            at,
+            format!("value {v} does not fit in {w} bits"),
+        ));
     }
     Ok(v)
 }
@@ -1007,13 +1136,19 @@ fn ap_int(r: &mut Reader<'_>, w: u32) -> Result<u64, ReadError> {
     if w <= 8 {
         let b = r.u8()?;
         if w < 8 && u32::from(b) >> w != 0 {
-            return Err(ReadError::new(at, format!("value {b} does not fit in {w} bits.")));
+            return Err(ReadError::new(
+                at,
+                format!("value {b} does not fit in {w} bits."),
+            ));
         }
         return Ok(u64::from(b));
     }
     let v = r.svarint()? as u64;
     if w < 64 && v >> w != 0 {
-        return Err(ReadError::new(at, format!("value {v} does not fit in {w} bits")));
+        return Err(ReadError::new(
+            at,
+            format!("value {v} does not fit in {w} bits"),
+        ));
     }
     Ok(v)
 }
@@ -1028,7 +1163,10 @@ fn create_global(ctx: &mut Ctx<'_>, g: GlobalInfo) -> Result<(), ReadError> {
         ("alignment", Attr::Int(g.alignment)),
     ];
     if g.visibility > 1 {
-        return Err(ReadError::new(g.at, format!("invalid integer value for enum type: {}", g.visibility)));
+        return Err(ReadError::new(
+            g.at,
+            format!("invalid integer value for enum type: {}", g.visibility),
+        ));
     }
     attrs.push((
         "symbol_visibility",
@@ -1053,17 +1191,25 @@ fn create_global(ctx: &mut Ctx<'_>, g: GlobalInfo) -> Result<(), ReadError> {
 }
 
 fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadError> {
-    let name = ctx
-        .strings
-        .get(f.name, f.at)
-        .map_err(|e| e.with_context(f.at, format!("failed to get function name string at index {}", f.name)))?;
+    let name = ctx.strings.get(f.name, f.at).map_err(|e| {
+        e.with_context(
+            f.at,
+            format!("failed to get function name string at index {}", f.name),
+        )
+    })?;
     if name.is_empty() {
-        return Err(ReadError::new(f.at, format!("function name at index {} is empty", f.name)));
+        return Err(ReadError::new(
+            f.at,
+            format!("function name at index {} is empty", f.name),
+        ));
     }
     if f.sig >= ctx.module.types.len() as u64 {
         return Err(ReadError::new(
             f.at,
-            format!("function signature index {} out of bounds for function '{name}'", f.sig),
+            format!(
+                "function signature index {} out of bounds for function '{name}'",
+                f.sig
+            ),
         ));
     }
     let sig = ctx.type_at(f.sig, f.at)?;
@@ -1073,12 +1219,21 @@ fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadErr
             format!("function signature index {} does not refer to a function type for function '{name}'", f.sig),
         ));
     };
-    let mut it = DebugIter { func: f.loc, next: 0 };
-    let debug = ctx
-        .debug_next(&mut it, f.at)
-        .map_err(|_| ReadError::new(f.at, format!("failed to read function location for '{name}'")))?;
+    let mut it = DebugIter {
+        func: f.loc,
+        next: 0,
+    };
+    let debug = ctx.debug_next(&mut it, f.at).map_err(|_| {
+        ReadError::new(
+            f.at,
+            format!("failed to read function location for '{name}'"),
+        )
+    })?;
     if f.flags & 0x02 == 0 {
-        return Err(ReadError::new(f.at, format!("un-expected non-entry function '{name}'")));
+        return Err(ReadError::new(
+            f.at,
+            format!("un-expected non-entry function '{name}'"),
+        ));
     }
     let hints = match f.hints {
         Some(Attr::OptimizationHints(h)) => Attr::OptimizationHints(h),
@@ -1121,17 +1276,26 @@ fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadErr
     let mut body = f.body;
     let body_at = body.offset();
     while !body.is_empty() {
-        let op = parse_op(&mut body, ctx, &mut scope, &mut it, 0)
-            .map_err(|e| e.with_context(body_at, format!("failed to parse function body for function '{name}'")))?;
+        let op = parse_op(&mut body, ctx, &mut scope, &mut it, 0).map_err(|e| {
+            e.with_context(
+                body_at,
+                format!("failed to parse function body for function '{name}'"),
+            )
+        })?;
         block.ops.push(op);
     }
-    ctx.module.ops[op_id].regions.push(Region { blocks: vec![block] });
+    ctx.module.ops[op_id].regions.push(Region {
+        blocks: vec![block],
+    });
     ctx.module.body.ops.push(op_id);
     Ok(())
 }
 
 fn is_terminator(op: Opcode) -> bool {
-    matches!(op, Opcode::Return | Opcode::Yield | Opcode::Continue | Opcode::Break)
+    matches!(
+        op,
+        Opcode::Return | Opcode::Yield | Opcode::Continue | Opcode::Break
+    )
 }
 
 fn parse_op(
@@ -1145,13 +1309,18 @@ fn parse_op(
         return Err(r.err("region nesting exceeds the limit"));
     }
     let at = r.offset();
-    let code = r.varint().map_err(|_| r.err("failed to read operation opcode."))?;
+    let code = r
+        .varint()
+        .map_err(|_| r.err("failed to read operation opcode."))?;
     let opcode = match Opcode::from_code(code) {
         Some(op) if Version::new(op.since().0, op.since().1, 0) <= ctx.version => op,
         _ => {
             return Err(ReadError::new(
                 at,
-                format!("unsupported opcode {code} for bytecode version {}", ctx.version),
+                format!(
+                    "unsupported opcode {code} for bytecode version {}",
+                    ctx.version
+                ),
             ))
         }
     };
@@ -1181,25 +1350,36 @@ fn parse_op(
             .filter(|s| matches!(s, Step::Operand(_)))
             .count() as u64
     };
-    let read_operand = |r: &mut Reader<'_>, scope: &[ValueId], i: usize| -> Result<ValueId, ReadError> {
-        let oat = r.offset();
-        let idx = r
-            .varint()
-            .map_err(|_| r.err(format!("failed to read operand index {i}")))?;
-        match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
-            Some(v) => Ok(*v),
-            None => Err(ReadError::new(
-                oat,
-                format!("operand index {idx} out of bounds (size={}) for operand {i}", scope.len()),
-            )),
-        }
-    };
+    let read_operand =
+        |r: &mut Reader<'_>, scope: &[ValueId], i: usize| -> Result<ValueId, ReadError> {
+            let oat = r.offset();
+            let idx = r
+                .varint()
+                .map_err(|_| r.err(format!("failed to read operand index {i}")))?;
+            match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
+                Some(v) => Ok(*v),
+                None => Err(ReadError::new(
+                    oat,
+                    format!(
+                        "operand index {idx} out of bounds (size={}) for operand {i}",
+                        scope.len()
+                    ),
+                )),
+            }
+        };
     for (si, step) in layout.steps.iter().enumerate() {
         match *step {
             Step::Result(_) => {
                 let tat = r.offset();
                 let t = ctx.read_type(r).map_err(|e| {
-                    e.with_context(tat, format!("failed to get result type {} for {}", result_types.len(), name()))
+                    e.with_context(
+                        tat,
+                        format!(
+                            "failed to get result type {} for {}",
+                            result_types.len(),
+                            name()
+                        ),
+                    )
                 })?;
                 result_types.push(t);
             }
@@ -1207,9 +1387,9 @@ fn parse_op(
                 let n = r.count(MAX_RESULTS.min(r.remaining() as u64), "number of results")?;
                 for i in 0..n {
                     let tat = r.offset();
-                    let t = ctx
-                        .read_type(r)
-                        .map_err(|e| e.with_context(tat, format!("failed to get result type {i} for {}", name())))?;
+                    let t = ctx.read_type(r).map_err(|e| {
+                        e.with_context(tat, format!("failed to get result type {i} for {}", name()))
+                    })?;
                     result_types.push(t);
                 }
             }
@@ -1230,15 +1410,20 @@ fn parse_op(
                     Cond::Flag(b) => flags >> b & 1 != 0,
                 };
                 if present {
-                    let a = op_attr(r, ctx, kind, &result_types)
-                        .map_err(|e| e.with_context(at, format!("failed to parse attribute '{n}' of {}", name())))?;
+                    let a = op_attr(r, ctx, kind, &result_types).map_err(|e| {
+                        e.with_context(at, format!("failed to parse attribute '{n}' of {}", name()))
+                    })?;
                     attrs.push((n, a));
                 }
             }
             Step::Operand(n) => {
                 let start = operands.len() as u32;
                 operands.push(read_operand(r, scope, operands.len())?);
-                segments.push(Segment { name: n, start, len: 1 });
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len: 1,
+                });
             }
             Step::OptOperand(n, bit) => {
                 let start = operands.len() as u32;
@@ -1247,31 +1432,52 @@ fn parse_op(
                     operands.push(read_operand(r, scope, operands.len())?);
                     len = 1;
                 }
-                segments.push(Segment { name: n, start, len });
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len,
+                });
             }
             Step::Sized(n) => {
                 let cat = r.offset();
-                let k = r.varint().map_err(|_| r.err("failed to read operand count"))?;
+                let k = r
+                    .varint()
+                    .map_err(|_| r.err("failed to read operand count"))?;
                 if k > MAX_OPERANDS || k > r.remaining() as u64 {
-                    return Err(ReadError::new(cat, format!("operand count {k} exceeds the remaining data")));
+                    return Err(ReadError::new(
+                        cat,
+                        format!("operand count {k} exceeds the remaining data"),
+                    ));
                 }
                 let start = operands.len() as u32;
                 for _ in 0..k {
                     operands.push(read_operand(r, scope, operands.len())?);
                 }
-                segments.push(Segment { name: n, start, len: k as u32 });
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len: k as u32,
+                });
             }
             Step::Count => {
                 let cat = r.offset();
-                let k = r.varint().map_err(|_| r.err("failed to read operand count"))?;
+                let k = r
+                    .varint()
+                    .map_err(|_| r.err("failed to read operand count"))?;
                 if k > MAX_OPERANDS || k > r.remaining() as u64 {
-                    return Err(ReadError::new(cat, format!("operand count {k} exceeds the remaining data")));
+                    return Err(ReadError::new(
+                        cat,
+                        format!("operand count {k} exceeds the remaining data"),
+                    ));
                 }
                 let fixed = fixed_after_count(layout.steps, si);
                 if k < fixed {
                     return Err(ReadError::new(
                         cat,
-                        format!("operand count {k} is less than the {fixed} operands {} requires", name()),
+                        format!(
+                            "operand count {k} is less than the {fixed} operands {} requires",
+                            name()
+                        ),
                     ));
                 }
                 count = Some(k - fixed);
@@ -1282,7 +1488,11 @@ fn parse_op(
                 for _ in 0..k {
                     operands.push(read_operand(r, scope, operands.len())?);
                 }
-                segments.push(Segment { name: n, start, len: k as u32 });
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len: k as u32,
+                });
             }
             Step::Regions(expected) => {
                 let rat = r.offset();
@@ -1295,7 +1505,12 @@ fn parse_op(
                 }
                 for ri in 0..k {
                     let reg = parse_region(r, ctx, scope, it, op_id, ri as u32, depth + 1)
-                        .map_err(|e| e.with_context(r.offset(), format!("failed to parse region {ri} of {}", name())))?;
+                        .map_err(|e| {
+                            e.with_context(
+                                r.offset(),
+                                format!("failed to parse region {ri} of {}", name()),
+                            )
+                        })?;
                     regions.push(reg);
                 }
             }
@@ -1335,12 +1550,15 @@ fn parse_region(
         .varint()
         .map_err(|_| r.err("failed to read region block count"))?;
     if n > MAX_BLOCKS {
-        return Err(r.err(format!("region has {n} blocks; at most {MAX_BLOCKS} is supported")));
+        return Err(r.err(format!(
+            "region has {n} blocks; at most {MAX_BLOCKS} is supported"
+        )));
     }
     let mut region = Region::default();
     for bi in 0..n {
-        let b = parse_block(r, ctx, scope, it, owner, index, depth)
-            .map_err(|e| e.with_context(r.offset(), format!("failed to parse block {bi} in region.")))?;
+        let b = parse_block(r, ctx, scope, it, owner, index, depth).map_err(|e| {
+            e.with_context(r.offset(), format!("failed to parse block {bi} in region."))
+        })?;
         region.blocks.push(b);
     }
     Ok(region)
@@ -1359,7 +1577,9 @@ fn parse_block(
         .varint()
         .map_err(|_| r.err("failed to read block argument count."))?;
     if nargs > MAX_BLOCK_ARGS || nargs > r.remaining() as u64 {
-        return Err(r.err(format!("block argument count {nargs} exceeds the remaining data")));
+        return Err(r.err(format!(
+            "block argument count {nargs} exceeds the remaining data"
+        )));
     }
     let saved = scope.len();
     let mut block = Block::default();
@@ -1383,7 +1603,9 @@ fn parse_block(
         .varint()
         .map_err(|_| r.err("failed to read block operation count."))?;
     if nops > MAX_BLOCK_OPS || nops > r.remaining() as u64 {
-        return Err(r.err(format!("block operation count {nops} exceeds the remaining data")));
+        return Err(r.err(format!(
+            "block operation count {nops} exceeds the remaining data"
+        )));
     }
     for i in 0..nops {
         let oat = r.offset();
@@ -1411,13 +1633,23 @@ fn parse_block(
     Ok(block)
 }
 
-fn op_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, kind: AttrKind, results: &[TypeId]) -> Result<Attr, ReadError> {
+fn op_attr(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    kind: AttrKind,
+    results: &[TypeId],
+) -> Result<Attr, ReadError> {
     Ok(match kind {
         AttrKind::Enum(k) => {
             let at = r.offset();
-            let v = r.varint().map_err(|_| r.err("failed to read VarInt for enum attribute."))?;
+            let v = r
+                .varint()
+                .map_err(|_| r.err("failed to read VarInt for enum attribute."))?;
             if v as usize >= k.keywords().len() {
-                return Err(ReadError::new(at, format!("invalid integer value for enum type: {v}")));
+                return Err(ReadError::new(
+                    at,
+                    format!("invalid integer value for enum type: {v}"),
+                ));
             }
             Attr::Enum(k, v as u8)
         }
@@ -1452,7 +1684,10 @@ fn op_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, kind: AttrKind, results: &[Typ
             let at = r.offset();
             let n = r.varint()?;
             if n > r.remaining() as u64 || n > MAX_ATTR_ELEMS {
-                return Err(ReadError::new(at, format!("array size in bytecode ({n}) exceeds the remaining data")));
+                return Err(ReadError::new(
+                    at,
+                    format!("array size in bytecode ({n}) exceeds the remaining data"),
+                ));
             }
             Attr::DenseBool(r.bytes(n as usize)?.iter().map(|&b| b != 0).collect())
         }
