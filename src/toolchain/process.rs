@@ -130,6 +130,8 @@ pub struct Output {
     pub usage: ResourceUsage,
     /// Wall time from spawn to reap.
     pub wall_time: Duration,
+    /// The child's process id (already reaped).
+    pub pid: u32,
 }
 
 /// Why a child could not be started or watched.
@@ -676,11 +678,7 @@ unsafe fn exec_child(
     let mut empty: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut empty);
     libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    libc::execve(
-        exe.as_ptr(),
-        argv.as_ptr(),
-        envp.as_ptr(),
-    );
+    libc::execve(exe.as_ptr(), argv.as_ptr(), envp.as_ptr());
     let errno = *libc::__errno_location();
     fail(if errno == libc::ENOENT { 127 } else { 126 })
 }
@@ -970,6 +968,7 @@ fn watch(
             max_rss_kib: usage.ru_maxrss.max(0) as u64,
         },
         wall_time: start.elapsed(),
+        pid: child.pid as u32,
     })
 }
 
