@@ -118,7 +118,7 @@ fn hard_core_limit() -> u64 {
     };
     // SAFETY: getrlimit writes into a valid struct.
     assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_CORE, &mut r) }, 0);
-    r.rlim_max as u64
+    r.rlim_max
 }
 
 #[test]
