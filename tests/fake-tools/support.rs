@@ -26,9 +26,22 @@ pub fn toolkit() -> tileiras::toolchain::Toolkit {
     tileiras::toolchain::Toolkit::from_paths(root.join("bin/ptxas"), root.join("bin/nvdisasm"))
 }
 
-/// The shared corpus folder.
+/// The shared corpus folder: `TILEIRAS_CORPUS`, else `../shared/corpus`
+/// next to the checkout, else `shared/corpus` in the nearest ancestor that
+/// has one (a worktree sits one level deeper than the main checkout).
 pub fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"))
+    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
+        return PathBuf::from(p);
+    }
+    let direct = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if direct.is_dir() {
+        return direct;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared/corpus"))
+        .find(|p| p.is_dir())
+        .unwrap_or(direct)
 }
 
 /// A corpus PTX file's text.
