@@ -10,9 +10,9 @@
 //! 5. every directory of `PATH`;
 //! 6. `<site>/nvidia/cu13/bin/T` for the site-packages directories of
 //!    pip-installed NVIDIA packages: `VIRTUAL_ENV`, `CONDA_PREFIX`,
-//!    `~/.local`, `/usr/local` and `/usr` (`lib/python3*/site-packages` and
-//!    `dist-packages`), and, only when none of those has it, the directories
-//!    `python3` itself reports.
+//!    `~/.local`, the prefix of each `python3` on `PATH`, `/usr/local` and
+//!    `/usr` (`lib/python3*/site-packages` and `dist-packages`), and, only
+//!    when none of those has it, the folders `python3` itself reports.
 //!
 //! A candidate that does not exist (or is not an executable file) is skipped
 //! and recorded; when nothing is found, [`ToolError::NotFound`] lists every
@@ -60,6 +60,9 @@ pub struct SearchEnv {
     pub current_exe: Option<PathBuf>,
     /// The shared library holding this code, when it is one.
     pub library: Option<PathBuf>,
+    /// Install prefixes whose `lib/python3*` folders are scanned for pip
+    /// packages after the environment's (`/usr/local`, `/usr`).
+    pub system_prefixes: Vec<PathBuf>,
     /// Whether `python3` may be run as the last resort.
     pub ask_python: bool,
 }
@@ -71,12 +74,13 @@ impl SearchEnv {
             var: Box::new(|k| std::env::var_os(k)),
             current_exe: std::env::current_exe().ok(),
             library: this_library(),
+            system_prefixes: default_prefixes(),
             ask_python: true,
         }
     }
 
     /// An environment given by `var` alone: no executable, no library, no
-    /// `python3`.
+    /// system prefixes, no `python3`.
     pub fn from_lookup(
         var: impl Fn(&str) -> Option<OsString> + Send + Sync + 'static,
     ) -> SearchEnv {
@@ -84,6 +88,7 @@ impl SearchEnv {
             var: Box::new(var),
             current_exe: None,
             library: None,
+            system_prefixes: Vec::new(),
             ask_python: false,
         }
     }
@@ -91,6 +96,10 @@ impl SearchEnv {
     fn nonempty(&self, k: &str) -> Option<OsString> {
         (self.var)(k).filter(|v| !v.is_empty())
     }
+}
+
+fn default_prefixes() -> Vec<PathBuf> {
+    vec![PathBuf::from("/usr/local"), PathBuf::from("/usr")]
 }
 
 /// The file holding this code, per `dladdr` (the executable itself when the
@@ -294,8 +303,9 @@ pub fn site_packages(env: &SearchEnv) -> Vec<PathBuf> {
             }
         }
     }
-    python_dirs(Path::new("/usr/local"), &mut out);
-    python_dirs(Path::new("/usr"), &mut out);
+    for p in &env.system_prefixes {
+        python_dirs(p, &mut out);
+    }
     out
 }
 
