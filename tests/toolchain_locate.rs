@@ -57,7 +57,7 @@ fn order_of_places() {
         let mut o = ToolOverrides::default();
         let mut vars: Vec<(&str, PathBuf)> =
             vec![("PATH", d.join("onpath")), ("VIRTUAL_ENV", d.join("venv"))];
-        if i <= 0 {
+        if i == 0 {
             o.ptxas = Some(explicit.clone());
         }
         if i <= 1 {
