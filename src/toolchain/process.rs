@@ -735,24 +735,69 @@ impl Child {
         }
     }
 
-    /// Waits until `deadline` (or for ever) with a short backoff.
+    /// Waits until `deadline` (or for ever). Without a deadline this is a
+    /// blocking `wait4`; with one, a `pidfd` is polled (Linux 5.3+), else
+    /// `WNOHANG` is retried with a short backoff.
     fn wait_until(&mut self, deadline: Option<Instant>) -> io::Result<Option<(i32, libc::rusage)>> {
+        let Some(deadline) = deadline else {
+            return self.try_wait(true);
+        };
+        if let Some(r) = self.try_wait(false)? {
+            return Ok(Some(r));
+        }
+        if let Some(pidfd) = pidfd_open(self.pid) {
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    return self.try_wait(false);
+                }
+                let ms = (deadline - now)
+                    .as_micros()
+                    .div_ceil(1000)
+                    .min(i32::MAX as u128) as i32;
+                let mut p = libc::pollfd {
+                    fd: pidfd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                let rc = unsafe { libc::poll(&mut p, 1, ms) };
+                if rc < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break; // fall back to polling wait4
+                }
+                if rc > 0 {
+                    if let Some(r) = self.try_wait(false)? {
+                        return Ok(Some(r));
+                    }
+                }
+            }
+        }
         let mut nap = Duration::from_micros(20);
         loop {
             if let Some(r) = self.try_wait(false)? {
                 return Ok(Some(r));
             }
             let now = Instant::now();
-            if let Some(d) = deadline {
-                if now >= d {
-                    return Ok(None);
-                }
-                nap = nap.min(d - now);
+            if now >= deadline {
+                return Ok(None);
             }
-            std::thread::sleep(nap);
-            nap = (nap * 2).min(Duration::from_millis(5));
+            std::thread::sleep(nap.min(deadline - now));
+            nap = (nap * 2).min(Duration::from_millis(1));
         }
     }
+}
+
+/// A descriptor that becomes readable when `pid` exits, where the kernel
+/// has `pidfd_open`.
+fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor
+    // or -1; it touches no memory of ours.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the syscall returned a fresh descriptor that we now own.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 impl Drop for Child {
