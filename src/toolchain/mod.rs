@@ -9,6 +9,8 @@
 //!   CUDA-root resolver.
 //! - [`ptxas`]: [`ptxas::assemble`] turns PTX into a cubin.
 //! - [`nvdisasm`]: [`nvdisasm::disassemble`] turns a cubin into SASS text.
+//! - [`backend`]: [`backend::run`] does all of it for one PTX module and an
+//!   [`crate::Options`], producing the requested output's bytes.
 //!
 //! Every failure is a [`ToolError`]; the driver maps it to status 5, or 1
 //! when [`ToolError::is_system_resource`].
@@ -21,6 +23,7 @@
 //! let sass = nvdisasm::disassemble(&tk, &cubin, None)?;
 //! # Ok::<(), tileiras::toolchain::ToolError>(())
 //! ```
+pub mod backend;
 mod error;
 pub mod locate;
 pub mod nvdisasm;

@@ -396,7 +396,23 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: pipe2 succeeded, so both descriptors are open and ours alone.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((above_stdio(r)?, above_stdio(w)?))
+}
+
+/// Moves a descriptor that landed on 0, 1 or 2 (our own stdio was closed)
+/// to 3 or above, so the child's `dup2` onto 0..=2 cannot clobber it.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: duplicating a descriptor we own; the result is new and ours.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fcntl returned a fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
 
 fn exec_error(exe: &Path, errno: i32) -> SpawnError {
