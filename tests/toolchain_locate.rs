@@ -190,3 +190,26 @@ fn real_toolkit_from_cuda_root_and_from_its_pip_layout() {
     .unwrap();
     assert_eq!(tk.ptxas, root.join("bin/ptxas"));
 }
+
+#[test]
+fn explicit_bare_name_is_looked_up_in_path() {
+    let t = tempfile::tempdir().unwrap();
+    let mine = exe(t.path(), "bin/my-ptxas");
+    let env = env_of(&[("PATH", &t.path().join("bin"))]);
+    let o = ToolOverrides {
+        ptxas: Some("my-ptxas".into()),
+        ..ToolOverrides::default()
+    };
+    assert_eq!(Toolkit::resolve_in(&o, &env).unwrap().ptxas, mine);
+    let o = ToolOverrides {
+        ptxas: Some("other-ptxas".into()),
+        ..ToolOverrides::default()
+    };
+    assert_eq!(
+        Toolkit::resolve_in(&o, &env).unwrap_err().to_string(),
+        format!(
+            "cannot find ptxas; looked in:\n  other-ptxas (explicit ptxas name, in PATH={})",
+            t.path().join("bin").display()
+        )
+    );
+}

@@ -1,7 +1,8 @@
 //! CUDA toolkit discovery: one resolver for every tool.
 //!
 //! For a tool `T` (`ptxas`, `nvdisasm`) the places tried, in order, are:
-//! 1. the explicit path for `T` ([`ToolOverrides`]), which must exist;
+//! 1. the explicit path for `T` ([`ToolOverrides`]), which must exist (a
+//!    bare name is looked up in `PATH`); no fallback when it does not;
 //! 2. `<root>/bin/T` for the configured CUDA root;
 //! 3. `<root>/bin/T` for `CUDA_ROOT`, `CUDA_HOME`, `CUDA_PATH`;
 //! 4. `<root>/bin/T` where `<root>` is two directories above the current
@@ -190,6 +191,24 @@ pub fn find_tool(
     if let Some(p) = explicit {
         if is_executable(p) {
             return Ok(p.to_owned());
+        }
+        // A bare name (no `/`) is looked up in PATH, as a shell would.
+        let bare = !p.as_os_str().as_encoded_bytes().contains(&b'/');
+        if bare {
+            if let Some(path) = env.nonempty("PATH") {
+                for dir in std::env::split_paths(&path) {
+                    let cand = dir.join(p);
+                    if !dir.as_os_str().is_empty() && is_executable(&cand) {
+                        return Ok(cand);
+                    }
+                }
+                searched.push(format!(
+                    "{} (explicit {tool} name, in PATH={})",
+                    p.display(),
+                    path.to_string_lossy()
+                ));
+                return Err(searched);
+            }
         }
         searched.push(format!("{} (explicit {tool} path)", p.display()));
         return Err(searched);

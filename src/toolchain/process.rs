@@ -14,7 +14,8 @@
 //! - A timeout is a deadline on that `poll` loop: no `SIGALRM`, no signal
 //!   handler, nothing process-wide, so many threads may run children at once.
 //!   On expiry the child (its whole process group when it leads a new
-//!   session) gets `SIGKILL` and is reaped.
+//!   session) gets `SIGKILL` and is reaped. A session leader's group is also
+//!   killed when the leader ends, so nothing it started outlives the run.
 //! - Every child is reaped with `wait4` before [`Command::run`] returns, and
 //!   its resource usage is returned.
 //! - All descriptors are created close-on-exec, so concurrent spawns from
@@ -724,11 +725,45 @@ impl Child {
 
     /// `wait4`, blocking or not. `Ok(None)` while the child still runs.
     fn try_wait(&mut self, block: bool) -> io::Result<Option<(i32, libc::rusage)>> {
+        if self.group {
+            // Wait without reaping, so the group id cannot be reused while we
+            // take down whatever the session leader left behind.
+            loop {
+                // SAFETY: an all-zero siginfo_t is valid storage for waitid.
+                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+                let mut flags = libc::WEXITED | libc::WNOWAIT;
+                if !block {
+                    flags |= libc::WNOHANG;
+                }
+                // SAFETY: waiting for our own child with a valid out-pointer.
+                let rc =
+                    unsafe { libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags) };
+                if rc < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.raw_os_error() == Some(libc::EINTR) {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                // SAFETY: waitid filled `info` (si_pid is 0 when nothing exited).
+                if unsafe { info.si_pid() } == 0 {
+                    return Ok(None);
+                }
+                break;
+            }
+            // SAFETY: the leader is a zombie we have not reaped, so its pid
+            // (and group id) still belong to it.
+            unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        }
         loop {
             let mut status = 0;
             // SAFETY: an all-zero rusage is valid; wait4 fills it in.
             let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-            let flags = if block { 0 } else { libc::WNOHANG };
+            let flags = if block || self.group {
+                0
+            } else {
+                libc::WNOHANG
+            };
             // SAFETY: waiting for our own child with valid out-pointers.
             let rc = unsafe { libc::wait4(self.pid, &mut status, flags, &mut usage) };
             if rc < 0 {
@@ -742,11 +777,6 @@ impl Child {
                 return Ok(None);
             }
             self.reaped = true;
-            if self.group {
-                // Take down anything the session leader left behind.
-                // SAFETY: signalling the process group id the child created.
-                unsafe { libc::kill(-self.pid, libc::SIGKILL) };
-            }
             return Ok(Some((status, usage)));
         }
     }
