@@ -133,6 +133,11 @@ fn signal_without_core() {
         }
     );
     assert_eq!(out.termination.to_string(), "Segmentation fault");
+    assert_eq!(
+        tileiras::toolchain::process::signal_name(libc::SIGSEGV),
+        "SIGSEGV"
+    );
+    assert_eq!(tileiras::toolchain::process::signal_name(64), "SIG64");
     assert_eq!(out.stderr, b"about to crash\n");
     assert!(!entries(dir.path()).iter().any(|e| e.starts_with("core")));
 }

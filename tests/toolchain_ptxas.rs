@@ -83,6 +83,26 @@ fn with_the_reference_host_object_the_cubin_matches_nvidia_tileiras() {
             reference_cubin_size(kernel, "sm_90"),
             "{kernel}"
         );
+        // Byte for byte what ptxas gives with NVIDIA tileiras' own argv.
+        let dir = corpus().join(kernel);
+        let tmp = tempfile::tempdir().unwrap();
+        let reference = tmp.path().join("ref.cubin");
+        let st = std::process::Command::new(&tk.ptxas)
+            .arg("-arch")
+            .arg("sm_90a")
+            .arg(dir.join("ref.sm_90.ptx"))
+            .arg("-o")
+            .arg(&reference)
+            .args(["--opt-level", "3", "--enable-extended-smem=true"])
+            .arg(format!(
+                "--nv-host={}",
+                dir.join("ref.sm_90.nv_host.o").display()
+            ))
+            .arg("-uumn")
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert_eq!(out.cubin, std::fs::read(&reference).unwrap(), "{kernel}");
         // The same object passed as bytes (a temporary file) gives the same cubin.
         let tmp = tempfile::tempdir().unwrap();
         let mut j2 = j.clone();
