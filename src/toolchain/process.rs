@@ -329,10 +329,25 @@ impl Command {
             .map_or(out_w.as_raw_fd(), |(_, w)| w.as_raw_fd());
 
         let start = Instant::now();
-        let pid = if self.uses_fork() {
-            self.spawn_fork(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)?
-        } else {
-            spawn_posix(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)?
+        // ETXTBSY: the executable was just written and some other thread's
+        // forked child still holds it open for writing until its own exec.
+        // That clears in moments; retry a few times before giving up.
+        let mut attempt = 0;
+        let pid = loop {
+            let r = if self.uses_fork() {
+                self.spawn_fork(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)
+            } else {
+                spawn_posix(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)
+            };
+            match r {
+                Err(SpawnError::NotExecutable { ref source, .. })
+                    if source.raw_os_error() == Some(libc::ETXTBSY) && attempt < 20 =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(attempt));
+                }
+                r => break r?,
+            }
         };
         // Our copies of the write ends must go, or we never see EOF.
         drop(out_w);
