@@ -1,7 +1,7 @@
 //! Overhead of the subprocess harness: the median wall time of ptxas on a
 //! small corpus PTX run directly with `std::process::Command` and through
 //! `tileiras::toolchain` (harness alone, and the full ptxas adapter), runs
-//! interleaved so both see the same machine load. Also `/bin/true`, where
+//! interleaved in rotating order so all see the same machine load. Also `/bin/true`, where
 //! the spawn cost is all there is.
 //!
 //! `cargo bench --bench harness` (set `BENCH_RUNS` for more or fewer runs).
@@ -37,34 +37,46 @@ fn main() {
     let (mut direct, mut harness, mut adapter) = (Vec::new(), Vec::new(), Vec::new());
     let (mut t_direct, mut t_harness) = (Vec::new(), Vec::new());
     let mut size = 0;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let out = std::process::Command::new(&tk.ptxas)
-            .args(&argv)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        direct.push(t.elapsed());
-        assert!(out.status.success());
-        size = out.stdout.len();
-
-        let t = Instant::now();
-        let out = Harness::new(&tk.ptxas).args(&argv).run().unwrap();
-        harness.push(t.elapsed());
-        assert!(out.termination.success());
-        assert_eq!(out.stdout.len(), size);
-
-        let t = Instant::now();
-        let out = ptxas::assemble(&tk, &job).unwrap();
-        adapter.push(t.elapsed());
-        assert_eq!(out.cubin.len(), size);
-
-        let t = Instant::now();
-        std::process::Command::new("/bin/true").output().unwrap();
-        t_direct.push(t.elapsed());
-        let t = Instant::now();
-        Harness::new("/bin/true").run().unwrap();
-        t_harness.push(t.elapsed());
+    for i in 0..runs {
+        // Rotate the order so no variant always follows another.
+        for k in 0..3 {
+            match (i + k) % 3 {
+                0 => {
+                    let t = Instant::now();
+                    let out = std::process::Command::new(&tk.ptxas)
+                        .args(&argv)
+                        .stdin(std::process::Stdio::null())
+                        .output()
+                        .unwrap();
+                    direct.push(t.elapsed());
+                    assert!(out.status.success());
+                    size = out.stdout.len();
+                }
+                1 => {
+                    let t = Instant::now();
+                    let out = Harness::new(&tk.ptxas).args(&argv).run().unwrap();
+                    harness.push(t.elapsed());
+                    assert!(out.termination.success());
+                }
+                _ => {
+                    let t = Instant::now();
+                    let out = ptxas::assemble(&tk, &job).unwrap();
+                    adapter.push(t.elapsed());
+                    assert!(!out.cubin.is_empty());
+                }
+            }
+        }
+        let (a, b) = if i % 2 == 0 { (0, 1) } else { (1, 0) };
+        for k in [a, b] {
+            let t = Instant::now();
+            if k == 0 {
+                std::process::Command::new("/bin/true").output().unwrap();
+                t_direct.push(t.elapsed());
+            } else {
+                Harness::new("/bin/true").run().unwrap();
+                t_harness.push(t.elapsed());
+            }
+        }
     }
     let (d, h, a) = (median(direct), median(harness), median(adapter));
     let (td, th) = (median(t_direct), median(t_harness));
