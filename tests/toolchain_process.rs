@@ -300,3 +300,27 @@ fn many_threads_spawn_at_once() {
         h.join().unwrap();
     }
 }
+
+#[test]
+fn path_search_skips_files_without_execute_permission() {
+    let a = tempfile::tempdir().unwrap();
+    let (b, good) = fake_tool("order.sh", "tool-x");
+    let bad = a.path().join("tool-x");
+    std::fs::write(&bad, "#!/bin/sh\nexit 9\n").unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = std::env::join_paths([a.path(), b.path()]).unwrap();
+    let out = Command::new("tool-x").env("PATH", &path).run().unwrap();
+    assert_eq!(out.stdout, b"1\n3\n");
+    drop(good);
+    let err = Command::new("tool-x")
+        .env("PATH", a.path())
+        .run()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: Program could not be executed: Permission denied (os error 13)",
+            bad.display()
+        )
+    );
+}

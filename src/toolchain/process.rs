@@ -384,7 +384,11 @@ pub fn resolve_program(program: &Path, path: Option<&OsStr>) -> Result<PathBuf, 
             })
         };
     }
+    use std::os::unix::fs::PermissionsExt;
     let path = path.unwrap_or_default();
+    // Like execvp: the first executable file wins; a file found without
+    // execute permission is kept to report "could not be executed".
+    let mut unexecutable = None;
     for dir in std::env::split_paths(path) {
         let dir = if dir.as_os_str().is_empty() {
             PathBuf::from(".")
@@ -394,9 +398,15 @@ pub fn resolve_program(program: &Path, path: Option<&OsStr>) -> Result<PathBuf, 
         let cand = dir.join(program);
         if let Ok(md) = std::fs::metadata(&cand) {
             if md.is_file() {
-                return Ok(cand);
+                if md.permissions().mode() & 0o111 != 0 {
+                    return Ok(cand);
+                }
+                unexecutable.get_or_insert(cand);
             }
         }
+    }
+    if let Some(cand) = unexecutable {
+        return Ok(cand);
     }
     Err(SpawnError::NotFound {
         program: program.to_owned(),
