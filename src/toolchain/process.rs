@@ -705,6 +705,9 @@ unsafe fn exec_child(
     if null < 0 || libc::dup2(null, 0) < 0 {
         fail(126);
     }
+    if null != 0 {
+        libc::close(null);
+    }
     if libc::dup2(out_w, 1) < 0 || libc::dup2(err_w, 2) < 0 {
         fail(126);
     }
