@@ -324,3 +324,23 @@ fn path_search_skips_files_without_execute_permission() {
         )
     );
 }
+
+#[test]
+fn children_get_default_sigpipe_although_rust_ignores_it() {
+    // The Rust runtime ignores SIGPIPE in this process; an inherited
+    // ignore would make `yes` report EPIPE instead of dying quietly.
+    for fork in [false, true] {
+        let out = Command::new("sh")
+            .args(["-c", "yes | head -n 1"])
+            .new_session(fork)
+            .timeout(Some(Duration::from_secs(20)))
+            .run()
+            .unwrap();
+        assert_eq!(out.stdout, b"y\n");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "fork path: {fork}"
+        );
+    }
+}
