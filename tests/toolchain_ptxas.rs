@@ -352,7 +352,14 @@ fn knobs_file_needs_both_variables() {
             true,
         ),
     ] {
-        let argv = argv_of(&PtxasJob::new(ptx, &options, &gates(&vars)));
+        let g = gates(&vars);
+        // As NVIDIA's tileiras 13.5: never forwarded.
+        let argv = argv_of(&PtxasJob::new(ptx, &options, &g));
+        assert!(!argv.iter().any(|a| a.starts_with("--knobs")), "{argv:?}");
+        // Opted in: forwarded exactly when both are set.
+        let mut j = PtxasJob::new(ptx, &options, &g);
+        j.forward_knobs(&g);
+        let argv = argv_of(&j);
         let knobs: Vec<&String> = argv.iter().filter(|a| a.starts_with("--knobs")).collect();
         if expect {
             assert_eq!(knobs, ["--knobs-file=/k/knobs.txt"], "{vars:?}");
@@ -385,7 +392,6 @@ fn argv_shape() {
             "--opt-level",
             "0",
             "--device-debug",
-            "--generate-line-info",
             "--input-as-string",
             "PTX TEXT",
             "-o",
@@ -424,6 +430,38 @@ fn argv_shape() {
     assert_eq!(argv.len(), 7, "{argv:?}");
     assert!(argv[4].ends_with(".ptx"), "{argv:?}");
     assert!(!Path::new(&argv[4]).exists());
+}
+
+#[test]
+fn real_ptxas_takes_every_flag_we_pass() {
+    let tk = toolkit();
+    for (gpu, sm) in [(Gpu::Sm90, "sm_90"), (Gpu::Sm100, "sm_100")] {
+        for (debug, line) in [(true, true), (false, true)] {
+            let options = Options {
+                gpu,
+                opt_level: if debug { 0 } else { 3 },
+                device_debug: debug,
+                line_info: line,
+                sanitize: Sanitize::Memcheck,
+                ..Options::default()
+            };
+            let gates = gates(&[("MLIR_ENABLE_EVO", "1")]);
+            let j = PtxasJob::new(corpus_ptx("arith_f32", sm), &options, &gates);
+            let out = ptxas::assemble(&tk, &j).unwrap_or_else(|e| panic!("{sm} {debug}: {e}"));
+            check_cubin(&out.cubin);
+            assert!(!out.log.contains("Conflicting options"), "{}", out.log);
+        }
+    }
+    // ptxas 13.5 has no --knobs-file (why it is not forwarded by default);
+    // its refusal comes back verbatim.
+    let mut j = PtxasJob::with_arch(corpus_ptx("arith_f32", "sm_90"), "sm_90a");
+    j.knobs_file = Some("knobs.txt".into());
+    let e = ptxas::assemble(&tk, &j).unwrap_err();
+    assert_eq!(e.exit_status(), Some(255));
+    assert_eq!(
+        e.tool_output().unwrap(),
+        "ptxas fatal   : Unknown option '-knobs-file'\n"
+    );
 }
 
 #[test]

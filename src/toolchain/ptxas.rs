@@ -3,10 +3,10 @@
 //! The argument vector, in order:
 //!
 //! ```text
-//! ptxas [module ptxas-options] -arch sm_NN[a] --opt-level N [--device-debug] [--generate-line-info]
+//! ptxas [module ptxas-options] -arch sm_NN[a] --opt-level N [--device-debug | --generate-line-info]
 //!       (--input-as-string <PTX> | <temp>.ptx) -o /dev/stdout
 //!       --enable-extended-smem=true -uumn [-sanitize=memcheck -g-tmem-access-check]
-//!       [--knobs-file=<PTX_KNOBS_PATH>] [--nv-host=<host object>]
+//!       [--knobs-file=<PTX_KNOBS_PATH>, opt-in] [--nv-host=<host object>]
 //! ```
 //!
 //! Decisions, per flag (NVIDIA's ptxas 13.5 wins over the seeds):
@@ -25,10 +25,16 @@
 //! - `-sanitize=memcheck -g-tmem-access-check` with [`Sanitize::Memcheck`]
 //!   (to ptxas only: nvdisasm rejects them).
 //! - `--device-debug` / `--generate-line-info` for full debug info / line
-//!   info (ptxas' `-g` / `-lineinfo`).
-//! - `--knobs-file=<path>` only when both `MLIR_ENABLE_EVO` is present and
-//!   `PTX_KNOBS_PATH` is set ([`crate::env::Gates::knobs_file`]); the path is
-//!   not checked.
+//!   info (ptxas' `-g` / `-lineinfo`); line info is dropped under
+//!   `--device-debug`, which already carries it (ptxas warns about the pair).
+//! - `--knobs-file=<path>`: the seed forwards `PTX_KNOBS_PATH` when
+//!   `MLIR_ENABLE_EVO` is also present ([`crate::env::Gates::knobs_file`]
+//!   implements that AND gate). Measured on CUDA 13.5: NVIDIA's tileiras
+//!   does not forward it (its ptxas argv is the same with both variables
+//!   set), and ptxas 13.5 rejects the option (`ptxas fatal : Unknown option
+//!   '-knobs-file'`). So [`PtxasJob::new`] leaves [`PtxasJob::knobs_file`]
+//!   empty, as the real tool does, and [`PtxasJob::forward_knobs`] opts in
+//!   for a ptxas that takes it; the path is then passed unchecked.
 //! - `--nv-host=<path>`: the seed wraps the path in double quotes with `"`
 //!   and `\` escaped, but ptxas 13.5 takes argv tokens literally and then
 //!   fails with `Could not open input file '"…"'`. We pass the path bare;
@@ -83,7 +89,8 @@ pub struct PtxasJob {
     pub line_info: bool,
     /// Sanitizer instrumentation.
     pub sanitize: Sanitize,
-    /// `--knobs-file=` value, passed unchecked.
+    /// `--knobs-file=` value, passed unchecked when set (see the module
+    /// docs: ptxas 13.5 rejects the option).
     pub knobs_file: Option<OsString>,
     /// `--nv-host=` object.
     pub host_code: Option<HostCode>,
@@ -109,9 +116,11 @@ pub struct Assembled {
 }
 
 impl PtxasJob {
-    /// A job for `ptx` with every flag from `options` and the knob file
-    /// from `gates`.
+    /// A job for `ptx` with every flag from `options`, as NVIDIA's tileiras
+    /// 13.5 builds it. `gates` is taken for the knob file, which 13.5 does
+    /// not forward (see [`PtxasJob::forward_knobs`]).
     pub fn new(ptx: impl Into<String>, options: &Options, gates: &Gates) -> PtxasJob {
+        let _ = gates;
         PtxasJob {
             ptx: ptx.into(),
             arch: options.gpu.ptx_target().to_string(),
@@ -120,7 +129,7 @@ impl PtxasJob {
             device_debug: options.device_debug,
             line_info: options.line_info,
             sanitize: options.sanitize,
-            knobs_file: gates.knobs_file().map(|p| p.to_owned()),
+            knobs_file: None,
             host_code: None,
             reference_flags: true,
             timeout: options.tool_timeout,
@@ -146,6 +155,14 @@ impl PtxasJob {
         }
     }
 
+    /// Passes `--knobs-file=<PTX_KNOBS_PATH>` when `gates` has both
+    /// `MLIR_ENABLE_EVO` and `PTX_KNOBS_PATH`, as the seed describes. Only
+    /// for a ptxas that accepts the option; 13.5 does not.
+    pub fn forward_knobs(&mut self, gates: &Gates) -> &mut PtxasJob {
+        self.knobs_file = gates.knobs_file().map(|p| p.to_owned());
+        self
+    }
+
     /// Whether the PTX fits one argv token.
     pub fn fits_inline(&self) -> bool {
         self.ptx.len() < MAX_ARG_STRLEN
@@ -163,7 +180,8 @@ impl PtxasJob {
         if self.device_debug {
             a.push("--device-debug".into());
         }
-        if self.line_info {
+        // ptxas warns that the two conflict and ignores line info under -g.
+        if self.line_info && !self.device_debug {
             a.push("--generate-line-info".into());
         }
         match ptx_file {
