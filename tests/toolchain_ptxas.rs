@@ -380,6 +380,10 @@ fn argv_shape() {
         ..Options::default()
     };
     let mut j = PtxasJob::new("PTX TEXT", &options, &Gates::default());
+    // As NVIDIA's tileiras 13.5: no -g / -lineinfo for ptxas.
+    assert!(!j.device_debug && !j.line_info);
+    j.device_debug = true;
+    j.line_info = true;
     j.module_options = vec!["-maxrregcount".into(), "64".into()];
     j.host_code = Some(HostCode::File(Path::new("/h/a \"b\".o").to_owned()));
     assert_eq!(
@@ -446,7 +450,9 @@ fn real_ptxas_takes_every_flag_we_pass() {
                 ..Options::default()
             };
             let gates = gates(&[("MLIR_ENABLE_EVO", "1")]);
-            let j = PtxasJob::new(corpus_ptx("arith_f32", sm), &options, &gates);
+            let mut j = PtxasJob::new(corpus_ptx("arith_f32", sm), &options, &gates);
+            j.device_debug = debug;
+            j.line_info = line;
             let out = ptxas::assemble(&tk, &j).unwrap_or_else(|e| panic!("{sm} {debug}: {e}"));
             check_cubin(&out.cubin);
             assert!(!out.log.contains("Conflicting options"), "{}", out.log);

@@ -24,9 +24,16 @@
 //!   turns them off.
 //! - `-sanitize=memcheck -g-tmem-access-check` with [`Sanitize::Memcheck`]
 //!   (to ptxas only: nvdisasm rejects them).
-//! - `--device-debug` / `--generate-line-info` for full debug info / line
-//!   info (ptxas' `-g` / `-lineinfo`); line info is dropped under
-//!   `--device-debug`, which already carries it (ptxas warns about the pair).
+//! - `--device-debug` / `--generate-line-info` (ptxas' `-g` / `-lineinfo`):
+//!   measured on CUDA 13.5, NVIDIA's tileiras passes neither for
+//!   `--device-debug` or `--lineinfo`; the debug information travels in the
+//!   PTX (`.file`/`.loc`, DWARF sections) and ptxas run without them gives
+//!   tileiras' cubin byte for byte, while with them the cubin differs (and
+//!   `--device-debug` at `--opt-level` above 0 is `ptxas fatal : Optimized
+//!   debugging not supported`). So [`PtxasJob::new`] leaves
+//!   [`PtxasJob::device_debug`] and [`PtxasJob::line_info`] off; a caller
+//!   may set them. When both are set only `--device-debug` goes (ptxas
+//!   warns about the pair and ignores line info).
 //! - `--knobs-file=<path>`: the seed forwards `PTX_KNOBS_PATH` when
 //!   `MLIR_ENABLE_EVO` is also present ([`crate::env::Gates::knobs_file`]
 //!   implements that AND gate). Measured on CUDA 13.5: NVIDIA's tileiras
@@ -83,9 +90,9 @@ pub struct PtxasJob {
     pub opt_level: u8,
     /// Tokens from the module's `ptxas-options`, placed first.
     pub module_options: Vec<String>,
-    /// `--device-debug`.
+    /// `--device-debug` (off in [`PtxasJob::new`], see the module docs).
     pub device_debug: bool,
-    /// `--generate-line-info`.
+    /// `--generate-line-info` (off in [`PtxasJob::new`], see the module docs).
     pub line_info: bool,
     /// Sanitizer instrumentation.
     pub sanitize: Sanitize,
@@ -126,8 +133,9 @@ impl PtxasJob {
             arch: options.gpu.ptx_target().to_string(),
             opt_level: options.opt_level,
             module_options: Vec::new(),
-            device_debug: options.device_debug,
-            line_info: options.line_info,
+            // As NVIDIA's tileiras: debug info rides in the PTX (module docs).
+            device_debug: false,
+            line_info: false,
             sanitize: options.sanitize,
             knobs_file: None,
             host_code: None,
