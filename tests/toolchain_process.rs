@@ -344,3 +344,40 @@ fn children_get_default_sigpipe_although_rust_ignores_it() {
         );
     }
 }
+
+#[test]
+fn timeouts_on_many_threads_at_once_are_independent() {
+    // Half the threads hang and time out, half finish normally; no
+    // process-wide signal handler is involved, so neither disturbs the other.
+    let (_d, hang) = fake_tool("hang.sh", "hang");
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..8)
+            .map(|i| {
+                let hang = &hang;
+                s.spawn(move || {
+                    if i % 2 == 0 {
+                        let t = Instant::now();
+                        let out = Command::new(hang)
+                            .timeout(Some(Duration::from_millis(300 + 50 * i)))
+                            .run()
+                            .unwrap();
+                        assert_eq!(out.termination, Termination::TimedOut { reaped: true });
+                        assert!(t.elapsed() >= Duration::from_millis(300 + 50 * i));
+                        assert!(!process_exists(out.pid));
+                    } else {
+                        let out = Command::new("sh")
+                            .args(["-c", "sleep 0.2; echo ok"])
+                            .timeout(Some(Duration::from_secs(30)))
+                            .run()
+                            .unwrap();
+                        assert_eq!(out.termination, Termination::Exited(0));
+                        assert_eq!(out.stdout, b"ok\n");
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+}
