@@ -505,10 +505,12 @@ fn spawn_posix(
             libc::posix_spawn_file_actions_init(&mut a.actions),
             "posix_spawn_file_actions_init",
         )?;
-        if libc::posix_spawnattr_init(&mut a.attr) != 0 {
-            libc::posix_spawn_file_actions_destroy(&mut a.actions);
-            return Err(sys("posix_spawnattr_init")(io::Error::last_os_error()));
-        }
+        // (On failure the guard destroys both; destroying a zeroed object
+        // is a no-op in glibc.)
+        check(
+            libc::posix_spawnattr_init(&mut a.attr),
+            "posix_spawnattr_init",
+        )?;
         let devnull = c"/dev/null";
         check(
             libc::posix_spawn_file_actions_addopen(
