@@ -1,7 +1,8 @@
 //! CUDA toolkit discovery: one resolver for every tool.
 //!
 //! For a tool `T` (`ptxas`, `nvdisasm`) the places tried, in order, are:
-//! 1. the explicit path for `T` ([`ToolOverrides`]), which must exist;
+//! 1. the explicit path for `T` ([`ToolOverrides`]), which must exist (a
+//!    bare name is looked up in `PATH`); no fallback when it does not;
 //! 2. `<root>/bin/T` for the configured CUDA root;
 //! 3. `<root>/bin/T` for `CUDA_ROOT`, `CUDA_HOME`, `CUDA_PATH`;
 //! 4. `<root>/bin/T` where `<root>` is two directories above the current
@@ -10,9 +11,9 @@
 //! 5. every directory of `PATH`;
 //! 6. `<site>/nvidia/cu13/bin/T` for the site-packages directories of
 //!    pip-installed NVIDIA packages: `VIRTUAL_ENV`, `CONDA_PREFIX`,
-//!    `~/.local`, `/usr/local` and `/usr` (`lib/python3*/site-packages` and
-//!    `dist-packages`), and, only when none of those has it, the directories
-//!    `python3` itself reports.
+//!    `~/.local`, the prefix of each `python3` on `PATH`, `/usr/local` and
+//!    `/usr` (`lib/python3*/site-packages` and `dist-packages`), and, only
+//!    when none of those has it, the folders `python3` itself reports.
 //!
 //! A candidate that does not exist (or is not an executable file) is skipped
 //! and recorded; when nothing is found, [`ToolError::NotFound`] lists every
@@ -60,6 +61,9 @@ pub struct SearchEnv {
     pub current_exe: Option<PathBuf>,
     /// The shared library holding this code, when it is one.
     pub library: Option<PathBuf>,
+    /// Install prefixes whose `lib/python3*` folders are scanned for pip
+    /// packages after the environment's (`/usr/local`, `/usr`).
+    pub system_prefixes: Vec<PathBuf>,
     /// Whether `python3` may be run as the last resort.
     pub ask_python: bool,
 }
@@ -71,12 +75,13 @@ impl SearchEnv {
             var: Box::new(|k| std::env::var_os(k)),
             current_exe: std::env::current_exe().ok(),
             library: this_library(),
+            system_prefixes: default_prefixes(),
             ask_python: true,
         }
     }
 
     /// An environment given by `var` alone: no executable, no library, no
-    /// `python3`.
+    /// system prefixes, no `python3`.
     pub fn from_lookup(
         var: impl Fn(&str) -> Option<OsString> + Send + Sync + 'static,
     ) -> SearchEnv {
@@ -84,6 +89,7 @@ impl SearchEnv {
             var: Box::new(var),
             current_exe: None,
             library: None,
+            system_prefixes: Vec::new(),
             ask_python: false,
         }
     }
@@ -91,6 +97,10 @@ impl SearchEnv {
     fn nonempty(&self, k: &str) -> Option<OsString> {
         (self.var)(k).filter(|v| !v.is_empty())
     }
+}
+
+fn default_prefixes() -> Vec<PathBuf> {
+    vec![PathBuf::from("/usr/local"), PathBuf::from("/usr")]
 }
 
 /// The file holding this code, per `dladdr` (the executable itself when the
@@ -181,6 +191,24 @@ pub fn find_tool(
     if let Some(p) = explicit {
         if is_executable(p) {
             return Ok(p.to_owned());
+        }
+        // A bare name (no `/`) is looked up in PATH, as a shell would.
+        let bare = !p.as_os_str().as_encoded_bytes().contains(&b'/');
+        if bare {
+            if let Some(path) = env.nonempty("PATH") {
+                for dir in std::env::split_paths(&path) {
+                    let cand = dir.join(p);
+                    if !dir.as_os_str().is_empty() && is_executable(&cand) {
+                        return Ok(cand);
+                    }
+                }
+                searched.push(format!(
+                    "{} (explicit {tool} name, in PATH={})",
+                    p.display(),
+                    path.to_string_lossy()
+                ));
+                return Err(searched);
+            }
         }
         searched.push(format!("{} (explicit {tool} path)", p.display()));
         return Err(searched);
@@ -294,8 +322,9 @@ pub fn site_packages(env: &SearchEnv) -> Vec<PathBuf> {
             }
         }
     }
-    python_dirs(Path::new("/usr/local"), &mut out);
-    python_dirs(Path::new("/usr"), &mut out);
+    for p in &env.system_prefixes {
+        python_dirs(p, &mut out);
+    }
     out
 }
 

@@ -14,7 +14,8 @@
 //! - A timeout is a deadline on that `poll` loop: no `SIGALRM`, no signal
 //!   handler, nothing process-wide, so many threads may run children at once.
 //!   On expiry the child (its whole process group when it leads a new
-//!   session) gets `SIGKILL` and is reaped.
+//!   session) gets `SIGKILL` and is reaped. A session leader's group is also
+//!   killed when the leader ends, so nothing it started outlives the run.
 //! - Every child is reaped with `wait4` before [`Command::run`] returns, and
 //!   its resource usage is returned.
 //! - All descriptors are created close-on-exec, so concurrent spawns from
@@ -130,6 +131,8 @@ pub struct Output {
     pub usage: ResourceUsage,
     /// Wall time from spawn to reap.
     pub wall_time: Duration,
+    /// The child's process id (already reaped).
+    pub pid: u32,
 }
 
 /// Why a child could not be started or watched.
@@ -326,10 +329,25 @@ impl Command {
             .map_or(out_w.as_raw_fd(), |(_, w)| w.as_raw_fd());
 
         let start = Instant::now();
-        let pid = if self.uses_fork() {
-            self.spawn_fork(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)?
-        } else {
-            spawn_posix(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)?
+        // ETXTBSY: the executable was just written and some other thread's
+        // forked child still holds it open for writing until its own exec.
+        // That clears in moments; retry a few times before giving up.
+        let mut attempt = 0;
+        let pid = loop {
+            let r = if self.uses_fork() {
+                self.spawn_fork(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)
+            } else {
+                spawn_posix(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)
+            };
+            match r {
+                Err(SpawnError::NotExecutable { ref source, .. })
+                    if source.raw_os_error() == Some(libc::ETXTBSY) && attempt < 20 =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(attempt));
+                }
+                r => break r?,
+            }
         };
         // Our copies of the write ends must go, or we never see EOF.
         drop(out_w);
@@ -366,7 +384,11 @@ pub fn resolve_program(program: &Path, path: Option<&OsStr>) -> Result<PathBuf, 
             })
         };
     }
+    use std::os::unix::fs::PermissionsExt;
     let path = path.unwrap_or_default();
+    // Like execvp: the first executable file wins; a file found without
+    // execute permission is kept to report "could not be executed".
+    let mut unexecutable = None;
     for dir in std::env::split_paths(path) {
         let dir = if dir.as_os_str().is_empty() {
             PathBuf::from(".")
@@ -376,9 +398,15 @@ pub fn resolve_program(program: &Path, path: Option<&OsStr>) -> Result<PathBuf, 
         let cand = dir.join(program);
         if let Ok(md) = std::fs::metadata(&cand) {
             if md.is_file() {
-                return Ok(cand);
+                if md.permissions().mode() & 0o111 != 0 {
+                    return Ok(cand);
+                }
+                unexecutable.get_or_insert(cand);
             }
         }
+    }
+    if let Some(cand) = unexecutable {
+        return Ok(cand);
     }
     Err(SpawnError::NotFound {
         program: program.to_owned(),
@@ -394,7 +422,23 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: pipe2 succeeded, so both descriptors are open and ours alone.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((above_stdio(r)?, above_stdio(w)?))
+}
+
+/// Moves a descriptor that landed on 0, 1 or 2 (our own stdio was closed)
+/// to 3 or above, so the child's `dup2` onto 0..=2 cannot clobber it.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: duplicating a descriptor we own; the result is new and ours.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fcntl returned a fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
 
 fn exec_error(exe: &Path, errno: i32) -> SpawnError {
@@ -461,10 +505,12 @@ fn spawn_posix(
             libc::posix_spawn_file_actions_init(&mut a.actions),
             "posix_spawn_file_actions_init",
         )?;
-        if libc::posix_spawnattr_init(&mut a.attr) != 0 {
-            libc::posix_spawn_file_actions_destroy(&mut a.actions);
-            return Err(sys("posix_spawnattr_init")(io::Error::last_os_error()));
-        }
+        // (On failure the guard destroys both; destroying a zeroed object
+        // is a no-op in glibc.)
+        check(
+            libc::posix_spawnattr_init(&mut a.attr),
+            "posix_spawnattr_init",
+        )?;
         let devnull = c"/dev/null";
         check(
             libc::posix_spawn_file_actions_addopen(
@@ -661,6 +707,9 @@ unsafe fn exec_child(
     if null < 0 || libc::dup2(null, 0) < 0 {
         fail(126);
     }
+    if null != 0 {
+        libc::close(null);
+    }
     if libc::dup2(out_w, 1) < 0 || libc::dup2(err_w, 2) < 0 {
         fail(126);
     }
@@ -706,11 +755,45 @@ impl Child {
 
     /// `wait4`, blocking or not. `Ok(None)` while the child still runs.
     fn try_wait(&mut self, block: bool) -> io::Result<Option<(i32, libc::rusage)>> {
+        if self.group {
+            // Wait without reaping, so the group id cannot be reused while we
+            // take down whatever the session leader left behind.
+            loop {
+                // SAFETY: an all-zero siginfo_t is valid storage for waitid.
+                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+                let mut flags = libc::WEXITED | libc::WNOWAIT;
+                if !block {
+                    flags |= libc::WNOHANG;
+                }
+                // SAFETY: waiting for our own child with a valid out-pointer.
+                let rc =
+                    unsafe { libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags) };
+                if rc < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.raw_os_error() == Some(libc::EINTR) {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                // SAFETY: waitid filled `info` (si_pid is 0 when nothing exited).
+                if unsafe { info.si_pid() } == 0 {
+                    return Ok(None);
+                }
+                break;
+            }
+            // SAFETY: the leader is a zombie we have not reaped, so its pid
+            // (and group id) still belong to it.
+            unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        }
         loop {
             let mut status = 0;
             // SAFETY: an all-zero rusage is valid; wait4 fills it in.
             let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-            let flags = if block { 0 } else { libc::WNOHANG };
+            let flags = if block || self.group {
+                0
+            } else {
+                libc::WNOHANG
+            };
             // SAFETY: waiting for our own child with valid out-pointers.
             let rc = unsafe { libc::wait4(self.pid, &mut status, flags, &mut usage) };
             if rc < 0 {
@@ -724,33 +807,73 @@ impl Child {
                 return Ok(None);
             }
             self.reaped = true;
-            if self.group {
-                // Take down anything the session leader left behind.
-                // SAFETY: signalling the process group id the child created.
-                unsafe { libc::kill(-self.pid, libc::SIGKILL) };
-            }
             return Ok(Some((status, usage)));
         }
     }
 
-    /// Waits until `deadline` (or for ever) with a short backoff.
+    /// Waits until `deadline` (or for ever). Without a deadline this is a
+    /// blocking `wait4`; with one, a `pidfd` is polled (Linux 5.3+), else
+    /// `WNOHANG` is retried with a short backoff.
     fn wait_until(&mut self, deadline: Option<Instant>) -> io::Result<Option<(i32, libc::rusage)>> {
+        let Some(deadline) = deadline else {
+            return self.try_wait(true);
+        };
+        if let Some(r) = self.try_wait(false)? {
+            return Ok(Some(r));
+        }
+        if let Some(pidfd) = pidfd_open(self.pid) {
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    return self.try_wait(false);
+                }
+                let ms = (deadline - now)
+                    .as_micros()
+                    .div_ceil(1000)
+                    .min(i32::MAX as u128) as i32;
+                let mut p = libc::pollfd {
+                    fd: pidfd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                let rc = unsafe { libc::poll(&mut p, 1, ms) };
+                if rc < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break; // fall back to polling wait4
+                }
+                if rc > 0 {
+                    if let Some(r) = self.try_wait(false)? {
+                        return Ok(Some(r));
+                    }
+                }
+            }
+        }
         let mut nap = Duration::from_micros(20);
         loop {
             if let Some(r) = self.try_wait(false)? {
                 return Ok(Some(r));
             }
             let now = Instant::now();
-            if let Some(d) = deadline {
-                if now >= d {
-                    return Ok(None);
-                }
-                nap = nap.min(d - now);
+            if now >= deadline {
+                return Ok(None);
             }
-            std::thread::sleep(nap);
-            nap = (nap * 2).min(Duration::from_millis(5));
+            std::thread::sleep(nap.min(deadline - now));
+            nap = (nap * 2).min(Duration::from_millis(1));
         }
     }
+}
+
+/// A descriptor that becomes readable when `pid` exits, where the kernel
+/// has `pidfd_open`.
+fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor
+    // or -1; it touches no memory of ours.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the syscall returned a fresh descriptor that we now own.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 impl Drop for Child {
@@ -966,6 +1089,7 @@ fn watch(
             max_rss_kib: usage.ru_maxrss.max(0) as u64,
         },
         wall_time: start.elapsed(),
+        pid: child.pid as u32,
     })
 }
 
@@ -1024,4 +1148,32 @@ pub fn signal_description(signal: i32) -> &'static str {
         libc::SIGSYS => "Bad system call",
         _ => "Unknown signal",
     }
+}
+
+/// The symbolic name of a signal (`SIGSEGV`), or `SIG<n>` for others.
+pub fn signal_name(signal: i32) -> String {
+    let known = [
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGILL, "SIGILL"),
+        (libc::SIGTRAP, "SIGTRAP"),
+        (libc::SIGABRT, "SIGABRT"),
+        (libc::SIGBUS, "SIGBUS"),
+        (libc::SIGFPE, "SIGFPE"),
+        (libc::SIGKILL, "SIGKILL"),
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGSEGV, "SIGSEGV"),
+        (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGPIPE, "SIGPIPE"),
+        (libc::SIGALRM, "SIGALRM"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGXCPU, "SIGXCPU"),
+        (libc::SIGXFSZ, "SIGXFSZ"),
+        (libc::SIGSYS, "SIGSYS"),
+    ];
+    known
+        .iter()
+        .find(|(n, _)| *n == signal)
+        .map_or_else(|| format!("SIG{signal}"), |(_, s)| s.to_string())
 }

@@ -3,10 +3,10 @@
 //! The argument vector, in order:
 //!
 //! ```text
-//! ptxas [module ptxas-options] -arch sm_NN[a] --opt-level N [--device-debug] [--generate-line-info]
+//! ptxas [module ptxas-options] -arch sm_NN[a] --opt-level N [--device-debug | --generate-line-info]
 //!       (--input-as-string <PTX> | <temp>.ptx) -o /dev/stdout
 //!       --enable-extended-smem=true -uumn [-sanitize=memcheck -g-tmem-access-check]
-//!       [--knobs-file=<PTX_KNOBS_PATH>] [--nv-host=<host object>]
+//!       [--knobs-file=<PTX_KNOBS_PATH>, opt-in] [--nv-host=<host object>]
 //! ```
 //!
 //! Decisions, per flag (NVIDIA's ptxas 13.5 wins over the seeds):
@@ -24,11 +24,24 @@
 //!   turns them off.
 //! - `-sanitize=memcheck -g-tmem-access-check` with [`Sanitize::Memcheck`]
 //!   (to ptxas only: nvdisasm rejects them).
-//! - `--device-debug` / `--generate-line-info` for full debug info / line
-//!   info (ptxas' `-g` / `-lineinfo`).
-//! - `--knobs-file=<path>` only when both `MLIR_ENABLE_EVO` is present and
-//!   `PTX_KNOBS_PATH` is set ([`crate::env::Gates::knobs_file`]); the path is
-//!   not checked.
+//! - `--device-debug` / `--generate-line-info` (ptxas' `-g` / `-lineinfo`):
+//!   measured on CUDA 13.5, NVIDIA's tileiras passes neither for
+//!   `--device-debug` or `--lineinfo`; the debug information travels in the
+//!   PTX (`.file`/`.loc`, DWARF sections) and ptxas run without them gives
+//!   tileiras' cubin byte for byte, while with them the cubin differs (and
+//!   `--device-debug` at `--opt-level` above 0 is `ptxas fatal : Optimized
+//!   debugging not supported`). So [`PtxasJob::new`] leaves
+//!   [`PtxasJob::device_debug`] and [`PtxasJob::line_info`] off; a caller
+//!   may set them. When both are set only `--device-debug` goes (ptxas
+//!   warns about the pair and ignores line info).
+//! - `--knobs-file=<path>`: the seed forwards `PTX_KNOBS_PATH` when
+//!   `MLIR_ENABLE_EVO` is also present ([`crate::env::Gates::knobs_file`]
+//!   implements that AND gate). Measured on CUDA 13.5: NVIDIA's tileiras
+//!   does not forward it (its ptxas argv is the same with both variables
+//!   set), and ptxas 13.5 rejects the option (`ptxas fatal : Unknown option
+//!   '-knobs-file'`). So [`PtxasJob::new`] leaves [`PtxasJob::knobs_file`]
+//!   empty, as the real tool does, and [`PtxasJob::forward_knobs`] opts in
+//!   for a ptxas that takes it; the path is then passed unchecked.
 //! - `--nv-host=<path>`: the seed wraps the path in double quotes with `"`
 //!   and `\` escaped, but ptxas 13.5 takes argv tokens literally and then
 //!   fails with `Could not open input file '"…"'`. We pass the path bare;
@@ -77,13 +90,14 @@ pub struct PtxasJob {
     pub opt_level: u8,
     /// Tokens from the module's `ptxas-options`, placed first.
     pub module_options: Vec<String>,
-    /// `--device-debug`.
+    /// `--device-debug` (off in [`PtxasJob::new`], see the module docs).
     pub device_debug: bool,
-    /// `--generate-line-info`.
+    /// `--generate-line-info` (off in [`PtxasJob::new`], see the module docs).
     pub line_info: bool,
     /// Sanitizer instrumentation.
     pub sanitize: Sanitize,
-    /// `--knobs-file=` value, passed unchecked.
+    /// `--knobs-file=` value, passed unchecked when set (see the module
+    /// docs: ptxas 13.5 rejects the option).
     pub knobs_file: Option<OsString>,
     /// `--nv-host=` object.
     pub host_code: Option<HostCode>,
@@ -109,18 +123,21 @@ pub struct Assembled {
 }
 
 impl PtxasJob {
-    /// A job for `ptx` with every flag from `options` and the knob file
-    /// from `gates`.
+    /// A job for `ptx` with every flag from `options`, as NVIDIA's tileiras
+    /// 13.5 builds it. `gates` is taken for the knob file, which 13.5 does
+    /// not forward (see [`PtxasJob::forward_knobs`]).
     pub fn new(ptx: impl Into<String>, options: &Options, gates: &Gates) -> PtxasJob {
+        let _ = gates;
         PtxasJob {
             ptx: ptx.into(),
             arch: options.gpu.ptx_target().to_string(),
             opt_level: options.opt_level,
             module_options: Vec::new(),
-            device_debug: options.device_debug,
-            line_info: options.line_info,
+            // As NVIDIA's tileiras: debug info rides in the PTX (module docs).
+            device_debug: false,
+            line_info: false,
             sanitize: options.sanitize,
-            knobs_file: gates.knobs_file().map(|p| p.to_owned()),
+            knobs_file: None,
             host_code: None,
             reference_flags: true,
             timeout: options.tool_timeout,
@@ -146,6 +163,14 @@ impl PtxasJob {
         }
     }
 
+    /// Passes `--knobs-file=<PTX_KNOBS_PATH>` when `gates` has both
+    /// `MLIR_ENABLE_EVO` and `PTX_KNOBS_PATH`, as the seed describes. Only
+    /// for a ptxas that accepts the option; 13.5 does not.
+    pub fn forward_knobs(&mut self, gates: &Gates) -> &mut PtxasJob {
+        self.knobs_file = gates.knobs_file().map(|p| p.to_owned());
+        self
+    }
+
     /// Whether the PTX fits one argv token.
     pub fn fits_inline(&self) -> bool {
         self.ptx.len() < MAX_ARG_STRLEN
@@ -163,7 +188,8 @@ impl PtxasJob {
         if self.device_debug {
             a.push("--device-debug".into());
         }
-        if self.line_info {
+        // ptxas warns that the two conflict and ignores line info under -g.
+        if self.line_info && !self.device_debug {
             a.push("--generate-line-info".into());
         }
         match ptx_file {

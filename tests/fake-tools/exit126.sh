@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "fake-tool: something it needs could not run" >&2
+exit 126

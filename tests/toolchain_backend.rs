@@ -1,0 +1,83 @@
+//! The back end in one call, for every output kind.
+#[path = "fake-tools/support.rs"]
+mod support;
+
+use object::{Object, ObjectSection};
+use support::*;
+use tileiras::env::Gates;
+use tileiras::toolchain::backend::{self, Request};
+use tileiras::toolchain::ptxas::HostCode;
+use tileiras::{Gpu, Options, OutputKind, Status};
+
+fn options(output: OutputKind) -> Options {
+    Options {
+        gpu: Gpu::Sm90,
+        output,
+        cuda_root: Some(cuda_root()),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn every_output_kind() {
+    let ptx = corpus_ptx("arith_f32", "sm_90");
+    let gates = Gates::default();
+    let host = HostCode::File(corpus().join("arith_f32/ref.sm_90.nv_host.o"));
+
+    let o = options(OutputKind::Ptx);
+    let p = backend::run(&Request::new(&ptx, &o, &gates)).unwrap();
+    assert_eq!(p.bytes, ptx.as_bytes());
+
+    let o = options(OutputKind::Cubin);
+    let mut req = Request::new(&ptx, &o, &gates);
+    req.host_code = Some(host.clone());
+    let cubin = backend::run(&req).unwrap().bytes;
+    assert!(cubin.starts_with(b"\x7fELF"));
+    let f = object::File::parse(&*cubin).unwrap();
+    assert!(f.section_by_name(".nv.host").is_some());
+
+    let o = options(OutputKind::Sass);
+    let mut req = Request::new(&ptx, &o, &gates);
+    req.host_code = Some(host.clone());
+    let sass = String::from_utf8(backend::run(&req).unwrap().bytes).unwrap();
+    assert!(sass.contains(".text.arith_f32"), "{sass}");
+
+    let o = options(OutputKind::HostObject);
+    let mut req = Request::new(&ptx, &o, &gates);
+    req.host_code = Some(host);
+    req.sass_in_object = true;
+    let obj = backend::run(&req).unwrap().bytes;
+    let f = object::File::parse(&*obj).unwrap();
+    let embedded = f.section_by_name(".tileiras.cubin").unwrap();
+    assert_eq!(&embedded.data().unwrap()[..cubin.len()], &cubin[..]);
+    let text = f.section_by_name(".nvdisasm").unwrap();
+    assert_eq!(text.data().unwrap(), sass.as_bytes());
+}
+
+#[test]
+fn failures_map_to_status_codes() {
+    let gates = Gates::default();
+    let mut o = options(OutputKind::Cubin);
+    o.ptxas = Some("/nonexistent/ptxas".into());
+    let e = backend::run(&Request::new("", &o, &gates)).unwrap_err();
+    assert_eq!(e.status(), Status::CompileFailed);
+    assert_eq!(
+        e.to_string(),
+        "cannot find ptxas; looked in:\n  /nonexistent/ptxas (explicit ptxas path)"
+    );
+    let o = options(OutputKind::Cubin);
+    let e = backend::run(&Request::new(
+        ".version 8.0\n.target sm_90a\nbogus\n",
+        &o,
+        &gates,
+    ))
+    .unwrap_err();
+    assert_eq!(e.status(), Status::CompileFailed);
+    let d = e.diagnostics();
+    assert_eq!(d.len(), 1);
+    assert!(
+        e.to_string()
+            .starts_with("ptxas failed: exit status 255\nptxas "),
+        "{e}"
+    );
+}

@@ -1,0 +1,164 @@
+//! The nvdisasm adapter on real cubins, and its failures.
+#[path = "fake-tools/support.rs"]
+mod support;
+
+use std::time::Duration;
+
+use support::*;
+use tileiras::env::Gates;
+use tileiras::toolchain::nvdisasm::{self, split_command, DisasmJob, EMPTY_COMMAND_MESSAGE};
+use tileiras::toolchain::ptxas::{self, HostCode, PtxasJob};
+use tileiras::toolchain::{ToolError, Toolkit};
+use tileiras::{Options, Status};
+
+fn reference_cubin(kernel: &str) -> Vec<u8> {
+    let mut j = PtxasJob::new(
+        corpus_ptx(kernel, "sm_90"),
+        &Options::default(),
+        &Gates::default(),
+    );
+    j.host_code = Some(HostCode::File(
+        corpus().join(kernel).join("ref.sm_90.nv_host.o"),
+    ));
+    ptxas::assemble(&toolkit(), &j).unwrap().cubin
+}
+
+/// The corpus' whitespace normalisation of SASS text.
+fn squeeze(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for line in s.lines() {
+        let mut prev_blank = false;
+        let mut l = String::new();
+        for c in line.chars() {
+            if c == ' ' || c == '\t' {
+                if !prev_blank {
+                    l.push(' ');
+                }
+                prev_blank = true;
+            } else {
+                l.push(c);
+                prev_blank = false;
+            }
+        }
+        out.push_str(l.trim_end_matches(' '));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn sass_matches_the_corpus_reference() {
+    let tk = toolkit();
+    for kernel in ["arith_f32", "matmul_f16_tma"] {
+        let cubin = reference_cubin(kernel);
+        let sass = nvdisasm::disassemble(&tk, &cubin, Some(Duration::from_secs(120))).unwrap();
+        let reference =
+            std::fs::read_to_string(corpus().join(kernel).join("ref.sm_90.sass.txt")).unwrap();
+        assert_eq!(squeeze(&sass), squeeze(&reference), "{kernel}");
+    }
+}
+
+#[test]
+fn temporary_cubin_is_removed_and_a_callers_file_is_kept() {
+    let tk = toolkit();
+    let cubin = reference_cubin("arith_f32");
+    let tmp = tempfile::tempdir().unwrap();
+    let job = DisasmJob {
+        temp_dir: Some(tmp.path().to_owned()),
+        ..DisasmJob::default()
+    };
+    let a = nvdisasm::dump_sass(&tk, &cubin, &job).unwrap();
+    assert!(
+        a.contains(".text.arith_f32") || a.contains("arith_f32"),
+        "{a}"
+    );
+    assert!(entries(tmp.path()).is_empty());
+
+    let file = tmp.path().join("mine.cubin");
+    std::fs::write(&file, &cubin).unwrap();
+    let job = DisasmJob {
+        cubin_path: Some(file.clone()),
+        ..DisasmJob::default()
+    };
+    let b = nvdisasm::dump_sass(&tk, &[], &job).unwrap();
+    assert_eq!(a, b);
+    assert!(file.exists());
+}
+
+#[test]
+fn empty_command_is_rejected() {
+    for cmd in ["", "   ", "\t\n"] {
+        let job = DisasmJob {
+            command: cmd.into(),
+            ..DisasmJob::default()
+        };
+        let e = nvdisasm::dump_sass(&toolkit(), b"x", &job).unwrap_err();
+        assert_eq!(e.to_string(), EMPTY_COMMAND_MESSAGE);
+        assert_eq!(
+            e.to_string(),
+            "Please provide a valid dumpSassCommand. For example, `nvdisasm -c`."
+        );
+        assert_eq!(tileiras::Error::from(e).status(), Status::CompileFailed);
+    }
+}
+
+#[test]
+fn command_words() {
+    assert_eq!(split_command("nvdisasm -c"), ["nvdisasm", "-c"]);
+    assert_eq!(
+        split_command("  '/a b/nvdisasm'  -c \"x y\" z\\ w "),
+        ["/a b/nvdisasm", "-c", "x y", "z w"]
+    );
+    assert_eq!(split_command("''"), [""]);
+    assert!(split_command(" ").is_empty());
+}
+
+#[test]
+fn failure_is_a_compile_failure_with_the_tools_text() {
+    let tk = toolkit();
+    // Real nvdisasm on bytes that are not a cubin.
+    let tmp = tempfile::tempdir().unwrap();
+    let job = DisasmJob {
+        temp_dir: Some(tmp.path().to_owned()),
+        ..DisasmJob::default()
+    };
+    let e = nvdisasm::dump_sass(&tk, b"not a cubin", &job).unwrap_err();
+    assert!(matches!(e, ToolError::Failed { .. }), "{e:?}");
+    assert!(
+        e.to_string().starts_with("nvdisasm failed: exit status"),
+        "{e}"
+    );
+    assert!(!e.tool_output().unwrap().is_empty());
+    assert!(entries(tmp.path()).is_empty());
+    assert_eq!(tileiras::Error::from(e).status(), Status::CompileFailed);
+
+    // A fake disassembler named in the command, and a timeout.
+    let (_d, fake) = fake_tool("hang.sh", "fake-nvdisasm");
+    let job = DisasmJob {
+        command: format!("{} -c", fake.display()),
+        timeout: Some(Duration::from_millis(300)),
+        temp_dir: Some(tmp.path().to_owned()),
+        ..DisasmJob::default()
+    };
+    let e = nvdisasm::dump_sass(&tk, b"x", &job).unwrap_err();
+    assert_eq!(e.to_string(), "nvdisasm failed: Child timed out");
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn missing_nvdisasm_lists_where_it_looked() {
+    let tk = Toolkit::resolve_in(
+        &tileiras::toolchain::ToolOverrides {
+            ptxas: Some(cuda_root().join("bin/ptxas")),
+            nvdisasm: Some("/nonexistent/nvdisasm".into()),
+            cuda_root: None,
+        },
+        &tileiras::toolchain::SearchEnv::from_lookup(|_| None),
+    )
+    .unwrap();
+    let e = nvdisasm::disassemble(&tk, b"x", None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot find nvdisasm; looked in:\n  /nonexistent/nvdisasm (explicit nvdisasm path)"
+    );
+}
