@@ -1,7 +1,7 @@
 //! The whole pipeline in one call: bytecode in, the requested output out.
 //!
-//! read → verify → lower (PTX) → ptxas (cubin) → nvdisasm (SASS) or the
-//! host object writer, stopping at the stage that makes the requested
+//! read → verify → lower (PTX) → [`backend::run`] (ptxas, then nvdisasm or
+//! the host object writer), stopping at the stage that makes the requested
 //! output. The environment gates are read once, here, and passed on.
 use std::path::{Path, PathBuf};
 
@@ -9,8 +9,7 @@ use crate::diag::{Diagnostic, Severity};
 use crate::env::Gates;
 use crate::error::Error;
 use crate::options::{Options, OutputKind};
-use crate::toolchain::ptxas::{self, PtxasJob};
-use crate::toolchain::{nvdisasm, ToolOverrides, Toolkit};
+use crate::toolchain::backend::{self, Request};
 use crate::{bytecode, elf, lower, verify};
 
 /// The result of a successful compile.
@@ -54,31 +53,13 @@ fn run(
     if gates.dump_llvm {
         dump(options, "ptx", ptx.as_bytes(), sink);
     }
-    if options.output == OutputKind::Ptx {
-        return Ok(Output {
-            kind: OutputKind::Ptx,
-            bytes: ptx.into_bytes(),
-        });
-    }
-    let toolkit = Toolkit::resolve(&ToolOverrides::from_options(options))?;
-    let assembled = ptxas::assemble(&toolkit, &PtxasJob::new(ptx, options, &gates))?;
-    for line in assembled.log.lines().filter(|l| !l.trim().is_empty()) {
+    let produced = backend::run(&Request::new(&ptx, options, &gates))?;
+    for line in produced.ptxas_log.lines().filter(|l| !l.trim().is_empty()) {
         sink(&Diagnostic::new(Severity::Warning, line));
     }
-    let cubin = assembled.cubin;
-    let bytes = match options.output {
-        OutputKind::Cubin => cubin,
-        OutputKind::Sass => {
-            nvdisasm::disassemble(&toolkit, &cubin, options.tool_timeout)?.into_bytes()
-        }
-        OutputKind::HostObject => {
-            elf::host_object(&cubin, None, options.host_arch, options.host_os)?
-        }
-        OutputKind::Ptx => unreachable!("PTX output returned above"),
-    };
     Ok(Output {
         kind: options.output,
-        bytes,
+        bytes: produced.bytes,
     })
 }
 
