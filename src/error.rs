@@ -103,9 +103,11 @@ impl Error {
     /// The diagnostics this error stands for, in the order they are shown.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         match self {
+            // NVIDIA's tileiras: the verifier's errors, then these two lines.
             Error::Verify(diags) => {
                 let mut v = diags.clone();
                 v.push(Diagnostic::error(self.to_string()));
+                v.push(Diagnostic::error(NOT_BYTECODE));
                 v
             }
             Error::Read(e) => e.diagnostics(),
@@ -114,3 +116,6 @@ impl Error {
         }
     }
 }
+
+/// NVIDIA's last line for any input that is not valid Tile IR.
+const NOT_BYTECODE: &str = "input does not correspond to Tile IR bytecode";
