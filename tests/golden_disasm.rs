@@ -52,7 +52,11 @@ fn corpus_files() -> Vec<PathBuf> {
         }
     }
     v.sort();
-    assert!(v.len() >= 200, "expected the full corpus, found {} files", v.len());
+    assert!(
+        v.len() >= 200,
+        "expected the full corpus, found {} files",
+        v.len()
+    );
     v
 }
 
@@ -88,7 +92,11 @@ fn first_diff(a: &str, b: &str) -> String {
             return format!("line {}:\n  ours: {x}\n  real: {y}", i + 1);
         }
     }
-    format!("line counts differ: {} vs {}", a.lines().count(), b.lines().count())
+    format!(
+        "line counts differ: {} vs {}",
+        a.lines().count(),
+        b.lines().count()
+    )
 }
 
 #[test]
@@ -110,7 +118,11 @@ fn primary_files_print_their_mlir() {
         let expected = std::fs::read_to_string(&mlir).unwrap();
         match ours(&primary, false) {
             Ok(got) if got == expected => checked += 1,
-            Ok(got) => failures.push(format!("{}: {}", primary.display(), first_diff(&got, &expected))),
+            Ok(got) => failures.push(format!(
+                "{}: {}",
+                primary.display(),
+                first_diff(&got, &expected)
+            )),
             Err(e) => failures.push(format!("{}: read error {e}", primary.display())),
         }
     }
@@ -136,13 +148,22 @@ fn compare_all(debug_info: bool) {
                 path.display(),
                 r.stderr
             );
-            assert!(got.is_ok(), "{}: reader failed: {:?}", path.display(), got.err());
+            assert!(
+                got.is_ok(),
+                "{}: reader failed: {:?}",
+                path.display(),
+                got.err()
+            );
             refused += 1;
             continue;
         }
         match got {
             Ok(text) if text == r.stdout => pass += 1,
-            Ok(text) => failures.push(format!("{}: {}", path.display(), first_diff(&text, &r.stdout))),
+            Ok(text) => failures.push(format!(
+                "{}: {}",
+                path.display(),
+                first_diff(&text, &r.stdout)
+            )),
             Err(e) => failures.push(format!("{}: read error {e}", path.display())),
         }
     }

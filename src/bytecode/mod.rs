@@ -54,6 +54,9 @@ pub struct ReadError {
     /// sub-reader (section, type, function body) the error arose in. `None`
     /// until known; then [`ReadError::offset`] is shown.
     pub shown_offset: Option<usize>,
+    /// Whether NVIDIA's reader shows this error with its offset
+    /// (`error at offset N: ...`); a few of its messages carry none.
+    pub located: bool,
 }
 
 /// One line of context around a [`ReadError`].
@@ -70,6 +73,7 @@ pub struct ContextLine {
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
+            ReadErrorKind::Malformed if !self.located => f.write_str(&self.message),
             ReadErrorKind::Malformed => {
                 let shown = self.shown_offset.unwrap_or(self.offset);
                 write!(f, "error at offset {shown}: {}", self.message)
@@ -91,6 +95,16 @@ impl ReadError {
             kind: ReadErrorKind::Malformed,
             context: Vec::new(),
             shown_offset: None,
+            located: true,
+        }
+    }
+
+    /// A malformed-input error NVIDIA shows without an offset.
+    #[cold]
+    pub fn unlocated(offset: usize, message: impl Into<String>) -> Self {
+        ReadError {
+            located: false,
+            ..ReadError::new(offset, message)
         }
     }
 

@@ -43,6 +43,7 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             kind: ReadErrorKind::BadMagic { mlir },
             context: Vec::new(),
             shown_offset: None,
+            located: true,
         });
     }
     r.bytes(MAGIC.len())?;
@@ -62,6 +63,7 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             kind: ReadErrorKind::UnsupportedVersion(v),
             context: Vec::new(),
             shown_offset: None,
+            located: true,
         });
     }
     if tag != 0 {
@@ -506,11 +508,18 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
     };
     let scalar = |s: Scalar, since: Version| -> Result<Type, ReadError> {
         if version < since {
-            return Err(ReadError::new(
+            let name = match s {
+                Scalar::F8E8M0FNU => "Float8E8M0FNU",
+                Scalar::F4E2M1FN => "Float4E2M1FN",
+                Scalar::I4 => "Int4",
+                Scalar::F8E5M3FNU => "Float8E5M3FNU",
+                other => other.name(),
+            };
+            return Err(ReadError::unlocated(
                 at,
                 format!(
-                    "type '{}' is not available in bytecode version {version}",
-                    s.name()
+                    "type '{name}' requires bytecode version {}.{}+, file version is {}.{}",
+                    since.major, since.minor, version.major, version.minor
                 ),
             ));
         }

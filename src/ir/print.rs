@@ -1582,17 +1582,13 @@ impl<'m> Printer<'m> {
                             .collect()
                     })
                     .unwrap_or_default();
-                let hints = op
-                    .attr("optimization_hints")
-                    .map(|a| self.attr_text(a))
-                    .unwrap_or_default();
-                let _ = write!(
-                    s,
-                    " @{}({}) optimization_hints={} {{\n",
-                    name,
-                    args.join(", "),
-                    hints
-                );
+                let hints = match op.attr("optimization_hints") {
+                    Some(a @ Attr::OptimizationHints(items)) if !items.is_empty() => {
+                        format!(" optimization_hints={}", self.attr_text(a))
+                    }
+                    _ => String::new(),
+                };
+                let _ = writeln!(s, " @{}({}){} {{", name, args.join(", "), hints);
                 self.out.push_str(&s);
                 if let Some(r) = op.regions.first() {
                     self.print_region_body(r, level + 1, false);
