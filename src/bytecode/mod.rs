@@ -7,6 +7,7 @@
 //! anything is allocated; every error carries the absolute byte offset.
 use crate::diag::Diagnostic;
 
+/// cbindgen:ignore
 pub mod limits;
 
 mod layout;

@@ -212,4 +212,6 @@ pub enum Type {
 }
 
 /// The marker for a dynamic dimension or stride (`?`), as in MLIR.
+///
+/// cbindgen:ignore
 pub const DYNAMIC: i64 = i64::MIN;
