@@ -170,7 +170,7 @@ fn nested_ifs(depth: usize) -> Vec<u8> {
             None => vec![yield_op.clone()],
         };
         op.extend(region(&then_ops));
-        op.extend(region(&[yield_op.clone()]));
+        op.extend(region(std::slice::from_ref(&yield_op)));
         inner = Some(op);
     }
     let mut body = inner.unwrap_or_default();

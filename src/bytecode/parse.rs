@@ -1422,7 +1422,7 @@ fn parse_op(
                 }
             }
             Step::Flags(since) => {
-                if since.is_none_or(|v| ctx.version >= v) {
+                if since.map_or(true, |v| ctx.version >= v) {
                     flags = r.varint()?;
                 }
             }

@@ -989,11 +989,7 @@ impl<'m> Printer<'m> {
                 );
             }
             O::Atan2 | O::MulhiI => {
-                let (a, b) = if op.opcode == O::Atan2 {
-                    ("x", "y")
-                } else {
-                    ("x", "y")
-                };
+                let (a, b) = ("x", "y");
                 let _ = write!(
                     s,
                     " {}, {} : {}",
@@ -1728,9 +1724,9 @@ impl<'m> Printer<'m> {
                     let _ = write!(s, " reverse={rv}");
                 }
                 let tys: Vec<String> = op.results.iter().map(|&r| self.vty(r)).collect();
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    " identities={} : {} -> {} \n",
+                    " identities={} : {} -> {} ",
                     ids,
                     self.vtys(ops),
                     tys.join(", ")
