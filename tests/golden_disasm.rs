@@ -185,3 +185,66 @@ fn all_files_match_real_tileirdisasm() {
 fn all_files_match_real_tileirdisasm_with_debug_info() {
     compare_all(true);
 }
+
+/// The op-coverage files (`tests/data/bytecode/ops`, written with cuTile's
+/// encoders, see `gen.py` there) and NVIDIA's versioning inputs: output,
+/// or error lines, must match the real tool.
+#[test]
+fn extra_files_match_real_tileirdisasm() {
+    let data = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bytecode"));
+    let mut files = Vec::new();
+    for dir in [data.clone(), data.join("ops")] {
+        for f in std::fs::read_dir(dir).unwrap().flatten() {
+            if f.path().extension().is_some_and(|e| e == "tileirbc") {
+                files.push(f.path());
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 20, "found {} files", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        for debug_info in [false, true] {
+            let r = real(path, debug_info);
+            let bytes = std::fs::read(path).unwrap();
+            match bytecode::read(&bytes) {
+                Ok(m) if r.ok => {
+                    let got = print_module(&m, &PrintOptions { debug_info });
+                    if got != r.stdout {
+                        failures.push(format!(
+                            "{}: {}",
+                            path.display(),
+                            first_diff(&got, &r.stdout)
+                        ));
+                    }
+                }
+                Err(e) if !r.ok => {
+                    let real_lines: Vec<&str> = r
+                        .stderr
+                        .lines()
+                        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+                        .collect();
+                    if e.disasm_lines() != real_lines {
+                        failures.push(format!(
+                            "{}: errors differ: {:?} vs {real_lines:?}",
+                            path.display(),
+                            e.disasm_lines()
+                        ));
+                    }
+                }
+                Ok(_) => failures.push(format!(
+                    "{}: real tool failed: {}",
+                    path.display(),
+                    r.stderr
+                )),
+                Err(e) => failures.push(format!("{}: read error {e}", path.display())),
+            }
+        }
+    }
+    eprintln!(
+        "extra files: {} checked twice, {} failures",
+        files.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

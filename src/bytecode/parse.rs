@@ -191,9 +191,7 @@ impl<'a> Ctx<'a> {
             ));
         }
         if let Some(e) = &self.type_errors[i] {
-            return Err(e
-                .clone()
-                .with_context(at, format!("failed to read type {index}")));
+            return Err(e.clone());
         }
         if self.type_checked[i] {
             return Ok(Handle::from_index(i));
@@ -495,9 +493,37 @@ fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, Re
         .ok_or_else(|| ReadError::new(at, format!("invalid padding value: {v}")))
 }
 
-fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
+/// A tile shape: a varint count of 8-byte dimensions, each a power of two.
+fn tile_shape(r: &mut Reader<'_>) -> Result<Vec<i64>, ReadError> {
     let at = r.offset();
-    let tag = r.varint()?;
+    let n = r.varint()?;
+    if n > MAX_RANK || n > (r.remaining() / 8) as u64 {
+        return Err(ReadError::new(
+            at,
+            format!("list of {n} entries exceeds the remaining data"),
+        ));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let d = r.u64_le()? as i64;
+        if d <= 0 || d & (d - 1) != 0 {
+            return Err(r.err(format!("all dimensions must be powers of two, got {d}")));
+        }
+        v.push(d);
+    }
+    Ok(v)
+}
+
+fn parse_type(mut entry: Reader<'_>, version: Version) -> Result<Type, ReadError> {
+    let tag = entry.varint()?;
+    // NVIDIA's reader decodes the payload after the tag with its own reader.
+    let mut r = entry.rest();
+    let base = r.base();
+    parse_type_payload(tag, &mut r, version).map_err(|e| e.rebase(base))
+}
+
+fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<Type, ReadError> {
+    let at = r.offset();
     let id = |r: &mut Reader<'_>| -> Result<TypeId, ReadError> {
         let at = r.offset();
         let v = r.varint()?;
@@ -546,20 +572,20 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         17 => Type::Token,
         12 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let pointee = id(&mut r)?;
+            let pointee = id(r)?;
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::Pointer { pointee, ptr_attr }
         }
         13 => {
-            let element = id(&mut r)?;
-            let shape = int_list(&mut r, 8)?;
+            let element = id(r)?;
+            let shape = tile_shape(r)?;
             Type::Tile { element, shape }
         }
         14 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let element = id(&mut r)?;
-            let shape = int_list(&mut r, 8)?;
-            let strides = int_list(&mut r, 8)?;
+            let element = id(r)?;
+            let shape = int_list(r, 8)?;
+            let strides = int_list(r, 8)?;
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::TensorView {
                 element,
@@ -571,15 +597,15 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         15 => {
             let unified = version >= V13_3;
             let flags = if unified { r.varint()? } else { 0 };
-            let tile_shape = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
-            let dim_map = i32_list(&mut r)?;
+            let tile_shape = i32_list(r)?;
+            let tensor_view = id(r)?;
+            let dim_map = i32_list(r)?;
             let has = if unified {
                 flags & 1 != 0
             } else {
                 r.varint()? != 0
             };
-            let padding = read_padding(&mut r, has)?;
+            let padding = read_padding(r, has)?;
             Type::PartitionView {
                 tile_shape,
                 tensor_view,
@@ -603,16 +629,16 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
                 }
                 Ok(v)
             };
-            let inputs = list(&mut r)?;
-            let results = list(&mut r)?;
+            let inputs = list(r)?;
+            let results = list(r)?;
             Type::Function { inputs, results }
         }
         20 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
+            let tile_shape = i32_list(r)?;
+            let tensor_view = id(r)?;
             let sparse_dim = r.varint()?;
-            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            let padding = read_padding(r, flags & 1 != 0)?;
             Type::GatherScatterView {
                 tile_shape,
                 tensor_view,
@@ -622,11 +648,11 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         }
         21 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(&mut r)?;
-            let traversal_strides = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
-            let dim_map = i32_list(&mut r)?;
-            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            let tile_shape = i32_list(r)?;
+            let traversal_strides = i32_list(r)?;
+            let tensor_view = id(r)?;
+            let dim_map = i32_list(r)?;
+            let padding = read_padding(r, flags & 1 != 0)?;
             Type::StridedView {
                 tile_shape,
                 traversal_strides,
@@ -1007,24 +1033,37 @@ fn dense_from_constant(
             "expect Cuda Tile integer or float type for a dense constant",
         ));
     };
-    let size = c
-        .varint()
-        .map_err(|_| c.err("failed to read the size of the data buffer"))?;
+    let size = c.varint().map_err(|_| {
+        c.err("failed to read the size of the data buffer")
+            .rebase(c.base())
+    })?;
     if size > c.remaining() as u64 {
-        return Err(c.err("failed to read the raw byte data"));
+        return Err(c.err("failed to read the raw byte data").rebase(c.base()));
     }
     let data = c.bytes(size as usize)?;
+    if s == Scalar::I1 {
+        if size != 1 && size != n.div_ceil(8) {
+            return Err(c
+                .err(format!(
+                    "i1 dense attribute payload size {size} is not a recognized encoding for {n} elements"
+                ))
+                .rebase(c.base()));
+        }
+        return Ok(Attr::Dense {
+            ty,
+            data: data.to_vec(),
+        });
+    }
     let ok = if s == Scalar::I1 {
-        size == 1 || size == n.div_ceil(8) || size == n
+        false
     } else {
         let eb = u64::from(s.bit_width().div_ceil(8));
         size == eb || Some(size) == n.checked_mul(eb)
     };
     if !ok {
-        return Err(ReadError::new(
-            at,
-            "failed to validate buffer size and format",
-        ));
+        return Err(c
+            .err("failed to validate buffer size and format")
+            .rebase(c.base()));
     }
     Ok(Attr::Dense {
         ty,

@@ -257,9 +257,8 @@ fn escape(s: &str) -> String {
     let mut out = String::new();
     for &b in s.as_bytes() {
         match b {
-            b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
+            0x20..=0x7e if b != b'"' => out.push(b as char),
             _ => {
                 let _ = write!(out, "\\{b:02X}");
             }
@@ -998,13 +997,23 @@ impl<'m> Printer<'m> {
                     self.rt(op, 0)
                 );
             }
-            O::FPowF | O::FPowI => {
+            O::FPowF => {
                 let _ = write!(
                     s,
                     " {}, {} : {}",
                     self.gv(op, "source"),
                     self.gv(op, "exponent"),
                     self.rt(op, 0)
+                );
+            }
+            O::FPowI => {
+                let _ = write!(
+                    s,
+                    " {}, {} : {}, {}",
+                    self.gv(op, "source"),
+                    self.gv(op, "exponent"),
+                    self.rt(op, 0),
+                    self.gt(op, "exponent")
                 );
             }
             O::MaxF | O::MinF => {
@@ -1690,11 +1699,12 @@ impl<'m> Printer<'m> {
                     );
                 }
                 if !op.results.is_empty() {
-                    if init.is_empty() {
-                        s.push_str(" :");
-                    }
                     let tys: Vec<String> = op.results.iter().map(|&r| self.vty(r)).collect();
-                    let _ = write!(s, " -> {}", tys.join(", "));
+                    if init.is_empty() {
+                        let _ = write!(s, " : {}", tys.join(", "));
+                    } else {
+                        let _ = write!(s, " -> {}", tys.join(", "));
+                    }
                 }
                 s.push_str(" {\n");
                 self.out.push_str(&s);
@@ -1755,10 +1765,10 @@ impl<'m> Printer<'m> {
                 if let Some(&t) = op.operand_group("token").first() {
                     let _ = write!(s, " token = {}", self.val(t));
                 }
-                let _ = write!(s, " : {}", self.rt(op, 0));
+                let _ = write!(s, " -> {}", self.rt(op, 0));
             }
             O::MemoryFenceAliasTko => {
-                let _ = write!(s, " {} : {}", self.gv(op, "token"), self.rt(op, 0));
+                let _ = write!(s, " {}", self.gv(op, "token"));
             }
         }
         self.out.push_str(&s);
@@ -1801,14 +1811,11 @@ fn sext(v: u64, w: u32) -> i64 {
 fn dense_elements(s: Scalar, data: &[u8], n: u64) -> Vec<u64> {
     let n = n.min(1 << 20) as usize;
     if s == Scalar::I1 {
-        if data.len() == 1 {
-            let v = u64::from(data[0] != 0);
-            return vec![v; n.max(1)];
+        // One byte 0x00/0xFF is a splat; otherwise bits are packed LSB first.
+        if data.len() == 1 && (data[0] == 0 || data[0] == 0xff) {
+            return vec![u64::from(data[0] != 0); n.max(1)];
         }
-        if data.len() == n {
-            return data.iter().map(|&b| u64::from(b != 0)).collect();
-        }
-        return (0..n)
+        return (0..n.max(1))
             .map(|i| u64::from(data.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)))
             .collect();
     }
