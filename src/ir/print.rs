@@ -1298,7 +1298,7 @@ impl<'m> Printer<'m> {
                     _ => String::new(),
                 };
                 let vis = match self.enum_kw(op, "symbol_visibility") {
-                    Some("private") => "private",
+                    Some("private") => "private ",
                     _ => "",
                 };
                 let cst = if op.has_flag("constant") {
@@ -1306,11 +1306,15 @@ impl<'m> Printer<'m> {
                 } else {
                     ""
                 };
+                let align = match op.attr("alignment") {
+                    Some(Attr::Int(a)) if *a != 0 => format!(" alignment = {a}"),
+                    _ => String::new(),
+                };
                 let (v, t) = match op.attr("value") {
                     Some(Attr::Dense { ty, data }) => (self.dense_text(*ty, data), self.ty(*ty)),
                     _ => (String::new(), String::new()),
                 };
-                let _ = write!(s, " {vis}{cst} @{n} {v} : {t}");
+                let _ = write!(s, " {vis}{cst} @{n}{align} {v} : {t}");
             }
             O::Return | O::Yield | O::Continue | O::Break => {
                 let ops = op.operand_group("operands");

@@ -172,3 +172,43 @@ for n in names:
             make(n, ver, cases[n])
         except Exception as ex:
             print(n, ver, 'skip:', type(ex).__name__, str(ex)[:100])
+
+
+def make_debug(ver):
+    """Debug info: lexical blocks, call sites, several files, and a global."""
+    buf = bytearray()
+    with write_bytecode(1, buf, V[ver]) as w:
+        tt = w.type_table
+        dt = w.debug_attr_table
+        f1 = dt.file('kernels.py', '/src')
+        f2 = dt.file('helpers.py', '/src/lib')
+        cu = dt.compile_unit(f1)
+        sp = dt.subprogram(f1, 10, 'dbg', 'dbg', cu, 11)
+        sp2 = dt.subprogram(f2, 3, 'helper', 'helper', cu, 3)
+        lb = dt.lexical_block(sp, f1, 12, 4)
+        l0 = dt.loc(sp, 'kernels.py', 10, 0)
+        l1 = dt.loc(lb, 'kernels.py', 13, 8)
+        l2 = dt.loc(sp2, 'helpers.py', 5, 2)
+        cs = dt.call_site(l2, l1)
+        cs2 = dt.call_site(cs, l0)
+        i32 = tt.tile(tt.I32, [])
+        w.global_section.define_global('g_const', tt.tile(tt.I32, [2]), (7).to_bytes(4, 'little') * 2, 8, True,
+                                       E.SymbolVisibility.Private) if V[ver] >= BytecodeVersion.V_13_3 else \
+            w.global_section.define_global('g_plain', tt.tile(tt.I32, [2]), (7).to_bytes(4, 'little') * 2, 8)
+        hints = {'sm_90': EntryHints(num_cta_in_cga=2, occupancy=3), 'sm_100': EntryHints(num_worker_warps_per_cta=4)}
+        with w.function('dbg', [i32], [], True, hints, l0) as fb:
+            cb = fb.code_builder
+            with cb.debug_attr(l1):
+                a = E.encode_AddIOp(cb, i32, fb.parameters[0], fb.parameters[0], E.IntegerOverflow.NONE)
+            with cb.debug_attr(cs):
+                b = E.encode_MulIOp(cb, i32, a, a, E.IntegerOverflow.NONE)
+            with cb.debug_attr(cs2):
+                E.encode_SubIOp(cb, i32, b, a, E.IntegerOverflow.NONE)
+            with cb.debug_attr(l0):
+                E.encode_ReturnOp(cb, [])
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), f'debug_{ver.replace(".", "_")}.tileirbc')
+    open(out, 'wb').write(buf)
+
+
+for ver in ['13.1', '13.3', '13.4']:
+    make_debug(ver)
