@@ -6,8 +6,8 @@ use super::{
     table, ReadError, ReadErrorKind, Version, MAGIC, MAX_VERSION, MIN_VERSION, MLIR_MAGIC,
 };
 use crate::ir::{
-    Attr, Block, DebugAttr, DebugId, Handle, Module, Op, OpId, Opcode, Padding, Region, Scalar,
-    Segment, Type, TypeId, Value, ValueDef, ValueId,
+    types::DYNAMIC, Attr, Block, DebugAttr, DebugId, Handle, Module, Op, OpId, Opcode, Padding,
+    Region, Scalar, Segment, Type, TypeId, Value, ValueDef, ValueId,
 };
 
 const SEC_END: u8 = 0;
@@ -66,10 +66,22 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             located: true,
         });
     }
-    if tag != 0 {
-        return Err(r.err(format!(
-            "public-preview bytecode at version {major}.{minor}.{tag} is not readable; preview content is only valid at the current version {MAX_VERSION}"
-        )));
+    if tag & !1 != 0 {
+        let at = r.offset();
+        return Err(r
+            .err(format!(
+                "header has unrecognized version tag bits (0x{:X});",
+                tag & !1
+            ))
+            .with_context(at, "failed to parse bytecode header"));
+    }
+    if tag == 1 {
+        if base != MAX_VERSION {
+            return Err(r.err(format!(
+                "public-preview bytecode at version {major}.{minor}.{tag} is not readable; preview content is only valid at the current version {MAX_VERSION}"
+            )));
+        }
+        return Err(r.err("public-preview bytecode requires at least one enabled preview feature"));
     }
     Ok(v)
 }
@@ -84,22 +96,19 @@ impl<'a> Strings<'a> {
     fn get(&self, index: u64, at: usize) -> Result<String, ReadError> {
         let i = usize::try_from(index).unwrap_or(usize::MAX);
         if i >= self.offsets.len() {
-            return Err(ReadError::new(
+            return Err(ReadError::unlocated(
                 at,
                 format!("string index {index} out of bounds"),
             ));
         }
-        let start = self.offsets[i] as usize;
-        let end = match self.offsets.get(i + 1) {
-            Some(&e) => e as usize,
-            None => self.data.len(),
-        };
-        if start > end || end > self.data.len() {
-            return Err(ReadError::new(
-                at,
-                format!("string {index} has an invalid extent [{start}, {end})"),
-            ));
-        }
+        // Like NVIDIA's reader: the extent is [start, next start) taken as
+        // a 32-bit length and clamped to the string data.
+        let len = self.data.len();
+        let s0 = self.offsets[i];
+        let e0 = self.offsets.get(i + 1).copied().unwrap_or(len as u32);
+        let n = u64::from(e0.wrapping_sub(s0));
+        let start = (s0 as usize).min(len);
+        let end = (start as u64 + n).min(len as u64) as usize;
         Ok(String::from_utf8_lossy(&self.data[start..end]).into_owned())
     }
 
@@ -151,11 +160,28 @@ impl<'a> Constants<'a> {
 
 /// Debug-info tables from the debug section.
 #[derive(Default)]
-struct DebugTables {
+struct DebugTables<'a> {
     /// Per function: start index into `indices`.
     index_offsets: Vec<u32>,
     /// Debug attribute ids (0 = unknown, else 1 + attr index).
     indices: Vec<u64>,
+    /// Per debug attribute: whether it and everything it refers to decoded.
+    ok: Vec<bool>,
+    /// Per debug attribute: its bytes (tag first), when its extent is valid.
+    payloads: Vec<Option<Reader<'a>>>,
+}
+
+/// What a debug attribute reference must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DebugKind {
+    /// A location (`di_loc`, call site, unknown).
+    Location,
+    /// A local scope (subprogram or lexical block).
+    LocalScope,
+    /// A file.
+    File,
+    /// A compile unit.
+    CompileUnit,
 }
 
 /// Per-function debug iterator (function location first, then ops in order).
@@ -168,11 +194,11 @@ struct Ctx<'a> {
     version: Version,
     strings: Strings<'a>,
     consts: Constants<'a>,
-    debug: DebugTables,
+    debug: DebugTables<'a>,
     /// Number of debug attrs in the module arena (valid ids are 1..=n).
     module: Module,
     /// Per type index: whether it has been checked (Some(Ok)) or failed.
-    type_errors: Vec<Option<ReadError>>,
+    type_entries: Vec<TypeEntry>,
     type_checked: Vec<bool>,
 }
 
@@ -190,7 +216,7 @@ impl<'a> Ctx<'a> {
                 format!("type index {index} out of bounds (size={n})"),
             ));
         }
-        if let Some(e) = &self.type_errors[i] {
+        if let Some(e) = &self.type_entries[i].error {
             return Err(e.clone());
         }
         if self.type_checked[i] {
@@ -202,17 +228,15 @@ impl<'a> Ctx<'a> {
                 format!("type {index} nests too deeply or refers to itself"),
             ));
         }
-        let children: Vec<TypeId> = match &self.module.types[Handle::from_index(i)] {
-            Type::Scalar(_) | Type::Token => vec![],
-            Type::Pointer { pointee, .. } => vec![*pointee],
-            Type::Tile { element, .. } | Type::TensorView { element, .. } => vec![*element],
-            Type::PartitionView { tensor_view, .. }
-            | Type::GatherScatterView { tensor_view, .. }
-            | Type::StridedView { tensor_view, .. } => vec![*tensor_view],
-            Type::Function { inputs, results } => inputs.iter().chain(results).copied().collect(),
-        };
-        for c in children {
-            self.check_type(c.index() as u64, at, depth + 1)?;
+        let refs = self.type_entries[i].refs.clone();
+        let base = self.type_entries[i].base;
+        for r in refs {
+            let msg = format!("failed to get {} type", r.label);
+            if r.index >= n as u64 || self.type_entries[r.index as usize].silent {
+                return Err(ReadError::new(r.offset, msg).rebase(base));
+            }
+            self.check_type(r.index, at, depth + 1)
+                .map_err(|e| e.with_context(r.offset, msg).rebase(base))?;
         }
         self.type_checked[i] = true;
         Ok(Handle::from_index(i))
@@ -237,11 +261,174 @@ impl<'a> Ctx<'a> {
         if id == 0 {
             return Ok(None);
         }
-        let n = self.module.debug.len() as u64;
-        if id > n {
+        match self.check_debug(id, DebugKind::Location, 0) {
+            Ok(true) => {}
+            Ok(false) => return Err(fail()),
+            Err(e) => return Err(e.with_context(at, "failed to read operation location.")),
+        }
+        let h = Handle::from_index((id - 1) as usize);
+        if !self.debug.ok.get(h.index()).copied().unwrap_or(false) {
             return Err(fail());
         }
-        Ok(Some(Handle::from_index((id - 1) as usize)))
+        match self.module.debug.try_get(h) {
+            Some(DebugAttr::Loc { .. }) | Some(DebugAttr::CallSite { .. }) => Ok(Some(h)),
+            Some(DebugAttr::Unknown) => Ok(None),
+            _ => Err(fail()),
+        }
+    }
+
+    /// Checks debug attribute `id` (0 = unknown location) the way NVIDIA's
+    /// reader decodes it on use: `Ok(true)` if it decodes and is of kind
+    /// `want`, `Ok(false)` if it silently is not, `Err` with the chain of
+    /// messages if decoding one of its parts failed.
+    fn check_debug(&self, id: u64, want: DebugKind, depth: usize) -> Result<bool, ReadError> {
+        if id == 0 {
+            return Ok(want == DebugKind::Location);
+        }
+        let Some(Some(payload)) = usize::try_from(id - 1)
+            .ok()
+            .and_then(|i| self.debug.payloads.get(i))
+        else {
+            return Ok(false);
+        };
+        if depth > MAX_ATTR_DEPTH {
+            return Ok(false);
+        }
+        let mut entry = *payload;
+        let Ok(tag) = entry.varint() else {
+            return Ok(false);
+        };
+        let mut r = entry.rest();
+        let base = r.base();
+        let kind = match tag {
+            1 => DebugKind::CompileUnit,
+            2 => DebugKind::File,
+            3 | 5 => DebugKind::LocalScope,
+            _ => DebugKind::Location,
+        };
+        let child = |r: &mut Reader<'_>, k: DebugKind, msg: &str| -> Result<(), ReadError> {
+            let v = r.varint().map_err(|_| r.err(msg))?;
+            match self.check_debug(v, k, depth + 1) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(r.err(msg)),
+                Err(e) => Err(e.with_context(r.offset(), msg)),
+            }
+        };
+        let string = |r: &mut Reader<'_>, msg: &str| -> Result<(), ReadError> {
+            let at = r.offset();
+            let v = r.varint().map_err(|_| r.err(msg))?;
+            self.strings.get(v, at).map(|_| ()).map_err(|e| {
+                ReadError {
+                    located: false,
+                    ..e
+                }
+                .with_context(r.offset(), msg)
+            })
+        };
+        let number = |r: &mut Reader<'_>, msg: &str| -> Result<(), ReadError> {
+            r.varint().map(|_| ()).map_err(|_| r.err(msg))
+        };
+        let result = (|| -> Result<(), ReadError> {
+            match tag {
+                1 => child(
+                    &mut r,
+                    DebugKind::File,
+                    "failed to read file attribute when parsing DICompileUnitAttr",
+                ),
+                2 => {
+                    string(
+                        &mut r,
+                        "failed to read file name attribute when parsing DIFileAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read directory attribute when parsing DIFileAttr",
+                    )
+                }
+                3 => {
+                    child(
+                        &mut r,
+                        DebugKind::LocalScope,
+                        "failed to read scope attribute when parsing DILexicalBlockAttr",
+                    )?;
+                    child(
+                        &mut r,
+                        DebugKind::File,
+                        "failed to read file attribute when parsing DILexicalBlockAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read line number when parsing DILexicalBlockAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read column number when parsing DILexicalBlockAttr",
+                    )
+                }
+                4 => {
+                    child(
+                        &mut r,
+                        DebugKind::LocalScope,
+                        "failed to read scope attribute when parsing DILocAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read file name attribute when parsing FileLineColLoc",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read line number when parsing FileLineColLoc",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read column number when parsing FileLineColLoc",
+                    )
+                }
+                5 => {
+                    child(
+                        &mut r,
+                        DebugKind::File,
+                        "failed to read file attribute when parsing DISubprogramAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read line number when parsing DISubprogramAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read name attribute when parsing DISubprogramAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read linkage name attribute when parsing DISubprogramAttr",
+                    )?;
+                    child(
+                        &mut r,
+                        DebugKind::CompileUnit,
+                        "failed to read compile unit attribute when parsing DISubprogramAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read scope line number when parsing DISubprogramAttr",
+                    )
+                }
+                6 => {
+                    child(
+                        &mut r,
+                        DebugKind::Location,
+                        "failed to read callee attribute when parsing CallSiteLoc",
+                    )?;
+                    child(
+                        &mut r,
+                        DebugKind::Location,
+                        "failed to read caller attribute when parsing CallSiteLoc",
+                    )
+                }
+                _ => Ok(()),
+            }
+        })();
+        result.map_err(|e| e.rebase(base))?;
+        Ok(kind == want)
     }
 }
 
@@ -370,9 +557,9 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
             .map_err(|e| e.with_context(r.offset(), "failed to parse producer section"))?;
         module.producer = Some(p);
     }
-    let mut type_errors = Vec::new();
+    let mut type_entries = Vec::new();
     if let Some(s) = sections[SEC_TYPE as usize] {
-        type_errors = read_types(s, version, &mut module).map_err(|e| {
+        type_entries = read_types(s, version, &mut module).map_err(|e| {
             e.rebase(s.base())
                 .with_context(r.offset(), "failed to parse type section")
         })?;
@@ -394,7 +581,7 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
         consts,
         debug: DebugTables::default(),
         module,
-        type_errors,
+        type_entries,
         type_checked: vec![false; ntypes],
     };
     let globals = match sections[SEC_GLOBAL as usize] {
@@ -505,32 +692,92 @@ fn tile_shape(r: &mut Reader<'_>) -> Result<Vec<i64>, ReadError> {
     }
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
-        let d = r.u64_le()? as i64;
-        if d <= 0 || d & (d - 1) != 0 {
-            return Err(r.err(format!("all dimensions must be powers of two, got {d}")));
-        }
-        v.push(d);
+        v.push(r.u64_le()? as i64);
+    }
+    if v.iter().any(|&d| d <= 0 || d & (d - 1) != 0) {
+        let list: Vec<String> = v.iter().map(|d| d.to_string()).collect();
+        return Err(r.err(format!(
+            "all dimensions must be powers of two, got {}",
+            list.join(", ")
+        )));
     }
     Ok(v)
 }
 
-fn parse_type(mut entry: Reader<'_>, version: Version) -> Result<Type, ReadError> {
-    let tag = entry.varint()?;
+/// A reference from one type to another, for NVIDIA-style error chains.
+#[derive(Clone, Debug)]
+struct TypeRef {
+    /// The referenced type-table index.
+    index: u64,
+    /// The field, as NVIDIA's messages name it (`elementType`).
+    label: &'static str,
+    /// Absolute offset just after the index.
+    offset: usize,
+}
+
+/// A decoded type entry: why it failed, if it did, and where it refers.
+struct TypeEntry {
+    error: Option<ReadError>,
+    /// The entry failed without a message of its own (unreadable tag).
+    silent: bool,
+    refs: Vec<TypeRef>,
+    /// Absolute offset of the payload after the tag.
+    base: usize,
+}
+
+fn parse_type(mut entry: Reader<'_>, version: Version) -> (Result<Type, ReadError>, TypeEntry) {
+    let mut refs = Vec::new();
+    let tag = match entry.varint() {
+        Ok(t) => t,
+        Err(e) => {
+            let base = entry.offset();
+            return (
+                Err(e),
+                TypeEntry {
+                    error: None,
+                    silent: true,
+                    refs,
+                    base,
+                },
+            );
+        }
+    };
     // NVIDIA's reader decodes the payload after the tag with its own reader.
     let mut r = entry.rest();
     let base = r.base();
-    parse_type_payload(tag, &mut r, version).map_err(|e| e.rebase(base))
+    let t = parse_type_payload(tag, &mut r, version, &mut refs).map_err(|e| e.rebase(base));
+    (
+        t,
+        TypeEntry {
+            error: None,
+            silent: false,
+            refs,
+            base,
+        },
+    )
 }
 
-fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<Type, ReadError> {
+fn parse_type_payload(
+    tag: u64,
+    r: &mut Reader<'_>,
+    version: Version,
+    refs: &mut Vec<TypeRef>,
+) -> Result<Type, ReadError> {
     let at = r.offset();
-    let id = |r: &mut Reader<'_>| -> Result<TypeId, ReadError> {
-        let at = r.offset();
-        let v = r.varint()?;
-        if v >= MAX_TYPES {
-            return Err(ReadError::new(at, format!("type index {v} out of bounds")));
-        }
-        Ok(Handle::from_index(v as usize))
+    // Reads a type index; the field name labels NVIDIA's error message.
+    let id = |r: &mut Reader<'_>,
+              refs: &mut Vec<TypeRef>,
+              label: &'static str|
+     -> Result<TypeId, ReadError> {
+        let v = r
+            .varint()
+            .map_err(|_| r.err(format!("failed to get {label} type")))?;
+        refs.push(TypeRef {
+            index: v,
+            label,
+            offset: r.offset(),
+        });
+        Ok(Handle::from_index(v.min(MAX_TYPES) as usize))
     };
     let scalar = |s: Scalar, since: Version| -> Result<Type, ReadError> {
         if version < since {
@@ -572,20 +819,34 @@ fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<
         17 => Type::Token,
         12 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let pointee = id(r)?;
+            let pointee = id(r, refs, "pointeeType")?;
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::Pointer { pointee, ptr_attr }
         }
         13 => {
-            let element = id(r)?;
+            let element = id(r, refs, "elementType")?;
             let shape = tile_shape(r)?;
             Type::Tile { element, shape }
         }
         14 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let element = id(r)?;
+            let element = id(r, refs, "elementType")?;
             let shape = int_list(r, 8)?;
             let strides = int_list(r, 8)?;
+            if shape.iter().any(|&x| x != DYNAMIC && x <= 0) {
+                let list: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+                return Err(r.err(format!(
+                    "dimensions must have strictly positive constant sizes but got [{}]",
+                    list.join(", ")
+                )));
+            }
+            if strides.iter().any(|&x| x != DYNAMIC && x <= 0) {
+                let list: Vec<String> = strides.iter().map(|d| d.to_string()).collect();
+                return Err(r.err(format!(
+                    "dimensions must have strictly positive constant strides but got [{}]",
+                    list.join(", ")
+                )));
+            }
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::TensorView {
                 element,
@@ -598,7 +859,7 @@ fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<
             let unified = version >= V13_3;
             let flags = if unified { r.varint()? } else { 0 };
             let tile_shape = i32_list(r)?;
-            let tensor_view = id(r)?;
+            let tensor_view = id(r, refs, "tensorView")?;
             let dim_map = i32_list(r)?;
             let has = if unified {
                 flags & 1 != 0
@@ -614,7 +875,10 @@ fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<
             }
         }
         16 => {
-            let list = |r: &mut Reader<'_>| -> Result<Vec<TypeId>, ReadError> {
+            let list = |r: &mut Reader<'_>,
+                        refs: &mut Vec<TypeRef>,
+                        label: &'static str|
+             -> Result<Vec<TypeId>, ReadError> {
                 let at = r.offset();
                 let n = r.varint()?;
                 if n > r.remaining() as u64 {
@@ -625,18 +889,18 @@ fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<
                 }
                 let mut v = Vec::with_capacity(n as usize);
                 for _ in 0..n {
-                    v.push(id(r)?);
+                    v.push(id(r, refs, label)?);
                 }
                 Ok(v)
             };
-            let inputs = list(r)?;
-            let results = list(r)?;
+            let inputs = list(r, refs, "parameter")?;
+            let results = list(r, refs, "result")?;
             Type::Function { inputs, results }
         }
         20 if version >= V13_3 => {
             let flags = r.varint()?;
             let tile_shape = i32_list(r)?;
-            let tensor_view = id(r)?;
+            let tensor_view = id(r, refs, "tensorView")?;
             let sparse_dim = r.varint()?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::GatherScatterView {
@@ -650,7 +914,7 @@ fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<
             let flags = r.varint()?;
             let tile_shape = i32_list(r)?;
             let traversal_strides = i32_list(r)?;
-            let tensor_view = id(r)?;
+            let tensor_view = id(r, refs, "tensorView")?;
             let dim_map = i32_list(r)?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::StridedView {
@@ -670,7 +934,7 @@ fn read_types(
     mut s: Reader<'_>,
     version: Version,
     module: &mut Module,
-) -> Result<Vec<Option<ReadError>>, ReadError> {
+) -> Result<Vec<TypeEntry>, ReadError> {
     let n = s.varint()?;
     if n == 0 {
         return Ok(Vec::new());
@@ -688,16 +952,25 @@ fn read_types(
         starts.push(s.u32_le()? as usize);
     }
     let data = s.rest();
-    let mut errors = Vec::with_capacity(n as usize);
+    let mut entries = Vec::with_capacity(n as usize);
     module.types.reserve(n as usize);
     for i in 0..starts.len() {
         let start = starts[i];
         let end = starts.get(i + 1).copied().unwrap_or(data.len());
-        let parsed = if start > end || end > data.len() {
-            Err(ReadError::new(
+        let (parsed, mut entry) = if start > end || end > data.len() {
+            let e = ReadError::new(
                 data.offset(),
                 format!("type {i} has an invalid extent [{start}, {end})"),
-            ))
+            );
+            (
+                Err(e),
+                TypeEntry {
+                    error: None,
+                    silent: true,
+                    refs: Vec::new(),
+                    base: data.offset(),
+                },
+            )
         } else {
             let mut d = data;
             d.bytes(start)?;
@@ -706,15 +979,15 @@ fn read_types(
         match parsed {
             Ok(t) => {
                 module.types.append(t);
-                errors.push(None);
             }
             Err(e) => {
                 module.types.append(Type::Token);
-                errors.push(Some(e));
+                entry.error = Some(e);
             }
         }
+        entries.push(entry);
     }
-    Ok(errors)
+    Ok(entries)
 }
 
 fn read_constants(mut s: Reader<'_>) -> Result<Constants<'_>, ReadError> {
@@ -860,7 +1133,7 @@ fn read_function_table<'a>(
     Ok(v)
 }
 
-fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
+fn read_debug<'a>(mut s: Reader<'a>, ctx: &mut Ctx<'a>) -> Result<(), ReadError> {
     let n_funcs = s
         .varint()
         .map_err(|_| s.err("failed to read total number of operations with debug info"))?;
@@ -876,6 +1149,13 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
     let n_idx = s
         .varint()
         .map_err(|_| s.err("failed to read total number of debug info indices"))?;
+    let room = (s.remaining() / 8) as u64;
+    if n_idx > room {
+        return Err(s.err(format!(
+            "number of debug info indices ({n_idx}) exceeds the maximum of {room} that can fit in the remaining payload of {} bytes.",
+            s.remaining()
+        )));
+    }
     s.skip_padding(8)
         .map_err(|_| s.err("failed to skip padding for debug info indices pointer"))?;
     if n_idx > (s.remaining() / 8) as u64 {
@@ -907,21 +1187,30 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
     let data = s.rest();
     ctx.module.debug.reserve(n_attr as usize);
     let n = n_attr;
+    let mut parsed = Vec::with_capacity(offsets.len());
+    let mut payloads = Vec::with_capacity(offsets.len());
     for i in 0..offsets.len() {
         let start = offsets[i];
         let end = offsets.get(i + 1).copied().unwrap_or(data.len());
         let attr = if start > end || end > data.len() {
-            DebugAttr::Unknown
+            payloads.push(None);
+            None
         } else {
             let mut d = data;
             d.bytes(start)?;
-            parse_debug_attr(d.sub(end - start)?, ctx, n).unwrap_or(DebugAttr::Unknown)
+            let payload = d.sub(end - start)?;
+            payloads.push(Some(payload));
+            parse_debug_attr(payload, ctx, n).ok()
         };
-        ctx.module.debug.append(attr);
+        parsed.push(attr.is_some());
+        ctx.module.debug.append(attr.unwrap_or(DebugAttr::Unknown));
     }
+    let ok = debug_validity(&ctx.module, &parsed);
     ctx.debug = DebugTables {
         index_offsets,
         indices,
+        ok,
+        payloads,
     };
     // Reject reference cycles so walking scopes always ends.
     for i in 0..ctx.module.debug.len() {
@@ -949,6 +1238,43 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
         }
     }
     Ok(())
+}
+
+/// Whether each debug attribute decoded and refers only to attributes that
+/// did, without cycles.
+fn debug_validity(m: &Module, parsed: &[bool]) -> Vec<bool> {
+    // 0 = unknown, 1 = in progress, 2 = ok, 3 = bad
+    let mut state = vec![0u8; parsed.len()];
+    fn visit(m: &Module, parsed: &[bool], state: &mut [u8], i: usize, depth: usize) -> bool {
+        match state[i] {
+            2 => return true,
+            1 | 3 => return false,
+            _ => {}
+        }
+        if !parsed[i] || depth > MAX_ATTR_DEPTH {
+            state[i] = 3;
+            return false;
+        }
+        state[i] = 1;
+        let children: Vec<usize> = match &m.debug[Handle::<DebugAttr>::from_index(i)] {
+            DebugAttr::Unknown | DebugAttr::File { .. } => vec![],
+            DebugAttr::CompileUnit { file } => vec![file.index()],
+            DebugAttr::LexicalBlock { scope, file, .. } => vec![scope.index(), file.index()],
+            DebugAttr::Loc { scope, .. } => vec![scope.index()],
+            DebugAttr::Subprogram {
+                file, compile_unit, ..
+            } => vec![file.index(), compile_unit.index()],
+            DebugAttr::CallSite { callee, caller } => vec![callee.index(), caller.index()],
+        };
+        let ok = children
+            .into_iter()
+            .all(|c| c < parsed.len() && visit(m, parsed, state, c, depth + 1));
+        state[i] = if ok { 2 } else { 3 };
+        ok
+    }
+    (0..parsed.len())
+        .map(|i| visit(m, parsed, &mut state, i, 0))
+        .collect()
 }
 
 fn parse_debug_attr(mut r: Reader<'_>, ctx: &Ctx<'_>, n: u64) -> Result<DebugAttr, ReadError> {
@@ -1115,6 +1441,9 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
         8 => {
             let divisor = r.varint()?;
             let flags = r.u8()?;
+            if flags & !3 != 0 {
+                return Err(r.err("unused bits set in optional parameter flags"));
+            }
             let every = if flags & 1 != 0 {
                 Some(r.svarint()?)
             } else {
@@ -1136,6 +1465,9 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
         11 => Attr::OptimizationHints(dictionary(r, ctx, depth)?),
         12 => {
             let flags = r.u8()?;
+            if flags & !3 != 0 {
+                return Err(r.err("unused bits set in optional parameter flags"));
+            }
             let lb = if flags & 1 != 0 {
                 Some(r.svarint()?)
             } else {
@@ -1164,7 +1496,12 @@ fn dictionary(
     let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "dictionary size")?;
     let mut v: Vec<(String, Attr)> = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let key = ctx.strings.read(r)?;
+        let key = ctx.strings.read(r).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to read key for DictionaryAttr element {i}"),
+            )
+        })?;
         if key.is_empty() {
             return Err(r.err(format!(
                 "invalid empty attribute name for DictionaryAttr element {i}"
@@ -1282,7 +1619,16 @@ fn create_function(
             ),
         ));
     }
-    let sig = ctx.type_at(f.sig, f.at)?;
+    let sig = ctx.type_at(f.sig, f.at).map_err(|e| {
+        // (NVIDIA's message lacks the closing quote.)
+        e.with_context(
+            main_at,
+            format!(
+                "failed to parse type at index {} for function '{name}",
+                f.sig
+            ),
+        )
+    })?;
     let Type::Function { inputs, .. } = ctx.module.types[sig].clone() else {
         return Err(ReadError::new(
             main_at,
@@ -1363,16 +1709,18 @@ fn create_function(
 
 /// The handle of a `token` type, appending one to the type arena if needed.
 fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
-    let errors = &ctx.type_errors;
-    if let Some((h, _)) = ctx
-        .module
-        .types
-        .iter()
-        .find(|(h, t)| **t == Type::Token && errors.get(h.index()).is_some_and(|e| e.is_none()))
-    {
+    let entries = &ctx.type_entries;
+    if let Some((h, _)) = ctx.module.types.iter().find(|(h, t)| {
+        **t == Type::Token && entries.get(h.index()).is_some_and(|e| e.error.is_none())
+    }) {
         return h;
     }
-    ctx.type_errors.push(None);
+    ctx.type_entries.push(TypeEntry {
+        error: None,
+        silent: false,
+        refs: Vec::new(),
+        base: 0,
+    });
     ctx.type_checked.push(true);
     ctx.module.types.append(Type::Token)
 }
@@ -1407,7 +1755,7 @@ fn parse_op(
             )))
         }
     };
-    let debug = ctx.debug_next(it, at)?;
+    let debug = ctx.debug_next(it, r.offset())?;
     let name = || format!("{:?}Op", opcode);
     let layout = table::layout(opcode);
     let mut result_types: Vec<TypeId> = Vec::new();
@@ -1486,7 +1834,12 @@ fn parse_op(
                         } else {
                             e
                         };
-                        e.with_context(r.offset(), format!("failed to parse attribute '{n}'"))
+                        let what = if matches!(cond, Cond::Flag(_)) {
+                            "optional attribute"
+                        } else {
+                            "attribute"
+                        };
+                        e.with_context(r.offset(), format!("failed to parse {what} '{n}'"))
                     })?;
                     attrs.push((n, a));
                 }
@@ -1630,7 +1983,7 @@ fn read_result_type(
 ) -> Result<TypeId, ReadError> {
     let msg = || format!("failed to get result type {i} for {op}");
     let idx = r.varint().map_err(|_| r.err(msg()))?;
-    if idx >= ctx.module.types.len() as u64 {
+    if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
         return Err(r.err(msg()));
     }
     let at = r.offset();
