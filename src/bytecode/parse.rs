@@ -44,6 +44,7 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             context: Vec::new(),
             shown_offset: None,
             located: true,
+            silent: false,
         });
     }
     r.bytes(MAGIC.len())?;
@@ -64,6 +65,7 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             context: Vec::new(),
             shown_offset: None,
             located: true,
+            silent: false,
         });
     }
     if tag & !1 != 0 {
@@ -238,6 +240,29 @@ impl<'a> Ctx<'a> {
             self.check_type(r.index, at, depth + 1)
                 .map_err(|e| e.with_context(r.offset, msg).rebase(base))?;
         }
+        if let Type::PartitionView {
+            tensor_view,
+            dim_map,
+            ..
+        } = &self.module.types[Handle::from_index(i)]
+        {
+            if let Some(Type::TensorView { shape, .. }) = self.module.types.try_get(*tensor_view) {
+                let rank = shape.len() as i64;
+                if let Some(&d) = dim_map
+                    .iter()
+                    .find(|&&d| i64::from(d) < 0 || i64::from(d) >= rank)
+                {
+                    let end = self.type_entries[i].end;
+                    return Err(ReadError::new(
+                        end,
+                        format!(
+                            "target dimension is outside of tensor view dimensions, expected strictly less than {rank}, got {d}"
+                        ),
+                    )
+                    .rebase(base));
+                }
+            }
+        }
         self.type_checked[i] = true;
         Ok(Handle::from_index(i))
     }
@@ -282,6 +307,16 @@ impl<'a> Ctx<'a> {
     /// `want`, `Ok(false)` if it silently is not, `Err` with the chain of
     /// messages if decoding one of its parts failed.
     fn check_debug(&self, id: u64, want: DebugKind, depth: usize) -> Result<bool, ReadError> {
+        self.check_debug_in(id, want, depth, &mut Vec::new())
+    }
+
+    fn check_debug_in(
+        &self,
+        id: u64,
+        want: DebugKind,
+        depth: usize,
+        visiting: &mut Vec<u64>,
+    ) -> Result<bool, ReadError> {
         if id == 0 {
             return Ok(want == DebugKind::Location);
         }
@@ -291,10 +326,23 @@ impl<'a> Ctx<'a> {
         else {
             return Ok(false);
         };
-        if depth > MAX_ATTR_DEPTH {
+        if depth > MAX_ATTR_DEPTH || visiting.contains(&id) {
             return Ok(false);
         }
-        let mut entry = *payload;
+        visiting.push(id);
+        let r = self.check_debug_payload(*payload, want, depth, visiting);
+        visiting.pop();
+        r
+    }
+
+    fn check_debug_payload(
+        &self,
+        payload: Reader<'_>,
+        want: DebugKind,
+        depth: usize,
+        visiting: &mut Vec<u64>,
+    ) -> Result<bool, ReadError> {
+        let mut entry = payload;
         let Ok(tag) = entry.varint() else {
             return Ok(false);
         };
@@ -306,9 +354,11 @@ impl<'a> Ctx<'a> {
             3 | 5 => DebugKind::LocalScope,
             _ => DebugKind::Location,
         };
+        let visiting = std::cell::RefCell::new(visiting);
         let child = |r: &mut Reader<'_>, k: DebugKind, msg: &str| -> Result<(), ReadError> {
             let v = r.varint().map_err(|_| r.err(msg))?;
-            match self.check_debug(v, k, depth + 1) {
+            let mut guard = visiting.borrow_mut();
+            match self.check_debug_in(v, k, depth + 1, &mut guard) {
                 Ok(true) => Ok(()),
                 Ok(false) => Err(r.err(msg)),
                 Err(e) => Err(e.with_context(r.offset(), msg)),
@@ -723,6 +773,29 @@ struct TypeEntry {
     refs: Vec<TypeRef>,
     /// Absolute offset of the payload after the tag.
     base: usize,
+    /// Absolute offset where decoding the payload stopped.
+    end: usize,
+}
+
+/// A dimension or stride as NVIDIA's messages show it (`?` when dynamic).
+fn dim_text(d: i64) -> String {
+    if d == DYNAMIC {
+        "?".to_string()
+    } else {
+        d.to_string()
+    }
+}
+
+/// A view's tile shape must have power-of-two dimensions.
+fn check_tile_shape(r: &Reader<'_>, shape: &[i32]) -> Result<(), ReadError> {
+    if shape.iter().any(|&d| d <= 0 || d & (d - 1) != 0) {
+        let list: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        return Err(r.err(format!(
+            "tile shape dimensions must have power of two length but got [{}]",
+            list.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 fn parse_type(mut entry: Reader<'_>, version: Version) -> (Result<Type, ReadError>, TypeEntry) {
@@ -738,6 +811,7 @@ fn parse_type(mut entry: Reader<'_>, version: Version) -> (Result<Type, ReadErro
                     silent: true,
                     refs,
                     base,
+                    end: base,
                 },
             );
         }
@@ -746,6 +820,7 @@ fn parse_type(mut entry: Reader<'_>, version: Version) -> (Result<Type, ReadErro
     let mut r = entry.rest();
     let base = r.base();
     let t = parse_type_payload(tag, &mut r, version, &mut refs).map_err(|e| e.rebase(base));
+    let end = r.offset();
     (
         t,
         TypeEntry {
@@ -753,6 +828,7 @@ fn parse_type(mut entry: Reader<'_>, version: Version) -> (Result<Type, ReadErro
             silent: false,
             refs,
             base,
+            end,
         },
     )
 }
@@ -834,14 +910,14 @@ fn parse_type_payload(
             let shape = int_list(r, 8)?;
             let strides = int_list(r, 8)?;
             if shape.iter().any(|&x| x != DYNAMIC && x <= 0) {
-                let list: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+                let list: Vec<String> = shape.iter().map(|&d| dim_text(d)).collect();
                 return Err(r.err(format!(
                     "dimensions must have strictly positive constant sizes but got [{}]",
                     list.join(", ")
                 )));
             }
             if strides.iter().any(|&x| x != DYNAMIC && x <= 0) {
-                let list: Vec<String> = strides.iter().map(|d| d.to_string()).collect();
+                let list: Vec<String> = strides.iter().map(|&d| dim_text(d)).collect();
                 return Err(r.err(format!(
                     "dimensions must have strictly positive constant strides but got [{}]",
                     list.join(", ")
@@ -867,6 +943,7 @@ fn parse_type_payload(
                 r.varint()? != 0
             };
             let padding = read_padding(r, has)?;
+            check_tile_shape(r, &tile_shape)?;
             Type::PartitionView {
                 tile_shape,
                 tensor_view,
@@ -925,7 +1002,7 @@ fn parse_type_payload(
                 padding,
             }
         }
-        _ => return Err(ReadError::new(at, format!("unknown type tag: {tag}"))),
+        _ => return Err(ReadError::unlocated(at, format!("unknown type tag: {tag}"))),
     };
     Ok(t)
 }
@@ -969,6 +1046,7 @@ fn read_types(
                     silent: true,
                     refs: Vec::new(),
                     base: data.offset(),
+                    end: data.offset(),
                 },
             )
         } else {
@@ -1012,6 +1090,22 @@ fn read_constants(mut s: Reader<'_>) -> Result<Constants<'_>, ReadError> {
     let mut starts = Vec::with_capacity(n as usize);
     for _ in 0..n {
         starts.push(s.u64_le()?);
+    }
+    // NVIDIA's reader checks every constant's extent up front.
+    let len = s.remaining() as u64;
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(len);
+        if end < start {
+            return Err(s.err(format!(
+                "invalid constant start indices: end ({end}) is less than start ({start}) for constant {i}"
+            )));
+        }
+        if end - start > len || end > len {
+            return Err(s.err(format!(
+                "constant {i} extends beyond available data: size={}, start={start}, total data size={len}",
+                end - start
+            )));
+        }
     }
     Ok(Constants {
         starts,
@@ -1093,7 +1187,7 @@ fn read_function_table<'a>(
     mut s: Reader<'a>,
     ctx: &mut Ctx<'_>,
 ) -> Result<Vec<FunctionInfo<'a>>, ReadError> {
-    let n = s.varint()?;
+    let n = s.varint().map_err(ReadError::silenced)?;
     if n > s.len() as u64 || n > MAX_FUNCTIONS {
         return Err(s.err(format!(
             "number of functions ({n}) exceeds payload size ({})",
@@ -1103,16 +1197,16 @@ fn read_function_table<'a>(
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let at = s.offset();
-        let name = s.varint()?;
-        let sig = s.varint()?;
-        let flags = s.u8()?;
-        let loc = s.varint()?;
+        let name = s.varint().map_err(ReadError::silenced)?;
+        let sig = s.varint().map_err(ReadError::silenced)?;
+        let flags = s.u8().map_err(ReadError::silenced)?;
+        let loc = s.varint().map_err(ReadError::silenced)?;
         let hints = if flags & 0x02 != 0 && flags & 0x04 != 0 {
             Some(tagged_attr(&mut s, ctx, 0)?)
         } else {
             None
         };
-        let len = s.varint()?;
+        let len = s.varint().map_err(ReadError::silenced)?;
         if len > s.remaining() as u64 {
             return Err(s.err(format!(
                 "function body length {len} exceeds remaining bytecode data ({} bytes)",
@@ -1507,7 +1601,12 @@ fn dictionary(
                 "invalid empty attribute name for DictionaryAttr element {i}"
             )));
         }
-        let val = tagged_attr(r, ctx, depth + 1)?;
+        let val = tagged_attr(r, ctx, depth + 1).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to parse DictionaryAttr value for key {key}"),
+            )
+        })?;
         if v.iter().any(|(k, _)| *k == key) {
             return Err(r.err(format!(
                 "failed to parse DictionaryAttr, duplicate key found: {key}"
@@ -1720,6 +1819,7 @@ fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
         silent: false,
         refs: Vec::new(),
         base: 0,
+        end: 0,
     });
     ctx.type_checked.push(true);
     ctx.module.types.append(Type::Token)
@@ -2119,7 +2219,19 @@ fn op_attr(
             }
             Attr::Array(v)
         }
-        AttrKind::Tagged => tagged_attr(r, ctx, 0)?,
+        AttrKind::Tagged => {
+            // Only `assume` has one: its predicate.
+            let a = tagged_attr(r, ctx, 0)?;
+            if !matches!(
+                a,
+                Attr::DivBy { .. } | Attr::SameElements(_) | Attr::Bounded { .. }
+            ) {
+                return Err(
+                    r.err("failed to cast parsed attribute to AssumePredicateAttrInterface")
+                );
+            }
+            a
+        }
         AttrKind::DenseElements => {
             let at = r.offset();
             let ci = r.varint()?;
