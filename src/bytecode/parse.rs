@@ -171,6 +171,8 @@ struct DebugTables<'a> {
     ok: Vec<bool>,
     /// Per debug attribute: its bytes (tag first), when its extent is valid.
     payloads: Vec<Option<Reader<'a>>>,
+    /// Per debug attribute: its kind, once it has decoded without error.
+    decoded: std::cell::RefCell<Vec<Option<DebugKind>>>,
 }
 
 /// What a debug attribute reference must be.
@@ -326,25 +328,36 @@ impl<'a> Ctx<'a> {
         else {
             return Ok(false);
         };
+        let slot = (id - 1) as usize;
+        if let Some(Some(kind)) = self.debug.decoded.borrow().get(slot) {
+            return Ok(*kind == want);
+        }
         if depth > MAX_ATTR_DEPTH || visiting.contains(&id) {
             return Ok(false);
         }
         visiting.push(id);
-        let r = self.check_debug_payload(*payload, want, depth, visiting);
+        let r = self.check_debug_payload(*payload, depth, visiting);
         visiting.pop();
-        r
+        match r? {
+            Some(kind) => {
+                if let Some(s) = self.debug.decoded.borrow_mut().get_mut(slot) {
+                    *s = Some(kind);
+                }
+                Ok(kind == want)
+            }
+            None => Ok(false),
+        }
     }
 
     fn check_debug_payload(
         &self,
         payload: Reader<'_>,
-        want: DebugKind,
         depth: usize,
         visiting: &mut Vec<u64>,
-    ) -> Result<bool, ReadError> {
+    ) -> Result<Option<DebugKind>, ReadError> {
         let mut entry = payload;
         let Ok(tag) = entry.varint() else {
-            return Ok(false);
+            return Ok(None);
         };
         let mut r = entry.rest();
         let base = r.base();
@@ -478,7 +491,7 @@ impl<'a> Ctx<'a> {
             }
         })();
         result.map_err(|e| e.rebase(base))?;
-        Ok(kind == want)
+        Ok(Some(kind))
     }
 }
 
@@ -1304,6 +1317,7 @@ fn read_debug<'a>(mut s: Reader<'a>, ctx: &mut Ctx<'a>) -> Result<(), ReadError>
         index_offsets,
         indices,
         ok,
+        decoded: std::cell::RefCell::new(vec![None; payloads.len()]),
         payloads,
     };
     // Reject reference cycles so walking scopes always ends.
