@@ -39,6 +39,25 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--" => positional_only = true,
             "-g" | "--g" | "-print-debug-info" | "--print-debug-info" => debug_info = true,
+            s if s.starts_with("-g=")
+                || s.starts_with("--g=")
+                || s.starts_with("-print-debug-info=")
+                || s.starts_with("--print-debug-info=") =>
+            {
+                let v = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
+                debug_info = match v {
+                    "true" | "TRUE" | "True" | "1" | "" => true,
+                    "false" | "FALSE" | "False" | "0" => false,
+                    _ => {
+                        let name = s[..s.find('=').unwrap_or(s.len())].trim_start_matches('-');
+                        let dashes = if name.len() == 1 { "-" } else { "--" };
+                        eprintln!(
+                            "tileirdisasm: for the {dashes}{name} option: '{v}' is invalid value for boolean argument! Try 0 or 1"
+                        );
+                        return ExitCode::from(1);
+                    }
+                };
+            }
             "--help" | "-help" | "--help-hidden" | "-help-hidden" => {
                 print!("{}", help(true));
                 return ExitCode::SUCCESS;
