@@ -49,8 +49,8 @@ fn main() -> ExitCode {
                     "true" | "TRUE" | "True" | "1" | "" => true,
                     "false" | "FALSE" | "False" | "0" => false,
                     _ => {
-                        let name = s[..s.find('=').unwrap_or(s.len())].trim_start_matches('-');
-                        let dashes = if name.len() == 1 { "-" } else { "--" };
+                        // `-g` is an alias: LLVM names the aliased option.
+                        let (dashes, name) = ("--", "print-debug-info");
                         eprintln!(
                             "tileirdisasm: for the {dashes}{name} option: '{v}' is invalid value for boolean argument! Try 0 or 1"
                         );
