@@ -93,7 +93,7 @@ fn main() -> ExitCode {
     }
     let Some(path) = input else {
         eprintln!("error: no input file provided\n");
-        eprint!("{}", help(false));
+        print!("{}", help(false));
         return ExitCode::from(2);
     };
     let data = match std::fs::read(&path) {
