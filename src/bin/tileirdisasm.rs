@@ -39,6 +39,25 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--" => positional_only = true,
             "-g" | "--g" | "-print-debug-info" | "--print-debug-info" => debug_info = true,
+            s if s.starts_with("-g=")
+                || s.starts_with("--g=")
+                || s.starts_with("-print-debug-info=")
+                || s.starts_with("--print-debug-info=") =>
+            {
+                let v = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
+                debug_info = match v {
+                    "true" | "TRUE" | "True" | "1" | "" => true,
+                    "false" | "FALSE" | "False" | "0" => false,
+                    _ => {
+                        // `-g` is an alias: LLVM names the aliased option.
+                        let (dashes, name) = ("--", "print-debug-info");
+                        eprintln!(
+                            "tileirdisasm: for the {dashes}{name} option: '{v}' is invalid value for boolean argument! Try 0 or 1"
+                        );
+                        return ExitCode::from(1);
+                    }
+                };
+            }
             "--help" | "-help" | "--help-hidden" | "-help-hidden" => {
                 print!("{}", help(true));
                 return ExitCode::SUCCESS;
@@ -54,7 +73,15 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::SUCCESS;
             }
-            s if s.starts_with("--preview=") || s.starts_with("-preview=") => {}
+            s if s.starts_with("--preview=") || s.starts_with("-preview=") => {
+                let list = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
+                for feature in list.split(',') {
+                    if feature != "simt" {
+                        eprintln!("tileirdisasm: for the --preview option: unknown preview feature '{feature}'; supported features: simt");
+                        return ExitCode::from(1);
+                    }
+                }
+            }
             _ => {
                 eprintln!(
                     "tileirdisasm: Unknown command line argument '{a}'.  Try: '{prog} --help'"
@@ -66,18 +93,19 @@ fn main() -> ExitCode {
     }
     let Some(path) = input else {
         eprintln!("error: no input file provided\n");
-        eprint!("{}", help(false));
+        print!("{}", help(false));
         return ExitCode::from(2);
     };
     let data = match std::fs::read(&path) {
         Ok(d) => d,
         Err(e) => {
-            let msg = match e.kind() {
-                std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
-                std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-                _ => e.to_string(),
+            // strerror text, without Rust's " (os error N)" suffix.
+            let text = e.to_string();
+            let msg = match text.find(" (os error") {
+                Some(i) => &text[..i],
+                None => &text,
             };
-            eprintln!("error: error: unable to read input file '{path}': {msg}");
+            eprintln!("error: error: unable to read input file '{path}': {msg}\n");
             return ExitCode::from(2);
         }
     };
