@@ -1,0 +1,47 @@
+//! The op tree's parent links, built once handles are known to be sound.
+use crate::ir::{Module, OpId, Opcode};
+
+/// Where each op sits: its parent op (none for top-level ops) and the region
+/// index within that parent.
+pub(crate) struct Tree {
+    parent: Vec<Option<(OpId, u32)>>,
+}
+
+impl Tree {
+    /// Builds the parent links of `module` (handles already checked).
+    pub(crate) fn build(module: &Module) -> Self {
+        let mut parent = vec![None; module.ops.len()];
+        for (id, op) in module.ops.iter() {
+            for (r, region) in op.regions.iter().enumerate() {
+                for block in &region.blocks {
+                    for child in &block.ops {
+                        if let Some(slot) = parent.get_mut(child.index()) {
+                            *slot = Some((id, r as u32));
+                        }
+                    }
+                }
+            }
+        }
+        Tree { parent }
+    }
+
+    /// The op whose region holds `op`, with that region's index.
+    pub(crate) fn parent(&self, op: OpId) -> Option<(OpId, u32)> {
+        self.parent.get(op.index()).copied().flatten()
+    }
+
+    /// The nearest ancestor that is not an `if`, looking through `if`s only;
+    /// `Err(op)` names the first ancestor that is neither (or `None` at the
+    /// top level).
+    pub(crate) fn through_ifs(&self, module: &Module, op: OpId) -> Option<OpId> {
+        let mut cur = op;
+        for _ in 0..module.ops.len() + 1 {
+            let (p, _) = self.parent(cur)?;
+            if module.ops[p].opcode != Opcode::If {
+                return Some(p);
+            }
+            cur = p;
+        }
+        None
+    }
+}
