@@ -8,10 +8,14 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    /// Builds the parent links of `module` (handles already checked).
+    /// Builds the parent links of the ops reachable from the module body
+    /// (handles already checked, so each appears once).
     pub(crate) fn build(module: &Module) -> Self {
         let mut parent = vec![None; module.ops.len()];
-        for (id, op) in module.ops.iter() {
+        for id in module.walk() {
+            let Some(op) = module.ops.try_get(id) else {
+                continue;
+            };
             for (r, region) in op.regions.iter().enumerate() {
                 for block in &region.blocks {
                     for child in &block.ops {
@@ -30,9 +34,8 @@ impl Tree {
         self.parent.get(op.index()).copied().flatten()
     }
 
-    /// The nearest ancestor that is not an `if`, looking through `if`s only;
-    /// `Err(op)` names the first ancestor that is neither (or `None` at the
-    /// top level).
+    /// The nearest ancestor of `op` that is not an `if` (`None` at the top
+    /// level).
     pub(crate) fn through_ifs(&self, module: &Module, op: OpId) -> Option<OpId> {
         let mut cur = op;
         for _ in 0..module.ops.len() + 1 {
