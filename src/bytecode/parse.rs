@@ -1291,6 +1291,22 @@ fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadErr
     Ok(())
 }
 
+/// The handle of a `token` type, appending one to the type arena if needed.
+fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
+    let errors = &ctx.type_errors;
+    if let Some((h, _)) = ctx
+        .module
+        .types
+        .iter()
+        .find(|(h, t)| **t == Type::Token && errors.get(h.index()).is_some_and(|e| e.is_none()))
+    {
+        return h;
+    }
+    ctx.type_errors.push(None);
+    ctx.type_checked.push(true);
+    ctx.module.types.append(Type::Token)
+}
+
 fn is_terminator(op: Opcode) -> bool {
     matches!(
         op,
@@ -1516,7 +1532,16 @@ fn parse_op(
             }
         }
     }
+    // Before 13.2, print_tko had no result; NVIDIA's reader still gives it a
+    // token result, which is not addressable by later operands.
+    let mut hidden = 0;
+    if opcode == Opcode::PrintTko && ctx.version < Version::new(13, 2, 0) && result_types.is_empty()
+    {
+        result_types.push(token_type(ctx));
+        hidden = 1;
+    }
     let mut results = Vec::with_capacity(result_types.len());
+    let visible = result_types.len() - hidden;
     for (i, ty) in result_types.into_iter().enumerate() {
         let v = ctx.module.values.append(Value {
             ty,
@@ -1526,7 +1551,9 @@ fn parse_op(
             },
         });
         results.push(v);
-        scope.push(v);
+        if i < visible {
+            scope.push(v);
+        }
     }
     let op = &mut ctx.module.ops[op_id];
     op.results = results;
