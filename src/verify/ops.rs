@@ -848,16 +848,10 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             }
             let r = enum_attr(op, "rounding_mode", EnumKind::RoundingMode)
                 .unwrap_or(RM_NEAREST_EVEN);
-            if tile_scalar(m, t) == Some(Scalar::F8E8M0FNU) {
-                if r != RM_ZERO && r != RM_POSITIVE_INF {
-                    return Err(op_err("invalid rounding mode specified for conversion to f8E8M0FNU. Only 'zero' and 'positive_inf' are supported"));
-                }
-            } else if r != RM_NEAREST_EVEN {
-                return Err(op_err(
-                    "invalid rounding mode specified. Only 'nearest_even' is supported",
-                ));
-            }
-            Ok(())
+            let (Some(fs), Some(ts)) = (tile_scalar(m, f), tile_scalar(m, t)) else {
+                return Ok(());
+            };
+            ftof_rounding(fs, ts, r)
         }
         Opcode::FToI => {
             let r = enum_attr(op, "rounding_mode", EnumKind::RoundingMode)
@@ -1376,43 +1370,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             }
             Ok(())
         }
-        Opcode::Return => {
-            let Some(e) = tree.through_ifs(m, id) else {
-                return Err(op_err(
-                    "must be used within a cuda_tile.entry, or cuda_tile.if operation",
-                ));
-            };
-            let entry = &m.ops[e];
-            if entry.opcode != Opcode::Entry {
-                return Err(op_err(
-                    "must be used within a cuda_tile.entry, or cuda_tile.if operation",
-                ));
-            }
-            let n_results = match entry.attr("function_type") {
-                Some(Attr::Type(t)) => match &m.types[*t] {
-                    Type::Function { results, .. } => results.len(),
-                    _ => 0,
-                },
-                _ => 0,
-            };
-            let name = match entry.attr("sym_name") {
-                Some(Attr::String(s)) => s.as_str(),
-                _ => "",
-            };
-            if op.operands.len() != n_results {
-                return Err(op_err(format!(
-                    "has {} operands, but enclosing function (@{name}) returns {n_results}",
-                    op.operands.len()
-                )));
-            }
-            if !op.operands.is_empty() {
-                return Err(op_err(format!(
-                    "has {} operands, but entry function must return 0 operands",
-                    op.operands.len()
-                )));
-            }
-            Ok(())
-        }
+        Opcode::Return => check_return(m, tree, id),
         Opcode::Entry => check_entry(m, op),
         Opcode::Global => {
             if let Some(Attr::Dense { ty, .. }) = op.attr("value") {
@@ -1459,10 +1417,88 @@ fn pure_inside_aggregate(m: &Module, tree: &Tree, id: OpId) -> Check {
             && op.opcode != Opcode::Yield
         {
             return Err(op_err(format!(
-                "only pure operations are allowed inside 'cuda_tile.{}'",
+                "only memory-effect-free operations are allowed inside 'cuda_tile.{}'",
                 pk.mnemonic()
             )));
         }
+    }
+    Ok(())
+}
+
+/// The rounding modes `ftof` allows, by conversion kind.
+fn ftof_rounding(from: Scalar, to: Scalar, r: u8) -> Check {
+    const NEAREST_AWAY: u8 = 7;
+    let low_precision = matches!(
+        to,
+        Scalar::F8E4M3FN | Scalar::F8E5M2 | Scalar::F4E2M1FN | Scalar::F8E5M3FNU
+    );
+    if to == Scalar::F8E8M0FNU {
+        if r != RM_ZERO && r != RM_POSITIVE_INF {
+            return Err(op_err("invalid rounding mode specified for conversion to f8E8M0FNU. Only 'zero' and 'positive_inf' are supported"));
+        }
+    } else if low_precision {
+        if r != RM_NEAREST_EVEN {
+            return Err(op_err("invalid rounding mode specified for conversion to low-precision type. Only 'nearest_even' is supported"));
+        }
+    } else if to.bit_width() > from.bit_width() {
+        if !matches!(r, RM_NEAREST_EVEN..=RM_POSITIVE_INF | NEAREST_AWAY) {
+            return Err(op_err("invalid rounding mode specified for widening conversion. Only IEEE float rounding modes are supported: 'nearest_even', 'zero', 'negative_inf', 'positive_inf', 'nearest_away'"));
+        }
+    } else if from == Scalar::F64 && to == Scalar::F32 {
+        if r > RM_POSITIVE_INF {
+            return Err(op_err("invalid rounding mode specified for conversion from f64 to f32. Only 'nearest_even', 'zero', 'negative_inf', and 'positive_inf' are supported"));
+        }
+    } else if from == Scalar::F32 && to == Scalar::TF32 {
+        if !matches!(r, RM_NEAREST_EVEN | RM_ZERO | NEAREST_AWAY) {
+            return Err(op_err("invalid rounding mode specified for conversion from f32 to tf32. Only 'nearest_even', 'zero', and 'nearest_away' are supported"));
+        }
+    } else if r != RM_NEAREST_EVEN && r != RM_ZERO {
+        return Err(op_err("invalid rounding mode specified. Only 'nearest_even' and 'zero' are supported for narrowing conversions to standard types"));
+    }
+    Ok(())
+}
+
+fn check_return(m: &Module, tree: &Tree, id: OpId) -> Check {
+    let op = &m.ops[id];
+    let mut cur = id;
+    let entry = loop {
+        let Some((p, _)) = tree.parent(cur) else {
+            return Err(op_err(
+                "must be used within a cuda_tile.entry, cuda_tile.if, or cuda_tile.loop operation",
+            ));
+        };
+        match m.ops[p].opcode {
+            Opcode::Entry => break p,
+            Opcode::If | Opcode::Loop => cur = p,
+            Opcode::For => return Err(op_err("'for' loop cannot contain 'return' operations")),
+            _ => return Err(op_err(
+                "must be used within a cuda_tile.entry, cuda_tile.if, or cuda_tile.loop operation",
+            )),
+        }
+    };
+    let entry = &m.ops[entry];
+    let n_results = match entry.attr("function_type") {
+        Some(Attr::Type(t)) => match &m.types[*t] {
+            Type::Function { results, .. } => results.len(),
+            _ => 0,
+        },
+        _ => 0,
+    };
+    let name = match entry.attr("sym_name") {
+        Some(Attr::String(s)) => s.as_str(),
+        _ => "",
+    };
+    if op.operands.len() != n_results {
+        return Err(op_err(format!(
+            "has {} operands, but enclosing function (@{name}) returns {n_results}",
+            op.operands.len()
+        )));
+    }
+    if !op.operands.is_empty() {
+        return Err(op_err(format!(
+            "has {} operands, but entry function must return 0 operands",
+            op.operands.len()
+        )));
     }
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! Rules: `entry`, `for`, `loop`, `reduce`, `scan` have one region and `if`
 //! two (its else region may be empty), other ops none; regions hold one
 //! block; blocks of `entry` end in `return`, of `for` in `continue`, of `loop`
-//! in `continue` or `break`, of `if` in `yield`, `break`, `continue` or
-//! `return`, of `reduce`/`scan` in `yield`; terminators are last in their
+//! in `continue`, `break` or `return`, of `if` in `yield`, `break`,
+//! `continue` or `return`, of `reduce`/`scan` in `yield`; terminators are last in their
 //! block and sit directly in a parent their kind allows; `entry` and
 //! `global` appear only at module level, and only they do.
 use super::{op_err, Check, Tree};
@@ -31,7 +31,7 @@ pub(crate) fn is_terminator(op: Opcode) -> bool {
 /// The parents a terminator may sit in directly, in NVIDIA's order.
 fn allowed_parents(term: Opcode) -> &'static [Opcode] {
     match term {
-        Opcode::Return => &[Opcode::Entry, Opcode::If],
+        Opcode::Return => &[Opcode::Entry, Opcode::If, Opcode::Loop],
         Opcode::Yield => &[Opcode::If, Opcode::Reduce, Opcode::Scan],
         Opcode::Break => &[Opcode::If, Opcode::Loop],
         Opcode::Continue => &[Opcode::For, Opcode::If, Opcode::Loop],
@@ -45,7 +45,7 @@ fn allowed_terminators(parent: Opcode) -> &'static [Opcode] {
     match parent {
         Opcode::Entry => &[Opcode::Return],
         Opcode::For => &[Opcode::Continue],
-        Opcode::Loop => &[Opcode::Continue, Opcode::Break],
+        Opcode::Loop => &[Opcode::Continue, Opcode::Break, Opcode::Return],
         Opcode::If => &[
             Opcode::Yield,
             Opcode::Break,
@@ -68,8 +68,9 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
     let top_level_kind = matches!(op.opcode, Opcode::Entry | Opcode::Global);
     match (parent, top_level_kind) {
         (None, false) => {
-            return Err(op_err(
-                "cannot appear at module level; only 'cuda_tile.entry' and 'cuda_tile.global' can",
+            return Err(super::Fail::Plain(
+                "'cuda_tile.module' op non-symbol operations are not allowed in a module body"
+                    .to_string(),
             ))
         }
         (Some(_), true) => return Err(op_err("expects parent op 'cuda_tile.module'")),

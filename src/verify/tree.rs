@@ -1,5 +1,5 @@
 //! The op tree's parent links, built once handles are known to be sound.
-use crate::ir::{Module, OpId, Opcode};
+use crate::ir::{Module, OpId};
 
 /// Where each op sits: its parent op (none for top-level ops) and the region
 /// index within that parent.
@@ -32,19 +32,5 @@ impl Tree {
     /// The op whose region holds `op`, with that region's index.
     pub(crate) fn parent(&self, op: OpId) -> Option<(OpId, u32)> {
         self.parent.get(op.index()).copied().flatten()
-    }
-
-    /// The nearest ancestor of `op` that is not an `if` (`None` at the top
-    /// level).
-    pub(crate) fn through_ifs(&self, module: &Module, op: OpId) -> Option<OpId> {
-        let mut cur = op;
-        for _ in 0..module.ops.len() + 1 {
-            let (p, _) = self.parent(cur)?;
-            if module.ops[p].opcode != Opcode::If {
-                return Some(p);
-            }
-            cur = p;
-        }
-        None
     }
 }

@@ -37,6 +37,7 @@ const FLOATS: &[Scalar] = &[
     Scalar::F8E5M2,
     Scalar::F8E8M0FNU,
     Scalar::F4E2M1FN,
+    Scalar::F8E5M3FNU,
 ];
 const NUMBERS: &[Scalar] = &[
     Scalar::I1,
@@ -53,6 +54,7 @@ const NUMBERS: &[Scalar] = &[
     Scalar::F8E5M2,
     Scalar::F8E8M0FNU,
     Scalar::F4E2M1FN,
+    Scalar::F8E5M3FNU,
 ];
 const NUMBERS4: &[Scalar] = &[
     Scalar::I1,
@@ -69,6 +71,7 @@ const NUMBERS4: &[Scalar] = &[
     Scalar::F8E5M2,
     Scalar::F8E8M0FNU,
     Scalar::F4E2M1FN,
+    Scalar::F8E5M3FNU,
     Scalar::I4,
 ];
 const MMAF_IN: &[Scalar] = &[
@@ -79,7 +82,6 @@ const MMAF_IN: &[Scalar] = &[
     Scalar::TF32,
     Scalar::F8E4M3FN,
     Scalar::F8E5M2,
-    Scalar::F4E2M1FN,
 ];
 const MMAF_OUT: &[Scalar] = &[Scalar::F16, Scalar::F32, Scalar::F64];
 
@@ -110,20 +112,36 @@ enum Class {
     StridedView,
     /// A gather/scatter view.
     GatherScatterView,
+    /// Anything but a token.
+    NonToken,
+}
+
+/// An element type's name as NVIDIA's type summaries spell it.
+fn summary_name(s: Scalar) -> &'static str {
+    match s {
+        Scalar::F8E5M3FNU => "fnv8E5M3FNU",
+        other => other.name(),
+    }
 }
 
 fn summary(c: Class) -> String {
-    let list = |s: &[Scalar]| s.iter().map(|x| x.name()).collect::<Vec<_>>().join(" or ");
+    let list = |s: &[Scalar]| {
+        s.iter()
+            .map(|x| summary_name(*x))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
     match c {
         Class::Tile(s) => format!("tile of {} values", list(s)),
-        Class::Named(_, n) => n.to_string(),
+        Class::Named(s, n) => format!("{n} of {} values", list(s)),
         Class::Scalar0(s) => format!("0D tile of {} values", list(s)),
         Class::AnyTile => "Tile type".into(),
         Class::PtrTile => "tile of Pointer type values".into(),
         Class::PtrScalar => "0D tile of Pointer type values".into(),
         Class::Token => "cuda tile token type".into(),
         Class::TensorView => "tensor view type".into(),
-        Class::TileView => "tile view type".into(),
+        Class::TileView => "TileView instance".into(),
+        Class::NonToken => "any non-token type".into(),
         Class::PartitionView => "partition view type".into(),
         Class::StridedView => "strided view type".into(),
         Class::GatherScatterView => "gather/scatter view type".into(),
@@ -193,6 +211,7 @@ fn belongs(m: &Module, t: TypeId, c: Class) -> bool {
         Class::PartitionView => matches!(ty, Type::PartitionView { .. }),
         Class::StridedView => matches!(ty, Type::StridedView { .. }),
         Class::GatherScatterView => matches!(ty, Type::GatherScatterView { .. }),
+        Class::NonToken => !matches!(ty, Type::Token),
     }
 }
 
@@ -294,10 +313,12 @@ fn sig(op: Opcode) -> Sig {
                 ("lowerBound", Scalar0(INTS)),
                 ("upperBound", Scalar0(INTS)),
                 ("step", Scalar0(INTS)),
+                ("initValues", NonToken),
             ],
             &[],
         ),
         Opcode::If => s(&[("condition", Scalar0(&[Scalar::I1]))], &[]),
+        Opcode::Loop => s(&[("initValues", NonToken)], &[]),
         Opcode::JoinTokens => s(&[("tokens", Token)], &[Token]),
         Opcode::MakeToken => s(&[], &[Token]),
         Opcode::LoadPtrTko => s(
@@ -385,9 +406,9 @@ fn sig(op: Opcode) -> Sig {
             &[
                 ("lhs", Named(&[Scalar::I8], "mmai operand tile type")),
                 ("rhs", Named(&[Scalar::I8], "mmai operand tile type")),
-                ("acc", Tile(&[Scalar::I32])),
+                ("acc", Named(&[Scalar::I32], "mmai acc tile type")),
             ],
-            &[Tile(&[Scalar::I32])],
+            &[Named(&[Scalar::I32], "mmai result tile type")],
         ),
         Opcode::Pack => s(&[("source", Tile(NUMBERS4))], &[Tile(&[Scalar::I8])]),
         Opcode::Unpack => s(&[("source", Tile(&[Scalar::I8]))], &[Tile(NUMBERS4)]),
@@ -483,8 +504,13 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
         for (k, v) in op.operand_group(name).iter().enumerate() {
             let t = val_ty(m, *v);
             if !belongs(m, t, *class) {
+                let variadic = if is_variadic(op.opcode, name) {
+                    "variadic of "
+                } else {
+                    ""
+                };
                 return Err(op_err(format!(
-                    "operand #{} must be {}, but got {}",
+                    "operand #{} must be {variadic}{}, but got {}",
                     seg.start as usize + k,
                     summary(*class),
                     fmt_ty(m, t)
@@ -503,7 +529,43 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
             }
         }
     }
+    if matches!(op.opcode, Opcode::For | Opcode::Loop | Opcode::If) {
+        for (i, r) in op.results.iter().enumerate() {
+            let t = val_ty(m, *r);
+            if !belongs(m, t, Class::NonToken) {
+                return Err(op_err(format!(
+                    "result #{i} must be variadic of any non-token type, but got {}",
+                    fmt_ty(m, t)
+                )));
+            }
+        }
+    }
     relations(m, op)
+}
+
+/// Whether operand group `name` of `op` is variadic (its summary then reads
+/// `variadic of ...`).
+fn is_variadic(op: Opcode, name: &str) -> bool {
+    matches!(
+        (op, name),
+        (
+            Opcode::LoadViewTko | Opcode::StoreViewTko | Opcode::AtomicRedViewTko,
+            "index"
+        ) | (Opcode::Extract | Opcode::Insert, "indices")
+            | (Opcode::MakeTensorView, "dynamicShape" | "dynamicStrides")
+            | (Opcode::JoinTokens, "tokens")
+            | (Opcode::PrintTko, "args")
+            | (Opcode::For | Opcode::Loop, "initValues")
+            | (
+                Opcode::Reduce
+                    | Opcode::Scan
+                    | Opcode::Break
+                    | Opcode::Continue
+                    | Opcode::Yield
+                    | Opcode::Return,
+                "operands"
+            )
+    )
 }
 
 fn relations(m: &Module, op: &Op) -> Check {
