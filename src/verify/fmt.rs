@@ -139,12 +139,11 @@ fn write_type(m: &Module, t: TypeId, top: bool, out: &mut String, depth: u32) ->
         } => {
             write!(out, "{prefix}gather_scatter_view<")?;
             view_head(tile_shape, out)?;
-            write!(out, "sparse_dim={sparse_dim}, ")?;
             if let Some(p) = padding {
                 write!(out, "padding_value = {}, ", p.name())?;
             }
             write_type(m, *tensor_view, false, out, depth + 1)?;
-            out.push('>');
+            write!(out, ", sparse_dim={sparse_dim}>")?;
         }
         Type::Function { inputs, results } => {
             out.push('(');

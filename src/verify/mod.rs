@@ -102,6 +102,8 @@ pub(crate) enum Fail {
     Op(String),
     /// A message printed without the op prefix.
     Plain(String),
+    /// Several `'cuda_tile.<op>' op <text>` messages for the same op.
+    Ops(Vec<String>),
 }
 
 /// The outcome of one rule on one op.
@@ -133,13 +135,16 @@ impl<'m> Errors<'m> {
             Some(o) => (o.name(), Some(o.offset)),
             None => ("cuda_tile.<invalid>".to_string(), None),
         };
-        let message = match fail {
-            Fail::Op(m) => format!("'{name}' op {m}"),
-            Fail::Plain(m) => m,
+        let messages = match fail {
+            Fail::Op(m) => vec![format!("'{name}' op {m}")],
+            Fail::Plain(m) => vec![m],
+            Fail::Ops(ms) => ms.into_iter().map(|m| format!("'{name}' op {m}")).collect(),
         };
-        let mut d = Diagnostic::error(message).at(self.module.location(op));
-        d.offset = offset;
-        self.list.push(d);
+        for message in messages {
+            let mut d = Diagnostic::error(message).at(self.module.location(op));
+            d.offset = offset;
+            self.list.push(d);
+        }
     }
 
     /// Records a module-level error with an optional bytecode offset.

@@ -532,6 +532,8 @@ fn aggregate(m: &Module, op: &Op, scan: bool) -> Check {
             }
         }
     } else {
+        let mut inferred = Vec::new();
+        let mut ok = true;
         for (v, r) in operands.iter().zip(&op.results) {
             let ot = m.values[*v].ty;
             let rt = m.values[*r].ty;
@@ -539,18 +541,20 @@ fn aggregate(m: &Module, op: &Op, scan: bool) -> Check {
             if (dim as usize) < want.len() {
                 want.remove(dim as usize);
             }
-            let ok = tile_shape(m, rt) == Some(&want[..])
-                && match (tile_elem(m, ot), tile_elem(m, rt)) {
-                    (Some(a), Some(b)) => m.types[a] == m.types[b],
-                    _ => false,
-                };
-            if !ok {
-                return Err(op_err(format!(
+            let elem = tile_elem(m, ot).unwrap_or(ot);
+            ok &= tile_shape(m, rt) == Some(&want[..])
+                && tile_elem(m, rt).is_some_and(|e| m.types[e] == m.types[elem]);
+            inferred.push(view_type_string(m, &want, elem));
+        }
+        if !ok {
+            return Err(Fail::Ops(vec![
+                format!(
                     "inferred type(s) {} are incompatible with return type(s) of operation {}",
-                    view_type_string(m, &want, tile_elem(m, ot).unwrap_or(ot)),
-                    fmt_ty(m, rt)
-                )));
-            }
+                    inferred.join(", "),
+                    fmt_tys(m, &tys_of(m, &op.results))
+                ),
+                "failed to infer returned types".to_string(),
+            ]));
         }
     }
     aggregate_region(m, op, n)

@@ -112,8 +112,6 @@ enum Class {
     StridedView,
     /// A gather/scatter view.
     GatherScatterView,
-    /// Anything but a token.
-    NonToken,
 }
 
 /// An element type's name as NVIDIA's type summaries spell it.
@@ -141,7 +139,6 @@ fn summary(c: Class) -> String {
         Class::Token => "cuda tile token type".into(),
         Class::TensorView => "tensor view type".into(),
         Class::TileView => "TileView instance".into(),
-        Class::NonToken => "any non-token type".into(),
         Class::PartitionView => "partition view type".into(),
         Class::StridedView => "strided view type".into(),
         Class::GatherScatterView => "gather/scatter view type".into(),
@@ -211,7 +208,6 @@ fn belongs(m: &Module, t: TypeId, c: Class) -> bool {
         Class::PartitionView => matches!(ty, Type::PartitionView { .. }),
         Class::StridedView => matches!(ty, Type::StridedView { .. }),
         Class::GatherScatterView => matches!(ty, Type::GatherScatterView { .. }),
-        Class::NonToken => !matches!(ty, Type::Token),
     }
 }
 
@@ -313,12 +309,10 @@ fn sig(op: Opcode) -> Sig {
                 ("lowerBound", Scalar0(INTS)),
                 ("upperBound", Scalar0(INTS)),
                 ("step", Scalar0(INTS)),
-                ("initValues", NonToken),
             ],
             &[],
         ),
         Opcode::If => s(&[("condition", Scalar0(&[Scalar::I1]))], &[]),
-        Opcode::Loop => s(&[("initValues", NonToken)], &[]),
         Opcode::JoinTokens => s(&[("tokens", Token)], &[Token]),
         Opcode::MakeToken => s(&[], &[Token]),
         Opcode::LoadPtrTko => s(
@@ -495,6 +489,15 @@ fn same_elem(m: &Module, a: TypeId, b: TypeId) -> bool {
 /// Checks the type classes and type relations of one op.
 pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
     let op = &m.ops[id];
+    if let Some(n) = result_count(op.opcode) {
+        if op.results.len() != n {
+            return Err(op_err(match n {
+                0 => "requires zero results".to_string(),
+                1 => "requires one result".to_string(),
+                n => format!("expected {n} results"),
+            }));
+        }
+    }
     let s = sig(op.opcode);
     // Operand classes, numbered over the whole operand list.
     for (name, class) in s.operands {
@@ -529,18 +532,35 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
             }
         }
     }
-    if matches!(op.opcode, Opcode::For | Opcode::Loop | Opcode::If) {
+    let variadic_results = match op.opcode {
+        Opcode::Reduce | Opcode::Scan => Some(Class::AnyTile),
+        _ => None,
+    };
+    if let Some(class) = variadic_results {
         for (i, r) in op.results.iter().enumerate() {
             let t = val_ty(m, *r);
-            if !belongs(m, t, Class::NonToken) {
+            if !belongs(m, t, class) {
                 return Err(op_err(format!(
-                    "result #{i} must be variadic of any non-token type, but got {}",
+                    "result #{i} must be variadic of {}, but got {}",
+                    summary(class),
                     fmt_ty(m, t)
                 )));
             }
         }
     }
     relations(m, op)
+}
+
+/// The fixed number of results of an op kind (`None`: variadic).
+fn result_count(op: Opcode) -> Option<usize> {
+    use Opcode::*;
+    match op {
+        For | GetIndexSpaceShape | GetTensorShape | If | Loop | PrintTko | Reduce | Scan => None,
+        Assert | Break | Continue | Entry | Global | Module | Return | Yield => Some(0),
+        AtomicCASTko | AtomicRMWTko | LoadPtrTko | LoadViewTko => Some(2),
+        GetNumTileBlocks | GetTileBlockId => Some(3),
+        _ => Some(1),
+    }
 }
 
 /// Whether operand group `name` of `op` is variadic (its summary then reads
@@ -606,7 +626,11 @@ fn relations(m: &Module, op: &Op) -> Check {
         | Opcode::XOrI
         | Opcode::ShLI
         | Opcode::ShRI => all_same(m, op, &["lhs", "rhs", "result"], "type"),
-        Opcode::RemI => all_same(m, op, &["result", "lhs", "rhs"], "type"),
+        Opcode::RemI => {
+            all_same(m, op, &["result", "lhs", "rhs"], "type")?;
+            all_same(m, op, &["result", "lhs", "rhs"], "shape")
+        }
+        Opcode::Assume => all_same(m, op, &["value", "result"], "type"),
         Opcode::MulhiI => all_same(m, op, &["x", "y", "result"], "type"),
         Opcode::Atan2 => all_same(m, op, &["x", "y", "result"], "type"),
         Opcode::FPowF => {
@@ -633,11 +657,21 @@ fn relations(m: &Module, op: &Op) -> Check {
             all_same(m, op, &["from", "to"], "shape")
         }
         Opcode::Broadcast => {
-            same_elem_check(m, op, &["source"])?;
-            all_same(m, op, &["source", "result"], "rank")
+            all_same(m, op, &["source", "result"], "rank")?;
+            same_elem_check(m, op, &["source"])
         }
         Opcode::Reshape => same_elem_check(m, op, &["source"]),
-        Opcode::Permute => all_same(m, op, &["source", "result"], "rank"),
+        Opcode::Permute => {
+            let (Some(a), Some(b)) = (operand_ty(m, op, "source"), result_ty(m, op, 0)) else {
+                return Ok(());
+            };
+            if !same_elem(m, a, b) {
+                return Err(op_err(
+                    "failed to verify that all of {source, result} have the same element type",
+                ));
+            }
+            all_same(m, op, &["source", "result"], "rank")
+        }
         Opcode::Cat => all_same(m, op, &["lhs", "rhs", "result"], "rank"),
         Opcode::Extract => all_same(m, op, &["source", "result"], "rank"),
         Opcode::Pack | Opcode::Unpack => all_same(m, op, &["source", "result"], "rank"),
@@ -649,12 +683,13 @@ fn relations(m: &Module, op: &Op) -> Check {
             ) else {
                 return Ok(());
             };
+            all_same(m, op, &["result", "ptr"], "type")?;
             if tile_shape(m, p) != tile_shape(m, o) || tile_shape(m, p) != tile_shape(m, r) {
                 return Err(op_err(
                     "requires the same shape for all operands and results",
                 ));
             }
-            all_same(m, op, &["result", "ptr"], "type")
+            Ok(())
         }
         Opcode::Select => {
             all_same(m, op, &["val_if_true", "val_if_false", "result"], "type")?;
