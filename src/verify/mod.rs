@@ -7,7 +7,9 @@
 //! NVIDIA's wording (`'cuda_tile.divi' op rounding mode 'negative_inf' is not
 //! allowed with 'unsigned' flag`), at the op's debug location and bytecode
 //! offset. Every op is checked; the first broken rule of each op is reported
-//! (as MLIR does), so one call lists the errors of all ops.
+//! (as MLIR does), so one call lists the errors of all ops. Within an op the
+//! rules run in NVIDIA's order: result count, operand and result type
+//! classes, type relations, op-specific rules, then region rules.
 //!
 //! # Rules
 //!
@@ -30,6 +32,7 @@
 //! - partition/strided/gather-scatter views: non-empty power-of-two tile
 //!   shape of the tensor view's rank, a dim map that is a permutation,
 //!   positive traversal strides, special padding only for floats;
+//! - each op has the number of results its kind fixes;
 //! - each op's operands and results have the type classes the dialect
 //!   declares (`tile of f16 or bf16 or f32 or f64 values`, ...), and the
 //!   dialect's "all types match" / "same shape" / "same element type" /
@@ -42,8 +45,11 @@
 //!   `divf`: IEEE, `approx`, `full`; `sqrt`: IEEE, `approx`; `exp`/`tanh`:
 //!   `approx`, `full`; `divi`: `zero`, `negative_inf`, `positive_inf`, and
 //!   never `negative_inf` with `unsigned`; `ftoi`: `nearest_int_to_zero`;
-//!   `itof`: `nearest_even`; `ftof`: `nearest_even`, or `zero`/`positive_inf`
-//!   to `f8E8M0FNU`);
+//!   `itof`: `nearest_even`; `ftof` by conversion: to `f8E8M0FNU` `zero` or
+//!   `positive_inf`, to other 8/4-bit floats `nearest_even`, widening the IEEE
+//!   modes or `nearest_away`, `f64`→`f32` the IEEE modes, `f32`→`tf32`
+//!   `nearest_even`, `zero` or `nearest_away`, other narrowing `nearest_even`
+//!   or `zero`);
 //! - `flush_to_zero`, `approx` and `full` only on `f32`;
 //! - `negi` without `nuw`; `exti` widens, `trunci` narrows, `ftof` changes
 //!   type, `bitcast` keeps the width; `iota` is 1-d and fits its element type;
@@ -57,7 +63,8 @@
 //!   `make_partition_view` tensor-view type, `get_tensor_shape` and
 //!   `get_index_space_shape` result counts;
 //! - shape ops: `broadcast`, `cat`, `permute`, `reshape`, `extract`,
-//!   `pack`/`unpack`, `mmaf`/`mmai`/`mmaf_scaled` shapes and element types;
+//!   `insert`, `pack`/`unpack`, `mmaf`/`mmai`/`mmaf_scaled` shapes, element
+//!   types and block-scale factors;
 //! - `reduce`/`scan`: operand/result/identity counts and types, `dim` in
 //!   range, body with two rank-0 tile arguments per operand, ending in a
 //!   `yield` of one value per operand of the operand element type; only pure
@@ -68,7 +75,8 @@
 //!   are results;
 //! - `break` only inside `loop` (through `if`s) with the loop's result types;
 //!   `continue` inside `for` or `loop` (through `if`s) with the carried types;
-//!   `return` only in an entry (through `if`s), with no operands;
+//!   `return` only in an entry (through `if`s and `loop`s, never a `for`),
+//!   with no operands;
 //! - entries return nothing and take rank-0 tiles; `join_tokens` takes two
 //!   or more tokens; `print_tko` format matches its operands; `get_global`
 //!   names a global of the pointee type; globals are rank 1; `alloca`
@@ -78,7 +86,7 @@
 //! - each op has the number of regions its kind requires, each with exactly
 //!   one block; the entry block's arguments are the function's inputs;
 //! - every block ends in a terminator its parent allows (`return` in entries,
-//!   `continue` in `for`, `continue`/`break` in `loop`, `yield`, `break`,
+//!   `continue` in `for`, `continue`/`break`/`return` in `loop`, `yield`, `break`,
 //!   `continue` or `return` in `if`, `yield` in `reduce`/`scan`), and
 //!   terminators appear nowhere else;
 //! - module bodies hold only globals and entries, and those appear nowhere

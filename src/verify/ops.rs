@@ -724,6 +724,77 @@ fn mmaf_types(m: &Module, op: &Op) -> Check {
     Ok(())
 }
 
+fn mmaf_scaled(m: &Module, op: &Op) -> Check {
+    let ty = |n: &str| operand_ty(m, op, n);
+    let (Some(lt), Some(rt), Some(lst), Some(rst)) =
+        (ty("lhs"), ty("rhs"), ty("lhs_scale"), ty("rhs_scale"))
+    else {
+        return Ok(());
+    };
+    let (Some(l), Some(r), Some(ls), Some(rs)) = (
+        tile_shape(m, lt),
+        tile_shape(m, rt),
+        tile_shape(m, lst),
+        tile_shape(m, rst),
+    ) else {
+        return Ok(());
+    };
+    if r.len() != l.len() || ls.len() != l.len() || rs.len() != l.len() {
+        return Ok(());
+    }
+    let b = usize::from(l.len() == 3);
+    let (row, col) = (b, b + 1);
+    let (lsh, rsh, lssh, rssh) = (fmt_shape(l), fmt_shape(r), fmt_shape(ls), fmt_shape(rs));
+    if b == 1 {
+        if l[0] != ls[0] {
+            return Err(op_err(format!("shape error: dim 0 of lhs ({}) and dim 0 of lhs_scale ({}) must match, but got lhs shape ({lsh}) and lhs_scale shape ({lssh})", l[0], ls[0])));
+        }
+        if r[0] != rs[0] {
+            return Err(op_err(format!("shape error: dim 0 of rhs ({}) and dim 0 of rhs_scale ({}) must match, but got rhs shape ({rsh}) and rhs_scale shape ({rssh})", r[0], rs[0])));
+        }
+    }
+    if l[row] != ls[row] {
+        return Err(op_err(format!("shape error: dim {row} of lhs ({}) and dim {row} of lhs_scale ({}) must match, but got lhs shape ({lsh}) and lhs_scale shape ({lssh})", l[row], ls[row])));
+    }
+    if r[col] != rs[col] {
+        return Err(op_err(format!("shape error: dim {col} of rhs ({}) and dim {col} of rhs_scale ({}) must match, but got rhs shape ({rsh}) and rhs_scale shape ({rssh})", r[col], rs[col])));
+    }
+    if ls[col] != rs[row] {
+        return Err(op_err(format!("shape error: dim {col} of lhs_scale ({}) and dim {row} of rhs_scale ({}) must match, but got lhs_scale shape ({lssh}) and rhs_scale shape ({rssh})", ls[col], rs[row])));
+    }
+    let (Some(le), Some(se)) = (tile_scalar(m, lt), tile_scalar(m, lst)) else {
+        return Ok(());
+    };
+    if se == Scalar::F8E4M3FN && le != Scalar::F4E2M1FN {
+        return Err(op_err(format!("unsupported combination of element types. Scale type 'f8E4M3FN' expects lhs and rhs element types to be 'f4E2M1FN', but got '{}'", le.name())));
+    }
+    if se == Scalar::F8E8M0FNU
+        && !matches!(le, Scalar::F8E4M3FN | Scalar::F8E5M2 | Scalar::F4E2M1FN)
+    {
+        return Err(op_err(format!("unsupported combination of element types. Scale type 'f8E8M0FNU' expects lhs and rhs element types to be one of {{'f8E4M3FN', 'f8E5M2', 'f4E2M1FN'}}, but got '{}'", le.name())));
+    }
+    let (k, sk) = (l[col], ls[col]);
+    if sk == 0 || k % sk != 0 {
+        return Err(op_err(format!("shape error: dim {col} of lhs_scale ({sk}) must be a divisor of dim {col} of lhs ({k}), but got lhs_scale shape ({lssh}) and lhs shape ({lsh})")));
+    }
+    let vec = k / sk;
+    if matches!(le, Scalar::F8E4M3FN | Scalar::F8E5M2) && vec != 32 {
+        return Err(op_err(format!("shape error: f8 element type requires block scale factor of lhs_scale and rhs_scale to be 32, but got {vec}")));
+    }
+    if le == Scalar::F4E2M1FN {
+        if se == Scalar::F8E4M3FN && vec != 16 {
+            return Err(op_err(format!("shape error: f4E2M1FN element type with f8E4M3FN scales requires block scale factor of lhs_scale and rhs_scale to be 16, but got {vec}")));
+        }
+        if se == Scalar::F8E8M0FNU && vec != 16 && vec != 32 {
+            return Err(op_err(format!("shape error: f4E2M1FN element type with f8E8M0FNU scales requires block scale factor of lhs_scale and rhs_scale to be 16 or 32, but got {vec}")));
+        }
+        if se == Scalar::F8E5M3FNU && vec != 16 && vec != 32 {
+            return Err(op_err(format!("shape error: f4E2M1FN element type with fnv8E5M3FNU scales requires block scale factor of lhs_scale and rhs_scale to be 16 or 32, but got {vec}")));
+        }
+    }
+    Ok(())
+}
+
 /// Counts the `%` conversions of a printf format; `None` if one is
 /// unterminated.
 fn format_args(s: &str) -> Option<usize> {
@@ -1108,6 +1179,38 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             mmaf_types(m, op)
         }
         Opcode::MmaI => mma_shapes(m, op),
+        Opcode::MmaFScaled => {
+            mma_shapes(m, op)?;
+            mmaf_scaled(m, op)
+        }
+        Opcode::Insert => {
+            let (Some(st), Some(rt)) = (operand_ty(m, op, "source"), result_ty(m, op, 0)) else {
+                return Ok(());
+            };
+            let (Some(s), Some(r)) = (tile_shape(m, st), tile_shape(m, rt)) else {
+                return Ok(());
+            };
+            let same_elem = match (tile_elem(m, st), tile_elem(m, rt)) {
+                (Some(a), Some(b)) => m.types[a] == m.types[b],
+                _ => false,
+            };
+            if !same_elem {
+                return Err(op_err("source and result element type do not match"));
+            }
+            if s.len() != r.len() {
+                return Err(op_err("source and result must have the same rank"));
+            }
+            for i in 0..s.len() {
+                if s[i] == 0 || r[i] % s[i] != 0 {
+                    return Err(op_err(format!("result dimension {i} size ({}) must be evenly divisible by source dimension {i} size ({})", r[i], s[i])));
+                }
+            }
+            let n = op.operand_group("indices").len();
+            if n != r.len() {
+                return Err(op_err(format!("expected {} indices, but got {n}", r.len())));
+            }
+            Ok(())
+        }
         Opcode::JoinTokens => {
             if op.operand_group("tokens").len() < 2 {
                 return Err(op_err("expect two or more tokens"));

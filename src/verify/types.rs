@@ -83,6 +83,8 @@ const MMAF_IN: &[Scalar] = &[
     Scalar::F8E4M3FN,
     Scalar::F8E5M2,
 ];
+const MMAFS_IN: &[Scalar] = &[Scalar::F8E4M3FN, Scalar::F8E5M2, Scalar::F4E2M1FN];
+const MMAFS_SCALE: &[Scalar] = &[Scalar::F8E4M3FN, Scalar::F8E8M0FNU, Scalar::F8E5M3FNU];
 const MMAF_OUT: &[Scalar] = &[Scalar::F16, Scalar::F32, Scalar::F64];
 
 /// A type class an operand or result must belong to.
@@ -404,6 +406,30 @@ fn sig(op: Opcode) -> Sig {
             ],
             &[Named(&[Scalar::I32], "mmai result tile type")],
         ),
+        Opcode::MmaFScaled => s(
+            &[
+                ("lhs", Named(MMAFS_IN, "mmaf_scaled operand tile type")),
+                ("rhs", Named(MMAFS_IN, "mmaf_scaled operand tile type")),
+                ("acc", Named(&[Scalar::F32], "mmaf_scaled result tile type")),
+                (
+                    "lhs_scale",
+                    Named(MMAFS_SCALE, "mmaf_scaled scale tile type"),
+                ),
+                (
+                    "rhs_scale",
+                    Named(MMAFS_SCALE, "mmaf_scaled scale tile type"),
+                ),
+            ],
+            &[Named(&[Scalar::F32], "mmaf_scaled result tile type")],
+        ),
+        Opcode::Insert => s(
+            &[
+                ("source", AnyTile),
+                ("destination", AnyTile),
+                ("indices", Scalar0(&[Scalar::I32])),
+            ],
+            &[AnyTile],
+        ),
         Opcode::Pack => s(&[("source", Tile(NUMBERS4))], &[Tile(&[Scalar::I8])]),
         Opcode::Unpack => s(&[("source", Tile(&[Scalar::I8]))], &[Tile(NUMBERS4)]),
         Opcode::Reduce | Opcode::Scan => s(&[("operands", AnyTile)], &[]),
@@ -715,6 +741,28 @@ fn relations(m: &Module, op: &Op) -> Check {
             }
             all_same(m, op, &["lhs", "rhs", "acc"], "rank")
         }
+        Opcode::MmaFScaled => {
+            all_same(m, op, &["acc", "result"], "type")?;
+            for pair in [["lhs", "rhs"], ["lhs_scale", "rhs_scale"]] {
+                let (Some(a), Some(b)) = (operand_ty(m, op, pair[0]), operand_ty(m, op, pair[1]))
+                else {
+                    continue;
+                };
+                if !same_elem(m, a, b) {
+                    return Err(op_err(format!(
+                        "failed to verify that all of {{{}, {}}} have the same element type",
+                        pair[0], pair[1]
+                    )));
+                }
+            }
+            all_same(
+                m,
+                op,
+                &["lhs", "rhs", "acc", "lhs_scale", "rhs_scale"],
+                "rank",
+            )
+        }
+        Opcode::Insert => all_same(m, op, &["destination", "result"], "type"),
         Opcode::AtomicCASTko => {
             all_same(m, op, &["pointers", "cmp", "val", "result"], "shape")?;
             all_same(m, op, &["cmp", "val", "result"], "type")
