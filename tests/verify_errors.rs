@@ -390,3 +390,73 @@ fn errors_of_several_ops_are_all_reported() {
     let errs = tileiras::verify::verify(&m).unwrap_err();
     assert_eq!(errs.len(), 2, "{errs:?}");
 }
+
+#[test]
+fn symbols_are_unique_and_globals_resolve() {
+    let mut m = load("print_debug_i32", "v13_1");
+    assert_eq!(tileiras::verify::verify(&m), Ok(()));
+    let entry = nth(&m, Opcode::Entry, 0);
+    let global = nth(&m, Opcode::Global, 0);
+    let entry_name = match m.ops[entry].attr("sym_name") {
+        Some(Attr::String(s)) => s.clone(),
+        _ => unreachable!(),
+    };
+    let get = nth(&m, Opcode::GetGlobal, 0);
+    set_attr(&mut m, get, "name", Attr::String("nowhere".into()));
+    expect_error(
+        &m,
+        get,
+        "'cuda_tile.get_global' op 'nowhere' does not reference a valid global",
+    );
+    set_attr(&mut m, global, "sym_name", Attr::String(entry_name.clone()));
+    expect_error(
+        &m,
+        entry,
+        &format!("redefinition of symbol named '{entry_name}'"),
+    );
+}
+
+#[test]
+fn entry_block_arguments_match_the_signature() {
+    let mut m = load("arith_f32", "v13_1");
+    let entry = nth(&m, Opcode::Entry, 0);
+    let arg = m.ops[entry].regions[0].blocks[0].args[1];
+    let old = m.values[arg].ty;
+    let f32_scalar = tile_of(&mut m, Scalar::F32, &[]);
+    m.values[arg].ty = f32_scalar;
+    expect_error(
+        &m,
+        entry,
+        &format!(
+            "'cuda_tile.entry' op type of entry block argument #1('!cuda_tile.tile<f32>') must match the type of the corresponding argument in function signature({})",
+            tileiras_type(&m, old)
+        ),
+    );
+    m.values[arg].ty = old;
+    m.ops[entry].regions[0].blocks[0].args.pop();
+    let n = match m.ops[entry].attr("function_type") {
+        Some(Attr::Type(t)) => match &m.types[*t] {
+            Type::Function { inputs, .. } => inputs.len(),
+            _ => unreachable!(),
+        },
+        _ => unreachable!(),
+    };
+    expect_error(
+        &m,
+        entry,
+        &format!(
+            "'cuda_tile.entry' op entry block must have {n} arguments to match function signature"
+        ),
+    );
+}
+
+/// `'!cuda_tile.tile<i32>'` for the 0-d `i32` tiles the corpus entries take.
+fn tileiras_type(m: &Module, t: TypeId) -> String {
+    match &m.types[t] {
+        Type::Tile { element, shape } if shape.is_empty() => match &m.types[*element] {
+            Type::Scalar(s) => format!("'!cuda_tile.tile<{}>'", s.name()),
+            _ => panic!("unexpected parameter type"),
+        },
+        _ => panic!("unexpected parameter type"),
+    }
+}

@@ -90,7 +90,8 @@
 //!   `continue` or `return` in `if`, `yield` in `reduce`/`scan`), and
 //!   terminators appear nowhere else;
 //! - module bodies hold only globals and entries, and those appear nowhere
-//!   else.
+//!   else; their symbol names are distinct;
+//! - an entry's block arguments match its function type.
 use crate::diag::Diagnostic;
 use crate::ir::{Module, OpId};
 

@@ -1487,7 +1487,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             }
             Ok(())
         }
-        Opcode::GetGlobal => check_get_global(m, op),
+        Opcode::GetGlobal => check_get_global(m, tree, op),
         Opcode::Alloca => {
             let align = int_attr(op, "alignment").unwrap_or(0);
             if align <= 0 || align & (align - 1) != 0 {
@@ -1675,6 +1675,22 @@ fn check_entry(m: &Module, op: &Op) -> Check {
             "attribute 'function_type' failed to satisfy constraint: type attribute of function type",
         ));
     };
+    let args = tys_of(m, block_args(op, 0));
+    if args.len() != inputs.len() {
+        return Err(op_err(format!(
+            "entry block must have {} arguments to match function signature",
+            inputs.len()
+        )));
+    }
+    for (i, (a, f)) in args.iter().zip(inputs).enumerate() {
+        if m.types[*a] != m.types[*f] {
+            return Err(op_err(format!(
+                "type of entry block argument #{i}({}) must match the type of the corresponding argument in function signature({})",
+                fmt_ty(m, *a),
+                fmt_ty(m, *f)
+            )));
+        }
+    }
     if !results.is_empty() || !op.results.is_empty() {
         return Err(op_err("entry op must not return values"));
     }
@@ -1685,24 +1701,18 @@ fn check_entry(m: &Module, op: &Op) -> Check {
             ));
         }
     }
-    let args = tys_of(m, block_args(op, 0));
-    if !types_eq(m, &args, inputs) {
-        return Err(op_err(
-            "type of entry block arguments must match the function signature",
-        ));
-    }
     Ok(())
 }
 
-fn check_get_global(m: &Module, op: &Op) -> Check {
+fn check_get_global(m: &Module, tree: &Tree, op: &Op) -> Check {
     let name = match op.attr("name") {
         Some(Attr::String(s)) => s.clone(),
         _ => String::new(),
     };
-    let global = m.top_level().iter().map(|g| &m.ops[*g]).find(|g| {
-        g.opcode == Opcode::Global
-            && matches!(g.attr("sym_name"), Some(Attr::String(s)) if *s == name)
-    });
+    let global = tree
+        .symbol(&name)
+        .map(|g| &m.ops[g])
+        .filter(|g| g.opcode == Opcode::Global);
     let Some(global) = global else {
         return Err(op_err(format!(
             "'{name}' does not reference a valid global"

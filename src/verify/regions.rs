@@ -7,7 +7,8 @@
 //! in `continue`, `break` or `return`, of `if` in `yield`, `break`,
 //! `continue` or `return`, of `reduce`/`scan` in `yield`; terminators are last in their
 //! block and sit directly in a parent their kind allows; `entry` and
-//! `global` appear only at module level, and only they do.
+//! `global` appear only at module level, and only they do, each with a
+//! distinct symbol name.
 use super::{op_err, Check, Tree};
 use crate::ir::{Module, OpId, Opcode};
 
@@ -61,6 +62,13 @@ fn full(op: Opcode) -> String {
     format!("cuda_tile.{}", op.mnemonic())
 }
 
+fn symbol_name(op: &crate::ir::Op) -> Option<&str> {
+    match op.attr("sym_name") {
+        Some(crate::ir::Attr::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
 /// Checks the region rules for one op.
 pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
     let op = &m.ops[id];
@@ -75,6 +83,15 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
         }
         (Some(_), true) => return Err(op_err("expects parent op 'cuda_tile.module'")),
         _ => {}
+    }
+    if top_level_kind && parent.is_none() {
+        if let Some(name) = symbol_name(op) {
+            if tree.symbol(name) != Some(id) {
+                return Err(super::Fail::Plain(format!(
+                    "redefinition of symbol named '{name}'"
+                )));
+            }
+        }
     }
     if op.opcode == Opcode::Module {
         return Err(op_err("cannot be nested in a module"));

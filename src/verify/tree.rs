@@ -1,10 +1,13 @@
 //! The op tree's parent links, built once handles are known to be sound.
-use crate::ir::{Module, OpId};
+use crate::ir::{Attr, Module, OpId};
+use std::collections::HashMap;
 
 /// Where each op sits: its parent op (none for top-level ops) and the region
 /// index within that parent.
 pub(crate) struct Tree {
     parent: Vec<Option<(OpId, u32)>>,
+    /// The first top-level op defining each symbol name.
+    symbols: HashMap<String, OpId>,
 }
 
 impl Tree {
@@ -26,7 +29,20 @@ impl Tree {
                 }
             }
         }
-        Tree { parent }
+        let mut symbols = HashMap::new();
+        for &id in module.top_level() {
+            if let Some(Attr::String(name)) =
+                module.ops.try_get(id).and_then(|o| o.attr("sym_name"))
+            {
+                symbols.entry(name.clone()).or_insert(id);
+            }
+        }
+        Tree { parent, symbols }
+    }
+
+    /// The first top-level op that defines symbol `name`.
+    pub(crate) fn symbol(&self, name: &str) -> Option<OpId> {
+        self.symbols.get(name).copied()
     }
 
     /// The op whose region holds `op`, with that region's index.
