@@ -54,7 +54,15 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::SUCCESS;
             }
-            s if s.starts_with("--preview=") || s.starts_with("-preview=") => {}
+            s if s.starts_with("--preview=") || s.starts_with("-preview=") => {
+                let list = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
+                for feature in list.split(',') {
+                    if feature != "simt" {
+                        eprintln!("tileirdisasm: for the --preview option: unknown preview feature '{feature}'; supported features: simt");
+                        return ExitCode::from(1);
+                    }
+                }
+            }
             _ => {
                 eprintln!(
                     "tileirdisasm: Unknown command line argument '{a}'.  Try: '{prog} --help'"
@@ -72,12 +80,13 @@ fn main() -> ExitCode {
     let data = match std::fs::read(&path) {
         Ok(d) => d,
         Err(e) => {
-            let msg = match e.kind() {
-                std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
-                std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-                _ => e.to_string(),
+            // strerror text, without Rust's " (os error N)" suffix.
+            let text = e.to_string();
+            let msg = match text.find(" (os error") {
+                Some(i) => &text[..i],
+                None => &text,
             };
-            eprintln!("error: error: unable to read input file '{path}': {msg}");
+            eprintln!("error: error: unable to read input file '{path}': {msg}\n");
             return ExitCode::from(2);
         }
     };

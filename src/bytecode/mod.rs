@@ -7,6 +7,7 @@
 //! anything is allocated; every error carries the absolute byte offset.
 use crate::diag::Diagnostic;
 
+/// cbindgen:ignore
 pub mod limits;
 pub mod version;
 
@@ -49,15 +50,35 @@ pub struct ReadError {
     pub message: String,
     /// The kind of failure.
     pub kind: ReadErrorKind,
-    /// Outer context, innermost first: `(offset, "failed to parse ...")`.
-    pub context: Vec<(usize, String)>,
+    /// Outer context, innermost first.
+    pub context: Vec<ContextLine>,
+    /// The offset NVIDIA's reader reports: relative to the innermost
+    /// sub-reader (section, type, function body) the error arose in. `None`
+    /// until known; then [`ReadError::offset`] is shown.
+    pub shown_offset: Option<usize>,
+    /// Whether NVIDIA's reader shows this error with its offset
+    /// (`error at offset N: ...`); a few of its messages carry none.
+    pub located: bool,
+}
+
+/// One line of context around a [`ReadError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextLine {
+    /// Absolute byte offset.
+    pub offset: usize,
+    /// Offset as NVIDIA's reader reports it (see [`ReadError::shown_offset`]).
+    pub shown_offset: Option<usize>,
+    /// The message.
+    pub message: String,
 }
 
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
+            ReadErrorKind::Malformed if !self.located => f.write_str(&self.message),
             ReadErrorKind::Malformed => {
-                write!(f, "error at offset {}: {}", self.offset, self.message)
+                let shown = self.shown_offset.unwrap_or(self.offset);
+                write!(f, "error at offset {shown}: {}", self.message)
             }
             _ => f.write_str(&self.message),
         }
@@ -75,13 +96,43 @@ impl ReadError {
             message: message.into(),
             kind: ReadErrorKind::Malformed,
             context: Vec::new(),
+            shown_offset: None,
+            located: true,
+        }
+    }
+
+    /// A malformed-input error NVIDIA shows without an offset.
+    #[cold]
+    pub fn unlocated(offset: usize, message: impl Into<String>) -> Self {
+        ReadError {
+            located: false,
+            ..ReadError::new(offset, message)
         }
     }
 
     /// Adds an outer context line.
     #[cold]
     pub fn with_context(mut self, offset: usize, message: impl Into<String>) -> Self {
-        self.context.push((offset, message.into()));
+        self.context.push(ContextLine {
+            offset,
+            shown_offset: None,
+            message: message.into(),
+        });
+        self
+    }
+
+    /// Makes offsets not yet placed relative to `base`, the start of the
+    /// sub-reader the error is leaving.
+    #[cold]
+    pub(crate) fn rebase(mut self, base: usize) -> Self {
+        if self.shown_offset.is_none() {
+            self.shown_offset = Some(self.offset.saturating_sub(base));
+        }
+        for c in &mut self.context {
+            if c.shown_offset.is_none() {
+                c.shown_offset = Some(c.offset.saturating_sub(base));
+            }
+        }
         self
     }
 
@@ -104,9 +155,10 @@ impl ReadError {
         d.offset = Some(self.offset);
         let mut out = vec![d];
         if self.kind == ReadErrorKind::Malformed {
-            for (off, msg) in &self.context {
-                let mut d = Diagnostic::error(format!("error at offset {off}: {msg}"));
-                d.offset = Some(*off);
+            for c in &self.context {
+                let shown = c.shown_offset.unwrap_or(c.offset);
+                let mut d = Diagnostic::error(format!("error at offset {shown}: {}", c.message));
+                d.offset = Some(c.offset);
                 out.push(d);
             }
         }

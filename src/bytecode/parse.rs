@@ -42,6 +42,8 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             message,
             kind: ReadErrorKind::BadMagic { mlir },
             context: Vec::new(),
+            shown_offset: None,
+            located: true,
         });
     }
     r.bytes(MAGIC.len())?;
@@ -60,6 +62,8 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             message: format!("unsupported Tile IR bytecode version: {major}.{minor}"),
             kind: ReadErrorKind::UnsupportedVersion(v),
             context: Vec::new(),
+            shown_offset: None,
+            located: true,
         });
     }
     if tag != 0 {
@@ -187,9 +191,7 @@ impl<'a> Ctx<'a> {
             ));
         }
         if let Some(e) = &self.type_errors[i] {
-            return Err(e
-                .clone()
-                .with_context(at, format!("failed to read type {index}")));
+            return Err(e.clone());
         }
         if self.type_checked[i] {
             return Ok(Handle::from_index(i));
@@ -339,8 +341,10 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
 
     // Strings.
     let strings = match sections[SEC_STRING as usize] {
-        Some(s) => read_strings(s)
-            .map_err(|e| e.with_context(r.offset(), "failed to parse string section"))?,
+        Some(s) => read_strings(s).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse string section")
+        })?,
         None => return Err(r.err("string section is mandatory")),
     };
     let mut module = Module {
@@ -352,22 +356,32 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
         let at = s.offset();
         let i = s
             .varint()
-            .map_err(|_| s.err("failed to read producer string index"))
+            .map_err(|_| {
+                s.err("failed to read producer string index")
+                    .rebase(s.base())
+            })
             .map_err(|e| e.with_context(r.offset(), "failed to parse producer section"))?;
         let p = strings
             .get(i, at)
-            .map_err(|e| e.with_context(at, format!("failed to get producer string at index {i}")))
+            .map_err(|e| {
+                e.with_context(at, format!("failed to get producer string at index {i}"))
+                    .rebase(s.base())
+            })
             .map_err(|e| e.with_context(r.offset(), "failed to parse producer section"))?;
         module.producer = Some(p);
     }
     let mut type_errors = Vec::new();
     if let Some(s) = sections[SEC_TYPE as usize] {
-        type_errors = read_types(s, version, &mut module)
-            .map_err(|e| e.with_context(r.offset(), "failed to parse type section"))?;
+        type_errors = read_types(s, version, &mut module).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse type section")
+        })?;
     }
     let consts = match sections[SEC_CONSTANT as usize] {
-        Some(s) => read_constants(s)
-            .map_err(|e| e.with_context(r.offset(), "failed to parse constant section"))?,
+        Some(s) => read_constants(s).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse constant section")
+        })?,
         None => Constants {
             starts: Vec::new(),
             data: Reader::new(&[], r.offset()),
@@ -384,25 +398,31 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
         type_checked: vec![false; ntypes],
     };
     let globals = match sections[SEC_GLOBAL as usize] {
-        Some(s) => read_globals(s, &ctx)
-            .map_err(|e| e.with_context(r.offset(), "failed to parse global section"))?,
+        Some(s) => read_globals(s, &ctx).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse global section")
+        })?,
         None => Vec::new(),
     };
     let funcs = match sections[SEC_FUNC as usize] {
-        Some(s) => read_function_table(s, &mut ctx)
-            .map_err(|e| e.with_context(r.offset(), "failed to parse function section"))?,
+        Some(s) => read_function_table(s, &mut ctx).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse function section")
+        })?,
         None => return Err(r.err("function section is mandatory")),
     };
     if let Some(s) = sections[SEC_DEBUG as usize] {
-        read_debug(s, &mut ctx)
-            .map_err(|e| e.with_context(r.offset(), "failed to parse debug section"))?;
+        read_debug(s, &mut ctx).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse debug section")
+        })?;
     }
     for g in globals {
         create_global(&mut ctx, g)
             .map_err(|e| e.with_context(r.offset(), "failed to create global from bytecode"))?;
     }
     for f in funcs {
-        create_function(&mut ctx, f)
+        create_function(&mut ctx, f, r.offset())
             .map_err(|e| e.with_context(r.offset(), "failed to create function from bytecode"))?;
     }
     Ok(ctx.module)
@@ -473,9 +493,37 @@ fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, Re
         .ok_or_else(|| ReadError::new(at, format!("invalid padding value: {v}")))
 }
 
-fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
+/// A tile shape: a varint count of 8-byte dimensions, each a power of two.
+fn tile_shape(r: &mut Reader<'_>) -> Result<Vec<i64>, ReadError> {
     let at = r.offset();
-    let tag = r.varint()?;
+    let n = r.varint()?;
+    if n > MAX_RANK || n > (r.remaining() / 8) as u64 {
+        return Err(ReadError::new(
+            at,
+            format!("list of {n} entries exceeds the remaining data"),
+        ));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let d = r.u64_le()? as i64;
+        if d <= 0 || d & (d - 1) != 0 {
+            return Err(r.err(format!("all dimensions must be powers of two, got {d}")));
+        }
+        v.push(d);
+    }
+    Ok(v)
+}
+
+fn parse_type(mut entry: Reader<'_>, version: Version) -> Result<Type, ReadError> {
+    let tag = entry.varint()?;
+    // NVIDIA's reader decodes the payload after the tag with its own reader.
+    let mut r = entry.rest();
+    let base = r.base();
+    parse_type_payload(tag, &mut r, version).map_err(|e| e.rebase(base))
+}
+
+fn parse_type_payload(tag: u64, r: &mut Reader<'_>, version: Version) -> Result<Type, ReadError> {
+    let at = r.offset();
     let id = |r: &mut Reader<'_>| -> Result<TypeId, ReadError> {
         let at = r.offset();
         let v = r.varint()?;
@@ -486,11 +534,18 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
     };
     let scalar = |s: Scalar, since: Version| -> Result<Type, ReadError> {
         if version < since {
-            return Err(ReadError::new(
+            let name = match s {
+                Scalar::F8E8M0FNU => "Float8E8M0FNU",
+                Scalar::F4E2M1FN => "Float4E2M1FN",
+                Scalar::I4 => "Int4",
+                Scalar::F8E5M3FNU => "Float8E5M3FNU",
+                other => other.name(),
+            };
+            return Err(ReadError::unlocated(
                 at,
                 format!(
-                    "type '{}' is not available in bytecode version {version}",
-                    s.name()
+                    "type '{name}' requires bytecode version {}.{}+, file version is {}.{}",
+                    since.major, since.minor, version.major, version.minor
                 ),
             ));
         }
@@ -517,20 +572,20 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         17 => Type::Token,
         12 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let pointee = id(&mut r)?;
+            let pointee = id(r)?;
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::Pointer { pointee, ptr_attr }
         }
         13 => {
-            let element = id(&mut r)?;
-            let shape = int_list(&mut r, 8)?;
+            let element = id(r)?;
+            let shape = tile_shape(r)?;
             Type::Tile { element, shape }
         }
         14 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let element = id(&mut r)?;
-            let shape = int_list(&mut r, 8)?;
-            let strides = int_list(&mut r, 8)?;
+            let element = id(r)?;
+            let shape = int_list(r, 8)?;
+            let strides = int_list(r, 8)?;
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::TensorView {
                 element,
@@ -542,15 +597,15 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         15 => {
             let unified = version >= V13_3;
             let flags = if unified { r.varint()? } else { 0 };
-            let tile_shape = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
-            let dim_map = i32_list(&mut r)?;
+            let tile_shape = i32_list(r)?;
+            let tensor_view = id(r)?;
+            let dim_map = i32_list(r)?;
             let has = if unified {
                 flags & 1 != 0
             } else {
                 r.varint()? != 0
             };
-            let padding = read_padding(&mut r, has)?;
+            let padding = read_padding(r, has)?;
             Type::PartitionView {
                 tile_shape,
                 tensor_view,
@@ -574,16 +629,16 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
                 }
                 Ok(v)
             };
-            let inputs = list(&mut r)?;
-            let results = list(&mut r)?;
+            let inputs = list(r)?;
+            let results = list(r)?;
             Type::Function { inputs, results }
         }
         20 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
+            let tile_shape = i32_list(r)?;
+            let tensor_view = id(r)?;
             let sparse_dim = r.varint()?;
-            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            let padding = read_padding(r, flags & 1 != 0)?;
             Type::GatherScatterView {
                 tile_shape,
                 tensor_view,
@@ -593,11 +648,11 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         }
         21 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(&mut r)?;
-            let traversal_strides = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
-            let dim_map = i32_list(&mut r)?;
-            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            let tile_shape = i32_list(r)?;
+            let traversal_strides = i32_list(r)?;
+            let tensor_view = id(r)?;
+            let dim_map = i32_list(r)?;
+            let padding = read_padding(r, flags & 1 != 0)?;
             Type::StridedView {
                 tile_shape,
                 traversal_strides,
@@ -978,24 +1033,37 @@ fn dense_from_constant(
             "expect Cuda Tile integer or float type for a dense constant",
         ));
     };
-    let size = c
-        .varint()
-        .map_err(|_| c.err("failed to read the size of the data buffer"))?;
+    let size = c.varint().map_err(|_| {
+        c.err("failed to read the size of the data buffer")
+            .rebase(c.base())
+    })?;
     if size > c.remaining() as u64 {
-        return Err(c.err("failed to read the raw byte data"));
+        return Err(c.err("failed to read the raw byte data").rebase(c.base()));
     }
     let data = c.bytes(size as usize)?;
+    if s == Scalar::I1 {
+        if size != 1 && size != n.div_ceil(8) {
+            return Err(c
+                .err(format!(
+                    "i1 dense attribute payload size {size} is not a recognized encoding for {n} elements"
+                ))
+                .rebase(c.base()));
+        }
+        return Ok(Attr::Dense {
+            ty,
+            data: data.to_vec(),
+        });
+    }
     let ok = if s == Scalar::I1 {
-        size == 1 || size == n.div_ceil(8) || size == n
+        false
     } else {
         let eb = u64::from(s.bit_width().div_ceil(8));
         size == eb || Some(size) == n.checked_mul(eb)
     };
     if !ok {
-        return Err(ReadError::new(
-            at,
-            "failed to validate buffer size and format",
-        ));
+        return Err(c
+            .err("failed to validate buffer size and format")
+            .rebase(c.base()));
     }
     Ok(Attr::Dense {
         ty,
@@ -1007,7 +1075,6 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
     if depth > MAX_ATTR_DEPTH {
         return Err(r.err("attribute nesting exceeds the limit"));
     }
-    let at = r.offset();
     let tag = r
         .varint()
         .map_err(|_| r.err("failed to read AttributeTag for self-contained attribute."))?;
@@ -1082,10 +1149,9 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
             Attr::Bounded { lb, ub }
         }
         _ => {
-            return Err(ReadError::new(
-                at,
-                format!("unsupported AttributeTag {tag} for self-contained attribute"),
-            ))
+            return Err(r.err(format!(
+                "unsupported AttributeTag {tag} for self-contained attribute"
+            )))
         }
     })
 }
@@ -1190,22 +1256,26 @@ fn create_global(ctx: &mut Ctx<'_>, g: GlobalInfo) -> Result<(), ReadError> {
     Ok(())
 }
 
-fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadError> {
+fn create_function(
+    ctx: &mut Ctx<'_>,
+    f: FunctionInfo<'_>,
+    main_at: usize,
+) -> Result<(), ReadError> {
     let name = ctx.strings.get(f.name, f.at).map_err(|e| {
         e.with_context(
-            f.at,
+            main_at,
             format!("failed to get function name string at index {}", f.name),
         )
     })?;
     if name.is_empty() {
         return Err(ReadError::new(
-            f.at,
+            main_at,
             format!("function name at index {} is empty", f.name),
         ));
     }
     if f.sig >= ctx.module.types.len() as u64 {
         return Err(ReadError::new(
-            f.at,
+            main_at,
             format!(
                 "function signature index {} out of bounds for function '{name}'",
                 f.sig
@@ -1215,7 +1285,7 @@ fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadErr
     let sig = ctx.type_at(f.sig, f.at)?;
     let Type::Function { inputs, .. } = ctx.module.types[sig].clone() else {
         return Err(ReadError::new(
-            f.at,
+            main_at,
             format!("function signature index {} does not refer to a function type for function '{name}'", f.sig),
         ));
     };
@@ -1225,13 +1295,13 @@ fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadErr
     };
     let debug = ctx.debug_next(&mut it, f.at).map_err(|_| {
         ReadError::new(
-            f.at,
+            main_at,
             format!("failed to read function location for '{name}'"),
         )
     })?;
     if f.flags & 0x02 == 0 {
         return Err(ReadError::new(
-            f.at,
+            main_at,
             format!("un-expected non-entry function '{name}'"),
         ));
     }
@@ -1239,7 +1309,7 @@ fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadErr
         Some(Attr::OptimizationHints(h)) => Attr::OptimizationHints(h),
         Some(_) => {
             return Err(ReadError::new(
-                f.at,
+                main_at,
                 format!("invalid optimization hints attribute for function '{name}'"),
             ))
         }
@@ -1277,8 +1347,8 @@ fn create_function(ctx: &mut Ctx<'_>, f: FunctionInfo<'_>) -> Result<(), ReadErr
     let body_at = body.offset();
     while !body.is_empty() {
         let op = parse_op(&mut body, ctx, &mut scope, &mut it, 0).map_err(|e| {
-            e.with_context(
-                body_at,
+            e.rebase(body_at).with_context(
+                main_at,
                 format!("failed to parse function body for function '{name}'"),
             )
         })?;
@@ -1331,13 +1401,10 @@ fn parse_op(
     let opcode = match Opcode::from_code(code) {
         Some(op) if Version::new(op.since().0, op.since().1, 0) <= ctx.version => op,
         _ => {
-            return Err(ReadError::new(
-                at,
-                format!(
-                    "unsupported opcode {code} for bytecode version {}",
-                    ctx.version
-                ),
-            ))
+            return Err(r.err(format!(
+                "unsupported opcode {code} for bytecode version {}",
+                ctx.version
+            )))
         }
     };
     let debug = ctx.debug_next(it, at)?;
@@ -1368,49 +1435,33 @@ fn parse_op(
     };
     let read_operand =
         |r: &mut Reader<'_>, scope: &[ValueId], i: usize| -> Result<ValueId, ReadError> {
-            let oat = r.offset();
             let idx = r
                 .varint()
                 .map_err(|_| r.err(format!("failed to read operand index {i}")))?;
             match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
                 Some(v) => Ok(*v),
-                None => Err(ReadError::new(
-                    oat,
-                    format!(
-                        "operand index {idx} out of bounds (size={}) for operand {i}",
-                        scope.len()
-                    ),
-                )),
+                None => Err(r.err(format!(
+                    "operand index {idx} out of bounds (size={}) for operand {i}",
+                    scope.len()
+                ))),
             }
         };
     for (si, step) in layout.steps.iter().enumerate() {
         match *step {
             Step::Result(_) => {
-                let tat = r.offset();
-                let t = ctx.read_type(r).map_err(|e| {
-                    e.with_context(
-                        tat,
-                        format!(
-                            "failed to get result type {} for {}",
-                            result_types.len(),
-                            name()
-                        ),
-                    )
-                })?;
+                let i = result_types.len();
+                let t = read_result_type(r, ctx, i, &name())?;
                 result_types.push(t);
             }
             Step::Results => {
                 let n = r.count(MAX_RESULTS.min(r.remaining() as u64), "number of results")?;
                 for i in 0..n {
-                    let tat = r.offset();
-                    let t = ctx.read_type(r).map_err(|e| {
-                        e.with_context(tat, format!("failed to get result type {i} for {}", name()))
-                    })?;
+                    let t = read_result_type(r, ctx, i as usize, &name())?;
                     result_types.push(t);
                 }
             }
             Step::Flags(since) => {
-                if since.is_none_or(|v| ctx.version >= v) {
+                if since.map_or(true, |v| ctx.version >= v) {
                     flags = r.varint()?;
                 }
             }
@@ -1427,7 +1478,15 @@ fn parse_op(
                 };
                 if present {
                     let a = op_attr(r, ctx, kind, &result_types).map_err(|e| {
-                        e.with_context(at, format!("failed to parse attribute '{n}' of {}", name()))
+                        let e = if kind == AttrKind::Tagged {
+                            e.with_context(
+                                r.offset(),
+                                "failed to parse self-contained attribute for AssumePredicateAttrInterface",
+                            )
+                        } else {
+                            e
+                        };
+                        e.with_context(r.offset(), format!("failed to parse attribute '{n}'"))
                     })?;
                     attrs.push((n, a));
                 }
@@ -1522,10 +1581,7 @@ fn parse_op(
                 for ri in 0..k {
                     let reg = parse_region(r, ctx, scope, it, op_id, ri as u32, depth + 1)
                         .map_err(|e| {
-                            e.with_context(
-                                r.offset(),
-                                format!("failed to parse region {ri} of {}", name()),
-                            )
+                            e.with_context(r.offset(), format!("failed to parse region {ri}"))
                         })?;
                     regions.push(reg);
                 }
@@ -1562,6 +1618,24 @@ fn parse_op(
     op.attrs = attrs;
     op.regions = regions;
     Ok(op_id)
+}
+
+/// Reads a result type index; like NVIDIA's reader, a bad index is reported
+/// only as `failed to get result type N for XOp`.
+fn read_result_type(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    i: usize,
+    op: &str,
+) -> Result<TypeId, ReadError> {
+    let msg = || format!("failed to get result type {i} for {op}");
+    let idx = r.varint().map_err(|_| r.err(msg()))?;
+    if idx >= ctx.module.types.len() as u64 {
+        return Err(r.err(msg()));
+    }
+    let at = r.offset();
+    ctx.type_at(idx, at)
+        .map_err(|e| e.with_context(r.offset(), msg()))
 }
 
 fn parse_region(
@@ -1611,10 +1685,12 @@ fn parse_block(
     let saved = scope.len();
     let mut block = Block::default();
     for i in 0..nargs {
-        let tat = r.offset();
-        let ty = ctx
-            .read_type(r)
-            .map_err(|e| e.with_context(tat, format!("failed to read block argument type: {i}")))?;
+        let ty = ctx.read_type(r).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to read block argument type: {i}"),
+            )
+        })?;
         let v = ctx.module.values.append(Value {
             ty,
             def: ValueDef::BlockArg {
@@ -1635,9 +1711,12 @@ fn parse_block(
         )));
     }
     for i in 0..nops {
-        let oat = r.offset();
-        let op = parse_op(r, ctx, scope, it, depth)
-            .map_err(|e| e.with_context(oat, format!("failed to parse operation {i} in block.")))?;
+        let op = parse_op(r, ctx, scope, it, depth).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to parse operation {i} in block."),
+            )
+        })?;
         block.ops.push(op);
     }
     match block.ops.last() {
@@ -1668,15 +1747,11 @@ fn op_attr(
 ) -> Result<Attr, ReadError> {
     Ok(match kind {
         AttrKind::Enum(k) => {
-            let at = r.offset();
             let v = r
                 .varint()
                 .map_err(|_| r.err("failed to read VarInt for enum attribute."))?;
             if v as usize >= k.keywords().len() {
-                return Err(ReadError::new(
-                    at,
-                    format!("invalid integer value for enum type: {v}"),
-                ));
+                return Err(r.err(format!("invalid integer value for enum type: {v}")));
             }
             Attr::Enum(k, v as u8)
         }
@@ -1702,8 +1777,8 @@ fn op_attr(
         }
         AttrKind::DenseI32 => {
             let v = i32_list(r)?;
-            if v.iter().any(|&x| x == i32::MAX || x == i32::MIN) {
-                return Err(r.err("array contains unsupported value"));
+            if let Some(x) = v.iter().find(|&&x| x == i32::MAX || x == i32::MIN) {
+                return Err(r.err(format!("array contains unsupported value {x}")));
             }
             Attr::DenseI32(v)
         }

@@ -36,6 +36,11 @@ impl<'a> Reader<'a> {
         self.data.len()
     }
 
+    /// Absolute offset of this reader's first byte.
+    pub(crate) fn base(&self) -> usize {
+        self.base
+    }
+
     /// An error at the current offset.
     #[cold]
     pub(crate) fn err(&self, message: impl Into<String>) -> ReadError {

@@ -42,9 +42,18 @@ impl LowerError {
 }
 
 /// Lowers a verified module to PTX text for the options' target.
-pub fn lower(_module: &Module, _options: &Options) -> Result<String, LowerError> {
-    Err(LowerError::Unsupported {
-        what: "lowering".into(),
-        location: None,
-    })
+///
+/// Stub: reports the first op of the module (in [`Module::walk`] order) as
+/// unsupported, naming it and pointing at its debug location.
+pub fn lower(module: &Module, _options: &Options) -> Result<String, LowerError> {
+    match module.walk().next() {
+        Some(id) => Err(LowerError::Unsupported {
+            what: format!("'{}' op", module.ops[id].name()),
+            location: module.location(id),
+        }),
+        None => Err(LowerError::Unsupported {
+            what: "an empty module".into(),
+            location: None,
+        }),
+    }
 }
