@@ -1435,7 +1435,11 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                     "failed to verify that all of {initValues, resultValues} have same type",
                 ));
             }
-            loop_iter_values(m, op, iters)
+            loop_iter_values(m, op, iters)?;
+            if contains_return(m, op) {
+                return Err(op_err("'for' loop cannot contain 'return' operations"));
+            }
+            Ok(())
         }
         Opcode::Loop => loop_iter_values(m, op, block_args(op, 0)),
         Opcode::If => check_if(m, op),
@@ -1565,6 +1569,27 @@ fn ftof_rounding(from: Scalar, to: Scalar, r: u8) -> Check {
     Ok(())
 }
 
+/// Whether a `return` sits anywhere inside `op`'s regions.
+fn contains_return(m: &Module, op: &Op) -> bool {
+    let mut stack: Vec<OpId> = op
+        .regions
+        .iter()
+        .flat_map(|r| r.blocks.iter().flat_map(|b| b.ops.iter().copied()))
+        .collect();
+    while let Some(id) = stack.pop() {
+        let inner = &m.ops[id];
+        if inner.opcode == Opcode::Return {
+            return true;
+        }
+        for r in &inner.regions {
+            for b in &r.blocks {
+                stack.extend(b.ops.iter().copied());
+            }
+        }
+    }
+    false
+}
+
 fn check_return(m: &Module, tree: &Tree, id: OpId) -> Check {
     let op = &m.ops[id];
     let mut cur = id;
@@ -1577,7 +1602,6 @@ fn check_return(m: &Module, tree: &Tree, id: OpId) -> Check {
         match m.ops[p].opcode {
             Opcode::Entry => break p,
             Opcode::If | Opcode::Loop => cur = p,
-            Opcode::For => return Err(op_err("'for' loop cannot contain 'return' operations")),
             _ => return Err(op_err(
                 "must be used within a cuda_tile.entry, cuda_tile.if, or cuda_tile.loop operation",
             )),
