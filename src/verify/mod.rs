@@ -67,8 +67,9 @@
 //!   types and block-scale factors;
 //! - `reduce`/`scan`: operand/result/identity counts and types, `dim` in
 //!   range, body with two rank-0 tile arguments per operand, ending in a
-//!   `yield` of one value per operand of the operand element type; only pure
-//!   ops inside;
+//!   `yield` of one value per operand of the operand element type; only
+//!   memory-effect-free ops inside (no loads, stores, atomics, prints,
+//!   asserts, assumes, allocas, fences; regions count by their contents);
 //! - `for`: induction variable of the bound type, iteration values matching
 //!   inits and results, no views carried; `loop` likewise; `if`: `i1`
 //!   condition, branch yields matching the results, an else branch when there

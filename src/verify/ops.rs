@@ -437,38 +437,38 @@ fn terminator<'m>(m: &'m Module, op: &Op, region: usize) -> Option<&'m Op> {
     b.ops.last().map(|id| &m.ops[*id])
 }
 
-/// Ops without side effects, allowed inside `reduce` and `scan` bodies.
-fn is_pure(op: Opcode) -> bool {
-    !matches!(
-        op,
-        Opcode::Assert
-            | Opcode::Assume
-            | Opcode::AtomicCASTko
-            | Opcode::AtomicRMWTko
-            | Opcode::AtomicRedViewTko
-            | Opcode::DivI
-            | Opcode::For
-            | Opcode::If
-            | Opcode::Loop
-            | Opcode::LoadPtrTko
-            | Opcode::LoadViewTko
-            | Opcode::StorePtrTko
-            | Opcode::StoreViewTko
-            | Opcode::PrintTko
-            | Opcode::MakeToken
-            | Opcode::JoinTokens
-            | Opcode::Alloca
-            | Opcode::GdcLaunchDependentsTko
-            | Opcode::GdcWaitTko
-            | Opcode::MemoryFenceAliasTko
-            | Opcode::Reduce
-            | Opcode::Scan
-            | Opcode::Entry
-            | Opcode::Global
-            | Opcode::Return
-            | Opcode::Break
-            | Opcode::Continue
-    )
+/// Whether `id` has memory effects (ops with regions: whether any op inside
+/// has them). Only memory-effect-free ops may sit in `reduce`/`scan` bodies.
+fn has_memory_effect(m: &Module, id: OpId) -> bool {
+    let mut stack = vec![id];
+    while let Some(id) = stack.pop() {
+        let op = &m.ops[id];
+        if matches!(
+            op.opcode,
+            Opcode::Assert
+                | Opcode::Assume
+                | Opcode::AtomicCASTko
+                | Opcode::AtomicRMWTko
+                | Opcode::AtomicRedViewTko
+                | Opcode::LoadPtrTko
+                | Opcode::LoadViewTko
+                | Opcode::StorePtrTko
+                | Opcode::StoreViewTko
+                | Opcode::PrintTko
+                | Opcode::Alloca
+                | Opcode::GdcLaunchDependentsTko
+                | Opcode::GdcWaitTko
+                | Opcode::MemoryFenceAliasTko
+        ) {
+            return true;
+        }
+        for r in &op.regions {
+            for b in &r.blocks {
+                stack.extend(b.ops.iter().copied());
+            }
+        }
+    }
+    false
 }
 
 fn aggregate(m: &Module, op: &Op, scan: bool) -> Check {
@@ -1524,8 +1524,8 @@ fn pure_inside_aggregate(m: &Module, tree: &Tree, id: OpId) -> Check {
     if let Some((p, _)) = tree.parent(id) {
         let pk = m.ops[p].opcode;
         if matches!(pk, Opcode::Reduce | Opcode::Scan)
-            && !is_pure(op.opcode)
             && op.opcode != Opcode::Yield
+            && has_memory_effect(m, id)
         {
             return Err(op_err(format!(
                 "only memory-effect-free operations are allowed inside 'cuda_tile.{}'",

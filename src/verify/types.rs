@@ -858,9 +858,9 @@ fn pointer_of(m: &Module, ptrs: TypeId, vals: TypeId) -> bool {
 /// Checks every type in the type table (NVIDIA checks these when it builds
 /// the types while reading).
 pub(crate) fn check_type_table(m: &Module, errors: &mut Errors<'_>) {
-    for (id, t) in m.types.iter() {
+    for (_, t) in m.types.iter() {
         if let Err(msg) = check_type(m, t) {
-            errors.plain(format!("{msg} (type {})", id.index()), None);
+            errors.plain(msg, None);
         }
     }
 }

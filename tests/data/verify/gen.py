@@ -299,6 +299,255 @@ def select_types(cb, tt, p):
     E.encode_SelectOp(cb, T(tt, tt.I32, []), c, c_i32(cb, tt, 0), E.encode_ConstantOp(cb, T(tt, tt.I64, []), b'\0' * 8))
 
 
+from cuda.tile._bytecode.type_base import PtrAttr, PaddingValue
+
+
+def base_ptr(cb, tt, elem):
+    P = tt.pointer(elem, PtrAttr.Missing)
+    return E.encode_IntToPtrOp(cb, T(tt, P, []), E.encode_ConstantOp(cb, T(tt, tt.I64, []), (4096).to_bytes(8, 'little')))
+
+
+def view(cb, tt, shape=(64, 32), strides=(32, 1), tile=(8, 8), dim_map=(0, 1), pad=PaddingValue.Missing):
+    f = f32(tt)
+    TV = tt.tensor_view(f, list(shape), list(strides), PtrAttr.Missing)
+    tv = E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f), [], [])
+    PV = tt.partition_view(list(tile), TV, list(dim_map), pad)
+    return tv, E.encode_MakePartitionViewOp(cb, PV, tv)
+
+
+@case
+def tensor_view_pointee(cb, tt, p):
+    TV = tt.tensor_view(tt.simple(SimpleType.F64), [64], [1], PtrAttr.Missing)
+    E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f32(tt)), [], [])
+
+
+@case
+def tensor_view_dynamic_count(cb, tt, p):
+    TV = tt.tensor_view(f32(tt), [-(2**63), 32], [32, 1], PtrAttr.Missing)
+    E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f32(tt)), [], [])
+
+
+@case
+def partition_view_tensor_type(cb, tt, p):
+    f = f32(tt)
+    TV = tt.tensor_view(f, [64, 32], [32, 1], PtrAttr.Missing)
+    TV2 = tt.tensor_view(f, [64, 64], [64, 1], PtrAttr.Missing)
+    tv = E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f), [], [])
+    E.encode_MakePartitionViewOp(cb, tt.partition_view([8, 8], TV2, [0, 1], PaddingValue.Missing), tv)
+
+
+@case
+def load_view_index_count(cb, tt, p):
+    tv, pv = view(cb, tt)
+    z = c_i32(cb, tt, 0)
+    E.encode_LoadViewTkoOp(cb, T(tt, f32(tt), [8, 8]), tt.Token, pv, [z], None, E.MemoryOrderingSemantics.WEAK, None, None, [False])
+
+
+@case
+def load_view_tile_type(cb, tt, p):
+    tv, pv = view(cb, tt)
+    z = c_i32(cb, tt, 0)
+    E.encode_LoadViewTkoOp(cb, T(tt, f32(tt), [8, 4]), tt.Token, pv, [z, z], None, E.MemoryOrderingSemantics.WEAK, None, None, [False, False])
+
+
+@case
+def load_view_index_types(cb, tt, p):
+    tv, pv = view(cb, tt)
+    z = c_i32(cb, tt, 0)
+    z64 = E.encode_ConstantOp(cb, T(tt, tt.I64, []), b'\0' * 8)
+    E.encode_LoadViewTkoOp(cb, T(tt, f32(tt), [8, 8]), tt.Token, pv, [z, z64], None, E.MemoryOrderingSemantics.WEAK, None, None, [False, False])
+
+
+@case
+def store_view_weak_scope(cb, tt, p):
+    tv, pv = view(cb, tt)
+    z = c_i32(cb, tt, 0)
+    x = E.encode_ConstantOp(cb, T(tt, f32(tt), [8, 8]), b'\0' * 4)
+    E.encode_StoreViewTkoOp(cb, tt.Token, x, pv, [z, z], None, E.MemoryOrderingSemantics.WEAK, E.MemoryScope.DEVICE, None, [False, False])
+
+
+@case
+def tensor_shape_count(cb, tt, p):
+    tv, pv = view(cb, tt)
+    E.encode_GetTensorShapeOp(cb, [T(tt, tt.I32, [])] * 3, tv)
+
+
+@case
+def index_space_count(cb, tt, p):
+    tv, pv = view(cb, tt)
+    E.encode_GetIndexSpaceShapeOp(cb, [T(tt, tt.I32, [])], pv)
+
+
+@case
+def view_dim_map_twice(cb, tt, p):
+    view(cb, tt, dim_map=(0, 0))
+
+
+@case
+def view_tile_not_pow2(cb, tt, p):
+    view(cb, tt, tile=(8, 6))
+
+
+@case
+def view_padding_int(cb, tt, p):
+    i = tt.I32
+    TV = tt.tensor_view(i, [64], [1], PtrAttr.Missing)
+    tv = E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, i), [], [])
+    E.encode_MakePartitionViewOp(cb, tt.partition_view([8], TV, [0], PaddingValue.Nan), tv)
+
+
+@case
+def tile_not_pow2(cb, tt, p):
+    E.encode_IotaOp(cb, T(tt, tt.I32, [6]))
+
+
+def ptrs8(cb, tt, elem):
+    P = tt.pointer(elem, PtrAttr.Missing)
+    return E.encode_BroadcastOp(cb, T(tt, P, [8]), E.encode_ReshapeOp(cb, T(tt, P, [1]), base_ptr(cb, tt, elem)))
+
+
+@case
+def cas_width(cb, tt, p):
+    i16 = tt.simple(SimpleType.I16)
+    ptrs = ptrs8(cb, tt, i16)
+    v = E.encode_TruncIOp(cb, T(tt, i16, [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), E.IntegerOverflow.NONE)
+    E.encode_AtomicCASTkoOp(cb, T(tt, i16, [8]), tt.Token, ptrs, v, v, None, None, E.MemoryOrderingSemantics.RELAXED, E.MemoryScope.DEVICE)
+
+
+@case
+def rmw_pointee(cb, tt, p):
+    ptrs = ptrs8(cb, tt, f32(tt))
+    v = E.encode_IotaOp(cb, T(tt, tt.I32, [8]))
+    E.encode_AtomicRMWTkoOp(cb, T(tt, tt.I32, [8]), tt.Token, ptrs, v, None, None, E.MemoryOrderingSemantics.RELAXED, E.MemoryScope.DEVICE, E.AtomicRMWMode.ADD)
+
+
+@case
+def rmw_xchg_i16(cb, tt, p):
+    i16 = tt.simple(SimpleType.I16)
+    ptrs = ptrs8(cb, tt, i16)
+    v = E.encode_TruncIOp(cb, T(tt, i16, [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), E.IntegerOverflow.NONE)
+    E.encode_AtomicRMWTkoOp(cb, T(tt, i16, [8]), tt.Token, ptrs, v, None, None, E.MemoryOrderingSemantics.RELAXED, E.MemoryScope.DEVICE, E.AtomicRMWMode.XCHG)
+
+
+@case
+def load_ptr_result(cb, tt, p):
+    ptrs = ptrs8(cb, tt, f32(tt))
+    E.encode_LoadPtrTkoOp(cb, T(tt, tt.I32, [8]), tt.Token, ptrs, None, None, None, E.MemoryOrderingSemantics.WEAK, None, None)
+
+
+@case
+def load_ptr_relaxed_no_scope(cb, tt, p):
+    ptrs = ptrs8(cb, tt, f32(tt))
+    E.encode_LoadPtrTkoOp(cb, T(tt, f32(tt), [8]), tt.Token, ptrs, None, None, None, E.MemoryOrderingSemantics.RELAXED, None, None)
+
+
+@case
+def ftoi_rounding(cb, tt, p):
+    x = E.encode_IToFOp(cb, T(tt, f32(tt), [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), E.Signedness.Signed, E.RoundingMode.NEAREST_EVEN)
+    E.encode_FToIOp(cb, T(tt, tt.I32, [8]), x, E.Signedness.Signed, E.RoundingMode.ZERO, False)
+
+
+@case
+def itof_rounding(cb, tt, p):
+    E.encode_IToFOp(cb, T(tt, f32(tt), [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), E.Signedness.Signed, E.RoundingMode.ZERO)
+
+
+@case
+def itof_e8m0(cb, tt, p):
+    E.encode_IToFOp(cb, T(tt, tt.simple(SimpleType.F8E8M0FNU), [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), E.Signedness.Signed, E.RoundingMode.NEAREST_EVEN)
+
+
+def f16_tile(cb, tt):
+    return E.encode_IToFOp(cb, T(tt, tt.simple(SimpleType.F16), [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), E.Signedness.Signed, E.RoundingMode.NEAREST_EVEN)
+
+
+@case
+def sqrt_approx_f16(cb, tt, p):
+    E.encode_SqrtOp(cb, T(tt, tt.simple(SimpleType.F16), [8]), f16_tile(cb, tt), E.RoundingMode.APPROX, False)
+
+
+@case
+def exp_approx_f16(cb, tt, p):
+    E.encode_ExpOp(cb, T(tt, tt.simple(SimpleType.F16), [8]), f16_tile(cb, tt), E.RoundingMode.APPROX)
+
+
+@case
+def exp_ieee(cb, tt, p):
+    E.encode_ExpOp(cb, T(tt, tt.simple(SimpleType.F16), [8]), f16_tile(cb, tt), E.RoundingMode.ZERO)
+
+
+@case
+def divf_full_ftz_f16(cb, tt, p):
+    x = f16_tile(cb, tt)
+    E.encode_DivFOp(cb, T(tt, tt.simple(SimpleType.F16), [8]), x, x, E.RoundingMode.FULL, False)
+
+
+@case
+def negi_nuw(cb, tt, p):
+    x = E.encode_IotaOp(cb, T(tt, tt.I32, [8]))
+    E.encode_NegIOp(cb, T(tt, tt.I32, [8]), x, E.IntegerOverflow.NUW)
+
+
+@case
+def cmpf_shape(cb, tt, p):
+    x = f16_tile(cb, tt)
+    E.encode_CmpFOp(cb, T(tt, tt.I1, [4]), x, x, E.ComparisonPredicate.EQUAL, E.ComparisonOrdering.ORDERED)
+
+
+@case
+def mmai_shapes(cb, tt, p):
+    i8 = tt.simple(SimpleType.I8)
+    a = E.encode_ConstantOp(cb, T(tt, i8, [16, 32]), b'\0')
+    b = E.encode_ConstantOp(cb, T(tt, i8, [16, 16]), b'\0')
+    c = E.encode_ConstantOp(cb, T(tt, tt.I32, [16, 16]), b'\0' * 4)
+    E.encode_MmaIOp(cb, T(tt, tt.I32, [16, 16]), a, b, c, E.Signedness.Signed, E.Signedness.Signed)
+
+
+@case
+def alloca_alignment(cb, tt, p):
+    E.encode_AllocaOp(cb, T(tt, tt.pointer(f32(tt), PtrAttr.Missing), []), 16, 2, False)
+
+
+@case
+def alloca_alignment_pow2(cb, tt, p):
+    E.encode_AllocaOp(cb, T(tt, tt.pointer(f32(tt), PtrAttr.Missing), []), 16, 12, False)
+
+
+@case
+def unpack_size(cb, tt, p):
+    i8 = tt.simple(SimpleType.I8)
+    x = E.encode_ConstantOp(cb, T(tt, i8, [8]), b'\0')
+    E.encode_UnpackOp(cb, T(tt, tt.I32, [4]), x)
+
+
+@case
+def scan_result_type(cb, tt, p):
+    x = E.encode_ConstantOp(cb, T(tt, f32(tt), [8]), b'\0\0\x80\x3f')
+    nb = E.encode_ScanOp(cb, [T(tt, f32(tt), [4])], [x], 0, False, [Float(0.0, SimpleType.F32, tt)])
+    with nb.new_block([T(tt, f32(tt), []), T(tt, f32(tt), [])]) as args:
+        E.encode_YieldOp(cb, [args[0]])
+    nb.done()
+
+
+@case
+def reduce_impure_body(cb, tt, p):
+    x = E.encode_ConstantOp(cb, T(tt, f32(tt), [8]), b'\0\0\x80\x3f')
+    nb = E.encode_ReduceOp(cb, [T(tt, f32(tt), [])], [x], 0, [Float(0.0, SimpleType.F32, tt)])
+    with nb.new_block([T(tt, f32(tt), []), T(tt, f32(tt), [])]) as args:
+        # Token ops are memory-effect-free; an if that prints is not.
+        E.encode_MakeTokenOp(cb, tt.Token)
+        c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), c_i32(cb, tt, 0), c_i32(cb, tt, 1), E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
+        ib = E.encode_IfOp(cb, [], c)
+        with ib.new_block([]):
+            E.encode_PrintTkoOp(cb, tt.Token, [], None, 'x')
+            E.encode_YieldOp(cb, [])
+        with ib.new_block([]):
+            E.encode_YieldOp(cb, [])
+        ib.done()
+        E.encode_YieldOp(cb, [args[0]])
+    nb.done()
+
+
 @case
 def entry_tile_param(cb, tt, p):
     pass
