@@ -460,3 +460,33 @@ fn tileiras_type(m: &Module, t: TypeId) -> String {
         _ => panic!("unexpected parameter type"),
     }
 }
+
+#[test]
+fn same_elements_fits_the_tile() {
+    let mut m = load("arith_f32", "v13_1");
+    // An assume on a pointer scalar: a 0-d tile, so one value is too many.
+    let op = nth(&m, Opcode::Assume, 0);
+    set_attr(&mut m, op, "predicate", Attr::SameElements(vec![1]));
+    expect_error(
+        &m,
+        op,
+        "'cuda_tile.assume' op expected number of values in 'cuda_tile.same_elements' (1) to match rank of constrained tile (0)",
+    );
+    set_attr(&mut m, op, "predicate", Attr::SameElements(vec![]));
+    assert_eq!(tileiras::verify::verify(&m), Ok(()));
+    set_attr(
+        &mut m,
+        op,
+        "predicate",
+        Attr::DivBy {
+            divisor: 12,
+            every: None,
+            along: None,
+        },
+    );
+    expect_error(
+        &m,
+        op,
+        "'cuda_tile.assume' op 'cuda_tile.div_by' divisor must be a power of 2",
+    );
+}

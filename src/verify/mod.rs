@@ -78,6 +78,11 @@
 //!   `continue` inside `for` or `loop` (through `if`s) with the carried types;
 //!   `return` only in an entry (through `if`s and `loop`s, never a `for`),
 //!   with no operands;
+//! - `assume` predicates fit the value: `div_by` a power of two (at most
+//!   2^62) on integer/pointer tiles or tensor views, `every`/`along` together,
+//!   in range, not on 0-d tiles or views; `bounded` on integer tiles, bounds
+//!   within the element type and ordered; `same_elements` one value per
+//!   dimension, each within it;
 //! - entries return nothing and take rank-0 tiles; `join_tokens` takes two
 //!   or more tokens; `print_tko` format matches its operands; `get_global`
 //!   names a global of the pointee type; globals are rank 1; `alloca`

@@ -1482,6 +1482,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             Ok(())
         }
         Opcode::Return => check_return(m, tree, id),
+        Opcode::Assume => check_assume(m, op),
         Opcode::Entry => check_entry(m, op),
         Opcode::Global => {
             if let Some(Attr::Dense { ty, .. }) = op.attr("value") {
@@ -1588,6 +1589,134 @@ fn contains_return(m: &Module, op: &Op) -> bool {
         }
     }
     false
+}
+
+fn check_assume(m: &Module, op: &Op) -> Check {
+    let Some(t) = result_ty(m, op, 0) else {
+        return Ok(());
+    };
+    let elem = tile_elem(m, t).map(|e| &m.types[e]);
+    let int_or_ptr = matches!(elem, Some(Type::Pointer { .. }))
+        || matches!(elem, Some(Type::Scalar(s)) if s.is_integer());
+    let shape = tile_shape(m, t);
+    match op.attr("predicate") {
+        Some(Attr::DivBy {
+            divisor,
+            every,
+            along,
+        }) => {
+            let n = "'cuda_tile.div_by'";
+            if *divisor == 0 || divisor & (divisor - 1) != 0 {
+                return Err(op_err(format!("{n} divisor must be a power of 2")));
+            }
+            if every.is_some() != along.is_some() {
+                return Err(op_err(format!(
+                    "{n} 'every'/'along' must be used in combination"
+                )));
+            }
+            if *divisor > 1 << 62 {
+                return Err(op_err(format!("{n} divisor is too large")));
+            }
+            if matches!(m.types[t], Type::TensorView { .. }) {
+                if every.is_some() {
+                    return Err(op_err(format!("{n} 'every'/'along' cannot be used if the constrained value is a tensor_view")));
+                }
+                return Ok(());
+            }
+            let Some(shape) = shape else {
+                return Err(op_err(format!(
+                    "{n} is valid only for tile of integer/pointer or tensor_view values"
+                )));
+            };
+            if shape.is_empty() && every.is_some() {
+                return Err(op_err(format!(
+                    "{n} 'every'/'along' cannot be used if the constrained value is a 0D tile"
+                )));
+            }
+            if !int_or_ptr {
+                return Err(op_err(format!(
+                    "{n} is valid only for tile of integer/pointer or tensor_view values"
+                )));
+            }
+            let (Some(every), Some(along)) = (every, along) else {
+                return Ok(());
+            };
+            let rank = shape.len() as i64;
+            if *along < 0 || *along >= rank {
+                return Err(op_err(format!(
+                    "{n} every_dim ({along}) must be >= 0 and < tile rank ({rank})"
+                )));
+            }
+            let size = shape[*along as usize];
+            if *every < 0 || *every > size {
+                return Err(op_err(format!("expected {n} every_dim to be within 0 and the size of the respective dimension ({size})")));
+            }
+            Ok(())
+        }
+        Some(Attr::SameElements(values)) => {
+            let n = "'cuda_tile.same_elements'";
+            let Some(shape) = shape.filter(|_| int_or_ptr) else {
+                return Err(op_err(format!(
+                    "{n} is valid only for tile of integer/pointer values"
+                )));
+            };
+            if values.len() != shape.len() {
+                return Err(op_err(format!(
+                    "expected number of values in {n} ({}) to match rank of constrained tile ({})",
+                    values.len(),
+                    shape.len()
+                )));
+            }
+            for (i, (v, d)) in values.iter().zip(shape).enumerate() {
+                if *v < 0 || v > d {
+                    return Err(op_err(format!("expected {n} value {i} to be within 0 and the size of the respective dimension ({d})")));
+                }
+            }
+            Ok(())
+        }
+        Some(Attr::Bounded { lb, ub }) => {
+            let n = "'cuda_tile.bounded'";
+            let Some(Type::Scalar(s)) = elem.filter(|_| shape.is_some()) else {
+                return Err(op_err(format!(
+                    "{n} is valid only for tile of integer values"
+                )));
+            };
+            if !s.is_integer() {
+                return Err(op_err(format!(
+                    "{n} is valid only for tile of integer values"
+                )));
+            }
+            let w = s.bit_width();
+            let (min, max) = if w >= 64 {
+                (i64::MIN, i64::MAX)
+            } else {
+                (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1)
+            };
+            if let Some(lb) = lb {
+                if *lb < min || *lb > max {
+                    return Err(op_err(format!(
+                        "{n} expects lower bound to be within [{min}, {max}]"
+                    )));
+                }
+            }
+            if let Some(ub) = ub {
+                if *ub < min || *ub > max {
+                    return Err(op_err(format!(
+                        "{n} expects upper bound to be within [{min}, {max}]"
+                    )));
+                }
+            }
+            if let (Some(lb), Some(ub)) = (lb, ub) {
+                if lb > ub {
+                    return Err(op_err(format!(
+                        "{n} expects lower bound to be less than or equal to upper bound"
+                    )));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn check_return(m: &Module, tree: &Tree, id: OpId) -> Check {

@@ -548,6 +548,34 @@ def reduce_impure_body(cb, tt, p):
     nb.done()
 
 
+from cuda.tile._bytecode.attribute import DivBy, Bounded
+
+
+def assume_case(make_value, pred):
+    def body(cb, tt, p):
+        E.encode_AssumeOp(cb, *make_value(cb, tt), pred)
+    return body
+
+
+def iota8(cb, tt):
+    return T(tt, tt.I32, [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8]))
+
+
+def float8(cb, tt):
+    return T(tt, f32(tt), [8]), c_f32(cb, tt, [8])
+
+
+cases['assume_div_by_not_pow2'] = assume_case(iota8, DivBy(3))
+cases['assume_div_by_every_alone'] = assume_case(iota8, DivBy(4, 2, None))
+cases['assume_div_by_float'] = assume_case(float8, DivBy(4))
+cases['assume_div_by_along'] = assume_case(iota8, DivBy(4, 2, 1))
+cases['assume_div_by_every'] = assume_case(iota8, DivBy(4, 16, 0))
+cases['assume_div_by_scalar_every'] = assume_case(lambda cb, tt: (T(tt, tt.I32, []), c_i32(cb, tt, 4)), DivBy(4, 1, 0))
+cases['assume_bounded_order'] = assume_case(iota8, Bounded(5, 2))
+cases['assume_bounded_range'] = assume_case(lambda cb, tt: (T(tt, tt.simple(SimpleType.I8), [8]), E.encode_IotaOp(cb, T(tt, tt.simple(SimpleType.I8), [8]))), Bounded(0, 300))
+cases['assume_bounded_float'] = assume_case(float8, Bounded(0, 3))
+
+
 @case
 def entry_tile_param(cb, tt, p):
     pass
