@@ -1,0 +1,90 @@
+//! Invalid modules written with cuTile's own bytecode encoders
+//! (`tests/data/verify/gen.py`), one per rule family: NVIDIA's
+//! `tileirdisasm` and our verifier must give the same verdict, and every
+//! message NVIDIA prints must be among ours, word for word. Fails (never
+//! skips) when NVIDIA's tools are missing.
+mod common;
+
+use std::process::Command;
+
+fn nvidia(path: &std::path::Path) -> (bool, Vec<String>) {
+    let tool = common::cuda_root().join("bin/tileirdisasm");
+    let out = Command::new(&tool)
+        .arg(path)
+        .output()
+        .expect("run tileirdisasm");
+    let errs = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| l.find("error: ").map(|i| l[i + 7..].to_string()))
+        .filter(|m| {
+            !m.starts_with("verification failed for deserialized")
+                && !m.starts_with("failed to read provided Tile IR bytecode")
+        })
+        .collect();
+    (out.status.success(), errs)
+}
+
+#[test]
+fn invalid_modules_match_nvidia() {
+    let dir = common::repo().join("tests/data/verify");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tileirbc"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "only {} cases", files.len());
+    let mut mismatches = Vec::new();
+    let mut rejected = 0;
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let (ok, theirs) = nvidia(path);
+        let module = match tileiras::bytecode::read(&bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                // A type NVIDIA refuses while reading: both readers must refuse.
+                rejected += 1;
+                if ok {
+                    mismatches.push(format!(
+                        "{}: our reader refuses ({e}), NVIDIA accepts",
+                        path.display()
+                    ));
+                }
+                continue;
+            }
+        };
+        let ours: Vec<String> = match tileiras::verify::verify(&module) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|d| d.message).collect(),
+        };
+        if !ok {
+            rejected += 1;
+        }
+        // NVIDIA checks types while reading (`error at offset N: <text>`);
+        // we check them in the verifier with the same text.
+        let theirs: Vec<String> = theirs
+            .iter()
+            .map(|t| match t.strip_prefix("error at offset ") {
+                Some(rest) => rest
+                    .split_once(": ")
+                    .map_or(t.clone(), |(_, m)| m.to_string()),
+                None => t.clone(),
+            })
+            .collect();
+        let agree = if ok {
+            ours.is_empty()
+        } else {
+            !theirs.is_empty()
+                && (theirs.iter().all(|t| ours.contains(t)) || ours.contains(&theirs[0]))
+        };
+        if !agree {
+            mismatches.push(format!(
+                "{}:\n  NVIDIA: {theirs:?}\n  ours:   {ours:?}",
+                path.file_name().unwrap().to_string_lossy()
+            ));
+        }
+    }
+    assert!(rejected + 2 >= files.len(), "most cases must be invalid");
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
