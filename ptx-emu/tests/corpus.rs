@@ -90,6 +90,7 @@ struct Launch {
     dev: Device,
     m: Module,
     name: String,
+    /// Scalar parameter values; converted to the declared width at launch.
     params: Vec<Param>,
 }
 
@@ -175,7 +176,7 @@ fn check_f32(what: &str, got: &[f32], want: &[f32]) {
 fn check_f32_tol(what: &str, got: &[f32], want: &[f64], rel: f64, abs: f64) {
     assert_eq!(got.len(), want.len());
     for i in 0..got.len() {
-        let (g, w) = (got[i] as f64, want[i]);
+        let (g, w) = (got[i] as f64, want[i] as f32 as f64);
         let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= abs + rel * w.abs();
         assert!(ok, "{what}[{i}]: got {g}, want {w}");
     }
@@ -218,4 +219,543 @@ fn every_reference_ptx_parses() {
         n += 1;
     }
     assert!(n >= 70, "only {n} reference PTX files found");
+}
+
+// ---------------------------------------------------------------- helpers
+
+/// Independent f64 -> IEEE binary16 round-to-nearest-even.
+fn f16_from_f64(x: f64) -> u16 {
+    if x.is_nan() {
+        return 0x7e00;
+    }
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    let a = x.abs();
+    if a == 0.0 {
+        return sign;
+    }
+    if a.is_infinite() {
+        return sign | 0x7c00;
+    }
+    // exponent of a, clamped to the subnormal exponent
+    let mut e = a.log2().floor() as i32;
+    if 2f64.powi(e) > a {
+        e -= 1;
+    }
+    if 2f64.powi(e + 1) <= a {
+        e += 1;
+    }
+    let e = e.max(-14);
+    let q = e - 10;
+    let m = (a / 2f64.powi(q)).round_ties_even();
+    let (m, e) = if m >= 2048.0 {
+        (m / 2.0, e + 1)
+    } else {
+        (m, e)
+    };
+    if e > 15 {
+        return sign | 0x7c00;
+    }
+    let m = m as u16;
+    if m < 1024 {
+        sign | m
+    } else {
+        sign | (((e + 15) as u16) << 10) | (m - 1024)
+    }
+}
+
+fn f16_to_f64(h: u16) -> f64 {
+    let s = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = ((h >> 10) & 31) as i32;
+    let m = (h & 1023) as f64;
+    s * match e {
+        0 => m * 2f64.powi(-24),
+        31 => {
+            if m == 0.0 {
+                f64::INFINITY
+            } else {
+                f64::NAN
+            }
+        }
+        _ => (1.0 + m / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+fn bf16_from_f32(x: f32) -> u16 {
+    if x.is_nan() {
+        return 0x7fc0;
+    }
+    let b = x.to_bits();
+    ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
+}
+
+fn bf16_to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
+fn same_f16(a: u16, b: u16) -> bool {
+    let nan = |h: u16| (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+    (nan(a) && nan(b)) || a == b
+}
+
+fn same_bf16(a: u16, b: u16) -> bool {
+    bf16_to_f32(a).is_nan() && bf16_to_f32(b).is_nan() || a == b
+}
+
+/// Runs a 1-D elementwise kernel: every input and output array has length n,
+/// stride 1; outputs are pre-filled with a poison pattern.
+fn elementwise(
+    name: &str,
+    n: usize,
+    tile: usize,
+    ins: &[Vec<u8>],
+    out_sizes: &[usize],
+    scalars: &[Param],
+) -> Vec<Vec<u8>> {
+    let mut l = Launch::new(name);
+    for a in ins {
+        l.arr1(a, n, 1);
+    }
+    let outs: Vec<DevPtr> = out_sizes
+        .iter()
+        .map(|es| l.arr1(&vec![0xa5; n * es], n, 1))
+        .collect();
+    l.params.extend_from_slice(scalars);
+    l.run((cdiv(n, tile) as u32, 1, 1));
+    outs.iter().map(|p| l.dev.read(*p)).collect()
+}
+
+const SIZES: &[usize] = &[1000, 256, 77];
+
+// ---------------------------------------------------------------- elementwise
+
+#[test]
+fn vadd_f32_contig() {
+    for &n in &[3000usize, 1024, 5] {
+        let mut rng = Rng(n as u64);
+        let a = f32_inputs(&mut rng, n);
+        let b = f32_inputs(&mut rng, n);
+        let o = elementwise(
+            "vadd_f32_contig",
+            n,
+            1024,
+            &[bytes::from_f32(&a), bytes::from_f32(&b)],
+            &[4],
+            &[],
+        );
+        let want: Vec<f32> = (0..n).map(|i| a[i] + b[i]).collect();
+        check_f32("c", &bytes::to_f32(&o[0]), &want);
+    }
+}
+
+#[test]
+fn vadd_f32_divisible() {
+    let n = 4096;
+    let mut rng = Rng(5);
+    let a = f32_inputs(&mut rng, n);
+    let b = f32_inputs(&mut rng, n);
+    let o = elementwise(
+        "vadd_f32_divisible",
+        n,
+        1024,
+        &[bytes::from_f32(&a), bytes::from_f32(&b)],
+        &[4],
+        &[],
+    );
+    let want: Vec<f32> = (0..n).map(|i| a[i] + b[i]).collect();
+    check_f32("c", &bytes::to_f32(&o[0]), &want);
+}
+
+#[test]
+fn arith_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 1);
+        let a = f32_inputs(&mut rng, n);
+        let b = f32_inputs(&mut rng, n);
+        let o = elementwise(
+            "arith_f32",
+            n,
+            256,
+            &[bytes::from_f32(&a), bytes::from_f32(&b)],
+            &[4; 5],
+            &[],
+        );
+        let sub: Vec<f32> = (0..n).map(|i| a[i] - b[i]).collect();
+        let mul: Vec<f32> = (0..n).map(|i| a[i] * b[i]).collect();
+        let div: Vec<f32> = (0..n).map(|i| a[i] / b[i]).collect();
+        let md: Vec<f32> = (0..n)
+            .map(|i| {
+                let r = a[i] % b[i];
+                if r != 0.0 && (r < 0.0) != (b[i] < 0.0) {
+                    r + b[i]
+                } else {
+                    r
+                }
+            })
+            .collect();
+        let fd: Vec<f32> = (0..n).map(|i| (a[i] / b[i]).floor()).collect();
+        check_f32("o_sub", &bytes::to_f32(&o[0]), &sub);
+        check_f32("o_mul", &bytes::to_f32(&o[1]), &mul);
+        check_f32("o_div", &bytes::to_f32(&o[2]), &div);
+        check_f32("o_mod", &bytes::to_f32(&o[3]), &md);
+        check_f32("o_floordiv", &bytes::to_f32(&o[4]), &fd);
+    }
+}
+
+fn min_nan(a: f32, b: f32, max: bool) -> f32 {
+    if a.is_nan() {
+        return b;
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b {
+        // -0 orders below +0
+        return if (a.is_sign_negative()) != max { a } else { b };
+    }
+    if (a > b) == max {
+        a
+    } else {
+        b
+    }
+}
+
+#[test]
+fn minmax_neg_abs_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 2);
+        let a = f32_inputs(&mut rng, n);
+        let b = f32_inputs(&mut rng, n);
+        let o = elementwise(
+            "minmax_neg_abs_f32",
+            n,
+            256,
+            &[bytes::from_f32(&a), bytes::from_f32(&b)],
+            &[4; 5],
+            &[],
+        );
+        let mn: Vec<f32> = (0..n).map(|i| min_nan(a[i], b[i], false)).collect();
+        let mx: Vec<f32> = (0..n).map(|i| min_nan(a[i], b[i], true)).collect();
+        let mxn: Vec<f32> = (0..n)
+            .map(|i| {
+                if a[i].is_nan() || b[i].is_nan() {
+                    f32::NAN
+                } else {
+                    min_nan(a[i], b[i], true)
+                }
+            })
+            .collect();
+        check_f32("o_min", &bytes::to_f32(&o[0]), &mn);
+        check_f32("o_max", &bytes::to_f32(&o[1]), &mx);
+        check_f32("o_maxnan", &bytes::to_f32(&o[2]), &mxn);
+        let neg = bytes::to_u32(&o[3]);
+        let abs = bytes::to_u32(&o[4]);
+        for i in 0..n {
+            assert_eq!(neg[i], a[i].to_bits() ^ 0x8000_0000, "o_neg[{i}]");
+            assert_eq!(abs[i], b[i].to_bits() & 0x7fff_ffff, "o_abs[{i}]");
+        }
+    }
+}
+
+#[test]
+fn fma_f32() {
+    for &n in &[1500usize, 512, 3] {
+        let mut rng = Rng(n as u64 + 3);
+        let a = f32_inputs(&mut rng, n);
+        let b = f32_inputs(&mut rng, n);
+        let c = f32_inputs(&mut rng, n);
+        let o = elementwise(
+            "fma_f32",
+            n,
+            512,
+            &[
+                bytes::from_f32(&a),
+                bytes::from_f32(&b),
+                bytes::from_f32(&c),
+            ],
+            &[4],
+            &[],
+        );
+        let want: Vec<f32> = (0..n).map(|i| a[i].mul_add(b[i], c[i])).collect();
+        check_f32("out", &bytes::to_f32(&o[0]), &want);
+    }
+}
+
+#[test]
+fn exp_log_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 4);
+        let x: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 5 == 0 {
+                    rng.f32(0.0, 1e6)
+                } else {
+                    rng.f32(-20.0, 20.0)
+                }
+            })
+            .collect();
+        let o = elementwise("exp_log_f32", n, 256, &[bytes::from_f32(&x)], &[4; 7], &[]);
+        let xs: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+        let f = |g: &dyn Fn(f64) -> f64| -> Vec<f64> { xs.iter().map(|v| g(*v)).collect() };
+        check_f32_tol(
+            "o_exp",
+            &bytes::to_f32(&o[0]),
+            &f(&|v| v.exp()),
+            4e-6,
+            1e-37,
+        );
+        check_f32_tol(
+            "o_exp2",
+            &bytes::to_f32(&o[1]),
+            &f(&|v| v.exp2()),
+            4e-6,
+            1e-37,
+        );
+        check_f32_tol("o_log", &bytes::to_f32(&o[2]), &f(&|v| v.ln()), 4e-6, 1e-6);
+        check_f32_tol(
+            "o_log2",
+            &bytes::to_f32(&o[3]),
+            &f(&|v| v.log2()),
+            4e-6,
+            1e-6,
+        );
+        let sq: Vec<f32> = x.iter().map(|v| v.sqrt()).collect();
+        check_f32("o_sqrt", &bytes::to_f32(&o[4]), &sq);
+        check_f32_tol(
+            "o_rsqrt",
+            &bytes::to_f32(&o[5]),
+            &f(&|v| 1.0 / v.sqrt()),
+            4e-6,
+            0.0,
+        );
+        check_f32_tol(
+            "o_exp_approx",
+            &bytes::to_f32(&o[6]),
+            &f(&|v| v.exp()),
+            4e-6,
+            1e-37,
+        );
+    }
+}
+
+#[test]
+fn trig_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 5);
+        let x: Vec<f32> = (0..n).map(|_| rng.f32(-8.0, 8.0)).collect();
+        let o = elementwise("trig_f32", n, 256, &[bytes::from_f32(&x)], &[4; 6], &[]);
+        let xs: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+        let f = |g: &dyn Fn(f64) -> f64| -> Vec<f64> { xs.iter().map(|v| g(*v)).collect() };
+        check_f32_tol("o_sin", &bytes::to_f32(&o[0]), &f(&|v| v.sin()), 1e-5, 1e-6);
+        check_f32_tol("o_cos", &bytes::to_f32(&o[1]), &f(&|v| v.cos()), 1e-5, 1e-6);
+        check_f32_tol("o_tan", &bytes::to_f32(&o[2]), &f(&|v| v.tan()), 1e-5, 1e-6);
+        check_f32_tol(
+            "o_tanh",
+            &bytes::to_f32(&o[3]),
+            &f(&|v| v.tanh()),
+            1e-5,
+            1e-6,
+        );
+        check_f32_tol(
+            "o_sinh",
+            &bytes::to_f32(&o[4]),
+            &f(&|v| v.sinh()),
+            1e-5,
+            1e-6,
+        );
+        check_f32_tol(
+            "o_cosh",
+            &bytes::to_f32(&o[5]),
+            &f(&|v| v.cosh()),
+            1e-5,
+            1e-6,
+        );
+    }
+}
+
+#[test]
+fn pow_atan2_floor_ceil_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 6);
+        let a: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 3 == 0 {
+                    rng.f32(-5.0, 5.0)
+                } else {
+                    rng.f32(0.0, 10.0)
+                }
+            })
+            .collect();
+        let b: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 3 == 1 {
+                    rng.f32(-5.0, 5.0).round()
+                } else {
+                    rng.f32(-4.0, 4.0)
+                }
+            })
+            .collect();
+        let o = elementwise(
+            "pow_atan2_floor_ceil_f32",
+            n,
+            256,
+            &[bytes::from_f32(&a), bytes::from_f32(&b)],
+            &[4; 4],
+            &[],
+        );
+        let pw: Vec<f64> = (0..n).map(|i| (a[i] as f64).powf(b[i] as f64)).collect();
+        let at: Vec<f64> = (0..n).map(|i| (a[i] as f64).atan2(b[i] as f64)).collect();
+        check_f32_tol("o_pow", &bytes::to_f32(&o[0]), &pw, 1e-5, 1e-30);
+        check_f32_tol("o_atan2", &bytes::to_f32(&o[1]), &at, 1e-5, 1e-6);
+        let fl: Vec<f32> = a.iter().map(|v| v.floor()).collect();
+        let ce: Vec<f32> = b.iter().map(|v| v.ceil()).collect();
+        check_f32("o_floor", &bytes::to_f32(&o[2]), &fl);
+        check_f32("o_ceil", &bytes::to_f32(&o[3]), &ce);
+    }
+}
+
+fn f16_inputs(rng: &mut Rng, n: usize) -> Vec<u16> {
+    (0..n)
+        .map(|i| match i % 13 {
+            0 => [
+                0x0000u16, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x83ff, 0x7bff,
+            ][(rng.next() % 8) as usize],
+            _ => f16_from_f64(rng.f32(-300.0, 300.0) as f64),
+        })
+        .collect()
+}
+
+#[test]
+fn arith_f16() {
+    for &n in &[1200usize, 512, 9] {
+        let mut rng = Rng(n as u64 + 7);
+        let a = f16_inputs(&mut rng, n);
+        let b = f16_inputs(&mut rng, n);
+        let o = elementwise(
+            "arith_f16",
+            n,
+            512,
+            &[bytes::from_u16(&a), bytes::from_u16(&b)],
+            &[2; 5],
+            &[],
+        );
+        let o: Vec<Vec<u16>> = o.iter().map(|v| bytes::to_u16(v)).collect();
+        for i in 0..n {
+            let (x, y) = (f16_to_f64(a[i]), f16_to_f64(b[i]));
+            let want = [
+                f16_from_f64(x + y),
+                f16_from_f64(x * y),
+                f16_from_f64(((x as f32) / (y as f32)) as f64),
+                if x.is_nan() {
+                    b[i]
+                } else if y.is_nan() || x > y {
+                    a[i]
+                } else if x < y || (x.is_sign_negative() && !y.is_sign_negative()) {
+                    b[i]
+                } else {
+                    a[i]
+                },
+                f16_from_f64((x.abs() as f32).sqrt() as f64),
+            ];
+            for (k, w) in want.iter().enumerate() {
+                assert!(
+                    same_f16(o[k][i], *w),
+                    "output {k} element {i}: a={x} b={y}: got {:#06x} want {w:#06x}",
+                    o[k][i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn arith_bf16() {
+    for &n in &[1200usize, 512, 9] {
+        let mut rng = Rng(n as u64 + 8);
+        let a: Vec<u16> = (0..n)
+            .map(|_| bf16_from_f32(rng.f32(-10.0, 10.0)))
+            .collect();
+        let b: Vec<u16> = (0..n)
+            .map(|i| {
+                if i % 11 == 0 {
+                    0x7fc0
+                } else {
+                    bf16_from_f32(rng.f32(-10.0, 10.0))
+                }
+            })
+            .collect();
+        let o = elementwise(
+            "arith_bf16",
+            n,
+            512,
+            &[bytes::from_u16(&a), bytes::from_u16(&b)],
+            &[2; 6],
+            &[],
+        );
+        let o: Vec<Vec<u16>> = o.iter().map(|v| bytes::to_u16(v)).collect();
+        for i in 0..n {
+            let (x, y) = (bf16_to_f32(a[i]) as f64, bf16_to_f32(b[i]) as f64);
+            let exact = [
+                bf16_from_f32((x + y) as f32),
+                bf16_from_f32((x - y) as f32),
+                bf16_from_f32((x * y) as f32),
+                if y.is_nan() || x <= y { a[i] } else { b[i] },
+            ];
+            for (k, w) in exact.iter().enumerate() {
+                assert!(
+                    same_bf16(o[k][i], *w),
+                    "output {k} element {i}: a={x} b={y}: got {:#06x} want {w:#06x}",
+                    o[k][i]
+                );
+            }
+            // approximate functions: within 1 bf16 ulp
+            for (k, w) in [(4usize, x.exp()), (5, y.tanh())] {
+                let g = bf16_to_f32(o[k][i]) as f64;
+                assert!(
+                    (g.is_nan() && w.is_nan()) || (g - w).abs() <= w.abs() / 128.0 + 1e-30,
+                    "output {k} element {i}: got {g} want {w}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn arith_f64() {
+    for &n in &[300usize, 128, 1] {
+        let mut rng = Rng(n as u64 + 9);
+        let g = |rng: &mut Rng| -> Vec<f64> {
+            (0..n)
+                .map(|_| rng.f32(-100.0, 100.0) as f64 * (1.0 + 1e-9 * rng.f32(0.0, 1.0) as f64))
+                .collect()
+        };
+        let (a, b, c) = (g(&mut rng), g(&mut rng), g(&mut rng));
+        let o = elementwise(
+            "arith_f64",
+            n,
+            128,
+            &[
+                bytes::from_f64(&a),
+                bytes::from_f64(&b),
+                bytes::from_f64(&c),
+            ],
+            &[8; 4],
+            &[],
+        );
+        let o: Vec<Vec<f64>> = o.iter().map(|v| bytes::to_f64(v)).collect();
+        for i in 0..n {
+            let want = [
+                a[i].mul_add(b[i], c[i]),
+                a[i] / b[i],
+                a[i].abs().sqrt(),
+                c[i].floor(),
+            ];
+            for k in 0..4 {
+                assert_eq!(
+                    o[k][i].to_bits(),
+                    want[k].to_bits(),
+                    "output {k} element {i}"
+                );
+            }
+        }
+    }
 }
