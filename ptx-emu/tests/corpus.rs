@@ -138,8 +138,19 @@ impl Launch {
             cluster: (1, 1, 1),
             dynamic_smem: 0,
         };
+        // Scalars take the width the entry declares (int64 index types use .u64).
+        let params: Vec<Param> = self
+            .params
+            .iter()
+            .zip(&k.params)
+            .map(|(p, d)| match (p, d.size) {
+                (Param::U32(v), 8) => Param::U64(*v as i32 as i64 as u64),
+                (Param::U64(v), 4) => Param::U32(*v as u32),
+                (p, _) => p.clone(),
+            })
+            .collect();
         self.dev
-            .launch(&self.m, &self.name, cfg, &self.params)
+            .launch(&self.m, &self.name, cfg, &params)
             .unwrap_or_else(|e| panic!("{e}"))
     }
     fn f32(&mut self, p: DevPtr) -> Vec<f32> {
@@ -756,6 +767,523 @@ fn arith_f64() {
                     "output {k} element {i}"
                 );
             }
+        }
+    }
+}
+
+fn i32_inputs(rng: &mut Rng, n: usize) -> Vec<i32> {
+    let sp = [0, 1, -1, i32::MIN, i32::MAX, 7, 8, -8, 31, 32];
+    (0..n)
+        .map(|i| {
+            if i % 7 == 0 {
+                sp[(rng.next() % sp.len() as u64) as usize]
+            } else if i % 3 == 0 {
+                rng.range(-100, 100) as i32
+            } else {
+                rng.i32()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn int_arith_i32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 10);
+        let a = i32_inputs(&mut rng, n);
+        let b = i32_inputs(&mut rng, n);
+        let o = elementwise(
+            "int_arith_i32",
+            n,
+            256,
+            &[bytes::from_i32(&a), bytes::from_i32(&b)],
+            &[4; 7],
+            &[],
+        );
+        let o: Vec<Vec<i32>> = o.iter().map(|v| bytes::to_i32(v)).collect();
+        for i in 0..n {
+            let want = [
+                a[i].wrapping_add(b[i]),
+                a[i].wrapping_sub(b[i]),
+                a[i].wrapping_mul(b[i]),
+                a[i].wrapping_neg(),
+                b[i].wrapping_abs(),
+                a[i].min(b[i]),
+                a[i].max(b[i]),
+            ];
+            for k in 0..7 {
+                assert_eq!(
+                    o[k][i], want[k],
+                    "output {k} element {i}: a={} b={}",
+                    a[i], b[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn int_divmod_i32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 11);
+        let a = i32_inputs(&mut rng, n);
+        let b: Vec<i32> = i32_inputs(&mut rng, n)
+            .into_iter()
+            .map(|v| {
+                if v == 0 || v == -1 {
+                    3
+                } else if v % 5 == 0 {
+                    v % 17 + 20
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let o = elementwise(
+            "int_divmod_i32",
+            n,
+            256,
+            &[bytes::from_i32(&a), bytes::from_i32(&b)],
+            &[4; 3],
+            &[],
+        );
+        let o: Vec<Vec<i32>> = o.iter().map(|v| bytes::to_i32(v)).collect();
+        for i in 0..n {
+            let (x, y) = (a[i] as i64, b[i] as i64);
+            let fd = x.div_euclid(y) - if y < 0 && x.rem_euclid(y) != 0 { 1 } else { 0 };
+            let fd = (x as f64 / y as f64).floor() as i64 * 0 + fd;
+            let md = x - y * fd;
+            let cd = -((-x).div_euclid(y)
+                - if y < 0 && (-x).rem_euclid(y) != 0 {
+                    1
+                } else {
+                    0
+                });
+            let want = [fd as i32, md as i32, cd as i32];
+            for k in 0..3 {
+                assert_eq!(o[k][i], want[k], "output {k} element {i}: a={x} b={y}");
+            }
+        }
+    }
+}
+
+#[test]
+fn int_arith_i64() {
+    for &n in &[300usize, 128, 5] {
+        let mut rng = Rng(n as u64 + 12);
+        let a: Vec<i64> = (0..n)
+            .map(|i| {
+                if i % 4 == 0 {
+                    rng.range(-1000, 1000)
+                } else {
+                    rng.next() as i64
+                }
+            })
+            .collect();
+        let b: Vec<i64> = (0..n)
+            .map(|i| {
+                if i % 3 == 0 {
+                    rng.range(1, 50) * if i % 2 == 0 { -1 } else { 1 }
+                } else {
+                    (rng.next() as i64) | 1
+                }
+            })
+            .collect();
+        let o = elementwise(
+            "int_arith_i64",
+            n,
+            128,
+            &[bytes::from_i64(&a), bytes::from_i64(&b)],
+            &[8; 3],
+            &[],
+        );
+        let o: Vec<Vec<i64>> = o.iter().map(|v| bytes::to_i64(v)).collect();
+        for i in 0..n {
+            let (x, y) = (a[i] as i128, b[i] as i128);
+            let q = x / y;
+            let fd = if (x % y != 0) && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            };
+            let want = [
+                a[i].wrapping_mul(b[i]).wrapping_add(a[i] >> 3),
+                fd as i64,
+                a[i].max(b[i]),
+            ];
+            for k in 0..3 {
+                assert_eq!(o[k][i], want[k], "output {k} element {i}: a={x} b={y}");
+            }
+        }
+    }
+}
+
+#[test]
+fn uint_ops_u32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 13);
+        let a: Vec<u32> = (0..n)
+            .map(|i| {
+                if i % 9 == 0 {
+                    u32::MAX - (i as u32)
+                } else {
+                    rng.next() as u32
+                }
+            })
+            .collect();
+        let b: Vec<u32> = (0..n)
+            .map(|i| {
+                if i % 2 == 0 {
+                    (rng.next() % 1000) as u32 + 1
+                } else {
+                    (rng.next() as u32) | 1
+                }
+            })
+            .collect();
+        let o = elementwise(
+            "uint_ops_u32",
+            n,
+            256,
+            &[bytes::from_u32(&a), bytes::from_u32(&b)],
+            &[4; 5],
+            &[],
+        );
+        let o: Vec<Vec<u32>> = o.iter().map(|v| bytes::to_u32(v)).collect();
+        for i in 0..n {
+            let want = [
+                a[i] >> 3,
+                a[i] % b[i],
+                a[i].max(b[i]),
+                a[i] & 0xff,
+                (a[i] as f32).to_bits(),
+            ];
+            for k in 0..5 {
+                assert_eq!(
+                    o[k][i], want[k],
+                    "output {k} element {i}: a={} b={}",
+                    a[i], b[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bitwise_i32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 14);
+        let a = i32_inputs(&mut rng, n);
+        let b = i32_inputs(&mut rng, n);
+        let o = elementwise(
+            "bitwise_i32",
+            n,
+            256,
+            &[bytes::from_i32(&a), bytes::from_i32(&b)],
+            &[4; 6],
+            &[],
+        );
+        let o: Vec<Vec<i32>> = o.iter().map(|v| bytes::to_i32(v)).collect();
+        for i in 0..n {
+            let s = (b[i] & 31) as u32;
+            let want = [
+                a[i] & b[i],
+                a[i] | b[i],
+                a[i] ^ b[i],
+                !a[i],
+                a[i].wrapping_shl(s),
+                a[i] >> s,
+            ];
+            for k in 0..6 {
+                assert_eq!(
+                    o[k][i], want[k],
+                    "output {k} element {i}: a={} b={}",
+                    a[i], b[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn cmp_select_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 15);
+        let a = f32_inputs(&mut rng, n);
+        let b: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 4 == 0 {
+                    a[i]
+                } else {
+                    f32_inputs(&mut rng, 1)[0]
+                }
+            })
+            .collect();
+        let o = elementwise(
+            "cmp_select_f32",
+            n,
+            256,
+            &[bytes::from_f32(&a), bytes::from_f32(&b)],
+            &[4, 4],
+            &[],
+        );
+        let sel = bytes::to_f32(&o[0]);
+        let flags = bytes::to_i32(&o[1]);
+        for i in 0..n {
+            let (x, y) = (a[i], b[i]);
+            let ws = if x > y { x - y } else { y * 2.0 };
+            assert!(same_f32(sel[i], ws), "o_sel[{i}] {x} {y}");
+            let wf =
+                (x <= y) as i32 + 2 * (x == y) as i32 + 4 * (x != y) as i32 + 8 * x.is_nan() as i32;
+            assert_eq!(flags[i], wf, "o_flags[{i}] {x} {y}");
+        }
+    }
+}
+
+#[test]
+fn cmp_select_i32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 16);
+        let a = i32_inputs(&mut rng, n);
+        let b: Vec<i32> = (0..n)
+            .map(|i| {
+                if i % 4 == 0 {
+                    a[i]
+                } else {
+                    i32_inputs(&mut rng, 1)[0]
+                }
+            })
+            .collect();
+        let o = elementwise(
+            "cmp_select_i32",
+            n,
+            256,
+            &[bytes::from_i32(&a), bytes::from_i32(&b)],
+            &[4, 4],
+            &[],
+        );
+        let d = bytes::to_i32(&o[0]);
+        let flags = bytes::to_i32(&o[1]);
+        for i in 0..n {
+            let (x, y) = (a[i], b[i]);
+            let wd = if x < y {
+                y.wrapping_sub(x)
+            } else {
+                x.wrapping_sub(y)
+            };
+            assert_eq!(d[i], wd, "o_absdiff[{i}]");
+            let wf =
+                (x >= y) as i32 + 2 * (x == 0) as i32 + 4 * (x != y) as i32 + 8 * (y <= 7) as i32;
+            assert_eq!(flags[i], wf, "o_flags[{i}]");
+        }
+    }
+}
+
+#[test]
+fn cast_f32_f16_bf16() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 17);
+        let mut x = f32_inputs(&mut rng, n);
+        for (i, v) in x.iter_mut().enumerate() {
+            if i % 5 == 1 {
+                *v *= 1e-3; // some f16 subnormal / rounding cases
+            }
+            if i % 5 == 2 {
+                *v *= 1000.0; // some f16 overflow
+            }
+        }
+        let o = elementwise(
+            "cast_f32_f16_bf16",
+            n,
+            256,
+            &[bytes::from_f32(&x)],
+            &[2, 2, 4],
+            &[],
+        );
+        let h = bytes::to_u16(&o[0]);
+        let bf = bytes::to_u16(&o[1]);
+        let d = bytes::to_f32(&o[2]);
+        for i in 0..n {
+            let wh = f16_from_f64(x[i] as f64);
+            let wb = bf16_from_f32(x[i]);
+            assert!(
+                same_f16(h[i], wh),
+                "o_f16[{i}] x={} got {:#x} want {wh:#x}",
+                x[i],
+                h[i]
+            );
+            assert!(
+                same_bf16(bf[i], wb),
+                "o_bf16[{i}] x={} got {:#x} want {wb:#x}",
+                x[i],
+                bf[i]
+            );
+            let wd = f16_to_f64(wh) as f32 - bf16_to_f32(wb);
+            assert!(same_f32(d[i], wd), "o_diff[{i}]");
+        }
+    }
+}
+
+#[test]
+fn cast_float_int() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 18);
+        let x: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 6 == 0 {
+                    [f32::NAN, 3e9, -3e9, 1e19, -1e19, 2.5, -2.5, -0.7][(rng.next() % 8) as usize]
+                } else {
+                    rng.f32(-1e6, 1e6)
+                }
+            })
+            .collect();
+        let k = i32_inputs(&mut rng, n);
+        let o = elementwise(
+            "cast_float_int",
+            n,
+            256,
+            &[bytes::from_f32(&x), bytes::from_i32(&k)],
+            &[4, 8, 4, 2],
+            &[],
+        );
+        let oi = bytes::to_i32(&o[0]);
+        let ol = bytes::to_i64(&o[1]);
+        let of = bytes::to_f32(&o[2]);
+        let oh = bytes::to_u16(&o[3]);
+        for i in 0..n {
+            // Rust `as` truncates toward zero, saturates and maps NaN to 0, as cvt.rzi does.
+            assert_eq!(oi[i], x[i] as i32, "o_i32[{i}] x={}", x[i]);
+            assert_eq!(ol[i], x[i] as i64, "o_i64[{i}] x={}", x[i]);
+            assert!(same_f32(of[i], k[i] as f32), "o_f32[{i}]");
+            assert!(
+                same_f16(oh[i], f16_from_f64(k[i] as f64)),
+                "o_f16[{i}] n={} got {:#x}",
+                k[i],
+                oh[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn cast_int_width() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 19);
+        let x = i32_inputs(&mut rng, n);
+        let u: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+        let o = elementwise(
+            "cast_int_width",
+            n,
+            256,
+            &[bytes::from_i32(&x), u.clone()],
+            &[8, 2, 1, 4],
+            &[],
+        );
+        let o64 = bytes::to_i64(&o[0]);
+        let o16 = bytes::to_u16(&o[1]);
+        let o32 = bytes::to_i32(&o[3]);
+        for i in 0..n {
+            assert_eq!(o64[i], x[i] as i64 * 3, "o_i64[{i}]");
+            assert_eq!(o16[i] as i16, x[i] as i16, "o_i16[{i}]");
+            assert_eq!(o[2][i] as i8, x[i] as i8, "o_i8[{i}]");
+            assert_eq!(o32[i], u[i] as i32 + 1, "o_u8w[{i}]");
+        }
+    }
+}
+
+#[test]
+fn bitcast_pack_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 20);
+        let x = f32_inputs(&mut rng, n);
+        let mut l = Launch::new("bitcast_pack_f32");
+        l.arr1(&bytes::from_f32(&x), n, 1);
+        let ob = l.i32_out(n);
+        let oh = l.arr1(&vec![0xa5; 4 * n], 2 * n, 1);
+        l.run((cdiv(n, 128) as u32, 1, 1));
+        let bits = l.i32(ob);
+        let halves = bytes::to_u16(&l.dev.read(oh));
+        for i in 0..n {
+            assert_eq!(bits[i] as u32, x[i].to_bits());
+            assert_eq!(halves[2 * i], x[i].to_bits() as u16);
+            assert_eq!(halves[2 * i + 1], (x[i].to_bits() >> 16) as u16);
+        }
+    }
+}
+
+#[test]
+fn scalar_params_axpy() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 21);
+        let x = f32_inputs(&mut rng, n);
+        let y = f32_inputs(&mut rng, n);
+        let alpha = rng.f32(-3.0, 3.0);
+        let shift = rng.range(-50, 50) as i32;
+        let o = elementwise(
+            "scalar_params_axpy",
+            n,
+            256,
+            &[bytes::from_f32(&x), bytes::from_f32(&y)],
+            &[4],
+            &[Param::U32(alpha.to_bits()), Param::U32(shift as u32)],
+        );
+        let want: Vec<f32> = (0..n)
+            .map(|i| alpha.mul_add(x[i], y[i] * 3.0) + shift as f32)
+            .collect();
+        check_f32("out", &bytes::to_f32(&o[0]), &want);
+    }
+}
+
+#[test]
+fn nobounds_copy_f32() {
+    let n = 1024;
+    let mut rng = Rng(22);
+    let x = f32_inputs(&mut rng, n);
+    let o = elementwise(
+        "nobounds_copy_f32",
+        n,
+        256,
+        &[bytes::from_f32(&x)],
+        &[4],
+        &[],
+    );
+    let want: Vec<f32> = x.iter().map(|v| v + 1.0).collect();
+    check_f32("out", &bytes::to_f32(&o[0]), &want);
+}
+
+#[test]
+fn load_latency_hint_f32() {
+    for &n in SIZES {
+        let mut rng = Rng(n as u64 + 23);
+        let x = f32_inputs(&mut rng, n);
+        let o = elementwise(
+            "load_latency_hint_f32",
+            n,
+            256,
+            &[bytes::from_f32(&x)],
+            &[4],
+            &[],
+        );
+        let want: Vec<f32> = x.iter().map(|v| v * v).collect();
+        check_f32("out", &bytes::to_f32(&o[0]), &want);
+    }
+}
+
+#[test]
+fn iota_full_fill() {
+    for &n in SIZES {
+        let mut l = Launch::new("iota_full_fill");
+        let a = l.i32_out(n);
+        let b = l.f32_out(n);
+        let c = l.arr1(&vec![0xa5; 8 * n], n, 1);
+        let d = l.f32_out(n);
+        l.run((cdiv(n, 128) as u32, 1, 1));
+        let (oi, of, oo, oa) = (l.i32(a), l.f32(b), bytes::to_i64(&l.dev.read(c)), l.f32(d));
+        for i in 0..n {
+            let (b, j) = (i / 128, i % 128);
+            assert_eq!(oi[i], (7 + 3 * j + 128 * b) as i32);
+            assert_eq!(of[i], 2.5);
+            assert_eq!(oo[i], 1);
+            assert_eq!(oa[i], [1.0, -2.0, 4.0, -8.0][j % 4]);
         }
     }
 }
