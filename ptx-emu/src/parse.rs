@@ -554,11 +554,18 @@ fn parse_entry(
         }
         let mut align = 0u32;
         let mut elt = 0u32;
+        let mut after_ptr = false;
         let pname;
         loop {
             let s = p.ident()?;
-            if s == ".align" {
-                align = p.int()? as u32;
+            if s == ".ptr" {
+                after_ptr = true;
+            } else if s == ".align" {
+                // `.ptr .space .align N` is the pointee's alignment, not the parameter's
+                let a = p.int()? as u32;
+                if !after_ptr {
+                    align = a;
+                }
             } else if let Some(sz) = type_size(&s) {
                 elt = sz;
             } else if s.starts_with('.') {
@@ -573,9 +580,7 @@ fn parse_entry(
             p.expect_punct(']')?;
         }
         let size = elt * count;
-        if align == 0 {
-            align = elt.max(1);
-        }
+        align = align.max(elt.max(1));
         let off = align_up(kb.param_size, align);
         kb.param_size = off + size;
         kb.params.push(ParamDecl {

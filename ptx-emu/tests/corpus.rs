@@ -1287,3 +1287,382 @@ fn iota_full_fill() {
         }
     }
 }
+
+// ---------------------------------------------------------------- shapes, gathers
+
+fn f32_seq(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.f32(-50.0, 50.0)).collect()
+}
+
+#[test]
+fn broadcast_2d_f32() {
+    for &(m, n) in &[(70usize, 130usize), (32, 64), (5, 3)] {
+        let mut rng = Rng((m * n) as u64);
+        let x = f32_seq(&mut rng, m * n);
+        let row = f32_seq(&mut rng, n);
+        let col = f32_seq(&mut rng, m);
+        let mut l = Launch::new("broadcast_2d_f32");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        l.arr1(&bytes::from_f32(&row), n, 1);
+        l.arr1(&bytes::from_f32(&col), m, 1);
+        let o = l.arr(&bytes::from_f32(&vec![0.5; m * n]), &[m, n], &[n, 1]);
+        l.run((cdiv(m, 32) as u32, cdiv(n, 64) as u32, 1));
+        let got = l.f32(o);
+        let want: Vec<f32> = (0..m * n)
+            .map(|k| row[k % n].mul_add(col[k / n], x[k]))
+            .collect();
+        check_f32("out", &got, &want);
+    }
+}
+
+#[test]
+fn reshape_1d_to_2d_f32() {
+    for &n in &[1000usize, 256, 40] {
+        let mut rng = Rng(n as u64 + 30);
+        let x = f32_seq(&mut rng, n);
+        let rows = cdiv(n, 16);
+        let mut l = Launch::new("reshape_1d_to_2d_f32");
+        l.arr1(&bytes::from_f32(&x), n, 1);
+        let o = l.arr(
+            &bytes::from_f32(&vec![0.5; rows * 16]),
+            &[rows, 16],
+            &[16, 1],
+        );
+        l.run((cdiv(n, 256) as u32, 1, 1));
+        let got = l.f32(o);
+        for i in 0..n {
+            assert!(same_f32(got[i], x[i]), "out[{i}]");
+        }
+    }
+}
+
+#[test]
+fn transpose_2d_f32() {
+    for &(m, n) in &[(70usize, 130usize), (32, 64), (3, 5)] {
+        let mut rng = Rng((m * n) as u64 + 31);
+        let x = f32_seq(&mut rng, m * n);
+        let mut l = Launch::new("transpose_2d_f32");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        let o = l.arr(&bytes::from_f32(&vec![0.5; m * n]), &[n, m], &[m, 1]);
+        l.run((cdiv(m, 32) as u32, cdiv(n, 64) as u32, 1));
+        let got = l.f32(o);
+        for j in 0..n {
+            for i in 0..m {
+                assert!(same_f32(got[j * m + i], x[i * n + j]), "out[{j},{i}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn transpose_load_order_f16() {
+    for &(m, n) in &[(70usize, 130usize), (32, 64), (3, 5)] {
+        let mut rng = Rng((m * n) as u64 + 32);
+        let x: Vec<u16> = (0..m * n).map(|_| rng.next() as u16).collect();
+        let mut l = Launch::new("transpose_load_order_f16");
+        l.arr(&bytes::from_u16(&x), &[m, n], &[n, 1]);
+        let o = l.arr(&vec![0xa5; 2 * m * n], &[n, m], &[m, 1]);
+        l.run((cdiv(m, 32) as u32, cdiv(n, 64) as u32, 1));
+        let got = bytes::to_u16(&l.dev.read(o));
+        for j in 0..n {
+            for i in 0..m {
+                assert_eq!(got[j * m + i], x[i * n + j], "out[{j},{i}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn permute_3d_f32() {
+    for &(a, b, c) in &[(5usize, 9usize, 20usize), (2, 8, 16)] {
+        let mut rng = Rng((a * b * c) as u64 + 33);
+        let x = f32_seq(&mut rng, a * b * c);
+        let mut l = Launch::new("permute_3d_f32");
+        l.arr(&bytes::from_f32(&x), &[a, b, c], &[b * c, c, 1]);
+        let o = l.arr(
+            &bytes::from_f32(&vec![0.5; a * b * c]),
+            &[c, a, b],
+            &[a * b, b, 1],
+        );
+        l.run((cdiv(a, 2) as u32, cdiv(b, 8) as u32, cdiv(c, 16) as u32));
+        let got = l.f32(o);
+        for ia in 0..a {
+            for ib in 0..b {
+                for ic in 0..c {
+                    assert!(same_f32(
+                        got[ic * a * b + ia * b + ib],
+                        x[ia * b * c + ib * c + ic]
+                    ));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn copy_3d_index_offset() {
+    for &(a, b, c) in &[(5usize, 20usize, 40usize), (4, 16, 32)] {
+        let mut rng = Rng((a * b * c) as u64 + 34);
+        let x = f32_seq(&mut rng, a * b * c);
+        // generic strides: use a padded layout for x
+        let (sx1, sx0) = (c + 3, (c + 3) * (b + 1));
+        let mut xs = vec![9.0f32; sx0 * a];
+        for ia in 0..a {
+            for ib in 0..b {
+                for ic in 0..c {
+                    xs[ia * sx0 + ib * sx1 + ic] = x[ia * b * c + ib * c + ic];
+                }
+            }
+        }
+        let mut l = Launch::new("copy_3d_index_offset");
+        l.arr(&bytes::from_f32(&xs), &[a, b, c], &[sx0, sx1, 1]);
+        let o = l.arr(
+            &bytes::from_f32(&vec![0.5; a * b * c]),
+            &[a, b, c],
+            &[b * c, c, 1],
+        );
+        let q = cdiv(b, 8) - 1;
+        l.run((cdiv(a, 4) as u32, q as u32, cdiv(c, 32) as u32));
+        let got = l.f32(o);
+        for ia in 0..a {
+            for ib in 0..b {
+                for ic in 0..c {
+                    let want = if ib < 8 * q {
+                        if ib + 8 < b {
+                            x[ia * b * c + (ib + 8) * c + ic]
+                        } else {
+                            0.0
+                        }
+                    } else {
+                        0.5
+                    };
+                    assert!(
+                        same_f32(got[ia * b * c + ib * c + ic], want),
+                        "out[{ia},{ib},{ic}]"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn strided_window_f32() {
+    for &n in &[50usize, 32, 7] {
+        let mut rng = Rng(n as u64 + 35);
+        let x = f32_seq(&mut rng, n);
+        let w = cdiv(n, 4);
+        let mut l = Launch::new("strided_window_f32");
+        l.arr1(&bytes::from_f32(&x), n, 1);
+        let o = l.arr(&bytes::from_f32(&vec![0.5; w * 8]), &[w, 8], &[8, 1]);
+        l.run((w as u32, 1, 1));
+        let got = l.f32(o);
+        for iw in 0..w {
+            for k in 0..8 {
+                let want = if 4 * iw + k < n { x[4 * iw + k] } else { 0.0 };
+                assert!(same_f32(got[iw * 8 + k], want), "out[{iw},{k}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn slice_dynamic_f32() {
+    for &(len, off, n) in &[(1000usize, 17usize, 900usize), (300, 0, 300), (50, 10, 5)] {
+        let mut rng = Rng(len as u64 + 36);
+        let x = f32_seq(&mut rng, len);
+        let mut l = Launch::new("slice_dynamic_f32");
+        l.arr1(&bytes::from_f32(&x), len, 1);
+        let o = l.arr1(&bytes::from_f32(&vec![0.5; n]), n, 1);
+        l.params.push(Param::U32(off as u32));
+        l.params.push(Param::U32(n as u32));
+        l.run((cdiv(n, 128) as u32, 1, 1));
+        let got = l.f32(o);
+        for i in 0..n {
+            assert!(same_f32(got[i], 2.0 * x[off + i]), "out[{i}]");
+        }
+    }
+}
+
+#[test]
+fn cat_extract_f32() {
+    for &n in &[160usize, 16] {
+        let mut rng = Rng(n as u64 + 37);
+        let a = f32_seq(&mut rng, n);
+        let b = f32_seq(&mut rng, n);
+        let mut l = Launch::new("cat_extract_f32");
+        l.arr1(&bytes::from_f32(&a), n, 1);
+        l.arr1(&bytes::from_f32(&b), n, 1);
+        let oc = l.f32_out(2 * n);
+        let oe = l.f32_out(n / 2);
+        l.run((cdiv(n, 16) as u32, 1, 1));
+        let (c, e) = (l.f32(oc), l.f32(oe));
+        for k in 0..n / 16 {
+            for j in 0..16 {
+                assert!(same_f32(c[32 * k + j], a[16 * k + j]));
+                assert!(same_f32(c[32 * k + 16 + j], 2.0 * b[16 * k + j]));
+            }
+            for j in 0..8 {
+                assert!(same_f32(e[8 * k + j], a[16 * k + 8 + j]));
+            }
+        }
+    }
+}
+
+#[test]
+fn insert_subtile_f32() {
+    for &n in &[320usize, 32] {
+        let mut rng = Rng(n as u64 + 38);
+        let a = f32_seq(&mut rng, n);
+        let o = elementwise(
+            "insert_subtile_f32",
+            n,
+            32,
+            &[bytes::from_f32(&a)],
+            &[4],
+            &[],
+        );
+        let got = bytes::to_f32(&o[0]);
+        for k in 0..n / 32 {
+            for j in 0..8 {
+                assert!(same_f32(got[32 * k + j], -a[32 * k + 24 + j]));
+            }
+            for j in 0..24 {
+                assert!(same_f32(got[32 * k + 8 + j], a[32 * k + 8 + j]));
+            }
+        }
+    }
+}
+
+#[test]
+fn gather_scatter_mask_f32() {
+    for &(len, n) in &[(300usize, 1000usize), (10, 128), (50, 3)] {
+        let mut rng = Rng((len + n) as u64 + 39);
+        let x = f32_seq(&mut rng, len);
+        let idx: Vec<i32> = (0..n)
+            .map(|_| rng.range(-20, len as i64 + 20) as i32)
+            .collect();
+        let sc0 = f32_seq(&mut rng, n);
+        let mut l = Launch::new("gather_scatter_mask_f32");
+        l.arr1(&bytes::from_f32(&x), len, 1);
+        l.arr1(&bytes::from_i32(&idx), n, 1);
+        let og = l.f32_out(n);
+        let os = l.arr1(&bytes::from_f32(&sc0), n, 1);
+        l.run((cdiv(n, 128) as u32, 1, 1));
+        let (g, s) = (l.f32(og), l.f32(os));
+        for i in 0..n {
+            let wg = if idx[i] >= 0 && (idx[i] as usize) < len {
+                x[idx[i] as usize]
+            } else {
+                -1.0
+            };
+            assert!(same_f32(g[i], wg), "o_gather[{i}]");
+            let ws = if wg > 0.0 { 2.0 * wg } else { sc0[i] };
+            assert!(same_f32(s[i], ws), "o_scatter[{i}]");
+        }
+    }
+}
+
+#[test]
+fn gather_2d_rows_f32() {
+    for &(m, n, r, w) in &[
+        (20usize, 70usize, 10usize, 64usize),
+        (8, 32, 4, 32),
+        (5, 10, 7, 10),
+    ] {
+        let mut rng = Rng((m * n + r) as u64 + 40);
+        let x = f32_seq(&mut rng, m * n);
+        let rows: Vec<i32> = (0..r).map(|_| rng.range(-3, m as i64 + 3) as i32).collect();
+        let mut l = Launch::new("gather_2d_rows_f32");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        l.arr1(&bytes::from_i32(&rows), r, 1);
+        let o = l.arr(&bytes::from_f32(&vec![0.5; r * w]), &[r, w], &[w, 1]);
+        l.run((cdiv(r, 4) as u32, cdiv(w, 32) as u32, 1));
+        let got = l.f32(o);
+        for ir in 0..r {
+            for c in 0..w {
+                let want = if rows[ir] >= 0 && (rows[ir] as usize) < m && c < n {
+                    x[rows[ir] as usize * n + c]
+                } else {
+                    0.0
+                };
+                assert!(same_f32(got[ir * w + c], want), "out[{ir},{c}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn raw_offset_f32() {
+    for &n in &[200usize, 64, 3] {
+        let mut rng = Rng(n as u64 + 41);
+        let x = f32_seq(&mut rng, 2 * n);
+        let y = f32_seq(&mut rng, n);
+        let mut l = Launch::new("raw_offset_f32");
+        l.arr1(&bytes::from_f32(&x), 2 * n, 1);
+        let oy = l.arr1(&bytes::from_f32(&y), n, 1);
+        l.params.push(Param::U32(n as u32));
+        l.run((cdiv(n, 64) as u32, 1, 1));
+        let got = l.f32(oy);
+        for i in 0..n {
+            assert!(same_f32(got[i], x[2 * i] + x[2 * i + 1] + y[i]), "y[{i}]");
+        }
+    }
+}
+
+#[test]
+fn adv_index_rows_f32() {
+    for &(m, n, r, c0) in &[
+        (20usize, 40usize, 16usize, 5usize),
+        (8, 16, 8, 0),
+        (5, 20, 8, 10),
+    ] {
+        let mut rng = Rng((m * n + r) as u64 + 42);
+        let x = f32_seq(&mut rng, m * n);
+        let rows: Vec<i32> = (0..r).map(|_| rng.range(-2, m as i64 + 2) as i32).collect();
+        let mut l = Launch::new("adv_index_rows_f32");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        l.arr1(&bytes::from_i32(&rows), r, 1);
+        let o = l.arr(&bytes::from_f32(&vec![0.5; r * 16]), &[r, 16], &[16, 1]);
+        l.params.push(Param::U32(c0 as u32));
+        l.run(((r / 8) as u32, 1, 1));
+        let got = l.f32(o);
+        for ir in 0..r {
+            for c in 0..16 {
+                let ok = rows[ir] >= 0 && (rows[ir] as usize) < m && c0 + c < n;
+                let want = if ok {
+                    x[rows[ir] as usize * n + c0 + c]
+                } else {
+                    0.0
+                };
+                assert!(same_f32(got[ir * 16 + c], want), "out[{ir},{c}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn list_of_arrays_f32() {
+    for &(nl, n) in &[(3usize, 200usize), (2, 64)] {
+        let mut rng = Rng(n as u64 + 43);
+        let mut l = Launch::new("list_of_arrays_f32");
+        let xs: Vec<Vec<f32>> = (0..nl).map(|_| f32_seq(&mut rng, n)).collect();
+        let mut table = Vec::new();
+        for x in &xs {
+            let p = l.dev.alloc_from(&bytes::from_f32(x));
+            table.extend_from_slice(&bytes::from_i64(&[p.addr() as i64, n as i64, 1]));
+        }
+        let t = l.dev.alloc_from(&table);
+        l.params.push(Param::U64(t.addr()));
+        l.params.push(Param::U32(nl as u32));
+        let o = l.f32_out(n);
+        l.run((cdiv(n, 64) as u32, 1, 1));
+        let got = l.f32(o);
+        for i in 0..n {
+            assert!(
+                same_f32(got[i], xs[0][i] + xs[1][i] + nl as f32),
+                "out[{i}]"
+            );
+        }
+    }
+}
