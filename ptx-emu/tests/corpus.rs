@@ -1666,3 +1666,262 @@ fn list_of_arrays_f32() {
         }
     }
 }
+
+// ---------------------------------------------------------------- reductions, scans, control flow
+
+#[test]
+fn row_max_min_argmax_f32() {
+    for &(m, n) in &[(20usize, 64usize), (8, 50), (3, 7)] {
+        let mut rng = Rng((m * n) as u64 + 50);
+        let x: Vec<f32> = (0..m * n)
+            .map(|k| {
+                if k % 9 == 0 {
+                    3.0
+                } else {
+                    rng.f32(0.5, 1.5) * if k % 2 == 0 { 1.0 } else { -1.0 }
+                }
+            })
+            .collect();
+        let mut l = Launch::new("row_max_min_argmax_f32");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        let (omax, omin) = (l.f32_out(m), l.f32_out(m));
+        let (oam, oan) = (l.i32_out(m), l.i32_out(m));
+        let op = l.f32_out(m);
+        l.run((cdiv(m, 8) as u32, 1, 1));
+        let (gmax, gmin, gam, gan, gp) =
+            (l.f32(omax), l.f32(omin), l.i32(oam), l.i32(oan), l.f32(op));
+        for i in 0..m {
+            let row = &x[i * n..(i + 1) * n];
+            let mx = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            let mn = row.iter().cloned().fold(f32::INFINITY, f32::min);
+            assert_eq!(gmax[i], mx, "o_max[{i}]");
+            assert_eq!(gmin[i], mn, "o_min[{i}]");
+            assert_eq!(
+                gam[i],
+                row.iter().position(|v| *v == mx).unwrap() as i32,
+                "o_argmax[{i}]"
+            );
+            assert_eq!(
+                gan[i],
+                row.iter().position(|v| *v == mn).unwrap() as i32,
+                "o_argmin[{i}]"
+            );
+            let p: f64 = row.iter().map(|v| *v as f64).product();
+            assert!(
+                (gp[i] as f64 - p).abs() <= 1e-5 * p.abs() + 1e-30,
+                "o_prod[{i}] got {} want {p}",
+                gp[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn scan_rows() {
+    for &(m, n) in &[(10usize, 150usize), (8, 64), (3, 5)] {
+        let mut rng = Rng((m * n) as u64 + 51);
+        let x: Vec<f32> = (0..m * n).map(|_| rng.f32(0.9, 1.1)).collect();
+        let y: Vec<i32> = (0..m * n).map(|_| rng.range(-1000, 1000) as i32).collect();
+        let mut l = Launch::new("scan_rows");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        l.arr(&bytes::from_i32(&y), &[m, n], &[n, 1]);
+        let oc = l.arr(&bytes::from_f32(&vec![0.5; m * n]), &[m, n], &[n, 1]);
+        let orc = l.arr(&bytes::from_i32(&vec![7; m * n]), &[m, n], &[n, 1]);
+        let op = l.arr(&bytes::from_f32(&vec![0.5; m * n]), &[m, n], &[n, 1]);
+        l.run((cdiv(m, 8) as u32, cdiv(n, 64) as u32, 1));
+        let (c, rc, p) = (l.f32(oc), l.i32(orc), l.f32(op));
+        for i in 0..m {
+            for j in 0..n {
+                let j0 = 64 * (j / 64);
+                let j1 = (j0 + 64).min(n);
+                let s: f64 = (j0..=j).map(|k| x[i * n + k] as f64).sum();
+                let pr: f64 = (j0..=j).map(|k| x[i * n + k] as f64).product();
+                let r: i32 = (j..j1).map(|k| y[i * n + k]).sum();
+                assert!(
+                    (c[i * n + j] as f64 - s).abs() <= 1e-5 * s.abs(),
+                    "o_cumsum[{i},{j}]"
+                );
+                assert!(
+                    (p[i * n + j] as f64 - pr).abs() <= 1e-5 * pr.abs(),
+                    "o_cumprod[{i},{j}]"
+                );
+                assert_eq!(rc[i * n + j], r, "o_rcumsum[{i},{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn for_loop_carried_f32() {
+    for &(m, n) in &[(20usize, 200usize), (16, 64), (3, 10)] {
+        let mut rng = Rng((m * n) as u64 + 52);
+        let x = f32_seq(&mut rng, m * n);
+        let mut l = Launch::new("for_loop_carried_f32");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        let os = l.arr(&bytes::from_f32(&vec![0.5; m * 64]), &[m, 64], &[64, 1]);
+        let om = l.arr(&bytes::from_f32(&vec![0.5; m * 64]), &[m, 64], &[64, 1]);
+        l.run((cdiv(m, 16) as u32, 1, 1));
+        let (s, mx) = (l.f32(os), l.f32(om));
+        for i in 0..m {
+            for c in 0..64 {
+                let mut ws = 0.0f32;
+                let mut wm = f32::NEG_INFINITY;
+                for t in 0..cdiv(n, 64) {
+                    let j = 64 * t + c;
+                    ws += if j < n { x[i * n + j] } else { 0.0 };
+                    wm = wm.max(if j < n {
+                        x[i * n + j]
+                    } else {
+                        f32::NEG_INFINITY
+                    });
+                }
+                assert!(
+                    same_f32(s[i * 64 + c], ws),
+                    "o_sum[{i},{c}] got {} want {ws}",
+                    s[i * 64 + c]
+                );
+                assert!(same_f32(mx[i * 64 + c], wm), "o_max[{i},{c}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn if_else_runtime_f32() {
+    for mode in 0..3 {
+        let n = 700;
+        let mut rng = Rng(53 + mode);
+        let x = f32_inputs(&mut rng, n);
+        let o = elementwise(
+            "if_else_runtime_f32",
+            n,
+            256,
+            &[bytes::from_f32(&x)],
+            &[4],
+            &[Param::U32(mode as u32)],
+        );
+        let want: Vec<f32> = (0..n)
+            .map(|i| {
+                let v = match mode {
+                    0 => x[i] + 1.0,
+                    1 => x[i] * 2.0,
+                    _ => -x[i],
+                };
+                if (i / 256) % 2 == 1 {
+                    v + 100.0
+                } else {
+                    v
+                }
+            })
+            .collect();
+        check_f32("out", &bytes::to_f32(&o[0]), &want);
+    }
+}
+
+#[test]
+fn persistent_grid_stride_f32() {
+    for &(n, g) in &[(5000usize, 3u32), (512, 1), (100, 4)] {
+        let mut rng = Rng(n as u64 + 54);
+        let x = f32_inputs(&mut rng, n);
+        let mut l = Launch::new("persistent_grid_stride_f32");
+        l.arr1(&bytes::from_f32(&x), n, 1);
+        let o = l.f32_out(n);
+        l.run((g, 1, 1));
+        let want: Vec<f32> = x.iter().map(|v| v.abs().sqrt() + 1.0).collect();
+        check_f32("out", &l.f32(o), &want);
+    }
+}
+
+#[test]
+fn assert_nonneg_i32() {
+    let n = 384;
+    let mut rng = Rng(55);
+    let x: Vec<i32> = (0..n).map(|_| rng.range(0, 1000) as i32).collect();
+    let o = elementwise(
+        "assert_nonneg_i32",
+        n,
+        128,
+        &[bytes::from_i32(&x)],
+        &[4],
+        &[],
+    );
+    let got = bytes::to_i32(&o[0]);
+    for i in 0..n {
+        assert_eq!(got[i], 2 * x[i]);
+    }
+    // a negative element makes its block print the message and trap
+    let mut bad = x.clone();
+    bad[200] = -5;
+    let mut l = Launch::new("assert_nonneg_i32");
+    l.arr1(&bytes::from_i32(&bad), n, 1);
+    l.i32_out(n);
+    let k = l.m.kernel("assert_nonneg_i32").unwrap();
+    let cfg = LaunchConfig {
+        grid: (3, 1, 1),
+        block: k.reqntid.unwrap(),
+        cluster: (1, 1, 1),
+        dynamic_smem: 0,
+    };
+    let err = l
+        .dev
+        .launch(&l.m, "assert_nonneg_i32", cfg, &l.params)
+        .unwrap_err();
+    assert_eq!(err.kind, ptx_emu::ErrorKind::Trap, "{err}");
+    assert_eq!(err.ctaid, (1, 0, 0));
+    assert!(
+        err.msg
+            .contains("tile block: [1, 0, 0], position: [72]: x must be non-negative"),
+        "{}",
+        err.msg
+    );
+}
+
+#[test]
+fn softmax_rows_f32() {
+    for &(m, n) in &[(10usize, 256usize), (4, 100), (3, 1)] {
+        let mut rng = Rng((m * n) as u64 + 56);
+        let x = f32_seq(&mut rng, m * n);
+        let mut l = Launch::new("softmax_rows_f32");
+        l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        let o = l.arr(&bytes::from_f32(&vec![0.5; m * n]), &[m, n], &[n, 1]);
+        l.run((cdiv(m, 4) as u32, 1, 1));
+        let got = l.f32(o);
+        for i in 0..m {
+            let row: Vec<f64> = x[i * n..(i + 1) * n].iter().map(|v| *v as f64).collect();
+            let mx = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = row.iter().map(|v| (v - mx).exp()).sum();
+            for j in 0..n {
+                let w = (row[j] - mx).exp() / s;
+                assert!(
+                    (got[i * n + j] as f64 - w).abs() <= 1e-5 * w + 1e-30,
+                    "out[{i},{j}] got {} want {w}",
+                    got[i * n + j]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gelu_tanh_f16() {
+    for &(m, n) in &[(20usize, 200usize), (16, 128), (1, 3)] {
+        let mut rng = Rng((m * n) as u64 + 57);
+        let x: Vec<u16> = (0..m * n)
+            .map(|_| f16_from_f64(rng.f32(-6.0, 6.0) as f64))
+            .collect();
+        let mut l = Launch::new("gelu_tanh_f16");
+        l.arr(&bytes::from_u16(&x), &[m, n], &[n, 1]);
+        let o = l.arr(&vec![0xa5; 2 * m * n], &[m, n], &[n, 1]);
+        l.run((cdiv(m, 16) as u32, cdiv(n, 128) as u32, 1));
+        let got = bytes::to_u16(&l.dev.read(o));
+        for k in 0..m * n {
+            let v = f16_to_f64(x[k]);
+            let w = 0.5 * v * (1.0 + (0.7978845608 * (v + 0.044715 * v * v * v)).tanh());
+            let g = f16_to_f64(got[k]);
+            assert!(
+                (g - w).abs() <= 2e-3 * w.abs() + 1e-4,
+                "out[{k}] x={v} got {g} want {w}"
+            );
+        }
+    }
+}
