@@ -89,12 +89,14 @@ fn fix_float_imms(ops: &mut [Opnd], ty: Ty) {
                     Ty::F32 => (v as f32).to_bits() as u64,
                     Ty::F16 | Ty::F16x2 => crate::float::f64_to_f16_rn(v) as u64,
                     Ty::BF16 | Ty::BF16x2 => crate::float::f64_to_bf16_rn(v) as u64,
+                    t if t.bits() == 64 => b,
                     _ => (v as f32).to_bits() as u64,
                 });
             }
             Opnd::ImmF32(b) => {
                 *o = Opnd::Imm(match ty {
                     Ty::F64 => (f32::from_bits(b) as f64).to_bits(),
+                    t if t.bits() == 64 && !t.float() => b as u64,
                     _ => b as u64,
                 });
             }
@@ -128,7 +130,9 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         }
         match m {
             "ftz" => inst.ftz = true,
-            "sat" | "satfinite" => inst.sat = true,
+            "sat" => inst.sat = true,
+            // .satfinite: fp8 conversions always saturate to the finite range
+            "satfinite" => inst.sub2 |= 4,
             "v2" => inst.vec = 2,
             "v4" => inst.vec = 4,
             "v8" => inst.vec = 8,

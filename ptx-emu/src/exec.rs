@@ -1,5 +1,7 @@
 //! The executor: CTA scheduling, memory and instruction semantics.
 
+#![allow(clippy::too_many_arguments)]
+
 use crate::decode::{atomop, mulmode};
 use crate::float::{self as fl, Fmt};
 use crate::ir::*;
@@ -216,7 +218,10 @@ pub(crate) fn launch(
     } else {
         cfg.cluster
     };
-    if cfg.grid.0 % cluster.0 != 0 || cfg.grid.1 % cluster.1 != 0 || cfg.grid.2 % cluster.2 != 0 {
+    if !cfg.grid.0.is_multiple_of(cluster.0)
+        || !cfg.grid.1.is_multiple_of(cluster.1)
+        || !cfg.grid.2.is_multiple_of(cluster.2)
+    {
         return Err(bad(format!(
             "grid {:?} is not a multiple of the cluster shape {cluster:?}",
             cfg.grid
@@ -480,7 +485,7 @@ fn resolve(space: Space, addr: u64, size: usize, l: &Launch, cta: &Cta, t: usize
         }
         s => s,
     };
-    if size > 1 && addr % (size as u64) != 0 {
+    if size > 1 && !addr.is_multiple_of(size as u64) {
         return Err(e(
             ErrorKind::Misaligned,
             Some(addr),
@@ -723,7 +728,13 @@ fn fput(ty: Ty, hi: f64, lo: f64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
         }
         _ => {
             let f = fmt_of(ty);
-            let b = fl::round(hi, lo, rnd, f, ty == Ty::E4M3 || ty == Ty::E4M3x2);
+            let b = fl::round(
+                hi,
+                lo,
+                rnd,
+                f,
+                matches!(ty, Ty::E4M3 | Ty::E4M3x2 | Ty::E5M2 | Ty::E5M2x2),
+            );
             let b = if ty == Ty::TF32 { b << 13 } else { b };
             if ftz {
                 let x = fget(ty, b, false);
@@ -1455,11 +1466,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 }
             } else {
                 let (x, y) = (a & m, b & m);
-                if y == 0 {
-                    m
-                } else {
-                    x / y
-                }
+                x.checked_div(y).unwrap_or(m)
             };
             set!(0, r);
         }
@@ -1474,11 +1481,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 }
             } else {
                 let (x, y) = (a & m, b & m);
-                if y == 0 {
-                    x
-                } else {
-                    x % y
-                }
+                x.checked_rem(y).unwrap_or(x)
             };
             set!(0, r);
         }
@@ -1632,19 +1635,9 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                     1 => [s, (s + 1) & 7, (s + 2) & 7, (s + 3) & 7],
                     2 => [s, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7],
                     3 => [s; 4],
-                    4 => [
-                        if s > 0 { 0 } else { 0 },
-                        if s >= 1 { 1 } else { 0 },
-                        if s >= 2 { 2 } else { s.min(2) },
-                        if s >= 3 { 3 } else { s },
-                    ],
-                    5 => [s.max(0), s.max(1), s.max(2), 3],
-                    _ => [
-                        s & 1,
-                        (s & 1) * 2 + 1 - (s & 1),
-                        s & 1,
-                        (s & 1) * 2 + 1 - (s & 1),
-                    ],
+                    4 => [s, s.max(1), s.max(2), 3],
+                    5 => [0, s.min(1), s.min(2), s],
+                    _ => [2 * (s & 1), 2 * (s & 1) + 1, 2 * (s & 1), 2 * (s & 1) + 1],
                 };
                 for (i, sl) in sel.iter().enumerate() {
                     d |= byte(*sl) << (8 * i);
@@ -2225,6 +2218,7 @@ fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
 }
 
 /// Executes a TMA `cp.async.bulk.tensor` (completes immediately).
+#[allow(clippy::needless_range_loop, clippy::manual_checked_ops)]
 fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
     let t = ti.t;
     let ops = &inst.ops;

@@ -658,17 +658,14 @@ const DYN_SHARED_MARK: u32 = u32::MAX;
 
 fn fix_dyn(o: &mut Opnd, dyn_off: u32) {
     match o {
-        Opnd::Mem { sym, .. } => {
-            if let SymAddr::Shared(x) = sym {
-                if *x == DYN_SHARED_MARK {
-                    *x = dyn_off;
-                }
-            }
+        Opnd::Mem {
+            sym: SymAddr::Shared(x),
+            ..
         }
-        Opnd::Addr(SymAddr::Shared(x)) => {
-            if *x == DYN_SHARED_MARK {
-                *x = dyn_off;
-            }
+        | Opnd::Addr(SymAddr::Shared(x))
+            if *x == DYN_SHARED_MARK =>
+        {
+            *x = dyn_off
         }
         Opnd::Vec(v) => v.iter_mut().for_each(|o| fix_dyn(o, dyn_off)),
         _ => {}

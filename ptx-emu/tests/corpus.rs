@@ -851,7 +851,6 @@ fn int_divmod_i32() {
         for i in 0..n {
             let (x, y) = (a[i] as i64, b[i] as i64);
             let fd = x.div_euclid(y) - if y < 0 && x.rem_euclid(y) != 0 { 1 } else { 0 };
-            let fd = (x as f64 / y as f64).floor() as i64 * 0 + fd;
             let md = x - y * fd;
             let cd = -((-x).div_euclid(y)
                 - if y < 0 && (-x).rem_euclid(y) != 0 {
