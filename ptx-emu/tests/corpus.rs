@@ -1924,3 +1924,351 @@ fn gelu_tanh_f16() {
         }
     }
 }
+
+// ---------------------------------------------------------------- TMA kernels
+//
+// Tensor maps use the emulator's own encoding (`ptx_emu::TensorMap`); the box
+// shape and swizzle are the ones the kernel's shared-memory layout expects.
+
+fn tmap(
+    base: u64,
+    elem: u32,
+    dims: &[usize],
+    strides_elems: &[usize],
+    box_dims: &[u32],
+    swizzle: u32,
+) -> Param {
+    Param::Bytes(
+        ptx_emu::TensorMap {
+            base,
+            elem_size: elem,
+            dims: dims.iter().map(|d| *d as u32).collect(),
+            strides: strides_elems
+                .iter()
+                .map(|s| (*s as u64) * elem as u64)
+                .collect(),
+            box_dims: box_dims.to_vec(),
+            swizzle,
+        }
+        .encode(),
+    )
+}
+
+#[test]
+fn dot_1d_f32() {
+    for &n in &[1000usize, 256, 3] {
+        let mut rng = Rng(n as u64 + 60);
+        let x = f32_seq(&mut rng, n);
+        let y = f32_seq(&mut rng, n);
+        let mut l = Launch::new("dot_1d_f32");
+        let px = l.arr1(&bytes::from_f32(&x), n, 1);
+        let py = l.arr1(&bytes::from_f32(&y), n, 1);
+        let nb = cdiv(n, 256);
+        let o = l.f32_out(nb);
+        l.params.push(tmap(px.addr(), 4, &[n], &[1], &[256], 0));
+        l.params.push(tmap(py.addr(), 4, &[n], &[1], &[256], 0));
+        l.run((nb as u32, 1, 1));
+        let got = l.f32(o);
+        for b in 0..nb {
+            let w: f64 = (256 * b..(256 * b + 256).min(n))
+                .map(|i| x[i] as f64 * y[i] as f64)
+                .sum();
+            let mag: f64 = (256 * b..(256 * b + 256).min(n))
+                .map(|i| (x[i] as f64 * y[i] as f64).abs())
+                .sum();
+            assert!(
+                (got[b] as f64 - w).abs() <= 1e-5 * mag,
+                "out[{b}] got {} want {w}",
+                got[b]
+            );
+        }
+    }
+}
+
+#[test]
+fn row_sum_f32() {
+    for &(m, n) in &[(40usize, 300usize), (16, 128), (3, 5)] {
+        let mut rng = Rng((m * n) as u64 + 61);
+        let x = f32_seq(&mut rng, m * n);
+        let mut l = Launch::new("row_sum_f32");
+        let px = l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        let o = l.f32_out(m);
+        l.params
+            .push(tmap(px.addr(), 4, &[n, m], &[1, n], &[32, 16], 3));
+        l.run((cdiv(m, 16) as u32, 1, 1));
+        let got = l.f32(o);
+        for i in 0..m {
+            let w: f64 = x[i * n..(i + 1) * n].iter().map(|v| *v as f64).sum();
+            let mag: f64 = x[i * n..(i + 1) * n].iter().map(|v| v.abs() as f64).sum();
+            assert!(
+                (got[i] as f64 - w).abs() <= 1e-5 * mag,
+                "out[{i}] got {} want {w}",
+                got[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn custom_reduce_scan_f32() {
+    for &(m, n) in &[(40usize, 64usize), (16, 50), (3, 5)] {
+        let mut rng = Rng((m * n) as u64 + 62);
+        let x = f32_seq(&mut rng, m * n);
+        let mut l = Launch::new("custom_reduce_scan_f32");
+        let px = l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        let (oa, os) = (l.f32_out(m), l.f32_out(m));
+        let oc = l.i32_out(m);
+        let orm = l.arr(&bytes::from_f32(&vec![0.5; m * n]), &[m, n], &[n, 1]);
+        l.params
+            .push(tmap(px.addr(), 4, &[n, m], &[1, n], &[32, 16], 0));
+        l.run((cdiv(m, 16) as u32, 1, 1));
+        let (ga, gs, gc, gr) = (l.f32(oa), l.f32(os), l.i32(oc), l.f32(orm));
+        for i in 0..m {
+            let row = &x[i * n..(i + 1) * n];
+            assert_eq!(
+                ga[i],
+                row.iter().fold(0.0f32, |a, v| a.max(v.abs())),
+                "o_absmax[{i}]"
+            );
+            let s: f64 = row.iter().filter(|v| **v > 0.0).map(|v| *v as f64).sum();
+            assert!(
+                (gs[i] as f64 - s).abs() <= 1e-5 * s.abs() + 1e-6,
+                "o_sum[{i}]"
+            );
+            assert_eq!(
+                gc[i],
+                row.iter().filter(|v| **v > 0.0).count() as i32,
+                "o_cnt[{i}]"
+            );
+            let mut run = f32::NEG_INFINITY;
+            for j in 0..n {
+                run = run.max(row[j]);
+                assert_eq!(gr[i * n + j], run, "o_runmax[{i},{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn global_sum_atomic_f32() {
+    for &n in &[5000usize, 1024, 7] {
+        let mut rng = Rng(n as u64 + 63);
+        let x = f32_seq(&mut rng, n);
+        let mut l = Launch::new("global_sum_atomic_f32");
+        let px = l.arr1(&bytes::from_f32(&x), n, 1);
+        let t = l.arr1(&bytes::from_f32(&[1.5]), 1, 1);
+        l.params.push(tmap(px.addr(), 4, &[n], &[1], &[256], 0));
+        l.run((cdiv(n, 1024) as u32, 1, 1));
+        let got = l.f32(t)[0] as f64;
+        let w: f64 = 1.5 + x.iter().map(|v| *v as f64).sum::<f64>();
+        let mag: f64 = x.iter().map(|v| v.abs() as f64).sum();
+        assert!((got - w).abs() <= 1e-5 * mag, "total got {got} want {w}");
+    }
+}
+
+#[test]
+fn while_break_continue_i32() {
+    for &(n, limit, g) in &[
+        (20usize, 1_000_000i32, 2u32),
+        (20, 200, 3),
+        (0, 5, 1),
+        (7, -1000, 1),
+    ] {
+        let mut rng = Rng(n as u64 + limit as u64 + 64);
+        let len = 16 * (n + 1);
+        let x: Vec<i32> = (0..len).map(|_| rng.range(-10, 30) as i32).collect();
+        let mut l = Launch::new("while_break_continue_i32");
+        let px = l.arr1(&bytes::from_i32(&x), len, 1);
+        let o = l.i32_out(16 * g as usize);
+        l.params.push(Param::U32(n as u32));
+        l.params.push(Param::U32(limit as u32));
+        l.params.push(tmap(px.addr(), 4, &[len], &[1], &[16], 0));
+        l.run((g, 1, 1));
+        let got = l.i32(o);
+        let mut acc = [0i32; 16];
+        let mut i = 0;
+        while i < n {
+            i += 1;
+            if i % 3 == 0 {
+                continue;
+            }
+            let t = &x[16 * i..16 * i + 16];
+            if t.iter().sum::<i32>() > limit {
+                break;
+            }
+            for k in 0..16 {
+                acc[k] += t[k];
+            }
+        }
+        for b in 0..g as usize {
+            assert_eq!(&got[16 * b..16 * b + 16], &acc, "block {b}");
+        }
+    }
+}
+
+#[test]
+fn atomic_hist_i32() {
+    for &(n, nb) in &[(3000usize, 17usize), (256, 4), (10, 100)] {
+        let mut rng = Rng(n as u64 + 65);
+        let keys: Vec<i32> = (0..n)
+            .map(|_| rng.range(-3, nb as i64 + 3) as i32)
+            .collect();
+        let mut l = Launch::new("atomic_hist_i32");
+        let pk = l.arr1(&bytes::from_i32(&keys), n, 1);
+        let init: Vec<i32> = (0..nb as i32).collect();
+        let h = l.arr1(&bytes::from_i32(&init), nb, 1);
+        l.params.push(tmap(pk.addr(), 4, &[n], &[1], &[256], 0));
+        l.run((cdiv(n, 256) as u32, 1, 1));
+        let got = l.i32(h);
+        let mut want = init.clone();
+        for k in &keys {
+            if *k >= 0 && (*k as usize) < nb {
+                want[*k as usize] += 1;
+            }
+        }
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn atomic_ops_i32() {
+    for &n in &[300usize, 128, 5] {
+        let mut rng = Rng(n as u64 + 66);
+        let v = i32_inputs(&mut rng, n);
+        let init: Vec<Vec<i32>> = (0..8)
+            .map(|k| {
+                if k == 0 {
+                    (0..n).map(|_| (rng.next() % 2) as i32).collect()
+                } else {
+                    i32_inputs(&mut rng, n)
+                }
+            })
+            .collect();
+        let mut l = Launch::new("atomic_ops_i32");
+        let pv = l.arr1(&bytes::from_i32(&v), n, 1);
+        // flags, o_cas_old, xc, o_xchg_old, mx, mn, an, orr, xo
+        let flags = l.arr1(&bytes::from_i32(&init[0]), n, 1);
+        let cas_old = l.i32_out(n);
+        let xc = l.arr1(&bytes::from_i32(&init[1]), n, 1);
+        let xchg_old = l.i32_out(n);
+        let ps: Vec<DevPtr> = (2..7)
+            .map(|k| l.arr1(&bytes::from_i32(&init[k]), n, 1))
+            .collect();
+        l.params.push(tmap(pv.addr(), 4, &[n], &[1], &[128], 0));
+        l.run((cdiv(n, 128) as u32, 1, 1));
+        let (gf, gco, gx, gxo) = (l.i32(flags), l.i32(cas_old), l.i32(xc), l.i32(xchg_old));
+        let g: Vec<Vec<i32>> = ps.iter().map(|p| l.i32(*p)).collect();
+        for i in 0..n {
+            let w = v[i];
+            assert_eq!(gco[i], init[0][i], "o_cas_old[{i}]");
+            assert_eq!(
+                gf[i],
+                if init[0][i] == 0 { w } else { init[0][i] },
+                "flags[{i}]"
+            );
+            assert_eq!(gxo[i], init[1][i], "o_xchg_old[{i}]");
+            assert_eq!(gx[i], w, "xc[{i}]");
+            assert_eq!(g[0][i], init[2][i].max(w), "mx[{i}]");
+            assert_eq!(g[1][i], init[3][i].min(w), "mn[{i}]");
+            assert_eq!(g[2][i], init[4][i] & w, "an[{i}]");
+            assert_eq!(g[3][i], init[5][i] | w, "orr[{i}]");
+            assert_eq!(g[4][i], init[6][i] ^ w, "xo[{i}]");
+        }
+    }
+}
+
+#[test]
+fn atomic_red_view_f32() {
+    for &n in &[640usize, 64] {
+        let mut rng = Rng(n as u64 + 67);
+        let x = f32_seq(&mut rng, n);
+        let k = i32_inputs(&mut rng, n);
+        let acc0 = f32_seq(&mut rng, 64);
+        let km0 = i32_inputs(&mut rng, 64);
+        let mut l = Launch::new("atomic_red_view_f32");
+        let px = l.arr1(&bytes::from_f32(&x), n, 1);
+        let pk = l.arr1(&bytes::from_i32(&k), n, 1);
+        let pa = l.arr1(&bytes::from_f32(&acc0), 64, 1);
+        let pm = l.arr1(&bytes::from_i32(&km0), 64, 1);
+        l.params.push(tmap(px.addr(), 4, &[n], &[1], &[64], 0));
+        l.params.push(tmap(pk.addr(), 4, &[n], &[1], &[64], 0));
+        l.run(((n / 64) as u32, 1, 1));
+        let (ga, gm) = (l.f32(pa), l.i32(pm));
+        for j in 0..64 {
+            let s: f64 = acc0[j] as f64 + (0..n / 64).map(|b| x[64 * b + j] as f64).sum::<f64>();
+            let mag: f64 =
+                acc0[j].abs() as f64 + (0..n / 64).map(|b| x[64 * b + j].abs() as f64).sum::<f64>();
+            assert!((ga[j] as f64 - s).abs() <= 1e-5 * mag, "acc[{j}]");
+            let mx = (0..n / 64)
+                .map(|b| k[64 * b + j])
+                .max()
+                .unwrap()
+                .max(km0[j]);
+            assert_eq!(gm[j], mx, "kmax[{j}]");
+        }
+    }
+}
+
+#[test]
+fn print_debug_i32() {
+    let n = 20;
+    let x: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+    let mut l = Launch::new("print_debug_i32");
+    let px = l.arr1(&bytes::from_i32(&x), n, 1);
+    let o = l.i32_out(n);
+    l.params.push(tmap(px.addr(), 4, &[n], &[1], &[8], 0));
+    let r = l.run((cdiv(n, 8) as u32, 1, 1));
+    let got = l.i32(o);
+    for i in 0..n {
+        assert_eq!(got[i], x[i] + 1);
+    }
+    let mut want = String::new();
+    for b in 0..cdiv(n, 8) {
+        let t: Vec<i32> = (0..8)
+            .map(|j| if 8 * b + j < n { x[8 * b + j] } else { 0 })
+            .collect();
+        want += &format!(
+            "block {b} tile [{}]\n",
+            t.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        want += &format!("sum={}\n", t.iter().sum::<i32>());
+    }
+    assert_eq!(r.printf, want);
+}
+
+#[test]
+fn layernorm_rows_f32() {
+    for &(m, n) in &[(20usize, 256usize), (8, 100), (3, 5)] {
+        let mut rng = Rng((m * n) as u64 + 68);
+        let x = f32_seq(&mut rng, m * n);
+        let w = f32_seq(&mut rng, n);
+        let bias = f32_seq(&mut rng, n);
+        let mut l = Launch::new("layernorm_rows_f32");
+        let px = l.arr(&bytes::from_f32(&x), &[m, n], &[n, 1]);
+        let pw = l.arr1(&bytes::from_f32(&w), n, 1);
+        let pb = l.arr1(&bytes::from_f32(&bias), n, 1);
+        let o = l.arr(&bytes::from_f32(&vec![0.5; m * n]), &[m, n], &[n, 1]);
+        l.params
+            .push(tmap(px.addr(), 4, &[n, m], &[1, n], &[32, 8], 0));
+        l.params.push(tmap(pw.addr(), 4, &[n], &[1], &[256], 0));
+        l.params.push(tmap(pb.addr(), 4, &[n], &[1], &[256], 0));
+        l.run((cdiv(m, 8) as u32, 1, 1));
+        let got = l.f32(o);
+        for i in 0..m {
+            let row: Vec<f64> = x[i * n..(i + 1) * n].iter().map(|v| *v as f64).collect();
+            let mean = row.iter().sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+            for j in 0..n {
+                let want = (row[j] - mean) / (var + 1e-5).sqrt() * w[j] as f64 + bias[j] as f64;
+                let g = got[i * n + j] as f64;
+                assert!(
+                    (g - want).abs() <= 1e-4 * (want.abs() + w[j].abs() as f64 + 1.0),
+                    "out[{i},{j}] got {g} want {want}"
+                );
+            }
+        }
+    }
+}
