@@ -2589,7 +2589,8 @@ fn try_collective(
         }
         OpK::BarWarp => {}
         OpK::Ldmatrix | OpK::Stmatrix => ldst_matrix(dev, l, cta, inst, &group, tid_of)?,
-        OpK::MmaSync | OpK::Wgmma => {
+        OpK::MmaSync => mma_sync(l, cta, inst, &group, tid_of)?,
+        OpK::Wgmma => {
             return Err(e(
                 ErrorKind::Unsupported,
                 None,
@@ -2712,6 +2713,170 @@ fn ldst_matrix(
                     b[2 * c..2 * c + 2].copy_from_slice(&x.to_le_bytes());
                 }
                 write_bytes(dev, l, cta, Space::Shared, row_addr[i][rr], &b, w0, 16)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Register list of a vector operand.
+fn regs_of_vec(o: &Opnd) -> Vec<Opnd> {
+    match o {
+        Opnd::Vec(v) => v.clone(),
+        x => vec![x.clone()],
+    }
+}
+
+/// `mma.sync.aligned` for m16n8k16 / m16n8k8 (f16, bf16 inputs; f32 or f16
+/// accumulators) and m8n8k4 f64, with the PTX ISA fragment layouts.  Products
+/// are exact and each output is rounded once.
+fn mma_sync(
+    l: &Launch,
+    cta: &mut Cta,
+    inst: &Inst,
+    group: &[usize],
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+) -> R<()> {
+    let op = &*inst.opcode;
+    let parts: Vec<&str> = op.split('.').collect();
+    let shape = parts
+        .iter()
+        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
+        .copied()
+        .unwrap_or("");
+    let tys: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+    if !op.contains(".row.col") || tys.len() != 4 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported (only .row.col with explicit types)"),
+        ));
+    }
+    let (dt, at, bt, ct) = (tys[0], tys[1], tys[2], tys[3]);
+    let (m, n, k) = match shape {
+        "m16n8k16" => (16, 8, 16),
+        "m16n8k8" => (16, 8, 8),
+        "m8n8k4" => (8, 8, 4),
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("mma shape {shape} is not supported"),
+            ))
+        }
+    };
+    if m == 8 && at != Ty::F64 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported (m8n8k4 only for f64)"),
+        ));
+    }
+    let nr = cta.nregs;
+    let w0 = group[0];
+    let read = |cta: &Cta, lane: usize, o: &Opnd| -> u64 {
+        let g = w0 + lane;
+        val(
+            &cta.regs[g * nr..(g + 1) * nr],
+            o,
+            l,
+            cta,
+            Ti {
+                t: g,
+                tid: tid_of(g),
+            },
+        )
+    };
+    let (da, aa, ba, ca) = (
+        regs_of_vec(&inst.ops[0]),
+        regs_of_vec(&inst.ops[1]),
+        regs_of_vec(&inst.ops[2]),
+        regs_of_vec(&inst.ops[3]),
+    );
+    let mut a = vec![0f64; m * k];
+    let mut b = vec![0f64; k * n];
+    let mut c = vec![0f64; m * n];
+    let half = |v: u64, hi: bool, ty: Ty| fget(ty, if hi { v >> 16 } else { v } & 0xffff, false);
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        if m == 8 {
+            // f64 m8n8k4: A row g col t; B row t col g; C row g cols 2t, 2t+1
+            a[g * k + t] = fget(at, read(cta, lane, &aa[0]), false);
+            b[t * n + g] = fget(bt, read(cta, lane, &ba[0]), false);
+            for i in 0..2 {
+                c[g * n + 2 * t + i] = fget(ct, read(cta, lane, &ca[i]), false);
+            }
+            continue;
+        }
+        for (r, reg) in aa.iter().enumerate() {
+            let v = read(cta, lane, reg);
+            let row = g + 8 * (r % 2);
+            let col = 2 * t + 8 * (r / 2);
+            a[row * k + col] = half(v, false, at);
+            a[row * k + col + 1] = half(v, true, at);
+        }
+        for (r, reg) in ba.iter().enumerate() {
+            let v = read(cta, lane, reg);
+            let kk = 2 * t + 8 * r;
+            b[kk * n + g] = half(v, false, bt);
+            b[(kk + 1) * n + g] = half(v, true, bt);
+        }
+        if ct == Ty::F32 {
+            for (r, reg) in ca.iter().enumerate() {
+                let v = read(cta, lane, reg);
+                c[(g + 8 * (r / 2)) * n + 2 * t + r % 2] = fget(ct, v, false);
+            }
+        } else {
+            for (r, reg) in ca.iter().enumerate() {
+                let v = read(cta, lane, reg);
+                c[(g + 8 * r) * n + 2 * t] = half(v, false, Ty::F16);
+                c[(g + 8 * r) * n + 2 * t + 1] = half(v, true, Ty::F16);
+            }
+        }
+    }
+    let mut d = vec![0f64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = c[i * n + j];
+            for kk in 0..k {
+                acc = a[i * k + kk].mul_add(b[kk * n + j], acc);
+            }
+            d[i * n + j] = acc;
+        }
+    }
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        let gth = w0 + lane;
+        if m == 8 {
+            for i in 0..2 {
+                wr(cta, gth, &da[i], d[g * n + 2 * t + i].to_bits())?;
+            }
+            continue;
+        }
+        if dt == Ty::F32 {
+            for (r, reg) in da.iter().enumerate() {
+                let v = d[(g + 8 * (r / 2)) * n + 2 * t + r % 2];
+                wr(cta, gth, reg, fput(Ty::F32, v, 0.0, Rnd::Rn, false, false))?;
+            }
+        } else {
+            for (r, reg) in da.iter().enumerate() {
+                let lo = fput(
+                    Ty::F16,
+                    d[(g + 8 * r) * n + 2 * t],
+                    0.0,
+                    Rnd::Rn,
+                    false,
+                    false,
+                );
+                let hi = fput(
+                    Ty::F16,
+                    d[(g + 8 * r) * n + 2 * t + 1],
+                    0.0,
+                    Rnd::Rn,
+                    false,
+                    false,
+                );
+                wr(cta, gth, reg, lo | (hi << 16))?;
             }
         }
     }

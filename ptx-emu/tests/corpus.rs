@@ -2272,3 +2272,196 @@ fn layernorm_rows_f32() {
         }
     }
 }
+
+// ---------------------------------------------------------------- matmuls
+
+fn matmul_ref(a: &[f64], b: &[f64], m: usize, n: usize, k: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut c = vec![0.0; m * n];
+    let mut mag = vec![0.0; m * n];
+    for i in 0..m {
+        for kk in 0..k {
+            let x = a[i * k + kk];
+            for j in 0..n {
+                c[i * n + j] += x * b[kk * n + j];
+                mag[i * n + j] += (x * b[kk * n + j]).abs();
+            }
+        }
+    }
+    (c, mag)
+}
+
+/// Runs a 2-D matmul kernel whose A and B arrive through TMA with the given
+/// boxes/swizzles; returns the raw C bytes.
+fn run_matmul(
+    name: &str,
+    a: &[u8],
+    b: &[u8],
+    es: u32,
+    c_es: usize,
+    (m, n, k): (usize, usize, usize),
+    boxes: ([u32; 2], u32, [u32; 2], u32),
+    grid: (u32, u32, u32),
+) -> Vec<u8> {
+    let mut l = Launch::new(name);
+    let pa = l.arr(a, &[m, k], &[k, 1]);
+    let pb = l.arr(b, &[k, n], &[n, 1]);
+    let pc = l.arr(&vec![0xa5; m * n * c_es], &[m, n], &[n, 1]);
+    l.params
+        .push(tmap(pa.addr(), es, &[k, m], &[1, k], &boxes.0, boxes.1));
+    l.params
+        .push(tmap(pb.addr(), es, &[n, k], &[1, n], &boxes.2, boxes.3));
+    l.run(grid);
+    l.dev.read(pc)
+}
+
+#[test]
+fn matmul_f32() {
+    for &(m, n, k) in &[(100usize, 70usize, 90usize), (64, 64, 32)] {
+        let mut rng = Rng((m * n * k) as u64 + 70);
+        let a = f32_seq(&mut rng, m * k);
+        let b = f32_seq(&mut rng, k * n);
+        let c = run_matmul(
+            "matmul_f32",
+            &bytes::from_f32(&a),
+            &bytes::from_f32(&b),
+            4,
+            4,
+            (m, n, k),
+            ([32, 64], 0, [32, 8], 0),
+            (cdiv(m, 64) as u32, cdiv(n, 64) as u32, 1),
+        );
+        let c = bytes::to_f32(&c);
+        let a64: Vec<f64> = a.iter().map(|v| *v as f64).collect();
+        let b64: Vec<f64> = b.iter().map(|v| *v as f64).collect();
+        let (w, mag) = matmul_ref(&a64, &b64, m, n, k);
+        for i in 0..m * n {
+            assert!(
+                (c[i] as f64 - w[i]).abs() <= 1e-5 * mag[i],
+                "c[{}, {}] got {} want {}",
+                i / n,
+                i % n,
+                c[i],
+                w[i]
+            );
+        }
+    }
+}
+
+fn run_batched(
+    a: &[u16],
+    b: &[u16],
+    (bt, m, n, k): (usize, usize, usize, usize),
+    sa: u32,
+    sb: u32,
+) -> Vec<f32> {
+    let mut l = Launch::new("batched_matmul_f16");
+    let pa = l.arr(&bytes::from_u16(a), &[bt, m, k], &[m * k, k, 1]);
+    let pb = l.arr(&bytes::from_u16(b), &[bt, k, n], &[k * n, n, 1]);
+    let pc = l.arr(&vec![0xa5; 4 * bt * m * n], &[bt, m, n], &[m * n, n, 1]);
+    l.params.push(tmap(
+        pa.addr(),
+        2,
+        &[k, m, bt],
+        &[1, k, m * k],
+        &[64, 64, 1],
+        sa,
+    ));
+    l.params.push(tmap(
+        pb.addr(),
+        2,
+        &[n, k, bt],
+        &[1, n, k * n],
+        &[64, 64, 1],
+        sb,
+    ));
+    l.run((cdiv(m, 64) as u32, cdiv(n, 64) as u32, bt as u32));
+    l.f32(pc)
+}
+
+fn f16_mat(rng: &mut Rng, n: usize) -> Vec<u16> {
+    (0..n)
+        .map(|_| f16_from_f64(rng.f32(-2.0, 2.0) as f64))
+        .collect()
+}
+
+fn batched_bad(
+    c: &[f32],
+    a: &[u16],
+    b: &[u16],
+    (bt, m, n, k): (usize, usize, usize, usize),
+) -> usize {
+    let mut bad = 0;
+    for z in 0..bt {
+        let a64: Vec<f64> = a[z * m * k..(z + 1) * m * k]
+            .iter()
+            .map(|v| f16_to_f64(*v))
+            .collect();
+        let b64: Vec<f64> = b[z * k * n..(z + 1) * k * n]
+            .iter()
+            .map(|v| f16_to_f64(*v))
+            .collect();
+        let (w, mag) = matmul_ref(&a64, &b64, m, n, k);
+        for i in 0..m * n {
+            if (c[z * m * n + i] as f64 - w[i]).abs() > 1e-5 * mag[i] + 1e-6 {
+                bad += 1;
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn batched_matmul_f16() {
+    for &dims in &[(2usize, 70usize, 100usize, 90usize), (1, 64, 64, 64)] {
+        let (bt, m, n, k) = dims;
+        let mut rng = Rng((bt * m * n * k) as u64 + 71);
+        let a = f16_mat(&mut rng, bt * m * k);
+        let b = f16_mat(&mut rng, bt * k * n);
+        let c = run_batched(&a, &b, dims, 3, 3);
+        assert_eq!(batched_bad(&c, &a, &b, dims), 0);
+    }
+}
+
+fn run_f64mm(
+    a: &[f64],
+    b: &[f64],
+    (m, n, k): (usize, usize, usize),
+    sa: u32,
+    sb: u32,
+    bb: [u32; 2],
+) -> Vec<f64> {
+    bytes::to_f64(&run_matmul(
+        "matmul_f64_operator",
+        &bytes::from_f64(a),
+        &bytes::from_f64(b),
+        8,
+        8,
+        (m, n, k),
+        ([16, 32], sa, bb, sb),
+        (cdiv(m, 32) as u32, cdiv(n, 32) as u32, 1),
+    ))
+}
+
+#[test]
+fn matmul_f64_operator() {
+    for &(m, n, k) in &[(70usize, 50usize, 40usize), (32, 32, 16)] {
+        let mut rng = Rng((m * n * k) as u64 + 72);
+        let a: Vec<f64> = f32_seq(&mut rng, m * k)
+            .iter()
+            .map(|v| *v as f64 * 1.000001)
+            .collect();
+        let b: Vec<f64> = f32_seq(&mut rng, k * n).iter().map(|v| *v as f64).collect();
+        let (w, mag) = matmul_ref(&a, &b, m, n, k);
+        let c = run_f64mm(&a, &b, (m, n, k), 3, 3, [16, 16]);
+        for i in 0..m * n {
+            assert!(
+                (c[i] - w[i]).abs() <= 1e-12 * mag[i],
+                "c[{}, {}] got {} want {}",
+                i / n,
+                i % n,
+                c[i],
+                w[i]
+            );
+        }
+    }
+}
