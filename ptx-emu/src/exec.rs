@@ -2590,13 +2590,7 @@ fn try_collective(
         OpK::BarWarp => {}
         OpK::Ldmatrix | OpK::Stmatrix => ldst_matrix(dev, l, cta, inst, &group, tid_of)?,
         OpK::MmaSync => mma_sync(l, cta, inst, &group, tid_of)?,
-        OpK::Wgmma => {
-            return Err(e(
-                ErrorKind::Unsupported,
-                None,
-                format!("`{}` is not supported by the emulator yet", inst.opcode),
-            ));
-        }
+        OpK::Wgmma => wgmma(dev, l, cta, inst, &group, tid_of)?,
         _ => unreachable!(),
     }
     for &g in &group {
@@ -2878,6 +2872,289 @@ fn mma_sync(
                 );
                 wr(cta, gth, reg, lo | (hi << 16))?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Decoded wgmma shared-memory matrix descriptor.
+struct Desc {
+    start: u64,
+    lbo: u64,
+    sbo: u64,
+    /// Swizzle width in bytes (0 = none).
+    swz: u64,
+}
+
+fn desc(d: u64) -> R<Desc> {
+    if (d >> 49) & 7 != 0 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "wgmma descriptor base offset is not supported",
+        ));
+    }
+    Ok(Desc {
+        start: (d & 0x3fff) << 4,
+        lbo: ((d >> 16) & 0x3fff) << 4,
+        sbo: ((d >> 32) & 0x3fff) << 4,
+        swz: match (d >> 62) & 3 {
+            1 => 128,
+            2 => 64,
+            3 => 32,
+            _ => 0,
+        },
+    })
+}
+
+impl Desc {
+    /// Shared address of element (mn, k) of an operand (A: mn = row m; B: mn = column n).
+    fn addr(&self, mn: u64, k: u64, es: u64, mn_major: bool) -> u64 {
+        let t = 16 / es;
+        let a = if self.swz == 0 {
+            if mn_major {
+                self.start + (mn % t) * es + (mn / t) * self.lbo + (k % 8) * 16 + (k / 8) * self.sbo
+            } else {
+                self.start + (mn % 8) * 16 + (mn / 8) * self.sbo + (k % t) * es + (k / t) * self.lbo
+            }
+        } else {
+            let w = self.swz;
+            if mn_major {
+                let per = w / es;
+                self.start
+                    + (mn % per) * es
+                    + (mn / per) * self.lbo
+                    + (k % 8) * w
+                    + (k / 8) * self.sbo
+            } else {
+                self.start + (mn % 8) * w + (mn / 8) * self.sbo + k * es
+            }
+        };
+        let m = match self.swz {
+            128 => 7,
+            64 => 3,
+            32 => 1,
+            _ => 0,
+        };
+        a ^ (((a >> 7) & m) << 4)
+    }
+}
+
+/// `wgmma.mma_async` with both operands in shared memory (descriptors),
+/// executed synchronously once the whole warpgroup has arrived.  Products are
+/// exact; each output is rounded once.
+fn wgmma(
+    dev: &mut Device,
+    l: &Launch,
+    cta: &mut Cta,
+    inst: &Inst,
+    group: &[usize],
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+) -> R<()> {
+    let op = &*inst.opcode;
+    let parts: Vec<&str> = op.split('.').collect();
+    let shape = parts
+        .iter()
+        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
+        .copied()
+        .unwrap_or("");
+    let tys: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+    let sat = parts.contains(&"satfinite");
+    let parse_dim = |c: char| -> Option<usize> {
+        let i = shape.find(c)?;
+        shape[i + 1..]
+            .chars()
+            .take_while(|x| x.is_ascii_digit())
+            .collect::<String>()
+            .parse()
+            .ok()
+    };
+    let (m, n, k) = match (parse_dim('m'), parse_dim('n'), parse_dim('k')) {
+        (Some(64), Some(n), Some(k)) => (64, n, k),
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("wgmma shape `{shape}` is not supported"),
+            ))
+        }
+    };
+    if tys.len() != 3 || group.len() != 128 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported"),
+        ));
+    }
+    let (dt, at, bt) = (tys[0], tys[1], tys[2]);
+    let es: u64 = match at {
+        Ty::F16 | Ty::BF16 => 2,
+        Ty::TF32 => 4,
+        Ty::E4M3 | Ty::E5M2 | Ty::S8 | Ty::U8 => 1,
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("wgmma input type {at:?} is not supported"),
+            ))
+        }
+    };
+    let nr = cta.nregs;
+    let g0 = group[0];
+    let r0 = cta.regs[g0 * nr..(g0 + 1) * nr].to_vec();
+    let ti0 = Ti {
+        t: g0,
+        tid: tid_of(g0),
+    };
+    let ops = &inst.ops;
+    if matches!(ops[1], Opnd::Vec(_)) {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "wgmma with A in registers is not supported",
+        ));
+    }
+    let (dva, dvb) = (
+        val(&r0, &ops[1], l, cta, ti0),
+        val(&r0, &ops[2], l, cta, ti0),
+    );
+    for &g in group {
+        let rg = &cta.regs[g * nr..(g + 1) * nr];
+        let tg = Ti {
+            t: g,
+            tid: tid_of(g),
+        };
+        if val(rg, &ops[1], l, cta, tg) != dva || val(rg, &ops[2], l, cta, tg) != dvb {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                "wgmma descriptors differ across the warpgroup",
+            ));
+        }
+    }
+    let (da, db) = (desc(dva)?, desc(dvb)?);
+    let scale_d = val(&r0, &ops[3], l, cta, ti0) != 0;
+    let imm = |i: usize| -> i64 {
+        ops.get(i)
+            .map(|o| sext(val(&r0, o, l, cta, ti0), 32))
+            .unwrap_or(0)
+    };
+    let (neg_a, neg_b) = if ops.len() > 5 {
+        (imm(4) == -1, imm(5) == -1)
+    } else {
+        (false, false)
+    };
+    let (tr_a, tr_b) = if ops.len() > 7 {
+        (imm(6) == 1, imm(7) == 1)
+    } else {
+        (false, false)
+    };
+    let conv = |ty: Ty, v: u64| -> f64 {
+        match ty {
+            Ty::S8 => sext(v, 8) as f64,
+            Ty::U8 => v as f64,
+            Ty::TF32 => f32::from_bits((v as u32) & 0xffff_e000) as f64,
+            t => fget(t, v, false),
+        }
+    };
+    let mut rd = |addr: u64| -> R<u64> {
+        let mut b = [0u8; 4];
+        read_bytes(
+            dev,
+            l,
+            cta,
+            Space::Shared,
+            addr,
+            &mut b[..es as usize],
+            g0,
+            es as usize,
+        )?;
+        Ok(u32::from_le_bytes(b) as u64)
+    };
+    let mut a = vec![0f64; m * k];
+    for i in 0..m {
+        for kk in 0..k {
+            let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a))?);
+            a[i * k + kk] = if neg_a { -v } else { v };
+        }
+    }
+    let mut b = vec![0f64; k * n];
+    for kk in 0..k {
+        for j in 0..n {
+            let v = conv(bt, rd(db.addr(j as u64, kk as u64, es, tr_b))?);
+            b[kk * n + j] = if neg_b { -v } else { v };
+        }
+    }
+    let dregs = regs_of_vec(&ops[0]);
+    let f16acc = dt == Ty::F16;
+    let per = if f16acc { 2 } else { 4 };
+    if dregs.len() != m * n / 128 / if f16acc { 2 } else { 1 } {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "wgmma accumulator register count does not match the shape",
+        ));
+    }
+    for (wi, &g) in group.iter().enumerate() {
+        let w = wi / 32;
+        let lane = wi % 32;
+        let (gr, t) = (lane / 4, lane % 4);
+        for (ri, reg) in dregs.iter().enumerate() {
+            let j8 = ri / per;
+            let within = ri % per;
+            let coords: [(usize, usize); 2] = if f16acc {
+                let row = 16 * w + gr + 8 * within;
+                [(row, 8 * j8 + 2 * t), (row, 8 * j8 + 2 * t + 1)]
+            } else {
+                let c = (16 * w + gr + 8 * (within / 2), 8 * j8 + 2 * t + within % 2);
+                [c, c]
+            };
+            let old = match reg {
+                Opnd::Reg(x) => cta.regs[g * nr + *x as usize],
+                _ => 0,
+            };
+            let mut out = 0u64;
+            for (ci, &(i, j)) in coords.iter().enumerate().take(if f16acc { 2 } else { 1 }) {
+                let mut acc = 0f64;
+                let mut iacc: i64 = 0;
+                for kk in 0..k {
+                    if dt == Ty::S32 {
+                        iacc += (a[i * k + kk] * b[kk * n + j]) as i64;
+                    } else {
+                        acc += a[i * k + kk] * b[kk * n + j];
+                    }
+                }
+                let bits = match dt {
+                    Ty::S32 => {
+                        let c = if scale_d { sext(old, 32) } else { 0 };
+                        let s = c + iacc;
+                        let s = if sat {
+                            s.clamp(i32::MIN as i64, i32::MAX as i64)
+                        } else {
+                            s as i32 as i64
+                        };
+                        (s as u64) & 0xffff_ffff
+                    }
+                    Ty::F16 => {
+                        let c = if scale_d {
+                            fget(Ty::F16, (old >> (16 * ci)) & 0xffff, false)
+                        } else {
+                            0.0
+                        };
+                        fput(Ty::F16, c + acc, 0.0, Rnd::Rn, false, false)
+                    }
+                    _ => {
+                        let c = if scale_d {
+                            fget(Ty::F32, old, false)
+                        } else {
+                            0.0
+                        };
+                        fput(Ty::F32, c + acc, 0.0, Rnd::Rn, false, false)
+                    }
+                };
+                out |= bits << (16 * ci);
+            }
+            wr(cta, g, reg, out)?;
         }
     }
     Ok(())

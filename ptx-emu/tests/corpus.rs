@@ -2465,3 +2465,31 @@ fn matmul_f64_operator() {
         }
     }
 }
+
+#[test]
+fn matmul_f16_strided() {
+    for &(m, n, k) in &[(100usize, 70usize, 50usize), (64, 64, 32)] {
+        let mut rng = Rng((m * n * k) as u64 + 73);
+        let a = f16_mat(&mut rng, m * k);
+        let b = f16_mat(&mut rng, k * n);
+        // generic strides: A column-major, B row-major with padding
+        let mut ac = vec![0u16; m * k];
+        for i in 0..m {
+            for kk in 0..k {
+                ac[kk * m + i] = a[i * k + kk];
+            }
+        }
+        let bs = n + 5;
+        let mut bp = vec![0u16; k * bs];
+        for kk in 0..k {
+            bp[kk * bs..kk * bs + n].copy_from_slice(&b[kk * n..(kk + 1) * n]);
+        }
+        let mut l = Launch::new("matmul_f16_strided");
+        l.arr(&bytes::from_u16(&ac), &[m, k], &[1, m]);
+        l.arr(&bytes::from_u16(&bp), &[k, n], &[bs, 1]);
+        let pc = l.arr(&vec![0xa5; 4 * m * n], &[m, n], &[n, 1]);
+        l.run((cdiv(m, 64) as u32, cdiv(n, 64) as u32, 1));
+        let c = l.f32(pc);
+        assert_eq!(batched_bad(&c, &a, &b, (1, m, n, k)), 0);
+    }
+}
