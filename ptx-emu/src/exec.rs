@@ -33,8 +33,8 @@ const WIN_SIZE: u64 = 0x100_0000_0000;
 ///
 /// Out-of-bounds box elements are filled with zero. The box is written to
 /// shared memory densely, innermost dimension fastest, then swizzled: within
-/// each 16-byte chunk index `c` of a row of `swizzle bytes`, `c ^= (row % (swz/16))`
-/// as the hardware's CU_TENSOR_MAP_SWIZZLE modes do.
+/// byte offset bits `[4, 4+log2(swz/16))` are XORed with bits `[7, ...)` (the
+/// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TensorMap {
     /// Global base address.
@@ -2305,12 +2305,10 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         }
         let mut soff = lin * es;
         if swz != 0 {
-            let row = soff / swz;
-            let chunk = (soff % swz) / 16;
-            let within = soff % 16;
-            let nchunks = swz / 16;
+            // CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: address bits [4..] ^= bits [7..]
+            let m = swz / 16 - 1;
             let _ = row_bytes;
-            soff = row * swz + ((chunk ^ (row % nchunks)) * 16) + within;
+            soff ^= ((soff >> 7) & m) << 4;
         }
         let sa = saddr + soff as u64;
         if to_global {
@@ -3033,6 +3031,20 @@ fn wgmma(
         }
     }
     let (da, db) = (desc(dva)?, desc(dvb)?);
+    if std::env::var("PTX_EMU_TRACE_WGMMA").is_ok() {
+        eprintln!(
+            "{op}: A start {:#x} lbo {} sbo {} swz {}; B start {:#x} lbo {} sbo {} swz {}; ops {}",
+            da.start,
+            da.lbo,
+            da.sbo,
+            da.swz,
+            db.start,
+            db.lbo,
+            db.sbo,
+            db.swz,
+            ops.len()
+        );
+    }
     let scale_d = val(&r0, &ops[3], l, cta, ti0) != 0;
     let imm = |i: usize| -> i64 {
         ops.get(i)

@@ -5,6 +5,8 @@
 //! Covered kernels each have a `#[test]` below.  Kernels not covered yet are
 //! listed in [`NOT_COVERED`] and are not claimed as passing.
 
+#![allow(clippy::needless_range_loop, clippy::too_many_arguments)]
+
 use ptx_emu::{bytes, DevPtr, Device, LaunchConfig, Module, Param};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
@@ -2493,3 +2495,223 @@ fn matmul_f16_strided() {
         assert_eq!(batched_bad(&c, &a, &b, (1, m, n, k)), 0);
     }
 }
+
+/// Input element kinds of the TMA matmul tests.
+#[derive(Clone, Copy, PartialEq)]
+enum El {
+    F16,
+    Bf16,
+    Tf32,
+    I8,
+    E4m3,
+}
+
+fn e4m3_to_f64(b: u8) -> f64 {
+    let s = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let e = ((b >> 3) & 15) as i32;
+    let m = (b & 7) as f64;
+    s * if e == 0 {
+        m / 8.0 * 2f64.powi(-6)
+    } else {
+        (1.0 + m / 8.0) * 2f64.powi(e - 7)
+    }
+}
+
+/// Random matrix bytes for an element kind and their exact values as used by the MMA.
+fn mm_input(rng: &mut Rng, el: El, n: usize) -> (Vec<u8>, Vec<f64>) {
+    match el {
+        El::F16 => {
+            let v = f16_mat(rng, n);
+            (
+                bytes::from_u16(&v),
+                v.iter().map(|x| f16_to_f64(*x)).collect(),
+            )
+        }
+        El::Bf16 => {
+            let v: Vec<u16> = (0..n).map(|_| bf16_from_f32(rng.f32(-2.0, 2.0))).collect();
+            (
+                bytes::from_u16(&v),
+                v.iter().map(|x| bf16_to_f32(*x) as f64).collect(),
+            )
+        }
+        El::Tf32 => {
+            let v: Vec<f32> = (0..n).map(|_| rng.f32(-2.0, 2.0)).collect();
+            // tileiras drops the ftof to tf32 (no cvt.rna in its PTX), so the
+            // tensor core sees the f32 bits and ignores the low 13 mantissa bits.
+            let t: Vec<f64> = v
+                .iter()
+                .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000) as f64)
+                .collect();
+            (bytes::from_f32(&v), t)
+        }
+        El::I8 => {
+            let v: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            let f = v.iter().map(|x| *x as i8 as f64).collect();
+            (v, f)
+        }
+        El::E4m3 => {
+            // any byte except the NaN encodings S.1111.111
+            let v: Vec<u8> = (0..n)
+                .map(|_| rng.next() as u8)
+                .map(|x| if x & 0x7f == 0x7f { 0x38 } else { x })
+                .collect();
+            let f = v.iter().map(|x| e4m3_to_f64(*x)).collect();
+            (v, f)
+        }
+    }
+}
+
+fn el_size(el: El) -> u32 {
+    match el {
+        El::F16 | El::Bf16 => 2,
+        El::Tf32 => 4,
+        _ => 1,
+    }
+}
+
+/// Runs one TMA matmul case; returns the number of wrong elements of C.
+fn mm_case(
+    name: &str,
+    el: El,
+    c_el: &str,
+    (m, n, k): (usize, usize, usize),
+    tile: (usize, usize),
+    boxes: ([u32; 2], u32, [u32; 2], u32),
+    seed: u64,
+) -> usize {
+    let mut rng = Rng(seed);
+    let (ab, a) = mm_input(&mut rng, el, m * k);
+    let (bb, b) = mm_input(&mut rng, el, k * n);
+    let c_es = if c_el == "f16" { 2 } else { 4 };
+    let c = run_matmul(
+        name,
+        &ab,
+        &bb,
+        el_size(el),
+        c_es,
+        (m, n, k),
+        boxes,
+        (cdiv(m, tile.0) as u32, cdiv(n, tile.1) as u32, 1),
+    );
+    let (w, mag) = matmul_ref(&a, &b, m, n, k);
+    let mut bad = 0;
+    for i in 0..m * n {
+        let ok = match c_el {
+            "f16" => {
+                let g = f16_to_f64(u16::from_le_bytes([c[2 * i], c[2 * i + 1]]));
+                // f16 accumulation rounds after every k-step
+                (g - w[i]).abs() <= 2e-3 * mag[i] + 1e-3
+            }
+            "s32" => i32::from_le_bytes(c[4 * i..4 * i + 4].try_into().unwrap()) as f64 == w[i],
+            _ => {
+                let g = f32::from_le_bytes(c[4 * i..4 * i + 4].try_into().unwrap()) as f64;
+                (g - w[i]).abs() <= 1e-5 * mag[i] + 1e-6
+            }
+        };
+        if !ok {
+            if bad < 3 && std::env::var("MM_DEBUG").is_ok() {
+                println!(
+                    "  c[{},{}]: bytes {:?} want {} ",
+                    i / n,
+                    i % n,
+                    &c[c_es * i..c_es * i + c_es],
+                    w[i]
+                );
+            }
+            bad += 1;
+        }
+    }
+    bad
+}
+
+/// TMA matmul cases: ragged sizes (not multiples of the tile) and an exact tile.
+/// The tensor-map boxes follow the kernels' copies; the swizzles are the ones
+/// whose shared-memory layout the kernels' wgmma descriptors read.
+fn mm_sizes(tile: (usize, usize)) -> Vec<(usize, usize, usize)> {
+    vec![
+        (tile.0 + 37, tile.1 + 21, 150),
+        (tile.0, tile.1, 128),
+        (5, 3, 7),
+    ]
+}
+
+macro_rules! tma_matmul_test {
+    ($name:ident, $el:expr, $c:expr, $tile:expr, $abox:expr, $sa:expr, $bbox:expr, $sb:expr) => {
+        #[test]
+        fn $name() {
+            for (i, dims) in mm_sizes($tile).into_iter().enumerate() {
+                let bad = mm_case(
+                    stringify!($name),
+                    $el,
+                    $c,
+                    dims,
+                    $tile,
+                    ($abox, $sa, $bbox, $sb),
+                    80 + i as u64,
+                );
+                assert_eq!(bad, 0, "{dims:?}: {bad} wrong elements");
+            }
+        }
+    };
+}
+
+tma_matmul_test!(
+    matmul_f16_tma,
+    El::F16,
+    "f32",
+    (128, 128),
+    [64, 128],
+    3,
+    [64, 64],
+    3
+);
+tma_matmul_test!(
+    matmul_bf16_tma,
+    El::Bf16,
+    "f32",
+    (128, 128),
+    [64, 128],
+    3,
+    [64, 64],
+    3
+);
+tma_matmul_test!(
+    matmul_tf32,
+    El::Tf32,
+    "f32",
+    (64, 64),
+    [32, 64],
+    3,
+    [32, 32],
+    3
+);
+tma_matmul_test!(
+    matmul_i8_i32,
+    El::I8,
+    "s32",
+    (64, 64),
+    [64, 64],
+    2,
+    [64, 64],
+    2
+);
+tma_matmul_test!(
+    matmul_fp8_e4m3,
+    El::E4m3,
+    "f32",
+    (64, 64),
+    [64, 64],
+    2,
+    [64, 64],
+    2
+);
+tma_matmul_test!(
+    matmul_f16_f16acc,
+    El::F16,
+    "f16",
+    (128, 64),
+    [64, 128],
+    3,
+    [64, 64],
+    3
+);
