@@ -124,6 +124,11 @@ fn e(kind: ErrorKind, addr: Option<u64>, msg: impl Into<String>) -> E {
 type R<T> = Result<T, E>;
 
 struct Launch<'a> {
+    /// The other CTAs of the running cluster (the running CTA's slot holds a placeholder).
+    others: Vec<Cta>,
+    /// Cluster barrier: arrivals in the current phase, and the phase.
+    cl_arrived: u32,
+    cl_phase: u32,
     k: &'a Kernel,
     params: Vec<u8>,
     globals: Vec<u64>,
@@ -134,6 +139,10 @@ struct Launch<'a> {
 
 struct Cta {
     ctaid: (u32, u32, u32),
+    /// Rank in the cluster.
+    rank: u32,
+    /// Cluster-barrier phase each thread last arrived in.
+    cl_my_phase: Vec<u32>,
     n: usize,
     nregs: usize,
     regs: Vec<u64>,
@@ -218,9 +227,10 @@ pub(crate) fn launch(
     } else {
         cfg.cluster
     };
-    if !cfg.grid.0.is_multiple_of(cluster.0)
-        || !cfg.grid.1.is_multiple_of(cluster.1)
-        || !cfg.grid.2.is_multiple_of(cluster.2)
+    if !k.blocks_are_clusters
+        && (!cfg.grid.0.is_multiple_of(cluster.0)
+            || !cfg.grid.1.is_multiple_of(cluster.1)
+            || !cfg.grid.2.is_multiple_of(cluster.2))
     {
         return Err(bad(format!(
             "grid {:?} is not a multiple of the cluster shape {cluster:?}",
@@ -239,6 +249,9 @@ pub(crate) fn launch(
         gptrs.push(p);
     }
     let mut l = Launch {
+        others: Vec::new(),
+        cl_arrived: 0,
+        cl_phase: 0,
         k,
         params: pbuf,
         globals,
@@ -248,10 +261,29 @@ pub(crate) fn launch(
     };
     let mut total = 0u64;
     let mut res = Ok(());
-    'outer: for z in 0..cfg.grid.2 {
-        for y in 0..cfg.grid.1 {
-            for x in 0..cfg.grid.0 {
-                match run_cta(dev, &mut l, (x, y, z)) {
+    // With .blocksareclusters the grid counts clusters.
+    let cgrid = if k.blocks_are_clusters {
+        (
+            cfg.grid.0 * cluster.0,
+            cfg.grid.1 * cluster.1,
+            cfg.grid.2 * cluster.2,
+        )
+    } else {
+        cfg.grid
+    };
+    l.cfg.grid = cgrid;
+    'outer: for cz in 0..cgrid.2 / cluster.2 {
+        for cy in 0..cgrid.1 / cluster.1 {
+            for cx in 0..cgrid.0 / cluster.0 {
+                let mut ids = Vec::new();
+                for z in 0..cluster.2 {
+                    for y in 0..cluster.1 {
+                        for x in 0..cluster.0 {
+                            ids.push((cx * cluster.0 + x, cy * cluster.1 + y, cz * cluster.2 + z));
+                        }
+                    }
+                }
+                match run_cluster(dev, &mut l, &ids) {
                     Ok(n) => total += n,
                     Err(err) => {
                         res = Err(err);
@@ -271,14 +303,45 @@ pub(crate) fn launch(
     })
 }
 
-fn run_cta(dev: &mut Device, l: &mut Launch, ctaid: (u32, u32, u32)) -> Result<u64, EmuError> {
+impl Cta {
+    fn empty() -> Cta {
+        Cta {
+            ctaid: (0, 0, 0),
+            rank: 0,
+            cl_my_phase: Vec::new(),
+            n: 0,
+            nregs: 0,
+            regs: Vec::new(),
+            pc: Vec::new(),
+            st: Vec::new(),
+            icount: Vec::new(),
+            shared: Vec::new(),
+            sinit: Vec::new(),
+            local: Vec::new(),
+            cparam: Vec::new(),
+            mbar: HashMap::new(),
+            bar_arrived: [0; 16],
+            bar_expected: [0; 16],
+            bar_waiting: Default::default(),
+        }
+    }
+}
+
+fn tid_of_block(b: (u32, u32, u32), t: usize) -> (u32, u32, u32) {
+    let t = t as u32;
+    (t % b.0, (t / b.0) % b.1, t / (b.0 * b.1))
+}
+
+fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
     let k = l.k;
     let b = l.cfg.block;
     let n = (b.0 * b.1 * b.2) as usize;
     let nregs = k.nregs as usize;
     let smem = (k.static_shared + l.cfg.dynamic_smem) as usize;
-    let mut cta = Cta {
+    Cta {
         ctaid,
+        rank,
+        cl_my_phase: vec![0; n],
         n,
         nregs,
         regs: vec![0; n * nregs.max(1)],
@@ -293,74 +356,111 @@ fn run_cta(dev: &mut Device, l: &mut Launch, ctaid: (u32, u32, u32)) -> Result<u
         bar_arrived: [0; 16],
         bar_expected: [0; 16],
         bar_waiting: Default::default(),
-    };
-    let tid_of = |t: usize| -> (u32, u32, u32) {
-        let t = t as u32;
-        (t % b.0, (t / b.0) % b.1, t / (b.0 * b.1))
-    };
-    let mk_err = |cta: &Cta, t: usize, err: E| -> EmuError {
-        let pc = cta.pc[t] as usize;
-        let (line, text) = k.texts.get(pc).cloned().unwrap_or((0, String::new()));
-        EmuError {
-            kind: err.kind,
-            kernel: k.name.clone(),
-            line,
-            inst: text,
-            ctaid,
-            tid: tid_of(t),
-            addr: err.addr,
-            msg: err.msg,
+    }
+}
+
+fn mk_err(l: &Launch, cta: &Cta, t: usize, err: E) -> EmuError {
+    let k = l.k;
+    let pc = cta.pc[t] as usize;
+    let (line, text) = k.texts.get(pc).cloned().unwrap_or((0, String::new()));
+    EmuError {
+        kind: err.kind,
+        kernel: k.name.clone(),
+        line,
+        inst: text,
+        ctaid: cta.ctaid,
+        tid: tid_of_block(l.cfg.block, t),
+        addr: err.addr,
+        msg: err.msg,
+    }
+}
+
+/// One scheduling round of a CTA: every ready thread runs until it blocks,
+/// then warp collectives whose members have all arrived execute.
+/// Returns (progress, all threads exited).
+fn cta_round(dev: &mut Device, l: &mut Launch, cta: &mut Cta) -> Result<(bool, bool), EmuError> {
+    let b = l.cfg.block;
+    let tid_of = move |t: usize| tid_of_block(b, t);
+    let n = cta.n;
+    let mut progress = false;
+    let mut all_exited = true;
+    for t in 0..n {
+        if cta.st[t] == TS::Wait {
+            cta.st[t] = TS::Ready;
         }
+        if cta.st[t] == TS::Ready {
+            let ti = Ti { t, tid: tid_of(t) };
+            match run_thread(dev, l, cta, ti) {
+                Ok(p) => progress |= p,
+                Err(err) => return Err(mk_err(l, cta, t, err)),
+            }
+        }
+        if cta.st[t] != TS::Exited {
+            all_exited = false;
+        }
+    }
+    for t in 0..n {
+        if cta.st[t] != TS::Coll {
+            continue;
+        }
+        match try_collective(dev, l, cta, t, &tid_of) {
+            Ok(true) => progress = true,
+            Ok(false) => {}
+            Err(err) => return Err(mk_err(l, cta, t, err)),
+        }
+    }
+    Ok((progress, all_exited))
+}
+
+fn deadlock(l: &Launch, cta: &Cta) -> EmuError {
+    let n = cta.n;
+    let t = (0..n).find(|&t| cta.st[t] != TS::Exited).unwrap_or(0);
+    let exited = cta.st.iter().filter(|s| **s == TS::Exited).count();
+    let msg = match cta.st.get(t) {
+        Some(TS::Bar) => {
+            let id = (0..16).find(|&i| cta.bar_waiting[i].contains(&(t as u32))).unwrap_or(0);
+            format!("barrier {id} waits for {} threads but only {} arrived ({} threads exited, others blocked elsewhere)", cta.bar_expected[id], cta.bar_arrived[id], exited)
+        }
+        Some(TS::Coll) => format!("warp collective never completed: some threads named in its member mask did not arrive ({exited} threads exited)"),
+        Some(TS::Wait) => "wait (mbarrier or cluster barrier) never satisfied".to_string(),
+        _ => "no progress".to_string(),
     };
+    mk_err(l, cta, t, e(ErrorKind::Deadlock, None, msg))
+}
+
+/// Runs the CTAs of one cluster together until all threads exit.
+fn run_cluster(dev: &mut Device, l: &mut Launch, ids: &[(u32, u32, u32)]) -> Result<u64, EmuError> {
+    l.others = ids
+        .iter()
+        .enumerate()
+        .map(|(r, id)| new_cta(l, *id, r as u32))
+        .collect();
+    l.cl_arrived = 0;
+    l.cl_phase = 0;
     loop {
         let mut progress = false;
         let mut all_exited = true;
-        for t in 0..n {
-            if cta.st[t] == TS::Wait {
-                cta.st[t] = TS::Ready;
-            }
-            if cta.st[t] == TS::Ready {
-                let ti = Ti { t, tid: tid_of(t) };
-                match run_thread(dev, l, &mut cta, ti) {
-                    Ok(p) => progress |= p,
-                    Err(err) => return Err(mk_err(&cta, t, err)),
-                }
-            }
-            if cta.st[t] != TS::Exited {
-                all_exited = false;
-            }
+        for ci in 0..ids.len() {
+            let mut cta = std::mem::replace(&mut l.others[ci], Cta::empty());
+            let r = cta_round(dev, l, &mut cta);
+            l.others[ci] = cta;
+            let (p, x) = r?;
+            progress |= p;
+            all_exited &= x;
         }
         if all_exited {
             break;
         }
-        // warp collectives
-        for t in 0..n {
-            if cta.st[t] != TS::Coll {
-                continue;
-            }
-            match try_collective(dev, l, &mut cta, t, &tid_of) {
-                Ok(true) => progress = true,
-                Ok(false) => {}
-                Err(err) => return Err(mk_err(&cta, t, err)),
-            }
-        }
         if !progress {
-            // find a blocked thread to report
-            let t = (0..n).find(|&t| cta.st[t] != TS::Exited).unwrap();
-            let exited = cta.st.iter().filter(|s| **s == TS::Exited).count();
-            let msg = match cta.st[t] {
-                TS::Bar => {
-                    let id = (0..16).find(|&i| cta.bar_waiting[i].contains(&(t as u32))).unwrap_or(0);
-                    format!("barrier {id} waits for {} threads but only {} arrived ({} threads exited, others blocked elsewhere)", cta.bar_expected[id], cta.bar_arrived[id], exited)
-                }
-                TS::Coll => format!("warp collective never completed: some threads named in its member mask did not arrive ({exited} threads exited)"),
-                TS::Wait => "mbarrier wait never satisfied".to_string(),
-                _ => "no progress".to_string(),
-            };
-            return Err(mk_err(&cta, t, e(ErrorKind::Deadlock, None, msg)));
+            let ci = (0..ids.len())
+                .find(|&c| l.others[c].st.iter().any(|s| *s != TS::Exited))
+                .unwrap_or(0);
+            return Err(deadlock(l, &l.others[ci]));
         }
     }
-    Ok(cta.icount.iter().sum())
+    let total = l.others.iter().map(|c| c.icount.iter().sum::<u64>()).sum();
+    l.others.clear();
+    Ok(total)
 }
 
 #[inline]
@@ -495,6 +595,10 @@ fn resolve(space: Space, addr: u64, size: usize, l: &Launch, cta: &Cta, t: usize
     match space {
         Space::Global | Space::Const => Ok(Loc::Global(addr)),
         Space::Shared | Space::SharedCluster => {
+            let (rank, addr) = cl_split(addr, cta.rank);
+            if rank != cta.rank {
+                return Err(e(ErrorKind::Unsupported, Some(addr), format!("access to the shared memory of cluster CTA {rank} (distributed shared memory) is not supported")));
+            }
             if addr + size as u64 > cta.shared.len() as u64 {
                 Err(e(ErrorKind::OutOfBounds, Some(addr), format!("shared access of {size} bytes at {addr:#x} outside the {} bytes of shared memory", cta.shared.len())))
             } else {
@@ -1779,32 +1883,28 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             return Ok(Flow::Block(TS::Bar));
         }
         OpK::ClusterBar => {
-            if l.cluster != (1, 1, 1) {
+            // barrier.cluster.arrive / .wait over all threads of all CTAs of the cluster
+            let total = (cta.n * l.others.len()) as u32;
+            if inst.opcode.contains(".arrive") {
+                cta.cl_my_phase[t] = l.cl_phase;
+                l.cl_arrived += 1;
+                if l.cl_arrived >= total {
+                    l.cl_arrived = 0;
+                    l.cl_phase += 1;
+                }
+            } else if inst.opcode.contains(".wait") {
+                if l.cl_phase <= cta.cl_my_phase[t] {
+                    return Ok(Flow::Block(TS::Wait));
+                }
+            } else {
                 return Err(e(
                     ErrorKind::Unsupported,
                     None,
-                    "barrier.cluster with more than one CTA per cluster",
+                    format!(
+                        "`{}` is not supported (use barrier.cluster.arrive + wait)",
+                        inst.opcode
+                    ),
                 ));
-            }
-            // With one CTA per cluster, arrive+wait is a CTA-wide barrier on a private id.
-            if inst.sub == 1 {
-                let id = 15usize;
-                let count = cta.n as u32;
-                if cta.bar_arrived[id] == 0 {
-                    cta.bar_expected[id] = count;
-                }
-                cta.bar_arrived[id] += 1;
-                if cta.bar_arrived[id] >= cta.bar_expected[id] {
-                    cta.bar_arrived[id] = 0;
-                    let w = std::mem::take(&mut cta.bar_waiting[id]);
-                    for x in w {
-                        cta.st[x as usize] = TS::Ready;
-                        cta.pc[x as usize] += 1;
-                    }
-                    return Ok(Flow::Next);
-                }
-                cta.bar_waiting[id].push(t as u32);
-                return Ok(Flow::Block(TS::Bar));
             }
         }
         OpK::Activemask => {
@@ -1854,15 +1954,25 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
         OpK::Mapa => {
             let a = v!(1);
-            let rank = v!(2) as u32;
-            let own = sreg(Sreg::ClusterCtarank, l, cta, ti) as u32;
-            if rank != own {
-                return Err(e(ErrorKind::Unsupported, Some(a), "mapa to another CTA of the cluster (distributed shared memory) is not supported"));
+            let rank = v!(2);
+            if rank as usize >= l.others.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(a),
+                    format!("mapa to rank {rank} of a {}-CTA cluster", l.others.len()),
+                ));
             }
-            set!(0, a);
+            let a = if inst.space == Space::Generic
+                && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a)
+            {
+                a - SHARED_WIN
+            } else {
+                a
+            };
+            set!(0, CL_FLAG | (rank << 24) | (a & 0xff_ffff));
         }
         OpK::MbarInit => {
-            let a = mbar_addr(r!(), &ops[0], l, inst)?;
+            let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
             let count = v!(1) as u32;
             write_bytes(dev, l, cta, Space::Shared, a as u64, &[0u8; 8], t, 8)?;
             cta.mbar.insert(
@@ -1881,13 +1991,29 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 Opnd::Mem { .. } => (0, false),
                 _ => (1, true),
             };
-            let a = mbar_addr(r!(), &ops[ai], l, inst)?;
+            let (mrank, a) = mbar_target(r!(), &ops[ai], l, inst, cta.rank)?;
             let extra = if ops.len() > ai + 1 {
                 Some(v!(ai + 1))
             } else {
                 None
             };
-            let mb = cta.mbar.get_mut(&a).ok_or_else(|| {
+            let mb = (if mrank == cta.rank {
+                &mut cta.mbar
+            } else {
+                &mut l
+                    .others
+                    .get_mut(mrank as usize)
+                    .ok_or_else(|| {
+                        e(
+                            ErrorKind::OutOfBounds,
+                            Some(a as u64),
+                            "mapa rank outside the cluster",
+                        )
+                    })?
+                    .mbar
+            })
+            .get_mut(&a)
+            .ok_or_else(|| {
                 e(
                     ErrorKind::UninitShared,
                     Some(a as u64),
@@ -1919,7 +2045,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             }
         }
         OpK::MbarTryWait | OpK::MbarTestWait => {
-            let a = mbar_addr(r!(), &ops[1], l, inst)?;
+            let a = mbar_addr(r!(), &ops[1], l, inst, cta.rank)?;
             let p = v!(2);
             let mb = cta.mbar.get(&a).ok_or_else(|| {
                 e(
@@ -1939,7 +2065,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             set!(0, done as u64);
         }
         OpK::MbarInval => {
-            let a = mbar_addr(r!(), &ops[0], l, inst)?;
+            let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
             cta.mbar.remove(&a);
         }
         OpK::CpBulkTensor => {
@@ -1966,13 +2092,27 @@ fn mbar_check(mb: &mut Mbar) {
     }
 }
 
-fn mbar_addr(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst) -> R<u32> {
+/// Flag marking a shared::cluster address produced by `mapa` (bits 24..31 hold the rank).
+const CL_FLAG: u64 = 0x8000_0000;
+
+/// Splits a shared::cluster address into (target rank, CTA-local offset).
+fn cl_split(a: u64, own: u32) -> (u32, u64) {
+    if a & CL_FLAG != 0 && a < (1 << 32) {
+        (((a >> 24) & 0x7f) as u32, a & 0xff_ffff)
+    } else {
+        (own, a)
+    }
+}
+
+/// Mbarrier operand: (target CTA rank, shared offset).
+fn mbar_target(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst, own: u32) -> R<(u32, u32)> {
     let a = mem_addr(r, o, l);
     let a = if inst.space == Space::Generic && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a) {
         a - SHARED_WIN
     } else {
         a
     };
+    let (rank, a) = cl_split(a, own);
     if a % 8 != 0 {
         return Err(e(
             ErrorKind::Misaligned,
@@ -1980,7 +2120,20 @@ fn mbar_addr(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst) -> R<u32> {
             "mbarrier address not 8-byte aligned",
         ));
     }
-    Ok(a as u32)
+    Ok((rank, a as u32))
+}
+
+/// Mbarrier operand that must live in the executing CTA.
+fn mbar_addr(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst, own: u32) -> R<u32> {
+    let (rank, a) = mbar_target(r, o, l, inst, own)?;
+    if rank != own {
+        return Err(e(
+            ErrorKind::Unsupported,
+            Some(a as u64),
+            "this mbarrier operation on another CTA's shared memory is not supported",
+        ));
+    }
+    Ok(a)
 }
 
 fn atomic_op(inst: &Inst, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
@@ -2265,13 +2418,6 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             ),
         ));
     }
-    if inst.sub2 & 2 != 0 && l.cluster != (1, 1, 1) {
-        return Err(e(
-            ErrorKind::Unsupported,
-            None,
-            "multicast TMA across a cluster",
-        ));
-    }
     let es = tm.elem_size as usize;
     let rank = tm.dims.len();
     let total: usize = tm.box_dims.iter().map(|&b| b as usize).product();
@@ -2283,6 +2429,15 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         _ => 0,
     };
     let mut buf = vec![0u8; es];
+    let (own_rank, sbase) = cl_split(saddr, cta.rank);
+    if own_rank != cta.rank {
+        return Err(e(
+            ErrorKind::Unsupported,
+            Some(saddr),
+            "TMA into another CTA's shared memory without multicast",
+        ));
+    }
+    let mut img = vec![0u8; total * es];
     for lin in 0..total {
         let mut idx = [0i64; 5];
         let mut rem = lin;
@@ -2310,34 +2465,78 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             let _ = row_bytes;
             soff ^= ((soff >> 7) & m) << 4;
         }
-        let sa = saddr + soff as u64;
         if to_global {
             if inb {
-                read_bytes(dev, l, cta, Space::Shared, sa, &mut buf, t, es)?;
+                read_bytes(
+                    dev,
+                    l,
+                    cta,
+                    Space::Shared,
+                    sbase + soff as u64,
+                    &mut buf,
+                    t,
+                    es,
+                )?;
                 write_bytes(dev, l, cta, Space::Global, tm.base + goff, &buf, t, es)?;
             }
-        } else {
-            if inb {
-                read_bytes(dev, l, cta, Space::Global, tm.base + goff, &mut buf, t, es)?;
-            } else {
-                buf.iter_mut().for_each(|b| *b = 0);
-            }
-            write_bytes(dev, l, cta, Space::Shared, sa, &buf, t, es)?;
+        } else if inb {
+            read_bytes(
+                dev,
+                l,
+                cta,
+                Space::Global,
+                tm.base + goff,
+                &mut img[soff..soff + es],
+                t,
+                es,
+            )?;
         }
     }
     if !to_global {
-        // complete_tx on the mbarrier operand
-        let mb_op = &ops[2];
-        let a = mbar_addr(&r, mb_op, l, inst)?;
-        let mb = cta.mbar.get_mut(&a).ok_or_else(|| {
-            e(
-                ErrorKind::UninitShared,
-                Some(a as u64),
-                "TMA completes on an uninitialised mbarrier",
-            )
-        })?;
-        mb.tx -= (total * es) as i64;
-        mbar_check(mb);
+        let (mrank, mb_off) = mbar_target(&r, &ops[2], l, inst, cta.rank)?;
+        if mrank != cta.rank {
+            return Err(e(
+                ErrorKind::Unsupported,
+                Some(mb_off as u64),
+                "TMA completing on another CTA's mbarrier",
+            ));
+        }
+        let dests: Vec<u32> = if inst.sub2 & 2 != 0 {
+            let mask = val(&r, &ops[3], l, cta, ti) as u32;
+            (0..l.others.len() as u32)
+                .filter(|i| mask >> i & 1 == 1)
+                .collect()
+        } else {
+            vec![cta.rank]
+        };
+        for d in dests {
+            let target: &mut Cta = if d == cta.rank {
+                &mut *cta
+            } else {
+                &mut l.others[d as usize]
+            };
+            let o = sbase as usize;
+            if o + img.len() > target.shared.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(sbase),
+                    "TMA box outside shared memory",
+                ));
+            }
+            target.shared[o..o + img.len()].copy_from_slice(&img);
+            target.sinit[o..o + img.len()]
+                .iter_mut()
+                .for_each(|b| *b = true);
+            let mb = target.mbar.get_mut(&mb_off).ok_or_else(|| {
+                e(
+                    ErrorKind::UninitShared,
+                    Some(mb_off as u64),
+                    "TMA completes on an uninitialised mbarrier",
+                )
+            })?;
+            mb.tx -= (total * es) as i64;
+            mbar_check(mb);
+        }
     }
     Ok(())
 }

@@ -62,6 +62,8 @@ pub struct Kernel {
     pub reqntid: Option<(u32, u32, u32)>,
     /// `.reqnctapercluster` if given.
     pub reqnctapercluster: Option<(u32, u32, u32)>,
+    /// `.blocksareclusters`: the launch grid counts clusters, not CTAs.
+    pub blocks_are_clusters: bool,
 }
 
 /// Operand data types.

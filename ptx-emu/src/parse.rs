@@ -315,6 +315,7 @@ struct KernelBuilder {
     pending_labels: Vec<(usize, usize, String)>,
     reqntid: Option<(u32, u32, u32)>,
     reqnctapercluster: Option<(u32, u32, u32)>,
+    blocks_are_clusters: bool,
     dyn_shared: Vec<u32>,
 }
 
@@ -540,6 +541,7 @@ fn parse_entry(
         pending_labels: Vec::new(),
         reqntid: None,
         reqnctapercluster: None,
+        blocks_are_clusters: false,
         dyn_shared: Vec::new(),
     };
     // parameters
@@ -613,6 +615,7 @@ fn parse_entry(
         match d.as_str() {
             ".reqntid" | ".maxntid" => kb.reqntid = Some(triple(&nums)),
             ".reqnctapercluster" => kb.reqnctapercluster = Some(triple(&nums)),
+            ".blocksareclusters" => kb.blocks_are_clusters = true,
             _ => {}
         }
     }
@@ -651,6 +654,7 @@ fn parse_entry(
         texts: kb.texts,
         reqntid: kb.reqntid,
         reqnctapercluster: kb.reqnctapercluster,
+        blocks_are_clusters: kb.blocks_are_clusters,
     })
 }
 

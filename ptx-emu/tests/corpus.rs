@@ -13,9 +13,14 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus")
 
 /// Corpus kernels without an acceptance test (with the reason).
 pub const NOT_COVERED: &[(&str, &str)] = &[
-    ("matmul_f16_cluster2", "2-CTA clusters: distributed shared memory (mapa, remote mbarrier arrive) and multicast TMA are not emulated yet"),
-    ("mma_scaled_mxfp8", "no sm_90 reference PTX (tileiras refuses sm_90; the sm_100 PTX needs tcgen05)"),
-    ("uint_floordiv_u32", "no reference PTX (cuTile 1.7.0 emits invalid TileIR; tileiras refuses it)"),
+    (
+        "mma_scaled_mxfp8",
+        "no sm_90 reference PTX (tileiras refuses sm_90; the sm_100 PTX needs tcgen05)",
+    ),
+    (
+        "uint_floordiv_u32",
+        "no reference PTX (cuTile 1.7.0 emits invalid TileIR; tileiras refuses it)",
+    ),
 ];
 
 /// Corpus kernels with an acceptance test in this file (one `#[test]` each).
@@ -59,6 +64,7 @@ pub const COVERED: &[&str] = &[
     "list_of_arrays_f32",
     "load_latency_hint_f32",
     "matmul_bf16_tma",
+    "matmul_f16_cluster2",
     "matmul_f16_divisible",
     "matmul_f16_f16acc",
     "matmul_f16_strided",
@@ -2846,4 +2852,32 @@ fn every_corpus_kernel_is_covered_or_listed() {
         );
     }
     assert_eq!(COVERED.len() + NOT_COVERED.len(), dirs.len());
+}
+
+#[test]
+fn matmul_f16_cluster2() {
+    // .blocksareclusters: the launch grid counts 2-CTA clusters (one per 128x128 tile).
+    for (i, (m, n, k)) in [(165usize, 149usize, 150usize), (128, 128, 128), (5, 3, 7)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut rng = Rng(95 + i as u64);
+        let (ab, a) = mm_input(&mut rng, El::F16, m * k);
+        let (bb, b) = mm_input(&mut rng, El::F16, k * n);
+        let mut l = Launch::new("matmul_f16_cluster2");
+        let pa = l.arr(&ab, &[m, k], &[k, 1]);
+        let pb = l.arr(&bb, &[k, n], &[n, 1]);
+        let pc = l.arr(&vec![0xa5; m * n * 4], &[m, n], &[n, 1]);
+        l.params
+            .push(tmap(pa.addr(), 2, &[k, m], &[1, k], &[64, 64], 3));
+        l.params
+            .push(tmap(pb.addr(), 2, &[n, k], &[1, n], &[64, 32], 3));
+        l.run((cdiv(m, 128) as u32, cdiv(n, 128) as u32, 1));
+        let c = l.f32(pc);
+        let (w, mag) = matmul_ref(&a, &b, m, n, k);
+        let bad = (0..m * n)
+            .filter(|&i| (c[i] as f64 - w[i]).abs() > 1e-5 * mag[i] + 1e-6)
+            .count();
+        assert_eq!(bad, 0, "{:?}: {bad} wrong elements", (m, n, k));
+    }
 }
