@@ -436,6 +436,20 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
                 OpK::CpBulkCommit
             } else if opcode.starts_with("cp.async.bulk.wait_group") {
                 OpK::CpBulkWait
+            } else if opcode.starts_with("cp.async.ca.") || opcode.starts_with("cp.async.cg.") {
+                OpK::CpAsync
+            } else if opcode == "cp.async.commit_group"
+                || opcode.starts_with("cp.async.wait_group")
+                || opcode == "cp.async.wait_all"
+            {
+                OpK::Nop
+            } else if opcode.starts_with("cp.async.mbarrier.arrive") {
+                // copies complete at issue; without .noinc the arrive is balanced by its own increment
+                if has("noinc") {
+                    OpK::MbarArrive
+                } else {
+                    OpK::Nop
+                }
             } else {
                 OpK::Unsupported
             }
@@ -465,6 +479,16 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         },
         _ => OpK::Unsupported,
     };
+    // Carry chains (.cc, addc/subc/madc) and .relu are not emulated: refuse them
+    // rather than compute a wrong answer.
+    if has("cc")
+        || has("relu")
+        || has("xorsign")
+        || has("oob")
+        || (matches!(inst.op, OpK::Ld | OpK::St) && inst.ty == Ty::B128)
+    {
+        inst.op = OpK::Unsupported;
+    }
     // For cvt, the first type is the destination and the second the source.
     let fty = match inst.op {
         OpK::Cvt => inst.ty2,

@@ -1118,12 +1118,13 @@ fn funary(op: OpK, ty: Ty, a: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
             }
             OpK::Rcp => {
                 let q = 1.0 / x;
-                let r = if q.is_finite() {
-                    -(q.mul_add(x, -1.0))
+                // exact residual 1 - q*x; (1/x - q) = residual / x
+                let r = if q.is_finite() && q != 0.0 {
+                    -(q.mul_add(x, -1.0)) / x
                 } else {
                     0.0
                 };
-                (q, r * q.signum() * x.signum())
+                (q, r)
             }
             OpK::Ex2 => (x.exp2(), 0.0),
             OpK::Lg2 => (x.log2(), 0.0),
@@ -2067,6 +2068,38 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         OpK::MbarInval => {
             let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
             cta.mbar.remove(&a);
+        }
+        OpK::CpAsync => {
+            // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: completes at issue
+            let dst = mem_addr(r!(), &ops[0], l);
+            let src = mem_addr(r!(), &ops[1], l);
+            let size = v!(2) as usize;
+            let src_size = if ops.len() > 3 && !inst.opcode.contains("cache_hint") {
+                (v!(3) as usize).min(size)
+            } else {
+                size
+            };
+            if !matches!(size, 4 | 8 | 16) {
+                return Err(e(
+                    ErrorKind::Unsupported,
+                    None,
+                    format!("cp.async size {size}"),
+                ));
+            }
+            let mut buf = [0u8; 16];
+            if src_size > 0 {
+                read_bytes(
+                    dev,
+                    l,
+                    cta,
+                    Space::Global,
+                    src,
+                    &mut buf[..src_size],
+                    t,
+                    size,
+                )?;
+            }
+            write_bytes(dev, l, cta, Space::Shared, dst, &buf[..size], t, size)?;
         }
         OpK::CpBulkTensor => {
             tma(dev, l, cta, ti, inst)?;

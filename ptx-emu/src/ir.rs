@@ -429,6 +429,7 @@ pub enum OpK {
     MbarTestWait,
     MbarInval,
     CpBulkTensor,
+    CpAsync,
     CpBulkCommit,
     CpBulkWait,
     Ldmatrix,

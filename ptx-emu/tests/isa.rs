@@ -392,3 +392,160 @@ fn printf_capture() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.printf, "hi 0 1.500000 ok!\nhi 1 1.500000 ok!\n");
 }
+
+#[test]
+fn packed_half_and_misc_float() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x3c004000; mov.b32 %r2, 0x40003c00;
+        add.rn.f16x2 %r3, %r1, %r2; st.global.b32 [%rd0], %r3;
+        mul.rn.bf16x2 %r4, %r1, %r1; st.global.b32 [%rd0+4], %r4;
+        max.f16x2 %r5, %r1, %r2; st.global.b32 [%rd0+8], %r5;
+        neg.f16x2 %r6, %r1; st.global.b32 [%rd0+12], %r6;
+        mov.b32 %f1, 0f40400000; rcp.rn.f32 %f2, %f1; st.global.b32 [%rd0+16], %f2;
+        rcp.rz.f32 %f3, %f1; st.global.b32 [%rd0+20], %f3;
+        mov.b32 %f4, 0fBF800000; set.lt.u32.f32 %r7, %f4, %f1; st.global.b32 [%rd0+24], %r7;
+        set.gt.f32.f32 %r8, %f4, %f1; st.global.b32 [%rd0+28], %r8;
+        slct.s32.f32 %r9, 5, 6, %f4; st.global.b32 [%rd0+32], %r9;
+        testp.finite.f32 %p1, %f1; selp.b32 %r10, 1, 0, %p1; st.global.b32 [%rd0+36], %r10;
+        copysign.f32 %f5, %f4, %f1; st.global.b32 [%rd0+40], %f5;
+        mov.b32 %f6, 0f40000000; sqrt.rz.f32 %f7, %f6; st.global.b32 [%rd0+44], %f7;
+        sqrt.rp.f32 %f8, %f6; st.global.b32 [%rd0+48], %f8;
+        mov.b64 %fd1, 0d4000000000000000; sqrt.rn.f64 %fd2, %fd1; st.global.b64 [%rd0+56], %fd2;
+    "));
+    assert_eq!(o[0], 0x4200_4200, "1+2 = 3 and 2+1 = 3 in each f16 lane");
+    assert_eq!(o[1], bf16x2_square(0x3c00_4000), "bf16x2 lane-wise square");
+    assert_eq!(o[2], 0x4000_4000, "lane-wise max");
+    assert_eq!(o[3], 0xbc00_c000);
+    assert_eq!(o[4], 0x3eaa_aaab, "rcp.rn(3)");
+    assert_eq!(o[5], 0x3eaa_aaaa, "rcp.rz(3)");
+    assert_eq!(o[6], 0xffff_ffff, "set true gives all ones");
+    assert_eq!(o[7], 0, "set false gives 0.0");
+    assert_eq!(o[8], 6, "slct picks b for negative c");
+    assert_eq!(o[9], 1);
+    assert_eq!(
+        o[10], 0xc040_0000,
+        "copysign(a = -1, b = 3) = -3: the sign of a on the magnitude of b"
+    );
+    assert_eq!(o[11], 0x3fb5_04f3, "sqrt(2) toward zero");
+    assert_eq!(o[12], 0x3fb5_04f4, "sqrt(2) up");
+    assert_eq!(
+        f64::from_bits(o[14] as u64 | ((o[15] as u64) << 32)),
+        2f64.sqrt()
+    );
+}
+
+/// bf16x2 lane-wise square of two bf16 lanes holding 0x3c00 (~0.0078) and 0x4000 (2.0).
+fn bf16x2_square(x: u32) -> u32 {
+    let sq = |h: u32| {
+        let f = f32::from_bits(h << 16);
+        let p = (f as f64 * f as f64) as f32; // exact: 8-bit mantissas
+        p.to_bits() >> 16
+    };
+    sq(x & 0xffff) | (sq(x >> 16) << 16)
+}
+
+#[test]
+fn cp_async_and_matrix_load_store() {
+    // 32 threads: cp.async 16 bytes each into shared, then ldmatrix.x1 / stmatrix.x1.trans round trip.
+    let body = "
+        .shared .align 16 .b8 sm[1024];
+        mov.u32 %r1, %tid.x;
+        mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+        mov.u32 %r2, sm; mul.lo.u32 %r3, %r1, 16; add.u32 %r4, %r2, %r3;
+        cp.async.cg.shared.global [%r4], [%rd3], 16;
+        cp.async.commit_group; cp.async.wait_all; bar.sync 0;
+        and.b32 %r5, %r1, 7; mul.lo.u32 %r6, %r5, 16; add.u32 %r7, %r2, %r6;
+        ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r8}, [%r7];
+        add.u32 %r9, %r7, 512;
+        stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [%r9], {%r8};
+        bar.sync 0;
+        mul.wide.u32 %rd4, %r1, 20; add.s64 %rd5, %rd0, %rd4;
+        st.global.b32 [%rd5], %r8;
+        setp.lt.u32 %p1, %r1, 8; @!%p1 bra DONE;
+        ld.shared.v4.b32 {%r10, %r11, %r12, %r13}, [%r4+512];
+        mul.wide.u32 %rd6, %r1, 16; add.s64 %rd7, %rd1, %rd6; st.global.v4.b32 [%rd7+512], {%r10, %r11, %r12, %r13};
+        DONE:";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(32 * 20);
+    let src: Vec<u16> = (0..1024u16).collect();
+    let aux = dev.alloc_from(&bytes::from_u16(&src));
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 32),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = u32s(&dev.read(out));
+    // ldmatrix x1: lane l holds row l/4, columns 2*(l%4), +1 of the 8x8 matrix at rows 0..8 (16 bytes each)
+    for lane in 0..32u32 {
+        let (r, c) = (lane / 4, 2 * (lane % 4));
+        let e = |c: u32| (r * 8 + c) as u16;
+        assert_eq!(
+            o[(lane * 5) as usize],
+            e(c) as u32 | ((e(c + 1) as u32) << 16),
+            "ldmatrix lane {lane}"
+        );
+    }
+    // stmatrix .trans wrote the transpose: element (r, c) of the stored matrix = original (c, r)
+    let a = bytes::to_u16(&dev.read(aux));
+    for r in 0..8usize {
+        for c in 0..8usize {
+            assert_eq!(
+                a[256 + r * 8 + c],
+                (c * 8 + r) as u16,
+                "transposed ({r},{c})"
+            );
+        }
+    }
+}
+
+#[test]
+fn mma_sync_m16n8k16_fragments() {
+    // A[i][k] = i (f16), B[k][j] = 1 if k == j else 0 -> D[i][j] = A[i][j] + C = i + 0.5
+    let body = "
+        mov.u32 %r1, %laneid; shr.u32 %r2, %r1, 2; and.b32 %r3, %r1, 3;
+        cvt.rn.f16.u32 %h1, %r2; add.u32 %r4, %r2, 8; cvt.rn.f16.u32 %h2, %r4;
+        mov.b32 %r5, {%h1, %h1}; mov.b32 %r6, {%h2, %h2};
+        mov.b16 %h3, 0x3c00; mov.b16 %h4, 0x0000;
+        shl.b32 %r7, %r3, 1; setp.eq.u32 %p1, %r7, %r2; add.u32 %r8, %r7, 1; setp.eq.u32 %p2, %r8, %r2;
+        selp.b16 %h5, %h3, %h4, %p1; selp.b16 %h6, %h3, %h4, %p2; mov.b32 %r9, {%h5, %h6};
+        mov.b32 %r10, 0;
+        mov.b32 %f1, 0f3F000000;
+        mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f2, %f3, %f4, %f5}, {%r5, %r6, %r5, %r6}, {%r9, %r10}, {%f1, %f1, %f1, %f1};
+        mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+        st.global.v4.f32 [%rd3], {%f2, %f3, %f4, %f5};";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let aux = dev.alloc(32 * 16);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 32),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let d = bytes::to_f32(&dev.read(aux));
+    for lane in 0..32usize {
+        let (g, t) = (lane / 4, lane % 4);
+        // A cols 8..15 are also i, but B rows 8..15 are zero; B[k][j] = (k == j) for k < 8 only when j == k
+        let _ = t;
+        let want = [
+            g as f32 + 0.5,
+            g as f32 + 0.5,
+            (g + 8) as f32 + 0.5,
+            (g + 8) as f32 + 0.5,
+        ];
+        for r in 0..4 {
+            assert_eq!(d[lane * 4 + r], want[r], "lane {lane} reg {r}");
+        }
+    }
+}
+
+#[test]
+fn error_carry_chain_is_unsupported() {
+    let e = err_of("mov.b32 %r1, 1; add.cc.u32 %r2, %r1, %r1;", 1);
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+}
