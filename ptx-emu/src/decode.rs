@@ -481,11 +481,28 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
     };
     // Carry chains (.cc, addc/subc/madc) and .relu are not emulated: refuse them
     // rather than compute a wrong answer.
-    if has("cc")
+    // Also refused: packed-integer types (u16x2...), stochastic rounding,
+    // cvt.pack, vector atomics, st.async/red.async and 128-bit values.
+    let packed_int = parts[1..].iter().any(|p| {
+        let b = p.as_bytes();
+        p.contains('x')
+            && matches!(b.first(), Some(b'b' | b's' | b'u'))
+            && b.get(1).is_some_and(|c| c.is_ascii_digit())
+    });
+    let unsupported_mod = has("cc")
         || has("relu")
         || has("xorsign")
         || has("oob")
-        || (matches!(inst.op, OpK::Ld | OpK::St) && inst.ty == Ty::B128)
+        || has("rs")
+        || (base == "cvt" && has("pack"));
+    let vector_atomic = matches!(inst.op, OpK::Atom | OpK::Red) && inst.vec > 1;
+    let async_store = matches!(inst.op, OpK::St | OpK::Red) && has("async");
+    if unsupported_mod
+        || packed_int
+        || vector_atomic
+        || async_store
+        || inst.ty == Ty::B128
+        || inst.ty2 == Ty::B128
     {
         inst.op = OpK::Unsupported;
     }
