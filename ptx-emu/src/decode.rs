@@ -232,6 +232,25 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         "brev" => OpK::Brev,
         "clz" => OpK::Clz,
         "popc" => OpK::Popc,
+        "bfind" => {
+            inst.sub = has("shiftamt") as u8;
+            OpK::Bfind
+        }
+        "szext" => {
+            inst.sub = has("wrap") as u8;
+            OpK::Szext
+        }
+        "bmsk" => {
+            inst.sub = has("wrap") as u8;
+            OpK::Bmsk
+        }
+        "dp4a" => OpK::Dp4a,
+        "dp2a" => {
+            inst.sub = has("hi") as u8;
+            OpK::Dp2a
+        }
+        "sad" => OpK::Sad,
+        "isspacep" => OpK::Isspacep,
         "prmt" => {
             inst.sub = if has("f4e") {
                 1

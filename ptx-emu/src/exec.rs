@@ -1716,6 +1716,87 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 }
             );
         }
+        OpK::Bfind => {
+            let a = v!(1) & m;
+            // position of the most significant non-sign bit; all ones if none
+            let x = if ty.signed() && (a >> (bits - 1)) & 1 == 1 { !a & m } else { a };
+            let r = if x == 0 {
+                0xffff_ffff
+            } else {
+                let pos = 63 - x.leading_zeros() as u64;
+                if inst.sub == 1 {
+                    bits as u64 - 1 - pos
+                } else {
+                    pos
+                }
+            };
+            set!(0, r);
+        }
+        OpK::Szext => {
+            let (a, b) = (v!(1) & 0xffff_ffff, v!(2) as u32);
+            let n = if inst.sub == 1 { b & 31 } else { b.min(32) };
+            let r = if n == 0 {
+                0
+            } else if ty.signed() {
+                (sext(a, n) as u64) & 0xffff_ffff
+            } else {
+                a & mask(n)
+            };
+            set!(0, r);
+        }
+        OpK::Bmsk => {
+            let (a, b) = (v!(1) as u32, v!(2) as u32);
+            let (a, b) = if inst.sub == 1 { (a & 31, b & 31) } else { (a.min(32), b.min(32)) };
+            let r = if a >= 32 { 0 } else { (mask(b) << a) & 0xffff_ffff };
+            set!(0, r);
+        }
+        OpK::Dp4a | OpK::Dp2a => {
+            let (a, b, c) = (v!(1) as u32, v!(2) as u32, v!(3));
+            let (sa, sb) = (inst.ty.signed(), inst.ty2.signed());
+            let byte = |x: u32, i: u32, s: bool| -> i64 {
+                let v = (x >> (8 * i)) & 0xff;
+                if s {
+                    v as u8 as i8 as i64
+                } else {
+                    v as i64
+                }
+            };
+            let half = |x: u32, i: u32, s: bool| -> i64 {
+                let v = (x >> (16 * i)) & 0xffff;
+                if s {
+                    v as u16 as i16 as i64
+                } else {
+                    v as i64
+                }
+            };
+            let mut acc = sext(c, 32);
+            if inst.op == OpK::Dp4a {
+                for i in 0..4 {
+                    acc += byte(a, i, sa) * byte(b, i, sb);
+                }
+            } else {
+                let off = if inst.sub == 1 { 2 } else { 0 };
+                for i in 0..2 {
+                    acc += half(a, i, sa) * byte(b, i + off, sb);
+                }
+            }
+            set!(0, (acc as u64) & 0xffff_ffff);
+        }
+        OpK::Sad => {
+            let (a, b, c) = (v!(1), v!(2), v!(3));
+            let d = if ty.signed() { (sext(a, bits) as i128 - sext(b, bits) as i128).unsigned_abs() as u64 } else { (a & m).abs_diff(b & m) };
+            set!(0, d.wrapping_add(c) & m);
+        }
+        OpK::Isspacep => {
+            let a = v!(1);
+            let r = match inst.space {
+                Space::Shared | Space::SharedCluster => (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a),
+                Space::Local => (LOCAL_WIN..LOCAL_WIN + WIN_SIZE).contains(&a),
+                Space::Param => (PARAM_WIN..PARAM_WIN + WIN_SIZE).contains(&a),
+                _ => dev.slice_mut(a, 1).is_some(),
+            };
+            set!(0, r as u64);
+        }
         OpK::Popc => {
             let a = v!(1) & m;
             set!(0, a.count_ones() as u64);

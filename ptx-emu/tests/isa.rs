@@ -549,3 +549,34 @@ fn error_carry_chain_is_unsupported() {
     let e = err_of("mov.b32 %r1, 1; add.cc.u32 %r2, %r1, %r1;", 1);
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
 }
+
+#[test]
+fn bit_find_extend_dot() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x00f00000; bfind.u32 %r2, %r1; st.global.b32 [%rd0], %r2;
+        bfind.shiftamt.u32 %r3, %r1; st.global.b32 [%rd0+4], %r3;
+        mov.b32 %r4, 0; bfind.u32 %r5, %r4; st.global.b32 [%rd0+8], %r5;
+        mov.b32 %r6, -8; bfind.s32 %r7, %r6; st.global.b32 [%rd0+12], %r7;
+        mov.b32 %r8, 0xf0; szext.clamp.s32 %r9, %r8, 8; st.global.b32 [%rd0+16], %r9;
+        szext.wrap.u32 %r10, %r8, 36; st.global.b32 [%rd0+20], %r10;
+        bmsk.clamp.b32 %r11, 4, 8; st.global.b32 [%rd0+24], %r11;
+        mov.b32 %r12, 0x01fe03fd; mov.b32 %r13, 0x02020202; mov.b32 %r14, 10;
+        dp4a.s32.s32 %r15, %r12, %r13, %r14; st.global.b32 [%rd0+28], %r15;
+        dp4a.u32.u32 %r16, %r12, %r13, %r14; st.global.b32 [%rd0+32], %r16;
+        mov.b32 %r17, 3; mov.b32 %r18, 10; sad.s32 %r19, %r17, %r18, %r14; st.global.b32 [%rd0+36], %r19;
+        isspacep.global %p1, %rd0; selp.b32 %r20, 1, 0, %p1; st.global.b32 [%rd0+40], %r20;
+        isspacep.shared %p2, %rd0; selp.b32 %r21, 1, 0, %p2; st.global.b32 [%rd0+44], %r21;
+    "));
+    assert_eq!(o[0], 23);
+    assert_eq!(o[1], 8);
+    assert_eq!(o[2], 0xffff_ffff, "no bit set");
+    assert_eq!(o[3], 2, "-8 = ...11000: most significant 0 bit is bit 2");
+    assert_eq!(o[4], 0xffff_fff0, "sign-extend 0xf0 from 8 bits");
+    assert_eq!(o[5], 0x0, "wrap: 36 & 31 = 4 bits of 0xf0 -> 0");
+    assert_eq!(o[6], 0xff0);
+    assert_eq!(o[7] as i32, 10 + 2 * (-3 + 3 - 2 + 1), "signed bytes fd, 03, fe, 01");
+    assert_eq!(o[8], 10 + 2 * (0xfd + 3 + 0xfe + 1));
+    assert_eq!(o[9], 17);
+    assert_eq!(o[10], 1);
+    assert_eq!(o[11], 0);
+}
