@@ -327,7 +327,14 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             } else if has("arrive") {
                 OpK::BarArrive
             } else if has("red") {
-                OpK::Unsupported
+                inst.sub = if has("popc") {
+                    1
+                } else if has("and") {
+                    2
+                } else {
+                    3
+                };
+                OpK::Bar
             } else {
                 OpK::Bar
             }

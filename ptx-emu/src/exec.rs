@@ -157,6 +157,8 @@ struct Cta {
     bar_arrived: [u32; 16],
     bar_expected: [u32; 16],
     bar_waiting: [Vec<u32>; 16],
+    /// bar.red accumulators.
+    bar_red: [u32; 16],
 }
 
 /// Per-thread fixed info.
@@ -323,6 +325,7 @@ impl Cta {
             bar_arrived: [0; 16],
             bar_expected: [0; 16],
             bar_waiting: Default::default(),
+            bar_red: [0; 16],
         }
     }
 }
@@ -356,6 +359,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         bar_arrived: [0; 16],
         bar_expected: [0; 16],
         bar_waiting: Default::default(),
+        bar_red: [0; 16],
     }
 }
 
@@ -1719,7 +1723,11 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         OpK::Bfind => {
             let a = v!(1) & m;
             // position of the most significant non-sign bit; all ones if none
-            let x = if ty.signed() && (a >> (bits - 1)) & 1 == 1 { !a & m } else { a };
+            let x = if ty.signed() && (a >> (bits - 1)) & 1 == 1 {
+                !a & m
+            } else {
+                a
+            };
             let r = if x == 0 {
                 0xffff_ffff
             } else {
@@ -1746,8 +1754,16 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
         OpK::Bmsk => {
             let (a, b) = (v!(1) as u32, v!(2) as u32);
-            let (a, b) = if inst.sub == 1 { (a & 31, b & 31) } else { (a.min(32), b.min(32)) };
-            let r = if a >= 32 { 0 } else { (mask(b) << a) & 0xffff_ffff };
+            let (a, b) = if inst.sub == 1 {
+                (a & 31, b & 31)
+            } else {
+                (a.min(32), b.min(32))
+            };
+            let r = if a >= 32 {
+                0
+            } else {
+                (mask(b) << a) & 0xffff_ffff
+            };
             set!(0, r);
         }
         OpK::Dp4a | OpK::Dp2a => {
@@ -1784,13 +1800,19 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
         OpK::Sad => {
             let (a, b, c) = (v!(1), v!(2), v!(3));
-            let d = if ty.signed() { (sext(a, bits) as i128 - sext(b, bits) as i128).unsigned_abs() as u64 } else { (a & m).abs_diff(b & m) };
+            let d = if ty.signed() {
+                (sext(a, bits) as i128 - sext(b, bits) as i128).unsigned_abs() as u64
+            } else {
+                (a & m).abs_diff(b & m)
+            };
             set!(0, d.wrapping_add(c) & m);
         }
         OpK::Isspacep => {
             let a = v!(1);
             let r = match inst.space {
-                Space::Shared | Space::SharedCluster => (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a),
+                Space::Shared | Space::SharedCluster => {
+                    (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a)
+                }
                 Space::Local => (LOCAL_WIN..LOCAL_WIN + WIN_SIZE).contains(&a),
                 Space::Param => (PARAM_WIN..PARAM_WIN + WIN_SIZE).contains(&a),
                 _ => dev.slice_mut(a, 1).is_some(),
@@ -1939,22 +1961,42 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
         OpK::Call => return call(dev, l, cta, ti, inst),
         OpK::Bar | OpK::BarArrive => {
-            let id = (v!(0) & 15) as usize;
-            let count = if ops.len() > 1 {
-                v!(1) as u32
+            // bar.red.{popc,and,or} d, id{, count}, {!}c: operands shift by one
+            let red = inst.op == OpK::Bar && inst.sub != 0;
+            let o0 = red as usize;
+            let id = (v!(o0) & 15) as usize;
+            let has_count = ops.len() > o0 + 1 + red as usize;
+            let count = if has_count {
+                v!(o0 + 1) as u32
             } else {
                 cta.n as u32
             };
             if cta.bar_arrived[id] == 0 {
                 cta.bar_expected[id] = count;
+                cta.bar_red[id] = if inst.sub == 2 { 1 } else { 0 };
+            }
+            if red {
+                let c = v!(ops.len() - 1) & 1;
+                cta.bar_red[id] = match inst.sub {
+                    1 => cta.bar_red[id] + c as u32,
+                    2 => cta.bar_red[id] & c as u32,
+                    _ => cta.bar_red[id] | c as u32,
+                };
             }
             cta.bar_arrived[id] += 1;
             if cta.bar_arrived[id] >= cta.bar_expected[id] {
                 cta.bar_arrived[id] = 0;
+                let result = cta.bar_red[id] as u64;
                 let w = std::mem::take(&mut cta.bar_waiting[id]);
                 for x in w {
                     cta.st[x as usize] = TS::Ready;
                     cta.pc[x as usize] += 1;
+                    if red {
+                        wr(cta, x as usize, &ops[0], result)?;
+                    }
+                }
+                if red {
+                    set!(0, result);
                 }
                 return Ok(Flow::Next);
             }

@@ -574,9 +574,44 @@ fn bit_find_extend_dot() {
     assert_eq!(o[4], 0xffff_fff0, "sign-extend 0xf0 from 8 bits");
     assert_eq!(o[5], 0x0, "wrap: 36 & 31 = 4 bits of 0xf0 -> 0");
     assert_eq!(o[6], 0xff0);
-    assert_eq!(o[7] as i32, 10 + 2 * (-3 + 3 - 2 + 1), "signed bytes fd, 03, fe, 01");
+    assert_eq!(
+        o[7] as i32,
+        10 + 2 * (-3 + 3 - 2 + 1),
+        "signed bytes fd, 03, fe, 01"
+    );
     assert_eq!(o[8], 10 + 2 * (0xfd + 3 + 0xfe + 1));
     assert_eq!(o[9], 17);
     assert_eq!(o[10], 1);
     assert_eq!(o[11], 0);
+}
+
+#[test]
+fn barrier_reductions() {
+    let body = "
+        mov.u32 %r1, %tid.x;
+        setp.lt.u32 %p1, %r1, 10;
+        bar.red.popc.u32 %r2, 0, %p1;
+        setp.lt.u32 %p2, %r1, 100;
+        bar.red.and.pred %p3, 1, %p2;
+        setp.eq.u32 %p4, %r1, 63;
+        barrier.red.or.pred %p5, 2, 64, %p4;
+        bar.red.and.pred %p6, 3, !%p4;
+        selp.u32 %r3, 1, 0, %p3; selp.u32 %r4, 1, 0, %p5; selp.u32 %r5, 1, 0, %p6;
+        mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+        st.global.v4.b32 [%rd3], {%r2, %r3, %r4, %r5};";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let aux = dev.alloc(64 * 16);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 64),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let a = u32s(&dev.read(aux));
+    for t in 0..64 {
+        assert_eq!(&a[4 * t..4 * t + 4], &[10, 1, 1, 0], "thread {t}");
+    }
 }
