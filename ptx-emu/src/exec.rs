@@ -14,6 +14,8 @@ pub const SHARED_WIN: u64 = 0x7f00_0000_0000;
 pub const LOCAL_WIN: u64 = 0x7e00_0000_0000;
 /// Generic-address window of the parameter space.
 pub const PARAM_WIN: u64 = 0x7d00_0000_0000;
+/// Instructions a thread runs before the scheduler moves on (fairness for spin loops).
+const TIME_SLICE: u64 = 1 << 16;
 /// Offset of call-parameter scratch inside the param state space.
 const CPARAM_BASE: u64 = 0x10_0000;
 const WIN_SIZE: u64 = 0x100_0000_0000;
@@ -1245,6 +1247,8 @@ fn cvt(inst: &Inst, a: u64) -> u64 {
 }
 
 enum Flow {
+    /// Executed a poll (e.g. a failing `mbarrier.test_wait`): continue later.
+    Yield,
     Next,
     Jump(u32),
     Block(TS),
@@ -1257,6 +1261,7 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
     let t = ti.t;
     let mut progress = false;
     let budget = dev.max_instructions_per_thread;
+    let slice_end = cta.icount[t] + TIME_SLICE;
     loop {
         let pc = cta.pc[t];
         let inst = &k.insts[pc as usize];
@@ -1296,6 +1301,16 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
                 cta.st[t] = TS::Exited;
                 return Ok(true);
             }
+            Flow::Yield => {
+                // executed, but only polled a condition: let the others run
+                cta.pc[t] = pc + 1;
+                cta.st[t] = TS::Wait;
+                return Ok(progress);
+            }
+        }
+        if cta.icount[t] >= slice_end {
+            // time slice: spin loops on memory flags must let the writer run
+            return Ok(true);
         }
         if cta.icount[t] > budget {
             return Err(e(
@@ -2187,6 +2202,9 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 return Ok(Flow::Block(TS::Wait));
             }
             set!(0, done as u64);
+            if !done {
+                return Ok(Flow::Yield);
+            }
         }
         OpK::MbarInval => {
             let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;

@@ -25,6 +25,10 @@
 //!   run is deterministic.
 //! * `bar.sync` without a thread count waits for every thread of the CTA; a
 //!   thread that exits without arriving makes the barrier a reported deadlock.
+//! * A thread runs at most 65536 instructions before the scheduler moves on, so
+//!   spin-waits on shared-memory flags written by other threads of the CTA work;
+//!   CTAs of different clusters run one after another, so a spin-wait on a flag
+//!   written by a later CTA ends with a `Timeout` error (`max_instructions_per_thread`).
 //! * TMA tensor maps use this crate's own 128-byte encoding, see [`TensorMap`].
 
 mod decode;
@@ -207,7 +211,7 @@ impl Device {
             allocs: Vec::new(),
             next: GLOBAL_BASE,
             last: 0,
-            max_instructions_per_thread: 1 << 32,
+            max_instructions_per_thread: 1 << 28,
         }
     }
 

@@ -615,3 +615,46 @@ fn barrier_reductions() {
         assert_eq!(&a[4 * t..4 * t + 4], &[10, 1, 1, 0], "thread {t}");
     }
 }
+
+#[test]
+fn spin_wait_on_shared_flag_and_mbarrier_polling() {
+    // Thread 0 spins on a shared flag that thread 33 sets; thread 32 polls an
+    // mbarrier with test_wait until thread 1 arrives.
+    let body = "
+        .shared .align 8 .b8 sm[16];
+        mov.u32 %r1, %tid.x;
+        setp.ne.u32 %p1, %r1, 0; @%p1 bra INIT_DONE;
+        mov.b32 %r2, 0; st.shared.b32 [sm], %r2; mov.b32 %r3, 1; mbarrier.init.shared.b64 [sm+8], %r3;
+        INIT_DONE: bar.sync 0;
+        setp.eq.u32 %p2, %r1, 0; @%p2 bra SPIN;
+        setp.eq.u32 %p3, %r1, 33; @%p3 bra SETFLAG;
+        setp.eq.u32 %p4, %r1, 32; @%p4 bra POLL;
+        setp.eq.u32 %p5, %r1, 1; @%p5 bra ARRIVE;
+        bra DONE;
+        SPIN: ld.volatile.shared.b32 %r4, [sm]; setp.eq.u32 %p6, %r4, 0; @%p6 bra SPIN;
+        st.global.b32 [%rd0], %r4; bra DONE;
+        SETFLAG: mov.b32 %r5, 77; st.volatile.shared.b32 [sm], %r5; bra DONE;
+        POLL: mbarrier.test_wait.parity.shared.b64 %p7, [sm+8], 0; @!%p7 bra POLL;
+        mov.b32 %r6, 5; st.global.b32 [%rd0+4], %r6; bra DONE;
+        ARRIVE: mbarrier.arrive.shared.b64 %rd2, [sm+8];
+        DONE:";
+    let o = u32s(&run_n(body, 64).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(&o[..2], &[77, 5]);
+}
+
+#[test]
+fn error_infinite_loop_hits_the_budget() {
+    let m = Module::parse(&kernel("LOOP: bra LOOP;")).unwrap();
+    let mut dev = Device::new();
+    dev.max_instructions_per_thread = 100_000;
+    let out = dev.alloc(16);
+    let err = dev
+        .launch(
+            &m,
+            "t",
+            LaunchConfig::grid1d(1, 1),
+            &[Param::U64(out.addr()), Param::U64(out.addr())],
+        )
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Timeout, "{err}");
+}
