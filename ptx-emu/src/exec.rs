@@ -1896,8 +1896,20 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         OpK::Setp | OpK::Set => {
             let cty = if inst.op == OpK::Set { inst.ty2 } else { ty };
             let (a, b) = (v!(1), v!(2));
+            if is_x2(cty) && inst.op == OpK::Set {
+                return Err(e(
+                    ErrorKind::Unsupported,
+                    None,
+                    "set with packed half operands",
+                ));
+            }
+            // packed halves: p = low-lane result, q = high-lane result
             let mut res = compare(inst, cty, a, b);
-            let mut nres = !res;
+            let mut nres = if is_x2(cty) {
+                compare(inst, cty, a >> 16, b >> 16)
+            } else {
+                !res
+            };
             if inst.sub2 != 0 {
                 let c = v!(3) != 0;
                 let f = |x: bool| match inst.sub2 {

@@ -31,6 +31,8 @@
 //!   written by a later CTA ends with a `Timeout` error (`max_instructions_per_thread`).
 //! * TMA tensor maps use this crate's own 128-byte encoding, see [`TensorMap`].
 
+#![warn(missing_docs)]
+
 mod decode;
 mod exec;
 pub mod float;

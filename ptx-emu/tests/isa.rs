@@ -658,3 +658,18 @@ fn error_infinite_loop_hits_the_budget() {
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::Timeout, "{err}");
 }
+
+#[test]
+fn setp_packed_halves() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x3c004000; mov.b32 %r2, 0x40003c00;
+        setp.lt.f16x2 %p1|%p2, %r1, %r2;
+        selp.u32 %r3, 1, 0, %p1; selp.u32 %r4, 1, 0, %p2;
+        st.global.v2.b32 [%rd0], {%r3, %r4};
+    "));
+    assert_eq!(
+        &o[..2],
+        &[0, 1],
+        "low lane 2 < 1 false, high lane 1 < 2 true"
+    );
+}
