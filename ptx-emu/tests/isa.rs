@@ -673,3 +673,22 @@ fn setp_packed_halves() {
         "low lane 2 < 1 false, high lane 1 < 2 true"
     );
 }
+
+#[test]
+fn parses_debug_directives_and_compact_param_attributes() {
+    let src = ".version 8.0\n.target sm_90a\n.address_size 64\n.file 1 \"k.py\"\n\
+        .visible .entry t(.param .u64 .ptr.global.align 16 out)\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n\
+        .loc 1 3 0\nld.param.u64 %rd0, [out];\n.loc 1 4 0\nmov.b32 %r0, 9;\n.pragma \"nounroll\";\nst.global.b32 [%rd0], %r0;\nret;\n}\n\
+        .section .debug_abbrev\n{\n.b8 1\n.b8 17\n}\n";
+    let m = Module::parse(src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(4);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 1),
+        &[Param::U64(out.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(u32s(&dev.read(out))[0], 9);
+}
