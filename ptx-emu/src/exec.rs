@@ -69,6 +69,46 @@ impl TensorMap {
         b[108..112].copy_from_slice(&self.swizzle.to_le_bytes());
         b
     }
+    /// Checks the constraints the hardware puts on a tensor map; returns the
+    /// first violation.
+    pub fn check(&self) -> Option<String> {
+        let r = self.dims.len();
+        if !(1..=5).contains(&r) || self.strides.len() != r || self.box_dims.len() != r {
+            return Some("rank must be 1..5 with as many strides and box dims".into());
+        }
+        if !matches!(self.elem_size, 1 | 2 | 4 | 8) {
+            return Some(format!("element size {}", self.elem_size));
+        }
+        if self.base % 16 != 0 {
+            return Some(format!("base address {:#x} not 16-byte aligned", self.base));
+        }
+        if self.strides.iter().skip(1).any(|s| s % 16 != 0) {
+            return Some("global strides must be multiples of 16 bytes".into());
+        }
+        if self.box_dims.iter().any(|b| *b == 0 || *b > 256) {
+            return Some("box dims must be in 1..=256".into());
+        }
+        let inner = self.box_dims[0] as u64 * self.elem_size as u64;
+        if inner % 16 != 0 {
+            return Some(format!(
+                "inner box dimension is {inner} bytes, not a multiple of 16"
+            ));
+        }
+        let span = match self.swizzle {
+            0 => u64::MAX,
+            1 => 32,
+            2 => 64,
+            3 => 128,
+            s => return Some(format!("swizzle mode {s}")),
+        };
+        if inner > span {
+            return Some(format!(
+                "inner box dimension ({inner} bytes) exceeds the swizzle span ({span} bytes)"
+            ));
+        }
+        None
+    }
+
     /// Decodes from the 128-byte format.
     pub fn decode(b: &[u8]) -> Option<TensorMap> {
         if b.len() < 128 || &b[0..8] != b"EMUTMAP\0" {
@@ -2602,6 +2642,13 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
                 tm.dims.len(),
                 coords.len()
             ),
+        ));
+    }
+    if let Some(msg) = tm.check() {
+        return Err(e(
+            ErrorKind::BadLaunch,
+            Some(tmap_addr),
+            format!("invalid tensor map: {msg}"),
         ));
     }
     let es = tm.elem_size as usize;

@@ -295,6 +295,34 @@ impl Device {
             .to_vec()
     }
 
+    /// Runs a kernel with the block shape its `.reqntid` requires (1-D 128 threads
+    /// if it has none) and no dynamic shared memory: `grid` counts CTAs (or
+    /// clusters for `.blocksareclusters` kernels).
+    pub fn launch_grid(
+        &mut self,
+        m: &Module,
+        kernel: &str,
+        grid: (u32, u32, u32),
+        params: &[Param],
+    ) -> Result<LaunchResult, EmuError> {
+        let block = m
+            .kernel(kernel)
+            .and_then(|k| k.reqntid)
+            .unwrap_or((128, 1, 1));
+        exec::launch(
+            self,
+            m,
+            kernel,
+            LaunchConfig {
+                grid,
+                block,
+                cluster: (1, 1, 1),
+                dynamic_smem: 0,
+            },
+            params,
+        )
+    }
+
     /// Runs a kernel to completion.
     pub fn launch(
         &mut self,

@@ -692,3 +692,32 @@ fn parses_debug_directives_and_compact_param_attributes() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(u32s(&dev.read(out))[0], 9);
 }
+
+#[test]
+fn tensor_map_encoding_and_checks() {
+    let tm = ptx_emu::TensorMap {
+        base: 0x1_0000_0100,
+        elem_size: 2,
+        dims: vec![100, 7],
+        strides: vec![2, 208],
+        box_dims: vec![64, 8],
+        swizzle: 3,
+    };
+    assert_eq!(tm.check(), None);
+    assert_eq!(ptx_emu::TensorMap::decode(&tm.encode()), Some(tm.clone()));
+    let bad_stride = ptx_emu::TensorMap {
+        strides: vec![2, 200],
+        ..tm.clone()
+    };
+    assert!(bad_stride.check().unwrap().contains("multiples of 16"));
+    let too_wide = ptx_emu::TensorMap {
+        box_dims: vec![128, 8],
+        ..tm.clone()
+    };
+    assert!(too_wide.check().unwrap().contains("swizzle span"));
+    assert_eq!(
+        ptx_emu::TensorMap::decode(&[0u8; 128]),
+        None,
+        "not our encoding"
+    );
+}
