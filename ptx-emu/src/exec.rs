@@ -79,7 +79,7 @@ impl TensorMap {
         if !matches!(self.elem_size, 1 | 2 | 4 | 8) {
             return Some(format!("element size {}", self.elem_size));
         }
-        if self.base % 16 != 0 {
+        if !self.base.is_multiple_of(16) {
             return Some(format!("base address {:#x} not 16-byte aligned", self.base));
         }
         if self.strides.iter().skip(1).any(|s| s % 16 != 0) {
@@ -89,7 +89,7 @@ impl TensorMap {
             return Some("box dims must be in 1..=256".into());
         }
         let inner = self.box_dims[0] as u64 * self.elem_size as u64;
-        if inner % 16 != 0 {
+        if !inner.is_multiple_of(16) {
             return Some(format!(
                 "inner box dimension is {inner} bytes, not a multiple of 16"
             ));
