@@ -1,0 +1,125 @@
+//! The module: arenas for types, values, ops and debug info, plus the
+//! top-level op list.
+use super::arena::Arena;
+use super::debug::{DebugAttr, DebugId};
+use super::op::{Block, Op, OpId, Value};
+use super::types::Type;
+use crate::diag::Location;
+
+/// A bytecode version `major.minor[.tag]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Version {
+    /// Major version (13).
+    pub major: u8,
+    /// Minor version.
+    pub minor: u8,
+    /// Tag (normally 0).
+    pub tag: u16,
+}
+
+impl Version {
+    /// A version.
+    pub const fn new(major: u8, minor: u8, tag: u16) -> Self {
+        Version { major, minor, tag }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.tag == 0 {
+            write!(f, "{}.{}", self.major, self.minor)
+        } else {
+            write!(f, "{}.{}.{}", self.major, self.minor, self.tag)
+        }
+    }
+}
+
+/// A TileIR module (`cuda_tile.module @kernels`).
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    /// Bytecode version it was read from.
+    pub version: Version,
+    /// Module symbol name (always `kernels` for bytecode input).
+    pub name: String,
+    /// Producer string (producer section, 13.3+), if any.
+    pub producer: Option<String>,
+    /// Types; index = bytecode type-table index.
+    pub types: Arena<Type>,
+    /// All values.
+    pub values: Arena<Value>,
+    /// All ops (of every nesting level).
+    pub ops: Arena<Op>,
+    /// Debug-info attributes; index = bytecode debug index - 1.
+    pub debug: Arena<DebugAttr>,
+    /// The module body: globals then entry functions, in order.
+    pub body: Block,
+}
+
+impl Module {
+    /// Top-level ops (globals and entries), in order.
+    pub fn top_level(&self) -> &[OpId] {
+        &self.body.ops
+    }
+
+    /// Every op in pre-order (an op, then the ops of its regions), starting
+    /// with the top-level ops in order.
+    pub fn walk(&self) -> Walk<'_> {
+        let mut stack: Vec<OpId> = self.body.ops.iter().rev().copied().collect();
+        stack.shrink_to_fit();
+        Walk {
+            module: self,
+            stack,
+        }
+    }
+
+    /// The source location of `op` from debug info (innermost file/line/column).
+    pub fn location(&self, op: OpId) -> Option<Location> {
+        self.debug_location(self.ops.try_get(op)?.debug?)
+    }
+
+    /// The source location a debug attribute stands for, if it has one.
+    pub fn debug_location(&self, id: DebugId) -> Option<Location> {
+        let mut id = id;
+        // Bounded: debug attributes only point backwards or are checked acyclic.
+        for _ in 0..64 {
+            match self.debug.try_get(id)? {
+                DebugAttr::Loc {
+                    filename,
+                    line,
+                    column,
+                    ..
+                } => {
+                    return Some(Location {
+                        file: filename.clone(),
+                        line: u32::try_from(*line).unwrap_or(u32::MAX),
+                        column: u32::try_from(*column).unwrap_or(u32::MAX),
+                    })
+                }
+                DebugAttr::CallSite { callee, .. } => id = *callee,
+                _ => return None,
+            }
+        }
+        None
+    }
+}
+
+/// Pre-order iterator over a module's ops; see [`Module::walk`].
+pub struct Walk<'m> {
+    module: &'m Module,
+    stack: Vec<OpId>,
+}
+
+impl Iterator for Walk<'_> {
+    type Item = OpId;
+    fn next(&mut self) -> Option<OpId> {
+        let id = self.stack.pop()?;
+        if let Some(op) = self.module.ops.try_get(id) {
+            for region in op.regions.iter().rev() {
+                for block in region.blocks.iter().rev() {
+                    self.stack.extend(block.ops.iter().rev().copied());
+                }
+            }
+        }
+        Some(id)
+    }
+}
