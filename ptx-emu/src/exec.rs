@@ -1,0 +1,2719 @@
+//! The executor: CTA scheduling, memory and instruction semantics.
+
+#![allow(clippy::too_many_arguments)]
+
+use crate::decode::{atomop, mulmode};
+use crate::float::{self as fl, Fmt};
+use crate::ir::*;
+use crate::{Device, EmuError, ErrorKind, LaunchConfig, LaunchResult, Param};
+use std::collections::HashMap;
+
+/// Generic-address window of shared memory (`cvta.shared` adds this).
+pub const SHARED_WIN: u64 = 0x7f00_0000_0000;
+/// Generic-address window of local memory.
+pub const LOCAL_WIN: u64 = 0x7e00_0000_0000;
+/// Generic-address window of the parameter space.
+pub const PARAM_WIN: u64 = 0x7d00_0000_0000;
+/// Offset of call-parameter scratch inside the param state space.
+const CPARAM_BASE: u64 = 0x10_0000;
+const WIN_SIZE: u64 = 0x100_0000_0000;
+
+/// The emulator's own 128-byte tensor-map encoding (all little-endian):
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0..8 | magic `b"EMUTMAP\0"` |
+/// | 8..16 | global base address |
+/// | 16..20 | rank (1..5) |
+/// | 20..24 | element size in bytes |
+/// | 24..44 | global dims (u32 x5, innermost first) |
+/// | 48..88 | global strides in bytes (u64 x5; stride of dim 0 is the element size) |
+/// | 88..108 | box dims (u32 x5, innermost first) |
+/// | 108..112 | swizzle: 0 none, 1 = 32B, 2 = 64B, 3 = 128B |
+///
+/// Out-of-bounds box elements are filled with zero. The box is written to
+/// shared memory densely, innermost dimension fastest, then swizzled: within
+/// each 16-byte chunk index `c` of a row of `swizzle bytes`, `c ^= (row % (swz/16))`
+/// as the hardware's CU_TENSOR_MAP_SWIZZLE modes do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TensorMap {
+    /// Global base address.
+    pub base: u64,
+    /// Element size in bytes.
+    pub elem_size: u32,
+    /// Global dims, innermost first.
+    pub dims: Vec<u32>,
+    /// Global strides in bytes, innermost first (first is the element size).
+    pub strides: Vec<u64>,
+    /// Box dims, innermost first.
+    pub box_dims: Vec<u32>,
+    /// Swizzle mode: 0 none, 1 32B, 2 64B, 3 128B.
+    pub swizzle: u32,
+}
+
+impl TensorMap {
+    /// Encodes into the 128-byte parameter format.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = vec![0u8; 128];
+        b[0..8].copy_from_slice(b"EMUTMAP\0");
+        b[8..16].copy_from_slice(&self.base.to_le_bytes());
+        b[16..20].copy_from_slice(&(self.dims.len() as u32).to_le_bytes());
+        b[20..24].copy_from_slice(&self.elem_size.to_le_bytes());
+        for i in 0..self.dims.len() {
+            b[24 + 4 * i..28 + 4 * i].copy_from_slice(&self.dims[i].to_le_bytes());
+            b[48 + 8 * i..56 + 8 * i].copy_from_slice(&self.strides[i].to_le_bytes());
+            b[88 + 4 * i..92 + 4 * i].copy_from_slice(&self.box_dims[i].to_le_bytes());
+        }
+        b[108..112].copy_from_slice(&self.swizzle.to_le_bytes());
+        b
+    }
+    /// Decodes from the 128-byte format.
+    pub fn decode(b: &[u8]) -> Option<TensorMap> {
+        if b.len() < 128 || &b[0..8] != b"EMUTMAP\0" {
+            return None;
+        }
+        let u32at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let u64at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let rank = u32at(16) as usize;
+        if !(1..=5).contains(&rank) {
+            return None;
+        }
+        Some(TensorMap {
+            base: u64at(8),
+            elem_size: u32at(20),
+            dims: (0..rank).map(|i| u32at(24 + 4 * i)).collect(),
+            strides: (0..rank).map(|i| u64at(48 + 8 * i)).collect(),
+            box_dims: (0..rank).map(|i| u32at(88 + 4 * i)).collect(),
+            swizzle: u32at(108),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TS {
+    Ready,
+    Bar,
+    Coll,
+    Wait,
+    Exited,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Mbar {
+    expected: u32,
+    pending: u32,
+    tx: i64,
+    phase: u32,
+}
+
+/// Error without location (filled in by the caller).
+struct E {
+    kind: ErrorKind,
+    addr: Option<u64>,
+    msg: String,
+}
+
+fn e(kind: ErrorKind, addr: Option<u64>, msg: impl Into<String>) -> E {
+    E {
+        kind,
+        addr,
+        msg: msg.into(),
+    }
+}
+
+type R<T> = Result<T, E>;
+
+struct Launch<'a> {
+    k: &'a Kernel,
+    params: Vec<u8>,
+    globals: Vec<u64>,
+    cfg: LaunchConfig,
+    cluster: (u32, u32, u32),
+    printf: String,
+}
+
+struct Cta {
+    ctaid: (u32, u32, u32),
+    n: usize,
+    nregs: usize,
+    regs: Vec<u64>,
+    pc: Vec<u32>,
+    st: Vec<TS>,
+    icount: Vec<u64>,
+    shared: Vec<u8>,
+    sinit: Vec<bool>,
+    local: Vec<u8>,
+    cparam: Vec<u8>,
+    mbar: HashMap<u32, Mbar>,
+    bar_arrived: [u32; 16],
+    bar_expected: [u32; 16],
+    bar_waiting: [Vec<u32>; 16],
+}
+
+/// Per-thread fixed info.
+#[derive(Clone, Copy)]
+struct Ti {
+    t: usize,
+    tid: (u32, u32, u32),
+}
+
+pub(crate) fn launch(
+    dev: &mut Device,
+    m: &Module,
+    name: &str,
+    cfg: LaunchConfig,
+    params: &[Param],
+) -> Result<LaunchResult, EmuError> {
+    let bad = |msg: String| EmuError {
+        kind: ErrorKind::BadLaunch,
+        kernel: name.to_string(),
+        line: 0,
+        inst: String::new(),
+        ctaid: (0, 0, 0),
+        tid: (0, 0, 0),
+        addr: None,
+        msg,
+    };
+    let k = m
+        .kernel(name)
+        .ok_or_else(|| bad(format!("no kernel named {name}")))?;
+    if params.len() != k.params.len() {
+        return Err(bad(format!(
+            "kernel takes {} parameters, {} given",
+            k.params.len(),
+            params.len()
+        )));
+    }
+    let mut pbuf = vec![0u8; k.param_size as usize];
+    for (p, d) in params.iter().zip(&k.params) {
+        let bytes = match p {
+            Param::U32(v) => v.to_le_bytes().to_vec(),
+            Param::U64(v) => v.to_le_bytes().to_vec(),
+            Param::Bytes(b) => b.clone(),
+        };
+        if bytes.len() != d.size as usize {
+            return Err(bad(format!(
+                "parameter {} has {} bytes, {} given",
+                d.name,
+                d.size,
+                bytes.len()
+            )));
+        }
+        pbuf[d.offset as usize..(d.offset + d.size) as usize].copy_from_slice(&bytes);
+    }
+    let nthreads = cfg.block.0 * cfg.block.1 * cfg.block.2;
+    if let Some(r) = k.reqntid {
+        if r.0 * r.1 * r.2 != nthreads {
+            return Err(bad(format!(
+                "kernel requires {r:?} threads per CTA, block is {:?}",
+                cfg.block
+            )));
+        }
+    }
+    if nthreads == 0 || nthreads > 1024 {
+        return Err(bad(format!("bad block size {:?}", cfg.block)));
+    }
+    let cluster = if cfg.cluster == (1, 1, 1) {
+        k.reqnctapercluster.unwrap_or((1, 1, 1))
+    } else {
+        cfg.cluster
+    };
+    if !cfg.grid.0.is_multiple_of(cluster.0)
+        || !cfg.grid.1.is_multiple_of(cluster.1)
+        || !cfg.grid.2.is_multiple_of(cluster.2)
+    {
+        return Err(bad(format!(
+            "grid {:?} is not a multiple of the cluster shape {cluster:?}",
+            cfg.grid
+        )));
+    }
+    // module globals
+    let mut gptrs = Vec::new();
+    let mut globals = Vec::new();
+    for g in &m.globals {
+        let p = dev.alloc(g.size.max(1) as usize);
+        let mut data = g.init.clone();
+        data.resize(g.size as usize, 0);
+        dev.write(p, &data);
+        globals.push(p.addr());
+        gptrs.push(p);
+    }
+    let mut l = Launch {
+        k,
+        params: pbuf,
+        globals,
+        cfg,
+        cluster,
+        printf: String::new(),
+    };
+    let mut total = 0u64;
+    let mut res = Ok(());
+    'outer: for z in 0..cfg.grid.2 {
+        for y in 0..cfg.grid.1 {
+            for x in 0..cfg.grid.0 {
+                match run_cta(dev, &mut l, (x, y, z)) {
+                    Ok(n) => total += n,
+                    Err(err) => {
+                        res = Err(err);
+                        break 'outer;
+                    }
+                }
+            }
+        }
+    }
+    for p in gptrs {
+        dev.free(p);
+    }
+    res?;
+    Ok(LaunchResult {
+        printf: l.printf,
+        instructions: total,
+    })
+}
+
+fn run_cta(dev: &mut Device, l: &mut Launch, ctaid: (u32, u32, u32)) -> Result<u64, EmuError> {
+    let k = l.k;
+    let b = l.cfg.block;
+    let n = (b.0 * b.1 * b.2) as usize;
+    let nregs = k.nregs as usize;
+    let smem = (k.static_shared + l.cfg.dynamic_smem) as usize;
+    let mut cta = Cta {
+        ctaid,
+        n,
+        nregs,
+        regs: vec![0; n * nregs.max(1)],
+        pc: vec![0; n],
+        st: vec![TS::Ready; n],
+        icount: vec![0; n],
+        shared: vec![0; smem],
+        sinit: vec![false; smem],
+        local: vec![0; n * k.local_size as usize],
+        cparam: vec![0; n * k.cparam_size as usize],
+        mbar: HashMap::new(),
+        bar_arrived: [0; 16],
+        bar_expected: [0; 16],
+        bar_waiting: Default::default(),
+    };
+    let tid_of = |t: usize| -> (u32, u32, u32) {
+        let t = t as u32;
+        (t % b.0, (t / b.0) % b.1, t / (b.0 * b.1))
+    };
+    let mk_err = |cta: &Cta, t: usize, err: E| -> EmuError {
+        let pc = cta.pc[t] as usize;
+        let (line, text) = k.texts.get(pc).cloned().unwrap_or((0, String::new()));
+        EmuError {
+            kind: err.kind,
+            kernel: k.name.clone(),
+            line,
+            inst: text,
+            ctaid,
+            tid: tid_of(t),
+            addr: err.addr,
+            msg: err.msg,
+        }
+    };
+    loop {
+        let mut progress = false;
+        let mut all_exited = true;
+        for t in 0..n {
+            if cta.st[t] == TS::Wait {
+                cta.st[t] = TS::Ready;
+            }
+            if cta.st[t] == TS::Ready {
+                let ti = Ti { t, tid: tid_of(t) };
+                match run_thread(dev, l, &mut cta, ti) {
+                    Ok(p) => progress |= p,
+                    Err(err) => return Err(mk_err(&cta, t, err)),
+                }
+            }
+            if cta.st[t] != TS::Exited {
+                all_exited = false;
+            }
+        }
+        if all_exited {
+            break;
+        }
+        // warp collectives
+        for t in 0..n {
+            if cta.st[t] != TS::Coll {
+                continue;
+            }
+            match try_collective(dev, l, &mut cta, t, &tid_of) {
+                Ok(true) => progress = true,
+                Ok(false) => {}
+                Err(err) => return Err(mk_err(&cta, t, err)),
+            }
+        }
+        if !progress {
+            // find a blocked thread to report
+            let t = (0..n).find(|&t| cta.st[t] != TS::Exited).unwrap();
+            let exited = cta.st.iter().filter(|s| **s == TS::Exited).count();
+            let msg = match cta.st[t] {
+                TS::Bar => {
+                    let id = (0..16).find(|&i| cta.bar_waiting[i].contains(&(t as u32))).unwrap_or(0);
+                    format!("barrier {id} waits for {} threads but only {} arrived ({} threads exited, others blocked elsewhere)", cta.bar_expected[id], cta.bar_arrived[id], exited)
+                }
+                TS::Coll => format!("warp collective never completed: some threads named in its member mask did not arrive ({exited} threads exited)"),
+                TS::Wait => "mbarrier wait never satisfied".to_string(),
+                _ => "no progress".to_string(),
+            };
+            return Err(mk_err(&cta, t, e(ErrorKind::Deadlock, None, msg)));
+        }
+    }
+    Ok(cta.icount.iter().sum())
+}
+
+#[inline]
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+#[inline]
+fn sext(v: u64, bits: u32) -> i64 {
+    if bits >= 64 {
+        v as i64
+    } else {
+        let s = 64 - bits;
+        ((v << s) as i64) >> s
+    }
+}
+
+/// Reads a scalar operand value.
+#[inline]
+fn val(r: &[u64], o: &Opnd, l: &Launch, cta: &Cta, ti: Ti) -> u64 {
+    match o {
+        Opnd::Reg(i) => r[*i as usize],
+        Opnd::Imm(v) => *v,
+        Opnd::NotReg(i) => (r[*i as usize] == 0) as u64,
+        Opnd::Sreg(s) => sreg(*s, l, cta, ti),
+        Opnd::Addr(a) => sym_addr(*a, l),
+        Opnd::ImmF32(b) => *b as u64,
+        Opnd::ImmF(b) => *b,
+        _ => 0,
+    }
+}
+
+fn sym_addr(a: SymAddr, l: &Launch) -> u64 {
+    match a {
+        SymAddr::None => 0,
+        SymAddr::Kparam(o) => o as u64,
+        SymAddr::Cparam(o) => CPARAM_BASE + o as u64,
+        SymAddr::Shared(o) => o as u64,
+        SymAddr::Local(o) => o as u64,
+        SymAddr::Global(i) => l.globals[i as usize],
+    }
+}
+
+fn sreg(s: Sreg, l: &Launch, cta: &Cta, ti: Ti) -> u64 {
+    let c3 = |v: (u32, u32, u32), c: u8| -> u64 {
+        (match c {
+            0 => v.0,
+            1 => v.1,
+            _ => v.2,
+        }) as u64
+    };
+    let cl = l.cluster;
+    let g = l.cfg.grid;
+    let ct = cta.ctaid;
+    let lane = (ti.t % 32) as u64;
+    match s {
+        Sreg::Tid(c) => c3(ti.tid, c),
+        Sreg::Ntid(c) => c3(l.cfg.block, c),
+        Sreg::Ctaid(c) => c3(ct, c),
+        Sreg::Nctaid(c) => c3(g, c),
+        Sreg::Clusterid(c) => c3((ct.0 / cl.0, ct.1 / cl.1, ct.2 / cl.2), c),
+        Sreg::Nclusterid(c) => c3((g.0 / cl.0, g.1 / cl.1, g.2 / cl.2), c),
+        Sreg::ClusterCtaid(c) => c3((ct.0 % cl.0, ct.1 % cl.1, ct.2 % cl.2), c),
+        Sreg::ClusterNctaid(c) => c3(cl, c),
+        Sreg::ClusterCtarank => {
+            ((ct.0 % cl.0) + cl.0 * ((ct.1 % cl.1) + cl.1 * (ct.2 % cl.2))) as u64
+        }
+        Sreg::ClusterNctarank => (cl.0 * cl.1 * cl.2) as u64,
+        Sreg::Laneid => lane,
+        Sreg::Warpid => (ti.t / 32) as u64,
+        Sreg::Nwarpid => cta.n.div_ceil(32) as u64,
+        Sreg::Smid => 0,
+        Sreg::Nsmid => 132,
+        Sreg::Gridid => 1,
+        Sreg::Clock => cta.icount[ti.t] & 0xffff_ffff,
+        Sreg::Clock64 => cta.icount[ti.t],
+        Sreg::Globaltimer => cta.icount[ti.t] * 1000,
+        Sreg::LanemaskEq => 1 << lane,
+        Sreg::LanemaskLt => (1u64 << lane) - 1,
+        Sreg::LanemaskLe => (1u64 << (lane + 1)) - 1,
+        Sreg::LanemaskGt => (!((1u64 << (lane + 1)) - 1)) & 0xffff_ffff,
+        Sreg::LanemaskGe => (!((1u64 << lane) - 1)) & 0xffff_ffff,
+        Sreg::DynamicSmemSize => l.cfg.dynamic_smem as u64,
+        Sreg::TotalSmemSize => (l.k.static_shared + l.cfg.dynamic_smem) as u64,
+    }
+}
+
+fn mem_addr(r: &[u64], o: &Opnd, l: &Launch) -> u64 {
+    match o {
+        Opnd::Mem { base, sym, off, .. } => {
+            let b = base.map(|b| r[b as usize]).unwrap_or(0);
+            b.wrapping_add(sym_addr(*sym, l)).wrapping_add(*off as u64)
+        }
+        _ => 0,
+    }
+}
+
+/// Resolved location of an access.
+enum Loc {
+    Global(u64),
+    Shared(usize),
+    Local(usize),
+    Kparam(usize),
+    Cparam(usize),
+}
+
+fn resolve(space: Space, addr: u64, size: usize, l: &Launch, cta: &Cta, t: usize) -> R<Loc> {
+    let space = match space {
+        Space::Generic => {
+            if (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&addr) {
+                return resolve(Space::Shared, addr - SHARED_WIN, size, l, cta, t);
+            } else if (LOCAL_WIN..LOCAL_WIN + WIN_SIZE).contains(&addr) {
+                return resolve(Space::Local, addr - LOCAL_WIN, size, l, cta, t);
+            } else if (PARAM_WIN..PARAM_WIN + WIN_SIZE).contains(&addr) {
+                return resolve(Space::Param, addr - PARAM_WIN, size, l, cta, t);
+            }
+            Space::Global
+        }
+        s => s,
+    };
+    if size > 1 && !addr.is_multiple_of(size as u64) {
+        return Err(e(
+            ErrorKind::Misaligned,
+            Some(addr),
+            format!("{size}-byte access to {space:?} address {addr:#x} is misaligned"),
+        ));
+    }
+    match space {
+        Space::Global | Space::Const => Ok(Loc::Global(addr)),
+        Space::Shared | Space::SharedCluster => {
+            if addr + size as u64 > cta.shared.len() as u64 {
+                Err(e(ErrorKind::OutOfBounds, Some(addr), format!("shared access of {size} bytes at {addr:#x} outside the {} bytes of shared memory", cta.shared.len())))
+            } else {
+                Ok(Loc::Shared(addr as usize))
+            }
+        }
+        Space::Local => {
+            let ls = l.k.local_size as u64;
+            if addr + size as u64 > ls {
+                Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(addr),
+                    format!("local access at {addr:#x} outside the {ls} bytes of local memory"),
+                ))
+            } else {
+                Ok(Loc::Local(t * ls as usize + addr as usize))
+            }
+        }
+        Space::Param => {
+            if addr >= CPARAM_BASE {
+                let o = addr - CPARAM_BASE;
+                let cs = l.k.cparam_size as u64;
+                if o + size as u64 > cs {
+                    return Err(e(
+                        ErrorKind::OutOfBounds,
+                        Some(addr),
+                        "call parameter access out of bounds",
+                    ));
+                }
+                Ok(Loc::Cparam(t * cs as usize + o as usize))
+            } else if addr + size as u64 > l.params.len() as u64 {
+                Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(addr),
+                    "kernel parameter access out of bounds",
+                ))
+            } else {
+                Ok(Loc::Kparam(addr as usize))
+            }
+        }
+        Space::Generic => unreachable!(),
+    }
+}
+
+fn read_bytes(
+    dev: &mut Device,
+    l: &Launch,
+    cta: &Cta,
+    space: Space,
+    addr: u64,
+    buf: &mut [u8],
+    t: usize,
+    align: usize,
+) -> R<()> {
+    let size = buf.len();
+    let loc = resolve(space, addr, align, l, cta, t)?;
+    match loc {
+        Loc::Global(a) => match dev.slice_mut(a, size) {
+            Some(s) => buf.copy_from_slice(s),
+            None => {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(a),
+                    format!("global read of {size} bytes at {a:#x} is outside every allocation"),
+                ))
+            }
+        },
+        Loc::Shared(o) => {
+            if o + size > cta.shared.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(addr),
+                    "shared read out of bounds",
+                ));
+            }
+            if cta.sinit[o..o + size].iter().any(|b| !b) {
+                return Err(e(
+                    ErrorKind::UninitShared,
+                    Some(o as u64),
+                    format!("read of {size} bytes of uninitialised shared memory at {o:#x}"),
+                ));
+            }
+            buf.copy_from_slice(&cta.shared[o..o + size]);
+        }
+        Loc::Local(o) => buf.copy_from_slice(&cta.local[o..o + size]),
+        Loc::Kparam(o) => buf.copy_from_slice(&l.params[o..o + size]),
+        Loc::Cparam(o) => buf.copy_from_slice(&cta.cparam[o..o + size]),
+    }
+    Ok(())
+}
+
+fn write_bytes(
+    dev: &mut Device,
+    l: &Launch,
+    cta: &mut Cta,
+    space: Space,
+    addr: u64,
+    buf: &[u8],
+    t: usize,
+    align: usize,
+) -> R<()> {
+    let size = buf.len();
+    let loc = resolve(space, addr, align, l, cta, t)?;
+    match loc {
+        Loc::Global(a) => match dev.slice_mut(a, size) {
+            Some(s) => s.copy_from_slice(buf),
+            None => {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(a),
+                    format!("global write of {size} bytes at {a:#x} is outside every allocation"),
+                ))
+            }
+        },
+        Loc::Shared(o) => {
+            if o + size > cta.shared.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(addr),
+                    "shared write out of bounds",
+                ));
+            }
+            cta.shared[o..o + size].copy_from_slice(buf);
+            cta.sinit[o..o + size].iter_mut().for_each(|b| *b = true);
+        }
+        Loc::Local(o) => cta.local[o..o + size].copy_from_slice(buf),
+        Loc::Kparam(_) => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                Some(addr),
+                "write to kernel parameter space",
+            ))
+        }
+        Loc::Cparam(o) => cta.cparam[o..o + size].copy_from_slice(buf),
+    }
+    Ok(())
+}
+
+fn load(
+    dev: &mut Device,
+    l: &Launch,
+    cta: &Cta,
+    space: Space,
+    addr: u64,
+    size: usize,
+    t: usize,
+) -> R<u64> {
+    let mut b = [0u8; 8];
+    read_bytes(dev, l, cta, space, addr, &mut b[..size], t, size)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+fn store(
+    dev: &mut Device,
+    l: &Launch,
+    cta: &mut Cta,
+    space: Space,
+    addr: u64,
+    size: usize,
+    v: u64,
+    t: usize,
+) -> R<()> {
+    write_bytes(dev, l, cta, space, addr, &v.to_le_bytes()[..size], t, size)
+}
+
+fn fmt_of(ty: Ty) -> Fmt {
+    match ty {
+        Ty::F16 | Ty::F16x2 => fl::F16,
+        Ty::BF16 | Ty::BF16x2 => fl::BF16,
+        Ty::TF32 => fl::TF32,
+        Ty::E4M3 | Ty::E4M3x2 => fl::E4M3,
+        Ty::E5M2 | Ty::E5M2x2 => fl::E5M2,
+        _ => fl::F32,
+    }
+}
+
+/// Decodes a float of type `ty` to f64 (exact).
+fn fget(ty: Ty, v: u64, ftz: bool) -> f64 {
+    let x = match ty {
+        Ty::F64 => f64::from_bits(v),
+        Ty::F32 | Ty::TF32 => f32::from_bits(v as u32) as f64,
+        Ty::BF16 | Ty::BF16x2 => fl::bf16_to_f64(v as u16),
+        Ty::F16 | Ty::F16x2 => fl::f16_to_f64(v as u16),
+        Ty::E4M3 | Ty::E4M3x2 => fl::decode(fl::E4M3, v & 0xff),
+        Ty::E5M2 | Ty::E5M2x2 => fl::decode(fl::E5M2, v & 0xff),
+        _ => f32::from_bits(v as u32) as f64,
+    };
+    if ftz && is_sub(ty, x) {
+        0.0f64.copysign(x)
+    } else {
+        x
+    }
+}
+
+fn is_sub(ty: Ty, x: f64) -> bool {
+    let min_normal = match ty {
+        Ty::F64 => f64::MIN_POSITIVE,
+        Ty::F16 | Ty::F16x2 => 2f64.powi(-14),
+        _ => f32::MIN_POSITIVE as f64,
+    };
+    x != 0.0 && x.abs() < min_normal
+}
+
+/// Rounds exact `hi+lo` into type `ty` with `rnd`, applying ftz/sat.
+fn fput(ty: Ty, hi: f64, lo: f64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
+    let (mut hi, mut lo) = (hi, lo);
+    if sat {
+        if hi.is_nan() {
+            return 0;
+        }
+        if hi + lo <= 0.0 || hi < 0.0 {
+            hi = 0.0;
+            lo = 0.0;
+        } else if hi > 1.0 || (hi == 1.0 && lo > 0.0) {
+            hi = 1.0;
+            lo = 0.0;
+        }
+    }
+    let rnd = if rnd == Rnd::None { Rnd::Rn } else { rnd };
+    match ty {
+        Ty::F64 => {
+            if hi.is_nan() {
+                return fl::NAN64;
+            }
+            let r = fl::round_f64(hi, lo, rnd);
+            if ftz && is_sub(ty, r) {
+                0.0f64.copysign(r).to_bits()
+            } else {
+                r.to_bits()
+            }
+        }
+        _ => {
+            let f = fmt_of(ty);
+            let b = fl::round(
+                hi,
+                lo,
+                rnd,
+                f,
+                matches!(ty, Ty::E4M3 | Ty::E4M3x2 | Ty::E5M2 | Ty::E5M2x2),
+            );
+            let b = if ty == Ty::TF32 { b << 13 } else { b };
+            if ftz {
+                let x = fget(ty, b, false);
+                if is_sub(ty, x) {
+                    return if x < 0.0 { 1u64 << (ty.bits() - 1) } else { 0 };
+                }
+            }
+            b
+        }
+    }
+}
+
+fn is_x2(ty: Ty) -> bool {
+    matches!(ty, Ty::F16x2 | Ty::BF16x2)
+}
+
+/// Applies a per-lane float op on packed x2 types or directly on scalars.
+fn lanes(ty: Ty, a: u64, b: u64, c: u64, f: &dyn Fn(u64, u64, u64) -> u64) -> u64 {
+    if is_x2(ty) {
+        let lo = f(a & 0xffff, b & 0xffff, c & 0xffff) & 0xffff;
+        let hi = f((a >> 16) & 0xffff, (b >> 16) & 0xffff, (c >> 16) & 0xffff) & 0xffff;
+        lo | (hi << 16)
+    } else {
+        f(a, b, c)
+    }
+}
+
+fn scalar_ty(ty: Ty) -> Ty {
+    match ty {
+        Ty::F16x2 => Ty::F16,
+        Ty::BF16x2 => Ty::BF16,
+        t => t,
+    }
+}
+
+fn fadd(ty: Ty, a: u64, b: u64, rnd: Rnd, ftz: bool, sat: bool, sub: bool) -> u64 {
+    let st = scalar_ty(ty);
+    lanes(ty, a, b, 0, &|a, b, _| {
+        if st == Ty::F32 && matches!(rnd, Rnd::Rn | Rnd::None) && !sat {
+            let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+            let (x, y) = if ftz {
+                (fl::ftz32(x), fl::ftz32(y))
+            } else {
+                (x, y)
+            };
+            let r = if sub { x - y } else { x + y };
+            if r.is_nan() {
+                return fl::NAN32 as u64;
+            }
+            return (if ftz { fl::ftz32(r) } else { r }).to_bits() as u64;
+        }
+        let x = fget(st, a, ftz);
+        let y = fget(st, b, ftz);
+        let y = if sub { -y } else { y };
+        if st == Ty::F64 && matches!(rnd, Rnd::Rn | Rnd::None) && !sat {
+            let r = x + y;
+            return if r.is_nan() { fl::NAN64 } else { r.to_bits() };
+        }
+        let (h, lo) = fl::two_sum(x, y);
+        fput(st, h, lo, rnd, ftz, sat)
+    })
+}
+
+fn fmul(ty: Ty, a: u64, b: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
+    let st = scalar_ty(ty);
+    lanes(ty, a, b, 0, &|a, b, _| {
+        if st == Ty::F32 && matches!(rnd, Rnd::Rn | Rnd::None) && !sat {
+            let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+            let (x, y) = if ftz {
+                (fl::ftz32(x), fl::ftz32(y))
+            } else {
+                (x, y)
+            };
+            let r = x * y;
+            if r.is_nan() {
+                return fl::NAN32 as u64;
+            }
+            return (if ftz { fl::ftz32(r) } else { r }).to_bits() as u64;
+        }
+        let x = fget(st, a, ftz);
+        let y = fget(st, b, ftz);
+        let (h, lo) = fl::two_prod(x, y);
+        fput(st, h, lo, rnd, ftz, sat)
+    })
+}
+
+fn ffma(ty: Ty, a: u64, b: u64, c: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
+    let st = scalar_ty(ty);
+    lanes(ty, a, b, c, &|a, b, c| {
+        if st == Ty::F32 && matches!(rnd, Rnd::Rn | Rnd::None) && !sat {
+            let (x, y, z) = (
+                f32::from_bits(a as u32),
+                f32::from_bits(b as u32),
+                f32::from_bits(c as u32),
+            );
+            let (x, y, z) = if ftz {
+                (fl::ftz32(x), fl::ftz32(y), fl::ftz32(z))
+            } else {
+                (x, y, z)
+            };
+            let r = x.mul_add(y, z);
+            if r.is_nan() {
+                return fl::NAN32 as u64;
+            }
+            return (if ftz { fl::ftz32(r) } else { r }).to_bits() as u64;
+        }
+        let x = fget(st, a, ftz);
+        let y = fget(st, b, ftz);
+        let z = fget(st, c, ftz);
+        if st == Ty::F64 {
+            let h = x.mul_add(y, z);
+            if h.is_nan() {
+                return fl::NAN64;
+            }
+            if matches!(rnd, Rnd::Rn | Rnd::None) && !sat {
+                return h.to_bits();
+            }
+            // residual of the fused result (sign is what directed rounding needs)
+            let (p, pe) = fl::two_prod(x, y);
+            let (s, se) = fl::two_sum(p, z);
+            let lo = ((s - h) + se) + pe;
+            return fput(st, h, lo, rnd, ftz, sat);
+        }
+        // products of f32/f16/bf16 are exact in f64
+        let p = x * y;
+        let (h, lo) = fl::two_sum(p, z);
+        fput(st, h, lo, rnd, ftz, sat)
+    })
+}
+
+fn fminmax(ty: Ty, a: u64, b: u64, max: bool, nan: bool, ftz: bool) -> u64 {
+    let st = scalar_ty(ty);
+    lanes(ty, a, b, 0, &|a, b, _| {
+        let x = fget(st, a, ftz);
+        let y = fget(st, b, ftz);
+        let cnan = match st {
+            Ty::F64 => fl::NAN64,
+            Ty::F32 => fl::NAN32 as u64,
+            _ => 0x7fff,
+        };
+        if x.is_nan() || y.is_nan() {
+            if nan || (x.is_nan() && y.is_nan()) {
+                return cnan;
+            }
+            let v = if x.is_nan() { b } else { a };
+            let vv = fget(st, v, ftz);
+            return fput(st, vv, 0.0, Rnd::Rn, false, false);
+        }
+        let pick_a = if x == y {
+            // -0 < +0
+            if max {
+                !x.is_sign_negative()
+            } else {
+                x.is_sign_negative()
+            }
+        } else if max {
+            x > y
+        } else {
+            x < y
+        };
+        let v = if pick_a { x } else { y };
+        fput(st, v, 0.0, Rnd::Rn, false, false)
+    })
+}
+
+fn fcmp(c: Cmp, x: f64, y: f64) -> bool {
+    let un = x.is_nan() || y.is_nan();
+    match c {
+        Cmp::Eq => !un && x == y,
+        Cmp::Ne => !un && x != y,
+        Cmp::Lt => !un && x < y,
+        Cmp::Le => !un && x <= y,
+        Cmp::Gt => !un && x > y,
+        Cmp::Ge => !un && x >= y,
+        Cmp::Equ => un || x == y,
+        Cmp::Neu => un || x != y,
+        Cmp::Ltu => un || x < y,
+        Cmp::Leu => un || x <= y,
+        Cmp::Gtu => un || x > y,
+        Cmp::Geu => un || x >= y,
+        Cmp::Num => !un,
+        Cmp::Nan => un,
+        _ => false,
+    }
+}
+
+fn icmp(c: Cmp, ty: Ty, a: u64, b: u64) -> bool {
+    let bits = ty.bits();
+    let (ua, ub) = (a & mask(bits), b & mask(bits));
+    let (sa, sb) = (sext(a, bits), sext(b, bits));
+    let signed = ty.signed();
+    match c {
+        Cmp::Eq => ua == ub,
+        Cmp::Ne => ua != ub,
+        Cmp::Lt => {
+            if signed {
+                sa < sb
+            } else {
+                ua < ub
+            }
+        }
+        Cmp::Le => {
+            if signed {
+                sa <= sb
+            } else {
+                ua <= ub
+            }
+        }
+        Cmp::Gt => {
+            if signed {
+                sa > sb
+            } else {
+                ua > ub
+            }
+        }
+        Cmp::Ge => {
+            if signed {
+                sa >= sb
+            } else {
+                ua >= ub
+            }
+        }
+        Cmp::Lo => ua < ub,
+        Cmp::Ls => ua <= ub,
+        Cmp::Hi => ua > ub,
+        Cmp::Hs => ua >= ub,
+        _ => false,
+    }
+}
+
+fn compare(inst: &Inst, ty: Ty, a: u64, b: u64) -> bool {
+    if ty.float() {
+        if is_x2(ty) {
+            // only used by setp.f16x2 with pair destination; compare low lanes here
+            return fcmp(
+                inst.cmp,
+                fget(ty, a & 0xffff, inst.ftz),
+                fget(ty, b & 0xffff, inst.ftz),
+            );
+        }
+        fcmp(inst.cmp, fget(ty, a, inst.ftz), fget(ty, b, inst.ftz))
+    } else {
+        icmp(inst.cmp, ty, a, b)
+    }
+}
+
+/// Unary float functions evaluated exactly in f64 then rounded.
+fn funary(op: OpK, ty: Ty, a: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
+    let st = scalar_ty(ty);
+    lanes(ty, a, 0, 0, &|a, _, _| {
+        let x = fget(st, a, ftz);
+        let nanv = |st: Ty| match st {
+            Ty::F64 => fl::NAN64,
+            Ty::F32 => fl::NAN32 as u64,
+            _ => 0x7fff,
+        };
+        let (h, lo) = match op {
+            OpK::Sqrt => {
+                if x < 0.0 {
+                    return nanv(st);
+                }
+                let s = x.sqrt();
+                if st == Ty::F64 {
+                    // residual x - s*s gives the rounding direction
+                    let r = (-s).mul_add(s, x);
+                    (s, r)
+                } else {
+                    let r = (-s).mul_add(s, x);
+                    (s, r)
+                }
+            }
+            OpK::Rsqrt => {
+                if x < 0.0 {
+                    return nanv(st);
+                }
+                (1.0 / x.sqrt(), 0.0)
+            }
+            OpK::Rcp => {
+                let q = 1.0 / x;
+                let r = if q.is_finite() {
+                    -(q.mul_add(x, -1.0))
+                } else {
+                    0.0
+                };
+                (q, r * q.signum() * x.signum())
+            }
+            OpK::Ex2 => (x.exp2(), 0.0),
+            OpK::Lg2 => (x.log2(), 0.0),
+            OpK::Sin => (x.sin(), 0.0),
+            OpK::Cos => (x.cos(), 0.0),
+            OpK::Tanh => (x.tanh(), 0.0),
+            _ => (x, 0.0),
+        };
+        if h.is_nan() {
+            return nanv(st);
+        }
+        fput(st, h, lo, rnd, ftz, sat)
+    })
+}
+
+fn fdiv(ty: Ty, a: u64, b: u64, rnd: Rnd, ftz: bool) -> u64 {
+    let x = fget(ty, a, ftz);
+    let y = fget(ty, b, ftz);
+    let q = x / y;
+    if q.is_nan() {
+        return if ty == Ty::F64 {
+            fl::NAN64
+        } else {
+            fl::NAN32 as u64
+        };
+    }
+    if ty == Ty::F32 && matches!(rnd, Rnd::Rn | Rnd::None) {
+        let r = (x as f32) / (y as f32);
+        return (if ftz { fl::ftz32(r) } else { r }).to_bits() as u64;
+    }
+    // remainder sign: x - q*y
+    let rem = if q.is_finite() && q != 0.0 {
+        (-q).mul_add(y, x)
+    } else {
+        0.0
+    };
+    let lo = if y < 0.0 { -rem } else { rem };
+    fput(
+        ty,
+        q,
+        lo * f64::EPSILON * q.abs().max(f64::MIN_POSITIVE),
+        rnd,
+        ftz,
+        false,
+    )
+}
+
+fn int_to_exact(v: u64, ty: Ty) -> (f64, f64) {
+    let bits = ty.bits();
+    if ty.signed() {
+        let s = sext(v, bits) as i128;
+        let h = s as f64;
+        let lo = (s - h as i128) as f64;
+        (h, lo)
+    } else {
+        let u = (v & mask(bits)) as i128;
+        let h = u as f64;
+        let lo = (u - h as i128) as f64;
+        (h, lo)
+    }
+}
+
+fn cvt(inst: &Inst, a: u64) -> u64 {
+    let (dt, st) = (inst.ty, inst.ty2);
+    let rnd = inst.rnd;
+    if !dt.float() && !st.float() {
+        // int -> int
+        let v: i128 = if st.signed() {
+            sext(a, st.bits()) as i128
+        } else {
+            (a & mask(st.bits())) as i128
+        };
+        let db = dt.bits();
+        if inst.sat {
+            let (lo, hi): (i128, i128) = if dt.signed() {
+                (-(1i128 << (db - 1)), (1i128 << (db - 1)) - 1)
+            } else {
+                (0, (1i128 << db) - 1)
+            };
+            return (v.clamp(lo, hi) as u64) & mask(db);
+        }
+        return if dt.signed() {
+            (v as i64) as u64 & mask(db)
+        } else {
+            (v as u64) & mask(db)
+        };
+    }
+    if st.float() && !dt.float() {
+        let x = fget(st, a, inst.ftz);
+        let mode = if rnd == Rnd::None { Rnd::Rzi } else { rnd };
+        return fl::f_to_int(x, mode, dt.bits(), dt.signed());
+    }
+    let (h, lo) = if st.float() {
+        (fget(st, a, inst.ftz), 0.0)
+    } else {
+        int_to_exact(a, st)
+    };
+    if st.float() && matches!(rnd, Rnd::Rni | Rnd::Rzi | Rnd::Rmi | Rnd::Rpi) {
+        // round to integral value in floating point
+        if h.is_nan() {
+            return fput(dt, h, 0.0, Rnd::Rn, false, false);
+        }
+        let r = fl::round_int(h, rnd);
+        return fput(dt, r, 0.0, Rnd::Rn, inst.ftz, inst.sat);
+    }
+    if h.is_nan() {
+        return match dt {
+            Ty::F64 => fl::NAN64,
+            Ty::F32 => fl::NAN32 as u64,
+            _ => fmt_of(dt).nan,
+        };
+    }
+    fput(dt, h, lo, rnd, inst.ftz && dt == Ty::F32, inst.sat)
+}
+
+enum Flow {
+    Next,
+    Jump(u32),
+    Block(TS),
+    Exit,
+}
+
+/// Runs thread `t` until it blocks or exits. Returns whether it made progress.
+fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool> {
+    let k = l.k;
+    let t = ti.t;
+    let mut progress = false;
+    let budget = dev.max_instructions_per_thread;
+    loop {
+        let pc = cta.pc[t];
+        let inst = &k.insts[pc as usize];
+        cta.icount[t] += 1;
+        if let Some((p, neg)) = inst.guard {
+            if (cta.regs[t * cta.nregs + p as usize] != 0) == neg {
+                cta.pc[t] = pc + 1;
+                progress = true;
+                continue;
+            }
+        }
+        let flow = step(dev, l, cta, ti, inst)?;
+        match flow {
+            Flow::Next => {
+                cta.pc[t] = pc + 1;
+                progress = true;
+            }
+            Flow::Jump(x) => {
+                cta.pc[t] = x;
+                progress = true;
+            }
+            Flow::Block(s) => {
+                cta.st[t] = s;
+                if s == TS::Wait {
+                    cta.icount[t] -= 1;
+                } else if s == TS::Ready {
+                    // released immediately (barrier completed by this arrival)
+                    cta.pc[t] = pc + 1;
+                    progress = true;
+                    continue;
+                } else {
+                    progress = true;
+                }
+                return Ok(progress);
+            }
+            Flow::Exit => {
+                cta.st[t] = TS::Exited;
+                return Ok(true);
+            }
+        }
+        if cta.icount[t] > budget {
+            return Err(e(
+                ErrorKind::Timeout,
+                None,
+                format!("thread exceeded {budget} instructions"),
+            ));
+        }
+    }
+}
+
+fn wr(cta: &mut Cta, t: usize, o: &Opnd, v: u64) -> R<()> {
+    match o {
+        Opnd::Reg(r) => {
+            cta.regs[t * cta.nregs + *r as usize] = v;
+            Ok(())
+        }
+        Opnd::Sink => Ok(()),
+        Opnd::Pair(a, b) => {
+            if *a != u32::MAX {
+                cta.regs[t * cta.nregs + *a as usize] = v;
+            }
+            cta.regs[t * cta.nregs + *b as usize] = 0;
+            Ok(())
+        }
+        _ => Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("unsupported destination operand {o:?}"),
+        )),
+    }
+}
+
+fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<Flow> {
+    let t = ti.t;
+    let base = t * cta.nregs;
+    let nregs = cta.nregs;
+    let ops = &inst.ops;
+    let ty = inst.ty;
+    let bits = ty.bits();
+    macro_rules! r {
+        () => {
+            &cta.regs[base..base + nregs]
+        };
+    }
+    macro_rules! v {
+        ($i:expr) => {
+            val(r!(), &ops[$i], l, cta, ti)
+        };
+    }
+    macro_rules! set {
+        ($i:expr, $v:expr) => {{
+            let vv: u64 = $v;
+            match &ops[$i] {
+                Opnd::Reg(rr) => cta.regs[base + *rr as usize] = vv,
+                o => wr(cta, t, &o.clone(), vv)?,
+            }
+        }};
+    }
+    let m = mask(bits);
+    match inst.op {
+        OpK::Nop
+        | OpK::WgmmaFence
+        | OpK::WgmmaCommit
+        | OpK::WgmmaWait
+        | OpK::CpBulkCommit
+        | OpK::CpBulkWait => {}
+        OpK::Mov => match (&ops[0], &ops[1]) {
+            (Opnd::Vec(ds), src) => {
+                let v = val(r!(), src, l, cta, ti);
+                let n = ds.len() as u32;
+                let eb = bits / n;
+                let ds = ds.clone();
+                for (i, d) in ds.iter().enumerate() {
+                    wr(cta, t, d, (v >> (eb * i as u32)) & mask(eb))?;
+                }
+            }
+            (_, Opnd::Vec(ss)) => {
+                let n = ss.len() as u32;
+                let eb = bits / n;
+                let mut v = 0u64;
+                for (i, s) in ss.iter().enumerate() {
+                    v |= (val(r!(), s, l, cta, ti) & mask(eb)) << (eb * i as u32);
+                }
+                set!(0, v);
+            }
+            (_, src) => {
+                let v = val(r!(), src, l, cta, ti);
+                let v = if matches!(src, Opnd::Addr(SymAddr::Global(_)))
+                    || matches!(src, Opnd::Addr(_))
+                {
+                    v
+                } else {
+                    v & m
+                };
+                set!(0, v);
+            }
+        },
+        OpK::Ld => {
+            let addr = mem_addr(r!(), &ops[1], l);
+            let es = ty.bytes() as usize;
+            let n = inst.vec as usize;
+            let mut buf = [0u8; 64];
+            read_bytes(dev, l, cta, inst.space, addr, &mut buf[..es * n], t, es * n)?;
+            let get = |i: usize| -> u64 {
+                let mut b = [0u8; 8];
+                b[..es].copy_from_slice(&buf[i * es..(i + 1) * es]);
+                let v = u64::from_le_bytes(b);
+                if ty.signed() {
+                    sext(v, bits) as u64
+                } else {
+                    v
+                }
+            };
+            match &ops[0] {
+                Opnd::Vec(ds) => {
+                    let ds = ds.clone();
+                    for (i, d) in ds.iter().enumerate() {
+                        wr(cta, t, d, get(i))?;
+                    }
+                }
+                _ => set!(0, get(0)),
+            }
+        }
+        OpK::St => {
+            let addr = mem_addr(r!(), &ops[0], l);
+            let es = ty.bytes() as usize;
+            let n = inst.vec as usize;
+            let mut buf = [0u8; 64];
+            match &ops[1] {
+                Opnd::Vec(ss) => {
+                    for (i, s) in ss.iter().enumerate() {
+                        let v = val(r!(), s, l, cta, ti);
+                        buf[i * es..(i + 1) * es].copy_from_slice(&v.to_le_bytes()[..es]);
+                    }
+                }
+                s => {
+                    let v = val(r!(), s, l, cta, ti);
+                    buf[..es].copy_from_slice(&v.to_le_bytes()[..es]);
+                }
+            }
+            write_bytes(dev, l, cta, inst.space, addr, &buf[..es * n], t, es * n)?;
+        }
+        OpK::Cvta => {
+            let a = v!(1);
+            let g = match inst.space {
+                Space::Shared | Space::SharedCluster => a.wrapping_add(SHARED_WIN),
+                Space::Local => a.wrapping_add(LOCAL_WIN),
+                Space::Param => a.wrapping_add(PARAM_WIN),
+                _ => a,
+            };
+            set!(0, g & m);
+        }
+        OpK::CvtaTo => {
+            let a = v!(1);
+            let s = match inst.space {
+                Space::Shared | Space::SharedCluster => a.wrapping_sub(SHARED_WIN),
+                Space::Local => a.wrapping_sub(LOCAL_WIN),
+                Space::Param => a.wrapping_sub(PARAM_WIN),
+                _ => a,
+            };
+            set!(0, s & m);
+        }
+        OpK::Cvt => {
+            if matches!(ty, Ty::F16x2 | Ty::BF16x2 | Ty::E4M3x2 | Ty::E5M2x2) && ops.len() == 3 {
+                // pack two converted values: d = {cvt(a) high, cvt(b) low}
+                let st = scalar_ty(match ty {
+                    Ty::E4M3x2 => Ty::E4M3,
+                    Ty::E5M2x2 => Ty::E5M2,
+                    x => x,
+                });
+                let mut sub = inst.clone();
+                sub.ty = st;
+                let hi = cvt(&sub, v!(1));
+                let lo = cvt(&sub, v!(2));
+                let eb = st.bits();
+                set!(0, (hi << eb) | lo);
+            } else if matches!(inst.ty2, Ty::E4M3x2 | Ty::E5M2x2) {
+                // unpack fp8x2 to f16x2
+                let a = v!(1);
+                let st = if inst.ty2 == Ty::E4M3x2 {
+                    Ty::E4M3
+                } else {
+                    Ty::E5M2
+                };
+                let mut sub = inst.clone();
+                sub.ty = Ty::F16;
+                sub.ty2 = st;
+                let lo = cvt(&sub, a & 0xff);
+                let hi = cvt(&sub, (a >> 8) & 0xff);
+                set!(0, lo | (hi << 16));
+            } else {
+                let a = v!(1);
+                let r = cvt(inst, a);
+                let r = if ty.signed() && !ty.float() { r } else { r & m };
+                set!(0, r);
+            }
+        }
+        OpK::Add | OpK::Sub => {
+            let (a, b) = (v!(1), v!(2));
+            let sub = inst.op == OpK::Sub;
+            let r = if ty.float() {
+                fadd(ty, a, b, inst.rnd, inst.ftz, inst.sat, sub)
+            } else if inst.sat && ty == Ty::S32 {
+                let (x, y) = (sext(a, 32), sext(b, 32));
+                let r = if sub { x - y } else { x + y };
+                (r.clamp(i32::MIN as i64, i32::MAX as i64) as u64) & m
+            } else if sub {
+                a.wrapping_sub(b) & m
+            } else {
+                a.wrapping_add(b) & m
+            };
+            set!(0, r);
+        }
+        OpK::Mul | OpK::Mad | OpK::Mul24 | OpK::Mad24 => {
+            let (a, b) = (v!(1), v!(2));
+            let r = if ty.float() {
+                fmul(ty, a, b, inst.rnd, inst.ftz, inst.sat)
+            } else {
+                let (x, y): (i128, i128) = if inst.op == OpK::Mul24 || inst.op == OpK::Mad24 {
+                    if ty.signed() {
+                        (sext(a, 24) as i128, sext(b, 24) as i128)
+                    } else {
+                        ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
+                    }
+                } else if ty.signed() {
+                    (sext(a, bits) as i128, sext(b, bits) as i128)
+                } else {
+                    ((a & m) as i128, (b & m) as i128)
+                };
+                let p = x.wrapping_mul(y);
+                let is24 = inst.op == OpK::Mul24 || inst.op == OpK::Mad24;
+                let prod = match inst.sub {
+                    mulmode::HI => {
+                        if is24 {
+                            ((p >> 16) as u64) & m
+                        } else {
+                            ((p >> bits) as u64) & m
+                        }
+                    }
+                    mulmode::WIDE => (p as u64) & mask(bits * 2),
+                    _ => (p as u64) & m,
+                };
+                if inst.op == OpK::Mad || inst.op == OpK::Mad24 {
+                    let c = v!(3);
+                    let wm = if inst.sub == mulmode::WIDE {
+                        mask(bits * 2)
+                    } else {
+                        m
+                    };
+                    if inst.sat && ty == Ty::S32 && inst.sub == mulmode::HI {
+                        let s = sext(prod, 32) + sext(c, 32);
+                        (s.clamp(i32::MIN as i64, i32::MAX as i64) as u64) & m
+                    } else {
+                        prod.wrapping_add(c) & wm
+                    }
+                } else {
+                    prod
+                }
+            };
+            set!(0, r);
+        }
+        OpK::Fma => {
+            let (a, b, c) = (v!(1), v!(2), v!(3));
+            set!(0, ffma(ty, a, b, c, inst.rnd, inst.ftz, inst.sat));
+        }
+        OpK::Div => {
+            let (a, b) = (v!(1), v!(2));
+            let r = if ty.float() {
+                fdiv(ty, a, b, inst.rnd, inst.ftz)
+            } else if ty.signed() {
+                let (x, y) = (sext(a, bits), sext(b, bits));
+                if y == 0 {
+                    m
+                } else {
+                    (x.wrapping_div(y) as u64) & m
+                }
+            } else {
+                let (x, y) = (a & m, b & m);
+                x.checked_div(y).unwrap_or(m)
+            };
+            set!(0, r);
+        }
+        OpK::Rem => {
+            let (a, b) = (v!(1), v!(2));
+            let r = if ty.signed() {
+                let (x, y) = (sext(a, bits), sext(b, bits));
+                if y == 0 {
+                    a & m
+                } else {
+                    (x.wrapping_rem(y) as u64) & m
+                }
+            } else {
+                let (x, y) = (a & m, b & m);
+                x.checked_rem(y).unwrap_or(x)
+            };
+            set!(0, r);
+        }
+        OpK::Abs | OpK::Neg => {
+            let a = v!(1);
+            let r = if ty.float() {
+                let st = scalar_ty(ty);
+                lanes(ty, a, 0, 0, &|a, _, _| {
+                    let sb = 1u64 << (st.bits() - 1);
+                    let a = if inst.ftz && is_sub(st, fget(st, a, false)) {
+                        a & sb
+                    } else {
+                        a
+                    };
+                    if inst.op == OpK::Abs {
+                        a & !sb
+                    } else {
+                        a ^ sb
+                    }
+                })
+            } else if inst.op == OpK::Abs {
+                (sext(a, bits).wrapping_abs() as u64) & m
+            } else {
+                (sext(a, bits).wrapping_neg() as u64) & m
+            };
+            set!(0, r);
+        }
+        OpK::Min | OpK::Max => {
+            let (a, b) = (v!(1), v!(2));
+            let max = inst.op == OpK::Max;
+            let r = if ty.float() {
+                fminmax(ty, a, b, max, inst.sub == 1, inst.ftz)
+            } else if ty.signed() {
+                let (x, y) = (sext(a, bits), sext(b, bits));
+                (if max { x.max(y) } else { x.min(y) } as u64) & m
+            } else {
+                let (x, y) = (a & m, b & m);
+                if max {
+                    x.max(y)
+                } else {
+                    x.min(y)
+                }
+            };
+            set!(0, r);
+        }
+        OpK::And => set!(0, v!(1) & v!(2) & m),
+        OpK::Or => set!(0, (v!(1) | v!(2)) & m),
+        OpK::Xor => set!(0, (v!(1) ^ v!(2)) & m),
+        OpK::Not => set!(0, !v!(1) & m),
+        OpK::Cnot => set!(0, (v!(1) & m == 0) as u64),
+        OpK::Shl => {
+            let (a, s) = (v!(1), v!(2) as u32);
+            set!(0, if s >= bits { 0 } else { (a << s) & m });
+        }
+        OpK::Shr => {
+            let (a, s) = (v!(1), v!(2) as u32);
+            let r = if ty.signed() {
+                let x = sext(a, bits);
+                ((x >> s.min(63)) as u64) & m
+            } else if s >= bits {
+                0
+            } else {
+                (a & m) >> s
+            };
+            set!(0, r);
+        }
+        OpK::Shf => {
+            let (a, b, c) = (v!(1) & 0xffff_ffff, v!(2) & 0xffff_ffff, v!(3) as u32);
+            let n = if inst.sub2 == 1 { c & 31 } else { c.min(32) };
+            let x = (b << 32) | a;
+            let r = if inst.sub == 0 {
+                ((x << n) >> 32) & 0xffff_ffff
+            } else {
+                (x >> n) & 0xffff_ffff
+            };
+            set!(0, r);
+        }
+        OpK::Bfe => {
+            let (a, p, len) = (v!(1), (v!(2) & 0xff) as u32, (v!(3) & 0xff) as u32);
+            let msb = bits - 1;
+            let sbit = if !ty.signed() || len == 0 {
+                0
+            } else {
+                (a >> (p + len - 1).min(msb)) & 1
+            };
+            let mut d = 0u64;
+            for i in 0..bits {
+                let bit = if i < len && p + i <= msb {
+                    (a >> (p + i)) & 1
+                } else {
+                    sbit
+                };
+                d |= bit << i;
+            }
+            set!(0, d & m);
+        }
+        OpK::Bfi => {
+            let (a, b, p, len) = (v!(1), v!(2), (v!(3) & 0xff) as u32, (v!(4) & 0xff) as u32);
+            let mut f = b;
+            for i in 0..len {
+                if p + i >= bits {
+                    break;
+                }
+                f = (f & !(1 << (p + i))) | (((a >> i) & 1) << (p + i));
+            }
+            set!(0, f & m);
+        }
+        OpK::Brev => {
+            let a = v!(1);
+            set!(
+                0,
+                if bits == 32 {
+                    (a as u32).reverse_bits() as u64
+                } else {
+                    a.reverse_bits()
+                }
+            );
+        }
+        OpK::Clz => {
+            let a = v!(1);
+            set!(
+                0,
+                if bits == 32 {
+                    (a as u32).leading_zeros() as u64
+                } else {
+                    a.leading_zeros() as u64
+                }
+            );
+        }
+        OpK::Popc => {
+            let a = v!(1) & m;
+            set!(0, a.count_ones() as u64);
+        }
+        OpK::Prmt => {
+            let (a, b, c) = (v!(1) & 0xffff_ffff, v!(2) & 0xffff_ffff, v!(3) as u32);
+            let x = (b << 32) | a;
+            let byte = |i: u32| (x >> (8 * (i & 7))) & 0xff;
+            let mut d = 0u64;
+            if inst.sub == 0 {
+                for i in 0..4 {
+                    let sel = (c >> (4 * i)) & 0xf;
+                    let mut v = byte(sel & 7);
+                    if sel & 8 != 0 {
+                        v = if v & 0x80 != 0 { 0xff } else { 0 };
+                    }
+                    d |= v << (8 * i);
+                }
+            } else {
+                let s = c & 3;
+                let sel: [u32; 4] = match inst.sub {
+                    1 => [s, (s + 1) & 7, (s + 2) & 7, (s + 3) & 7],
+                    2 => [s, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7],
+                    3 => [s; 4],
+                    4 => [s, s.max(1), s.max(2), 3],
+                    5 => [0, s.min(1), s.min(2), s],
+                    _ => [2 * (s & 1), 2 * (s & 1) + 1, 2 * (s & 1), 2 * (s & 1) + 1],
+                };
+                for (i, sl) in sel.iter().enumerate() {
+                    d |= byte(*sl) << (8 * i);
+                }
+            }
+            set!(0, d);
+        }
+        OpK::Lop3 => {
+            let (a, b, c, lut) = (v!(1), v!(2), v!(3), v!(4) as u32);
+            let mut d = 0u64;
+            for i in 0..bits {
+                let idx = (((a >> i) & 1) << 2) | (((b >> i) & 1) << 1) | ((c >> i) & 1);
+                d |= (((lut >> idx) & 1) as u64) << i;
+            }
+            set!(0, d);
+        }
+        OpK::Selp => {
+            let c = v!(3);
+            let r = if c != 0 { v!(1) } else { v!(2) };
+            set!(0, r & m);
+        }
+        OpK::Slct => {
+            let c = v!(3);
+            let ge = if inst.ty2.float() {
+                let x = fget(inst.ty2, c, inst.ftz);
+                x >= 0.0 || (x == 0.0)
+            } else {
+                sext(c, 32) >= 0
+            };
+            let r = if ge { v!(1) } else { v!(2) };
+            set!(0, r & m);
+        }
+        OpK::Setp | OpK::Set => {
+            let cty = if inst.op == OpK::Set { inst.ty2 } else { ty };
+            let (a, b) = (v!(1), v!(2));
+            let mut res = compare(inst, cty, a, b);
+            let mut nres = !res;
+            if inst.sub2 != 0 {
+                let c = v!(3) != 0;
+                let f = |x: bool| match inst.sub2 {
+                    1 => x && c,
+                    2 => x || c,
+                    _ => x ^ c,
+                };
+                res = f(res);
+                nres = f(nres);
+            }
+            if inst.op == OpK::Set {
+                let v = if ty == Ty::F32 {
+                    if res {
+                        0x3f80_0000
+                    } else {
+                        0
+                    }
+                } else if res {
+                    m
+                } else {
+                    0
+                };
+                set!(0, v);
+            } else {
+                match &ops[0] {
+                    Opnd::Pair(p, q) => {
+                        if *p != u32::MAX {
+                            cta.regs[base + *p as usize] = res as u64;
+                        }
+                        cta.regs[base + *q as usize] = nres as u64;
+                    }
+                    _ => set!(0, res as u64),
+                }
+            }
+        }
+        OpK::Copysign => {
+            let (a, b) = (v!(1), v!(2));
+            let sb = 1u64 << (bits - 1);
+            set!(0, (b & !sb) | (a & sb));
+        }
+        OpK::Sqrt
+        | OpK::Rsqrt
+        | OpK::Rcp
+        | OpK::Ex2
+        | OpK::Lg2
+        | OpK::Sin
+        | OpK::Cos
+        | OpK::Tanh => {
+            let a = v!(1);
+            set!(0, funary(inst.op, ty, a, inst.rnd, inst.ftz, inst.sat));
+        }
+        OpK::Testp => {
+            let x = fget(ty, v!(1), false);
+            let r = match inst.sub {
+                0 => x.is_finite(),
+                1 => x.is_infinite(),
+                2 => !x.is_nan(),
+                3 => x.is_nan(),
+                4 => x.is_finite() && x != 0.0 && !is_sub(ty, x),
+                _ => is_sub(ty, x),
+            };
+            set!(0, r as u64);
+        }
+        OpK::Bra => match ops.first() {
+            Some(Opnd::Label(x)) => return Ok(Flow::Jump(*x)),
+            _ => return Err(e(ErrorKind::Unsupported, None, "indirect branch")),
+        },
+        OpK::Ret | OpK::Exit => return Ok(Flow::Exit),
+        OpK::Trap => {
+            let last = l.printf.lines().last().unwrap_or("").to_string();
+            return Err(e(
+                ErrorKind::Trap,
+                None,
+                format!("trap executed; last printf output: {last:?}"),
+            ));
+        }
+        OpK::Call => return call(dev, l, cta, ti, inst),
+        OpK::Bar | OpK::BarArrive => {
+            let id = (v!(0) & 15) as usize;
+            let count = if ops.len() > 1 {
+                v!(1) as u32
+            } else {
+                cta.n as u32
+            };
+            if cta.bar_arrived[id] == 0 {
+                cta.bar_expected[id] = count;
+            }
+            cta.bar_arrived[id] += 1;
+            if cta.bar_arrived[id] >= cta.bar_expected[id] {
+                cta.bar_arrived[id] = 0;
+                let w = std::mem::take(&mut cta.bar_waiting[id]);
+                for x in w {
+                    cta.st[x as usize] = TS::Ready;
+                    cta.pc[x as usize] += 1;
+                }
+                return Ok(Flow::Next);
+            }
+            if inst.op == OpK::BarArrive {
+                return Ok(Flow::Next);
+            }
+            cta.bar_waiting[id].push(t as u32);
+            return Ok(Flow::Block(TS::Bar));
+        }
+        OpK::ClusterBar => {
+            if l.cluster != (1, 1, 1) {
+                return Err(e(
+                    ErrorKind::Unsupported,
+                    None,
+                    "barrier.cluster with more than one CTA per cluster",
+                ));
+            }
+            // With one CTA per cluster, arrive+wait is a CTA-wide barrier on a private id.
+            if inst.sub == 1 {
+                let id = 15usize;
+                let count = cta.n as u32;
+                if cta.bar_arrived[id] == 0 {
+                    cta.bar_expected[id] = count;
+                }
+                cta.bar_arrived[id] += 1;
+                if cta.bar_arrived[id] >= cta.bar_expected[id] {
+                    cta.bar_arrived[id] = 0;
+                    let w = std::mem::take(&mut cta.bar_waiting[id]);
+                    for x in w {
+                        cta.st[x as usize] = TS::Ready;
+                        cta.pc[x as usize] += 1;
+                    }
+                    return Ok(Flow::Next);
+                }
+                cta.bar_waiting[id].push(t as u32);
+                return Ok(Flow::Block(TS::Bar));
+            }
+        }
+        OpK::Activemask => {
+            let w = t / 32;
+            let mut mk = 0u64;
+            for lane in 0..32 {
+                let x = w * 32 + lane;
+                if x < cta.n && cta.st[x] != TS::Exited {
+                    mk |= 1 << lane;
+                }
+            }
+            set!(0, mk);
+        }
+        OpK::Shfl
+        | OpK::Vote
+        | OpK::Redux
+        | OpK::Match
+        | OpK::Elect
+        | OpK::BarWarp
+        | OpK::Ldmatrix
+        | OpK::Stmatrix
+        | OpK::MmaSync
+        | OpK::Wgmma => {
+            return Ok(Flow::Block(TS::Coll));
+        }
+        OpK::Atom | OpK::Red => {
+            let (mi, vi) = if inst.op == OpK::Atom { (1, 2) } else { (0, 1) };
+            let addr = mem_addr(r!(), &ops[mi], l);
+            let b = v!(vi);
+            let c = if inst.sub == atomop::CAS {
+                v!(vi + 1)
+            } else {
+                0
+            };
+            let es = ty.bytes() as usize;
+            let old = load(dev, l, cta, inst.space, addr, es, t)?;
+            let new = atomic_op(inst, ty, old, b, c);
+            store(dev, l, cta, inst.space, addr, es, new, t)?;
+            if inst.op == OpK::Atom {
+                let o = if ty.signed() {
+                    sext(old, bits) as u64 & m
+                } else {
+                    old
+                };
+                set!(0, o);
+            }
+        }
+        OpK::Mapa => {
+            let a = v!(1);
+            let rank = v!(2) as u32;
+            let own = sreg(Sreg::ClusterCtarank, l, cta, ti) as u32;
+            if rank != own {
+                return Err(e(ErrorKind::Unsupported, Some(a), "mapa to another CTA of the cluster (distributed shared memory) is not supported"));
+            }
+            set!(0, a);
+        }
+        OpK::MbarInit => {
+            let a = mbar_addr(r!(), &ops[0], l, inst)?;
+            let count = v!(1) as u32;
+            write_bytes(dev, l, cta, Space::Shared, a as u64, &[0u8; 8], t, 8)?;
+            cta.mbar.insert(
+                a,
+                Mbar {
+                    expected: count,
+                    pending: count,
+                    tx: 0,
+                    phase: 0,
+                },
+            );
+        }
+        OpK::MbarArrive | OpK::MbarExpectTx => {
+            // mbarrier.arrive{.expect_tx}.shared.b64 state, [addr]{, count/tx}
+            let (ai, dst) = match &ops[0] {
+                Opnd::Mem { .. } => (0, false),
+                _ => (1, true),
+            };
+            let a = mbar_addr(r!(), &ops[ai], l, inst)?;
+            let extra = if ops.len() > ai + 1 {
+                Some(v!(ai + 1))
+            } else {
+                None
+            };
+            let mb = cta.mbar.get_mut(&a).ok_or_else(|| {
+                e(
+                    ErrorKind::UninitShared,
+                    Some(a as u64),
+                    "mbarrier used before mbarrier.init",
+                )
+            })?;
+            let state = mb.phase as u64;
+            if inst.op == OpK::MbarExpectTx {
+                mb.tx += extra.unwrap_or(0) as i64;
+            } else {
+                let mut count = 1u32;
+                if inst.sub == 1 {
+                    mb.tx += extra.unwrap_or(0) as i64;
+                } else if let Some(c) = extra {
+                    count = c as u32;
+                }
+                if mb.pending < count {
+                    return Err(e(
+                        ErrorKind::Unsupported,
+                        Some(a as u64),
+                        "mbarrier arrive count exceeds the pending count",
+                    ));
+                }
+                mb.pending -= count;
+                mbar_check(mb);
+            }
+            if dst {
+                set!(0, state);
+            }
+        }
+        OpK::MbarTryWait | OpK::MbarTestWait => {
+            let a = mbar_addr(r!(), &ops[1], l, inst)?;
+            let p = v!(2);
+            let mb = cta.mbar.get(&a).ok_or_else(|| {
+                e(
+                    ErrorKind::UninitShared,
+                    Some(a as u64),
+                    "mbarrier used before mbarrier.init",
+                )
+            })?;
+            let done = if inst.sub == 1 {
+                (mb.phase & 1) as u64 != (p & 1)
+            } else {
+                mb.phase as u64 != p
+            };
+            if !done && inst.op == OpK::MbarTryWait {
+                return Ok(Flow::Block(TS::Wait));
+            }
+            set!(0, done as u64);
+        }
+        OpK::MbarInval => {
+            let a = mbar_addr(r!(), &ops[0], l, inst)?;
+            cta.mbar.remove(&a);
+        }
+        OpK::CpBulkTensor => {
+            tma(dev, l, cta, ti, inst)?;
+        }
+        OpK::Unsupported => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!(
+                    "instruction `{}` is not supported by the emulator",
+                    inst.opcode
+                ),
+            ));
+        }
+    }
+    Ok(Flow::Next)
+}
+
+fn mbar_check(mb: &mut Mbar) {
+    if mb.pending == 0 && mb.tx == 0 {
+        mb.phase = mb.phase.wrapping_add(1);
+        mb.pending = mb.expected;
+    }
+}
+
+fn mbar_addr(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst) -> R<u32> {
+    let a = mem_addr(r, o, l);
+    let a = if inst.space == Space::Generic && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a) {
+        a - SHARED_WIN
+    } else {
+        a
+    };
+    if a % 8 != 0 {
+        return Err(e(
+            ErrorKind::Misaligned,
+            Some(a),
+            "mbarrier address not 8-byte aligned",
+        ));
+    }
+    Ok(a as u32)
+}
+
+fn atomic_op(inst: &Inst, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
+    let bits = ty.bits();
+    let m = mask(bits);
+    match inst.sub {
+        atomop::ADD => {
+            if ty.float() {
+                // atom.add.f32 flushes subnormals (PTX ISA); f16/bf16/f64 do not
+                let ftz = ty == Ty::F32;
+                fadd(ty, old, b, Rnd::Rn, ftz, false, false)
+            } else {
+                old.wrapping_add(b) & m
+            }
+        }
+        atomop::MIN | atomop::MAX => {
+            let max = inst.sub == atomop::MAX;
+            if ty.float() {
+                fminmax(ty, old, b, max, false, false)
+            } else if ty.signed() {
+                let (x, y) = (sext(old, bits), sext(b, bits));
+                (if max { x.max(y) } else { x.min(y) } as u64) & m
+            } else if max {
+                (old & m).max(b & m)
+            } else {
+                (old & m).min(b & m)
+            }
+        }
+        atomop::INC => {
+            if (old & m) >= (b & m) {
+                0
+            } else {
+                old + 1
+            }
+        }
+        atomop::DEC => {
+            if old & m == 0 || (old & m) > (b & m) {
+                b & m
+            } else {
+                old - 1
+            }
+        }
+        atomop::AND => old & b & m,
+        atomop::OR => (old | b) & m,
+        atomop::XOR => (old ^ b) & m,
+        atomop::EXCH => b & m,
+        _ => {
+            if old & m == b & m {
+                c & m
+            } else {
+                old
+            }
+        }
+    }
+}
+
+/// Executes `call`: only `vprintf` is supported.
+fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<Flow> {
+    let t = ti.t;
+    let ops = &inst.ops;
+    // call.uni (ret), func, (args)  or call func, (args)
+    let mut fname = None;
+    let mut args = None;
+    let mut ret = None;
+    for (i, o) in ops.iter().enumerate() {
+        match o {
+            Opnd::Func(f) => fname = Some(f.clone()),
+            Opnd::Vec(v) if i == 0 && ops.len() == 3 => ret = v.first().cloned(),
+            Opnd::Vec(v) => args = Some(v.clone()),
+            _ => {}
+        }
+    }
+    let fname = fname.ok_or_else(|| e(ErrorKind::Unsupported, None, "indirect call"))?;
+    if fname != "vprintf" {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("call to function {fname} is not supported (only vprintf)"),
+        ));
+    }
+    let args = args.unwrap_or_default();
+    let r = &cta.regs[t * cta.nregs..(t + 1) * cta.nregs];
+    let argv: Vec<u64> = args
+        .iter()
+        .map(|a| match a {
+            Opnd::Addr(s) => sym_addr(*s, l),
+            o => val(r, o, l, cta, ti),
+        })
+        .collect();
+    let mut vals = Vec::new();
+    for a in &argv {
+        // each argument is a .param symbol address: load its 8 bytes
+        vals.push(load(dev, l, cta, Space::Param, *a, 8, t)?);
+    }
+    let fmt_addr = vals.first().copied().unwrap_or(0);
+    let buf = vals.get(1).copied().unwrap_or(0);
+    let mut fmt = Vec::new();
+    let mut a = fmt_addr;
+    loop {
+        let c = load(dev, l, cta, Space::Generic, a, 1, t)? as u8;
+        if c == 0 {
+            break;
+        }
+        fmt.push(c);
+        a += 1;
+        if fmt.len() > 1 << 16 {
+            return Err(e(
+                ErrorKind::OutOfBounds,
+                Some(fmt_addr),
+                "unterminated printf format",
+            ));
+        }
+    }
+    let fmt = String::from_utf8_lossy(&fmt).to_string();
+    let mut out = String::new();
+    let mut off = 0u64;
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        let mut spec = String::new();
+        let mut longs = 0;
+        let conv;
+        loop {
+            match chars.next() {
+                Some('l') => longs += 1,
+                Some('h') => {}
+                Some(ch)
+                    if ch.is_ascii_digit()
+                        || ch == '.'
+                        || ch == '-'
+                        || ch == '+'
+                        || ch == ' '
+                        || ch == '#' =>
+                {
+                    spec.push(ch)
+                }
+                Some(ch) => {
+                    conv = ch;
+                    break;
+                }
+                None => {
+                    conv = '?';
+                    break;
+                }
+            }
+        }
+        let size = match conv {
+            'f' | 'e' | 'g' | 'E' | 'G' | 'a' | 's' | 'p' => 8,
+            _ => {
+                if longs > 0 {
+                    8
+                } else {
+                    4
+                }
+            }
+        };
+        off = off.div_ceil(size) * size;
+        let v = load(dev, l, cta, Space::Generic, buf + off, size as usize, t)?;
+        off += size;
+        let width: usize = spec
+            .trim_start_matches(['-', '+', ' ', '#', '0'])
+            .split('.')
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0);
+        let prec: Option<usize> = spec.split_once('.').and_then(|(_, p)| p.parse().ok());
+        let s = match conv {
+            'd' | 'i' => {
+                if size == 8 {
+                    (v as i64).to_string()
+                } else {
+                    (v as u32 as i32).to_string()
+                }
+            }
+            'u' => {
+                if size == 8 {
+                    v.to_string()
+                } else {
+                    (v as u32).to_string()
+                }
+            }
+            'x' => format!("{:x}", if size == 8 { v } else { v & 0xffff_ffff }),
+            'X' => format!("{:X}", if size == 8 { v } else { v & 0xffff_ffff }),
+            'c' => ((v as u8) as char).to_string(),
+            'f' | 'F' => format!("{:.*}", prec.unwrap_or(6), f64::from_bits(v)),
+            'e' | 'E' => format!("{:.*e}", prec.unwrap_or(6), f64::from_bits(v)),
+            'g' | 'G' => format!("{}", f64::from_bits(v)),
+            'p' => format!("{v:#x}"),
+            's' => {
+                let mut s = Vec::new();
+                let mut a = v;
+                loop {
+                    let c = load(dev, l, cta, Space::Generic, a, 1, t)? as u8;
+                    if c == 0 {
+                        break;
+                    }
+                    s.push(c);
+                    a += 1;
+                }
+                String::from_utf8_lossy(&s).to_string()
+            }
+            _ => format!("%{spec}{conv}"),
+        };
+        if s.len() < width {
+            let pad = if spec.starts_with('0') && !spec.starts_with('-') {
+                '0'
+            } else {
+                ' '
+            };
+            if spec.starts_with('-') {
+                out.push_str(&s);
+                out.extend(std::iter::repeat_n(' ', width - s.len()));
+            } else {
+                out.extend(std::iter::repeat_n(pad, width - s.len()));
+                out.push_str(&s);
+            }
+        } else {
+            out.push_str(&s);
+        }
+    }
+    l.printf.push_str(&out);
+    if let Some(Opnd::Addr(s)) = ret {
+        let a = sym_addr(s, l);
+        store(dev, l, cta, Space::Param, a, 4, 0, t)?;
+    }
+    Ok(Flow::Next)
+}
+
+/// Executes a TMA `cp.async.bulk.tensor` (completes immediately).
+#[allow(clippy::needless_range_loop, clippy::manual_checked_ops)]
+fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
+    let t = ti.t;
+    let ops = &inst.ops;
+    let r = cta.regs[t * cta.nregs..(t + 1) * cta.nregs].to_vec();
+    let to_global = inst.sub2 & 1 == 1;
+    let (smem_op, gl_op) = if to_global {
+        (&ops[1], &ops[0])
+    } else {
+        (&ops[0], &ops[1])
+    };
+    let saddr = mem_addr(&r, smem_op, l);
+    let (tmap_addr, coords) = match gl_op {
+        Opnd::Mem { extra: Some(v), .. } => {
+            let a = mem_addr(&r, gl_op, l);
+            let cs: Vec<i64> = match &**v {
+                Opnd::Vec(xs) => xs
+                    .iter()
+                    .map(|x| sext(val(&r, x, l, cta, ti), 32))
+                    .collect(),
+                x => vec![sext(val(&r, x, l, cta, ti), 32)],
+            };
+            (a, cs)
+        }
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                "bad cp.async.bulk.tensor operand",
+            ))
+        }
+    };
+    let mut tb = vec![0u8; 128];
+    read_bytes(dev, l, cta, Space::Generic, tmap_addr, &mut tb, t, 64)
+        .or_else(|_| read_bytes(dev, l, cta, Space::Param, tmap_addr, &mut tb, t, 64))?;
+    let tm = TensorMap::decode(&tb).ok_or_else(|| e(ErrorKind::BadLaunch, Some(tmap_addr), "tensor map parameter does not hold the emulator's tensor-map encoding (see ptx_emu::TensorMap)"))?;
+    if tm.dims.len() != coords.len() {
+        return Err(e(
+            ErrorKind::BadLaunch,
+            Some(tmap_addr),
+            format!(
+                "tensor map has rank {}, instruction uses {}",
+                tm.dims.len(),
+                coords.len()
+            ),
+        ));
+    }
+    if inst.sub2 & 2 != 0 && l.cluster != (1, 1, 1) {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "multicast TMA across a cluster",
+        ));
+    }
+    let es = tm.elem_size as usize;
+    let rank = tm.dims.len();
+    let total: usize = tm.box_dims.iter().map(|&b| b as usize).product();
+    let row_bytes = tm.box_dims[0] as usize * es;
+    let swz = match tm.swizzle {
+        1 => 32,
+        2 => 64,
+        3 => 128,
+        _ => 0,
+    };
+    let mut buf = vec![0u8; es];
+    for lin in 0..total {
+        let mut idx = [0i64; 5];
+        let mut rem = lin;
+        for d in 0..rank {
+            idx[d] = (rem % tm.box_dims[d] as usize) as i64;
+            rem /= tm.box_dims[d] as usize;
+        }
+        let mut inb = true;
+        let mut goff = 0u64;
+        for d in 0..rank {
+            let g = coords[d] + idx[d];
+            if g < 0 || g >= tm.dims[d] as i64 {
+                inb = false;
+            }
+            goff = goff.wrapping_add((g as u64).wrapping_mul(if d == 0 {
+                es as u64
+            } else {
+                tm.strides[d]
+            }));
+        }
+        let mut soff = lin * es;
+        if swz != 0 {
+            let row = soff / swz;
+            let chunk = (soff % swz) / 16;
+            let within = soff % 16;
+            let nchunks = swz / 16;
+            let _ = row_bytes;
+            soff = row * swz + ((chunk ^ (row % nchunks)) * 16) + within;
+        }
+        let sa = saddr + soff as u64;
+        if to_global {
+            if inb {
+                read_bytes(dev, l, cta, Space::Shared, sa, &mut buf, t, es)?;
+                write_bytes(dev, l, cta, Space::Global, tm.base + goff, &buf, t, es)?;
+            }
+        } else {
+            if inb {
+                read_bytes(dev, l, cta, Space::Global, tm.base + goff, &mut buf, t, es)?;
+            } else {
+                buf.iter_mut().for_each(|b| *b = 0);
+            }
+            write_bytes(dev, l, cta, Space::Shared, sa, &buf, t, es)?;
+        }
+    }
+    if !to_global {
+        // complete_tx on the mbarrier operand
+        let mb_op = &ops[2];
+        let a = mbar_addr(&r, mb_op, l, inst)?;
+        let mb = cta.mbar.get_mut(&a).ok_or_else(|| {
+            e(
+                ErrorKind::UninitShared,
+                Some(a as u64),
+                "TMA completes on an uninitialised mbarrier",
+            )
+        })?;
+        mb.tx -= (total * es) as i64;
+        mbar_check(mb);
+    }
+    Ok(())
+}
+
+/// Tries to execute the warp collective that thread `t` is parked at.
+fn try_collective(
+    dev: &mut Device,
+    l: &mut Launch,
+    cta: &mut Cta,
+    t: usize,
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+) -> R<bool> {
+    let k = l.k;
+    let pc = cta.pc[t];
+    let inst = &k.insts[pc as usize];
+    let ti = Ti { t, tid: tid_of(t) };
+    let r0 = cta.regs[t * cta.nregs..(t + 1) * cta.nregs].to_vec();
+    let w = t / 32;
+    // member set
+    let group: Vec<usize> = match inst.op {
+        OpK::Wgmma => {
+            let g = t / 128;
+            (g * 128..(g * 128 + 128).min(cta.n)).collect()
+        }
+        OpK::Ldmatrix | OpK::Stmatrix | OpK::MmaSync => {
+            (w * 32..(w * 32 + 32).min(cta.n)).collect()
+        }
+        _ => {
+            let mo = inst.ops.last().unwrap();
+            let mk = val(&r0, mo, l, cta, ti) as u32;
+            (0..32)
+                .filter(|i| mk >> i & 1 == 1)
+                .map(|i| w * 32 + i)
+                .filter(|&x| x < cta.n)
+                .collect()
+        }
+    };
+    if !group.contains(&t) {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "executing thread is not in the collective's member mask",
+        ));
+    }
+    for &g in &group {
+        match cta.st[g] {
+            TS::Exited => {
+                return Err(e(
+                    ErrorKind::Deadlock,
+                    None,
+                    format!("warp collective names thread {g}, which has exited"),
+                ))
+            }
+            TS::Coll if cta.pc[g] == pc => {}
+            _ => return Ok(false),
+        }
+    }
+    let nr = cta.nregs;
+    let regs_of = |cta: &Cta, g: usize| cta.regs[g * nr..(g + 1) * nr].to_vec();
+    let ops = &inst.ops;
+    match inst.op {
+        OpK::Shfl => {
+            let mut results = Vec::new();
+            for &g in &group {
+                let r = regs_of(cta, g);
+                let tg = Ti {
+                    t: g,
+                    tid: tid_of(g),
+                };
+                let lane = (g % 32) as i64;
+                let b = (val(&r, &ops[2], l, cta, tg) & 31) as i64;
+                let c = val(&r, &ops[3], l, cta, tg) as i64;
+                let segmask = (c >> 8) & 31;
+                let maxl = c & 31;
+                let minlane = lane & segmask;
+                let maxlane = minlane | (maxl & !segmask);
+                let (j, ok) = match inst.sub {
+                    0 => (lane - b, lane - b >= maxlane),
+                    1 => (lane + b, lane + b <= maxlane),
+                    2 => (lane ^ b, (lane ^ b) <= maxlane),
+                    _ => {
+                        let j = minlane | (b & !segmask);
+                        (j, j <= maxlane)
+                    }
+                };
+                let src = if ok { j } else { lane };
+                let sg = w * 32 + src as usize;
+                if !group.contains(&sg) {
+                    return Err(e(
+                        ErrorKind::Unsupported,
+                        None,
+                        format!("shfl reads lane {src}, which is not in the member mask"),
+                    ));
+                }
+                let rs = regs_of(cta, sg);
+                let ts = Ti {
+                    t: sg,
+                    tid: tid_of(sg),
+                };
+                let v = val(&rs, &ops[1], l, cta, ts) & 0xffff_ffff;
+                results.push((g, v, ok));
+            }
+            for (g, v, ok) in results {
+                match &ops[0] {
+                    Opnd::Pair(a, p) => {
+                        if *a != u32::MAX {
+                            cta.regs[g * nr + *a as usize] = v;
+                        }
+                        cta.regs[g * nr + *p as usize] = ok as u64;
+                    }
+                    o => wr(cta, g, o, v)?,
+                }
+            }
+        }
+        OpK::Vote => {
+            let preds: Vec<bool> = group
+                .iter()
+                .map(|&g| {
+                    val(
+                        &regs_of(cta, g),
+                        &ops[1],
+                        l,
+                        cta,
+                        Ti {
+                            t: g,
+                            tid: tid_of(g),
+                        },
+                    ) & 1
+                        != 0
+                })
+                .collect();
+            let ballot: u64 = group
+                .iter()
+                .zip(&preds)
+                .filter(|(_, p)| **p)
+                .map(|(g, _)| 1u64 << (g % 32))
+                .sum();
+            let r = match inst.sub {
+                0 => preds.iter().all(|p| *p) as u64,
+                1 => preds.iter().any(|p| *p) as u64,
+                2 => (preds.iter().all(|p| *p) || preds.iter().all(|p| !*p)) as u64,
+                _ => ballot,
+            };
+            for &g in &group {
+                wr(cta, g, &ops[0], r)?;
+            }
+        }
+        OpK::Redux => {
+            let ty = inst.ty;
+            let vals: Vec<u64> = group
+                .iter()
+                .map(|&g| {
+                    val(
+                        &regs_of(cta, g),
+                        &ops[1],
+                        l,
+                        cta,
+                        Ti {
+                            t: g,
+                            tid: tid_of(g),
+                        },
+                    ) & 0xffff_ffff
+                })
+                .collect();
+            let r = vals
+                .iter()
+                .copied()
+                .reduce(|a, b| match inst.sub {
+                    0 => a.wrapping_add(b) & 0xffff_ffff,
+                    1 => {
+                        if ty.signed() {
+                            (sext(a, 32).min(sext(b, 32)) as u64) & 0xffff_ffff
+                        } else {
+                            a.min(b)
+                        }
+                    }
+                    2 => {
+                        if ty.signed() {
+                            (sext(a, 32).max(sext(b, 32)) as u64) & 0xffff_ffff
+                        } else {
+                            a.max(b)
+                        }
+                    }
+                    3 => a & b,
+                    4 => a | b,
+                    _ => a ^ b,
+                })
+                .unwrap_or(0);
+            for &g in &group {
+                wr(cta, g, &ops[0], r)?;
+            }
+        }
+        OpK::Match => {
+            let m = mask(inst.ty.bits());
+            let vals: Vec<u64> = group
+                .iter()
+                .map(|&g| {
+                    val(
+                        &regs_of(cta, g),
+                        &ops[1],
+                        l,
+                        cta,
+                        Ti {
+                            t: g,
+                            tid: tid_of(g),
+                        },
+                    ) & m
+                })
+                .collect();
+            let all_eq = vals.iter().all(|v| *v == vals[0]);
+            for (i, &g) in group.iter().enumerate() {
+                let mk: u64 = group
+                    .iter()
+                    .zip(&vals)
+                    .filter(|(_, v)| **v == vals[i])
+                    .map(|(x, _)| 1u64 << (x % 32))
+                    .sum();
+                if inst.sub == 1 {
+                    let d = if all_eq { mk } else { 0 };
+                    match &ops[0] {
+                        Opnd::Pair(a, p) => {
+                            if *a != u32::MAX {
+                                cta.regs[g * nr + *a as usize] = d;
+                            }
+                            cta.regs[g * nr + *p as usize] = all_eq as u64;
+                        }
+                        o => wr(cta, g, o, d)?,
+                    }
+                } else {
+                    wr(cta, g, &ops[0], mk)?;
+                }
+            }
+        }
+        OpK::Elect => {
+            let leader = *group.iter().min().unwrap();
+            for &g in &group {
+                match &ops[0] {
+                    Opnd::Pair(a, p) => {
+                        if *a != u32::MAX {
+                            cta.regs[g * nr + *a as usize] = (leader % 32) as u64;
+                        }
+                        cta.regs[g * nr + *p as usize] = (g == leader) as u64;
+                    }
+                    o => wr(cta, g, o, (leader % 32) as u64)?,
+                }
+            }
+        }
+        OpK::BarWarp => {}
+        OpK::Ldmatrix | OpK::Stmatrix => ldst_matrix(dev, l, cta, inst, &group, tid_of)?,
+        OpK::MmaSync | OpK::Wgmma => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("`{}` is not supported by the emulator yet", inst.opcode),
+            ));
+        }
+        _ => unreachable!(),
+    }
+    for &g in &group {
+        cta.st[g] = TS::Ready;
+        cta.pc[g] = pc + 1;
+        cta.icount[g] += 0;
+    }
+    let _ = dev;
+    Ok(true)
+}
+
+/// `ldmatrix`/`stmatrix` `.m8n8` with `.x1/.x2/.x4` and `.trans`, b16 elements.
+fn ldst_matrix(
+    dev: &mut Device,
+    l: &mut Launch,
+    cta: &mut Cta,
+    inst: &Inst,
+    group: &[usize],
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+) -> R<()> {
+    if !inst.opcode.contains("m8n8") || !inst.opcode.ends_with("b16") {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{}` is not supported (only m8n8 b16)", inst.opcode),
+        ));
+    }
+    let nr = cta.nregs;
+    let nmat = inst.sub as usize;
+    let trans = inst.sub2 == 1;
+    let is_ld = inst.op == OpK::Ldmatrix;
+    let (mem_i, reg_i) = if is_ld { (1, 0) } else { (0, 1) };
+    let w0 = group[0];
+    // row addresses: matrix i row r comes from lane 8*i + r
+    let mut row_addr = [[0u64; 8]; 4];
+    for (i, ra) in row_addr.iter_mut().enumerate().take(nmat) {
+        for (rr, slot) in ra.iter_mut().enumerate() {
+            let lane = 8 * i + rr;
+            let g = w0 + lane;
+            let regs = cta.regs[g * nr..(g + 1) * nr].to_vec();
+            let a = mem_addr(&regs, &inst.ops[mem_i], l);
+            let a = if inst.space == Space::Generic
+                && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a)
+            {
+                a - SHARED_WIN
+            } else {
+                a
+            };
+            *slot = a;
+        }
+    }
+    let regs_list = |o: &Opnd| -> Vec<Opnd> {
+        match o {
+            Opnd::Vec(v) => v.clone(),
+            x => vec![x.clone()],
+        }
+    };
+    let rl = regs_list(&inst.ops[reg_i]);
+    for i in 0..nmat {
+        // element (row, col) of matrix i: 8x8 b16
+        let mut mat = [[0u16; 8]; 8];
+        if is_ld {
+            for (rr, row) in mat.iter_mut().enumerate() {
+                let mut b = [0u8; 16];
+                read_bytes(dev, l, cta, Space::Shared, row_addr[i][rr], &mut b, w0, 16)?;
+                for (c, x) in row.iter_mut().enumerate() {
+                    *x = u16::from_le_bytes([b[2 * c], b[2 * c + 1]]);
+                }
+            }
+            if trans {
+                let m2 = mat;
+                for (rr, row) in mat.iter_mut().enumerate() {
+                    for (c, x) in row.iter_mut().enumerate() {
+                        *x = m2[c][rr];
+                    }
+                }
+            }
+            // thread lane holds row lane/4, cols 2*(lane%4), +1
+            for lane in 0..32 {
+                let g = w0 + lane;
+                let (rr, c) = (lane / 4, 2 * (lane % 4));
+                let v = mat[rr][c] as u64 | ((mat[rr][c + 1] as u64) << 16);
+                wr(cta, g, &rl[i], v)?;
+            }
+        } else {
+            for lane in 0..32 {
+                let g = w0 + lane;
+                let regs = cta.regs[g * nr..(g + 1) * nr].to_vec();
+                let v = val(
+                    &regs,
+                    &rl[i],
+                    l,
+                    cta,
+                    Ti {
+                        t: g,
+                        tid: tid_of(g),
+                    },
+                );
+                let (rr, c) = (lane / 4, 2 * (lane % 4));
+                mat[rr][c] = v as u16;
+                mat[rr][c + 1] = (v >> 16) as u16;
+            }
+            if trans {
+                let m2 = mat;
+                for (rr, row) in mat.iter_mut().enumerate() {
+                    for (c, x) in row.iter_mut().enumerate() {
+                        *x = m2[c][rr];
+                    }
+                }
+            }
+            for (rr, row) in mat.iter().enumerate() {
+                let mut b = [0u8; 16];
+                for (c, x) in row.iter().enumerate() {
+                    b[2 * c..2 * c + 2].copy_from_slice(&x.to_le_bytes());
+                }
+                write_bytes(dev, l, cta, Space::Shared, row_addr[i][rr], &b, w0, 16)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,366 @@
+//! `ptx-emu`: a test-only CPU emulator for PTX text as NVIDIA's `tileiras`
+//! writes it.
+//!
+//! ```ignore
+//! let m = Module::parse(ptx_text)?;
+//! let mut dev = Device::new();
+//! let a = dev.alloc(1024);
+//! dev.write(a, &bytes);
+//! let out = dev.launch(&m, "kernel", LaunchConfig::grid1d(4, 128), &[Param::U64(a.addr())])?;
+//! let back = dev.read(a);
+//! ```
+//!
+//! Semantics notes (where the PTX ISA leaves a choice, the emulator picks the
+//! hardware behaviour and documents it here):
+//! * Integer `div.u*` by zero gives all ones, `rem.u*` by zero gives the
+//!   dividend; `div.s*` by zero gives -1 (all ones), `rem.s*` by zero the
+//!   dividend; `div.s` of MIN by -1 wraps to MIN.
+//! * Float arithmetic that produces a NaN produces the canonical NaN
+//!   (`0x7fffffff` for f32, `0x7fff` for f16/bf16, `0x7fffffffffffffff` for f64).
+//! * `.approx` instructions (`ex2`, `lg2`, `sin`, `cos`, `tanh`, `rcp`, `rsqrt`,
+//!   `div.approx`) return the correctly rounded value of the exact function.
+//! * All memory is sequentially consistent; fences are no-ops. CTAs run one
+//!   after another in linear order, threads of a CTA run until they block
+//!   (barrier, warp collective, failing `mbarrier.try_wait`, exit), so every
+//!   run is deterministic.
+//! * `bar.sync` without a thread count waits for every thread of the CTA; a
+//!   thread that exits without arriving makes the barrier a reported deadlock.
+//! * TMA tensor maps use this crate's own 128-byte encoding, see [`TensorMap`].
+
+mod decode;
+mod exec;
+pub mod float;
+pub mod ir;
+mod parse;
+
+pub use exec::TensorMap;
+pub use ir::Module;
+pub use parse::ParseError;
+
+use std::fmt;
+
+impl Module {
+    /// Parses PTX text.
+    pub fn parse(src: &str) -> Result<Module, ParseError> {
+        parse::parse_module(src)
+    }
+    /// Finds a kernel by name.
+    pub fn kernel(&self, name: &str) -> Option<&ir::Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// A device allocation handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DevPtr {
+    addr: u64,
+    len: usize,
+}
+
+impl DevPtr {
+    /// Device (generic/global) address of the first byte.
+    pub fn addr(&self) -> u64 {
+        self.addr
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True for a zero-length allocation.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Launch geometry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Number of CTAs in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per CTA in x, y, z.
+    pub block: (u32, u32, u32),
+    /// CTAs per cluster in x, y, z.
+    pub cluster: (u32, u32, u32),
+    /// Dynamic shared memory bytes.
+    pub dynamic_smem: u32,
+}
+
+impl LaunchConfig {
+    /// A 1-D grid of `grid` CTAs of `block` threads, no clusters.
+    pub fn grid1d(grid: u32, block: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid: (grid, 1, 1),
+            block: (block, 1, 1),
+            cluster: (1, 1, 1),
+            dynamic_smem: 0,
+        }
+    }
+}
+
+/// A kernel argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Param {
+    /// 32-bit scalar.
+    U32(u32),
+    /// 64-bit scalar or pointer.
+    U64(u64),
+    /// Raw bytes (e.g. a 128-byte tensor map).
+    Bytes(Vec<u8>),
+}
+
+/// What went wrong during a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Access outside any allocation / outside shared or local memory.
+    OutOfBounds,
+    /// Access not aligned to its size.
+    Misaligned,
+    /// Read of shared memory never written in this CTA.
+    UninitShared,
+    /// Threads blocked forever (partial barrier, collective missing members, mbarrier never completing).
+    Deadlock,
+    /// Instruction not supported by the emulator.
+    Unsupported,
+    /// `trap` executed.
+    Trap,
+    /// Bad launch (unknown kernel, parameter mismatch, block size mismatch).
+    BadLaunch,
+    /// Exceeded the instruction budget.
+    Timeout,
+}
+
+/// An emulation error with its location.
+#[derive(Debug, Clone)]
+pub struct EmuError {
+    /// Error category.
+    pub kind: ErrorKind,
+    /// Kernel name.
+    pub kernel: String,
+    /// PTX line of the instruction (0 if none).
+    pub line: u32,
+    /// Instruction text.
+    pub inst: String,
+    /// CTA index of the thread.
+    pub ctaid: (u32, u32, u32),
+    /// Thread index.
+    pub tid: (u32, u32, u32),
+    /// Address involved, if any.
+    pub addr: Option<u64>,
+    /// Details (for `Trap`, the printf output that preceded it).
+    pub msg: String,
+}
+
+impl fmt::Display for EmuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} in kernel {} at line {} `{}` (ctaid {:?}, tid {:?})",
+            self.kind, self.kernel, self.line, self.inst, self.ctaid, self.tid
+        )?;
+        if let Some(a) = self.addr {
+            write!(f, " address {a:#x}")?;
+        }
+        write!(f, ": {}", self.msg)
+    }
+}
+
+impl std::error::Error for EmuError {}
+
+/// Result of a successful launch.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchResult {
+    /// Captured `vprintf` output.
+    pub printf: String,
+    /// Dynamic instructions executed (all threads).
+    pub instructions: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Alloc {
+    base: u64,
+    data: Vec<u8>,
+}
+
+/// Emulated device memory plus launch entry point.
+#[derive(Debug, Clone)]
+pub struct Device {
+    allocs: Vec<Alloc>,
+    next: u64,
+    last: usize,
+    /// Per-thread instruction budget (guards against infinite loops).
+    pub max_instructions_per_thread: u64,
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Generic-address base of the global allocations.
+pub const GLOBAL_BASE: u64 = 0x1_0000_0000;
+
+impl Device {
+    /// An empty device.
+    pub fn new() -> Device {
+        Device {
+            allocs: Vec::new(),
+            next: GLOBAL_BASE,
+            last: 0,
+            max_instructions_per_thread: 1 << 32,
+        }
+    }
+
+    /// Allocates `bytes` zeroed bytes, 256-byte aligned, with an unmapped guard gap after it.
+    pub fn alloc(&mut self, bytes: usize) -> DevPtr {
+        let base = self.next;
+        self.next = (base + bytes as u64 + 4096 + 255) & !255;
+        self.allocs.push(Alloc {
+            base,
+            data: vec![0; bytes],
+        });
+        DevPtr {
+            addr: base,
+            len: bytes,
+        }
+    }
+
+    /// Allocates and fills.
+    pub fn alloc_from(&mut self, data: &[u8]) -> DevPtr {
+        let p = self.alloc(data.len());
+        self.write(p, data);
+        p
+    }
+
+    /// Frees an allocation.
+    pub fn free(&mut self, p: DevPtr) {
+        self.allocs.retain(|a| a.base != p.addr);
+        self.last = 0;
+    }
+
+    fn find(&self, addr: u64) -> Option<usize> {
+        if let Some(a) = self.allocs.get(self.last) {
+            if addr >= a.base && addr < a.base + a.data.len() as u64 {
+                return Some(self.last);
+            }
+        }
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        if i == 0 {
+            return None;
+        }
+        let a = &self.allocs[i - 1];
+        if addr < a.base + a.data.len() as u64 {
+            Some(i - 1)
+        } else {
+            None
+        }
+    }
+
+    /// Slice of device memory `[addr, addr+len)` if inside one allocation.
+    pub(crate) fn slice_mut(&mut self, addr: u64, len: usize) -> Option<&mut [u8]> {
+        let i = self.find(addr)?;
+        self.last = i;
+        let a = &mut self.allocs[i];
+        let off = (addr - a.base) as usize;
+        a.data.get_mut(off..off + len)
+    }
+
+    /// Writes bytes at the start of an allocation.
+    pub fn write(&mut self, p: DevPtr, data: &[u8]) {
+        self.write_at(p.addr, data);
+    }
+
+    /// Writes bytes at any device address (panics if out of bounds).
+    pub fn write_at(&mut self, addr: u64, data: &[u8]) {
+        self.slice_mut(addr, data.len())
+            .expect("write outside allocation")
+            .copy_from_slice(data);
+    }
+
+    /// Reads a whole allocation.
+    pub fn read(&mut self, p: DevPtr) -> Vec<u8> {
+        self.read_at(p.addr, p.len)
+    }
+
+    /// Reads bytes at any device address (panics if out of bounds).
+    pub fn read_at(&mut self, addr: u64, len: usize) -> Vec<u8> {
+        self.slice_mut(addr, len)
+            .expect("read outside allocation")
+            .to_vec()
+    }
+
+    /// Runs a kernel to completion.
+    pub fn launch(
+        &mut self,
+        m: &Module,
+        kernel: &str,
+        cfg: LaunchConfig,
+        params: &[Param],
+    ) -> Result<LaunchResult, EmuError> {
+        exec::launch(self, m, kernel, cfg, params)
+    }
+}
+
+/// Little-endian helpers for tests.
+pub mod bytes {
+    /// f32 slice to bytes.
+    pub fn from_f32(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    /// bytes to f32 vec.
+    pub fn to_f32(b: &[u8]) -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// i32 slice to bytes.
+    pub fn from_i32(v: &[i32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    /// bytes to i32 vec.
+    pub fn to_i32(b: &[u8]) -> Vec<i32> {
+        b.chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// u32 slice to bytes.
+    pub fn from_u32(v: &[u32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    /// bytes to u32 vec.
+    pub fn to_u32(b: &[u8]) -> Vec<u32> {
+        b.chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// u16 slice to bytes.
+    pub fn from_u16(v: &[u16]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    /// bytes to u16 vec.
+    pub fn to_u16(b: &[u8]) -> Vec<u16> {
+        b.chunks_exact(2)
+            .map(|c| u16::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// i64 slice to bytes.
+    pub fn from_i64(v: &[i64]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    /// bytes to i64 vec.
+    pub fn to_i64(b: &[u8]) -> Vec<i64> {
+        b.chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// f64 slice to bytes.
+    pub fn from_f64(v: &[f64]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    /// bytes to f64 vec.
+    pub fn to_f64(b: &[u8]) -> Vec<f64> {
+        b.chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+}

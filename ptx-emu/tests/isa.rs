@@ -1,0 +1,394 @@
+//! Instruction-level unit tests against hand-computed values, and the
+//! emulator's error reports.
+
+use ptx_emu::{bytes, Device, ErrorKind, LaunchConfig, Module, Param};
+
+const HEADER: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
+
+fn kernel(body: &str) -> String {
+    format!(
+        "{HEADER}.visible .entry t(.param .u64 out, .param .u64 aux)\n{{\n\
+         .reg .b32 %r<40>;\n.reg .b64 %rd<40>;\n.reg .pred %p<8>;\n.reg .b16 %h<16>;\n.reg .f32 %f<16>;\n.reg .f64 %fd<8>;\n\
+         ld.param.u64 %rd0, [out];\nld.param.u64 %rd1, [aux];\n{body}\nret;\n}}\n"
+    )
+}
+
+/// Runs `body` with `threads` threads in one CTA; returns the 256-byte output buffer.
+fn run_n(body: &str, threads: u32) -> Result<Vec<u8>, ptx_emu::EmuError> {
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(256);
+    let aux = dev.alloc(256);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, threads),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )?;
+    Ok(dev.read(out))
+}
+
+fn run(body: &str) -> Vec<u8> {
+    run_n(body, 1).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn u32s(b: &[u8]) -> Vec<u32> {
+    bytes::to_u32(b)
+}
+
+#[test]
+fn integer_wrap_div_rem() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x7fffffff; add.s32 %r2, %r1, 1; st.global.b32 [%rd0], %r2;
+        mov.b32 %r3, 7; mov.b32 %r4, 0; div.u32 %r5, %r3, %r4; st.global.b32 [%rd0+4], %r5;
+        rem.u32 %r6, %r3, %r4; st.global.b32 [%rd0+8], %r6;
+        mov.b32 %r7, -7; mov.b32 %r8, 2; div.s32 %r9, %r7, %r8; st.global.b32 [%rd0+12], %r9;
+        rem.s32 %r10, %r7, %r8; st.global.b32 [%rd0+16], %r10;
+        mov.b32 %r11, 0x80000000; mov.b32 %r12, -1; div.s32 %r13, %r11, %r12; st.global.b32 [%rd0+20], %r13;
+        mov.b32 %r14, 0xffffffff; mul.hi.u32 %r15, %r14, %r14; st.global.b32 [%rd0+24], %r15;
+        mul.wide.s32 %rd2, %r12, %r3; st.global.b64 [%rd0+32], %rd2;
+        mad.lo.s32 %r16, %r3, %r3, %r12; st.global.b32 [%rd0+40], %r16;
+        shr.s32 %r17, %r11, 35; st.global.b32 [%rd0+44], %r17;
+        shl.b32 %r18, %r3, 32; st.global.b32 [%rd0+48], %r18;
+        abs.s32 %r19, %r11; st.global.b32 [%rd0+52], %r19;
+    "));
+    assert_eq!(o[0], 0x8000_0000);
+    assert_eq!(o[1], 0xffff_ffff, "div.u32 by zero");
+    assert_eq!(o[2], 7, "rem.u32 by zero");
+    assert_eq!(o[3] as i32, -3, "div.s32 truncates");
+    assert_eq!(o[4] as i32, -1, "rem.s32 sign of dividend");
+    assert_eq!(o[5], 0x8000_0000, "MIN / -1 wraps");
+    assert_eq!(o[6], 0xffff_fffe);
+    assert_eq!(o[8] as i32 as i64 | ((o[9] as i64) << 32), -7);
+    assert_eq!(o[10], 48);
+    assert_eq!(o[11], 0xffff_ffff, "shr.s32 by >= 32 fills with the sign");
+    assert_eq!(o[12], 0, "shl by >= 32 gives 0");
+    assert_eq!(o[13], 0x8000_0000, "abs(MIN) = MIN");
+}
+
+#[test]
+fn bit_manipulation() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x12345678; mov.b32 %r2, 0x9abcdef0;
+        prmt.b32 %r3, %r1, %r2, 0x3210; st.global.b32 [%rd0], %r3;
+        prmt.b32 %r4, %r1, %r2, 0x7654; st.global.b32 [%rd0+4], %r4;
+        prmt.b32 %r5, %r1, %r2, 0x0008; st.global.b32 [%rd0+8], %r5;
+        bfe.u32 %r6, %r1, 8, 12; st.global.b32 [%rd0+12], %r6;
+        bfe.s32 %r7, %r2, 28, 8; st.global.b32 [%rd0+16], %r7;
+        bfi.b32 %r8, %r1, %r2, 4, 8; st.global.b32 [%rd0+20], %r8;
+        brev.b32 %r9, %r1; st.global.b32 [%rd0+24], %r9;
+        clz.b32 %r10, %r1; st.global.b32 [%rd0+28], %r10;
+        popc.b32 %r11, %r2; st.global.b32 [%rd0+32], %r11;
+        shf.l.wrap.b32 %r12, %r1, %r2, 36; st.global.b32 [%rd0+36], %r12;
+        shf.r.clamp.b32 %r13, %r1, %r2, 40; st.global.b32 [%rd0+40], %r13;
+        lop3.b32 %r14, %r1, %r2, %r1, 0x96; st.global.b32 [%rd0+44], %r14;
+        not.b32 %r15, %r1; st.global.b32 [%rd0+48], %r15;
+    "));
+    assert_eq!(o[0], 0x12345678);
+    assert_eq!(o[1], 0x9abcdef0);
+    assert_eq!(
+        o[2], 0x7878_7800,
+        "selector 8 sign-replicates a.b0 (0x78 -> 0x00), selectors 0 pick a.b0"
+    );
+    assert_eq!(o[3], 0x456);
+    assert_eq!(o[4], 0xffff_fff9, "sign-extended 0x9");
+    assert_eq!(o[5], (0x9abcdef0 & !0xff0) | (0x78 << 4));
+    assert_eq!(o[6], 0x12345678u32.reverse_bits());
+    assert_eq!(o[7], 3);
+    assert_eq!(o[8], 0x9abcdef0u32.count_ones());
+    assert_eq!(
+        o[9],
+        ((((0x9abcdef0u64 << 32) | 0x12345678) << 4) >> 32) as u32
+    );
+    assert_eq!(
+        o[10], 0x9abcdef0,
+        "shf.r.clamp clamps the shift to 32: the result is b"
+    );
+    assert_eq!(o[11], 0x12345678 ^ 0x9abcdef0 ^ 0x12345678);
+    assert_eq!(o[12], !0x12345678);
+}
+
+#[test]
+fn f32_rounding_subnormals_nan() {
+    let o = u32s(&run("
+        mov.b32 %f1, 0f00010000; mov.b32 %f2, 0f00000000;
+        add.f32 %f3, %f1, %f2; st.global.b32 [%rd0], %f3;
+        add.ftz.f32 %f4, %f1, %f2; st.global.b32 [%rd0+4], %f4;
+        mov.b32 %f5, 0f7FC00001; mov.b32 %f6, 0f3F800000;
+        min.f32 %f7, %f5, %f6; st.global.b32 [%rd0+8], %f7;
+        max.NaN.f32 %f8, %f5, %f6; st.global.b32 [%rd0+12], %f8;
+        min.f32 %f9, %f5, %f5; st.global.b32 [%rd0+16], %f9;
+        mov.b32 %f10, 0f30800000;
+        fma.rn.f32 %f11, %f6, %f6, %f10; st.global.b32 [%rd0+20], %f11;
+        fma.rp.f32 %f12, %f6, %f6, %f10; st.global.b32 [%rd0+24], %f12;
+        neg.f32 %f13, %f10; fma.rz.f32 %f14, %f6, %f6, %f13; st.global.b32 [%rd0+28], %f14;
+        fma.rm.f32 %f15, %f6, %f6, %f13; st.global.b32 [%rd0+32], %f15;
+        add.f32 %f1, %f5, %f6; st.global.b32 [%rd0+36], %f1;
+        mov.b32 %f2, 0f80000000; mov.b32 %f3, 0f00000000; min.f32 %f4, %f3, %f2; st.global.b32 [%rd0+40], %f4;
+        setp.ltu.f32 %p1, %f5, %f6; selp.b32 %r1, 1, 0, %p1; st.global.b32 [%rd0+44], %r1;
+        setp.lt.f32 %p2, %f5, %f6; selp.b32 %r2, 1, 0, %p2; st.global.b32 [%rd0+48], %r2;
+        div.rn.f32 %f7, %f6, %f3; st.global.b32 [%rd0+52], %f7;
+        mov.b32 %f8, 0f40400000; div.rz.f32 %f9, %f6, %f8; st.global.b32 [%rd0+56], %f9;
+        div.rn.f32 %f10, %f6, %f8; st.global.b32 [%rd0+60], %f10;
+    "));
+    assert_eq!(o[0], 0x0001_0000, "subnormal kept without ftz");
+    assert_eq!(o[1], 0, "subnormal flushed with ftz");
+    assert_eq!(o[2], 0x3f80_0000, "min with one NaN returns the other");
+    assert_eq!(o[3], 0x7fff_ffff, "max.NaN returns canonical NaN");
+    assert_eq!(o[4], 0x7fff_ffff, "min of two NaNs is canonical NaN");
+    assert_eq!(o[5], 0x3f80_0000, "1 + 2^-30 rounds to 1 (rn)");
+    assert_eq!(o[6], 0x3f80_0001, "1 + 2^-30 rounds up (rp)");
+    assert_eq!(o[7], 0x3f7f_ffff, "1 - 2^-30 rounds toward zero (rz)");
+    assert_eq!(o[8], 0x3f7f_ffff, "1 - 2^-30 rounds down (rm)");
+    assert_eq!(o[9], 0x7fff_ffff, "NaN + 1 is canonical NaN");
+    assert_eq!(o[10], 0x8000_0000, "min(+0, -0) = -0");
+    assert_eq!(o[11], 1, "ltu true on NaN");
+    assert_eq!(o[12], 0, "lt false on NaN");
+    assert_eq!(o[13], 0x7f80_0000, "1/0 = inf");
+    assert_eq!(o[14], 0x3eaa_aaaa, "1/3 toward zero");
+    assert_eq!(o[15], 0x3eaa_aaab, "1/3 nearest");
+}
+
+#[test]
+fn conversions() {
+    let o = u32s(&run("
+        mov.b32 %f1, 0f3F801000; cvt.rn.f16.f32 %h1, %f1; st.global.b16 [%rd0], %h1;
+        mov.b32 %f2, 0f3F803000; cvt.rn.f16.f32 %h2, %f2; st.global.b16 [%rd0+2], %h2;
+        mov.b32 %f3, 0f477FF000; cvt.rn.f16.f32 %h3, %f3; st.global.b16 [%rd0+4], %h3;
+        cvt.rz.f16.f32 %h4, %f3; st.global.b16 [%rd0+6], %h4;
+        mov.b32 %f4, 0f33800000; cvt.rn.f16.f32 %h5, %f4; st.global.b16 [%rd0+8], %h5;
+        mov.b32 %f5, 0f33000000; cvt.rn.f16.f32 %h6, %f5; st.global.b16 [%rd0+10], %h6;
+        cvt.rp.f16.f32 %h7, %f5; st.global.b16 [%rd0+12], %h7;
+        mov.b32 %f6, 0f3F808000; cvt.rn.bf16.f32 %h8, %f6; st.global.b16 [%rd0+14], %h8;
+        mov.b32 %f7, 0f7FC00000; cvt.rzi.s32.f32 %r1, %f7; st.global.b32 [%rd0+16], %r1;
+        mov.b32 %f8, 0f4F32D05E; cvt.rzi.s32.f32 %r2, %f8; st.global.b32 [%rd0+20], %r2;
+        mov.b32 %f9, 0fBFC00000; cvt.rmi.f32.f32 %f10, %f9; st.global.b32 [%rd0+24], %f10;
+        cvt.rni.s32.f32 %r3, %f9; st.global.b32 [%rd0+28], %r3;
+        mov.b32 %f11, 0f40200000; cvt.rni.s32.f32 %r4, %f11; st.global.b32 [%rd0+32], %r4;
+        mov.b32 %f12, 0f44000000; mov.b32 %f13, 0fC3E00000; cvt.rn.satfinite.e4m3x2.f32 %h9, %f12, %f13; st.global.b16 [%rd0+36], %h9;
+        mov.b32 %r5, 16777217; cvt.rn.f32.u32 %f14, %r5; st.global.b32 [%rd0+40], %f14;
+        cvt.rp.f32.u32 %f15, %r5; st.global.b32 [%rd0+44], %f15;
+        mov.b32 %r6, -1; cvt.u8.u32 %r7, %r6; st.global.b32 [%rd0+48], %r7;
+        cvt.sat.u8.s32 %r8, %r6; st.global.b32 [%rd0+52], %r8;
+        cvt.s64.s32 %rd3, %r6; st.global.b64 [%rd0+56], %rd3;
+        mov.b32 %f1, 0f3FC00000; cvt.rna.tf32.f32 %r9, %f1; st.global.b32 [%rd0+64], %r9;
+        mov.b32 %f2, 0f3F801000; cvt.rna.tf32.f32 %r10, %f2; st.global.b32 [%rd0+68], %r10;
+        cvt.sat.f32.f32 %f3, %f12; st.global.b32 [%rd0+72], %f3;
+        cvt.f32.f16 %f4, %h5; st.global.b32 [%rd0+76], %f4;
+    "));
+    let h = |i: usize| (o[i / 2] >> (16 * (i % 2))) as u16;
+    assert_eq!(h(0), 0x3c00, "1 + 2^-11 ties to even -> 1.0");
+    assert_eq!(h(1), 0x3c02, "1 + 3*2^-11 ties to even -> 1 + 2^-9");
+    assert_eq!(h(2), 0x7c00, "65520 rounds to inf (rn)");
+    assert_eq!(h(3), 0x7bff, "65520 toward zero is max finite");
+    assert_eq!(h(4), 0x0001, "2^-24 is the smallest subnormal");
+    assert_eq!(h(5), 0x0000, "2^-25 ties to even zero");
+    assert_eq!(h(6), 0x0001, "2^-25 rounds up to 2^-24 (rp)");
+    assert_eq!(h(7), 0x3f80, "bf16 tie to even");
+    assert_eq!(o[4], 0, "NaN -> 0");
+    assert_eq!(o[5], 0x7fff_ffff, "3e9 saturates");
+    assert_eq!(o[6], 0xc000_0000, "floor(-1.5) = -2");
+    assert_eq!(o[7] as i32, -2, "rni(-1.5) = -2 (ties to even)");
+    assert_eq!(o[8], 2, "rni(2.5) = 2");
+    assert_eq!(
+        o[9] & 0xffff,
+        0x7efe,
+        "e4m3x2: hi = 512 saturates to 448 (0x7e), lo = -448 (0xfe)"
+    );
+    assert_eq!(o[10], 0x4b80_0000, "2^24+1 ties to even");
+    assert_eq!(o[11], 0x4b80_0001, "2^24+1 rounds up (rp)");
+    assert_eq!(o[12], 0xff);
+    assert_eq!(o[13], 0, "sat clamps -1 to 0");
+    assert_eq!(o[14], 0xffff_ffff);
+    assert_eq!(o[15], 0xffff_ffff);
+    assert_eq!(o[16], 0x3fc0_0000);
+    assert_eq!(o[17], 0x3f80_2000, "tf32 rna: halfway rounds away");
+    assert_eq!(o[18], 0x3f80_0000, "sat to 1.0");
+    assert_eq!(o[19], 0x3380_0000, "f16 subnormal to f32 exactly");
+}
+
+#[test]
+fn warp_collectives() {
+    // 64 threads: each lane shuffles, votes and reduces; thread 0 of each warp stores.
+    let body = "
+        mov.u32 %r1, %tid.x; mov.u32 %r2, %laneid;
+        shfl.sync.bfly.b32 %r3, %r1, 1, 31, -1;
+        shfl.sync.up.b32 %r4|%p1, %r1, 3, 0, -1;
+        shfl.sync.down.b32 %r5|%p2, %r1, 3, 31, -1;
+        shfl.sync.idx.b32 %r6, %r1, 5, 31, -1;
+        setp.lt.u32 %p3, %r2, 10;
+        vote.sync.ballot.b32 %r7, %p3, -1;
+        vote.sync.any.pred %p4, %p3, -1;
+        vote.sync.all.pred %p5, %p3, -1;
+        redux.sync.add.u32 %r8, %r1, -1;
+        redux.sync.max.s32 %r9, %r1, -1;
+        elect.sync %r10|%p6, -1;
+        selp.u32 %r11, 1, 0, %p1; selp.u32 %r12, 1, 0, %p2; selp.u32 %r13, 1, 0, %p4; selp.u32 %r14, 1, 0, %p5; selp.u32 %r15, 1, 0, %p6;
+        mul.wide.u32 %rd2, %r1, 48; add.s64 %rd3, %rd1, %rd2;
+        st.global.v4.b32 [%rd3], {%r3, %r4, %r5, %r6};
+        st.global.v4.b32 [%rd3+16], {%r7, %r8, %r9, %r10};
+        st.global.v2.b32 [%rd3+32], {%r11, %r12};
+        bar.sync 0;
+        setp.ne.u32 %p7, %r1, 35; @%p7 bra DONE;
+        st.global.v4.b32 [%rd0], {%r13, %r14, %r15, %r3};
+        DONE:";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(256);
+    let aux = dev.alloc(64 * 48);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 64),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let a = u32s(&dev.read(aux));
+    for t in 0..64u32 {
+        let r = &a[(t * 12) as usize..(t * 12 + 10) as usize];
+        let lane = t % 32;
+        let w = t - lane;
+        assert_eq!(r[0], t ^ 1, "bfly");
+        assert_eq!(r[1], if lane >= 3 { t - 3 } else { t }, "up");
+        assert_eq!(r[2], if lane + 3 <= 31 { t + 3 } else { t }, "down");
+        assert_eq!(r[3], w + 5, "idx");
+        assert_eq!(r[4], 0x3ff, "ballot");
+        assert_eq!(r[5], (w..w + 32).sum::<u32>(), "redux.add");
+        assert_eq!(r[6], w + 31, "redux.max");
+        assert_eq!(r[7], 0, "elect returns the leader lane");
+        assert_eq!(r[8], (lane >= 3) as u32);
+        assert_eq!(r[9], (lane + 3 <= 31) as u32);
+    }
+    let o = u32s(&dev.read(out));
+    assert_eq!(
+        &o[..4],
+        &[1, 0, 0, 34],
+        "any, all, elected (lane 3 is not), bfly"
+    );
+}
+
+#[test]
+fn atomics_and_shared() {
+    // 128 threads: shared-memory atomic counter, global atomics of each flavour.
+    let body = "
+        .shared .align 4 .b8 sm[16];
+        mov.u32 %r1, %tid.x;
+        setp.ne.u32 %p1, %r1, 0; @%p1 bra S1;
+        mov.b32 %r2, 0; st.shared.b32 [sm], %r2; st.shared.b32 [sm+4], %r2;
+        S1: bar.sync 0;
+        atom.shared.add.u32 %r3, [sm], 1;
+        atom.shared.max.u32 %r4, [sm+4], %r1;
+        atom.global.add.u32 %r5, [%rd1], 2;
+        mov.b32 %f1, 0f3F000000; red.global.add.f32 [%rd1+4], %f1;
+        atom.global.inc.u32 %r6, [%rd1+8], 9;
+        atom.global.cas.b32 %r7, [%rd1+12], %r1, 1000;
+        atom.global.exch.b32 %r8, [%rd1+16], %r1;
+        atom.global.min.s32 %r9, [%rd1+20], %r1;
+        bar.sync 0;
+        @%p1 bra DONE;
+        ld.shared.b32 %r10, [sm]; ld.shared.b32 %r11, [sm+4];
+        st.global.v2.b32 [%rd0], {%r10, %r11};
+        DONE:";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(256);
+    let aux = dev.alloc_from(&bytes::from_i32(&[0, 0, 0, 0, -5, 50]));
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 128),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = u32s(&dev.read(out));
+    assert_eq!(&o[..2], &[128, 127]);
+    let a = u32s(&dev.read(aux));
+    assert_eq!(a[0], 256);
+    assert_eq!(f32::from_bits(a[1]), 64.0);
+    assert_eq!(a[2], 128 % 10, "inc wraps at 9 -> 0");
+    assert_eq!(a[3], 1000, "cas by thread 0 (old 0 == tid 0)");
+    assert!(a[4] < 128, "some thread exchanged last");
+    assert_eq!(a[5] as i32, 0, "min");
+}
+
+fn err_of(body: &str, threads: u32) -> ptx_emu::EmuError {
+    match run_n(body, threads) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn error_out_of_bounds() {
+    let e = err_of("mov.b32 %r1, 5; st.global.b32 [%rd0+256], %r1;", 1);
+    assert_eq!(e.kind, ErrorKind::OutOfBounds);
+    assert!(e.inst.contains("st.global.b32"), "{e}");
+    assert!(e.addr.is_some());
+    assert_eq!(e.kernel, "t");
+    assert!(e.line > 0);
+}
+
+#[test]
+fn error_misaligned() {
+    let e = err_of("ld.global.b32 %r1, [%rd0+2];", 1);
+    assert_eq!(e.kind, ErrorKind::Misaligned, "{e}");
+    let e = err_of("ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd0+4];", 1);
+    assert_eq!(e.kind, ErrorKind::Misaligned, "{e}");
+}
+
+#[test]
+fn error_uninitialised_shared() {
+    let e = err_of(".shared .align 4 .b8 sm[64]; mov.u32 %r1, %tid.x; setp.eq.u32 %p1, %r1, 1; @%p1 st.shared.b32 [sm], %r1; bar.sync 0; ld.shared.b32 %r2, [sm+4];", 32);
+    assert_eq!(e.kind, ErrorKind::UninitShared, "{e}");
+    assert_eq!(e.addr, Some(4));
+    assert!(e.tid.0 < 32);
+}
+
+#[test]
+fn error_partial_barrier() {
+    let e = err_of(
+        "mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 64; @%p1 bra SKIP; bar.sync 0; SKIP:",
+        128,
+    );
+    assert_eq!(e.kind, ErrorKind::Deadlock, "{e}");
+    assert!(e.msg.contains("barrier 0"), "{e}");
+    assert_eq!(e.tid, (64, 0, 0));
+}
+
+#[test]
+fn error_collective_with_exited_thread() {
+    let e = err_of("mov.u32 %r1, %tid.x; setp.eq.u32 %p1, %r1, 7; @%p1 bra SKIP; shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1; SKIP:", 32);
+    assert_eq!(e.kind, ErrorKind::Deadlock, "{e}");
+}
+
+#[test]
+fn error_unsupported() {
+    let e = err_of(
+        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%rd0], 32;",
+        1,
+    );
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    assert!(e.msg.contains("tcgen05.alloc"), "{e}");
+}
+
+#[test]
+fn printf_capture() {
+    let src = format!(
+        "{HEADER}.extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n\
+         .global .align 1 .b8 fmt[15] = {{104, 105, 32, 37, 100, 32, 37, 102, 32, 37, 115, 33, 10, 0, 0}};\n\
+         .global .align 1 .b8 str[3] = {{111, 107, 0}};\n\
+         .visible .entry t()\n{{\n.local .align 8 .b8 buf[24];\n.reg .b32 %r<4>;\n.reg .b64 %rd<8>;\n\
+         mov.u32 %r1, %tid.x; mov.b64 %rd1, buf; cvta.local.u64 %rd2, %rd1;\n\
+         st.local.b32 [buf], %r1; mov.b64 %rd3, 0d3FF8000000000000; st.local.b64 [buf+8], %rd3;\n\
+         mov.b64 %rd4, str; cvta.global.u64 %rd5, %rd4; st.local.b64 [buf+16], %rd5;\n\
+         mov.b64 %rd6, fmt; cvta.global.u64 %rd7, %rd6;\n\
+         {{ .param .b64 p0; .param .b64 p1; .param .b32 rv; st.param.b64 [p0], %rd7; st.param.b64 [p1], %rd2;\n\
+         call.uni (rv), vprintf, (p0, p1); }}\nret;\n}}\n"
+    );
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let r = dev
+        .launch(&m, "t", LaunchConfig::grid1d(1, 2), &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.printf, "hi 0 1.500000 ok!\nhi 1 1.500000 ok!\n");
+}
