@@ -500,3 +500,73 @@ fn int_binary(
         ))
     })
 }
+
+/// Lowers `offset`: pointer plus an element count scaled by the pointee size.
+pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let Some(&res) = op.results.first() else {
+        return Err(l.unsupported(id));
+    };
+    let size = match l.m.types.try_get(l.m.values[res].ty) {
+        Some(crate::ir::Type::Tile { element, .. }) => match l.m.types.try_get(*element) {
+            Some(crate::ir::Type::Pointer { pointee, .. }) => {
+                crate::lower::values::scalar_of(l.m, *pointee)
+                    .map(|s| i64::from(s.bit_width().max(8) / 8))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+    .ok_or_else(|| l.unsupported(id))?;
+    let Some(s) = op
+        .operands
+        .get(1)
+        .and_then(|&v| value_tile(l.m, v))
+        .and_then(|t| t.1.scalar())
+    else {
+        return Err(l.unsupported(id));
+    };
+    let ops = op.operands.clone();
+    elementwise(l, id, &ops, |l, r| {
+        let bytes = match s.bit_width() {
+            64 => l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(r[1]), Operand::Imm(size)],
+            ),
+            32 => l.b.op(
+                Opc::Mul,
+                &["wide"],
+                &[Ty::S32],
+                Ty::S64,
+                vec![Operand::Reg(r[1]), Operand::Imm(size)],
+            ),
+            16 => {
+                let w = l.b.op(
+                    Opc::Cvt,
+                    &[],
+                    &[Ty::S64, Ty::S16],
+                    Ty::S64,
+                    vec![Operand::Reg(r[1])],
+                );
+                l.b.op(
+                    Opc::Mul,
+                    &["lo"],
+                    &[Ty::S64],
+                    Ty::S64,
+                    vec![Operand::Reg(w), Operand::Imm(size)],
+                )
+            }
+            _ => return Err(l.unsupported(id)),
+        };
+        Ok(l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(r[0]), Operand::Reg(bytes)],
+        ))
+    })
+}

@@ -24,9 +24,6 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let signed = enum_attr(l, id, "signedness") != Some(0);
     let rv = enum_attr(l, id, "rounding_mode").unwrap_or(0);
     let (fb, tb) = (from.bit_width(), to.bit_width());
-    if (fb == 8 || tb == 8) && op.opcode != Opcode::Bitcast {
-        return Err(l.unsupported_feature(id, "8-bit elements"));
-    }
     match op.opcode {
         Opcode::ExtI | Opcode::TruncI => elementwise(l, id, &[src], |l, r| {
             if fb == 1 {
@@ -113,7 +110,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let tt = int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
             let m: &'static str = match rv {
                 0 => "rni",
-                1 => "rzi",
+                1 | 6 => "rzi",
                 2 => "rmi",
                 3 => "rpi",
                 _ => return Err(l.unsupported_feature(id, "this rounding mode")),

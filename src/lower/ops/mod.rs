@@ -86,6 +86,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::FToI
         | Opcode::IToF
         | Opcode::Bitcast => cast::lower(l, id),
+        Opcode::Offset => arith::offset(l, id),
         _ => arith::lower(l, id),
     }
 }
