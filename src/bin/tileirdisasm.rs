@@ -1,2 +1,113 @@
-//! The `tileirdisasm` command-line tool.
-fn main() {}
+//! The `tileirdisasm` command-line tool: prints TileIR bytecode as text,
+//! like NVIDIA's tool of the same name.
+use std::io::Write;
+use std::process::ExitCode;
+
+use tileiras::bytecode;
+use tileiras::ir::print::{print_module, PrintOptions};
+
+const OVERVIEW: &str = "OVERVIEW: tileirdisasm: NVIDIA (R) Cuda Tile IR disassembler\n\nUSAGE: tileirdisasm [options] <tile bytecode file>\n\nOPTIONS:\n";
+
+fn help(full: bool) -> String {
+    let mut s = String::from(OVERVIEW);
+    if full {
+        s.push_str("\nGeneric Options:\n\n  --help                           - Display available options (--help-hidden for more)\n  --help-list                      - Display list of available options (--help-list-hidden for more)\n  --version                        - Display the version of this program\n\nTileIR Disassembler Options:\n\n  -g                               - Alias for --print-debug-info\n  --preview=<feature[,feature...]> - Enable one or more named preview features\n  --print-debug-info               - Annotate disassembly with debugging information, if present.\n");
+    } else {
+        s.push_str("  -g                               - Alias for --print-debug-info\n  --help                           - Display available options (--help-hidden for more)\n  --preview=<feature[,feature...]> - Enable one or more named preview features\n  --print-debug-info               - Annotate disassembly with debugging information, if present.\n  --version                        - Display the version of this program\n");
+    }
+    s
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let prog = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "tileirdisasm".into());
+    let mut debug_info = false;
+    let mut input: Option<String> = None;
+    let mut positional_only = false;
+    for a in &args[1..] {
+        if positional_only || !a.starts_with('-') || a == "-" {
+            if input.is_some() {
+                eprintln!("tileirdisasm: Too many positional arguments specified!\nCan specify at most 1 positional arguments: See: {prog} --help");
+                return ExitCode::from(1);
+            }
+            input = Some(a.clone());
+            continue;
+        }
+        match a.as_str() {
+            "--" => positional_only = true,
+            "-g" | "--g" | "-print-debug-info" | "--print-debug-info" => debug_info = true,
+            "--help" | "-help" | "--help-hidden" | "-help-hidden" => {
+                print!("{}", help(true));
+                return ExitCode::SUCCESS;
+            }
+            "--help-list" | "-help-list" | "--help-list-hidden" => {
+                print!("{}", help(false));
+                return ExitCode::SUCCESS;
+            }
+            "--version" | "-version" => {
+                println!(
+                    "tileirdisasm: NVIDIA (R) Cuda Tile IR disassembler (tileiras-rs {})",
+                    tileiras::VERSION
+                );
+                return ExitCode::SUCCESS;
+            }
+            s if s.starts_with("--preview=") || s.starts_with("-preview=") => {
+                let list = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
+                for feature in list.split(',') {
+                    if feature != "simt" {
+                        eprintln!("tileirdisasm: for the --preview option: unknown preview feature '{feature}'; supported features: simt");
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+            _ => {
+                eprintln!(
+                    "tileirdisasm: Unknown command line argument '{a}'.  Try: '{prog} --help'"
+                );
+                eprintln!("tileirdisasm: Did you mean '-g'?");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let Some(path) = input else {
+        eprintln!("error: no input file provided\n");
+        eprint!("{}", help(false));
+        return ExitCode::from(2);
+    };
+    let data = match std::fs::read(&path) {
+        Ok(d) => d,
+        Err(e) => {
+            // strerror text, without Rust's " (os error N)" suffix.
+            let text = e.to_string();
+            let msg = match text.find(" (os error") {
+                Some(i) => &text[..i],
+                None => &text,
+            };
+            eprintln!("error: error: unable to read input file '{path}': {msg}\n");
+            return ExitCode::from(2);
+        }
+    };
+    match bytecode::read(&data) {
+        Ok(module) => {
+            let text = print_module(&module, &PrintOptions { debug_info });
+            let mut out = std::io::stdout().lock();
+            if out
+                .write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+            {
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            for line in e.disasm_lines() {
+                eprintln!("error: {line}");
+            }
+            ExitCode::from(3)
+        }
+    }
+}

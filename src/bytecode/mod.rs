@@ -1,31 +1,177 @@
-//! TileIR bytecode reader. (Interface in place; the reader lands next.)
-pub mod version;
-
+//! TileIR bytecode reader: bytes in, [`crate::ir::Module`] out.
+//!
+//! [`read`] checks the header, splits the input into sections, then decodes
+//! strings, types, constants, globals, debug info and functions. Op bodies
+//! are decoded by one table ([`table`]) that lists each op's fields. Every
+//! count is checked against [`limits`] and the remaining input before
+//! anything is allocated; every error carries the absolute byte offset.
 use crate::diag::Diagnostic;
 
+pub mod limits;
+
+mod layout;
+mod parse;
+mod reader;
+mod table;
+
+pub use crate::ir::Version;
+
+/// The first eight bytes of every TileIR bytecode file.
+pub const MAGIC: [u8; 8] = *b"\x7fTileIR\x00";
+/// The first four bytes of MLIR's own bytecode format.
+pub const MLIR_MAGIC: [u8; 4] = *b"ML\xefR";
+/// Oldest bytecode version read.
+pub const MIN_VERSION: Version = Version::new(13, 1, 0);
+/// Newest bytecode version read.
+pub const MAX_VERSION: Version = Version::new(13, 5, 0);
+
+/// What kind of failure a [`ReadError`] is; decides how it is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadErrorKind {
+    /// The input does not start with the TileIR magic.
+    BadMagic {
+        /// The input starts with MLIR bytecode's magic instead.
+        mlir: bool,
+    },
+    /// The header names a version this reader does not support.
+    UnsupportedVersion(Version),
+    /// Anything else: the input is malformed.
+    Malformed,
+}
+
 /// A bytecode reading error, always with the absolute byte offset.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("error at offset {offset}: {message}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadError {
     /// Absolute byte offset in the input.
     pub offset: usize,
     /// What went wrong.
     pub message: String,
+    /// The kind of failure.
+    pub kind: ReadErrorKind,
+    /// Outer context, innermost first.
+    pub context: Vec<ContextLine>,
+    /// The offset NVIDIA's reader reports: relative to the innermost
+    /// sub-reader (section, type, function body) the error arose in. `None`
+    /// until known; then [`ReadError::offset`] is shown.
+    pub shown_offset: Option<usize>,
 }
 
+/// One line of context around a [`ReadError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextLine {
+    /// Absolute byte offset.
+    pub offset: usize,
+    /// Offset as NVIDIA's reader reports it (see [`ReadError::shown_offset`]).
+    pub shown_offset: Option<usize>,
+    /// The message.
+    pub message: String,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            ReadErrorKind::Malformed => {
+                let shown = self.shown_offset.unwrap_or(self.offset);
+                write!(f, "error at offset {shown}: {}", self.message)
+            }
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
 impl ReadError {
-    /// The diagnostics shown for this error.
+    /// A malformed-input error at `offset`.
+    #[cold]
+    pub fn new(offset: usize, message: impl Into<String>) -> Self {
+        ReadError {
+            offset,
+            message: message.into(),
+            kind: ReadErrorKind::Malformed,
+            context: Vec::new(),
+            shown_offset: None,
+        }
+    }
+
+    /// Adds an outer context line.
+    #[cold]
+    pub fn with_context(mut self, offset: usize, message: impl Into<String>) -> Self {
+        self.context.push(ContextLine {
+            offset,
+            shown_offset: None,
+            message: message.into(),
+        });
+        self
+    }
+
+    /// Makes offsets not yet placed relative to `base`, the start of the
+    /// sub-reader the error is leaving.
+    #[cold]
+    pub(crate) fn rebase(mut self, base: usize) -> Self {
+        if self.shown_offset.is_none() {
+            self.shown_offset = Some(self.offset.saturating_sub(base));
+        }
+        for c in &mut self.context {
+            if c.shown_offset.is_none() {
+                c.shown_offset = Some(c.offset.saturating_sub(base));
+            }
+        }
+        self
+    }
+
+    /// The diagnostics `tileiras` shows for this error: the error with its
+    /// context chain, then, for malformed input, the closing line
+    /// `input does not correspond to Tile IR bytecode`.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = self.chain();
+        if self.kind == ReadErrorKind::Malformed {
+            out.push(Diagnostic::error(
+                "input does not correspond to Tile IR bytecode",
+            ));
+        }
+        out
+    }
+
+    /// The error and its context lines as diagnostics, innermost first.
+    pub fn chain(&self) -> Vec<Diagnostic> {
         let mut d = Diagnostic::error(self.to_string());
         d.offset = Some(self.offset);
-        vec![d]
+        let mut out = vec![d];
+        if self.kind == ReadErrorKind::Malformed {
+            for c in &self.context {
+                let shown = c.shown_offset.unwrap_or(c.offset);
+                let mut d = Diagnostic::error(format!("error at offset {shown}: {}", c.message));
+                d.offset = Some(c.offset);
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    /// The lines NVIDIA's `tileirdisasm` prints for this error (each without
+    /// the leading `error: `), ending with its closing line.
+    pub fn disasm_lines(&self) -> Vec<String> {
+        match self.kind {
+            ReadErrorKind::BadMagic { .. } => vec![self.message.clone()],
+            ReadErrorKind::UnsupportedVersion(v) => vec![
+                format!(
+                    "error at offset {}: unsupported Tile version {}.{}.{}, this reader supports versions [{} - {}]",
+                    self.offset, v.major, v.minor, v.tag, MIN_VERSION, MAX_VERSION
+                ),
+                format!("error at offset {}: failed to parse bytecode header", self.offset),
+                "failed to read provided Tile IR bytecode".to_string(),
+            ],
+            ReadErrorKind::Malformed => {
+                let mut v: Vec<String> = self.chain().into_iter().map(|d| d.message).collect();
+                v.push("failed to read provided Tile IR bytecode".to_string());
+                v
+            }
+        }
     }
 }
 
 /// Reads a whole bytecode file into an IR module.
-pub fn read(_bytes: &[u8]) -> Result<crate::ir::Module, ReadError> {
-    Err(ReadError {
-        offset: 0,
-        message: "bytecode reader not available".into(),
-    })
+pub fn read(bytes: &[u8]) -> Result<crate::ir::Module, ReadError> {
+    parse::read_module(bytes)
 }

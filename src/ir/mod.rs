@@ -8,6 +8,7 @@
 pub mod arena;
 pub mod attr;
 pub mod debug;
+mod float;
 pub mod module;
 pub mod op;
 pub mod opcode;

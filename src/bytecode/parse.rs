@@ -1,0 +1,1751 @@
+//! Section and op decoding.
+use super::layout::{AttrKind, Cond, Step};
+use super::limits::*;
+use super::reader::Reader;
+use super::{
+    table, ReadError, ReadErrorKind, Version, MAGIC, MAX_VERSION, MIN_VERSION, MLIR_MAGIC,
+};
+use crate::ir::{
+    Attr, Block, DebugAttr, DebugId, Handle, Module, Op, OpId, Opcode, Padding, Region, Scalar,
+    Segment, Type, TypeId, Value, ValueDef, ValueId,
+};
+
+const SEC_END: u8 = 0;
+const SEC_STRING: u8 = 1;
+const SEC_FUNC: u8 = 2;
+const SEC_DEBUG: u8 = 3;
+const SEC_CONSTANT: u8 = 4;
+const SEC_TYPE: u8 = 5;
+const SEC_GLOBAL: u8 = 6;
+const SEC_PRODUCER: u8 = 7;
+const NUM_SECTIONS: u8 = 8;
+
+const V13_3: Version = Version::new(13, 3, 0);
+const V13_4: Version = Version::new(13, 4, 0);
+
+/// Reads the header; returns the version.
+fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
+    let data = r.data();
+    if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
+        let mlir = data.starts_with(&MLIR_MAGIC);
+        let mut message = "input does not correspond to Tile IR bytecode".to_string();
+        if mlir {
+            message.push_str(" (it looks like MLIR bytecode instead)");
+        }
+        let offset = data
+            .iter()
+            .zip(MAGIC.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
+        return Err(ReadError {
+            offset,
+            message,
+            kind: ReadErrorKind::BadMagic { mlir },
+            context: Vec::new(),
+            shown_offset: None,
+        });
+    }
+    r.bytes(MAGIC.len())?;
+    let header_err = |r: &Reader<'_>| r.err("failed to parse bytecode header");
+    let major = r.u8().map_err(|_| header_err(r))?;
+    let minor = r.u8().map_err(|_| header_err(r))?;
+    if r.remaining() < 2 {
+        return Err(header_err(r));
+    }
+    let tag = u16::from(r.u8()?) | (u16::from(r.u8()?) << 8);
+    let v = Version::new(major, minor, tag);
+    let base = Version::new(major, minor, 0);
+    if base < MIN_VERSION || base > MAX_VERSION {
+        return Err(ReadError {
+            offset: r.offset(),
+            message: format!("unsupported Tile IR bytecode version: {major}.{minor}"),
+            kind: ReadErrorKind::UnsupportedVersion(v),
+            context: Vec::new(),
+            shown_offset: None,
+        });
+    }
+    if tag != 0 {
+        return Err(r.err(format!(
+            "public-preview bytecode at version {major}.{minor}.{tag} is not readable; preview content is only valid at the current version {MAX_VERSION}"
+        )));
+    }
+    Ok(v)
+}
+
+/// The string table.
+struct Strings<'a> {
+    offsets: Vec<u32>,
+    data: &'a [u8],
+}
+
+impl<'a> Strings<'a> {
+    fn get(&self, index: u64, at: usize) -> Result<String, ReadError> {
+        let i = usize::try_from(index).unwrap_or(usize::MAX);
+        if i >= self.offsets.len() {
+            return Err(ReadError::new(
+                at,
+                format!("string index {index} out of bounds"),
+            ));
+        }
+        let start = self.offsets[i] as usize;
+        let end = match self.offsets.get(i + 1) {
+            Some(&e) => e as usize,
+            None => self.data.len(),
+        };
+        if start > end || end > self.data.len() {
+            return Err(ReadError::new(
+                at,
+                format!("string {index} has an invalid extent [{start}, {end})"),
+            ));
+        }
+        Ok(String::from_utf8_lossy(&self.data[start..end]).into_owned())
+    }
+
+    fn read(&self, r: &mut Reader<'_>) -> Result<String, ReadError> {
+        let at = r.offset();
+        let i = r.varint()?;
+        self.get(i, at)
+    }
+}
+
+/// The constant table.
+struct Constants<'a> {
+    starts: Vec<u64>,
+    data: Reader<'a>,
+}
+
+impl<'a> Constants<'a> {
+    fn get(&self, index: u64, at: usize) -> Result<Reader<'a>, ReadError> {
+        let i = usize::try_from(index).unwrap_or(usize::MAX);
+        if i >= self.starts.len() {
+            return Err(ReadError::new(
+                at,
+                format!("constant index {index} out of bounds"),
+            ));
+        }
+        let len = self.data.len() as u64;
+        let start = self.starts[i];
+        let end = self.starts.get(i + 1).copied().unwrap_or(len);
+        if end < start {
+            return Err(ReadError::new(
+                at,
+                format!("invalid constant start indices: end ({end}) is less than start ({start}) for constant {i}"),
+            ));
+        }
+        if end > len {
+            return Err(ReadError::new(
+                at,
+                format!(
+                    "constant {i} extends beyond available data: size={}, start={start}, total data size={len}",
+                    end - start
+                ),
+            ));
+        }
+        let mut r = self.data;
+        r.bytes(start as usize)?;
+        r.sub((end - start) as usize)
+    }
+}
+
+/// Debug-info tables from the debug section.
+#[derive(Default)]
+struct DebugTables {
+    /// Per function: start index into `indices`.
+    index_offsets: Vec<u32>,
+    /// Debug attribute ids (0 = unknown, else 1 + attr index).
+    indices: Vec<u64>,
+}
+
+/// Per-function debug iterator (function location first, then ops in order).
+struct DebugIter {
+    func: u64,
+    next: u64,
+}
+
+struct Ctx<'a> {
+    version: Version,
+    strings: Strings<'a>,
+    consts: Constants<'a>,
+    debug: DebugTables,
+    /// Number of debug attrs in the module arena (valid ids are 1..=n).
+    module: Module,
+    /// Per type index: whether it has been checked (Some(Ok)) or failed.
+    type_errors: Vec<Option<ReadError>>,
+    type_checked: Vec<bool>,
+}
+
+impl<'a> Ctx<'a> {
+    fn type_at(&mut self, index: u64, at: usize) -> Result<TypeId, ReadError> {
+        self.check_type(index, at, 0)
+    }
+
+    fn check_type(&mut self, index: u64, at: usize, depth: usize) -> Result<TypeId, ReadError> {
+        let n = self.module.types.len();
+        let i = usize::try_from(index).unwrap_or(usize::MAX);
+        if i >= n {
+            return Err(ReadError::new(
+                at,
+                format!("type index {index} out of bounds (size={n})"),
+            ));
+        }
+        if let Some(e) = &self.type_errors[i] {
+            return Err(e
+                .clone()
+                .with_context(at, format!("failed to read type {index}")));
+        }
+        if self.type_checked[i] {
+            return Ok(Handle::from_index(i));
+        }
+        if depth > MAX_ATTR_DEPTH {
+            return Err(ReadError::new(
+                at,
+                format!("type {index} nests too deeply or refers to itself"),
+            ));
+        }
+        let children: Vec<TypeId> = match &self.module.types[Handle::from_index(i)] {
+            Type::Scalar(_) | Type::Token => vec![],
+            Type::Pointer { pointee, .. } => vec![*pointee],
+            Type::Tile { element, .. } | Type::TensorView { element, .. } => vec![*element],
+            Type::PartitionView { tensor_view, .. }
+            | Type::GatherScatterView { tensor_view, .. }
+            | Type::StridedView { tensor_view, .. } => vec![*tensor_view],
+            Type::Function { inputs, results } => inputs.iter().chain(results).copied().collect(),
+        };
+        for c in children {
+            self.check_type(c.index() as u64, at, depth + 1)?;
+        }
+        self.type_checked[i] = true;
+        Ok(Handle::from_index(i))
+    }
+
+    fn read_type(&mut self, r: &mut Reader<'_>) -> Result<TypeId, ReadError> {
+        let at = r.offset();
+        let i = r.varint()?;
+        self.type_at(i, at)
+    }
+
+    fn debug_next(&self, it: &mut DebugIter, at: usize) -> Result<Option<DebugId>, ReadError> {
+        if it.func == 0 {
+            return Ok(None);
+        }
+        let fail = || ReadError::new(at, "failed to read operation location.");
+        let f = usize::try_from(it.func - 1).map_err(|_| fail())?;
+        let base = *self.debug.index_offsets.get(f).ok_or_else(fail)? as u64;
+        let idx = usize::try_from(base + it.next).map_err(|_| fail())?;
+        let id = *self.debug.indices.get(idx).ok_or_else(fail)?;
+        it.next += 1;
+        if id == 0 {
+            return Ok(None);
+        }
+        let n = self.module.debug.len() as u64;
+        if id > n {
+            return Err(fail());
+        }
+        Ok(Some(Handle::from_index((id - 1) as usize)))
+    }
+}
+
+/// Reads a whole module.
+pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
+    if bytes.len() > MAX_INPUT_SIZE {
+        return Err(ReadError::new(
+            0,
+            format!(
+                "input of {} bytes exceeds the limit of {MAX_INPUT_SIZE}",
+                bytes.len()
+            ),
+        ));
+    }
+    let mut r = Reader::new(bytes, 0);
+    let version = read_header(&mut r)?;
+
+    let mut sections: [Option<Reader<'_>>; NUM_SECTIONS as usize] = Default::default();
+    loop {
+        let hdr_at = r.offset();
+        let hdr_ctx = |e: ReadError, r: &Reader<'_>| {
+            e.with_context(r.offset(), "failed to parse section header")
+        };
+        if r.is_empty() {
+            let e = r.err("unexpected end of data while reading section header");
+            return Err(hdr_ctx(e, &r));
+        }
+        let b = r.u8()?;
+        let id = b & 0x7f;
+        let aligned = b & 0x80 != 0;
+        if id == SEC_END {
+            if aligned {
+                let e = r.err("end section should not have alignment flag set");
+                return Err(hdr_ctx(e, &r));
+            }
+            if !r.is_empty() {
+                return Err(r.err("end section is not the last section"));
+            }
+            break;
+        }
+        if id >= NUM_SECTIONS {
+            let e = r.err(format!("unknown section ID: {id}"));
+            return Err(hdr_ctx(e, &r));
+        }
+        let len = match r.varint() {
+            Ok(v) => v,
+            Err(_) => {
+                let e = r.err("failed to read section length");
+                return Err(hdr_ctx(e, &r));
+            }
+        };
+        if len > r.remaining() as u64 {
+            let e = r.err(format!(
+                "section length {len} exceeds remaining data size {}",
+                r.remaining()
+            ));
+            return Err(hdr_ctx(e, &r));
+        }
+        let mut alignment = 1u64;
+        if aligned {
+            alignment = match r.varint() {
+                Ok(v) => v,
+                Err(e) => return Err(hdr_ctx(e, &r)),
+            };
+            if alignment == 0 || !alignment.is_power_of_two() {
+                let e = r.err(format!("invalid alignment value: {alignment}"));
+                return Err(hdr_ctx(e, &r));
+            }
+            if let Err(e) = r.skip_padding(usize::try_from(alignment).unwrap_or(usize::MAX)) {
+                return Err(hdr_ctx(e, &r));
+            }
+        }
+        let required = match id {
+            SEC_STRING | SEC_TYPE => 4,
+            SEC_CONSTANT | SEC_DEBUG | SEC_FUNC => 8,
+            _ => 1,
+        };
+        if required > 1 && (!aligned || alignment % required != 0) {
+            let has = if aligned {
+                format!("has alignment of {alignment}")
+            } else {
+                "has no alignment flag set".to_string()
+            };
+            return Err(r.err(format!(
+                "section {id} must have alignment that is a multiple of {required} bytes, but {has}"
+            )));
+        }
+        if len > r.remaining() as u64 {
+            return Err(r.err(format!(
+                "section length {len} exceeds remaining bytecode data. {}",
+                r.remaining()
+            )));
+        }
+        let _ = hdr_at;
+        sections[id as usize] = Some(r.sub(len as usize)?);
+    }
+
+    // Strings.
+    let strings = match sections[SEC_STRING as usize] {
+        Some(s) => read_strings(s).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse string section")
+        })?,
+        None => return Err(r.err("string section is mandatory")),
+    };
+    let mut module = Module {
+        version,
+        name: "kernels".to_string(),
+        ..Module::default()
+    };
+    if let Some(mut s) = sections[SEC_PRODUCER as usize] {
+        let at = s.offset();
+        let i = s
+            .varint()
+            .map_err(|_| {
+                s.err("failed to read producer string index")
+                    .rebase(s.base())
+            })
+            .map_err(|e| e.with_context(r.offset(), "failed to parse producer section"))?;
+        let p = strings
+            .get(i, at)
+            .map_err(|e| {
+                e.with_context(at, format!("failed to get producer string at index {i}"))
+                    .rebase(s.base())
+            })
+            .map_err(|e| e.with_context(r.offset(), "failed to parse producer section"))?;
+        module.producer = Some(p);
+    }
+    let mut type_errors = Vec::new();
+    if let Some(s) = sections[SEC_TYPE as usize] {
+        type_errors = read_types(s, version, &mut module).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse type section")
+        })?;
+    }
+    let consts = match sections[SEC_CONSTANT as usize] {
+        Some(s) => read_constants(s).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse constant section")
+        })?,
+        None => Constants {
+            starts: Vec::new(),
+            data: Reader::new(&[], r.offset()),
+        },
+    };
+    let ntypes = module.types.len();
+    let mut ctx = Ctx {
+        version,
+        strings,
+        consts,
+        debug: DebugTables::default(),
+        module,
+        type_errors,
+        type_checked: vec![false; ntypes],
+    };
+    let globals = match sections[SEC_GLOBAL as usize] {
+        Some(s) => read_globals(s, &ctx).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse global section")
+        })?,
+        None => Vec::new(),
+    };
+    let funcs = match sections[SEC_FUNC as usize] {
+        Some(s) => read_function_table(s, &mut ctx).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse function section")
+        })?,
+        None => return Err(r.err("function section is mandatory")),
+    };
+    if let Some(s) = sections[SEC_DEBUG as usize] {
+        read_debug(s, &mut ctx).map_err(|e| {
+            e.rebase(s.base())
+                .with_context(r.offset(), "failed to parse debug section")
+        })?;
+    }
+    for g in globals {
+        create_global(&mut ctx, g)
+            .map_err(|e| e.with_context(r.offset(), "failed to create global from bytecode"))?;
+    }
+    for f in funcs {
+        create_function(&mut ctx, f, r.offset())
+            .map_err(|e| e.with_context(r.offset(), "failed to create function from bytecode"))?;
+    }
+    Ok(ctx.module)
+}
+
+fn read_strings(mut s: Reader<'_>) -> Result<Strings<'_>, ReadError> {
+    let n = s.varint()?;
+    if n == 0 {
+        return Ok(Strings {
+            offsets: Vec::new(),
+            data: &[],
+        });
+    }
+    let room = (s.remaining() / 4) as u64;
+    if n > room || n > MAX_STRINGS {
+        return Err(s.err(format!(
+            "number of strings ({n}) exceeds the maximum of {room} that can fit in the remaining payload of {} bytes.",
+            s.remaining()
+        )));
+    }
+    s.skip_padding(4)?;
+    let mut offsets = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        offsets.push(s.u32_le()?);
+    }
+    let data = s.rest().data();
+    Ok(Strings { offsets, data })
+}
+
+/// Reads an `i64` list with a varint count and `width`-byte little-endian entries.
+fn int_list(r: &mut Reader<'_>, width: usize) -> Result<Vec<i64>, ReadError> {
+    let at = r.offset();
+    let n = r.varint()?;
+    if n > MAX_RANK.max(MAX_ATTR_ELEMS) || n > (r.remaining() / width) as u64 {
+        return Err(ReadError::new(
+            at,
+            format!("list of {n} entries exceeds the remaining data"),
+        ));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let b = r.bytes(width)?;
+        let x = match width {
+            4 => i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            _ => {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                i64::from_le_bytes(a)
+            }
+        };
+        v.push(x);
+    }
+    Ok(v)
+}
+
+fn i32_list(r: &mut Reader<'_>) -> Result<Vec<i32>, ReadError> {
+    Ok(int_list(r, 4)?.into_iter().map(|x| x as i32).collect())
+}
+
+fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, ReadError> {
+    if !present {
+        return Ok(None);
+    }
+    let at = r.offset();
+    let v = r.varint()?;
+    Padding::from_u64(v)
+        .map(Some)
+        .ok_or_else(|| ReadError::new(at, format!("invalid padding value: {v}")))
+}
+
+fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
+    let at = r.offset();
+    let tag = r.varint()?;
+    let id = |r: &mut Reader<'_>| -> Result<TypeId, ReadError> {
+        let at = r.offset();
+        let v = r.varint()?;
+        if v >= MAX_TYPES {
+            return Err(ReadError::new(at, format!("type index {v} out of bounds")));
+        }
+        Ok(Handle::from_index(v as usize))
+    };
+    let scalar = |s: Scalar, since: Version| -> Result<Type, ReadError> {
+        if version < since {
+            return Err(ReadError::new(
+                at,
+                format!(
+                    "type '{}' is not available in bytecode version {version}",
+                    s.name()
+                ),
+            ));
+        }
+        Ok(Type::Scalar(s))
+    };
+    let v31 = Version::new(13, 1, 0);
+    let t = match tag {
+        0 => scalar(Scalar::I1, v31)?,
+        1 => scalar(Scalar::I8, v31)?,
+        2 => scalar(Scalar::I16, v31)?,
+        3 => scalar(Scalar::I32, v31)?,
+        4 => scalar(Scalar::I64, v31)?,
+        5 => scalar(Scalar::F16, v31)?,
+        6 => scalar(Scalar::BF16, v31)?,
+        7 => scalar(Scalar::F32, v31)?,
+        8 => scalar(Scalar::TF32, v31)?,
+        9 => scalar(Scalar::F64, v31)?,
+        10 => scalar(Scalar::F8E4M3FN, v31)?,
+        11 => scalar(Scalar::F8E5M2, v31)?,
+        18 => scalar(Scalar::F8E8M0FNU, Version::new(13, 2, 0))?,
+        19 => scalar(Scalar::F4E2M1FN, V13_3)?,
+        22 => scalar(Scalar::I4, V13_3)?,
+        130 => scalar(Scalar::F8E5M3FNU, V13_4)?,
+        17 => Type::Token,
+        12 => {
+            let flags = if version >= V13_4 { r.varint()? } else { 0 };
+            let pointee = id(&mut r)?;
+            let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
+            Type::Pointer { pointee, ptr_attr }
+        }
+        13 => {
+            let element = id(&mut r)?;
+            let shape = int_list(&mut r, 8)?;
+            Type::Tile { element, shape }
+        }
+        14 => {
+            let flags = if version >= V13_4 { r.varint()? } else { 0 };
+            let element = id(&mut r)?;
+            let shape = int_list(&mut r, 8)?;
+            let strides = int_list(&mut r, 8)?;
+            let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
+            Type::TensorView {
+                element,
+                shape,
+                strides,
+                ptr_attr,
+            }
+        }
+        15 => {
+            let unified = version >= V13_3;
+            let flags = if unified { r.varint()? } else { 0 };
+            let tile_shape = i32_list(&mut r)?;
+            let tensor_view = id(&mut r)?;
+            let dim_map = i32_list(&mut r)?;
+            let has = if unified {
+                flags & 1 != 0
+            } else {
+                r.varint()? != 0
+            };
+            let padding = read_padding(&mut r, has)?;
+            Type::PartitionView {
+                tile_shape,
+                tensor_view,
+                dim_map,
+                padding,
+            }
+        }
+        16 => {
+            let list = |r: &mut Reader<'_>| -> Result<Vec<TypeId>, ReadError> {
+                let at = r.offset();
+                let n = r.varint()?;
+                if n > r.remaining() as u64 {
+                    return Err(ReadError::new(
+                        at,
+                        format!("type list of {n} entries exceeds the remaining data"),
+                    ));
+                }
+                let mut v = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    v.push(id(r)?);
+                }
+                Ok(v)
+            };
+            let inputs = list(&mut r)?;
+            let results = list(&mut r)?;
+            Type::Function { inputs, results }
+        }
+        20 if version >= V13_3 => {
+            let flags = r.varint()?;
+            let tile_shape = i32_list(&mut r)?;
+            let tensor_view = id(&mut r)?;
+            let sparse_dim = r.varint()?;
+            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            Type::GatherScatterView {
+                tile_shape,
+                tensor_view,
+                sparse_dim,
+                padding,
+            }
+        }
+        21 if version >= V13_3 => {
+            let flags = r.varint()?;
+            let tile_shape = i32_list(&mut r)?;
+            let traversal_strides = i32_list(&mut r)?;
+            let tensor_view = id(&mut r)?;
+            let dim_map = i32_list(&mut r)?;
+            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            Type::StridedView {
+                tile_shape,
+                traversal_strides,
+                tensor_view,
+                dim_map,
+                padding,
+            }
+        }
+        _ => return Err(ReadError::new(at, format!("unknown type tag: {tag}"))),
+    };
+    Ok(t)
+}
+
+fn read_types(
+    mut s: Reader<'_>,
+    version: Version,
+    module: &mut Module,
+) -> Result<Vec<Option<ReadError>>, ReadError> {
+    let n = s.varint()?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let room = (s.remaining() / 4) as u64;
+    if n > room || n > MAX_TYPES {
+        return Err(s.err(format!(
+            "number of types ({n}) exceeds the maximum of {room} that can fit in the remaining payload of {} bytes.",
+            s.remaining()
+        )));
+    }
+    s.skip_padding(4)?;
+    let mut starts = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        starts.push(s.u32_le()? as usize);
+    }
+    let data = s.rest();
+    let mut errors = Vec::with_capacity(n as usize);
+    module.types.reserve(n as usize);
+    for i in 0..starts.len() {
+        let start = starts[i];
+        let end = starts.get(i + 1).copied().unwrap_or(data.len());
+        let parsed = if start > end || end > data.len() {
+            Err(ReadError::new(
+                data.offset(),
+                format!("type {i} has an invalid extent [{start}, {end})"),
+            ))
+        } else {
+            let mut d = data;
+            d.bytes(start)?;
+            parse_type(d.sub(end - start)?, version)
+        };
+        match parsed {
+            Ok(t) => {
+                module.types.append(t);
+                errors.push(None);
+            }
+            Err(e) => {
+                module.types.append(Type::Token);
+                errors.push(Some(e));
+            }
+        }
+    }
+    Ok(errors)
+}
+
+fn read_constants(mut s: Reader<'_>) -> Result<Constants<'_>, ReadError> {
+    let at = s.offset();
+    let n = s.varint()?;
+    if n > u64::from(u32::MAX - 1) || n > MAX_CONSTANTS {
+        return Err(ReadError::new(
+            at,
+            format!("number of constants ({n}) exceeds the limit"),
+        ));
+    }
+    if n == 0 {
+        return Ok(Constants {
+            starts: Vec::new(),
+            data: s.rest(),
+        });
+    }
+    s.skip_padding(8)?;
+    if (s.remaining() / 8) < n as usize {
+        return Err(s.err("insufficient data for constant indices"));
+    }
+    let mut starts = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        starts.push(s.u64_le()?);
+    }
+    Ok(Constants {
+        starts,
+        data: s.rest(),
+    })
+}
+
+struct GlobalInfo {
+    at: usize,
+    name: u64,
+    ty: u64,
+    constant: u64,
+    alignment: u64,
+    visibility: u64,
+    is_constant: u64,
+}
+
+fn read_globals(mut s: Reader<'_>, ctx: &Ctx<'_>) -> Result<Vec<GlobalInfo>, ReadError> {
+    let n = s
+        .varint()
+        .map_err(|_| s.err("failed to read number of global."))?;
+    let min = if ctx.version >= V13_3 { 6 } else { 4 };
+    let room = (s.remaining() / min) as u64;
+    if n > room || n > MAX_GLOBALS {
+        return Err(s.err(format!(
+            "number of globals ({n}) exceeds the maximum of {room} that can fit in the remaining payload of {} bytes.",
+            s.remaining()
+        )));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let at = s.offset();
+        let name = s
+            .varint()
+            .map_err(|_| s.err("failed to read global symbol name string."))?;
+        let ty = s
+            .varint()
+            .map_err(|_| s.err("failed to read global value type"))?;
+        let constant = s
+            .varint()
+            .map_err(|_| s.err("failed to read global value constant index"))?;
+        let alignment = s
+            .varint()
+            .map_err(|_| s.err("failed to read global alignment"))?;
+        let (visibility, is_constant) = if ctx.version >= V13_3 {
+            (
+                s.varint()
+                    .map_err(|_| s.err("failed to read global symbol visibility"))?,
+                s.varint()
+                    .map_err(|_| s.err("failed to read global constant flag"))?,
+            )
+        } else {
+            (0, 0)
+        };
+        v.push(GlobalInfo {
+            at,
+            name,
+            ty,
+            constant,
+            alignment,
+            visibility,
+            is_constant,
+        });
+    }
+    Ok(v)
+}
+
+struct FunctionInfo<'a> {
+    at: usize,
+    name: u64,
+    sig: u64,
+    flags: u8,
+    loc: u64,
+    hints: Option<Attr>,
+    body: Reader<'a>,
+}
+
+fn read_function_table<'a>(
+    mut s: Reader<'a>,
+    ctx: &mut Ctx<'_>,
+) -> Result<Vec<FunctionInfo<'a>>, ReadError> {
+    let n = s.varint()?;
+    if n > s.len() as u64 || n > MAX_FUNCTIONS {
+        return Err(s.err(format!(
+            "number of functions ({n}) exceeds payload size ({})",
+            s.len()
+        )));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let at = s.offset();
+        let name = s.varint()?;
+        let sig = s.varint()?;
+        let flags = s.u8()?;
+        let loc = s.varint()?;
+        let hints = if flags & 0x02 != 0 && flags & 0x04 != 0 {
+            Some(tagged_attr(&mut s, ctx, 0)?)
+        } else {
+            None
+        };
+        let len = s.varint()?;
+        if len > s.remaining() as u64 {
+            return Err(s.err(format!(
+                "function body length {len} exceeds remaining bytecode data ({} bytes)",
+                s.remaining()
+            )));
+        }
+        let body = s.sub(len as usize)?;
+        v.push(FunctionInfo {
+            at,
+            name,
+            sig,
+            flags,
+            loc,
+            hints,
+            body,
+        });
+    }
+    Ok(v)
+}
+
+fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
+    let n_funcs = s
+        .varint()
+        .map_err(|_| s.err("failed to read total number of operations with debug info"))?;
+    s.skip_padding(4)
+        .map_err(|_| s.err("failed to skip padding for debug info index offset pointer"))?;
+    if n_funcs > (s.remaining() / 4) as u64 {
+        return Err(s.err("failed to skip debug info index offsets"));
+    }
+    let mut index_offsets = Vec::with_capacity(n_funcs as usize);
+    for _ in 0..n_funcs {
+        index_offsets.push(s.u32_le()?);
+    }
+    let n_idx = s
+        .varint()
+        .map_err(|_| s.err("failed to read total number of debug info indices"))?;
+    s.skip_padding(8)
+        .map_err(|_| s.err("failed to skip padding for debug info indices pointer"))?;
+    if n_idx > (s.remaining() / 8) as u64 {
+        return Err(s.err("failed to skip debug info indices"));
+    }
+    let mut indices = Vec::with_capacity(n_idx as usize);
+    for _ in 0..n_idx {
+        indices.push(s.u64_le()?);
+    }
+    let n_attr = s
+        .varint()
+        .map_err(|_| s.err("failed to read total number of debug info attributes"))?;
+    let room = (s.remaining() / 4) as u64;
+    if n_attr > room || n_attr > MAX_DEBUG_ATTRS {
+        return Err(s.err(format!(
+            "number of debug info attributes ({n_attr}) exceeds the maximum of {room} that can fit in the remaining payload of {} bytes.",
+            s.remaining()
+        )));
+    }
+    s.skip_padding(4)
+        .map_err(|_| s.err("failed to skip padding for debug info offset pointer"))?;
+    if n_attr > (s.remaining() / 4) as u64 {
+        return Err(s.err("failed to skip debug info offsets"));
+    }
+    let mut offsets = Vec::with_capacity(n_attr as usize);
+    for _ in 0..n_attr {
+        offsets.push(s.u32_le()? as usize);
+    }
+    let data = s.rest();
+    ctx.module.debug.reserve(n_attr as usize);
+    let n = n_attr;
+    for i in 0..offsets.len() {
+        let start = offsets[i];
+        let end = offsets.get(i + 1).copied().unwrap_or(data.len());
+        let attr = if start > end || end > data.len() {
+            DebugAttr::Unknown
+        } else {
+            let mut d = data;
+            d.bytes(start)?;
+            parse_debug_attr(d.sub(end - start)?, ctx, n).unwrap_or(DebugAttr::Unknown)
+        };
+        ctx.module.debug.append(attr);
+    }
+    ctx.debug = DebugTables {
+        index_offsets,
+        indices,
+    };
+    // Reject reference cycles so walking scopes always ends.
+    for i in 0..ctx.module.debug.len() {
+        let mut cur = i;
+        let mut steps = 0;
+        loop {
+            let next = match &ctx.module.debug[Handle::<DebugAttr>::from_index(cur)] {
+                DebugAttr::CallSite { callee, .. } => Some(callee.index()),
+                DebugAttr::Loc { scope, .. } | DebugAttr::LexicalBlock { scope, .. } => {
+                    Some(scope.index())
+                }
+                _ => None,
+            };
+            match next {
+                Some(nx) => {
+                    steps += 1;
+                    if steps > MAX_ATTR_DEPTH {
+                        ctx.module.debug[Handle::<DebugAttr>::from_index(i)] = DebugAttr::Unknown;
+                        break;
+                    }
+                    cur = nx;
+                }
+                None => break,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse_debug_attr(mut r: Reader<'_>, ctx: &Ctx<'_>, n: u64) -> Result<DebugAttr, ReadError> {
+    let tag = r.varint()?;
+    let id = |r: &mut Reader<'_>| -> Result<DebugId, ReadError> {
+        let at = r.offset();
+        let v = r.varint()?;
+        if v == 0 || v > n {
+            return Err(ReadError::new(
+                at,
+                format!("debug info index {v} out of bounds"),
+            ));
+        }
+        Ok(Handle::from_index((v - 1) as usize))
+    };
+    Ok(match tag {
+        1 => DebugAttr::CompileUnit { file: id(&mut r)? },
+        2 => DebugAttr::File {
+            name: ctx.strings.read(&mut r)?,
+            directory: ctx.strings.read(&mut r)?,
+        },
+        3 => DebugAttr::LexicalBlock {
+            scope: id(&mut r)?,
+            file: id(&mut r)?,
+            line: r.varint()?,
+            column: r.varint()?,
+        },
+        4 => DebugAttr::Loc {
+            scope: id(&mut r)?,
+            filename: ctx.strings.read(&mut r)?,
+            line: r.varint()?,
+            column: r.varint()?,
+        },
+        5 => DebugAttr::Subprogram {
+            file: id(&mut r)?,
+            line: r.varint()?,
+            name: ctx.strings.read(&mut r)?,
+            linkage_name: ctx.strings.read(&mut r)?,
+            compile_unit: id(&mut r)?,
+            scope_line: r.varint()?,
+        },
+        6 => DebugAttr::CallSite {
+            callee: id(&mut r)?,
+            caller: id(&mut r)?,
+        },
+        _ => DebugAttr::Unknown,
+    })
+}
+
+fn scalar_of(ctx: &Ctx<'_>, ty: TypeId) -> Option<Scalar> {
+    match ctx.module.types.try_get(ty)? {
+        Type::Scalar(s) => Some(*s),
+        _ => None,
+    }
+}
+
+/// Number of elements of a tile type, if it is one with static shape.
+fn tile_elems(ctx: &Ctx<'_>, ty: TypeId) -> Option<(Scalar, u64)> {
+    match ctx.module.types.try_get(ty)? {
+        Type::Tile { element, shape } => {
+            let s = scalar_of(ctx, *element)?;
+            let mut n: u64 = 1;
+            for &d in shape {
+                n = n.checked_mul(u64::try_from(d).ok()?)?;
+            }
+            Some((s, n))
+        }
+        _ => None,
+    }
+}
+
+fn dense_from_constant(
+    ctx: &Ctx<'_>,
+    ty: TypeId,
+    index: u64,
+    at: usize,
+) -> Result<Attr, ReadError> {
+    let mut c = ctx.consts.get(index, at)?;
+    let Some((s, n)) = tile_elems(ctx, ty) else {
+        return Err(ReadError::new(
+            at,
+            "expect Cuda Tile integer or float type for a dense constant",
+        ));
+    };
+    let size = c
+        .varint()
+        .map_err(|_| c.err("failed to read the size of the data buffer"))?;
+    if size > c.remaining() as u64 {
+        return Err(c.err("failed to read the raw byte data"));
+    }
+    let data = c.bytes(size as usize)?;
+    let ok = if s == Scalar::I1 {
+        size == 1 || size == n.div_ceil(8) || size == n
+    } else {
+        let eb = u64::from(s.bit_width().div_ceil(8));
+        size == eb || Some(size) == n.checked_mul(eb)
+    };
+    if !ok {
+        return Err(ReadError::new(
+            at,
+            "failed to validate buffer size and format",
+        ));
+    }
+    Ok(Attr::Dense {
+        ty,
+        data: data.to_vec(),
+    })
+}
+
+fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<Attr, ReadError> {
+    if depth > MAX_ATTR_DEPTH {
+        return Err(r.err("attribute nesting exceeds the limit"));
+    }
+    let tag = r
+        .varint()
+        .map_err(|_| r.err("failed to read AttributeTag for self-contained attribute."))?;
+    Ok(match tag {
+        1 => {
+            let ty = ctx.read_type(r)?;
+            let Some(s) = scalar_of(ctx, ty).filter(|s| s.is_integer()) else {
+                return Err(r.err("failed to read valid IntegerType for IntegerAttr"));
+            };
+            let value = inline_int(r, s)?;
+            Attr::Integer { ty, value }
+        }
+        2 => {
+            let ty = ctx.read_type(r)?;
+            let Some(s) = scalar_of(ctx, ty).filter(|s| s.is_float()) else {
+                return Err(r.err("failed to read valid FloatType for FloatAttr"));
+            };
+            let bits = ap_int(r, s.bit_width())?;
+            Attr::Float { ty, bits }
+        }
+        3 => Attr::Bool(r.u8()? != 0),
+        4 => Attr::Type(ctx.read_type(r)?),
+        5 => Attr::String(ctx.strings.read(r)?),
+        6 => {
+            let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "array size")?;
+            let mut v = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                v.push(tagged_attr(r, ctx, depth + 1)?);
+            }
+            Attr::Array(v)
+        }
+        7 => {
+            let ty = ctx.read_type(r)?;
+            let cat = r.offset();
+            let ci = r.varint()?;
+            dense_from_constant(ctx, ty, ci, cat)?
+        }
+        8 => {
+            let divisor = r.varint()?;
+            let flags = r.u8()?;
+            let every = if flags & 1 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
+            let along = if flags & 2 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
+            Attr::DivBy {
+                divisor,
+                every,
+                along,
+            }
+        }
+        9 => Attr::SameElements(int_list(r, 8)?),
+        10 => Attr::Dictionary(dictionary(r, ctx, depth)?),
+        11 => Attr::OptimizationHints(dictionary(r, ctx, depth)?),
+        12 => {
+            let flags = r.u8()?;
+            let lb = if flags & 1 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
+            let ub = if flags & 2 != 0 {
+                Some(r.svarint()?)
+            } else {
+                None
+            };
+            Attr::Bounded { lb, ub }
+        }
+        _ => {
+            return Err(r.err(format!(
+                "unsupported AttributeTag {tag} for self-contained attribute"
+            )))
+        }
+    })
+}
+
+fn dictionary(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    depth: usize,
+) -> Result<Vec<(String, Attr)>, ReadError> {
+    let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "dictionary size")?;
+    let mut v: Vec<(String, Attr)> = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let key = ctx.strings.read(r)?;
+        if key.is_empty() {
+            return Err(r.err(format!(
+                "invalid empty attribute name for DictionaryAttr element {i}"
+            )));
+        }
+        let val = tagged_attr(r, ctx, depth + 1)?;
+        if v.iter().any(|(k, _)| *k == key) {
+            return Err(r.err(format!(
+                "failed to parse DictionaryAttr, duplicate key found: {key}"
+            )));
+        }
+        v.push((key, val));
+    }
+    Ok(v)
+}
+
+fn inline_int(r: &mut Reader<'_>, s: Scalar) -> Result<u64, ReadError> {
+    let w = s.bit_width();
+    if w == 1 {
+        return Ok(u64::from(r.u8()? != 0));
+    }
+    let at = r.offset();
+    let v = r.varint()?;
+    if w < 64 && v >> w != 0 {
+        return Err(ReadError::new(
+            at,
+            format!("value {v} does not fit in {w} bits"),
+        ));
+    }
+    Ok(v)
+}
+
+fn ap_int(r: &mut Reader<'_>, w: u32) -> Result<u64, ReadError> {
+    let at = r.offset();
+    if w <= 8 {
+        let b = r.u8()?;
+        if w < 8 && u32::from(b) >> w != 0 {
+            return Err(ReadError::new(
+                at,
+                format!("value {b} does not fit in {w} bits."),
+            ));
+        }
+        return Ok(u64::from(b));
+    }
+    let v = r.svarint()? as u64;
+    if w < 64 && v >> w != 0 {
+        return Err(ReadError::new(
+            at,
+            format!("value {v} does not fit in {w} bits"),
+        ));
+    }
+    Ok(v)
+}
+
+fn create_global(ctx: &mut Ctx<'_>, g: GlobalInfo) -> Result<(), ReadError> {
+    let name = ctx.strings.get(g.name, g.at)?;
+    let ty = ctx.type_at(g.ty, g.at)?;
+    let value = dense_from_constant(ctx, ty, g.constant, g.at)?;
+    let mut attrs: Vec<(&'static str, Attr)> = vec![
+        ("sym_name", Attr::String(name)),
+        ("value", value),
+        ("alignment", Attr::Int(g.alignment)),
+    ];
+    if g.visibility > 1 {
+        return Err(ReadError::new(
+            g.at,
+            format!("invalid integer value for enum type: {}", g.visibility),
+        ));
+    }
+    attrs.push((
+        "symbol_visibility",
+        Attr::Enum(crate::ir::EnumKind::SymbolVisibility, g.visibility as u8),
+    ));
+    if g.is_constant != 0 {
+        attrs.push(("constant", Attr::Unit));
+    }
+    let op = Op {
+        opcode: Opcode::Global,
+        results: Vec::new(),
+        operands: Vec::new(),
+        segments: Vec::new(),
+        attrs,
+        regions: Vec::new(),
+        offset: g.at,
+        debug: None,
+    };
+    let id = ctx.module.ops.append(op);
+    ctx.module.body.ops.push(id);
+    Ok(())
+}
+
+fn create_function(
+    ctx: &mut Ctx<'_>,
+    f: FunctionInfo<'_>,
+    main_at: usize,
+) -> Result<(), ReadError> {
+    let name = ctx.strings.get(f.name, f.at).map_err(|e| {
+        e.with_context(
+            main_at,
+            format!("failed to get function name string at index {}", f.name),
+        )
+    })?;
+    if name.is_empty() {
+        return Err(ReadError::new(
+            main_at,
+            format!("function name at index {} is empty", f.name),
+        ));
+    }
+    if f.sig >= ctx.module.types.len() as u64 {
+        return Err(ReadError::new(
+            main_at,
+            format!(
+                "function signature index {} out of bounds for function '{name}'",
+                f.sig
+            ),
+        ));
+    }
+    let sig = ctx.type_at(f.sig, f.at)?;
+    let Type::Function { inputs, .. } = ctx.module.types[sig].clone() else {
+        return Err(ReadError::new(
+            main_at,
+            format!("function signature index {} does not refer to a function type for function '{name}'", f.sig),
+        ));
+    };
+    let mut it = DebugIter {
+        func: f.loc,
+        next: 0,
+    };
+    let debug = ctx.debug_next(&mut it, f.at).map_err(|_| {
+        ReadError::new(
+            main_at,
+            format!("failed to read function location for '{name}'"),
+        )
+    })?;
+    if f.flags & 0x02 == 0 {
+        return Err(ReadError::new(
+            main_at,
+            format!("un-expected non-entry function '{name}'"),
+        ));
+    }
+    let hints = match f.hints {
+        Some(Attr::OptimizationHints(h)) => Attr::OptimizationHints(h),
+        Some(_) => {
+            return Err(ReadError::new(
+                main_at,
+                format!("invalid optimization hints attribute for function '{name}'"),
+            ))
+        }
+        None => Attr::OptimizationHints(Vec::new()),
+    };
+    let op_id = ctx.module.ops.append(Op {
+        opcode: Opcode::Entry,
+        results: Vec::new(),
+        operands: Vec::new(),
+        segments: Vec::new(),
+        attrs: vec![
+            ("sym_name", Attr::String(name.clone())),
+            ("function_type", Attr::Type(sig)),
+            ("optimization_hints", hints),
+        ],
+        regions: Vec::new(),
+        offset: f.at,
+        debug,
+    });
+    let mut scope: Vec<ValueId> = Vec::with_capacity(inputs.len());
+    let mut block = Block::default();
+    for (i, ty) in inputs.iter().enumerate() {
+        let v = ctx.module.values.append(Value {
+            ty: *ty,
+            def: ValueDef::BlockArg {
+                op: op_id,
+                region: 0,
+                index: i as u32,
+            },
+        });
+        scope.push(v);
+        block.args.push(v);
+    }
+    let mut body = f.body;
+    let body_at = body.offset();
+    while !body.is_empty() {
+        let op = parse_op(&mut body, ctx, &mut scope, &mut it, 0).map_err(|e| {
+            e.rebase(body_at).with_context(
+                main_at,
+                format!("failed to parse function body for function '{name}'"),
+            )
+        })?;
+        block.ops.push(op);
+    }
+    ctx.module.ops[op_id].regions.push(Region {
+        blocks: vec![block],
+    });
+    ctx.module.body.ops.push(op_id);
+    Ok(())
+}
+
+/// The handle of a `token` type, appending one to the type arena if needed.
+fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
+    let errors = &ctx.type_errors;
+    if let Some((h, _)) = ctx
+        .module
+        .types
+        .iter()
+        .find(|(h, t)| **t == Type::Token && errors.get(h.index()).is_some_and(|e| e.is_none()))
+    {
+        return h;
+    }
+    ctx.type_errors.push(None);
+    ctx.type_checked.push(true);
+    ctx.module.types.append(Type::Token)
+}
+
+fn is_terminator(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Return | Opcode::Yield | Opcode::Continue | Opcode::Break
+    )
+}
+
+fn parse_op(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    scope: &mut Vec<ValueId>,
+    it: &mut DebugIter,
+    depth: usize,
+) -> Result<OpId, ReadError> {
+    if depth > MAX_NESTING {
+        return Err(r.err("region nesting exceeds the limit"));
+    }
+    let at = r.offset();
+    let code = r
+        .varint()
+        .map_err(|_| r.err("failed to read operation opcode."))?;
+    let opcode = match Opcode::from_code(code) {
+        Some(op) if Version::new(op.since().0, op.since().1, 0) <= ctx.version => op,
+        _ => {
+            return Err(r.err(format!(
+                "unsupported opcode {code} for bytecode version {}",
+                ctx.version
+            )))
+        }
+    };
+    let debug = ctx.debug_next(it, at)?;
+    let name = || format!("{:?}Op", opcode);
+    let layout = table::layout(opcode);
+    let mut result_types: Vec<TypeId> = Vec::new();
+    let mut flags: u64 = 0;
+    let mut attrs: Vec<(&'static str, Attr)> = Vec::new();
+    let mut operands: Vec<ValueId> = Vec::new();
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut count: Option<u64> = None;
+    let mut regions: Vec<Region> = Vec::new();
+    let op_id = ctx.module.ops.append(Op {
+        opcode,
+        results: Vec::new(),
+        operands: Vec::new(),
+        segments: Vec::new(),
+        attrs: Vec::new(),
+        regions: Vec::new(),
+        offset: at,
+        debug,
+    });
+    let fixed_after_count = |steps: &[Step], from: usize| {
+        steps[from..]
+            .iter()
+            .filter(|s| matches!(s, Step::Operand(_)))
+            .count() as u64
+    };
+    let read_operand =
+        |r: &mut Reader<'_>, scope: &[ValueId], i: usize| -> Result<ValueId, ReadError> {
+            let idx = r
+                .varint()
+                .map_err(|_| r.err(format!("failed to read operand index {i}")))?;
+            match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
+                Some(v) => Ok(*v),
+                None => Err(r.err(format!(
+                    "operand index {idx} out of bounds (size={}) for operand {i}",
+                    scope.len()
+                ))),
+            }
+        };
+    for (si, step) in layout.steps.iter().enumerate() {
+        match *step {
+            Step::Result(_) => {
+                let i = result_types.len();
+                let t = read_result_type(r, ctx, i, &name())?;
+                result_types.push(t);
+            }
+            Step::Results => {
+                let n = r.count(MAX_RESULTS.min(r.remaining() as u64), "number of results")?;
+                for i in 0..n {
+                    let t = read_result_type(r, ctx, i as usize, &name())?;
+                    result_types.push(t);
+                }
+            }
+            Step::Flags(since) => {
+                if since.is_none_or(|v| ctx.version >= v) {
+                    flags = r.varint()?;
+                }
+            }
+            Step::Unit(n, bit) => {
+                if flags >> bit & 1 != 0 {
+                    attrs.push((n, Attr::Unit));
+                }
+            }
+            Step::Attr(n, kind, cond) => {
+                let present = match cond {
+                    Cond::Always => true,
+                    Cond::Since(v) => ctx.version >= v,
+                    Cond::Flag(b) => flags >> b & 1 != 0,
+                };
+                if present {
+                    let a = op_attr(r, ctx, kind, &result_types).map_err(|e| {
+                        let e = if kind == AttrKind::Tagged {
+                            e.with_context(
+                                r.offset(),
+                                "failed to parse self-contained attribute for AssumePredicateAttrInterface",
+                            )
+                        } else {
+                            e
+                        };
+                        e.with_context(r.offset(), format!("failed to parse attribute '{n}'"))
+                    })?;
+                    attrs.push((n, a));
+                }
+            }
+            Step::Operand(n) => {
+                let start = operands.len() as u32;
+                operands.push(read_operand(r, scope, operands.len())?);
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len: 1,
+                });
+            }
+            Step::OptOperand(n, bit) => {
+                let start = operands.len() as u32;
+                let mut len = 0;
+                if flags >> bit & 1 != 0 {
+                    operands.push(read_operand(r, scope, operands.len())?);
+                    len = 1;
+                }
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len,
+                });
+            }
+            Step::Sized(n) => {
+                let cat = r.offset();
+                let k = r
+                    .varint()
+                    .map_err(|_| r.err("failed to read operand count"))?;
+                if k > MAX_OPERANDS || k > r.remaining() as u64 {
+                    return Err(ReadError::new(
+                        cat,
+                        format!("operand count {k} exceeds the remaining data"),
+                    ));
+                }
+                let start = operands.len() as u32;
+                for _ in 0..k {
+                    operands.push(read_operand(r, scope, operands.len())?);
+                }
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len: k as u32,
+                });
+            }
+            Step::Count => {
+                let cat = r.offset();
+                let k = r
+                    .varint()
+                    .map_err(|_| r.err("failed to read operand count"))?;
+                if k > MAX_OPERANDS || k > r.remaining() as u64 {
+                    return Err(ReadError::new(
+                        cat,
+                        format!("operand count {k} exceeds the remaining data"),
+                    ));
+                }
+                let fixed = fixed_after_count(layout.steps, si);
+                if k < fixed {
+                    return Err(ReadError::new(
+                        cat,
+                        format!(
+                            "operand count {k} is less than the {fixed} operands {} requires",
+                            name()
+                        ),
+                    ));
+                }
+                count = Some(k - fixed);
+            }
+            Step::Unsized(n) => {
+                let k = count.take().unwrap_or(0);
+                let start = operands.len() as u32;
+                for _ in 0..k {
+                    operands.push(read_operand(r, scope, operands.len())?);
+                }
+                segments.push(Segment {
+                    name: n,
+                    start,
+                    len: k as u32,
+                });
+            }
+            Step::Regions(expected) => {
+                let rat = r.offset();
+                let k = r.varint()?;
+                if k != u64::from(expected) || k > MAX_REGIONS {
+                    return Err(ReadError::new(
+                        rat,
+                        format!("{} expects {expected} regions, found {k}", name()),
+                    ));
+                }
+                for ri in 0..k {
+                    let reg = parse_region(r, ctx, scope, it, op_id, ri as u32, depth + 1)
+                        .map_err(|e| {
+                            e.with_context(r.offset(), format!("failed to parse region {ri}"))
+                        })?;
+                    regions.push(reg);
+                }
+            }
+        }
+    }
+    // Before 13.2, print_tko had no result; NVIDIA's reader still gives it a
+    // token result, which is not addressable by later operands.
+    let mut hidden = 0;
+    if opcode == Opcode::PrintTko && ctx.version < Version::new(13, 2, 0) && result_types.is_empty()
+    {
+        result_types.push(token_type(ctx));
+        hidden = 1;
+    }
+    let mut results = Vec::with_capacity(result_types.len());
+    let visible = result_types.len() - hidden;
+    for (i, ty) in result_types.into_iter().enumerate() {
+        let v = ctx.module.values.append(Value {
+            ty,
+            def: ValueDef::Result {
+                op: op_id,
+                index: i as u32,
+            },
+        });
+        results.push(v);
+        if i < visible {
+            scope.push(v);
+        }
+    }
+    let op = &mut ctx.module.ops[op_id];
+    op.results = results;
+    op.operands = operands;
+    op.segments = segments;
+    op.attrs = attrs;
+    op.regions = regions;
+    Ok(op_id)
+}
+
+/// Reads a result type index; like NVIDIA's reader, a bad index is reported
+/// only as `failed to get result type N for XOp`.
+fn read_result_type(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    i: usize,
+    op: &str,
+) -> Result<TypeId, ReadError> {
+    let msg = || format!("failed to get result type {i} for {op}");
+    let idx = r.varint().map_err(|_| r.err(msg()))?;
+    if idx >= ctx.module.types.len() as u64 {
+        return Err(r.err(msg()));
+    }
+    let at = r.offset();
+    ctx.type_at(idx, at)
+        .map_err(|e| e.with_context(r.offset(), msg()))
+}
+
+fn parse_region(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    scope: &mut Vec<ValueId>,
+    it: &mut DebugIter,
+    owner: OpId,
+    index: u32,
+    depth: usize,
+) -> Result<Region, ReadError> {
+    let n = r
+        .varint()
+        .map_err(|_| r.err("failed to read region block count"))?;
+    if n > MAX_BLOCKS {
+        return Err(r.err(format!(
+            "region has {n} blocks; at most {MAX_BLOCKS} is supported"
+        )));
+    }
+    let mut region = Region::default();
+    for bi in 0..n {
+        let b = parse_block(r, ctx, scope, it, owner, index, depth).map_err(|e| {
+            e.with_context(r.offset(), format!("failed to parse block {bi} in region."))
+        })?;
+        region.blocks.push(b);
+    }
+    Ok(region)
+}
+
+fn parse_block(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    scope: &mut Vec<ValueId>,
+    it: &mut DebugIter,
+    owner: OpId,
+    region: u32,
+    depth: usize,
+) -> Result<Block, ReadError> {
+    let nargs = r
+        .varint()
+        .map_err(|_| r.err("failed to read block argument count."))?;
+    if nargs > MAX_BLOCK_ARGS || nargs > r.remaining() as u64 {
+        return Err(r.err(format!(
+            "block argument count {nargs} exceeds the remaining data"
+        )));
+    }
+    let saved = scope.len();
+    let mut block = Block::default();
+    for i in 0..nargs {
+        let ty = ctx.read_type(r).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to read block argument type: {i}"),
+            )
+        })?;
+        let v = ctx.module.values.append(Value {
+            ty,
+            def: ValueDef::BlockArg {
+                op: owner,
+                region,
+                index: i as u32,
+            },
+        });
+        block.args.push(v);
+        scope.push(v);
+    }
+    let nops = r
+        .varint()
+        .map_err(|_| r.err("failed to read block operation count."))?;
+    if nops > MAX_BLOCK_OPS || nops > r.remaining() as u64 {
+        return Err(r.err(format!(
+            "block operation count {nops} exceeds the remaining data"
+        )));
+    }
+    for i in 0..nops {
+        let op = parse_op(r, ctx, scope, it, depth).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to parse operation {i} in block."),
+            )
+        })?;
+        block.ops.push(op);
+    }
+    match block.ops.last() {
+        None => {
+            return Err(r.err(
+                "invalid block structure: block is expected to have a terminator operation, but it is empty",
+            ))
+        }
+        Some(&last) => {
+            let op = &ctx.module.ops[last];
+            if !is_terminator(op.opcode) {
+                return Err(r.err(format!(
+                    "invalid block structure: block is expected to have a terminator operation, but the last operation '{}' is not a terminator.",
+                    op.name()
+                )));
+            }
+        }
+    }
+    scope.truncate(saved);
+    Ok(block)
+}
+
+fn op_attr(
+    r: &mut Reader<'_>,
+    ctx: &mut Ctx<'_>,
+    kind: AttrKind,
+    results: &[TypeId],
+) -> Result<Attr, ReadError> {
+    Ok(match kind {
+        AttrKind::Enum(k) => {
+            let v = r
+                .varint()
+                .map_err(|_| r.err("failed to read VarInt for enum attribute."))?;
+            if v as usize >= k.keywords().len() {
+                return Err(r.err(format!("invalid integer value for enum type: {v}")));
+            }
+            Attr::Enum(k, v as u8)
+        }
+        AttrKind::Int => Attr::Int(r.varint()?),
+        AttrKind::Str => Attr::String(ctx.strings.read(r)?),
+        AttrKind::Type => Attr::Type(ctx.read_type(r)?),
+        AttrKind::Array => {
+            let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "array size")?;
+            let mut v = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                v.push(tagged_attr(r, ctx, 1)?);
+            }
+            Attr::Array(v)
+        }
+        AttrKind::Tagged => tagged_attr(r, ctx, 0)?,
+        AttrKind::DenseElements => {
+            let at = r.offset();
+            let ci = r.varint()?;
+            let Some(&ty) = results.first() else {
+                return Err(ReadError::new(at, "dense constant without a result type"));
+            };
+            dense_from_constant(ctx, ty, ci, at)?
+        }
+        AttrKind::DenseI32 => {
+            let v = i32_list(r)?;
+            if let Some(x) = v.iter().find(|&&x| x == i32::MAX || x == i32::MIN) {
+                return Err(r.err(format!("array contains unsupported value {x}")));
+            }
+            Attr::DenseI32(v)
+        }
+        AttrKind::DenseBool => {
+            let at = r.offset();
+            let n = r.varint()?;
+            if n > r.remaining() as u64 || n > MAX_ATTR_ELEMS {
+                return Err(ReadError::new(
+                    at,
+                    format!("array size in bytecode ({n}) exceeds the remaining data"),
+                ));
+            }
+            Attr::DenseBool(r.bytes(n as usize)?.iter().map(|&b| b != 0).collect())
+        }
+        AttrKind::OptimizationHints => Attr::OptimizationHints(dictionary(r, ctx, 0)?),
+        AttrKind::Bool => Attr::Bool(r.u8()? != 0),
+    })
+}
