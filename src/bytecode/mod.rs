@@ -8,6 +8,7 @@
 use crate::diag::Diagnostic;
 
 pub mod limits;
+pub mod version;
 
 mod layout;
 mod parse;
