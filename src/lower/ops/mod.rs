@@ -3,6 +3,7 @@
 pub mod arith;
 pub mod cast;
 pub mod math;
+pub mod math_f32;
 pub mod memory;
 pub mod shape;
 
