@@ -25,6 +25,12 @@ impl Target {
         self.gpu.capability() >= 90
     }
 
+    /// Whether thread-block clusters exist (sm_90+): the tile-block id is
+    /// then `%clusterid`, as NVIDIA emits, else `%ctaid`.
+    pub fn has_clusters(self) -> bool {
+        self.gpu.capability() >= 90
+    }
+
     /// Widest global access in bytes (128-bit vector loads and stores).
     pub fn max_access_bytes(self) -> u32 {
         16

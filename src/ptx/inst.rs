@@ -135,6 +135,8 @@ pub enum Special {
     TidX,
     /// `%clusterid.{x,y,z}` (the tile-block id).
     ClusterId(u8),
+    /// `%ctaid.{x,y,z}` (the tile-block id before clusters, sm_80 to sm_89).
+    CtaId(u8),
     /// `%nclusterid.{x,y,z}`
     NClusterId(u8),
     /// `%nctaid.{x,y,z}` (number of tile blocks).

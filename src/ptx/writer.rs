@@ -122,6 +122,7 @@ fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
             match s {
                 Special::TidX => out.write_str("%tid.x"),
                 Special::ClusterId(a) => write!(out, "%clusterid.{}", axis(a)),
+                Special::CtaId(a) => write!(out, "%ctaid.{}", axis(a)),
                 Special::NClusterId(a) => write!(out, "%nclusterid.{}", axis(a)),
                 Special::NCtaId(a) => write!(out, "%nctaid.{}", axis(a)),
             }

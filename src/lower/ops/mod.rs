@@ -55,7 +55,11 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let results = op.results.clone();
             for (axis, r) in results.into_iter().enumerate() {
                 let s = if opcode == Opcode::GetTileBlockId {
-                    Special::ClusterId(axis as u8)
+                    if l.target.has_clusters() {
+                        Special::ClusterId(axis as u8)
+                    } else {
+                        Special::CtaId(axis as u8)
+                    }
                 } else {
                     Special::NCtaId(axis as u8)
                 };
