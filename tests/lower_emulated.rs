@@ -1342,6 +1342,7 @@ fn transpose_2d_f32() {
     }
 }
 
+#[test]
 fn transpose_load_order_f16() {
     for &(m, n) in &[(70usize, 130usize), (32, 64), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 32);
@@ -1873,6 +1874,7 @@ fn softmax_rows_f32() {
     }
 }
 
+#[test]
 fn gelu_tanh_f16() {
     for &(m, n) in &[(20usize, 200usize), (16, 128), (1, 3)] {
         let mut rng = Rng((m * n) as u64 + 57);
