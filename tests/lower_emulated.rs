@@ -1518,6 +1518,7 @@ fn insert_subtile_f32() {
     }
 }
 
+#[test]
 fn gather_scatter_mask_f32() {
     for &(len, n) in &[(300usize, 1000usize), (10, 128), (50, 3)] {
         let mut rng = Rng((len + n) as u64 + 39);
@@ -1546,6 +1547,7 @@ fn gather_scatter_mask_f32() {
     }
 }
 
+#[test]
 fn gather_2d_rows_f32() {
     for &(m, n, r, w) in &[
         (20usize, 70usize, 10usize, 64usize),
@@ -1574,6 +1576,7 @@ fn gather_2d_rows_f32() {
     }
 }
 
+#[test]
 fn raw_offset_f32() {
     for &n in &[200usize, 64, 3] {
         let mut rng = Rng(n as u64 + 41);

@@ -116,6 +116,36 @@ impl<'m> Lowerer<'m> {
         t
     }
 
+    /// For a layout that replicates elements over threads, the predicate
+    /// "this thread owns its elements" (the replicating `%tid.x` bits are
+    /// zero); stores run only in owners so each element is written once.
+    pub fn owner_pred(&mut self, layout: &LinearLayout) -> Option<Reg> {
+        let mask = layout
+            .thread_bases()
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| LinearLayout::is_zero(b))
+            .fold(0i64, |m, (k, _)| m | 1 << k);
+        if mask == 0 {
+            return None;
+        }
+        let tid = self.tid();
+        let t = self.b.op(
+            Opc::And,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            vec![Operand::Reg(tid), Operand::Imm(mask)],
+        );
+        Some(self.b.op(
+            Opc::Setp,
+            &["eq"],
+            &[Ty::U32],
+            Ty::Pred,
+            vec![Operand::Reg(t), Operand::Imm(0)],
+        ))
+    }
+
     /// The lowered tile of `v`.
     pub fn tile(&self, op: OpId, v: ValueId) -> Result<Tile, LowerError> {
         match self.vals.get(&v) {

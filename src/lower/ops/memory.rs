@@ -10,7 +10,7 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::view::{partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
 /// Per-access facts shared by every register of one load or store.
 struct Access {
@@ -473,6 +473,10 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let n = layout.num_registers();
+    let owner = l.owner_pred(&layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
     let mut r = 0;
     while r < n {
         if layout.canonical_register(r) != r {
@@ -501,6 +505,114 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         }
         r += vec;
     }
-    let _ = RegClass::B32;
+    if owner.is_some() {
+        l.b.end_if();
+    }
+    Ok(())
+}
+
+/// Lowers `load_ptr_tko`: one load per element from a tile of pointers,
+/// skipped where the mask is false (the result is then the padding value,
+/// or zero without one).
+pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
+    check_ordering(l, op)?;
+    let o = l.m.ops[op].clone();
+    let (Some(src), Some(&res)) = (o.operand("source"), o.results.first()) else {
+        return Err(l.unsupported(op));
+    };
+    let Some((_, elem)) = crate::lower::values::value_tile(l.m, res) else {
+        return Err(l.unsupported(op));
+    };
+    let ty = mem_ty(elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let layout = l.layout_of(res);
+    let ptrs = l.tile_in(op, src, &layout)?;
+    let mask = match o.operand("mask") {
+        Some(m) => Some(l.tile_in(op, m, &layout)?),
+        None => None,
+    };
+    let pad = match o.operand("paddingValue") {
+        Some(p) => Some(l.tile_in(op, p, &layout)?),
+        None => None,
+    };
+    let mut regs: Vec<Reg> = Vec::new();
+    for r in 0..layout.num_registers() {
+        let canon = layout.canonical_register(r);
+        if canon != r {
+            regs.push(regs[canon]);
+            continue;
+        }
+        let d = l.b.reg(class_of(elem));
+        let mty = if ty == Ty::B8 { Ty::B16 } else { ty };
+        if let Some(m) = &mask {
+            let init = match &pad {
+                Some(p) => Operand::Reg(p.regs[r]),
+                None => Operand::Imm(0),
+            };
+            l.b.push(Inst::new(
+                Opc::Mov,
+                &[],
+                &[mty],
+                vec![Operand::Reg(d)],
+                vec![init],
+            ));
+            l.b.begin_if(m.regs[r], true);
+        }
+        l.b.push(Inst::new(
+            Opc::Ld,
+            &["global"],
+            &[ty],
+            vec![Operand::Reg(d)],
+            vec![Operand::Addr(ptrs.regs[r], 0)],
+        ));
+        if mask.is_some() {
+            l.b.end_if();
+        }
+        regs.push(d);
+    }
+    l.bind(res, Tile { elem, layout, regs });
+    Ok(())
+}
+
+/// Lowers `store_ptr_tko`: one store per element through a tile of
+/// pointers, skipped where the mask is false.
+pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
+    check_ordering(l, op)?;
+    let o = l.m.ops[op].clone();
+    let (Some(dst), Some(val)) = (o.operand("destination"), o.operand("value")) else {
+        return Err(l.unsupported(op));
+    };
+    let t = l.tile(op, val)?;
+    let ty = mem_ty(t.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let layout = t.layout.clone();
+    let ptrs = l.tile_in(op, dst, &layout)?;
+    let mask = match o.operand("mask") {
+        Some(m) => Some(l.tile_in(op, m, &layout)?),
+        None => None,
+    };
+    let owner = l.owner_pred(&layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    for r in 0..layout.num_registers() {
+        if layout.canonical_register(r) != r {
+            continue;
+        }
+        if let Some(m) = &mask {
+            l.b.begin_if(m.regs[r], true);
+        }
+        l.b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[ty],
+            vec![],
+            vec![Operand::Addr(ptrs.regs[r], 0), Operand::Reg(t.regs[r])],
+        ));
+        if mask.is_some() {
+            l.b.end_if();
+        }
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
     Ok(())
 }

@@ -92,6 +92,18 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::IToF
         | Opcode::Bitcast => cast::lower(l, id),
         Opcode::Offset => arith::offset(l, id),
+        Opcode::LoadPtrTko | Opcode::StorePtrTko => {
+            if opcode == Opcode::LoadPtrTko {
+                memory::load_ptr(l, id)?;
+            } else {
+                memory::store_ptr(l, id)?;
+            }
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.entry(r).or_insert(Lowered::Nothing);
+            }
+            Ok(())
+        }
         _ => arith::lower(l, id),
     }
 }
