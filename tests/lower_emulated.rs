@@ -1731,6 +1731,7 @@ fn scan_rows() {
     }
 }
 
+#[test]
 fn for_loop_carried_f32() {
     for &(m, n) in &[(20usize, 200usize), (16, 64), (3, 10)] {
         let mut rng = Rng((m * n) as u64 + 52);
@@ -1765,6 +1766,7 @@ fn for_loop_carried_f32() {
     }
 }
 
+#[test]
 fn if_else_runtime_f32() {
     for mode in 0..3 {
         let n = 700;
@@ -1796,6 +1798,7 @@ fn if_else_runtime_f32() {
     }
 }
 
+#[test]
 fn persistent_grid_stride_f32() {
     for &(n, g) in &[(5000usize, 3u32), (512, 1), (100, 4)] {
         let mut rng = Rng(n as u64 + 54);
