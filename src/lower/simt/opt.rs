@@ -186,15 +186,9 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
     }
 }
 
-/// At most one definition (zero: a parameter-free register, one: SSA).
-trait AtMostOne {
-    fn is_none_or_one(self) -> bool;
-}
-
-impl AtMostOne for Option<&u32> {
-    fn is_none_or_one(self) -> bool {
-        self.map_or(true, |&n| n <= 1)
-    }
+/// Whether `r` is written at most once (an SSA value, or never written).
+fn is_ssa(defs: &HashMap<Reg, u32>, r: &Reg) -> bool {
+    defs.get(r).map_or(true, |&n| n <= 1)
 }
 
 fn cse(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
@@ -218,7 +212,7 @@ fn cse_in(
                     i.dsts.len() == 1 && i.defs().len() == 1 && defs.get(&i.defs()[0]) == Some(&1);
                 // Reading a variable (a register written in several places)
                 // gives different values at different points: never share.
-                let reads_ssa = i.uses().iter().all(|u| defs.get(u).is_none_or_one());
+                let reads_ssa = i.uses().iter().all(|u| is_ssa(defs, u));
                 if !(pure && single && reads_ssa) {
                     continue;
                 }
