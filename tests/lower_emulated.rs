@@ -1651,6 +1651,7 @@ fn list_of_arrays_f32() {
 
 // ---------------------------------------------------------------- reductions, scans, control flow
 
+#[test]
 fn row_max_min_argmax_f32() {
     for &(m, n) in &[(20usize, 64usize), (8, 50), (3, 7)] {
         let mut rng = Rng((m * n) as u64 + 50);
@@ -1855,6 +1856,7 @@ fn assert_nonneg_i32() {
     );
 }
 
+#[test]
 fn softmax_rows_f32() {
     for &(m, n) in &[(10usize, 256usize), (4, 100), (3, 1)] {
         let mut rng = Rng((m * n) as u64 + 56);
@@ -1963,6 +1965,7 @@ fn dot_1d_f32() {
     }
 }
 
+#[test]
 fn row_sum_f32() {
     for &(m, n) in &[(40usize, 300usize), (16, 128), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 61);
@@ -2209,6 +2212,7 @@ fn print_debug_i32() {
     assert_eq!(r.printf, want);
 }
 
+#[test]
 fn layernorm_rows_f32() {
     for &(m, n) in &[(20usize, 256usize), (8, 100), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 68);

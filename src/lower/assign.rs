@@ -116,6 +116,16 @@ fn assign_block(
                     }
                 }
             }
+            Opcode::Reduce => {
+                // Reductions take their operands as they come (default
+                // layouts unless a later user chose); the result layout is
+                // fixed afterwards from the operand's (see `assign`).
+                for &o in &op.operands {
+                    if let Some((shape, _)) = value_tile(m, o) {
+                        demand(out, o, default_layout(&shape, warps, 1));
+                    }
+                }
+            }
             Opcode::If | Opcode::For => {
                 demand_terminators(m, op, out);
                 if op.opcode == Opcode::For {

@@ -51,6 +51,8 @@ pub struct Lowerer<'m> {
     pub facts: HashMap<ValueId, Fact>,
     /// Warps per tile block.
     pub warps: u32,
+    /// Bytes of shared memory scratch allocated so far.
+    pub shared_bytes: u32,
     /// Variables the innermost `yield`/`continue` assigns.
     pub yield_targets: Vec<Vec<Tile>>,
     tid: Option<Reg>,
@@ -271,6 +273,7 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         facts,
         warps,
         yield_targets: Vec::new(),
+        shared_bytes: 0,
         tid: None,
     };
 
@@ -342,6 +345,7 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         params,
         reqntid,
         reg_counts,
+        shared_bytes: l.shared_bytes,
         body,
     })
 }

@@ -8,7 +8,7 @@ pub mod func;
 pub mod inst;
 pub mod writer;
 
-pub use func::{Entry, GlobalBytes, Line, Param, ParamTy};
+pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, SHARED_SYMBOL};
 pub use inst::{Inst, Opc, Operand, Reg, RegClass, Special, Ty};
 pub use writer::Writer;
 
