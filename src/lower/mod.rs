@@ -1,6 +1,25 @@
 //! Lowering from TileIR to PTX.
+//!
+//! The pipeline, one entry at a time, data flowing one way:
+//!
+//! ```text
+//! tile IR ─ facts (assume, constants) ─ layout assignment (layout/, assign)
+//!         ─ per-thread SIMT IR (ops/<family>, simt::Builder)
+//!         ─ optimizations (simt::opt: fold, CSE, DCE)
+//!         ─ PTX model (simt::emit) ─ text (crate::ptx::Writer)
+//! ```
+pub mod assign;
+pub mod facts;
+pub mod kernel;
+pub mod layout;
+pub mod ops;
+pub mod simt;
+pub mod target;
+pub mod values;
+pub mod view;
+
 use crate::diag::{Diagnostic, Location};
-use crate::ir::Module;
+use crate::ir::{Module, Opcode};
 use crate::options::Options;
 
 /// A lowering failure.
@@ -41,19 +60,34 @@ impl LowerError {
     }
 }
 
+/// The name of NVIDIA's launch metadata global every module declares.
+pub const LAUNCH_META_DATA: &str = "___NV_TILE_LAUNCH_META_DATA___";
+
 /// Lowers a verified module to PTX text for the options' target.
-///
-/// Stub: reports the first op of the module (in [`Module::walk`] order) as
-/// unsupported, naming it and pointing at its debug location.
-pub fn lower(module: &Module, _options: &Options) -> Result<String, LowerError> {
-    match module.walk().next() {
-        Some(id) => Err(LowerError::Unsupported {
-            what: format!("'{}' op", module.ops[id].name()),
-            location: module.location(id),
-        }),
-        None => Err(LowerError::Unsupported {
-            what: "an empty module".into(),
-            location: None,
-        }),
+pub fn lower(module: &Module, options: &Options) -> Result<String, LowerError> {
+    let mut out = crate::ptx::Module::new(options);
+    let mut entries = Vec::new();
+    for &id in module.top_level() {
+        match module.ops[id].opcode {
+            Opcode::Entry => entries.push(kernel::lower_entry(module, id, options)?),
+            _ => {
+                return Err(LowerError::Unsupported {
+                    what: format!("'{}' op", module.ops[id].name()),
+                    location: module.location(id),
+                })
+            }
+        }
     }
+    if !entries.is_empty() {
+        out.items
+            .push(crate::ptx::Item::Global(crate::ptx::GlobalBytes {
+                name: LAUNCH_META_DATA.into(),
+                align: 8,
+                size: 64,
+                visible: true,
+            }));
+    }
+    out.items
+        .extend(entries.into_iter().map(crate::ptx::Item::Entry));
+    Ok(out.to_text())
 }

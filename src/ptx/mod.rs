@@ -4,20 +4,36 @@ use std::fmt::Write;
 
 use crate::options::{Gpu, Options};
 
+pub mod func;
+pub mod inst;
+pub mod writer;
+
+pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, SHARED_SYMBOL};
+pub use inst::{Inst, Opc, Operand, Reg, RegClass, Special, Ty};
+pub use writer::Writer;
+
 /// The PTX ISA version written in `.version` (what ptxas 13.5 reads, and
 /// what NVIDIA's tileiras 13.5 writes).
 pub const PTX_VERSION: (u32, u32) = (9, 5);
 
-/// A PTX module: the header facts plus the text of each top-level item
-/// (globals, functions, entries) in order.
+/// A top-level item of a PTX module.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// A module-scope global byte array.
+    Global(GlobalBytes),
+    /// A kernel entry.
+    Entry(Entry),
+}
+
+/// A PTX module: the header facts plus its top-level items in order.
 #[derive(Clone, Debug)]
 pub struct Module {
     /// Target GPU; `.target` uses its architecture-specific name.
     pub gpu: Gpu,
     /// Whether `.target` carries `, debug` (full device debug info).
     pub debug: bool,
-    /// Top-level items, each already printed.
-    pub items: Vec<String>,
+    /// Top-level items.
+    pub items: Vec<Item>,
 }
 
 impl Module {
@@ -46,14 +62,15 @@ impl Module {
             if self.debug { ", debug" } else { "" }
         );
         let _ = writeln!(s, ".address_size 64");
+        let mut w = Writer::new(s);
         for item in &self.items {
-            s.push('\n');
-            s.push_str(item);
-            if !item.ends_with('\n') {
-                s.push('\n');
-            }
+            let _ = w.into_inner_ref().write_char('\n');
+            let _ = match item {
+                Item::Global(g) => w.global(g),
+                Item::Entry(e) => w.entry(e),
+            };
         }
-        s
+        w.into_inner()
     }
 }
 

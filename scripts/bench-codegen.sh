@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Compiles corpus kernels with our pipeline and NVIDIA's reference PTX,
+# assembles both with the real ptxas (tileiras' own flags) and prints SASS
+# instruction counts and registers side by side.
+#   scripts/bench-codegen.sh [--gpu sm_90] [kernel ...]
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+corpus="${CORPUS:-$here/../shared/corpus}"
+[ -d "$corpus" ] || corpus="$here/../../shared/corpus"
+cuda="${CUDA_ROOT:-$here/.tools/cuda}"
+gpu=sm_90
+if [ "${1:-}" = "--gpu" ]; then gpu="$2"; shift 2; fi
+arch="$gpu"; case "$gpu" in sm_90|sm_100|sm_103|sm_107|sm_110|sm_120|sm_121) arch="${gpu}a";; esac
+kernels=("$@")
+if [ ${#kernels[@]} -eq 0 ]; then
+  kernels=(vadd_f32_contig vadd_f32_strided vadd_f32_divisible)
+  [ -f "$here/tests/data/lower/supported.txt" ] && mapfile -t kernels < <(grep -v '^#' "$here/tests/data/lower/supported.txt")
+fi
+cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -cE '^\s+/\*[0-9a-f]{4}\*/' || true; }
+regs() { "$cuda/bin/ptxas" -arch "$arch" "$1" -o /dev/null --opt-level 3 -v 2>&1 | sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' | head -1; }
+printf '%-26s %8s %8s %6s %6s\n' kernel "ours" "nvidia" "regs" "nv"
+for k in "${kernels[@]}"; do
+  f="$corpus/$k/$k.v13_3.tileir"; [ -f "$f" ] || f="$corpus/$k/$k.v13_4.tileir"
+  if ! "$here/target/release/tileiras" --gpu-name="$gpu" "$f" -o "$tmp/$k.ptx" 2>"$tmp/err"; then
+    printf '%-26s %s\n' "$k" "FAILED: $(head -c 100 "$tmp/err")"; continue
+  fi
+  "$cuda/bin/ptxas" -arch "$arch" "$tmp/$k.ptx" -o "$tmp/$k.cubin" --opt-level 3 --enable-extended-smem=true
+  ours=$(sass_count "$tmp/$k.cubin"); oregs=$(regs "$tmp/$k.ptx")
+  nv=-; nregs=-
+  ref="$corpus/$k/ref.$gpu.ptx"
+  if [ -f "$ref" ]; then
+    "$cuda/bin/ptxas" -arch "$arch" "$ref" -o "$tmp/$k.ref.cubin" --opt-level 3 --enable-extended-smem=true
+    nv=$(sass_count "$tmp/$k.ref.cubin"); nregs=$(regs "$ref")
+  fi
+  printf '%-26s %8s %8s %6s %6s\n' "$k" "$ours" "$nv" "$oregs" "$nregs"
+done

@@ -1,0 +1,363 @@
+//! Lowers one entry function: binds parameters, walks the body op by op
+//! (each op family in [`super::ops`]) and produces the PTX entry.
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::assign::{assign, Layouts};
+use super::facts::{analyze, Fact};
+use super::layout::LinearLayout;
+use super::simt::{emit::emit, opt::optimize, Builder};
+use super::target::Target;
+use super::values::{elem_of, Elem};
+use super::LowerError;
+use crate::ir::{Attr, Module, OpId, Opcode, Scalar, Type, ValueId};
+use crate::options::Options;
+use crate::ptx::{self, Inst, Opc, Operand, ParamTy, Reg, RegClass, Special, Ty};
+
+/// A tile held in registers: element `layout.apply(r, tid)` of the tile is
+/// in `regs[r]` of thread `tid`.
+#[derive(Clone, Debug)]
+pub struct Tile {
+    /// Element kind.
+    pub elem: Elem,
+    /// Distribution over the tile block.
+    pub layout: Rc<LinearLayout>,
+    /// One register per layout register index (duplicates may repeat).
+    pub regs: Vec<Reg>,
+}
+
+/// What an IR value became.
+#[derive(Clone, Debug)]
+pub enum Lowered {
+    /// A tile (0-d tiles are scalars, the same in every thread).
+    Tile(Tile),
+    /// A token, a view, or anything else with no runtime form here.
+    Nothing,
+}
+
+/// State while lowering one entry.
+pub struct Lowerer<'m> {
+    /// The module.
+    pub m: &'m Module,
+    /// Target facts.
+    pub target: Target,
+    /// The SIMT body under construction.
+    pub b: Builder,
+    /// Lowered values.
+    pub vals: HashMap<ValueId, Lowered>,
+    /// Chosen layouts.
+    pub layouts: Layouts,
+    /// Value facts.
+    pub facts: HashMap<ValueId, Fact>,
+    /// Warps per tile block.
+    pub warps: u32,
+    /// Bytes of shared memory scratch allocated so far.
+    pub shared_bytes: u32,
+    /// Variables the innermost `yield`/`continue` assigns.
+    pub yield_targets: Vec<Vec<Tile>>,
+    tid: Option<Reg>,
+}
+
+/// The register class of an element kind.
+pub fn class_of(e: Elem) -> RegClass {
+    RegClass::for_bits(e.bits())
+}
+
+/// The untyped PTX type moving an element (`.b32`; `.pred` for i1).
+pub fn bits_ty(e: Elem) -> Ty {
+    match e.bits() {
+        1 => Ty::Pred,
+        8 => Ty::B8,
+        b => Ty::from_bits(b),
+    }
+}
+
+/// The PTX parameter type of an entry argument of element kind `e`.
+fn param_ty(e: Elem) -> ParamTy {
+    match e {
+        Elem::Ptr => ParamTy::GlobalPtr,
+        Elem::Num(s) => ParamTy::Scalar(match s {
+            Scalar::I64 => Ty::U64,
+            Scalar::F32 => Ty::F32,
+            Scalar::F64 => Ty::F64,
+            Scalar::F16 | Scalar::BF16 | Scalar::I16 => Ty::B16,
+            Scalar::I8 | Scalar::I1 => Ty::U8,
+            _ => Ty::U32,
+        }),
+    }
+}
+
+impl<'m> Lowerer<'m> {
+    /// The location-carrying unsupported error for `op`.
+    pub fn unsupported(&self, op: OpId) -> LowerError {
+        LowerError::Unsupported {
+            what: format!("'{}' op", self.m.ops[op].name()),
+            location: self.m.location(op),
+        }
+    }
+
+    /// An unsupported error naming a feature of `op`.
+    pub fn unsupported_feature(&self, op: OpId, what: &str) -> LowerError {
+        LowerError::Unsupported {
+            what: format!("'{}' op with {what}", self.m.ops[op].name()),
+            location: self.m.location(op),
+        }
+    }
+
+    /// `%tid.x` (read once).
+    pub fn tid(&mut self) -> Reg {
+        if let Some(t) = self.tid {
+            return t;
+        }
+        let t = self.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Special(Special::TidX)],
+        );
+        self.tid = Some(t);
+        t
+    }
+
+    /// For a layout that replicates elements over threads, the predicate
+    /// "this thread owns its elements" (the replicating `%tid.x` bits are
+    /// zero); stores run only in owners so each element is written once.
+    pub fn owner_pred(&mut self, layout: &LinearLayout) -> Option<Reg> {
+        let mask = layout
+            .thread_bases()
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| LinearLayout::is_zero(b))
+            .fold(0i64, |m, (k, _)| m | 1 << k);
+        if mask == 0 {
+            return None;
+        }
+        let tid = self.tid();
+        let t = self.b.op(
+            Opc::And,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            vec![Operand::Reg(tid), Operand::Imm(mask)],
+        );
+        Some(self.b.op(
+            Opc::Setp,
+            &["eq"],
+            &[Ty::U32],
+            Ty::Pred,
+            vec![Operand::Reg(t), Operand::Imm(0)],
+        ))
+    }
+
+    /// The lowered tile of `v`.
+    pub fn tile(&self, op: OpId, v: ValueId) -> Result<Tile, LowerError> {
+        match self.vals.get(&v) {
+            Some(Lowered::Tile(t)) => Ok(t.clone()),
+            _ => Err(LowerError::Failed {
+                message: format!(
+                    "'{}' op: operand is not a lowered tile",
+                    self.m.ops[op].name()
+                ),
+                location: self.m.location(op),
+            }),
+        }
+    }
+
+    /// The lowered tile of `v` redistributed to `layout`, where that needs
+    /// no data movement between threads (a register permutation).
+    pub fn tile_in(
+        &self,
+        op: OpId,
+        v: ValueId,
+        layout: &Rc<LinearLayout>,
+    ) -> Result<Tile, LowerError> {
+        let t = self.tile(op, v)?;
+        if t.layout == *layout || t.layout.shape.is_empty() {
+            return Ok(t);
+        }
+        let same_threads = t.layout.thread_bases() == layout.thread_bases();
+        let mut regs = Vec::with_capacity(layout.num_registers());
+        for r in 0..layout.num_registers() {
+            let want = layout.apply(r, 0);
+            let found = (0..t.layout.num_registers()).find(|&q| t.layout.apply(q, 0) == want);
+            match (same_threads, found) {
+                (true, Some(q)) => regs.push(t.regs[q]),
+                _ => return Err(self.unsupported_feature(op, "a layout conversion across threads")),
+            }
+        }
+        Ok(Tile {
+            elem: t.elem,
+            layout: layout.clone(),
+            regs,
+        })
+    }
+
+    /// The layout assigned to result `v`.
+    pub fn layout_of(&self, v: ValueId) -> Rc<LinearLayout> {
+        self.layouts
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| Rc::new(LinearLayout::default_scalar()))
+    }
+
+    /// Binds `v` to `t`.
+    pub fn bind(&mut self, v: ValueId, t: Tile) {
+        self.vals.insert(v, Lowered::Tile(t));
+    }
+
+    /// Emits `mov` of an immediate into a fresh register for element `e`.
+    pub fn imm(&mut self, e: Elem, bits: u64) -> Reg {
+        let ty = bits_ty(e);
+        let src = match ty {
+            Ty::Pred => Operand::Imm((bits & 1) as i64),
+            Ty::B32 if matches!(e, Elem::Num(Scalar::F32)) => Operand::F32(bits as u32),
+            Ty::B64 if matches!(e, Elem::Num(Scalar::F64)) => Operand::F64(bits),
+            _ => Operand::Imm(bits as i64),
+        };
+        let ty = if ty == Ty::B8 { Ty::B16 } else { ty };
+        let d = self.b.reg(class_of(e));
+        self.b.push(Inst::new(
+            Opc::Mov,
+            &[],
+            &[ty],
+            vec![Operand::Reg(d)],
+            vec![src],
+        ));
+        d
+    }
+}
+
+impl LinearLayout {
+    /// The layout of a 0-d tile: one register, the same in every thread.
+    pub fn default_scalar() -> LinearLayout {
+        LinearLayout {
+            shape: Vec::new(),
+            register: Vec::new(),
+            lane: Vec::new(),
+            warp: Vec::new(),
+        }
+    }
+}
+
+/// Lowers the entry op `entry` to a PTX entry.
+pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::Entry, LowerError> {
+    let op = &m.ops[entry];
+    let name = match op.attr("sym_name") {
+        Some(Attr::String(s)) => s.clone(),
+        _ => {
+            return Err(LowerError::Failed {
+                message: "entry without a name".into(),
+                location: m.location(entry),
+            })
+        }
+    };
+    let block = op
+        .regions
+        .first()
+        .and_then(|r| r.blocks.first())
+        .ok_or_else(|| LowerError::Failed {
+            message: "entry without a body".into(),
+            location: m.location(entry),
+        })?;
+    let target = Target::new(options.gpu);
+    let warps = target.elementwise_warps();
+    let facts = analyze(m, &block.ops);
+    let layouts = assign(m, &block.ops, &facts, warps, target.max_access_bytes());
+    let mut l = Lowerer {
+        m,
+        target,
+        b: Builder::new(),
+        vals: HashMap::new(),
+        layouts,
+        facts,
+        warps,
+        yield_targets: Vec::new(),
+        shared_bytes: 0,
+        tid: None,
+    };
+
+    let mut params = Vec::new();
+    for (i, &arg) in block.args.iter().enumerate() {
+        let pname = format!("{name}_param_{i}");
+        let elem = match m.types.try_get(m.values[arg].ty) {
+            Some(Type::Tile { element, shape }) if shape.is_empty() => elem_of(m, *element),
+            _ => None,
+        };
+        let Some(elem) = elem else {
+            return Err(LowerError::Unsupported {
+                what: "entry argument of a non-scalar type".into(),
+                location: m.location(entry),
+            });
+        };
+        let pty = param_ty(elem);
+        params.push(ptx::Param {
+            name: pname.clone(),
+            ty: pty,
+        });
+        let load_ty = match pty {
+            ParamTy::GlobalPtr => Ty::B64,
+            ParamTy::Scalar(t) => Ty::from_bits(t.bits()),
+        };
+        let d = l.b.reg(RegClass::for_bits(load_ty.bits().max(16)));
+        l.b.push(Inst::new(
+            Opc::Ld,
+            &["param"],
+            &[load_ty],
+            vec![Operand::Reg(d)],
+            vec![Operand::Param(pname)],
+        ));
+        let d = if elem.bits() == 1 {
+            // An i1 parameter arrives as a byte.
+            l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[Ty::B16],
+                Ty::Pred,
+                vec![Operand::Reg(d), Operand::Imm(0)],
+            )
+        } else {
+            d
+        };
+        l.bind(
+            arg,
+            Tile {
+                elem,
+                layout: Rc::new(LinearLayout::default_scalar()),
+                regs: vec![d],
+            },
+        );
+    }
+
+    // Read %tid.x up front: the register must dominate every use, even
+    // when the first use is inside a branch or loop (DCE drops it if unused).
+    l.tid();
+    for &id in &block.ops {
+        super::ops::lower_op(&mut l, id)?;
+    }
+    l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+    let mut f = l.b.finish();
+    optimize(&mut f, options.opt_level);
+    let (body, reg_counts) = emit(&f);
+    let reqntid = warps * 32;
+    Ok(ptx::Entry {
+        name,
+        params,
+        reqntid,
+        reg_counts,
+        shared_bytes: l.shared_bytes,
+        body,
+    })
+}
+
+/// Whether `op` is a no-op for code generation (tokens, views, hints).
+pub fn is_structural(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        Opcode::MakeToken
+            | Opcode::JoinTokens
+            | Opcode::MakeTensorView
+            | Opcode::MakePartitionView
+            | Opcode::Return
+    )
+}

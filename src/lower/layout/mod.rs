@@ -1,0 +1,7 @@
+//! Layouts: how a tile's elements are spread over the registers, lanes and
+//! warps of a tile block. Pure data and math; lowering reads them.
+pub mod blocked;
+pub mod linear;
+
+pub use blocked::Blocked;
+pub use linear::{HwDim, LinearLayout};

@@ -1,0 +1,144 @@
+//! Conversions: integer extension and truncation, float-to-float,
+//! float-to-integer (saturating, as PTX `cvt` does), integer-to-float and
+//! bitcasts.
+use crate::ir::{OpId, Opcode, Scalar};
+use crate::lower::kernel::Lowerer;
+use crate::lower::values::{value_tile, Elem};
+use crate::lower::LowerError;
+use crate::ptx::{Opc, Operand, Ty};
+
+use super::arith::{enum_attr, float_ty, int_ty, rounding, to_f32};
+use super::elementwise;
+
+/// Lowers the conversion family.
+pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let (Some(&src), Some(&res)) = (op.operands.first(), op.results.first()) else {
+        return Err(l.unsupported(id));
+    };
+    let (Some((_, Elem::Num(from))), Some((_, Elem::Num(to)))) =
+        (value_tile(l.m, src), value_tile(l.m, res))
+    else {
+        return Err(l.unsupported(id));
+    };
+    let signed = enum_attr(l, id, "signedness") != Some(0);
+    let rv = enum_attr(l, id, "rounding_mode").unwrap_or(0);
+    let (fb, tb) = (from.bit_width(), to.bit_width());
+    match op.opcode {
+        Opcode::ExtI | Opcode::TruncI => elementwise(l, id, &[src], |l, r| {
+            if fb == 1 {
+                let v = if signed && op.opcode == Opcode::ExtI {
+                    -1
+                } else {
+                    1
+                };
+                let t = Ty::from_bits(tb.max(16));
+                let t = if t == Ty::B16 {
+                    Ty::S16
+                } else if t == Ty::B32 {
+                    Ty::S32
+                } else {
+                    Ty::S64
+                };
+                return Ok(l.b.op(
+                    Opc::Selp,
+                    &[],
+                    &[t],
+                    t,
+                    vec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(r[0])],
+                ));
+            }
+            if tb == 1 {
+                let t = Ty::from_bits(fb);
+                let low = l.b.op(
+                    Opc::And,
+                    &[],
+                    &[t],
+                    t,
+                    vec![Operand::Reg(r[0]), Operand::Imm(1)],
+                );
+                return Ok(l.b.op(
+                    Opc::Setp,
+                    &["ne"],
+                    &[t],
+                    Ty::Pred,
+                    vec![Operand::Reg(low), Operand::Imm(0)],
+                ));
+            }
+            let (ft, tt) = if op.opcode == Opcode::ExtI {
+                (int_ty(from, signed), int_ty(to, signed))
+            } else {
+                (int_ty(from, false), int_ty(to, false))
+            };
+            let (Some(ft), Some(tt)) = (ft, tt) else {
+                return Err(l.unsupported(id));
+            };
+            Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
+        }),
+        Opcode::FToF => {
+            let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {
+                return Err(l.unsupported(id));
+            };
+            let rnd =
+                rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
+            elementwise(l, id, &[src], |l, r| {
+                if tb > fb || (ft == tt) {
+                    // Exact widening (bf16 through its bit pattern).
+                    let w = if from == Scalar::BF16 || from == Scalar::F16 {
+                        to_f32(l, from, r[0])
+                    } else {
+                        r[0]
+                    };
+                    let wt = if from == Scalar::BF16 || from == Scalar::F16 {
+                        Ty::F32
+                    } else {
+                        ft
+                    };
+                    if wt == tt {
+                        return Ok(w);
+                    }
+                    return Ok(l.b.op(Opc::Cvt, &[], &[tt, wt], tt, vec![Operand::Reg(w)]));
+                }
+                if ft == Ty::F64 && tt == Ty::BF16 {
+                    return Err(l.unsupported_feature(id, "f64 to bf16"));
+                }
+                Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
+            })
+        }
+        Opcode::FToI => {
+            let ft = float_ty(from).ok_or_else(|| l.unsupported(id))?;
+            let tt = int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
+            let m: &'static str = match rv {
+                0 => "rni",
+                1 | 6 => "rzi",
+                2 => "rmi",
+                3 => "rpi",
+                _ => return Err(l.unsupported_feature(id, "this rounding mode")),
+            };
+            elementwise(l, id, &[src], |l, r| {
+                let (x, xt) = if ft == Ty::BF16 {
+                    (to_f32(l, from, r[0]), Ty::F32)
+                } else {
+                    (r[0], ft)
+                };
+                Ok(l.b.op(Opc::Cvt, &[m], &[tt, xt], tt, vec![Operand::Reg(x)]))
+            })
+        }
+        Opcode::IToF => {
+            let ft = int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
+            let tt = float_ty(to).ok_or_else(|| l.unsupported(id))?;
+            let rnd =
+                rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
+            elementwise(l, id, &[src], |l, r| {
+                Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
+            })
+        }
+        _ => {
+            // Bitcast between same-width kinds: registers are untyped bits.
+            if fb != tb || fb == 1 {
+                return Err(l.unsupported(id));
+            }
+            elementwise(l, id, &[src], |_, r| Ok(r[0]))
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Math functions: square roots, rounding to integral values, and the
+//! transcendental functions (accurate unless the op allows approximation).
+use crate::ir::{OpId, Opcode, Scalar};
+use crate::lower::kernel::Lowerer;
+use crate::lower::LowerError;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+use super::arith::{enum_attr, float_ty, from_f32, rounding, to_f32};
+use super::elementwise;
+use super::math_f32;
+
+/// Lowers the math family (other ops are reported unsupported).
+pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
+    let ftz = op.has_flag("flush_to_zero");
+    let ops = op.operands.clone();
+    // Computes in f32 (or f64) and rounds back to 16-bit floats.
+    let wide = if fty == Ty::F64 { Ty::F64 } else { Ty::F32 };
+    let through = move |l: &mut Lowerer, r: Reg, f: &dyn Fn(&mut Lowerer, Reg) -> Reg| -> Reg {
+        let w = to_f32(l, s, r);
+        let d = f(l, w);
+        from_f32(l, s, d, "rn")
+    };
+    match op.opcode {
+        Opcode::Sqrt => {
+            let rv = enum_attr(l, id, "rounding_mode").unwrap_or(0);
+            let m: &'static str = if rv == 4 && wide == Ty::F32 {
+                "approx"
+            } else {
+                rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?
+            };
+            elementwise(l, id, &ops, |l, r| {
+                Ok(through(l, r[0], &|l, x| {
+                    let mods: Vec<&'static str> = if ftz && wide == Ty::F32 {
+                        vec![m, "ftz"]
+                    } else {
+                        vec![m]
+                    };
+                    l.b.op(Opc::Sqrt, &mods, &[wide], wide, vec![Operand::Reg(x)])
+                }))
+            })
+        }
+        Opcode::Floor | Opcode::Ceil => {
+            let m = if op.opcode == Opcode::Floor {
+                "rmi"
+            } else {
+                "rpi"
+            };
+            elementwise(l, id, &ops, |l, r| {
+                Ok(through(l, r[0], &|l, x| {
+                    l.b.op(Opc::Cvt, &[m], &[wide, wide], wide, vec![Operand::Reg(x)])
+                }))
+            })
+        }
+        Opcode::Rsqrt => elementwise(l, id, &ops, |l, r| {
+            Ok(through(l, r[0], &|l, x| {
+                let mods: Vec<&'static str> = if ftz {
+                    vec!["approx", "ftz"]
+                } else {
+                    vec!["approx"]
+                };
+                l.b.op(Opc::Rsqrt, &mods, &[wide], wide, vec![Operand::Reg(x)])
+            }))
+        }),
+        Opcode::Exp2 if wide == Ty::F32 => elementwise(l, id, &ops, |l, r| {
+            Ok(through(l, r[0], &|l, x| {
+                let mods: Vec<&'static str> = if ftz {
+                    vec!["approx", "ftz"]
+                } else {
+                    vec!["approx"]
+                };
+                l.b.op(Opc::Ex2, &mods, &[Ty::F32], Ty::F32, vec![Operand::Reg(x)])
+            }))
+        }),
+        Opcode::Exp if wide == Ty::F32 && enum_attr(l, id, "rounding_mode") == Some(4) => {
+            elementwise(l, id, &ops, |l, r| {
+                Ok(through(l, r[0], &|l, x| {
+                    let t = l.b.op(
+                        Opc::Mul,
+                        &["rn"],
+                        &[Ty::F32],
+                        Ty::F32,
+                        vec![
+                            Operand::Reg(x),
+                            Operand::F32(std::f32::consts::LOG2_E.to_bits()),
+                        ],
+                    );
+                    l.b.op(
+                        Opc::Ex2,
+                        &["approx", "ftz"],
+                        &[Ty::F32],
+                        Ty::F32,
+                        vec![Operand::Reg(t)],
+                    )
+                }))
+            })
+        }
+        Opcode::Exp
+        | Opcode::Log
+        | Opcode::Log2
+        | Opcode::Sin
+        | Opcode::Cos
+        | Opcode::Tan
+        | Opcode::SinH
+        | Opcode::CosH
+        | Opcode::TanH
+            if wide == Ty::F32 =>
+        {
+            let opcode = op.opcode;
+            elementwise(l, id, &ops, |l, r| {
+                Ok(through(l, r[0], &|l, x| match opcode {
+                    Opcode::Exp => math_f32::exp(l, x),
+                    Opcode::Log => math_f32::log(l, x, false),
+                    Opcode::Log2 => math_f32::log(l, x, true),
+                    Opcode::Sin => math_f32::sin_cos(l, x, false),
+                    Opcode::Cos => math_f32::sin_cos(l, x, true),
+                    Opcode::Tan => {
+                        let s = math_f32::sin_cos(l, x, false);
+                        let c = math_f32::sin_cos(l, x, true);
+                        l.b.op(
+                            Opc::Div,
+                            &["rn"],
+                            &[Ty::F32],
+                            Ty::F32,
+                            vec![Operand::Reg(s), Operand::Reg(c)],
+                        )
+                    }
+                    Opcode::SinH => math_f32::sinh_cosh(l, x, false),
+                    Opcode::CosH => math_f32::sinh_cosh(l, x, true),
+                    _ => math_f32::tanh(l, x),
+                }))
+            })
+        }
+        Opcode::RemF if wide == Ty::F32 => elementwise(l, id, &ops, |l, r| {
+            let a = to_f32(l, s, r[0]);
+            let b = to_f32(l, s, r[1]);
+            let d = math_f32::fmod(l, a, b);
+            Ok(from_f32(l, s, d, "rn"))
+        }),
+        _ => Err(l.unsupported(id)),
+    }
+}

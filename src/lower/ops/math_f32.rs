@@ -1,0 +1,369 @@
+//! Accurate f32 sequences for the transcendental functions, built from FMA
+//! range reductions, short polynomials and the hardware `ex2`/`lg2`
+//! approximations (relative error about 2^-22) where those are accurate
+//! enough on the reduced range.
+use crate::lower::kernel::Lowerer;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+fn k(x: f32) -> Operand {
+    Operand::F32(x.to_bits())
+}
+
+fn r(x: Reg) -> Operand {
+    Operand::Reg(x)
+}
+
+/// One f32 instruction into a fresh register.
+fn f(l: &mut Lowerer, opc: Opc, mods: &[&'static str], srcs: Vec<Operand>) -> Reg {
+    l.b.op(opc, mods, &[Ty::F32], Ty::F32, srcs)
+}
+
+fn fma(l: &mut Lowerer, a: Operand, b: Operand, c: Operand) -> Reg {
+    f(l, Opc::Fma, &["rn"], vec![a, b, c])
+}
+
+fn mul(l: &mut Lowerer, a: Operand, b: Operand) -> Reg {
+    f(l, Opc::Mul, &["rn"], vec![a, b])
+}
+
+fn add(l: &mut Lowerer, a: Operand, b: Operand) -> Reg {
+    f(l, Opc::Add, &["rn"], vec![a, b])
+}
+
+fn sel(l: &mut Lowerer, a: Reg, b: Reg, p: Reg) -> Reg {
+    l.b.op(Opc::Selp, &[], &[Ty::F32], Ty::F32, vec![r(a), r(b), r(p)])
+}
+
+fn setp(l: &mut Lowerer, cmp: &'static str, a: Operand, b: Operand) -> Reg {
+    l.b.op(Opc::Setp, &[cmp], &[Ty::F32], Ty::Pred, vec![a, b])
+}
+
+/// Horner evaluation of `c[0] + c[1] s + c[2] s^2 + ...`.
+fn poly(l: &mut Lowerer, s: Reg, c: &[f32]) -> Reg {
+    let n = c.len();
+    let mut acc =
+        l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![k(c[n - 1])]);
+    for &ci in c[..n - 1].iter().rev() {
+        acc = fma(l, r(acc), r(s), k(ci));
+    }
+    acc
+}
+
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+const LN2_HI: f32 = 0.693_145_75;
+const LN2_LO: f32 = 1.428_606_8e-6;
+
+/// `e^x * 2^scale` with one final rounding (NaN in, NaN out).
+pub fn exp_scaled(l: &mut Lowerer, x: Reg, scale: i32) -> Reg {
+    // Clamp (NaN-preserving) so the reduction below stays finite: e^-104
+    // underflows to zero and e^89.5 overflows whatever the scale.
+    let x = f(l, Opc::Max, &["NaN"], vec![r(x), k(-104.0)]);
+    let x = f(l, Opc::Min, &["NaN"], vec![r(x), k(89.5)]);
+    let t = mul(l, r(x), k(LOG2E));
+    let kk = round_int(l, "rni", t);
+    let red = fma(l, r(kk), k(-LN2_HI), r(x));
+    let red = fma(l, r(kk), k(-LN2_LO), r(red));
+    let y = mul(l, r(red), k(LOG2E));
+    let e = f(l, Opc::Ex2, &["approx"], vec![r(y)]);
+    // 2^k in two exact steps so neither factor overflows.
+    let kk = add(l, r(kk), k(scale as f32));
+    let half = mul(l, r(kk), k(0.5));
+    let kh = round_int(l, "rmi", half);
+    let kl = f(l, Opc::Sub, &["rn"], vec![r(kk), r(kh)]);
+    let sh = f(l, Opc::Ex2, &["approx"], vec![r(kh)]);
+    let sl = f(l, Opc::Ex2, &["approx"], vec![r(kl)]);
+    let p = mul(l, r(e), r(sh));
+    mul(l, r(p), r(sl))
+}
+
+/// Rounds to an integral f32 value (`rni`, `rmi`, ...).
+fn round_int(l: &mut Lowerer, mode: &'static str, x: Reg) -> Reg {
+    l.b.op(Opc::Cvt, &[mode], &[Ty::F32, Ty::F32], Ty::F32, vec![r(x)])
+}
+
+/// `e^x`.
+pub fn exp(l: &mut Lowerer, x: Reg) -> Reg {
+    exp_scaled(l, x, 0)
+}
+
+/// `log(x)` (`base2 = false`) or `log2(x)`.
+pub fn log(l: &mut Lowerer, x: Reg, base2: bool) -> Reg {
+    let lg = f(l, Opc::Lg2, &["approx"], vec![r(x)]);
+    let far = if base2 {
+        lg
+    } else {
+        mul(l, r(lg), k(std::f32::consts::LN_2))
+    };
+    // Near 1, log1p(x - 1) by its series (x - 1 is exact there).
+    let d = f(l, Opc::Sub, &["rn"], vec![r(x), k(1.0)]);
+    let c = [
+        1.0,
+        -0.5,
+        1.0 / 3.0,
+        -0.25,
+        0.2,
+        -1.0 / 6.0,
+        1.0 / 7.0,
+        -0.125,
+    ];
+    let p = poly(l, d, &c);
+    let mut near = mul(l, r(p), r(d));
+    if base2 {
+        near = mul(l, r(near), k(LOG2E));
+    }
+    let ad = f(l, Opc::Abs, &[], vec![r(d)]);
+    let is_near = setp(l, "lt", r(ad), k(0.0625));
+    sel(l, near, far, is_near)
+}
+
+/// `sin(x)` and `cos(x)` with a three-part Cody-Waite reduction by pi/2.
+pub fn sin_cos(l: &mut Lowerer, x: Reg, want_cos: bool) -> Reg {
+    let c1 = std::f64::consts::FRAC_PI_2 as f32;
+    let c2 = (std::f64::consts::FRAC_PI_2 - f64::from(c1)) as f32;
+    let c3 = (std::f64::consts::FRAC_PI_2 - f64::from(c1) - f64::from(c2)) as f32;
+    let t = mul(l, r(x), k(std::f32::consts::FRAC_2_PI));
+    let kk = round_int(l, "rni", t);
+    let red = fma(l, r(kk), k(-c1), r(x));
+    let red = fma(l, r(kk), k(-c2), r(red));
+    let red = fma(l, r(kk), k(-c3), r(red));
+    let s = mul(l, r(red), r(red));
+    let ps = poly(l, s, &[-1.666_665_5e-1, 8.332_161e-3, -1.951_529_6e-4]);
+    let ps = mul(l, r(ps), r(s));
+    let sin_r = fma(l, r(ps), r(red), r(red));
+    let pc = poly(l, s, &[4.166_664_6e-2, -1.388_731_6e-3, 2.443_315_7e-5]);
+    let s2 = mul(l, r(s), r(s));
+    let base = fma(l, r(s), k(-0.5), k(1.0));
+    let cos_r = fma(l, r(s2), r(pc), r(base));
+    let q = l.b.op(
+        Opc::Cvt,
+        &["rzi"],
+        &[Ty::S32, Ty::F32],
+        Ty::S32,
+        vec![r(kk)],
+    );
+    let q = if want_cos {
+        l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S32],
+            Ty::S32,
+            vec![r(q), Operand::Imm(1)],
+        )
+    } else {
+        q
+    };
+    let odd = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(q), Operand::Imm(1)],
+    );
+    let odd = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[Ty::B32],
+        Ty::Pred,
+        vec![r(odd), Operand::Imm(0)],
+    );
+    let neg = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(q), Operand::Imm(2)],
+    );
+    let neg = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[Ty::B32],
+        Ty::Pred,
+        vec![r(neg), Operand::Imm(0)],
+    );
+    let v = sel(l, cos_r, sin_r, odd);
+    let nv = f(l, Opc::Neg, &[], vec![r(v)]);
+    sel(l, nv, v, neg)
+}
+
+/// `sinh(x)` or `cosh(x)`.
+pub fn sinh_cosh(l: &mut Lowerer, x: Reg, cosh: bool) -> Reg {
+    let ax = f(l, Opc::Abs, &[], vec![r(x)]);
+    let h = exp_scaled(l, ax, -1); // e^|x| / 2
+    let q = f(l, Opc::Rcp, &["rn"], vec![r(h)]);
+    let q = mul(l, r(q), k(0.25)); // e^-|x| / 2
+    if cosh {
+        return add(l, r(h), r(q));
+    }
+    let big = f(l, Opc::Sub, &["rn"], vec![r(h), r(q)]);
+    let big =
+        l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(x), r(big)]);
+    // Small |x|: odd series, no cancellation.
+    let s = mul(l, r(x), r(x));
+    let c = [
+        1.0 / 6.0,
+        1.0 / 120.0,
+        1.0 / 5040.0,
+        1.0 / 362_880.0,
+        1.0 / 39_916_800.0,
+    ];
+    let p = poly(l, s, &c);
+    let p = mul(l, r(p), r(s));
+    let small = fma(l, r(p), r(x), r(x));
+    let is_small = setp(l, "lt", r(ax), k(1.0));
+    sel(l, small, big, is_small)
+}
+
+/// `tanh(x)`.
+pub fn tanh(l: &mut Lowerer, x: Reg) -> Reg {
+    let ax = f(l, Opc::Abs, &[], vec![r(x)]);
+    let two = add(l, r(ax), r(ax));
+    let e = exp(l, two);
+    let d = add(l, r(e), k(1.0));
+    let q = f(l, Opc::Div, &["rn"], vec![k(2.0), r(d)]);
+    let big = f(l, Opc::Sub, &["rn"], vec![k(1.0), r(q)]);
+    let big =
+        l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(x), r(big)]);
+    let s = mul(l, r(x), r(x));
+    let c = [
+        -1.0 / 3.0,
+        2.0 / 15.0,
+        -17.0 / 315.0,
+        62.0 / 2835.0,
+        -1382.0 / 155_925.0,
+        21844.0 / 6_081_075.0,
+    ];
+    let p = poly(l, s, &c);
+    let p = mul(l, r(p), r(s));
+    let small = fma(l, r(p), r(x), r(x));
+    let is_small = setp(l, "lt", r(ax), k(0.3));
+    sel(l, small, big, is_small)
+}
+
+/// The biased exponent field of an f64 register, as s32.
+fn exponent64(l: &mut Lowerer, x: Reg) -> Reg {
+    let bits = l.b.op(Opc::Mov, &[], &[Ty::B64], Ty::B64, vec![r(x)]);
+    let hi = l.b.op(
+        Opc::Shr,
+        &[],
+        &[Ty::U64],
+        Ty::U64,
+        vec![r(bits), Operand::Imm(52)],
+    );
+    let lo =
+        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U64], Ty::U32, vec![r(hi)]);
+    l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(lo), Operand::Imm(0x7ff)],
+    )
+}
+
+/// Exact `fmod(a, b)` for f32 (C semantics: the sign of `a`), by eleven
+/// exact f64 reduction steps of at most 26 quotient bits each.
+pub fn fmod(l: &mut Lowerer, a: Reg, b: Reg) -> Reg {
+    let f64op = |l: &mut Lowerer, opc: Opc, mods: &[&'static str], srcs: Vec<Operand>| {
+        l.b.op(opc, mods, &[Ty::F64], Ty::F64, srcs)
+    };
+    let aa = f(l, Opc::Abs, &[], vec![r(a)]);
+    let ab = f(l, Opc::Abs, &[], vec![r(b)]);
+    let ua =
+        l.b.op(Opc::Cvt, &[], &[Ty::F64, Ty::F32], Ty::F64, vec![r(aa)]);
+    let ub =
+        l.b.op(Opc::Cvt, &[], &[Ty::F64, Ty::F32], Ty::F64, vec![r(ab)]);
+    let eb = exponent64(l, ub);
+    let mut rem = ua;
+    for _ in 0..11 {
+        let er = exponent64(l, rem);
+        let d =
+            l.b.op(Opc::Sub, &[], &[Ty::S32], Ty::S32, vec![r(er), r(eb)]);
+        let d = l.b.op(
+            Opc::Sub,
+            &[],
+            &[Ty::S32],
+            Ty::S32,
+            vec![r(d), Operand::Imm(26)],
+        );
+        let d = l.b.op(
+            Opc::Max,
+            &[],
+            &[Ty::S32],
+            Ty::S32,
+            vec![r(d), Operand::Imm(0)],
+        );
+        let d = l.b.op(
+            Opc::Min,
+            &[],
+            &[Ty::S32],
+            Ty::S32,
+            vec![r(d), Operand::Imm(1000)],
+        );
+        let e = l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S32],
+            Ty::S32,
+            vec![r(d), Operand::Imm(1023)],
+        );
+        let e =
+            l.b.op(Opc::Cvt, &[], &[Ty::U64, Ty::U32], Ty::U64, vec![r(e)]);
+        let p2 = l.b.op(
+            Opc::Shl,
+            &[],
+            &[Ty::B64],
+            Ty::B64,
+            vec![r(e), Operand::Imm(52)],
+        );
+        let bs = f64op(l, Opc::Mul, &["rn"], vec![r(ub), r(p2)]);
+        let q = f64op(l, Opc::Div, &["rn"], vec![r(rem), r(bs)]);
+        let n =
+            l.b.op(Opc::Cvt, &["rzi"], &[Ty::F64, Ty::F64], Ty::F64, vec![r(q)]);
+        let nn = f64op(l, Opc::Neg, &[], vec![r(n)]);
+        let next = f64op(l, Opc::Fma, &["rn"], vec![r(nn), r(bs), r(rem)]);
+        let fixed = f64op(l, Opc::Add, &["rn"], vec![r(next), r(bs)]);
+        let neg = l.b.op(
+            Opc::Setp,
+            &["lt"],
+            &[Ty::F64],
+            Ty::Pred,
+            vec![r(next), Operand::F64(0)],
+        );
+        rem = l.b.op(
+            Opc::Selp,
+            &[],
+            &[Ty::F64],
+            Ty::F64,
+            vec![r(fixed), r(next), r(neg)],
+        );
+    }
+    let res = l.b.op(
+        Opc::Cvt,
+        &["rn"],
+        &[Ty::F32, Ty::F64],
+        Ty::F32,
+        vec![r(rem)],
+    );
+    let res =
+        l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(a), r(res)]);
+    // a finite, b infinite: a. b zero, a infinite, NaNs: NaN.
+    let b_inf = setp(l, "eq", r(ab), k(f32::INFINITY));
+    let res = sel(l, a, res, b_inf);
+    let bad_a = setp(l, "equ", r(aa), k(f32::INFINITY));
+    let bad_b = setp(l, "equ", r(ab), k(0.0));
+    let bad = l.b.op(
+        Opc::Or,
+        &[],
+        &[Ty::Pred],
+        Ty::Pred,
+        vec![r(bad_a), r(bad_b)],
+    );
+    let nan = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::F32],
+        Ty::F32,
+        vec![Operand::F32(0x7fff_ffff)],
+    );
+    sel(l, nan, res, bad)
+}

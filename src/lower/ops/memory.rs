@@ -1,0 +1,618 @@
+//! `load_view_tko` / `store_view_tko` through partition views: per-element
+//! address arithmetic from the layout, a bounds check per access (skipped on
+//! dimensions declared in bounds), padding for out-of-bounds reads, and
+//! 128-bit vector accesses when the view proves alignment.
+use std::rc::Rc;
+
+use crate::ir::{Attr, OpId, Padding, Scalar, ValueId};
+use crate::lower::kernel::{bits_ty, class_of, Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::values::Elem;
+use crate::lower::view::{partition, Extent, PartitionInfo};
+use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+
+/// Per-access facts shared by every register of one load or store.
+struct Access {
+    /// Index of the first element of this thread, per tile dimension (s64).
+    start: Vec<Reg>,
+    /// Tensor extent of each tile dimension (u64 operand).
+    bound: Vec<Operand>,
+    /// Stride of each tile dimension in elements.
+    stride: Vec<Extent>,
+    /// Stride registers (s64) for dynamic strides, per tile dimension.
+    stride_reg: Vec<Option<Reg>>,
+    /// Address of this thread's first element.
+    addr0: Reg,
+    /// Bytes per element.
+    esize: i64,
+    /// Whether each tile dimension needs a bounds check.
+    check: Vec<bool>,
+}
+
+/// An i32/i64 scalar value widened to 64 bits (zero-extended when known
+/// non-negative).
+fn widen(l: &mut Lowerer, op: OpId, v: ValueId) -> Result<Reg, LowerError> {
+    let t = l.tile(op, v)?;
+    let r = t.regs[0];
+    match t.elem {
+        Elem::Num(Scalar::I64) => Ok(r),
+        Elem::Num(Scalar::I32) => {
+            let nonneg = l.facts.get(&v).is_some_and(|f| f.nonneg);
+            let tys = if nonneg {
+                [Ty::U64, Ty::U32]
+            } else {
+                [Ty::S64, Ty::S32]
+            };
+            Ok(l.b.op(Opc::Cvt, &[], &tys, Ty::B64, vec![Operand::Reg(r)]))
+        }
+        _ => Err(l.unsupported_feature(op, "a non-integer index or extent")),
+    }
+}
+
+fn is_pow2_unit(b: &[i64]) -> Option<(usize, u32)> {
+    let nz: Vec<(usize, i64)> = b
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, x)| *x != 0)
+        .collect();
+    match nz.as_slice() {
+        [(d, x)] if x.count_ones() == 1 && *x > 0 => Some((*d, x.trailing_zeros())),
+        _ => None,
+    }
+}
+
+/// The thread part of the coordinate along each tile dimension, as u32
+/// registers (`None` where it is always 0).
+fn thread_coords(
+    l: &mut Lowerer,
+    op: OpId,
+    layout: &LinearLayout,
+) -> Result<Vec<Option<Reg>>, LowerError> {
+    let rank = layout.shape.len();
+    let bases = layout.thread_bases();
+    let mut out = vec![None; rank];
+    let mut k = 0;
+    while k < bases.len() {
+        if LinearLayout::is_zero(&bases[k]) {
+            k += 1;
+            continue;
+        }
+        let Some((d, s)) = is_pow2_unit(&bases[k]) else {
+            return Err(l.unsupported_feature(op, "a non-blocked layout"));
+        };
+        // Extend a run of consecutive bits along the same dimension.
+        let mut n = 1;
+        while k + n < bases.len() && is_pow2_unit(&bases[k + n]) == Some((d, s + n as u32)) {
+            n += 1;
+        }
+        let tid = l.tid();
+        let mut v = tid;
+        if k > 0 {
+            v = l.b.op(
+                Opc::Shr,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                vec![Operand::Reg(v), Operand::Imm(k as i64)],
+            );
+        }
+        if k + n < bases.len() {
+            v = l.b.op(
+                Opc::And,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(v), Operand::Imm((1i64 << n) - 1)],
+            );
+        }
+        if s > 0 {
+            v = l.b.op(
+                Opc::Shl,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(v), Operand::Imm(i64::from(s))],
+            );
+        }
+        out[d] = Some(match out[d] {
+            None => v,
+            Some(prev) => l.b.op(
+                Opc::Or,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(prev), Operand::Reg(v)],
+            ),
+        });
+        k += n;
+    }
+    Ok(out)
+}
+
+fn prepare(
+    l: &mut Lowerer,
+    op: OpId,
+    p: &PartitionInfo,
+    index: &[ValueId],
+    layout: &LinearLayout,
+) -> Result<Access, LowerError> {
+    let rank = p.tile_shape.len();
+    if index.len() != rank || layout.shape != p.tile_shape {
+        return Err(l.unsupported_feature(op, "an index or layout not matching the view"));
+    }
+    // Register and thread parts must not overlap for `add` to equal xor.
+    for d in 0..rank {
+        let bits = |bs: &[Vec<i64>]| bs.iter().fold(0i64, |acc, b| acc | b[d]);
+        if bits(&layout.register) & bits(&layout.thread_bases()) != 0 {
+            return Err(l.unsupported_feature(op, "an overlapping layout"));
+        }
+    }
+    let tc = thread_coords(l, op, layout)?;
+    let inbounds = match l.m.ops[op].attr("inbounds") {
+        Some(Attr::DenseBool(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let mut start = Vec::new();
+    let mut bound = Vec::new();
+    let mut stride = Vec::new();
+    let mut stride_reg = Vec::new();
+    let mut check = Vec::new();
+    for i in 0..rank {
+        let d = p.dim_map[i];
+        let idx = widen(l, op, index[i])?;
+        let mut s = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(idx), Operand::Imm(p.tile_shape[i])],
+        );
+        if let Some(t) = tc[i] {
+            let t64 = l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::U64, Ty::U32],
+                Ty::U64,
+                vec![Operand::Reg(t)],
+            );
+            s = l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(s), Operand::Reg(t64)],
+            );
+        }
+        start.push(s);
+        bound.push(match p.shape[d] {
+            Extent::Static(n) => Operand::Imm(n),
+            Extent::Dynamic(v) => Operand::Reg(widen(l, op, v)?),
+        });
+        stride.push(p.strides[d]);
+        stride_reg.push(match p.strides[d] {
+            Extent::Static(_) => None,
+            Extent::Dynamic(v) => Some(widen(l, op, v)?),
+        });
+        check.push(!inbounds.get(i).copied().unwrap_or(false));
+    }
+    let esize = i64::from(p.elem.bits().max(8) / 8);
+    let base = l.tile(op, p.base)?.regs[0];
+    let mut off: Option<Reg> = None;
+    for i in 0..rank {
+        let term = match (stride[i], stride_reg[i]) {
+            (Extent::Static(1), _) => start[i],
+            (Extent::Static(n), _) => l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(start[i]), Operand::Imm(n)],
+            ),
+            (_, Some(r)) => l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(start[i]), Operand::Reg(r)],
+            ),
+            (Extent::Dynamic(_), None) => {
+                return Err(l.unsupported_feature(op, "an unresolved stride"))
+            }
+        };
+        off = Some(match off {
+            None => term,
+            Some(o) => l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(o), Operand::Reg(term)],
+            ),
+        });
+    }
+    let addr0 = match off {
+        None => base,
+        Some(o) => {
+            let bytes = l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(o), Operand::Imm(esize)],
+            );
+            l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(base), Operand::Reg(bytes)],
+            )
+        }
+    };
+    Ok(Access {
+        start,
+        bound,
+        stride,
+        stride_reg,
+        addr0,
+        esize,
+        check,
+    })
+}
+
+/// The out-of-bounds predicate and address of the element at register
+/// coordinate `c` (`None` predicate: always in bounds).
+fn element(l: &mut Lowerer, a: &Access, c: &[i64]) -> (Option<Reg>, Operand) {
+    let mut oob: Option<Reg> = None;
+    for (i, &ci) in c.iter().enumerate() {
+        if !a.check[i] {
+            continue;
+        }
+        let idx = if ci == 0 {
+            a.start[i]
+        } else {
+            l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
+            )
+        };
+        let p = l.b.op(
+            Opc::Setp,
+            &["ge"],
+            &[Ty::U64],
+            Ty::Pred,
+            vec![Operand::Reg(idx), a.bound[i].clone()],
+        );
+        oob = Some(match oob {
+            None => p,
+            Some(q) => l.b.op(
+                Opc::Or,
+                &[],
+                &[Ty::Pred],
+                Ty::Pred,
+                vec![Operand::Reg(q), Operand::Reg(p)],
+            ),
+        });
+    }
+    let mut imm = 0i64;
+    let mut addr = a.addr0;
+    for (i, &ci) in c.iter().enumerate() {
+        if ci == 0 {
+            continue;
+        }
+        match (a.stride[i], a.stride_reg[i]) {
+            (Extent::Static(n), _) => imm += ci * n * a.esize,
+            (_, Some(r)) => {
+                let t = l.b.op(
+                    Opc::Mul,
+                    &["lo"],
+                    &[Ty::S64],
+                    Ty::S64,
+                    vec![Operand::Reg(r), Operand::Imm(ci * a.esize)],
+                );
+                addr = l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::S64],
+                    Ty::S64,
+                    vec![Operand::Reg(addr), Operand::Reg(t)],
+                );
+            }
+            _ => {}
+        }
+    }
+    (oob, Operand::Addr(addr, imm))
+}
+
+/// The vector width usable with `layout`: the view's width if the first
+/// register bits step along the fastest dimension.
+fn vec_for(p: &PartitionInfo, layout: &LinearLayout, l: &Lowerer) -> usize {
+    let v = p.vector_width(&l.facts, l.target.max_access_bytes()) as usize;
+    let rank = layout.shape.len();
+    if v <= 1 || rank == 0 {
+        return 1;
+    }
+    let k = v.trailing_zeros() as usize;
+    let ok = layout.register.len() >= k
+        && (0..k).all(|j| {
+            let mut want = vec![0; rank];
+            want[rank - 1] = 1 << j;
+            layout.register[j] == want
+        });
+    if ok {
+        v
+    } else {
+        1
+    }
+}
+
+/// The bits a padding value stands for in element kind `e`.
+fn padding_bits(e: Elem, pad: Option<Padding>) -> u64 {
+    let Elem::Num(s) = e else { return 0 };
+    let (sign, inf, nan): (u64, u64, u64) = match s {
+        Scalar::F16 => (0x8000, 0x7c00, 0x7e00),
+        Scalar::BF16 => (0x8000, 0x7f80, 0x7fc0),
+        Scalar::F32 => (0x8000_0000, 0x7f80_0000, 0x7fc0_0000),
+        Scalar::F64 => (1 << 63, 0x7ff0_0000_0000_0000, 0x7ff8_0000_0000_0000),
+        _ => return 0,
+    };
+    match pad {
+        Some(Padding::Zero) => 0,
+        Some(Padding::NegZero) => sign,
+        Some(Padding::PosInf) => inf,
+        Some(Padding::NegInf) => inf | sign,
+        Some(Padding::Nan) | None => nan,
+    }
+}
+
+fn check_ordering(l: &Lowerer, op: OpId) -> Result<(), LowerError> {
+    match l.m.ops[op].attr("memory_ordering_semantics") {
+        None | Some(Attr::Enum(_, 0)) => Ok(()),
+        _ => Err(l.unsupported_feature(op, "a non-weak memory ordering")),
+    }
+}
+
+fn mem_ty(e: Elem) -> Result<Ty, ()> {
+    match bits_ty(e) {
+        Ty::Pred => Err(()),
+        t => Ok(t),
+    }
+}
+
+/// Lowers `load_view_tko`.
+pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
+    check_ordering(l, op)?;
+    let o = &l.m.ops[op];
+    let (Some(view), Some(&res)) = (o.operand("view"), o.results.first()) else {
+        return Err(l.unsupported(op));
+    };
+    let index = o.operand_group("index").to_vec();
+    let p = partition(l.m, view)
+        .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;
+    let layout: Rc<LinearLayout> = l.layout_of(res);
+    let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let a = prepare(l, op, &p, &index, &layout)?;
+    let vec = vec_for(&p, &layout, l);
+    let pad = padding_bits(p.elem, p.padding);
+    let n = layout.num_registers();
+    let mut regs: Vec<Option<Reg>> = vec![None; n];
+    let mut r = 0;
+    while r < n {
+        let canon = layout.canonical_register(r);
+        if canon != r {
+            regs[r] = regs[canon];
+            r += 1;
+            continue;
+        }
+        let c = layout.apply(r, 0);
+        let (oob, addr) = element(l, &a, &c);
+        let dst: Vec<Reg> = (0..vec).map(|_| l.b.reg(class_of(p.elem))).collect();
+        if oob.is_some() {
+            let pv = l.imm(p.elem, pad);
+            for d in &dst {
+                let mty = if ty == Ty::B8 { Ty::B16 } else { ty };
+                l.b.push(Inst::new(
+                    Opc::Mov,
+                    &[],
+                    &[mty],
+                    vec![Operand::Reg(*d)],
+                    vec![Operand::Reg(pv)],
+                ));
+            }
+        }
+        if let Some(q) = oob {
+            l.b.begin_if(q, false);
+        }
+        let (mods, dsts): (Vec<&'static str>, Operand) = match vec {
+            1 => (vec!["global"], Operand::Reg(dst[0])),
+            2 => (vec!["global", "v2"], Operand::Vec(dst.clone())),
+            _ => (vec!["global", "v4"], Operand::Vec(dst.clone())),
+        };
+        l.b.push(Inst::new(Opc::Ld, &mods, &[ty], vec![dsts], vec![addr]));
+        if oob.is_some() {
+            l.b.end_if();
+        }
+        for (j, d) in dst.into_iter().enumerate() {
+            regs[r + j] = Some(d);
+        }
+        r += vec;
+    }
+    let regs = regs
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| l.unsupported_feature(op, "a sparse layout"))?;
+    l.bind(
+        res,
+        Tile {
+            elem: p.elem,
+            layout,
+            regs,
+        },
+    );
+    Ok(())
+}
+
+/// Lowers `store_view_tko`.
+pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
+    check_ordering(l, op)?;
+    let o = &l.m.ops[op];
+    let (Some(view), Some(tile)) = (o.operand("view"), o.operand("tile")) else {
+        return Err(l.unsupported(op));
+    };
+    let index = o.operand_group("index").to_vec();
+    let p = partition(l.m, view)
+        .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;
+    let layout = l.tile(op, tile)?.layout;
+    let t = l.tile_in(op, tile, &layout)?;
+    let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let a = prepare(l, op, &p, &index, &layout)?;
+    let vec = vec_for(&p, &layout, l);
+    let n = layout.num_registers();
+    let owner = l.owner_pred(&layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    let mut r = 0;
+    while r < n {
+        if layout.canonical_register(r) != r {
+            r += 1;
+            continue;
+        }
+        let c = layout.apply(r, 0);
+        let (oob, addr) = element(l, &a, &c);
+        if let Some(q) = oob {
+            l.b.begin_if(q, false);
+        }
+        let (mods, val): (Vec<&'static str>, Operand) = match vec {
+            1 => (vec!["global"], Operand::Reg(t.regs[r])),
+            2 => (
+                vec!["global", "v2"],
+                Operand::Vec(t.regs[r..r + 2].to_vec()),
+            ),
+            _ => (
+                vec!["global", "v4"],
+                Operand::Vec(t.regs[r..r + 4].to_vec()),
+            ),
+        };
+        l.b.push(Inst::new(Opc::St, &mods, &[ty], vec![], vec![addr, val]));
+        if oob.is_some() {
+            l.b.end_if();
+        }
+        r += vec;
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
+    Ok(())
+}
+
+/// Lowers `load_ptr_tko`: one load per element from a tile of pointers,
+/// skipped where the mask is false (the result is then the padding value,
+/// or zero without one).
+pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
+    check_ordering(l, op)?;
+    let o = l.m.ops[op].clone();
+    let (Some(src), Some(&res)) = (o.operand("source"), o.results.first()) else {
+        return Err(l.unsupported(op));
+    };
+    let Some((_, elem)) = crate::lower::values::value_tile(l.m, res) else {
+        return Err(l.unsupported(op));
+    };
+    let ty = mem_ty(elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let layout = l.layout_of(res);
+    let ptrs = l.tile_in(op, src, &layout)?;
+    let mask = match o.operand("mask") {
+        Some(m) => Some(l.tile_in(op, m, &layout)?),
+        None => None,
+    };
+    let pad = match o.operand("paddingValue") {
+        Some(p) => Some(l.tile_in(op, p, &layout)?),
+        None => None,
+    };
+    let mut regs: Vec<Reg> = Vec::new();
+    for r in 0..layout.num_registers() {
+        let canon = layout.canonical_register(r);
+        if canon != r {
+            regs.push(regs[canon]);
+            continue;
+        }
+        let d = l.b.reg(class_of(elem));
+        let mty = if ty == Ty::B8 { Ty::B16 } else { ty };
+        if let Some(m) = &mask {
+            let init = match &pad {
+                Some(p) => Operand::Reg(p.regs[r]),
+                None => Operand::Imm(0),
+            };
+            l.b.push(Inst::new(
+                Opc::Mov,
+                &[],
+                &[mty],
+                vec![Operand::Reg(d)],
+                vec![init],
+            ));
+            l.b.begin_if(m.regs[r], true);
+        }
+        l.b.push(Inst::new(
+            Opc::Ld,
+            &["global"],
+            &[ty],
+            vec![Operand::Reg(d)],
+            vec![Operand::Addr(ptrs.regs[r], 0)],
+        ));
+        if mask.is_some() {
+            l.b.end_if();
+        }
+        regs.push(d);
+    }
+    l.bind(res, Tile { elem, layout, regs });
+    Ok(())
+}
+
+/// Lowers `store_ptr_tko`: one store per element through a tile of
+/// pointers, skipped where the mask is false.
+pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
+    check_ordering(l, op)?;
+    let o = l.m.ops[op].clone();
+    let (Some(dst), Some(val)) = (o.operand("destination"), o.operand("value")) else {
+        return Err(l.unsupported(op));
+    };
+    let t = l.tile(op, val)?;
+    let ty = mem_ty(t.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let layout = t.layout.clone();
+    let ptrs = l.tile_in(op, dst, &layout)?;
+    let mask = match o.operand("mask") {
+        Some(m) => Some(l.tile_in(op, m, &layout)?),
+        None => None,
+    };
+    let owner = l.owner_pred(&layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    for r in 0..layout.num_registers() {
+        if layout.canonical_register(r) != r {
+            continue;
+        }
+        if let Some(m) = &mask {
+            l.b.begin_if(m.regs[r], true);
+        }
+        l.b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[ty],
+            vec![],
+            vec![Operand::Addr(ptrs.regs[r], 0), Operand::Reg(t.regs[r])],
+        ));
+        if mask.is_some() {
+            l.b.end_if();
+        }
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Lowering of tile ops, one family per file, each producing SIMT IR for
+//! every register of its result through [`elementwise`].
+pub mod arith;
+pub mod cast;
+pub mod control;
+pub mod math;
+pub mod math_f32;
+pub mod memory;
+pub mod reduce;
+pub mod shape;
+
+use super::kernel::{is_structural, Lowered, Lowerer, Tile};
+use super::values::{value_tile, Elem};
+use super::LowerError;
+use crate::ir::{OpId, Opcode, ValueId};
+use crate::ptx::{Opc, Operand, Reg, Special, Ty};
+
+/// Lowers one op of the entry body.
+pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = &l.m.ops[id];
+    let opcode = op.opcode;
+    if is_structural(opcode) {
+        for &r in &op.results {
+            l.vals.insert(r, Lowered::Nothing);
+        }
+        if opcode == Opcode::Return && !op.operands.is_empty() {
+            return Err(l.unsupported(id));
+        }
+        return Ok(());
+    }
+    match opcode {
+        Opcode::LoadViewTko => {
+            memory::load_view(l, id)?;
+            if let Some(&t) = l.m.ops[id].results.get(1) {
+                l.vals.insert(t, Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::StoreViewTko => {
+            memory::store_view(l, id)?;
+            for &r in &l.m.ops[id].results {
+                l.vals.insert(r, Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::Assume => {
+            let (src, res) = (op.operands.first().copied(), op.results.first().copied());
+            match (src.and_then(|s| l.vals.get(&s).cloned()), res) {
+                (Some(v), Some(r)) => {
+                    l.vals.insert(r, v);
+                    Ok(())
+                }
+                _ => Err(l.unsupported(id)),
+            }
+        }
+        Opcode::GetTileBlockId | Opcode::GetNumTileBlocks => {
+            let results = op.results.clone();
+            for (axis, r) in results.into_iter().enumerate() {
+                let s = if opcode == Opcode::GetTileBlockId {
+                    if l.target.has_clusters() {
+                        Special::ClusterId(axis as u8)
+                    } else {
+                        Special::CtaId(axis as u8)
+                    }
+                } else {
+                    Special::NCtaId(axis as u8)
+                };
+                let d = l.b.op(
+                    Opc::Mov,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![Operand::Special(s)],
+                );
+                let layout = l.layout_of(r);
+                l.bind(
+                    r,
+                    Tile {
+                        elem: Elem::Num(crate::ir::Scalar::I32),
+                        layout,
+                        regs: vec![d],
+                    },
+                );
+            }
+            Ok(())
+        }
+        Opcode::Constant | Opcode::Reshape | Opcode::Broadcast | Opcode::Iota => {
+            shape::lower(l, id)
+        }
+        Opcode::ExtI
+        | Opcode::TruncI
+        | Opcode::FToF
+        | Opcode::FToI
+        | Opcode::IToF
+        | Opcode::Bitcast => cast::lower(l, id),
+        Opcode::Offset => arith::offset(l, id),
+        Opcode::If => control::lower_if(l, id),
+        Opcode::Reduce => reduce::lower(l, id),
+        Opcode::For => control::lower_for(l, id),
+        Opcode::Yield | Opcode::Continue => control::lower_yield(l, id),
+        Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
+        Opcode::LoadPtrTko | Opcode::StorePtrTko => {
+            if opcode == Opcode::LoadPtrTko {
+                memory::load_ptr(l, id)?;
+            } else {
+                memory::store_ptr(l, id)?;
+            }
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.entry(r).or_insert(Lowered::Nothing);
+            }
+            Ok(())
+        }
+        _ => arith::lower(l, id),
+    }
+}
+
+/// Lowers an elementwise op: the result's layout is imposed on every
+/// operand, and `f` builds one result register from the operands'
+/// registers at the same index (each distinct element once).
+pub fn elementwise(
+    l: &mut Lowerer,
+    id: OpId,
+    operands: &[ValueId],
+    mut f: impl FnMut(&mut Lowerer, &[Reg]) -> Result<Reg, LowerError>,
+) -> Result<(), LowerError> {
+    let Some(&res) = l.m.ops[id].results.first() else {
+        return Err(l.unsupported(id));
+    };
+    let (_, elem) = value_tile(l.m, res).ok_or_else(|| l.unsupported(id))?;
+    let layout = l.layout_of(res);
+    let tiles = operands
+        .iter()
+        .map(|&v| l.tile_in(id, v, &layout))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = layout.num_registers();
+    let mut regs: Vec<Reg> = Vec::with_capacity(n);
+    for r in 0..n {
+        let canon = layout.canonical_register(r);
+        if canon != r {
+            regs.push(regs[canon]);
+            continue;
+        }
+        let srcs: Vec<Reg> = tiles.iter().map(|t| t.regs[r]).collect();
+        regs.push(f(l, &srcs)?);
+    }
+    l.bind(res, Tile { elem, layout, regs });
+    Ok(())
+}

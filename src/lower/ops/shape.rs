@@ -1,0 +1,224 @@
+//! Constants, `iota`, `reshape` and `broadcast`. Reshape and broadcast
+//! move no data: layout assignment gave their sources layouts whose
+//! registers already hold the right elements.
+use crate::ir::{OpId, Opcode};
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::values::{constant_bits, value_tile, Elem};
+use crate::lower::LowerError;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+/// Largest non-splat constant lowered as a chain of selects.
+const MAX_SELECT_TABLE: usize = 16;
+
+/// The row-major flat index of each register's element (u32 registers):
+/// the thread part from `%tid.x` bits xor the register part.
+pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
+    let shape = layout.shape.clone();
+    let flat = |b: &Vec<i64>| crate::lower::layout::linear::flatten(b, &shape);
+    let tb = layout.thread_bases();
+    let mut thread: Option<Reg> = None;
+    let mut k = 0;
+    while k < tb.len() {
+        let v = flat(&tb[k]);
+        if v == 0 || v.count_ones() != 1 {
+            if v != 0 {
+                let tid = l.tid();
+                let bit = l.b.op(
+                    Opc::Bfe,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+                );
+                let term = l.b.op(
+                    Opc::Mul,
+                    &["lo"],
+                    &[Ty::S32],
+                    Ty::S32,
+                    vec![Operand::Reg(bit), Operand::Imm(v)],
+                );
+                thread = Some(xor(l, thread, term));
+            }
+            k += 1;
+            continue;
+        }
+        // A run of tid bits mapping to consecutive flat bits.
+        let mut n = 1;
+        while k + n < tb.len() && flat(&tb[k + n]) == v << n {
+            n += 1;
+        }
+        let tid = l.tid();
+        let mut t = tid;
+        if k > 0 {
+            t = l.b.op(
+                Opc::Shr,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                vec![Operand::Reg(t), Operand::Imm(k as i64)],
+            );
+        }
+        if k + n < tb.len() {
+            t = l.b.op(
+                Opc::And,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
+            );
+        }
+        let s = v.trailing_zeros();
+        if s > 0 {
+            t = l.b.op(
+                Opc::Shl,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(t), Operand::Imm(i64::from(s))],
+            );
+        }
+        thread = Some(xor(l, thread, t));
+        k += n;
+    }
+    let thread = match thread {
+        Some(t) => t,
+        None => {
+            l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)])
+        }
+    };
+    (0..layout.num_registers())
+        .map(|r| {
+            let c = flat(&layout.apply(r, 0));
+            l.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(thread), Operand::Imm(c)],
+            )
+        })
+        .collect()
+}
+
+fn xor(l: &mut Lowerer, acc: Option<Reg>, t: Reg) -> Reg {
+    match acc {
+        None => t,
+        Some(a) => l.b.op(
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            vec![Operand::Reg(a), Operand::Reg(t)],
+        ),
+    }
+}
+
+/// Lowers the shape family.
+pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let Some(&res) = op.results.first() else {
+        return Err(l.unsupported(id));
+    };
+    let (shape, elem) = value_tile(l.m, res).ok_or_else(|| l.unsupported(id))?;
+    let layout = l.layout_of(res);
+    match op.opcode {
+        Opcode::Constant => {
+            let bits = constant_bits(l.m, &op).ok_or_else(|| l.unsupported(id))?;
+            let first = bits.first().copied().unwrap_or(0);
+            let regs = if bits.iter().all(|&b| b == first) {
+                let r = l.imm(elem, first);
+                vec![r; layout.num_registers()]
+            } else if bits.len() <= MAX_SELECT_TABLE {
+                // A small table: select each element by its flat index.
+                let flat = flat_index(l, &layout);
+                let cls = crate::lower::kernel::class_of(elem);
+                let ty = Ty::from_bits(elem.bits().max(16));
+                let mut regs = Vec::new();
+                for idx in flat {
+                    let mut v = l.imm(elem, bits[0]);
+                    for (k, &b) in bits.iter().enumerate().skip(1) {
+                        let p = l.b.op(
+                            Opc::Setp,
+                            &["eq"],
+                            &[Ty::U32],
+                            Ty::Pred,
+                            vec![Operand::Reg(idx), Operand::Imm(k as i64)],
+                        );
+                        let c = l.imm(elem, b);
+                        let d = l.b.reg(cls);
+                        l.b.op_into(
+                            d,
+                            Opc::Selp,
+                            &[],
+                            &[ty],
+                            vec![Operand::Reg(c), Operand::Reg(v), Operand::Reg(p)],
+                        );
+                        v = d;
+                    }
+                    regs.push(v);
+                }
+                regs
+            } else {
+                return Err(l.unsupported_feature(id, "a large non-splat value"));
+            };
+            l.bind(res, Tile { elem, layout, regs });
+            Ok(())
+        }
+        Opcode::Iota => {
+            let Elem::Num(s) = elem else {
+                return Err(l.unsupported(id));
+            };
+            if shape.len() != 1 || !(s.bit_width() == 32 || s.bit_width() == 64) {
+                return Err(l.unsupported_feature(id, "this shape or type"));
+            }
+            let flat = flat_index(l, &layout);
+            let regs = flat
+                .into_iter()
+                .map(|r| {
+                    if s.bit_width() == 64 {
+                        l.b.op(
+                            Opc::Cvt,
+                            &[],
+                            &[Ty::U64, Ty::U32],
+                            Ty::U64,
+                            vec![Operand::Reg(r)],
+                        )
+                    } else {
+                        r
+                    }
+                })
+                .collect();
+            l.bind(res, Tile { elem, layout, regs });
+            Ok(())
+        }
+        _ => {
+            // Reshape / broadcast: in the layout derived from the result's
+            // (reshaped, or collapsed along broadcast dimensions), source
+            // register r holds the element result register r needs.
+            let Some(&src) = op.operands.first() else {
+                return Err(l.unsupported(id));
+            };
+            let (src_shape, _) = value_tile(l.m, src).ok_or_else(|| l.unsupported(id))?;
+            let derived = if op.opcode == Opcode::Reshape {
+                layout.reshape(&src_shape)
+            } else {
+                let mut c = (*layout).clone();
+                for (d, &s) in src_shape.iter().enumerate() {
+                    if s == 1 && layout.shape.get(d).is_some_and(|&r| r != 1) {
+                        c = c.collapse(d);
+                    }
+                }
+                c
+            };
+            let t = l.tile_in(id, src, &std::rc::Rc::new(derived))?;
+            let regs = if t.regs.len() == 1 {
+                vec![t.regs[0]; layout.num_registers()]
+            } else {
+                t.regs
+            };
+            l.bind(res, Tile { elem, layout, regs });
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Flattens the SIMT IR into a PTX body: each `if` becomes guarded branches
+//! around its branches, each loop a header, an exit branch and a back edge; registers are renumbered densely per class.
+use std::collections::HashMap;
+
+use super::{Function, Stmt};
+use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass};
+
+/// The PTX body of `f` and the highest register number used per class.
+pub fn emit(f: &Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
+    let mut lines = Vec::new();
+    let mut next_label = 0;
+    flatten(&f.body, &mut lines, &mut next_label);
+    renumber(&mut lines)
+}
+
+fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32) {
+    for s in body {
+        match s {
+            Stmt::Inst(i) => out.push(Line::Inst(i.clone())),
+            Stmt::If {
+                pred,
+                run_when,
+                body,
+                else_body,
+            } => {
+                // Skip the then-branch unless pred == run_when.
+                let skip = fresh(next_label);
+                out.push(branch(skip, Some((*pred, *run_when))));
+                flatten(body, out, next_label);
+                if else_body.is_empty() {
+                    out.push(Line::Label(skip));
+                } else {
+                    let end = fresh(next_label);
+                    out.push(branch(end, None));
+                    out.push(Line::Label(skip));
+                    flatten(else_body, out, next_label);
+                    out.push(Line::Label(end));
+                }
+            }
+            Stmt::Loop {
+                header,
+                pred,
+                run_when,
+                body,
+            } => {
+                let head = fresh(next_label);
+                let end = fresh(next_label);
+                out.push(Line::Label(head));
+                flatten(header, out, next_label);
+                out.push(branch(end, Some((*pred, *run_when))));
+                flatten(body, out, next_label);
+                out.push(branch(head, None));
+                out.push(Line::Label(end));
+            }
+        }
+    }
+}
+
+fn fresh(next_label: &mut u32) -> u32 {
+    *next_label += 1;
+    *next_label
+}
+
+/// `bra label`, guarded to be taken when the predicate is `!value`.
+fn branch(label: u32, guard: Option<(Reg, bool)>) -> Line {
+    let mut bra = Inst::new(Opc::Bra, &[], &[], vec![], vec![Operand::Label(label)]);
+    bra.guard = guard;
+    Line::Inst(bra)
+}
+
+fn renumber(lines: &mut [Line]) -> (Vec<Line>, Vec<(RegClass, u32)>) {
+    let mut map: HashMap<Reg, Reg> = HashMap::new();
+    let mut counts: HashMap<RegClass, u32> = HashMap::new();
+    let mut rename = |r: &mut Reg| {
+        let n = *map.entry(*r).or_insert_with(|| {
+            let c = counts.entry(r.class).or_insert(0);
+            *c += 1;
+            Reg {
+                class: r.class,
+                id: *c,
+            }
+        });
+        *r = n;
+    };
+    let fix = |o: &mut Operand, rename: &mut dyn FnMut(&mut Reg)| match o {
+        Operand::Reg(r) | Operand::Addr(r, _) => rename(r),
+        Operand::Vec(v) => v.iter_mut().for_each(&mut *rename),
+        _ => {}
+    };
+    for l in lines.iter_mut() {
+        if let Line::Inst(i) = l {
+            if let Some((g, _)) = &mut i.guard {
+                rename(g);
+            }
+            for o in i.dsts.iter_mut().chain(i.srcs.iter_mut()) {
+                fix(o, &mut rename);
+            }
+        }
+    }
+    let decls = RegClass::ALL
+        .iter()
+        .filter_map(|c| counts.get(c).map(|n| (*c, *n)))
+        .collect();
+    (lines.to_vec(), decls)
+}

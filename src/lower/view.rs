@@ -1,0 +1,152 @@
+//! Tensor and partition views traced back to their defining ops: base
+//! pointer, dynamic shape and stride operands, tile shape, dimension map,
+//! padding, and what the facts prove about alignment.
+use std::collections::HashMap;
+
+use super::facts::Fact;
+use super::values::{elem_of, Elem};
+use crate::ir::{Module, OpId, Opcode, Padding, Type, ValueDef, ValueId, DYNAMIC};
+
+/// A dimension size or stride: static or an operand value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extent {
+    /// Known at compile time.
+    Static(i64),
+    /// Given by a scalar i32/i64 value.
+    Dynamic(ValueId),
+}
+
+/// A tensor view and the partition over it.
+#[derive(Clone, Debug)]
+pub struct PartitionInfo {
+    /// The base pointer value.
+    pub base: ValueId,
+    /// Element kind.
+    pub elem: Elem,
+    /// Tensor shape per dimension.
+    pub shape: Vec<Extent>,
+    /// Tensor strides per dimension (in elements).
+    pub strides: Vec<Extent>,
+    /// Tile shape per tile dimension.
+    pub tile_shape: Vec<i64>,
+    /// Tensor dimension of each tile dimension.
+    pub dim_map: Vec<usize>,
+    /// Padding for out-of-bounds reads, if declared.
+    pub padding: Option<Padding>,
+}
+
+/// The op defining `v`, if it is an op result.
+pub fn def_op(m: &Module, v: ValueId) -> Option<OpId> {
+    match m.values.try_get(v)?.def {
+        ValueDef::Result { op, .. } => Some(op),
+        ValueDef::BlockArg { .. } => None,
+    }
+}
+
+/// Traces a partition-view value to its partition and tensor view.
+pub fn partition(m: &Module, pview: ValueId) -> Option<PartitionInfo> {
+    let pop = &m.ops[def_op(m, pview)?];
+    if pop.opcode != Opcode::MakePartitionView {
+        return None;
+    }
+    let Type::PartitionView {
+        tile_shape,
+        dim_map,
+        padding,
+        ..
+    } = m.types.try_get(m.values[pview].ty)?
+    else {
+        return None;
+    };
+    let tv = pop.operand("tensor_view")?;
+    let top = &m.ops[def_op(m, tv)?];
+    if top.opcode != Opcode::MakeTensorView {
+        return None;
+    }
+    let Type::TensorView {
+        element,
+        shape,
+        strides,
+        ..
+    } = m.types.try_get(m.values[tv].ty)?
+    else {
+        return None;
+    };
+    let mut dyn_shape = top.operand_group("dynamicShape").iter();
+    let mut dyn_strides = top.operand_group("dynamicStrides").iter();
+    let shape = shape
+        .iter()
+        .map(|&s| {
+            if s == DYNAMIC {
+                dyn_shape.next().map(|v| Extent::Dynamic(*v))
+            } else {
+                Some(Extent::Static(s))
+            }
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let strides = strides
+        .iter()
+        .map(|&s| {
+            if s == DYNAMIC {
+                dyn_strides.next().map(|v| Extent::Dynamic(*v))
+            } else {
+                Some(Extent::Static(s))
+            }
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let rank = tile_shape.len();
+    let dim_map: Vec<usize> = if dim_map.len() == rank {
+        dim_map.iter().map(|&d| d as usize).collect()
+    } else {
+        (0..rank).collect()
+    };
+    if dim_map.iter().any(|&d| d >= shape.len()) || shape.len() != rank {
+        return None;
+    }
+    Some(PartitionInfo {
+        base: top.operand("base")?,
+        elem: elem_of(m, *element)?,
+        shape,
+        strides,
+        tile_shape: tile_shape.iter().map(|&t| i64::from(t)).collect(),
+        dim_map,
+        padding: *padding,
+    })
+}
+
+impl PartitionInfo {
+    /// Elements per vector access along the fastest tile dimension that the
+    /// facts prove aligned and never split by a bounds check (1: scalar).
+    pub fn vector_width(&self, facts: &HashMap<ValueId, Fact>, max_bytes: u32) -> i64 {
+        let bits = self.elem.bits();
+        if !(8..=64).contains(&bits) || self.tile_shape.is_empty() {
+            return 1;
+        }
+        let ebytes = i64::from(bits / 8);
+        let v = (i64::from(max_bytes) / ebytes).min(4);
+        let fact = |e: &Extent| match e {
+            Extent::Static(s) => {
+                crate::lower::facts::largest_pow2_dividing(s.unsigned_abs()) as i64
+            }
+            Extent::Dynamic(x) => facts.get(x).map_or(1, |f| f.divisor as i64),
+        };
+        let last = self.tile_shape.len() - 1;
+        let d = self.dim_map[last];
+        let contiguous = self.strides[d] == Extent::Static(1);
+        let base_align = facts.get(&self.base).map_or(1, |f| f.divisor as i64);
+        let mut ok = contiguous
+            && self.tile_shape[last] % v == 0
+            && base_align % (v * ebytes) == 0
+            && fact(&self.shape[d]) % v == 0;
+        for (k, s) in self.strides.iter().enumerate() {
+            if k != d {
+                ok &= fact(s) % v == 0;
+            }
+        }
+        if ok {
+            v
+        } else {
+            1
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! Kernel entries and module-scope declarations of the PTX model.
+use super::inst::{Inst, RegClass, Ty};
+
+/// The type of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamTy {
+    /// `.u64 .ptr .global .align 1`: a global pointer.
+    GlobalPtr,
+    /// A plain scalar of this type (`.u32`, `.f32`, ...).
+    Scalar(Ty),
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Its name (`kernel_param_0`).
+    pub name: String,
+    /// Its type.
+    pub ty: ParamTy,
+}
+
+/// One line of a function body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// An instruction.
+    Inst(Inst),
+    /// A label `$L__BB0_<n>:`.
+    Label(u32),
+}
+
+/// A `.visible .entry`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Symbol name.
+    pub name: String,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// `.reqntid` thread count.
+    pub reqntid: u32,
+    /// Highest register number used per class (declaration sizes).
+    pub reg_counts: Vec<(RegClass, u32)>,
+    /// Bytes of the entry's shared-memory scratch array ([`SHARED_SYMBOL`]).
+    pub shared_bytes: u32,
+    /// The body.
+    pub body: Vec<Line>,
+}
+
+/// The name of an entry's shared-memory scratch array.
+pub const SHARED_SYMBOL: &str = "__tile_smem";
+
+/// A module-scope `.global` byte array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalBytes {
+    /// Symbol name.
+    pub name: String,
+    /// Alignment in bytes.
+    pub align: u32,
+    /// Size in bytes.
+    pub size: u32,
+    /// `.visible` linkage.
+    pub visible: bool,
+}

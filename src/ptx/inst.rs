@@ -1,0 +1,366 @@
+//! The typed PTX instruction model: registers, operands, opcodes with their
+//! modifiers, and instructions. Lowering builds these; [`super::writer`]
+//! turns them into text.
+
+/// A register class: what `.reg` declaration a virtual register belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegClass {
+    /// `.pred`, named `%p<n>`.
+    Pred,
+    /// `.b16`, named `%rs<n>`.
+    B16,
+    /// `.b32`, named `%r<n>`.
+    B32,
+    /// `.b64`, named `%rd<n>`.
+    B64,
+}
+
+impl RegClass {
+    /// Every class, in declaration order.
+    pub const ALL: [RegClass; 4] = [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::B64];
+
+    /// The register name prefix (`%r`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            RegClass::Pred => "%p",
+            RegClass::B16 => "%rs",
+            RegClass::B32 => "%r",
+            RegClass::B64 => "%rd",
+        }
+    }
+
+    /// The declaration type (`.b32`).
+    pub fn decl(self) -> &'static str {
+        match self {
+            RegClass::Pred => ".pred",
+            RegClass::B16 => ".b16",
+            RegClass::B32 => ".b32",
+            RegClass::B64 => ".b64",
+        }
+    }
+
+    /// The class holding values of `bits` bits (1 is a predicate).
+    pub fn for_bits(bits: u32) -> RegClass {
+        match bits {
+            1 => RegClass::Pred,
+            0..=16 => RegClass::B16,
+            17..=32 => RegClass::B32,
+            _ => RegClass::B64,
+        }
+    }
+}
+
+/// A virtual register: its class and a number unique within the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Reg {
+    /// Register class.
+    pub class: RegClass,
+    /// Number within the function (all classes share one counter).
+    pub id: u32,
+}
+
+/// A PTX data type as written after an opcode (`.f32`, `.u64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Ty {
+    Pred,
+    B8,
+    B16,
+    B32,
+    B64,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl Ty {
+    /// The suffix spelling without the dot (`f32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Pred => "pred",
+            Ty::B8 => "b8",
+            Ty::B16 => "b16",
+            Ty::B32 => "b32",
+            Ty::B64 => "b64",
+            Ty::U8 => "u8",
+            Ty::U16 => "u16",
+            Ty::U32 => "u32",
+            Ty::U64 => "u64",
+            Ty::S8 => "s8",
+            Ty::S16 => "s16",
+            Ty::S32 => "s32",
+            Ty::S64 => "s64",
+            Ty::F16 => "f16",
+            Ty::BF16 => "bf16",
+            Ty::F32 => "f32",
+            Ty::F64 => "f64",
+        }
+    }
+
+    /// Width in bits (1 for predicates).
+    pub fn bits(self) -> u32 {
+        match self {
+            Ty::Pred => 1,
+            Ty::B8 | Ty::U8 | Ty::S8 => 8,
+            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 => 16,
+            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 => 32,
+            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 64,
+        }
+    }
+
+    /// Whether this is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64)
+    }
+
+    /// Whether this is a signed integer type.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
+    }
+}
+
+/// A special register read with `mov`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Special {
+    /// `%tid.x`
+    TidX,
+    /// `%clusterid.{x,y,z}` (the tile-block id).
+    ClusterId(u8),
+    /// `%ctaid.{x,y,z}` (the tile-block id before clusters, sm_80 to sm_89).
+    CtaId(u8),
+    /// `%nclusterid.{x,y,z}`
+    NClusterId(u8),
+    /// `%nctaid.{x,y,z}` (number of tile blocks).
+    NCtaId(u8),
+}
+
+/// An instruction operand.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// A register.
+    Reg(Reg),
+    /// An integer immediate (printed in decimal).
+    Imm(i64),
+    /// A 32-bit float immediate, by bits (`0f3F800000`).
+    F32(u32),
+    /// A 64-bit float immediate, by bits (`0d3FF0000000000000`).
+    F64(u64),
+    /// A special register.
+    Special(Special),
+    /// A memory address `[reg+offset]`.
+    Addr(Reg, i64),
+    /// A kernel parameter address `[name]`.
+    Param(String),
+    /// A vector of registers `{%r1, %r2}`.
+    Vec(Vec<Reg>),
+    /// A branch target label.
+    Label(u32),
+    /// The address of a named variable (`__smem`).
+    Symbol(&'static str),
+}
+
+impl Operand {
+    /// The register, if this operand is one.
+    pub fn reg(&self) -> Option<Reg> {
+        match self {
+            Operand::Reg(r) => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// Registers this operand reads when used as a source.
+    pub fn regs(&self) -> Vec<Reg> {
+        match self {
+            Operand::Reg(r) | Operand::Addr(r, _) => vec![*r],
+            Operand::Vec(v) => v.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The operation of an instruction; modifiers and types are kept apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Opc {
+    Mov,
+    Add,
+    Sub,
+    Mul,
+    Mad,
+    Fma,
+    Div,
+    Rem,
+    Min,
+    Max,
+    Neg,
+    Abs,
+    And,
+    Or,
+    Xor,
+    Not,
+    Shl,
+    Shr,
+    Setp,
+    Selp,
+    Cvt,
+    Ld,
+    St,
+    Bra,
+    Ret,
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Tanh,
+    Testp,
+    Copysign,
+    Brev,
+    Clz,
+    Popc,
+    Bfe,
+    Prmt,
+    Mul24,
+    Cnot,
+    Shfl,
+    Bar,
+}
+
+impl Opc {
+    /// The mnemonic (`add`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Opc::Mov => "mov",
+            Opc::Add => "add",
+            Opc::Sub => "sub",
+            Opc::Mul => "mul",
+            Opc::Mad => "mad",
+            Opc::Fma => "fma",
+            Opc::Div => "div",
+            Opc::Rem => "rem",
+            Opc::Min => "min",
+            Opc::Max => "max",
+            Opc::Neg => "neg",
+            Opc::Abs => "abs",
+            Opc::And => "and",
+            Opc::Or => "or",
+            Opc::Xor => "xor",
+            Opc::Not => "not",
+            Opc::Shl => "shl",
+            Opc::Shr => "shr",
+            Opc::Setp => "setp",
+            Opc::Selp => "selp",
+            Opc::Cvt => "cvt",
+            Opc::Ld => "ld",
+            Opc::St => "st",
+            Opc::Bra => "bra",
+            Opc::Ret => "ret",
+            Opc::Rcp => "rcp",
+            Opc::Sqrt => "sqrt",
+            Opc::Rsqrt => "rsqrt",
+            Opc::Ex2 => "ex2",
+            Opc::Lg2 => "lg2",
+            Opc::Sin => "sin",
+            Opc::Cos => "cos",
+            Opc::Tanh => "tanh",
+            Opc::Testp => "testp",
+            Opc::Copysign => "copysign",
+            Opc::Brev => "brev",
+            Opc::Clz => "clz",
+            Opc::Popc => "popc",
+            Opc::Bfe => "bfe",
+            Opc::Prmt => "prmt",
+            Opc::Mul24 => "mul24",
+            Opc::Cnot => "cnot",
+            Opc::Shfl => "shfl",
+            Opc::Bar => "bar",
+        }
+    }
+
+    /// Whether the instruction has effects beyond writing its destinations.
+    pub fn has_side_effects(self) -> bool {
+        matches!(self, Opc::St | Opc::Bra | Opc::Ret | Opc::Bar)
+    }
+}
+
+/// One instruction: `@guard opc.mods.types dsts, srcs;`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Inst {
+    /// Guard predicate and whether it is negated (`@!%p1`).
+    pub guard: Option<(Reg, bool)>,
+    /// Operation.
+    pub opc: Opc,
+    /// Modifiers in order, without dots (`rn`, `ftz`, `global`, `v4`, `wide`, `ge`).
+    pub mods: Vec<&'static str>,
+    /// Types in order (`cvt` has two).
+    pub tys: Vec<Ty>,
+    /// Destination operands (a store has none).
+    pub dsts: Vec<Operand>,
+    /// Source operands.
+    pub srcs: Vec<Operand>,
+}
+
+impl Inst {
+    /// An unguarded instruction.
+    pub fn new(
+        opc: Opc,
+        mods: &[&'static str],
+        tys: &[Ty],
+        dsts: Vec<Operand>,
+        srcs: Vec<Operand>,
+    ) -> Inst {
+        Inst {
+            guard: None,
+            opc,
+            mods: mods.to_vec(),
+            tys: tys.to_vec(),
+            dsts,
+            srcs,
+        }
+    }
+
+    /// Registers written.
+    pub fn defs(&self) -> Vec<Reg> {
+        self.dsts
+            .iter()
+            .flat_map(|d| match d {
+                Operand::Reg(r) => vec![*r],
+                Operand::Vec(v) => v.clone(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// Registers read (sources and guard).
+    pub fn uses(&self) -> Vec<Reg> {
+        let mut v: Vec<Reg> = self.srcs.iter().flat_map(Operand::regs).collect();
+        if let Some((g, _)) = self.guard {
+            v.push(g);
+        }
+        v
+    }
+}
+
+impl Ty {
+    /// The untyped bit type of `bits` bits (`.b32`).
+    pub fn from_bits(bits: u32) -> Ty {
+        match bits {
+            1 => Ty::Pred,
+            8 => Ty::B8,
+            16 => Ty::B16,
+            32 => Ty::B32,
+            _ => Ty::B64,
+        }
+    }
+}

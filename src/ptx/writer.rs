@@ -1,0 +1,162 @@
+//! Prints the PTX model as text.
+use std::fmt::{self, Write};
+
+use super::func::{Entry, GlobalBytes, Line, ParamTy};
+use super::inst::{Inst, Operand, Reg, Special};
+
+/// Writes PTX text into any [`fmt::Write`].
+pub struct Writer<W: Write> {
+    out: W,
+}
+
+impl<W: Write> Writer<W> {
+    /// A writer into `out`.
+    pub fn new(out: W) -> Self {
+        Writer { out }
+    }
+
+    /// The underlying output, borrowed.
+    pub fn into_inner_ref(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    /// The underlying output.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// A module-scope global byte array.
+    pub fn global(&mut self, g: &GlobalBytes) -> fmt::Result {
+        writeln!(
+            self.out,
+            "{}.global .align {} .b8 {}[{}];",
+            if g.visible { ".visible " } else { "" },
+            g.align,
+            g.name,
+            g.size
+        )
+    }
+
+    /// A kernel entry.
+    pub fn entry(&mut self, e: &Entry) -> fmt::Result {
+        writeln!(self.out, "\t// .globl\t{}", e.name)?;
+        write!(self.out, ".visible .entry {}(", e.name)?;
+        for (i, p) in e.params.iter().enumerate() {
+            let ty = match p.ty {
+                ParamTy::GlobalPtr => ".u64 .ptr .global .align 1".to_string(),
+                ParamTy::Scalar(t) => format!(".{}", t.name()),
+            };
+            write!(
+                self.out,
+                "{}\n\t.param {} {}",
+                if i == 0 { "" } else { "," },
+                ty,
+                p.name
+            )?;
+        }
+        writeln!(self.out, "{})", if e.params.is_empty() { "" } else { "\n" })?;
+        writeln!(
+            self.out,
+            ".reqntid {}\n.minnctapersm 1\n.language 7\n{{",
+            e.reqntid
+        )?;
+        for (class, n) in &e.reg_counts {
+            writeln!(
+                self.out,
+                "\t.reg {} \t{}<{}>;",
+                class.decl(),
+                class.prefix(),
+                n + 1
+            )?;
+        }
+        if e.shared_bytes > 0 {
+            writeln!(
+                self.out,
+                "\t.shared .align 16 .b8 {}[{}];",
+                super::func::SHARED_SYMBOL,
+                e.shared_bytes
+            )?;
+        }
+        writeln!(self.out)?;
+        for line in &e.body {
+            match line {
+                Line::Label(l) => writeln!(self.out, "$L__BB0_{l}:")?,
+                Line::Inst(i) => {
+                    self.out.write_char('\t')?;
+                    self.inst(i)?;
+                    self.out.write_str(";\n")?;
+                }
+            }
+        }
+        writeln!(self.out, "}}")
+    }
+
+    /// One instruction without indentation or semicolon.
+    pub fn inst(&mut self, i: &Inst) -> fmt::Result {
+        if let Some((g, neg)) = i.guard {
+            write!(self.out, "@{}", if neg { "!" } else { "" })?;
+            reg(&mut self.out, g)?;
+            self.out.write_char(' ')?;
+        }
+        self.out.write_str(i.opc.name())?;
+        for m in &i.mods {
+            write!(self.out, ".{m}")?;
+        }
+        for t in &i.tys {
+            write!(self.out, ".{}", t.name())?;
+        }
+        let mut first = true;
+        for o in i.dsts.iter().chain(&i.srcs) {
+            self.out.write_str(if first { " \t" } else { ", " })?;
+            first = false;
+            operand(&mut self.out, o)?;
+        }
+        Ok(())
+    }
+}
+
+fn reg(out: &mut impl Write, r: Reg) -> fmt::Result {
+    write!(out, "{}{}", r.class.prefix(), r.id)
+}
+
+fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
+    match o {
+        Operand::Reg(r) => reg(out, *r),
+        Operand::Imm(v) => write!(out, "{v}"),
+        Operand::F32(b) => write!(out, "0f{b:08X}"),
+        Operand::F64(b) => write!(out, "0d{b:016X}"),
+        Operand::Special(s) => {
+            let axis = |a: &u8| ["x", "y", "z"].get(*a as usize).copied().unwrap_or("x");
+            match s {
+                Special::TidX => out.write_str("%tid.x"),
+                Special::ClusterId(a) => write!(out, "%clusterid.{}", axis(a)),
+                Special::CtaId(a) => write!(out, "%ctaid.{}", axis(a)),
+                Special::NClusterId(a) => write!(out, "%nclusterid.{}", axis(a)),
+                Special::NCtaId(a) => write!(out, "%nctaid.{}", axis(a)),
+            }
+        }
+        Operand::Addr(r, off) => {
+            out.write_char('[')?;
+            reg(out, *r)?;
+            match off {
+                0 => {}
+                o if *o > 0 => write!(out, "+{o}")?,
+                o => write!(out, "{o}")?,
+            }
+            out.write_char(']')
+        }
+        Operand::Param(p) => write!(out, "[{p}]"),
+        Operand::Vec(v) => {
+            out.write_char('{')?;
+            for (k, r) in v.iter().enumerate() {
+                if k > 0 {
+                    out.write_str(", ")?;
+                }
+                reg(out, *r)?;
+            }
+            out.write_char('}')
+        }
+        Operand::Label(l) => write!(out, "$L__BB0_{l}"),
+        Operand::Symbol(s) => out.write_str(s),
+    }
+}

@@ -1,0 +1,130 @@
+//! Every supported corpus kernel, lowered by our pipeline for sm_80, sm_90,
+//! sm_100 and sm_120, assembles with NVIDIA's real ptxas (tileiras' flags).
+//! The tools come from `$CUDA_ROOT` or `<repo>/.tools/cuda`; the test fails
+//! when they are missing.
+use std::path::PathBuf;
+use std::process::Command;
+
+use tileiras::options::{Gpu, Options};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `<repo>/../shared/corpus`, else the nearest ancestor's `shared/corpus`.
+fn corpus() -> PathBuf {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if p.exists() {
+        return p;
+    }
+    let mut d = repo();
+    while d.pop() {
+        if d.join("shared/corpus").exists() {
+            return d.join("shared/corpus");
+        }
+    }
+    p
+}
+
+fn ptxas() -> PathBuf {
+    let root = std::env::var_os("CUDA_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".tools/cuda"));
+    let p = root.join("bin/ptxas");
+    assert!(
+        p.is_file(),
+        "ptxas not found under {} (run scripts/setup.sh or set CUDA_ROOT)",
+        root.display()
+    );
+    p
+}
+
+/// The kernels listed in `tests/data/lower/supported.txt`.
+pub fn supported() -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join("tests/data/lower/supported.txt"))
+        .expect("supported.txt");
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+fn bytecode(name: &str) -> Vec<u8> {
+    let dir = corpus().join(name);
+    let path = ["v13_3", "v13_4"]
+        .iter()
+        .map(|v| dir.join(format!("{name}.{v}.tileir")))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("{name}: no bytecode in {}", dir.display()));
+    std::fs::read(path).expect("read bytecode")
+}
+
+#[test]
+fn supported_kernels_assemble_for_every_family() {
+    let ptxas = ptxas();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let kernels = supported();
+    assert!(kernels.len() >= 29, "{kernels:?}");
+    let mut failures = Vec::new();
+    for name in &kernels {
+        let module =
+            tileiras::bytecode::read(&bytecode(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+            let options = Options {
+                gpu,
+                ..Default::default()
+            };
+            let text = tileiras::lower::lower(&module, &options)
+                .unwrap_or_else(|e| panic!("{name} {gpu}: {e}"));
+            assert!(
+                text.contains(&format!(".visible .entry {name}(")),
+                "{name}: entry missing"
+            );
+            assert!(
+                text.contains(".reqntid 128\n.minnctapersm 1\n.language 7\n"),
+                "{name}: directives"
+            );
+            let ptx = tmp.path().join(format!("{name}.{gpu}.ptx"));
+            std::fs::write(&ptx, &text).expect("write ptx");
+            let out = Command::new(&ptxas)
+                .arg("-arch")
+                .arg(gpu.ptx_target())
+                .arg(&ptx)
+                .arg("-o")
+                .arg(tmp.path().join(format!("{name}.{gpu}.cubin")))
+                .args(["--opt-level", "3", "--enable-extended-smem=true"])
+                .output()
+                .expect("run ptxas");
+            if !out.status.success() {
+                failures.push(format!(
+                    "{name} {gpu}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn empty_module_lowers_to_a_header() {
+    let bytes =
+        std::fs::read(repo().join("tests/data/empty_module.v13_3.tileir")).expect("empty module");
+    let module = tileiras::bytecode::read(&bytes).expect("read");
+    let text = tileiras::lower::lower(&module, &Options::default()).expect("lower");
+    assert!(text.contains(".version 9.5\n"), "{text}");
+    assert!(!text.contains(".entry"), "{text}");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let ptx = tmp.path().join("empty.ptx");
+    std::fs::write(&ptx, &text).expect("write");
+    let st = Command::new(ptxas())
+        .arg("-arch")
+        .arg(Options::default().gpu.ptx_target())
+        .arg(&ptx)
+        .arg("-o")
+        .arg(tmp.path().join("empty.cubin"))
+        .status()
+        .expect("ptxas");
+    assert!(st.success());
+}
