@@ -14,11 +14,12 @@ fn main() {
     let config =
         cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml is valid");
     let header = root.join("include").join("tileiras.h");
-    match cbindgen::Builder::new()
-        .with_crate(&root)
+    // Only the C API module (and the files it declares) is parsed, so
+    // nothing else of the crate can leak into the header.
+    let builder = cbindgen::Builder::new()
         .with_config(config)
-        .generate()
-    {
+        .with_src(root.join("src/capi/mod.rs"));
+    match builder.generate() {
         Ok(bindings) => {
             bindings.write_to_file(&header);
         }
