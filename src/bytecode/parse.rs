@@ -111,7 +111,7 @@ impl<'a> Strings<'a> {
         let n = u64::from(e0.wrapping_sub(s0));
         let start = (s0 as usize).min(len);
         let end = (start as u64 + n).min(len as u64) as usize;
-        Ok(String::from_utf8_lossy(&self.data[start..end]).into_owned())
+        Ok(crate::ir::bytes_to_string(&self.data[start..end]))
     }
 
     fn read(&self, r: &mut Reader<'_>) -> Result<String, ReadError> {

@@ -271,7 +271,7 @@ fn symbol(name: &str) -> String {
 /// Escapes a string the way MLIR prints string literals.
 fn escape(s: &str) -> String {
     let mut out = String::new();
-    for &b in s.as_bytes() {
+    for b in super::string_to_bytes(s) {
         match b {
             b'\\' => out.push_str("\\\\"),
             0x20..=0x7e if b != b'"' => out.push(b as char),
