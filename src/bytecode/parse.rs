@@ -275,11 +275,18 @@ impl<'a> Ctx<'a> {
         self.type_at(i, at)
     }
 
-    fn debug_next(&self, it: &mut DebugIter, at: usize) -> Result<Option<DebugId>, ReadError> {
+    /// The next location of the function's iterator; `what` is the message
+    /// when it cannot be read.
+    fn debug_next(
+        &self,
+        it: &mut DebugIter,
+        at: usize,
+        what: &str,
+    ) -> Result<Option<DebugId>, ReadError> {
         if it.func == 0 {
             return Ok(None);
         }
-        let fail = || ReadError::new(at, "failed to read operation location.");
+        let fail = || ReadError::new(at, what);
         let f = usize::try_from(it.func - 1).map_err(|_| fail())?;
         let base = *self.debug.index_offsets.get(f).ok_or_else(fail)? as u64;
         let idx = usize::try_from(base + it.next).map_err(|_| fail())?;
@@ -291,7 +298,7 @@ impl<'a> Ctx<'a> {
         match self.check_debug(id, DebugKind::Location, 0) {
             Ok(true) => {}
             Ok(false) => return Err(fail()),
-            Err(e) => return Err(e.with_context(at, "failed to read operation location.")),
+            Err(e) => return Err(e.with_context(at, what)),
         }
         let h = Handle::from_index((id - 1) as usize);
         if !self.debug.ok.get(h.index()).copied().unwrap_or(false) {
@@ -969,15 +976,11 @@ fn parse_type_payload(
                         refs: &mut Vec<TypeRef>,
                         label: &'static str|
              -> Result<Vec<TypeId>, ReadError> {
-                let at = r.offset();
-                let n = r.varint()?;
-                if n > r.remaining() as u64 {
-                    return Err(ReadError::new(
-                        at,
-                        format!("type list of {n} entries exceeds the remaining data"),
-                    ));
-                }
-                let mut v = Vec::with_capacity(n as usize);
+                let n = r
+                    .varint()
+                    .map_err(|_| r.err(format!("failed to read number of {label}s")))?;
+                // One index at a time: a huge count fails at the end of the data.
+                let mut v = Vec::new();
                 for _ in 0..n {
                     v.push(id(r, refs, label)?);
                 }
@@ -1752,12 +1755,11 @@ fn create_function(
         func: f.loc,
         next: 0,
     };
-    let debug = ctx.debug_next(&mut it, f.at).map_err(|_| {
-        ReadError::new(
-            main_at,
-            format!("failed to read function location for '{name}'"),
-        )
-    })?;
+    let debug = ctx.debug_next(
+        &mut it,
+        main_at,
+        &format!("failed to read function location for '{name}'"),
+    )?;
     if f.flags & 0x02 == 0 {
         return Err(ReadError::new(
             main_at,
@@ -1860,8 +1862,23 @@ fn parse_op(
     let code = r
         .varint()
         .map_err(|_| r.err("failed to read operation opcode."))?;
+    // The highest public opcode of each version; below it, gaps are
+    // "unknown", above it everything is "unsupported".
+    let max_code: u64 = match (ctx.version.major, ctx.version.minor) {
+        (13, 1) => 109,
+        (13, 2) => 110,
+        (13, 3) => 117,
+        _ => 122,
+    };
     let opcode = match Opcode::from_code(code) {
-        Some(op) if Version::new(op.since().0, op.since().1, 0) <= ctx.version => op,
+        Some(op)
+            if code <= max_code && Version::new(op.since().0, op.since().1, 0) <= ctx.version =>
+        {
+            op
+        }
+        None if code <= max_code => {
+            return Err(r.err(format!("unknown or unimplemented opcode: {code}")))
+        }
         _ => {
             return Err(r.err(format!(
                 "unsupported opcode {code} for bytecode version {}",
@@ -1869,7 +1886,7 @@ fn parse_op(
             )))
         }
     };
-    let debug = ctx.debug_next(it, r.offset())?;
+    let debug = ctx.debug_next(it, r.offset(), "failed to read operation location.")?;
     let name = || format!("{:?}Op", opcode);
     let layout = table::layout(opcode);
     let mut result_types: Vec<TypeId> = Vec::new();
@@ -1895,19 +1912,36 @@ fn parse_op(
             .filter(|s| matches!(s, Step::Operand(_)))
             .count() as u64
     };
-    let read_operand =
-        |r: &mut Reader<'_>, scope: &[ValueId], i: usize| -> Result<ValueId, ReadError> {
-            let idx = r
-                .varint()
-                .map_err(|_| r.err(format!("failed to read operand index {i}")))?;
-            match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
-                Some(v) => Ok(*v),
-                None => Err(r.err(format!(
-                    "operand index {idx} out of bounds (size={}) for operand {i}",
-                    scope.len()
-                ))),
-            }
+    // Operands are read one index at a time, each at least one byte, so a
+    // huge count fails at the end of the data without allocating for it.
+    // Ops with operand segments (sized or optional groups) name the segment
+    // in their messages; the others number operands from 0.
+    let segmented = layout
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Sized(_) | Step::OptOperand(..)));
+    let read_operand = |r: &mut Reader<'_>,
+                        scope: &[ValueId],
+                        segment: &str,
+                        element: u64,
+                        overall: usize|
+     -> Result<ValueId, ReadError> {
+        let what = if segmented {
+            format!("{segment} segment, element {element}")
+        } else {
+            format!("operand {overall}")
         };
+        let idx = r
+            .varint()
+            .map_err(|_| r.err(format!("failed to read operand index for {what}")))?;
+        match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
+            Some(v) => Ok(*v),
+            None => Err(r.err(format!(
+                "operand index {idx} out of bounds (size={}) for {what}",
+                scope.len()
+            ))),
+        }
+    };
     for (si, step) in layout.steps.iter().enumerate() {
         match *step {
             Step::Result(_) => {
@@ -1916,7 +1950,9 @@ fn parse_op(
                 result_types.push(t);
             }
             Step::Results => {
-                let n = r.count(MAX_RESULTS.min(r.remaining() as u64), "number of results")?;
+                // Read one type at a time: a huge count fails at the end of the
+                // data, as in NVIDIA's reader.
+                let n = r.varint()?;
                 for i in 0..n {
                     let t = read_result_type(r, ctx, i as usize, &name())?;
                     result_types.push(t);
@@ -1960,7 +1996,7 @@ fn parse_op(
             }
             Step::Operand(n) => {
                 let start = operands.len() as u32;
-                operands.push(read_operand(r, scope, operands.len())?);
+                operands.push(read_operand(r, scope, n, 0, operands.len())?);
                 segments.push(Segment {
                     name: n,
                     start,
@@ -1971,7 +2007,7 @@ fn parse_op(
                 let start = operands.len() as u32;
                 let mut len = 0;
                 if flags >> bit & 1 != 0 {
-                    operands.push(read_operand(r, scope, operands.len())?);
+                    operands.push(read_operand(r, scope, n, 0, operands.len())?);
                     len = 1;
                 }
                 segments.push(Segment {
@@ -1981,19 +2017,12 @@ fn parse_op(
                 });
             }
             Step::Sized(n) => {
-                let cat = r.offset();
                 let k = r
                     .varint()
                     .map_err(|_| r.err("failed to read operand count"))?;
-                if k > MAX_OPERANDS || k > r.remaining() as u64 {
-                    return Err(ReadError::new(
-                        cat,
-                        format!("operand count {k} exceeds the remaining data"),
-                    ));
-                }
                 let start = operands.len() as u32;
-                for _ in 0..k {
-                    operands.push(read_operand(r, scope, operands.len())?);
+                for j in 0..k {
+                    operands.push(read_operand(r, scope, n, j, operands.len())?);
                 }
                 segments.push(Segment {
                     name: n,
@@ -2006,12 +2035,6 @@ fn parse_op(
                 let k = r
                     .varint()
                     .map_err(|_| r.err("failed to read operand count"))?;
-                if k > MAX_OPERANDS || k > r.remaining() as u64 {
-                    return Err(ReadError::new(
-                        cat,
-                        format!("operand count {k} exceeds the remaining data"),
-                    ));
-                }
                 let fixed = fixed_after_count(layout.steps, si);
                 if k < fixed {
                     return Err(ReadError::new(
@@ -2027,8 +2050,8 @@ fn parse_op(
             Step::Unsized(n) => {
                 let k = count.take().unwrap_or(0);
                 let start = operands.len() as u32;
-                for _ in 0..k {
-                    operands.push(read_operand(r, scope, operands.len())?);
+                for j in 0..k {
+                    operands.push(read_operand(r, scope, n, j, operands.len())?);
                 }
                 segments.push(Segment {
                     name: n,
@@ -2223,7 +2246,11 @@ fn op_attr(
             Attr::Enum(k, v as u8)
         }
         AttrKind::Int => Attr::Int(r.varint()?),
-        AttrKind::Str => Attr::String(ctx.strings.read(r)?),
+        AttrKind::Str => Attr::String(
+            ctx.strings
+                .read(r)
+                .map_err(|e| e.with_context(r.offset(), "failed to read StringAttr."))?,
+        ),
         AttrKind::Type => Attr::Type(ctx.read_type(r)?),
         AttrKind::Array => {
             let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "array size")?;
