@@ -955,7 +955,7 @@ fn parse_type_payload(
             let unified = version >= V13_3;
             let flags = if unified { r.varint()? } else { 0 };
             let tile_shape = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
             let dim_map = i32_list(r)?;
             let has = if unified {
                 flags & 1 != 0
@@ -993,7 +993,7 @@ fn parse_type_payload(
         20 if version >= V13_3 => {
             let flags = r.varint()?;
             let tile_shape = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
             let sparse_dim = r.varint()?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::GatherScatterView {
@@ -1007,7 +1007,7 @@ fn parse_type_payload(
             let flags = r.varint()?;
             let tile_shape = i32_list(r)?;
             let traversal_strides = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
             let dim_map = i32_list(r)?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::StridedView {
@@ -2175,12 +2175,15 @@ fn parse_block(
     let saved = scope.len();
     let mut block = Block::default();
     for i in 0..nargs {
-        let ty = ctx.read_type(r).map_err(|e| {
-            e.with_context(
-                r.offset(),
-                format!("failed to read block argument type: {i}"),
-            )
-        })?;
+        let msg = format!("failed to read block argument type: {i}");
+        let idx = r.varint().map_err(|_| r.err(msg.clone()))?;
+        if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
+            return Err(r.err(msg));
+        }
+        let at = r.offset();
+        let ty = ctx
+            .type_at(idx, at)
+            .map_err(|e| e.with_context(r.offset(), msg))?;
         let v = ctx.module.values.append(Value {
             ty,
             def: ValueDef::BlockArg {
