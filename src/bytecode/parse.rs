@@ -235,12 +235,12 @@ impl<'a> Ctx<'a> {
         let refs = self.type_entries[i].refs.clone();
         let base = self.type_entries[i].base;
         for r in refs {
-            let msg = format!("failed to get {} type", r.label);
+            let msg = || format!("failed to get {} type", r.label);
             if r.index >= n as u64 || self.type_entries[r.index as usize].silent {
-                return Err(ReadError::new(r.offset, msg).rebase(base));
+                return Err(ReadError::new(r.offset, msg()).rebase(base));
             }
             self.check_type(r.index, at, depth + 1)
-                .map_err(|e| e.with_context(r.offset, msg).rebase(base))?;
+                .map_err(|e| e.with_context(r.offset, msg()).rebase(base))?;
         }
         if let Type::PartitionView {
             tensor_view,
@@ -1946,7 +1946,7 @@ fn parse_op(
         match *step {
             Step::Result(_) => {
                 let i = result_types.len();
-                let t = read_result_type(r, ctx, i, &name())?;
+                let t = read_result_type(r, ctx, i, opcode)?;
                 result_types.push(t);
             }
             Step::Results => {
@@ -1954,7 +1954,7 @@ fn parse_op(
                 // data, as in NVIDIA's reader.
                 let n = r.varint()?;
                 for i in 0..n {
-                    let t = read_result_type(r, ctx, i as usize, &name())?;
+                    let t = read_result_type(r, ctx, i as usize, opcode)?;
                     result_types.push(t);
                 }
             }
@@ -2116,9 +2116,9 @@ fn read_result_type(
     r: &mut Reader<'_>,
     ctx: &mut Ctx<'_>,
     i: usize,
-    op: &str,
+    op: Opcode,
 ) -> Result<TypeId, ReadError> {
-    let msg = || format!("failed to get result type {i} for {op}");
+    let msg = || format!("failed to get result type {i} for {op:?}Op");
     let idx = r.varint().map_err(|_| r.err(msg()))?;
     if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
         return Err(r.err(msg()));
@@ -2175,15 +2175,15 @@ fn parse_block(
     let saved = scope.len();
     let mut block = Block::default();
     for i in 0..nargs {
-        let msg = format!("failed to read block argument type: {i}");
-        let idx = r.varint().map_err(|_| r.err(msg.clone()))?;
+        let msg = || format!("failed to read block argument type: {i}");
+        let idx = r.varint().map_err(|_| r.err(msg()))?;
         if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
-            return Err(r.err(msg));
+            return Err(r.err(msg()));
         }
         let at = r.offset();
         let ty = ctx
             .type_at(idx, at)
-            .map_err(|e| e.with_context(r.offset(), msg))?;
+            .map_err(|e| e.with_context(r.offset(), msg()))?;
         let v = ctx.module.values.append(Value {
             ty,
             def: ValueDef::BlockArg {
