@@ -239,8 +239,21 @@ impl<'a> Ctx<'a> {
             if r.index >= n as u64 || self.type_entries[r.index as usize].silent {
                 return Err(ReadError::new(r.offset, msg()).rebase(base));
             }
-            self.check_type(r.index, at, depth + 1)
+            let child = self
+                .check_type(r.index, at, depth + 1)
                 .map_err(|e| e.with_context(r.offset, msg()).rebase(base))?;
+            if r.label == "tensor_view"
+                && !matches!(self.module.types[child], Type::TensorView { .. })
+            {
+                return Err(ReadError::new(
+                    r.offset,
+                    format!(
+                        "expected ::mlir::cuda_tile::TensorViewType but got '{}'",
+                        crate::ir::print::type_to_string(&self.module, child)
+                    ),
+                )
+                .rebase(base));
+            }
         }
         if let Type::PartitionView {
             tensor_view,
