@@ -1853,10 +1853,7 @@ fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
 }
 
 fn is_terminator(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Return | Opcode::Yield | Opcode::Continue | Opcode::Break
-    )
+    op.is_terminator()
 }
 
 fn parse_op(
