@@ -1933,8 +1933,9 @@ impl Aliases {
                 linkage_name,
                 compile_unit,
                 scope_line,
+                declaration,
             }) => format!(
-                "sp<{},{line},{name:?},{linkage_name:?},{},{scope_line}>",
+                "sp<{},{line},{name:?},{linkage_name:?},{},{scope_line},{declaration}>",
                 Self::key_of(m, *file, depth + 1),
                 Self::key_of(m, *compile_unit, depth + 1)
             ),
@@ -2010,12 +2011,18 @@ impl Aliases {
                 linkage_name,
                 compile_unit,
                 scope_line,
+                declaration,
             } => {
                 let f = self.visit_loc(m, file, depth + 1);
                 let cu = self.visit_loc(m, compile_unit, depth + 1);
+                let flags = if declaration {
+                    ", flags = declaration"
+                } else {
+                    ""
+                };
                 (
                     format!(
-                        "#cuda_tile.di_subprogram<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}>",
+                        "#cuda_tile.di_subprogram<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}{flags}>",
                         self.placeholder(f),
                         escape(&name),
                         escape(&linkage_name),
