@@ -1496,6 +1496,7 @@ impl<'m> Printer<'m> {
                 if let Some(t) = self.g(op, "token") {
                     let _ = write!(s, " token = {}", self.val(t));
                 }
+                s.push_str(&self.view_hints(op));
                 let mut tys = vec![self.gt(op, "value"), self.gt(op, "view")];
                 if !idx.is_empty() {
                     tys.push(self.index_types(idx));
