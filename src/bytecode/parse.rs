@@ -984,7 +984,7 @@ fn parse_type_payload(
             let has = if unified {
                 flags & 1 != 0
             } else {
-                r.varint()? != 0
+                r.u8()? != 0
             };
             let padding = read_padding(r, has)?;
             check_tile_shape(r, &tile_shape)?;
