@@ -67,18 +67,6 @@ fn walk_names_and_locations() {
 }
 
 #[test]
-fn lowering_stub_reports_the_first_op() {
-    let m = bytecode::read(&vadd()).unwrap();
-    let e = tileiras::lower::lower(&m, &Options::default()).unwrap_err();
-    assert!(e.is_unsupported());
-    let d = e.diagnostic();
-    assert_eq!(
-        d.to_string(),
-        "loc(\"kernels.py\":97:0): error: 'cuda_tile.entry' op is not supported by this compiler yet"
-    );
-}
-
-#[test]
 fn driver_maps_reader_errors_to_status_3() {
     let mut diags = Vec::new();
     let e = tileiras::compile(b"not bytecode", &Options::default(), &mut |d| {
