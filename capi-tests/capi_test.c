@@ -1,6 +1,7 @@
 /* Tests of the tileiras C API: full lifecycle, every status code, callback
  * delivery, config growth, and several threads compiling at once.
- * Usage: capi_test <tests/data dir> <example kernel .tileir> <failing ptxas> */
+ * Usage: capi_test <tests/data dir> <example kernel .tileir> <failing ptxas>
+ *                  <kernel the lowering does not support yet> */
 #include "tileiras.h"
 
 #include <pthread.h>
@@ -210,9 +211,19 @@ static void test_bad_bytecode(void) {
   CHECK(seen.errors >= 4);
 }
 
-static void test_unsupported(const char *example) {
+static void test_example(const char *example) {
   size_t size = 0;
   unsigned char *kernel = read_file(example, &size);
+  tileirasConfig c = config_for("sm_90");
+  char *log = NULL;
+  CHECK(compile_bytes(&c, kernel, size, &log) == TILEIRAS_SUCCESS);
+  free(log);
+  free(kernel);
+}
+
+static void test_unsupported(const char *unsupported) {
+  size_t size = 0;
+  unsigned char *kernel = read_file(unsupported, &size);
   tileirasConfig c = config_for("sm_90");
   struct seen seen = {0};
   c.diagnostic_callback = on_diag;
@@ -289,8 +300,9 @@ static void test_queries(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s <tests/data dir> <example.tileir> <failing ptxas>\n", argv[0]);
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s <tests/data dir> <example.tileir> <failing ptxas> <unsupported.tileir>\n",
+            argv[0]);
     return 2;
   }
   char path[4096];
@@ -302,7 +314,8 @@ int main(int argc, char **argv) {
   test_invalid_arguments();
   test_short_config();
   test_bad_bytecode();
-  test_unsupported(argv[2]);
+  test_example(argv[2]);
+  test_unsupported(argv[4]);
   test_tool_failure(argv[3]);
   test_out_of_resources();
   test_threads();
