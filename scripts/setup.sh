@@ -11,7 +11,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tools="$root/.tools"
-stamp="$tools/.installed-v1"
+stamp="$tools/.installed-v2"
 cuda_version=13.5.37
 packages=(
   "nvidia-cuda-nvcc==$cuda_version"
@@ -20,6 +20,7 @@ packages=(
   "nvidia-nvvm==$cuda_version"
   "cuda-tile==1.7.0"
   "cmake>=3.24,<5"
+  "pkgconf>=2,<4"
 )
 if [ -f "$stamp" ] && [ -x "$tools/cuda/bin/ptxas" ]; then
   exit 0
