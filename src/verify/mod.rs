@@ -88,6 +88,13 @@
 //!   names a global of the pointee type; globals are rank 1; `alloca`
 //!   alignment is a power of two at least the element size.
 //!
+//! **Debug info** (`debuginfo`)
+//! - a function location is not a call site; with a scope, the scope is a
+//!   `di_subprogram` whose linkage name is the function's name;
+//! - ops of a function without scope have none; an op's subprogram (through
+//!   lexical blocks and call-site callers) is its function's;
+//! - globals have no scope.
+//!
 //! **Regions** ([`regions`])
 //! - each op has the number of regions its kind requires, each with exactly
 //!   one block; the entry block's arguments are the function's inputs;
@@ -99,8 +106,9 @@
 //!   else; their symbol names are distinct;
 //! - an entry's block arguments match its function type.
 use crate::diag::Diagnostic;
-use crate::ir::{Module, OpId};
+use crate::ir::{Module, OpId, Opcode};
 
+mod debuginfo;
 mod fmt;
 pub mod handles;
 pub mod ops;
@@ -193,6 +201,13 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
             .and_then(|()| ops::check_op(module, &tree, op));
         if let Err(fail) = result {
             errors.at_op(op, fail);
+        }
+    }
+    for &top in module.top_level() {
+        if module.ops[top].opcode == Opcode::Entry {
+            if let Some((op, fail)) = debuginfo::check_function_body(module, top) {
+                errors.at_op(op, fail);
+            }
         }
     }
     if errors.is_empty() {

@@ -1485,6 +1485,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
         Opcode::Assume => check_assume(m, op),
         Opcode::Entry => check_entry(m, op),
         Opcode::Global => {
+            super::debuginfo::check_global(m, op)?;
             if let Some(Attr::Dense { ty, .. }) = op.attr("value") {
                 if tile_shape(m, *ty).map(|s| s.len()) != Some(1) {
                     return Err(op_err("type must have rank 1"));
@@ -1854,6 +1855,7 @@ fn check_entry(m: &Module, op: &Op) -> Check {
             ));
         }
     }
+    super::debuginfo::check_function(m, op)?;
     Ok(())
 }
 

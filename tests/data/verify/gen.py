@@ -585,3 +585,40 @@ cases_params = {'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])]}
 
 for name, body in cases.items():
     make(name, body, params=cases_params.get(name, lambda tt: []))
+
+
+def make_debug(name, fn_loc, op_loc, linkage=None):
+    """A module with debug info: `fn_loc`/`op_loc` pick the function's and an
+    op's locations among the attributes built here."""
+    buf = bytearray()
+    with write_bytecode(1, buf, BytecodeVersion.V_13_4) as w:
+        tt = w.type_table
+        dt = w.debug_attr_table
+        f1 = dt.file('kernels.py', '/src')
+        cu = dt.compile_unit(f1)
+        sp = dt.subprogram(f1, 10, name, linkage or name, cu, 11)
+        sp2 = dt.subprogram(f1, 30, 'other', 'other', cu, 31)
+        lb = dt.lexical_block(sp, f1, 12, 4)
+        locs = {
+            'none': MISSING_DEBUG_ATTR_ID,
+            'sp': dt.loc(sp, 'kernels.py', 10, 0),
+            'lb': dt.loc(lb, 'kernels.py', 13, 8),
+            'sp2': dt.loc(sp2, 'kernels.py', 33, 2),
+        }
+        locs['cs'] = dt.call_site(locs['sp2'], locs['sp'])
+        i32 = tt.tile(tt.I32, [])
+        with w.function(name, [i32], [], True, {}, locs[fn_loc]) as fb:
+            cb = fb.code_builder
+            with cb.debug_attr(locs[op_loc]):
+                E.encode_AddIOp(cb, i32, fb.parameters[0], fb.parameters[0], E.IntegerOverflow.NONE)
+            E.encode_ReturnOp(cb, [])
+    with open(os.path.join(HERE, f'{name}.tileirbc'), 'wb') as f:
+        f.write(buf)
+
+
+make_debug('dbg_linkage', 'sp', 'sp', linkage='renamed')
+make_debug('dbg_op_scope', 'sp', 'sp2')
+make_debug('dbg_fn_lexical', 'lb', 'lb')
+make_debug('dbg_fn_callsite', 'cs', 'sp')
+make_debug('dbg_no_fn_scope', 'none', 'lb')
+make_debug('dbg_valid', 'sp', 'cs')

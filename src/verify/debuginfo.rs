@@ -1,0 +1,213 @@
+//! Debug-info rules, as NVIDIA's verifier states them:
+//! 1. a function location with a scope has a `di_subprogram` scope;
+//! 2. that subprogram's linkage name is the function's name;
+//! 3. ops of a function without scope have no scope;
+//! 4. an op's subprogram (through lexical blocks) is its function's;
+//! 5. globals have no scope;
+//! 6. a function location is not a call site.
+//!
+//! Attributes print as NVIDIA prints them in these messages.
+use super::{op_err, Check, Fail};
+use crate::ir::{Attr, DebugAttr, DebugId, Module, Op, OpId};
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// `attr` in diagnostic form; `top` adds the `#cuda_tile.` prefix where
+/// NVIDIA prints it.
+fn print(m: &Module, d: DebugId, top: bool, depth: u32) -> String {
+    if depth > 32 {
+        return "...".into();
+    }
+    let Some(a) = m.debug.try_get(d) else {
+        return "<invalid>".into();
+    };
+    let p = |name: &str| {
+        if top {
+            format!("#cuda_tile.{name}")
+        } else {
+            String::new()
+        }
+    };
+    match a {
+        DebugAttr::Unknown => "loc(unknown)".into(),
+        DebugAttr::File { name, directory } => {
+            format!("{}<\"{}\" in \"{}\">", p("di_file"), esc(name), esc(directory))
+        }
+        DebugAttr::CompileUnit { file } => format!(
+            "{}<file = {}>",
+            p("di_compile_unit"),
+            print(m, *file, false, depth + 1)
+        ),
+        DebugAttr::Subprogram {
+            file,
+            line,
+            name,
+            linkage_name,
+            compile_unit,
+            scope_line,
+        } => format!(
+            "{}<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}>",
+            p("di_subprogram"),
+            print(m, *file, false, depth + 1),
+            esc(name),
+            esc(linkage_name),
+            print(m, *compile_unit, false, depth + 1)
+        ),
+        DebugAttr::LexicalBlock {
+            scope,
+            file,
+            line,
+            column,
+        } => format!(
+            "{}<scope = {}, file = {}, line = {line}, column = {column}>",
+            p("di_lexical_block"),
+            print(m, *scope, true, depth + 1),
+            print(m, *file, false, depth + 1)
+        ),
+        DebugAttr::Loc {
+            scope,
+            filename,
+            line,
+            column,
+        } => format!(
+            "#cuda_tile.di_loc<loc(\"{}\":{line}:{column}) in {}>",
+            esc(filename),
+            print(m, *scope, true, depth + 1)
+        ),
+        DebugAttr::CallSite { callee, caller } => format!(
+            "loc(callsite({} at {}))",
+            print(m, *callee, true, depth + 1),
+            print(m, *caller, true, depth + 1)
+        ),
+    }
+}
+
+/// The `di_loc` a location stands for (call sites: their caller's).
+fn di_loc(m: &Module, d: DebugId) -> Option<DebugId> {
+    let mut d = d;
+    for _ in 0..64 {
+        match m.debug.try_get(d)? {
+            DebugAttr::Loc { .. } => return Some(d),
+            DebugAttr::CallSite { caller, .. } => d = *caller,
+            _ => return None,
+        }
+    }
+    None
+}
+
+fn loc_scope(m: &Module, loc: DebugId) -> Option<DebugId> {
+    match m.debug.try_get(loc)? {
+        DebugAttr::Loc { scope, .. } => Some(*scope),
+        _ => None,
+    }
+}
+
+/// The subprogram a local scope belongs to (through lexical blocks).
+fn subprogram(m: &Module, scope: DebugId) -> Option<DebugId> {
+    let mut s = scope;
+    for _ in 0..64 {
+        match m.debug.try_get(s)? {
+            DebugAttr::Subprogram { .. } => return Some(s),
+            DebugAttr::LexicalBlock { scope, .. } => s = *scope,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Rules 1, 2 and 6 for an entry.
+pub(crate) fn check_function(m: &Module, op: &Op) -> Check {
+    let Some(loc) = op.debug else {
+        return Ok(());
+    };
+    if matches!(m.debug.try_get(loc), Some(DebugAttr::CallSite { .. })) {
+        return Err(op_err(format!(
+            "invalid function debug info location: {}. Function location must not be a CallSiteLoc.",
+            print(m, loc, true, 0)
+        )));
+    }
+    let Some(dl) = di_loc(m, loc) else {
+        return Ok(());
+    };
+    let Some(scope) = loc_scope(m, dl) else {
+        return Ok(());
+    };
+    let Some(DebugAttr::Subprogram { linkage_name, .. }) = m.debug.try_get(scope) else {
+        return Err(op_err(format!(
+            "invalid function debug info scope: {}. Function location must have cuda_tile.di_subprogram debug info scope.",
+            print(m, scope, true, 0)
+        )));
+    };
+    let name = match op.attr("sym_name") {
+        Some(Attr::String(s)) => s.as_str(),
+        _ => "",
+    };
+    if linkage_name != name {
+        return Err(op_err(format!(
+            "invalid function debug info scope: {}. Function name \"{}\" does not match subprogram scope linkage name \"{}\".",
+            print(m, scope, true, 0),
+            esc(name),
+            esc(linkage_name)
+        )));
+    }
+    Ok(())
+}
+
+fn op_subprogram(m: &Module, op: &Op) -> Option<DebugId> {
+    subprogram(m, loc_scope(m, di_loc(m, op.debug?)?)?)
+}
+
+/// Rules 3 and 4 over the ops of entry `entry`: the first op that breaks
+/// one, with the failure.
+pub(crate) fn check_function_body(m: &Module, entry: OpId) -> Option<(OpId, Fail)> {
+    let fn_sp = op_subprogram(m, &m.ops[entry]);
+    let fn_text = fn_sp.map(|s| print(m, s, true, 0));
+    let mut stack: Vec<OpId> = Vec::new();
+    let push_children = |stack: &mut Vec<OpId>, id: OpId| {
+        for r in m.ops[id].regions.iter().rev() {
+            for b in r.blocks.iter().rev() {
+                stack.extend(b.ops.iter().rev().copied());
+            }
+        }
+    };
+    push_children(&mut stack, entry);
+    while let Some(id) = stack.pop() {
+        if let Some(sp) = op_subprogram(m, &m.ops[id]) {
+            let text = print(m, sp, true, 0);
+            match &fn_text {
+                None => {
+                    return Some((
+                        id,
+                        op_err(format!(
+                            "invalid operation debug info scope: {text}. Operation has debug info scope, but function debug info scope is undefined."
+                        )),
+                    ))
+                }
+                Some(f) if *f != text => {
+                    return Some((
+                        id,
+                        Fail::Plain(format!(
+                            "invalid operation debug info scope: {text}. Operation debug info scope does not match function debug info scope: {f}."
+                        )),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        push_children(&mut stack, id);
+    }
+    None
+}
+
+/// Rule 5 for a global.
+pub(crate) fn check_global(m: &Module, op: &Op) -> Check {
+    if let Some(dl) = op.debug.and_then(|d| di_loc(m, d)) {
+        return Err(op_err(format!(
+            "invalid operation debug info scope: {}. Global variables must not have scope.",
+            print(m, dl, true, 0)
+        )));
+    }
+    Ok(())
+}
