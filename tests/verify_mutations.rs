@@ -92,7 +92,7 @@ fn mutate(r: &mut Rng, m: &mut Module) {
     }
     let id = random_op(r, m);
     let op_ok = id.index() < m.ops.len();
-    match r.below(14) {
+    match r.below(15) {
         0 if op_ok => {
             let kind = KINDS[r.below(KINDS.len())];
             let v = r.below(12) as u8;
@@ -219,6 +219,18 @@ fn mutate(r: &mut Rng, m: &mut Module) {
                 }
             } else {
                 m.body.ops.push(id);
+            }
+        }
+        13 if !m.debug.is_empty() => {
+            // Rewire a debug attribute, possibly into a cycle.
+            let d = tileiras::ir::DebugId::from_index(r.below(m.debug.len()));
+            let other = tileiras::ir::DebugId::from_index(r.below(m.debug.len()));
+            match &mut m.debug[d] {
+                tileiras::ir::DebugAttr::Loc { scope, .. } => *scope = other,
+                tileiras::ir::DebugAttr::LexicalBlock { scope, .. } => *scope = other,
+                tileiras::ir::DebugAttr::CallSite { caller, .. } => *caller = other,
+                tileiras::ir::DebugAttr::Subprogram { compile_unit, .. } => *compile_unit = other,
+                _ => {}
             }
         }
         _ => {
