@@ -490,3 +490,29 @@ fn same_elements_fits_the_tile() {
         "'cuda_tile.assume' op 'cuda_tile.div_by' divisor must be a power of 2",
     );
 }
+
+#[test]
+fn shared_debug_attributes_print_in_bounded_time() {
+    use tileiras::ir::DebugAttr;
+    let mut m = load("arith_f32", "v13_1");
+    let entry = nth(&m, Opcode::Entry, 0);
+    let mut loc = m.ops[entry].debug.expect("corpus entries have locations");
+    // Each call site refers twice to the previous one: printed naively, the
+    // text doubles with every level.
+    for _ in 0..80 {
+        loc = m.debug.append(DebugAttr::CallSite {
+            callee: loc,
+            caller: loc,
+        });
+    }
+    m.ops[entry].debug = Some(loc);
+    let start = std::time::Instant::now();
+    let errs = tileiras::verify::verify(&m).unwrap_err();
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    let msg = &errs[0].message;
+    assert!(
+        msg.starts_with("'cuda_tile.entry' op invalid function debug info location: loc(callsite(")
+    );
+    assert!(msg.ends_with(". Function location must not be a CallSiteLoc."));
+    assert!(msg.len() < 1 << 18);
+}

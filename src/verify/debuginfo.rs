@@ -14,16 +14,28 @@ fn esc(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
+/// The longest attribute text printed; longer ones end in `...` (shared
+/// sub-attributes could otherwise make the text exponentially long).
+const MAX_TEXT: usize = 1 << 16;
+
 /// `attr` in diagnostic form; `top` adds the `#cuda_tile.` prefix where
 /// NVIDIA prints it.
 fn print(m: &Module, d: DebugId, top: bool, depth: u32) -> String {
-    if depth > 32 {
-        return "...".into();
+    let mut out = String::new();
+    write_attr(m, d, top, depth, &mut out);
+    out
+}
+
+fn write_attr(m: &Module, d: DebugId, top: bool, depth: u32, out: &mut String) {
+    if depth > 32 || out.len() > MAX_TEXT {
+        out.push_str("...");
+        return;
     }
     let Some(a) = m.debug.try_get(d) else {
-        return "<invalid>".into();
+        out.push_str("<invalid>");
+        return;
     };
-    let p = |name: &str| {
+    let prefix = |name: &str| {
         if top {
             format!("#cuda_tile.{name}")
         } else {
@@ -31,15 +43,20 @@ fn print(m: &Module, d: DebugId, top: bool, depth: u32) -> String {
         }
     };
     match a {
-        DebugAttr::Unknown => "loc(unknown)".into(),
+        DebugAttr::Unknown => out.push_str("loc(unknown)"),
         DebugAttr::File { name, directory } => {
-            format!("{}<\"{}\" in \"{}\">", p("di_file"), esc(name), esc(directory))
+            out.push_str(&format!(
+                "{}<\"{}\" in \"{}\">",
+                prefix("di_file"),
+                esc(name),
+                esc(directory)
+            ));
         }
-        DebugAttr::CompileUnit { file } => format!(
-            "{}<file = {}>",
-            p("di_compile_unit"),
-            print(m, *file, false, depth + 1)
-        ),
+        DebugAttr::CompileUnit { file } => {
+            out.push_str(&format!("{}<file = ", prefix("di_compile_unit")));
+            write_attr(m, *file, false, depth + 1, out);
+            out.push('>');
+        }
         DebugAttr::Subprogram {
             file,
             line,
@@ -47,40 +64,49 @@ fn print(m: &Module, d: DebugId, top: bool, depth: u32) -> String {
             linkage_name,
             compile_unit,
             scope_line,
-        } => format!(
-            "{}<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}>",
-            p("di_subprogram"),
-            print(m, *file, false, depth + 1),
-            esc(name),
-            esc(linkage_name),
-            print(m, *compile_unit, false, depth + 1)
-        ),
+        } => {
+            out.push_str(&format!("{}<file = ", prefix("di_subprogram")));
+            write_attr(m, *file, false, depth + 1, out);
+            out.push_str(&format!(
+                ", line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = ",
+                esc(name),
+                esc(linkage_name)
+            ));
+            write_attr(m, *compile_unit, false, depth + 1, out);
+            out.push_str(&format!(", scopeLine = {scope_line}>"));
+        }
         DebugAttr::LexicalBlock {
             scope,
             file,
             line,
             column,
-        } => format!(
-            "{}<scope = {}, file = {}, line = {line}, column = {column}>",
-            p("di_lexical_block"),
-            print(m, *scope, true, depth + 1),
-            print(m, *file, false, depth + 1)
-        ),
+        } => {
+            out.push_str(&format!("{}<scope = ", prefix("di_lexical_block")));
+            write_attr(m, *scope, true, depth + 1, out);
+            out.push_str(", file = ");
+            write_attr(m, *file, false, depth + 1, out);
+            out.push_str(&format!(", line = {line}, column = {column}>"));
+        }
         DebugAttr::Loc {
             scope,
             filename,
             line,
             column,
-        } => format!(
-            "#cuda_tile.di_loc<loc(\"{}\":{line}:{column}) in {}>",
-            esc(filename),
-            print(m, *scope, true, depth + 1)
-        ),
-        DebugAttr::CallSite { callee, caller } => format!(
-            "loc(callsite({} at {}))",
-            print(m, *callee, true, depth + 1),
-            print(m, *caller, true, depth + 1)
-        ),
+        } => {
+            out.push_str(&format!(
+                "#cuda_tile.di_loc<loc(\"{}\":{line}:{column}) in ",
+                esc(filename)
+            ));
+            write_attr(m, *scope, true, depth + 1, out);
+            out.push('>');
+        }
+        DebugAttr::CallSite { callee, caller } => {
+            out.push_str("loc(callsite(");
+            write_attr(m, *callee, true, depth + 1, out);
+            out.push_str(" at ");
+            write_attr(m, *caller, true, depth + 1, out);
+            out.push_str("))");
+        }
     }
 }
 
@@ -174,7 +200,7 @@ pub(crate) fn check_function_body(m: &Module, entry: OpId) -> Option<(OpId, Fail
     };
     push_children(&mut stack, entry);
     while let Some(id) = stack.pop() {
-        if let Some(sp) = op_subprogram(m, &m.ops[id]) {
+        if let Some(sp) = op_subprogram(m, &m.ops[id]).filter(|sp| Some(*sp) != fn_sp) {
             let text = print(m, sp, true, 0);
             match &fn_text {
                 None => {

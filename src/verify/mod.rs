@@ -15,7 +15,8 @@
 //!
 //! **Handles** ([`handles`], fatal: nothing else runs if one fails)
 //! - every type, value, op and debug handle is in range, including those
-//!   inside types and attributes; type references are acyclic;
+//!   inside types and attributes; type and debug-attribute references are
+//!   acyclic;
 //! - every op appears exactly once in the op tree (no sharing, no cycles);
 //! - every value is defined exactly once, by the op result or block argument
 //!   its [`ValueDef`](crate::ir::ValueDef) names;
