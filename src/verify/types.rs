@@ -147,6 +147,120 @@ fn summary(c: Class) -> String {
     }
 }
 
+/// Whether two types are the same type (structurally: a module may hold
+/// equal types at several indices).
+pub(crate) fn same_type(m: &Module, a: TypeId, b: TypeId) -> bool {
+    same_type_at(m, a, b, 0)
+}
+
+fn same_type_at(m: &Module, a: TypeId, b: TypeId, depth: u32) -> bool {
+    if a == b {
+        return true;
+    }
+    let (Some(x), Some(y)) = (m.types.try_get(a), m.types.try_get(b)) else {
+        return false;
+    };
+    if depth > 16 {
+        return false;
+    }
+    let s = |p: &TypeId, q: &TypeId| same_type_at(m, *p, *q, depth + 1);
+    let all =
+        |p: &[TypeId], q: &[TypeId]| p.len() == q.len() && p.iter().zip(q).all(|(p, q)| s(p, q));
+    match (x, y) {
+        (Type::Scalar(p), Type::Scalar(q)) => p == q,
+        (Type::Token, Type::Token) => true,
+        (
+            Type::Pointer {
+                pointee: p,
+                ptr_attr: pa,
+            },
+            Type::Pointer {
+                pointee: q,
+                ptr_attr: qa,
+            },
+        ) => pa == qa && s(p, q),
+        (
+            Type::Tile {
+                element: p,
+                shape: ps,
+            },
+            Type::Tile {
+                element: q,
+                shape: qs,
+            },
+        ) => ps == qs && s(p, q),
+        (
+            Type::TensorView {
+                element: p,
+                shape: ps,
+                strides: pst,
+                ptr_attr: pa,
+            },
+            Type::TensorView {
+                element: q,
+                shape: qs,
+                strides: qst,
+                ptr_attr: qa,
+            },
+        ) => ps == qs && pst == qst && pa == qa && s(p, q),
+        (
+            Type::PartitionView {
+                tile_shape: p1,
+                tensor_view: p2,
+                dim_map: p3,
+                padding: p4,
+            },
+            Type::PartitionView {
+                tile_shape: q1,
+                tensor_view: q2,
+                dim_map: q3,
+                padding: q4,
+            },
+        ) => p1 == q1 && p3 == q3 && p4 == q4 && s(p2, q2),
+        (
+            Type::GatherScatterView {
+                tile_shape: p1,
+                tensor_view: p2,
+                sparse_dim: p3,
+                padding: p4,
+            },
+            Type::GatherScatterView {
+                tile_shape: q1,
+                tensor_view: q2,
+                sparse_dim: q3,
+                padding: q4,
+            },
+        ) => p1 == q1 && p3 == q3 && p4 == q4 && s(p2, q2),
+        (
+            Type::StridedView {
+                tile_shape: p1,
+                traversal_strides: p2,
+                tensor_view: p3,
+                dim_map: p4,
+                padding: p5,
+            },
+            Type::StridedView {
+                tile_shape: q1,
+                traversal_strides: q2,
+                tensor_view: q3,
+                dim_map: q4,
+                padding: q5,
+            },
+        ) => p1 == q1 && p2 == q2 && p4 == q4 && p5 == q5 && s(p3, q3),
+        (
+            Type::Function {
+                inputs: pi,
+                results: pr,
+            },
+            Type::Function {
+                inputs: qi,
+                results: qr,
+            },
+        ) => all(pi, qi) && all(pr, qr),
+        _ => false,
+    }
+}
+
 /// The scalar element of a tile type, if `t` is a tile of scalars.
 pub(crate) fn tile_scalar(m: &Module, t: TypeId) -> Option<Scalar> {
     match m.types.try_get(t)? {
@@ -478,7 +592,6 @@ fn all_same(m: &Module, op: &Op, names: &[&str], what: &str) -> Check {
     let ts = named_types(m, op, names);
     let key = |t: TypeId| -> Option<Vec<i64>> {
         match what {
-            "type" => Some(vec![t.index() as i64]),
             "shape" => tile_shape(m, t).map(|s| s.to_vec()),
             "rank" => tile_shape(m, t).map(|s| vec![s.len() as i64]),
             _ => None,
@@ -486,7 +599,7 @@ fn all_same(m: &Module, op: &Op, names: &[&str], what: &str) -> Check {
     };
     let same = |a: TypeId, b: TypeId| -> bool {
         if what == "type" {
-            m.types[a] == m.types[b]
+            same_type(m, a, b)
         } else {
             key(a) == key(b)
         }
@@ -507,7 +620,7 @@ fn all_same(m: &Module, op: &Op, names: &[&str], what: &str) -> Check {
 
 fn same_elem(m: &Module, a: TypeId, b: TypeId) -> bool {
     match (tile_elem(m, a), tile_elem(m, b)) {
-        (Some(x), Some(y)) => m.types[x] == m.types[y],
+        (Some(x), Some(y)) => same_type(m, x, y),
         _ => false,
     }
 }
@@ -788,7 +901,7 @@ fn relations(m: &Module, op: &Op) -> Check {
                 }
             }
             if let Some(pad) = operand_ty(m, op, "paddingValue") {
-                if m.types[pad] != m.types[res] {
+                if !same_type(m, pad, res) {
                     return Err(op_err(
                         "failed to verify that type of 'paddingValue' must match the type of 'result'",
                     ));
@@ -852,7 +965,7 @@ fn pointer_of(m: &Module, ptrs: TypeId, vals: TypeId) -> bool {
     let (Some(p), Some(e)) = (tile_pointee(m, ptrs), tile_elem(m, vals)) else {
         return false;
     };
-    m.types[p] == m.types[e] && tile_shape(m, ptrs) == tile_shape(m, vals)
+    same_type(m, p, e) && tile_shape(m, ptrs) == tile_shape(m, vals)
 }
 
 /// Checks every type in the type table (NVIDIA checks these when it builds
@@ -1099,4 +1212,48 @@ fn view_like(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_types_at_different_indices_are_the_same() {
+        let mut m = Module::default();
+        let a = m.types.append(Type::Scalar(Scalar::F32));
+        let b = m.types.append(Type::Scalar(Scalar::F32));
+        let ta = m.types.append(Type::Tile {
+            element: a,
+            shape: vec![4],
+        });
+        let tb = m.types.append(Type::Tile {
+            element: b,
+            shape: vec![4],
+        });
+        let tc = m.types.append(Type::Tile {
+            element: b,
+            shape: vec![8],
+        });
+        assert!(same_type(&m, ta, tb));
+        assert!(!same_type(&m, ta, tc));
+        assert!(!same_type(&m, a, ta));
+    }
+
+    #[test]
+    fn tile_dimensions_follow_nvidia() {
+        assert!(tile_dims_ok(&[4, 8], Some(Scalar::F32)).is_ok());
+        assert_eq!(
+            tile_dims_ok(&[6], Some(Scalar::F32)).unwrap_err(),
+            "all dimensions must be powers of two, got 6"
+        );
+        assert_eq!(
+            tile_dims_ok(&[1, 1], Some(Scalar::F4E2M1FN)).unwrap_err(),
+            "F4E2M1FN tiles must have an even number of elements"
+        );
+        assert_eq!(
+            tile_dims_ok(&[1 << 20, 1 << 20], Some(Scalar::F32)).unwrap_err(),
+            "tile would exceed the maximum of 16777216 elements"
+        );
+    }
 }
