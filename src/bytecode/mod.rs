@@ -56,6 +56,9 @@ pub struct ReadError {
     /// sub-reader (section, type, function body) the error arose in. `None`
     /// until known; then [`ReadError::offset`] is shown.
     pub shown_offset: Option<usize>,
+    /// Whether NVIDIA's reader fails here without a message of its own (only
+    /// the context lines are shown).
+    pub silent: bool,
     /// Whether NVIDIA's reader shows this error with its offset
     /// (`error at offset N: ...`); a few of its messages carry none.
     pub located: bool,
@@ -98,6 +101,16 @@ impl ReadError {
             context: Vec::new(),
             shown_offset: None,
             located: true,
+            silent: false,
+        }
+    }
+
+    /// The same error, shown only through its context lines.
+    #[cold]
+    pub fn silenced(self) -> Self {
+        ReadError {
+            silent: true,
+            ..self
         }
     }
 
@@ -153,7 +166,11 @@ impl ReadError {
     pub fn chain(&self) -> Vec<Diagnostic> {
         let mut d = Diagnostic::error(self.to_string());
         d.offset = Some(self.offset);
-        let mut out = vec![d];
+        let mut out = if self.silent && !self.context.is_empty() {
+            Vec::new()
+        } else {
+            vec![d]
+        };
         if self.kind == ReadErrorKind::Malformed {
             for c in &self.context {
                 let shown = c.shown_offset.unwrap_or(c.offset);

@@ -252,10 +252,26 @@ fn sanitize(name: &str) -> String {
     out
 }
 
+/// `@name`, or `@"..."` when `name` is not a bare identifier.
+fn symbol(name: &str) -> String {
+    let bare = name
+        .bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'.');
+    if bare {
+        format!("@{name}")
+    } else {
+        format!("@\"{}\"", escape(name))
+    }
+}
+
 /// Escapes a string the way MLIR prints string literals.
 fn escape(s: &str) -> String {
     let mut out = String::new();
-    for &b in s.as_bytes() {
+    for b in super::string_to_bytes(s) {
         match b {
             b'\\' => out.push_str("\\\\"),
             0x20..=0x7e if b != b'"' => out.push(b as char),
@@ -1290,7 +1306,7 @@ impl<'m> Printer<'m> {
                     Some(Attr::String(n)) => n.clone(),
                     _ => String::new(),
                 };
-                let _ = write!(s, " @{} : {}", n, self.rt(op, 0));
+                let _ = write!(s, " {} : {}", symbol(&n), self.rt(op, 0));
             }
             O::Global => {
                 let n = match op.attr("sym_name") {
@@ -1314,7 +1330,7 @@ impl<'m> Printer<'m> {
                     Some(Attr::Dense { ty, data }) => (self.dense_text(*ty, data), self.ty(*ty)),
                     _ => (String::new(), String::new()),
                 };
-                let _ = write!(s, " {vis}{cst} @{n}{align} {v} : {t}");
+                let _ = write!(s, " {vis}{cst} {}{align} {v} : {t}", symbol(&n));
             }
             O::Return | O::Yield | O::Continue | O::Break => {
                 let ops = op.operand_group("operands");
@@ -1597,7 +1613,7 @@ impl<'m> Printer<'m> {
                     }
                     _ => String::new(),
                 };
-                let _ = writeln!(s, " @{}({}){} {{", name, args.join(", "), hints);
+                let _ = writeln!(s, " {}({}){} {{", symbol(&name), args.join(", "), hints);
                 self.out.push_str(&s);
                 if let Some(r) = op.regions.first() {
                     self.print_region_body(r, level + 1, false);
