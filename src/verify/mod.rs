@@ -60,7 +60,8 @@
 //!   type; CAS on 32/64-bit numbers; view reductions: relaxed, no `sys`, no
 //!   `xchg`, no padding, tile shape equal to the value's;
 //! - views: index counts and index types, tile type from the view type,
-//!   `make_tensor_view` pointee and dynamic operand counts,
+//!   `inbounds` flags one per index, `make_tensor_view` pointee, pointer
+//!   attribute kept from the base, and dynamic operand counts,
 //!   `make_partition_view` tensor-view type, `get_tensor_shape` and
 //!   `get_index_space_shape` result counts;
 //! - shape ops: `broadcast`, `cat`, `permute`, `reshape`, `extract`,

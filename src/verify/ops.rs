@@ -291,6 +291,14 @@ fn view_load_store(m: &Module, op: &Op, tile: Option<TypeId>) -> Check {
         return Ok(());
     };
     let n = op.operand_group("index").len();
+    if let Some(Attr::DenseBool(inbounds)) = op.attr("inbounds") {
+        if !inbounds.is_empty() && inbounds.len() != n {
+            return Err(op_err(format!(
+                "inbounds size ({}) must match the number of index dimensions ({n})",
+                inbounds.len()
+            )));
+        }
+    }
     if n != rank {
         return Err(op_err(format!(
             "expected {rank} index operands (based on view type), got {n}"
@@ -362,6 +370,15 @@ fn gather_indices(m: &Module, idx: &[TypeId], tile: &[i32], sparse: u64) -> Chec
         }
     }
     Ok(())
+}
+
+/// A pointer attribute as NVIDIA prints it.
+fn ptr_attr_name(v: u8) -> String {
+    match v {
+        0 => "#cuda_tile.ptr_attr<none>".to_string(),
+        1 => "#cuda_tile.ptr_attr<multicast>".to_string(),
+        other => format!("#cuda_tile.ptr_attr<{other}>"),
+    }
 }
 
 fn loop_iter_values(m: &Module, op: &Op, iter_args: &[ValueId]) -> Check {
@@ -1304,6 +1321,35 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                     fmt_ty(m, *element),
                     fmt_ty(m, pt)
                 )));
+            }
+            let base_attr = match tile_elem(m, b).map(|e| &m.types[e]) {
+                Some(Type::Pointer { ptr_attr, .. }) => *ptr_attr,
+                _ => None,
+            };
+            let view_attr = match &m.types[r] {
+                Type::TensorView { ptr_attr, .. } => *ptr_attr,
+                _ => None,
+            };
+            match (base_attr, view_attr) {
+                (None, Some(_)) => {
+                    return Err(op_err(
+                        "pointer base without ptr_attr cannot produce tensor_view with ptr_attr",
+                    ))
+                }
+                (Some(a), None) => {
+                    return Err(op_err(format!(
+                        "tensor_view must preserve ptr_attr from base pointer ({})",
+                        ptr_attr_name(a)
+                    )))
+                }
+                (Some(a), Some(v)) if a != v => {
+                    return Err(op_err(format!(
+                        "ptr_attr mismatch between base pointer ({}) and result tensor_view ({})",
+                        ptr_attr_name(a),
+                        ptr_attr_name(v)
+                    )))
+                }
+                _ => {}
             }
             let dyn_shape = shape.iter().filter(|d| **d == crate::ir::DYNAMIC).count();
             let dyn_strides = strides.iter().filter(|d| **d == crate::ir::DYNAMIC).count();

@@ -548,6 +548,30 @@ def reduce_impure_body(cb, tt, p):
     nb.done()
 
 
+
+@case
+def load_view_inbounds_size(cb, tt, p):
+    tv, pv = view(cb, tt)
+    z = c_i32(cb, tt, 0)
+    E.encode_LoadViewTkoOp(cb, T(tt, f32(tt), [8, 8]), tt.Token, pv, [z, z], None, E.MemoryOrderingSemantics.WEAK, None, None, [False, False, True])
+
+
+@case
+def tensor_view_ptr_attr(cb, tt, p):
+    f = f32(tt)
+    TV = tt.tensor_view(f, [64], [1], PtrAttr.Default)
+    E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f), [], [])
+
+
+@case
+def tensor_view_ptr_attr_lost(cb, tt, p):
+    f = f32(tt)
+    P = tt.pointer(f, PtrAttr.Default)
+    base = E.encode_IntToPtrOp(cb, T(tt, P, []), E.encode_ConstantOp(cb, T(tt, tt.I64, []), (4096).to_bytes(8, 'little')))
+    TV = tt.tensor_view(f, [64], [1], PtrAttr.Missing)
+    E.encode_MakeTensorViewOp(cb, TV, base, [], [])
+
+
 from cuda.tile._bytecode.attribute import DivBy, Bounded
 
 
