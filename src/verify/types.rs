@@ -367,6 +367,19 @@ fn sig(op: Opcode) -> Sig {
         | Opcode::MinF => s(&[("lhs", BF), ("rhs", BF)], &[BF]),
         Opcode::Atan2 => s(&[("x", BF), ("y", BF)], &[BF]),
         Opcode::FPowF => s(&[("source", BF), ("exponent", BF)], &[BF]),
+        Opcode::FPowI => s(
+            &[
+                ("source", BF),
+                (
+                    "exponent",
+                    Tile(&[Scalar::I1, Scalar::I8, Scalar::I16, Scalar::I32]),
+                ),
+            ],
+            &[BF],
+        ),
+        Opcode::GdcWaitTko | Opcode::GdcLaunchDependentsTko | Opcode::MemoryFenceAliasTko => {
+            s(&[("token", Token)], &[Token])
+        }
         Opcode::AddI
         | Opcode::SubI
         | Opcode::MulI
@@ -777,6 +790,10 @@ fn relations(m: &Module, op: &Op) -> Check {
             all_same(m, op, &["source", "exponent", "result"], "rank")
         }
         Opcode::Fma => all_same(m, op, &["lhs", "rhs", "acc", "result"], "type"),
+        Opcode::FPowI => {
+            all_same(m, op, &["result", "source"], "type")?;
+            all_same(m, op, &["source", "exponent"], "shape")
+        }
         Opcode::CmpF | Opcode::CmpI => {
             all_same(m, op, &["lhs", "rhs"], "type")?;
             let (Some(l), Some(r)) = (operand_ty(m, op, "lhs"), result_ty(m, op, 0)) else {

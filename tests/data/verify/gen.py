@@ -572,6 +572,33 @@ def tensor_view_ptr_attr_lost(cb, tt, p):
     E.encode_MakeTensorViewOp(cb, TV, base, [], [])
 
 
+
+@case
+def fpowi_exponent_type(cb, tt, p):
+    x = c_f32(cb, tt, [8])
+    e = E.encode_IotaOp(cb, T(tt, tt.I64, [8]))
+    E.encode_FPowIOp(cb, T(tt, f32(tt), [8]), x, e)
+
+
+@case
+def fpowi_exponent_shape(cb, tt, p):
+    x = c_f32(cb, tt, [8])
+    e = E.encode_IotaOp(cb, T(tt, tt.I32, [4]))
+    E.encode_FPowIOp(cb, T(tt, f32(tt), [8]), x, e)
+
+
+@case
+def fpowi_result_type(cb, tt, p):
+    x = c_f32(cb, tt, [8])
+    e = E.encode_IotaOp(cb, T(tt, tt.I32, [8]))
+    E.encode_FPowIOp(cb, T(tt, tt.simple(SimpleType.F64), [8]), x, e)
+
+
+@case
+def gdc_wait_token_type(cb, tt, p):
+    E.encode_GdcWaitTkoOp(cb, tt.Token, c_i32(cb, tt, 0))
+
+
 from cuda.tile._bytecode.attribute import DivBy, Bounded
 
 
