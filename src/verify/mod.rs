@@ -8,8 +8,11 @@
 //! allowed with 'unsigned' flag`), at the op's debug location and bytecode
 //! offset. Every op is checked; the first broken rule of each op is reported
 //! (as MLIR does), so one call lists the errors of all ops. Within an op the
-//! rules run in NVIDIA's order: result count, operand and result type
-//! classes, type relations, op-specific rules, then region rules.
+//! rules run in NVIDIA's order as far as it is known: region structure and
+//! terminators, result count, operand and result type classes, type
+//! relations (the dialect's predicates before the generic "same shape" /
+//! "same element type" traits), then op-specific rules. Debug-info rules of a
+//! function body report its first offending op.
 //!
 //! # Rules
 //!
@@ -25,7 +28,8 @@
 //!   argument of an enclosing block, or earlier in an enclosing block (the
 //!   single-block regions nest; values never escape a region).
 //!
-//! **Types** ([`types`]), wherever a type is used by an op or value
+//! **Types** ([`types`]): every type in the type table (NVIDIA checks these
+//! while reading; the messages are its own)
 //! - tiles hold numbers or pointers; dimensions are positive powers of two,
 //!   at most 2^24 elements; `f4E2M1FN` tiles have an even dimension;
 //! - pointers point to numbers; tensor views have as many strides as
@@ -99,7 +103,7 @@
 //!
 //! **Regions** ([`regions`])
 //! - each op has the number of regions its kind requires, each with exactly
-//!   one block; the entry block's arguments are the function's inputs;
+//!   one block (an `if` may have an empty else region);
 //! - every block ends in a terminator its parent allows (`return` in entries,
 //!   `continue` in `for`, `continue`/`break`/`return` in `loop`, `yield`, `break`,
 //!   `continue` or `return` in `if`, `yield` in `reduce`/`scan`), and
