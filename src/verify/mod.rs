@@ -37,7 +37,8 @@
 //! - partition/strided/gather-scatter views: non-empty power-of-two tile
 //!   shape of the tensor view's rank, a dim map that is a permutation,
 //!   positive traversal strides, special padding only for floats;
-//! - each op has the number of results its kind fixes;
+//! - each op has the number of results its kind fixes, and optional operand
+//!   groups (`mask`, `token`, `paddingValue`) hold at most one value;
 //! - each op's operands and results have the type classes the dialect
 //!   declares (`tile of f16 or bf16 or f32 or f64 values`, ...), and the
 //!   dialect's "all types match" / "same shape" / "same element type" /

@@ -292,7 +292,7 @@ fn view_load_store(m: &Module, op: &Op, tile: Option<TypeId>) -> Check {
     };
     let n = op.operand_group("index").len();
     if let Some(Attr::DenseBool(inbounds)) = op.attr("inbounds") {
-        if !inbounds.is_empty() && inbounds.len() != n {
+        if inbounds.len() != n {
             return Err(op_err(format!(
                 "inbounds size ({}) must match the number of index dimensions ({n})",
                 inbounds.len()

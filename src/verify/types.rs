@@ -650,6 +650,14 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
             }));
         }
     }
+    for seg in &op.segments {
+        if matches!(seg.name, "token" | "mask" | "paddingValue") && seg.len > 1 {
+            return Err(op_err(format!(
+                "operand group starting at #{} requires 0 or 1 element, but found {}",
+                seg.start, seg.len
+            )));
+        }
+    }
     let s = sig(op.opcode);
     // Operand classes, numbered over the whole operand list.
     for (name, class) in s.operands {
