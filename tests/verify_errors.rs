@@ -516,3 +516,27 @@ fn shared_debug_attributes_print_in_bounded_time() {
     assert!(msg.ends_with(". Function location must not be a CallSiteLoc."));
     assert!(msg.len() < 1 << 18);
 }
+
+#[test]
+fn entries_are_public() {
+    let mut m = load("arith_f32", "v13_1");
+    let entry = nth(&m, Opcode::Entry, 0);
+    set_attr(
+        &mut m,
+        entry,
+        "symbol_visibility",
+        Attr::Enum(EnumKind::SymbolVisibility, 1),
+    );
+    expect_error(
+        &m,
+        entry,
+        "'cuda_tile.entry' op entry op must have public symbol visibility",
+    );
+    set_attr(
+        &mut m,
+        entry,
+        "symbol_visibility",
+        Attr::Enum(EnumKind::SymbolVisibility, 0),
+    );
+    assert_eq!(tileiras::verify::verify(&m), Ok(()));
+}

@@ -90,7 +90,7 @@
 //!   in range, not on 0-d tiles or views; `bounded` on integer tiles, bounds
 //!   within the element type and ordered; `same_elements` one value per
 //!   dimension, each within it;
-//! - entries return nothing and take rank-0 tiles; `join_tokens` takes two
+//! - entries return nothing, are public and take rank-0 tiles; `join_tokens` takes two
 //!   or more tokens; `print_tko` format matches its operands; `get_global`
 //!   names a global of the pointee type; globals are rank 1; `alloca`
 //!   alignment is a power of two at least the element size.

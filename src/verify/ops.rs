@@ -1896,6 +1896,11 @@ fn check_entry(m: &Module, op: &Op) -> Check {
     if !results.is_empty() || !op.results.is_empty() {
         return Err(op_err("entry op must not return values"));
     }
+    // Private entries (the function flags' visibility bit, once the reader
+    // records it as `symbol_visibility`).
+    if enum_attr(op, "symbol_visibility", EnumKind::SymbolVisibility) == Some(1) {
+        return Err(op_err("entry op must have public symbol visibility"));
+    }
     for t in inputs {
         if tile_shape(m, *t).is_some_and(|s| !s.is_empty()) {
             return Err(op_err(
