@@ -69,6 +69,78 @@ fn symbol_name(op: &crate::ir::Op) -> Option<&str> {
     }
 }
 
+/// The op in MLIR's generic form as NVIDIA prints it when a block lacks a
+/// terminator (`%3 = "cuda_tile.make_token"() : () -> !cuda_tile.token`).
+/// Only for attribute-free ops directly in an entry block, whose value
+/// numbering is known; `None` otherwise.
+fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
+    let op = &m.ops[id];
+    if !op.attrs.is_empty() || !op.regions.is_empty() {
+        return None;
+    }
+    let (entry, _) = tree.parent(id)?;
+    let entry_op = &m.ops[entry];
+    if entry_op.opcode != Opcode::Entry {
+        return None;
+    }
+    let block = entry_op.regions.first()?.blocks.first()?;
+    // Result numbers: one per op with results, in block order.
+    let mut numbers = std::collections::HashMap::new();
+    let mut next = 0usize;
+    for &o in &block.ops {
+        let res = &m.ops[o].results;
+        if !res.is_empty() {
+            for (k, v) in res.iter().enumerate() {
+                let name = if res.len() == 1 {
+                    format!("%{next}")
+                } else {
+                    format!("%{next}#{k}")
+                };
+                numbers.insert(*v, name);
+            }
+            next += 1;
+        }
+        if o == id {
+            break;
+        }
+    }
+    for (i, a) in block.args.iter().enumerate() {
+        numbers.insert(*a, format!("%arg{i}"));
+    }
+    let ty = |v: &crate::ir::ValueId| {
+        super::fmt::ty(m, m.values[*v].ty)
+            .trim_matches('\'')
+            .to_string()
+    };
+    let operands: Option<Vec<String>> = op
+        .operands
+        .iter()
+        .map(|v| numbers.get(v).cloned())
+        .collect();
+    let operands = operands?;
+    let lhs = match op.results.len() {
+        0 => String::new(),
+        1 => format!("{} = ", numbers.get(&op.results[0])?),
+        n => {
+            let first = numbers.get(&op.results[0])?;
+            format!("{}:{n} = ", first.trim_end_matches("#0"))
+        }
+    };
+    let in_tys: Vec<String> = op.operands.iter().map(ty).collect();
+    let out_tys: Vec<String> = op.results.iter().map(ty).collect();
+    let results = if out_tys.len() == 1 {
+        out_tys[0].clone()
+    } else {
+        format!("({})", out_tys.join(", "))
+    };
+    Some(format!(
+        "{lhs}\"{}\"({}) : ({}) -> {results}",
+        op.name(),
+        operands.join(", "),
+        in_tys.join(", ")
+    ))
+}
+
 /// Checks the region rules for one op.
 pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
     let op = &m.ops[id];
@@ -134,6 +206,18 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             )));
         }
     }
+    if let Some((p, region)) = parent {
+        let block = m.ops[p].regions[region as usize].blocks.first();
+        let is_last = block.is_some_and(|b| b.ops.last() == Some(&id));
+        if is_last && !is_terminator(op.opcode) && !allowed_terminators(m.ops[p].opcode).is_empty()
+        {
+            if let Some(text) = generic_form(m, tree, id) {
+                return Err(super::Fail::Plain(format!(
+                    "block with no terminator, has {text}"
+                )));
+            }
+        }
+    }
     let terms = allowed_terminators(op.opcode);
     for region in &op.regions {
         for block in &region.blocks {
@@ -141,7 +225,9 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                 return Err(op_err("expects a non-empty block"));
             };
             let found = m.ops[last].opcode;
-            if !terms.contains(&found) {
+            if !terms.contains(&found)
+                && (is_terminator(found) || generic_form(m, tree, last).is_none())
+            {
                 return Err(op_err(format!(
                     "expects regions to end with '{}', found '{}'",
                     full(terms[0]),

@@ -694,6 +694,7 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
     }
     let variadic_results = match op.opcode {
         Opcode::Reduce | Opcode::Scan => Some(Class::AnyTile),
+        Opcode::GetTensorShape | Opcode::GetIndexSpaceShape => Some(Class::Scalar0(INTS)),
         _ => None,
     };
     if let Some(class) = variadic_results {

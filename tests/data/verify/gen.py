@@ -599,6 +599,26 @@ def gdc_wait_token_type(cb, tt, p):
     E.encode_GdcWaitTkoOp(cb, tt.Token, c_i32(cb, tt, 0))
 
 
+
+@case
+def entry_no_terminator(cb, tt, p):
+    c_i32(cb, tt, 3)
+    E.encode_MakeTokenOp(cb, tt.Token)
+
+
+@case
+def entry_no_terminator_view(cb, tt, p):
+    f = f32(tt)
+    TV = tt.tensor_view(f, [64], [1], PtrAttr.Missing)
+    tv = E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f), [], [])
+    E.encode_MakePartitionViewOp(cb, tt.partition_view([8], TV, [0], PaddingValue.Missing), tv)
+
+
+@case
+def entry_ends_in_yield(cb, tt, p):
+    E.encode_YieldOp(cb, [])
+
+
 from cuda.tile._bytecode.attribute import DivBy, Bounded
 
 
@@ -634,8 +654,9 @@ def entry_tile_param(cb, tt, p):
 
 cases_params = {'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])]}
 
+no_return = {'entry_no_terminator', 'entry_no_terminator_view', 'entry_ends_in_yield'}
 for name, body in cases.items():
-    make(name, body, params=cases_params.get(name, lambda tt: []))
+    make(name, body, params=cases_params.get(name, lambda tt: []), ret=name not in no_return)
 
 
 def make_debug(name, fn_loc, op_loc, linkage=None):
