@@ -101,3 +101,37 @@ fn driver_maps_reader_errors_to_status_3() {
         vec!["error: unsupported Tile IR bytecode version: 99.3".to_string()]
     );
 }
+
+#[test]
+fn parents_value_types_and_dense_constants() {
+    let data =
+        std::fs::read(corpus().join("for_loop_carried_f32/for_loop_carried_f32.v13_3.tileir"))
+            .unwrap();
+    let m = bytecode::read(&data).unwrap();
+    let parents = m.parents();
+    let entry = m.top_level()[0];
+    let for_op = m.walk().find(|&o| m.ops[o].opcode == Opcode::For).unwrap();
+    assert_eq!(parents[for_op.index()], Some(entry));
+    assert_eq!(parents[entry.index()], None);
+    let inside: Vec<_> = m.ops[for_op].regions[0].blocks[0].ops.clone();
+    assert!(inside.iter().all(|&o| parents[o.index()] == Some(for_op)));
+    // The loop's induction variable is a tile<i32>.
+    let iv = m.ops[for_op].regions[0].blocks[0].args[0];
+    assert!(matches!(m.value_type(iv), Type::Tile { shape, .. } if shape.is_empty()));
+    // `constant <f32: 0xFF800000> : tile<16x64xf32>`: a splat of -inf.
+    let cst = m
+        .walk()
+        .find(|&o| {
+            matches!(m.ops[o].attr("value"), Some(Attr::Dense { data, .. }) if data == &[0, 0, 0x80, 0xff])
+        })
+        .unwrap();
+    let Some(Attr::Dense { ty, data }) = m.ops[cst].attr("value") else {
+        unreachable!()
+    };
+    let (s, bits) = m.dense_elements(*ty, data).unwrap();
+    assert_eq!(s, tileiras::ir::Scalar::F32);
+    assert_eq!(bits.len(), 16 * 64);
+    assert!(bits
+        .iter()
+        .all(|&b| f32::from_bits(b as u32) == f32::NEG_INFINITY));
+}

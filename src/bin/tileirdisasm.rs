@@ -112,12 +112,10 @@ fn main() -> ExitCode {
     match bytecode::read(&data) {
         Ok(module) => {
             let text = print_module(&module, &PrintOptions { debug_info });
+            // Bytes of invalid UTF-8 in the input's strings go back out as is.
+            let bytes = tileiras::ir::string_to_bytes(&text);
             let mut out = std::io::stdout().lock();
-            if out
-                .write_all(text.as_bytes())
-                .and_then(|_| out.flush())
-                .is_err()
-            {
+            if out.write_all(&bytes).and_then(|_| out.flush()).is_err() {
                 return ExitCode::from(1);
             }
             ExitCode::SUCCESS

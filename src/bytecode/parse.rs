@@ -235,12 +235,25 @@ impl<'a> Ctx<'a> {
         let refs = self.type_entries[i].refs.clone();
         let base = self.type_entries[i].base;
         for r in refs {
-            let msg = format!("failed to get {} type", r.label);
+            let msg = || format!("failed to get {} type", r.label);
             if r.index >= n as u64 || self.type_entries[r.index as usize].silent {
-                return Err(ReadError::new(r.offset, msg).rebase(base));
+                return Err(ReadError::new(r.offset, msg()).rebase(base));
             }
-            self.check_type(r.index, at, depth + 1)
-                .map_err(|e| e.with_context(r.offset, msg).rebase(base))?;
+            let child = self
+                .check_type(r.index, at, depth + 1)
+                .map_err(|e| e.with_context(r.offset, msg()).rebase(base))?;
+            if r.label == "tensor_view"
+                && !matches!(self.module.types[child], Type::TensorView { .. })
+            {
+                return Err(ReadError::new(
+                    r.offset,
+                    format!(
+                        "expected ::mlir::cuda_tile::TensorViewType but got '{}'",
+                        crate::ir::print::type_to_string(&self.module, child)
+                    ),
+                )
+                .rebase(base));
+            }
         }
         if let Type::PartitionView {
             tensor_view,
@@ -709,18 +722,24 @@ fn read_strings(mut s: Reader<'_>) -> Result<Strings<'_>, ReadError> {
     Ok(Strings { offsets, data })
 }
 
-/// Reads an `i64` list with a varint count and `width`-byte little-endian entries.
-fn int_list(r: &mut Reader<'_>, width: usize) -> Result<Vec<i64>, ReadError> {
-    let at = r.offset();
-    let n = r.varint()?;
-    if n > MAX_RANK.max(MAX_ATTR_ELEMS) || n > (r.remaining() / width) as u64 {
-        return Err(ReadError::new(
-            at,
-            format!("list of {n} entries exceeds the remaining data"),
-        ));
+/// Reads an `i64` list with a varint count and `width`-byte little-endian
+/// entries, one at a time like NVIDIA's reader: a count past the data fails
+/// at the end of the data with `failed to read <what>`, and memory grows only
+/// with what was actually read.
+fn int_list(r: &mut Reader<'_>, width: usize, what: &str) -> Result<Vec<i64>, ReadError> {
+    let n = r
+        .varint()
+        .map_err(|_| r.err(format!("failed to read {what}")))?;
+    if n > u64::from(u32::MAX - 1) {
+        return Err(r.err(format!(
+            "array size in bytecode ({n}) exceeds maximum supported capacity"
+        )));
     }
-    let mut v = Vec::with_capacity(n as usize);
+    let mut v = Vec::with_capacity((n as usize).min(r.remaining() / width));
     for _ in 0..n {
+        if r.remaining() < width {
+            return Err(r.err(format!("failed to read {what}")));
+        }
         let b = r.bytes(width)?;
         let x = match width {
             4 => i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
@@ -735,8 +754,11 @@ fn int_list(r: &mut Reader<'_>, width: usize) -> Result<Vec<i64>, ReadError> {
     Ok(v)
 }
 
-fn i32_list(r: &mut Reader<'_>) -> Result<Vec<i32>, ReadError> {
-    Ok(int_list(r, 4)?.into_iter().map(|x| x as i32).collect())
+fn i32_list(r: &mut Reader<'_>, what: &str) -> Result<Vec<i32>, ReadError> {
+    Ok(int_list(r, 4, what)?
+        .into_iter()
+        .map(|x| x as i32)
+        .collect())
 }
 
 fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, ReadError> {
@@ -752,18 +774,7 @@ fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, Re
 
 /// A tile shape: a varint count of 8-byte dimensions, each a power of two.
 fn tile_shape(r: &mut Reader<'_>) -> Result<Vec<i64>, ReadError> {
-    let at = r.offset();
-    let n = r.varint()?;
-    if n > MAX_RANK || n > (r.remaining() / 8) as u64 {
-        return Err(ReadError::new(
-            at,
-            format!("list of {n} entries exceeds the remaining data"),
-        ));
-    }
-    let mut v = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        v.push(r.u64_le()? as i64);
-    }
+    let v = int_list(r, 8, "concreteShapeCache")?;
     if v.iter().any(|&d| d <= 0 || d & (d - 1) != 0) {
         let list: Vec<String> = v.iter().map(|d| d.to_string()).collect();
         return Err(r.err(format!(
@@ -927,8 +938,8 @@ fn parse_type_payload(
         14 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
             let element = id(r, refs, "elementType")?;
-            let shape = int_list(r, 8)?;
-            let strides = int_list(r, 8)?;
+            let shape = int_list(r, 8, "shape")?;
+            let strides = int_list(r, 8, "strides")?;
             if shape.iter().any(|&x| x != DYNAMIC && x <= 0) {
                 let list: Vec<String> = shape.iter().map(|&d| dim_text(d)).collect();
                 return Err(r.err(format!(
@@ -954,9 +965,9 @@ fn parse_type_payload(
         15 => {
             let unified = version >= V13_3;
             let flags = if unified { r.varint()? } else { 0 };
-            let tile_shape = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
-            let dim_map = i32_list(r)?;
+            let tile_shape = i32_list(r, "tile_shape data")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
+            let dim_map = i32_list(r, "dim_map")?;
             let has = if unified {
                 flags & 1 != 0
             } else {
@@ -992,9 +1003,9 @@ fn parse_type_payload(
         }
         20 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
-            let sparse_dim = r.varint()?;
+            let tile_shape = i32_list(r, "tile_shape data")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
+            let sparse_dim = r.varint().map_err(|_| r.err("failed to read sparse_dim"))?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::GatherScatterView {
                 tile_shape,
@@ -1005,10 +1016,10 @@ fn parse_type_payload(
         }
         21 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(r)?;
-            let traversal_strides = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
-            let dim_map = i32_list(r)?;
+            let tile_shape = i32_list(r, "tile_shape data")?;
+            let traversal_strides = i32_list(r, "traversal_strides data")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
+            let dim_map = i32_list(r, "dim_map")?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::StridedView {
                 tile_shape,
@@ -1571,7 +1582,7 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
                 along,
             }
         }
-        9 => Attr::SameElements(int_list(r, 8)?),
+        9 => Attr::SameElements(int_list(r, 8, "values")?),
         10 => Attr::Dictionary(dictionary(r, ctx, depth)?),
         11 => Attr::OptimizationHints(dictionary(r, ctx, depth)?),
         12 => {
@@ -1842,10 +1853,7 @@ fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
 }
 
 fn is_terminator(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Return | Opcode::Yield | Opcode::Continue | Opcode::Break
-    )
+    op.is_terminator()
 }
 
 fn parse_op(
@@ -1946,7 +1954,7 @@ fn parse_op(
         match *step {
             Step::Result(_) => {
                 let i = result_types.len();
-                let t = read_result_type(r, ctx, i, &name())?;
+                let t = read_result_type(r, ctx, i, opcode)?;
                 result_types.push(t);
             }
             Step::Results => {
@@ -1954,7 +1962,7 @@ fn parse_op(
                 // data, as in NVIDIA's reader.
                 let n = r.varint()?;
                 for i in 0..n {
-                    let t = read_result_type(r, ctx, i as usize, &name())?;
+                    let t = read_result_type(r, ctx, i as usize, opcode)?;
                     result_types.push(t);
                 }
             }
@@ -2116,9 +2124,9 @@ fn read_result_type(
     r: &mut Reader<'_>,
     ctx: &mut Ctx<'_>,
     i: usize,
-    op: &str,
+    op: Opcode,
 ) -> Result<TypeId, ReadError> {
-    let msg = || format!("failed to get result type {i} for {op}");
+    let msg = || format!("failed to get result type {i} for {op:?}Op");
     let idx = r.varint().map_err(|_| r.err(msg()))?;
     if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
         return Err(r.err(msg()));
@@ -2175,12 +2183,15 @@ fn parse_block(
     let saved = scope.len();
     let mut block = Block::default();
     for i in 0..nargs {
-        let ty = ctx.read_type(r).map_err(|e| {
-            e.with_context(
-                r.offset(),
-                format!("failed to read block argument type: {i}"),
-            )
-        })?;
+        let msg = || format!("failed to read block argument type: {i}");
+        let idx = r.varint().map_err(|_| r.err(msg()))?;
+        if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
+            return Err(r.err(msg()));
+        }
+        let at = r.offset();
+        let ty = ctx
+            .type_at(idx, at)
+            .map_err(|e| e.with_context(r.offset(), msg()))?;
         let v = ctx.module.values.append(Value {
             ty,
             def: ValueDef::BlockArg {
@@ -2282,7 +2293,7 @@ fn op_attr(
             dense_from_constant(ctx, ty, ci, at)?
         }
         AttrKind::DenseI32 => {
-            let v = i32_list(r)?;
+            let v = i32_list(r, "DenseI32ArrayAttr values")?;
             if let Some(x) = v.iter().find(|&&x| x == i32::MAX || x == i32::MIN) {
                 return Err(r.err(format!("array contains unsupported value {x}")));
             }

@@ -1826,10 +1826,20 @@ fn sext(v: u64, w: u32) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
+/// Splits raw constant bytes into `n` element bit patterns (a one-element
+/// buffer is a splat and expands).
+pub(crate) fn dense_bits(s: Scalar, data: &[u8], n: usize) -> Vec<u64> {
+    dense_elements_capped(s, data, n as u64, 1 << 26)
+}
+
 /// Splits raw constant bytes into element bit patterns (a splat buffer of one
 /// element expands to `n` copies, capped for printing).
 fn dense_elements(s: Scalar, data: &[u8], n: u64) -> Vec<u64> {
-    let n = n.min(1 << 20) as usize;
+    dense_elements_capped(s, data, n, 1 << 20)
+}
+
+fn dense_elements_capped(s: Scalar, data: &[u8], n: u64, cap: u64) -> Vec<u64> {
+    let n = n.min(cap) as usize;
     if s == Scalar::I1 {
         // One byte 0x00/0xFF is a splat; otherwise bits are packed LSB first.
         if data.len() == 1 && (data[0] == 0 || data[0] == 0xff) {
