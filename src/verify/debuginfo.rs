@@ -10,8 +10,18 @@
 use super::{op_err, Check, Fail};
 use crate::ir::{Attr, DebugAttr, DebugId, Module, Op, OpId};
 
+/// A string as MLIR escapes it in diagnostics: printable ASCII as is,
+/// backslash doubled, every other byte (quotes, controls, UTF-8) as `\XX`.
 fn esc(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
+    let mut out = String::new();
+    for b in crate::ir::string_to_bytes(s) {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e if b != b'"' => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:02X}")),
+        }
+    }
+    out
 }
 
 /// The longest attribute text printed; longer ones end in `...` (shared

@@ -153,14 +153,19 @@ fn write_type(m: &Module, t: TypeId, top: bool, out: &mut String, depth: u32) ->
                 }
                 write_type(m, *t, true, out, depth + 1)?;
             }
-            out.push_str(") -> (");
-            for (i, t) in results.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
+            out.push_str(") -> ");
+            if let [single] = results.as_slice() {
+                write_type(m, *single, true, out, depth + 1)?;
+            } else {
+                out.push('(');
+                for (i, t) in results.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write_type(m, *t, true, out, depth + 1)?;
                 }
-                write_type(m, *t, true, out, depth + 1)?;
+                out.push(')');
             }
-            out.push(')');
         }
     }
     Ok(())

@@ -207,7 +207,8 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
     for op in module.walk() {
         let result = regions::check_op(module, &tree, op)
             .and_then(|()| types::check_op(module, op))
-            .and_then(|()| ops::check_op(module, &tree, op));
+            .and_then(|()| ops::check_op(module, &tree, op))
+            .and_then(|()| regions::check_unterminated(module, &tree, op));
         if let Err(fail) = result {
             errors.at_op(op, fail);
         }
