@@ -247,3 +247,15 @@ pub(crate) fn check_global(m: &Module, op: &Op) -> Check {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn strings_escape_like_mlir() {
+        assert_eq!(esc("fma_f32"), "fma_f32");
+        assert_eq!(esc("a\"b\\c\u{e}"), "a\\22b\\\\c\\0E");
+        assert_eq!(esc("é"), "\\C3\\A9");
+    }
+}

@@ -237,5 +237,16 @@ mod tests {
             "'!cuda_tile.partition_view<tile=(4x4), tensor_view<?x4096xf32, strides=[4096,1]>>'"
         );
         assert_eq!(shape(&[4, 4]), "4, 4");
+        let i1 = m.types.append(Type::Scalar(Scalar::I1));
+        let f1 = m.types.append(Type::Function {
+            inputs: vec![f32, i1],
+            results: vec![i1],
+        });
+        let f2 = m.types.append(Type::Function {
+            inputs: vec![s],
+            results: vec![],
+        });
+        assert_eq!(ty(&m, f1), "'(f32, i1) -> i1'");
+        assert_eq!(ty(&m, f2), "'(!cuda_tile.tile<f32>) -> ()'");
     }
 }
