@@ -815,9 +815,10 @@ fn mmaf_scaled(m: &Module, op: &Op) -> Check {
 }
 
 /// Counts the `%` conversions of a printf format; `None` if one is
-/// unterminated.
+/// unterminated. A conversion ends at the first of `diuoxXeEfFgGaAcsSpn%`
+/// (or a NUL byte, which NVIDIA's `strchr` test also accepts).
 fn format_args(s: &str) -> Option<usize> {
-    let b = s.as_bytes();
+    let b = crate::ir::string_to_bytes(s);
     let mut n = 0;
     let mut i = 0;
     while i < b.len() {
@@ -825,7 +826,8 @@ fn format_args(s: &str) -> Option<usize> {
             i += 1;
             continue;
         }
-        let end = (i + 1..b.len()).find(|&j| b"diuoxXeEfFgGaAcsSpn%".contains(&b[j]))?;
+        let end =
+            (i + 1..b.len()).find(|&j| b[j] == 0 || b"diuoxXeEfFgGaAcsSpn%".contains(&b[j]))?;
         if end == i + 1 && b[end] == b'%' {
             i += 2;
             continue;
@@ -2029,4 +2031,18 @@ fn atomic_red_view(m: &Module, op: &Op) -> Check {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_args;
+
+    #[test]
+    fn printf_conversions_count_as_nvidia() {
+        assert_eq!(format_args("no args"), Some(0));
+        assert_eq!(format_args("%d and %5.2f, 100%%"), Some(2));
+        assert_eq!(format_args("value %"), None);
+        assert_eq!(format_args("%5%"), None);
+        assert_eq!(format_args("%\0"), Some(1));
+    }
 }
