@@ -36,7 +36,8 @@ fn type_ok(m: &Module, t: TypeId) -> bool {
     t.index() < m.types.len()
 }
 
-fn type_refs(ty: &Type) -> Vec<TypeId> {
+/// The types `ty` refers to directly.
+pub(crate) fn type_refs(ty: &Type) -> Vec<TypeId> {
     match ty {
         Type::Scalar(_) | Type::Token => vec![],
         Type::Pointer { pointee, .. } => vec![*pointee],

@@ -28,8 +28,9 @@
 //!   argument of an enclosing block, or earlier in an enclosing block (the
 //!   single-block regions nest; values never escape a region).
 //!
-//! **Types** ([`types`]): every type in the type table (NVIDIA checks these
-//! while reading; the messages are its own)
+//! **Types** ([`types`]): every type the module uses (by a value or an
+//! attribute, directly or inside another type; NVIDIA checks these while
+//! reading, and the messages are its own)
 //! - tiles hold numbers or pointers; dimensions are positive powers of two,
 //!   at most 2^24 elements; `f4E2M1FN` tiles have an even dimension;
 //! - pointers point to numbers; tensor views have as many strides as

@@ -96,9 +96,28 @@ pub(crate) fn check_unterminated(m: &Module, tree: &Tree, id: OpId) -> Check {
 /// numbering is known; `None` otherwise.
 fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
     let op = &m.ops[id];
-    if !op.attrs.is_empty() || !op.regions.is_empty() {
+    if !op.regions.is_empty() {
         return None;
     }
+    let constant = if op.opcode == Opcode::Constant {
+        Some(int_constant(m, op)?)
+    } else if !op.attrs.is_empty() {
+        return None;
+    } else {
+        None
+    };
+    // Ops whose optional/variadic groups are sized by a property.
+    let properties = if let Some(text) = constant {
+        format!(" <{{value = {text}}}>")
+    } else if op.opcode == Opcode::MakeTensorView {
+        let sizes: Vec<String> = op.segments.iter().map(|s| s.len.to_string()).collect();
+        format!(
+            " <{{operandSegmentSizes = array<i32: {}>}}>",
+            sizes.join(", ")
+        )
+    } else {
+        String::new()
+    };
     let (entry, _) = tree.parent(id)?;
     let entry_op = &m.ops[entry];
     if entry_op.opcode != Opcode::Entry {
@@ -155,11 +174,53 @@ fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
         format!("({})", out_tys.join(", "))
     };
     Some(format!(
-        "{lhs}\"{}\"({}) : ({}) -> {results}",
+        "{lhs}\"{}\"({}){properties} : ({}) -> {results}",
         op.name(),
         operands.join(", "),
         in_tys.join(", ")
     ))
+}
+
+/// An integer constant's value attribute in MLIR's form
+/// (`dense<1> : !cuda_tile.tile<i32>`, `dense<[1, 2]> : ...`); `None` for
+/// other constants.
+fn int_constant(m: &Module, op: &crate::ir::Op) -> Option<String> {
+    let Some(crate::ir::Attr::Dense { ty, data }) = op.attr("value") else {
+        return None;
+    };
+    let elem = super::types::tile_scalar(m, *ty)?;
+    let shape = super::types::tile_shape(m, *ty)?;
+    let bytes = match elem {
+        crate::ir::Scalar::I8 => 1,
+        crate::ir::Scalar::I16 => 2,
+        crate::ir::Scalar::I32 => 4,
+        crate::ir::Scalar::I64 => 8,
+        _ => return None,
+    };
+    if data.is_empty() || data.len() % bytes != 0 {
+        return None;
+    }
+    let values: Vec<i64> = data
+        .chunks(bytes)
+        .map(|c| {
+            let mut v: u64 = 0;
+            for (i, b) in c.iter().enumerate() {
+                v |= u64::from(*b) << (8 * i);
+            }
+            let shift = 64 - 8 * bytes as u32;
+            ((v << shift) as i64) >> shift
+        })
+        .collect();
+    let ty_text = super::fmt::ty(m, *ty).trim_matches('\'').to_string();
+    let body = if values.iter().all(|v| *v == values[0]) {
+        values[0].to_string()
+    } else if shape.len() == 1 {
+        let items: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        format!("[{}]", items.join(", "))
+    } else {
+        return None;
+    };
+    Some(format!("dense<{body}> : {ty_text}"))
 }
 
 /// Checks the region rules for one op.

@@ -997,10 +997,50 @@ fn pointer_of(m: &Module, ptrs: TypeId, vals: TypeId) -> bool {
 /// Checks every type in the type table (NVIDIA checks these when it builds
 /// the types while reading).
 pub(crate) fn check_type_table(m: &Module, errors: &mut Errors<'_>) {
-    for (_, t) in m.types.iter() {
+    // Only types the module uses: NVIDIA builds (and checks) a table entry
+    // when something refers to it.
+    let mut used = vec![false; m.types.len()];
+    let mut stack: Vec<TypeId> = m.values.iter().map(|(_, v)| v.ty).collect();
+    for (_, op) in m.ops.iter() {
+        for (_, a) in &op.attrs {
+            attr_types(a, &mut stack, 0);
+        }
+    }
+    while let Some(t) = stack.pop() {
+        let Some(slot) = used.get_mut(t.index()) else {
+            continue;
+        };
+        if std::mem::replace(slot, true) {
+            continue;
+        }
+        stack.extend(super::handles::type_refs(&m.types[t]));
+    }
+    for (id, t) in m.types.iter() {
+        if !used[id.index()] {
+            continue;
+        }
         if let Err(msg) = check_type(m, t) {
             errors.plain(msg, None);
         }
+    }
+}
+
+/// Pushes the types an attribute refers to.
+fn attr_types(a: &crate::ir::Attr, out: &mut Vec<TypeId>, depth: u32) {
+    use crate::ir::Attr;
+    if depth > 64 {
+        return;
+    }
+    match a {
+        Attr::Integer { ty, .. }
+        | Attr::Float { ty, .. }
+        | Attr::Type(ty)
+        | Attr::Dense { ty, .. } => out.push(*ty),
+        Attr::Array(items) => items.iter().for_each(|i| attr_types(i, out, depth + 1)),
+        Attr::Dictionary(items) | Attr::OptimizationHints(items) => items
+            .iter()
+            .for_each(|(_, i)| attr_types(i, out, depth + 1)),
+        _ => {}
     }
 }
 

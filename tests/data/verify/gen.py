@@ -615,6 +615,11 @@ def entry_no_terminator_view(cb, tt, p):
 
 
 @case
+def entry_no_terminator_constant(cb, tt, p):
+    c_i32(cb, tt, -7)
+
+
+@case
 def entry_ends_in_yield(cb, tt, p):
     E.encode_YieldOp(cb, [])
 
@@ -654,7 +659,7 @@ def entry_tile_param(cb, tt, p):
 
 cases_params = {'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])]}
 
-no_return = {'entry_no_terminator', 'entry_no_terminator_view', 'entry_ends_in_yield'}
+no_return = {'entry_no_terminator', 'entry_no_terminator_view', 'entry_no_terminator_constant', 'entry_ends_in_yield'}
 for name, body in cases.items():
     make(name, body, params=cases_params.get(name, lambda tt: []), ret=name not in no_return)
 
