@@ -8,8 +8,8 @@
 //! allowed with 'unsigned' flag`), at the op's debug location and bytecode
 //! offset. Every op is checked; the first broken rule of each op is reported
 //! (as MLIR does), so one call lists the errors of all ops. Within an op the
-//! rules run in NVIDIA's order as far as it is known: region structure and
-//! terminators, result count, operand and result type classes, type
+//! rules run in NVIDIA's order as far as it is known: result count, region
+//! structure and terminators, operand and result type classes, type
 //! relations (the dialect's predicates before the generic "same shape" /
 //! "same element type" traits), then op-specific rules. Debug-info rules of a
 //! function body report its first offending op.
@@ -206,7 +206,8 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
         return Err(errors.list);
     }
     for op in module.walk() {
-        let result = regions::check_op(module, &tree, op)
+        let result = types::check_result_count(module, op)
+            .and_then(|()| regions::check_op(module, &tree, op))
             .and_then(|()| types::check_op(module, op))
             .and_then(|()| ops::check_op(module, &tree, op))
             .and_then(|()| regions::check_unterminated(module, &tree, op));

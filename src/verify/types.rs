@@ -641,15 +641,6 @@ fn same_elem(m: &Module, a: TypeId, b: TypeId) -> bool {
 /// Checks the type classes and type relations of one op.
 pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
     let op = &m.ops[id];
-    if let Some(n) = result_count(op.opcode) {
-        if op.results.len() != n {
-            return Err(op_err(match n {
-                0 => "requires zero results".to_string(),
-                1 => "requires one result".to_string(),
-                n => format!("expected {n} results"),
-            }));
-        }
-    }
     for seg in &op.segments {
         if matches!(seg.name, "token" | "mask" | "paddingValue") && seg.len > 1 {
             return Err(op_err(format!(
@@ -710,6 +701,22 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
         }
     }
     relations(m, op)
+}
+
+/// Checks that an op has the number of results its kind fixes (NVIDIA checks
+/// this before anything else about the op).
+pub(crate) fn check_result_count(m: &Module, id: OpId) -> Check {
+    let op = &m.ops[id];
+    if let Some(n) = result_count(op.opcode) {
+        if op.results.len() != n {
+            return Err(op_err(match n {
+                0 => "requires zero results".to_string(),
+                1 => "requires one result".to_string(),
+                n => format!("expected {n} results"),
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// The fixed number of results of an op kind (`None`: variadic).
