@@ -3,7 +3,10 @@
 //! [`read`] checks the header, splits the input into sections, then decodes
 //! strings, types, constants, globals, debug info and functions. Op bodies
 //! are decoded by one table (`table.rs`) that lists each op's fields per
-//! bytecode version (13.1 to 13.4; 13.5 is read with the 13.4 layout). Every
+//! bytecode version (13.1 to 13.5; 13.5's differences — kernel entries with
+//! hints plus argument attributes, function flag checks, DISubprogram flags,
+//! `inbounds` on `atomic_red_view_tko` — were found by experiment with
+//! NVIDIA's 13.5 `tileirdisasm`, as no producer writes 13.5 yet). Every
 //! count is checked against [`limits`] and the remaining input before
 //! anything is allocated (lists are read element by element, so a count past
 //! the data fails at its end); nothing panics on any input.

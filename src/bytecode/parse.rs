@@ -22,6 +22,7 @@ const NUM_SECTIONS: u8 = 8;
 
 const V13_3: Version = Version::new(13, 3, 0);
 const V13_4: Version = Version::new(13, 4, 0);
+const V13_5: Version = Version::new(13, 5, 0);
 
 /// Reads the header; returns the version.
 fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
@@ -493,7 +494,19 @@ impl<'a> Ctx<'a> {
                     number(
                         &mut r,
                         "failed to read scope line number when parsing DISubprogramAttr",
-                    )
+                    )?;
+                    if self.version >= V13_5 {
+                        let f = r.varint().map_err(|_| {
+                            r.err("failed to read flags when parsing DISubprogramAttr")
+                        })?;
+                        if f & !1 != 0 {
+                            return Err(r.err(format!(
+                                "unrecognized flag bits (0x{:X}) when parsing DISubprogramAttr",
+                                f & !1
+                            )));
+                        }
+                    }
+                    Ok(())
                 }
                 6 => {
                     child(
@@ -971,7 +984,7 @@ fn parse_type_payload(
             let has = if unified {
                 flags & 1 != 0
             } else {
-                r.varint()? != 0
+                r.u8()? != 0
             };
             let padding = read_padding(r, has)?;
             check_tile_shape(r, &tile_shape)?;
@@ -1228,7 +1241,30 @@ fn read_function_table<'a>(
         let sig = s.varint().map_err(ReadError::silenced)?;
         let flags = s.u8().map_err(ReadError::silenced)?;
         let loc = s.varint().map_err(ReadError::silenced)?;
-        let hints = if flags & 0x02 != 0 && flags & 0x04 != 0 {
+        let hints = if ctx.version >= V13_5 {
+            // 13.5: bit 1 kernel, bit 2 extern implementation, bit 3 testing
+            // form; a kernel always carries its optimization hints and then
+            // one more attribute (argument attributes).
+            if flags & 0x06 == 0x06 {
+                return Err(s.err("function entry cannot be both kernel and extern impl"));
+            }
+            if flags & 0x08 != 0 {
+                return Err(s.err("function entry has testing form in non-test build"));
+            }
+            if flags & !0x0f != 0 {
+                return Err(s.err(format!(
+                    "function entry has unrecognized flag bits (0x{:X});",
+                    flags & !0x0f
+                )));
+            }
+            if flags & 0x02 != 0 {
+                let h = tagged_attr(&mut s, ctx, 0)?;
+                let _arg_attrs = tagged_attr(&mut s, ctx, 0)?;
+                Some(h)
+            } else {
+                None
+            }
+        } else if flags & 0x02 != 0 && flags & 0x04 != 0 {
             Some(tagged_attr(&mut s, ctx, 0)?)
         } else {
             None
@@ -1437,6 +1473,7 @@ fn parse_debug_attr(mut r: Reader<'_>, ctx: &Ctx<'_>, n: u64) -> Result<DebugAtt
             linkage_name: ctx.strings.read(&mut r)?,
             compile_unit: id(&mut r)?,
             scope_line: r.varint()?,
+            declaration: ctx.version >= V13_5 && r.varint()? & 1 != 0,
         },
         6 => DebugAttr::CallSite {
             callee: id(&mut r)?,

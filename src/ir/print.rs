@@ -1496,6 +1496,7 @@ impl<'m> Printer<'m> {
                 if let Some(t) = self.g(op, "token") {
                     let _ = write!(s, " token = {}", self.val(t));
                 }
+                s.push_str(&self.view_hints(op));
                 let mut tys = vec![self.gt(op, "value"), self.gt(op, "view")];
                 if !idx.is_empty() {
                     tys.push(self.index_types(idx));
@@ -1933,8 +1934,9 @@ impl Aliases {
                 linkage_name,
                 compile_unit,
                 scope_line,
+                declaration,
             }) => format!(
-                "sp<{},{line},{name:?},{linkage_name:?},{},{scope_line}>",
+                "sp<{},{line},{name:?},{linkage_name:?},{},{scope_line},{declaration}>",
                 Self::key_of(m, *file, depth + 1),
                 Self::key_of(m, *compile_unit, depth + 1)
             ),
@@ -2010,12 +2012,18 @@ impl Aliases {
                 linkage_name,
                 compile_unit,
                 scope_line,
+                declaration,
             } => {
                 let f = self.visit_loc(m, file, depth + 1);
                 let cu = self.visit_loc(m, compile_unit, depth + 1);
+                let flags = if declaration {
+                    ", flags = declaration"
+                } else {
+                    ""
+                };
                 (
                     format!(
-                        "#cuda_tile.di_subprogram<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}>",
+                        "#cuda_tile.di_subprogram<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}{flags}>",
                         self.placeholder(f),
                         escape(&name),
                         escape(&linkage_name),

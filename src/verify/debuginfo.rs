@@ -74,6 +74,7 @@ fn write_attr(m: &Module, d: DebugId, top: bool, depth: u32, out: &mut String) {
             linkage_name,
             compile_unit,
             scope_line,
+            declaration,
         } => {
             out.push_str(&format!("{}<file = ", prefix("di_subprogram")));
             write_attr(m, *file, false, depth + 1, out);
@@ -83,7 +84,12 @@ fn write_attr(m: &Module, d: DebugId, top: bool, depth: u32, out: &mut String) {
                 esc(linkage_name)
             ));
             write_attr(m, *compile_unit, false, depth + 1, out);
-            out.push_str(&format!(", scopeLine = {scope_line}>"));
+            let flags = if *declaration {
+                ", flags = declaration"
+            } else {
+                ""
+            };
+            out.push_str(&format!(", scopeLine = {scope_line}{flags}>"));
         }
         DebugAttr::LexicalBlock {
             scope,
