@@ -100,7 +100,9 @@ fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
         return None;
     }
     let constant = if op.opcode == Opcode::Constant {
-        Some(int_constant(m, op)?)
+        Some(format!("value = {}", int_constant(m, op)?))
+    } else if op.opcode == Opcode::Assume {
+        Some(format!("predicate = #cuda_tile.{}", predicate(op)?))
     } else if !op.attrs.is_empty() {
         return None;
     } else {
@@ -108,7 +110,7 @@ fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
     };
     // Ops whose optional/variadic groups are sized by a property.
     let properties = if let Some(text) = constant {
-        format!(" <{{value = {text}}}>")
+        format!(" <{{{text}}}>")
     } else if op.opcode == Opcode::MakeTensorView {
         let sizes: Vec<String> = op.segments.iter().map(|s| s.len.to_string()).collect();
         format!(
@@ -179,6 +181,38 @@ fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
         operands.join(", "),
         in_tys.join(", ")
     ))
+}
+
+/// An `assume` predicate as MLIR prints it (`bounded<0, ?>`,
+/// `div_by<16>`, `same_elements<[1, 4]>`).
+fn predicate(op: &crate::ir::Op) -> Option<String> {
+    use crate::ir::Attr;
+    Some(match op.attr("predicate")? {
+        Attr::DivBy {
+            divisor,
+            every,
+            along,
+        } => {
+            let mut s = format!("div_by<{divisor}");
+            if let Some(e) = every {
+                s.push_str(&format!(", every {e}"));
+            }
+            if let Some(a) = along {
+                s.push_str(&format!(" along {a}"));
+            }
+            s.push('>');
+            s
+        }
+        Attr::SameElements(v) => {
+            let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            format!("same_elements<[{}]>", items.join(", "))
+        }
+        Attr::Bounded { lb, ub } => {
+            let f = |x: &Option<i64>| x.map_or_else(|| "?".to_string(), |v| v.to_string());
+            format!("bounded<{}, {}>", f(lb), f(ub))
+        }
+        _ => return None,
+    })
 }
 
 /// An integer constant's value attribute in MLIR's form

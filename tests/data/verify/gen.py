@@ -619,6 +619,14 @@ def entry_no_terminator_constant(cb, tt, p):
     c_i32(cb, tt, -7)
 
 
+def entry_no_terminator_assume(cb, tt, p):
+    E.encode_AssumeOp(cb, T(tt, tt.I32, []), c_i32(cb, tt, 4), Bounded(0, None))
+
+
+def entry_no_terminator_div_by(cb, tt, p):
+    E.encode_AssumeOp(cb, T(tt, tt.I32, [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), DivBy(4, 2, 0))
+
+
 @case
 def entry_ends_in_yield(cb, tt, p):
     E.encode_YieldOp(cb, [])
@@ -659,7 +667,9 @@ def entry_tile_param(cb, tt, p):
 
 cases_params = {'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])]}
 
-no_return = {'entry_no_terminator', 'entry_no_terminator_view', 'entry_no_terminator_constant', 'entry_ends_in_yield'}
+cases['entry_no_terminator_assume'] = entry_no_terminator_assume
+cases['entry_no_terminator_div_by'] = entry_no_terminator_div_by
+no_return = {'entry_no_terminator', 'entry_no_terminator_view', 'entry_no_terminator_constant', 'entry_ends_in_yield', 'entry_no_terminator_assume', 'entry_no_terminator_div_by'}
 for name, body in cases.items():
     make(name, body, params=cases_params.get(name, lambda tt: []), ret=name not in no_return)
 
