@@ -540,3 +540,46 @@ fn entries_are_public() {
     );
     assert_eq!(tileiras::verify::verify(&m), Ok(()));
 }
+
+#[test]
+fn if_needs_an_else_branch_when_it_has_results() {
+    let mut m = load("if_else_runtime_f32", "v13_1");
+    assert_eq!(tileiras::verify::verify(&m), Ok(()));
+    let op = nth(&m, Opcode::If, 0);
+    // Drop the else region's block (its ops go with it).
+    m.ops[op].regions[1].blocks.clear();
+    expect_error(
+        &m,
+        op,
+        "'cuda_tile.if' op has non-empty return type, must define else branch",
+    );
+}
+
+#[test]
+fn break_outside_a_loop_and_yield_types() {
+    let mut m = load("if_else_runtime_f32", "v13_1");
+    let op = nth(&m, Opcode::If, 0);
+    let y = *m.ops[op].regions[0].blocks[0].ops.last().unwrap();
+    assert_eq!(m.ops[y].opcode, Opcode::Yield);
+    // A break directly in an if is placed well, but its ancestors (an if,
+    // then the entry) hold no loop.
+    m.ops[y].opcode = Opcode::Break;
+    expect_error(
+        &m,
+        y,
+        "'cuda_tile.break' op can only be nested within a ancestor chain of 'cuda_tile.loop', 'cuda_tile.if' operations",
+    );
+    // One error for the break (the first rule it breaks), none for the if:
+    // a branch ending in break yields nothing to compare.
+    let errs = tileiras::verify::verify(&m).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    m.ops[y].opcode = Opcode::Yield;
+    let i32_tile = tile_of(&mut m, Scalar::I32, &[256]);
+    let v = m.ops[y].operands[0];
+    m.values[v].ty = i32_tile;
+    expect_error(
+        &m,
+        op,
+        "'cuda_tile.if' op type does not match yield type, then branch yields '!cuda_tile.tile<256xi32>' but op result type is '!cuda_tile.tile<256xf32>'",
+    );
+}
