@@ -490,3 +490,96 @@ fn same_elements_fits_the_tile() {
         "'cuda_tile.assume' op 'cuda_tile.div_by' divisor must be a power of 2",
     );
 }
+
+#[test]
+fn shared_debug_attributes_print_in_bounded_time() {
+    use tileiras::ir::DebugAttr;
+    let mut m = load("arith_f32", "v13_1");
+    let entry = nth(&m, Opcode::Entry, 0);
+    let mut loc = m.ops[entry].debug.expect("corpus entries have locations");
+    // Each call site refers twice to the previous one: printed naively, the
+    // text doubles with every level.
+    for _ in 0..80 {
+        loc = m.debug.append(DebugAttr::CallSite {
+            callee: loc,
+            caller: loc,
+        });
+    }
+    m.ops[entry].debug = Some(loc);
+    let start = std::time::Instant::now();
+    let errs = tileiras::verify::verify(&m).unwrap_err();
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    let msg = &errs[0].message;
+    assert!(
+        msg.starts_with("'cuda_tile.entry' op invalid function debug info location: loc(callsite(")
+    );
+    assert!(msg.ends_with(". Function location must not be a CallSiteLoc."));
+    assert!(msg.len() < 1 << 18);
+}
+
+#[test]
+fn entries_are_public() {
+    let mut m = load("arith_f32", "v13_1");
+    let entry = nth(&m, Opcode::Entry, 0);
+    set_attr(
+        &mut m,
+        entry,
+        "symbol_visibility",
+        Attr::Enum(EnumKind::SymbolVisibility, 1),
+    );
+    expect_error(
+        &m,
+        entry,
+        "'cuda_tile.entry' op entry op must have public symbol visibility",
+    );
+    set_attr(
+        &mut m,
+        entry,
+        "symbol_visibility",
+        Attr::Enum(EnumKind::SymbolVisibility, 0),
+    );
+    assert_eq!(tileiras::verify::verify(&m), Ok(()));
+}
+
+#[test]
+fn if_needs_an_else_branch_when_it_has_results() {
+    let mut m = load("if_else_runtime_f32", "v13_1");
+    assert_eq!(tileiras::verify::verify(&m), Ok(()));
+    let op = nth(&m, Opcode::If, 0);
+    // Drop the else region's block (its ops go with it).
+    m.ops[op].regions[1].blocks.clear();
+    expect_error(
+        &m,
+        op,
+        "'cuda_tile.if' op has non-empty return type, must define else branch",
+    );
+}
+
+#[test]
+fn break_outside_a_loop_and_yield_types() {
+    let mut m = load("if_else_runtime_f32", "v13_1");
+    let op = nth(&m, Opcode::If, 0);
+    let y = *m.ops[op].regions[0].blocks[0].ops.last().unwrap();
+    assert_eq!(m.ops[y].opcode, Opcode::Yield);
+    // A break directly in an if is placed well, but its ancestors (an if,
+    // then the entry) hold no loop.
+    m.ops[y].opcode = Opcode::Break;
+    expect_error(
+        &m,
+        y,
+        "'cuda_tile.break' op can only be nested within a ancestor chain of 'cuda_tile.loop', 'cuda_tile.if' operations",
+    );
+    // One error for the break (the first rule it breaks), none for the if:
+    // a branch ending in break yields nothing to compare.
+    let errs = tileiras::verify::verify(&m).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    m.ops[y].opcode = Opcode::Yield;
+    let i32_tile = tile_of(&mut m, Scalar::I32, &[256]);
+    let v = m.ops[y].operands[0];
+    m.values[v].ty = i32_tile;
+    expect_error(
+        &m,
+        op,
+        "'cuda_tile.if' op type does not match yield type, then branch yields '!cuda_tile.tile<256xi32>' but op result type is '!cuda_tile.tile<256xf32>'",
+    );
+}

@@ -88,3 +88,33 @@ fn invalid_modules_match_nvidia() {
     assert!(rejected + 2 >= files.len(), "most cases must be invalid");
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
+
+#[test]
+fn op_coverage_modules_agree_with_nvidia() {
+    // The reader's op-coverage files (cuTile-encoded, every op family and
+    // version): wherever NVIDIA accepts one, we must too, and vice versa.
+    let dir = common::repo().join("tests/data/bytecode/ops");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tileirbc"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "only {} coverage files", files.len());
+    let mut accepted = 0;
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let module = tileiras::bytecode::read(&bytes).expect("coverage file reads");
+        let ours = tileiras::verify::verify(&module);
+        let (ok, theirs) = nvidia(path);
+        assert_eq!(
+            ours.is_ok(),
+            ok,
+            "{}: ours {ours:?}, NVIDIA {theirs:?}",
+            path.display()
+        );
+        accepted += usize::from(ok);
+    }
+    assert!(accepted > 0);
+}

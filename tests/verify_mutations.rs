@@ -92,7 +92,7 @@ fn mutate(r: &mut Rng, m: &mut Module) {
     }
     let id = random_op(r, m);
     let op_ok = id.index() < m.ops.len();
-    match r.below(14) {
+    match r.below(15) {
         0 if op_ok => {
             let kind = KINDS[r.below(KINDS.len())];
             let v = r.below(12) as u8;
@@ -221,6 +221,18 @@ fn mutate(r: &mut Rng, m: &mut Module) {
                 m.body.ops.push(id);
             }
         }
+        13 if !m.debug.is_empty() => {
+            // Rewire a debug attribute, possibly into a cycle.
+            let d = tileiras::ir::DebugId::from_index(r.below(m.debug.len()));
+            let other = tileiras::ir::DebugId::from_index(r.below(m.debug.len()));
+            match &mut m.debug[d] {
+                tileiras::ir::DebugAttr::Loc { scope, .. } => *scope = other,
+                tileiras::ir::DebugAttr::LexicalBlock { scope, .. } => *scope = other,
+                tileiras::ir::DebugAttr::CallSite { caller, .. } => *caller = other,
+                tileiras::ir::DebugAttr::Subprogram { compile_unit, .. } => *compile_unit = other,
+                _ => {}
+            }
+        }
         _ => {
             if op_ok {
                 m.ops[id].debug = Some(tileiras::ir::DebugId::from_index(
@@ -278,4 +290,43 @@ fn random_mutations_never_panic() {
         rejected * 3 > cases,
         "only {rejected} of {cases} mutants rejected"
     );
+}
+
+#[test]
+fn modules_read_from_corrupted_bytes_never_panic_the_verifier() {
+    let mut files = Vec::new();
+    for d in std::fs::read_dir(corpus_dir()).expect("corpus").flatten() {
+        if let Ok(fs) = std::fs::read_dir(d.path()) {
+            for f in fs.flatten() {
+                let p = f.path();
+                if p.to_string_lossy().ends_with(".v13_4.tileir") {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    files.sort();
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let (mut read, mut rejected) = (0usize, 0usize);
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        for _ in 0..60 {
+            let mut b = bytes.clone();
+            for _ in 0..1 + rng.below(3) {
+                let i = rng.below(b.len());
+                b[i] = rng.next() as u8;
+            }
+            let Ok(m) = tileiras::bytecode::read(&b) else {
+                continue;
+            };
+            read += 1;
+            let result = catch_unwind(AssertUnwindSafe(|| tileiras::verify::verify(&m)));
+            match result {
+                Ok(r) => rejected += usize::from(r.is_err()),
+                Err(_) => panic!("verifier panicked on corrupted {}", path.display()),
+            }
+        }
+    }
+    assert!(read > 100, "only {read} corrupted modules read");
+    assert!(rejected > 0);
 }

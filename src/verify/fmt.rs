@@ -153,14 +153,19 @@ fn write_type(m: &Module, t: TypeId, top: bool, out: &mut String, depth: u32) ->
                 }
                 write_type(m, *t, true, out, depth + 1)?;
             }
-            out.push_str(") -> (");
-            for (i, t) in results.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
+            out.push_str(") -> ");
+            if let [single] = results.as_slice() {
+                write_type(m, *single, true, out, depth + 1)?;
+            } else {
+                out.push('(');
+                for (i, t) in results.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write_type(m, *t, true, out, depth + 1)?;
                 }
-                write_type(m, *t, true, out, depth + 1)?;
+                out.push(')');
             }
-            out.push(')');
         }
     }
     Ok(())
@@ -232,5 +237,16 @@ mod tests {
             "'!cuda_tile.partition_view<tile=(4x4), tensor_view<?x4096xf32, strides=[4096,1]>>'"
         );
         assert_eq!(shape(&[4, 4]), "4, 4");
+        let i1 = m.types.append(Type::Scalar(Scalar::I1));
+        let f1 = m.types.append(Type::Function {
+            inputs: vec![f32, i1],
+            results: vec![i1],
+        });
+        let f2 = m.types.append(Type::Function {
+            inputs: vec![s],
+            results: vec![],
+        });
+        assert_eq!(ty(&m, f1), "'(f32, i1) -> i1'");
+        assert_eq!(ty(&m, f2), "'(!cuda_tile.tile<f32>) -> ()'");
     }
 }

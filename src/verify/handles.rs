@@ -36,7 +36,8 @@ fn type_ok(m: &Module, t: TypeId) -> bool {
     t.index() < m.types.len()
 }
 
-fn type_refs(ty: &Type) -> Vec<TypeId> {
+/// The types `ty` refers to directly.
+pub(crate) fn type_refs(ty: &Type) -> Vec<TypeId> {
     match ty {
         Type::Scalar(_) | Type::Token => vec![],
         Type::Pointer { pointee, .. } => vec![*pointee],
@@ -98,24 +99,62 @@ fn check_types(m: &Module, errors: &mut Errors<'_>) {
     }
 }
 
+fn debug_refs(d: &DebugAttr) -> Vec<crate::ir::DebugId> {
+    match d {
+        DebugAttr::Unknown | DebugAttr::File { .. } => vec![],
+        DebugAttr::CompileUnit { file } => vec![*file],
+        DebugAttr::LexicalBlock { scope, file, .. } => vec![*scope, *file],
+        DebugAttr::Loc { scope, .. } => vec![*scope],
+        DebugAttr::Subprogram {
+            file, compile_unit, ..
+        } => vec![*file, *compile_unit],
+        DebugAttr::CallSite { callee, caller } => vec![*callee, *caller],
+    }
+}
+
 fn check_debug(m: &Module, errors: &mut Errors<'_>) {
     let ok = |d: &crate::ir::DebugId| d.index() < m.debug.len();
+    let mut bad = false;
     for (id, d) in m.debug.iter() {
-        let refs: Vec<crate::ir::DebugId> = match d {
-            DebugAttr::Unknown | DebugAttr::File { .. } => vec![],
-            DebugAttr::CompileUnit { file } => vec![*file],
-            DebugAttr::LexicalBlock { scope, file, .. } => vec![*scope, *file],
-            DebugAttr::Loc { scope, .. } => vec![*scope],
-            DebugAttr::Subprogram {
-                file, compile_unit, ..
-            } => vec![*file, *compile_unit],
-            DebugAttr::CallSite { callee, caller } => vec![*callee, *caller],
-        };
-        if refs.iter().any(|r| !ok(r)) {
+        if debug_refs(d).iter().any(|r| !ok(r)) {
             errors.plain(
                 format!("debug attribute {} refers to one out of range", id.index()),
                 None,
             );
+            bad = true;
+        }
+    }
+    if !bad {
+        // Debug attributes refer to each other without cycles.
+        let mut state = vec![0u8; m.debug.len()];
+        'outer: for (start, _) in m.debug.iter() {
+            if state[start.index()] != 0 {
+                continue;
+            }
+            let mut stack = vec![(start, 0usize)];
+            state[start.index()] = 1;
+            while let Some((d, next)) = stack.pop() {
+                let refs = debug_refs(&m.debug[d]);
+                if let Some(&r) = refs.get(next) {
+                    stack.push((d, next + 1));
+                    match state[r.index()] {
+                        0 => {
+                            state[r.index()] = 1;
+                            stack.push((r, 0));
+                        }
+                        1 => {
+                            errors.plain(
+                                format!("debug attribute {} refers to itself", r.index()),
+                                None,
+                            );
+                            break 'outer;
+                        }
+                        _ => {}
+                    }
+                } else {
+                    state[d.index()] = 2;
+                }
+            }
         }
     }
     for (_, op) in m.ops.iter() {

@@ -8,14 +8,18 @@
 //! allowed with 'unsigned' flag`), at the op's debug location and bytecode
 //! offset. Every op is checked; the first broken rule of each op is reported
 //! (as MLIR does), so one call lists the errors of all ops. Within an op the
-//! rules run in NVIDIA's order: result count, operand and result type
-//! classes, type relations, op-specific rules, then region rules.
+//! rules run in NVIDIA's order as far as it is known: result count, region
+//! structure and terminators, operand and result type classes, type
+//! relations (the dialect's predicates before the generic "same shape" /
+//! "same element type" traits), then op-specific rules. Debug-info rules of a
+//! function body report its first offending op.
 //!
 //! # Rules
 //!
 //! **Handles** ([`handles`], fatal: nothing else runs if one fails)
 //! - every type, value, op and debug handle is in range, including those
-//!   inside types and attributes; type references are acyclic;
+//!   inside types and attributes; type and debug-attribute references are
+//!   acyclic;
 //! - every op appears exactly once in the op tree (no sharing, no cycles);
 //! - every value is defined exactly once, by the op result or block argument
 //!   its [`ValueDef`](crate::ir::ValueDef) names;
@@ -24,7 +28,9 @@
 //!   argument of an enclosing block, or earlier in an enclosing block (the
 //!   single-block regions nest; values never escape a region).
 //!
-//! **Types** ([`types`]), wherever a type is used by an op or value
+//! **Types** ([`types`]): every type the module uses (by a value or an
+//! attribute, directly or inside another type; NVIDIA checks these while
+//! reading, and the messages are its own)
 //! - tiles hold numbers or pointers; dimensions are positive powers of two,
 //!   at most 2^24 elements; `f4E2M1FN` tiles have an even dimension;
 //! - pointers point to numbers; tensor views have as many strides as
@@ -32,7 +38,8 @@
 //! - partition/strided/gather-scatter views: non-empty power-of-two tile
 //!   shape of the tensor view's rank, a dim map that is a permutation,
 //!   positive traversal strides, special padding only for floats;
-//! - each op has the number of results its kind fixes;
+//! - each op has the number of results its kind fixes, and optional operand
+//!   groups (`mask`, `token`, `paddingValue`) hold at most one value;
 //! - each op's operands and results have the type classes the dialect
 //!   declares (`tile of f16 or bf16 or f32 or f64 values`, ...), and the
 //!   dialect's "all types match" / "same shape" / "same element type" /
@@ -59,7 +66,8 @@
 //!   type; CAS on 32/64-bit numbers; view reductions: relaxed, no `sys`, no
 //!   `xchg`, no padding, tile shape equal to the value's;
 //! - views: index counts and index types, tile type from the view type,
-//!   `make_tensor_view` pointee and dynamic operand counts,
+//!   `inbounds` flags one per index, `make_tensor_view` pointee, pointer
+//!   attribute kept from the base, and dynamic operand counts,
 //!   `make_partition_view` tensor-view type, `get_tensor_shape` and
 //!   `get_index_space_shape` result counts;
 //! - shape ops: `broadcast`, `cat`, `permute`, `reshape`, `extract`,
@@ -83,24 +91,34 @@
 //!   in range, not on 0-d tiles or views; `bounded` on integer tiles, bounds
 //!   within the element type and ordered; `same_elements` one value per
 //!   dimension, each within it;
-//! - entries return nothing and take rank-0 tiles; `join_tokens` takes two
+//! - entries return nothing, are public and take rank-0 tiles; `join_tokens` takes two
 //!   or more tokens; `print_tko` format matches its operands; `get_global`
 //!   names a global of the pointee type; globals are rank 1; `alloca`
 //!   alignment is a power of two at least the element size.
 //!
+//! **Debug info** (`debuginfo`)
+//! - a function location is not a call site; with a scope, the scope is a
+//!   `di_subprogram` whose linkage name is the function's name;
+//! - ops of a function without scope have none; an op's subprogram (through
+//!   lexical blocks and call-site callers) is its function's;
+//! - globals have no scope.
+//!
 //! **Regions** ([`regions`])
 //! - each op has the number of regions its kind requires, each with exactly
-//!   one block; the entry block's arguments are the function's inputs;
+//!   one block (an `if` may have an empty else region);
 //! - every block ends in a terminator its parent allows (`return` in entries,
 //!   `continue` in `for`, `continue`/`break`/`return` in `loop`, `yield`, `break`,
 //!   `continue` or `return` in `if`, `yield` in `reduce`/`scan`), and
-//!   terminators appear nowhere else;
+//!   terminators appear nowhere else (a block ending in a non-terminator is
+//!   reported as NVIDIA does, "block with no terminator, has <op>", where the
+//!   op's generic form is known);
 //! - module bodies hold only globals and entries, and those appear nowhere
 //!   else; their symbol names are distinct;
 //! - an entry's block arguments match its function type.
 use crate::diag::Diagnostic;
-use crate::ir::{Module, OpId};
+use crate::ir::{Module, OpId, Opcode};
 
+mod debuginfo;
 mod fmt;
 pub mod handles;
 pub mod ops;
@@ -188,11 +206,20 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
         return Err(errors.list);
     }
     for op in module.walk() {
-        let result = regions::check_op(module, &tree, op)
+        let result = types::check_result_count(module, op)
+            .and_then(|()| regions::check_op(module, &tree, op))
             .and_then(|()| types::check_op(module, op))
-            .and_then(|()| ops::check_op(module, &tree, op));
+            .and_then(|()| ops::check_op(module, &tree, op))
+            .and_then(|()| regions::check_unterminated(module, &tree, op));
         if let Err(fail) = result {
             errors.at_op(op, fail);
+        }
+    }
+    for &top in module.top_level() {
+        if module.ops[top].opcode == Opcode::Entry {
+            if let Some((op, fail)) = debuginfo::check_function_body(module, top) {
+                errors.at_op(op, fail);
+            }
         }
     }
     if errors.is_empty() {

@@ -4,7 +4,9 @@
 //! `reduce`/`scan` bodies, views and entries. The module doc of
 //! [`super`] lists them all; messages are NVIDIA's.
 use super::fmt::{shape as fmt_shape, ty as fmt_ty, tys as fmt_tys};
-use super::types::{operand_ty, result_ty, tile_elem, tile_pointee, tile_scalar, tile_shape};
+use super::types::{
+    operand_ty, result_ty, same_type, tile_elem, tile_pointee, tile_scalar, tile_shape,
+};
 use super::{op_err, Check, Fail, Tree};
 use crate::ir::{Attr, EnumKind, Module, Op, OpId, Opcode, Scalar, Type, TypeId, ValueId};
 
@@ -50,7 +52,7 @@ fn tys_of(m: &Module, vals: &[ValueId]) -> Vec<TypeId> {
 }
 
 fn types_eq(m: &Module, a: &[TypeId], b: &[TypeId]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| m.types[*x] == m.types[*y])
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_type(m, *x, *y))
 }
 
 /// The element scalar of the op's first result (or `None`).
@@ -269,7 +271,7 @@ fn view_indices(m: &Module, op: &Op, view: TypeId) -> Check {
     }
     if let Some(first) = idx.first() {
         for (i, t) in idx.iter().enumerate() {
-            if m.types[*t] != m.types[*first] {
+            if !same_type(m, *t, *first) {
                 return Err(op_err(format!(
                     "expected index type {i} to be the same as other index types ({}), got {}",
                     fmt_ty(m, *first),
@@ -289,6 +291,14 @@ fn view_load_store(m: &Module, op: &Op, tile: Option<TypeId>) -> Check {
         return Ok(());
     };
     let n = op.operand_group("index").len();
+    if let Some(Attr::DenseBool(inbounds)) = op.attr("inbounds") {
+        if inbounds.len() != n {
+            return Err(op_err(format!(
+                "inbounds size ({}) must match the number of index dimensions ({n})",
+                inbounds.len()
+            )));
+        }
+    }
     if n != rank {
         return Err(op_err(format!(
             "expected {rank} index operands (based on view type), got {n}"
@@ -296,7 +306,7 @@ fn view_load_store(m: &Module, op: &Op, tile: Option<TypeId>) -> Check {
     }
     if let Some(t) = tile {
         let same = tile_shape(m, t) == Some(&shape[..])
-            && tile_elem(m, t).is_some_and(|e| m.types[e] == m.types[elem]);
+            && tile_elem(m, t).is_some_and(|e| same_type(m, e, elem));
         if !same {
             return Err(op_err(format!(
                 "expected tile type to be {} (based on view type), got {}",
@@ -349,7 +359,7 @@ fn gather_indices(m: &Module, idx: &[TypeId], tile: &[i32], sparse: u64) -> Chec
         }
         match base {
             None => base = Some(*t),
-            Some(b) if m.types[b] != m.types[*t] => {
+            Some(b) if !same_type(m, b, *t) => {
                 return Err(op_err(format!(
                     "expected scalar index {i} to have the same type as other scalar indices ({}), got {}",
                     fmt_ty(m, b),
@@ -360,6 +370,15 @@ fn gather_indices(m: &Module, idx: &[TypeId], tile: &[i32], sparse: u64) -> Chec
         }
     }
     Ok(())
+}
+
+/// A pointer attribute as NVIDIA prints it.
+fn ptr_attr_name(v: u8) -> String {
+    match v {
+        0 => "#cuda_tile.ptr_attr<none>".to_string(),
+        1 => "#cuda_tile.ptr_attr<multicast>".to_string(),
+        other => format!("#cuda_tile.ptr_attr<{other}>"),
+    }
 }
 
 fn loop_iter_values(m: &Module, op: &Op, iter_args: &[ValueId]) -> Check {
@@ -387,7 +406,7 @@ fn loop_iter_values(m: &Module, op: &Op, iter_args: &[ValueId]) -> Check {
             _ => {}
         }
         let it = m.values[*init].ty;
-        if m.types[it] != m.types[at] {
+        if !same_type(m, it, at) {
             return Err(op_err(format!(
                 "init value {i} and region iter_value {i} have different type: {} != {}",
                 fmt_ty(m, it),
@@ -506,7 +525,7 @@ fn aggregate(m: &Module, op: &Op, scan: bool) -> Check {
             ) {
                 continue;
             }
-            if m.types[oe] != m.types[it] {
+            if !same_type(m, oe, it) {
                 return Err(op_err(format!(
                     "expect same type for operand at index: {i} and identity at index: {i} but got: {} and {}",
                     fmt_ty(m, oe),
@@ -543,7 +562,7 @@ fn aggregate(m: &Module, op: &Op, scan: bool) -> Check {
             }
             let elem = tile_elem(m, ot).unwrap_or(ot);
             ok &= tile_shape(m, rt) == Some(&want[..])
-                && tile_elem(m, rt).is_some_and(|e| m.types[e] == m.types[elem]);
+                && tile_elem(m, rt).is_some_and(|e| same_type(m, e, elem));
             inferred.push(view_type_string(m, &want, elem));
         }
         if !ok {
@@ -586,7 +605,7 @@ fn aggregate_region(m: &Module, op: &Op, n: usize) -> Check {
     for i in (0..2 * n).step_by(2) {
         let (a, b) = (tile_elem(m, arg_tys[i]), tile_elem(m, arg_tys[i + 1]));
         if let (Some(a), Some(b)) = (a, b) {
-            if m.types[a] != m.types[b] {
+            if !same_type(m, a, b) {
                 return Err(op_err(format!(
                     "expect same element type for block argument at index: {i} and {} but got: {} and {}",
                     i + 1,
@@ -600,7 +619,7 @@ fn aggregate_region(m: &Module, op: &Op, n: usize) -> Check {
     for (i, v) in operands.iter().enumerate() {
         let (oe, ae) = (tile_elem(m, m.values[*v].ty), tile_elem(m, arg_tys[2 * i]));
         if let (Some(oe), Some(ae)) = (oe, ae) {
-            if m.types[oe] != m.types[ae] {
+            if !same_type(m, oe, ae) {
                 return Err(op_err(format!(
                     "expect same type for operand at index: {i} and block argument at index: {} but got: {} and {}",
                     2 * i,
@@ -628,7 +647,7 @@ fn aggregate_region(m: &Module, op: &Op, n: usize) -> Check {
                         fmt_ty(m, *t)
                     )));
                 };
-                if m.types[oe] != m.types[te] {
+                if !same_type(m, oe, te) {
                     return Err(op_err(format!(
                         "expect same type for operand at index: {i} and terminator argument at index: {i} but got: {} and {}",
                         fmt_ty(m, oe),
@@ -796,9 +815,10 @@ fn mmaf_scaled(m: &Module, op: &Op) -> Check {
 }
 
 /// Counts the `%` conversions of a printf format; `None` if one is
-/// unterminated.
+/// unterminated. A conversion ends at the first of `diuoxXeEfFgGaAcsSpn%`
+/// (or a NUL byte, which NVIDIA's `strchr` test also accepts).
 fn format_args(s: &str) -> Option<usize> {
-    let b = s.as_bytes();
+    let b = crate::ir::string_to_bytes(s);
     let mut n = 0;
     let mut i = 0;
     while i < b.len() {
@@ -806,7 +826,8 @@ fn format_args(s: &str) -> Option<usize> {
             i += 1;
             continue;
         }
-        let end = (i + 1..b.len()).find(|&j| b"diuoxXeEfFgGaAcsSpn%".contains(&b[j]))?;
+        let end =
+            (i + 1..b.len()).find(|&j| b[j] == 0 || b"diuoxXeEfFgGaAcsSpn%".contains(&b[j]))?;
         if end == i + 1 && b[end] == b'%' {
             i += 2;
             continue;
@@ -918,7 +939,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             let (Some(f), Some(t)) = (operand_ty(m, op, "from"), result_ty(m, op, 0)) else {
                 return Ok(());
             };
-            if m.types[f] == m.types[t] {
+            if same_type(m, f, t) {
                 return Err(op_err("converting tiles must not be a no-op"));
             }
             let r = enum_attr(op, "rounding_mode", EnumKind::RoundingMode)
@@ -1091,7 +1112,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                 return Ok(());
             };
             let same_elem = match (tile_elem(m, st), tile_elem(m, rt)) {
-                (Some(a), Some(b)) => m.types[a] == m.types[b],
+                (Some(a), Some(b)) => same_type(m, a, b),
                 _ => false,
             };
             if !same_elem {
@@ -1191,7 +1212,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                 return Ok(());
             };
             let same_elem = match (tile_elem(m, st), tile_elem(m, rt)) {
-                (Some(a), Some(b)) => m.types[a] == m.types[b],
+                (Some(a), Some(b)) => same_type(m, a, b),
                 _ => false,
             };
             if !same_elem {
@@ -1235,7 +1256,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             let (Some(pt), Some(ae)) = (tile_pointee(m, p), tile_elem(m, a)) else {
                 return Ok(());
             };
-            if m.types[pt] != m.types[ae] {
+            if !same_type(m, pt, ae) {
                 return Err(op_err(format!(
                     "expected pointee type ({}) to match element type of 'arg' ({})",
                     fmt_ty(m, pt),
@@ -1261,7 +1282,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             let (Some(pt), Some(ve)) = (tile_pointee(m, p), tile_elem(m, v)) else {
                 return Ok(());
             };
-            if m.types[pt] != m.types[ve] {
+            if !same_type(m, pt, ve) {
                 return Err(op_err(format!(
                     "expected pointee type ({}) to match element type of 'val' ({})",
                     fmt_ty(m, pt),
@@ -1296,12 +1317,41 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             let Some(pt) = tile_pointee(m, b) else {
                 return Ok(());
             };
-            if m.types[*element] != m.types[pt] {
+            if !same_type(m, *element, pt) {
                 return Err(op_err(format!(
                     "expected pointer to {} to build tensor_view of this type, got {}",
                     fmt_ty(m, *element),
                     fmt_ty(m, pt)
                 )));
+            }
+            let base_attr = match tile_elem(m, b).map(|e| &m.types[e]) {
+                Some(Type::Pointer { ptr_attr, .. }) => *ptr_attr,
+                _ => None,
+            };
+            let view_attr = match &m.types[r] {
+                Type::TensorView { ptr_attr, .. } => *ptr_attr,
+                _ => None,
+            };
+            match (base_attr, view_attr) {
+                (None, Some(_)) => {
+                    return Err(op_err(
+                        "pointer base without ptr_attr cannot produce tensor_view with ptr_attr",
+                    ))
+                }
+                (Some(a), None) => {
+                    return Err(op_err(format!(
+                        "tensor_view must preserve ptr_attr from base pointer ({})",
+                        ptr_attr_name(a)
+                    )))
+                }
+                (Some(a), Some(v)) if a != v => {
+                    return Err(op_err(format!(
+                        "ptr_attr mismatch between base pointer ({}) and result tensor_view ({})",
+                        ptr_attr_name(a),
+                        ptr_attr_name(v)
+                    )))
+                }
+                _ => {}
             }
             let dyn_shape = shape.iter().filter(|d| **d == crate::ir::DYNAMIC).count();
             let dyn_strides = strides.iter().filter(|d| **d == crate::ir::DYNAMIC).count();
@@ -1323,7 +1373,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             if let Some(base) = base {
                 for (what, list) in [("shape", &ds), ("stride", &dt)] {
                     for (i, t) in list.iter().enumerate() {
-                        if m.types[*t] != m.types[base] {
+                        if !same_type(m, *t, base) {
                             return Err(op_err(format!(
                                 "expected dynamic {what} index {i} to be of the same type as the other dynamic values ({}), got {}",
                                 fmt_ty(m, base),
@@ -1346,7 +1396,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                 | Type::GatherScatterView { tensor_view, .. } => *tensor_view,
                 _ => return Ok(()),
             };
-            if m.types[tv] != m.types[inner] {
+            if !same_type(m, tv, inner) {
                 return Err(op_err(format!(
                     "expected the type of the provided tensor_view value ({}) to be the same as the view's tensor_view type ({})",
                     fmt_ty(m, tv),
@@ -1411,7 +1461,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             };
             if let Some(lb) = operand_ty(m, op, "lowerBound") {
                 let it = m.values[*iv].ty;
-                if m.types[it] != m.types[lb] {
+                if !same_type(m, it, lb) {
                     return Err(op_err(format!(
                         "expected induction variable to be same type as bounds and step: {} vs {}",
                         fmt_ty(m, it),
@@ -1485,6 +1535,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
         Opcode::Assume => check_assume(m, op),
         Opcode::Entry => check_entry(m, op),
         Opcode::Global => {
+            super::debuginfo::check_global(m, op)?;
             if let Some(Attr::Dense { ty, .. }) = op.attr("value") {
                 if tile_shape(m, *ty).map(|s| s.len()) != Some(1) {
                     return Err(op_err("type must have rank 1"));
@@ -1836,7 +1887,7 @@ fn check_entry(m: &Module, op: &Op) -> Check {
         )));
     }
     for (i, (a, f)) in args.iter().zip(inputs).enumerate() {
-        if m.types[*a] != m.types[*f] {
+        if !same_type(m, *a, *f) {
             return Err(op_err(format!(
                 "type of entry block argument #{i}({}) must match the type of the corresponding argument in function signature({})",
                 fmt_ty(m, *a),
@@ -1847,6 +1898,11 @@ fn check_entry(m: &Module, op: &Op) -> Check {
     if !results.is_empty() || !op.results.is_empty() {
         return Err(op_err("entry op must not return values"));
     }
+    // Private entries (the function flags' visibility bit, once the reader
+    // records it as `symbol_visibility`).
+    if enum_attr(op, "symbol_visibility", EnumKind::SymbolVisibility) == Some(1) {
+        return Err(op_err("entry op must have public symbol visibility"));
+    }
     for t in inputs {
         if tile_shape(m, *t).is_some_and(|s| !s.is_empty()) {
             return Err(op_err(
@@ -1854,6 +1910,7 @@ fn check_entry(m: &Module, op: &Op) -> Check {
             ));
         }
     }
+    super::debuginfo::check_function(m, op)?;
     Ok(())
 }
 
@@ -1880,7 +1937,7 @@ fn check_get_global(m: &Module, tree: &Tree, op: &Op) -> Check {
     let Some(pt) = tile_pointee(m, rt) else {
         return Ok(());
     };
-    if m.types[ge] != m.types[pt] {
+    if !same_type(m, ge, pt) {
         let ptr = tile_elem(m, rt).unwrap_or(rt);
         return Err(op_err(format!(
             "pointee type of result type {} does not match type {} of the global @{name}",
@@ -1922,7 +1979,7 @@ fn atomic_red_view(m: &Module, op: &Op) -> Check {
     let Some(ve) = tile_elem(m, vt) else {
         return Ok(());
     };
-    if m.types[elem] != m.types[ve] {
+    if !same_type(m, elem, ve) {
         return Err(op_err(format!(
             "view element type ({}) must match value element type ({})",
             fmt_ty(m, elem),
@@ -1974,4 +2031,18 @@ fn atomic_red_view(m: &Module, op: &Op) -> Check {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_args;
+
+    #[test]
+    fn printf_conversions_count_as_nvidia() {
+        assert_eq!(format_args("no args"), Some(0));
+        assert_eq!(format_args("%d and %5.2f, 100%%"), Some(2));
+        assert_eq!(format_args("value %"), None);
+        assert_eq!(format_args("%5%"), None);
+        assert_eq!(format_args("%\0"), Some(1));
+    }
 }

@@ -69,6 +69,194 @@ fn symbol_name(op: &crate::ir::Op) -> Option<&str> {
     }
 }
 
+/// A block that should end in a terminator but ends in `id`, a
+/// non-terminator: NVIDIA's "block with no terminator" (checked after the
+/// op's own rules, as NVIDIA does).
+pub(crate) fn check_unterminated(m: &Module, tree: &Tree, id: OpId) -> Check {
+    let op = &m.ops[id];
+    let parent = tree.parent(id);
+    if let Some((p, region)) = parent {
+        let block = m.ops[p].regions[region as usize].blocks.first();
+        let is_last = block.is_some_and(|b| b.ops.last() == Some(&id));
+        if is_last && !is_terminator(op.opcode) && !allowed_terminators(m.ops[p].opcode).is_empty()
+        {
+            if let Some(text) = generic_form(m, tree, id) {
+                return Err(super::Fail::Plain(format!(
+                    "block with no terminator, has {text}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The op in MLIR's generic form as NVIDIA prints it when a block lacks a
+/// terminator (`%3 = "cuda_tile.make_token"() : () -> !cuda_tile.token`).
+/// Only for attribute-free ops directly in an entry block, whose value
+/// numbering is known; `None` otherwise.
+fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
+    let op = &m.ops[id];
+    if !op.regions.is_empty() {
+        return None;
+    }
+    let constant = if op.opcode == Opcode::Constant {
+        Some(format!("value = {}", int_constant(m, op)?))
+    } else if op.opcode == Opcode::Assume {
+        Some(format!("predicate = #cuda_tile.{}", predicate(op)?))
+    } else if !op.attrs.is_empty() {
+        return None;
+    } else {
+        None
+    };
+    // Ops whose optional/variadic groups are sized by a property.
+    let properties = if let Some(text) = constant {
+        format!(" <{{{text}}}>")
+    } else if op.opcode == Opcode::MakeTensorView {
+        let sizes: Vec<String> = op.segments.iter().map(|s| s.len.to_string()).collect();
+        format!(
+            " <{{operandSegmentSizes = array<i32: {}>}}>",
+            sizes.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    let (entry, _) = tree.parent(id)?;
+    let entry_op = &m.ops[entry];
+    if entry_op.opcode != Opcode::Entry {
+        return None;
+    }
+    let block = entry_op.regions.first()?.blocks.first()?;
+    // Result numbers: one per op with results, in block order.
+    let mut numbers = std::collections::HashMap::new();
+    let mut next = 0usize;
+    for &o in &block.ops {
+        let res = &m.ops[o].results;
+        if !res.is_empty() {
+            for (k, v) in res.iter().enumerate() {
+                let name = if res.len() == 1 {
+                    format!("%{next}")
+                } else {
+                    format!("%{next}#{k}")
+                };
+                numbers.insert(*v, name);
+            }
+            next += 1;
+        }
+        if o == id {
+            break;
+        }
+    }
+    for (i, a) in block.args.iter().enumerate() {
+        numbers.insert(*a, format!("%arg{i}"));
+    }
+    let ty = |v: &crate::ir::ValueId| {
+        super::fmt::ty(m, m.values[*v].ty)
+            .trim_matches('\'')
+            .to_string()
+    };
+    let operands: Option<Vec<String>> = op
+        .operands
+        .iter()
+        .map(|v| numbers.get(v).cloned())
+        .collect();
+    let operands = operands?;
+    let lhs = match op.results.len() {
+        0 => String::new(),
+        1 => format!("{} = ", numbers.get(&op.results[0])?),
+        n => {
+            let first = numbers.get(&op.results[0])?;
+            format!("{}:{n} = ", first.trim_end_matches("#0"))
+        }
+    };
+    let in_tys: Vec<String> = op.operands.iter().map(ty).collect();
+    let out_tys: Vec<String> = op.results.iter().map(ty).collect();
+    let results = if out_tys.len() == 1 {
+        out_tys[0].clone()
+    } else {
+        format!("({})", out_tys.join(", "))
+    };
+    Some(format!(
+        "{lhs}\"{}\"({}){properties} : ({}) -> {results}",
+        op.name(),
+        operands.join(", "),
+        in_tys.join(", ")
+    ))
+}
+
+/// An `assume` predicate as MLIR prints it (`bounded<0, ?>`,
+/// `div_by<16>`, `same_elements<[1, 4]>`).
+fn predicate(op: &crate::ir::Op) -> Option<String> {
+    use crate::ir::Attr;
+    Some(match op.attr("predicate")? {
+        Attr::DivBy {
+            divisor,
+            every,
+            along,
+        } => {
+            let mut s = format!("div_by<{divisor}");
+            if let Some(e) = every {
+                s.push_str(&format!(", every {e}"));
+            }
+            if let Some(a) = along {
+                s.push_str(&format!(" along {a}"));
+            }
+            s.push('>');
+            s
+        }
+        Attr::SameElements(v) => {
+            let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            format!("same_elements<[{}]>", items.join(", "))
+        }
+        Attr::Bounded { lb, ub } => {
+            let f = |x: &Option<i64>| x.map_or_else(|| "?".to_string(), |v| v.to_string());
+            format!("bounded<{}, {}>", f(lb), f(ub))
+        }
+        _ => return None,
+    })
+}
+
+/// An integer constant's value attribute in MLIR's form
+/// (`dense<1> : !cuda_tile.tile<i32>`, `dense<[1, 2]> : ...`); `None` for
+/// other constants.
+fn int_constant(m: &Module, op: &crate::ir::Op) -> Option<String> {
+    let Some(crate::ir::Attr::Dense { ty, data }) = op.attr("value") else {
+        return None;
+    };
+    let elem = super::types::tile_scalar(m, *ty)?;
+    let shape = super::types::tile_shape(m, *ty)?;
+    let bytes = match elem {
+        crate::ir::Scalar::I8 => 1,
+        crate::ir::Scalar::I16 => 2,
+        crate::ir::Scalar::I32 => 4,
+        crate::ir::Scalar::I64 => 8,
+        _ => return None,
+    };
+    if data.is_empty() || data.len() % bytes != 0 {
+        return None;
+    }
+    let values: Vec<i64> = data
+        .chunks(bytes)
+        .map(|c| {
+            let mut v: u64 = 0;
+            for (i, b) in c.iter().enumerate() {
+                v |= u64::from(*b) << (8 * i);
+            }
+            let shift = 64 - 8 * bytes as u32;
+            ((v << shift) as i64) >> shift
+        })
+        .collect();
+    let ty_text = super::fmt::ty(m, *ty).trim_matches('\'').to_string();
+    let body = if values.iter().all(|v| *v == values[0]) {
+        values[0].to_string()
+    } else if shape.len() == 1 {
+        let items: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        format!("[{}]", items.join(", "))
+    } else {
+        return None;
+    };
+    Some(format!("dense<{body}> : {ty_text}"))
+}
+
 /// Checks the region rules for one op.
 pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
     let op = &m.ops[id];
@@ -141,7 +329,9 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                 return Err(op_err("expects a non-empty block"));
             };
             let found = m.ops[last].opcode;
-            if !terms.contains(&found) {
+            if !terms.contains(&found)
+                && (is_terminator(found) || generic_form(m, tree, last).is_none())
+            {
                 return Err(op_err(format!(
                     "expects regions to end with '{}', found '{}'",
                     full(terms[0]),

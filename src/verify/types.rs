@@ -147,6 +147,120 @@ fn summary(c: Class) -> String {
     }
 }
 
+/// Whether two types are the same type (structurally: a module may hold
+/// equal types at several indices).
+pub(crate) fn same_type(m: &Module, a: TypeId, b: TypeId) -> bool {
+    same_type_at(m, a, b, 0)
+}
+
+fn same_type_at(m: &Module, a: TypeId, b: TypeId, depth: u32) -> bool {
+    if a == b {
+        return true;
+    }
+    let (Some(x), Some(y)) = (m.types.try_get(a), m.types.try_get(b)) else {
+        return false;
+    };
+    if depth > 16 {
+        return false;
+    }
+    let s = |p: &TypeId, q: &TypeId| same_type_at(m, *p, *q, depth + 1);
+    let all =
+        |p: &[TypeId], q: &[TypeId]| p.len() == q.len() && p.iter().zip(q).all(|(p, q)| s(p, q));
+    match (x, y) {
+        (Type::Scalar(p), Type::Scalar(q)) => p == q,
+        (Type::Token, Type::Token) => true,
+        (
+            Type::Pointer {
+                pointee: p,
+                ptr_attr: pa,
+            },
+            Type::Pointer {
+                pointee: q,
+                ptr_attr: qa,
+            },
+        ) => pa == qa && s(p, q),
+        (
+            Type::Tile {
+                element: p,
+                shape: ps,
+            },
+            Type::Tile {
+                element: q,
+                shape: qs,
+            },
+        ) => ps == qs && s(p, q),
+        (
+            Type::TensorView {
+                element: p,
+                shape: ps,
+                strides: pst,
+                ptr_attr: pa,
+            },
+            Type::TensorView {
+                element: q,
+                shape: qs,
+                strides: qst,
+                ptr_attr: qa,
+            },
+        ) => ps == qs && pst == qst && pa == qa && s(p, q),
+        (
+            Type::PartitionView {
+                tile_shape: p1,
+                tensor_view: p2,
+                dim_map: p3,
+                padding: p4,
+            },
+            Type::PartitionView {
+                tile_shape: q1,
+                tensor_view: q2,
+                dim_map: q3,
+                padding: q4,
+            },
+        ) => p1 == q1 && p3 == q3 && p4 == q4 && s(p2, q2),
+        (
+            Type::GatherScatterView {
+                tile_shape: p1,
+                tensor_view: p2,
+                sparse_dim: p3,
+                padding: p4,
+            },
+            Type::GatherScatterView {
+                tile_shape: q1,
+                tensor_view: q2,
+                sparse_dim: q3,
+                padding: q4,
+            },
+        ) => p1 == q1 && p3 == q3 && p4 == q4 && s(p2, q2),
+        (
+            Type::StridedView {
+                tile_shape: p1,
+                traversal_strides: p2,
+                tensor_view: p3,
+                dim_map: p4,
+                padding: p5,
+            },
+            Type::StridedView {
+                tile_shape: q1,
+                traversal_strides: q2,
+                tensor_view: q3,
+                dim_map: q4,
+                padding: q5,
+            },
+        ) => p1 == q1 && p2 == q2 && p4 == q4 && p5 == q5 && s(p3, q3),
+        (
+            Type::Function {
+                inputs: pi,
+                results: pr,
+            },
+            Type::Function {
+                inputs: qi,
+                results: qr,
+            },
+        ) => all(pi, qi) && all(pr, qr),
+        _ => false,
+    }
+}
+
 /// The scalar element of a tile type, if `t` is a tile of scalars.
 pub(crate) fn tile_scalar(m: &Module, t: TypeId) -> Option<Scalar> {
     match m.types.try_get(t)? {
@@ -253,6 +367,19 @@ fn sig(op: Opcode) -> Sig {
         | Opcode::MinF => s(&[("lhs", BF), ("rhs", BF)], &[BF]),
         Opcode::Atan2 => s(&[("x", BF), ("y", BF)], &[BF]),
         Opcode::FPowF => s(&[("source", BF), ("exponent", BF)], &[BF]),
+        Opcode::FPowI => s(
+            &[
+                ("source", BF),
+                (
+                    "exponent",
+                    Tile(&[Scalar::I1, Scalar::I8, Scalar::I16, Scalar::I32]),
+                ),
+            ],
+            &[BF],
+        ),
+        Opcode::GdcWaitTko | Opcode::GdcLaunchDependentsTko | Opcode::MemoryFenceAliasTko => {
+            s(&[("token", Token)], &[Token])
+        }
         Opcode::AddI
         | Opcode::SubI
         | Opcode::MulI
@@ -478,7 +605,6 @@ fn all_same(m: &Module, op: &Op, names: &[&str], what: &str) -> Check {
     let ts = named_types(m, op, names);
     let key = |t: TypeId| -> Option<Vec<i64>> {
         match what {
-            "type" => Some(vec![t.index() as i64]),
             "shape" => tile_shape(m, t).map(|s| s.to_vec()),
             "rank" => tile_shape(m, t).map(|s| vec![s.len() as i64]),
             _ => None,
@@ -486,7 +612,7 @@ fn all_same(m: &Module, op: &Op, names: &[&str], what: &str) -> Check {
     };
     let same = |a: TypeId, b: TypeId| -> bool {
         if what == "type" {
-            m.types[a] == m.types[b]
+            same_type(m, a, b)
         } else {
             key(a) == key(b)
         }
@@ -507,7 +633,7 @@ fn all_same(m: &Module, op: &Op, names: &[&str], what: &str) -> Check {
 
 fn same_elem(m: &Module, a: TypeId, b: TypeId) -> bool {
     match (tile_elem(m, a), tile_elem(m, b)) {
-        (Some(x), Some(y)) => m.types[x] == m.types[y],
+        (Some(x), Some(y)) => same_type(m, x, y),
         _ => false,
     }
 }
@@ -515,13 +641,12 @@ fn same_elem(m: &Module, a: TypeId, b: TypeId) -> bool {
 /// Checks the type classes and type relations of one op.
 pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
     let op = &m.ops[id];
-    if let Some(n) = result_count(op.opcode) {
-        if op.results.len() != n {
-            return Err(op_err(match n {
-                0 => "requires zero results".to_string(),
-                1 => "requires one result".to_string(),
-                n => format!("expected {n} results"),
-            }));
+    for seg in &op.segments {
+        if matches!(seg.name, "token" | "mask" | "paddingValue") && seg.len > 1 {
+            return Err(op_err(format!(
+                "operand group starting at #{} requires 0 or 1 element, but found {}",
+                seg.start, seg.len
+            )));
         }
     }
     let s = sig(op.opcode);
@@ -560,6 +685,7 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
     }
     let variadic_results = match op.opcode {
         Opcode::Reduce | Opcode::Scan => Some(Class::AnyTile),
+        Opcode::GetTensorShape | Opcode::GetIndexSpaceShape => Some(Class::Scalar0(INTS)),
         _ => None,
     };
     if let Some(class) = variadic_results {
@@ -575,6 +701,22 @@ pub(crate) fn check_op(m: &Module, id: OpId) -> Check {
         }
     }
     relations(m, op)
+}
+
+/// Checks that an op has the number of results its kind fixes (NVIDIA checks
+/// this before anything else about the op).
+pub(crate) fn check_result_count(m: &Module, id: OpId) -> Check {
+    let op = &m.ops[id];
+    if let Some(n) = result_count(op.opcode) {
+        if op.results.len() != n {
+            return Err(op_err(match n {
+                0 => "requires zero results".to_string(),
+                1 => "requires one result".to_string(),
+                n => format!("expected {n} results"),
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// The fixed number of results of an op kind (`None`: variadic).
@@ -664,6 +806,10 @@ fn relations(m: &Module, op: &Op) -> Check {
             all_same(m, op, &["source", "exponent", "result"], "rank")
         }
         Opcode::Fma => all_same(m, op, &["lhs", "rhs", "acc", "result"], "type"),
+        Opcode::FPowI => {
+            all_same(m, op, &["result", "source"], "type")?;
+            all_same(m, op, &["source", "exponent"], "shape")
+        }
         Opcode::CmpF | Opcode::CmpI => {
             all_same(m, op, &["lhs", "rhs"], "type")?;
             let (Some(l), Some(r)) = (operand_ty(m, op, "lhs"), result_ty(m, op, 0)) else {
@@ -788,7 +934,7 @@ fn relations(m: &Module, op: &Op) -> Check {
                 }
             }
             if let Some(pad) = operand_ty(m, op, "paddingValue") {
-                if m.types[pad] != m.types[res] {
+                if !same_type(m, pad, res) {
                     return Err(op_err(
                         "failed to verify that type of 'paddingValue' must match the type of 'result'",
                     ));
@@ -852,16 +998,56 @@ fn pointer_of(m: &Module, ptrs: TypeId, vals: TypeId) -> bool {
     let (Some(p), Some(e)) = (tile_pointee(m, ptrs), tile_elem(m, vals)) else {
         return false;
     };
-    m.types[p] == m.types[e] && tile_shape(m, ptrs) == tile_shape(m, vals)
+    same_type(m, p, e) && tile_shape(m, ptrs) == tile_shape(m, vals)
 }
 
 /// Checks every type in the type table (NVIDIA checks these when it builds
 /// the types while reading).
 pub(crate) fn check_type_table(m: &Module, errors: &mut Errors<'_>) {
-    for (_, t) in m.types.iter() {
+    // Only types the module uses: NVIDIA builds (and checks) a table entry
+    // when something refers to it.
+    let mut used = vec![false; m.types.len()];
+    let mut stack: Vec<TypeId> = m.values.iter().map(|(_, v)| v.ty).collect();
+    for (_, op) in m.ops.iter() {
+        for (_, a) in &op.attrs {
+            attr_types(a, &mut stack, 0);
+        }
+    }
+    while let Some(t) = stack.pop() {
+        let Some(slot) = used.get_mut(t.index()) else {
+            continue;
+        };
+        if std::mem::replace(slot, true) {
+            continue;
+        }
+        stack.extend(super::handles::type_refs(&m.types[t]));
+    }
+    for (id, t) in m.types.iter() {
+        if !used[id.index()] {
+            continue;
+        }
         if let Err(msg) = check_type(m, t) {
             errors.plain(msg, None);
         }
+    }
+}
+
+/// Pushes the types an attribute refers to.
+fn attr_types(a: &crate::ir::Attr, out: &mut Vec<TypeId>, depth: u32) {
+    use crate::ir::Attr;
+    if depth > 64 {
+        return;
+    }
+    match a {
+        Attr::Integer { ty, .. }
+        | Attr::Float { ty, .. }
+        | Attr::Type(ty)
+        | Attr::Dense { ty, .. } => out.push(*ty),
+        Attr::Array(items) => items.iter().for_each(|i| attr_types(i, out, depth + 1)),
+        Attr::Dictionary(items) | Attr::OptimizationHints(items) => items
+            .iter()
+            .for_each(|(_, i)| attr_types(i, out, depth + 1)),
+        _ => {}
     }
 }
 
@@ -1099,4 +1285,48 @@ fn view_like(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_types_at_different_indices_are_the_same() {
+        let mut m = Module::default();
+        let a = m.types.append(Type::Scalar(Scalar::F32));
+        let b = m.types.append(Type::Scalar(Scalar::F32));
+        let ta = m.types.append(Type::Tile {
+            element: a,
+            shape: vec![4],
+        });
+        let tb = m.types.append(Type::Tile {
+            element: b,
+            shape: vec![4],
+        });
+        let tc = m.types.append(Type::Tile {
+            element: b,
+            shape: vec![8],
+        });
+        assert!(same_type(&m, ta, tb));
+        assert!(!same_type(&m, ta, tc));
+        assert!(!same_type(&m, a, ta));
+    }
+
+    #[test]
+    fn tile_dimensions_follow_nvidia() {
+        assert!(tile_dims_ok(&[4, 8], Some(Scalar::F32)).is_ok());
+        assert_eq!(
+            tile_dims_ok(&[6], Some(Scalar::F32)).unwrap_err(),
+            "all dimensions must be powers of two, got 6"
+        );
+        assert_eq!(
+            tile_dims_ok(&[1, 1], Some(Scalar::F4E2M1FN)).unwrap_err(),
+            "F4E2M1FN tiles must have an even number of elements"
+        );
+        assert_eq!(
+            tile_dims_ok(&[1 << 20, 1 << 20], Some(Scalar::F32)).unwrap_err(),
+            "tile would exceed the maximum of 16777216 elements"
+        );
+    }
 }

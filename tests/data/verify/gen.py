@@ -548,6 +548,90 @@ def reduce_impure_body(cb, tt, p):
     nb.done()
 
 
+
+@case
+def load_view_inbounds_size(cb, tt, p):
+    tv, pv = view(cb, tt)
+    z = c_i32(cb, tt, 0)
+    E.encode_LoadViewTkoOp(cb, T(tt, f32(tt), [8, 8]), tt.Token, pv, [z, z], None, E.MemoryOrderingSemantics.WEAK, None, None, [False, False, True])
+
+
+@case
+def tensor_view_ptr_attr(cb, tt, p):
+    f = f32(tt)
+    TV = tt.tensor_view(f, [64], [1], PtrAttr.Default)
+    E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f), [], [])
+
+
+@case
+def tensor_view_ptr_attr_lost(cb, tt, p):
+    f = f32(tt)
+    P = tt.pointer(f, PtrAttr.Default)
+    base = E.encode_IntToPtrOp(cb, T(tt, P, []), E.encode_ConstantOp(cb, T(tt, tt.I64, []), (4096).to_bytes(8, 'little')))
+    TV = tt.tensor_view(f, [64], [1], PtrAttr.Missing)
+    E.encode_MakeTensorViewOp(cb, TV, base, [], [])
+
+
+
+@case
+def fpowi_exponent_type(cb, tt, p):
+    x = c_f32(cb, tt, [8])
+    e = E.encode_IotaOp(cb, T(tt, tt.I64, [8]))
+    E.encode_FPowIOp(cb, T(tt, f32(tt), [8]), x, e)
+
+
+@case
+def fpowi_exponent_shape(cb, tt, p):
+    x = c_f32(cb, tt, [8])
+    e = E.encode_IotaOp(cb, T(tt, tt.I32, [4]))
+    E.encode_FPowIOp(cb, T(tt, f32(tt), [8]), x, e)
+
+
+@case
+def fpowi_result_type(cb, tt, p):
+    x = c_f32(cb, tt, [8])
+    e = E.encode_IotaOp(cb, T(tt, tt.I32, [8]))
+    E.encode_FPowIOp(cb, T(tt, tt.simple(SimpleType.F64), [8]), x, e)
+
+
+@case
+def gdc_wait_token_type(cb, tt, p):
+    E.encode_GdcWaitTkoOp(cb, tt.Token, c_i32(cb, tt, 0))
+
+
+
+@case
+def entry_no_terminator(cb, tt, p):
+    c_i32(cb, tt, 3)
+    E.encode_MakeTokenOp(cb, tt.Token)
+
+
+@case
+def entry_no_terminator_view(cb, tt, p):
+    f = f32(tt)
+    TV = tt.tensor_view(f, [64], [1], PtrAttr.Missing)
+    tv = E.encode_MakeTensorViewOp(cb, TV, base_ptr(cb, tt, f), [], [])
+    E.encode_MakePartitionViewOp(cb, tt.partition_view([8], TV, [0], PaddingValue.Missing), tv)
+
+
+@case
+def entry_no_terminator_constant(cb, tt, p):
+    c_i32(cb, tt, -7)
+
+
+def entry_no_terminator_assume(cb, tt, p):
+    E.encode_AssumeOp(cb, T(tt, tt.I32, []), c_i32(cb, tt, 4), Bounded(0, None))
+
+
+def entry_no_terminator_div_by(cb, tt, p):
+    E.encode_AssumeOp(cb, T(tt, tt.I32, [8]), E.encode_IotaOp(cb, T(tt, tt.I32, [8])), DivBy(4, 2, 0))
+
+
+@case
+def entry_ends_in_yield(cb, tt, p):
+    E.encode_YieldOp(cb, [])
+
+
 from cuda.tile._bytecode.attribute import DivBy, Bounded
 
 
@@ -583,5 +667,45 @@ def entry_tile_param(cb, tt, p):
 
 cases_params = {'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])]}
 
+cases['entry_no_terminator_assume'] = entry_no_terminator_assume
+cases['entry_no_terminator_div_by'] = entry_no_terminator_div_by
+no_return = {'entry_no_terminator', 'entry_no_terminator_view', 'entry_no_terminator_constant', 'entry_ends_in_yield', 'entry_no_terminator_assume', 'entry_no_terminator_div_by'}
 for name, body in cases.items():
-    make(name, body, params=cases_params.get(name, lambda tt: []))
+    make(name, body, params=cases_params.get(name, lambda tt: []), ret=name not in no_return)
+
+
+def make_debug(name, fn_loc, op_loc, linkage=None):
+    """A module with debug info: `fn_loc`/`op_loc` pick the function's and an
+    op's locations among the attributes built here."""
+    buf = bytearray()
+    with write_bytecode(1, buf, BytecodeVersion.V_13_4) as w:
+        tt = w.type_table
+        dt = w.debug_attr_table
+        f1 = dt.file('kernels.py', '/src')
+        cu = dt.compile_unit(f1)
+        sp = dt.subprogram(f1, 10, name, linkage or name, cu, 11)
+        sp2 = dt.subprogram(f1, 30, 'other', 'other', cu, 31)
+        lb = dt.lexical_block(sp, f1, 12, 4)
+        locs = {
+            'none': MISSING_DEBUG_ATTR_ID,
+            'sp': dt.loc(sp, 'kernels.py', 10, 0),
+            'lb': dt.loc(lb, 'kernels.py', 13, 8),
+            'sp2': dt.loc(sp2, 'kernels.py', 33, 2),
+        }
+        locs['cs'] = dt.call_site(locs['sp2'], locs['sp'])
+        i32 = tt.tile(tt.I32, [])
+        with w.function(name, [i32], [], True, {}, locs[fn_loc]) as fb:
+            cb = fb.code_builder
+            with cb.debug_attr(locs[op_loc]):
+                E.encode_AddIOp(cb, i32, fb.parameters[0], fb.parameters[0], E.IntegerOverflow.NONE)
+            E.encode_ReturnOp(cb, [])
+    with open(os.path.join(HERE, f'{name}.tileirbc'), 'wb') as f:
+        f.write(buf)
+
+
+make_debug('dbg_linkage', 'sp', 'sp', linkage='renamed')
+make_debug('dbg_op_scope', 'sp', 'sp2')
+make_debug('dbg_fn_lexical', 'lb', 'lb')
+make_debug('dbg_fn_callsite', 'cs', 'sp')
+make_debug('dbg_no_fn_scope', 'none', 'lb')
+make_debug('dbg_valid', 'sp', 'cs')
