@@ -144,8 +144,19 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
     let has = |s: &str| parts[1..].contains(&s);
     inst.op = match base {
         "mov" => OpK::Mov,
-        "ld" | "ldu" => OpK::Ld,
-        "st" => OpK::St,
+        "ld" | "ldu" | "st" => {
+            // strong (non-weak) accesses take part in synchronisation, never in data races
+            inst.sub = (has("volatile")
+                || has("relaxed")
+                || has("acquire")
+                || has("release")
+                || has("mmio")) as u8;
+            if base == "st" {
+                OpK::St
+            } else {
+                OpK::Ld
+            }
+        }
         "cvta" => {
             if has("to") {
                 OpK::CvtaTo

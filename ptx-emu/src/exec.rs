@@ -166,6 +166,8 @@ fn e(kind: ErrorKind, addr: Option<u64>, msg: impl Into<String>) -> E {
 type R<T> = Result<T, E>;
 
 struct Launch<'a> {
+    /// Check shared-memory races.
+    race_check: bool,
     /// The other CTAs of the running cluster (the running CTA's slot holds a placeholder).
     others: Vec<Cta>,
     /// Cluster barrier: arrivals in the current phase, and the phase.
@@ -180,6 +182,8 @@ struct Launch<'a> {
 }
 
 struct Cta {
+    /// Shared-memory race detector (None when off or without shared memory).
+    race: std::cell::RefCell<Option<crate::race::Race>>,
     ctaid: (u32, u32, u32),
     /// Rank in the cluster.
     rank: u32,
@@ -293,6 +297,7 @@ pub(crate) fn launch(
         gptrs.push(p);
     }
     let mut l = Launch {
+        race_check: dev.race_check,
         others: Vec::new(),
         cl_arrived: 0,
         cl_phase: 0,
@@ -350,6 +355,7 @@ pub(crate) fn launch(
 impl Cta {
     fn empty() -> Cta {
         Cta {
+            race: std::cell::RefCell::new(None),
             ctaid: (0, 0, 0),
             rank: 0,
             cl_my_phase: Vec::new(),
@@ -384,6 +390,11 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
     let nregs = k.nregs as usize;
     let smem = (k.static_shared + l.cfg.dynamic_smem) as usize;
     Cta {
+        race: std::cell::RefCell::new(if l.race_check && smem > 0 {
+            Some(crate::race::Race::new(n, smem))
+        } else {
+            None
+        }),
         ctaid,
         rank,
         cl_my_phase: vec![0; n],
@@ -689,6 +700,30 @@ fn resolve(space: Space, addr: u64, size: usize, l: &Launch, cta: &Cta, t: usize
     }
 }
 
+fn race_err(l: &Launch, t: usize, what: &str, c: crate::race::Conflict) -> E {
+    let (line, text) =
+        l.k.texts
+            .get(c.other_pc as usize)
+            .cloned()
+            .unwrap_or((0, String::new()));
+    let other = if c.other_write { "write" } else { "read" };
+    e(
+        ErrorKind::Race,
+        Some(c.addr as u64),
+        format!(
+            "data race on shared byte {:#x}: {what} by thread {t} and {other} by thread {} at line {line} `{text}`, with no barrier, mbarrier or warp collective ordering them",
+            c.addr, c.other_tid
+        ),
+    )
+}
+
+/// Runs `f` on the race detector if it is on.
+fn with_race(cta: &Cta, f: impl FnOnce(&mut crate::race::Race)) {
+    if let Some(rc) = cta.race.borrow_mut().as_mut() {
+        f(rc);
+    }
+}
+
 fn read_bytes(
     dev: &mut Device,
     l: &Launch,
@@ -719,6 +754,10 @@ fn read_bytes(
                     Some(addr),
                     "shared read out of bounds",
                 ));
+            }
+            if let Some(rc) = cta.race.borrow_mut().as_mut() {
+                rc.read(t, cta.pc[t], o, size)
+                    .map_err(|c| race_err(l, t, "read", c))?;
             }
             if cta.sinit[o..o + size].iter().any(|b| !b) {
                 return Err(e(
@@ -766,6 +805,10 @@ fn write_bytes(
                     Some(addr),
                     "shared write out of bounds",
                 ));
+            }
+            if let Some(rc) = cta.race.borrow_mut().as_mut() {
+                rc.write(t, cta.pc[t], o, size)
+                    .map_err(|c| race_err(l, t, "write", c))?;
             }
             cta.shared[o..o + size].copy_from_slice(buf);
             cta.sinit[o..o + size].iter_mut().for_each(|b| *b = true);
@@ -1454,7 +1497,15 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             let es = ty.bytes() as usize;
             let n = inst.vec as usize;
             let mut buf = [0u8; 64];
-            read_bytes(dev, l, cta, inst.space, addr, &mut buf[..es * n], t, es * n)?;
+            let strong = inst.sub == 1;
+            if strong {
+                with_race(cta, |rc| rc.skip = true);
+            }
+            let res = read_bytes(dev, l, cta, inst.space, addr, &mut buf[..es * n], t, es * n);
+            if strong {
+                with_race(cta, |rc| rc.skip = false);
+            }
+            res?;
             let get = |i: usize| -> u64 {
                 let mut b = [0u8; 8];
                 b[..es].copy_from_slice(&buf[i * es..(i + 1) * es]);
@@ -1492,7 +1543,15 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                     buf[..es].copy_from_slice(&v.to_le_bytes()[..es]);
                 }
             }
-            write_bytes(dev, l, cta, inst.space, addr, &buf[..es * n], t, es * n)?;
+            let strong = inst.sub == 1;
+            if strong {
+                with_race(cta, |rc| rc.skip = true);
+            }
+            let res = write_bytes(dev, l, cta, inst.space, addr, &buf[..es * n], t, es * n);
+            if strong {
+                with_race(cta, |rc| rc.skip = false);
+            }
+            res?;
         }
         OpK::Cvta => {
             let a = v!(1);
@@ -2051,10 +2110,20 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 };
             }
             cta.bar_arrived[id] += 1;
+            with_race(cta, |rc| rc.bar_arrive(id, t));
             if cta.bar_arrived[id] >= cta.bar_expected[id] {
                 cta.bar_arrived[id] = 0;
                 let result = cta.bar_red[id] as u64;
                 let w = std::mem::take(&mut cta.bar_waiting[id]);
+                with_race(cta, |rc| {
+                    for &x in &w {
+                        rc.bar_leave(id, x as usize);
+                    }
+                    if inst.op == OpK::Bar {
+                        rc.bar_leave(id, t);
+                    }
+                    rc.bar_reset(id);
+                });
                 for x in w {
                     cta.st[x as usize] = TS::Ready;
                     cta.pc[x as usize] += 1;
@@ -2077,6 +2146,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             // barrier.cluster.arrive / .wait over all threads of all CTAs of the cluster
             let total = (cta.n * l.others.len()) as u32;
             if inst.opcode.contains(".arrive") {
+                with_race(cta, |rc| rc.cluster_arrive(t));
                 cta.cl_my_phase[t] = l.cl_phase;
                 l.cl_arrived += 1;
                 if l.cl_arrived >= total {
@@ -2087,6 +2157,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 if l.cl_phase <= cta.cl_my_phase[t] {
                     return Ok(Flow::Block(TS::Wait));
                 }
+                with_race(cta, |rc| rc.cluster_wait(t));
             } else {
                 return Err(e(
                     ErrorKind::Unsupported,
@@ -2131,9 +2202,14 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 0
             };
             let es = ty.bytes() as usize;
-            let old = load(dev, l, cta, inst.space, addr, es, t)?;
-            let new = atomic_op(inst, ty, old, b, c);
-            store(dev, l, cta, inst.space, addr, es, new, t)?;
+            // atomics are strong operations: not data races
+            with_race(cta, |rc| rc.skip = true);
+            let res = load(dev, l, cta, inst.space, addr, es, t).and_then(|old| {
+                let new = atomic_op(inst, ty, old, b, c);
+                store(dev, l, cta, inst.space, addr, es, new, t).map(|_| old)
+            });
+            with_race(cta, |rc| rc.skip = false);
+            let old = res?;
             if inst.op == OpK::Atom {
                 let o = if ty.signed() {
                     sext(old, bits) as u64 & m
@@ -2231,6 +2307,9 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 mb.pending -= count;
                 mbar_check(mb);
             }
+            if mrank == cta.rank && inst.op == OpK::MbarArrive {
+                with_race(cta, |rc| rc.mbar_release(a, t));
+            }
             if dst {
                 set!(0, state);
             }
@@ -2257,6 +2336,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             if !done {
                 return Ok(Flow::Yield);
             }
+            with_race(cta, |rc| rc.mbar_acquire(a, t));
         }
         OpK::MbarInval => {
             let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
@@ -2742,6 +2822,8 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         } else {
             vec![cta.rank]
         };
+        let me = cta.rank;
+        let target_pc = cta.pc[t];
         for d in dests {
             let target: &mut Cta = if d == cta.rank {
                 &mut *cta
@@ -2760,6 +2842,14 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             target.sinit[o..o + img.len()]
                 .iter_mut()
                 .for_each(|b| *b = true);
+            let own = d == me;
+            let pc = target_pc;
+            with_race(target, |rc| {
+                rc.async_write(if own { Some(t) } else { None }, pc, o, img.len());
+                if own {
+                    rc.mbar_release(mb_off, t);
+                }
+            });
             let mb = target.mbar.get_mut(&mb_off).ok_or_else(|| {
                 e(
                     ErrorKind::UninitShared,
@@ -2827,6 +2917,7 @@ fn try_collective(
             _ => return Ok(false),
         }
     }
+    with_race(cta, |rc| rc.collective(&group));
     let nr = cta.nregs;
     let regs_of = |cta: &Cta, g: usize| cta.regs[g * nr..(g + 1) * nr].to_vec();
     let ops = &inst.ops;

@@ -30,6 +30,10 @@
 //!   CTAs of different clusters run one after another, so a spin-wait on a flag
 //!   written by a later CTA ends with a `Timeout` error (`max_instructions_per_thread`).
 //! * TMA tensor maps use this crate's own 128-byte encoding, see [`TensorMap`].
+//! * Shared-memory data races are reported (`ErrorKind::Race`): happens-before
+//!   comes from barriers, mbarriers (TMA completion included), cluster barriers
+//!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and
+//!   atomic accesses are exempt.  Turn off with `Device::race_check = false`.
 
 #![warn(missing_docs)]
 
@@ -38,6 +42,7 @@ mod exec;
 pub mod float;
 pub mod ir;
 mod parse;
+mod race;
 
 pub use exec::TensorMap;
 pub use ir::Module;
@@ -133,6 +138,8 @@ pub enum ErrorKind {
     BadLaunch,
     /// Exceeded the instruction budget.
     Timeout,
+    /// Two threads access the same shared-memory byte without synchronisation.
+    Race,
 }
 
 /// An emulation error with its location.
@@ -195,6 +202,8 @@ pub struct Device {
     last: usize,
     /// Per-thread instruction budget (guards against infinite loops).
     pub max_instructions_per_thread: u64,
+    /// Report shared-memory data races (on by default).
+    pub race_check: bool,
 }
 
 impl Default for Device {
@@ -214,6 +223,7 @@ impl Device {
             next: GLOBAL_BASE,
             last: 0,
             max_instructions_per_thread: 1 << 28,
+            race_check: true,
         }
     }
 

@@ -721,3 +721,40 @@ fn tensor_map_encoding_and_checks() {
         "not our encoding"
     );
 }
+
+#[test]
+fn shared_memory_race_is_reported_and_barrier_fixes_it() {
+    let racy = "
+        .shared .align 4 .b8 sm[128];
+        mov.u32 %r1, %tid.x; mul.lo.u32 %r2, %r1, 4; mov.u32 %r3, sm; add.u32 %r4, %r3, %r2;
+        st.shared.b32 [%r4], %r1;
+        bar.sync 0;
+        setp.eq.u32 %p1, %r1, 1; @!%p1 bra NOWRITE;
+        mov.b32 %r5, 99; st.shared.b32 [sm], %r5;
+        NOWRITE:
+        SYNC
+        setp.eq.u32 %p2, %r1, 0; @!%p2 bra DONE;
+        ld.shared.b32 %r6, [sm]; st.global.b32 [%rd0], %r6;
+        DONE:";
+    let e = err_of(&racy.replace("SYNC", ""), 32);
+    assert_eq!(e.kind, ErrorKind::Race, "{e}");
+    assert!(e.msg.contains("data race on shared byte 0x0"), "{e}");
+    let o =
+        u32s(&run_n(&racy.replace("SYNC", "bar.sync 0;"), 32).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(o[0], 99);
+    // the same pattern through an mbarrier: thread 1 arrives after writing, thread 0 waits
+    let mb = "
+        .shared .align 8 .b8 sm[16];
+        mov.u32 %r1, %tid.x;
+        setp.ne.u32 %p1, %r1, 0; @%p1 bra S;
+        mov.b32 %r2, 1; mbarrier.init.shared.b64 [sm+8], %r2; st.shared.b32 [sm], %r2;
+        S: bar.sync 0;
+        setp.eq.u32 %p2, %r1, 1; @!%p2 bra W;
+        mov.b32 %r3, 42; st.shared.b32 [sm], %r3; mbarrier.arrive.shared.b64 %rd2, [sm+8];
+        W: setp.eq.u32 %p3, %r1, 0; @!%p3 bra DONE;
+        L: mbarrier.try_wait.parity.shared.b64 %p4, [sm+8], 0; @!%p4 bra L;
+        ld.shared.b32 %r4, [sm]; st.global.b32 [%rd0], %r4;
+        DONE:";
+    let o = u32s(&run_n(mb, 32).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(o[0], 42);
+}
