@@ -267,6 +267,14 @@ pub(crate) fn launch(
             )));
         }
     }
+    if let Some(r) = k.maxntid {
+        if nthreads > r.0 * r.1 * r.2 {
+            return Err(bad(format!(
+                "kernel allows at most {r:?} threads per CTA, block is {:?}",
+                cfg.block
+            )));
+        }
+    }
     if nthreads == 0 || nthreads > 1024 {
         return Err(bad(format!("bad block size {:?}", cfg.block)));
     }

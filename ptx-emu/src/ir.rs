@@ -58,8 +58,10 @@ pub struct Kernel {
     pub insts: Vec<Inst>,
     /// Source line and text of each instruction (for diagnostics).
     pub texts: Vec<(u32, String)>,
-    /// `.reqntid` (or `.maxntid`) if given.
+    /// `.reqntid` if given.
     pub reqntid: Option<(u32, u32, u32)>,
+    /// `.maxntid` if given.
+    pub maxntid: Option<(u32, u32, u32)>,
     /// `.reqnctapercluster` if given.
     pub reqnctapercluster: Option<(u32, u32, u32)>,
     /// `.blocksareclusters`: the launch grid counts clusters, not CTAs.

@@ -305,7 +305,7 @@ impl Device {
             .to_vec()
     }
 
-    /// Runs a kernel with the block shape its `.reqntid` requires (1-D 128 threads
+    /// Runs a kernel with the block shape its `.reqntid` (else `.maxntid`) names (1-D 128 threads
     /// if it has none) and no dynamic shared memory: `grid` counts CTAs (or
     /// clusters for `.blocksareclusters` kernels).
     pub fn launch_grid(
@@ -317,7 +317,7 @@ impl Device {
     ) -> Result<LaunchResult, EmuError> {
         let block = m
             .kernel(kernel)
-            .and_then(|k| k.reqntid)
+            .and_then(|k| k.reqntid.or(k.maxntid))
             .unwrap_or((128, 1, 1));
         exec::launch(
             self,

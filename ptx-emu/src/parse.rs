@@ -314,6 +314,7 @@ struct KernelBuilder {
     labels: HashMap<String, u32>,
     pending_labels: Vec<(usize, usize, String)>,
     reqntid: Option<(u32, u32, u32)>,
+    maxntid: Option<(u32, u32, u32)>,
     reqnctapercluster: Option<(u32, u32, u32)>,
     blocks_are_clusters: bool,
     dyn_shared: Vec<u32>,
@@ -551,6 +552,7 @@ fn parse_entry(
         labels: HashMap::new(),
         pending_labels: Vec::new(),
         reqntid: None,
+        maxntid: None,
         reqnctapercluster: None,
         blocks_are_clusters: false,
         dyn_shared: Vec::new(),
@@ -628,7 +630,8 @@ fn parse_entry(
             )
         };
         match d.as_str() {
-            ".reqntid" | ".maxntid" => kb.reqntid = Some(triple(&nums)),
+            ".reqntid" => kb.reqntid = Some(triple(&nums)),
+            ".maxntid" => kb.maxntid = Some(triple(&nums)),
             ".reqnctapercluster" => kb.reqnctapercluster = Some(triple(&nums)),
             ".blocksareclusters" => kb.blocks_are_clusters = true,
             _ => {}
@@ -668,6 +671,7 @@ fn parse_entry(
         insts,
         texts: kb.texts,
         reqntid: kb.reqntid,
+        maxntid: kb.maxntid,
         reqnctapercluster: kb.reqnctapercluster,
         blocks_are_clusters: kb.blocks_are_clusters,
     })
