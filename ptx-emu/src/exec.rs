@@ -168,6 +168,10 @@ type R<T> = Result<T, E>;
 struct Launch<'a> {
     /// Check shared-memory races.
     race_check: bool,
+    /// Check inter-CTA global-memory races.
+    gcheck: bool,
+    /// Sequence number of the running cluster.
+    cluster_seq: u32,
     /// The other CTAs of the running cluster (the running CTA's slot holds a placeholder).
     others: Vec<Cta>,
     /// Cluster barrier: arrivals in the current phase, and the phase.
@@ -182,6 +186,10 @@ struct Launch<'a> {
 }
 
 struct Cta {
+    /// Writer id of this CTA's cluster for the inter-CTA global race check.
+    gid: u16,
+    /// The running access is strong or atomic: skip the global race check.
+    gskip: bool,
     /// Shared-memory race detector (None when off or without shared memory).
     race: std::cell::RefCell<Option<crate::race::Race>>,
     ctaid: (u32, u32, u32),
@@ -304,8 +312,20 @@ pub(crate) fn launch(
         globals.push(p.addr());
         gptrs.push(p);
     }
+    // CTAs can only order global accesses through atomics and gpu-scope fences.
+    let inter_cta_sync = k.insts.iter().any(|i| {
+        matches!(i.op, OpK::Atom | OpK::Red)
+            || ((i.opcode.starts_with("fence") || i.opcode.starts_with("membar"))
+                && (i.opcode.contains(".gpu")
+                    || i.opcode.contains(".sys")
+                    || i.opcode.contains(".gl")
+                    || &*i.opcode == "fence.sc"
+                    || &*i.opcode == "fence.acq_rel"))
+    });
     let mut l = Launch {
         race_check: dev.race_check,
+        gcheck: dev.race_check && !inter_cta_sync,
+        cluster_seq: 0,
         others: Vec::new(),
         cl_arrived: 0,
         cl_phase: 0,
@@ -350,6 +370,7 @@ pub(crate) fn launch(
             }
         }
     }
+    dev.gclear();
     for p in gptrs {
         dev.free(p);
     }
@@ -363,6 +384,8 @@ pub(crate) fn launch(
 impl Cta {
     fn empty() -> Cta {
         Cta {
+            gid: 0,
+            gskip: false,
             race: std::cell::RefCell::new(None),
             ctaid: (0, 0, 0),
             rank: 0,
@@ -398,6 +421,8 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
     let nregs = k.nregs as usize;
     let smem = (k.static_shared + l.cfg.dynamic_smem) as usize;
     Cta {
+        gid: (l.cluster_seq % 65535) as u16 + 1,
+        gskip: false,
         race: std::cell::RefCell::new(if l.race_check && smem > 0 {
             Some(crate::race::Race::new(n, smem))
         } else {
@@ -502,6 +527,7 @@ fn run_cluster(dev: &mut Device, l: &mut Launch, ids: &[(u32, u32, u32)]) -> Res
         .collect();
     l.cl_arrived = 0;
     l.cl_phase = 0;
+    l.cluster_seq += 1;
     loop {
         let mut progress = false;
         let mut all_exited = true;
@@ -725,6 +751,18 @@ fn race_err(l: &Launch, t: usize, what: &str, c: crate::race::Conflict) -> E {
     )
 }
 
+fn grace_err(cta: &Cta, a: u64, other: u16, what: &str) -> E {
+    e(
+        ErrorKind::Race,
+        Some(a),
+        format!(
+            "inter-CTA data race: CTA {:?} {what} global memory at {a:#x} that another CTA (cluster #{}) wrote in this launch, and the kernel has no atomics or gpu-scope fences to order them",
+            cta.ctaid,
+            other - 1
+        ),
+    )
+}
+
 /// Runs `f` on the race detector if it is on.
 fn with_race(cta: &Cta, f: impl FnOnce(&mut crate::race::Race)) {
     if let Some(rc) = cta.race.borrow_mut().as_mut() {
@@ -746,7 +784,13 @@ fn read_bytes(
     let loc = resolve(space, addr, align, l, cta, t)?;
     match loc {
         Loc::Global(a) => match dev.slice_mut(a, size) {
-            Some(s) => buf.copy_from_slice(s),
+            Some(s) => {
+                buf.copy_from_slice(s);
+                if l.gcheck && !cta.gskip {
+                    dev.gcheck(a, size, cta.gid, false)
+                        .map_err(|o| grace_err(cta, a, o, "reads"))?;
+                }
+            }
             None => {
                 return Err(e(
                     ErrorKind::OutOfBounds,
@@ -797,7 +841,13 @@ fn write_bytes(
     let loc = resolve(space, addr, align, l, cta, t)?;
     match loc {
         Loc::Global(a) => match dev.slice_mut(a, size) {
-            Some(s) => s.copy_from_slice(buf),
+            Some(s) => {
+                s.copy_from_slice(buf);
+                if l.gcheck && !cta.gskip {
+                    dev.gcheck(a, size, cta.gid, true)
+                        .map_err(|o| grace_err(cta, a, o, "writes"))?;
+                }
+            }
             None => {
                 return Err(e(
                     ErrorKind::OutOfBounds,
@@ -1508,10 +1558,12 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             let strong = inst.sub == 1;
             if strong {
                 with_race(cta, |rc| rc.skip = true);
+                cta.gskip = true;
             }
             let res = read_bytes(dev, l, cta, inst.space, addr, &mut buf[..es * n], t, es * n);
             if strong {
                 with_race(cta, |rc| rc.skip = false);
+                cta.gskip = false;
             }
             res?;
             let get = |i: usize| -> u64 {
@@ -1554,10 +1606,12 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             let strong = inst.sub == 1;
             if strong {
                 with_race(cta, |rc| rc.skip = true);
+                cta.gskip = true;
             }
             let res = write_bytes(dev, l, cta, inst.space, addr, &buf[..es * n], t, es * n);
             if strong {
                 with_race(cta, |rc| rc.skip = false);
+                cta.gskip = false;
             }
             res?;
         }

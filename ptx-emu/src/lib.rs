@@ -34,6 +34,9 @@
 //!   comes from barriers, mbarriers (TMA completion included), cluster barriers
 //!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and
 //!   atomic accesses are exempt.  Turn off with `Device::race_check = false`.
+//! * Global memory written by one CTA (cluster) and read or written by another
+//!   in the same launch is reported as a race too, unless the kernel contains
+//!   atomics or gpu/system-scope fences (which can order CTAs).
 
 #![warn(missing_docs)]
 
@@ -192,6 +195,8 @@ pub struct LaunchResult {
 struct Alloc {
     base: u64,
     data: Vec<u8>,
+    /// Per byte: 1 + (cluster sequence number mod 65535) of its last writer in the running launch.
+    shadow: Vec<u16>,
 }
 
 /// Emulated device memory plus launch entry point.
@@ -234,6 +239,7 @@ impl Device {
         self.allocs.push(Alloc {
             base,
             data: vec![0; bytes],
+            shadow: Vec::new(),
         });
         DevPtr {
             addr: base,
@@ -279,6 +285,42 @@ impl Device {
         let a = &mut self.allocs[i];
         let off = (addr - a.base) as usize;
         a.data.get_mut(off..off + len)
+    }
+
+    /// Inter-CTA race check of an access by writer id `me`: returns the id of
+    /// another CTA that wrote one of the bytes during this launch.
+    pub(crate) fn gcheck(
+        &mut self,
+        addr: u64,
+        len: usize,
+        me: u16,
+        write: bool,
+    ) -> Result<(), u16> {
+        let Some(i) = self.find(addr) else {
+            return Ok(());
+        };
+        let a = &mut self.allocs[i];
+        if a.shadow.len() != a.data.len() {
+            a.shadow = vec![0; a.data.len()];
+        }
+        let off = (addr - a.base) as usize;
+        for x in off..(off + len).min(a.shadow.len()) {
+            let s = a.shadow[x];
+            if s != 0 && s != me {
+                return Err(s);
+            }
+            if write {
+                a.shadow[x] = me;
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets the inter-CTA write history (end of a launch).
+    pub(crate) fn gclear(&mut self) {
+        for a in &mut self.allocs {
+            a.shadow = Vec::new();
+        }
     }
 
     /// Writes bytes at the start of an allocation.

@@ -758,3 +758,42 @@ fn shared_memory_race_is_reported_and_barrier_fixes_it() {
     let o = u32s(&run_n(mb, 32).unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(o[0], 42);
 }
+
+#[test]
+fn inter_cta_global_race_is_reported() {
+    let src = kernel("mov.u32 %r1, %ctaid.x; mov.u32 %r2, %tid.x; setp.ne.u32 %p1, %r2, 0; @%p1 bra DONE; st.global.b32 [%rd0], %r1; DONE:");
+    let m = Module::parse(&src).unwrap();
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let err = dev
+        .launch(
+            &m,
+            "t",
+            LaunchConfig::grid1d(2, 32),
+            &[Param::U64(out.addr()), Param::U64(out.addr())],
+        )
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Race, "{err}");
+    assert_eq!(err.ctaid, (1, 0, 0));
+    // with an atomic in the kernel the CTAs may be ordered: no report
+    let src = kernel("mov.u32 %r1, %ctaid.x; mov.u32 %r2, %tid.x; setp.ne.u32 %p1, %r2, 0; @%p1 bra DONE; st.global.b32 [%rd0], %r1; atom.global.add.u32 %r3, [%rd0+4], 1; DONE:");
+    let m = Module::parse(&src).unwrap();
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(2, 32),
+        &[Param::U64(out.addr()), Param::U64(out.addr())],
+    )
+    .unwrap();
+    // and the check can be switched off
+    let src = kernel("mov.u32 %r1, %ctaid.x; st.global.b32 [%rd0], %r1;");
+    let m = Module::parse(&src).unwrap();
+    dev.race_check = false;
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(2, 1),
+        &[Param::U64(out.addr()), Param::U64(out.addr())],
+    )
+    .unwrap();
+}
