@@ -3370,6 +3370,33 @@ fn mma_sync(
         regs_of_vec(&inst.ops[2]),
         regs_of_vec(&inst.ops[3]),
     );
+    let want = |acc: Ty| {
+        if m == 8 {
+            2
+        } else if acc == Ty::F32 {
+            4
+        } else {
+            2
+        }
+    };
+    let (wa, wb) = match (m, k) {
+        (8, _) => (1, 1),
+        (_, 16) => (4, 2),
+        _ => (2, 1),
+    };
+    if da.len() != want(dt) || ca.len() != want(ct) || aa.len() != wa || ba.len() != wb {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!(
+                "`{op}`: fragment register counts {}/{}/{}/{} do not match the shape",
+                da.len(),
+                aa.len(),
+                ba.len(),
+                ca.len()
+            ),
+        ));
+    }
     let mut a = vec![0f64; m * k];
     let mut b = vec![0f64; k * n];
     let mut c = vec![0f64; m * n];

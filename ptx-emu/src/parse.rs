@@ -846,6 +846,7 @@ fn parse_inst(
     kb: &mut KernelBuilder,
     gsyms: &HashMap<String, SymDef>,
 ) -> Result<Inst, ParseError> {
+    let line0 = p.line();
     let mut guard = None;
     if p.eat_punct('@') {
         let neg = p.eat_punct('!');
@@ -874,7 +875,7 @@ fn parse_inst(
         kb.pending_labels.push((ii, oi, l));
     }
     let mut inst = crate::decode::decode(&opcode, ops).map_err(|m| ParseError {
-        line: p.line(),
+        line: line0,
         msg: m,
     })?;
     inst.guard = guard;

@@ -797,3 +797,14 @@ fn inter_cta_global_race_is_reported() {
     )
     .unwrap();
 }
+
+#[test]
+fn malformed_instructions_are_parse_errors() {
+    let e = Module::parse(&kernel("add.s32 %r1, %r2;")).unwrap_err();
+    assert!(e.msg.contains("at least 3 operands"), "{e}");
+    assert_eq!(e.line, 14, "the line of the instruction");
+    let e = Module::parse(&kernel("ld.global.b32 %r1, %rd0;")).unwrap_err();
+    assert!(e.msg.contains("must be an address"), "{e}");
+    let e = Module::parse(&kernel("bra NOWHERE;")).unwrap_err();
+    assert!(e.msg.contains("unknown label NOWHERE"), "{e}");
+}
