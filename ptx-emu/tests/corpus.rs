@@ -304,6 +304,12 @@ fn every_reference_ptx_parses() {
     let mut n = 0;
     for entry in std::fs::read_dir(corpus()).unwrap() {
         let dir = entry.unwrap().path();
+        // sm_100 PTX (tcgen05) must parse too; executing it reports the unsupported instructions
+        let f100 = dir.join("ref.sm_100.ptx");
+        if f100.exists() {
+            let text = std::fs::read_to_string(&f100).unwrap();
+            Module::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f100.display()));
+        }
         let f = dir.join("ref.sm_90.ptx");
         if !f.exists() {
             continue;
