@@ -381,7 +381,10 @@ pub fn parse_module(src: &str) -> Result<Module, ParseError> {
                     p.next();
                     let space = s.clone();
                     let (name, size, align, init) = parse_var_decl(&mut p)?;
-                    if space == ".shared" {
+                    if space == ".shared" && size == 0 {
+                        // `.extern .shared .b8 name[]`: dynamic shared memory
+                        gsyms.insert(name, SymDef::Shared(DYN_SHARED_MARK));
+                    } else if space == ".shared" {
                         let off = align_up(module_shared_size, align);
                         module_shared_size = off + size;
                         module.shared_globals.push((name.clone(), off, size));

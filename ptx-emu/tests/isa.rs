@@ -808,3 +808,39 @@ fn malformed_instructions_are_parse_errors() {
     let e = Module::parse(&kernel("bra NOWHERE;")).unwrap_err();
     assert!(e.msg.contains("unknown label NOWHERE"), "{e}");
 }
+
+#[test]
+fn dynamic_shared_memory() {
+    let src = format!(
+        "{HEADER}.extern .shared .align 16 .b8 dyn[];\n.visible .entry t(.param .u64 out)\n{{\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.shared .align 4 .b8 st[12];\n\
+         ld.param.u64 %rd0, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, dyn;\nshl.b32 %r3, %r1, 2;\nadd.u32 %r4, %r2, %r3;\nst.shared.b32 [%r4], %r1;\n\
+         bar.sync 0;\nld.shared.b32 %r5, [dyn+1020];\nmov.u32 %r6, %dynamic_smem_size;\nst.global.v2.b32 [%rd0], {{%r5, %r6}};\nmov.u32 %r7, st;\nst.global.b32 [%rd0+8], %r7;\nst.global.b32 [%rd0+12], %r2;\nret;\n}}\n"
+    );
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let cfg = LaunchConfig {
+        grid: (1, 1, 1),
+        block: (256, 1, 1),
+        cluster: (1, 1, 1),
+        dynamic_smem: 1024,
+    };
+    dev.launch(&m, "t", cfg, &[Param::U64(out.addr())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let o = u32s(&dev.read(out));
+    assert_eq!(o[0], 255);
+    assert_eq!(o[1], 1024);
+    assert!(
+        o[3] >= o[2] + 12,
+        "dynamic shared memory follows the static variables"
+    );
+    // too little dynamic shared memory is an out-of-bounds access
+    let cfg = LaunchConfig {
+        dynamic_smem: 512,
+        ..cfg
+    };
+    let e = dev
+        .launch(&m, "t", cfg, &[Param::U64(out.addr())])
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::OutOfBounds, "{e}");
+}
