@@ -185,7 +185,19 @@ struct Launch<'a> {
     printf: String,
 }
 
+/// A call frame of a thread.
+struct Frame {
+    /// First instruction of the called function (identifies it).
+    func: u32,
+    /// Instruction to return to.
+    ret_pc: u32,
+    /// Copy of the return parameter: (callee slot, caller slot, size).
+    ret_copy: Option<(u64, u64, u32)>,
+}
+
 struct Cta {
+    /// Call stacks, per thread.
+    frames: Vec<Vec<Frame>>,
     /// Writer id of this CTA's cluster for the inter-CTA global race check.
     gid: u16,
     /// The running access is strong or atomic: skip the global race check.
@@ -384,6 +396,7 @@ pub(crate) fn launch(
 impl Cta {
     fn empty() -> Cta {
         Cta {
+            frames: Vec::new(),
             gid: 0,
             gskip: false,
             race: std::cell::RefCell::new(None),
@@ -421,6 +434,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
     let nregs = k.nregs as usize;
     let smem = (k.static_shared + l.cfg.dynamic_smem) as usize;
     Cta {
+        frames: (0..n).map(|_| Vec::new()).collect(),
         gid: (l.cluster_seq % 65535) as u16 + 1,
         gskip: false,
         race: std::cell::RefCell::new(if l.race_check && smem > 0 {
@@ -2138,7 +2152,20 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             Some(Opnd::Label(x)) => return Ok(Flow::Jump(*x)),
             _ => return Err(e(ErrorKind::Unsupported, None, "indirect branch")),
         },
-        OpK::Ret | OpK::Exit => return Ok(Flow::Exit),
+        OpK::Exit => return Ok(Flow::Exit),
+        OpK::Ret => {
+            return match cta.frames[t].pop() {
+                None => Ok(Flow::Exit),
+                Some(f) => {
+                    if let Some((from, to, size)) = f.ret_copy {
+                        let mut buf = vec![0u8; size as usize];
+                        read_bytes(dev, l, cta, Space::Param, from, &mut buf, t, 1)?;
+                        write_bytes(dev, l, cta, Space::Param, to, &buf, t, 1)?;
+                    }
+                    Ok(Flow::Jump(f.ret_pc))
+                }
+            };
+        }
         OpK::Trap => {
             let last = l.printf.lines().last().unwrap_or("").to_string();
             return Err(e(
@@ -2558,7 +2585,7 @@ fn atomic_op(inst: &Inst, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     }
 }
 
-/// Executes `call`: only `vprintf` is supported.
+/// Executes `call`: `vprintf` is built in; other functions must have a body in the module.
 fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<Flow> {
     let t = ti.t;
     let ops = &inst.ops;
@@ -2569,18 +2596,79 @@ fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
     for (i, o) in ops.iter().enumerate() {
         match o {
             Opnd::Func(f) => fname = Some(f.clone()),
-            Opnd::Vec(v) if i == 0 && ops.len() == 3 => ret = v.first().cloned(),
+            Opnd::Vec(v) if fname.is_none() && i == 0 => ret = v.first().cloned(),
             Opnd::Vec(v) => args = Some(v.clone()),
             _ => {}
         }
     }
     let fname = fname.ok_or_else(|| e(ErrorKind::Unsupported, None, "indirect call"))?;
     if fname != "vprintf" {
-        return Err(e(
-            ErrorKind::Unsupported,
-            None,
-            format!("call to function {fname} is not supported (only vprintf)"),
-        ));
+        let k = l.k;
+        let fi = k.funcs.get(&fname).ok_or_else(|| {
+            e(
+                ErrorKind::Unsupported,
+                None,
+                format!(
+                    "call to {fname}, which has no body in this module (only vprintf is built in)"
+                ),
+            )
+        })?;
+        if cta.frames[t].iter().any(|f| f.func == fi.pc) {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("recursive call to {fname}"),
+            ));
+        }
+        let args = args.unwrap_or_default();
+        if args.len() != fi.params.len() {
+            return Err(e(
+                ErrorKind::BadLaunch,
+                None,
+                format!(
+                    "{fname} takes {} arguments, {} given",
+                    fi.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let r = cta.regs[t * cta.nregs..(t + 1) * cta.nregs].to_vec();
+        for (a, &(off, size)) in args.iter().zip(&fi.params) {
+            let mut buf = vec![0u8; size as usize];
+            match a {
+                Opnd::Addr(sym @ SymAddr::Cparam(_)) => {
+                    let src = sym_addr(*sym, l);
+                    read_bytes(dev, l, cta, Space::Param, src, &mut buf, t, 1)?;
+                }
+                o => {
+                    let v = val(&r, o, l, cta, ti);
+                    let n = buf.len().min(8);
+                    buf[..n].copy_from_slice(&v.to_le_bytes()[..n]);
+                }
+            }
+            write_bytes(
+                dev,
+                l,
+                cta,
+                Space::Param,
+                CPARAM_BASE + off as u64,
+                &buf,
+                t,
+                1,
+            )?;
+        }
+        let ret_copy = match (ret, fi.rets.first()) {
+            (Some(Opnd::Addr(sym @ SymAddr::Cparam(_))), Some(&(off, size))) => {
+                Some((CPARAM_BASE + off as u64, sym_addr(sym, l), size))
+            }
+            _ => None,
+        };
+        cta.frames[t].push(Frame {
+            func: fi.pc,
+            ret_pc: cta.pc[t] + 1,
+            ret_copy,
+        });
+        return Ok(Flow::Jump(fi.pc));
     }
     let args = args.unwrap_or_default();
     let r = &cta.regs[t * cta.nregs..(t + 1) * cta.nregs];

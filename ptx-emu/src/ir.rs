@@ -66,6 +66,19 @@ pub struct Kernel {
     pub reqnctapercluster: Option<(u32, u32, u32)>,
     /// `.blocksareclusters`: the launch grid counts clusters, not CTAs.
     pub blocks_are_clusters: bool,
+    /// Module `.func` bodies compiled into this kernel's instruction stream.
+    pub funcs: std::collections::HashMap<String, FuncInfo>,
+}
+
+/// A `.func` compiled into a kernel's instruction stream.
+#[derive(Debug, Clone)]
+pub struct FuncInfo {
+    /// Index of the first instruction.
+    pub pc: u32,
+    /// Formal parameters: call-parameter offset and size.
+    pub params: Vec<(u32, u32)>,
+    /// Return parameters: call-parameter offset and size.
+    pub rets: Vec<(u32, u32)>,
 }
 
 /// Operand data types.

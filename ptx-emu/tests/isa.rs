@@ -844,3 +844,41 @@ fn dynamic_shared_memory() {
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::OutOfBounds, "{e}");
 }
+
+#[test]
+fn device_function_calls() {
+    let src = format!(
+        "{HEADER}.func (.param .b32 func_retval0) mad3(.param .b32 a, .param .b32 b)\n;\n\
+         .visible .entry t(.param .u64 out)\n{{\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n\
+         ld.param.u64 %rd0, [out];\nmov.u32 %r1, %tid.x;\n\
+         {{ .param .b32 param0; .param .b32 param1; .param .b32 retval0;\n\
+           st.param.b32 [param0], %r1; st.param.b32 [param1], 10;\n\
+           call.uni (retval0), mad3, (param0, param1);\n\
+           ld.param.b32 %r2, [retval0]; }}\n\
+         mul.wide.u32 %rd1, %r1, 4; add.s64 %rd2, %rd0, %rd1; st.global.b32 [%rd2], %r2;\nret;\n}}\n\
+         .func (.param .b32 func_retval0) mad3(.param .b32 a, .param .b32 b)\n{{\n.reg .b32 %r<4>;\n\
+         ld.param.b32 %r1, [a]; ld.param.b32 %r2, [b];\n\
+         setp.eq.u32 %p1, %r1, 0; @%p1 bra $L__ZERO;\n\
+         mad.lo.s32 %r3, %r1, 3, %r2; st.param.b32 [func_retval0], %r3; ret;\n\
+         $L__ZERO: st.param.b32 [func_retval0], 777; ret;\n}}\n"
+    );
+    let src = src.replace(
+        ".reg .b32 %r<4>;\n",
+        ".reg .b32 %r<4>;\n.reg .pred %p<2>;\n",
+    );
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(4 * 64);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 64),
+        &[Param::U64(out.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = u32s(&dev.read(out));
+    assert_eq!(o[0], 777);
+    for t in 1..64u32 {
+        assert_eq!(o[t as usize], 3 * t + 10);
+    }
+}
