@@ -526,7 +526,16 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             && matches!(b.first(), Some(b'b' | b's' | b'u'))
             && b.get(1).is_some_and(|c| c.is_ascii_digit())
     });
-    let unsupported_mod = has("cc")
+    // A type-like modifier that is not a known type (e2m1, b32x2, ...) must not be ignored.
+    let unknown_type = parts[1..].iter().any(|p| {
+        let b = p.as_bytes();
+        b.len() >= 2
+            && matches!(b[0], b'b' | b's' | b'u' | b'f' | b'e')
+            && b[1].is_ascii_digit()
+            && Ty::parse(p).is_none()
+    });
+    let unsupported_mod = unknown_type
+        || has("cc")
         || has("relu")
         || has("xorsign")
         || has("oob")

@@ -1018,6 +1018,12 @@ fn is_x2(ty: Ty) -> bool {
 
 /// Applies a per-lane float op on packed x2 types or directly on scalars.
 fn lanes(ty: Ty, a: u64, b: u64, c: u64, f: &dyn Fn(u64, u64, u64) -> u64) -> u64 {
+    if ty == Ty::F32x2 {
+        let m = 0xffff_ffffu64;
+        let lo = f(a & m, b & m, c & m) & m;
+        let hi = f(a >> 32, b >> 32, c >> 32) & m;
+        return lo | (hi << 32);
+    }
     if is_x2(ty) {
         let lo = f(a & 0xffff, b & 0xffff, c & 0xffff) & 0xffff;
         let hi = f((a >> 16) & 0xffff, (b >> 16) & 0xffff, (c >> 16) & 0xffff) & 0xffff;
@@ -1031,6 +1037,7 @@ fn scalar_ty(ty: Ty) -> Ty {
     match ty {
         Ty::F16x2 => Ty::F16,
         Ty::BF16x2 => Ty::BF16,
+        Ty::F32x2 => Ty::F32,
         t => t,
     }
 }
@@ -3175,10 +3182,20 @@ fn try_collective(
                     ) & 0xffff_ffff
                 })
                 .collect();
+            let fabs = inst.opcode.contains(".abs");
+            let fnan = inst.opcode.contains(".NaN");
             let r = vals
                 .iter()
                 .copied()
+                .map(|v| {
+                    if ty == Ty::F32 && fabs {
+                        v & 0x7fff_ffff
+                    } else {
+                        v
+                    }
+                })
                 .reduce(|a, b| match inst.sub {
+                    1 | 2 if ty == Ty::F32 => fminmax(Ty::F32, a, b, inst.sub == 2, fnan, false),
                     0 => a.wrapping_add(b) & 0xffff_ffff,
                     1 => {
                         if ty.signed() {

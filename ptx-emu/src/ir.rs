@@ -105,6 +105,7 @@ pub enum Ty {
     BF16,
     BF16x2,
     F32,
+    F32x2,
     F64,
     TF32,
     E4M3x2,
@@ -136,6 +137,7 @@ impl Ty {
             "bf16" => Ty::BF16,
             "bf16x2" => Ty::BF16x2,
             "f32" => Ty::F32,
+            "f32x2" => Ty::F32x2,
             "f64" => Ty::F64,
             "tf32" => Ty::TF32,
             "e4m3x2" => Ty::E4M3x2,
@@ -153,7 +155,7 @@ impl Ty {
             Ty::B8 | Ty::U8 | Ty::S8 | Ty::E4M3 | Ty::E5M2 => 8,
             Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 | Ty::E4M3x2 | Ty::E5M2x2 => 16,
             Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 | Ty::TF32 => 32,
-            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 64,
+            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 | Ty::F32x2 => 64,
             Ty::B128 => 128,
         }
     }
@@ -174,6 +176,7 @@ impl Ty {
                 | Ty::BF16
                 | Ty::BF16x2
                 | Ty::F32
+                | Ty::F32x2
                 | Ty::F64
                 | Ty::TF32
                 | Ty::E4M3
