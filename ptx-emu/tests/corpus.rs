@@ -2896,9 +2896,8 @@ fn matmul_f16_cluster2() {
     }
 }
 
-/// NVIDIA's sm_100 PTX of the kernels that use no tcgen05 tensor cores runs
-/// through the same acceptance checks (the tensor-map boxes and swizzles the
-/// sm_100 kernels expect can differ, so TMA kernels are not re-run here).
+/// NVIDIA's sm_100 PTX of the 62 kernels that use no tcgen05 tensor cores runs
+/// through the same acceptance checks (same tensor-map boxes and swizzles).
 #[test]
 fn sm_100_reference_ptx_of_non_tensor_core_kernels() {
     ARCH.with(|a| a.set("sm_100"));
@@ -2953,6 +2952,18 @@ fn sm_100_reference_ptx_of_non_tensor_core_kernels() {
         ("assert_nonneg_i32", assert_nonneg_i32),
         ("softmax_rows_f32", softmax_rows_f32),
         ("gelu_tanh_f16", gelu_tanh_f16),
+        ("row_sum_f32", row_sum_f32),
+        ("custom_reduce_scan_f32", custom_reduce_scan_f32),
+        ("global_sum_atomic_f32", global_sum_atomic_f32),
+        ("while_break_continue_i32", while_break_continue_i32),
+        ("atomic_hist_i32", atomic_hist_i32),
+        ("atomic_ops_i32", atomic_ops_i32),
+        ("atomic_red_view_f32", atomic_red_view_f32),
+        ("print_debug_i32", print_debug_i32),
+        ("layernorm_rows_f32", layernorm_rows_f32),
+        ("dot_1d_f32", dot_1d_f32),
+        ("matmul_f32", matmul_f32),
+        ("matmul_f64_operator", matmul_f64_operator),
     ];
     let mut failed = Vec::new();
     for (name, f) in tests {
