@@ -50,7 +50,11 @@ fn run(
     }
     let module = bytecode::read(bytecode)?;
     verify::verify(&module).map_err(Error::Verify)?;
-    let ptx = lower::lower(&module, options)?;
+    let (ptx_module, notes) = lower::lower_module(&module, options)?;
+    for d in &notes {
+        sink(d);
+    }
+    let ptx = ptx_module.to_text();
     if gates.dump_llvm {
         dump(options, "ptx", ptx.as_bytes(), sink);
     }

@@ -335,6 +335,7 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         name,
         params,
         reqntid,
+        launch: Box::default(),
         reg_counts,
         body,
     })

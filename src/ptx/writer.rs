@@ -55,11 +55,8 @@ impl<W: Write> Writer<W> {
             )?;
         }
         writeln!(self.out, "{})", if e.params.is_empty() { "" } else { "\n" })?;
-        writeln!(
-            self.out,
-            ".reqntid {}\n.minnctapersm 1\n.language 7\n{{",
-            e.reqntid
-        )?;
+        e.launch.write(&mut self.out)?;
+        writeln!(self.out, ".language 7\n{{")?;
         for (class, n) in &e.reg_counts {
             writeln!(
                 self.out,
