@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::diag::{Diagnostic, Severity};
 use crate::env::Gates;
 use crate::error::Error;
+use crate::kernel_info::KernelInfo;
 use crate::options::{Options, OutputKind};
 use crate::toolchain::ptxas::{self, PtxasJob};
 use crate::toolchain::{nvdisasm, ToolOverrides, Toolkit};
@@ -20,6 +21,10 @@ pub struct Output {
     pub kind: OutputKind,
     /// The output: cubin, host object, PTX text or SASS text.
     pub bytes: Vec<u8>,
+    /// How to launch each kernel, in entry order. Register counts and
+    /// static shared memory are filled only when a cubin was built (every
+    /// output kind but PTX).
+    pub kernels: Vec<KernelInfo>,
 }
 
 /// Compiles TileIR bytecode. Every diagnostic, the final error's included,
@@ -54,6 +59,7 @@ fn run(
     for d in &notes {
         sink(d);
     }
+    let mut kernels = KernelInfo::from_module(&ptx_module);
     let ptx = ptx_module.to_text();
     if gates.dump_llvm {
         dump(options, "ptx", ptx.as_bytes(), sink);
@@ -62,6 +68,7 @@ fn run(
         return Ok(Output {
             kind: OutputKind::Ptx,
             bytes: ptx.into_bytes(),
+            kernels,
         });
     }
     let toolkit = Toolkit::resolve(&ToolOverrides::from_options(options))?;
@@ -70,6 +77,12 @@ fn run(
         sink(&Diagnostic::new(Severity::Warning, line));
     }
     let cubin = assembled.cubin;
+    let facts = elf::cubin_info::kernels(&cubin)?;
+    for k in &mut kernels {
+        if let Some(f) = facts.iter().find(|f| f.name == k.name) {
+            k.add_cubin_facts(f);
+        }
+    }
     let bytes = match options.output {
         OutputKind::Cubin => cubin,
         OutputKind::Sass => {
@@ -83,6 +96,7 @@ fn run(
     Ok(Output {
         kind: options.output,
         bytes,
+        kernels,
     })
 }
 
