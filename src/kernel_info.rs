@@ -2,10 +2,10 @@
 //! block and cluster shape, shared memory, registers and the parameter
 //! layout.
 //!
-//! Everything but the register count and the static shared memory comes
-//! from the PTX the lowering produced (and so is known for every output
-//! kind); those two come from the cubin ptxas wrote and are `None` when the
-//! output is PTX.
+//! Everything but the register count and the cubin's shared-memory size
+//! comes from the PTX the lowering produced (and so is known for every
+//! output kind); those two come from the cubin ptxas wrote and are `None`
+//! when the output is PTX.
 //!
 //! Launching with `cuLaunchKernelEx`: `blockDim` is [`KernelInfo::block`]
 //! (a `.reqntid` kernel rejects any other shape; cuTile passes (1,1,1) and
@@ -63,10 +63,13 @@ pub struct KernelInfo {
     pub max_registers: Option<u32>,
     /// Registers per thread ptxas allocated (needs a cubin).
     pub registers: Option<u32>,
-    /// Static shared memory per block in bytes, as the cubin's
-    /// `.nv.shared.<kernel>` section sizes it (ptxas includes the 1 KiB it
-    /// reserves for the system on sm_90 and newer); needs a cubin.
-    pub static_smem_bytes: Option<u32>,
+    /// Static shared memory the kernel declares, in bytes per block (what
+    /// `ptxas -v` reports as "bytes smem").
+    pub static_smem_bytes: u32,
+    /// Shared memory per block the cubin's `.nv.shared.<kernel>` section
+    /// sizes, which on sm_90 and newer adds the 1 KiB ptxas reserves for
+    /// the system once the kernel uses any; needs a cubin.
+    pub cubin_smem_bytes: Option<u32>,
     /// Dynamic shared memory to pass at launch; this compiler never uses
     /// dynamic shared memory, so it is 0.
     pub dynamic_smem_bytes: u32,
@@ -118,7 +121,8 @@ impl KernelInfo {
             min_ctas_per_sm: l.minnctapersm.and_then(|n| u32::try_from(n).ok()),
             max_registers: l.maxnreg.and_then(|n| u32::try_from(n).ok()),
             registers: None,
-            static_smem_bytes: None,
+            static_smem_bytes: e.shared_bytes,
+            cubin_smem_bytes: None,
             dynamic_smem_bytes: 0,
             param_bytes: layout.size,
             params,
@@ -137,10 +141,10 @@ impl KernelInfo {
     }
 
     /// Fills in what only the cubin knows (registers, static shared
-    /// memory) from the cubin's record of this kernel.
+    /// memory size) from the cubin's record of this kernel.
     pub fn add_cubin_facts(&mut self, k: &CubinKernel) {
         self.registers = k.registers;
-        self.static_smem_bytes = Some(k.shared_bytes);
+        self.cubin_smem_bytes = Some(k.shared_bytes);
     }
 
     /// The kernel as one JSON object (what `tileiras --print-kernel-info`
@@ -167,7 +171,7 @@ impl KernelInfo {
             })
             .collect();
         format!(
-            "{{\"name\": {}, \"block\": {}, \"block_is_exact\": {}, \"cluster\": {}, \"blocks_are_clusters\": {}, \"min_ctas_per_sm\": {}, \"max_registers\": {}, \"registers\": {}, \"static_smem_bytes\": {}, \"dynamic_smem_bytes\": {}, \"param_bytes\": {}, \"params\": [{}]}}",
+            "{{\"name\": {}, \"block\": {}, \"block_is_exact\": {}, \"cluster\": {}, \"blocks_are_clusters\": {}, \"min_ctas_per_sm\": {}, \"max_registers\": {}, \"registers\": {}, \"static_smem_bytes\": {}, \"cubin_smem_bytes\": {}, \"dynamic_smem_bytes\": {}, \"param_bytes\": {}, \"params\": [{}]}}",
             json_string(&self.name),
             arr(self.block),
             self.block_is_exact,
@@ -176,7 +180,8 @@ impl KernelInfo {
             opt(self.min_ctas_per_sm),
             opt(self.max_registers),
             opt(self.registers),
-            opt(self.static_smem_bytes),
+            self.static_smem_bytes,
+            opt(self.cubin_smem_bytes),
             self.dynamic_smem_bytes,
             self.param_bytes,
             params.join(", ")

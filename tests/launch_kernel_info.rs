@@ -48,7 +48,9 @@ fn build(bytes: &[u8], gpu: Gpu, output: OutputKind) -> tileiras::Output {
 
 /// `ptxas -v` on `ptx`: (registers, smem bytes) of its one entry.
 fn ptxas_v(ptx: &str, gpu: Gpu) -> (u32, u32) {
-    let dir = common::Scratch::new("launch-info-v");
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = common::Scratch::new(&format!("launch-info-v{n}"));
     let src = dir.path("k.ptx");
     std::fs::write(&src, ptx).unwrap();
     let out = Command::new(common::cuda_root().join("bin/ptxas"))
@@ -86,8 +88,9 @@ fn ptxas_v(ptx: &str, gpu: Gpu) -> (u32, u32) {
     (num_before("registers"), smem)
 }
 
-const KERNELS: [&str; 4] = [
+const KERNELS: [&str; 5] = [
     "vadd_f32_contig",
+    "row_sum_f32",
     "scalar_params_axpy",
     "cast_int_width",
     "gelu_tanh_f16",
@@ -107,12 +110,12 @@ fn cubin_kernel_info_matches_ptxas() {
             // What the PTX says is the same with or without a cubin.
             let strip = |k: &KernelInfo| KernelInfo {
                 registers: None,
-                static_smem_bytes: None,
+                cubin_smem_bytes: None,
                 ..k.clone()
             };
             assert_eq!(strip(k), *p, "{name} {gpu}");
             assert_eq!(p.registers, None);
-            assert_eq!(p.static_smem_bytes, None);
+            assert_eq!(p.cubin_smem_bytes, None);
             // The block shape is the .reqntid printed in the PTX.
             let text = String::from_utf8(ptx.bytes.clone()).unwrap();
             assert!(
@@ -126,8 +129,14 @@ fn cubin_kernel_info_matches_ptxas() {
             assert_eq!(k.min_ctas_per_sm, Some(1));
             assert_eq!(k.dynamic_smem_bytes, 0);
             // Registers as ptxas -v reports them for the same PTX.
-            let (regs, _) = ptxas_v(&text, gpu);
+            let (regs, smem) = ptxas_v(&text, gpu);
             assert_eq!(k.registers, Some(regs), "{name} {gpu}");
+            assert_eq!(k.static_smem_bytes, smem, "{name} {gpu}");
+            let cubin_smem = k.cubin_smem_bytes.unwrap();
+            assert!(
+                cubin_smem >= smem && cubin_smem <= smem + 1024,
+                "{name} {gpu}"
+            );
             // The parameter layout as ptxas recorded it in the cubin.
             let facts = cubin_info::kernels(&cubin.bytes).unwrap();
             assert_eq!(facts.len(), 1);

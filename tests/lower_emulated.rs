@@ -1651,6 +1651,7 @@ fn list_of_arrays_f32() {
 
 // ---------------------------------------------------------------- reductions, scans, control flow
 
+#[test]
 fn row_max_min_argmax_f32() {
     for &(m, n) in &[(20usize, 64usize), (8, 50), (3, 7)] {
         let mut rng = Rng((m * n) as u64 + 50);
@@ -1731,6 +1732,7 @@ fn scan_rows() {
     }
 }
 
+#[test]
 fn for_loop_carried_f32() {
     for &(m, n) in &[(20usize, 200usize), (16, 64), (3, 10)] {
         let mut rng = Rng((m * n) as u64 + 52);
@@ -1765,6 +1767,7 @@ fn for_loop_carried_f32() {
     }
 }
 
+#[test]
 fn if_else_runtime_f32() {
     for mode in 0..3 {
         let n = 700;
@@ -1796,6 +1799,7 @@ fn if_else_runtime_f32() {
     }
 }
 
+#[test]
 fn persistent_grid_stride_f32() {
     for &(n, g) in &[(5000usize, 3u32), (512, 1), (100, 4)] {
         let mut rng = Rng(n as u64 + 54);
@@ -1852,6 +1856,7 @@ fn assert_nonneg_i32() {
     );
 }
 
+#[test]
 fn softmax_rows_f32() {
     for &(m, n) in &[(10usize, 256usize), (4, 100), (3, 1)] {
         let mut rng = Rng((m * n) as u64 + 56);
@@ -1960,6 +1965,7 @@ fn dot_1d_f32() {
     }
 }
 
+#[test]
 fn row_sum_f32() {
     for &(m, n) in &[(40usize, 300usize), (16, 128), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 61);
@@ -2206,6 +2212,7 @@ fn print_debug_i32() {
     assert_eq!(r.printf, want);
 }
 
+#[test]
 fn layernorm_rows_f32() {
     for &(m, n) in &[(20usize, 256usize), (8, 100), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 68);

@@ -232,6 +232,25 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         "brev" => OpK::Brev,
         "clz" => OpK::Clz,
         "popc" => OpK::Popc,
+        "bfind" => {
+            inst.sub = has("shiftamt") as u8;
+            OpK::Bfind
+        }
+        "szext" => {
+            inst.sub = has("wrap") as u8;
+            OpK::Szext
+        }
+        "bmsk" => {
+            inst.sub = has("wrap") as u8;
+            OpK::Bmsk
+        }
+        "dp4a" => OpK::Dp4a,
+        "dp2a" => {
+            inst.sub = has("hi") as u8;
+            OpK::Dp2a
+        }
+        "sad" => OpK::Sad,
+        "isspacep" => OpK::Isspacep,
         "prmt" => {
             inst.sub = if has("f4e") {
                 1
@@ -308,7 +327,14 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             } else if has("arrive") {
                 OpK::BarArrive
             } else if has("red") {
-                OpK::Unsupported
+                inst.sub = if has("popc") {
+                    1
+                } else if has("and") {
+                    2
+                } else {
+                    3
+                };
+                OpK::Bar
             } else {
                 OpK::Bar
             }
@@ -436,6 +462,20 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
                 OpK::CpBulkCommit
             } else if opcode.starts_with("cp.async.bulk.wait_group") {
                 OpK::CpBulkWait
+            } else if opcode.starts_with("cp.async.ca.") || opcode.starts_with("cp.async.cg.") {
+                OpK::CpAsync
+            } else if opcode == "cp.async.commit_group"
+                || opcode.starts_with("cp.async.wait_group")
+                || opcode == "cp.async.wait_all"
+            {
+                OpK::Nop
+            } else if opcode.starts_with("cp.async.mbarrier.arrive") {
+                // copies complete at issue; without .noinc the arrive is balanced by its own increment
+                if has("noinc") {
+                    OpK::MbarArrive
+                } else {
+                    OpK::Nop
+                }
             } else {
                 OpK::Unsupported
             }
@@ -465,6 +505,33 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         },
         _ => OpK::Unsupported,
     };
+    // Carry chains (.cc, addc/subc/madc) and .relu are not emulated: refuse them
+    // rather than compute a wrong answer.
+    // Also refused: packed-integer types (u16x2...), stochastic rounding,
+    // cvt.pack, vector atomics, st.async/red.async and 128-bit values.
+    let packed_int = parts[1..].iter().any(|p| {
+        let b = p.as_bytes();
+        p.contains('x')
+            && matches!(b.first(), Some(b'b' | b's' | b'u'))
+            && b.get(1).is_some_and(|c| c.is_ascii_digit())
+    });
+    let unsupported_mod = has("cc")
+        || has("relu")
+        || has("xorsign")
+        || has("oob")
+        || has("rs")
+        || (base == "cvt" && has("pack"));
+    let vector_atomic = matches!(inst.op, OpK::Atom | OpK::Red) && inst.vec > 1;
+    let async_store = matches!(inst.op, OpK::St | OpK::Red) && has("async");
+    if unsupported_mod
+        || packed_int
+        || vector_atomic
+        || async_store
+        || inst.ty == Ty::B128
+        || inst.ty2 == Ty::B128
+    {
+        inst.op = OpK::Unsupported;
+    }
     // For cvt, the first type is the destination and the second the source.
     let fty = match inst.op {
         OpK::Cvt => inst.ty2,

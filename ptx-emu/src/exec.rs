@@ -14,6 +14,8 @@ pub const SHARED_WIN: u64 = 0x7f00_0000_0000;
 pub const LOCAL_WIN: u64 = 0x7e00_0000_0000;
 /// Generic-address window of the parameter space.
 pub const PARAM_WIN: u64 = 0x7d00_0000_0000;
+/// Instructions a thread runs before the scheduler moves on (fairness for spin loops).
+const TIME_SLICE: u64 = 1 << 16;
 /// Offset of call-parameter scratch inside the param state space.
 const CPARAM_BASE: u64 = 0x10_0000;
 const WIN_SIZE: u64 = 0x100_0000_0000;
@@ -33,8 +35,8 @@ const WIN_SIZE: u64 = 0x100_0000_0000;
 ///
 /// Out-of-bounds box elements are filled with zero. The box is written to
 /// shared memory densely, innermost dimension fastest, then swizzled: within
-/// each 16-byte chunk index `c` of a row of `swizzle bytes`, `c ^= (row % (swz/16))`
-/// as the hardware's CU_TENSOR_MAP_SWIZZLE modes do.
+/// byte offset bits `[4, 4+log2(swz/16))` are XORed with bits `[7, ...)` (the
+/// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TensorMap {
     /// Global base address.
@@ -67,6 +69,46 @@ impl TensorMap {
         b[108..112].copy_from_slice(&self.swizzle.to_le_bytes());
         b
     }
+    /// Checks the constraints the hardware puts on a tensor map; returns the
+    /// first violation.
+    pub fn check(&self) -> Option<String> {
+        let r = self.dims.len();
+        if !(1..=5).contains(&r) || self.strides.len() != r || self.box_dims.len() != r {
+            return Some("rank must be 1..5 with as many strides and box dims".into());
+        }
+        if !matches!(self.elem_size, 1 | 2 | 4 | 8) {
+            return Some(format!("element size {}", self.elem_size));
+        }
+        if !self.base.is_multiple_of(16) {
+            return Some(format!("base address {:#x} not 16-byte aligned", self.base));
+        }
+        if self.strides.iter().skip(1).any(|s| s % 16 != 0) {
+            return Some("global strides must be multiples of 16 bytes".into());
+        }
+        if self.box_dims.iter().any(|b| *b == 0 || *b > 256) {
+            return Some("box dims must be in 1..=256".into());
+        }
+        let inner = self.box_dims[0] as u64 * self.elem_size as u64;
+        if !inner.is_multiple_of(16) {
+            return Some(format!(
+                "inner box dimension is {inner} bytes, not a multiple of 16"
+            ));
+        }
+        let span = match self.swizzle {
+            0 => u64::MAX,
+            1 => 32,
+            2 => 64,
+            3 => 128,
+            s => return Some(format!("swizzle mode {s}")),
+        };
+        if inner > span {
+            return Some(format!(
+                "inner box dimension ({inner} bytes) exceeds the swizzle span ({span} bytes)"
+            ));
+        }
+        None
+    }
+
     /// Decodes from the 128-byte format.
     pub fn decode(b: &[u8]) -> Option<TensorMap> {
         if b.len() < 128 || &b[0..8] != b"EMUTMAP\0" {
@@ -124,6 +166,11 @@ fn e(kind: ErrorKind, addr: Option<u64>, msg: impl Into<String>) -> E {
 type R<T> = Result<T, E>;
 
 struct Launch<'a> {
+    /// The other CTAs of the running cluster (the running CTA's slot holds a placeholder).
+    others: Vec<Cta>,
+    /// Cluster barrier: arrivals in the current phase, and the phase.
+    cl_arrived: u32,
+    cl_phase: u32,
     k: &'a Kernel,
     params: Vec<u8>,
     globals: Vec<u64>,
@@ -134,6 +181,10 @@ struct Launch<'a> {
 
 struct Cta {
     ctaid: (u32, u32, u32),
+    /// Rank in the cluster.
+    rank: u32,
+    /// Cluster-barrier phase each thread last arrived in.
+    cl_my_phase: Vec<u32>,
     n: usize,
     nregs: usize,
     regs: Vec<u64>,
@@ -148,6 +199,8 @@ struct Cta {
     bar_arrived: [u32; 16],
     bar_expected: [u32; 16],
     bar_waiting: [Vec<u32>; 16],
+    /// bar.red accumulators.
+    bar_red: [u32; 16],
 }
 
 /// Per-thread fixed info.
@@ -218,9 +271,10 @@ pub(crate) fn launch(
     } else {
         cfg.cluster
     };
-    if !cfg.grid.0.is_multiple_of(cluster.0)
-        || !cfg.grid.1.is_multiple_of(cluster.1)
-        || !cfg.grid.2.is_multiple_of(cluster.2)
+    if !k.blocks_are_clusters
+        && (!cfg.grid.0.is_multiple_of(cluster.0)
+            || !cfg.grid.1.is_multiple_of(cluster.1)
+            || !cfg.grid.2.is_multiple_of(cluster.2))
     {
         return Err(bad(format!(
             "grid {:?} is not a multiple of the cluster shape {cluster:?}",
@@ -239,6 +293,9 @@ pub(crate) fn launch(
         gptrs.push(p);
     }
     let mut l = Launch {
+        others: Vec::new(),
+        cl_arrived: 0,
+        cl_phase: 0,
         k,
         params: pbuf,
         globals,
@@ -248,10 +305,29 @@ pub(crate) fn launch(
     };
     let mut total = 0u64;
     let mut res = Ok(());
-    'outer: for z in 0..cfg.grid.2 {
-        for y in 0..cfg.grid.1 {
-            for x in 0..cfg.grid.0 {
-                match run_cta(dev, &mut l, (x, y, z)) {
+    // With .blocksareclusters the grid counts clusters.
+    let cgrid = if k.blocks_are_clusters {
+        (
+            cfg.grid.0 * cluster.0,
+            cfg.grid.1 * cluster.1,
+            cfg.grid.2 * cluster.2,
+        )
+    } else {
+        cfg.grid
+    };
+    l.cfg.grid = cgrid;
+    'outer: for cz in 0..cgrid.2 / cluster.2 {
+        for cy in 0..cgrid.1 / cluster.1 {
+            for cx in 0..cgrid.0 / cluster.0 {
+                let mut ids = Vec::new();
+                for z in 0..cluster.2 {
+                    for y in 0..cluster.1 {
+                        for x in 0..cluster.0 {
+                            ids.push((cx * cluster.0 + x, cy * cluster.1 + y, cz * cluster.2 + z));
+                        }
+                    }
+                }
+                match run_cluster(dev, &mut l, &ids) {
                     Ok(n) => total += n,
                     Err(err) => {
                         res = Err(err);
@@ -271,14 +347,46 @@ pub(crate) fn launch(
     })
 }
 
-fn run_cta(dev: &mut Device, l: &mut Launch, ctaid: (u32, u32, u32)) -> Result<u64, EmuError> {
+impl Cta {
+    fn empty() -> Cta {
+        Cta {
+            ctaid: (0, 0, 0),
+            rank: 0,
+            cl_my_phase: Vec::new(),
+            n: 0,
+            nregs: 0,
+            regs: Vec::new(),
+            pc: Vec::new(),
+            st: Vec::new(),
+            icount: Vec::new(),
+            shared: Vec::new(),
+            sinit: Vec::new(),
+            local: Vec::new(),
+            cparam: Vec::new(),
+            mbar: HashMap::new(),
+            bar_arrived: [0; 16],
+            bar_expected: [0; 16],
+            bar_waiting: Default::default(),
+            bar_red: [0; 16],
+        }
+    }
+}
+
+fn tid_of_block(b: (u32, u32, u32), t: usize) -> (u32, u32, u32) {
+    let t = t as u32;
+    (t % b.0, (t / b.0) % b.1, t / (b.0 * b.1))
+}
+
+fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
     let k = l.k;
     let b = l.cfg.block;
     let n = (b.0 * b.1 * b.2) as usize;
     let nregs = k.nregs as usize;
     let smem = (k.static_shared + l.cfg.dynamic_smem) as usize;
-    let mut cta = Cta {
+    Cta {
         ctaid,
+        rank,
+        cl_my_phase: vec![0; n],
         n,
         nregs,
         regs: vec![0; n * nregs.max(1)],
@@ -293,74 +401,112 @@ fn run_cta(dev: &mut Device, l: &mut Launch, ctaid: (u32, u32, u32)) -> Result<u
         bar_arrived: [0; 16],
         bar_expected: [0; 16],
         bar_waiting: Default::default(),
-    };
-    let tid_of = |t: usize| -> (u32, u32, u32) {
-        let t = t as u32;
-        (t % b.0, (t / b.0) % b.1, t / (b.0 * b.1))
-    };
-    let mk_err = |cta: &Cta, t: usize, err: E| -> EmuError {
-        let pc = cta.pc[t] as usize;
-        let (line, text) = k.texts.get(pc).cloned().unwrap_or((0, String::new()));
-        EmuError {
-            kind: err.kind,
-            kernel: k.name.clone(),
-            line,
-            inst: text,
-            ctaid,
-            tid: tid_of(t),
-            addr: err.addr,
-            msg: err.msg,
+        bar_red: [0; 16],
+    }
+}
+
+fn mk_err(l: &Launch, cta: &Cta, t: usize, err: E) -> EmuError {
+    let k = l.k;
+    let pc = cta.pc[t] as usize;
+    let (line, text) = k.texts.get(pc).cloned().unwrap_or((0, String::new()));
+    EmuError {
+        kind: err.kind,
+        kernel: k.name.clone(),
+        line,
+        inst: text,
+        ctaid: cta.ctaid,
+        tid: tid_of_block(l.cfg.block, t),
+        addr: err.addr,
+        msg: err.msg,
+    }
+}
+
+/// One scheduling round of a CTA: every ready thread runs until it blocks,
+/// then warp collectives whose members have all arrived execute.
+/// Returns (progress, all threads exited).
+fn cta_round(dev: &mut Device, l: &mut Launch, cta: &mut Cta) -> Result<(bool, bool), EmuError> {
+    let b = l.cfg.block;
+    let tid_of = move |t: usize| tid_of_block(b, t);
+    let n = cta.n;
+    let mut progress = false;
+    let mut all_exited = true;
+    for t in 0..n {
+        if cta.st[t] == TS::Wait {
+            cta.st[t] = TS::Ready;
         }
+        if cta.st[t] == TS::Ready {
+            let ti = Ti { t, tid: tid_of(t) };
+            match run_thread(dev, l, cta, ti) {
+                Ok(p) => progress |= p,
+                Err(err) => return Err(mk_err(l, cta, t, err)),
+            }
+        }
+        if cta.st[t] != TS::Exited {
+            all_exited = false;
+        }
+    }
+    for t in 0..n {
+        if cta.st[t] != TS::Coll {
+            continue;
+        }
+        match try_collective(dev, l, cta, t, &tid_of) {
+            Ok(true) => progress = true,
+            Ok(false) => {}
+            Err(err) => return Err(mk_err(l, cta, t, err)),
+        }
+    }
+    Ok((progress, all_exited))
+}
+
+fn deadlock(l: &Launch, cta: &Cta) -> EmuError {
+    let n = cta.n;
+    let t = (0..n).find(|&t| cta.st[t] != TS::Exited).unwrap_or(0);
+    let exited = cta.st.iter().filter(|s| **s == TS::Exited).count();
+    let msg = match cta.st.get(t) {
+        Some(TS::Bar) => {
+            let id = (0..16).find(|&i| cta.bar_waiting[i].contains(&(t as u32))).unwrap_or(0);
+            format!("barrier {id} waits for {} threads but only {} arrived ({} threads exited, others blocked elsewhere)", cta.bar_expected[id], cta.bar_arrived[id], exited)
+        }
+        Some(TS::Coll) => format!("warp collective never completed: some threads named in its member mask did not arrive ({exited} threads exited)"),
+        Some(TS::Wait) => "wait (mbarrier or cluster barrier) never satisfied".to_string(),
+        _ => "no progress".to_string(),
     };
+    mk_err(l, cta, t, e(ErrorKind::Deadlock, None, msg))
+}
+
+/// Runs the CTAs of one cluster together until all threads exit.
+fn run_cluster(dev: &mut Device, l: &mut Launch, ids: &[(u32, u32, u32)]) -> Result<u64, EmuError> {
+    l.others = ids
+        .iter()
+        .enumerate()
+        .map(|(r, id)| new_cta(l, *id, r as u32))
+        .collect();
+    l.cl_arrived = 0;
+    l.cl_phase = 0;
     loop {
         let mut progress = false;
         let mut all_exited = true;
-        for t in 0..n {
-            if cta.st[t] == TS::Wait {
-                cta.st[t] = TS::Ready;
-            }
-            if cta.st[t] == TS::Ready {
-                let ti = Ti { t, tid: tid_of(t) };
-                match run_thread(dev, l, &mut cta, ti) {
-                    Ok(p) => progress |= p,
-                    Err(err) => return Err(mk_err(&cta, t, err)),
-                }
-            }
-            if cta.st[t] != TS::Exited {
-                all_exited = false;
-            }
+        for ci in 0..ids.len() {
+            let mut cta = std::mem::replace(&mut l.others[ci], Cta::empty());
+            let r = cta_round(dev, l, &mut cta);
+            l.others[ci] = cta;
+            let (p, x) = r?;
+            progress |= p;
+            all_exited &= x;
         }
         if all_exited {
             break;
         }
-        // warp collectives
-        for t in 0..n {
-            if cta.st[t] != TS::Coll {
-                continue;
-            }
-            match try_collective(dev, l, &mut cta, t, &tid_of) {
-                Ok(true) => progress = true,
-                Ok(false) => {}
-                Err(err) => return Err(mk_err(&cta, t, err)),
-            }
-        }
         if !progress {
-            // find a blocked thread to report
-            let t = (0..n).find(|&t| cta.st[t] != TS::Exited).unwrap();
-            let exited = cta.st.iter().filter(|s| **s == TS::Exited).count();
-            let msg = match cta.st[t] {
-                TS::Bar => {
-                    let id = (0..16).find(|&i| cta.bar_waiting[i].contains(&(t as u32))).unwrap_or(0);
-                    format!("barrier {id} waits for {} threads but only {} arrived ({} threads exited, others blocked elsewhere)", cta.bar_expected[id], cta.bar_arrived[id], exited)
-                }
-                TS::Coll => format!("warp collective never completed: some threads named in its member mask did not arrive ({exited} threads exited)"),
-                TS::Wait => "mbarrier wait never satisfied".to_string(),
-                _ => "no progress".to_string(),
-            };
-            return Err(mk_err(&cta, t, e(ErrorKind::Deadlock, None, msg)));
+            let ci = (0..ids.len())
+                .find(|&c| l.others[c].st.iter().any(|s| *s != TS::Exited))
+                .unwrap_or(0);
+            return Err(deadlock(l, &l.others[ci]));
         }
     }
-    Ok(cta.icount.iter().sum())
+    let total = l.others.iter().map(|c| c.icount.iter().sum::<u64>()).sum();
+    l.others.clear();
+    Ok(total)
 }
 
 #[inline]
@@ -495,6 +641,10 @@ fn resolve(space: Space, addr: u64, size: usize, l: &Launch, cta: &Cta, t: usize
     match space {
         Space::Global | Space::Const => Ok(Loc::Global(addr)),
         Space::Shared | Space::SharedCluster => {
+            let (rank, addr) = cl_split(addr, cta.rank);
+            if rank != cta.rank {
+                return Err(e(ErrorKind::Unsupported, Some(addr), format!("access to the shared memory of cluster CTA {rank} (distributed shared memory) is not supported")));
+            }
             if addr + size as u64 > cta.shared.len() as u64 {
                 Err(e(ErrorKind::OutOfBounds, Some(addr), format!("shared access of {size} bytes at {addr:#x} outside the {} bytes of shared memory", cta.shared.len())))
             } else {
@@ -1014,12 +1164,13 @@ fn funary(op: OpK, ty: Ty, a: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
             }
             OpK::Rcp => {
                 let q = 1.0 / x;
-                let r = if q.is_finite() {
-                    -(q.mul_add(x, -1.0))
+                // exact residual 1 - q*x; (1/x - q) = residual / x
+                let r = if q.is_finite() && q != 0.0 {
+                    -(q.mul_add(x, -1.0)) / x
                 } else {
                     0.0
                 };
-                (q, r * q.signum() * x.signum())
+                (q, r)
             }
             OpK::Ex2 => (x.exp2(), 0.0),
             OpK::Lg2 => (x.log2(), 0.0),
@@ -1136,6 +1287,8 @@ fn cvt(inst: &Inst, a: u64) -> u64 {
 }
 
 enum Flow {
+    /// Executed a poll (e.g. a failing `mbarrier.test_wait`): continue later.
+    Yield,
     Next,
     Jump(u32),
     Block(TS),
@@ -1148,6 +1301,7 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
     let t = ti.t;
     let mut progress = false;
     let budget = dev.max_instructions_per_thread;
+    let slice_end = cta.icount[t] + TIME_SLICE;
     loop {
         let pc = cta.pc[t];
         let inst = &k.insts[pc as usize];
@@ -1187,6 +1341,16 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
                 cta.st[t] = TS::Exited;
                 return Ok(true);
             }
+            Flow::Yield => {
+                // executed, but only polled a condition: let the others run
+                cta.pc[t] = pc + 1;
+                cta.st[t] = TS::Wait;
+                return Ok(progress);
+            }
+        }
+        if cta.icount[t] >= slice_end {
+            // time slice: spin loops on memory flags must let the writer run
+            return Ok(true);
         }
         if cta.icount[t] > budget {
             return Err(e(
@@ -1611,6 +1775,105 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 }
             );
         }
+        OpK::Bfind => {
+            let a = v!(1) & m;
+            // position of the most significant non-sign bit; all ones if none
+            let x = if ty.signed() && (a >> (bits - 1)) & 1 == 1 {
+                !a & m
+            } else {
+                a
+            };
+            let r = if x == 0 {
+                0xffff_ffff
+            } else {
+                let pos = 63 - x.leading_zeros() as u64;
+                if inst.sub == 1 {
+                    bits as u64 - 1 - pos
+                } else {
+                    pos
+                }
+            };
+            set!(0, r);
+        }
+        OpK::Szext => {
+            let (a, b) = (v!(1) & 0xffff_ffff, v!(2) as u32);
+            let n = if inst.sub == 1 { b & 31 } else { b.min(32) };
+            let r = if n == 0 {
+                0
+            } else if ty.signed() {
+                (sext(a, n) as u64) & 0xffff_ffff
+            } else {
+                a & mask(n)
+            };
+            set!(0, r);
+        }
+        OpK::Bmsk => {
+            let (a, b) = (v!(1) as u32, v!(2) as u32);
+            let (a, b) = if inst.sub == 1 {
+                (a & 31, b & 31)
+            } else {
+                (a.min(32), b.min(32))
+            };
+            let r = if a >= 32 {
+                0
+            } else {
+                (mask(b) << a) & 0xffff_ffff
+            };
+            set!(0, r);
+        }
+        OpK::Dp4a | OpK::Dp2a => {
+            let (a, b, c) = (v!(1) as u32, v!(2) as u32, v!(3));
+            let (sa, sb) = (inst.ty.signed(), inst.ty2.signed());
+            let byte = |x: u32, i: u32, s: bool| -> i64 {
+                let v = (x >> (8 * i)) & 0xff;
+                if s {
+                    v as u8 as i8 as i64
+                } else {
+                    v as i64
+                }
+            };
+            let half = |x: u32, i: u32, s: bool| -> i64 {
+                let v = (x >> (16 * i)) & 0xffff;
+                if s {
+                    v as u16 as i16 as i64
+                } else {
+                    v as i64
+                }
+            };
+            let mut acc = sext(c, 32);
+            if inst.op == OpK::Dp4a {
+                for i in 0..4 {
+                    acc += byte(a, i, sa) * byte(b, i, sb);
+                }
+            } else {
+                let off = if inst.sub == 1 { 2 } else { 0 };
+                for i in 0..2 {
+                    acc += half(a, i, sa) * byte(b, i + off, sb);
+                }
+            }
+            set!(0, (acc as u64) & 0xffff_ffff);
+        }
+        OpK::Sad => {
+            let (a, b, c) = (v!(1), v!(2), v!(3));
+            let d = if ty.signed() {
+                (sext(a, bits) as i128 - sext(b, bits) as i128).unsigned_abs() as u64
+            } else {
+                (a & m).abs_diff(b & m)
+            };
+            set!(0, d.wrapping_add(c) & m);
+        }
+        OpK::Isspacep => {
+            let a = v!(1);
+            let r = match inst.space {
+                Space::Shared | Space::SharedCluster => {
+                    (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a)
+                }
+                Space::Local => (LOCAL_WIN..LOCAL_WIN + WIN_SIZE).contains(&a),
+                Space::Param => (PARAM_WIN..PARAM_WIN + WIN_SIZE).contains(&a),
+                _ => dev.slice_mut(a, 1).is_some(),
+            };
+            set!(0, r as u64);
+        }
         OpK::Popc => {
             let a = v!(1) & m;
             set!(0, a.count_ones() as u64);
@@ -1673,8 +1936,20 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         OpK::Setp | OpK::Set => {
             let cty = if inst.op == OpK::Set { inst.ty2 } else { ty };
             let (a, b) = (v!(1), v!(2));
+            if is_x2(cty) && inst.op == OpK::Set {
+                return Err(e(
+                    ErrorKind::Unsupported,
+                    None,
+                    "set with packed half operands",
+                ));
+            }
+            // packed halves: p = low-lane result, q = high-lane result
             let mut res = compare(inst, cty, a, b);
-            let mut nres = !res;
+            let mut nres = if is_x2(cty) {
+                compare(inst, cty, a >> 16, b >> 16)
+            } else {
+                !res
+            };
             if inst.sub2 != 0 {
                 let c = v!(3) != 0;
                 let f = |x: bool| match inst.sub2 {
@@ -1753,22 +2028,42 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
         OpK::Call => return call(dev, l, cta, ti, inst),
         OpK::Bar | OpK::BarArrive => {
-            let id = (v!(0) & 15) as usize;
-            let count = if ops.len() > 1 {
-                v!(1) as u32
+            // bar.red.{popc,and,or} d, id{, count}, {!}c: operands shift by one
+            let red = inst.op == OpK::Bar && inst.sub != 0;
+            let o0 = red as usize;
+            let id = (v!(o0) & 15) as usize;
+            let has_count = ops.len() > o0 + 1 + red as usize;
+            let count = if has_count {
+                v!(o0 + 1) as u32
             } else {
                 cta.n as u32
             };
             if cta.bar_arrived[id] == 0 {
                 cta.bar_expected[id] = count;
+                cta.bar_red[id] = if inst.sub == 2 { 1 } else { 0 };
+            }
+            if red {
+                let c = v!(ops.len() - 1) & 1;
+                cta.bar_red[id] = match inst.sub {
+                    1 => cta.bar_red[id] + c as u32,
+                    2 => cta.bar_red[id] & c as u32,
+                    _ => cta.bar_red[id] | c as u32,
+                };
             }
             cta.bar_arrived[id] += 1;
             if cta.bar_arrived[id] >= cta.bar_expected[id] {
                 cta.bar_arrived[id] = 0;
+                let result = cta.bar_red[id] as u64;
                 let w = std::mem::take(&mut cta.bar_waiting[id]);
                 for x in w {
                     cta.st[x as usize] = TS::Ready;
                     cta.pc[x as usize] += 1;
+                    if red {
+                        wr(cta, x as usize, &ops[0], result)?;
+                    }
+                }
+                if red {
+                    set!(0, result);
                 }
                 return Ok(Flow::Next);
             }
@@ -1779,32 +2074,28 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             return Ok(Flow::Block(TS::Bar));
         }
         OpK::ClusterBar => {
-            if l.cluster != (1, 1, 1) {
+            // barrier.cluster.arrive / .wait over all threads of all CTAs of the cluster
+            let total = (cta.n * l.others.len()) as u32;
+            if inst.opcode.contains(".arrive") {
+                cta.cl_my_phase[t] = l.cl_phase;
+                l.cl_arrived += 1;
+                if l.cl_arrived >= total {
+                    l.cl_arrived = 0;
+                    l.cl_phase += 1;
+                }
+            } else if inst.opcode.contains(".wait") {
+                if l.cl_phase <= cta.cl_my_phase[t] {
+                    return Ok(Flow::Block(TS::Wait));
+                }
+            } else {
                 return Err(e(
                     ErrorKind::Unsupported,
                     None,
-                    "barrier.cluster with more than one CTA per cluster",
+                    format!(
+                        "`{}` is not supported (use barrier.cluster.arrive + wait)",
+                        inst.opcode
+                    ),
                 ));
-            }
-            // With one CTA per cluster, arrive+wait is a CTA-wide barrier on a private id.
-            if inst.sub == 1 {
-                let id = 15usize;
-                let count = cta.n as u32;
-                if cta.bar_arrived[id] == 0 {
-                    cta.bar_expected[id] = count;
-                }
-                cta.bar_arrived[id] += 1;
-                if cta.bar_arrived[id] >= cta.bar_expected[id] {
-                    cta.bar_arrived[id] = 0;
-                    let w = std::mem::take(&mut cta.bar_waiting[id]);
-                    for x in w {
-                        cta.st[x as usize] = TS::Ready;
-                        cta.pc[x as usize] += 1;
-                    }
-                    return Ok(Flow::Next);
-                }
-                cta.bar_waiting[id].push(t as u32);
-                return Ok(Flow::Block(TS::Bar));
             }
         }
         OpK::Activemask => {
@@ -1854,15 +2145,25 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
         OpK::Mapa => {
             let a = v!(1);
-            let rank = v!(2) as u32;
-            let own = sreg(Sreg::ClusterCtarank, l, cta, ti) as u32;
-            if rank != own {
-                return Err(e(ErrorKind::Unsupported, Some(a), "mapa to another CTA of the cluster (distributed shared memory) is not supported"));
+            let rank = v!(2);
+            if rank as usize >= l.others.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(a),
+                    format!("mapa to rank {rank} of a {}-CTA cluster", l.others.len()),
+                ));
             }
-            set!(0, a);
+            let a = if inst.space == Space::Generic
+                && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a)
+            {
+                a - SHARED_WIN
+            } else {
+                a
+            };
+            set!(0, CL_FLAG | (rank << 24) | (a & 0xff_ffff));
         }
         OpK::MbarInit => {
-            let a = mbar_addr(r!(), &ops[0], l, inst)?;
+            let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
             let count = v!(1) as u32;
             write_bytes(dev, l, cta, Space::Shared, a as u64, &[0u8; 8], t, 8)?;
             cta.mbar.insert(
@@ -1881,13 +2182,29 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 Opnd::Mem { .. } => (0, false),
                 _ => (1, true),
             };
-            let a = mbar_addr(r!(), &ops[ai], l, inst)?;
+            let (mrank, a) = mbar_target(r!(), &ops[ai], l, inst, cta.rank)?;
             let extra = if ops.len() > ai + 1 {
                 Some(v!(ai + 1))
             } else {
                 None
             };
-            let mb = cta.mbar.get_mut(&a).ok_or_else(|| {
+            let mb = (if mrank == cta.rank {
+                &mut cta.mbar
+            } else {
+                &mut l
+                    .others
+                    .get_mut(mrank as usize)
+                    .ok_or_else(|| {
+                        e(
+                            ErrorKind::OutOfBounds,
+                            Some(a as u64),
+                            "mapa rank outside the cluster",
+                        )
+                    })?
+                    .mbar
+            })
+            .get_mut(&a)
+            .ok_or_else(|| {
                 e(
                     ErrorKind::UninitShared,
                     Some(a as u64),
@@ -1919,7 +2236,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             }
         }
         OpK::MbarTryWait | OpK::MbarTestWait => {
-            let a = mbar_addr(r!(), &ops[1], l, inst)?;
+            let a = mbar_addr(r!(), &ops[1], l, inst, cta.rank)?;
             let p = v!(2);
             let mb = cta.mbar.get(&a).ok_or_else(|| {
                 e(
@@ -1937,10 +2254,45 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 return Ok(Flow::Block(TS::Wait));
             }
             set!(0, done as u64);
+            if !done {
+                return Ok(Flow::Yield);
+            }
         }
         OpK::MbarInval => {
-            let a = mbar_addr(r!(), &ops[0], l, inst)?;
+            let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
             cta.mbar.remove(&a);
+        }
+        OpK::CpAsync => {
+            // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: completes at issue
+            let dst = mem_addr(r!(), &ops[0], l);
+            let src = mem_addr(r!(), &ops[1], l);
+            let size = v!(2) as usize;
+            let src_size = if ops.len() > 3 && !inst.opcode.contains("cache_hint") {
+                (v!(3) as usize).min(size)
+            } else {
+                size
+            };
+            if !matches!(size, 4 | 8 | 16) {
+                return Err(e(
+                    ErrorKind::Unsupported,
+                    None,
+                    format!("cp.async size {size}"),
+                ));
+            }
+            let mut buf = [0u8; 16];
+            if src_size > 0 {
+                read_bytes(
+                    dev,
+                    l,
+                    cta,
+                    Space::Global,
+                    src,
+                    &mut buf[..src_size],
+                    t,
+                    size,
+                )?;
+            }
+            write_bytes(dev, l, cta, Space::Shared, dst, &buf[..size], t, size)?;
         }
         OpK::CpBulkTensor => {
             tma(dev, l, cta, ti, inst)?;
@@ -1966,13 +2318,27 @@ fn mbar_check(mb: &mut Mbar) {
     }
 }
 
-fn mbar_addr(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst) -> R<u32> {
+/// Flag marking a shared::cluster address produced by `mapa` (bits 24..31 hold the rank).
+const CL_FLAG: u64 = 0x8000_0000;
+
+/// Splits a shared::cluster address into (target rank, CTA-local offset).
+fn cl_split(a: u64, own: u32) -> (u32, u64) {
+    if a & CL_FLAG != 0 && a < (1 << 32) {
+        (((a >> 24) & 0x7f) as u32, a & 0xff_ffff)
+    } else {
+        (own, a)
+    }
+}
+
+/// Mbarrier operand: (target CTA rank, shared offset).
+fn mbar_target(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst, own: u32) -> R<(u32, u32)> {
     let a = mem_addr(r, o, l);
     let a = if inst.space == Space::Generic && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a) {
         a - SHARED_WIN
     } else {
         a
     };
+    let (rank, a) = cl_split(a, own);
     if a % 8 != 0 {
         return Err(e(
             ErrorKind::Misaligned,
@@ -1980,7 +2346,20 @@ fn mbar_addr(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst) -> R<u32> {
             "mbarrier address not 8-byte aligned",
         ));
     }
-    Ok(a as u32)
+    Ok((rank, a as u32))
+}
+
+/// Mbarrier operand that must live in the executing CTA.
+fn mbar_addr(r: &[u64], o: &Opnd, l: &Launch, inst: &Inst, own: u32) -> R<u32> {
+    let (rank, a) = mbar_target(r, o, l, inst, own)?;
+    if rank != own {
+        return Err(e(
+            ErrorKind::Unsupported,
+            Some(a as u64),
+            "this mbarrier operation on another CTA's shared memory is not supported",
+        ));
+    }
+    Ok(a)
 }
 
 fn atomic_op(inst: &Inst, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
@@ -2265,11 +2644,11 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             ),
         ));
     }
-    if inst.sub2 & 2 != 0 && l.cluster != (1, 1, 1) {
+    if let Some(msg) = tm.check() {
         return Err(e(
-            ErrorKind::Unsupported,
-            None,
-            "multicast TMA across a cluster",
+            ErrorKind::BadLaunch,
+            Some(tmap_addr),
+            format!("invalid tensor map: {msg}"),
         ));
     }
     let es = tm.elem_size as usize;
@@ -2283,6 +2662,15 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         _ => 0,
     };
     let mut buf = vec![0u8; es];
+    let (own_rank, sbase) = cl_split(saddr, cta.rank);
+    if own_rank != cta.rank {
+        return Err(e(
+            ErrorKind::Unsupported,
+            Some(saddr),
+            "TMA into another CTA's shared memory without multicast",
+        ));
+    }
+    let mut img = vec![0u8; total * es];
     for lin in 0..total {
         let mut idx = [0i64; 5];
         let mut rem = lin;
@@ -2305,41 +2693,83 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         }
         let mut soff = lin * es;
         if swz != 0 {
-            let row = soff / swz;
-            let chunk = (soff % swz) / 16;
-            let within = soff % 16;
-            let nchunks = swz / 16;
+            // CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: address bits [4..] ^= bits [7..]
+            let m = swz / 16 - 1;
             let _ = row_bytes;
-            soff = row * swz + ((chunk ^ (row % nchunks)) * 16) + within;
+            soff ^= ((soff >> 7) & m) << 4;
         }
-        let sa = saddr + soff as u64;
         if to_global {
             if inb {
-                read_bytes(dev, l, cta, Space::Shared, sa, &mut buf, t, es)?;
+                read_bytes(
+                    dev,
+                    l,
+                    cta,
+                    Space::Shared,
+                    sbase + soff as u64,
+                    &mut buf,
+                    t,
+                    es,
+                )?;
                 write_bytes(dev, l, cta, Space::Global, tm.base + goff, &buf, t, es)?;
             }
-        } else {
-            if inb {
-                read_bytes(dev, l, cta, Space::Global, tm.base + goff, &mut buf, t, es)?;
-            } else {
-                buf.iter_mut().for_each(|b| *b = 0);
-            }
-            write_bytes(dev, l, cta, Space::Shared, sa, &buf, t, es)?;
+        } else if inb {
+            read_bytes(
+                dev,
+                l,
+                cta,
+                Space::Global,
+                tm.base + goff,
+                &mut img[soff..soff + es],
+                t,
+                es,
+            )?;
         }
     }
     if !to_global {
-        // complete_tx on the mbarrier operand
-        let mb_op = &ops[2];
-        let a = mbar_addr(&r, mb_op, l, inst)?;
-        let mb = cta.mbar.get_mut(&a).ok_or_else(|| {
-            e(
-                ErrorKind::UninitShared,
-                Some(a as u64),
-                "TMA completes on an uninitialised mbarrier",
-            )
-        })?;
-        mb.tx -= (total * es) as i64;
-        mbar_check(mb);
+        let (mrank, mb_off) = mbar_target(&r, &ops[2], l, inst, cta.rank)?;
+        if mrank != cta.rank {
+            return Err(e(
+                ErrorKind::Unsupported,
+                Some(mb_off as u64),
+                "TMA completing on another CTA's mbarrier",
+            ));
+        }
+        let dests: Vec<u32> = if inst.sub2 & 2 != 0 {
+            let mask = val(&r, &ops[3], l, cta, ti) as u32;
+            (0..l.others.len() as u32)
+                .filter(|i| mask >> i & 1 == 1)
+                .collect()
+        } else {
+            vec![cta.rank]
+        };
+        for d in dests {
+            let target: &mut Cta = if d == cta.rank {
+                &mut *cta
+            } else {
+                &mut l.others[d as usize]
+            };
+            let o = sbase as usize;
+            if o + img.len() > target.shared.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(sbase),
+                    "TMA box outside shared memory",
+                ));
+            }
+            target.shared[o..o + img.len()].copy_from_slice(&img);
+            target.sinit[o..o + img.len()]
+                .iter_mut()
+                .for_each(|b| *b = true);
+            let mb = target.mbar.get_mut(&mb_off).ok_or_else(|| {
+                e(
+                    ErrorKind::UninitShared,
+                    Some(mb_off as u64),
+                    "TMA completes on an uninitialised mbarrier",
+                )
+            })?;
+            mb.tx -= (total * es) as i64;
+            mbar_check(mb);
+        }
     }
     Ok(())
 }
@@ -2589,13 +3019,8 @@ fn try_collective(
         }
         OpK::BarWarp => {}
         OpK::Ldmatrix | OpK::Stmatrix => ldst_matrix(dev, l, cta, inst, &group, tid_of)?,
-        OpK::MmaSync | OpK::Wgmma => {
-            return Err(e(
-                ErrorKind::Unsupported,
-                None,
-                format!("`{}` is not supported by the emulator yet", inst.opcode),
-            ));
-        }
+        OpK::MmaSync => mma_sync(l, cta, inst, &group, tid_of)?,
+        OpK::Wgmma => wgmma(dev, l, cta, inst, &group, tid_of)?,
         _ => unreachable!(),
     }
     for &g in &group {
@@ -2713,6 +3138,467 @@ fn ldst_matrix(
                 }
                 write_bytes(dev, l, cta, Space::Shared, row_addr[i][rr], &b, w0, 16)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Register list of a vector operand.
+fn regs_of_vec(o: &Opnd) -> Vec<Opnd> {
+    match o {
+        Opnd::Vec(v) => v.clone(),
+        x => vec![x.clone()],
+    }
+}
+
+/// `mma.sync.aligned` for m16n8k16 / m16n8k8 (f16, bf16 inputs; f32 or f16
+/// accumulators) and m8n8k4 f64, with the PTX ISA fragment layouts.  Products
+/// are exact and each output is rounded once.
+fn mma_sync(
+    l: &Launch,
+    cta: &mut Cta,
+    inst: &Inst,
+    group: &[usize],
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+) -> R<()> {
+    let op = &*inst.opcode;
+    let parts: Vec<&str> = op.split('.').collect();
+    let shape = parts
+        .iter()
+        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
+        .copied()
+        .unwrap_or("");
+    let tys: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+    if !op.contains(".row.col") || tys.len() != 4 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported (only .row.col with explicit types)"),
+        ));
+    }
+    let (dt, at, bt, ct) = (tys[0], tys[1], tys[2], tys[3]);
+    let (m, n, k) = match shape {
+        "m16n8k16" => (16, 8, 16),
+        "m16n8k8" => (16, 8, 8),
+        "m8n8k4" => (8, 8, 4),
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("mma shape {shape} is not supported"),
+            ))
+        }
+    };
+    if m == 8 && at != Ty::F64 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported (m8n8k4 only for f64)"),
+        ));
+    }
+    let nr = cta.nregs;
+    let w0 = group[0];
+    let read = |cta: &Cta, lane: usize, o: &Opnd| -> u64 {
+        let g = w0 + lane;
+        val(
+            &cta.regs[g * nr..(g + 1) * nr],
+            o,
+            l,
+            cta,
+            Ti {
+                t: g,
+                tid: tid_of(g),
+            },
+        )
+    };
+    let (da, aa, ba, ca) = (
+        regs_of_vec(&inst.ops[0]),
+        regs_of_vec(&inst.ops[1]),
+        regs_of_vec(&inst.ops[2]),
+        regs_of_vec(&inst.ops[3]),
+    );
+    let mut a = vec![0f64; m * k];
+    let mut b = vec![0f64; k * n];
+    let mut c = vec![0f64; m * n];
+    let half = |v: u64, hi: bool, ty: Ty| fget(ty, if hi { v >> 16 } else { v } & 0xffff, false);
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        if m == 8 {
+            // f64 m8n8k4: A row g col t; B row t col g; C row g cols 2t, 2t+1
+            a[g * k + t] = fget(at, read(cta, lane, &aa[0]), false);
+            b[t * n + g] = fget(bt, read(cta, lane, &ba[0]), false);
+            for i in 0..2 {
+                c[g * n + 2 * t + i] = fget(ct, read(cta, lane, &ca[i]), false);
+            }
+            continue;
+        }
+        for (r, reg) in aa.iter().enumerate() {
+            let v = read(cta, lane, reg);
+            let row = g + 8 * (r % 2);
+            let col = 2 * t + 8 * (r / 2);
+            a[row * k + col] = half(v, false, at);
+            a[row * k + col + 1] = half(v, true, at);
+        }
+        for (r, reg) in ba.iter().enumerate() {
+            let v = read(cta, lane, reg);
+            let kk = 2 * t + 8 * r;
+            b[kk * n + g] = half(v, false, bt);
+            b[(kk + 1) * n + g] = half(v, true, bt);
+        }
+        if ct == Ty::F32 {
+            for (r, reg) in ca.iter().enumerate() {
+                let v = read(cta, lane, reg);
+                c[(g + 8 * (r / 2)) * n + 2 * t + r % 2] = fget(ct, v, false);
+            }
+        } else {
+            for (r, reg) in ca.iter().enumerate() {
+                let v = read(cta, lane, reg);
+                c[(g + 8 * r) * n + 2 * t] = half(v, false, Ty::F16);
+                c[(g + 8 * r) * n + 2 * t + 1] = half(v, true, Ty::F16);
+            }
+        }
+    }
+    let mut d = vec![0f64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = c[i * n + j];
+            for kk in 0..k {
+                acc = a[i * k + kk].mul_add(b[kk * n + j], acc);
+            }
+            d[i * n + j] = acc;
+        }
+    }
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        let gth = w0 + lane;
+        if m == 8 {
+            for i in 0..2 {
+                wr(cta, gth, &da[i], d[g * n + 2 * t + i].to_bits())?;
+            }
+            continue;
+        }
+        if dt == Ty::F32 {
+            for (r, reg) in da.iter().enumerate() {
+                let v = d[(g + 8 * (r / 2)) * n + 2 * t + r % 2];
+                wr(cta, gth, reg, fput(Ty::F32, v, 0.0, Rnd::Rn, false, false))?;
+            }
+        } else {
+            for (r, reg) in da.iter().enumerate() {
+                let lo = fput(
+                    Ty::F16,
+                    d[(g + 8 * r) * n + 2 * t],
+                    0.0,
+                    Rnd::Rn,
+                    false,
+                    false,
+                );
+                let hi = fput(
+                    Ty::F16,
+                    d[(g + 8 * r) * n + 2 * t + 1],
+                    0.0,
+                    Rnd::Rn,
+                    false,
+                    false,
+                );
+                wr(cta, gth, reg, lo | (hi << 16))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decoded wgmma shared-memory matrix descriptor.
+struct Desc {
+    start: u64,
+    lbo: u64,
+    sbo: u64,
+    /// Swizzle width in bytes (0 = none).
+    swz: u64,
+}
+
+fn desc(d: u64) -> R<Desc> {
+    if (d >> 49) & 7 != 0 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "wgmma descriptor base offset is not supported",
+        ));
+    }
+    Ok(Desc {
+        start: (d & 0x3fff) << 4,
+        lbo: ((d >> 16) & 0x3fff) << 4,
+        sbo: ((d >> 32) & 0x3fff) << 4,
+        swz: match (d >> 62) & 3 {
+            1 => 128,
+            2 => 64,
+            3 => 32,
+            _ => 0,
+        },
+    })
+}
+
+impl Desc {
+    /// Shared address of element (mn, k) of an operand (A: mn = row m; B: mn = column n).
+    fn addr(&self, mn: u64, k: u64, es: u64, mn_major: bool) -> u64 {
+        let t = 16 / es;
+        let a = if self.swz == 0 {
+            if mn_major {
+                self.start + (mn % t) * es + (mn / t) * self.lbo + (k % 8) * 16 + (k / 8) * self.sbo
+            } else {
+                self.start + (mn % 8) * 16 + (mn / 8) * self.sbo + (k % t) * es + (k / t) * self.lbo
+            }
+        } else {
+            let w = self.swz;
+            if mn_major {
+                let per = w / es;
+                self.start
+                    + (mn % per) * es
+                    + (mn / per) * self.lbo
+                    + (k % 8) * w
+                    + (k / 8) * self.sbo
+            } else {
+                self.start + (mn % 8) * w + (mn / 8) * self.sbo + k * es
+            }
+        };
+        let m = match self.swz {
+            128 => 7,
+            64 => 3,
+            32 => 1,
+            _ => 0,
+        };
+        a ^ (((a >> 7) & m) << 4)
+    }
+}
+
+/// `wgmma.mma_async` with both operands in shared memory (descriptors),
+/// executed synchronously once the whole warpgroup has arrived.  Products are
+/// exact; each output is rounded once.
+fn wgmma(
+    dev: &mut Device,
+    l: &Launch,
+    cta: &mut Cta,
+    inst: &Inst,
+    group: &[usize],
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+) -> R<()> {
+    let op = &*inst.opcode;
+    let parts: Vec<&str> = op.split('.').collect();
+    let shape = parts
+        .iter()
+        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
+        .copied()
+        .unwrap_or("");
+    let tys: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+    let sat = parts.contains(&"satfinite");
+    let parse_dim = |c: char| -> Option<usize> {
+        let i = shape.find(c)?;
+        shape[i + 1..]
+            .chars()
+            .take_while(|x| x.is_ascii_digit())
+            .collect::<String>()
+            .parse()
+            .ok()
+    };
+    let (m, n, k) = match (parse_dim('m'), parse_dim('n'), parse_dim('k')) {
+        (Some(64), Some(n), Some(k)) => (64, n, k),
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("wgmma shape `{shape}` is not supported"),
+            ))
+        }
+    };
+    if tys.len() != 3 || group.len() != 128 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported"),
+        ));
+    }
+    let (dt, at, bt) = (tys[0], tys[1], tys[2]);
+    let es: u64 = match at {
+        Ty::F16 | Ty::BF16 => 2,
+        Ty::TF32 => 4,
+        Ty::E4M3 | Ty::E5M2 | Ty::S8 | Ty::U8 => 1,
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("wgmma input type {at:?} is not supported"),
+            ))
+        }
+    };
+    let nr = cta.nregs;
+    let g0 = group[0];
+    let r0 = cta.regs[g0 * nr..(g0 + 1) * nr].to_vec();
+    let ti0 = Ti {
+        t: g0,
+        tid: tid_of(g0),
+    };
+    let ops = &inst.ops;
+    if matches!(ops[1], Opnd::Vec(_)) {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "wgmma with A in registers is not supported",
+        ));
+    }
+    let (dva, dvb) = (
+        val(&r0, &ops[1], l, cta, ti0),
+        val(&r0, &ops[2], l, cta, ti0),
+    );
+    for &g in group {
+        let rg = &cta.regs[g * nr..(g + 1) * nr];
+        let tg = Ti {
+            t: g,
+            tid: tid_of(g),
+        };
+        if val(rg, &ops[1], l, cta, tg) != dva || val(rg, &ops[2], l, cta, tg) != dvb {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                "wgmma descriptors differ across the warpgroup",
+            ));
+        }
+    }
+    let (da, db) = (desc(dva)?, desc(dvb)?);
+    if std::env::var("PTX_EMU_TRACE_WGMMA").is_ok() {
+        eprintln!(
+            "{op}: A start {:#x} lbo {} sbo {} swz {}; B start {:#x} lbo {} sbo {} swz {}; ops {}",
+            da.start,
+            da.lbo,
+            da.sbo,
+            da.swz,
+            db.start,
+            db.lbo,
+            db.sbo,
+            db.swz,
+            ops.len()
+        );
+    }
+    let scale_d = val(&r0, &ops[3], l, cta, ti0) != 0;
+    let imm = |i: usize| -> i64 {
+        ops.get(i)
+            .map(|o| sext(val(&r0, o, l, cta, ti0), 32))
+            .unwrap_or(0)
+    };
+    let (neg_a, neg_b) = if ops.len() > 5 {
+        (imm(4) == -1, imm(5) == -1)
+    } else {
+        (false, false)
+    };
+    let (tr_a, tr_b) = if ops.len() > 7 {
+        (imm(6) == 1, imm(7) == 1)
+    } else {
+        (false, false)
+    };
+    let conv = |ty: Ty, v: u64| -> f64 {
+        match ty {
+            Ty::S8 => sext(v, 8) as f64,
+            Ty::U8 => v as f64,
+            Ty::TF32 => f32::from_bits((v as u32) & 0xffff_e000) as f64,
+            t => fget(t, v, false),
+        }
+    };
+    let mut rd = |addr: u64| -> R<u64> {
+        let mut b = [0u8; 4];
+        read_bytes(
+            dev,
+            l,
+            cta,
+            Space::Shared,
+            addr,
+            &mut b[..es as usize],
+            g0,
+            es as usize,
+        )?;
+        Ok(u32::from_le_bytes(b) as u64)
+    };
+    let mut a = vec![0f64; m * k];
+    for i in 0..m {
+        for kk in 0..k {
+            let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a))?);
+            a[i * k + kk] = if neg_a { -v } else { v };
+        }
+    }
+    let mut b = vec![0f64; k * n];
+    for kk in 0..k {
+        for j in 0..n {
+            let v = conv(bt, rd(db.addr(j as u64, kk as u64, es, tr_b))?);
+            b[kk * n + j] = if neg_b { -v } else { v };
+        }
+    }
+    let dregs = regs_of_vec(&ops[0]);
+    let f16acc = dt == Ty::F16;
+    let per = if f16acc { 2 } else { 4 };
+    if dregs.len() != m * n / 128 / if f16acc { 2 } else { 1 } {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            "wgmma accumulator register count does not match the shape",
+        ));
+    }
+    for (wi, &g) in group.iter().enumerate() {
+        let w = wi / 32;
+        let lane = wi % 32;
+        let (gr, t) = (lane / 4, lane % 4);
+        for (ri, reg) in dregs.iter().enumerate() {
+            let j8 = ri / per;
+            let within = ri % per;
+            let coords: [(usize, usize); 2] = if f16acc {
+                let row = 16 * w + gr + 8 * within;
+                [(row, 8 * j8 + 2 * t), (row, 8 * j8 + 2 * t + 1)]
+            } else {
+                let c = (16 * w + gr + 8 * (within / 2), 8 * j8 + 2 * t + within % 2);
+                [c, c]
+            };
+            let old = match reg {
+                Opnd::Reg(x) => cta.regs[g * nr + *x as usize],
+                _ => 0,
+            };
+            let mut out = 0u64;
+            for (ci, &(i, j)) in coords.iter().enumerate().take(if f16acc { 2 } else { 1 }) {
+                let mut acc = 0f64;
+                let mut iacc: i64 = 0;
+                for kk in 0..k {
+                    if dt == Ty::S32 {
+                        iacc += (a[i * k + kk] * b[kk * n + j]) as i64;
+                    } else {
+                        acc += a[i * k + kk] * b[kk * n + j];
+                    }
+                }
+                let bits = match dt {
+                    Ty::S32 => {
+                        let c = if scale_d { sext(old, 32) } else { 0 };
+                        let s = c + iacc;
+                        let s = if sat {
+                            s.clamp(i32::MIN as i64, i32::MAX as i64)
+                        } else {
+                            s as i32 as i64
+                        };
+                        (s as u64) & 0xffff_ffff
+                    }
+                    Ty::F16 => {
+                        let c = if scale_d {
+                            fget(Ty::F16, (old >> (16 * ci)) & 0xffff, false)
+                        } else {
+                            0.0
+                        };
+                        fput(Ty::F16, c + acc, 0.0, Rnd::Rn, false, false)
+                    }
+                    _ => {
+                        let c = if scale_d {
+                            fget(Ty::F32, old, false)
+                        } else {
+                            0.0
+                        };
+                        fput(Ty::F32, c + acc, 0.0, Rnd::Rn, false, false)
+                    }
+                };
+                out |= bits << (16 * ci);
+            }
+            wr(cta, g, reg, out)?;
         }
     }
     Ok(())

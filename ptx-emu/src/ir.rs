@@ -62,6 +62,8 @@ pub struct Kernel {
     pub reqntid: Option<(u32, u32, u32)>,
     /// `.reqnctapercluster` if given.
     pub reqnctapercluster: Option<(u32, u32, u32)>,
+    /// `.blocksareclusters`: the launch grid counts clusters, not CTAs.
+    pub blocks_are_clusters: bool,
 }
 
 /// Operand data types.
@@ -386,6 +388,13 @@ pub enum OpK {
     Brev,
     Clz,
     Popc,
+    Bfind,
+    Szext,
+    Bmsk,
+    Dp4a,
+    Dp2a,
+    Sad,
+    Isspacep,
     Prmt,
     Lop3,
     Selp,
@@ -427,6 +436,7 @@ pub enum OpK {
     MbarTestWait,
     MbarInval,
     CpBulkTensor,
+    CpAsync,
     CpBulkCommit,
     CpBulkWait,
     Ldmatrix,

@@ -25,7 +25,13 @@
 //!   run is deterministic.
 //! * `bar.sync` without a thread count waits for every thread of the CTA; a
 //!   thread that exits without arriving makes the barrier a reported deadlock.
+//! * A thread runs at most 65536 instructions before the scheduler moves on, so
+//!   spin-waits on shared-memory flags written by other threads of the CTA work;
+//!   CTAs of different clusters run one after another, so a spin-wait on a flag
+//!   written by a later CTA ends with a `Timeout` error (`max_instructions_per_thread`).
 //! * TMA tensor maps use this crate's own 128-byte encoding, see [`TensorMap`].
+
+#![warn(missing_docs)]
 
 mod decode;
 mod exec;
@@ -207,7 +213,7 @@ impl Device {
             allocs: Vec::new(),
             next: GLOBAL_BASE,
             last: 0,
-            max_instructions_per_thread: 1 << 32,
+            max_instructions_per_thread: 1 << 28,
         }
     }
 
@@ -287,6 +293,34 @@ impl Device {
         self.slice_mut(addr, len)
             .expect("read outside allocation")
             .to_vec()
+    }
+
+    /// Runs a kernel with the block shape its `.reqntid` requires (1-D 128 threads
+    /// if it has none) and no dynamic shared memory: `grid` counts CTAs (or
+    /// clusters for `.blocksareclusters` kernels).
+    pub fn launch_grid(
+        &mut self,
+        m: &Module,
+        kernel: &str,
+        grid: (u32, u32, u32),
+        params: &[Param],
+    ) -> Result<LaunchResult, EmuError> {
+        let block = m
+            .kernel(kernel)
+            .and_then(|k| k.reqntid)
+            .unwrap_or((128, 1, 1));
+        exec::launch(
+            self,
+            m,
+            kernel,
+            LaunchConfig {
+                grid,
+                block,
+                cluster: (1, 1, 1),
+                dynamic_smem: 0,
+            },
+            params,
+        )
     }
 
     /// Runs a kernel to completion.

@@ -315,6 +315,7 @@ struct KernelBuilder {
     pending_labels: Vec<(usize, usize, String)>,
     reqntid: Option<(u32, u32, u32)>,
     reqnctapercluster: Option<(u32, u32, u32)>,
+    blocks_are_clusters: bool,
     dyn_shared: Vec<u32>,
 }
 
@@ -353,13 +354,24 @@ pub fn parse_module(src: &str) -> Result<Module, ParseError> {
     while let Some(t) = p.peek().cloned() {
         match t {
             Tok::Ident(s) => match s.as_str() {
-                ".version" | ".target" | ".address_size" => {
+                ".version" | ".target" | ".address_size" | ".file" | ".loc" => {
                     p.next();
                     // consume until next directive token on a new line: simply consume idents/numbers/commas
                     let l = p.toks[p.pos - 1].1;
                     while p.pos < p.toks.len() && p.toks[p.pos].1 == l {
                         p.pos += 1;
                     }
+                }
+                ".section" => {
+                    // debug sections: `.section .debug_x { ... }`
+                    p.next();
+                    while p.pos < p.toks.len() && !p.is_punct('{') {
+                        p.pos += 1;
+                    }
+                    skip_braces(&mut p)?;
+                }
+                ".pragma" => {
+                    p.skip_to_semicolon();
                 }
                 ".visible" | ".extern" | ".weak" | ".common" => {
                     p.next();
@@ -540,6 +552,7 @@ fn parse_entry(
         pending_labels: Vec::new(),
         reqntid: None,
         reqnctapercluster: None,
+        blocks_are_clusters: false,
         dyn_shared: Vec::new(),
     };
     // parameters
@@ -558,8 +571,12 @@ fn parse_entry(
         let pname;
         loop {
             let s = p.ident()?;
-            if s == ".ptr" {
+            if s == ".ptr" || (s.starts_with(".ptr.") && !s.ends_with(".align")) {
                 after_ptr = true;
+            } else if s.starts_with(".ptr.") && s.ends_with(".align") {
+                // `.ptr.global.align 16` written without spaces: pointee alignment
+                after_ptr = true;
+                p.int()?;
             } else if s == ".align" {
                 // `.ptr .space .align N` is the pointee's alignment, not the parameter's
                 let a = p.int()? as u32;
@@ -613,6 +630,7 @@ fn parse_entry(
         match d.as_str() {
             ".reqntid" | ".maxntid" => kb.reqntid = Some(triple(&nums)),
             ".reqnctapercluster" => kb.reqnctapercluster = Some(triple(&nums)),
+            ".blocksareclusters" => kb.blocks_are_clusters = true,
             _ => {}
         }
     }
@@ -651,6 +669,7 @@ fn parse_entry(
         texts: kb.texts,
         reqntid: kb.reqntid,
         reqnctapercluster: kb.reqnctapercluster,
+        blocks_are_clusters: kb.blocks_are_clusters,
     })
 }
 
@@ -769,8 +788,15 @@ fn parse_body(
                 }
                 kb.declare(name, SymDef::Shared(DYN_SHARED_MARK));
             }
+            Tok::Ident(s) if s == ".loc" || s == ".file" => {
+                // line-oriented debug directives without a semicolon
+                let l = p.toks[p.pos].1;
+                while p.pos < p.toks.len() && p.toks[p.pos].1 == l {
+                    p.pos += 1;
+                }
+            }
             Tok::Ident(s) if s.starts_with('.') => {
-                // other directives inside body (.pragma, .loc, .file): skip
+                // other directives inside the body (.pragma ...;): skip
                 p.skip_to_semicolon();
             }
             Tok::Ident(s) if matches!(p.peek_at(1), Some(Tok::Punct(':'))) => {

@@ -392,3 +392,332 @@ fn printf_capture() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.printf, "hi 0 1.500000 ok!\nhi 1 1.500000 ok!\n");
 }
+
+#[test]
+fn packed_half_and_misc_float() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x3c004000; mov.b32 %r2, 0x40003c00;
+        add.rn.f16x2 %r3, %r1, %r2; st.global.b32 [%rd0], %r3;
+        mul.rn.bf16x2 %r4, %r1, %r1; st.global.b32 [%rd0+4], %r4;
+        max.f16x2 %r5, %r1, %r2; st.global.b32 [%rd0+8], %r5;
+        neg.f16x2 %r6, %r1; st.global.b32 [%rd0+12], %r6;
+        mov.b32 %f1, 0f40400000; rcp.rn.f32 %f2, %f1; st.global.b32 [%rd0+16], %f2;
+        rcp.rz.f32 %f3, %f1; st.global.b32 [%rd0+20], %f3;
+        mov.b32 %f4, 0fBF800000; set.lt.u32.f32 %r7, %f4, %f1; st.global.b32 [%rd0+24], %r7;
+        set.gt.f32.f32 %r8, %f4, %f1; st.global.b32 [%rd0+28], %r8;
+        slct.s32.f32 %r9, 5, 6, %f4; st.global.b32 [%rd0+32], %r9;
+        testp.finite.f32 %p1, %f1; selp.b32 %r10, 1, 0, %p1; st.global.b32 [%rd0+36], %r10;
+        copysign.f32 %f5, %f4, %f1; st.global.b32 [%rd0+40], %f5;
+        mov.b32 %f6, 0f40000000; sqrt.rz.f32 %f7, %f6; st.global.b32 [%rd0+44], %f7;
+        sqrt.rp.f32 %f8, %f6; st.global.b32 [%rd0+48], %f8;
+        mov.b64 %fd1, 0d4000000000000000; sqrt.rn.f64 %fd2, %fd1; st.global.b64 [%rd0+56], %fd2;
+    "));
+    assert_eq!(o[0], 0x4200_4200, "1+2 = 3 and 2+1 = 3 in each f16 lane");
+    assert_eq!(o[1], bf16x2_square(0x3c00_4000), "bf16x2 lane-wise square");
+    assert_eq!(o[2], 0x4000_4000, "lane-wise max");
+    assert_eq!(o[3], 0xbc00_c000);
+    assert_eq!(o[4], 0x3eaa_aaab, "rcp.rn(3)");
+    assert_eq!(o[5], 0x3eaa_aaaa, "rcp.rz(3)");
+    assert_eq!(o[6], 0xffff_ffff, "set true gives all ones");
+    assert_eq!(o[7], 0, "set false gives 0.0");
+    assert_eq!(o[8], 6, "slct picks b for negative c");
+    assert_eq!(o[9], 1);
+    assert_eq!(
+        o[10], 0xc040_0000,
+        "copysign(a = -1, b = 3) = -3: the sign of a on the magnitude of b"
+    );
+    assert_eq!(o[11], 0x3fb5_04f3, "sqrt(2) toward zero");
+    assert_eq!(o[12], 0x3fb5_04f4, "sqrt(2) up");
+    assert_eq!(
+        f64::from_bits(o[14] as u64 | ((o[15] as u64) << 32)),
+        2f64.sqrt()
+    );
+}
+
+/// bf16x2 lane-wise square of two bf16 lanes holding 0x3c00 (~0.0078) and 0x4000 (2.0).
+fn bf16x2_square(x: u32) -> u32 {
+    let sq = |h: u32| {
+        let f = f32::from_bits(h << 16);
+        let p = (f as f64 * f as f64) as f32; // exact: 8-bit mantissas
+        p.to_bits() >> 16
+    };
+    sq(x & 0xffff) | (sq(x >> 16) << 16)
+}
+
+#[test]
+fn cp_async_and_matrix_load_store() {
+    // 32 threads: cp.async 16 bytes each into shared, then ldmatrix.x1 / stmatrix.x1.trans round trip.
+    let body = "
+        .shared .align 16 .b8 sm[1024];
+        mov.u32 %r1, %tid.x;
+        mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+        mov.u32 %r2, sm; mul.lo.u32 %r3, %r1, 16; add.u32 %r4, %r2, %r3;
+        cp.async.cg.shared.global [%r4], [%rd3], 16;
+        cp.async.commit_group; cp.async.wait_all; bar.sync 0;
+        and.b32 %r5, %r1, 7; mul.lo.u32 %r6, %r5, 16; add.u32 %r7, %r2, %r6;
+        ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r8}, [%r7];
+        add.u32 %r9, %r7, 512;
+        stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [%r9], {%r8};
+        bar.sync 0;
+        mul.wide.u32 %rd4, %r1, 20; add.s64 %rd5, %rd0, %rd4;
+        st.global.b32 [%rd5], %r8;
+        setp.lt.u32 %p1, %r1, 8; @!%p1 bra DONE;
+        ld.shared.v4.b32 {%r10, %r11, %r12, %r13}, [%r4+512];
+        mul.wide.u32 %rd6, %r1, 16; add.s64 %rd7, %rd1, %rd6; st.global.v4.b32 [%rd7+512], {%r10, %r11, %r12, %r13};
+        DONE:";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(32 * 20);
+    let src: Vec<u16> = (0..1024u16).collect();
+    let aux = dev.alloc_from(&bytes::from_u16(&src));
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 32),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = u32s(&dev.read(out));
+    // ldmatrix x1: lane l holds row l/4, columns 2*(l%4), +1 of the 8x8 matrix at rows 0..8 (16 bytes each)
+    for lane in 0..32u32 {
+        let (r, c) = (lane / 4, 2 * (lane % 4));
+        let e = |c: u32| (r * 8 + c) as u16;
+        assert_eq!(
+            o[(lane * 5) as usize],
+            e(c) as u32 | ((e(c + 1) as u32) << 16),
+            "ldmatrix lane {lane}"
+        );
+    }
+    // stmatrix .trans wrote the transpose: element (r, c) of the stored matrix = original (c, r)
+    let a = bytes::to_u16(&dev.read(aux));
+    for r in 0..8usize {
+        for c in 0..8usize {
+            assert_eq!(
+                a[256 + r * 8 + c],
+                (c * 8 + r) as u16,
+                "transposed ({r},{c})"
+            );
+        }
+    }
+}
+
+#[test]
+fn mma_sync_m16n8k16_fragments() {
+    // A[i][k] = i (f16), B[k][j] = 1 if k == j else 0 -> D[i][j] = A[i][j] + C = i + 0.5
+    let body = "
+        mov.u32 %r1, %laneid; shr.u32 %r2, %r1, 2; and.b32 %r3, %r1, 3;
+        cvt.rn.f16.u32 %h1, %r2; add.u32 %r4, %r2, 8; cvt.rn.f16.u32 %h2, %r4;
+        mov.b32 %r5, {%h1, %h1}; mov.b32 %r6, {%h2, %h2};
+        mov.b16 %h3, 0x3c00; mov.b16 %h4, 0x0000;
+        shl.b32 %r7, %r3, 1; setp.eq.u32 %p1, %r7, %r2; add.u32 %r8, %r7, 1; setp.eq.u32 %p2, %r8, %r2;
+        selp.b16 %h5, %h3, %h4, %p1; selp.b16 %h6, %h3, %h4, %p2; mov.b32 %r9, {%h5, %h6};
+        mov.b32 %r10, 0;
+        mov.b32 %f1, 0f3F000000;
+        mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f2, %f3, %f4, %f5}, {%r5, %r6, %r5, %r6}, {%r9, %r10}, {%f1, %f1, %f1, %f1};
+        mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+        st.global.v4.f32 [%rd3], {%f2, %f3, %f4, %f5};";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let aux = dev.alloc(32 * 16);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 32),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let d = bytes::to_f32(&dev.read(aux));
+    for lane in 0..32usize {
+        let (g, t) = (lane / 4, lane % 4);
+        // A cols 8..15 are also i, but B rows 8..15 are zero; B[k][j] = (k == j) for k < 8 only when j == k
+        let _ = t;
+        let want = [
+            g as f32 + 0.5,
+            g as f32 + 0.5,
+            (g + 8) as f32 + 0.5,
+            (g + 8) as f32 + 0.5,
+        ];
+        for r in 0..4 {
+            assert_eq!(d[lane * 4 + r], want[r], "lane {lane} reg {r}");
+        }
+    }
+}
+
+#[test]
+fn error_carry_chain_is_unsupported() {
+    let e = err_of("mov.b32 %r1, 1; add.cc.u32 %r2, %r1, %r1;", 1);
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+}
+
+#[test]
+fn bit_find_extend_dot() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x00f00000; bfind.u32 %r2, %r1; st.global.b32 [%rd0], %r2;
+        bfind.shiftamt.u32 %r3, %r1; st.global.b32 [%rd0+4], %r3;
+        mov.b32 %r4, 0; bfind.u32 %r5, %r4; st.global.b32 [%rd0+8], %r5;
+        mov.b32 %r6, -8; bfind.s32 %r7, %r6; st.global.b32 [%rd0+12], %r7;
+        mov.b32 %r8, 0xf0; szext.clamp.s32 %r9, %r8, 8; st.global.b32 [%rd0+16], %r9;
+        szext.wrap.u32 %r10, %r8, 36; st.global.b32 [%rd0+20], %r10;
+        bmsk.clamp.b32 %r11, 4, 8; st.global.b32 [%rd0+24], %r11;
+        mov.b32 %r12, 0x01fe03fd; mov.b32 %r13, 0x02020202; mov.b32 %r14, 10;
+        dp4a.s32.s32 %r15, %r12, %r13, %r14; st.global.b32 [%rd0+28], %r15;
+        dp4a.u32.u32 %r16, %r12, %r13, %r14; st.global.b32 [%rd0+32], %r16;
+        mov.b32 %r17, 3; mov.b32 %r18, 10; sad.s32 %r19, %r17, %r18, %r14; st.global.b32 [%rd0+36], %r19;
+        isspacep.global %p1, %rd0; selp.b32 %r20, 1, 0, %p1; st.global.b32 [%rd0+40], %r20;
+        isspacep.shared %p2, %rd0; selp.b32 %r21, 1, 0, %p2; st.global.b32 [%rd0+44], %r21;
+    "));
+    assert_eq!(o[0], 23);
+    assert_eq!(o[1], 8);
+    assert_eq!(o[2], 0xffff_ffff, "no bit set");
+    assert_eq!(o[3], 2, "-8 = ...11000: most significant 0 bit is bit 2");
+    assert_eq!(o[4], 0xffff_fff0, "sign-extend 0xf0 from 8 bits");
+    assert_eq!(o[5], 0x0, "wrap: 36 & 31 = 4 bits of 0xf0 -> 0");
+    assert_eq!(o[6], 0xff0);
+    assert_eq!(
+        o[7] as i32,
+        10 + 2 * (-3 + 3 - 2 + 1),
+        "signed bytes fd, 03, fe, 01"
+    );
+    assert_eq!(o[8], 10 + 2 * (0xfd + 3 + 0xfe + 1));
+    assert_eq!(o[9], 17);
+    assert_eq!(o[10], 1);
+    assert_eq!(o[11], 0);
+}
+
+#[test]
+fn barrier_reductions() {
+    let body = "
+        mov.u32 %r1, %tid.x;
+        setp.lt.u32 %p1, %r1, 10;
+        bar.red.popc.u32 %r2, 0, %p1;
+        setp.lt.u32 %p2, %r1, 100;
+        bar.red.and.pred %p3, 1, %p2;
+        setp.eq.u32 %p4, %r1, 63;
+        barrier.red.or.pred %p5, 2, 64, %p4;
+        bar.red.and.pred %p6, 3, !%p4;
+        selp.u32 %r3, 1, 0, %p3; selp.u32 %r4, 1, 0, %p5; selp.u32 %r5, 1, 0, %p6;
+        mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+        st.global.v4.b32 [%rd3], {%r2, %r3, %r4, %r5};";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let aux = dev.alloc(64 * 16);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 64),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let a = u32s(&dev.read(aux));
+    for t in 0..64 {
+        assert_eq!(&a[4 * t..4 * t + 4], &[10, 1, 1, 0], "thread {t}");
+    }
+}
+
+#[test]
+fn spin_wait_on_shared_flag_and_mbarrier_polling() {
+    // Thread 0 spins on a shared flag that thread 33 sets; thread 32 polls an
+    // mbarrier with test_wait until thread 1 arrives.
+    let body = "
+        .shared .align 8 .b8 sm[16];
+        mov.u32 %r1, %tid.x;
+        setp.ne.u32 %p1, %r1, 0; @%p1 bra INIT_DONE;
+        mov.b32 %r2, 0; st.shared.b32 [sm], %r2; mov.b32 %r3, 1; mbarrier.init.shared.b64 [sm+8], %r3;
+        INIT_DONE: bar.sync 0;
+        setp.eq.u32 %p2, %r1, 0; @%p2 bra SPIN;
+        setp.eq.u32 %p3, %r1, 33; @%p3 bra SETFLAG;
+        setp.eq.u32 %p4, %r1, 32; @%p4 bra POLL;
+        setp.eq.u32 %p5, %r1, 1; @%p5 bra ARRIVE;
+        bra DONE;
+        SPIN: ld.volatile.shared.b32 %r4, [sm]; setp.eq.u32 %p6, %r4, 0; @%p6 bra SPIN;
+        st.global.b32 [%rd0], %r4; bra DONE;
+        SETFLAG: mov.b32 %r5, 77; st.volatile.shared.b32 [sm], %r5; bra DONE;
+        POLL: mbarrier.test_wait.parity.shared.b64 %p7, [sm+8], 0; @!%p7 bra POLL;
+        mov.b32 %r6, 5; st.global.b32 [%rd0+4], %r6; bra DONE;
+        ARRIVE: mbarrier.arrive.shared.b64 %rd2, [sm+8];
+        DONE:";
+    let o = u32s(&run_n(body, 64).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(&o[..2], &[77, 5]);
+}
+
+#[test]
+fn error_infinite_loop_hits_the_budget() {
+    let m = Module::parse(&kernel("LOOP: bra LOOP;")).unwrap();
+    let mut dev = Device::new();
+    dev.max_instructions_per_thread = 100_000;
+    let out = dev.alloc(16);
+    let err = dev
+        .launch(
+            &m,
+            "t",
+            LaunchConfig::grid1d(1, 1),
+            &[Param::U64(out.addr()), Param::U64(out.addr())],
+        )
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Timeout, "{err}");
+}
+
+#[test]
+fn setp_packed_halves() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x3c004000; mov.b32 %r2, 0x40003c00;
+        setp.lt.f16x2 %p1|%p2, %r1, %r2;
+        selp.u32 %r3, 1, 0, %p1; selp.u32 %r4, 1, 0, %p2;
+        st.global.v2.b32 [%rd0], {%r3, %r4};
+    "));
+    assert_eq!(
+        &o[..2],
+        &[0, 1],
+        "low lane 2 < 1 false, high lane 1 < 2 true"
+    );
+}
+
+#[test]
+fn parses_debug_directives_and_compact_param_attributes() {
+    let src = ".version 8.0\n.target sm_90a\n.address_size 64\n.file 1 \"k.py\"\n\
+        .visible .entry t(.param .u64 .ptr.global.align 16 out)\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n\
+        .loc 1 3 0\nld.param.u64 %rd0, [out];\n.loc 1 4 0\nmov.b32 %r0, 9;\n.pragma \"nounroll\";\nst.global.b32 [%rd0], %r0;\nret;\n}\n\
+        .section .debug_abbrev\n{\n.b8 1\n.b8 17\n}\n";
+    let m = Module::parse(src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(4);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 1),
+        &[Param::U64(out.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(u32s(&dev.read(out))[0], 9);
+}
+
+#[test]
+fn tensor_map_encoding_and_checks() {
+    let tm = ptx_emu::TensorMap {
+        base: 0x1_0000_0100,
+        elem_size: 2,
+        dims: vec![100, 7],
+        strides: vec![2, 208],
+        box_dims: vec![64, 8],
+        swizzle: 3,
+    };
+    assert_eq!(tm.check(), None);
+    assert_eq!(ptx_emu::TensorMap::decode(&tm.encode()), Some(tm.clone()));
+    let bad_stride = ptx_emu::TensorMap {
+        strides: vec![2, 200],
+        ..tm.clone()
+    };
+    assert!(bad_stride.check().unwrap().contains("multiples of 16"));
+    let too_wide = ptx_emu::TensorMap {
+        box_dims: vec![128, 8],
+        ..tm.clone()
+    };
+    assert!(too_wide.check().unwrap().contains("swizzle span"));
+    assert_eq!(
+        ptx_emu::TensorMap::decode(&[0u8; 128]),
+        None,
+        "not our encoding"
+    );
+}

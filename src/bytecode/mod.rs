@@ -7,6 +7,7 @@
 //! anything is allocated; every error carries the absolute byte offset.
 use crate::diag::Diagnostic;
 
+/// cbindgen:ignore
 pub mod limits;
 pub mod version;
 
@@ -55,6 +56,12 @@ pub struct ReadError {
     /// sub-reader (section, type, function body) the error arose in. `None`
     /// until known; then [`ReadError::offset`] is shown.
     pub shown_offset: Option<usize>,
+    /// Whether NVIDIA's reader fails here without a message of its own (only
+    /// the context lines are shown).
+    pub silent: bool,
+    /// Whether NVIDIA's reader shows this error with its offset
+    /// (`error at offset N: ...`); a few of its messages carry none.
+    pub located: bool,
 }
 
 /// One line of context around a [`ReadError`].
@@ -71,6 +78,7 @@ pub struct ContextLine {
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
+            ReadErrorKind::Malformed if !self.located => f.write_str(&self.message),
             ReadErrorKind::Malformed => {
                 let shown = self.shown_offset.unwrap_or(self.offset);
                 write!(f, "error at offset {shown}: {}", self.message)
@@ -92,6 +100,26 @@ impl ReadError {
             kind: ReadErrorKind::Malformed,
             context: Vec::new(),
             shown_offset: None,
+            located: true,
+            silent: false,
+        }
+    }
+
+    /// The same error, shown only through its context lines.
+    #[cold]
+    pub fn silenced(self) -> Self {
+        ReadError {
+            silent: true,
+            ..self
+        }
+    }
+
+    /// A malformed-input error NVIDIA shows without an offset.
+    #[cold]
+    pub fn unlocated(offset: usize, message: impl Into<String>) -> Self {
+        ReadError {
+            located: false,
+            ..ReadError::new(offset, message)
         }
     }
 
@@ -138,7 +166,11 @@ impl ReadError {
     pub fn chain(&self) -> Vec<Diagnostic> {
         let mut d = Diagnostic::error(self.to_string());
         d.offset = Some(self.offset);
-        let mut out = vec![d];
+        let mut out = if self.silent && !self.context.is_empty() {
+            Vec::new()
+        } else {
+            vec![d]
+        };
         if self.kind == ReadErrorKind::Malformed {
             for c in &self.context {
                 let shown = c.shown_offset.unwrap_or(c.offset);

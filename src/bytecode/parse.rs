@@ -6,8 +6,8 @@ use super::{
     table, ReadError, ReadErrorKind, Version, MAGIC, MAX_VERSION, MIN_VERSION, MLIR_MAGIC,
 };
 use crate::ir::{
-    Attr, Block, DebugAttr, DebugId, Handle, Module, Op, OpId, Opcode, Padding, Region, Scalar,
-    Segment, Type, TypeId, Value, ValueDef, ValueId,
+    types::DYNAMIC, Attr, Block, DebugAttr, DebugId, Handle, Module, Op, OpId, Opcode, Padding,
+    Region, Scalar, Segment, Type, TypeId, Value, ValueDef, ValueId,
 };
 
 const SEC_END: u8 = 0;
@@ -43,6 +43,8 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             kind: ReadErrorKind::BadMagic { mlir },
             context: Vec::new(),
             shown_offset: None,
+            located: true,
+            silent: false,
         });
     }
     r.bytes(MAGIC.len())?;
@@ -62,12 +64,26 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
             kind: ReadErrorKind::UnsupportedVersion(v),
             context: Vec::new(),
             shown_offset: None,
+            located: true,
+            silent: false,
         });
     }
-    if tag != 0 {
-        return Err(r.err(format!(
-            "public-preview bytecode at version {major}.{minor}.{tag} is not readable; preview content is only valid at the current version {MAX_VERSION}"
-        )));
+    if tag & !1 != 0 {
+        let at = r.offset();
+        return Err(r
+            .err(format!(
+                "header has unrecognized version tag bits (0x{:X});",
+                tag & !1
+            ))
+            .with_context(at, "failed to parse bytecode header"));
+    }
+    if tag == 1 {
+        if base != MAX_VERSION {
+            return Err(r.err(format!(
+                "public-preview bytecode at version {major}.{minor}.{tag} is not readable; preview content is only valid at the current version {MAX_VERSION}"
+            )));
+        }
+        return Err(r.err("public-preview bytecode requires at least one enabled preview feature"));
     }
     Ok(v)
 }
@@ -82,22 +98,19 @@ impl<'a> Strings<'a> {
     fn get(&self, index: u64, at: usize) -> Result<String, ReadError> {
         let i = usize::try_from(index).unwrap_or(usize::MAX);
         if i >= self.offsets.len() {
-            return Err(ReadError::new(
+            return Err(ReadError::unlocated(
                 at,
                 format!("string index {index} out of bounds"),
             ));
         }
-        let start = self.offsets[i] as usize;
-        let end = match self.offsets.get(i + 1) {
-            Some(&e) => e as usize,
-            None => self.data.len(),
-        };
-        if start > end || end > self.data.len() {
-            return Err(ReadError::new(
-                at,
-                format!("string {index} has an invalid extent [{start}, {end})"),
-            ));
-        }
+        // Like NVIDIA's reader: the extent is [start, next start) taken as
+        // a 32-bit length and clamped to the string data.
+        let len = self.data.len();
+        let s0 = self.offsets[i];
+        let e0 = self.offsets.get(i + 1).copied().unwrap_or(len as u32);
+        let n = u64::from(e0.wrapping_sub(s0));
+        let start = (s0 as usize).min(len);
+        let end = (start as u64 + n).min(len as u64) as usize;
         Ok(String::from_utf8_lossy(&self.data[start..end]).into_owned())
     }
 
@@ -149,11 +162,30 @@ impl<'a> Constants<'a> {
 
 /// Debug-info tables from the debug section.
 #[derive(Default)]
-struct DebugTables {
+struct DebugTables<'a> {
     /// Per function: start index into `indices`.
     index_offsets: Vec<u32>,
     /// Debug attribute ids (0 = unknown, else 1 + attr index).
     indices: Vec<u64>,
+    /// Per debug attribute: whether it and everything it refers to decoded.
+    ok: Vec<bool>,
+    /// Per debug attribute: its bytes (tag first), when its extent is valid.
+    payloads: Vec<Option<Reader<'a>>>,
+    /// Per debug attribute: its kind, once it has decoded without error.
+    decoded: std::cell::RefCell<Vec<Option<DebugKind>>>,
+}
+
+/// What a debug attribute reference must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DebugKind {
+    /// A location (`di_loc`, call site, unknown).
+    Location,
+    /// A local scope (subprogram or lexical block).
+    LocalScope,
+    /// A file.
+    File,
+    /// A compile unit.
+    CompileUnit,
 }
 
 /// Per-function debug iterator (function location first, then ops in order).
@@ -166,11 +198,11 @@ struct Ctx<'a> {
     version: Version,
     strings: Strings<'a>,
     consts: Constants<'a>,
-    debug: DebugTables,
+    debug: DebugTables<'a>,
     /// Number of debug attrs in the module arena (valid ids are 1..=n).
     module: Module,
     /// Per type index: whether it has been checked (Some(Ok)) or failed.
-    type_errors: Vec<Option<ReadError>>,
+    type_entries: Vec<TypeEntry>,
     type_checked: Vec<bool>,
 }
 
@@ -188,10 +220,8 @@ impl<'a> Ctx<'a> {
                 format!("type index {index} out of bounds (size={n})"),
             ));
         }
-        if let Some(e) = &self.type_errors[i] {
-            return Err(e
-                .clone()
-                .with_context(at, format!("failed to read type {index}")));
+        if let Some(e) = &self.type_entries[i].error {
+            return Err(e.clone());
         }
         if self.type_checked[i] {
             return Ok(Handle::from_index(i));
@@ -202,17 +232,38 @@ impl<'a> Ctx<'a> {
                 format!("type {index} nests too deeply or refers to itself"),
             ));
         }
-        let children: Vec<TypeId> = match &self.module.types[Handle::from_index(i)] {
-            Type::Scalar(_) | Type::Token => vec![],
-            Type::Pointer { pointee, .. } => vec![*pointee],
-            Type::Tile { element, .. } | Type::TensorView { element, .. } => vec![*element],
-            Type::PartitionView { tensor_view, .. }
-            | Type::GatherScatterView { tensor_view, .. }
-            | Type::StridedView { tensor_view, .. } => vec![*tensor_view],
-            Type::Function { inputs, results } => inputs.iter().chain(results).copied().collect(),
-        };
-        for c in children {
-            self.check_type(c.index() as u64, at, depth + 1)?;
+        let refs = self.type_entries[i].refs.clone();
+        let base = self.type_entries[i].base;
+        for r in refs {
+            let msg = format!("failed to get {} type", r.label);
+            if r.index >= n as u64 || self.type_entries[r.index as usize].silent {
+                return Err(ReadError::new(r.offset, msg).rebase(base));
+            }
+            self.check_type(r.index, at, depth + 1)
+                .map_err(|e| e.with_context(r.offset, msg).rebase(base))?;
+        }
+        if let Type::PartitionView {
+            tensor_view,
+            dim_map,
+            ..
+        } = &self.module.types[Handle::from_index(i)]
+        {
+            if let Some(Type::TensorView { shape, .. }) = self.module.types.try_get(*tensor_view) {
+                let rank = shape.len() as i64;
+                if let Some(&d) = dim_map
+                    .iter()
+                    .find(|&&d| i64::from(d) < 0 || i64::from(d) >= rank)
+                {
+                    let end = self.type_entries[i].end;
+                    return Err(ReadError::new(
+                        end,
+                        format!(
+                            "target dimension is outside of tensor view dimensions, expected strictly less than {rank}, got {d}"
+                        ),
+                    )
+                    .rebase(base));
+                }
+            }
         }
         self.type_checked[i] = true;
         Ok(Handle::from_index(i))
@@ -237,11 +288,210 @@ impl<'a> Ctx<'a> {
         if id == 0 {
             return Ok(None);
         }
-        let n = self.module.debug.len() as u64;
-        if id > n {
+        match self.check_debug(id, DebugKind::Location, 0) {
+            Ok(true) => {}
+            Ok(false) => return Err(fail()),
+            Err(e) => return Err(e.with_context(at, "failed to read operation location.")),
+        }
+        let h = Handle::from_index((id - 1) as usize);
+        if !self.debug.ok.get(h.index()).copied().unwrap_or(false) {
             return Err(fail());
         }
-        Ok(Some(Handle::from_index((id - 1) as usize)))
+        match self.module.debug.try_get(h) {
+            Some(DebugAttr::Loc { .. }) | Some(DebugAttr::CallSite { .. }) => Ok(Some(h)),
+            Some(DebugAttr::Unknown) => Ok(None),
+            _ => Err(fail()),
+        }
+    }
+
+    /// Checks debug attribute `id` (0 = unknown location) the way NVIDIA's
+    /// reader decodes it on use: `Ok(true)` if it decodes and is of kind
+    /// `want`, `Ok(false)` if it silently is not, `Err` with the chain of
+    /// messages if decoding one of its parts failed.
+    fn check_debug(&self, id: u64, want: DebugKind, depth: usize) -> Result<bool, ReadError> {
+        self.check_debug_in(id, want, depth, &mut Vec::new())
+    }
+
+    fn check_debug_in(
+        &self,
+        id: u64,
+        want: DebugKind,
+        depth: usize,
+        visiting: &mut Vec<u64>,
+    ) -> Result<bool, ReadError> {
+        if id == 0 {
+            return Ok(want == DebugKind::Location);
+        }
+        let Some(Some(payload)) = usize::try_from(id - 1)
+            .ok()
+            .and_then(|i| self.debug.payloads.get(i))
+        else {
+            return Ok(false);
+        };
+        let slot = (id - 1) as usize;
+        if let Some(Some(kind)) = self.debug.decoded.borrow().get(slot) {
+            return Ok(*kind == want);
+        }
+        if depth > MAX_ATTR_DEPTH || visiting.contains(&id) {
+            return Ok(false);
+        }
+        visiting.push(id);
+        let r = self.check_debug_payload(*payload, depth, visiting);
+        visiting.pop();
+        match r? {
+            Some(kind) => {
+                if let Some(s) = self.debug.decoded.borrow_mut().get_mut(slot) {
+                    *s = Some(kind);
+                }
+                Ok(kind == want)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn check_debug_payload(
+        &self,
+        payload: Reader<'_>,
+        depth: usize,
+        visiting: &mut Vec<u64>,
+    ) -> Result<Option<DebugKind>, ReadError> {
+        let mut entry = payload;
+        let Ok(tag) = entry.varint() else {
+            return Ok(None);
+        };
+        let mut r = entry.rest();
+        let base = r.base();
+        let kind = match tag {
+            1 => DebugKind::CompileUnit,
+            2 => DebugKind::File,
+            3 | 5 => DebugKind::LocalScope,
+            _ => DebugKind::Location,
+        };
+        let visiting = std::cell::RefCell::new(visiting);
+        let child = |r: &mut Reader<'_>, k: DebugKind, msg: &str| -> Result<(), ReadError> {
+            let v = r.varint().map_err(|_| r.err(msg))?;
+            let mut guard = visiting.borrow_mut();
+            match self.check_debug_in(v, k, depth + 1, &mut guard) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(r.err(msg)),
+                Err(e) => Err(e.with_context(r.offset(), msg)),
+            }
+        };
+        let string = |r: &mut Reader<'_>, msg: &str| -> Result<(), ReadError> {
+            let at = r.offset();
+            let v = r.varint().map_err(|_| r.err(msg))?;
+            self.strings.get(v, at).map(|_| ()).map_err(|e| {
+                ReadError {
+                    located: false,
+                    ..e
+                }
+                .with_context(r.offset(), msg)
+            })
+        };
+        let number = |r: &mut Reader<'_>, msg: &str| -> Result<(), ReadError> {
+            r.varint().map(|_| ()).map_err(|_| r.err(msg))
+        };
+        let result = (|| -> Result<(), ReadError> {
+            match tag {
+                1 => child(
+                    &mut r,
+                    DebugKind::File,
+                    "failed to read file attribute when parsing DICompileUnitAttr",
+                ),
+                2 => {
+                    string(
+                        &mut r,
+                        "failed to read file name attribute when parsing DIFileAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read directory attribute when parsing DIFileAttr",
+                    )
+                }
+                3 => {
+                    child(
+                        &mut r,
+                        DebugKind::LocalScope,
+                        "failed to read scope attribute when parsing DILexicalBlockAttr",
+                    )?;
+                    child(
+                        &mut r,
+                        DebugKind::File,
+                        "failed to read file attribute when parsing DILexicalBlockAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read line number when parsing DILexicalBlockAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read column number when parsing DILexicalBlockAttr",
+                    )
+                }
+                4 => {
+                    child(
+                        &mut r,
+                        DebugKind::LocalScope,
+                        "failed to read scope attribute when parsing DILocAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read file name attribute when parsing FileLineColLoc",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read line number when parsing FileLineColLoc",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read column number when parsing FileLineColLoc",
+                    )
+                }
+                5 => {
+                    child(
+                        &mut r,
+                        DebugKind::File,
+                        "failed to read file attribute when parsing DISubprogramAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read line number when parsing DISubprogramAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read name attribute when parsing DISubprogramAttr",
+                    )?;
+                    string(
+                        &mut r,
+                        "failed to read linkage name attribute when parsing DISubprogramAttr",
+                    )?;
+                    child(
+                        &mut r,
+                        DebugKind::CompileUnit,
+                        "failed to read compile unit attribute when parsing DISubprogramAttr",
+                    )?;
+                    number(
+                        &mut r,
+                        "failed to read scope line number when parsing DISubprogramAttr",
+                    )
+                }
+                6 => {
+                    child(
+                        &mut r,
+                        DebugKind::Location,
+                        "failed to read callee attribute when parsing CallSiteLoc",
+                    )?;
+                    child(
+                        &mut r,
+                        DebugKind::Location,
+                        "failed to read caller attribute when parsing CallSiteLoc",
+                    )
+                }
+                _ => Ok(()),
+            }
+        })();
+        result.map_err(|e| e.rebase(base))?;
+        Ok(Some(kind))
     }
 }
 
@@ -370,9 +620,9 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
             .map_err(|e| e.with_context(r.offset(), "failed to parse producer section"))?;
         module.producer = Some(p);
     }
-    let mut type_errors = Vec::new();
+    let mut type_entries = Vec::new();
     if let Some(s) = sections[SEC_TYPE as usize] {
-        type_errors = read_types(s, version, &mut module).map_err(|e| {
+        type_entries = read_types(s, version, &mut module).map_err(|e| {
             e.rebase(s.base())
                 .with_context(r.offset(), "failed to parse type section")
         })?;
@@ -394,7 +644,7 @@ pub(crate) fn read_module(bytes: &[u8]) -> Result<Module, ReadError> {
         consts,
         debug: DebugTables::default(),
         module,
-        type_errors,
+        type_entries,
         type_checked: vec![false; ntypes],
     };
     let globals = match sections[SEC_GLOBAL as usize] {
@@ -493,24 +743,145 @@ fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, Re
         .ok_or_else(|| ReadError::new(at, format!("invalid padding value: {v}")))
 }
 
-fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
+/// A tile shape: a varint count of 8-byte dimensions, each a power of two.
+fn tile_shape(r: &mut Reader<'_>) -> Result<Vec<i64>, ReadError> {
     let at = r.offset();
-    let tag = r.varint()?;
-    let id = |r: &mut Reader<'_>| -> Result<TypeId, ReadError> {
-        let at = r.offset();
-        let v = r.varint()?;
-        if v >= MAX_TYPES {
-            return Err(ReadError::new(at, format!("type index {v} out of bounds")));
+    let n = r.varint()?;
+    if n > MAX_RANK || n > (r.remaining() / 8) as u64 {
+        return Err(ReadError::new(
+            at,
+            format!("list of {n} entries exceeds the remaining data"),
+        ));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        v.push(r.u64_le()? as i64);
+    }
+    if v.iter().any(|&d| d <= 0 || d & (d - 1) != 0) {
+        let list: Vec<String> = v.iter().map(|d| d.to_string()).collect();
+        return Err(r.err(format!(
+            "all dimensions must be powers of two, got {}",
+            list.join(", ")
+        )));
+    }
+    Ok(v)
+}
+
+/// A reference from one type to another, for NVIDIA-style error chains.
+#[derive(Clone, Debug)]
+struct TypeRef {
+    /// The referenced type-table index.
+    index: u64,
+    /// The field, as NVIDIA's messages name it (`elementType`).
+    label: &'static str,
+    /// Absolute offset just after the index.
+    offset: usize,
+}
+
+/// A decoded type entry: why it failed, if it did, and where it refers.
+struct TypeEntry {
+    error: Option<ReadError>,
+    /// The entry failed without a message of its own (unreadable tag).
+    silent: bool,
+    refs: Vec<TypeRef>,
+    /// Absolute offset of the payload after the tag.
+    base: usize,
+    /// Absolute offset where decoding the payload stopped.
+    end: usize,
+}
+
+/// A dimension or stride as NVIDIA's messages show it (`?` when dynamic).
+fn dim_text(d: i64) -> String {
+    if d == DYNAMIC {
+        "?".to_string()
+    } else {
+        d.to_string()
+    }
+}
+
+/// A view's tile shape must have power-of-two dimensions.
+fn check_tile_shape(r: &Reader<'_>, shape: &[i32]) -> Result<(), ReadError> {
+    if shape.iter().any(|&d| d <= 0 || d & (d - 1) != 0) {
+        let list: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        return Err(r.err(format!(
+            "tile shape dimensions must have power of two length but got [{}]",
+            list.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+fn parse_type(mut entry: Reader<'_>, version: Version) -> (Result<Type, ReadError>, TypeEntry) {
+    let mut refs = Vec::new();
+    let tag = match entry.varint() {
+        Ok(t) => t,
+        Err(e) => {
+            let base = entry.offset();
+            return (
+                Err(e),
+                TypeEntry {
+                    error: None,
+                    silent: true,
+                    refs,
+                    base,
+                    end: base,
+                },
+            );
         }
-        Ok(Handle::from_index(v as usize))
+    };
+    // NVIDIA's reader decodes the payload after the tag with its own reader.
+    let mut r = entry.rest();
+    let base = r.base();
+    let t = parse_type_payload(tag, &mut r, version, &mut refs).map_err(|e| e.rebase(base));
+    let end = r.offset();
+    (
+        t,
+        TypeEntry {
+            error: None,
+            silent: false,
+            refs,
+            base,
+            end,
+        },
+    )
+}
+
+fn parse_type_payload(
+    tag: u64,
+    r: &mut Reader<'_>,
+    version: Version,
+    refs: &mut Vec<TypeRef>,
+) -> Result<Type, ReadError> {
+    let at = r.offset();
+    // Reads a type index; the field name labels NVIDIA's error message.
+    let id = |r: &mut Reader<'_>,
+              refs: &mut Vec<TypeRef>,
+              label: &'static str|
+     -> Result<TypeId, ReadError> {
+        let v = r
+            .varint()
+            .map_err(|_| r.err(format!("failed to get {label} type")))?;
+        refs.push(TypeRef {
+            index: v,
+            label,
+            offset: r.offset(),
+        });
+        Ok(Handle::from_index(v.min(MAX_TYPES) as usize))
     };
     let scalar = |s: Scalar, since: Version| -> Result<Type, ReadError> {
         if version < since {
-            return Err(ReadError::new(
+            let name = match s {
+                Scalar::F8E8M0FNU => "Float8E8M0FNU",
+                Scalar::F4E2M1FN => "Float4E2M1FN",
+                Scalar::I4 => "Int4",
+                Scalar::F8E5M3FNU => "Float8E5M3FNU",
+                other => other.name(),
+            };
+            return Err(ReadError::unlocated(
                 at,
                 format!(
-                    "type '{}' is not available in bytecode version {version}",
-                    s.name()
+                    "type '{name}' requires bytecode version {}.{}+, file version is {}.{}",
+                    since.major, since.minor, version.major, version.minor
                 ),
             ));
         }
@@ -537,20 +908,34 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         17 => Type::Token,
         12 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let pointee = id(&mut r)?;
+            let pointee = id(r, refs, "pointeeType")?;
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::Pointer { pointee, ptr_attr }
         }
         13 => {
-            let element = id(&mut r)?;
-            let shape = int_list(&mut r, 8)?;
+            let element = id(r, refs, "elementType")?;
+            let shape = tile_shape(r)?;
             Type::Tile { element, shape }
         }
         14 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
-            let element = id(&mut r)?;
-            let shape = int_list(&mut r, 8)?;
-            let strides = int_list(&mut r, 8)?;
+            let element = id(r, refs, "elementType")?;
+            let shape = int_list(r, 8)?;
+            let strides = int_list(r, 8)?;
+            if shape.iter().any(|&x| x != DYNAMIC && x <= 0) {
+                let list: Vec<String> = shape.iter().map(|&d| dim_text(d)).collect();
+                return Err(r.err(format!(
+                    "dimensions must have strictly positive constant sizes but got [{}]",
+                    list.join(", ")
+                )));
+            }
+            if strides.iter().any(|&x| x != DYNAMIC && x <= 0) {
+                let list: Vec<String> = strides.iter().map(|&d| dim_text(d)).collect();
+                return Err(r.err(format!(
+                    "dimensions must have strictly positive constant strides but got [{}]",
+                    list.join(", ")
+                )));
+            }
             let ptr_attr = if flags & 1 != 0 { Some(r.u8()?) } else { None };
             Type::TensorView {
                 element,
@@ -562,15 +947,16 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         15 => {
             let unified = version >= V13_3;
             let flags = if unified { r.varint()? } else { 0 };
-            let tile_shape = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
-            let dim_map = i32_list(&mut r)?;
+            let tile_shape = i32_list(r)?;
+            let tensor_view = id(r, refs, "tensorView")?;
+            let dim_map = i32_list(r)?;
             let has = if unified {
                 flags & 1 != 0
             } else {
                 r.varint()? != 0
             };
-            let padding = read_padding(&mut r, has)?;
+            let padding = read_padding(r, has)?;
+            check_tile_shape(r, &tile_shape)?;
             Type::PartitionView {
                 tile_shape,
                 tensor_view,
@@ -579,7 +965,10 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
             }
         }
         16 => {
-            let list = |r: &mut Reader<'_>| -> Result<Vec<TypeId>, ReadError> {
+            let list = |r: &mut Reader<'_>,
+                        refs: &mut Vec<TypeRef>,
+                        label: &'static str|
+             -> Result<Vec<TypeId>, ReadError> {
                 let at = r.offset();
                 let n = r.varint()?;
                 if n > r.remaining() as u64 {
@@ -590,20 +979,20 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
                 }
                 let mut v = Vec::with_capacity(n as usize);
                 for _ in 0..n {
-                    v.push(id(r)?);
+                    v.push(id(r, refs, label)?);
                 }
                 Ok(v)
             };
-            let inputs = list(&mut r)?;
-            let results = list(&mut r)?;
+            let inputs = list(r, refs, "parameter")?;
+            let results = list(r, refs, "result")?;
             Type::Function { inputs, results }
         }
         20 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
+            let tile_shape = i32_list(r)?;
+            let tensor_view = id(r, refs, "tensorView")?;
             let sparse_dim = r.varint()?;
-            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            let padding = read_padding(r, flags & 1 != 0)?;
             Type::GatherScatterView {
                 tile_shape,
                 tensor_view,
@@ -613,11 +1002,11 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
         }
         21 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(&mut r)?;
-            let traversal_strides = i32_list(&mut r)?;
-            let tensor_view = id(&mut r)?;
-            let dim_map = i32_list(&mut r)?;
-            let padding = read_padding(&mut r, flags & 1 != 0)?;
+            let tile_shape = i32_list(r)?;
+            let traversal_strides = i32_list(r)?;
+            let tensor_view = id(r, refs, "tensorView")?;
+            let dim_map = i32_list(r)?;
+            let padding = read_padding(r, flags & 1 != 0)?;
             Type::StridedView {
                 tile_shape,
                 traversal_strides,
@@ -626,7 +1015,7 @@ fn parse_type(mut r: Reader<'_>, version: Version) -> Result<Type, ReadError> {
                 padding,
             }
         }
-        _ => return Err(ReadError::new(at, format!("unknown type tag: {tag}"))),
+        _ => return Err(ReadError::unlocated(at, format!("unknown type tag: {tag}"))),
     };
     Ok(t)
 }
@@ -635,7 +1024,7 @@ fn read_types(
     mut s: Reader<'_>,
     version: Version,
     module: &mut Module,
-) -> Result<Vec<Option<ReadError>>, ReadError> {
+) -> Result<Vec<TypeEntry>, ReadError> {
     let n = s.varint()?;
     if n == 0 {
         return Ok(Vec::new());
@@ -653,16 +1042,26 @@ fn read_types(
         starts.push(s.u32_le()? as usize);
     }
     let data = s.rest();
-    let mut errors = Vec::with_capacity(n as usize);
+    let mut entries = Vec::with_capacity(n as usize);
     module.types.reserve(n as usize);
     for i in 0..starts.len() {
         let start = starts[i];
         let end = starts.get(i + 1).copied().unwrap_or(data.len());
-        let parsed = if start > end || end > data.len() {
-            Err(ReadError::new(
+        let (parsed, mut entry) = if start > end || end > data.len() {
+            let e = ReadError::new(
                 data.offset(),
                 format!("type {i} has an invalid extent [{start}, {end})"),
-            ))
+            );
+            (
+                Err(e),
+                TypeEntry {
+                    error: None,
+                    silent: true,
+                    refs: Vec::new(),
+                    base: data.offset(),
+                    end: data.offset(),
+                },
+            )
         } else {
             let mut d = data;
             d.bytes(start)?;
@@ -671,15 +1070,15 @@ fn read_types(
         match parsed {
             Ok(t) => {
                 module.types.append(t);
-                errors.push(None);
             }
             Err(e) => {
                 module.types.append(Type::Token);
-                errors.push(Some(e));
+                entry.error = Some(e);
             }
         }
+        entries.push(entry);
     }
-    Ok(errors)
+    Ok(entries)
 }
 
 fn read_constants(mut s: Reader<'_>) -> Result<Constants<'_>, ReadError> {
@@ -704,6 +1103,22 @@ fn read_constants(mut s: Reader<'_>) -> Result<Constants<'_>, ReadError> {
     let mut starts = Vec::with_capacity(n as usize);
     for _ in 0..n {
         starts.push(s.u64_le()?);
+    }
+    // NVIDIA's reader checks every constant's extent up front.
+    let len = s.remaining() as u64;
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(len);
+        if end < start {
+            return Err(s.err(format!(
+                "invalid constant start indices: end ({end}) is less than start ({start}) for constant {i}"
+            )));
+        }
+        if end - start > len || end > len {
+            return Err(s.err(format!(
+                "constant {i} extends beyond available data: size={}, start={start}, total data size={len}",
+                end - start
+            )));
+        }
     }
     Ok(Constants {
         starts,
@@ -785,7 +1200,7 @@ fn read_function_table<'a>(
     mut s: Reader<'a>,
     ctx: &mut Ctx<'_>,
 ) -> Result<Vec<FunctionInfo<'a>>, ReadError> {
-    let n = s.varint()?;
+    let n = s.varint().map_err(ReadError::silenced)?;
     if n > s.len() as u64 || n > MAX_FUNCTIONS {
         return Err(s.err(format!(
             "number of functions ({n}) exceeds payload size ({})",
@@ -795,16 +1210,16 @@ fn read_function_table<'a>(
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let at = s.offset();
-        let name = s.varint()?;
-        let sig = s.varint()?;
-        let flags = s.u8()?;
-        let loc = s.varint()?;
+        let name = s.varint().map_err(ReadError::silenced)?;
+        let sig = s.varint().map_err(ReadError::silenced)?;
+        let flags = s.u8().map_err(ReadError::silenced)?;
+        let loc = s.varint().map_err(ReadError::silenced)?;
         let hints = if flags & 0x02 != 0 && flags & 0x04 != 0 {
             Some(tagged_attr(&mut s, ctx, 0)?)
         } else {
             None
         };
-        let len = s.varint()?;
+        let len = s.varint().map_err(ReadError::silenced)?;
         if len > s.remaining() as u64 {
             return Err(s.err(format!(
                 "function body length {len} exceeds remaining bytecode data ({} bytes)",
@@ -825,7 +1240,7 @@ fn read_function_table<'a>(
     Ok(v)
 }
 
-fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
+fn read_debug<'a>(mut s: Reader<'a>, ctx: &mut Ctx<'a>) -> Result<(), ReadError> {
     let n_funcs = s
         .varint()
         .map_err(|_| s.err("failed to read total number of operations with debug info"))?;
@@ -841,6 +1256,13 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
     let n_idx = s
         .varint()
         .map_err(|_| s.err("failed to read total number of debug info indices"))?;
+    let room = (s.remaining() / 8) as u64;
+    if n_idx > room {
+        return Err(s.err(format!(
+            "number of debug info indices ({n_idx}) exceeds the maximum of {room} that can fit in the remaining payload of {} bytes.",
+            s.remaining()
+        )));
+    }
     s.skip_padding(8)
         .map_err(|_| s.err("failed to skip padding for debug info indices pointer"))?;
     if n_idx > (s.remaining() / 8) as u64 {
@@ -872,21 +1294,31 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
     let data = s.rest();
     ctx.module.debug.reserve(n_attr as usize);
     let n = n_attr;
+    let mut parsed = Vec::with_capacity(offsets.len());
+    let mut payloads = Vec::with_capacity(offsets.len());
     for i in 0..offsets.len() {
         let start = offsets[i];
         let end = offsets.get(i + 1).copied().unwrap_or(data.len());
         let attr = if start > end || end > data.len() {
-            DebugAttr::Unknown
+            payloads.push(None);
+            None
         } else {
             let mut d = data;
             d.bytes(start)?;
-            parse_debug_attr(d.sub(end - start)?, ctx, n).unwrap_or(DebugAttr::Unknown)
+            let payload = d.sub(end - start)?;
+            payloads.push(Some(payload));
+            parse_debug_attr(payload, ctx, n).ok()
         };
-        ctx.module.debug.append(attr);
+        parsed.push(attr.is_some());
+        ctx.module.debug.append(attr.unwrap_or(DebugAttr::Unknown));
     }
+    let ok = debug_validity(&ctx.module, &parsed);
     ctx.debug = DebugTables {
         index_offsets,
         indices,
+        ok,
+        decoded: std::cell::RefCell::new(vec![None; payloads.len()]),
+        payloads,
     };
     // Reject reference cycles so walking scopes always ends.
     for i in 0..ctx.module.debug.len() {
@@ -914,6 +1346,43 @@ fn read_debug(mut s: Reader<'_>, ctx: &mut Ctx<'_>) -> Result<(), ReadError> {
         }
     }
     Ok(())
+}
+
+/// Whether each debug attribute decoded and refers only to attributes that
+/// did, without cycles.
+fn debug_validity(m: &Module, parsed: &[bool]) -> Vec<bool> {
+    // 0 = unknown, 1 = in progress, 2 = ok, 3 = bad
+    let mut state = vec![0u8; parsed.len()];
+    fn visit(m: &Module, parsed: &[bool], state: &mut [u8], i: usize, depth: usize) -> bool {
+        match state[i] {
+            2 => return true,
+            1 | 3 => return false,
+            _ => {}
+        }
+        if !parsed[i] || depth > MAX_ATTR_DEPTH {
+            state[i] = 3;
+            return false;
+        }
+        state[i] = 1;
+        let children: Vec<usize> = match &m.debug[Handle::<DebugAttr>::from_index(i)] {
+            DebugAttr::Unknown | DebugAttr::File { .. } => vec![],
+            DebugAttr::CompileUnit { file } => vec![file.index()],
+            DebugAttr::LexicalBlock { scope, file, .. } => vec![scope.index(), file.index()],
+            DebugAttr::Loc { scope, .. } => vec![scope.index()],
+            DebugAttr::Subprogram {
+                file, compile_unit, ..
+            } => vec![file.index(), compile_unit.index()],
+            DebugAttr::CallSite { callee, caller } => vec![callee.index(), caller.index()],
+        };
+        let ok = children
+            .into_iter()
+            .all(|c| c < parsed.len() && visit(m, parsed, state, c, depth + 1));
+        state[i] = if ok { 2 } else { 3 };
+        ok
+    }
+    (0..parsed.len())
+        .map(|i| visit(m, parsed, &mut state, i, 0))
+        .collect()
 }
 
 fn parse_debug_attr(mut r: Reader<'_>, ctx: &Ctx<'_>, n: u64) -> Result<DebugAttr, ReadError> {
@@ -998,24 +1467,37 @@ fn dense_from_constant(
             "expect Cuda Tile integer or float type for a dense constant",
         ));
     };
-    let size = c
-        .varint()
-        .map_err(|_| c.err("failed to read the size of the data buffer"))?;
+    let size = c.varint().map_err(|_| {
+        c.err("failed to read the size of the data buffer")
+            .rebase(c.base())
+    })?;
     if size > c.remaining() as u64 {
-        return Err(c.err("failed to read the raw byte data"));
+        return Err(c.err("failed to read the raw byte data").rebase(c.base()));
     }
     let data = c.bytes(size as usize)?;
+    if s == Scalar::I1 {
+        if size != 1 && size != n.div_ceil(8) {
+            return Err(c
+                .err(format!(
+                    "i1 dense attribute payload size {size} is not a recognized encoding for {n} elements"
+                ))
+                .rebase(c.base()));
+        }
+        return Ok(Attr::Dense {
+            ty,
+            data: data.to_vec(),
+        });
+    }
     let ok = if s == Scalar::I1 {
-        size == 1 || size == n.div_ceil(8) || size == n
+        false
     } else {
         let eb = u64::from(s.bit_width().div_ceil(8));
         size == eb || Some(size) == n.checked_mul(eb)
     };
     if !ok {
-        return Err(ReadError::new(
-            at,
-            "failed to validate buffer size and format",
-        ));
+        return Err(c
+            .err("failed to validate buffer size and format")
+            .rebase(c.base()));
     }
     Ok(Attr::Dense {
         ty,
@@ -1067,6 +1549,9 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
         8 => {
             let divisor = r.varint()?;
             let flags = r.u8()?;
+            if flags & !3 != 0 {
+                return Err(r.err("unused bits set in optional parameter flags"));
+            }
             let every = if flags & 1 != 0 {
                 Some(r.svarint()?)
             } else {
@@ -1088,6 +1573,9 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
         11 => Attr::OptimizationHints(dictionary(r, ctx, depth)?),
         12 => {
             let flags = r.u8()?;
+            if flags & !3 != 0 {
+                return Err(r.err("unused bits set in optional parameter flags"));
+            }
             let lb = if flags & 1 != 0 {
                 Some(r.svarint()?)
             } else {
@@ -1116,13 +1604,23 @@ fn dictionary(
     let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "dictionary size")?;
     let mut v: Vec<(String, Attr)> = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let key = ctx.strings.read(r)?;
+        let key = ctx.strings.read(r).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to read key for DictionaryAttr element {i}"),
+            )
+        })?;
         if key.is_empty() {
             return Err(r.err(format!(
                 "invalid empty attribute name for DictionaryAttr element {i}"
             )));
         }
-        let val = tagged_attr(r, ctx, depth + 1)?;
+        let val = tagged_attr(r, ctx, depth + 1).map_err(|e| {
+            e.with_context(
+                r.offset(),
+                format!("failed to parse DictionaryAttr value for key {key}"),
+            )
+        })?;
         if v.iter().any(|(k, _)| *k == key) {
             return Err(r.err(format!(
                 "failed to parse DictionaryAttr, duplicate key found: {key}"
@@ -1234,7 +1732,16 @@ fn create_function(
             ),
         ));
     }
-    let sig = ctx.type_at(f.sig, f.at)?;
+    let sig = ctx.type_at(f.sig, f.at).map_err(|e| {
+        // (NVIDIA's message lacks the closing quote.)
+        e.with_context(
+            main_at,
+            format!(
+                "failed to parse type at index {} for function '{name}",
+                f.sig
+            ),
+        )
+    })?;
     let Type::Function { inputs, .. } = ctx.module.types[sig].clone() else {
         return Err(ReadError::new(
             main_at,
@@ -1315,16 +1822,19 @@ fn create_function(
 
 /// The handle of a `token` type, appending one to the type arena if needed.
 fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
-    let errors = &ctx.type_errors;
-    if let Some((h, _)) = ctx
-        .module
-        .types
-        .iter()
-        .find(|(h, t)| **t == Type::Token && errors.get(h.index()).is_some_and(|e| e.is_none()))
-    {
+    let entries = &ctx.type_entries;
+    if let Some((h, _)) = ctx.module.types.iter().find(|(h, t)| {
+        **t == Type::Token && entries.get(h.index()).is_some_and(|e| e.error.is_none())
+    }) {
         return h;
     }
-    ctx.type_errors.push(None);
+    ctx.type_entries.push(TypeEntry {
+        error: None,
+        silent: false,
+        refs: Vec::new(),
+        base: 0,
+        end: 0,
+    });
     ctx.type_checked.push(true);
     ctx.module.types.append(Type::Token)
 }
@@ -1359,7 +1869,7 @@ fn parse_op(
             )))
         }
     };
-    let debug = ctx.debug_next(it, at)?;
+    let debug = ctx.debug_next(it, r.offset())?;
     let name = || format!("{:?}Op", opcode);
     let layout = table::layout(opcode);
     let mut result_types: Vec<TypeId> = Vec::new();
@@ -1413,7 +1923,7 @@ fn parse_op(
                 }
             }
             Step::Flags(since) => {
-                if since.is_none_or(|v| ctx.version >= v) {
+                if since.map_or(true, |v| ctx.version >= v) {
                     flags = r.varint()?;
                 }
             }
@@ -1438,7 +1948,12 @@ fn parse_op(
                         } else {
                             e
                         };
-                        e.with_context(r.offset(), format!("failed to parse attribute '{n}'"))
+                        let what = if matches!(cond, Cond::Flag(_)) {
+                            "optional attribute"
+                        } else {
+                            "attribute"
+                        };
+                        e.with_context(r.offset(), format!("failed to parse {what} '{n}'"))
                     })?;
                     attrs.push((n, a));
                 }
@@ -1582,7 +2097,7 @@ fn read_result_type(
 ) -> Result<TypeId, ReadError> {
     let msg = || format!("failed to get result type {i} for {op}");
     let idx = r.varint().map_err(|_| r.err(msg()))?;
-    if idx >= ctx.module.types.len() as u64 {
+    if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
         return Err(r.err(msg()));
     }
     let at = r.offset();
@@ -1718,7 +2233,19 @@ fn op_attr(
             }
             Attr::Array(v)
         }
-        AttrKind::Tagged => tagged_attr(r, ctx, 0)?,
+        AttrKind::Tagged => {
+            // Only `assume` has one: its predicate.
+            let a = tagged_attr(r, ctx, 0)?;
+            if !matches!(
+                a,
+                Attr::DivBy { .. } | Attr::SameElements(_) | Attr::Bounded { .. }
+            ) {
+                return Err(
+                    r.err("failed to cast parsed attribute to AssumePredicateAttrInterface")
+                );
+            }
+            a
+        }
         AttrKind::DenseElements => {
             let at = r.offset();
             let ci = r.varint()?;

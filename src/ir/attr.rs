@@ -10,7 +10,7 @@ pub enum EnumKind {
     ComparisonOrdering,
     /// `equal`, `not_equal`, `less_than`, ...
     ComparisonPredicate,
-    /// `none`, `nsw`, `nuw`, `nw`
+    /// `none`, `no_signed_wrap`, `no_unsigned_wrap`, `no_wrap`
     IntegerOverflow,
     /// `weak`, `relaxed`, `acquire`, `release`, `acq_rel`
     MemoryOrdering,
@@ -42,7 +42,7 @@ impl EnumKind {
                 "greater_than",
                 "greater_than_or_equal",
             ],
-            EnumKind::IntegerOverflow => &["none", "nsw", "nuw", "nw"],
+            EnumKind::IntegerOverflow => &["none", "no_signed_wrap", "no_unsigned_wrap", "no_wrap"],
             EnumKind::MemoryOrdering => &["weak", "relaxed", "acquire", "release", "acq_rel"],
             EnumKind::MemoryScope => &["tl_blk", "device", "sys"],
             EnumKind::RoundingMode => &[

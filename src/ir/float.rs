@@ -200,7 +200,7 @@ fn to_string(
         }
     }
     // exp is now a power of ten.
-    let required = (precision * 196 + 58) / 59;
+    let required = (precision * 196).div_ceil(59);
     let mut discard = big_bits(&big).saturating_sub(required) * 59 / 196;
     let mut buffer: Vec<u8> = Vec::new();
     let mut in_trail = true;
@@ -362,8 +362,6 @@ fn parses_back(fmt: Format, s: &str, bits: u64) -> bool {
             Ok(f) => Some(u64::from(f.to_bits())),
             Err(_) => None,
         }
-    } else if fmt.bits > 16 || fmt.bits == 19 {
-        encode_from_f64(fmt, v)
     } else {
         encode_from_f64(fmt, v)
     };

@@ -252,14 +252,29 @@ fn sanitize(name: &str) -> String {
     out
 }
 
+/// `@name`, or `@"..."` when `name` is not a bare identifier.
+fn symbol(name: &str) -> String {
+    let bare = name
+        .bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'.');
+    if bare {
+        format!("@{name}")
+    } else {
+        format!("@\"{}\"", escape(name))
+    }
+}
+
 /// Escapes a string the way MLIR prints string literals.
 fn escape(s: &str) -> String {
     let mut out = String::new();
     for &b in s.as_bytes() {
         match b {
-            b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
+            0x20..=0x7e if b != b'"' => out.push(b as char),
             _ => {
                 let _ = write!(out, "\\{b:02X}");
             }
@@ -989,11 +1004,7 @@ impl<'m> Printer<'m> {
                 );
             }
             O::Atan2 | O::MulhiI => {
-                let (a, b) = if op.opcode == O::Atan2 {
-                    ("x", "y")
-                } else {
-                    ("x", "y")
-                };
+                let (a, b) = ("x", "y");
                 let _ = write!(
                     s,
                     " {}, {} : {}",
@@ -1002,13 +1013,23 @@ impl<'m> Printer<'m> {
                     self.rt(op, 0)
                 );
             }
-            O::FPowF | O::FPowI => {
+            O::FPowF => {
                 let _ = write!(
                     s,
                     " {}, {} : {}",
                     self.gv(op, "source"),
                     self.gv(op, "exponent"),
                     self.rt(op, 0)
+                );
+            }
+            O::FPowI => {
+                let _ = write!(
+                    s,
+                    " {}, {} : {}, {}",
+                    self.gv(op, "source"),
+                    self.gv(op, "exponent"),
+                    self.rt(op, 0),
+                    self.gt(op, "exponent")
                 );
             }
             O::MaxF | O::MinF => {
@@ -1285,7 +1306,7 @@ impl<'m> Printer<'m> {
                     Some(Attr::String(n)) => n.clone(),
                     _ => String::new(),
                 };
-                let _ = write!(s, " @{} : {}", n, self.rt(op, 0));
+                let _ = write!(s, " {} : {}", symbol(&n), self.rt(op, 0));
             }
             O::Global => {
                 let n = match op.attr("sym_name") {
@@ -1293,7 +1314,7 @@ impl<'m> Printer<'m> {
                     _ => String::new(),
                 };
                 let vis = match self.enum_kw(op, "symbol_visibility") {
-                    Some("private") => "private",
+                    Some("private") => "private ",
                     _ => "",
                 };
                 let cst = if op.has_flag("constant") {
@@ -1301,11 +1322,15 @@ impl<'m> Printer<'m> {
                 } else {
                     ""
                 };
+                let align = match op.attr("alignment") {
+                    Some(Attr::Int(a)) if *a != 0 => format!(" alignment = {a}"),
+                    _ => String::new(),
+                };
                 let (v, t) = match op.attr("value") {
                     Some(Attr::Dense { ty, data }) => (self.dense_text(*ty, data), self.ty(*ty)),
                     _ => (String::new(), String::new()),
                 };
-                let _ = write!(s, " {vis}{cst} @{n} {v} : {t}");
+                let _ = write!(s, " {vis}{cst} {}{align} {v} : {t}", symbol(&n));
             }
             O::Return | O::Yield | O::Continue | O::Break => {
                 let ops = op.operand_group("operands");
@@ -1582,17 +1607,13 @@ impl<'m> Printer<'m> {
                             .collect()
                     })
                     .unwrap_or_default();
-                let hints = op
-                    .attr("optimization_hints")
-                    .map(|a| self.attr_text(a))
-                    .unwrap_or_default();
-                let _ = write!(
-                    s,
-                    " @{}({}) optimization_hints={} {{\n",
-                    name,
-                    args.join(", "),
-                    hints
-                );
+                let hints = match op.attr("optimization_hints") {
+                    Some(a @ Attr::OptimizationHints(items)) if !items.is_empty() => {
+                        format!(" optimization_hints={}", self.attr_text(a))
+                    }
+                    _ => String::new(),
+                };
+                let _ = writeln!(s, " {}({}){} {{", symbol(&name), args.join(", "), hints);
                 self.out.push_str(&s);
                 if let Some(r) = op.regions.first() {
                     self.print_region_body(r, level + 1, false);
@@ -1698,11 +1719,12 @@ impl<'m> Printer<'m> {
                     );
                 }
                 if !op.results.is_empty() {
-                    if init.is_empty() {
-                        s.push_str(" :");
-                    }
                     let tys: Vec<String> = op.results.iter().map(|&r| self.vty(r)).collect();
-                    let _ = write!(s, " -> {}", tys.join(", "));
+                    if init.is_empty() {
+                        let _ = write!(s, " : {}", tys.join(", "));
+                    } else {
+                        let _ = write!(s, " -> {}", tys.join(", "));
+                    }
                 }
                 s.push_str(" {\n");
                 self.out.push_str(&s);
@@ -1732,9 +1754,9 @@ impl<'m> Printer<'m> {
                     let _ = write!(s, " reverse={rv}");
                 }
                 let tys: Vec<String> = op.results.iter().map(|&r| self.vty(r)).collect();
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    " identities={} : {} -> {} \n",
+                    " identities={} : {} -> {} ",
                     ids,
                     self.vtys(ops),
                     tys.join(", ")
@@ -1763,10 +1785,10 @@ impl<'m> Printer<'m> {
                 if let Some(&t) = op.operand_group("token").first() {
                     let _ = write!(s, " token = {}", self.val(t));
                 }
-                let _ = write!(s, " : {}", self.rt(op, 0));
+                let _ = write!(s, " -> {}", self.rt(op, 0));
             }
             O::MemoryFenceAliasTko => {
-                let _ = write!(s, " {} : {}", self.gv(op, "token"), self.rt(op, 0));
+                let _ = write!(s, " {}", self.gv(op, "token"));
             }
         }
         self.out.push_str(&s);
@@ -1809,14 +1831,11 @@ fn sext(v: u64, w: u32) -> i64 {
 fn dense_elements(s: Scalar, data: &[u8], n: u64) -> Vec<u64> {
     let n = n.min(1 << 20) as usize;
     if s == Scalar::I1 {
-        if data.len() == 1 {
-            let v = u64::from(data[0] != 0);
-            return vec![v; n.max(1)];
+        // One byte 0x00/0xFF is a splat; otherwise bits are packed LSB first.
+        if data.len() == 1 && (data[0] == 0 || data[0] == 0xff) {
+            return vec![u64::from(data[0] != 0); n.max(1)];
         }
-        if data.len() == n {
-            return data.iter().map(|&b| u64::from(b != 0)).collect();
-        }
-        return (0..n)
+        return (0..n.max(1))
             .map(|i| u64::from(data.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)))
             .collect();
     }

@@ -76,7 +76,8 @@ impl Scalar {
             | Scalar::F8E8M0FNU
             | Scalar::F8E5M3FNU => 8,
             Scalar::I16 | Scalar::F16 | Scalar::BF16 => 16,
-            Scalar::I32 | Scalar::F32 | Scalar::TF32 => 32,
+            Scalar::TF32 => 19,
+            Scalar::I32 | Scalar::F32 => 32,
             Scalar::I64 | Scalar::F64 => 64,
         }
     }
@@ -212,4 +213,6 @@ pub enum Type {
 }
 
 /// The marker for a dynamic dimension or stride (`?`), as in MLIR.
+///
+/// cbindgen:ignore
 pub const DYNAMIC: i64 = i64::MIN;

@@ -32,9 +32,51 @@ pub fn assign(
     max_bytes: u32,
 ) -> Layouts {
     let mut out: Layouts = HashMap::new();
-    let demand = |out: &mut Layouts, v: ValueId, l: Rc<LinearLayout>| {
-        out.entry(v).or_insert(l);
-    };
+    assign_block(m, ops, facts, warps, max_bytes, &mut out);
+    out
+}
+
+fn demand(out: &mut Layouts, v: ValueId, l: Rc<LinearLayout>) {
+    out.entry(v).or_insert(l);
+}
+
+/// The ops of region `k` of `op` (its single block).
+fn region_ops(op: &crate::ir::Op, k: usize) -> (Vec<OpId>, Vec<ValueId>) {
+    op.regions
+        .get(k)
+        .and_then(|r| r.blocks.first())
+        .map(|b| (b.ops.clone(), b.args.clone()))
+        .unwrap_or_default()
+}
+
+/// Demands the layouts of `op`'s results on the operands of the
+/// terminators (`yield`, `continue`) of its regions.
+fn demand_terminators(m: &Module, op: &crate::ir::Op, out: &mut Layouts) {
+    let layouts: Vec<Option<Rc<LinearLayout>>> =
+        op.results.iter().map(|r| out.get(r).cloned()).collect();
+    for k in 0..op.regions.len() {
+        let (ops, _) = region_ops(op, k);
+        for id in ops {
+            let t = &m.ops[id];
+            if matches!(t.opcode, Opcode::Yield | Opcode::Continue) {
+                for (v, l) in t.operands.iter().zip(&layouts) {
+                    if let Some(l) = l {
+                        demand(out, *v, l.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn assign_block(
+    m: &Module,
+    ops: &[OpId],
+    facts: &HashMap<ValueId, Fact>,
+    warps: u32,
+    max_bytes: u32,
+    out: &mut Layouts,
+) {
     for &id in ops.iter().rev() {
         let op = &m.ops[id];
         // Results nobody demanded get the default layout.
@@ -50,7 +92,7 @@ pub fn assign(
                 if let (Some(t), Some(v)) = (op.operand("tile"), op.operand("view")) {
                     if let (Some((shape, _)), Some(p)) = (value_tile(m, t), partition(m, v)) {
                         let vec = p.vector_width(facts, max_bytes);
-                        demand(&mut out, t, default_layout(&shape, warps, vec));
+                        demand(out, t, default_layout(&shape, warps, vec));
                     }
                 }
             }
@@ -63,15 +105,51 @@ pub fn assign(
                                 c = c.collapse(d);
                             }
                         }
-                        demand(&mut out, *src, Rc::new(c));
+                        demand(out, *src, Rc::new(c));
                     }
                 }
             }
             Opcode::Reshape => {
                 if let (Some(src), Some(l)) = (op.operands.first(), result_layout) {
                     if let Some((shape, _)) = value_tile(m, *src) {
-                        demand(&mut out, *src, Rc::new(l.reshape(&shape)));
+                        demand(out, *src, Rc::new(l.reshape(&shape)));
                     }
+                }
+            }
+            Opcode::Reduce => {
+                // Reductions take their operands as they come (default
+                // layouts unless a later user chose); the result layout is
+                // fixed afterwards from the operand's (see `assign`).
+                for &o in &op.operands {
+                    if let Some((shape, _)) = value_tile(m, o) {
+                        demand(out, o, default_layout(&shape, warps, 1));
+                    }
+                }
+            }
+            Opcode::If | Opcode::For => {
+                demand_terminators(m, op, out);
+                if op.opcode == Opcode::For {
+                    let layouts: Vec<Option<Rc<LinearLayout>>> =
+                        op.results.iter().map(|r| out.get(r).cloned()).collect();
+                    let inits = op.operand_group("initValues").to_vec();
+                    let (_, args) = region_ops(op, 0);
+                    for (i, l) in layouts.into_iter().enumerate() {
+                        if let Some(l) = l {
+                            if let Some(v) = inits.get(i) {
+                                demand(out, *v, l.clone());
+                            }
+                            if let Some(a) = args.get(i + 1) {
+                                demand(out, *a, l);
+                            }
+                        }
+                    }
+                    if let Some(&iv) = args.first() {
+                        demand(out, iv, default_layout(&[], warps, 1));
+                    }
+                }
+                for k in (0..op.regions.len()).rev() {
+                    let (ops, _) = region_ops(op, k);
+                    assign_block(m, &ops, facts, warps, max_bytes, out);
                 }
             }
             Opcode::LoadViewTko
@@ -83,12 +161,11 @@ pub fn assign(
                 if let Some(l) = result_layout {
                     for &o in &op.operands {
                         if value_tile(m, o).is_some_and(|(s, _)| s == l.shape && !s.is_empty()) {
-                            demand(&mut out, o, l.clone());
+                            demand(out, o, l.clone());
                         }
                     }
                 }
             }
         }
     }
-    out
 }

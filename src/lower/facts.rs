@@ -26,7 +26,9 @@ impl Default for Fact {
 /// Facts for every value of the entry body `ops`.
 pub fn analyze(m: &Module, ops: &[OpId]) -> HashMap<ValueId, Fact> {
     let mut facts: HashMap<ValueId, Fact> = HashMap::new();
-    for &id in ops {
+    let mut all = Vec::new();
+    nested(m, ops, &mut all);
+    for id in all {
         let op = &m.ops[id];
         let Some(&res) = op.results.first() else {
             continue;
@@ -92,5 +94,17 @@ pub fn largest_pow2_dividing(v: u64) -> u64 {
         1 << 32
     } else {
         (1u64 << v.trailing_zeros()).min(1 << 32)
+    }
+}
+
+/// `ops` and the ops of their regions, in pre-order.
+fn nested(m: &Module, ops: &[OpId], out: &mut Vec<OpId>) {
+    for &id in ops {
+        out.push(id);
+        for r in &m.ops[id].regions {
+            for b in &r.blocks {
+                nested(m, &b.ops, out);
+            }
+        }
     }
 }

@@ -51,6 +51,10 @@ pub struct Lowerer<'m> {
     pub facts: HashMap<ValueId, Fact>,
     /// Warps per tile block.
     pub warps: u32,
+    /// Bytes of shared memory scratch allocated so far.
+    pub shared_bytes: u32,
+    /// Variables the innermost `yield`/`continue` assigns.
+    pub yield_targets: Vec<Vec<Tile>>,
     tid: Option<Reg>,
 }
 
@@ -268,6 +272,8 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         layouts,
         facts,
         warps,
+        yield_targets: Vec::new(),
+        shared_bytes: 0,
         tid: None,
     };
 
@@ -323,6 +329,9 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         );
     }
 
+    // Read %tid.x up front: the register must dominate every use, even
+    // when the first use is inside a branch or loop (DCE drops it if unused).
+    l.tid();
     for &id in &block.ops {
         super::ops::lower_op(&mut l, id)?;
     }
@@ -337,6 +346,7 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         reqntid,
         launch: Box::default(),
         reg_counts,
+        shared_bytes: l.shared_bytes,
         body,
     })
 }

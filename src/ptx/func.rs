@@ -43,9 +43,14 @@ pub struct Entry {
     pub launch: Box<LaunchDirectives>,
     /// Highest register number used per class (declaration sizes).
     pub reg_counts: Vec<(RegClass, u32)>,
+    /// Bytes of the entry's shared-memory scratch array ([`SHARED_SYMBOL`]).
+    pub shared_bytes: u32,
     /// The body.
     pub body: Vec<Line>,
 }
+
+/// The name of an entry's shared-memory scratch array.
+pub const SHARED_SYMBOL: &str = "__tile_smem";
 
 /// A module-scope `.global` byte array.
 #[derive(Clone, Debug, PartialEq, Eq)]

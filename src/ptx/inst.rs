@@ -164,6 +164,8 @@ pub enum Operand {
     Vec(Vec<Reg>),
     /// A branch target label.
     Label(u32),
+    /// The address of a named variable (`__smem`).
+    Symbol(&'static str),
 }
 
 impl Operand {
@@ -231,6 +233,8 @@ pub enum Opc {
     Prmt,
     Mul24,
     Cnot,
+    Shfl,
+    Bar,
 }
 
 impl Opc {
@@ -279,12 +283,14 @@ impl Opc {
             Opc::Prmt => "prmt",
             Opc::Mul24 => "mul24",
             Opc::Cnot => "cnot",
+            Opc::Shfl => "shfl",
+            Opc::Bar => "bar",
         }
     }
 
     /// Whether the instruction has effects beyond writing its destinations.
     pub fn has_side_effects(self) -> bool {
-        matches!(self, Opc::St | Opc::Bra | Opc::Ret)
+        matches!(self, Opc::St | Opc::Bra | Opc::Ret | Opc::Bar)
     }
 }
 

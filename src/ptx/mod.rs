@@ -11,7 +11,7 @@ pub mod params;
 pub mod writer;
 
 pub use directives::LaunchDirectives;
-pub use func::{Entry, GlobalBytes, Line, Param, ParamTy};
+pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, SHARED_SYMBOL};
 pub use inst::{Inst, Opc, Operand, Reg, RegClass, Special, Ty};
 pub use writer::Writer;
 

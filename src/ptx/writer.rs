@@ -66,6 +66,14 @@ impl<W: Write> Writer<W> {
                 n + 1
             )?;
         }
+        if e.shared_bytes > 0 {
+            writeln!(
+                self.out,
+                "\t.shared .align 16 .b8 {}[{}];",
+                super::func::SHARED_SYMBOL,
+                e.shared_bytes
+            )?;
+        }
         writeln!(self.out)?;
         for line in &e.body {
             match line {
@@ -146,5 +154,6 @@ fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
             out.write_char('}')
         }
         Operand::Label(l) => write!(out, "$L__BB0_{l}"),
+        Operand::Symbol(s) => out.write_str(s),
     }
 }

@@ -138,3 +138,31 @@ pub fn unflatten(mut i: i64, shape: &[i64]) -> Vec<i64> {
     }
     c
 }
+
+impl LinearLayout {
+    /// The layout of a reduction's result over dimension `dim`: every basis
+    /// loses that component (a basis stepping only along `dim` becomes
+    /// zero: the result is replicated where the inputs were spread) and
+    /// the dimension disappears from the shape.
+    pub fn slice(&self, dim: usize) -> LinearLayout {
+        let drop = |b: &Vec<i64>| {
+            b.iter()
+                .enumerate()
+                .filter(|(k, _)| *k != dim)
+                .map(|(_, x)| *x)
+                .collect()
+        };
+        LinearLayout {
+            shape: self
+                .shape
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != dim)
+                .map(|(_, x)| *x)
+                .collect(),
+            register: self.register.iter().map(drop).collect(),
+            lane: self.lane.iter().map(drop).collect(),
+            warp: self.warp.iter().map(drop).collect(),
+        }
+    }
+}

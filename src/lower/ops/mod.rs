@@ -2,9 +2,11 @@
 //! every register of its result through [`elementwise`].
 pub mod arith;
 pub mod cast;
+pub mod control;
 pub mod math;
 pub mod math_f32;
 pub mod memory;
+pub mod reduce;
 pub mod shape;
 
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};
@@ -92,6 +94,11 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::IToF
         | Opcode::Bitcast => cast::lower(l, id),
         Opcode::Offset => arith::offset(l, id),
+        Opcode::If => control::lower_if(l, id),
+        Opcode::Reduce => reduce::lower(l, id),
+        Opcode::For => control::lower_for(l, id),
+        Opcode::Yield | Opcode::Continue => control::lower_yield(l, id),
+        Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
         Opcode::LoadPtrTko | Opcode::StorePtrTko => {
             if opcode == Opcode::LoadPtrTko {
                 memory::load_ptr(l, id)?;

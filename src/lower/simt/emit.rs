@@ -1,5 +1,5 @@
-//! Flattens the SIMT IR into a PTX body: each `if` becomes a guarded branch
-//! over its body to a fresh label; registers are renumbered densely per class.
+//! Flattens the SIMT IR into a PTX body: each `if` becomes guarded branches
+//! around its branches, each loop a header, an exit branch and a back edge; registers are renumbered densely per class.
 use std::collections::HashMap;
 
 use super::{Function, Stmt};
@@ -21,17 +21,51 @@ fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32) {
                 pred,
                 run_when,
                 body,
+                else_body,
             } => {
-                *next_label += 1;
-                let label = *next_label;
-                let mut bra = Inst::new(Opc::Bra, &[], &[], vec![], vec![Operand::Label(label)]);
-                bra.guard = Some((*pred, *run_when));
-                out.push(Line::Inst(bra));
+                // Skip the then-branch unless pred == run_when.
+                let skip = fresh(next_label);
+                out.push(branch(skip, Some((*pred, *run_when))));
                 flatten(body, out, next_label);
-                out.push(Line::Label(label));
+                if else_body.is_empty() {
+                    out.push(Line::Label(skip));
+                } else {
+                    let end = fresh(next_label);
+                    out.push(branch(end, None));
+                    out.push(Line::Label(skip));
+                    flatten(else_body, out, next_label);
+                    out.push(Line::Label(end));
+                }
+            }
+            Stmt::Loop {
+                header,
+                pred,
+                run_when,
+                body,
+            } => {
+                let head = fresh(next_label);
+                let end = fresh(next_label);
+                out.push(Line::Label(head));
+                flatten(header, out, next_label);
+                out.push(branch(end, Some((*pred, *run_when))));
+                flatten(body, out, next_label);
+                out.push(branch(head, None));
+                out.push(Line::Label(end));
             }
         }
     }
+}
+
+fn fresh(next_label: &mut u32) -> u32 {
+    *next_label += 1;
+    *next_label
+}
+
+/// `bra label`, guarded to be taken when the predicate is `!value`.
+fn branch(label: u32, guard: Option<(Reg, bool)>) -> Line {
+    let mut bra = Inst::new(Opc::Bra, &[], &[], vec![], vec![Operand::Label(label)]);
+    bra.guard = guard;
+    Line::Inst(bra)
 }
 
 fn renumber(lines: &mut [Line]) -> (Vec<Line>, Vec<(RegClass, u32)>) {

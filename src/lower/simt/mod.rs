@@ -2,6 +2,10 @@
 //! typed PTX instructions over virtual registers with structured control
 //! flow. Lowering of tile ops builds it through [`Builder`]; the passes in
 //! [`opt`] clean it up; [`emit`] flattens it into a PTX body with labels.
+//!
+//! Registers written in one place only are SSA values; registers written in
+//! several places (the results of `if`s, loop-carried values, loads
+//! overwriting their padding) are variables, and the passes leave them be.
 pub mod emit;
 pub mod opt;
 
@@ -12,13 +16,26 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 pub enum Stmt {
     /// A straight-line instruction.
     Inst(Inst),
-    /// `if (pred == run_when) { body }`.
+    /// `if (pred == run_when) { body } else { else_body }`.
     If {
         /// The predicate register tested.
         pred: Reg,
-        /// The predicate value for which the body runs.
+        /// The predicate value for which `body` runs.
         run_when: bool,
         /// The guarded statements.
+        body: Vec<Stmt>,
+        /// The statements run otherwise.
+        else_body: Vec<Stmt>,
+    },
+    /// `loop { header; if (pred != run_when) break; body }`.
+    Loop {
+        /// Computes the continuation predicate.
+        header: Vec<Stmt>,
+        /// The predicate tested after the header.
+        pred: Reg,
+        /// The predicate value for which the loop goes on.
+        run_when: bool,
+        /// The loop body.
         body: Vec<Stmt>,
     },
 }
@@ -32,11 +49,33 @@ pub struct Function {
     pub body: Vec<Stmt>,
 }
 
-/// Builds a [`Function`], keeping a stack of open `if` bodies.
+/// An open construct in the [`Builder`].
+#[derive(Debug)]
+enum Frame {
+    /// Collecting the then-branch (`else_body` empty) or the else-branch.
+    If {
+        pred: Reg,
+        run_when: bool,
+        body: Vec<Stmt>,
+        in_else: bool,
+        else_body: Vec<Stmt>,
+    },
+    /// Collecting a loop header.
+    LoopHeader { header: Vec<Stmt> },
+    /// Collecting a loop body.
+    LoopBody {
+        header: Vec<Stmt>,
+        pred: Reg,
+        run_when: bool,
+        body: Vec<Stmt>,
+    },
+}
+
+/// Builds a [`Function`], keeping a stack of open constructs.
 #[derive(Debug, Default)]
 pub struct Builder {
     next_reg: u32,
-    stack: Vec<(Reg, bool, Vec<Stmt>)>,
+    stack: Vec<Frame>,
     body: Vec<Stmt>,
 }
 
@@ -62,7 +101,14 @@ impl Builder {
 
     fn current(&mut self) -> &mut Vec<Stmt> {
         match self.stack.last_mut() {
-            Some((_, _, b)) => b,
+            Some(Frame::If {
+                body,
+                in_else: false,
+                ..
+            }) => body,
+            Some(Frame::If { else_body, .. }) => else_body,
+            Some(Frame::LoopHeader { header }) => header,
+            Some(Frame::LoopBody { body, .. }) => body,
             None => &mut self.body,
         }
     }
@@ -98,26 +144,102 @@ impl Builder {
         self.push(Inst::new(opc, mods, tys, vec![Operand::Reg(d)], srcs));
     }
 
-    /// Opens `if (pred == run_when) { ... }`; close with [`Builder::end_if`].
-    pub fn begin_if(&mut self, pred: Reg, run_when: bool) {
-        self.stack.push((pred, run_when, Vec::new()));
+    /// Copies register `src` into `dst` (same class).
+    pub fn copy(&mut self, dst: Reg, src: Reg) {
+        let ty = match dst.class {
+            RegClass::Pred => Ty::Pred,
+            RegClass::B16 => Ty::B16,
+            RegClass::B32 => Ty::B32,
+            RegClass::B64 => Ty::B64,
+        };
+        self.op_into(dst, Opc::Mov, &[], &[ty], vec![Operand::Reg(src)]);
     }
 
-    /// Closes the innermost open `if`.
+    /// Opens `if (pred == run_when) { ... }`; close with [`Builder::end_if`].
+    pub fn begin_if(&mut self, pred: Reg, run_when: bool) {
+        self.stack.push(Frame::If {
+            pred,
+            run_when,
+            body: Vec::new(),
+            in_else: false,
+            else_body: Vec::new(),
+        });
+    }
+
+    /// Switches the innermost open `if` to its else-branch.
+    pub fn begin_else(&mut self) {
+        if let Some(Frame::If { in_else, .. }) = self.stack.last_mut() {
+            *in_else = true;
+        }
+    }
+
+    /// Closes the innermost open construct.
     pub fn end_if(&mut self) {
-        if let Some((pred, run_when, body)) = self.stack.pop() {
-            self.current().push(Stmt::If {
+        self.close();
+    }
+
+    /// Opens a loop; the statements that follow form its header, until
+    /// [`Builder::begin_loop_body`].
+    pub fn begin_loop(&mut self) {
+        self.stack.push(Frame::LoopHeader { header: Vec::new() });
+    }
+
+    /// Ends the loop header: the loop goes on while `pred == run_when`.
+    pub fn begin_loop_body(&mut self, pred: Reg, run_when: bool) {
+        if let Some(Frame::LoopHeader { header }) = self.stack.pop() {
+            self.stack.push(Frame::LoopBody {
+                header,
                 pred,
                 run_when,
-                body,
+                body: Vec::new(),
             });
         }
     }
 
-    /// The finished function (open `if`s are closed).
+    /// Closes the innermost loop.
+    pub fn end_loop(&mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        let stmt = match self.stack.pop() {
+            Some(Frame::If {
+                pred,
+                run_when,
+                body,
+                else_body,
+                ..
+            }) => Stmt::If {
+                pred,
+                run_when,
+                body,
+                else_body,
+            },
+            Some(Frame::LoopBody {
+                header,
+                pred,
+                run_when,
+                body,
+            }) => Stmt::Loop {
+                header,
+                pred,
+                run_when,
+                body,
+            },
+            Some(Frame::LoopHeader { header }) => {
+                // A loop closed without a body: run the header once.
+                self.current().extend(header);
+                return;
+            }
+            None => return,
+        };
+        self.current().push(stmt);
+    }
+
+    /// The finished function (open constructs are closed).
     pub fn finish(mut self) -> Function {
         while !self.stack.is_empty() {
-            self.end_if();
+            self.close();
         }
         Function {
             next_reg: self.next_reg,

@@ -24,7 +24,16 @@ fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
     for s in body {
         match s {
             Stmt::Inst(i) => f(i),
-            Stmt::If { body, .. } => for_each_inst(body, f),
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                for_each_inst(body, f);
+                for_each_inst(else_body, f);
+            }
+            Stmt::Loop { header, body, .. } => {
+                for_each_inst(header, f);
+                for_each_inst(body, f);
+            }
         }
     }
 }
@@ -163,9 +172,23 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
                     }
                 }
             }
-            Stmt::If { body, .. } => fold_in(body, defs, consts),
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                fold_in(body, defs, consts);
+                fold_in(else_body, defs, consts);
+            }
+            Stmt::Loop { header, body, .. } => {
+                fold_in(header, defs, consts);
+                fold_in(body, defs, consts);
+            }
         }
     }
+}
+
+/// Whether `r` is written at most once (an SSA value, or never written).
+fn is_ssa(defs: &HashMap<Reg, u32>, r: &Reg) -> bool {
+    defs.get(r).map_or(true, |&n| n <= 1)
 }
 
 fn cse(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
@@ -187,7 +210,10 @@ fn cse_in(
                 let pure = !i.opc.has_side_effects() && i.opc != Opc::Ld && i.guard.is_none();
                 let single =
                     i.dsts.len() == 1 && i.defs().len() == 1 && defs.get(&i.defs()[0]) == Some(&1);
-                if !(pure && single) {
+                // Reading a variable (a register written in several places)
+                // gives different values at different points: never share.
+                let reads_ssa = i.uses().iter().all(|u| is_ssa(defs, u));
+                if !(pure && single && reads_ssa) {
                     continue;
                 }
                 let d = i.defs()[0];
@@ -199,11 +225,29 @@ fn cse_in(
                     top.insert(key, d);
                 }
             }
-            Stmt::If { pred, body, .. } => {
+            Stmt::If {
+                pred,
+                body,
+                else_body,
+                ..
+            } => {
                 if let Some(n) = rename.get(pred) {
                     *pred = *n;
                 }
+                for b in [body, else_body] {
+                    scopes.push(HashMap::new());
+                    cse_in(b, defs, scopes, rename);
+                    scopes.pop();
+                }
+            }
+            Stmt::Loop {
+                header, pred, body, ..
+            } => {
                 scopes.push(HashMap::new());
+                cse_in(header, defs, scopes, rename);
+                if let Some(n) = rename.get(pred) {
+                    *pred = *n;
+                }
                 cse_in(body, defs, scopes, rename);
                 scopes.pop();
             }
@@ -233,8 +277,21 @@ fn collect_uses(body: &[Stmt], used: &mut HashSet<Reg>) {
     for s in body {
         match s {
             Stmt::Inst(i) => used.extend(i.uses()),
-            Stmt::If { pred, body, .. } => {
+            Stmt::If {
+                pred,
+                body,
+                else_body,
+                ..
+            } => {
                 used.insert(*pred);
+                collect_uses(body, used);
+                collect_uses(else_body, used);
+            }
+            Stmt::Loop {
+                header, pred, body, ..
+            } => {
+                used.insert(*pred);
+                collect_uses(header, used);
                 collect_uses(body, used);
             }
         }
@@ -260,9 +317,17 @@ fn dce_in(body: &mut Vec<Stmt>, used: &HashSet<Reg>) -> bool {
                 || i.dsts.is_empty()
                 || i.defs().iter().any(|d| used.contains(d))
         }
-        Stmt::If { body, .. } => {
+        Stmt::If {
+            body, else_body, ..
+        } => {
             changed |= dce_in(body, used);
-            !body.is_empty()
+            changed |= dce_in(else_body, used);
+            !(body.is_empty() && else_body.is_empty())
+        }
+        Stmt::Loop { header, body, .. } => {
+            changed |= dce_in(header, used);
+            changed |= dce_in(body, used);
+            true
         }
     });
     changed || body.len() != before

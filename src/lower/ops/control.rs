@@ -1,0 +1,277 @@
+//! Structured control flow: `if` and `for` with their yielded values, and
+//! the index-space queries loops are bounded by. Tile-valued results live
+//! in variables (registers written by each branch or each iteration); the
+//! `yield`/`continue` terminators copy into the innermost construct's
+//! variables.
+use crate::ir::{OpId, Opcode, Scalar};
+use crate::lower::kernel::{class_of, Lowered, Lowerer, Tile};
+use crate::lower::values::{value_tile, Elem};
+use crate::lower::view::{partition, Extent};
+use crate::lower::LowerError;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+use super::lower_op;
+
+/// Fresh variables for result `v` in its assigned layout.
+fn variables(l: &mut Lowerer, id: OpId, v: crate::ir::ValueId) -> Result<Tile, LowerError> {
+    let (_, elem) =
+        value_tile(l.m, v).ok_or_else(|| l.unsupported_feature(id, "non-tile results"))?;
+    let layout = l.layout_of(v);
+    let mut regs: Vec<Reg> = Vec::new();
+    for r in 0..layout.num_registers() {
+        let c = layout.canonical_register(r);
+        let reg = if c == r {
+            l.b.reg(class_of(elem))
+        } else {
+            regs[c]
+        };
+        regs.push(reg);
+    }
+    Ok(Tile { elem, layout, regs })
+}
+
+/// Copies `srcs` into `dsts` as one parallel assignment.
+fn parallel_copy(l: &mut Lowerer, pairs: &[(Reg, Reg)]) {
+    let clash = pairs.iter().any(|(_, s)| pairs.iter().any(|(d, _)| d == s));
+    if clash {
+        let temps: Vec<Reg> = pairs
+            .iter()
+            .map(|(_, s)| {
+                let t = l.b.reg(s.class);
+                l.b.copy(t, *s);
+                t
+            })
+            .collect();
+        for ((d, _), t) in pairs.iter().zip(temps) {
+            l.b.copy(*d, t);
+        }
+    } else {
+        for (d, s) in pairs {
+            if d != s {
+                l.b.copy(*d, *s);
+            }
+        }
+    }
+}
+
+fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerError> {
+    let ops = l.m.ops[id]
+        .regions
+        .get(region)
+        .and_then(|r| r.blocks.first())
+        .map(|b| b.ops.clone())
+        .unwrap_or_default();
+    for op in ops {
+        lower_op(l, op)?;
+    }
+    Ok(())
+}
+
+/// Lowers `yield` and `continue`: copies into the innermost variables.
+pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let targets = l
+        .yield_targets
+        .last()
+        .cloned()
+        .ok_or_else(|| l.unsupported(id))?;
+    let operands = l.m.ops[id].operands.clone();
+    if operands.len() != targets.len() {
+        return Err(l.unsupported(id));
+    }
+    let mut pairs = Vec::new();
+    for (v, t) in operands.iter().zip(&targets) {
+        let s = l.tile_in(id, *v, &t.layout)?;
+        for r in 0..t.regs.len() {
+            if t.layout.canonical_register(r) == r {
+                pairs.push((t.regs[r], s.regs[r]));
+            }
+        }
+    }
+    parallel_copy(l, &pairs);
+    Ok(())
+}
+
+/// Lowers `if` (its condition is a 0-d `i1`, the same in every thread).
+pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let cond = op.operand("condition").ok_or_else(|| l.unsupported(id))?;
+    let c = l.tile(id, cond)?.regs[0];
+    let vars = op
+        .results
+        .iter()
+        .map(|&r| variables(l, id, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    l.yield_targets.push(vars.clone());
+    l.b.begin_if(c, true);
+    lower_region(l, id, 0)?;
+    if op.regions.len() > 1 {
+        l.b.begin_else();
+        lower_region(l, id, 1)?;
+    }
+    l.b.end_if();
+    l.yield_targets.pop();
+    for (&r, t) in op.results.iter().zip(vars) {
+        l.bind(r, t);
+    }
+    Ok(())
+}
+
+/// Lowers `for lb to ub step s` with loop-carried values.
+pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let (Some(lb), Some(ub), Some(step)) = (
+        op.operand("lowerBound"),
+        op.operand("upperBound"),
+        op.operand("step"),
+    ) else {
+        return Err(l.unsupported(id));
+    };
+    let bound = l.tile(id, lb)?;
+    let ity = match bound.elem {
+        Elem::Num(Scalar::I64) => Ty::S64,
+        Elem::Num(Scalar::I32) => Ty::S32,
+        _ => return Err(l.unsupported_feature(id, "a non-i32/i64 induction variable")),
+    };
+    let cmp_ty = match (ity, op.has_flag("unsignedCmp")) {
+        (Ty::S64, true) => Ty::U64,
+        (Ty::S64, false) => Ty::S64,
+        (_, true) => Ty::U32,
+        _ => Ty::S32,
+    };
+    let ub = l.tile(id, ub)?.regs[0];
+    let step = l.tile(id, step)?.regs[0];
+    let iv = l.b.reg(class_of(bound.elem));
+    l.b.copy(iv, bound.regs[0]);
+    let vars = op
+        .results
+        .iter()
+        .map(|&r| variables(l, id, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let inits = op.operand_group("initValues").to_vec();
+    let mut pairs = Vec::new();
+    for (v, t) in inits.iter().zip(&vars) {
+        let s = l.tile_in(id, *v, &t.layout)?;
+        for r in 0..t.regs.len() {
+            if t.layout.canonical_register(r) == r {
+                pairs.push((t.regs[r], s.regs[r]));
+            }
+        }
+    }
+    parallel_copy(l, &pairs);
+    let args = op
+        .regions
+        .first()
+        .and_then(|r| r.blocks.first())
+        .map(|b| b.args.clone())
+        .unwrap_or_default();
+    if let Some(&a) = args.first() {
+        l.bind(
+            a,
+            Tile {
+                elem: bound.elem,
+                layout: bound.layout.clone(),
+                regs: vec![iv],
+            },
+        );
+    }
+    for (&a, t) in args.iter().skip(1).zip(&vars) {
+        l.bind(a, t.clone());
+    }
+    l.b.begin_loop();
+    let p = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[cmp_ty],
+        Ty::Pred,
+        vec![Operand::Reg(iv), Operand::Reg(ub)],
+    );
+    l.b.begin_loop_body(p, true);
+    l.yield_targets.push(vars.clone());
+    lower_region(l, id, 0)?;
+    l.yield_targets.pop();
+    l.b.op_into(
+        iv,
+        Opc::Add,
+        &[],
+        &[ity],
+        vec![Operand::Reg(iv), Operand::Reg(step)],
+    );
+    l.b.end_loop();
+    for (&r, t) in op.results.iter().zip(vars) {
+        l.bind(r, t);
+    }
+    Ok(())
+}
+
+/// Lowers `get_index_space_shape`: tiles per dimension of a partition view,
+/// `ceil(extent / tile)`.
+pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let src = op.operand("src").ok_or_else(|| l.unsupported(id))?;
+    let p = partition(l.m, src)
+        .ok_or_else(|| l.unsupported_feature(id, "a view other than a partition view"))?;
+    for (i, &res) in op.results.iter().enumerate() {
+        let (_, elem) = value_tile(l.m, res).ok_or_else(|| l.unsupported(id))?;
+        let tile = *p.tile_shape.get(i).ok_or_else(|| l.unsupported(id))?;
+        let d = p.dim_map[i];
+        let wide = elem == Elem::Num(Scalar::I64);
+        let (uty, bty) = if wide {
+            (Ty::U64, Ty::B64)
+        } else {
+            (Ty::U32, Ty::B32)
+        };
+        let reg = match p.shape[d] {
+            Extent::Static(n) => l.imm(elem, ((n + tile - 1) / tile) as u64),
+            Extent::Dynamic(v) => {
+                let t = l.tile(id, v)?;
+                let mut x = t.regs[0];
+                if wide && t.elem != elem {
+                    x = l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U64, Ty::U32],
+                        Ty::U64,
+                        vec![Operand::Reg(x)],
+                    );
+                } else if !wide && t.elem != elem {
+                    x = l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U32, Ty::U64],
+                        Ty::U32,
+                        vec![Operand::Reg(x)],
+                    );
+                }
+                let up = l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[uty],
+                    uty,
+                    vec![Operand::Reg(x), Operand::Imm(tile - 1)],
+                );
+                l.b.op(
+                    Opc::Shr,
+                    &[],
+                    &[uty],
+                    bty,
+                    vec![
+                        Operand::Reg(up),
+                        Operand::Imm(i64::from(tile.trailing_zeros())),
+                    ],
+                )
+            }
+        };
+        let layout = l.layout_of(res);
+        l.bind(
+            res,
+            Tile {
+                elem,
+                layout,
+                regs: vec![reg],
+            },
+        );
+    }
+    let _ = Lowered::Nothing;
+    let _ = Opcode::For;
+    Ok(())
+}

@@ -1,0 +1,250 @@
+//! Golden tests for the printer: every corpus bytecode file must print
+//! exactly what NVIDIA's `tileirdisasm` prints for it, with and without `-g`.
+//!
+//! The primary file of each kernel is compared with the checked-in `.mlir`;
+//! every file (primary, 13.1, 13.4) is also compared with the output of the
+//! real tool, which must be installed (`$CUDA_ROOT/bin/tileirdisasm`, else
+//! `<repo>/.tools/cuda/bin/tileirdisasm`): the test fails if it is missing.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tileiras::bytecode;
+use tileiras::ir::print::{print_module, PrintOptions};
+
+/// `<repo>/../shared/corpus`; `TILEIRAS_CORPUS` overrides it, and a git
+/// worktree one level deeper (`<dir>/wt/<name>`) finds `<dir>/shared/corpus`.
+fn corpus() -> PathBuf {
+    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
+        return PathBuf::from(p);
+    }
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if p.is_dir() {
+        return p;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"))
+}
+
+fn tool() -> PathBuf {
+    let root = std::env::var_os("CUDA_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.tools/cuda")));
+    let t = root.join("bin/tileirdisasm");
+    assert!(
+        t.is_file(),
+        "NVIDIA tileirdisasm not found at {} (set CUDA_ROOT)",
+        t.display()
+    );
+    t
+}
+
+/// Every `.tileir` file in the corpus, sorted.
+fn corpus_files() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let dirs = std::fs::read_dir(corpus()).expect("corpus directory (../shared/corpus)");
+    for d in dirs.flatten() {
+        if !d.path().is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            if f.path().extension().is_some_and(|e| e == "tileir") {
+                v.push(f.path());
+            }
+        }
+    }
+    v.sort();
+    assert!(
+        v.len() >= 200,
+        "expected the full corpus, found {} files",
+        v.len()
+    );
+    v
+}
+
+fn ours(path: &Path, debug_info: bool) -> Result<String, String> {
+    let data = std::fs::read(path).unwrap();
+    bytecode::read(&data)
+        .map(|m| print_module(&m, &PrintOptions { debug_info }))
+        .map_err(|e| e.to_string())
+}
+
+struct Real {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn real(path: &Path, debug_info: bool) -> Real {
+    let mut c = Command::new(tool());
+    if debug_info {
+        c.arg("-g");
+    }
+    let o = c.arg(path).output().expect("run tileirdisasm");
+    Real {
+        ok: o.status.success(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn first_diff(a: &str, b: &str) -> String {
+    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
+        if x != y {
+            return format!("line {}:\n  ours: {x}\n  real: {y}", i + 1);
+        }
+    }
+    format!(
+        "line counts differ: {} vs {}",
+        a.lines().count(),
+        b.lines().count()
+    )
+}
+
+#[test]
+fn primary_files_print_their_mlir() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for dir in std::fs::read_dir(corpus()).unwrap().flatten() {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        let mlir = dir.path().join(format!("{name}.mlir"));
+        if !mlir.is_file() {
+            continue;
+        }
+        let v33 = dir.path().join(format!("{name}.v13_3.tileir"));
+        let primary = if v33.is_file() {
+            v33
+        } else {
+            dir.path().join(format!("{name}.v13_4.tileir"))
+        };
+        let expected = std::fs::read_to_string(&mlir).unwrap();
+        match ours(&primary, false) {
+            Ok(got) if got == expected => checked += 1,
+            Ok(got) => failures.push(format!(
+                "{}: {}",
+                primary.display(),
+                first_diff(&got, &expected)
+            )),
+            Err(e) => failures.push(format!("{}: read error {e}", primary.display())),
+        }
+    }
+    eprintln!("golden .mlir: {checked} passed, {} failed", failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 70, "only {checked} primary files checked");
+}
+
+fn compare_all(debug_info: bool) {
+    let mut pass = 0;
+    let mut refused = 0;
+    let mut failures = Vec::new();
+    for path in corpus_files() {
+        let r = real(&path, debug_info);
+        let got = ours(&path, debug_info);
+        if !r.ok {
+            // The real tool rejects the module after reading it (its
+            // verifier); the reader alone must still read it, and the
+            // rejection must be the verifier's.
+            assert!(
+                r.stderr.contains("verification failed"),
+                "{}: real tool failed unexpectedly: {}",
+                path.display(),
+                r.stderr
+            );
+            assert!(
+                got.is_ok(),
+                "{}: reader failed: {:?}",
+                path.display(),
+                got.err()
+            );
+            refused += 1;
+            continue;
+        }
+        match got {
+            Ok(text) if text == r.stdout => pass += 1,
+            Ok(text) => failures.push(format!(
+                "{}: {}",
+                path.display(),
+                first_diff(&text, &r.stdout)
+            )),
+            Err(e) => failures.push(format!("{}: read error {e}", path.display())),
+        }
+    }
+    eprintln!(
+        "tileirdisasm{}: {pass} identical, {} different, {refused} refused by the real verifier",
+        if debug_info { " -g" } else { "" },
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(pass >= 200);
+}
+
+#[test]
+fn all_files_match_real_tileirdisasm() {
+    compare_all(false);
+}
+
+#[test]
+fn all_files_match_real_tileirdisasm_with_debug_info() {
+    compare_all(true);
+}
+
+/// The op-coverage files (`tests/data/bytecode/ops`, written with cuTile's
+/// encoders, see `gen.py` there) and NVIDIA's versioning inputs: output,
+/// or error lines, must match the real tool.
+#[test]
+fn extra_files_match_real_tileirdisasm() {
+    let data = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bytecode"));
+    let mut files = Vec::new();
+    for dir in [data.clone(), data.join("ops")] {
+        for f in std::fs::read_dir(dir).unwrap().flatten() {
+            if f.path().extension().is_some_and(|e| e == "tileirbc") {
+                files.push(f.path());
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 20, "found {} files", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        for debug_info in [false, true] {
+            let r = real(path, debug_info);
+            let bytes = std::fs::read(path).unwrap();
+            match bytecode::read(&bytes) {
+                Ok(m) if r.ok => {
+                    let got = print_module(&m, &PrintOptions { debug_info });
+                    if got != r.stdout {
+                        failures.push(format!(
+                            "{}: {}",
+                            path.display(),
+                            first_diff(&got, &r.stdout)
+                        ));
+                    }
+                }
+                Err(e) if !r.ok => {
+                    let real_lines: Vec<&str> = r
+                        .stderr
+                        .lines()
+                        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+                        .collect();
+                    if e.disasm_lines() != real_lines {
+                        failures.push(format!(
+                            "{}: errors differ: {:?} vs {real_lines:?}",
+                            path.display(),
+                            e.disasm_lines()
+                        ));
+                    }
+                }
+                Ok(_) => failures.push(format!(
+                    "{}: real tool failed: {}",
+                    path.display(),
+                    r.stderr
+                )),
+                Err(e) => failures.push(format!("{}: read error {e}", path.display())),
+            }
+        }
+    }
+    eprintln!(
+        "extra files: {} checked twice, {} failures",
+        files.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
