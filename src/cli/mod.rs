@@ -144,6 +144,9 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
         )?;
         return Ok(Status::OutOfResources.code());
     }
+    if args.print_kernel_info {
+        out.write_all(crate::kernel_info::to_json(&output.kernels).as_bytes())?;
+    }
     if args.remark_format.as_deref() == Some("yaml") && args.remarks_enabled {
         // No remarks are produced yet: the file is written, empty, so that
         // callers that read it find it.
@@ -226,6 +229,7 @@ OPTIONS:
   -o                               - Alias for --output-file
   --opt-level=<N>                  - Specify optimization level. Default Value: 3.
   --output-file=<file>             - Specify name of output file.
+  --print-kernel-info              - Print each kernel's launch facts (block, cluster, registers, shared memory, parameters) as JSON on stdout
   --remark-format=<value>          - Specify the format for remark output (command-line, yaml)
   --remarks=<value>                - Enable remarks for a category (none, all, memory, tensorcore)
   --remarks-output-file=<string>   - Output file for YAML remark format. Default is tileir_remarks.yaml
