@@ -2033,6 +2033,7 @@ fn custom_reduce_scan_f32() {
     }
 }
 
+#[test]
 fn global_sum_atomic_f32() {
     for &n in &[5000usize, 1024, 7] {
         let mut rng = Rng(n as u64 + 63);
@@ -2088,6 +2089,7 @@ fn while_break_continue_i32() {
     }
 }
 
+#[test]
 fn atomic_hist_i32() {
     for &(n, nb) in &[(3000usize, 17usize), (256, 4), (10, 100)] {
         let mut rng = Rng(n as u64 + 65);
@@ -2111,6 +2113,7 @@ fn atomic_hist_i32() {
     }
 }
 
+#[test]
 fn atomic_ops_i32() {
     for &n in &[300usize, 128, 5] {
         let mut rng = Rng(n as u64 + 66);
@@ -2157,6 +2160,7 @@ fn atomic_ops_i32() {
     }
 }
 
+#[test]
 fn atomic_red_view_f32() {
     for &n in &[640usize, 64] {
         let mut rng = Rng(n as u64 + 67);

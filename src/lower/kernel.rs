@@ -130,6 +130,11 @@ impl<'m> Lowerer<'m> {
             .enumerate()
             .filter(|(_, b)| LinearLayout::is_zero(b))
             .fold(0i64, |m, (k, _)| m | 1 << k);
+        // Thread bits the layout does not span replicate too (a 0-d tile
+        // lives in every thread).
+        let spanned = layout.thread_bases().len() as u32;
+        let all_bits = (self.warps * 32).trailing_zeros();
+        let mask = (spanned..all_bits).fold(mask, |m, k| m | 1 << k);
         if mask == 0 {
             return None;
         }

@@ -1,6 +1,7 @@
 //! Lowering of tile ops, one family per file, each producing SIMT IR for
 //! every register of its result through [`elementwise`].
 pub mod arith;
+pub mod atomic;
 pub mod cast;
 pub mod control;
 pub mod math;
@@ -110,6 +111,18 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         Opcode::If => control::lower_if(l, id),
         Opcode::Reduce => reduce::lower(l, id),
+        Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::AtomicRedViewTko => {
+            if opcode == Opcode::AtomicRedViewTko {
+                atomic::lower_red_view(l, id)?;
+            } else {
+                atomic::lower_rmw(l, id)?;
+            }
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.entry(r).or_insert(Lowered::Nothing);
+            }
+            Ok(())
+        }
         Opcode::Permute | Opcode::Cat | Opcode::Extract | Opcode::Insert => movement::lower(l, id),
         Opcode::For => control::lower_for(l, id),
         Opcode::Yield | Opcode::Continue => control::lower_yield(l, id),
