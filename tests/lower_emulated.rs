@@ -1325,6 +1325,7 @@ fn reshape_1d_to_2d_f32() {
     }
 }
 
+#[test]
 fn transpose_2d_f32() {
     for &(m, n) in &[(70usize, 130usize), (32, 64), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 31);
@@ -1360,6 +1361,7 @@ fn transpose_load_order_f16() {
     }
 }
 
+#[test]
 fn permute_3d_f32() {
     for &(a, b, c) in &[(5usize, 9usize, 20usize), (2, 8, 16)] {
         let mut rng = Rng((a * b * c) as u64 + 33);
@@ -1470,6 +1472,7 @@ fn slice_dynamic_f32() {
     }
 }
 
+#[test]
 fn cat_extract_f32() {
     for &n in &[160usize, 16] {
         let mut rng = Rng(n as u64 + 37);
@@ -1494,6 +1497,7 @@ fn cat_extract_f32() {
     }
 }
 
+#[test]
 fn insert_subtile_f32() {
     for &n in &[320usize, 32] {
         let mut rng = Rng(n as u64 + 38);
@@ -1624,6 +1628,7 @@ fn adv_index_rows_f32() {
     }
 }
 
+#[test]
 fn list_of_arrays_f32() {
     for &(nl, n) in &[(3usize, 200usize), (2, 64)] {
         let mut rng = Rng(n as u64 + 43);
@@ -2028,6 +2033,7 @@ fn custom_reduce_scan_f32() {
     }
 }
 
+#[test]
 fn global_sum_atomic_f32() {
     for &n in &[5000usize, 1024, 7] {
         let mut rng = Rng(n as u64 + 63);
@@ -2083,6 +2089,7 @@ fn while_break_continue_i32() {
     }
 }
 
+#[test]
 fn atomic_hist_i32() {
     for &(n, nb) in &[(3000usize, 17usize), (256, 4), (10, 100)] {
         let mut rng = Rng(n as u64 + 65);
@@ -2106,6 +2113,7 @@ fn atomic_hist_i32() {
     }
 }
 
+#[test]
 fn atomic_ops_i32() {
     for &n in &[300usize, 128, 5] {
         let mut rng = Rng(n as u64 + 66);
@@ -2152,6 +2160,7 @@ fn atomic_ops_i32() {
     }
 }
 
+#[test]
 fn atomic_red_view_f32() {
     for &n in &[640usize, 64] {
         let mut rng = Rng(n as u64 + 67);

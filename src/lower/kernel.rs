@@ -130,6 +130,11 @@ impl<'m> Lowerer<'m> {
             .enumerate()
             .filter(|(_, b)| LinearLayout::is_zero(b))
             .fold(0i64, |m, (k, _)| m | 1 << k);
+        // Thread bits the layout does not span replicate too (a 0-d tile
+        // lives in every thread).
+        let spanned = layout.thread_bases().len() as u32;
+        let all_bits = (self.warps * 32).trailing_zeros();
+        let mask = (spanned..all_bits).fold(mask, |m, k| m | 1 << k);
         if mask == 0 {
             return None;
         }
@@ -164,10 +169,11 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// The lowered tile of `v` redistributed to `layout`, where that needs
-    /// no data movement between threads (a register permutation).
+    /// The lowered tile of `v` redistributed to `layout`: a register
+    /// permutation where the thread distribution agrees, else a trip
+    /// through shared memory.
     pub fn tile_in(
-        &self,
+        &mut self,
         op: OpId,
         v: ValueId,
         layout: &Rc<LinearLayout>,
@@ -183,7 +189,12 @@ impl<'m> Lowerer<'m> {
             let found = (0..t.layout.num_registers()).find(|&q| t.layout.apply(q, 0) == want);
             match (same_threads, found) {
                 (true, Some(q)) => regs.push(t.regs[q]),
-                _ => return Err(self.unsupported_feature(op, "a layout conversion across threads")),
+                _ => {
+                    if t.layout.shape != layout.shape {
+                        return Err(self.unsupported_feature(op, "mismatched tile shapes"));
+                    }
+                    return super::ops::staging::convert(self, &t, layout);
+                }
             }
         }
         Ok(Tile {

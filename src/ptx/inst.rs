@@ -235,6 +235,8 @@ pub enum Opc {
     Cnot,
     Shfl,
     Bar,
+    Atom,
+    Red,
 }
 
 impl Opc {
@@ -285,12 +287,17 @@ impl Opc {
             Opc::Cnot => "cnot",
             Opc::Shfl => "shfl",
             Opc::Bar => "bar",
+            Opc::Atom => "atom",
+            Opc::Red => "red",
         }
     }
 
     /// Whether the instruction has effects beyond writing its destinations.
     pub fn has_side_effects(self) -> bool {
-        matches!(self, Opc::St | Opc::Bra | Opc::Ret | Opc::Bar)
+        matches!(
+            self,
+            Opc::St | Opc::Bra | Opc::Ret | Opc::Bar | Opc::Atom | Opc::Red
+        )
     }
 }
 
