@@ -21,8 +21,17 @@ fn corpus() -> std::path::PathBuf {
 }
 
 fn run(input: &std::path::Path, output: &std::path::Path) -> (i32, String, String) {
+    run_with(input, output, &[])
+}
+
+fn run_with(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    extra: &[&str],
+) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tileiras"))
         .env("CUDA_ROOT", common::cuda_root())
+        .args(extra)
         .arg("--gpu-name=sm_90")
         .arg("--print-kernel-info")
         .arg(input)
@@ -72,4 +81,17 @@ fn prints_the_librarys_kernel_info() {
     );
     assert_eq!(code, 0);
     assert_eq!(stdout, "{\"kernels\": []}\n");
+}
+
+#[test]
+fn thread_bound_remark_with_remarks_enabled() {
+    let dir = common::Scratch::new("launch-cli-remarks");
+    let input = corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir");
+    let (code, _, stderr) = run_with(&input, &dir.path("k.cubin"), &["--remarks=all"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.starts_with("loc(\"kernels.py\":"), "{stderr}");
+    assert!(
+        stderr.contains("remark: entry 'vadd_f32_contig': .reqntid 128: the generated code depends on the exact thread count"),
+        "{stderr}"
+    );
 }

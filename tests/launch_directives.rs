@@ -560,3 +560,55 @@ fn cluster_hints_give_nvidias_directive_set() {
         assert_eq!(other.num_cta_in_cga, want);
     }
 }
+
+#[test]
+fn thread_bound_follows_what_the_body_needs() {
+    let entry = |body: Vec<Line>, shared_bytes| ptx::Entry {
+        name: "k".into(),
+        params: Vec::new(),
+        reqntid: 128,
+        launch: Box::default(),
+        reg_counts: Vec::new(),
+        shared_bytes,
+        body,
+    };
+    let ret = Line::Inst(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+    // The same work in every thread: any count up to 128 is fine.
+    let uniform = entry(vec![ret.clone()], 0);
+    assert_eq!(launch::thread_bound(&uniform), ThreadBound::Max);
+    let d = launch::requested(&Default::default(), 128, ThreadBound::Max);
+    let d = launch::finish(d, ThreadBound::Max, Gpu::Sm90, "k", &mut Vec::new()).unwrap();
+    assert_eq!(d.to_text(Gpu::Sm90), ".maxntid 128\n.minnctapersm 1\n");
+    accepted(Gpu::Sm90, d);
+    // Reading %tid.x, a barrier, or shared memory: the exact count.
+    let r = ptx::Reg {
+        class: ptx::RegClass::B32,
+        id: 1,
+    };
+    let tid = Line::Inst(Inst::new(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        vec![ptx::Operand::Reg(r)],
+        vec![ptx::Operand::Special(ptx::Special::TidX)],
+    ));
+    assert_eq!(
+        launch::thread_bound(&entry(vec![tid, ret.clone()], 0)),
+        ThreadBound::Exact
+    );
+    let bar = Line::Inst(Inst::new(
+        Opc::Bar,
+        &["sync"],
+        &[],
+        vec![],
+        vec![ptx::Operand::Imm(0)],
+    ));
+    assert_eq!(
+        launch::thread_bound(&entry(vec![bar, ret.clone()], 0)),
+        ThreadBound::Exact
+    );
+    assert_eq!(
+        launch::thread_bound(&entry(vec![ret], 16)),
+        ThreadBound::Exact
+    );
+}

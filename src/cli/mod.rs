@@ -123,8 +123,12 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
             return Ok(Status::InvalidArgument.code());
         }
     }
+    // Remarks (launch-bound choices, ...) only with --remarks.
+    let show_remarks = args.remarks_enabled;
     let mut sink = |d: &crate::Diagnostic| {
-        let _ = writeln!(err, "{d}");
+        if d.severity != crate::Severity::Remark || show_remarks {
+            let _ = writeln!(err, "{d}");
+        }
     };
     let output = match crate::driver::compile(&bytes, &options, &mut sink) {
         Ok(o) => o,

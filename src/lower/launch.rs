@@ -4,10 +4,10 @@
 //! kernel parameter space, all before anything reaches ptxas.
 //!
 //! Guarantees for an entry that passes [`plan`]:
-//! - exactly one of `.maxntid` / `.reqntid` is set; it is `.reqntid` here,
-//!   because every tile kernel indexes its tiles by `%tid.x` over the exact
-//!   thread count the layouts were built for (and cuTile launches with
-//!   blockDim (1,1,1), leaving the block shape to the kernel);
+//! - exactly one of `.maxntid` / `.reqntid` is set, chosen by
+//!   [`thread_bound`] and named in a remark: `.reqntid` when the body
+//!   depends on the exact thread count (distributed tiles index by
+//!   `%tid.x`; barriers, shuffles, shared memory), `.maxntid` otherwise;
 //! - `.minnctapersm` is the `occupancy` hint (default 1), as NVIDIA emits;
 //! - a `num_cta_in_cga` hint above 1 becomes `.reqnctapercluster n, 1, 1`
 //!   with `.blocksareclusters` (the grid counts tile blocks, each a
@@ -127,6 +127,30 @@ pub fn finish(
     Ok(d.for_target(gpu))
 }
 
+/// Whether the body of `e` depends on its exact thread count: it reads
+/// `%tid.x` (every distributed tile does), synchronizes or exchanges data
+/// between threads (`bar`, `shfl`), or uses shared memory. Such an entry
+/// gets `.reqntid`; one that does the same work in every thread gets
+/// `.maxntid`, so a launch with fewer threads is still correct.
+pub fn thread_bound(e: &ptx::Entry) -> ThreadBound {
+    let dependent = e.shared_bytes > 0
+        || e.body.iter().any(|line| match line {
+            ptx::Line::Inst(i) => {
+                matches!(i.opc, ptx::Opc::Bar | ptx::Opc::Shfl)
+                    || i.dsts
+                        .iter()
+                        .chain(&i.srcs)
+                        .any(|o| matches!(o, ptx::Operand::Special(ptx::Special::TidX)))
+            }
+            ptx::Line::Label(_) => false,
+        });
+    if dependent {
+        ThreadBound::Exact
+    } else {
+        ThreadBound::Max
+    }
+}
+
 /// Plans the launch of lowered entry `e` (from entry op `op`): fills
 /// `e.launch`, pushes warnings and remarks to `notes`, and fails with a
 /// diagnostic at the entry's location when a rule is broken.
@@ -151,7 +175,23 @@ pub fn plan(
             )));
         }
     }
-    let bound = ThreadBound::Exact;
+    let bound = thread_bound(e);
+    notes.push(
+        Diagnostic::new(
+            Severity::Remark,
+            match bound {
+                ThreadBound::Exact => format!(
+                    "entry '{}': .reqntid {}: the generated code depends on the exact thread count",
+                    e.name, e.reqntid
+                ),
+                ThreadBound::Max => format!(
+                    "entry '{}': .maxntid {}: the generated code works with any thread count up to {}",
+                    e.name, e.reqntid, e.reqntid
+                ),
+            },
+        )
+        .at(m.location(op)),
+    );
     let d = requested(&hints, e.reqntid, bound);
     *e.launch = finish(d, bound, gpu, &e.name, notes).map_err(fail)?;
     let layout = params::layout(&e.params);
