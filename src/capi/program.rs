@@ -161,7 +161,12 @@ pub unsafe extern "C" fn tileirasProgramCompile(prog: tileirasProgram) -> tileir
         match result {
             Ok(out) => {
                 state.kernels = Some(super::kernel_info::records(&out.kernels));
-                state.output = Some(out.bytes);
+                let mut bytes = out.bytes;
+                if state.options.output.is_text() {
+                    // Stored NUL-terminated, so that a lent pointer stays valid.
+                    bytes.push(0);
+                }
+                state.output = Some(bytes);
                 TILEIRAS_SUCCESS
             }
             Err(e) => e.status().into(),
@@ -422,15 +427,9 @@ pub unsafe extern "C" fn tileirasGetSupportedBytecodeVersions(
 
 /// The output with a NUL appended for text kinds; `None` before a successful
 /// compile.
-fn output_with_nul(state: &ProgramState) -> Option<std::borrow::Cow<'_, [u8]>> {
-    let out = state.output.as_ref()?;
-    Some(if state.options.output.is_text() {
-        let mut v = out.clone();
-        v.push(0);
-        std::borrow::Cow::Owned(v)
-    } else {
-        std::borrow::Cow::Borrowed(out.as_slice())
-    })
+/// The stored output; text outputs were stored with their NUL.
+fn output_with_nul(state: &ProgramState) -> Option<&[u8]> {
+    state.output.as_deref()
 }
 
 /// Reads a config of any size up to ours: fields past the caller's
