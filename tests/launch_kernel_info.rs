@@ -247,3 +247,58 @@ fn nv_info_records_what_the_directives_asked() {
         [(0, 0, 4), (1, 8, 8), (2, 16, 1), (3, 32, 24), (4, 56, 4)]
     );
 }
+
+#[test]
+fn nv_info_records_upper_bounds_and_cluster_rank() {
+    let ptx = "\
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.maxntid 96, 2
+.explicitcluster
+.maxclusterrank 4
+{
+\tret;
+}
+";
+    let dir = common::Scratch::new("launch-nvinfo-max");
+    std::fs::write(dir.path("k.ptx"), ptx).unwrap();
+    let out = Command::new(common::cuda_root().join("bin/ptxas"))
+        .args(["-arch", "sm_90a"])
+        .arg(dir.path("k.ptx"))
+        .arg("-o")
+        .arg(dir.path("k.cubin"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ks = cubin_info::kernels(&std::fs::read(dir.path("k.cubin")).unwrap()).unwrap();
+    let k = &ks[0];
+    assert_eq!(k.maxntid, Some([96, 2, 1]));
+    assert_eq!(k.reqntid, None);
+    assert!(k.explicit_cluster);
+    assert_eq!(k.max_cluster_rank, Some(4));
+    assert_eq!(k.cluster, None);
+    // Without .maxnreg ptxas records its own limit.
+    assert_eq!(k.maxnreg, Some(255));
+    assert_eq!(k.shared_bytes, 0);
+    assert!(k.params.is_empty());
+}
+
+#[test]
+fn truncated_nv_info_is_an_error() {
+    assert!(cubin_info::records(&[4, 0x17, 12, 0, 1, 2]).is_err());
+    assert!(cubin_info::records(&[3, 0x1b]).is_err());
+    let r = cubin_info::records(&[3, 0x1b, 40, 0, 1, 0x3e, 0, 0]).unwrap();
+    assert_eq!(r.len(), 2);
+    assert_eq!(
+        (r[0].attribute, r[0].value),
+        (cubin_info::EIATTR_MAXREG_COUNT, 40)
+    );
+    assert_eq!(r[1].attribute, cubin_info::EIATTR_EXPLICIT_CLUSTER);
+    assert!(cubin_info::kernels(b"not an elf").is_err());
+}

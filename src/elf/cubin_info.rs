@@ -66,7 +66,7 @@ pub struct CubinKernel {
     pub reqntid: Option<[u32; 3]>,
     /// `.maxntid` recorded by ptxas.
     pub maxntid: Option<[u32; 3]>,
-    /// `.maxnreg` recorded by ptxas.
+    /// The register limit ptxas applied: `.maxnreg`, or 255 without it.
     pub maxnreg: Option<u32>,
     /// `.reqnctapercluster` recorded by ptxas.
     pub cluster: Option<[u32; 3]>,
