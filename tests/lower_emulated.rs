@@ -8,7 +8,7 @@
 //! for NVIDIA's TMA kernels are extra arguments our kernels do not take.)
 //!
 //! Kernels without a `#[test]` below are not lowered yet.
-#![allow(dead_code, clippy::needless_range_loop)]
+#![allow(dead_code, clippy::needless_range_loop, clippy::too_many_arguments)]
 
 use ptx_emu::{bytes, DevPtr, Device, LaunchConfig, Module, Param};
 
