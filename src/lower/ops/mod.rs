@@ -7,6 +7,7 @@ pub mod control;
 pub mod math;
 pub mod math_f32;
 pub mod memory;
+pub mod mma;
 pub mod movement;
 pub mod reduce;
 pub mod shape;
@@ -111,6 +112,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         Opcode::If => control::lower_if(l, id),
         Opcode::Reduce => reduce::lower(l, id),
+        Opcode::MmaF | Opcode::MmaI => mma::lower(l, id),
         Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::AtomicRedViewTko => {
             if opcode == Opcode::AtomicRedViewTko {
                 atomic::lower_red_view(l, id)?;

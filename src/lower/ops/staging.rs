@@ -12,6 +12,20 @@ use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
+/// The most shared memory a tile block may use (sm_90's 227 KiB; ptxas
+/// runs with `--enable-extended-smem=true` as NVIDIA's tileiras does).
+pub const MAX_SHARED_BYTES: i64 = 227 * 1024;
+
+/// The PTX type moving one slot of `bytes`.
+fn slot_ty(bytes: i64) -> Ty {
+    match bytes {
+        8 => Ty::B64,
+        2 => Ty::B16,
+        1 => Ty::B8,
+        _ => Ty::B32,
+    }
+}
+
 /// A scratch buffer in shared memory.
 #[derive(Clone, Debug)]
 pub struct Buffer {
@@ -46,14 +60,20 @@ impl Placement {
 
 /// Allocates a buffer of `shape` for elements of kind `e`.
 pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
-    let slot = if e.bits() > 32 { 8 } else { 4 };
+    let slot = match e.bits() {
+        1 => 4,
+        b if b > 32 => 8,
+        0..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    };
     let offset = (i64::from(l.shared_bytes) + 15) & !15;
     let end = offset + shape.iter().product::<i64>() * slot;
     l.shared_bytes = u32::try_from(end).map_err(|_| LowerError::Unsupported {
         what: "a tile too large for shared memory".into(),
         location: None,
     })?;
-    if end > 48 * 1024 {
+    if end > MAX_SHARED_BYTES {
         return Err(LowerError::Unsupported {
             what: "a tile too large for shared memory".into(),
             location: None,
@@ -188,14 +208,14 @@ fn addresses(l: &mut Lowerer, layout: &LinearLayout, buf: &Buffer, place: &Place
 /// Writes every element of `t` into `buf` under `place`.
 pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
     let addrs = addresses(l, &t.layout, buf, place);
-    let ty = if buf.slot == 8 { Ty::B64 } else { Ty::B32 };
+    let ty = slot_ty(buf.slot);
     for (r, a) in addrs.into_iter().enumerate() {
         if t.layout.canonical_register(r) != r {
             continue;
         }
         let v = t.regs[r];
         let v = match v.class {
-            RegClass::B16 => l.b.op(
+            RegClass::B16 if buf.slot == 4 => l.b.op(
                 Opc::Cvt,
                 &[],
                 &[Ty::U32, Ty::U16],
@@ -230,7 +250,7 @@ pub fn read(
     place: &Placement,
 ) -> Tile {
     let addrs = addresses(l, &layout, buf, place);
-    let ty = if buf.slot == 8 { Ty::B64 } else { Ty::B32 };
+    let ty = slot_ty(buf.slot);
     let mut regs: Vec<Reg> = Vec::new();
     for (r, a) in addrs.into_iter().enumerate() {
         let c = layout.canonical_register(r);
@@ -247,7 +267,7 @@ pub fn read(
             vec![Operand::Addr(a, 0)],
         ));
         let d = match class_of(elem) {
-            RegClass::B16 => l.b.op(
+            RegClass::B16 if buf.slot == 4 => l.b.op(
                 Opc::Cvt,
                 &[],
                 &[Ty::U16, Ty::U32],
