@@ -169,6 +169,26 @@ static void test_row_sum(const unsigned char *data, size_t size) {
   tileirasProgramDestroy(&p);
 }
 
+static void test_cluster(const unsigned char *data, size_t size) {
+  /* num_cta_in_cga = 2: clusters of two CTAs from sm_90 on, none before. */
+  const char *gpus[] = {"sm_90", "sm_80"};
+  for (int g = 0; g < 2; g++) {
+    tileirasProgram p = compiled(data, size, gpus[g], TILEIRAS_OUTPUT_CUBIN);
+    tileirasKernelInfo info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    CHECK(tileirasProgramGetKernelInfo(p, 0, &info) == TILEIRAS_SUCCESS);
+    CHECK(info.name != NULL && strcmp(info.name, "matmul_f16_cluster2") == 0);
+    CHECK(info.block_is_exact == 1 && info.block_dim[0] >= 32);
+    CHECK(info.cluster_dim[0] == (g == 0 ? 2u : 1u));
+    CHECK(info.cluster_dim[1] == 1 && info.cluster_dim[2] == 1);
+    CHECK(info.blocks_are_clusters == (g == 0 ? 1u : 0u));
+    CHECK(info.min_ctas_per_sm == 1);
+    CHECK(info.registers > 0 && info.static_smem_bytes > 0);
+    tileirasProgramDestroy(&p);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s <tests/data dir> <corpus dir>\n", argv[0]);
@@ -188,6 +208,10 @@ int main(int argc, char **argv) {
   unsigned char *row_sum = read_file(path, &size);
   test_row_sum(row_sum, size);
   free(row_sum);
+  snprintf(path, sizeof path, "%s/matmul_f16_cluster2/matmul_f16_cluster2.v13_3.tileir", argv[2]);
+  unsigned char *cluster = read_file(path, &size);
+  test_cluster(cluster, size);
+  free(cluster);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
