@@ -182,3 +182,23 @@ fn non_integer_hint_is_a_warning() {
     assert!(notes[0].location.is_some());
     assert!(ptx.to_text().contains(".minnctapersm 1\n"));
 }
+
+#[test]
+fn worker_warp_hint_the_lowering_does_not_follow_is_remarked() {
+    let m = vadd_with(vec![(
+        "default",
+        vec![("num_worker_warps_per_cta", Attr::Int(8))],
+    )]);
+    let (ptx, notes) = lower_module(&m, &options(Gpu::Sm90)).unwrap();
+    assert!(notes.iter().any(|n| n.severity == Severity::Remark
+        && n.message == "entry 'vadd_f32_contig': num_worker_warps_per_cta 8 not followed: the lowering uses 128 threads"));
+    ptxas_clean(&ptx.to_text(), Gpu::Sm90);
+    let m = vadd_with(vec![(
+        "default",
+        vec![("num_worker_warps_per_cta", Attr::Int(4))],
+    )]);
+    let (_, notes) = lower_module(&m, &options(Gpu::Sm90)).unwrap();
+    assert!(!notes
+        .iter()
+        .any(|n| n.message.contains("num_worker_warps_per_cta")));
+}

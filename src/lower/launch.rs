@@ -175,6 +175,20 @@ pub fn plan(
             )));
         }
     }
+    if let Some(w) = hints.num_worker_warps_per_cta {
+        if i64::from(e.reqntid) != w.saturating_mul(32) {
+            notes.push(
+                Diagnostic::new(
+                    Severity::Remark,
+                    format!(
+                        "entry '{}': num_worker_warps_per_cta {w} not followed: the lowering uses {} threads",
+                        e.name, e.reqntid
+                    ),
+                )
+                .at(m.location(op)),
+            );
+        }
+    }
     let bound = thread_bound(e);
     notes.push(
         Diagnostic::new(
