@@ -1288,6 +1288,7 @@ fn cast_int_width() {
     }
 }
 
+#[test]
 fn bitcast_pack_f32() {
     for &n in SIZES {
         let mut rng = Rng(n as u64 + 20);
@@ -1543,6 +1544,7 @@ fn copy_3d_index_offset() {
     }
 }
 
+#[test]
 fn strided_window_f32() {
     for &n in &[50usize, 32, 7] {
         let mut rng = Rng(n as u64 + 35);

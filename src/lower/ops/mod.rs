@@ -125,7 +125,12 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             }
             Ok(())
         }
-        Opcode::Permute | Opcode::Cat | Opcode::Extract | Opcode::Insert => movement::lower(l, id),
+        Opcode::Permute
+        | Opcode::Cat
+        | Opcode::Extract
+        | Opcode::Insert
+        | Opcode::Pack
+        | Opcode::Unpack => movement::lower(l, id),
         Opcode::For => control::lower_for(l, id),
         Opcode::Yield | Opcode::Continue => control::lower_yield(l, id),
         Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
