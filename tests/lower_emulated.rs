@@ -1813,6 +1813,7 @@ fn row_max_min_argmax_f32() {
     }
 }
 
+#[test]
 fn scan_rows() {
     for &(m, n) in &[(10usize, 150usize), (8, 64), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 51);
@@ -2107,6 +2108,7 @@ fn row_sum_f32() {
     }
 }
 
+#[test]
 fn custom_reduce_scan_f32() {
     for &(m, n) in &[(40usize, 64usize), (16, 52), (3, 4)] {
         let mut rng = Rng((m * n) as u64 + 62);
