@@ -1288,6 +1288,7 @@ fn cast_int_width() {
     }
 }
 
+#[test]
 fn bitcast_pack_f32() {
     for &n in SIZES {
         let mut rng = Rng(n as u64 + 20);
@@ -1543,6 +1544,7 @@ fn copy_3d_index_offset() {
     }
 }
 
+#[test]
 fn strided_window_f32() {
     for &n in &[50usize, 32, 7] {
         let mut rng = Rng(n as u64 + 35);
@@ -1811,6 +1813,7 @@ fn row_max_min_argmax_f32() {
     }
 }
 
+#[test]
 fn scan_rows() {
     for &(m, n) in &[(10usize, 150usize), (8, 64), (3, 5)] {
         let mut rng = Rng((m * n) as u64 + 51);
@@ -2105,6 +2108,7 @@ fn row_sum_f32() {
     }
 }
 
+#[test]
 fn custom_reduce_scan_f32() {
     for &(m, n) in &[(40usize, 64usize), (16, 52), (3, 4)] {
         let mut rng = Rng((m * n) as u64 + 62);

@@ -116,10 +116,11 @@ fn assign_block(
                     }
                 }
             }
-            Opcode::Reduce => {
-                // Reductions take their operands as they come (default
-                // layouts unless a later user chose); the result layout is
-                // fixed afterwards from the operand's (see `assign`).
+            Opcode::Reduce | Opcode::Scan => {
+                // Reductions and scans take their operands in the default
+                // layout unless a later user chose one; their results come
+                // out in the operand's layout (sliced for a reduction), and
+                // users wanting another get a conversion.
                 for &o in &op.operands {
                     if let Some((shape, _)) = value_tile(m, o) {
                         demand(out, o, default_layout(&shape, warps, 1));

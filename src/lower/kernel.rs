@@ -370,6 +370,7 @@ pub fn is_structural(opcode: Opcode) -> bool {
             | Opcode::JoinTokens
             | Opcode::MakeTensorView
             | Opcode::MakePartitionView
+            | Opcode::MakeStridedView
             | Opcode::Return
     )
 }

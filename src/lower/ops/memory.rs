@@ -167,7 +167,7 @@ pub(super) fn prepare(
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(idx), Operand::Imm(p.tile_shape[i])],
+            vec![Operand::Reg(idx), Operand::Imm(p.steps[i])],
         );
         if let Some(t) = tc[i] {
             let t64 = l.b.op(

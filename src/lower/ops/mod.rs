@@ -10,6 +10,7 @@ pub mod memory;
 pub mod mma;
 pub mod movement;
 pub mod reduce;
+pub mod scan;
 pub mod shape;
 pub mod staging;
 
@@ -113,6 +114,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::If => control::lower_if(l, id),
         Opcode::Reduce => reduce::lower(l, id),
         Opcode::MmaF | Opcode::MmaI => mma::lower(l, id),
+        Opcode::Scan => scan::lower(l, id),
         Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::AtomicRedViewTko => {
             if opcode == Opcode::AtomicRedViewTko {
                 atomic::lower_red_view(l, id)?;
@@ -125,7 +127,12 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             }
             Ok(())
         }
-        Opcode::Permute | Opcode::Cat | Opcode::Extract | Opcode::Insert => movement::lower(l, id),
+        Opcode::Permute
+        | Opcode::Cat
+        | Opcode::Extract
+        | Opcode::Insert
+        | Opcode::Pack
+        | Opcode::Unpack => movement::lower(l, id),
         Opcode::For => control::lower_for(l, id),
         Opcode::Yield | Opcode::Continue => control::lower_yield(l, id),
         Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),

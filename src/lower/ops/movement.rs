@@ -86,6 +86,29 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             barrier(l);
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
+        Opcode::Pack | Opcode::Unpack => {
+            // Reinterpret the bytes: row-major flat order, little-endian.
+            let buf = alloc(l, &src.layout.shape, src.elem)?;
+            write(l, &src, &buf, &Placement::identity(src.layout.shape.len()));
+            barrier(l);
+            let slot = match elem.bits() {
+                0..=8 => 1,
+                9..=16 => 2,
+                17..=32 => 4,
+                _ => 8,
+            };
+            if buf.slot * src.layout.shape.iter().product::<i64>()
+                != slot * rshape.iter().product::<i64>()
+            {
+                return Err(l.unsupported_feature(id, "sub-byte elements"));
+            }
+            let view = super::staging::Buffer {
+                offset: buf.offset,
+                shape: rshape.clone(),
+                slot,
+            };
+            read(l, layout, elem, &view, &Placement::identity(rank))
+        }
         Opcode::Extract => {
             let index = op.operand_group("indices").to_vec();
             let offs = offsets(l, id, &index, &rshape)?;
