@@ -202,3 +202,39 @@ fn worker_warp_hint_the_lowering_does_not_follow_is_remarked() {
         .iter()
         .any(|n| n.message.contains("num_worker_warps_per_cta")));
 }
+
+#[test]
+fn parameter_overflow_is_diagnosed_at_the_entry() {
+    let m = vadd_with(Vec::new());
+    let entry: OpId = *m
+        .top_level()
+        .iter()
+        .find(|&&id| m.ops[id].opcode == Opcode::Entry)
+        .unwrap();
+    let mut e = tileiras::ptx::Entry {
+        name: "vadd_f32_contig".into(),
+        params: (0..4096)
+            .map(|i| tileiras::ptx::Param {
+                name: format!("vadd_f32_contig_param_{i}"),
+                ty: tileiras::ptx::ParamTy::GlobalPtr,
+            })
+            .collect(),
+        reqntid: 128,
+        launch: Box::default(),
+        reg_counts: Vec::new(),
+        shared_bytes: 0,
+        body: Vec::new(),
+    };
+    let err =
+        tileiras::lower::launch::plan(&m, entry, &options(Gpu::Sm90), &mut e, &mut Vec::new())
+            .unwrap_err();
+    let d = err.diagnostic().to_string();
+    assert!(d.starts_with("loc(\"kernels.py\":"), "{d}");
+    assert!(
+        d.ends_with("error: entry 'vadd_f32_contig': Formal parameter space overflowed (32768 bytes required, max 32764 bytes allowed)"),
+        "{d}"
+    );
+    // One pointer fewer fits.
+    e.params.pop();
+    tileiras::lower::launch::plan(&m, entry, &options(Gpu::Sm90), &mut e, &mut Vec::new()).unwrap();
+}
