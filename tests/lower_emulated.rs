@@ -2165,6 +2165,7 @@ fn global_sum_atomic_f32() {
     }
 }
 
+#[test]
 fn while_break_continue_i32() {
     for &(n, limit, g) in &[
         (20usize, 1_000_000i32, 2u32),

@@ -26,6 +26,20 @@ pub struct Tile {
     pub regs: Vec<Reg>,
 }
 
+/// An enclosing loop while its body is lowered.
+#[derive(Clone, Debug)]
+pub struct LoopCtx {
+    /// Whether it is a `loop` (`continue`/`break` may sit in nested `if`s)
+    /// rather than a `for` (one `continue`, the body's terminator).
+    pub general: bool,
+    /// Variables `continue` assigns (the loop-carried values).
+    pub iter: Vec<Tile>,
+    /// Variables `break` assigns (the loop's results).
+    pub results: Vec<Tile>,
+    /// `if` nesting depth at the loop body.
+    pub if_depth: usize,
+}
+
 /// What an IR value became.
 #[derive(Clone, Debug)]
 pub enum Lowered {
@@ -53,8 +67,12 @@ pub struct Lowerer<'m> {
     pub warps: u32,
     /// Bytes of shared memory scratch allocated so far.
     pub shared_bytes: u32,
-    /// Variables the innermost `yield`/`continue` assigns.
+    /// Variables the innermost `yield` (of an `if`) assigns.
     pub yield_targets: Vec<Vec<Tile>>,
+    /// The enclosing loops, innermost last, for `continue` and `break`.
+    pub loops: Vec<LoopCtx>,
+    /// How many `if`s enclose the op being lowered.
+    pub if_depth: usize,
     tid: Option<Reg>,
 }
 
@@ -284,6 +302,8 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         facts,
         warps,
         yield_targets: Vec::new(),
+        loops: Vec::new(),
+        if_depth: 0,
         shared_bytes: 0,
         tid: None,
     };

@@ -134,7 +134,8 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::Pack
         | Opcode::Unpack => movement::lower(l, id),
         Opcode::For => control::lower_for(l, id),
-        Opcode::Yield | Opcode::Continue => control::lower_yield(l, id),
+        Opcode::Loop => control::lower_loop(l, id),
+        Opcode::Yield | Opcode::Continue | Opcode::Break => control::lower_yield(l, id),
         Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
         Opcode::LoadPtrTko | Opcode::StorePtrTko => {
             if opcode == Opcode::LoadPtrTko {
