@@ -330,3 +330,38 @@ fn cluster_kernel_reports_its_cluster_shape() {
         assert_eq!(ours, theirs);
     }
 }
+
+/// The kernels listed in `tests/data/lower/supported.txt`.
+fn supported() -> Vec<String> {
+    let text =
+        std::fs::read_to_string(common::repo().join("tests/data/lower/supported.txt")).unwrap();
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn every_supported_kernel_matches_its_cubin() {
+    let kernels = supported();
+    assert!(kernels.len() > 20);
+    for name in kernels {
+        let out = build(&bytecode(&name), Gpu::Sm90, OutputKind::Cubin);
+        let facts = cubin_info::kernels(&out.bytes).unwrap();
+        assert_eq!(out.kernels.len(), facts.len(), "{name}");
+        for k in &out.kernels {
+            let f = facts.iter().find(|f| f.name == k.name).unwrap();
+            assert!(k.block_is_exact, "{name}");
+            assert_eq!(f.reqntid, Some(k.block), "{name}");
+            assert_eq!(f.param_bytes.unwrap_or(0), k.param_bytes, "{name}");
+            let ours: Vec<_> = k.params.iter().map(|p| (p.offset, p.size)).collect();
+            let theirs: Vec<_> = f.params.iter().map(|p| (p.offset, p.size)).collect();
+            assert_eq!(ours, theirs, "{name}");
+            assert_eq!(k.registers, f.registers, "{name}");
+            assert!(k.registers.is_some_and(|r| r > 0 && r <= 255), "{name}");
+            let cubin_smem = k.cubin_smem_bytes.unwrap();
+            assert!(cubin_smem >= k.static_smem_bytes, "{name}");
+        }
+    }
+}
