@@ -191,10 +191,148 @@ typedef uint32_t tileirasSeverity;
 #endif // __cplusplus
 
 /**
+ * How a kernel parameter is passed (`tileirasKernelParam::kind`).
+ */
+enum tileirasParamKind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A 64-bit global memory address (pass a `CUdeviceptr`).
+   */
+  TILEIRAS_PARAM_GLOBAL_POINTER = 0,
+  /**
+   * A scalar value of `size` bytes.
+   */
+  TILEIRAS_PARAM_SCALAR = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tileirasParamKind tileirasParamKind;
+#else
+typedef uint32_t tileirasParamKind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A program: bytecode, configuration, and after a compile its output and
  * log. Opaque to C.
  */
 typedef struct tileirasProgram_st tileirasProgram_st;
+
+/**
+ * Handle to a program, created by `tileirasProgramCreate` and released by
+ * `tileirasProgramDestroy`.
+ */
+typedef struct tileirasProgram_st *tileirasProgram;
+
+/**
+ * Launch facts of one kernel. Set `struct_size` to
+ * `sizeof(tileirasKernelInfo)` before the query; the library writes no
+ * more than that many bytes, so the struct can grow.
+ */
+typedef struct tileirasKernelInfo {
+  /**
+   * `sizeof(tileirasKernelInfo)` as the caller was compiled.
+   */
+  size_t struct_size;
+  /**
+   * Entry symbol name, NUL-terminated, owned by the program (valid
+   * until it is compiled again or destroyed).
+   */
+  const char *name;
+  /**
+   * Threads per block (x, y, z): the `blockDim` the kernel requires
+   * (or allows at most, when `block_is_exact` is 0).
+   */
+  uint32_t block_dim[3];
+  /**
+   * 1 when the block shape is exact (`.reqntid`), 0 for an upper bound
+   * (`.maxntid`).
+   */
+  uint32_t block_is_exact;
+  /**
+   * CTAs per cluster (x, y, z); (1, 1, 1) without clusters.
+   */
+  uint32_t cluster_dim[3];
+  /**
+   * 1 when the grid counts clusters (`.blocksareclusters`): launch as
+   * many grid blocks as tile blocks, each a cluster of `cluster_dim`.
+   */
+  uint32_t blocks_are_clusters;
+  /**
+   * `.minnctapersm`, 0 when unset.
+   */
+  uint32_t min_ctas_per_sm;
+  /**
+   * `.maxnreg`, 0 when unset.
+   */
+  uint32_t max_registers;
+  /**
+   * Registers per thread ptxas allocated; 0 when no cubin was built
+   * (PTX output).
+   */
+  uint32_t registers;
+  /**
+   * Static shared memory the kernel declares, bytes per block.
+   */
+  uint32_t static_smem_bytes;
+  /**
+   * Shared memory per block the cubin sizes (with the 1 KiB ptxas
+   * reserves on sm_90 and newer); 0 when no cubin was built.
+   */
+  uint32_t cubin_smem_bytes;
+  /**
+   * Dynamic shared memory to pass as `sharedMemBytes` (always 0 here).
+   */
+  uint32_t dynamic_smem_bytes;
+  /**
+   * Bytes of the kernel parameter space.
+   */
+  uint32_t param_bytes;
+  /**
+   * Number of parameters (query each with
+   * `tileirasProgramGetKernelParam`).
+   */
+  uint32_t num_params;
+} tileirasKernelInfo;
+
+/**
+ * One kernel parameter. Set `struct_size` to `sizeof(tileirasKernelParam)`
+ * before the query.
+ */
+typedef struct tileirasKernelParam {
+  /**
+   * `sizeof(tileirasKernelParam)` as the caller was compiled.
+   */
+  size_t struct_size;
+  /**
+   * The `.param` name, NUL-terminated, owned by the program.
+   */
+  const char *name;
+  /**
+   * The PTX type (`u64`, `u32`, `f32`, ...), NUL-terminated, owned by
+   * the program.
+   */
+  const char *ptx_type;
+  /**
+   * A `tileirasParamKind`.
+   */
+  uint32_t kind;
+  /**
+   * Byte offset in the parameter space.
+   */
+  uint32_t offset;
+  /**
+   * Size in bytes (what `kernelParams[i]` must point to).
+   */
+  uint32_t size;
+  /**
+   * Alignment in bytes.
+   */
+  uint32_t align;
+} tileirasKernelParam;
 
 /**
  * Receives each diagnostic as it happens. `message` is the verbatim text;
@@ -283,12 +421,6 @@ typedef struct tileirasConfig {
 } tileirasConfig;
 
 /**
- * Handle to a program, created by `tileirasProgramCreate` and released by
- * `tileirasProgramDestroy`.
- */
-typedef struct tileirasProgram_st *tileirasProgram;
-
-/**
  * A bytecode version this library reads.
  */
 typedef struct tileirasBytecodeVersion {
@@ -305,6 +437,57 @@ typedef struct tileirasBytecodeVersion {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Writes the number of kernels of the last successful compile to
+ * `*count` (0 for a module without entries).
+ *
+ * Returns `TILEIRAS_ERROR_INVALID_ARGUMENT` for NULL arguments or before
+ * a successful compile. Available for every output kind.
+ *
+ * # Safety
+ * `prog` is NULL or a live handle; `count` is NULL or writable.
+ */
+enum tileirasResult tileirasProgramGetNumKernels(tileirasProgram prog, size_t *count);
+
+/**
+ * Fills `*info` for kernel `index` (0-based, in entry order) of the last
+ * successful compile. `info->struct_size` must be set to
+ * `sizeof(tileirasKernelInfo)`. Strings point into the program and stay
+ * valid until it is compiled again or destroyed. Register count and
+ * `cubin_smem_bytes` are 0 when the output kind is PTX (no cubin is
+ * built); everything else is available for every output kind.
+ *
+ * Returns `TILEIRAS_ERROR_INVALID_ARGUMENT` for NULL arguments, a too
+ * small `struct_size`, an index out of range, or before a successful
+ * compile; `*info` is then untouched.
+ *
+ * # Safety
+ * `prog` is NULL or a live handle; `info` is NULL or points to a writable
+ * `tileirasKernelInfo` whose `struct_size` is set.
+ */
+enum tileirasResult tileirasProgramGetKernelInfo(tileirasProgram prog,
+                                                 size_t index,
+                                                 struct tileirasKernelInfo *info);
+
+/**
+ * Fills `*param` for parameter `index` of kernel `kernel` of the last
+ * successful compile. `param->struct_size` must be set to
+ * `sizeof(tileirasKernelParam)`. Strings point into the program and stay
+ * valid until it is compiled again or destroyed.
+ *
+ * Returns `TILEIRAS_ERROR_INVALID_ARGUMENT` for NULL arguments, a too
+ * small `struct_size`, an index out of range, or before a successful
+ * compile; `*param` is then untouched.
+ *
+ * # Safety
+ * `prog` is NULL or a live handle; `param` is NULL or points to a
+ * writable `tileirasKernelParam` whose `struct_size` is set.
+ */
+enum tileirasResult tileirasProgramGetKernelParam(tileirasProgram prog,
+                                                  size_t kernel,
+                                                  size_t index,
+                                                  struct tileirasKernelParam *param);
 
 /**
  * Fills `*config` with the defaults and sets `struct_size`.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::diag::{Diagnostic, Severity};
 use crate::env::Gates;
 use crate::error::Error;
+use crate::kernel_info::KernelInfo;
 use crate::options::{Options, OutputKind};
 use crate::toolchain::backend::{self, Request};
 use crate::{bytecode, elf, lower, verify};
@@ -19,6 +20,10 @@ pub struct Output {
     pub kind: OutputKind,
     /// The output: cubin, host object, PTX text or SASS text.
     pub bytes: Vec<u8>,
+    /// How to launch each kernel, in entry order. Register counts and
+    /// static shared memory are filled only when a cubin was built (every
+    /// output kind but PTX).
+    pub kernels: Vec<KernelInfo>,
 }
 
 /// Compiles TileIR bytecode. Every diagnostic, the final error's included,
@@ -49,7 +54,12 @@ fn run(
     }
     let module = bytecode::read(bytecode)?;
     verify::verify(&module).map_err(Error::Verify)?;
-    let ptx = lower::lower(&module, options)?;
+    let (ptx_module, notes) = lower::lower_module(&module, options)?;
+    for d in &notes {
+        sink(d);
+    }
+    let mut kernels = KernelInfo::from_module(&ptx_module);
+    let ptx = ptx_module.to_text();
     if gates.dump_llvm {
         dump(options, "ptx", ptx.as_bytes(), sink);
     }
@@ -57,9 +67,18 @@ fn run(
     for line in produced.ptxas_log.lines().filter(|l| !l.trim().is_empty()) {
         sink(&Diagnostic::new(Severity::Warning, line));
     }
+    if !produced.cubin.is_empty() {
+        let facts = elf::cubin_info::kernels(&produced.cubin)?;
+        for k in &mut kernels {
+            if let Some(f) = facts.iter().find(|f| f.name == k.name) {
+                k.add_cubin_facts(f);
+            }
+        }
+    }
     Ok(Output {
         kind: options.output,
         bytes: produced.bytes,
+        kernels,
     })
 }
 

@@ -28,6 +28,7 @@ pub mod elf;
 pub mod env;
 pub mod error;
 pub mod ir;
+pub mod kernel_info;
 pub mod lower;
 pub mod options;
 pub mod ptx;
@@ -38,6 +39,7 @@ pub mod verify;
 pub use diag::{Diagnostic, Location, Severity};
 pub use driver::{compile, Output};
 pub use error::{Error, Status};
+pub use kernel_info::{KernelInfo, KernelParam, ParamKind};
 pub use options::{Gpu, HostArch, HostOs, Options, OutputKind, Sanitize};
 
 /// The version of this library, as in `Cargo.toml`.

@@ -13,9 +13,11 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod boundary;
+mod kernel_info;
 mod program;
 mod ptr;
 pub mod types;
 
+pub use kernel_info::*;
 pub use program::*;
 pub use types::*;

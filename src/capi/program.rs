@@ -17,19 +17,21 @@ use tileirasResult::*;
 /// A program: bytecode, configuration, and after a compile its output and
 /// log. Opaque to C.
 pub struct tileirasProgram_st {
-    state: Mutex<ProgramState>,
+    pub(super) state: Mutex<ProgramState>,
 }
 
 /// Handle to a program, created by `tileirasProgramCreate` and released by
 /// `tileirasProgramDestroy`.
 pub type tileirasProgram = *mut tileirasProgram_st;
 
-struct ProgramState {
+pub(super) struct ProgramState {
     options: Options,
     bytecode: Vec<u8>,
     callback: tileirasDiagnosticCallback,
     user_data: *mut c_void,
     output: Option<Vec<u8>>,
+    /// Launch facts of each kernel of the last successful compile.
+    pub(super) kernels: Option<Vec<super::kernel_info::KernelRecord>>,
     /// Every diagnostic rendered as text, one per line, NUL-terminated.
     log: Vec<u8>,
 }
@@ -119,6 +121,7 @@ pub unsafe extern "C" fn tileirasProgramCreate(
                 callback: config.diagnostic_callback,
                 user_data: config.diagnostic_user_data,
                 output: None,
+                kernels: None,
                 log: vec![0],
             }),
         });
@@ -144,6 +147,7 @@ pub unsafe extern "C" fn tileirasProgramCompile(prog: tileirasProgram) -> tileir
         let mut state = program.state.lock();
         let state = &mut *state;
         state.output = None;
+        state.kernels = None;
         state.log.clear();
         let (callback, user_data) = (state.callback, state.user_data);
         let log = &mut state.log;
@@ -156,9 +160,10 @@ pub unsafe extern "C" fn tileirasProgramCompile(prog: tileirasProgram) -> tileir
         state.log.push(0);
         match result {
             Ok(out) => {
+                state.kernels = Some(super::kernel_info::records(&out.kernels));
                 let mut bytes = out.bytes;
                 if state.options.output.is_text() {
-                    // Text outputs are handed out NUL-terminated.
+                    // Stored NUL-terminated, so that a lent pointer stays valid.
                     bytes.push(0);
                 }
                 state.output = Some(bytes);

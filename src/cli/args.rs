@@ -38,6 +38,9 @@ pub struct Args {
     pub version: bool,
     /// `--list-versions`.
     pub list_versions: bool,
+    /// `--print-kernel-info`: print each kernel's launch facts as JSON on
+    /// stdout after a successful compile.
+    pub print_kernel_info: bool,
 }
 
 /// Options that take a value, with the choices allowed (`None`: any).
@@ -73,6 +76,7 @@ const FLAGS: &[&str] = &[
     "g",
     "lineinfo",
     "list-versions",
+    "print-kernel-info",
     "version",
     "help",
     "help-hidden",
@@ -123,6 +127,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 "device-debug" | "g" => args.device_debug = true,
                 "lineinfo" => args.line_info = true,
                 "list-versions" => args.list_versions = true,
+                "print-kernel-info" => args.print_kernel_info = true,
                 "version" => args.version = true,
                 _ => args.help = true,
             }

@@ -123,8 +123,12 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
             return Ok(Status::InvalidArgument.code());
         }
     }
+    // Remarks (launch-bound choices, ...) only with --remarks.
+    let show_remarks = args.remarks_enabled;
     let mut sink = |d: &crate::Diagnostic| {
-        let _ = writeln!(err, "{d}");
+        if d.severity != crate::Severity::Remark || show_remarks {
+            let _ = writeln!(err, "{d}");
+        }
     };
     let output = match crate::driver::compile(&bytes, &options, &mut sink) {
         Ok(o) => o,
@@ -143,6 +147,9 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
             io_reason(&e)
         )?;
         return Ok(Status::OutOfResources.code());
+    }
+    if args.print_kernel_info {
+        out.write_all(crate::kernel_info::to_json(&output.kernels).as_bytes())?;
     }
     if args.remark_format.as_deref() == Some("yaml") && args.remarks_enabled {
         // No remarks are produced yet: the file is written, empty, so that
@@ -226,6 +233,7 @@ OPTIONS:
   -o                               - Alias for --output-file
   --opt-level=<N>                  - Specify optimization level. Default Value: 3.
   --output-file=<file>             - Specify name of output file.
+  --print-kernel-info              - Print each kernel's launch facts (block, cluster, registers, shared memory, parameters) as JSON on stdout
   --remark-format=<value>          - Specify the format for remark output (command-line, yaml)
   --remarks=<value>                - Enable remarks for a category (none, all, memory, tensorcore)
   --remarks-output-file=<string>   - Output file for YAML remark format. Default is tileir_remarks.yaml

@@ -12,9 +12,12 @@
 //!   extern const unsigned char tileiras_cubin[];
 //!   extern const unsigned long long tileiras_cubin_size;
 //!   ```
+//! - [`cubin_info::kernels`] reads each kernel's launch facts (registers,
+//!   shared memory, parameters) back from a cubin's `.nv.info` sections.
 //! - [`write_atomically`] writes a file so that readers see the old file or
 //!   the whole new one, never a part, and a failure leaves the old file (or
 //!   no file) in place.
+pub mod cubin_info;
 mod host;
 mod write;
 

@@ -69,6 +69,23 @@ fn demand_terminators(m: &Module, op: &crate::ir::Op, out: &mut Layouts) {
     }
 }
 
+/// The `continue`/`break` ops of a `loop`, through nested `if`s (not into
+/// nested loops).
+fn loop_exits(m: &Module, op: &crate::ir::Op, out: &mut Vec<OpId>) {
+    for r in &op.regions {
+        for b in &r.blocks {
+            for &id in &b.ops {
+                let inner = &m.ops[id];
+                match inner.opcode {
+                    Opcode::Continue | Opcode::Break => out.push(id),
+                    Opcode::If => loop_exits(m, inner, out),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
 fn assign_block(
     m: &Module,
     ops: &[OpId],
@@ -116,15 +133,50 @@ fn assign_block(
                     }
                 }
             }
-            Opcode::Reduce => {
-                // Reductions take their operands as they come (default
-                // layouts unless a later user chose); the result layout is
-                // fixed afterwards from the operand's (see `assign`).
+            Opcode::Reduce | Opcode::Scan => {
+                // Reductions and scans take their operands in the default
+                // layout unless a later user chose one; their results come
+                // out in the operand's layout (sliced for a reduction), and
+                // users wanting another get a conversion.
                 for &o in &op.operands {
                     if let Some((shape, _)) = value_tile(m, o) {
                         demand(out, o, default_layout(&shape, warps, 1));
                     }
                 }
+            }
+            Opcode::Loop => {
+                // Loop-carried values: the default layout of their shape;
+                // `continue` operands follow them, `break` operands the
+                // results (terminators may sit in nested `if`s).
+                let (_, args) = region_ops(op, 0);
+                for &a in &args {
+                    if let Some((shape, _)) = value_tile(m, a) {
+                        demand(out, a, default_layout(&shape, warps, 1));
+                    }
+                }
+                let inits = op.operand_group("initValues").to_vec();
+                for (v, a) in inits.iter().zip(&args) {
+                    if let Some(l) = out.get(a).cloned() {
+                        demand(out, *v, l);
+                    }
+                }
+                let mut exits = Vec::new();
+                loop_exits(m, op, &mut exits);
+                for t in exits {
+                    let t = &m.ops[t];
+                    let targets: Vec<ValueId> = if t.opcode == Opcode::Break {
+                        op.results.clone()
+                    } else {
+                        args.clone()
+                    };
+                    for (v, r) in t.operands.iter().zip(&targets) {
+                        if let Some(l) = out.get(r).cloned() {
+                            demand(out, *v, l);
+                        }
+                    }
+                }
+                let (ops, _) = region_ops(op, 0);
+                assign_block(m, &ops, facts, warps, max_bytes, out);
             }
             Opcode::If | Opcode::For => {
                 demand_terminators(m, op, out);

@@ -26,6 +26,20 @@ pub struct Tile {
     pub regs: Vec<Reg>,
 }
 
+/// An enclosing loop while its body is lowered.
+#[derive(Clone, Debug)]
+pub struct LoopCtx {
+    /// Whether it is a `loop` (`continue`/`break` may sit in nested `if`s)
+    /// rather than a `for` (one `continue`, the body's terminator).
+    pub general: bool,
+    /// Variables `continue` assigns (the loop-carried values).
+    pub iter: Vec<Tile>,
+    /// Variables `break` assigns (the loop's results).
+    pub results: Vec<Tile>,
+    /// `if` nesting depth at the loop body.
+    pub if_depth: usize,
+}
+
 /// What an IR value became.
 #[derive(Clone, Debug)]
 pub enum Lowered {
@@ -53,8 +67,12 @@ pub struct Lowerer<'m> {
     pub warps: u32,
     /// Bytes of shared memory scratch allocated so far.
     pub shared_bytes: u32,
-    /// Variables the innermost `yield`/`continue` assigns.
+    /// Variables the innermost `yield` (of an `if`) assigns.
     pub yield_targets: Vec<Vec<Tile>>,
+    /// The enclosing loops, innermost last, for `continue` and `break`.
+    pub loops: Vec<LoopCtx>,
+    /// How many `if`s enclose the op being lowered.
+    pub if_depth: usize,
     tid: Option<Reg>,
 }
 
@@ -130,6 +148,11 @@ impl<'m> Lowerer<'m> {
             .enumerate()
             .filter(|(_, b)| LinearLayout::is_zero(b))
             .fold(0i64, |m, (k, _)| m | 1 << k);
+        // Thread bits the layout does not span replicate too (a 0-d tile
+        // lives in every thread).
+        let spanned = layout.thread_bases().len() as u32;
+        let all_bits = (self.warps * 32).trailing_zeros();
+        let mask = (spanned..all_bits).fold(mask, |m, k| m | 1 << k);
         if mask == 0 {
             return None;
         }
@@ -164,10 +187,11 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// The lowered tile of `v` redistributed to `layout`, where that needs
-    /// no data movement between threads (a register permutation).
+    /// The lowered tile of `v` redistributed to `layout`: a register
+    /// permutation where the thread distribution agrees, else a trip
+    /// through shared memory.
     pub fn tile_in(
-        &self,
+        &mut self,
         op: OpId,
         v: ValueId,
         layout: &Rc<LinearLayout>,
@@ -183,7 +207,12 @@ impl<'m> Lowerer<'m> {
             let found = (0..t.layout.num_registers()).find(|&q| t.layout.apply(q, 0) == want);
             match (same_threads, found) {
                 (true, Some(q)) => regs.push(t.regs[q]),
-                _ => return Err(self.unsupported_feature(op, "a layout conversion across threads")),
+                _ => {
+                    if t.layout.shape != layout.shape {
+                        return Err(self.unsupported_feature(op, "mismatched tile shapes"));
+                    }
+                    return super::ops::staging::convert(self, &t, layout);
+                }
             }
         }
         Ok(Tile {
@@ -273,6 +302,8 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         facts,
         warps,
         yield_targets: Vec::new(),
+        loops: Vec::new(),
+        if_depth: 0,
         shared_bytes: 0,
         tid: None,
     };
@@ -344,6 +375,7 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         name,
         params,
         reqntid,
+        launch: Box::default(),
         reg_counts,
         shared_bytes: l.shared_bytes,
         body,
@@ -358,6 +390,7 @@ pub fn is_structural(opcode: Opcode) -> bool {
             | Opcode::JoinTokens
             | Opcode::MakeTensorView
             | Opcode::MakePartitionView
+            | Opcode::MakeStridedView
             | Opcode::Return
     )
 }

@@ -11,6 +11,7 @@
 pub mod assign;
 pub mod facts;
 pub mod kernel;
+pub mod launch;
 pub mod layout;
 pub mod ops;
 pub mod simt;
@@ -65,11 +66,25 @@ pub const LAUNCH_META_DATA: &str = "___NV_TILE_LAUNCH_META_DATA___";
 
 /// Lowers a verified module to PTX text for the options' target.
 pub fn lower(module: &Module, options: &Options) -> Result<String, LowerError> {
+    lower_module(module, options).map(|(ptx, _)| ptx.to_text())
+}
+
+/// Lowers a verified module to the PTX model, with the warnings and
+/// remarks of launch planning ([`launch::plan`]).
+pub fn lower_module(
+    module: &Module,
+    options: &Options,
+) -> Result<(crate::ptx::Module, Vec<Diagnostic>), LowerError> {
     let mut out = crate::ptx::Module::new(options);
     let mut entries = Vec::new();
+    let mut notes = Vec::new();
     for &id in module.top_level() {
         match module.ops[id].opcode {
-            Opcode::Entry => entries.push(kernel::lower_entry(module, id, options)?),
+            Opcode::Entry => {
+                let mut e = kernel::lower_entry(module, id, options)?;
+                launch::plan(module, id, options, &mut e, &mut notes)?;
+                entries.push(e);
+            }
             _ => {
                 return Err(LowerError::Unsupported {
                     what: format!("'{}' op", module.ops[id].name()),
@@ -89,5 +104,5 @@ pub fn lower(module: &Module, options: &Options) -> Result<String, LowerError> {
     }
     out.items
         .extend(entries.into_iter().map(crate::ptx::Item::Entry));
-    Ok(out.to_text())
+    Ok((out, notes))
 }

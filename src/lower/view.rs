@@ -29,6 +29,10 @@ pub struct PartitionInfo {
     pub strides: Vec<Extent>,
     /// Tile shape per tile dimension.
     pub tile_shape: Vec<i64>,
+    /// Elements between consecutive tile indices, per tile dimension (the
+    /// tile shape for partition views, the traversal strides for strided
+    /// views).
+    pub steps: Vec<i64>,
     /// Tensor dimension of each tile dimension.
     pub dim_map: Vec<usize>,
     /// Padding for out-of-bounds reads, if declared.
@@ -43,21 +47,34 @@ pub fn def_op(m: &Module, v: ValueId) -> Option<OpId> {
     }
 }
 
-/// Traces a partition-view value to its partition and tensor view.
+/// Traces a partition- or strided-view value to its tiling and tensor view.
 pub fn partition(m: &Module, pview: ValueId) -> Option<PartitionInfo> {
     let pop = &m.ops[def_op(m, pview)?];
-    if pop.opcode != Opcode::MakePartitionView {
-        return None;
-    }
-    let Type::PartitionView {
-        tile_shape,
-        dim_map,
-        padding,
-        ..
-    } = m.types.try_get(m.values[pview].ty)?
-    else {
-        return None;
-    };
+    // A partition view steps by whole tiles; a strided view by its
+    // traversal strides.
+    let (tile_shape, dim_map, padding, steps) =
+        match (pop.opcode, m.types.try_get(m.values[pview].ty)?) {
+            (
+                Opcode::MakePartitionView,
+                Type::PartitionView {
+                    tile_shape,
+                    dim_map,
+                    padding,
+                    ..
+                },
+            ) => (tile_shape, dim_map, padding, tile_shape.clone()),
+            (
+                Opcode::MakeStridedView,
+                Type::StridedView {
+                    tile_shape,
+                    traversal_strides,
+                    dim_map,
+                    padding,
+                    ..
+                },
+            ) => (tile_shape, dim_map, padding, traversal_strides.clone()),
+            _ => return None,
+        };
     let tv = pop.operand("tensor_view")?;
     let top = &m.ops[def_op(m, tv)?];
     if top.opcode != Opcode::MakeTensorView {
@@ -109,6 +126,7 @@ pub fn partition(m: &Module, pview: ValueId) -> Option<PartitionInfo> {
         shape,
         strides,
         tile_shape: tile_shape.iter().map(|&t| i64::from(t)).collect(),
+        steps: steps.iter().map(|&t| i64::from(t)).collect(),
         dim_map,
         padding: *padding,
     })
@@ -136,6 +154,7 @@ impl PartitionInfo {
         let base_align = facts.get(&self.base).map_or(1, |f| f.divisor as i64);
         let mut ok = contiguous
             && self.tile_shape[last] % v == 0
+            && self.steps[last] % v == 0
             && base_align % (v * ebytes) == 0
             && fact(&self.shape[d]) % v == 0;
         for (k, s) in self.strides.iter().enumerate() {

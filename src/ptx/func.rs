@@ -1,4 +1,5 @@
 //! Kernel entries and module-scope declarations of the PTX model.
+use super::directives::LaunchDirectives;
 use super::inst::{Inst, RegClass, Ty};
 
 /// The type of a kernel parameter.
@@ -35,8 +36,11 @@ pub struct Entry {
     pub name: String,
     /// Parameters in order.
     pub params: Vec<Param>,
-    /// `.reqntid` thread count.
+    /// Threads per block the lowering built the body for.
     pub reqntid: u32,
+    /// Launch directives printed in the header (filled by
+    /// `lower::launch::plan`, already fitted to the target).
+    pub launch: Box<LaunchDirectives>,
     /// Highest register number used per class (declaration sizes).
     pub reg_counts: Vec<(RegClass, u32)>,
     /// Bytes of the entry's shared-memory scratch array ([`SHARED_SYMBOL`]).

@@ -78,6 +78,7 @@ pub enum Ty {
     S64,
     F16,
     BF16,
+    TF32,
     F32,
     F64,
 }
@@ -101,6 +102,7 @@ impl Ty {
             Ty::S64 => "s64",
             Ty::F16 => "f16",
             Ty::BF16 => "bf16",
+            Ty::TF32 => "tf32",
             Ty::F32 => "f32",
             Ty::F64 => "f64",
         }
@@ -112,14 +114,14 @@ impl Ty {
             Ty::Pred => 1,
             Ty::B8 | Ty::U8 | Ty::S8 => 8,
             Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 => 16,
-            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 => 32,
+            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::TF32 => 32,
             Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 64,
         }
     }
 
     /// Whether this is a floating-point type.
     pub fn is_float(self) -> bool {
-        matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64)
+        matches!(self, Ty::F16 | Ty::BF16 | Ty::TF32 | Ty::F32 | Ty::F64)
     }
 
     /// Whether this is a signed integer type.
@@ -235,6 +237,8 @@ pub enum Opc {
     Cnot,
     Shfl,
     Bar,
+    Atom,
+    Red,
 }
 
 impl Opc {
@@ -285,12 +289,17 @@ impl Opc {
             Opc::Cnot => "cnot",
             Opc::Shfl => "shfl",
             Opc::Bar => "bar",
+            Opc::Atom => "atom",
+            Opc::Red => "red",
         }
     }
 
     /// Whether the instruction has effects beyond writing its destinations.
     pub fn has_side_effects(self) -> bool {
-        matches!(self, Opc::St | Opc::Bra | Opc::Ret | Opc::Bar)
+        matches!(
+            self,
+            Opc::St | Opc::Bra | Opc::Ret | Opc::Bar | Opc::Atom | Opc::Red
+        )
     }
 }
 
@@ -353,13 +362,13 @@ impl Inst {
 }
 
 impl Ty {
-    /// The untyped bit type of `bits` bits (`.b32`).
+    /// The untyped bit type holding `bits` bits (`.b32` for tf32's 19).
     pub fn from_bits(bits: u32) -> Ty {
         match bits {
             1 => Ty::Pred,
-            8 => Ty::B8,
-            16 => Ty::B16,
-            32 => Ty::B32,
+            0..=8 => Ty::B8,
+            9..=16 => Ty::B16,
+            17..=32 => Ty::B32,
             _ => Ty::B64,
         }
     }

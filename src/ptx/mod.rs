@@ -4,10 +4,13 @@ use std::fmt::Write;
 
 use crate::options::{Gpu, Options};
 
+pub mod directives;
 pub mod func;
 pub mod inst;
+pub mod params;
 pub mod writer;
 
+pub use directives::LaunchDirectives;
 pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, SHARED_SYMBOL};
 pub use inst::{Inst, Opc, Operand, Reg, RegClass, Special, Ty};
 pub use writer::Writer;

@@ -55,11 +55,13 @@ impl<W: Write> Writer<W> {
             )?;
         }
         writeln!(self.out, "{})", if e.params.is_empty() { "" } else { "\n" })?;
-        writeln!(
-            self.out,
-            ".reqntid {}\n.minnctapersm 1\n.language 7\n{{",
-            e.reqntid
-        )?;
+        if *e.launch == super::LaunchDirectives::default() {
+            // An entry that skipped launch planning gets NVIDIA's header.
+            writeln!(self.out, ".reqntid {}\n.minnctapersm 1", e.reqntid)?;
+        } else {
+            e.launch.write(&mut self.out)?;
+        }
+        writeln!(self.out, ".language 7\n{{")?;
         for (class, n) in &e.reg_counts {
             writeln!(
                 self.out,

@@ -38,6 +38,8 @@ pub struct Produced {
     pub bytes: Vec<u8>,
     /// What ptxas printed on success (warnings), verbatim; empty if none.
     pub ptxas_log: String,
+    /// The cubin ptxas made (empty for PTX output), whatever the output kind.
+    pub cubin: Vec<u8>,
 }
 
 impl<'a> Request<'a> {
@@ -61,6 +63,7 @@ pub fn run(req: &Request<'_>) -> Result<Produced, Error> {
         return Ok(Produced {
             bytes: req.ptx.as_bytes().to_vec(),
             ptxas_log: String::new(),
+            cubin: Vec::new(),
         });
     }
     let toolkit = Toolkit::resolve(&ToolOverrides::from_options(o))?;
@@ -79,7 +82,7 @@ pub fn run(req: &Request<'_>) -> Result<Produced, Error> {
         )
     };
     let bytes = match o.output {
-        OutputKind::Ptx | OutputKind::Cubin => assembled.cubin,
+        OutputKind::Ptx | OutputKind::Cubin => assembled.cubin.clone(),
         OutputKind::Sass => sass(&assembled.cubin)?.into_bytes(),
         OutputKind::HostObject => {
             let text = if req.sass_in_object {
@@ -93,5 +96,6 @@ pub fn run(req: &Request<'_>) -> Result<Produced, Error> {
     Ok(Produced {
         bytes,
         ptxas_log: assembled.log,
+        cubin: assembled.cubin,
     })
 }

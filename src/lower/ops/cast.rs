@@ -81,6 +81,29 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             };
             let rnd =
                 rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
+            if to == Scalar::TF32 {
+                // Round to tf32's 10-bit mantissa (kept in an f32 register):
+                // to nearest even from sm_90, ties away before (`.rna`).
+                let mode = if l.target.gpu.capability() >= 90 {
+                    "rn"
+                } else {
+                    "rna"
+                };
+                return elementwise(l, id, &[src], move |l, r| {
+                    let x = if from == Scalar::F32 {
+                        r[0]
+                    } else {
+                        to_f32(l, from, r[0])
+                    };
+                    Ok(l.b.op(
+                        Opc::Cvt,
+                        &[mode],
+                        &[Ty::TF32, Ty::F32],
+                        Ty::F32,
+                        vec![Operand::Reg(x)],
+                    ))
+                });
+            }
             elementwise(l, id, &[src], |l, r| {
                 if tb > fb || (ft == tt) {
                     // Exact widening (bf16 through its bit pattern).

@@ -67,19 +67,47 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
     Ok(())
 }
 
-/// Lowers `yield` and `continue`: copies into the innermost variables.
+/// Lowers `yield` (of an `if`), `continue` and `break`: copies into the
+/// construct's variables, then jumps where a `loop` needs it.
 pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let targets = l
-        .yield_targets
-        .last()
-        .cloned()
-        .ok_or_else(|| l.unsupported(id))?;
+    let opcode = l.m.ops[id].opcode;
+    let (targets, jump) = match opcode {
+        Opcode::Yield => (
+            l.yield_targets
+                .last()
+                .cloned()
+                .ok_or_else(|| l.unsupported(id))?,
+            None,
+        ),
+        _ => {
+            let ctx = l.loops.last().cloned().ok_or_else(|| l.unsupported(id))?;
+            if !ctx.general && (opcode == Opcode::Break || l.if_depth != ctx.if_depth) {
+                return Err(l.unsupported_feature(id, "an early exit from a 'for'"));
+            }
+            let t = if opcode == Opcode::Break {
+                ctx.results
+            } else {
+                ctx.iter
+            };
+            (t, ctx.general.then_some(opcode))
+        }
+    };
+    copy_into(l, id, &targets)?;
+    match jump {
+        Some(Opcode::Break) => l.b.brk(),
+        Some(_) => l.b.cont(),
+        None => {}
+    }
+    Ok(())
+}
+
+fn copy_into(l: &mut Lowerer, id: OpId, targets: &[Tile]) -> Result<(), LowerError> {
     let operands = l.m.ops[id].operands.clone();
     if operands.len() != targets.len() {
         return Err(l.unsupported(id));
     }
     let mut pairs = Vec::new();
-    for (v, t) in operands.iter().zip(&targets) {
+    for (v, t) in operands.iter().zip(targets) {
         let s = l.tile_in(id, *v, &t.layout)?;
         for r in 0..t.regs.len() {
             if t.layout.canonical_register(r) == r {
@@ -102,6 +130,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .map(|&r| variables(l, id, r))
         .collect::<Result<Vec<_>, _>>()?;
     l.yield_targets.push(vars.clone());
+    l.if_depth += 1;
     l.b.begin_if(c, true);
     lower_region(l, id, 0)?;
     if op.regions.len() > 1 {
@@ -109,6 +138,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         lower_region(l, id, 1)?;
     }
     l.b.end_if();
+    l.if_depth -= 1;
     l.yield_targets.pop();
     for (&r, t) in op.results.iter().zip(vars) {
         l.bind(r, t);
@@ -186,9 +216,14 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         vec![Operand::Reg(iv), Operand::Reg(ub)],
     );
     l.b.begin_loop_body(p, true);
-    l.yield_targets.push(vars.clone());
+    l.loops.push(crate::lower::kernel::LoopCtx {
+        general: false,
+        iter: vars.clone(),
+        results: Vec::new(),
+        if_depth: l.if_depth,
+    });
     lower_region(l, id, 0)?;
-    l.yield_targets.pop();
+    l.loops.pop();
     l.b.op_into(
         iv,
         Opc::Add,
@@ -273,5 +308,57 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
     }
     let _ = Lowered::Nothing;
     let _ = Opcode::For;
+    Ok(())
+}
+
+/// Lowers `loop`: runs its body until a `break`; `continue` starts the
+/// next iteration with new loop-carried values.
+pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let args = op
+        .regions
+        .first()
+        .and_then(|r| r.blocks.first())
+        .map(|b| b.args.clone())
+        .unwrap_or_default();
+    let iter = args
+        .iter()
+        .map(|&a| variables(l, id, a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let results = op
+        .results
+        .iter()
+        .map(|&r| variables(l, id, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let inits = op.operand_group("initValues").to_vec();
+    let mut pairs = Vec::new();
+    for (v, t) in inits.iter().zip(&iter) {
+        let s = l.tile_in(id, *v, &t.layout)?;
+        for r in 0..t.regs.len() {
+            if t.layout.canonical_register(r) == r {
+                pairs.push((t.regs[r], s.regs[r]));
+            }
+        }
+    }
+    parallel_copy(l, &pairs);
+    for (&a, t) in args.iter().zip(&iter) {
+        l.bind(a, t.clone());
+    }
+    l.b.begin_loop();
+    let go =
+        l.b.op(Opc::Mov, &[], &[Ty::Pred], Ty::Pred, vec![Operand::Imm(1)]);
+    l.b.begin_loop_body(go, true);
+    l.loops.push(crate::lower::kernel::LoopCtx {
+        general: true,
+        iter,
+        results: results.clone(),
+        if_depth: l.if_depth,
+    });
+    lower_region(l, id, 0)?;
+    l.loops.pop();
+    l.b.end_loop();
+    for (&r, t) in op.results.iter().zip(results) {
+        l.bind(r, t);
+    }
     Ok(())
 }

@@ -13,7 +13,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
 /// Per-access facts shared by every register of one load or store.
-struct Access {
+pub(super) struct Access {
     /// Index of the first element of this thread, per tile dimension (s64).
     start: Vec<Reg>,
     /// Tensor extent of each tile dimension (u64 operand).
@@ -131,7 +131,7 @@ fn thread_coords(
     Ok(out)
 }
 
-fn prepare(
+pub(super) fn prepare(
     l: &mut Lowerer,
     op: OpId,
     p: &PartitionInfo,
@@ -167,7 +167,7 @@ fn prepare(
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(idx), Operand::Imm(p.tile_shape[i])],
+            vec![Operand::Reg(idx), Operand::Imm(p.steps[i])],
         );
         if let Some(t) = tc[i] {
             let t64 = l.b.op(
@@ -264,7 +264,7 @@ fn prepare(
 
 /// The out-of-bounds predicate and address of the element at register
 /// coordinate `c` (`None` predicate: always in bounds).
-fn element(l: &mut Lowerer, a: &Access, c: &[i64]) -> (Option<Reg>, Operand) {
+pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64]) -> (Option<Reg>, Operand) {
     let mut oob: Option<Reg> = None;
     for (i, &ci) in c.iter().enumerate() {
         if !a.check[i] {
@@ -370,14 +370,14 @@ fn padding_bits(e: Elem, pad: Option<Padding>) -> u64 {
     }
 }
 
-fn check_ordering(l: &Lowerer, op: OpId) -> Result<(), LowerError> {
+pub(super) fn check_ordering(l: &Lowerer, op: OpId) -> Result<(), LowerError> {
     match l.m.ops[op].attr("memory_ordering_semantics") {
         None | Some(Attr::Enum(_, 0)) => Ok(()),
         _ => Err(l.unsupported_feature(op, "a non-weak memory ordering")),
     }
 }
 
-fn mem_ty(e: Elem) -> Result<Ty, ()> {
+pub(super) fn mem_ty(e: Elem) -> Result<Ty, ()> {
     match bits_ty(e) {
         Ty::Pred => Err(()),
         t => Ok(t),

@@ -1,13 +1,18 @@
 //! Lowering of tile ops, one family per file, each producing SIMT IR for
 //! every register of its result through [`elementwise`].
 pub mod arith;
+pub mod atomic;
 pub mod cast;
 pub mod control;
 pub mod math;
 pub mod math_f32;
 pub mod memory;
+pub mod mma;
+pub mod movement;
 pub mod reduce;
+pub mod scan;
 pub mod shape;
+pub mod staging;
 
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};
@@ -94,10 +99,43 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::IToF
         | Opcode::Bitcast => cast::lower(l, id),
         Opcode::Offset => arith::offset(l, id),
+        Opcode::IntToPtr | Opcode::PtrToInt | Opcode::PtrToPtr => {
+            // Pointers are 64-bit integers in registers.
+            let src = *l.m.ops[id]
+                .operands
+                .first()
+                .ok_or_else(|| l.unsupported(id))?;
+            let bits = value_tile(l.m, src).map(|(_, e)| e.bits());
+            if bits != Some(64) {
+                return Err(l.unsupported_feature(id, "a non-64-bit integer"));
+            }
+            elementwise(l, id, &[src], |_, r| Ok(r[0]))
+        }
         Opcode::If => control::lower_if(l, id),
         Opcode::Reduce => reduce::lower(l, id),
+        Opcode::MmaF | Opcode::MmaI => mma::lower(l, id),
+        Opcode::Scan => scan::lower(l, id),
+        Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::AtomicRedViewTko => {
+            if opcode == Opcode::AtomicRedViewTko {
+                atomic::lower_red_view(l, id)?;
+            } else {
+                atomic::lower_rmw(l, id)?;
+            }
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.entry(r).or_insert(Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::Permute
+        | Opcode::Cat
+        | Opcode::Extract
+        | Opcode::Insert
+        | Opcode::Pack
+        | Opcode::Unpack => movement::lower(l, id),
         Opcode::For => control::lower_for(l, id),
-        Opcode::Yield | Opcode::Continue => control::lower_yield(l, id),
+        Opcode::Loop => control::lower_loop(l, id),
+        Opcode::Yield | Opcode::Continue | Opcode::Break => control::lower_yield(l, id),
         Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
         Opcode::LoadPtrTko | Opcode::StorePtrTko => {
             if opcode == Opcode::LoadPtrTko {

@@ -15,7 +15,7 @@ use super::lower_op;
 use super::shape::flat_index;
 
 /// Applies the combiner region of `id` to `(lhs_i, rhs_i)` pairs.
-fn combine(
+pub(super) fn combine(
     l: &mut Lowerer,
     id: OpId,
     elems: &[Elem],

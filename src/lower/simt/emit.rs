@@ -9,14 +9,24 @@ use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass};
 pub fn emit(f: &Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
     let mut lines = Vec::new();
     let mut next_label = 0;
-    flatten(&f.body, &mut lines, &mut next_label);
+    flatten(&f.body, &mut lines, &mut next_label, &mut Vec::new());
     renumber(&mut lines)
 }
 
-fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32) {
+fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32, loops: &mut Vec<(u32, u32)>) {
     for s in body {
         match s {
             Stmt::Inst(i) => out.push(Line::Inst(i.clone())),
+            Stmt::Break => {
+                if let Some(&(_, end)) = loops.last() {
+                    out.push(branch(end, None));
+                }
+            }
+            Stmt::Continue => {
+                if let Some(&(head, _)) = loops.last() {
+                    out.push(branch(head, None));
+                }
+            }
             Stmt::If {
                 pred,
                 run_when,
@@ -26,14 +36,14 @@ fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32) {
                 // Skip the then-branch unless pred == run_when.
                 let skip = fresh(next_label);
                 out.push(branch(skip, Some((*pred, *run_when))));
-                flatten(body, out, next_label);
+                flatten(body, out, next_label, loops);
                 if else_body.is_empty() {
                     out.push(Line::Label(skip));
                 } else {
                     let end = fresh(next_label);
                     out.push(branch(end, None));
                     out.push(Line::Label(skip));
-                    flatten(else_body, out, next_label);
+                    flatten(else_body, out, next_label, loops);
                     out.push(Line::Label(end));
                 }
             }
@@ -46,9 +56,11 @@ fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32) {
                 let head = fresh(next_label);
                 let end = fresh(next_label);
                 out.push(Line::Label(head));
-                flatten(header, out, next_label);
+                flatten(header, out, next_label, loops);
                 out.push(branch(end, Some((*pred, *run_when))));
-                flatten(body, out, next_label);
+                loops.push((head, end));
+                flatten(body, out, next_label, loops);
+                loops.pop();
                 out.push(branch(head, None));
                 out.push(Line::Label(end));
             }

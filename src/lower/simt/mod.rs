@@ -27,6 +27,10 @@ pub enum Stmt {
         /// The statements run otherwise.
         else_body: Vec<Stmt>,
     },
+    /// Leaves the innermost loop.
+    Break,
+    /// Starts the next iteration of the innermost loop (its header).
+    Continue,
     /// `loop { header; if (pred != run_when) break; body }`.
     Loop {
         /// Computes the continuation predicate.
@@ -176,6 +180,16 @@ impl Builder {
     /// Closes the innermost open construct.
     pub fn end_if(&mut self) {
         self.close();
+    }
+
+    /// Appends a `break` of the innermost loop.
+    pub fn brk(&mut self) {
+        self.current().push(Stmt::Break);
+    }
+
+    /// Appends a `continue` of the innermost loop.
+    pub fn cont(&mut self) {
+        self.current().push(Stmt::Continue);
     }
 
     /// Opens a loop; the statements that follow form its header, until

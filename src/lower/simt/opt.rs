@@ -23,6 +23,7 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
 fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
     for s in body {
         match s {
+            Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => f(i),
             Stmt::If {
                 body, else_body, ..
@@ -128,6 +129,7 @@ fn fold_constants(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
 fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg, Operand>) {
     for s in body.iter_mut() {
         match s {
+            Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 if accepts_immediates(i) || i.opc == Opc::Mov {
                     let dst_class = i.defs().first().map(|d| d.class);
@@ -205,6 +207,7 @@ fn cse_in(
 ) {
     for s in body.iter_mut() {
         match s {
+            Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 rename_uses(i, rename);
                 let pure = !i.opc.has_side_effects() && i.opc != Opc::Ld && i.guard.is_none();
@@ -276,6 +279,7 @@ fn rename_uses(i: &mut Inst, rename: &HashMap<Reg, Reg>) {
 fn collect_uses(body: &[Stmt], used: &mut HashSet<Reg>) {
     for s in body {
         match s {
+            Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => used.extend(i.uses()),
             Stmt::If {
                 pred,
@@ -312,6 +316,7 @@ fn dce_in(body: &mut Vec<Stmt>, used: &HashSet<Reg>) -> bool {
     let before = body.len();
     let mut changed = false;
     body.retain_mut(|s| match s {
+        Stmt::Break | Stmt::Continue => true,
         Stmt::Inst(i) => {
             i.opc.has_side_effects()
                 || i.dsts.is_empty()

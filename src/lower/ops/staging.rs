@@ -1,0 +1,300 @@
+//! Moving tile elements between threads through shared memory: tiles are
+//! written into a row-major scratch buffer at their (mapped, offset)
+//! coordinates and read back in another layout. This is the general layout
+//! conversion, and the data movement of `permute`, `cat`, `extract` and
+//! `insert`. Every use sits in uniform control flow (tile ops are never
+//! under a per-thread branch), so barriers are safe.
+use std::rc::Rc;
+
+use crate::lower::kernel::{class_of, Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::values::Elem;
+use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+
+/// The most shared memory a tile block may use (sm_90's 227 KiB; ptxas
+/// runs with `--enable-extended-smem=true` as NVIDIA's tileiras does).
+pub const MAX_SHARED_BYTES: i64 = 227 * 1024;
+
+/// The PTX type moving one slot of `bytes`.
+fn slot_ty(bytes: i64) -> Ty {
+    match bytes {
+        8 => Ty::B64,
+        2 => Ty::B16,
+        1 => Ty::B8,
+        _ => Ty::B32,
+    }
+}
+
+/// A scratch buffer in shared memory.
+#[derive(Clone, Debug)]
+pub struct Buffer {
+    /// Byte offset in the entry's scratch array.
+    pub offset: i64,
+    /// Row-major shape.
+    pub shape: Vec<i64>,
+    /// Bytes per element slot (4 or 8).
+    pub slot: i64,
+}
+
+/// How a tile's dimensions land in a buffer: tile dimension `i` is buffer
+/// dimension `dims[i]`, shifted by `offsets[i]` (buffer dimensions no tile
+/// dimension names are at `fixed`).
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// Buffer dimension of each tile dimension.
+    pub dims: Vec<usize>,
+    /// Offset added along each tile dimension (u32 immediate or register).
+    pub offsets: Vec<Operand>,
+}
+
+impl Placement {
+    /// Tile dimension `i` at buffer dimension `i`, no offset.
+    pub fn identity(rank: usize) -> Placement {
+        Placement {
+            dims: (0..rank).collect(),
+            offsets: vec![Operand::Imm(0); rank],
+        }
+    }
+}
+
+/// Allocates a buffer of `shape` for elements of kind `e`.
+pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
+    let slot = match e.bits() {
+        1 => 4,
+        b if b > 32 => 8,
+        0..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    };
+    let offset = (i64::from(l.shared_bytes) + 15) & !15;
+    let end = offset + shape.iter().product::<i64>() * slot;
+    l.shared_bytes = u32::try_from(end).map_err(|_| LowerError::Unsupported {
+        what: "a tile too large for shared memory".into(),
+        location: None,
+    })?;
+    if end > MAX_SHARED_BYTES {
+        return Err(LowerError::Unsupported {
+            what: "a tile too large for shared memory".into(),
+            location: None,
+        });
+    }
+    Ok(Buffer {
+        offset,
+        shape: shape.to_vec(),
+        slot,
+    })
+}
+
+/// `bar.sync 0`.
+pub fn barrier(l: &mut Lowerer) {
+    l.b.push(Inst::new(
+        Opc::Bar,
+        &["sync"],
+        &[],
+        vec![],
+        vec![Operand::Imm(0)],
+    ));
+}
+
+/// The coordinate of every register's element along every dimension (u32).
+pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
+    let rank = layout.shape.len();
+    let tb = layout.thread_bases();
+    let mut thread: Vec<Option<Reg>> = vec![None; rank];
+    for (k, b) in tb.iter().enumerate() {
+        for d in 0..rank {
+            if b[d] == 0 {
+                continue;
+            }
+            let tid = l.tid();
+            let bit = l.b.op(
+                Opc::Bfe,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+            );
+            let term = l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S32],
+                Ty::S32,
+                vec![Operand::Reg(bit), Operand::Imm(b[d])],
+            );
+            thread[d] = Some(match thread[d] {
+                None => term,
+                Some(t) => l.b.op(
+                    Opc::Xor,
+                    &[],
+                    &[Ty::B32],
+                    Ty::B32,
+                    vec![Operand::Reg(t), Operand::Reg(term)],
+                ),
+            });
+        }
+    }
+    let zero =
+        l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)]);
+    (0..layout.num_registers())
+        .map(|r| {
+            let c = layout.apply(r, 0);
+            (0..rank)
+                .map(|d| {
+                    let t = thread[d].unwrap_or(zero);
+                    l.b.op(
+                        Opc::Xor,
+                        &[],
+                        &[Ty::B32],
+                        Ty::B32,
+                        vec![Operand::Reg(t), Operand::Imm(c[d])],
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Shared-memory addresses of each register's element under `place`.
+fn addresses(l: &mut Lowerer, layout: &LinearLayout, buf: &Buffer, place: &Placement) -> Vec<Reg> {
+    let coords = coordinates(l, layout);
+    let mut strides = vec![1i64; buf.shape.len()];
+    for d in (0..buf.shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * buf.shape[d + 1];
+    }
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    coords
+        .into_iter()
+        .map(|c| {
+            let mut addr = l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                vec![Operand::Reg(base), Operand::Imm(buf.offset)],
+            );
+            for (i, ci) in c.into_iter().enumerate() {
+                let d = place.dims[i];
+                let x = l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![Operand::Reg(ci), place.offsets[i].clone()],
+                );
+                addr = l.b.op(
+                    Opc::Mad,
+                    &["lo"],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![
+                        Operand::Reg(x),
+                        Operand::Imm(strides[d] * buf.slot),
+                        Operand::Reg(addr),
+                    ],
+                );
+            }
+            addr
+        })
+        .collect()
+}
+
+/// Writes every element of `t` into `buf` under `place`.
+pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
+    let addrs = addresses(l, &t.layout, buf, place);
+    let ty = slot_ty(buf.slot);
+    for (r, a) in addrs.into_iter().enumerate() {
+        if t.layout.canonical_register(r) != r {
+            continue;
+        }
+        let v = t.regs[r];
+        let v = match v.class {
+            RegClass::B16 if buf.slot == 4 => l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::U32, Ty::U16],
+                Ty::U32,
+                vec![Operand::Reg(v)],
+            ),
+            RegClass::Pred => l.b.op(
+                Opc::Selp,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+            ),
+            _ => v,
+        };
+        l.b.push(Inst::new(
+            Opc::St,
+            &["shared"],
+            &[ty],
+            vec![],
+            vec![Operand::Addr(a, 0), Operand::Reg(v)],
+        ));
+    }
+}
+
+/// Reads a tile of `layout` and kind `elem` from `buf` under `place`.
+pub fn read(
+    l: &mut Lowerer,
+    layout: Rc<LinearLayout>,
+    elem: Elem,
+    buf: &Buffer,
+    place: &Placement,
+) -> Tile {
+    let addrs = addresses(l, &layout, buf, place);
+    let ty = slot_ty(buf.slot);
+    let mut regs: Vec<Reg> = Vec::new();
+    for (r, a) in addrs.into_iter().enumerate() {
+        let c = layout.canonical_register(r);
+        if c != r {
+            regs.push(regs[c]);
+            continue;
+        }
+        let d = l.b.reg_for(ty);
+        l.b.push(Inst::new(
+            Opc::Ld,
+            &["shared"],
+            &[ty],
+            vec![Operand::Reg(d)],
+            vec![Operand::Addr(a, 0)],
+        ));
+        let d = match class_of(elem) {
+            RegClass::B16 if buf.slot == 4 => l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::U16, Ty::U32],
+                Ty::U16,
+                vec![Operand::Reg(d)],
+            ),
+            RegClass::Pred => l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[Ty::U32],
+                Ty::Pred,
+                vec![Operand::Reg(d), Operand::Imm(0)],
+            ),
+            _ => d,
+        };
+        regs.push(d);
+    }
+    Tile { elem, layout, regs }
+}
+
+/// Redistributes `t` to `layout` through shared memory.
+pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
+    let buf = alloc(l, &t.layout.shape, t.elem)?;
+    let place = Placement::identity(t.layout.shape.len());
+    write(l, t, &buf, &place);
+    barrier(l);
+    let out = read(l, layout.clone(), t.elem, &buf, &place);
+    barrier(l);
+    Ok(out)
+}
