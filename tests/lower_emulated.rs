@@ -683,6 +683,7 @@ fn trig_f32() {
     }
 }
 
+#[test]
 fn pow_atan2_floor_ceil_f32() {
     for &n in SIZES {
         let mut rng = Rng(n as u64 + 6);
