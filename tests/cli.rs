@@ -213,10 +213,10 @@ fn list_versions_and_help() {
 
 #[test]
 fn valid_kernel_reaches_lowering() {
-    // A kernel whose ops the lowering does not handle yet (a row reduction).
+    // A kernel whose ops the lowering does not handle yet (print).
     let unsupported = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/lower/unsupported_row_sum_f32.tileir"
+        "/tests/data/lower/unsupported_print_debug_i32.tileir"
     );
     let scratch = Scratch::new("cli-lowering");
     let r = run(
