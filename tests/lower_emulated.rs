@@ -1709,6 +1709,7 @@ fn raw_offset_f32() {
     }
 }
 
+#[test]
 fn adv_index_rows_f32() {
     for &(m, n, r, c0) in &[
         (20usize, 40usize, 16usize, 5usize),

@@ -420,6 +420,7 @@ pub fn is_structural(opcode: Opcode) -> bool {
             | Opcode::MakeTensorView
             | Opcode::MakePartitionView
             | Opcode::MakeStridedView
+            | Opcode::MakeGatherScatterView
             | Opcode::Return
     )
 }
