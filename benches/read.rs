@@ -20,11 +20,17 @@ fn corpus() -> PathBuf {
 
 fn main() {
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    for d in std::fs::read_dir(corpus()).expect("corpus directory").flatten() {
+    for d in std::fs::read_dir(corpus())
+        .expect("corpus directory")
+        .flatten()
+    {
         if !d.path().is_dir() {
             continue;
         }
-        for f in std::fs::read_dir(d.path()).expect("kernel directory").flatten() {
+        for f in std::fs::read_dir(d.path())
+            .expect("kernel directory")
+            .flatten()
+        {
             if f.path().extension().is_some_and(|e| e == "tileir") {
                 let data = std::fs::read(f.path()).expect("read corpus file");
                 files.push((f.file_name().to_string_lossy().into_owned(), data));

@@ -248,3 +248,38 @@ fn extra_files_match_real_tileirdisasm() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The `tileirdisasm` binary behaves like NVIDIA's on the command line:
+/// same output, messages and exit codes.
+#[test]
+fn cli_matches_real_tileirdisasm() {
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_tileirdisasm"));
+    let real_tool = tool();
+    let vadd = corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir");
+    let vadd = vadd.to_str().unwrap().to_string();
+    let bad = std::env::temp_dir().join(format!("tileiras-cli-bad-{}.bin", std::process::id()));
+    std::fs::write(&bad, b"not bytecode").unwrap();
+    let bad = bad.to_str().unwrap().to_string();
+    let cases: Vec<Vec<String>> = vec![
+        vec![],
+        vec![vadd.clone()],
+        vec!["-g".into(), vadd.clone()],
+        vec![vadd.clone(), "--print-debug-info".into()],
+        vec!["--print-debug-info=false".into(), vadd.clone()],
+        vec!["-g=maybe".into(), vadd.clone()],
+        vec!["--preview=bogus".into(), vadd.clone()],
+        vec!["-x".into(), vadd.clone()],
+        vec![vadd.clone(), vadd.clone()],
+        vec!["/nonexistent/file.tileir".into()],
+        vec![bad.clone()],
+    ];
+    for args in cases {
+        let run = |exe: &Path| {
+            let o = Command::new(exe).args(&args).output().unwrap();
+            let norm = |b: &[u8]| String::from_utf8_lossy(b).replace(exe.to_str().unwrap(), "PROG");
+            (o.status.code(), norm(&o.stdout), norm(&o.stderr))
+        };
+        assert_eq!(run(&ours), run(&real_tool), "tileirdisasm {args:?}");
+    }
+    let _ = std::fs::remove_file(&bad);
+}

@@ -39,6 +39,25 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--" => positional_only = true,
             "-g" | "--g" | "-print-debug-info" | "--print-debug-info" => debug_info = true,
+            s if s.starts_with("-g=")
+                || s.starts_with("--g=")
+                || s.starts_with("-print-debug-info=")
+                || s.starts_with("--print-debug-info=") =>
+            {
+                let v = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
+                debug_info = match v {
+                    "true" | "TRUE" | "True" | "1" | "" => true,
+                    "false" | "FALSE" | "False" | "0" => false,
+                    _ => {
+                        // `-g` is an alias: LLVM names the aliased option.
+                        let (dashes, name) = ("--", "print-debug-info");
+                        eprintln!(
+                            "tileirdisasm: for the {dashes}{name} option: '{v}' is invalid value for boolean argument! Try 0 or 1"
+                        );
+                        return ExitCode::from(1);
+                    }
+                };
+            }
             "--help" | "-help" | "--help-hidden" | "-help-hidden" => {
                 print!("{}", help(true));
                 return ExitCode::SUCCESS;
@@ -74,7 +93,7 @@ fn main() -> ExitCode {
     }
     let Some(path) = input else {
         eprintln!("error: no input file provided\n");
-        eprint!("{}", help(false));
+        print!("{}", help(false));
         return ExitCode::from(2);
     };
     let data = match std::fs::read(&path) {
@@ -93,12 +112,10 @@ fn main() -> ExitCode {
     match bytecode::read(&data) {
         Ok(module) => {
             let text = print_module(&module, &PrintOptions { debug_info });
+            // Bytes of invalid UTF-8 in the input's strings go back out as is.
+            let bytes = tileiras::ir::string_to_bytes(&text);
             let mut out = std::io::stdout().lock();
-            if out
-                .write_all(text.as_bytes())
-                .and_then(|_| out.flush())
-                .is_err()
-            {
+            if out.write_all(&bytes).and_then(|_| out.flush()).is_err() {
                 return ExitCode::from(1);
             }
             ExitCode::SUCCESS

@@ -2,9 +2,23 @@
 //!
 //! [`read`] checks the header, splits the input into sections, then decodes
 //! strings, types, constants, globals, debug info and functions. Op bodies
-//! are decoded by one table ([`table`]) that lists each op's fields. Every
+//! are decoded by one table (`table.rs`) that lists each op's fields per
+//! bytecode version (13.1 to 13.5; 13.5's differences — kernel entries with
+//! hints plus argument attributes, function flag checks, DISubprogram flags,
+//! `inbounds` on `atomic_red_view_tko` — were found by experiment with
+//! NVIDIA's 13.5 `tileirdisasm`, as no producer writes 13.5 yet). Every
 //! count is checked against [`limits`] and the remaining input before
-//! anything is allocated; every error carries the absolute byte offset.
+//! anything is allocated (lists are read element by element, so a count past
+//! the data fails at its end); nothing panics on any input.
+//!
+//! Errors: [`ReadError::offset`] is always the absolute byte offset.
+//! [`ReadError::shown_offset`] and [`ReadError::context`] reproduce what
+//! NVIDIA's reader prints (offsets relative to the section, type, constant or
+//! function body being decoded, and the chain of `failed to parse ...`
+//! lines); [`ReadError::disasm_lines`] gives `tileirdisasm`'s lines and
+//! [`ReadError::diagnostics`] `tileiras`'. Types and debug attributes are
+//! checked when first used, as NVIDIA's lazy reader does, so an unused bad
+//! entry is not an error.
 use crate::diag::Diagnostic;
 
 /// cbindgen:ignore

@@ -22,6 +22,7 @@ const NUM_SECTIONS: u8 = 8;
 
 const V13_3: Version = Version::new(13, 3, 0);
 const V13_4: Version = Version::new(13, 4, 0);
+const V13_5: Version = Version::new(13, 5, 0);
 
 /// Reads the header; returns the version.
 fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
@@ -111,7 +112,7 @@ impl<'a> Strings<'a> {
         let n = u64::from(e0.wrapping_sub(s0));
         let start = (s0 as usize).min(len);
         let end = (start as u64 + n).min(len as u64) as usize;
-        Ok(String::from_utf8_lossy(&self.data[start..end]).into_owned())
+        Ok(crate::ir::bytes_to_string(&self.data[start..end]))
     }
 
     fn read(&self, r: &mut Reader<'_>) -> Result<String, ReadError> {
@@ -235,12 +236,25 @@ impl<'a> Ctx<'a> {
         let refs = self.type_entries[i].refs.clone();
         let base = self.type_entries[i].base;
         for r in refs {
-            let msg = format!("failed to get {} type", r.label);
+            let msg = || format!("failed to get {} type", r.label);
             if r.index >= n as u64 || self.type_entries[r.index as usize].silent {
-                return Err(ReadError::new(r.offset, msg).rebase(base));
+                return Err(ReadError::new(r.offset, msg()).rebase(base));
             }
-            self.check_type(r.index, at, depth + 1)
-                .map_err(|e| e.with_context(r.offset, msg).rebase(base))?;
+            let child = self
+                .check_type(r.index, at, depth + 1)
+                .map_err(|e| e.with_context(r.offset, msg()).rebase(base))?;
+            if r.label == "tensor_view"
+                && !matches!(self.module.types[child], Type::TensorView { .. })
+            {
+                return Err(ReadError::new(
+                    r.offset,
+                    format!(
+                        "expected ::mlir::cuda_tile::TensorViewType but got '{}'",
+                        crate::ir::print::type_to_string(&self.module, child)
+                    ),
+                )
+                .rebase(base));
+            }
         }
         if let Type::PartitionView {
             tensor_view,
@@ -275,11 +289,18 @@ impl<'a> Ctx<'a> {
         self.type_at(i, at)
     }
 
-    fn debug_next(&self, it: &mut DebugIter, at: usize) -> Result<Option<DebugId>, ReadError> {
+    /// The next location of the function's iterator; `what` is the message
+    /// when it cannot be read.
+    fn debug_next(
+        &self,
+        it: &mut DebugIter,
+        at: usize,
+        what: &str,
+    ) -> Result<Option<DebugId>, ReadError> {
         if it.func == 0 {
             return Ok(None);
         }
-        let fail = || ReadError::new(at, "failed to read operation location.");
+        let fail = || ReadError::new(at, what);
         let f = usize::try_from(it.func - 1).map_err(|_| fail())?;
         let base = *self.debug.index_offsets.get(f).ok_or_else(fail)? as u64;
         let idx = usize::try_from(base + it.next).map_err(|_| fail())?;
@@ -291,7 +312,7 @@ impl<'a> Ctx<'a> {
         match self.check_debug(id, DebugKind::Location, 0) {
             Ok(true) => {}
             Ok(false) => return Err(fail()),
-            Err(e) => return Err(e.with_context(at, "failed to read operation location.")),
+            Err(e) => return Err(e.with_context(at, what)),
         }
         let h = Handle::from_index((id - 1) as usize);
         if !self.debug.ok.get(h.index()).copied().unwrap_or(false) {
@@ -473,7 +494,19 @@ impl<'a> Ctx<'a> {
                     number(
                         &mut r,
                         "failed to read scope line number when parsing DISubprogramAttr",
-                    )
+                    )?;
+                    if self.version >= V13_5 {
+                        let f = r.varint().map_err(|_| {
+                            r.err("failed to read flags when parsing DISubprogramAttr")
+                        })?;
+                        if f & !1 != 0 {
+                            return Err(r.err(format!(
+                                "unrecognized flag bits (0x{:X}) when parsing DISubprogramAttr",
+                                f & !1
+                            )));
+                        }
+                    }
+                    Ok(())
                 }
                 6 => {
                     child(
@@ -702,18 +735,24 @@ fn read_strings(mut s: Reader<'_>) -> Result<Strings<'_>, ReadError> {
     Ok(Strings { offsets, data })
 }
 
-/// Reads an `i64` list with a varint count and `width`-byte little-endian entries.
-fn int_list(r: &mut Reader<'_>, width: usize) -> Result<Vec<i64>, ReadError> {
-    let at = r.offset();
-    let n = r.varint()?;
-    if n > MAX_RANK.max(MAX_ATTR_ELEMS) || n > (r.remaining() / width) as u64 {
-        return Err(ReadError::new(
-            at,
-            format!("list of {n} entries exceeds the remaining data"),
-        ));
+/// Reads an `i64` list with a varint count and `width`-byte little-endian
+/// entries, one at a time like NVIDIA's reader: a count past the data fails
+/// at the end of the data with `failed to read <what>`, and memory grows only
+/// with what was actually read.
+fn int_list(r: &mut Reader<'_>, width: usize, what: &str) -> Result<Vec<i64>, ReadError> {
+    let n = r
+        .varint()
+        .map_err(|_| r.err(format!("failed to read {what}")))?;
+    if n > u64::from(u32::MAX - 1) {
+        return Err(r.err(format!(
+            "array size in bytecode ({n}) exceeds maximum supported capacity"
+        )));
     }
-    let mut v = Vec::with_capacity(n as usize);
+    let mut v = Vec::with_capacity((n as usize).min(r.remaining() / width));
     for _ in 0..n {
+        if r.remaining() < width {
+            return Err(r.err(format!("failed to read {what}")));
+        }
         let b = r.bytes(width)?;
         let x = match width {
             4 => i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
@@ -728,8 +767,11 @@ fn int_list(r: &mut Reader<'_>, width: usize) -> Result<Vec<i64>, ReadError> {
     Ok(v)
 }
 
-fn i32_list(r: &mut Reader<'_>) -> Result<Vec<i32>, ReadError> {
-    Ok(int_list(r, 4)?.into_iter().map(|x| x as i32).collect())
+fn i32_list(r: &mut Reader<'_>, what: &str) -> Result<Vec<i32>, ReadError> {
+    Ok(int_list(r, 4, what)?
+        .into_iter()
+        .map(|x| x as i32)
+        .collect())
 }
 
 fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, ReadError> {
@@ -745,18 +787,7 @@ fn read_padding(r: &mut Reader<'_>, present: bool) -> Result<Option<Padding>, Re
 
 /// A tile shape: a varint count of 8-byte dimensions, each a power of two.
 fn tile_shape(r: &mut Reader<'_>) -> Result<Vec<i64>, ReadError> {
-    let at = r.offset();
-    let n = r.varint()?;
-    if n > MAX_RANK || n > (r.remaining() / 8) as u64 {
-        return Err(ReadError::new(
-            at,
-            format!("list of {n} entries exceeds the remaining data"),
-        ));
-    }
-    let mut v = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        v.push(r.u64_le()? as i64);
-    }
+    let v = int_list(r, 8, "concreteShapeCache")?;
     if v.iter().any(|&d| d <= 0 || d & (d - 1) != 0) {
         let list: Vec<String> = v.iter().map(|d| d.to_string()).collect();
         return Err(r.err(format!(
@@ -920,8 +951,8 @@ fn parse_type_payload(
         14 => {
             let flags = if version >= V13_4 { r.varint()? } else { 0 };
             let element = id(r, refs, "elementType")?;
-            let shape = int_list(r, 8)?;
-            let strides = int_list(r, 8)?;
+            let shape = int_list(r, 8, "shape")?;
+            let strides = int_list(r, 8, "strides")?;
             if shape.iter().any(|&x| x != DYNAMIC && x <= 0) {
                 let list: Vec<String> = shape.iter().map(|&d| dim_text(d)).collect();
                 return Err(r.err(format!(
@@ -947,13 +978,13 @@ fn parse_type_payload(
         15 => {
             let unified = version >= V13_3;
             let flags = if unified { r.varint()? } else { 0 };
-            let tile_shape = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
-            let dim_map = i32_list(r)?;
+            let tile_shape = i32_list(r, "tile_shape data")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
+            let dim_map = i32_list(r, "dim_map")?;
             let has = if unified {
                 flags & 1 != 0
             } else {
-                r.varint()? != 0
+                r.u8()? != 0
             };
             let padding = read_padding(r, has)?;
             check_tile_shape(r, &tile_shape)?;
@@ -969,15 +1000,11 @@ fn parse_type_payload(
                         refs: &mut Vec<TypeRef>,
                         label: &'static str|
              -> Result<Vec<TypeId>, ReadError> {
-                let at = r.offset();
-                let n = r.varint()?;
-                if n > r.remaining() as u64 {
-                    return Err(ReadError::new(
-                        at,
-                        format!("type list of {n} entries exceeds the remaining data"),
-                    ));
-                }
-                let mut v = Vec::with_capacity(n as usize);
+                let n = r
+                    .varint()
+                    .map_err(|_| r.err(format!("failed to read number of {label}s")))?;
+                // One index at a time: a huge count fails at the end of the data.
+                let mut v = Vec::new();
                 for _ in 0..n {
                     v.push(id(r, refs, label)?);
                 }
@@ -989,9 +1016,9 @@ fn parse_type_payload(
         }
         20 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
-            let sparse_dim = r.varint()?;
+            let tile_shape = i32_list(r, "tile_shape data")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
+            let sparse_dim = r.varint().map_err(|_| r.err("failed to read sparse_dim"))?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::GatherScatterView {
                 tile_shape,
@@ -1002,10 +1029,10 @@ fn parse_type_payload(
         }
         21 if version >= V13_3 => {
             let flags = r.varint()?;
-            let tile_shape = i32_list(r)?;
-            let traversal_strides = i32_list(r)?;
-            let tensor_view = id(r, refs, "tensorView")?;
-            let dim_map = i32_list(r)?;
+            let tile_shape = i32_list(r, "tile_shape data")?;
+            let traversal_strides = i32_list(r, "traversal_strides data")?;
+            let tensor_view = id(r, refs, "tensor_view")?;
+            let dim_map = i32_list(r, "dim_map")?;
             let padding = read_padding(r, flags & 1 != 0)?;
             Type::StridedView {
                 tile_shape,
@@ -1214,7 +1241,30 @@ fn read_function_table<'a>(
         let sig = s.varint().map_err(ReadError::silenced)?;
         let flags = s.u8().map_err(ReadError::silenced)?;
         let loc = s.varint().map_err(ReadError::silenced)?;
-        let hints = if flags & 0x02 != 0 && flags & 0x04 != 0 {
+        let hints = if ctx.version >= V13_5 {
+            // 13.5: bit 1 kernel, bit 2 extern implementation, bit 3 testing
+            // form; a kernel always carries its optimization hints and then
+            // one more attribute (argument attributes).
+            if flags & 0x06 == 0x06 {
+                return Err(s.err("function entry cannot be both kernel and extern impl"));
+            }
+            if flags & 0x08 != 0 {
+                return Err(s.err("function entry has testing form in non-test build"));
+            }
+            if flags & !0x0f != 0 {
+                return Err(s.err(format!(
+                    "function entry has unrecognized flag bits (0x{:X});",
+                    flags & !0x0f
+                )));
+            }
+            if flags & 0x02 != 0 {
+                let h = tagged_attr(&mut s, ctx, 0)?;
+                let _arg_attrs = tagged_attr(&mut s, ctx, 0)?;
+                Some(h)
+            } else {
+                None
+            }
+        } else if flags & 0x02 != 0 && flags & 0x04 != 0 {
             Some(tagged_attr(&mut s, ctx, 0)?)
         } else {
             None
@@ -1423,6 +1473,7 @@ fn parse_debug_attr(mut r: Reader<'_>, ctx: &Ctx<'_>, n: u64) -> Result<DebugAtt
             linkage_name: ctx.strings.read(&mut r)?,
             compile_unit: id(&mut r)?,
             scope_line: r.varint()?,
+            declaration: ctx.version >= V13_5 && r.varint()? & 1 != 0,
         },
         6 => DebugAttr::CallSite {
             callee: id(&mut r)?,
@@ -1568,7 +1619,7 @@ fn tagged_attr(r: &mut Reader<'_>, ctx: &mut Ctx<'_>, depth: usize) -> Result<At
                 along,
             }
         }
-        9 => Attr::SameElements(int_list(r, 8)?),
+        9 => Attr::SameElements(int_list(r, 8, "values")?),
         10 => Attr::Dictionary(dictionary(r, ctx, depth)?),
         11 => Attr::OptimizationHints(dictionary(r, ctx, depth)?),
         12 => {
@@ -1752,12 +1803,11 @@ fn create_function(
         func: f.loc,
         next: 0,
     };
-    let debug = ctx.debug_next(&mut it, f.at).map_err(|_| {
-        ReadError::new(
-            main_at,
-            format!("failed to read function location for '{name}'"),
-        )
-    })?;
+    let debug = ctx.debug_next(
+        &mut it,
+        main_at,
+        &format!("failed to read function location for '{name}'"),
+    )?;
     if f.flags & 0x02 == 0 {
         return Err(ReadError::new(
             main_at,
@@ -1840,10 +1890,7 @@ fn token_type(ctx: &mut Ctx<'_>) -> TypeId {
 }
 
 fn is_terminator(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Return | Opcode::Yield | Opcode::Continue | Opcode::Break
-    )
+    op.is_terminator()
 }
 
 fn parse_op(
@@ -1860,8 +1907,23 @@ fn parse_op(
     let code = r
         .varint()
         .map_err(|_| r.err("failed to read operation opcode."))?;
+    // The highest public opcode of each version; below it, gaps are
+    // "unknown", above it everything is "unsupported".
+    let max_code: u64 = match (ctx.version.major, ctx.version.minor) {
+        (13, 1) => 109,
+        (13, 2) => 110,
+        (13, 3) => 117,
+        _ => 122,
+    };
     let opcode = match Opcode::from_code(code) {
-        Some(op) if Version::new(op.since().0, op.since().1, 0) <= ctx.version => op,
+        Some(op)
+            if code <= max_code && Version::new(op.since().0, op.since().1, 0) <= ctx.version =>
+        {
+            op
+        }
+        None if code <= max_code => {
+            return Err(r.err(format!("unknown or unimplemented opcode: {code}")))
+        }
         _ => {
             return Err(r.err(format!(
                 "unsupported opcode {code} for bytecode version {}",
@@ -1869,7 +1931,7 @@ fn parse_op(
             )))
         }
     };
-    let debug = ctx.debug_next(it, r.offset())?;
+    let debug = ctx.debug_next(it, r.offset(), "failed to read operation location.")?;
     let name = || format!("{:?}Op", opcode);
     let layout = table::layout(opcode);
     let mut result_types: Vec<TypeId> = Vec::new();
@@ -1895,30 +1957,49 @@ fn parse_op(
             .filter(|s| matches!(s, Step::Operand(_)))
             .count() as u64
     };
-    let read_operand =
-        |r: &mut Reader<'_>, scope: &[ValueId], i: usize| -> Result<ValueId, ReadError> {
-            let idx = r
-                .varint()
-                .map_err(|_| r.err(format!("failed to read operand index {i}")))?;
-            match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
-                Some(v) => Ok(*v),
-                None => Err(r.err(format!(
-                    "operand index {idx} out of bounds (size={}) for operand {i}",
-                    scope.len()
-                ))),
-            }
+    // Operands are read one index at a time, each at least one byte, so a
+    // huge count fails at the end of the data without allocating for it.
+    // Ops with operand segments (sized or optional groups) name the segment
+    // in their messages; the others number operands from 0.
+    let segmented = layout
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Sized(_) | Step::OptOperand(..)));
+    let read_operand = |r: &mut Reader<'_>,
+                        scope: &[ValueId],
+                        segment: &str,
+                        element: u64,
+                        overall: usize|
+     -> Result<ValueId, ReadError> {
+        let what = if segmented {
+            format!("{segment} segment, element {element}")
+        } else {
+            format!("operand {overall}")
         };
+        let idx = r
+            .varint()
+            .map_err(|_| r.err(format!("failed to read operand index for {what}")))?;
+        match usize::try_from(idx).ok().and_then(|k| scope.get(k)) {
+            Some(v) => Ok(*v),
+            None => Err(r.err(format!(
+                "operand index {idx} out of bounds (size={}) for {what}",
+                scope.len()
+            ))),
+        }
+    };
     for (si, step) in layout.steps.iter().enumerate() {
         match *step {
             Step::Result(_) => {
                 let i = result_types.len();
-                let t = read_result_type(r, ctx, i, &name())?;
+                let t = read_result_type(r, ctx, i, opcode)?;
                 result_types.push(t);
             }
             Step::Results => {
-                let n = r.count(MAX_RESULTS.min(r.remaining() as u64), "number of results")?;
+                // Read one type at a time: a huge count fails at the end of the
+                // data, as in NVIDIA's reader.
+                let n = r.varint()?;
                 for i in 0..n {
-                    let t = read_result_type(r, ctx, i as usize, &name())?;
+                    let t = read_result_type(r, ctx, i as usize, opcode)?;
                     result_types.push(t);
                 }
             }
@@ -1960,7 +2041,7 @@ fn parse_op(
             }
             Step::Operand(n) => {
                 let start = operands.len() as u32;
-                operands.push(read_operand(r, scope, operands.len())?);
+                operands.push(read_operand(r, scope, n, 0, operands.len())?);
                 segments.push(Segment {
                     name: n,
                     start,
@@ -1971,7 +2052,7 @@ fn parse_op(
                 let start = operands.len() as u32;
                 let mut len = 0;
                 if flags >> bit & 1 != 0 {
-                    operands.push(read_operand(r, scope, operands.len())?);
+                    operands.push(read_operand(r, scope, n, 0, operands.len())?);
                     len = 1;
                 }
                 segments.push(Segment {
@@ -1981,19 +2062,12 @@ fn parse_op(
                 });
             }
             Step::Sized(n) => {
-                let cat = r.offset();
                 let k = r
                     .varint()
                     .map_err(|_| r.err("failed to read operand count"))?;
-                if k > MAX_OPERANDS || k > r.remaining() as u64 {
-                    return Err(ReadError::new(
-                        cat,
-                        format!("operand count {k} exceeds the remaining data"),
-                    ));
-                }
                 let start = operands.len() as u32;
-                for _ in 0..k {
-                    operands.push(read_operand(r, scope, operands.len())?);
+                for j in 0..k {
+                    operands.push(read_operand(r, scope, n, j, operands.len())?);
                 }
                 segments.push(Segment {
                     name: n,
@@ -2006,12 +2080,6 @@ fn parse_op(
                 let k = r
                     .varint()
                     .map_err(|_| r.err("failed to read operand count"))?;
-                if k > MAX_OPERANDS || k > r.remaining() as u64 {
-                    return Err(ReadError::new(
-                        cat,
-                        format!("operand count {k} exceeds the remaining data"),
-                    ));
-                }
                 let fixed = fixed_after_count(layout.steps, si);
                 if k < fixed {
                     return Err(ReadError::new(
@@ -2027,8 +2095,8 @@ fn parse_op(
             Step::Unsized(n) => {
                 let k = count.take().unwrap_or(0);
                 let start = operands.len() as u32;
-                for _ in 0..k {
-                    operands.push(read_operand(r, scope, operands.len())?);
+                for j in 0..k {
+                    operands.push(read_operand(r, scope, n, j, operands.len())?);
                 }
                 segments.push(Segment {
                     name: n,
@@ -2093,9 +2161,9 @@ fn read_result_type(
     r: &mut Reader<'_>,
     ctx: &mut Ctx<'_>,
     i: usize,
-    op: &str,
+    op: Opcode,
 ) -> Result<TypeId, ReadError> {
-    let msg = || format!("failed to get result type {i} for {op}");
+    let msg = || format!("failed to get result type {i} for {op:?}Op");
     let idx = r.varint().map_err(|_| r.err(msg()))?;
     if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
         return Err(r.err(msg()));
@@ -2152,12 +2220,15 @@ fn parse_block(
     let saved = scope.len();
     let mut block = Block::default();
     for i in 0..nargs {
-        let ty = ctx.read_type(r).map_err(|e| {
-            e.with_context(
-                r.offset(),
-                format!("failed to read block argument type: {i}"),
-            )
-        })?;
+        let msg = || format!("failed to read block argument type: {i}");
+        let idx = r.varint().map_err(|_| r.err(msg()))?;
+        if idx >= ctx.module.types.len() as u64 || ctx.type_entries[idx as usize].silent {
+            return Err(r.err(msg()));
+        }
+        let at = r.offset();
+        let ty = ctx
+            .type_at(idx, at)
+            .map_err(|e| e.with_context(r.offset(), msg()))?;
         let v = ctx.module.values.append(Value {
             ty,
             def: ValueDef::BlockArg {
@@ -2223,7 +2294,11 @@ fn op_attr(
             Attr::Enum(k, v as u8)
         }
         AttrKind::Int => Attr::Int(r.varint()?),
-        AttrKind::Str => Attr::String(ctx.strings.read(r)?),
+        AttrKind::Str => Attr::String(
+            ctx.strings
+                .read(r)
+                .map_err(|e| e.with_context(r.offset(), "failed to read StringAttr."))?,
+        ),
         AttrKind::Type => Attr::Type(ctx.read_type(r)?),
         AttrKind::Array => {
             let n = r.count(MAX_ATTR_ELEMS.min(r.remaining() as u64), "array size")?;
@@ -2255,7 +2330,7 @@ fn op_attr(
             dense_from_constant(ctx, ty, ci, at)?
         }
         AttrKind::DenseI32 => {
-            let v = i32_list(r)?;
+            let v = i32_list(r, "DenseI32ArrayAttr values")?;
             if let Some(x) = v.iter().find(|&&x| x == i32::MAX || x == i32::MIN) {
                 return Err(r.err(format!("array contains unsupported value {x}")));
             }

@@ -58,18 +58,16 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// An unsigned LEB128 varint of at most 64 bits.
+    /// An unsigned LEB128 varint of at most 64 bits. Like NVIDIA's reader,
+    /// a truncated varint leaves the position after the bytes it consumed.
     pub(crate) fn varint(&mut self) -> Result<u64, ReadError> {
-        let start = *self;
         let mut result: u64 = 0;
         let mut shift = 0u32;
         loop {
             let Some(&byte) = self.data.get(self.pos) else {
-                *self = start;
                 return Err(self.err("unexpected end of data while reading varint"));
             };
             if shift > 63 {
-                *self = start;
                 return Err(self.err("varint is too long"));
             }
             self.pos += 1;

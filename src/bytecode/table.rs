@@ -8,6 +8,7 @@ use crate::ir::Opcode;
 const V13_2: Version = Version::new(13, 2, 0);
 const V13_3: Version = Version::new(13, 3, 0);
 const V13_4: Version = Version::new(13, 4, 0);
+const V13_5: Version = Version::new(13, 5, 0);
 
 /// The layout of `op`.
 pub(crate) fn layout(op: Opcode) -> Layout {
@@ -978,6 +979,8 @@ pub(crate) fn layout(op: Opcode) -> Layout {
                     AttrKind::Enum(EnumKind::AtomicRmwMode),
                     Cond::Always,
                 ),
+                // Found by experiment with tileirdisasm 13.5.
+                Attr("inbounds", AttrKind::DenseBool, Cond::Since(V13_5)),
                 Operand("view"),
                 Sized("index"),
                 Operand("value"),

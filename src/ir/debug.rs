@@ -58,6 +58,8 @@ pub enum DebugAttr {
         compile_unit: DebugId,
         /// Scope line.
         scope_line: u64,
+        /// `flags = declaration` (13.5+).
+        declaration: bool,
     },
     /// `loc(callsite(callee at caller))`
     CallSite {

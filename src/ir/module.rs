@@ -3,7 +3,7 @@
 use super::arena::Arena;
 use super::debug::{DebugAttr, DebugId};
 use super::op::{Block, Op, OpId, Value};
-use super::types::Type;
+use super::types::{Scalar, Type, TypeId};
 use crate::diag::Location;
 
 /// A bytecode version `major.minor[.tag]`.
@@ -75,6 +75,47 @@ impl Module {
     /// The source location of `op` from debug info (innermost file/line/column).
     pub fn location(&self, op: OpId) -> Option<Location> {
         self.debug_location(self.ops.try_get(op)?.debug?)
+    }
+
+    /// The type of a value.
+    pub fn value_type(&self, v: super::op::ValueId) -> &Type {
+        &self.types[self.values[v].ty]
+    }
+
+    /// For every op (indexed by [`OpId::index`]), the op whose region holds
+    /// it; `None` for top-level ops.
+    pub fn parents(&self) -> Vec<Option<OpId>> {
+        let mut parents = vec![None; self.ops.len()];
+        for (id, op) in self.ops.iter() {
+            for region in &op.regions {
+                for block in &region.blocks {
+                    for &child in &block.ops {
+                        if let Some(p) = parents.get_mut(child.index()) {
+                            *p = Some(id);
+                        }
+                    }
+                }
+            }
+        }
+        parents
+    }
+
+    /// The elements of a dense constant of tile type `ty` as raw bit
+    /// patterns (zero-extended), one per element in row-major order; a splat
+    /// buffer is expanded. `None` if `ty` is not a tile of a scalar type.
+    /// `i1` buffers are one byte `0x00`/`0xFF` (splat) or packed bits.
+    pub fn dense_elements(&self, ty: TypeId, data: &[u8]) -> Option<(Scalar, Vec<u64>)> {
+        let Type::Tile { element, shape } = self.types.try_get(ty)? else {
+            return None;
+        };
+        let Type::Scalar(s) = self.types.try_get(*element)? else {
+            return None;
+        };
+        let mut n: usize = 1;
+        for &d in shape {
+            n = n.checked_mul(usize::try_from(d).ok()?)?;
+        }
+        Some((*s, super::print::dense_bits(*s, data, n)))
     }
 
     /// The source location a debug attribute stands for, if it has one.

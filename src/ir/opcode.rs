@@ -243,3 +243,19 @@ opcodes! {
     /// `cuda_tile.memory_fence_alias_tko`
     MemoryFenceAliasTko = 122, "memory_fence_alias_tko", "13.4";
 }
+
+impl Opcode {
+    /// Whether the op ends a block (`return`, `yield`, `continue`, `break`).
+    pub fn is_terminator(self) -> bool {
+        matches!(
+            self,
+            Opcode::Return | Opcode::Yield | Opcode::Continue | Opcode::Break
+        )
+    }
+
+    /// The opcode with mnemonic `name` (`addf`, or `cuda_tile.addf`).
+    pub fn from_mnemonic(name: &str) -> Option<Opcode> {
+        let name = name.strip_prefix("cuda_tile.").unwrap_or(name);
+        Opcode::ALL.iter().copied().find(|o| o.mnemonic() == name)
+    }
+}

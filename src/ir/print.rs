@@ -271,7 +271,7 @@ fn symbol(name: &str) -> String {
 /// Escapes a string the way MLIR prints string literals.
 fn escape(s: &str) -> String {
     let mut out = String::new();
-    for &b in s.as_bytes() {
+    for b in super::string_to_bytes(s) {
         match b {
             b'\\' => out.push_str("\\\\"),
             0x20..=0x7e if b != b'"' => out.push(b as char),
@@ -1496,6 +1496,7 @@ impl<'m> Printer<'m> {
                 if let Some(t) = self.g(op, "token") {
                     let _ = write!(s, " token = {}", self.val(t));
                 }
+                s.push_str(&self.view_hints(op));
                 let mut tys = vec![self.gt(op, "value"), self.gt(op, "view")];
                 if !idx.is_empty() {
                     tys.push(self.index_types(idx));
@@ -1826,10 +1827,20 @@ fn sext(v: u64, w: u32) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
+/// Splits raw constant bytes into `n` element bit patterns (a one-element
+/// buffer is a splat and expands).
+pub(crate) fn dense_bits(s: Scalar, data: &[u8], n: usize) -> Vec<u64> {
+    dense_elements_capped(s, data, n as u64, 1 << 26)
+}
+
 /// Splits raw constant bytes into element bit patterns (a splat buffer of one
 /// element expands to `n` copies, capped for printing).
 fn dense_elements(s: Scalar, data: &[u8], n: u64) -> Vec<u64> {
-    let n = n.min(1 << 20) as usize;
+    dense_elements_capped(s, data, n, 1 << 20)
+}
+
+fn dense_elements_capped(s: Scalar, data: &[u8], n: u64, cap: u64) -> Vec<u64> {
+    let n = n.min(cap) as usize;
     if s == Scalar::I1 {
         // One byte 0x00/0xFF is a splat; otherwise bits are packed LSB first.
         if data.len() == 1 && (data[0] == 0 || data[0] == 0xff) {
@@ -1923,8 +1934,9 @@ impl Aliases {
                 linkage_name,
                 compile_unit,
                 scope_line,
+                declaration,
             }) => format!(
-                "sp<{},{line},{name:?},{linkage_name:?},{},{scope_line}>",
+                "sp<{},{line},{name:?},{linkage_name:?},{},{scope_line},{declaration}>",
                 Self::key_of(m, *file, depth + 1),
                 Self::key_of(m, *compile_unit, depth + 1)
             ),
@@ -2000,12 +2012,18 @@ impl Aliases {
                 linkage_name,
                 compile_unit,
                 scope_line,
+                declaration,
             } => {
                 let f = self.visit_loc(m, file, depth + 1);
                 let cu = self.visit_loc(m, compile_unit, depth + 1);
+                let flags = if declaration {
+                    ", flags = declaration"
+                } else {
+                    ""
+                };
                 (
                     format!(
-                        "#cuda_tile.di_subprogram<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}>",
+                        "#cuda_tile.di_subprogram<file = {}, line = {line}, name = \"{}\", linkageName = \"{}\", compileUnit = {}, scopeLine = {scope_line}{flags}>",
                         self.placeholder(f),
                         escape(&name),
                         escape(&linkage_name),
