@@ -144,8 +144,19 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
     let has = |s: &str| parts[1..].contains(&s);
     inst.op = match base {
         "mov" => OpK::Mov,
-        "ld" | "ldu" => OpK::Ld,
-        "st" => OpK::St,
+        "ld" | "ldu" | "st" => {
+            // strong (non-weak) accesses take part in synchronisation, never in data races
+            inst.sub = (has("volatile")
+                || has("relaxed")
+                || has("acquire")
+                || has("release")
+                || has("mmio")) as u8;
+            if base == "st" {
+                OpK::St
+            } else {
+                OpK::Ld
+            }
+        }
         "cvta" => {
             if has("to") {
                 OpK::CvtaTo
@@ -515,7 +526,16 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             && matches!(b.first(), Some(b'b' | b's' | b'u'))
             && b.get(1).is_some_and(|c| c.is_ascii_digit())
     });
-    let unsupported_mod = has("cc")
+    // A type-like modifier that is not a known type (e2m1, b32x2, ...) must not be ignored.
+    let unknown_type = parts[1..].iter().any(|p| {
+        let b = p.as_bytes();
+        b.len() >= 2
+            && matches!(b[0], b'b' | b's' | b'u' | b'f' | b'e')
+            && b[1].is_ascii_digit()
+            && Ty::parse(p).is_none()
+    });
+    let unsupported_mod = unknown_type
+        || has("cc")
         || has("relu")
         || has("xorsign")
         || has("oob")
@@ -531,6 +551,113 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         || inst.ty2 == Ty::B128
     {
         inst.op = OpK::Unsupported;
+    }
+    // Operand counts and shapes, so that malformed PTX is a parse error, not a panic.
+    let min_ops = match inst.op {
+        OpK::Bra | OpK::Activemask | OpK::BarWarp | OpK::MbarInval | OpK::MbarArrive => 1,
+        OpK::Mov
+        | OpK::Ld
+        | OpK::St
+        | OpK::Cvta
+        | OpK::CvtaTo
+        | OpK::Cvt
+        | OpK::Abs
+        | OpK::Neg
+        | OpK::Not
+        | OpK::Cnot
+        | OpK::Brev
+        | OpK::Clz
+        | OpK::Popc
+        | OpK::Bfind
+        | OpK::Sqrt
+        | OpK::Rsqrt
+        | OpK::Rcp
+        | OpK::Ex2
+        | OpK::Lg2
+        | OpK::Sin
+        | OpK::Cos
+        | OpK::Tanh
+        | OpK::Testp
+        | OpK::Elect
+        | OpK::Red
+        | OpK::MbarInit
+        | OpK::MbarExpectTx
+        | OpK::Ldmatrix
+        | OpK::Stmatrix
+        | OpK::Isspacep => 2,
+        OpK::Add
+        | OpK::Sub
+        | OpK::Mul
+        | OpK::Mul24
+        | OpK::Div
+        | OpK::Rem
+        | OpK::Min
+        | OpK::Max
+        | OpK::And
+        | OpK::Or
+        | OpK::Xor
+        | OpK::Shl
+        | OpK::Shr
+        | OpK::Copysign
+        | OpK::Setp
+        | OpK::Set
+        | OpK::Vote
+        | OpK::Redux
+        | OpK::Match
+        | OpK::Atom
+        | OpK::Mapa
+        | OpK::MbarTryWait
+        | OpK::MbarTestWait
+        | OpK::CpBulkTensor
+        | OpK::CpAsync
+        | OpK::Szext
+        | OpK::Bmsk => 3,
+        OpK::Mad
+        | OpK::Mad24
+        | OpK::Fma
+        | OpK::Selp
+        | OpK::Slct
+        | OpK::Shf
+        | OpK::Bfe
+        | OpK::Prmt
+        | OpK::Dp4a
+        | OpK::Dp2a
+        | OpK::Sad
+        | OpK::MmaSync
+        | OpK::Wgmma => 4,
+        OpK::Lop3 | OpK::Bfi | OpK::Shfl => 5,
+        _ => 0,
+    };
+    let min_ops = if inst.op == OpK::Atom && inst.sub == atomop::CAS {
+        4
+    } else {
+        min_ops
+    };
+    if ops.len() < min_ops {
+        return Err(format!(
+            "`{opcode}` needs at least {min_ops} operands, found {}",
+            ops.len()
+        ));
+    }
+    let is_mem = |o: &Opnd| matches!(o, Opnd::Mem { .. });
+    let mem_at = match inst.op {
+        OpK::Ld | OpK::Atom | OpK::Ldmatrix | OpK::MbarTryWait | OpK::MbarTestWait => Some(1),
+        OpK::St
+        | OpK::Red
+        | OpK::Stmatrix
+        | OpK::MbarInit
+        | OpK::MbarInval
+        | OpK::CpAsync
+        | OpK::CpBulkTensor => Some(0),
+        _ => None,
+    };
+    if let Some(i) = mem_at {
+        if !is_mem(&ops[i]) {
+            return Err(format!(
+                "`{opcode}`: operand {} must be an address `[...]`",
+                i + 1
+            ));
+        }
     }
     // For cvt, the first type is the destination and the second the source.
     let fty = match inst.op {

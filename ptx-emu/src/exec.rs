@@ -166,6 +166,12 @@ fn e(kind: ErrorKind, addr: Option<u64>, msg: impl Into<String>) -> E {
 type R<T> = Result<T, E>;
 
 struct Launch<'a> {
+    /// Check shared-memory races.
+    race_check: bool,
+    /// Check inter-CTA global-memory races.
+    gcheck: bool,
+    /// Sequence number of the running cluster.
+    cluster_seq: u32,
     /// The other CTAs of the running cluster (the running CTA's slot holds a placeholder).
     others: Vec<Cta>,
     /// Cluster barrier: arrivals in the current phase, and the phase.
@@ -179,7 +185,25 @@ struct Launch<'a> {
     printf: String,
 }
 
+/// A call frame of a thread.
+struct Frame {
+    /// First instruction of the called function (identifies it).
+    func: u32,
+    /// Instruction to return to.
+    ret_pc: u32,
+    /// Copy of the return parameter: (callee slot, caller slot, size).
+    ret_copy: Option<(u64, u64, u32)>,
+}
+
 struct Cta {
+    /// Call stacks, per thread.
+    frames: Vec<Vec<Frame>>,
+    /// Writer id of this CTA's cluster for the inter-CTA global race check.
+    gid: u16,
+    /// The running access is strong or atomic: skip the global race check.
+    gskip: bool,
+    /// Shared-memory race detector (None when off or without shared memory).
+    race: std::cell::RefCell<Option<crate::race::Race>>,
     ctaid: (u32, u32, u32),
     /// Rank in the cluster.
     rank: u32,
@@ -263,6 +287,14 @@ pub(crate) fn launch(
             )));
         }
     }
+    if let Some(r) = k.maxntid {
+        if nthreads > r.0 * r.1 * r.2 {
+            return Err(bad(format!(
+                "kernel allows at most {r:?} threads per CTA, block is {:?}",
+                cfg.block
+            )));
+        }
+    }
     if nthreads == 0 || nthreads > 1024 {
         return Err(bad(format!("bad block size {:?}", cfg.block)));
     }
@@ -292,7 +324,20 @@ pub(crate) fn launch(
         globals.push(p.addr());
         gptrs.push(p);
     }
+    // CTAs can only order global accesses through atomics and gpu-scope fences.
+    let inter_cta_sync = k.insts.iter().any(|i| {
+        matches!(i.op, OpK::Atom | OpK::Red)
+            || ((i.opcode.starts_with("fence") || i.opcode.starts_with("membar"))
+                && (i.opcode.contains(".gpu")
+                    || i.opcode.contains(".sys")
+                    || i.opcode.contains(".gl")
+                    || &*i.opcode == "fence.sc"
+                    || &*i.opcode == "fence.acq_rel"))
+    });
     let mut l = Launch {
+        race_check: dev.race_check,
+        gcheck: dev.race_check && !inter_cta_sync,
+        cluster_seq: 0,
         others: Vec::new(),
         cl_arrived: 0,
         cl_phase: 0,
@@ -337,6 +382,7 @@ pub(crate) fn launch(
             }
         }
     }
+    dev.gclear();
     for p in gptrs {
         dev.free(p);
     }
@@ -350,6 +396,10 @@ pub(crate) fn launch(
 impl Cta {
     fn empty() -> Cta {
         Cta {
+            frames: Vec::new(),
+            gid: 0,
+            gskip: false,
+            race: std::cell::RefCell::new(None),
             ctaid: (0, 0, 0),
             rank: 0,
             cl_my_phase: Vec::new(),
@@ -384,6 +434,14 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
     let nregs = k.nregs as usize;
     let smem = (k.static_shared + l.cfg.dynamic_smem) as usize;
     Cta {
+        frames: (0..n).map(|_| Vec::new()).collect(),
+        gid: (l.cluster_seq % 65535) as u16 + 1,
+        gskip: false,
+        race: std::cell::RefCell::new(if l.race_check && smem > 0 {
+            Some(crate::race::Race::new(n, smem))
+        } else {
+            None
+        }),
         ctaid,
         rank,
         cl_my_phase: vec![0; n],
@@ -483,6 +541,7 @@ fn run_cluster(dev: &mut Device, l: &mut Launch, ids: &[(u32, u32, u32)]) -> Res
         .collect();
     l.cl_arrived = 0;
     l.cl_phase = 0;
+    l.cluster_seq += 1;
     loop {
         let mut progress = false;
         let mut all_exited = true;
@@ -689,6 +748,42 @@ fn resolve(space: Space, addr: u64, size: usize, l: &Launch, cta: &Cta, t: usize
     }
 }
 
+fn race_err(l: &Launch, t: usize, what: &str, c: crate::race::Conflict) -> E {
+    let (line, text) =
+        l.k.texts
+            .get(c.other_pc as usize)
+            .cloned()
+            .unwrap_or((0, String::new()));
+    let other = if c.other_write { "write" } else { "read" };
+    e(
+        ErrorKind::Race,
+        Some(c.addr as u64),
+        format!(
+            "data race on shared byte {:#x}: {what} by thread {t} and {other} by thread {} at line {line} `{text}`, with no barrier, mbarrier or warp collective ordering them",
+            c.addr, c.other_tid
+        ),
+    )
+}
+
+fn grace_err(cta: &Cta, a: u64, other: u16, what: &str) -> E {
+    e(
+        ErrorKind::Race,
+        Some(a),
+        format!(
+            "inter-CTA data race: CTA {:?} {what} global memory at {a:#x} that another CTA (cluster #{}) wrote in this launch, and the kernel has no atomics or gpu-scope fences to order them",
+            cta.ctaid,
+            other - 1
+        ),
+    )
+}
+
+/// Runs `f` on the race detector if it is on.
+fn with_race(cta: &Cta, f: impl FnOnce(&mut crate::race::Race)) {
+    if let Some(rc) = cta.race.borrow_mut().as_mut() {
+        f(rc);
+    }
+}
+
 fn read_bytes(
     dev: &mut Device,
     l: &Launch,
@@ -703,7 +798,13 @@ fn read_bytes(
     let loc = resolve(space, addr, align, l, cta, t)?;
     match loc {
         Loc::Global(a) => match dev.slice_mut(a, size) {
-            Some(s) => buf.copy_from_slice(s),
+            Some(s) => {
+                buf.copy_from_slice(s);
+                if l.gcheck && !cta.gskip {
+                    dev.gcheck(a, size, cta.gid, false)
+                        .map_err(|o| grace_err(cta, a, o, "reads"))?;
+                }
+            }
             None => {
                 return Err(e(
                     ErrorKind::OutOfBounds,
@@ -719,6 +820,10 @@ fn read_bytes(
                     Some(addr),
                     "shared read out of bounds",
                 ));
+            }
+            if let Some(rc) = cta.race.borrow_mut().as_mut() {
+                rc.read(t, cta.pc[t], o, size)
+                    .map_err(|c| race_err(l, t, "read", c))?;
             }
             if cta.sinit[o..o + size].iter().any(|b| !b) {
                 return Err(e(
@@ -750,7 +855,13 @@ fn write_bytes(
     let loc = resolve(space, addr, align, l, cta, t)?;
     match loc {
         Loc::Global(a) => match dev.slice_mut(a, size) {
-            Some(s) => s.copy_from_slice(buf),
+            Some(s) => {
+                s.copy_from_slice(buf);
+                if l.gcheck && !cta.gskip {
+                    dev.gcheck(a, size, cta.gid, true)
+                        .map_err(|o| grace_err(cta, a, o, "writes"))?;
+                }
+            }
             None => {
                 return Err(e(
                     ErrorKind::OutOfBounds,
@@ -766,6 +877,10 @@ fn write_bytes(
                     Some(addr),
                     "shared write out of bounds",
                 ));
+            }
+            if let Some(rc) = cta.race.borrow_mut().as_mut() {
+                rc.write(t, cta.pc[t], o, size)
+                    .map_err(|c| race_err(l, t, "write", c))?;
             }
             cta.shared[o..o + size].copy_from_slice(buf);
             cta.sinit[o..o + size].iter_mut().for_each(|b| *b = true);
@@ -903,6 +1018,12 @@ fn is_x2(ty: Ty) -> bool {
 
 /// Applies a per-lane float op on packed x2 types or directly on scalars.
 fn lanes(ty: Ty, a: u64, b: u64, c: u64, f: &dyn Fn(u64, u64, u64) -> u64) -> u64 {
+    if ty == Ty::F32x2 {
+        let m = 0xffff_ffffu64;
+        let lo = f(a & m, b & m, c & m) & m;
+        let hi = f(a >> 32, b >> 32, c >> 32) & m;
+        return lo | (hi << 32);
+    }
     if is_x2(ty) {
         let lo = f(a & 0xffff, b & 0xffff, c & 0xffff) & 0xffff;
         let hi = f((a >> 16) & 0xffff, (b >> 16) & 0xffff, (c >> 16) & 0xffff) & 0xffff;
@@ -916,6 +1037,7 @@ fn scalar_ty(ty: Ty) -> Ty {
     match ty {
         Ty::F16x2 => Ty::F16,
         Ty::BF16x2 => Ty::BF16,
+        Ty::F32x2 => Ty::F32,
         t => t,
     }
 }
@@ -1454,7 +1576,17 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             let es = ty.bytes() as usize;
             let n = inst.vec as usize;
             let mut buf = [0u8; 64];
-            read_bytes(dev, l, cta, inst.space, addr, &mut buf[..es * n], t, es * n)?;
+            let strong = inst.sub == 1;
+            if strong {
+                with_race(cta, |rc| rc.skip = true);
+                cta.gskip = true;
+            }
+            let res = read_bytes(dev, l, cta, inst.space, addr, &mut buf[..es * n], t, es * n);
+            if strong {
+                with_race(cta, |rc| rc.skip = false);
+                cta.gskip = false;
+            }
+            res?;
             let get = |i: usize| -> u64 {
                 let mut b = [0u8; 8];
                 b[..es].copy_from_slice(&buf[i * es..(i + 1) * es]);
@@ -1492,7 +1624,17 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                     buf[..es].copy_from_slice(&v.to_le_bytes()[..es]);
                 }
             }
-            write_bytes(dev, l, cta, inst.space, addr, &buf[..es * n], t, es * n)?;
+            let strong = inst.sub == 1;
+            if strong {
+                with_race(cta, |rc| rc.skip = true);
+                cta.gskip = true;
+            }
+            let res = write_bytes(dev, l, cta, inst.space, addr, &buf[..es * n], t, es * n);
+            if strong {
+                with_race(cta, |rc| rc.skip = false);
+                cta.gskip = false;
+            }
+            res?;
         }
         OpK::Cvta => {
             let a = v!(1);
@@ -2017,7 +2159,20 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             Some(Opnd::Label(x)) => return Ok(Flow::Jump(*x)),
             _ => return Err(e(ErrorKind::Unsupported, None, "indirect branch")),
         },
-        OpK::Ret | OpK::Exit => return Ok(Flow::Exit),
+        OpK::Exit => return Ok(Flow::Exit),
+        OpK::Ret => {
+            return match cta.frames[t].pop() {
+                None => Ok(Flow::Exit),
+                Some(f) => {
+                    if let Some((from, to, size)) = f.ret_copy {
+                        let mut buf = vec![0u8; size as usize];
+                        read_bytes(dev, l, cta, Space::Param, from, &mut buf, t, 1)?;
+                        write_bytes(dev, l, cta, Space::Param, to, &buf, t, 1)?;
+                    }
+                    Ok(Flow::Jump(f.ret_pc))
+                }
+            };
+        }
         OpK::Trap => {
             let last = l.printf.lines().last().unwrap_or("").to_string();
             return Err(e(
@@ -2051,10 +2206,20 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 };
             }
             cta.bar_arrived[id] += 1;
+            with_race(cta, |rc| rc.bar_arrive(id, t));
             if cta.bar_arrived[id] >= cta.bar_expected[id] {
                 cta.bar_arrived[id] = 0;
                 let result = cta.bar_red[id] as u64;
                 let w = std::mem::take(&mut cta.bar_waiting[id]);
+                with_race(cta, |rc| {
+                    for &x in &w {
+                        rc.bar_leave(id, x as usize);
+                    }
+                    if inst.op == OpK::Bar {
+                        rc.bar_leave(id, t);
+                    }
+                    rc.bar_reset(id);
+                });
                 for x in w {
                     cta.st[x as usize] = TS::Ready;
                     cta.pc[x as usize] += 1;
@@ -2077,6 +2242,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             // barrier.cluster.arrive / .wait over all threads of all CTAs of the cluster
             let total = (cta.n * l.others.len()) as u32;
             if inst.opcode.contains(".arrive") {
+                with_race(cta, |rc| rc.cluster_arrive(t));
                 cta.cl_my_phase[t] = l.cl_phase;
                 l.cl_arrived += 1;
                 if l.cl_arrived >= total {
@@ -2087,6 +2253,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 if l.cl_phase <= cta.cl_my_phase[t] {
                     return Ok(Flow::Block(TS::Wait));
                 }
+                with_race(cta, |rc| rc.cluster_wait(t));
             } else {
                 return Err(e(
                     ErrorKind::Unsupported,
@@ -2131,9 +2298,14 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 0
             };
             let es = ty.bytes() as usize;
-            let old = load(dev, l, cta, inst.space, addr, es, t)?;
-            let new = atomic_op(inst, ty, old, b, c);
-            store(dev, l, cta, inst.space, addr, es, new, t)?;
+            // atomics are strong operations: not data races
+            with_race(cta, |rc| rc.skip = true);
+            let res = load(dev, l, cta, inst.space, addr, es, t).and_then(|old| {
+                let new = atomic_op(inst, ty, old, b, c);
+                store(dev, l, cta, inst.space, addr, es, new, t).map(|_| old)
+            });
+            with_race(cta, |rc| rc.skip = false);
+            let old = res?;
             if inst.op == OpK::Atom {
                 let o = if ty.signed() {
                     sext(old, bits) as u64 & m
@@ -2231,6 +2403,9 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 mb.pending -= count;
                 mbar_check(mb);
             }
+            if mrank == cta.rank && inst.op == OpK::MbarArrive {
+                with_race(cta, |rc| rc.mbar_release(a, t));
+            }
             if dst {
                 set!(0, state);
             }
@@ -2257,6 +2432,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             if !done {
                 return Ok(Flow::Yield);
             }
+            with_race(cta, |rc| rc.mbar_acquire(a, t));
         }
         OpK::MbarInval => {
             let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
@@ -2416,7 +2592,7 @@ fn atomic_op(inst: &Inst, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     }
 }
 
-/// Executes `call`: only `vprintf` is supported.
+/// Executes `call`: `vprintf` is built in; other functions must have a body in the module.
 fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<Flow> {
     let t = ti.t;
     let ops = &inst.ops;
@@ -2427,18 +2603,79 @@ fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
     for (i, o) in ops.iter().enumerate() {
         match o {
             Opnd::Func(f) => fname = Some(f.clone()),
-            Opnd::Vec(v) if i == 0 && ops.len() == 3 => ret = v.first().cloned(),
+            Opnd::Vec(v) if fname.is_none() && i == 0 => ret = v.first().cloned(),
             Opnd::Vec(v) => args = Some(v.clone()),
             _ => {}
         }
     }
     let fname = fname.ok_or_else(|| e(ErrorKind::Unsupported, None, "indirect call"))?;
     if fname != "vprintf" {
-        return Err(e(
-            ErrorKind::Unsupported,
-            None,
-            format!("call to function {fname} is not supported (only vprintf)"),
-        ));
+        let k = l.k;
+        let fi = k.funcs.get(&fname).ok_or_else(|| {
+            e(
+                ErrorKind::Unsupported,
+                None,
+                format!(
+                    "call to {fname}, which has no body in this module (only vprintf is built in)"
+                ),
+            )
+        })?;
+        if cta.frames[t].iter().any(|f| f.func == fi.pc) {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("recursive call to {fname}"),
+            ));
+        }
+        let args = args.unwrap_or_default();
+        if args.len() != fi.params.len() {
+            return Err(e(
+                ErrorKind::BadLaunch,
+                None,
+                format!(
+                    "{fname} takes {} arguments, {} given",
+                    fi.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let r = cta.regs[t * cta.nregs..(t + 1) * cta.nregs].to_vec();
+        for (a, &(off, size)) in args.iter().zip(&fi.params) {
+            let mut buf = vec![0u8; size as usize];
+            match a {
+                Opnd::Addr(sym @ SymAddr::Cparam(_)) => {
+                    let src = sym_addr(*sym, l);
+                    read_bytes(dev, l, cta, Space::Param, src, &mut buf, t, 1)?;
+                }
+                o => {
+                    let v = val(&r, o, l, cta, ti);
+                    let n = buf.len().min(8);
+                    buf[..n].copy_from_slice(&v.to_le_bytes()[..n]);
+                }
+            }
+            write_bytes(
+                dev,
+                l,
+                cta,
+                Space::Param,
+                CPARAM_BASE + off as u64,
+                &buf,
+                t,
+                1,
+            )?;
+        }
+        let ret_copy = match (ret, fi.rets.first()) {
+            (Some(Opnd::Addr(sym @ SymAddr::Cparam(_))), Some(&(off, size))) => {
+                Some((CPARAM_BASE + off as u64, sym_addr(sym, l), size))
+            }
+            _ => None,
+        };
+        cta.frames[t].push(Frame {
+            func: fi.pc,
+            ret_pc: cta.pc[t] + 1,
+            ret_copy,
+        });
+        return Ok(Flow::Jump(fi.pc));
     }
     let args = args.unwrap_or_default();
     let r = &cta.regs[t * cta.nregs..(t + 1) * cta.nregs];
@@ -2742,6 +2979,8 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         } else {
             vec![cta.rank]
         };
+        let me = cta.rank;
+        let target_pc = cta.pc[t];
         for d in dests {
             let target: &mut Cta = if d == cta.rank {
                 &mut *cta
@@ -2760,6 +2999,14 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             target.sinit[o..o + img.len()]
                 .iter_mut()
                 .for_each(|b| *b = true);
+            let own = d == me;
+            let pc = target_pc;
+            with_race(target, |rc| {
+                rc.async_write(if own { Some(t) } else { None }, pc, o, img.len());
+                if own {
+                    rc.mbar_release(mb_off, t);
+                }
+            });
             let mb = target.mbar.get_mut(&mb_off).ok_or_else(|| {
                 e(
                     ErrorKind::UninitShared,
@@ -2827,6 +3074,7 @@ fn try_collective(
             _ => return Ok(false),
         }
     }
+    with_race(cta, |rc| rc.collective(&group));
     let nr = cta.nregs;
     let regs_of = |cta: &Cta, g: usize| cta.regs[g * nr..(g + 1) * nr].to_vec();
     let ops = &inst.ops;
@@ -2934,10 +3182,20 @@ fn try_collective(
                     ) & 0xffff_ffff
                 })
                 .collect();
+            let fabs = inst.opcode.contains(".abs");
+            let fnan = inst.opcode.contains(".NaN");
             let r = vals
                 .iter()
                 .copied()
+                .map(|v| {
+                    if ty == Ty::F32 && fabs {
+                        v & 0x7fff_ffff
+                    } else {
+                        v
+                    }
+                })
                 .reduce(|a, b| match inst.sub {
+                    1 | 2 if ty == Ty::F32 => fminmax(Ty::F32, a, b, inst.sub == 2, fnan, false),
                     0 => a.wrapping_add(b) & 0xffff_ffff,
                     1 => {
                         if ty.signed() {
@@ -3217,6 +3475,33 @@ fn mma_sync(
         regs_of_vec(&inst.ops[2]),
         regs_of_vec(&inst.ops[3]),
     );
+    let want = |acc: Ty| {
+        if m == 8 {
+            2
+        } else if acc == Ty::F32 {
+            4
+        } else {
+            2
+        }
+    };
+    let (wa, wb) = match (m, k) {
+        (8, _) => (1, 1),
+        (_, 16) => (4, 2),
+        _ => (2, 1),
+    };
+    if da.len() != want(dt) || ca.len() != want(ct) || aa.len() != wa || ba.len() != wb {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!(
+                "`{op}`: fragment register counts {}/{}/{}/{} do not match the shape",
+                da.len(),
+                aa.len(),
+                ba.len(),
+                ca.len()
+            ),
+        ));
+    }
     let mut a = vec![0f64; m * k];
     let mut b = vec![0f64; k * n];
     let mut c = vec![0f64; m * n];

@@ -58,12 +58,27 @@ pub struct Kernel {
     pub insts: Vec<Inst>,
     /// Source line and text of each instruction (for diagnostics).
     pub texts: Vec<(u32, String)>,
-    /// `.reqntid` (or `.maxntid`) if given.
+    /// `.reqntid` if given.
     pub reqntid: Option<(u32, u32, u32)>,
+    /// `.maxntid` if given.
+    pub maxntid: Option<(u32, u32, u32)>,
     /// `.reqnctapercluster` if given.
     pub reqnctapercluster: Option<(u32, u32, u32)>,
     /// `.blocksareclusters`: the launch grid counts clusters, not CTAs.
     pub blocks_are_clusters: bool,
+    /// Module `.func` bodies compiled into this kernel's instruction stream.
+    pub funcs: std::collections::HashMap<String, FuncInfo>,
+}
+
+/// A `.func` compiled into a kernel's instruction stream.
+#[derive(Debug, Clone)]
+pub struct FuncInfo {
+    /// Index of the first instruction.
+    pub pc: u32,
+    /// Formal parameters: call-parameter offset and size.
+    pub params: Vec<(u32, u32)>,
+    /// Return parameters: call-parameter offset and size.
+    pub rets: Vec<(u32, u32)>,
 }
 
 /// Operand data types.
@@ -90,6 +105,7 @@ pub enum Ty {
     BF16,
     BF16x2,
     F32,
+    F32x2,
     F64,
     TF32,
     E4M3x2,
@@ -121,6 +137,7 @@ impl Ty {
             "bf16" => Ty::BF16,
             "bf16x2" => Ty::BF16x2,
             "f32" => Ty::F32,
+            "f32x2" => Ty::F32x2,
             "f64" => Ty::F64,
             "tf32" => Ty::TF32,
             "e4m3x2" => Ty::E4M3x2,
@@ -138,7 +155,7 @@ impl Ty {
             Ty::B8 | Ty::U8 | Ty::S8 | Ty::E4M3 | Ty::E5M2 => 8,
             Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 | Ty::E4M3x2 | Ty::E5M2x2 => 16,
             Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 | Ty::TF32 => 32,
-            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 64,
+            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 | Ty::F32x2 => 64,
             Ty::B128 => 128,
         }
     }
@@ -159,6 +176,7 @@ impl Ty {
                 | Ty::BF16
                 | Ty::BF16x2
                 | Ty::F32
+                | Ty::F32x2
                 | Ty::F64
                 | Ty::TF32
                 | Ty::E4M3

@@ -30,6 +30,13 @@
 //!   CTAs of different clusters run one after another, so a spin-wait on a flag
 //!   written by a later CTA ends with a `Timeout` error (`max_instructions_per_thread`).
 //! * TMA tensor maps use this crate's own 128-byte encoding, see [`TensorMap`].
+//! * Shared-memory data races are reported (`ErrorKind::Race`): happens-before
+//!   comes from barriers, mbarriers (TMA completion included), cluster barriers
+//!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and
+//!   atomic accesses are exempt.  Turn off with `Device::race_check = false`.
+//! * Global memory written by one CTA (cluster) and read or written by another
+//!   in the same launch is reported as a race too, unless the kernel contains
+//!   atomics or gpu/system-scope fences (which can order CTAs).
 
 #![warn(missing_docs)]
 
@@ -38,6 +45,7 @@ mod exec;
 pub mod float;
 pub mod ir;
 mod parse;
+mod race;
 
 pub use exec::TensorMap;
 pub use ir::Module;
@@ -133,6 +141,8 @@ pub enum ErrorKind {
     BadLaunch,
     /// Exceeded the instruction budget.
     Timeout,
+    /// Two threads access the same shared-memory byte without synchronisation.
+    Race,
 }
 
 /// An emulation error with its location.
@@ -185,6 +195,8 @@ pub struct LaunchResult {
 struct Alloc {
     base: u64,
     data: Vec<u8>,
+    /// Per byte: 1 + (cluster sequence number mod 65535) of its last writer in the running launch.
+    shadow: Vec<u16>,
 }
 
 /// Emulated device memory plus launch entry point.
@@ -195,6 +207,8 @@ pub struct Device {
     last: usize,
     /// Per-thread instruction budget (guards against infinite loops).
     pub max_instructions_per_thread: u64,
+    /// Report shared-memory data races (on by default).
+    pub race_check: bool,
 }
 
 impl Default for Device {
@@ -214,6 +228,7 @@ impl Device {
             next: GLOBAL_BASE,
             last: 0,
             max_instructions_per_thread: 1 << 28,
+            race_check: true,
         }
     }
 
@@ -224,6 +239,7 @@ impl Device {
         self.allocs.push(Alloc {
             base,
             data: vec![0; bytes],
+            shadow: Vec::new(),
         });
         DevPtr {
             addr: base,
@@ -271,6 +287,42 @@ impl Device {
         a.data.get_mut(off..off + len)
     }
 
+    /// Inter-CTA race check of an access by writer id `me`: returns the id of
+    /// another CTA that wrote one of the bytes during this launch.
+    pub(crate) fn gcheck(
+        &mut self,
+        addr: u64,
+        len: usize,
+        me: u16,
+        write: bool,
+    ) -> Result<(), u16> {
+        let Some(i) = self.find(addr) else {
+            return Ok(());
+        };
+        let a = &mut self.allocs[i];
+        if a.shadow.len() != a.data.len() {
+            a.shadow = vec![0; a.data.len()];
+        }
+        let off = (addr - a.base) as usize;
+        for x in off..(off + len).min(a.shadow.len()) {
+            let s = a.shadow[x];
+            if s != 0 && s != me {
+                return Err(s);
+            }
+            if write {
+                a.shadow[x] = me;
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets the inter-CTA write history (end of a launch).
+    pub(crate) fn gclear(&mut self) {
+        for a in &mut self.allocs {
+            a.shadow = Vec::new();
+        }
+    }
+
     /// Writes bytes at the start of an allocation.
     pub fn write(&mut self, p: DevPtr, data: &[u8]) {
         self.write_at(p.addr, data);
@@ -295,7 +347,7 @@ impl Device {
             .to_vec()
     }
 
-    /// Runs a kernel with the block shape its `.reqntid` requires (1-D 128 threads
+    /// Runs a kernel with the block shape its `.reqntid` (else `.maxntid`) names (1-D 128 threads
     /// if it has none) and no dynamic shared memory: `grid` counts CTAs (or
     /// clusters for `.blocksareclusters` kernels).
     pub fn launch_grid(
@@ -307,7 +359,7 @@ impl Device {
     ) -> Result<LaunchResult, EmuError> {
         let block = m
             .kernel(kernel)
-            .and_then(|k| k.reqntid)
+            .and_then(|k| k.reqntid.or(k.maxntid))
             .unwrap_or((128, 1, 1));
         exec::launch(
             self,

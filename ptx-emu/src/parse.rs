@@ -314,6 +314,7 @@ struct KernelBuilder {
     labels: HashMap<String, u32>,
     pending_labels: Vec<(usize, usize, String)>,
     reqntid: Option<(u32, u32, u32)>,
+    maxntid: Option<(u32, u32, u32)>,
     reqnctapercluster: Option<(u32, u32, u32)>,
     blocks_are_clusters: bool,
     dyn_shared: Vec<u32>,
@@ -337,9 +338,101 @@ fn align_up(v: u32, a: u32) -> u32 {
     v.div_ceil(a.max(1)) * a.max(1)
 }
 
+/// A module-level `.func` definition found by the pre-scan.
+struct FuncDef {
+    name: String,
+    rets: Vec<(String, u32, u32)>,
+    params: Vec<(String, u32, u32)>,
+    body_pos: usize,
+}
+
+/// Parses `( .param .type name[N], ... )`: (name, size, align) each.
+fn parse_param_list(p: &mut P) -> Result<Vec<(String, u32, u32)>, ParseError> {
+    let mut out = Vec::new();
+    p.expect_punct('(')?;
+    while !p.eat_punct(')') {
+        let d = p.ident()?;
+        if d != ".param" && d != ".reg" {
+            return p.err(format!(
+                "expected .param in a function signature, found {d}"
+            ));
+        }
+        let (mut align, mut elt) = (0u32, 0u32);
+        let name;
+        loop {
+            let s = p.ident()?;
+            if s == ".align" {
+                align = p.int()? as u32;
+            } else if let Some(sz) = type_size(&s) {
+                elt = sz;
+            } else if s.starts_with('.') {
+            } else {
+                name = s;
+                break;
+            }
+        }
+        let mut count = 1;
+        if p.eat_punct('[') {
+            count = p.int()? as u32;
+            p.expect_punct(']')?;
+        }
+        out.push((name, elt * count, align.max(elt).max(1)));
+        p.eat_punct(',');
+    }
+    Ok(out)
+}
+
+/// Finds every top-level `.func` with a body.
+fn prescan_funcs(toks: &[(Tok, u32)]) -> Result<Vec<FuncDef>, ParseError> {
+    let mut p = P { toks, pos: 0 };
+    let mut depth = 0i32;
+    let mut out = Vec::new();
+    while let Some(t) = p.next() {
+        match t {
+            Tok::Punct('{') => depth += 1,
+            Tok::Punct('}') => depth -= 1,
+            Tok::Ident(s) if s == ".func" && depth == 0 => {
+                let rets = if p.is_punct('(') {
+                    parse_param_list(&mut p)?
+                } else {
+                    Vec::new()
+                };
+                let name = p.ident()?;
+                let params = if p.is_punct('(') {
+                    parse_param_list(&mut p)?
+                } else {
+                    Vec::new()
+                };
+                while let Some(Tok::Ident(d)) = p.peek() {
+                    if d.starts_with('.') {
+                        p.next();
+                        while matches!(p.peek(), Some(Tok::Int(_)) | Some(Tok::Punct(','))) {
+                            p.next();
+                        }
+                    } else {
+                        break;
+                    }
+                }
+                if p.is_punct('{') {
+                    out.push(FuncDef {
+                        name,
+                        rets,
+                        params,
+                        body_pos: p.pos,
+                    });
+                    skip_braces(&mut p)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
 /// Parses PTX text into a module.
 pub fn parse_module(src: &str) -> Result<Module, ParseError> {
     let lx = lex(src)?;
+    let funcs = prescan_funcs(&lx.toks)?;
     let mut p = P {
         toks: &lx.toks,
         pos: 0,
@@ -350,6 +443,9 @@ pub fn parse_module(src: &str) -> Result<Module, ParseError> {
         shared_globals: Vec::new(),
     };
     let mut gsyms: HashMap<String, SymDef> = HashMap::new();
+    for f in &funcs {
+        gsyms.insert(f.name.clone(), SymDef::Func(f.name.clone()));
+    }
     let mut module_shared_size = 0u32;
     while let Some(t) = p.peek().cloned() {
         match t {
@@ -380,7 +476,10 @@ pub fn parse_module(src: &str) -> Result<Module, ParseError> {
                     p.next();
                     let space = s.clone();
                     let (name, size, align, init) = parse_var_decl(&mut p)?;
-                    if space == ".shared" {
+                    if space == ".shared" && size == 0 {
+                        // `.extern .shared .b8 name[]`: dynamic shared memory
+                        gsyms.insert(name, SymDef::Shared(DYN_SHARED_MARK));
+                    } else if space == ".shared" {
                         let off = align_up(module_shared_size, align);
                         module_shared_size = off + size;
                         module.shared_globals.push((name.clone(), off, size));
@@ -433,7 +532,7 @@ pub fn parse_module(src: &str) -> Result<Module, ParseError> {
                 }
                 ".entry" => {
                     p.next();
-                    let k = parse_entry(&mut p, &gsyms, module_shared_size)?;
+                    let k = parse_entry(&mut p, &gsyms, module_shared_size, &funcs)?;
                     module.kernels.push(k);
                 }
                 _ => return p.err(format!("unexpected top-level token {s}")),
@@ -535,6 +634,7 @@ fn parse_entry(
     p: &mut P,
     gsyms: &HashMap<String, SymDef>,
     module_shared: u32,
+    funcs: &[FuncDef],
 ) -> Result<Kernel, ParseError> {
     let name = p.ident()?;
     let mut kb = KernelBuilder {
@@ -551,6 +651,7 @@ fn parse_entry(
         labels: HashMap::new(),
         pending_labels: Vec::new(),
         reqntid: None,
+        maxntid: None,
         reqnctapercluster: None,
         blocks_are_clusters: false,
         dyn_shared: Vec::new(),
@@ -628,7 +729,8 @@ fn parse_entry(
             )
         };
         match d.as_str() {
-            ".reqntid" | ".maxntid" => kb.reqntid = Some(triple(&nums)),
+            ".reqntid" => kb.reqntid = Some(triple(&nums)),
+            ".maxntid" => kb.maxntid = Some(triple(&nums)),
             ".reqnctapercluster" => kb.reqnctapercluster = Some(triple(&nums)),
             ".blocksareclusters" => kb.blocks_are_clusters = true,
             _ => {}
@@ -645,18 +747,53 @@ fn parse_entry(
         })?;
         kb.insts[ii].ops[oi] = Opnd::Label(tgt);
     }
+    let _ = &kb.dyn_shared;
+    let _ = kb.shared_align;
+    // Append an implicit exit so falling off the end terminates.
+    kb.insts.push(Inst::simple(OpK::Exit));
+    kb.texts.push((0, "<end of kernel>".into()));
+    // Compile every module function into this kernel's instruction stream.
+    let after_kernel = p.pos;
+    let mut finfo = HashMap::new();
+    for f in funcs {
+        let pc = kb.insts.len() as u32;
+        let mut formals = HashMap::new();
+        let mut slots = |list: &[(String, u32, u32)], kb: &mut KernelBuilder| -> Vec<(u32, u32)> {
+            list.iter()
+                .map(|(name, size, align)| {
+                    let off = align_up(kb.cparam_size, (*align).max(8));
+                    kb.cparam_size = off + (*size).max(8);
+                    formals.insert(name.clone(), SymDef::Cparam(off));
+                    (off, *size)
+                })
+                .collect()
+        };
+        let rets = slots(&f.rets, &mut kb);
+        let params = slots(&f.params, &mut kb);
+        kb.scopes = vec![formals, HashMap::new()];
+        kb.labels = HashMap::new();
+        p.pos = f.body_pos;
+        p.expect_punct('{')?;
+        parse_body(p, &mut kb, gsyms)?;
+        kb.insts.push(Inst::simple(OpK::Ret));
+        kb.texts.push((0, format!("<end of function {}>", f.name)));
+        for (ii, oi, l) in std::mem::take(&mut kb.pending_labels) {
+            let tgt = *kb.labels.get(&l).ok_or(ParseError {
+                line: kb.texts[ii].0,
+                msg: format!("unknown label {l} in function {}", f.name),
+            })?;
+            kb.insts[ii].ops[oi] = Opnd::Label(tgt);
+        }
+        finfo.insert(f.name.clone(), FuncInfo { pc, params, rets });
+    }
+    p.pos = after_kernel;
     let dyn_off = align_up(kb.shared_size, 128);
     for ii in 0..kb.insts.len() {
         for o in kb.insts[ii].ops.iter_mut() {
             fix_dyn(o, dyn_off);
         }
     }
-    let _ = &kb.dyn_shared;
-    let _ = kb.shared_align;
-    let mut insts = kb.insts;
-    // Append an implicit exit so falling off the end terminates.
-    insts.push(Inst::simple(OpK::Exit));
-    kb.texts.push((0, "<end of kernel>".into()));
+    let insts = kb.insts;
     Ok(Kernel {
         name,
         params: kb.params,
@@ -668,8 +805,10 @@ fn parse_entry(
         insts,
         texts: kb.texts,
         reqntid: kb.reqntid,
+        maxntid: kb.maxntid,
         reqnctapercluster: kb.reqnctapercluster,
         blocks_are_clusters: kb.blocks_are_clusters,
+        funcs: finfo,
     })
 }
 
@@ -842,6 +981,7 @@ fn parse_inst(
     kb: &mut KernelBuilder,
     gsyms: &HashMap<String, SymDef>,
 ) -> Result<Inst, ParseError> {
+    let line0 = p.line();
     let mut guard = None;
     if p.eat_punct('@') {
         let neg = p.eat_punct('!');
@@ -870,7 +1010,7 @@ fn parse_inst(
         kb.pending_labels.push((ii, oi, l));
     }
     let mut inst = crate::decode::decode(&opcode, ops).map_err(|m| ParseError {
-        line: p.line(),
+        line: line0,
         msg: m,
     })?;
     inst.guard = guard;

@@ -119,8 +119,14 @@ fn corpus() -> std::path::PathBuf {
     p
 }
 
+thread_local! {
+    /// Which reference PTX the tests of this thread load ("sm_90" unless a test switches).
+    static ARCH: std::cell::Cell<&'static str> = const { std::cell::Cell::new("sm_90") };
+}
+
 fn load(name: &str) -> Module {
-    let path = corpus().join(name).join("ref.sm_90.ptx");
+    let arch = ARCH.with(|a| a.get());
+    let path = corpus().join(name).join(format!("ref.{arch}.ptx"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
@@ -304,6 +310,12 @@ fn every_reference_ptx_parses() {
     let mut n = 0;
     for entry in std::fs::read_dir(corpus()).unwrap() {
         let dir = entry.unwrap().path();
+        // sm_100 PTX (tcgen05) must parse too; executing it reports the unsupported instructions
+        let f100 = dir.join("ref.sm_100.ptx");
+        if f100.exists() {
+            let text = std::fs::read_to_string(&f100).unwrap();
+            Module::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f100.display()));
+        }
         let f = dir.join("ref.sm_90.ptx");
         if !f.exists() {
             continue;
@@ -2882,4 +2894,83 @@ fn matmul_f16_cluster2() {
             .count();
         assert_eq!(bad, 0, "{:?}: {bad} wrong elements", (m, n, k));
     }
+}
+
+/// NVIDIA's sm_100 PTX of the 62 kernels that use no tcgen05 tensor cores runs
+/// through the same acceptance checks (same tensor-map boxes and swizzles).
+#[test]
+fn sm_100_reference_ptx_of_non_tensor_core_kernels() {
+    ARCH.with(|a| a.set("sm_100"));
+    let tests: &[(&str, fn())] = &[
+        ("vadd_f32_strided", vadd_f32_strided),
+        ("vadd_f32_contig", vadd_f32_contig),
+        ("vadd_f32_divisible", vadd_f32_divisible),
+        ("arith_f32", arith_f32),
+        ("minmax_neg_abs_f32", minmax_neg_abs_f32),
+        ("fma_f32", fma_f32),
+        ("exp_log_f32", exp_log_f32),
+        ("trig_f32", trig_f32),
+        ("pow_atan2_floor_ceil_f32", pow_atan2_floor_ceil_f32),
+        ("arith_f16", arith_f16),
+        ("arith_bf16", arith_bf16),
+        ("arith_f64", arith_f64),
+        ("int_arith_i32", int_arith_i32),
+        ("int_divmod_i32", int_divmod_i32),
+        ("int_arith_i64", int_arith_i64),
+        ("uint_ops_u32", uint_ops_u32),
+        ("bitwise_i32", bitwise_i32),
+        ("cmp_select_f32", cmp_select_f32),
+        ("cmp_select_i32", cmp_select_i32),
+        ("cast_f32_f16_bf16", cast_f32_f16_bf16),
+        ("cast_float_int", cast_float_int),
+        ("cast_int_width", cast_int_width),
+        ("bitcast_pack_f32", bitcast_pack_f32),
+        ("scalar_params_axpy", scalar_params_axpy),
+        ("broadcast_2d_f32", broadcast_2d_f32),
+        ("reshape_1d_to_2d_f32", reshape_1d_to_2d_f32),
+        ("transpose_2d_f32", transpose_2d_f32),
+        ("transpose_load_order_f16", transpose_load_order_f16),
+        ("permute_3d_f32", permute_3d_f32),
+        ("copy_3d_index_offset", copy_3d_index_offset),
+        ("strided_window_f32", strided_window_f32),
+        ("slice_dynamic_f32", slice_dynamic_f32),
+        ("cat_extract_f32", cat_extract_f32),
+        ("insert_subtile_f32", insert_subtile_f32),
+        ("iota_full_fill", iota_full_fill),
+        ("gather_scatter_mask_f32", gather_scatter_mask_f32),
+        ("gather_2d_rows_f32", gather_2d_rows_f32),
+        ("raw_offset_f32", raw_offset_f32),
+        ("adv_index_rows_f32", adv_index_rows_f32),
+        ("list_of_arrays_f32", list_of_arrays_f32),
+        ("nobounds_copy_f32", nobounds_copy_f32),
+        ("load_latency_hint_f32", load_latency_hint_f32),
+        ("row_max_min_argmax_f32", row_max_min_argmax_f32),
+        ("scan_rows", scan_rows),
+        ("for_loop_carried_f32", for_loop_carried_f32),
+        ("if_else_runtime_f32", if_else_runtime_f32),
+        ("persistent_grid_stride_f32", persistent_grid_stride_f32),
+        ("assert_nonneg_i32", assert_nonneg_i32),
+        ("softmax_rows_f32", softmax_rows_f32),
+        ("gelu_tanh_f16", gelu_tanh_f16),
+        ("row_sum_f32", row_sum_f32),
+        ("custom_reduce_scan_f32", custom_reduce_scan_f32),
+        ("global_sum_atomic_f32", global_sum_atomic_f32),
+        ("while_break_continue_i32", while_break_continue_i32),
+        ("atomic_hist_i32", atomic_hist_i32),
+        ("atomic_ops_i32", atomic_ops_i32),
+        ("atomic_red_view_f32", atomic_red_view_f32),
+        ("print_debug_i32", print_debug_i32),
+        ("layernorm_rows_f32", layernorm_rows_f32),
+        ("dot_1d_f32", dot_1d_f32),
+        ("matmul_f32", matmul_f32),
+        ("matmul_f64_operator", matmul_f64_operator),
+    ];
+    let mut failed = Vec::new();
+    for (name, f) in tests {
+        if std::panic::catch_unwind(f).is_err() {
+            failed.push(*name);
+        }
+    }
+    ARCH.with(|a| a.set("sm_90"));
+    assert!(failed.is_empty(), "sm_100 PTX failed for {failed:?}");
 }

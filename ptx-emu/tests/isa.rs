@@ -721,3 +721,164 @@ fn tensor_map_encoding_and_checks() {
         "not our encoding"
     );
 }
+
+#[test]
+fn shared_memory_race_is_reported_and_barrier_fixes_it() {
+    let racy = "
+        .shared .align 4 .b8 sm[128];
+        mov.u32 %r1, %tid.x; mul.lo.u32 %r2, %r1, 4; mov.u32 %r3, sm; add.u32 %r4, %r3, %r2;
+        st.shared.b32 [%r4], %r1;
+        bar.sync 0;
+        setp.eq.u32 %p1, %r1, 1; @!%p1 bra NOWRITE;
+        mov.b32 %r5, 99; st.shared.b32 [sm], %r5;
+        NOWRITE:
+        SYNC
+        setp.eq.u32 %p2, %r1, 0; @!%p2 bra DONE;
+        ld.shared.b32 %r6, [sm]; st.global.b32 [%rd0], %r6;
+        DONE:";
+    let e = err_of(&racy.replace("SYNC", ""), 32);
+    assert_eq!(e.kind, ErrorKind::Race, "{e}");
+    assert!(e.msg.contains("data race on shared byte 0x0"), "{e}");
+    let o =
+        u32s(&run_n(&racy.replace("SYNC", "bar.sync 0;"), 32).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(o[0], 99);
+    // the same pattern through an mbarrier: thread 1 arrives after writing, thread 0 waits
+    let mb = "
+        .shared .align 8 .b8 sm[16];
+        mov.u32 %r1, %tid.x;
+        setp.ne.u32 %p1, %r1, 0; @%p1 bra S;
+        mov.b32 %r2, 1; mbarrier.init.shared.b64 [sm+8], %r2; st.shared.b32 [sm], %r2;
+        S: bar.sync 0;
+        setp.eq.u32 %p2, %r1, 1; @!%p2 bra W;
+        mov.b32 %r3, 42; st.shared.b32 [sm], %r3; mbarrier.arrive.shared.b64 %rd2, [sm+8];
+        W: setp.eq.u32 %p3, %r1, 0; @!%p3 bra DONE;
+        L: mbarrier.try_wait.parity.shared.b64 %p4, [sm+8], 0; @!%p4 bra L;
+        ld.shared.b32 %r4, [sm]; st.global.b32 [%rd0], %r4;
+        DONE:";
+    let o = u32s(&run_n(mb, 32).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(o[0], 42);
+}
+
+#[test]
+fn inter_cta_global_race_is_reported() {
+    let src = kernel("mov.u32 %r1, %ctaid.x; mov.u32 %r2, %tid.x; setp.ne.u32 %p1, %r2, 0; @%p1 bra DONE; st.global.b32 [%rd0], %r1; DONE:");
+    let m = Module::parse(&src).unwrap();
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let err = dev
+        .launch(
+            &m,
+            "t",
+            LaunchConfig::grid1d(2, 32),
+            &[Param::U64(out.addr()), Param::U64(out.addr())],
+        )
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Race, "{err}");
+    assert_eq!(err.ctaid, (1, 0, 0));
+    // with an atomic in the kernel the CTAs may be ordered: no report
+    let src = kernel("mov.u32 %r1, %ctaid.x; mov.u32 %r2, %tid.x; setp.ne.u32 %p1, %r2, 0; @%p1 bra DONE; st.global.b32 [%rd0], %r1; atom.global.add.u32 %r3, [%rd0+4], 1; DONE:");
+    let m = Module::parse(&src).unwrap();
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(2, 32),
+        &[Param::U64(out.addr()), Param::U64(out.addr())],
+    )
+    .unwrap();
+    // and the check can be switched off
+    let src = kernel("mov.u32 %r1, %ctaid.x; st.global.b32 [%rd0], %r1;");
+    let m = Module::parse(&src).unwrap();
+    dev.race_check = false;
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(2, 1),
+        &[Param::U64(out.addr()), Param::U64(out.addr())],
+    )
+    .unwrap();
+}
+
+#[test]
+fn malformed_instructions_are_parse_errors() {
+    let e = Module::parse(&kernel("add.s32 %r1, %r2;")).unwrap_err();
+    assert!(e.msg.contains("at least 3 operands"), "{e}");
+    assert_eq!(e.line, 14, "the line of the instruction");
+    let e = Module::parse(&kernel("ld.global.b32 %r1, %rd0;")).unwrap_err();
+    assert!(e.msg.contains("must be an address"), "{e}");
+    let e = Module::parse(&kernel("bra NOWHERE;")).unwrap_err();
+    assert!(e.msg.contains("unknown label NOWHERE"), "{e}");
+}
+
+#[test]
+fn dynamic_shared_memory() {
+    let src = format!(
+        "{HEADER}.extern .shared .align 16 .b8 dyn[];\n.visible .entry t(.param .u64 out)\n{{\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.shared .align 4 .b8 st[12];\n\
+         ld.param.u64 %rd0, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, dyn;\nshl.b32 %r3, %r1, 2;\nadd.u32 %r4, %r2, %r3;\nst.shared.b32 [%r4], %r1;\n\
+         bar.sync 0;\nld.shared.b32 %r5, [dyn+1020];\nmov.u32 %r6, %dynamic_smem_size;\nst.global.v2.b32 [%rd0], {{%r5, %r6}};\nmov.u32 %r7, st;\nst.global.b32 [%rd0+8], %r7;\nst.global.b32 [%rd0+12], %r2;\nret;\n}}\n"
+    );
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(16);
+    let cfg = LaunchConfig {
+        grid: (1, 1, 1),
+        block: (256, 1, 1),
+        cluster: (1, 1, 1),
+        dynamic_smem: 1024,
+    };
+    dev.launch(&m, "t", cfg, &[Param::U64(out.addr())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let o = u32s(&dev.read(out));
+    assert_eq!(o[0], 255);
+    assert_eq!(o[1], 1024);
+    assert!(
+        o[3] >= o[2] + 12,
+        "dynamic shared memory follows the static variables"
+    );
+    // too little dynamic shared memory is an out-of-bounds access
+    let cfg = LaunchConfig {
+        dynamic_smem: 512,
+        ..cfg
+    };
+    let e = dev
+        .launch(&m, "t", cfg, &[Param::U64(out.addr())])
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::OutOfBounds, "{e}");
+}
+
+#[test]
+fn device_function_calls() {
+    let src = format!(
+        "{HEADER}.func (.param .b32 func_retval0) mad3(.param .b32 a, .param .b32 b)\n;\n\
+         .visible .entry t(.param .u64 out)\n{{\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n\
+         ld.param.u64 %rd0, [out];\nmov.u32 %r1, %tid.x;\n\
+         {{ .param .b32 param0; .param .b32 param1; .param .b32 retval0;\n\
+           st.param.b32 [param0], %r1; st.param.b32 [param1], 10;\n\
+           call.uni (retval0), mad3, (param0, param1);\n\
+           ld.param.b32 %r2, [retval0]; }}\n\
+         mul.wide.u32 %rd1, %r1, 4; add.s64 %rd2, %rd0, %rd1; st.global.b32 [%rd2], %r2;\nret;\n}}\n\
+         .func (.param .b32 func_retval0) mad3(.param .b32 a, .param .b32 b)\n{{\n.reg .b32 %r<4>;\n\
+         ld.param.b32 %r1, [a]; ld.param.b32 %r2, [b];\n\
+         setp.eq.u32 %p1, %r1, 0; @%p1 bra $L__ZERO;\n\
+         mad.lo.s32 %r3, %r1, 3, %r2; st.param.b32 [func_retval0], %r3; ret;\n\
+         $L__ZERO: st.param.b32 [func_retval0], 777; ret;\n}}\n"
+    );
+    let src = src.replace(
+        ".reg .b32 %r<4>;\n",
+        ".reg .b32 %r<4>;\n.reg .pred %p<2>;\n",
+    );
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(4 * 64);
+    dev.launch(
+        &m,
+        "t",
+        LaunchConfig::grid1d(1, 64),
+        &[Param::U64(out.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = u32s(&dev.read(out));
+    assert_eq!(o[0], 777);
+    for t in 1..64u32 {
+        assert_eq!(o[t as usize], 3 * t + 10);
+    }
+}

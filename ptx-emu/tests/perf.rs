@@ -37,22 +37,23 @@ fn vadd_1m_throughput() {
     for p in [pa, pb, pc] {
         params.extend([Param::U64(p.addr()), Param::U32(n as u32), Param::U32(1)]);
     }
+    let cfg = LaunchConfig::grid1d(n.div_ceil(1024) as u32, 128);
+    // race checks off, then on (the default)
+    dev.race_check = false;
     let t = std::time::Instant::now();
-    let r = dev
-        .launch(
-            &m,
-            "vadd_f32_contig",
-            LaunchConfig::grid1d(n.div_ceil(1024) as u32, 128),
-            &params,
-        )
-        .unwrap();
+    let r = dev.launch(&m, "vadd_f32_contig", cfg, &params).unwrap();
+    let dt0 = t.elapsed().as_secs_f64();
+    println!("vadd {n} elements, race checks off: {} instructions in {dt0:.3} s = {:.1} M instructions/s", r.instructions, r.instructions as f64 / dt0 / 1e6);
+    dev.race_check = true;
+    let t = std::time::Instant::now();
+    let r = dev.launch(&m, "vadd_f32_contig", cfg, &params).unwrap();
     let dt = t.elapsed().as_secs_f64();
     let c = bytes::to_f32(&dev.read(pc));
     for i in 0..n {
         assert_eq!(c[i], a[i] + b[i]);
     }
     println!(
-        "vadd {n} elements: {} instructions in {dt:.3} s = {:.1} M instructions/s",
+        "vadd {n} elements, race checks on: {} instructions in {dt:.3} s = {:.1} M instructions/s",
         r.instructions,
         r.instructions as f64 / dt / 1e6
     );
