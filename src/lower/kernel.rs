@@ -148,11 +148,16 @@ impl<'m> Lowerer<'m> {
             .enumerate()
             .filter(|(_, b)| LinearLayout::is_zero(b))
             .fold(0i64, |m, (k, _)| m | 1 << k);
+        self.owner_pred_of(mask, layout.thread_bases().len())
+    }
+
+    /// "The `%tid.x` bits in `mask`, and those at or above `spanned`, are
+    /// zero": the one thread of each replica group.
+    pub fn owner_pred_of(&mut self, mask: i64, spanned: usize) -> Option<Reg> {
         // Thread bits the layout does not span replicate too (a 0-d tile
         // lives in every thread).
-        let spanned = layout.thread_bases().len() as u32;
         let all_bits = (self.warps * 32).trailing_zeros();
-        let mask = (spanned..all_bits).fold(mask, |m, k| m | 1 << k);
+        let mask = (spanned as u32..all_bits).fold(mask, |m, k| m | 1 << k);
         if mask == 0 {
             return None;
         }
