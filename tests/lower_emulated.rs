@@ -4,7 +4,7 @@
 //! both NVIDIA's PTX and this compiler. The references and harness are the
 //! emulator's corpus acceptance tests (`ptx-emu/tests/corpus.rs`); only
 //! the PTX source differs: here it is compiled from the kernel's TileIR
-//! bytecode by `tileiras::lower` for sm_90. (Tensor maps the harness passes
+//! bytecode by `tileiras::lower` for sm_90 (or `$LOWER_EMU_GPU`). (Tensor maps the harness passes
 //! for NVIDIA's TMA kernels are extra arguments our kernels do not take.)
 //!
 //! Kernels without a `#[test]` below are not lowered yet.
@@ -131,8 +131,13 @@ fn load(name: &str) -> Module {
         .unwrap_or_else(|| panic!("{name}: no bytecode in {}", dir.display()));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let module = tileiras::bytecode::read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // sm_90 unless `LOWER_EMU_GPU` names another target (sm_80, sm_100...).
+    let gpu = std::env::var("LOWER_EMU_GPU")
+        .ok()
+        .map(|g| g.parse().unwrap_or_else(|e| panic!("LOWER_EMU_GPU: {e}")))
+        .unwrap_or(tileiras::options::Gpu::Sm90);
     let options = tileiras::options::Options {
-        gpu: tileiras::options::Gpu::Sm90,
+        gpu,
         ..Default::default()
     };
     let text = tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -683,6 +688,7 @@ fn trig_f32() {
     }
 }
 
+#[test]
 fn pow_atan2_floor_ceil_f32() {
     for &n in SIZES {
         let mut rng = Rng(n as u64 + 6);
@@ -1708,6 +1714,7 @@ fn raw_offset_f32() {
     }
 }
 
+#[test]
 fn adv_index_rows_f32() {
     for &(m, n, r, c0) in &[
         (20usize, 40usize, 16usize, 5usize),

@@ -148,11 +148,16 @@ impl<'m> Lowerer<'m> {
             .enumerate()
             .filter(|(_, b)| LinearLayout::is_zero(b))
             .fold(0i64, |m, (k, _)| m | 1 << k);
+        self.owner_pred_of(mask, layout.thread_bases().len())
+    }
+
+    /// "The `%tid.x` bits in `mask`, and those at or above `spanned`, are
+    /// zero": the one thread of each replica group.
+    pub fn owner_pred_of(&mut self, mask: i64, spanned: usize) -> Option<Reg> {
         // Thread bits the layout does not span replicate too (a 0-d tile
         // lives in every thread).
-        let spanned = layout.thread_bases().len() as u32;
         let all_bits = (self.warps * 32).trailing_zeros();
-        let mask = (spanned..all_bits).fold(mask, |m, k| m | 1 << k);
+        let mask = (spanned as u32..all_bits).fold(mask, |m, k| m | 1 << k);
         if mask == 0 {
             return None;
         }
@@ -269,6 +274,30 @@ impl LinearLayout {
     }
 }
 
+/// The `num_cta_in_cga` optimization hint for `gpu` (or the default), 1
+/// when absent.
+fn ctas_per_tile_block(entry: &crate::ir::Op, gpu: crate::options::Gpu) -> u64 {
+    let Some(Attr::OptimizationHints(per_arch)) = entry.attr("optimization_hints") else {
+        return 1;
+    };
+    let pick = per_arch
+        .iter()
+        .find(|(k, _)| k == gpu.name())
+        .or_else(|| per_arch.iter().find(|(k, _)| k == "default"));
+    let Some((_, Attr::Dictionary(hints))) = pick else {
+        return 1;
+    };
+    match hints
+        .iter()
+        .find(|(k, _)| k == "num_cta_in_cga")
+        .map(|(_, v)| v)
+    {
+        Some(Attr::Int(n)) => *n,
+        Some(Attr::Integer { value, .. }) => *value,
+        _ => 1,
+    }
+}
+
 /// Lowers the entry op `entry` to a PTX entry.
 pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::Entry, LowerError> {
     let op = &m.ops[entry];
@@ -289,6 +318,12 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
             message: "entry without a body".into(),
             location: m.location(entry),
         })?;
+    if ctas_per_tile_block(op, options.gpu) > 1 {
+        return Err(LowerError::Unsupported {
+            what: "an entry with 'num_cta_in_cga' > 1 (tile blocks of several CTAs)".into(),
+            location: m.location(entry),
+        });
+    }
     let target = Target::new(options.gpu);
     let warps = target.elementwise_warps();
     let facts = analyze(m, &block.ops);
@@ -391,6 +426,7 @@ pub fn is_structural(opcode: Opcode) -> bool {
             | Opcode::MakeTensorView
             | Opcode::MakePartitionView
             | Opcode::MakeStridedView
+            | Opcode::MakeGatherScatterView
             | Opcode::Return
     )
 }

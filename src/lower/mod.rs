@@ -3,11 +3,24 @@
 //! The pipeline, one entry at a time, data flowing one way:
 //!
 //! ```text
-//! tile IR ─ facts (assume, constants) ─ layout assignment (layout/, assign)
-//!         ─ per-thread SIMT IR (ops/<family>, simt::Builder)
-//!         ─ optimizations (simt::opt: fold, CSE, DCE)
-//!         ─ PTX model (simt::emit) ─ text (crate::ptx::Writer)
+//! tile IR ─ facts (assume, constants: divisibility, sign)            facts.rs
+//!         ─ layout assignment: every tile value gets a linear layout   assign.rs, layout/
+//!           (register/lane/warp bases; blocked layouts today, stores
+//!           anchor the choice, 128-bit vectors where provable)
+//!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
+//!           registers, structured if/loop/break/continue
+//!         ─ optimizations: constant folding with immediates, scoped    simt/opt.rs
+//!           CSE, DCE (registers written once only)
+//!         ─ PTX model: labels, dense register numbering                simt/emit.rs
+//!         ─ text                                                       crate::ptx::Writer
 //! ```
+//!
+//! Data moves between threads by warp shuffles (reductions) or through a
+//! shared-memory scratch array (`ops/staging.rs`: layout conversions,
+//! permute/cat/extract/insert, pack/unpack, cross-warp reductions, scans,
+//! the FMA matmul). Target facts (clusters, bf16 arithmetic, vector width)
+//! live in `target.rs`. An op or feature not handled yet is a
+//! [`LowerError::Unsupported`] naming the op and its source location.
 pub mod assign;
 pub mod facts;
 pub mod kernel;

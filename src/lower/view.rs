@@ -35,6 +35,9 @@ pub struct PartitionInfo {
     pub steps: Vec<i64>,
     /// Tensor dimension of each tile dimension.
     pub dim_map: Vec<usize>,
+    /// For a gather/scatter view, the dimension indexed per element by a
+    /// tile of indices rather than by a tile index.
+    pub sparse_dim: Option<usize>,
     /// Padding for out-of-bounds reads, if declared.
     pub padding: Option<Padding>,
 }
@@ -73,6 +76,18 @@ pub fn partition(m: &Module, pview: ValueId) -> Option<PartitionInfo> {
                     ..
                 },
             ) => (tile_shape, dim_map, padding, traversal_strides.clone()),
+            (
+                Opcode::MakeGatherScatterView,
+                Type::GatherScatterView {
+                    tile_shape,
+                    padding,
+                    ..
+                },
+            ) => {
+                // Indexed by element coordinates on every dimension.
+                const IDENTITY: &Vec<i32> = &Vec::new();
+                (tile_shape, IDENTITY, padding, vec![1; tile_shape.len()])
+            }
             _ => return None,
         };
     let tv = pop.operand("tensor_view")?;
@@ -127,6 +142,10 @@ pub fn partition(m: &Module, pview: ValueId) -> Option<PartitionInfo> {
         strides,
         tile_shape: tile_shape.iter().map(|&t| i64::from(t)).collect(),
         steps: steps.iter().map(|&t| i64::from(t)).collect(),
+        sparse_dim: match m.types.try_get(m.values[pview].ty) {
+            Some(Type::GatherScatterView { sparse_dim, .. }) => Some(*sparse_dim as usize),
+            _ => None,
+        },
         dim_map,
         padding: *padding,
     })

@@ -17,7 +17,9 @@ pub enum RegClass {
 
 impl RegClass {
     /// Every class, in declaration order.
-    pub const ALL: [RegClass; 4] = [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::B64];
+    pub fn all() -> [RegClass; 4] {
+        [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::B64]
+    }
 
     /// The register name prefix (`%r`).
     pub fn prefix(self) -> &'static str {

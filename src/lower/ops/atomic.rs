@@ -182,7 +182,7 @@ pub fn lower_red_view(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, addr) = element(l, &a, &c);
+        let (oob, addr) = element(l, &a, &c, r);
         if let Some(q) = oob {
             l.b.begin_if(q, false);
         }

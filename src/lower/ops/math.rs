@@ -132,6 +132,19 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                 }))
             })
         }
+        Opcode::FPowF | Opcode::Atan2 if wide == Ty::F32 => {
+            let opcode = op.opcode;
+            elementwise(l, id, &ops, |l, r| {
+                let a = to_f32(l, s, r[0]);
+                let b = to_f32(l, s, r[1]);
+                let d = if opcode == Opcode::FPowF {
+                    math_f32::pow(l, a, b)
+                } else {
+                    math_f32::atan2(l, a, b)
+                };
+                Ok(from_f32(l, s, d, "rn"))
+            })
+        }
         Opcode::RemF if wide == Ty::F32 => elementwise(l, id, &ops, |l, r| {
             let a = to_f32(l, s, r[0]);
             let b = to_f32(l, s, r[1]);

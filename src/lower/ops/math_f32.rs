@@ -367,3 +367,102 @@ pub fn fmod(l: &mut Lowerer, a: Reg, b: Reg) -> Reg {
     );
     sel(l, nan, res, bad)
 }
+
+/// `atan(u)` for `|u| <= tan(pi/8)` (odd minimax polynomial).
+fn atan_small(l: &mut Lowerer, u: Reg) -> Reg {
+    let z = mul(l, r(u), r(u));
+    let p = poly(
+        l,
+        z,
+        &[
+            -3.333_295e-1,
+            1.997_771_1e-1,
+            -1.387_768_5e-1,
+            8.053_744_5e-2,
+        ],
+    );
+    let p = mul(l, r(p), r(z));
+    fma(l, r(p), r(u), r(u))
+}
+
+/// `atan2(y, x)` with C's quadrant and signed-zero rules.
+pub fn atan2(l: &mut Lowerer, y: Reg, x: Reg) -> Reg {
+    use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+    let ax = f(l, Opc::Abs, &[], vec![r(x)]);
+    let ay = f(l, Opc::Abs, &[], vec![r(y)]);
+    let mx = f(l, Opc::Max, &[], vec![r(ax), r(ay)]);
+    let mn = f(l, Opc::Min, &[], vec![r(ax), r(ay)]);
+    let t = f(l, Opc::Div, &["rn"], vec![r(mn), r(mx)]);
+    // 0/0 -> 0 and inf/inf -> 1 (NaN operands stay NaN through the sums).
+    let zero = setp(l, "eq", r(mx), k(0.0));
+    let zv = l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![k(0.0)]);
+    let t = sel(l, zv, t, zero);
+    let inf = setp(l, "eq", r(mn), k(f32::INFINITY));
+    let one = l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![k(1.0)]);
+    let t = sel(l, one, t, inf);
+    // Reduce t > tan(pi/8) by atan(t) = pi/4 + atan((t - 1) / (t + 1)).
+    let big = setp(l, "gt", r(t), k(0.414_213_57));
+    let num = f(l, Opc::Sub, &["rn"], vec![r(t), k(1.0)]);
+    let den = add(l, r(t), k(1.0));
+    let u_big = f(l, Opc::Div, &["rn"], vec![r(num), r(den)]);
+    let u = sel(l, u_big, t, big);
+    let a = atan_small(l, u);
+    let a_big = add(l, r(a), k(FRAC_PI_4));
+    let a = sel(l, a_big, a, big);
+    // Octant and quadrant.
+    let steep = setp(l, "gt", r(ay), r(ax));
+    let a_steep = f(l, Opc::Sub, &["rn"], vec![k(FRAC_PI_2), r(a)]);
+    let a = sel(l, a_steep, a, steep);
+    let xbits = l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![r(x)]);
+    let xneg = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[Ty::S32],
+        Ty::Pred,
+        vec![r(xbits), Operand::Imm(0)],
+    );
+    let a_left = f(l, Opc::Sub, &["rn"], vec![k(PI), r(a)]);
+    let a = sel(l, a_left, a, xneg);
+    l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(y), r(a)])
+}
+
+/// `pow(x, y)` as `2^(y log2|x|)`, with C's rules for negative bases
+/// (integral exponents only), zeros and `y = 0`.
+pub fn pow(l: &mut Lowerer, x: Reg, y: Reg) -> Reg {
+    let ax = f(l, Opc::Abs, &[], vec![r(x)]);
+    let lg = log(l, ax, true);
+    let t = mul(l, r(y), r(lg));
+    let p = f(l, Opc::Ex2, &["approx"], vec![r(t)]);
+    // Negative base: NaN unless y is integral; negative if y is odd.
+    let yi = round_int(l, "rzi", y);
+    let integral = setp(l, "eq", r(yi), r(y));
+    let h = mul(l, r(y), k(0.5));
+    let hi = round_int(l, "rzi", h);
+    let odd = setp(l, "ne", r(hi), r(h));
+    let odd = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::Pred],
+        Ty::Pred,
+        vec![r(odd), r(integral)],
+    );
+    let np = f(l, Opc::Neg, &[], vec![r(p)]);
+    let signed = sel(l, np, p, odd);
+    let nan = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::F32],
+        Ty::F32,
+        vec![Operand::F32(0x7fff_ffff)],
+    );
+    let neg_result = sel(l, signed, nan, integral);
+    let xneg = setp(l, "lt", r(x), k(0.0));
+    let res = sel(l, neg_result, p, xneg);
+    // pow(x, 0) = 1 for every x, NaN included; pow(1, y) = 1.
+    let one = l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![k(1.0)]);
+    let y0 = setp(l, "eq", r(y), k(0.0));
+    let x1 = setp(l, "eq", r(x), k(1.0));
+    let unit =
+        l.b.op(Opc::Or, &[], &[Ty::Pred], Ty::Pred, vec![r(y0), r(x1)]);
+    sel(l, one, res, unit)
+}

@@ -28,6 +28,9 @@ pub(super) struct Access {
     esize: i64,
     /// Whether each tile dimension needs a bounds check.
     check: Vec<bool>,
+    /// For gather/scatter views: the sparse dimension and, per register,
+    /// the element's index along it (s64).
+    rows: Option<(usize, Vec<Reg>)>,
 }
 
 /// An i32/i64 scalar value widened to 64 bits (zero-extended when known
@@ -161,6 +164,21 @@ pub(super) fn prepare(
     let mut check = Vec::new();
     for i in 0..rank {
         let d = p.dim_map[i];
+        if p.sparse_dim == Some(i) {
+            // Indexed per element (see `Access::rows`): no tile offset.
+            start.push(l.b.op(Opc::Mov, &[], &[Ty::B64], Ty::S64, vec![Operand::Imm(0)]));
+            bound.push(match p.shape[d] {
+                Extent::Static(n) => Operand::Imm(n),
+                Extent::Dynamic(v) => Operand::Reg(widen(l, op, v)?),
+            });
+            stride.push(p.strides[d]);
+            stride_reg.push(match p.strides[d] {
+                Extent::Static(_) => None,
+                Extent::Dynamic(v) => Some(widen(l, op, v)?),
+            });
+            check.push(true);
+            continue;
+        }
         let idx = widen(l, op, index[i])?;
         let mut s = l.b.op(
             Opc::Mul,
@@ -251,6 +269,37 @@ pub(super) fn prepare(
             )
         }
     };
+    // Gather/scatter: the index of each element along the sparse dimension.
+    let rows = match p.sparse_dim {
+        Some(sd) => {
+            let mut sliced = layout.clone();
+            for d in (0..rank).rev() {
+                if d != sd {
+                    sliced = sliced.slice(d);
+                }
+            }
+            let t = l.tile_in(op, index[sd], &std::rc::Rc::new(sliced))?;
+            let rows = t
+                .regs
+                .iter()
+                .map(|&r| {
+                    if r.class == crate::ptx::RegClass::B64 {
+                        r
+                    } else {
+                        l.b.op(
+                            Opc::Cvt,
+                            &[],
+                            &[Ty::S64, Ty::S32],
+                            Ty::S64,
+                            vec![Operand::Reg(r)],
+                        )
+                    }
+                })
+                .collect();
+            Some((sd, rows))
+        }
+        None => None,
+    };
     Ok(Access {
         start,
         bound,
@@ -259,18 +308,22 @@ pub(super) fn prepare(
         addr0,
         esize,
         check,
+        rows,
     })
 }
 
 /// The out-of-bounds predicate and address of the element at register
 /// coordinate `c` (`None` predicate: always in bounds).
-pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64]) -> (Option<Reg>, Operand) {
+pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Option<Reg>, Operand) {
+    let sparse = a.rows.as_ref().map(|(sd, rows)| (*sd, rows[r]));
     let mut oob: Option<Reg> = None;
     for (i, &ci) in c.iter().enumerate() {
         if !a.check[i] {
             continue;
         }
-        let idx = if ci == 0 {
+        let idx = if let Some((_, row)) = sparse.filter(|(sd, _)| *sd == i) {
+            row
+        } else if ci == 0 {
             a.start[i]
         } else {
             l.b.op(
@@ -301,8 +354,43 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64]) -> (Option<Reg>, O
     }
     let mut imm = 0i64;
     let mut addr = a.addr0;
+    if let Some((sd, row)) = sparse {
+        let scaled = match (a.stride[sd], a.stride_reg[sd]) {
+            (Extent::Static(n), _) => l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S64],
+                Ty::S64,
+                vec![Operand::Reg(row), Operand::Imm(n * a.esize)],
+            ),
+            (_, Some(s)) => {
+                let t = l.b.op(
+                    Opc::Mul,
+                    &["lo"],
+                    &[Ty::S64],
+                    Ty::S64,
+                    vec![Operand::Reg(row), Operand::Reg(s)],
+                );
+                l.b.op(
+                    Opc::Mul,
+                    &["lo"],
+                    &[Ty::S64],
+                    Ty::S64,
+                    vec![Operand::Reg(t), Operand::Imm(a.esize)],
+                )
+            }
+            _ => row,
+        };
+        addr = l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(addr), Operand::Reg(scaled)],
+        );
+    }
     for (i, &ci) in c.iter().enumerate() {
-        if ci == 0 {
+        if ci == 0 || sparse.is_some_and(|(sd, _)| sd == i) {
             continue;
         }
         match (a.stride[i], a.stride_reg[i]) {
@@ -333,6 +421,9 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64]) -> (Option<Reg>, O
 /// register bits step along the fastest dimension.
 fn vec_for(p: &PartitionInfo, layout: &LinearLayout, l: &Lowerer) -> usize {
     let v = p.vector_width(&l.facts, l.target.max_access_bytes()) as usize;
+    if p.sparse_dim.is_some() {
+        return 1;
+    }
     let rank = layout.shape.len();
     if v <= 1 || rank == 0 {
         return 1;
@@ -410,7 +501,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, addr) = element(l, &a, &c);
+        let (oob, addr) = element(l, &a, &c, r);
         let dst: Vec<Reg> = (0..vec).map(|_| l.b.reg(class_of(p.elem))).collect();
         if oob.is_some() {
             let pv = l.imm(p.elem, pad);
@@ -484,7 +575,7 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, addr) = element(l, &a, &c);
+        let (oob, addr) = element(l, &a, &c, r);
         if let Some(q) = oob {
             l.b.begin_if(q, false);
         }

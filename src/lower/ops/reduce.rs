@@ -317,6 +317,21 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     vec![Operand::Reg(base), Operand::Reg(off)],
                 )
             };
+            // One writer per (result element, warp group): lanes that
+            // shared the reduced dimension, or replicas, hold the same value.
+            let sliced_bases = sliced.thread_bases();
+            let lanes = layout.lane.len();
+            let mask = sliced_bases
+                .iter()
+                .enumerate()
+                .filter(|(k, b)| {
+                    LinearLayout::is_zero(b) && !(*k >= lanes && warp_bits.contains(&(k - lanes)))
+                })
+                .fold(0i64, |m, (k, _)| m | 1 << k);
+            let owner = l.owner_pred_of(mask, sliced_bases.len());
+            if let Some(q) = owner {
+                l.b.begin_if(q, true);
+            }
             for &g in &groups {
                 let v = acc[g]
                     .as_ref()
@@ -331,6 +346,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     vec![],
                     vec![Operand::Addr(a, 0), Operand::Reg(w)],
                 ));
+            }
+            if owner.is_some() {
+                l.b.end_if();
             }
         }
         l.b.push(Inst::new(

@@ -205,9 +205,22 @@ fn addresses(l: &mut Lowerer, layout: &LinearLayout, buf: &Buffer, place: &Place
         .collect()
 }
 
-/// Writes every element of `t` into `buf` under `place`.
+/// Writes every element of `t` into `buf` under `place` (each once).
 pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
     let addrs = addresses(l, &t.layout, buf, place);
+    // Replicas hold the same values: one of them writes.
+    let owner = l.owner_pred(&t.layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    write_all(l, t, buf, &addrs);
+    if owner.is_some() {
+        l.b.end_if();
+    }
+}
+
+fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[Reg]) {
+    let addrs = addrs.to_vec();
     let ty = slot_ty(buf.slot);
     for (r, a) in addrs.into_iter().enumerate() {
         if t.layout.canonical_register(r) != r {

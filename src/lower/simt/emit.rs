@@ -109,7 +109,7 @@ fn renumber(lines: &mut [Line]) -> (Vec<Line>, Vec<(RegClass, u32)>) {
             }
         }
     }
-    let decls = RegClass::ALL
+    let decls = RegClass::all()
         .iter()
         .filter_map(|c| counts.get(c).map(|n| (*c, *n)))
         .collect();
