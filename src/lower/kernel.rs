@@ -274,30 +274,6 @@ impl LinearLayout {
     }
 }
 
-/// The `num_cta_in_cga` optimization hint for `gpu` (or the default), 1
-/// when absent.
-fn ctas_per_tile_block(entry: &crate::ir::Op, gpu: crate::options::Gpu) -> u64 {
-    let Some(Attr::OptimizationHints(per_arch)) = entry.attr("optimization_hints") else {
-        return 1;
-    };
-    let pick = per_arch
-        .iter()
-        .find(|(k, _)| k == gpu.name())
-        .or_else(|| per_arch.iter().find(|(k, _)| k == "default"));
-    let Some((_, Attr::Dictionary(hints))) = pick else {
-        return 1;
-    };
-    match hints
-        .iter()
-        .find(|(k, _)| k == "num_cta_in_cga")
-        .map(|(_, v)| v)
-    {
-        Some(Attr::Int(n)) => *n,
-        Some(Attr::Integer { value, .. }) => *value,
-        _ => 1,
-    }
-}
-
 /// Lowers the entry op `entry` to a PTX entry.
 pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::Entry, LowerError> {
     let op = &m.ops[entry];
@@ -318,12 +294,6 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
             message: "entry without a body".into(),
             location: m.location(entry),
         })?;
-    if ctas_per_tile_block(op, options.gpu) > 1 {
-        return Err(LowerError::Unsupported {
-            what: "an entry with 'num_cta_in_cga' > 1 (tile blocks of several CTAs)".into(),
-            location: m.location(entry),
-        });
-    }
     let target = Target::new(options.gpu);
     let warps = target.elementwise_warps();
     let facts = analyze(m, &block.ops);
