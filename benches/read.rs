@@ -1,5 +1,5 @@
 //! Reader throughput: reads every corpus file repeatedly and prints MB/s,
-//! plus the time to read (and to print) the largest file.
+//! plus the time to read (to read and verify, and to print) the largest file.
 //! Run with `cargo bench --bench read`.
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -60,6 +60,12 @@ fn main() {
         std::hint::black_box(bytecode::read(largest).expect("reads"));
     }
     let per = t.elapsed() / n;
+    let t = Instant::now();
+    for _ in 0..n {
+        let m = bytecode::read(largest).expect("reads");
+        std::hint::black_box(tileiras::verify::verify(&m).expect("verifies"));
+    }
+    let per_verified = t.elapsed() / n;
     let m = bytecode::read(largest).expect("reads");
     let t = Instant::now();
     for _ in 0..200 {
@@ -67,9 +73,10 @@ fn main() {
     }
     let per_print = t.elapsed() / 200;
     println!(
-        "largest file {name} ({} bytes): read {:?}, print -g {:?}",
+        "largest file {name} ({} bytes): read {:?}, read + verify {:?}, print -g {:?}",
         largest.len(),
         per,
+        per_verified,
         per_print
     );
 }
