@@ -63,7 +63,7 @@ fn main() {
     let t = Instant::now();
     for _ in 0..n {
         let m = bytecode::read(largest).expect("reads");
-        std::hint::black_box(tileiras::verify::verify(&m).expect("verifies"));
+        std::hint::black_box(tileiras::verify::verify(&m)).expect("verifies");
     }
     let per_verified = t.elapsed() / n;
     let m = bytecode::read(largest).expect("reads");
