@@ -135,7 +135,7 @@ impl KernelInfo {
             .iter()
             .filter_map(|i| match i {
                 ptx::Item::Entry(e) => Some(KernelInfo::from_entry(e)),
-                ptx::Item::Global(_) => None,
+                ptx::Item::Global(_) | ptx::Item::VprintfDecl | ptx::Item::Bytes(..) => None,
             })
             .collect()
     }

@@ -25,6 +25,8 @@ fn module(gpu: Gpu, d: &LaunchDirectives, params: Vec<Param>) -> String {
         launch: Box::new(d.clone().for_target(gpu)),
         reg_counts: Vec::new(),
         shared_bytes: 0,
+        local_bytes: 0,
+        strings: Vec::new(),
         body: vec![Line::Inst(Inst::new(Opc::Ret, &[], &[], vec![], vec![]))],
     }));
     m.to_text()
@@ -570,6 +572,8 @@ fn thread_bound_follows_what_the_body_needs() {
         launch: Box::default(),
         reg_counts: Vec::new(),
         shared_bytes,
+        local_bytes: 0,
+        strings: Vec::new(),
         body,
     };
     let ret = Line::Inst(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));

@@ -226,6 +226,8 @@ fn parameter_overflow_is_diagnosed_at_the_entry() {
         launch: Box::default(),
         reg_counts: Vec::new(),
         shared_bytes: 0,
+        local_bytes: 0,
+        strings: Vec::new(),
         body: Vec::new(),
     };
     let err =

@@ -8,9 +8,9 @@
 //! sm_90 (or `$LOWER_EMU_GPU`). (Tensor maps the harness passes for NVIDIA's
 //! TMA kernels are extra arguments our kernels do not take.)
 //!
-//! Kernels without a `#[test]` below are not lowered yet: `assert_nonneg_i32`,
-//! `matmul_f16_cluster2`, `print_debug_i32`, and the two without reference
-//! PTX (`mma_scaled_mxfp8`, `uint_floordiv_u32`).
+//! Kernels without a `#[test]` below are not lowered yet:
+//! `matmul_f16_cluster2`, and the two without reference PTX
+//! (`mma_scaled_mxfp8`, `uint_floordiv_u32`).
 
 #[path = "../ptx-emu/tests/support/kernels.rs"]
 #[allow(dead_code)]

@@ -67,6 +67,12 @@ pub struct Lowerer<'m> {
     pub warps: u32,
     /// Bytes of shared memory scratch allocated so far.
     pub shared_bytes: u32,
+    /// Bytes of the local `vprintf` argument buffer needed so far.
+    pub local_bytes: u32,
+    /// The `vprintf` format strings made so far (symbol, NUL-terminated bytes).
+    pub strings: Vec<(String, Vec<u8>)>,
+    /// The prefix of this entry's format-string symbols.
+    pub sym_prefix: String,
     /// Variables the innermost `yield` (of an `if`) assigns.
     pub yield_targets: Vec<Vec<Tile>>,
     /// The enclosing loops, innermost last, for `continue` and `break`.
@@ -310,6 +316,9 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         loops: Vec::new(),
         if_depth: 0,
         shared_bytes: 0,
+        local_bytes: 0,
+        strings: Vec::new(),
+        sym_prefix: format!("__tile_fmt_{name}_"),
         tid: None,
     };
 
@@ -383,6 +392,8 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         launch: Box::default(),
         reg_counts,
         shared_bytes: l.shared_bytes,
+        local_bytes: l.local_bytes,
+        strings: l.strings,
         body,
     })
 }

@@ -119,6 +119,15 @@ pub fn lower_module(
             }
         }
     }
+    if entries.iter().any(|e| !e.strings.is_empty()) {
+        out.items.push(crate::ptx::Item::VprintfDecl);
+        for e in &entries {
+            for (name, bytes) in &e.strings {
+                out.items
+                    .push(crate::ptx::Item::Bytes(name.clone(), bytes.clone()));
+            }
+        }
+    }
     if !entries.is_empty() {
         out.items
             .push(crate::ptx::Item::Global(crate::ptx::GlobalBytes {

@@ -45,9 +45,18 @@ pub struct Entry {
     pub reg_counts: Vec<(RegClass, u32)>,
     /// Bytes of the entry's shared-memory scratch array ([`SHARED_SYMBOL`]).
     pub shared_bytes: u32,
+    /// Bytes of the entry's local argument buffer for `vprintf`
+    /// ([`LOCAL_SYMBOL`]); 0 when nothing prints.
+    pub local_bytes: u32,
+    /// The `vprintf` format strings the body names: symbol and bytes
+    /// (NUL-terminated), emitted at module scope.
+    pub strings: Vec<(String, Vec<u8>)>,
     /// The body.
     pub body: Vec<Line>,
 }
+
+/// The name of an entry's local `vprintf` argument buffer.
+pub const LOCAL_SYMBOL: &str = "__tile_printf_args";
 
 /// The name of an entry's shared-memory scratch array.
 pub const SHARED_SYMBOL: &str = "__tile_smem";

@@ -170,6 +170,8 @@ pub enum Operand {
     Label(u32),
     /// The address of a named variable (`__smem`).
     Symbol(&'static str),
+    /// A module-scope symbol named at run time (a format string).
+    Global(String),
 }
 
 impl Operand {
@@ -241,6 +243,13 @@ pub enum Opc {
     Bar,
     Atom,
     Red,
+    /// `trap`: aborts the kernel.
+    Trap,
+    /// `cvta`: a state-space address to a generic one.
+    Cvta,
+    /// A `vprintf` call: `srcs` are the generic addresses of the format
+    /// string and of the argument buffer (written as a whole call sequence).
+    Vprintf,
 }
 
 impl Opc {
@@ -293,6 +302,9 @@ impl Opc {
             Opc::Bar => "bar",
             Opc::Atom => "atom",
             Opc::Red => "red",
+            Opc::Trap => "trap",
+            Opc::Cvta => "cvta",
+            Opc::Vprintf => "call.uni",
         }
     }
 
@@ -300,7 +312,14 @@ impl Opc {
     pub fn has_side_effects(self) -> bool {
         matches!(
             self,
-            Opc::St | Opc::Bra | Opc::Ret | Opc::Bar | Opc::Atom | Opc::Red
+            Opc::St
+                | Opc::Bra
+                | Opc::Ret
+                | Opc::Bar
+                | Opc::Atom
+                | Opc::Red
+                | Opc::Trap
+                | Opc::Vprintf
         )
     }
 }

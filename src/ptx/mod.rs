@@ -11,7 +11,7 @@ pub mod params;
 pub mod writer;
 
 pub use directives::LaunchDirectives;
-pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, SHARED_SYMBOL};
+pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, LOCAL_SYMBOL, SHARED_SYMBOL};
 pub use inst::{Inst, Opc, Operand, Reg, RegClass, Special, Ty};
 pub use writer::Writer;
 
@@ -26,6 +26,11 @@ pub enum Item {
     Global(GlobalBytes),
     /// A kernel entry.
     Entry(Entry),
+    /// The `.extern` declaration of `vprintf`.
+    VprintfDecl,
+    /// A module-scope constant byte string (a `vprintf` format): symbol
+    /// and bytes.
+    Bytes(String, Vec<u8>),
 }
 
 /// A PTX module: the header facts plus its top-level items in order.
@@ -74,6 +79,8 @@ impl Module {
             let _ = match item {
                 Item::Global(g) => w.global(g),
                 Item::Entry(e) => w.entry(e),
+                Item::VprintfDecl => w.vprintf_decl(),
+                Item::Bytes(name, bytes) => w.bytes(name, bytes),
             };
         }
         w.into_inner()
@@ -103,5 +110,22 @@ mod tests {
             ..Module::new(&o)
         };
         assert!(debug.to_text().contains(".target sm_100a, debug\n"));
+    }
+
+    #[test]
+    fn format_strings_and_vprintf_declaration() {
+        let mut m = Module::new(&Options::default());
+        m.items.push(Item::VprintfDecl);
+        m.items
+            .push(Item::Bytes("fmt_0".into(), b"%d\n\0".to_vec()));
+        let text = m.to_text();
+        assert!(
+            text.contains(".extern .func  (.param .b32 func_retval0) vprintf\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(".global .align 1 .b8 fmt_0[4] = {37, 100, 10, 0};\n"),
+            "{text}"
+        );
     }
 }

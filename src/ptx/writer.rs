@@ -37,6 +37,27 @@ impl<W: Write> Writer<W> {
         )
     }
 
+    /// The `.extern` declaration of `vprintf`.
+    pub fn vprintf_decl(&mut self) -> fmt::Result {
+        writeln!(
+            self.out,
+            ".extern .func  (.param .b32 func_retval0) vprintf\n(\n\t.param .b64 vprintf_param_0,\n\t.param .b64 vprintf_param_1\n)\n;"
+        )
+    }
+
+    /// A module-scope initialized byte array (a format string).
+    pub fn bytes(&mut self, name: &str, bytes: &[u8]) -> fmt::Result {
+        write!(
+            self.out,
+            ".global .align 1 .b8 {name}[{}] = {{",
+            bytes.len()
+        )?;
+        for (k, b) in bytes.iter().enumerate() {
+            write!(self.out, "{}{b}", if k == 0 { "" } else { ", " })?;
+        }
+        writeln!(self.out, "}};")
+    }
+
     /// A kernel entry.
     pub fn entry(&mut self, e: &Entry) -> fmt::Result {
         writeln!(self.out, "\t// .globl\t{}", e.name)?;
@@ -79,10 +100,19 @@ impl<W: Write> Writer<W> {
                 e.shared_bytes
             )?;
         }
+        if e.local_bytes > 0 {
+            writeln!(
+                self.out,
+                "\t.local .align 8 .b8 {}[{}];",
+                super::func::LOCAL_SYMBOL,
+                e.local_bytes
+            )?;
+        }
         writeln!(self.out)?;
         for line in &e.body {
             match line {
                 Line::Label(l) => writeln!(self.out, "$L__BB0_{l}:")?,
+                Line::Inst(i) if i.opc == super::inst::Opc::Vprintf => self.vprintf(i)?,
                 Line::Inst(i) => {
                     self.out.write_char('\t')?;
                     self.inst(i)?;
@@ -91,6 +121,26 @@ impl<W: Write> Writer<W> {
             }
         }
         writeln!(self.out, "}}")
+    }
+
+    /// A `vprintf` call sequence: its format and argument-buffer addresses
+    /// are the instruction's two sources.
+    fn vprintf(&mut self, i: &Inst) -> fmt::Result {
+        let (Some(fmt), Some(args)) = (i.srcs.first(), i.srcs.get(1)) else {
+            return Err(fmt::Error);
+        };
+        writeln!(
+            self.out,
+            "\t{{\n\t.param .b64 \tparam0;\n\t.param .b64 \tparam1;\n\t.param .b32 \tretval0;"
+        )?;
+        self.out.write_str("\tst.param.b64 \t[param0], ")?;
+        operand(&mut self.out, fmt)?;
+        self.out.write_str(";\n\tst.param.b64 \t[param1], ")?;
+        operand(&mut self.out, args)?;
+        writeln!(
+            self.out,
+            ";\n\tcall.uni (retval0), vprintf, (param0, param1);\n\t}}"
+        )
     }
 
     /// One instruction without indentation or semicolon.
@@ -160,5 +210,6 @@ fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
         }
         Operand::Label(l) => write!(out, "$L__BB0_{l}"),
         Operand::Symbol(s) => out.write_str(s),
+        Operand::Global(s) => out.write_str(s),
     }
 }

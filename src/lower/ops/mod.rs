@@ -4,6 +4,7 @@ pub mod arith;
 pub mod atomic;
 pub mod cast;
 pub mod control;
+pub mod debug;
 pub mod math;
 pub mod math_f32;
 pub mod memory;
@@ -133,6 +134,15 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::Insert
         | Opcode::Pack
         | Opcode::Unpack => movement::lower(l, id),
+        Opcode::PrintTko => {
+            debug::lower_print(l, id)?;
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.insert(r, Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::Assert => debug::lower_assert(l, id),
         Opcode::For => control::lower_for(l, id),
         Opcode::Loop => control::lower_loop(l, id),
         Opcode::Yield | Opcode::Continue | Opcode::Break => control::lower_yield(l, id),
