@@ -2,8 +2,7 @@
 # (kernel entries carry hints plus one more attribute; DISubprogram has a
 # flags varint). Found by experiment with tileirdisasm 13.5; made the
 # *.v13_5.tileirbc files next to this directory.
-import struct, subprocess, sys, glob
-import struct, subprocess, sys
+import glob, os, struct, subprocess, sys, tempfile
 def rv(d,i):
     r=0;s=0
     while True:
@@ -100,15 +99,20 @@ def convert(d, declaration=False):
             s[2]=join_debug(offs,idx,attrs)
     return join(bytes(hdr),[tuple(s) for s in secs])
 if __name__=='__main__':
-    T='/work/wt/frontend/.tools/cuda/bin/tileirdisasm'; O='/work/wt/frontend/target/release/tileirdisasm'
+    # Compares NVIDIA's tileirdisasm with ours on every converted corpus file.
+    repo=os.path.abspath(os.path.join(os.path.dirname(__file__),'..','..','..','..'))
+    T=os.path.join(repo,'.tools','cuda','bin','tileirdisasm'); O=os.path.join(repo,'target','release','tileirdisasm')
+    corpus=os.path.join(repo,'..','shared','corpus')
     ok=bad=0
-    for F in sorted(glob.glob('/work/shared/corpus/*/*.v13_4.tileir')):
-        d=convert(open(F,'rb').read(), declaration=('decl' in sys.argv))
-        open('/tmp/v135/c.bin','wb').write(d)
-        for g in ([],['-g']):
-            a=subprocess.run([T]+g+['/tmp/v135/c.bin'],capture_output=True); b=subprocess.run([O]+g+['/tmp/v135/c.bin'],capture_output=True)
-            if a.returncode==0 and a.stdout==b.stdout and a.stderr==b.stderr: ok+=1
-            else:
-                bad+=1
-                if bad<3: print(F,g,a.returncode,a.stderr.decode()[:200],'\n ours:',b.returncode,b.stderr.decode()[:200])
+    with tempfile.TemporaryDirectory() as tmp:
+        c=os.path.join(tmp,'c.bin')
+        for F in sorted(glob.glob(os.path.join(corpus,'*','*.v13_4.tileir'))):
+            d=convert(open(F,'rb').read(), declaration=('decl' in sys.argv))
+            open(c,'wb').write(d)
+            for g in ([],['-g']):
+                a=subprocess.run([T]+g+[c],capture_output=True); b=subprocess.run([O]+g+[c],capture_output=True)
+                if a.returncode==0 and a.stdout==b.stdout and a.stderr==b.stderr: ok+=1
+                else:
+                    bad+=1
+                    if bad<3: print(F,g,a.returncode,a.stderr.decode()[:200],'\n ours:',b.returncode,b.stderr.decode()[:200])
     print('ok',ok,'bad',bad)
