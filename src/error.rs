@@ -107,7 +107,7 @@ impl Error {
             Error::Verify(diags) => {
                 let mut v = diags.clone();
                 v.push(Diagnostic::error(self.to_string()));
-                v.push(Diagnostic::error(NOT_BYTECODE));
+                v.push(Diagnostic::error(bytecode::NOT_BYTECODE));
                 v
             }
             Error::Read(e) => e.diagnostics(),
@@ -116,6 +116,3 @@ impl Error {
         }
     }
 }
-
-/// NVIDIA's last line for any input that is not valid Tile IR.
-const NOT_BYTECODE: &str = "input does not correspond to Tile IR bytecode";

@@ -36,10 +36,19 @@ pub use crate::ir::Version;
 pub const MAGIC: [u8; 8] = *b"\x7fTileIR\x00";
 /// The first four bytes of MLIR's own bytecode format.
 pub const MLIR_MAGIC: [u8; 4] = *b"ML\xefR";
-/// Oldest bytecode version read.
-pub const MIN_VERSION: Version = Version::new(13, 1, 0);
-/// Newest bytecode version read.
-pub const MAX_VERSION: Version = Version::new(13, 5, 0);
+/// Oldest bytecode version read (the first of [`version::SUPPORTED_VERSIONS`]).
+pub const MIN_VERSION: Version = {
+    let (major, minor) = version::SUPPORTED_VERSIONS[0];
+    Version::new(major, minor, 0)
+};
+/// Newest bytecode version read (the last of [`version::SUPPORTED_VERSIONS`]).
+pub const MAX_VERSION: Version = {
+    let (major, minor) = version::SUPPORTED_VERSIONS[version::SUPPORTED_VERSIONS.len() - 1];
+    Version::new(major, minor, 0)
+};
+/// NVIDIA's message for input that is not valid Tile IR bytecode; also the
+/// closing line after any malformed-input or verification error.
+pub const NOT_BYTECODE: &str = "input does not correspond to Tile IR bytecode";
 
 /// What kind of failure a [`ReadError`] is; decides how it is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,9 +178,7 @@ impl ReadError {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = self.chain();
         if self.kind == ReadErrorKind::Malformed {
-            out.push(Diagnostic::error(
-                "input does not correspond to Tile IR bytecode",
-            ));
+            out.push(Diagnostic::error(NOT_BYTECODE));
         }
         out
     }

@@ -4,6 +4,7 @@ use super::limits::*;
 use super::reader::Reader;
 use super::{
     table, ReadError, ReadErrorKind, Version, MAGIC, MAX_VERSION, MIN_VERSION, MLIR_MAGIC,
+    NOT_BYTECODE,
 };
 use crate::ir::{
     types::DYNAMIC, Attr, Block, DebugAttr, DebugId, Handle, Module, Op, OpId, Opcode, Padding,
@@ -29,7 +30,7 @@ fn read_header(r: &mut Reader<'_>) -> Result<Version, ReadError> {
     let data = r.data();
     if data.len() < MAGIC.len() || data[..MAGIC.len()] != MAGIC {
         let mlir = data.starts_with(&MLIR_MAGIC);
-        let mut message = "input does not correspond to Tile IR bytecode".to_string();
+        let mut message = NOT_BYTECODE.to_string();
         if mlir {
             message.push_str(" (it looks like MLIR bytecode instead)");
         }

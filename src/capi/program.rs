@@ -193,7 +193,7 @@ pub unsafe extern "C" fn tileirasProgramGetOutputSize(
             return TILEIRAS_ERROR_INVALID_ARGUMENT;
         };
         let state = program.state.lock();
-        let Some(out) = output_with_nul(&state) else {
+        let Some(out) = state.output.as_deref() else {
             return TILEIRAS_ERROR_INVALID_ARGUMENT;
         };
         // SAFETY: writable by contract.
@@ -221,7 +221,7 @@ pub unsafe extern "C" fn tileirasProgramGetOutput(
             return TILEIRAS_ERROR_INVALID_ARGUMENT;
         };
         let state = program.state.lock();
-        let Some(out) = output_with_nul(&state) else {
+        let Some(out) = state.output.as_deref() else {
             return TILEIRAS_ERROR_INVALID_ARGUMENT;
         };
         if buffer.is_null() {
@@ -255,7 +255,7 @@ pub unsafe extern "C" fn tileirasProgramGetOutputPointer(
             return TILEIRAS_ERROR_INVALID_ARGUMENT;
         }
         let state = program.state.lock();
-        let Some(out) = output_with_nul(&state) else {
+        let Some(out) = state.output.as_deref() else {
             return TILEIRAS_ERROR_INVALID_ARGUMENT;
         };
         // SAFETY: both non-NULL and writable by contract. The pointer stays
@@ -423,12 +423,6 @@ pub unsafe extern "C" fn tileirasGetSupportedBytecodeVersions(
         }
         TILEIRAS_SUCCESS
     })
-}
-
-/// The output (NUL-terminated for text kinds); `None` before a successful
-/// compile.
-fn output_with_nul(state: &ProgramState) -> Option<&[u8]> {
-    state.output.as_deref()
 }
 
 /// Reads a config of any size up to ours: fields past the caller's

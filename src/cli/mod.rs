@@ -10,9 +10,6 @@ use crate::bytecode::version::SUPPORTED_VERSIONS;
 use crate::error::Status;
 use crate::options::{Options, OutputKind};
 
-/// The bytecode magic, used to name the version in the missing-GPU message.
-const MAGIC: &[u8; 8] = b"\x7fTileIR\0";
-
 /// Runs the tool on `argv` (without the program name); returns the exit code.
 pub fn run(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match run_inner(argv, out, err) {
@@ -68,7 +65,7 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
         }
     };
     let Some(gpu) = args.gpu else {
-        if bytes.len() >= 10 && bytes.starts_with(MAGIC) {
+        if bytes.len() >= 10 && bytes.starts_with(&crate::bytecode::MAGIC) {
             writeln!(
                 err,
                 "error: GPU architecture sm_0 is not supported by this version of tileiras. You may need a newer \
