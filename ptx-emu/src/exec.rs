@@ -797,30 +797,15 @@ fn read_bytes(
     let size = buf.len();
     let loc = resolve(space, addr, align, l, cta, t)?;
     match loc {
-        Loc::Global(a) => match dev.slice_mut(a, size) {
-            Some(s) => {
-                buf.copy_from_slice(s);
-                if l.gcheck && !cta.gskip {
-                    dev.gcheck(a, size, cta.gid, false)
-                        .map_err(|o| grace_err(cta, a, o, "reads"))?;
-                }
+        Loc::Global(a) => {
+            buf.copy_from_slice(global_slice(dev, a, size, "read")?);
+            if l.gcheck && !cta.gskip {
+                dev.gcheck(a, size, cta.gid, false)
+                    .map_err(|o| grace_err(cta, a, o, "reads"))?;
             }
-            None => {
-                return Err(e(
-                    ErrorKind::OutOfBounds,
-                    Some(a),
-                    format!("global read of {size} bytes at {a:#x} is outside every allocation"),
-                ))
-            }
-        },
+        }
         Loc::Shared(o) => {
-            if o + size > cta.shared.len() {
-                return Err(e(
-                    ErrorKind::OutOfBounds,
-                    Some(addr),
-                    "shared read out of bounds",
-                ));
-            }
+            shared_in_bounds(cta, o, size, addr, "read")?;
             if let Some(rc) = cta.race.borrow_mut().as_mut() {
                 rc.read(t, cta.pc[t], o, size)
                     .map_err(|c| race_err(l, t, "read", c))?;
@@ -841,6 +826,31 @@ fn read_bytes(
     Ok(())
 }
 
+/// The `size` bytes of global memory at `a`, or an out-of-bounds error for
+/// an access of kind `what` (`read`, `write`).
+fn global_slice<'d>(dev: &'d mut Device, a: u64, size: usize, what: &str) -> R<&'d mut [u8]> {
+    dev.slice_mut(a, size).ok_or_else(|| {
+        e(
+            ErrorKind::OutOfBounds,
+            Some(a),
+            format!("global {what} of {size} bytes at {a:#x} is outside every allocation"),
+        )
+    })
+}
+
+/// Checks that `size` bytes at shared offset `o` lie in the CTA's shared
+/// memory.
+fn shared_in_bounds(cta: &Cta, o: usize, size: usize, addr: u64, what: &str) -> R<()> {
+    if o + size > cta.shared.len() {
+        return Err(e(
+            ErrorKind::OutOfBounds,
+            Some(addr),
+            format!("shared {what} out of bounds"),
+        ));
+    }
+    Ok(())
+}
+
 fn write_bytes(
     dev: &mut Device,
     l: &Launch,
@@ -854,30 +864,15 @@ fn write_bytes(
     let size = buf.len();
     let loc = resolve(space, addr, align, l, cta, t)?;
     match loc {
-        Loc::Global(a) => match dev.slice_mut(a, size) {
-            Some(s) => {
-                s.copy_from_slice(buf);
-                if l.gcheck && !cta.gskip {
-                    dev.gcheck(a, size, cta.gid, true)
-                        .map_err(|o| grace_err(cta, a, o, "writes"))?;
-                }
+        Loc::Global(a) => {
+            global_slice(dev, a, size, "write")?.copy_from_slice(buf);
+            if l.gcheck && !cta.gskip {
+                dev.gcheck(a, size, cta.gid, true)
+                    .map_err(|o| grace_err(cta, a, o, "writes"))?;
             }
-            None => {
-                return Err(e(
-                    ErrorKind::OutOfBounds,
-                    Some(a),
-                    format!("global write of {size} bytes at {a:#x} is outside every allocation"),
-                ))
-            }
-        },
+        }
         Loc::Shared(o) => {
-            if o + size > cta.shared.len() {
-                return Err(e(
-                    ErrorKind::OutOfBounds,
-                    Some(addr),
-                    "shared write out of bounds",
-                ));
-            }
+            shared_in_bounds(cta, o, size, addr, "write")?;
             if let Some(rc) = cta.race.borrow_mut().as_mut() {
                 rc.write(t, cta.pc[t], o, size)
                     .map_err(|c| race_err(l, t, "write", c))?;
