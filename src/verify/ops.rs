@@ -660,6 +660,56 @@ fn aggregate_region(m: &Module, op: &Op, n: usize) -> Check {
     Ok(())
 }
 
+/// Which side of `extract` / `insert` is the sub-tile.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Subtile {
+    /// The result is a sub-tile of the source.
+    Extract,
+    /// The source is a sub-tile of the result.
+    Insert,
+}
+
+/// `extract` and `insert`: same element type and rank, the large tile's
+/// dimensions divisible by the sub-tile's, one index per dimension.
+fn subtile(m: &Module, op: &Op, kind: Subtile) -> Check {
+    let (Some(st), Some(rt)) = (operand_ty(m, op, "source"), result_ty(m, op, 0)) else {
+        return Ok(());
+    };
+    let (Some(s), Some(r)) = (tile_shape(m, st), tile_shape(m, rt)) else {
+        return Ok(());
+    };
+    let same_elem = match (tile_elem(m, st), tile_elem(m, rt)) {
+        (Some(a), Some(b)) => same_type(m, a, b),
+        _ => false,
+    };
+    if !same_elem {
+        return Err(op_err("source and result element type do not match"));
+    }
+    if s.len() != r.len() {
+        return Err(op_err("source and result must have the same rank"));
+    }
+    let ((big_name, big), (small_name, small)) = match kind {
+        Subtile::Extract => (("source", &s), ("result", &r)),
+        Subtile::Insert => (("result", &r), ("source", &s)),
+    };
+    for i in 0..big.len() {
+        if small[i] == 0 || big[i] % small[i] != 0 {
+            return Err(op_err(format!(
+                "{big_name} dimension {i} size ({}) must be evenly divisible by {small_name} dimension {i} size ({})",
+                big[i], small[i]
+            )));
+        }
+    }
+    let n = op.operand_group("indices").len();
+    if n != big.len() {
+        return Err(op_err(format!(
+            "expected {} indices, but got {n}",
+            big.len()
+        )));
+    }
+    Ok(())
+}
+
 fn mma_shapes(m: &Module, op: &Op) -> Check {
     let (Some(l), Some(r), Some(a)) = (
         operand_ty(m, op, "lhs").and_then(|t| tile_shape(m, t)),
@@ -1104,34 +1154,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             }
             Ok(())
         }
-        Opcode::Extract => {
-            let (Some(st), Some(rt)) = (operand_ty(m, op, "source"), result_ty(m, op, 0)) else {
-                return Ok(());
-            };
-            let (Some(s), Some(r)) = (tile_shape(m, st), tile_shape(m, rt)) else {
-                return Ok(());
-            };
-            let same_elem = match (tile_elem(m, st), tile_elem(m, rt)) {
-                (Some(a), Some(b)) => same_type(m, a, b),
-                _ => false,
-            };
-            if !same_elem {
-                return Err(op_err("source and result element type do not match"));
-            }
-            if s.len() != r.len() {
-                return Err(op_err("source and result must have the same rank"));
-            }
-            for i in 0..s.len() {
-                if r[i] == 0 || s[i] % r[i] != 0 {
-                    return Err(op_err(format!("source dimension {i} size ({}) must be evenly divisible by result dimension {i} size ({})", s[i], r[i])));
-                }
-            }
-            let n = op.operand_group("indices").len();
-            if n != s.len() {
-                return Err(op_err(format!("expected {} indices, but got {n}", s.len())));
-            }
-            Ok(())
-        }
+        Opcode::Extract => subtile(m, op, Subtile::Extract),
         Opcode::Iota => {
             let Some(rt) = result_ty(m, op, 0) else {
                 return Ok(());
@@ -1204,34 +1227,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
             mma_shapes(m, op)?;
             mmaf_scaled(m, op)
         }
-        Opcode::Insert => {
-            let (Some(st), Some(rt)) = (operand_ty(m, op, "source"), result_ty(m, op, 0)) else {
-                return Ok(());
-            };
-            let (Some(s), Some(r)) = (tile_shape(m, st), tile_shape(m, rt)) else {
-                return Ok(());
-            };
-            let same_elem = match (tile_elem(m, st), tile_elem(m, rt)) {
-                (Some(a), Some(b)) => same_type(m, a, b),
-                _ => false,
-            };
-            if !same_elem {
-                return Err(op_err("source and result element type do not match"));
-            }
-            if s.len() != r.len() {
-                return Err(op_err("source and result must have the same rank"));
-            }
-            for i in 0..s.len() {
-                if s[i] == 0 || r[i] % s[i] != 0 {
-                    return Err(op_err(format!("result dimension {i} size ({}) must be evenly divisible by source dimension {i} size ({})", r[i], s[i])));
-                }
-            }
-            let n = op.operand_group("indices").len();
-            if n != r.len() {
-                return Err(op_err(format!("expected {} indices, but got {n}", r.len())));
-            }
-            Ok(())
-        }
+        Opcode::Insert => subtile(m, op, Subtile::Insert),
         Opcode::JoinTokens => {
             if op.operand_group("tokens").len() < 2 {
                 return Err(op_err("expect two or more tokens"));
