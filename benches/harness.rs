@@ -5,8 +5,8 @@
 //! the spawn cost is all there is.
 //!
 //! `cargo bench --bench harness` (set `BENCH_RUNS` for more or fewer runs).
-#[path = "../tests/fake-tools/support.rs"]
-mod support;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use std::time::{Duration, Instant};
 
@@ -29,8 +29,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(41);
-    let tk = support::toolkit();
-    let ptx = support::corpus_ptx("arith_f32", "sm_90");
+    let tk = common::toolkit();
+    let ptx = common::corpus_ptx("arith_f32", "sm_90");
     let job = PtxasJob::new(ptx.clone(), &Options::default(), &Gates::default());
     let argv = job.argv(None, None);
 

@@ -1,25 +1,14 @@
 //! The IR API the rest of the compiler relies on: walking ops in order, op
 //! names, source locations, operand groups and attributes, and the lowering
 //! stub's report of the first op.
-use std::path::PathBuf;
+mod common;
 
 use tileiras::bytecode;
 use tileiras::ir::{Attr, Opcode, Type, ValueDef};
 use tileiras::{Options, Status};
 
-fn corpus() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        return p;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"))
-}
-
 fn vadd() -> Vec<u8> {
-    std::fs::read(corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir")).unwrap()
+    std::fs::read(common::corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir")).unwrap()
 }
 
 #[test]
@@ -92,9 +81,10 @@ fn driver_maps_reader_errors_to_status_3() {
 
 #[test]
 fn parents_value_types_and_dense_constants() {
-    let data =
-        std::fs::read(corpus().join("for_loop_carried_f32/for_loop_carried_f32.v13_3.tileir"))
-            .unwrap();
+    let data = std::fs::read(
+        common::corpus().join("for_loop_carried_f32/for_loop_carried_f32.v13_3.tileir"),
+    )
+    .unwrap();
     let m = bytecode::read(&data).unwrap();
     let parents = m.parents();
     let entry = m.top_level()[0];

@@ -1,22 +1,12 @@
 //! Malformed-input tests for the bytecode reader: every error path returns an
 //! error with an offset, never panics, and (where NVIDIA's tool is installed,
 //! which these tests require) says what NVIDIA's `tileirdisasm` says.
+mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
 use tileiras::bytecode::{self, ReadErrorKind};
 use tileiras::ir::print::{print_module, PrintOptions};
-
-fn corpus() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        return p;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"))
-}
 
 fn tool() -> PathBuf {
     let root = std::env::var_os("CUDA_ROOT")
@@ -33,7 +23,7 @@ fn tool() -> PathBuf {
 
 fn corpus_files() -> Vec<(PathBuf, Vec<u8>)> {
     let mut v = Vec::new();
-    for d in std::fs::read_dir(corpus())
+    for d in std::fs::read_dir(common::corpus())
         .expect("corpus directory")
         .flatten()
     {
@@ -53,7 +43,7 @@ fn corpus_files() -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 fn vadd() -> Vec<u8> {
-    std::fs::read(corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir")).unwrap()
+    std::fs::read(common::corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir")).unwrap()
 }
 
 /// What NVIDIA's tool prints on stderr for `bytes`, line by line without

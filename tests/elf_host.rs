@@ -1,10 +1,9 @@
 //! The host object (read back with `object`, and linked into a C program)
 //! and atomic writes.
-#[path = "fake-tools/support.rs"]
-mod support;
+mod common;
 
+use common::*;
 use object::{Object, ObjectSection, ObjectSymbol};
-use support::*;
 use tileiras::elf::{self, CUBIN_SECTION, CUBIN_SIZE_SYMBOL, CUBIN_SYMBOL, SASS_SECTION};
 use tileiras::toolchain::ptxas::{self, PtxasJob};
 use tileiras::{HostArch, HostOs};

@@ -5,24 +5,12 @@
 //! every file (primary, 13.1, 13.4) is also compared with the output of the
 //! real tool, which must be installed (`$CUDA_ROOT/bin/tileirdisasm`, else
 //! `<repo>/.tools/cuda/bin/tileirdisasm`): the test fails if it is missing.
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tileiras::bytecode;
 use tileiras::ir::print::{print_module, PrintOptions};
-
-/// `<repo>/../shared/corpus`; `TILEIRAS_CORPUS` overrides it, and a git
-/// worktree one level deeper (`<dir>/wt/<name>`) finds `<dir>/shared/corpus`.
-fn corpus() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        return p;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"))
-}
 
 fn tool() -> PathBuf {
     let root = std::env::var_os("CUDA_ROOT")
@@ -40,7 +28,7 @@ fn tool() -> PathBuf {
 /// Every `.tileir` file in the corpus, sorted.
 fn corpus_files() -> Vec<PathBuf> {
     let mut v = Vec::new();
-    let dirs = std::fs::read_dir(corpus()).expect("corpus directory (../shared/corpus)");
+    let dirs = std::fs::read_dir(common::corpus()).expect("corpus directory (../shared/corpus)");
     for d in dirs.flatten() {
         if !d.path().is_dir() {
             continue;
@@ -103,7 +91,7 @@ fn first_diff(a: &str, b: &str) -> String {
 fn primary_files_print_their_mlir() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for dir in std::fs::read_dir(corpus()).unwrap().flatten() {
+    for dir in std::fs::read_dir(common::corpus()).unwrap().flatten() {
         let name = dir.file_name().to_string_lossy().into_owned();
         let mlir = dir.path().join(format!("{name}.mlir"));
         if !mlir.is_file() {
@@ -255,7 +243,7 @@ fn extra_files_match_real_tileirdisasm() {
 fn cli_matches_real_tileirdisasm() {
     let ours = PathBuf::from(env!("CARGO_BIN_EXE_tileirdisasm"));
     let real_tool = tool();
-    let vadd = corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir");
+    let vadd = common::corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir");
     let vadd = vadd.to_str().unwrap().to_string();
     let bad = std::env::temp_dir().join(format!("tileiras-cli-bad-{}.bin", std::process::id()));
     std::fs::write(&bad, b"not bytecode").unwrap();

@@ -6,20 +6,6 @@ use std::process::Command;
 
 use tileiras::options::{Gpu, Options, OutputKind};
 
-/// `<repo>/../shared/corpus`, else the nearest ancestor's `shared/corpus`.
-fn corpus() -> std::path::PathBuf {
-    if common::corpus().exists() {
-        return common::corpus();
-    }
-    let mut d = common::repo();
-    while d.pop() {
-        if d.join("shared/corpus").exists() {
-            return d.join("shared/corpus");
-        }
-    }
-    common::corpus()
-}
-
 fn run(input: &std::path::Path, output: &std::path::Path) -> (i32, String, String) {
     run_with(input, output, &[])
 }
@@ -49,7 +35,7 @@ fn run_with(
 #[test]
 fn prints_the_librarys_kernel_info() {
     let dir = common::Scratch::new("launch-cli");
-    let input = corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir");
+    let input = common::corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir");
     for (file, kind) in [("k.cubin", OutputKind::Cubin), ("k.ptx", OutputKind::Ptx)] {
         let (code, stdout, stderr) = run(&input, &dir.path(file));
         assert_eq!(code, 0, "{stderr}");
@@ -86,7 +72,7 @@ fn prints_the_librarys_kernel_info() {
 #[test]
 fn thread_bound_remark_with_remarks_enabled() {
     let dir = common::Scratch::new("launch-cli-remarks");
-    let input = corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir");
+    let input = common::corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir");
     let (code, _, stderr) = run_with(&input, &dir.path("k.cubin"), &["--remarks=all"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.starts_with("loc(\"kernels.py\":"), "{stderr}");

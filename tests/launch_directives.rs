@@ -509,27 +509,13 @@ fn parameter_layout_matches_ptxas_alignment() {
     assert_eq!(k.param_bytes, Some(layout.size));
 }
 
-/// `<repo>/../shared/corpus`, else the nearest ancestor's `shared/corpus`.
-fn corpus() -> std::path::PathBuf {
-    if common::corpus().exists() {
-        return common::corpus();
-    }
-    let mut d = common::repo();
-    while d.pop() {
-        if d.join("shared/corpus").exists() {
-            return d.join("shared/corpus");
-        }
-    }
-    common::corpus()
-}
-
 #[test]
 fn cluster_hints_give_nvidias_directive_set() {
     // matmul_f16_cluster2 asks for num_cta_in_cga = 2 and occupancy = 1;
     // NVIDIA's PTX for it has .reqntid 256, .minnctapersm 1,
     // .reqnctapercluster 2 and .blocksareclusters.
     for version in ["v13_3", "v13_1"] {
-        let path = corpus().join(format!(
+        let path = common::corpus().join(format!(
             "matmul_f16_cluster2/matmul_f16_cluster2.{version}.tileir"
         ));
         let m = tileiras::bytecode::read(&std::fs::read(path).unwrap()).unwrap();

@@ -10,24 +10,11 @@ use tileiras::lower::{lower_module, LowerError};
 use tileiras::options::{Gpu, Options};
 use tileiras::{KernelInfo, Severity};
 
-/// `<repo>/../shared/corpus`, else the nearest ancestor's `shared/corpus`.
-fn corpus() -> std::path::PathBuf {
-    if common::corpus().exists() {
-        return common::corpus();
-    }
-    let mut d = common::repo();
-    while d.pop() {
-        if d.join("shared/corpus").exists() {
-            return d.join("shared/corpus");
-        }
-    }
-    common::corpus()
-}
-
 /// vadd_f32_contig with its entry's hints replaced by `hints`.
 fn vadd_with(hints: Vec<(&str, Vec<(&str, Attr)>)>) -> Module {
     let bytes =
-        std::fs::read(corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir")).unwrap();
+        std::fs::read(common::corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir"))
+            .unwrap();
     let mut m = tileiras::bytecode::read(&bytes).unwrap();
     let entry: OpId = *m
         .top_level()

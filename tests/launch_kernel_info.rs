@@ -9,22 +9,8 @@ use tileiras::elf::cubin_info;
 use tileiras::options::{Gpu, Options, OutputKind};
 use tileiras::{compile, KernelInfo, ParamKind};
 
-/// `<repo>/../shared/corpus`, else the nearest ancestor's `shared/corpus`.
-fn corpus() -> std::path::PathBuf {
-    let mut d = common::repo();
-    if common::corpus().exists() {
-        return common::corpus();
-    }
-    while d.pop() {
-        if d.join("shared/corpus").exists() {
-            return d.join("shared/corpus");
-        }
-    }
-    common::corpus()
-}
-
 fn bytecode(name: &str) -> Vec<u8> {
-    let dir = corpus().join(name);
+    let dir = common::corpus().join(name);
     let path = ["v13_3", "v13_4"]
         .iter()
         .map(|v| dir.join(format!("{name}.{v}.tileir")))

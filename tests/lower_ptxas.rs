@@ -2,6 +2,7 @@
 //! sm_100 and sm_120, assembles with NVIDIA's real ptxas (tileiras' flags).
 //! The tools come from `$CUDA_ROOT` or `<repo>/.tools/cuda`; the test fails
 //! when they are missing.
+mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -9,21 +10,6 @@ use tileiras::options::{Gpu, Options};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `<repo>/../shared/corpus`, else the nearest ancestor's `shared/corpus`.
-fn corpus() -> PathBuf {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.exists() {
-        return p;
-    }
-    let mut d = repo();
-    while d.pop() {
-        if d.join("shared/corpus").exists() {
-            return d.join("shared/corpus");
-        }
-    }
-    p
 }
 
 fn ptxas() -> PathBuf {
@@ -51,7 +37,7 @@ pub fn supported() -> Vec<String> {
 }
 
 fn bytecode(name: &str) -> Vec<u8> {
-    let dir = corpus().join(name);
+    let dir = common::corpus().join(name);
     let path = ["v13_3", "v13_4"]
         .iter()
         .map(|v| dir.join(format!("{name}.{v}.tileir")))

@@ -1,9 +1,8 @@
 //! The back end in one call, for every output kind.
-#[path = "fake-tools/support.rs"]
-mod support;
+mod common;
 
+use common::*;
 use object::{Object, ObjectSection};
-use support::*;
 use tileiras::env::Gates;
 use tileiras::toolchain::backend::{self, Request};
 use tileiras::toolchain::ptxas::HostCode;

@@ -1,11 +1,10 @@
 //! No descriptor outlives a run, whatever the outcome. (Alone in its own
 //! test binary: other tests' threads would open descriptors meanwhile.)
-#[path = "fake-tools/support.rs"]
-mod support;
+mod common;
 
 use std::time::Duration;
 
-use support::*;
+use common::*;
 use tileiras::toolchain::process::Command;
 use tileiras::toolchain::ptxas::{self, PtxasJob};
 use tileiras::toolchain::Toolkit;

@@ -1,13 +1,12 @@
 //! Toolkit discovery with injected environments.
-#[path = "fake-tools/support.rs"]
-mod support;
+mod common;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use support::*;
+use common::*;
 use tileiras::toolchain::{SearchEnv, ToolOverrides, Toolkit};
 
 /// Makes `<dir>/<rel>` an executable file.

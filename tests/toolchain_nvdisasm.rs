@@ -1,10 +1,9 @@
 //! The nvdisasm adapter on real cubins, and its failures.
-#[path = "fake-tools/support.rs"]
-mod support;
+mod common;
 
 use std::time::Duration;
 
-use support::*;
+use common::*;
 use tileiras::env::Gates;
 use tileiras::toolchain::nvdisasm::{self, split_command, DisasmJob, EMPTY_COMMAND_MESSAGE};
 use tileiras::toolchain::ptxas::{self, HostCode, PtxasJob};

@@ -1,12 +1,11 @@
 //! The subprocess harness against fake tools: statuses, messages, signals,
 //! cores, timeouts, huge output, and no process left behind.
-#[path = "fake-tools/support.rs"]
-mod support;
+mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use support::*;
+use common::*;
 use tileiras::toolchain::process::{Command, Rlimit, SpawnError, Termination};
 
 #[test]

@@ -1,15 +1,14 @@
 //! The ptxas adapter: real ptxas on corpus PTX, the file fallback for large
 //! PTX, concurrency, every failure through fake tools, and the argv shape.
-#[path = "fake-tools/support.rs"]
-mod support;
+mod common;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::*;
 use object::read::elf::FileHeader;
-use support::*;
 use tileiras::env::Gates;
 use tileiras::toolchain::process::Termination;
 use tileiras::toolchain::ptxas::{self, HostCode, PtxasJob, MAX_ARG_STRLEN};

@@ -1,23 +1,11 @@
 //! Every corpus module verifies clean, except the one NVIDIA rejects, which
 //! fails with NVIDIA's exact message.
-use std::path::{Path, PathBuf};
-
-/// The corpus beside the repository (`../shared/corpus`), or beside the
-/// worktree directory (`../../shared/corpus`), or `$TILEIRAS_CORPUS`.
-fn corpus_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let near = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if near.is_dir() {
-        return near.to_path_buf();
-    }
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus")).to_path_buf()
-}
+mod common;
+use std::path::PathBuf;
 
 fn corpus_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let dirs = std::fs::read_dir(corpus_dir()).expect("corpus directory missing");
+    let dirs = std::fs::read_dir(common::corpus()).expect("corpus directory missing");
     for d in dirs.flatten() {
         if let Ok(files) = std::fs::read_dir(d.path()) {
             for f in files.flatten() {

@@ -1,22 +1,11 @@
 //! Negative verifier tests: real corpus modules mutated in memory, each
 //! asserting NVIDIA's exact message and that the diagnostic points at the op
 //! (its bytecode offset and debug location).
-use std::path::{Path, PathBuf};
+mod common;
 use tileiras::ir::{Attr, EnumKind, Module, OpId, Opcode, Scalar, Type, TypeId};
 
-fn corpus_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let near = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if near.is_dir() {
-        return near.to_path_buf();
-    }
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus")).to_path_buf()
-}
-
 fn load(name: &str, version: &str) -> Module {
-    let path = corpus_dir()
+    let path = common::corpus()
         .join(name)
         .join(format!("{name}.{version}.tileir"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

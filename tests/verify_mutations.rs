@@ -1,21 +1,10 @@
 //! Random IR mutations of corpus modules must never panic the verifier: it
 //! returns `Ok` or a list of diagnostics, whatever the mutation did.
+mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
 use tileiras::ir::{
     Attr, EnumKind, Module, OpId, Opcode, Region, Scalar, Type, TypeId, ValueId, DYNAMIC,
 };
-
-fn corpus_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let near = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if near.is_dir() {
-        return near.to_path_buf();
-    }
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus")).to_path_buf()
-}
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);
@@ -246,7 +235,10 @@ fn mutate(r: &mut Rng, m: &mut Module) {
 #[test]
 fn random_mutations_never_panic() {
     let mut files = Vec::new();
-    for d in std::fs::read_dir(corpus_dir()).expect("corpus").flatten() {
+    for d in std::fs::read_dir(common::corpus())
+        .expect("corpus")
+        .flatten()
+    {
         if let Ok(fs) = std::fs::read_dir(d.path()) {
             for f in fs.flatten() {
                 let p = f.path();
@@ -295,7 +287,10 @@ fn random_mutations_never_panic() {
 #[test]
 fn modules_read_from_corrupted_bytes_never_panic_the_verifier() {
     let mut files = Vec::new();
-    for d in std::fs::read_dir(corpus_dir()).expect("corpus").flatten() {
+    for d in std::fs::read_dir(common::corpus())
+        .expect("corpus")
+        .flatten()
+    {
         if let Ok(fs) = std::fs::read_dir(d.path()) {
             for f in fs.flatten() {
                 let p = f.path();

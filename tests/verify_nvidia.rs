@@ -5,20 +5,8 @@
 //! are missing.
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 use tileiras::ir::Opcode;
-
-fn corpus_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let near = common::repo().join("../shared/corpus");
-    if near.is_dir() {
-        return near;
-    }
-    common::repo().join("../../shared/corpus")
-}
 
 /// One patch: in `file`, at byte `delta` after the opcode of the `nth` op of
 /// kind `opcode`, write `value`.
@@ -309,7 +297,7 @@ fn patched_bytecode_matches_nvidia() {
     let scratch = common::Scratch::new("verify-nvidia");
     let mut mismatches = Vec::new();
     for case in CASES {
-        let src = corpus_dir().join(case.file);
+        let src = common::corpus().join(case.file);
         let mut bytes = std::fs::read(&src).unwrap();
         let module = tileiras::bytecode::read(&bytes).unwrap();
         let op = module

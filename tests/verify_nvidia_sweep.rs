@@ -14,24 +14,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use tileiras::ir::{Attr, Module, OpId};
 
-fn corpus_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let near = common::repo().join("../shared/corpus");
-    if near.is_dir() {
-        return near;
-    }
-    common::repo().join("../../shared/corpus")
-}
-
 /// Every corpus module in the newest bytecode version, sorted.
 fn files() -> Vec<String> {
     let mut out = Vec::new();
-    for d in std::fs::read_dir(corpus_dir()).expect("corpus").flatten() {
+    for d in std::fs::read_dir(common::corpus())
+        .expect("corpus")
+        .flatten()
+    {
         let name = d.file_name().to_string_lossy().to_string();
         let rel = format!("{name}/{name}.v13_4.tileir");
-        if corpus_dir().join(&rel).is_file() {
+        if common::corpus().join(&rel).is_file() {
             out.push(rel);
         }
     }
@@ -91,7 +83,7 @@ impl Harness {
 }
 
 fn load(file: &str) -> (Vec<u8>, Module) {
-    let bytes = std::fs::read(corpus_dir().join(file)).unwrap();
+    let bytes = std::fs::read(common::corpus().join(file)).unwrap();
     let m = tileiras::bytecode::read(&bytes).unwrap();
     (bytes, m)
 }

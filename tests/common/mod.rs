@@ -1,30 +1,96 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: the repository, the corpus,
+//! NVIDIA's tools, fake tools and scratch directories.
 #![allow(dead_code)]
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The reference corpus beside the repository.
-pub fn corpus() -> PathBuf {
-    repo().join("../shared/corpus")
-}
-
-/// The CUDA root with NVIDIA's tools: `$CUDA_ROOT`, else what
-/// `scripts/setup.sh` installed. Panics (failing the test) when the tools
-/// are missing: these tests never skip.
+/// The CUDA root: `CUDA_ROOT`, else `<repo>/.tools/cuda`. Panics (the test
+/// fails, never skips) when ptxas or nvdisasm is missing.
 pub fn cuda_root() -> PathBuf {
     let root = std::env::var_os("CUDA_ROOT")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".tools/cuda"));
-    assert!(
-        root.join("bin/ptxas").is_file(),
-        "NVIDIA tools not found under {} (run scripts/setup.sh or set CUDA_ROOT)",
-        root.display()
-    );
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/cuda"));
+    for tool in ["ptxas", "nvdisasm"] {
+        let p = root.join("bin").join(tool);
+        assert!(
+            p.is_file(),
+            "{} is missing: run scripts/setup.sh or set CUDA_ROOT",
+            p.display()
+        );
+    }
     root
+}
+
+/// The real tools.
+pub fn toolkit() -> tileiras::toolchain::Toolkit {
+    let root = cuda_root();
+    tileiras::toolchain::Toolkit::from_paths(root.join("bin/ptxas"), root.join("bin/nvdisasm"))
+}
+
+/// The shared corpus folder: `TILEIRAS_CORPUS`, else `../shared/corpus`
+/// next to the checkout, else `shared/corpus` in the nearest ancestor that
+/// has one (a worktree sits one level deeper than the main checkout).
+pub fn corpus() -> PathBuf {
+    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
+        return PathBuf::from(p);
+    }
+    let direct = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if direct.is_dir() {
+        return direct;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared/corpus"))
+        .find(|p| p.is_dir())
+        .unwrap_or(direct)
+}
+
+/// A corpus PTX file's text.
+pub fn corpus_ptx(kernel: &str, sm: &str) -> String {
+    let p = corpus().join(kernel).join(format!("ref.{sm}.ptx"));
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Copies `tests/fake-tools/<script>` into a fresh folder as an executable
+/// named `name`; returns the folder (kept alive) and the tool's path.
+pub fn fake_tool(script: &str, name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fake-tools")
+        .join(script);
+    let dst = dir.path().join(name);
+    std::fs::copy(&src, &dst).unwrap();
+    std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, dst)
+}
+
+/// Whether process `pid` still exists (a zombie counts).
+pub fn process_exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Reads a pid a fake tool wrote into `file`.
+pub fn read_pid(file: &Path) -> u32 {
+    std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The entries of a folder.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
 
 /// A scratch directory removed when dropped.
