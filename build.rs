@@ -9,7 +9,6 @@ fn main() {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libtileiras.so");
     }
     println!("cargo:rerun-if-changed=src/capi");
-    println!("cargo:rerun-if-changed=src/error.rs");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let config =
         cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml is valid");
