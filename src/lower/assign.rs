@@ -5,11 +5,17 @@
 //! demanded of its result on to its operands (elementwise ops unchanged,
 //! `broadcast` collapses the broadcast dimensions, `reshape` reinterprets
 //! the coordinates). Values nobody constrains get the default blocked layout.
+//!
+//! Before that, matrix multiplies seed their accumulators with the layout
+//! their engine computes in (`ops::mma`), and the seed spreads along
+//! loop-carried values and `if` results, so an accumulator carried by a loop
+//! never leaves its registers.
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::facts::Fact;
 use super::layout::{Blocked, LinearLayout};
+use super::target::Target;
 use super::values::value_tile;
 use super::view::partition;
 use crate::ir::{Module, OpId, Opcode, ValueId};
@@ -28,12 +34,118 @@ pub fn assign(
     m: &Module,
     ops: &[OpId],
     facts: &HashMap<ValueId, Fact>,
+    target: Target,
     warps: u32,
-    max_bytes: u32,
 ) -> Layouts {
     let mut out: Layouts = HashMap::new();
-    assign_block(m, ops, facts, warps, max_bytes, &mut out);
+    seed_mma(m, ops, target, warps, &mut out);
+    assign_block(m, ops, facts, warps, target.max_access_bytes(), &mut out);
     out
+}
+
+/// Every op of `ops` and of the regions nested in them.
+fn all_ops(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+    let mut out = Vec::new();
+    let mut stack: Vec<OpId> = ops.iter().rev().copied().collect();
+    while let Some(id) = stack.pop() {
+        out.push(id);
+        for r in m.ops[id].regions.iter().rev() {
+            for b in r.blocks.iter().rev() {
+                stack.extend(b.ops.iter().rev().copied());
+            }
+        }
+    }
+    out
+}
+
+/// Seeds the accumulators of matrix multiplies with their engine's layout
+/// and spreads each seed over the values a loop or `if` ties to it (init,
+/// region argument, terminator operand, result).
+fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layouts) {
+    let all = all_ops(m, ops);
+    for &id in &all {
+        let op = &m.ops[id];
+        if !matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+            continue;
+        }
+        if let Some(l) = super::ops::mma::acc_layout(m, id, target, warps) {
+            let l = Rc::new(l);
+            if let Some(&r) = op.results.first() {
+                demand(out, r, l.clone());
+            }
+            if let Some(acc) = op.operand("acc") {
+                demand(out, acc, l);
+            }
+        }
+    }
+    if out.is_empty() {
+        return;
+    }
+    // Groups of values that must share a layout.
+    let mut groups: Vec<Vec<ValueId>> = Vec::new();
+    for &id in &all {
+        let op = &m.ops[id];
+        let (_, args) = region_ops(op, 0);
+        match op.opcode {
+            Opcode::For | Opcode::Loop => {
+                let inits = op.operand_group("initValues");
+                let skip = usize::from(op.opcode == Opcode::For);
+                let mut exits = Vec::new();
+                loop_exits(m, op, &mut exits);
+                for (i, &init) in inits.iter().enumerate() {
+                    let mut g = vec![init];
+                    g.extend(args.get(i + skip).copied());
+                    if op.opcode == Opcode::For {
+                        g.extend(op.results.get(i).copied());
+                    }
+                    for &t in &exits {
+                        if m.ops[t].opcode == Opcode::Continue {
+                            g.extend(m.ops[t].operands.get(i).copied());
+                        }
+                    }
+                    groups.push(g);
+                }
+                if op.opcode == Opcode::Loop {
+                    for &t in exits.iter().filter(|&&t| m.ops[t].opcode == Opcode::Break) {
+                        for (v, r) in m.ops[t].operands.iter().zip(&op.results) {
+                            groups.push(vec![*v, *r]);
+                        }
+                    }
+                }
+            }
+            Opcode::If => {
+                for k in 0..op.regions.len() {
+                    let (ops, _) = region_ops(op, k);
+                    for &t in &ops {
+                        if m.ops[t].opcode == Opcode::Yield {
+                            for (v, r) in m.ops[t].operands.iter().zip(&op.results) {
+                                groups.push(vec![*v, *r]);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Spread until nothing changes (each pass seeds at least one value).
+    loop {
+        let mut changed = false;
+        for g in &groups {
+            let Some(l) = g.iter().find_map(|v| out.get(v).cloned()) else {
+                continue;
+            };
+            for &v in g {
+                if !out.contains_key(&v) && value_tile(m, v).is_some_and(|(s, _)| s == l.shape) {
+                    out.insert(v, l.clone());
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
 }
 
 fn demand(out: &mut Layouts, v: ValueId, l: Rc<LinearLayout>) {

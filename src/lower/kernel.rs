@@ -301,9 +301,9 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
             location: m.location(entry),
         })?;
     let target = Target::new(options.gpu);
-    let warps = target.elementwise_warps();
+    let warps = super::ops::mma::entry_warps(m, &block.ops, target, target.elementwise_warps());
     let facts = analyze(m, &block.ops);
-    let layouts = assign(m, &block.ops, &facts, warps, target.max_access_bytes());
+    let layouts = assign(m, &block.ops, &facts, target, warps);
     let mut l = Lowerer {
         m,
         target,

@@ -1,426 +1,77 @@
-//! `mmaf` / `mmai` without tensor cores: both operands are staged in
-//! shared memory and every thread runs a k-loop of FMAs for the
-//! accumulator elements its layout gives it. Correct for every element
-//! type and shape (2-D, or 3-D batched); the tensor-core paths (mma.sync,
-//! wgmma, tcgen05 fragment layouts) come later as layouts of their own.
-use std::collections::HashMap;
-
-use crate::ir::{OpId, Opcode, Scalar};
-use crate::lower::kernel::{class_of, Lowerer, Tile};
-use crate::lower::values::{value_tile, Elem};
+//! `mmaf` / `mmai`: picks the engine that computes each matrix multiply and
+//! hands the op to it.
+//!
+//! Engines, tried in order: `wgmma` (sm_90a warpgroup MMA from shared
+//! memory, [`wgmma`]), `mma.sync` (sm_80 and newer, [`mma_sync`]), and FMAs
+//! on the CUDA cores ([`mma_fma`]), which handles everything. An engine's
+//! plan fixes the accumulator's layout, which layout assignment seeds
+//! before anything else so loop-carried accumulators stay in registers.
+use crate::ir::{Module, OpId, Opcode};
+use crate::lower::kernel::Lowerer;
+use crate::lower::layout::LinearLayout;
+use crate::lower::target::Target;
 use crate::lower::LowerError;
-use crate::ptx::{Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
-use super::arith::enum_attr;
-use super::staging::{alloc, barrier, coordinates, write, Placement};
+use super::{mma_fma, mma_sync, wgmma};
 
-/// The type products are accumulated in.
-#[derive(Clone, Copy, PartialEq)]
-enum Acc {
-    F32,
-    F64,
-    S32,
+/// The engine chosen for one matrix multiply.
+pub enum Engine {
+    /// Warpgroup MMA (sm_90a).
+    Wgmma(wgmma::Plan),
+    /// Warp-level `mma.sync`.
+    MmaSync(mma_sync::Plan),
+    /// FMAs on the CUDA cores.
+    Fma,
 }
 
-/// Converts an element register to the accumulation type.
-fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<Reg, ()> {
-    let r = |x: Reg| Operand::Reg(x);
-    Ok(match (s, acc) {
-        (Scalar::F16, Acc::F32) => {
-            l.b.op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(v)])
-        }
-        (Scalar::BF16, Acc::F32) => super::arith::to_f32(l, s, v),
-        (Scalar::F32 | Scalar::TF32, Acc::F32)
-        | (Scalar::F64, Acc::F64)
-        | (Scalar::I32, Acc::S32) => v,
-        (Scalar::F8E5M2, Acc::F32) => {
-            let h = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B16],
-                Ty::B16,
-                vec![r(v), Operand::Imm(8)],
-            );
-            l.b.op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(h)])
-        }
-        (Scalar::F8E4M3FN, Acc::F32) => {
-            // s eeee mmm, bias 7; e = 0 subnormal (m * 2^-9); 0x7f NaN.
-            let w =
-                l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(v)]);
-            let mag = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(w), Operand::Imm(0x7f)],
-            );
-            let normal = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(mag), Operand::Imm(20)],
-            );
-            let normal = l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![r(normal), Operand::Imm(120 << 23)],
-            );
-            let m = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(w), Operand::Imm(7)],
-            );
-            let mf =
-                l.b.op(Opc::Cvt, &["rn"], &[Ty::F32, Ty::U32], Ty::F32, vec![r(m)]);
-            let sub = l.b.op(
-                Opc::Mul,
-                &["rn"],
-                &[Ty::F32],
-                Ty::F32,
-                vec![r(mf), Operand::F32((2f32).powi(-9).to_bits())],
-            );
-            let is_sub = l.b.op(
-                Opc::Setp,
-                &["lt"],
-                &[Ty::U32],
-                Ty::Pred,
-                vec![r(mag), Operand::Imm(8)],
-            );
-            let x = l.b.op(
-                Opc::Selp,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(sub), r(normal), r(is_sub)],
-            );
-            let is_nan = l.b.op(
-                Opc::Setp,
-                &["eq"],
-                &[Ty::U32],
-                Ty::Pred,
-                vec![r(mag), Operand::Imm(0x7f)],
-            );
-            let x = l.b.op(
-                Opc::Selp,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![Operand::Imm(0x7fff_ffff), r(x), r(is_nan)],
-            );
-            let sign = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(w), Operand::Imm(0x80)],
-            );
-            let sign = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(sign), Operand::Imm(24)],
-            );
-            l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(x), r(sign)])
-        }
-        (Scalar::I8, Acc::S32) => {
-            let t = if signed {
-                [Ty::S32, Ty::S8]
-            } else {
-                [Ty::U32, Ty::U8]
-            };
-            l.b.op(Opc::Cvt, &[], &t, Ty::S32, vec![r(v)])
-        }
-        _ => return Err(()),
-    })
+/// The engine for the `mmaf`/`mmai` op `id` in an entry of `warps` warps.
+pub fn engine(m: &Module, id: OpId, target: Target, warps: u32) -> Engine {
+    if let Some(p) = wgmma::plan(m, id, target, warps) {
+        return Engine::Wgmma(p);
+    }
+    if let Some(p) = mma_sync::plan(m, id, target, warps) {
+        return Engine::MmaSync(p);
+    }
+    Engine::Fma
 }
 
-/// Lowers `mmaf` and `mmai`.
-// The caches are filled by fallible code that also needs `l`; the entry API
-// would hold the map borrow across it.
-#[allow(clippy::map_entry, clippy::needless_range_loop)]
+/// The accumulator (and result) layout the op's engine needs, if it needs
+/// one.
+pub fn acc_layout(m: &Module, id: OpId, target: Target, warps: u32) -> Option<LinearLayout> {
+    match engine(m, id, target, warps) {
+        Engine::Wgmma(p) => Some(p.acc_layout()),
+        Engine::MmaSync(p) => Some(p.acc_layout()),
+        Engine::Fma => None,
+    }
+}
+
+/// The warps per tile block an entry whose body is `ops` wants: the most
+/// any of its matrix multiplies' engines asks for, else `default`.
+pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u32 {
+    let mut warps = default;
+    let mut stack: Vec<OpId> = ops.to_vec();
+    while let Some(id) = stack.pop() {
+        let op = &m.ops[id];
+        if matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+            let want = wgmma::preferred_warps(m, id, target)
+                .or_else(|| mma_sync::preferred_warps(m, id, target))
+                .unwrap_or(default);
+            warps = warps.max(want);
+        }
+        for r in &op.regions {
+            for b in &r.blocks {
+                stack.extend(b.ops.iter().copied());
+            }
+        }
+    }
+    warps
+}
+
+/// Lowers `mmaf` and `mmai` with the engine [`engine`] picks.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
-    let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
-        op.operand("lhs"),
-        op.operand("rhs"),
-        op.operand("acc"),
-        op.results.first(),
-    ) else {
-        return Err(l.unsupported(id));
-    };
-    let (
-        Some((ashape, Elem::Num(ae))),
-        Some((bshape, Elem::Num(be))),
-        Some((cshape, Elem::Num(ce))),
-    ) = (
-        value_tile(l.m, a_v),
-        value_tile(l.m, b_v),
-        value_tile(l.m, res),
-    )
-    else {
-        return Err(l.unsupported(id));
-    };
-    let rank = cshape.len();
-    if !(rank == 2 || rank == 3) || ashape.len() != rank || bshape.len() != rank {
-        return Err(l.unsupported_feature(id, "this rank"));
+    match engine(l.m, id, l.target, l.warps) {
+        Engine::Wgmma(p) => wgmma::lower(l, id, &p),
+        Engine::MmaSync(p) => mma_sync::lower(l, id, &p),
+        Engine::Fma => mma_fma::lower(l, id),
     }
-    let (m_d, n_d) = (rank - 2, rank - 1);
-    let kdim = ashape[rank - 1];
-    let acc_kind = match ce {
-        Scalar::F64 => Acc::F64,
-        Scalar::I32 => Acc::S32,
-        Scalar::F32 | Scalar::F16 | Scalar::BF16 => Acc::F32,
-        _ => return Err(l.unsupported_feature(id, "this accumulator type")),
-    };
-    let (acc_ty, fma_opc, fma_mods): (Ty, Opc, &[&'static str]) = match acc_kind {
-        Acc::F32 => (Ty::F32, Opc::Fma, &["rn"]),
-        Acc::F64 => (Ty::F64, Opc::Fma, &["rn"]),
-        Acc::S32 => (Ty::S32, Opc::Mad, &["lo"]),
-    };
-    let (sa, sb) = if op.opcode == Opcode::MmaI {
-        (
-            enum_attr(l, id, "signedness_lhs") != Some(0),
-            enum_attr(l, id, "signedness_rhs") != Some(0),
-        )
-    } else {
-        (true, true)
-    };
-    let layout = l.layout_of(res);
-    let acc_in = l.tile_in(id, c_v, &layout)?;
-    let a = l.tile(id, a_v)?;
-    let b = l.tile(id, b_v)?;
-    let abuf = alloc(l, &ashape, Elem::Num(ae))?;
-    let bbuf = alloc(l, &bshape, Elem::Num(be))?;
-    write(l, &a, &abuf, &Placement::identity(rank));
-    write(l, &b, &bbuf, &Placement::identity(rank));
-    barrier(l);
-    // Accumulator variables, initialised from the acc operand.
-    let n = layout.num_registers();
-    let mut accs: Vec<Option<Reg>> = vec![None; n];
-    for r in 0..n {
-        if layout.canonical_register(r) != r {
-            continue;
-        }
-        let v = to_acc(l, ce, true, acc_in.regs[r], acc_kind)
-            .map_err(|_| l.unsupported_feature(id, "this accumulator type"))?;
-        let var = l.b.reg(RegClass::for_bits(acc_ty.bits()));
-        l.b.copy(var, v);
-        accs[r] = Some(var);
-    }
-    // Row addresses in A (by batch, m) and column addresses in B (by batch, n).
-    let coords = coordinates(l, &layout);
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
-    );
-    let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::new();
-    let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::new();
-    let mut plan = Vec::new();
-    for r in 0..n {
-        if accs[r].is_none() {
-            continue;
-        }
-        let c = layout.apply(r, 0);
-        let bt = if rank == 3 { c[0] } else { 0 };
-        let key_a = (bt, c[m_d]);
-        let key_b = (bt, c[n_d]);
-        if !a_rows.contains_key(&key_a) {
-            // ((batch * M + m) * K) * slot
-            let mut idx = coords[r][m_d];
-            if rank == 3 {
-                idx = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![
-                        Operand::Reg(coords[r][0]),
-                        Operand::Imm(ashape[1]),
-                        Operand::Reg(idx),
-                    ],
-                );
-            }
-            let off = l.b.op(
-                Opc::Mul,
-                &["lo"],
-                &[Ty::U32],
-                Ty::U32,
-                vec![Operand::Reg(idx), Operand::Imm(kdim * abuf.slot)],
-            );
-            let off = l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![Operand::Reg(off), Operand::Imm(abuf.offset)],
-            );
-            a_rows.insert(
-                key_a,
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![Operand::Reg(base), Operand::Reg(off)],
-                ),
-            );
-        }
-        if !b_cols.contains_key(&key_b) {
-            // (batch * K * N + n) * slot
-            let mut idx = coords[r][n_d];
-            if rank == 3 {
-                idx = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![
-                        Operand::Reg(coords[r][0]),
-                        Operand::Imm(kdim * bshape[2]),
-                        Operand::Reg(idx),
-                    ],
-                );
-            }
-            let off = l.b.op(
-                Opc::Mul,
-                &["lo"],
-                &[Ty::U32],
-                Ty::U32,
-                vec![Operand::Reg(idx), Operand::Imm(bbuf.slot)],
-            );
-            let off = l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![Operand::Reg(off), Operand::Imm(bbuf.offset)],
-            );
-            b_cols.insert(
-                key_b,
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![Operand::Reg(base), Operand::Reg(off)],
-                ),
-            );
-        }
-        plan.push((r, key_a, key_b));
-    }
-    // The k-loop.
-    let k = l.b.reg(RegClass::B32);
-    l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], vec![Operand::Imm(0)]);
-    l.b.begin_loop();
-    let go = l.b.op(
-        Opc::Setp,
-        &["lt"],
-        &[Ty::U32],
-        Ty::Pred,
-        vec![Operand::Reg(k), Operand::Imm(kdim)],
-    );
-    l.b.begin_loop_body(go, true);
-    let load = |l: &mut Lowerer,
-                addr: Reg,
-                step: i64,
-                slot: i64,
-                s: Scalar,
-                signed: bool|
-     -> Result<Reg, ()> {
-        let a = l.b.op(
-            Opc::Mad,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(k),
-                Operand::Imm(step * slot),
-                Operand::Reg(addr),
-            ],
-        );
-        let ty = match slot {
-            8 => Ty::B64,
-            2 => Ty::B16,
-            1 => Ty::B8,
-            _ => Ty::B32,
-        };
-        let d = l.b.reg(RegClass::for_bits(ty.bits().max(16)));
-        l.b.push(crate::ptx::Inst::new(
-            Opc::Ld,
-            &["shared"],
-            &[ty],
-            vec![Operand::Reg(d)],
-            vec![Operand::Addr(a, 0)],
-        ));
-        to_acc(l, s, signed, d, acc_kind)
-    };
-    let mut a_vals: HashMap<(i64, i64), Reg> = HashMap::new();
-    let mut b_vals: HashMap<(i64, i64), Reg> = HashMap::new();
-    for (r, ka, kb) in plan {
-        if !a_vals.contains_key(&ka) {
-            let v = load(l, a_rows[&ka], 1, abuf.slot, ae, sa)
-                .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
-            a_vals.insert(ka, v);
-        }
-        if !b_vals.contains_key(&kb) {
-            let v = load(l, b_cols[&kb], bshape[rank - 1], bbuf.slot, be, sb)
-                .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
-            b_vals.insert(kb, v);
-        }
-        let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
-        l.b.op_into(
-            acc,
-            fma_opc,
-            fma_mods,
-            &[acc_ty],
-            vec![
-                Operand::Reg(a_vals[&ka]),
-                Operand::Reg(b_vals[&kb]),
-                Operand::Reg(acc),
-            ],
-        );
-    }
-    l.b.op_into(
-        k,
-        Opc::Add,
-        &[],
-        &[Ty::U32],
-        vec![Operand::Reg(k), Operand::Imm(1)],
-    );
-    l.b.end_loop();
-    barrier(l);
-    // Results in the accumulator's own type.
-    let mut regs: Vec<Reg> = Vec::with_capacity(n);
-    for r in 0..n {
-        let c = layout.canonical_register(r);
-        if c != r {
-            regs.push(regs[c]);
-            continue;
-        }
-        let v = accs[r].ok_or_else(|| l.unsupported(id))?;
-        let v = match ce {
-            Scalar::F16 | Scalar::BF16 => super::arith::from_f32(l, ce, v, "rn"),
-            _ => v,
-        };
-        regs.push(v);
-    }
-    let _ = class_of;
-    l.bind(
-        res,
-        Tile {
-            elem: Elem::Num(ce),
-            layout,
-            regs,
-        },
-    );
-    Ok(())
 }

@@ -9,11 +9,14 @@ pub mod math;
 pub mod math_f32;
 pub mod memory;
 pub mod mma;
+pub mod mma_fma;
+pub mod mma_sync;
 pub mod movement;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
 pub mod staging;
+pub mod wgmma;
 
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};
