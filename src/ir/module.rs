@@ -77,6 +77,35 @@ impl Module {
         self.debug_location(self.ops.try_get(op)?.debug?)
     }
 
+    /// Where the function holding `op` starts, as debuggers show a
+    /// function's prologue: the `scopeLine` of the subprogram enclosing the
+    /// op's location, column 0, in the location's file.
+    pub fn scope_location(&self, op: OpId) -> Option<Location> {
+        let mut id = self.ops.try_get(op)?.debug?;
+        let mut file = None;
+        for _ in 0..64 {
+            match self.debug.try_get(id)? {
+                DebugAttr::Loc {
+                    scope, filename, ..
+                } => {
+                    file = Some(filename.clone());
+                    id = *scope;
+                }
+                DebugAttr::CallSite { callee, .. } => id = *callee,
+                DebugAttr::LexicalBlock { scope, .. } => id = *scope,
+                DebugAttr::Subprogram { scope_line, .. } => {
+                    return Some(Location {
+                        file: file?,
+                        line: u32::try_from(*scope_line).unwrap_or(u32::MAX),
+                        column: 0,
+                    })
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// The type of a value.
     pub fn value_type(&self, v: super::op::ValueId) -> &Type {
         &self.types[self.values[v].ty]

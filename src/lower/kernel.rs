@@ -80,6 +80,8 @@ pub struct Lowerer<'m> {
     /// How many `if`s enclose the op being lowered.
     pub if_depth: usize,
     tid: Option<Reg>,
+    /// The module's `.file` table when building line info, else `None`.
+    files: Option<&'m mut Vec<String>>,
 }
 
 /// The register class of an element kind.
@@ -112,6 +114,37 @@ fn param_ty(e: Elem) -> ParamTy {
 }
 
 impl<'m> Lowerer<'m> {
+    /// Gives the instructions pushed from now on the source position of
+    /// `op`, when building line info and the op has one (else they keep the
+    /// current position). Returns the position it replaced.
+    pub fn set_loc(&mut self, op: OpId) -> Option<ptx::SrcLoc> {
+        let loc = self.m.location(op);
+        self.set_position(loc)
+    }
+
+    /// [`Lowerer::set_loc`] with the position `loc`.
+    fn set_position(&mut self, loc: Option<crate::diag::Location>) -> Option<ptx::SrcLoc> {
+        let before = self.b.loc;
+        let Some(files) = self.files.as_deref_mut() else {
+            return before;
+        };
+        if let Some(loc) = loc {
+            let file = match files.iter().position(|f| *f == loc.file) {
+                Some(i) => i,
+                None => {
+                    files.push(loc.file);
+                    files.len() - 1
+                }
+            };
+            self.b.loc = Some(ptx::SrcLoc {
+                file: u32::try_from(file + 1).unwrap_or(u32::MAX),
+                line: loc.line,
+                col: loc.column,
+            });
+        }
+        before
+    }
+
     /// The location-carrying unsupported error for `op`.
     pub fn unsupported(&self, op: OpId) -> LowerError {
         LowerError::Unsupported {
@@ -280,8 +313,15 @@ impl LinearLayout {
     }
 }
 
-/// Lowers the entry op `entry` to a PTX entry.
-pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::Entry, LowerError> {
+/// Lowers the entry op `entry` to a PTX entry. With `files` (line info
+/// builds), instructions carry the source position of the op they come
+/// from, and the files named are appended to `files`.
+pub fn lower_entry<'m>(
+    m: &'m Module,
+    entry: OpId,
+    options: &Options,
+    files: Option<&'m mut Vec<String>>,
+) -> Result<ptx::Entry, LowerError> {
     let op = &m.ops[entry];
     let name = match op.attr("sym_name") {
         Some(Attr::String(s)) => s.clone(),
@@ -320,7 +360,11 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
         strings: Vec::new(),
         sym_prefix: format!("__tile_fmt_{name}_"),
         tid: None,
+        files,
     };
+    // The prologue sits at the function's scope line, as NVIDIA's does.
+    let start = m.scope_location(entry).or_else(|| m.location(entry));
+    l.set_position(start);
 
     let mut params = Vec::new();
     for (i, &arg) in block.args.iter().enumerate() {
@@ -379,6 +423,14 @@ pub fn lower_entry(m: &Module, entry: OpId, options: &Options) -> Result<ptx::En
     l.tid();
     for &id in &block.ops {
         super::ops::lower_op(&mut l, id)?;
+    }
+    if let Some(&ret) = block
+        .ops
+        .iter()
+        .rev()
+        .find(|&&o| m.ops[o].opcode == crate::ir::Opcode::Return)
+    {
+        l.set_loc(ret);
     }
     l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
     let mut f = l.b.finish();

@@ -142,7 +142,7 @@ pub fn thread_bound(e: &ptx::Entry) -> ThreadBound {
                         .chain(&i.srcs)
                         .any(|o| matches!(o, ptx::Operand::Special(ptx::Special::TidX)))
             }
-            ptx::Line::Label(_) => false,
+            ptx::Line::Label(_) | ptx::Line::Loc(_) => false,
         });
     if dependent {
         ThreadBound::Exact

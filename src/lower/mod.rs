@@ -91,10 +91,13 @@ pub fn lower_module(
     let mut out = crate::ptx::Module::new(options);
     let mut entries = Vec::new();
     let mut notes = Vec::new();
+    let mut files = Vec::new();
+    let line_info = options.line_info || options.device_debug;
     for &id in module.top_level() {
         match module.ops[id].opcode {
             Opcode::Entry => {
-                let mut e = kernel::lower_entry(module, id, options)?;
+                let mut e =
+                    kernel::lower_entry(module, id, options, line_info.then_some(&mut files))?;
                 launch::plan(module, id, options, &mut e, &mut notes)?;
                 // The code lowers one CTA per tile block; a tile block of
                 // several CTAs (a cluster) would have each CTA redo the work.
@@ -139,5 +142,6 @@ pub fn lower_module(
     }
     out.items
         .extend(entries.into_iter().map(crate::ptx::Item::Entry));
+    out.files = files;
     Ok((out, notes))
 }

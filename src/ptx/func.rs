@@ -27,6 +27,8 @@ pub enum Line {
     Inst(Inst),
     /// A label `$L__BB0_<n>:`.
     Label(u32),
+    /// `.loc file line col`: the source position of the lines that follow.
+    Loc(super::inst::SrcLoc),
 }
 
 /// A `.visible .entry`.

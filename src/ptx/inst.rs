@@ -324,6 +324,18 @@ impl Opc {
     }
 }
 
+/// A source position for `.loc`: file number (of the module's `.file`
+/// table, from 1), line and column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SrcLoc {
+    /// The `.file` number.
+    pub file: u32,
+    /// Line (1-based; 0 where the source gives none).
+    pub line: u32,
+    /// Column.
+    pub col: u32,
+}
+
 /// One instruction: `@guard opc.mods.types dsts, srcs;`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Inst {
@@ -339,6 +351,8 @@ pub struct Inst {
     pub dsts: Vec<Operand>,
     /// Source operands.
     pub srcs: Vec<Operand>,
+    /// The source position it was lowered from (line info builds only).
+    pub loc: Option<SrcLoc>,
 }
 
 impl Inst {
@@ -357,6 +371,7 @@ impl Inst {
             tys: tys.to_vec(),
             dsts,
             srcs,
+            loc: None,
         }
     }
 

@@ -12,7 +12,7 @@ pub mod writer;
 
 pub use directives::LaunchDirectives;
 pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, LOCAL_SYMBOL, SHARED_SYMBOL};
-pub use inst::{Inst, Opc, Operand, Reg, RegClass, Special, Ty};
+pub use inst::{Inst, Opc, Operand, Reg, RegClass, Special, SrcLoc, Ty};
 pub use writer::Writer;
 
 /// The PTX ISA version written in `.version` (what ptxas 13.5 reads, and
@@ -40,6 +40,8 @@ pub struct Module {
     pub gpu: Gpu,
     /// Whether `.target` carries `, debug` (full device debug info).
     pub debug: bool,
+    /// Source files `.loc` lines name, numbered from 1 (`.file N "name"`).
+    pub files: Vec<String>,
     /// Top-level items.
     pub items: Vec<Item>,
 }
@@ -53,6 +55,7 @@ impl Module {
             // none are emitted yet: `-g` builds are unoptimized, without
             // the debug flag.
             debug: false,
+            files: Vec::new(),
             items: Vec::new(),
         }
     }
@@ -73,6 +76,9 @@ impl Module {
             if self.debug { ", debug" } else { "" }
         );
         let _ = writeln!(s, ".address_size 64");
+        for (i, f) in self.files.iter().enumerate() {
+            let _ = writeln!(s, "\t.file\t{} \"{}\"", i + 1, ptx_string(f));
+        }
         let mut w = Writer::new(s);
         for item in &self.items {
             let _ = w.into_inner_ref().write_char('\n');
@@ -85,6 +91,23 @@ impl Module {
         }
         w.into_inner()
     }
+}
+
+/// `s` as the text of a PTX string literal (quotes and backslashes
+/// escaped, control characters dropped).
+fn ptx_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

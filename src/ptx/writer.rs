@@ -112,6 +112,7 @@ impl<W: Write> Writer<W> {
         for line in &e.body {
             match line {
                 Line::Label(l) => writeln!(self.out, "$L__BB0_{l}:")?,
+                Line::Loc(l) => writeln!(self.out, "\t.loc\t{} {} {}", l.file, l.line, l.col)?,
                 Line::Inst(i) if i.opc == super::inst::Opc::Vprintf => self.vprintf(i)?,
                 Line::Inst(i) => {
                     self.out.write_char('\t')?;

@@ -26,6 +26,14 @@ use crate::ptx::{Opc, Operand, Reg, Special, Ty};
 
 /// Lowers one op of the entry body.
 pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let before = l.set_loc(id);
+    let r = lower_op_here(l, id);
+    l.b.loc = before;
+    r
+}
+
+/// Lowers one op at the current source position.
+fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
     let opcode = op.opcode;
     if is_structural(opcode) {

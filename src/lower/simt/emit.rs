@@ -3,20 +3,35 @@
 use std::collections::HashMap;
 
 use super::{Function, Stmt};
-use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass};
+use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass, SrcLoc};
 
 /// The PTX body of `f` and the highest register number used per class.
 pub fn emit(f: &Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
     let mut lines = Vec::new();
     let mut next_label = 0;
-    flatten(&f.body, &mut lines, &mut next_label, &mut Vec::new());
+    flatten(&f.body, &mut lines, &mut next_label, &mut Vec::new(), &mut None);
     renumber(&mut lines)
 }
 
-fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32, loops: &mut Vec<(u32, u32)>) {
+/// Appends `body` to `out`; `loc` is the source position of the last
+/// `.loc` line written (a new one precedes each instruction whose position
+/// differs).
+fn flatten(
+    body: &[Stmt],
+    out: &mut Vec<Line>,
+    next_label: &mut u32,
+    loops: &mut Vec<(u32, u32)>,
+    loc: &mut Option<SrcLoc>,
+) {
     for s in body {
         match s {
-            Stmt::Inst(i) => out.push(Line::Inst(i.clone())),
+            Stmt::Inst(i) => {
+                if i.loc.is_some() && i.loc != *loc {
+                    *loc = i.loc;
+                    out.extend(i.loc.map(Line::Loc));
+                }
+                out.push(Line::Inst(i.clone()));
+            }
             Stmt::Break => {
                 if let Some(&(_, end)) = loops.last() {
                     out.push(branch(end, None));
@@ -36,14 +51,14 @@ fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32, loops: &mut
                 // Skip the then-branch unless pred == run_when.
                 let skip = fresh(next_label);
                 out.push(branch(skip, Some((*pred, *run_when))));
-                flatten(body, out, next_label, loops);
+                flatten(body, out, next_label, loops, loc);
                 if else_body.is_empty() {
                     out.push(Line::Label(skip));
                 } else {
                     let end = fresh(next_label);
                     out.push(branch(end, None));
                     out.push(Line::Label(skip));
-                    flatten(else_body, out, next_label, loops);
+                    flatten(else_body, out, next_label, loops, loc);
                     out.push(Line::Label(end));
                 }
             }
@@ -56,10 +71,10 @@ fn flatten(body: &[Stmt], out: &mut Vec<Line>, next_label: &mut u32, loops: &mut
                 let head = fresh(next_label);
                 let end = fresh(next_label);
                 out.push(Line::Label(head));
-                flatten(header, out, next_label, loops);
+                flatten(header, out, next_label, loops, loc);
                 out.push(branch(end, Some((*pred, *run_when))));
                 loops.push((head, end));
-                flatten(body, out, next_label, loops);
+                flatten(body, out, next_label, loops, loc);
                 loops.pop();
                 out.push(branch(head, None));
                 out.push(Line::Label(end));

@@ -9,7 +9,7 @@
 pub mod emit;
 pub mod opt;
 
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, SrcLoc, Ty};
 
 /// A statement of the SIMT IR.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +78,9 @@ enum Frame {
 /// Builds a [`Function`], keeping a stack of open constructs.
 #[derive(Debug, Default)]
 pub struct Builder {
+    /// The source position given to the instructions pushed from now on
+    /// (line info builds only).
+    pub loc: Option<SrcLoc>,
     next_reg: u32,
     stack: Vec<Frame>,
     body: Vec<Stmt>,
@@ -118,7 +121,10 @@ impl Builder {
     }
 
     /// Appends an instruction.
-    pub fn push(&mut self, inst: Inst) {
+    pub fn push(&mut self, mut inst: Inst) {
+        if inst.loc.is_none() {
+            inst.loc = self.loc;
+        }
         self.current().push(Stmt::Inst(inst));
     }
 

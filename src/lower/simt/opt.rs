@@ -222,6 +222,7 @@ fn cse_in(
                 let d = i.defs()[0];
                 let mut key = i.clone();
                 key.dsts = vec![Operand::Imm(i64::from(d.class as u8))];
+                key.loc = None;
                 if let Some(prev) = scopes.iter().rev().find_map(|m| m.get(&key)) {
                     rename.insert(d, *prev);
                 } else if let Some(top) = scopes.last_mut() {
