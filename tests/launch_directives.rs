@@ -28,6 +28,7 @@ fn module(gpu: Gpu, d: &LaunchDirectives, params: Vec<Param>) -> String {
         local_bytes: 0,
         strings: Vec::new(),
         body: vec![Line::Inst(Inst::new(Opc::Ret, &[], &[], vec![], vec![]))],
+        decl: None,
     }));
     m.to_text()
 }
@@ -561,6 +562,7 @@ fn thread_bound_follows_what_the_body_needs() {
         local_bytes: 0,
         strings: Vec::new(),
         body,
+        decl: None,
     };
     let ret = Line::Inst(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
     // The same work in every thread: any count up to 128 is fine.

@@ -216,6 +216,7 @@ fn parameter_overflow_is_diagnosed_at_the_entry() {
         local_bytes: 0,
         strings: Vec::new(),
         body: Vec::new(),
+        decl: None,
     };
     let err =
         tileiras::lower::launch::plan(&m, entry, &options(Gpu::Sm90), &mut e, &mut Vec::new())

@@ -11,7 +11,9 @@ use tileiras::ir::Module;
 use tileiras::options::{Gpu, Options};
 
 fn module(name: &str) -> Module {
-    let path = common::corpus().join(name).join(format!("{name}.v13_3.tileir"));
+    let path = common::corpus()
+        .join(name)
+        .join(format!("{name}.v13_3.tileir"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     tileiras::bytecode::read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
@@ -43,12 +45,22 @@ fn locs(ptx: &str) -> Vec<(u32, u32)> {
 
 #[test]
 fn loc_lines_are_the_positions_of_the_ops() {
-    for name in ["vadd_f32_contig", "for_loop_carried_f32", "softmax_rows_f32"] {
+    for name in [
+        "vadd_f32_contig",
+        "for_loop_carried_f32",
+        "softmax_rows_f32",
+    ] {
         let m = module(name);
         let plain = lower(&m, false);
-        assert!(!plain.contains(".loc") && !plain.contains(".file"), "{name}");
+        assert!(
+            !plain.contains(".loc") && !plain.contains(".file"),
+            "{name}"
+        );
         let ptx = lower(&m, true);
-        assert!(ptx.contains("\t.file\t1 \"kernels.py\"\n"), "{name}:\n{ptx}");
+        assert!(
+            ptx.contains("\t.file\t1 \"kernels.py\"\n"),
+            "{name}:\n{ptx}"
+        );
         // The prologue is at the function's scope line, column 0, as
         // NVIDIA's tileiras puts it.
         let entry = m.top_level()[0];
@@ -62,7 +74,10 @@ fn loc_lines_are_the_positions_of_the_ops() {
             .map(|l| (l.line, l.column))
             .collect();
         assert!(found.len() >= 3, "{name}: {found:?}");
-        assert!(found.is_subset(&known), "{name}: {found:?} not in {known:?}");
+        assert!(
+            found.is_subset(&known),
+            "{name}: {found:?} not in {known:?}"
+        );
         // A new `.loc` only where the position changes.
         let all = locs(&ptx);
         let body: Vec<&str> = ptx
@@ -102,7 +117,11 @@ fn ptxas_builds_line_tables_from_them() {
         .arg(&cubin)
         .output()
         .expect("ptxas runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dis = Command::new(bin.join("nvdisasm"))
         .args(["-g", "-c"])
         .arg(&cubin)
@@ -124,4 +143,53 @@ fn ptxas_builds_line_tables_from_them() {
 fn line_info_ptx_runs_in_the_emulator() {
     let ptx = lower(&module("vadd_f32_contig"), true);
     ptx_emu::Module::parse(&ptx).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+}
+
+#[test]
+fn device_debug_builds_carry_dwarf_that_ptxas_keeps() {
+    let m = module("for_loop_carried_f32");
+    let options = Options {
+        gpu: Gpu::Sm90,
+        device_debug: true,
+        opt_level: 0,
+        ..Default::default()
+    };
+    let ptx = tileiras::lower::lower(&m, &options).expect("lowers");
+    assert!(ptx.contains(".target sm_90a, debug\n"), "{ptx}");
+    assert!(ptx.contains("$L__func_begin0:\n") && ptx.contains("$L__func_end0:\n}"));
+    assert!(
+        ptx.contains("\t.section\t.debug_abbrev\n") && ptx.contains("\t.section\t.debug_info\n")
+    );
+    ptx_emu::Module::parse(&ptx).unwrap_or_else(|e| panic!("{e}"));
+    // ptxas runs as the CLI runs it (no -g: the debug info is in the PTX).
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (p, cubin) = (tmp.path().join("k.ptx"), tmp.path().join("k.cubin"));
+    std::fs::write(&p, &ptx).expect("write");
+    let out = Command::new(common::cuda_root().join("bin/ptxas"))
+        .args(["-arch", "sm_90a", "--opt-level", "0"])
+        .arg(&p)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .expect("ptxas runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    use object::{Object, ObjectSection};
+    let bytes = std::fs::read(&cubin).expect("cubin");
+    let elf = object::File::parse(&*bytes).expect("ELF");
+    let info = elf
+        .section_by_name(".debug_info")
+        .and_then(|s| s.data().ok().map(<[u8]>::to_vec))
+        .expect(".debug_info");
+    let name = b"for_loop_carried_f32\0";
+    assert!(info.windows(name.len()).any(|w| w == name));
+    assert!(info.windows(11).any(|w| w == b"kernels.py\0"));
+    // Version 2 unit whose length covers the section.
+    let len = u32::from_le_bytes(info[..4].try_into().expect("4 bytes")) as usize;
+    assert_eq!(len + 4, info.len());
+    assert_eq!(&info[4..6], &[2, 0]);
+    assert!(elf.section_by_name(".debug_line").is_some());
 }

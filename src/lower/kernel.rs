@@ -365,6 +365,7 @@ pub fn lower_entry<'m>(
     // The prologue sits at the function's scope line, as NVIDIA's does.
     let start = m.scope_location(entry).or_else(|| m.location(entry));
     l.set_position(start);
+    let decl = l.b.loc;
 
     let mut params = Vec::new();
     for (i, &arg) in block.args.iter().enumerate() {
@@ -447,6 +448,7 @@ pub fn lower_entry<'m>(
         local_bytes: l.local_bytes,
         strings: l.strings,
         body,
+        decl,
     })
 }
 

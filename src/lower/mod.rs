@@ -15,6 +15,10 @@
 //!         ─ text                                                       crate::ptx::Writer
 //! ```
 //!
+//! With `--lineinfo` or `-g`, every instruction carries the source position
+//! of the op it was lowered from (`Lowerer::set_loc`), and the PTX gets
+//! `.file`/`.loc` lines; `-g` adds the DWARF compile unit (`ptx::dwarf`).
+//!
 //! Data moves between threads by warp shuffles (reductions) or through a
 //! shared-memory scratch array (`ops/staging.rs`: layout conversions,
 //! permute/cat/extract/insert, pack/unpack, cross-warp reductions, scans,

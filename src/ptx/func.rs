@@ -55,6 +55,8 @@ pub struct Entry {
     pub strings: Vec<(String, Vec<u8>)>,
     /// The body.
     pub body: Vec<Line>,
+    /// Where the function is declared in the source (`-g` builds).
+    pub decl: Option<super::inst::SrcLoc>,
 }
 
 /// The name of an entry's local `vprintf` argument buffer.

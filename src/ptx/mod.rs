@@ -5,6 +5,7 @@ use std::fmt::Write;
 use crate::options::{Gpu, Options};
 
 pub mod directives;
+pub mod dwarf;
 pub mod func;
 pub mod inst;
 pub mod params;
@@ -51,10 +52,7 @@ impl Module {
     pub fn new(options: &Options) -> Module {
         Module {
             gpu: options.gpu,
-            // ptxas rejects `.target ..., debug` without DWARF sections, and
-            // none are emitted yet: `-g` builds are unoptimized, without
-            // the debug flag.
-            debug: false,
+            debug: options.device_debug,
             files: Vec::new(),
             items: Vec::new(),
         }
@@ -79,7 +77,7 @@ impl Module {
         for (i, f) in self.files.iter().enumerate() {
             let _ = writeln!(s, "\t.file\t{} \"{}\"", i + 1, ptx_string(f));
         }
-        let mut w = Writer::new(s);
+        let mut w = Writer::new(s).with_debug(self.debug);
         for item in &self.items {
             let _ = w.into_inner_ref().write_char('\n');
             let _ = match item {
@@ -89,7 +87,25 @@ impl Module {
                 Item::Bytes(name, bytes) => w.bytes(name, bytes),
             };
         }
-        w.into_inner()
+        let mut s = w.into_inner();
+        if self.debug {
+            let subs: Vec<dwarf::Subprogram<'_>> = self
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Entry(e) => Some(dwarf::Subprogram {
+                        name: &e.name,
+                        decl: e.decl,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            let unit = self.files.first().map_or("", String::as_str);
+            let producer = format!("tileiras-rs {}", crate::VERSION);
+            s.push('\n');
+            s.push_str(&dwarf::sections(&producer, unit, &subs));
+        }
+        s
     }
 }
 
@@ -125,14 +141,12 @@ mod tests {
             text.contains("\n.version 9.5\n.target sm_100a\n.address_size 64\n"),
             "{text}"
         );
+        assert!(!text.contains(".section"));
         o.device_debug = true;
         o.opt_level = 0;
-        assert!(!Module::new(&o).to_text().contains(", debug"));
-        let debug = Module {
-            debug: true,
-            ..Module::new(&o)
-        };
-        assert!(debug.to_text().contains(".target sm_100a, debug\n"));
+        let debug = Module::new(&o).to_text();
+        assert!(debug.contains(".target sm_100a, debug\n"), "{debug}");
+        assert!(debug.contains("\t.section\t.debug_info\n"), "{debug}");
     }
 
     #[test]

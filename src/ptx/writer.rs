@@ -7,12 +7,26 @@ use super::inst::{Inst, Operand, Reg, Special};
 /// Writes PTX text into any [`fmt::Write`].
 pub struct Writer<W: Write> {
     out: W,
+    /// Whether entries get `$L__func_begin<n>`/`$L__func_end<n>` labels
+    /// for the debug info.
+    debug: bool,
+    /// Entries written so far.
+    entries: usize,
 }
 
 impl<W: Write> Writer<W> {
     /// A writer into `out`.
     pub fn new(out: W) -> Self {
-        Writer { out }
+        Writer {
+            out,
+            debug: false,
+            entries: 0,
+        }
+    }
+
+    /// The same writer, labelling entry bodies for debug info when `debug`.
+    pub fn with_debug(self, debug: bool) -> Self {
+        Writer { debug, ..self }
     }
 
     /// The underlying output, borrowed.
@@ -109,6 +123,11 @@ impl<W: Write> Writer<W> {
             )?;
         }
         writeln!(self.out)?;
+        let n = self.entries;
+        self.entries += 1;
+        if self.debug {
+            writeln!(self.out, "$L__func_begin{n}:")?;
+        }
         for line in &e.body {
             match line {
                 Line::Label(l) => writeln!(self.out, "$L__BB0_{l}:")?,
@@ -120,6 +139,9 @@ impl<W: Write> Writer<W> {
                     self.out.write_str(";\n")?;
                 }
             }
+        }
+        if self.debug {
+            writeln!(self.out, "$L__func_end{n}:")?;
         }
         writeln!(self.out, "}}")
     }

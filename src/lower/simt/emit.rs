@@ -9,7 +9,13 @@ use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass, SrcLoc};
 pub fn emit(f: &Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
     let mut lines = Vec::new();
     let mut next_label = 0;
-    flatten(&f.body, &mut lines, &mut next_label, &mut Vec::new(), &mut None);
+    flatten(
+        &f.body,
+        &mut lines,
+        &mut next_label,
+        &mut Vec::new(),
+        &mut None,
+    );
     renumber(&mut lines)
 }
 
