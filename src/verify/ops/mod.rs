@@ -4,7 +4,7 @@
 //! `reduce`/`scan` bodies, views and entries. The module doc of
 //! [`super`] lists them all; messages are NVIDIA's.
 //!
-//! [`check_op`] dispatches by opcode; the rules live by theme in `attrs`,
+//! `check_op` dispatches by opcode; the rules live by theme in `attrs`,
 //! `views`, `control` and `shapes`.
 use super::fmt::{shape as fmt_shape, ty as fmt_ty, tys as fmt_tys};
 use super::types::{
