@@ -25,7 +25,11 @@ const TF32_ROUNDS: bool = true;
 /// Our PTX for the kernel, lowered from its TileIR bytecode.
 fn ptx_source(name: &str) -> String {
     let dir = kernels::corpus().join(name);
-    let path = ["v13_3", "v13_4"]
+    let versions = match BYTECODE.with(std::cell::Cell::get) {
+        Some(v) => vec![v],
+        None => vec!["v13_3", "v13_4"],
+    };
+    let path = versions
         .iter()
         .map(|v| dir.join(format!("{name}.{v}.tileir")))
         .find(|p| p.exists())
@@ -44,4 +48,23 @@ fn ptx_source(name: &str) -> String {
     tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+thread_local! {
+    /// The bytecode version a test runs instead of the primary file.
+    static BYTECODE: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+}
+
 kernels::common_kernel_tests!();
+
+/// Bytecode 13.1 has no print tokens: cuTile serialises prints with a
+/// spin lock on a module `global` (`print_mutex`, taken with `atomic_cas`
+/// through `get_global`), which this runs.
+#[test]
+fn print_debug_i32_v13_1_with_a_global_mutex() {
+    BYTECODE.with(|b| b.set(Some("v13_1")));
+    let ptx = ptx_source("print_debug_i32");
+    assert!(
+        ptx.contains(".global .align 4 .b8 print_mutex[4] = {1, 0, 0, 0};"),
+        "{ptx}"
+    );
+    kernels::print_debug_i32();
+}

@@ -27,6 +27,7 @@
 //! [`LowerError::Unsupported`] naming the op and its source location.
 pub mod assign;
 pub mod facts;
+pub mod globals;
 pub mod kernel;
 pub mod launch;
 pub mod layout;
@@ -97,8 +98,10 @@ pub fn lower_module(
     let mut notes = Vec::new();
     let mut files = Vec::new();
     let line_info = options.line_info || options.device_debug;
+    let mut globals = Vec::new();
     for &id in module.top_level() {
         match module.ops[id].opcode {
+            Opcode::Global => globals.push(globals::lower_global(module, id)?),
             Opcode::Entry => {
                 let mut e =
                     kernel::lower_entry(module, id, options, line_info.then_some(&mut files))?;
@@ -142,8 +145,11 @@ pub fn lower_module(
                 align: 8,
                 size: 64,
                 visible: true,
+                init: None,
             }));
     }
+    out.items
+        .extend(globals.into_iter().map(crate::ptx::Item::Global));
     out.items
         .extend(entries.into_iter().map(crate::ptx::Item::Entry));
     out.files = files;

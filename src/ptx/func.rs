@@ -76,4 +76,6 @@ pub struct GlobalBytes {
     pub size: u32,
     /// `.visible` linkage.
     pub visible: bool,
+    /// Initial bytes (`size` of them), else zero-initialised.
+    pub init: Option<Vec<u8>>,
 }

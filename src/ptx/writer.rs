@@ -41,14 +41,22 @@ impl<W: Write> Writer<W> {
 
     /// A module-scope global byte array.
     pub fn global(&mut self, g: &GlobalBytes) -> fmt::Result {
-        writeln!(
+        write!(
             self.out,
-            "{}.global .align {} .b8 {}[{}];",
+            "{}.global .align {} .b8 {}[{}]",
             if g.visible { ".visible " } else { "" },
             g.align,
             g.name,
             g.size
-        )
+        )?;
+        if let Some(init) = &g.init {
+            self.out.write_str(" = {")?;
+            for (k, b) in init.iter().enumerate() {
+                write!(self.out, "{}{b}", if k == 0 { "" } else { ", " })?;
+            }
+            self.out.write_char('}')?;
+        }
+        writeln!(self.out, ";")
     }
 
     /// The `.extern` declaration of `vprintf`.

@@ -262,6 +262,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::AddI
         | Opcode::SubI
         | Opcode::MulI
+        | Opcode::MulhiI
         | Opcode::AndI
         | Opcode::OrI
         | Opcode::XOrI
@@ -420,6 +421,7 @@ fn int_binary(
     let sty = int_ty(s, true).ok_or_else(|| l.unsupported(id))?;
     let ty = int_ty(s, signed).ok_or_else(|| l.unsupported(id))?;
     let bty = Ty::from_bits(bits);
+    let uty = int_ty(s, false).ok_or_else(|| l.unsupported(id))?;
     let rounding = enum_attr(l, id, "rounding").unwrap_or(1);
     let opcode = *opcode;
     elementwise(l, id, ops, move |l, r| {
@@ -427,6 +429,8 @@ fn int_binary(
             Opcode::AddI => (Opc::Add, vec![], sty),
             Opcode::SubI => (Opc::Sub, vec![], sty),
             Opcode::MulI => (Opc::Mul, vec!["lo"], sty),
+            // The high half of the unsigned product, as the spec defines it.
+            Opcode::MulhiI => (Opc::Mul, vec!["hi"], uty),
             Opcode::AndI => (Opc::And, vec![], bty),
             Opcode::OrI => (Opc::Or, vec![], bty),
             Opcode::XOrI => (Opc::Xor, vec![], bty),

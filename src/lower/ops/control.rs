@@ -311,6 +311,59 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
     Ok(())
 }
 
+/// Lowers `get_tensor_shape`: each dimension of the tensor view, static or
+/// the operand `make_tensor_view` took, as the (unsigned) result type.
+pub fn lower_tensor_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let src = op.operand("src").ok_or_else(|| l.unsupported(id))?;
+    let top = crate::lower::view::def_op(l.m, src)
+        .map(|t| &l.m.ops[t])
+        .filter(|t| t.opcode == Opcode::MakeTensorView)
+        .ok_or_else(|| l.unsupported_feature(id, "a tensor view not made by make_tensor_view"))?;
+    let Some(crate::ir::Type::TensorView { shape, .. }) = l.m.types.try_get(l.m.values[src].ty)
+    else {
+        return Err(l.unsupported(id));
+    };
+    let mut dynamic = top.operand_group("dynamicShape").iter().copied();
+    let shape = shape.clone();
+    for (&res, &dim) in op.results.iter().zip(&shape) {
+        let (_, elem) = value_tile(l.m, res).ok_or_else(|| l.unsupported(id))?;
+        let to = elem.bits();
+        let reg = if dim == crate::ir::DYNAMIC {
+            let v = dynamic.next().ok_or_else(|| l.unsupported(id))?;
+            let t = l.tile(id, v)?;
+            let from = t.elem.bits();
+            if from == to {
+                t.regs[0]
+            } else {
+                let uint = |bits: u32| match bits {
+                    0..=8 => Ty::U8,
+                    9..=16 => Ty::U16,
+                    17..=32 => Ty::U32,
+                    _ => Ty::U64,
+                };
+                let (dt, st) = (uint(to), uint(from));
+                let d = l.b.reg(crate::lower::kernel::class_of(elem));
+                l.b.op_into(d, Opc::Cvt, &[], &[dt, st], vec![Operand::Reg(t.regs[0])]);
+                d
+            }
+        } else {
+            let mask = if to >= 64 { u64::MAX } else { (1u64 << to) - 1 };
+            l.imm(elem, (dim as u64) & mask)
+        };
+        let layout = l.layout_of(res);
+        l.bind(
+            res,
+            Tile {
+                elem,
+                layout,
+                regs: vec![reg],
+            },
+        );
+    }
+    Ok(())
+}
+
 /// Lowers `loop`: runs its body until a `break`; `continue` starts the
 /// next iteration with new loop-carried values.
 pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {

@@ -3,7 +3,7 @@
 use crate::ir::{OpId, Opcode, Scalar};
 use crate::lower::kernel::Lowerer;
 use crate::lower::LowerError;
-use crate::ptx::{Opc, Operand, Reg, Ty};
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::{enum_attr, float_ty, from_f32, rounding, to_f32};
 use super::elementwise;
@@ -145,6 +145,27 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                 Ok(from_f32(l, s, d, "rn"))
             })
         }
+        Opcode::FPowI => {
+            let ne = ops
+                .get(1)
+                .and_then(|&v| crate::lower::values::value_tile(l.m, v))
+                .and_then(|(_, e)| e.scalar())
+                .ok_or_else(|| l.unsupported(id))?;
+            elementwise(l, id, &ops, |l, r| {
+                let x = if wide == Ty::F64 {
+                    r[0]
+                } else {
+                    to_f32(l, s, r[0])
+                };
+                let d = powi(l, wide, x, r[1], ne.bit_width())
+                    .ok_or_else(|| l.unsupported_feature(id, "this exponent type"))?;
+                Ok(if wide == Ty::F64 {
+                    d
+                } else {
+                    from_f32(l, s, d, "rn")
+                })
+            })
+        }
         Opcode::RemF if wide == Ty::F32 => elementwise(l, id, &ops, |l, r| {
             let a = to_f32(l, s, r[0]);
             let b = to_f32(l, s, r[1]);
@@ -153,4 +174,87 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
         }),
         _ => Err(l.unsupported(id)),
     }
+}
+
+/// `x^n` for an integer `n` of `bits` bits by repeated squaring, in `ty`
+/// (f32 or f64): `r = x` if `|n|` is odd else 1, then for each further bit
+/// of `|n|` square `x` and multiply it in where the bit is set; `1/r`
+/// (`rcp.rn`) for negative `n`. NVIDIA's tileiras computes `fpowi` the
+/// same way, so results agree bit for bit.
+fn powi(l: &mut Lowerer, ty: Ty, x: Reg, n: Reg, bits: u32) -> Option<Reg> {
+    let r = |x: Reg| Operand::Reg(x);
+    let (sty, bty) = match bits {
+        8 | 16 => (Ty::S16, Ty::B16),
+        32 => (Ty::S32, Ty::B32),
+        64 => (Ty::S64, Ty::B64),
+        _ => return None,
+    };
+    let one = if ty == Ty::F64 {
+        Operand::F64(1f64.to_bits())
+    } else {
+        Operand::F32(1f32.to_bits())
+    };
+    // |n| (the most negative n stays itself: as unsigned, its magnitude).
+    let nn = if bits == 8 {
+        // An i8 arrives in a 16-bit register; sign-extend its low byte.
+        l.b.op(Opc::Cvt, &[], &[Ty::S16, Ty::S8], Ty::S16, vec![r(n)])
+    } else {
+        n
+    };
+    let neg = l.b.op(Opc::Neg, &[], &[sty], sty, vec![r(nn)]);
+    let a0 = l.b.op(Opc::Max, &[], &[sty], sty, vec![r(nn), r(neg)]);
+    let uty = if bits == 64 { Ty::U64 } else { Ty::U32 };
+    let a0 = if bty == Ty::B16 {
+        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(a0)])
+    } else {
+        a0
+    };
+    let ubty = Ty::from_bits(uty.bits());
+    let low =
+        l.b.op(Opc::And, &[], &[ubty], ubty, vec![r(a0), Operand::Imm(1)]);
+    let odd = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[ubty],
+        Ty::Pred,
+        vec![r(low), Operand::Imm(0)],
+    );
+    let rv = l.b.reg(RegClass::for_bits(ty.bits()));
+    l.b.op_into(rv, Opc::Selp, &[], &[ty], vec![r(x), one, r(odd)]);
+    let xv = l.b.reg(RegClass::for_bits(ty.bits()));
+    l.b.copy(xv, x);
+    let av = l.b.reg(RegClass::for_bits(uty.bits()));
+    l.b.op_into(av, Opc::Shr, &[], &[uty], vec![r(a0), Operand::Imm(1)]);
+    l.b.begin_loop();
+    let more = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[ubty],
+        Ty::Pred,
+        vec![r(av), Operand::Imm(0)],
+    );
+    l.b.begin_loop_body(more, true);
+    l.b.op_into(xv, Opc::Mul, &["rn"], &[ty], vec![r(xv), r(xv)]);
+    let bit =
+        l.b.op(Opc::And, &[], &[ubty], ubty, vec![r(av), Operand::Imm(1)]);
+    let set = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[ubty],
+        Ty::Pred,
+        vec![r(bit), Operand::Imm(0)],
+    );
+    let p = l.b.op(Opc::Mul, &["rn"], &[ty], ty, vec![r(rv), r(xv)]);
+    l.b.op_into(rv, Opc::Selp, &[], &[ty], vec![r(p), r(rv), r(set)]);
+    l.b.op_into(av, Opc::Shr, &[], &[uty], vec![r(av), Operand::Imm(1)]);
+    l.b.end_loop();
+    let negative = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[sty],
+        Ty::Pred,
+        vec![r(nn), Operand::Imm(0)],
+    );
+    let inv = l.b.op(Opc::Rcp, &["rn"], &[ty], ty, vec![r(rv)]);
+    Some(l.b.op(Opc::Selp, &[], &[ty], ty, vec![r(inv), r(rv), r(negative)]))
 }

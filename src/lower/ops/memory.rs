@@ -461,11 +461,28 @@ fn padding_bits(e: Elem, pad: Option<Padding>) -> u64 {
     }
 }
 
-pub(super) fn check_ordering(l: &Lowerer, op: OpId) -> Result<(), LowerError> {
-    match l.m.ops[op].attr("memory_ordering_semantics") {
-        None | Some(Attr::Enum(_, 0)) => Ok(()),
-        _ => Err(l.unsupported_feature(op, "a non-weak memory ordering")),
-    }
+/// The PTX semantics and scope modifiers of a load's or store's memory
+/// ordering (`relaxed.gpu`, `acquire.cta`, ...); none for `weak`.
+pub(super) fn ordering(l: &Lowerer, op: OpId) -> Result<Vec<&'static str>, LowerError> {
+    let o = &l.m.ops[op];
+    let sem = match o.attr("memory_ordering_semantics") {
+        None | Some(Attr::Enum(_, 0)) => return Ok(Vec::new()),
+        Some(Attr::Enum(_, 1)) => "relaxed",
+        Some(Attr::Enum(_, 2)) => "acquire",
+        Some(Attr::Enum(_, 3)) => "release",
+        _ => return Err(l.unsupported_feature(op, "this memory ordering")),
+    };
+    let scope = match o.attr("memory_scope") {
+        Some(Attr::Enum(_, 0)) => "cta",
+        Some(Attr::Enum(_, 2)) => "sys",
+        _ => "gpu",
+    };
+    Ok(vec![sem, scope])
+}
+
+/// `ord` followed by `mods`: the modifiers of an ordered access.
+fn with_ordering(ord: &[&'static str], mods: Vec<&'static str>) -> Vec<&'static str> {
+    ord.iter().copied().chain(mods).collect()
 }
 
 pub(super) fn mem_ty(e: Elem) -> Result<Ty, ()> {
@@ -477,7 +494,7 @@ pub(super) fn mem_ty(e: Elem) -> Result<Ty, ()> {
 
 /// Lowers `load_view_tko`.
 pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
-    check_ordering(l, op)?;
+    let ord = ordering(l, op)?;
     let o = &l.m.ops[op];
     let (Some(view), Some(&res)) = (o.operand("view"), o.results.first()) else {
         return Err(l.unsupported(op));
@@ -524,6 +541,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             2 => (vec!["global", "v2"], Operand::Vec(dst.clone())),
             _ => (vec!["global", "v4"], Operand::Vec(dst.clone())),
         };
+        let mods = with_ordering(&ord, mods);
         l.b.push(Inst::new(Opc::Ld, &mods, &[ty], vec![dsts], vec![addr]));
         if oob.is_some() {
             l.b.end_if();
@@ -550,7 +568,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
 
 /// Lowers `store_view_tko`.
 pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
-    check_ordering(l, op)?;
+    let ord = ordering(l, op)?;
     let o = &l.m.ops[op];
     let (Some(view), Some(tile)) = (o.operand("view"), o.operand("tile")) else {
         return Err(l.unsupported(op));
@@ -590,6 +608,7 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
                 Operand::Vec(t.regs[r..r + 4].to_vec()),
             ),
         };
+        let mods = with_ordering(&ord, mods);
         l.b.push(Inst::new(Opc::St, &mods, &[ty], vec![], vec![addr, val]));
         if oob.is_some() {
             l.b.end_if();
@@ -606,7 +625,7 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
 /// skipped where the mask is false (the result is then the padding value,
 /// or zero without one).
 pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
-    check_ordering(l, op)?;
+    let ord = ordering(l, op)?;
     let o = l.m.ops[op].clone();
     let (Some(src), Some(&res)) = (o.operand("source"), o.results.first()) else {
         return Err(l.unsupported(op));
@@ -650,7 +669,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         }
         l.b.push(Inst::new(
             Opc::Ld,
-            &["global"],
+            &with_ordering(&ord, vec!["global"]),
             &[ty],
             vec![Operand::Reg(d)],
             vec![Operand::Addr(ptrs.regs[r], 0)],
@@ -667,7 +686,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
 /// Lowers `store_ptr_tko`: one store per element through a tile of
 /// pointers, skipped where the mask is false.
 pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
-    check_ordering(l, op)?;
+    let ord = ordering(l, op)?;
     let o = l.m.ops[op].clone();
     let (Some(dst), Some(val)) = (o.operand("destination"), o.operand("value")) else {
         return Err(l.unsupported(op));
@@ -693,7 +712,7 @@ pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         }
         l.b.push(Inst::new(
             Opc::St,
-            &["global"],
+            &with_ordering(&ord, vec!["global"]),
             &[ty],
             vec![],
             vec![Operand::Addr(ptrs.regs[r], 0), Operand::Reg(t.regs[r])],

@@ -21,7 +21,7 @@ pub mod wgmma;
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};
 use super::LowerError;
-use crate::ir::{OpId, Opcode, ValueId};
+use crate::ir::{Attr, OpId, Opcode, ValueId};
 use crate::ptx::{Opc, Operand, Reg, Special, Ty};
 
 /// Lowers one op of the entry body.
@@ -158,6 +158,29 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::Loop => control::lower_loop(l, id),
         Opcode::Yield | Opcode::Continue | Opcode::Break => control::lower_yield(l, id),
         Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
+        Opcode::GetTensorShape => control::lower_tensor_shape(l, id),
+        Opcode::GetGlobal => {
+            let (Some(Attr::String(name)), Some(&res)) = (op.attr("name"), op.results.first())
+            else {
+                return Err(l.unsupported(id));
+            };
+            let d = l.b.op(
+                Opc::Mov,
+                &[],
+                &[Ty::U64],
+                Ty::U64,
+                vec![Operand::Global(crate::lower::globals::ptx_name(name))],
+            );
+            l.bind(
+                res,
+                Tile {
+                    elem: Elem::Ptr,
+                    layout: std::rc::Rc::new(crate::lower::layout::LinearLayout::default_scalar()),
+                    regs: vec![d],
+                },
+            );
+            Ok(())
+        }
         Opcode::LoadPtrTko | Opcode::StorePtrTko => {
             if opcode == Opcode::LoadPtrTko {
                 memory::load_ptr(l, id)?;

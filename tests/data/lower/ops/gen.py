@@ -1,0 +1,145 @@
+# Writes runnable kernels for TileIR ops and attributes the cuTile corpus
+# does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
+# loads and stores), with cuTile's own bytecode encoders. Run with the cuTile
+# Python environment:  .tools/venv/bin/python tests/data/lower/ops/gen.py
+# tests/lower_ops.rs compiles each one and runs it in the PTX emulator.
+#
+# Every kernel takes global pointers (and i32 scalars) only, works on one
+# tile of N elements through pointer tiles (base + iota), and is launched
+# with one tile block.
+import os
+from cuda.tile._bytecode.writer import write_bytecode
+from cuda.tile._bytecode.version import BytecodeVersion
+from cuda.tile._bytecode import encodings as E
+from cuda.tile._bytecode.type import SimpleType
+from cuda.tile._bytecode.type_base import PtrAttr
+from cuda.tile._bytecode.debug_info import MISSING_DEBUG_ATTR_ID
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N = 128
+
+
+def kernel(name, version, params, body, globals_=()):
+    buf = bytearray()
+    with write_bytecode(1, buf, version) as w:
+        tt = w.type_table
+        for g in globals_:
+            g(w, tt)
+        ps = [tt.tile(p(tt), []) for p in params]
+        with w.function(name, ps, [], True, {}, MISSING_DEBUG_ATTR_ID) as fb:
+            body(fb.code_builder, tt, fb.parameters)
+            E.encode_ReturnOp(fb.code_builder, [])
+    with open(os.path.join(HERE, f"{name}.tileir"), "wb") as f:
+        f.write(buf)
+
+
+def ptr(elem):
+    return lambda tt: tt.pointer(elem(tt), PtrAttr.Missing)
+
+
+def i32(tt): return tt.I32
+def i64(tt): return tt.I64
+def i16(tt): return tt.simple(SimpleType.I16)
+def f32(tt): return tt.simple(SimpleType.F32)
+def f16(tt): return tt.simple(SimpleType.F16)
+
+
+def ptrs(cb, tt, base, elem, n=N):
+    """The pointer tile base + [0, n)."""
+    P = tt.pointer(elem, PtrAttr.Missing)
+    b = E.encode_BroadcastOp(cb, tt.tile(P, [n]), E.encode_ReshapeOp(cb, tt.tile(P, [1]), base))
+    return E.encode_OffsetOp(cb, tt.tile(P, [n]), b, E.encode_IotaOp(cb, tt.tile(tt.I32, [n])))
+
+
+def load(cb, tt, p, elem, n=N, order=E.MemoryOrderingSemantics.WEAK, scope=None):
+    v, _ = E.encode_LoadPtrTkoOp(cb, tt.tile(elem, [n]), tt.Token, p, None, None, None, order, scope, None)
+    return v
+
+
+def store(cb, tt, p, v, order=E.MemoryOrderingSemantics.WEAK, scope=None):
+    E.encode_StorePtrTkoOp(cb, tt.Token, p, v, None, None, order, scope, None)
+
+
+def mulhi(name, elem):
+    def body(cb, tt, p):
+        e = elem(tt)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        y = load(cb, tt, ptrs(cb, tt, p[1], e), e)
+        store(cb, tt, ptrs(cb, tt, p[2], e), E.encode_MulhiIOp(cb, tt.tile(e, [N]), x, y))
+    kernel(name, BytecodeVersion.V_13_3, [ptr(elem)] * 3, body)
+
+
+def fpowi(name, elem, exp):
+    def body(cb, tt, p):
+        e, k = elem(tt), exp(tt)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        n = load(cb, tt, ptrs(cb, tt, p[1], k), k)
+        store(cb, tt, ptrs(cb, tt, p[2], e), E.encode_FPowIOp(cb, tt.tile(e, [N]), x, n))
+    kernel(name, BytecodeVersion.V_13_4, [ptr(elem), ptr(exp), ptr(elem)], body)
+
+
+def tensor_shape():
+    """out[0..3] = the shape of a [m, 7, n] view, as i32, i64, i16."""
+    def body(cb, tt, p):
+        f = f32(tt)
+        TV = tt.tensor_view(f, [-(1 << 63), 7, -(1 << 63)], [-(1 << 63), -(1 << 63), 1], PtrAttr.Missing)
+        one = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (1).to_bytes(4, "little"))
+        tv = E.encode_MakeTensorViewOp(cb, TV, p[0], [p[1], p[2]], [one, one])
+        a, b, c = E.encode_GetTensorShapeOp(cb, [tt.tile(tt.I32, []), tt.tile(tt.I64, []), tt.tile(i16(tt), [])], tv)
+        P32 = tt.pointer(tt.I32, PtrAttr.Missing)
+        o = p[3]
+        idx = lambda k: E.encode_ConstantOp(cb, tt.tile(tt.I32, []), k.to_bytes(4, "little"))
+        at = lambda k: E.encode_OffsetOp(cb, tt.tile(P32, []), o, idx(k))
+        store(cb, tt, at(0), a)
+        store(cb, tt, at(1), E.encode_TruncIOp(cb, tt.tile(tt.I32, []), b, E.IntegerOverflow.NONE))
+        store(cb, tt, at(2), E.encode_ExtIOp(cb, tt.tile(tt.I32, []), c, E.Signedness.Unsigned))
+    kernel("tensor_shape_i32_i64_i16", BytecodeVersion.V_13_3, [ptr(f32), i32, i32, ptr(i32)], body)
+
+
+def globals_table():
+    """out[i] = table[i] * 2 + counter[0] for a constant private table and a public global."""
+    def defs(w, tt):
+        w.global_section.define_global("table", tt.tile(tt.I32, [N]),
+                                       b"".join((3 * i - 50).to_bytes(4, "little", signed=True) for i in range(N)),
+                                       16, True, E.SymbolVisibility.Private)
+        w.global_section.define_global("counter", tt.tile(tt.I32, [1]), (1000).to_bytes(4, "little"), 4)
+
+    def body(cb, tt, p):
+        P = tt.pointer(tt.I32, PtrAttr.Missing)
+        table = E.encode_GetGlobalOp(cb, tt.tile(P, []), "table")
+        counter = E.encode_GetGlobalOp(cb, tt.tile(P, []), "counter")
+        x = load(cb, tt, ptrs(cb, tt, table, tt.I32), tt.I32)
+        c, _ = E.encode_LoadPtrTkoOp(cb, tt.tile(tt.I32, []), tt.Token, counter, None, None, None,
+                                     E.MemoryOrderingSemantics.WEAK, None, None)
+        T = tt.tile(tt.I32, [N])
+        two = E.encode_ConstantOp(cb, T, (2).to_bytes(4, "little"))
+        cb_ = E.encode_BroadcastOp(cb, T, E.encode_ReshapeOp(cb, tt.tile(tt.I32, [1]), c))
+        y = E.encode_AddIOp(cb, T, E.encode_MulIOp(cb, T, x, two, E.IntegerOverflow.NONE), cb_, E.IntegerOverflow.NONE)
+        store(cb, tt, ptrs(cb, tt, p[0], tt.I32), y)
+    kernel("globals_i32", BytecodeVersion.V_13_3, [ptr(i32)], body, [defs])
+
+
+def ordered():
+    """out = relaxed/acquire loads of x (device, block, system scope) added, stored with release and relaxed."""
+    O, S = E.MemoryOrderingSemantics, E.MemoryScope
+
+    def body(cb, tt, p):
+        e = tt.I32
+        T = tt.tile(e, [N])
+        a = load(cb, tt, ptrs(cb, tt, p[0], e), e, order=O.RELAXED, scope=S.DEVICE)
+        b = load(cb, tt, ptrs(cb, tt, p[0], e), e, order=O.ACQUIRE, scope=S.TL_BLK)
+        c = load(cb, tt, ptrs(cb, tt, p[0], e), e, order=O.ACQUIRE, scope=S.SYS)
+        s = E.encode_AddIOp(cb, T, E.encode_AddIOp(cb, T, a, b, E.IntegerOverflow.NONE), c, E.IntegerOverflow.NONE)
+        store(cb, tt, ptrs(cb, tt, p[1], e), s, order=O.RELEASE, scope=S.DEVICE)
+        store(cb, tt, ptrs(cb, tt, p[2], e), a, order=O.RELAXED, scope=S.SYS)
+    kernel("ordered_ptr_i32", BytecodeVersion.V_13_3, [ptr(i32)] * 3, body)
+
+
+mulhi("mulhii_i32", i32)
+mulhi("mulhii_i64", i64)
+mulhi("mulhii_i16", i16)
+fpowi("fpowi_f32_i32", f32, i32)
+fpowi("fpowi_f16_i16", f16, i16)
+tensor_shape()
+globals_table()
+ordered()

@@ -1,0 +1,343 @@
+//! Ops and attributes the cuTile corpus does not exercise, in kernels
+//! written with cuTile's bytecode encoders (`tests/data/lower/ops/gen.py`):
+//! `mulhii`, `fpowi`, `get_tensor_shape`, module `global`s with
+//! `get_global`, and loads and stores with memory orderings and scopes.
+//! Each is lowered for sm_80 and sm_90, assembled by the real ptxas, and run
+//! in the PTX emulator against values computed here from the spec.
+mod common;
+use std::process::Command;
+
+use ptx_emu::float::{f16_to_f64, f64_to_f16_rn};
+use ptx_emu::{bytes, Device, Module, Param};
+use tileiras::options::{Gpu, Options};
+
+const N: usize = 128;
+
+fn ptx(name: &str, gpu: Gpu) -> String {
+    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = Options {
+        gpu,
+        ..Default::default()
+    };
+    tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Lowers `name` for sm_80 and sm_90, checks ptxas accepts both, and runs
+/// the sm_90 PTX on `params` (one tile block).
+fn run(name: &str, dev: &mut Device, params: &[Param]) -> String {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
+        let text = ptx(name, gpu);
+        let p = tmp.path().join(format!("{name}.{arch}.ptx"));
+        std::fs::write(&p, &text).expect("write");
+        let out = Command::new(common::cuda_root().join("bin/ptxas"))
+            .args(["-arch", arch, "--opt-level", "3"])
+            .arg(&p)
+            .arg("-o")
+            .arg(tmp.path().join("k.cubin"))
+            .output()
+            .expect("ptxas runs");
+        assert!(
+            out.status.success(),
+            "{name} {arch}: {}\n{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = ptx(name, Gpu::Sm90);
+    let m = Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+    dev.launch_grid(&m, name, (1, 1, 1), params)
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+    text
+}
+
+/// Deterministic xorshift values.
+fn values(seed: u64, n: usize) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn mulhii_is_the_high_half_of_the_unsigned_product() {
+    let mut dev = Device::new();
+    // i32, with the corner values first.
+    let mut x: Vec<u32> = values(1, N).iter().map(|&v| v as u32).collect();
+    let mut y: Vec<u32> = values(2, N).iter().map(|&v| v as u32).collect();
+    (x[0], y[0]) = (0x8000_0000, 2);
+    (x[1], y[1]) = (u32::MAX, u32::MAX);
+    (x[2], y[2]) = (u32::MAX, 0);
+    let (px, py) = (
+        dev.alloc_from(&bytes::from_u32(&x)),
+        dev.alloc_from(&bytes::from_u32(&y)),
+    );
+    let o = dev.alloc(4 * N);
+    let text = run(
+        "mulhii_i32",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(py.addr()),
+            Param::U64(o.addr()),
+        ],
+    );
+    assert!(text.contains("mul.hi.u32"), "{text}");
+    let got = bytes::to_u32(&dev.read(o));
+    for i in 0..N {
+        let want = ((u64::from(x[i]) * u64::from(y[i])) >> 32) as u32;
+        assert_eq!(got[i], want, "i32 {i}: {:#x} * {:#x}", x[i], y[i]);
+    }
+    assert_eq!(got[0], 1);
+
+    // i64.
+    let mut x: Vec<i64> = values(3, N).iter().map(|&v| v as i64).collect();
+    let y: Vec<i64> = values(4, N).iter().map(|&v| v as i64).collect();
+    x[0] = -1;
+    let (px, py) = (
+        dev.alloc_from(&bytes::from_i64(&x)),
+        dev.alloc_from(&bytes::from_i64(&y)),
+    );
+    let o = dev.alloc(8 * N);
+    run(
+        "mulhii_i64",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(py.addr()),
+            Param::U64(o.addr()),
+        ],
+    );
+    let got = bytes::to_i64(&dev.read(o));
+    for i in 0..N {
+        let want = ((u128::from(x[i] as u64) * u128::from(y[i] as u64)) >> 64) as u64;
+        assert_eq!(got[i] as u64, want, "i64 {i}");
+    }
+
+    // i16.
+    let x: Vec<u16> = values(5, N).iter().map(|&v| v as u16).collect();
+    let y: Vec<u16> = values(6, N).iter().map(|&v| v as u16).collect();
+    let (px, py) = (
+        dev.alloc_from(&bytes::from_u16(&x)),
+        dev.alloc_from(&bytes::from_u16(&y)),
+    );
+    let o = dev.alloc(2 * N);
+    run(
+        "mulhii_i16",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(py.addr()),
+            Param::U64(o.addr()),
+        ],
+    );
+    let got = bytes::to_u16(&dev.read(o));
+    for i in 0..N {
+        let want = ((u32::from(x[i]) * u32::from(y[i])) >> 16) as u16;
+        assert_eq!(got[i], want, "i16 {i}");
+    }
+}
+
+/// `x^n` by repeated squaring in f32 with a correctly rounded reciprocal
+/// for negative `n`: the order of roundings `fpowi` is computed with.
+fn powi_f32(x: f32, n: i32) -> f32 {
+    let mut a = n.unsigned_abs();
+    let mut r = if a & 1 == 1 { x } else { 1.0 };
+    let mut s = x;
+    a >>= 1;
+    while a != 0 {
+        s *= s;
+        if a & 1 == 1 {
+            r *= s;
+        }
+        a >>= 1;
+    }
+    if n < 0 {
+        (1.0f64 / f64::from(r)) as f32
+    } else {
+        r
+    }
+}
+
+fn fpowi_inputs() -> (Vec<f32>, Vec<i32>) {
+    let v = values(7, 2 * N);
+    let mut x: Vec<f32> = v[..N]
+        .iter()
+        .map(|&b| 0.5 + (b >> 40) as f32 / (1u64 << 24) as f32 * 1.5)
+        .collect();
+    let mut n: Vec<i32> = v[N..].iter().map(|&b| (b % 41) as i32 - 20).collect();
+    for (i, &(xv, nv)) in [
+        (-1.5f32, 3),
+        (-1.5, 4),
+        (-0.0, 3),
+        (-0.0, -3),
+        (0.0, -2),
+        (f32::NAN, 0),
+        (2.0, 130),
+        (-1.0, i32::MAX),
+        (-1.0, i32::MIN),
+        (1.0001, 100_000),
+    ]
+    .iter()
+    .enumerate()
+    {
+        x[i] = xv;
+        n[i] = nv;
+    }
+    (x, n)
+}
+
+#[test]
+fn fpowi_squares_and_multiplies_like_nvidia() {
+    let mut dev = Device::new();
+    let (x, n) = fpowi_inputs();
+    let (px, pn) = (
+        dev.alloc_from(&bytes::from_f32(&x)),
+        dev.alloc_from(&bytes::from_i32(&n)),
+    );
+    let o = dev.alloc(4 * N);
+    run(
+        "fpowi_f32_i32",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(pn.addr()),
+            Param::U64(o.addr()),
+        ],
+    );
+    let got = bytes::to_f32(&dev.read(o));
+    for i in 0..N {
+        let want = powi_f32(x[i], n[i]);
+        assert!(
+            got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan()),
+            "{i}: {}^{} = {} (want {want})",
+            x[i],
+            n[i],
+            got[i]
+        );
+        // And it is the power: close to f64's (for small exponents; each
+        // squaring doubles the relative error, so huge ones drift).
+        let exact = f64::from(x[i]).powi(n[i]);
+        if n[i].abs() <= 20 && exact.is_finite() && exact.abs() > 1e-30 && exact.abs() < 1e30 {
+            let rel = ((f64::from(got[i]) - exact) / exact).abs();
+            assert!(rel < 1e-5, "{i}: {}^{}: {} vs {exact}", x[i], n[i], got[i]);
+        }
+    }
+    assert_eq!(got[0], -3.375);
+    assert_eq!(got[2].to_bits(), (-0.0f32).to_bits());
+    assert_eq!(got[3], f32::NEG_INFINITY);
+    assert_eq!(got[4], f32::INFINITY);
+    assert_eq!(got[5], 1.0);
+    assert_eq!(got[6], f32::INFINITY);
+    assert_eq!((got[7], got[8]), (-1.0, 1.0));
+
+    // f16 base, i16 exponent: computed in f32, rounded once at the end.
+    let x16: Vec<u16> = x.iter().map(|&v| f64_to_f16_rn(f64::from(v))).collect();
+    let n16: Vec<u16> = n
+        .iter()
+        .map(|&v| v.clamp(-300, 300) as i16 as u16)
+        .collect();
+    let (px, pn) = (
+        dev.alloc_from(&bytes::from_u16(&x16)),
+        dev.alloc_from(&bytes::from_u16(&n16)),
+    );
+    let o = dev.alloc(2 * N);
+    run(
+        "fpowi_f16_i16",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(pn.addr()),
+            Param::U64(o.addr()),
+        ],
+    );
+    let got = bytes::to_u16(&dev.read(o));
+    for i in 0..N {
+        let xf = f16_to_f64(x16[i]) as f32;
+        let want = f64_to_f16_rn(f64::from(powi_f32(xf, i32::from(n16[i] as i16))));
+        let nan = |b: u16| b & 0x7c00 == 0x7c00 && b & 0x3ff != 0;
+        assert!(
+            got[i] == want || (nan(got[i]) && nan(want)),
+            "f16 {i}: {xf}^{} = {:#x} (want {want:#x})",
+            n16[i] as i16,
+            got[i]
+        );
+    }
+}
+
+#[test]
+fn get_tensor_shape_reads_static_and_dynamic_dimensions() {
+    let mut dev = Device::new();
+    let base = dev.alloc(4);
+    let o = dev.alloc(4 * 3);
+    let (m, n) = (5u32, 70_000u32);
+    run(
+        "tensor_shape_i32_i64_i16",
+        &mut dev,
+        &[
+            Param::U64(base.addr()),
+            Param::U32(m),
+            Param::U32(n),
+            Param::U64(o.addr()),
+        ],
+    );
+    // The i16 result holds n modulo 2^16 (the spec leaves larger sizes
+    // undefined; the conversion keeps the low bits).
+    assert_eq!(bytes::to_u32(&dev.read(o)), vec![m, 7, n & 0xffff]);
+}
+
+#[test]
+fn globals_hold_their_initial_values() {
+    let mut dev = Device::new();
+    let o = dev.alloc(4 * N);
+    let text = run("globals_i32", &mut dev, &[Param::U64(o.addr())]);
+    assert!(
+        text.contains(".global .align 16 .b8 table[512] = {206, 255, 255, 255, 209,"),
+        "{text}"
+    );
+    assert!(
+        text.contains(".visible .global .align 4 .b8 counter[4] = {232, 3, 0, 0};"),
+        "{text}"
+    );
+    let got = bytes::to_i32(&dev.read(o));
+    for (i, &g) in got.iter().enumerate() {
+        assert_eq!(g, (3 * i as i32 - 50) * 2 + 1000, "{i}");
+    }
+}
+
+#[test]
+fn ordered_loads_and_stores_carry_semantics_and_scope() {
+    let mut dev = Device::new();
+    let x: Vec<i32> = values(9, N).iter().map(|&v| v as i32 >> 4).collect();
+    let px = dev.alloc_from(&bytes::from_i32(&x));
+    let (o1, o2) = (dev.alloc(4 * N), dev.alloc(4 * N));
+    let text = run(
+        "ordered_ptr_i32",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(o1.addr()),
+            Param::U64(o2.addr()),
+        ],
+    );
+    for s in [
+        "ld.relaxed.gpu.global.b32",
+        "ld.acquire.cta.global.b32",
+        "ld.acquire.sys.global.b32",
+        "st.release.gpu.global.b32",
+        "st.relaxed.sys.global.b32",
+    ] {
+        assert!(text.contains(s), "{s}:\n{text}");
+    }
+    let (g1, g2) = (bytes::to_i32(&dev.read(o1)), bytes::to_i32(&dev.read(o2)));
+    for i in 0..N {
+        assert_eq!(g1[i], x[i].wrapping_mul(3), "{i}");
+        assert_eq!(g2[i], x[i], "{i}");
+    }
+}
