@@ -341,3 +341,71 @@ fn ordered_loads_and_stores_carry_semantics_and_scope() {
         assert_eq!(g2[i], x[i], "{i}");
     }
 }
+
+#[test]
+fn int8_arithmetic_wraps_and_extends_by_signedness() {
+    let mut dev = Device::new();
+    let v = values(11, 2 * N);
+    let mut x: Vec<i8> = v[..N].iter().map(|&b| b as i8).collect();
+    let mut y: Vec<i8> = v[N..].iter().map(|&b| (b >> 8) as i8).collect();
+    for (i, &(a, b)) in [
+        (-128i8, -1i8),
+        (127, 1),
+        (-1, 127),
+        (0, -128),
+        (-7, 2),
+        (7, -2),
+    ]
+    .iter()
+    .enumerate()
+    {
+        (x[i], y[i]) = (a, b);
+    }
+    let raw = |v: &[i8]| v.iter().map(|&b| b as u8).collect::<Vec<u8>>();
+    let (px, py) = (dev.alloc_from(&raw(&x)), dev.alloc_from(&raw(&y)));
+    const OPS: usize = 18;
+    let o = dev.alloc(OPS * N);
+    run(
+        "int8_ops",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(py.addr()),
+            Param::U64(o.addr()),
+        ],
+    );
+    let got = dev.read(o);
+    let floor_div = |a: i8, b: i8| {
+        let (a, b) = (i32::from(a), i32::from(b));
+        a.div_euclid(b) - i32::from(b < 0 && a.rem_euclid(b) != 0)
+    };
+    for i in 0..N {
+        let (a, b) = (x[i], y[i]);
+        let (ua, ub) = (a as u8, b as u8);
+        let amt = (b & 7) as u32;
+        let nz = b | 1;
+        let want: [u8; OPS] = [
+            a.wrapping_add(b) as u8,
+            a.wrapping_sub(b) as u8,
+            a.wrapping_mul(b) as u8,
+            ua.wrapping_shl(amt),
+            (a >> amt) as u8,
+            ua >> amt,
+            a.wrapping_div(nz) as u8,
+            (ua / nz as u8),
+            floor_div(a, nz) as u8,
+            a.wrapping_rem(nz) as u8,
+            a.max(b) as u8,
+            ua.min(ub),
+            ((u16::from(ua) * u16::from(ub)) >> 8) as u8,
+            a.wrapping_neg() as u8,
+            a.wrapping_abs() as u8,
+            if a < b { ua } else { ub },
+            if ua < ub { ua } else { ub },
+            (a.wrapping_add(3) ^ b) as u8,
+        ];
+        for (k, &w) in want.iter().enumerate() {
+            assert_eq!(got[k * N + i], w, "op {k}, x = {a}, y = {b}");
+        }
+    }
+}

@@ -272,6 +272,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::ShRI
         | Opcode::DivI
         | Opcode::RemI => int_binary(l, id, s, &op.opcode, &ops),
+        Opcode::NegI | Opcode::AbsI if s.bit_width() == 8 => {
+            super::int8::unary(l, id, op.opcode == Opcode::NegI, &ops)
+        }
         Opcode::NegI | Opcode::AbsI => {
             let ity = int_ty(s, true).ok_or_else(|| l.unsupported(id))?;
             let opc = if op.opcode == Opcode::NegI {
@@ -336,11 +339,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             } else {
                 int_ty(s, signed).ok_or_else(|| l.unsupported(id))?
             };
-            let ity = if ity == Ty::B8 || ity == Ty::S8 || ity == Ty::U8 {
-                return Err(l.unsupported_feature(id, "i8 operands"));
-            } else {
-                ity
-            };
+            if matches!(ity, Ty::B8 | Ty::S8 | Ty::U8) {
+                return super::int8::compare(l, id, m, signed, &ops);
+            }
             elementwise(l, id, &ops, |l, r| {
                 Ok(l.b.op(Opc::Setp, &[m], &[ity], Ty::Pred, regs(r)))
             })
@@ -416,7 +417,8 @@ fn int_binary(
         });
     }
     if bits == 8 {
-        return Err(l.unsupported_feature(id, "i8 operands"));
+        let rounding = enum_attr(l, id, "rounding").unwrap_or(1);
+        return super::int8::binary(l, id, *opcode, ops, signed, rounding);
     }
     let sty = int_ty(s, true).ok_or_else(|| l.unsupported(id))?;
     let ty = int_ty(s, signed).ok_or_else(|| l.unsupported(id))?;

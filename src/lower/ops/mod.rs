@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod cast;
 pub mod control;
 pub mod debug;
+pub mod int8;
 pub mod math;
 pub mod math_f32;
 pub mod memory;

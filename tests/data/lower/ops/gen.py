@@ -135,6 +135,48 @@ def ordered():
     kernel("ordered_ptr_i32", BytecodeVersion.V_13_3, [ptr(i32)] * 3, body)
 
 
+def int8_ops():
+    """out[k*N + i] = op_k(x[i], y[i]) for the i8 ops listed in tests/lower_ops.rs."""
+    OV, SG, RM = E.IntegerOverflow.NONE, E.Signedness, E.RoundingMode
+
+    def body(cb, tt, p):
+        e = tt.simple(SimpleType.I8)
+        T = tt.tile(e, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        y = load(cb, tt, ptrs(cb, tt, p[1], e), e)
+        three = E.encode_ConstantOp(cb, T, (3).to_bytes(1, "little"))
+        amt = E.encode_AndIOp(cb, T, y, E.encode_ConstantOp(cb, T, (7).to_bytes(1, "little")))
+        nz = E.encode_OrIOp(cb, T, y, E.encode_ConstantOp(cb, T, (1).to_bytes(1, "little")))
+        lt = E.encode_CmpIOp(cb, tt.tile(tt.I1, [N]), x, y, E.ComparisonPredicate.LESS_THAN, SG.Signed)
+        ltu = E.encode_CmpIOp(cb, tt.tile(tt.I1, [N]), x, y, E.ComparisonPredicate.LESS_THAN, SG.Unsigned)
+        results = [
+            E.encode_AddIOp(cb, T, x, y, OV),
+            E.encode_SubIOp(cb, T, x, y, OV),
+            E.encode_MulIOp(cb, T, x, y, OV),
+            E.encode_ShLIOp(cb, T, x, amt, OV),
+            E.encode_ShRIOp(cb, T, x, amt, SG.Signed),
+            E.encode_ShRIOp(cb, T, x, amt, SG.Unsigned),
+            E.encode_DivIOp(cb, T, x, nz, SG.Signed, RM.ZERO),
+            E.encode_DivIOp(cb, T, x, nz, SG.Unsigned, RM.ZERO),
+            E.encode_DivIOp(cb, T, x, nz, SG.Signed, RM.NEGATIVE_INF),
+            E.encode_RemIOp(cb, T, x, nz, SG.Signed),
+            E.encode_MaxIOp(cb, T, x, y, SG.Signed),
+            E.encode_MinIOp(cb, T, x, y, SG.Unsigned),
+            E.encode_MulhiIOp(cb, T, x, y),
+            E.encode_NegIOp(cb, T, x, OV),
+            E.encode_AbsIOp(cb, T, x),
+            E.encode_SelectOp(cb, T, lt, x, y),
+            E.encode_SelectOp(cb, T, ltu, x, y),
+            E.encode_XOrIOp(cb, T, E.encode_AddIOp(cb, T, x, three, OV), y),
+        ]
+        P = tt.pointer(e, PtrAttr.Missing)
+        for k, r in enumerate(results):
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (k * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[2], off), e), r)
+    kernel("int8_ops", BytecodeVersion.V_13_3, [ptr(lambda tt: tt.simple(SimpleType.I8))] * 3, body)
+
+
+int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
 mulhi("mulhii_i16", i16)
