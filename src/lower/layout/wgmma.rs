@@ -110,3 +110,95 @@ mod tests {
         }
     }
 }
+
+/// A layout for an operand tile of `shape` (2-D) on `warps` warps that a
+/// thread can write to shared memory `vec` elements at a time along
+/// `reg_dim`: `vec` registers step along `reg_dim`, then lanes, warps and
+/// further registers walk the other dimension first when `reg_dim` is 0
+/// (so global loads stay coalesced along the rows) or `reg_dim` itself
+/// when it is 1 (the default blocked layout).
+pub fn operand(shape: &[i64], warps: i64, vec: i64, reg_dim: usize) -> LinearLayout {
+    let unit = |d: usize, v: i64| {
+        let mut b = vec![0i64; 2];
+        b[d] = v;
+        b
+    };
+    let mut register = Vec::new();
+    let mut v = 1;
+    while v < vec.min(shape[reg_dim]) {
+        register.push(unit(reg_dim, v));
+        v *= 2;
+    }
+    // The remaining steps, in the order threads take them.
+    let mut steps = Vec::new();
+    let walk = |d: usize, from: i64, steps: &mut Vec<Vec<i64>>| {
+        let mut s = from;
+        while s < shape[d] {
+            steps.push(unit(d, s));
+            s *= 2;
+        }
+    };
+    if reg_dim == 1 {
+        walk(1, v, &mut steps);
+        walk(0, 1, &mut steps);
+    } else {
+        walk(1, 1, &mut steps);
+        walk(0, v, &mut steps);
+    }
+    let mut steps = steps.into_iter();
+    let mut take = |n: i64| -> Vec<Vec<i64>> {
+        let mut out = Vec::new();
+        let mut k = 1;
+        while k < n {
+            out.push(steps.next().unwrap_or_else(|| vec![0, 0]));
+            k *= 2;
+        }
+        out
+    };
+    let lane = take(32);
+    let warp = take(warps);
+    register.extend(steps);
+    LinearLayout {
+        shape: shape.to_vec(),
+        register,
+        lane,
+        warp,
+    }
+}
+
+#[cfg(test)]
+mod operand_tests {
+    use super::*;
+    use crate::lower::layout::Blocked;
+
+    #[test]
+    fn row_vectors_are_the_default_blocked_layout() {
+        for (shape, warps, vec) in [
+            ([128i64, 64i64], 8i64, 8i64),
+            ([64, 64], 4, 16),
+            ([32, 64], 4, 4),
+        ] {
+            assert_eq!(
+                operand(&shape, warps, vec, 1),
+                Blocked::default_for(&shape, warps, vec).to_linear(&shape)
+            );
+        }
+    }
+
+    #[test]
+    fn column_vectors_keep_lanes_along_rows() {
+        let l = operand(&[32, 64], 4, 4, 0);
+        assert_eq!(l.apply(1, 0), vec![1, 0]);
+        assert_eq!(l.apply(0, 1), vec![0, 1]);
+        assert_eq!(l.apply(0, 32), vec![0, 32]);
+        assert_eq!(l.apply(0, 64), vec![4, 0]);
+        let mut seen = [0u8; 32 * 64];
+        for t in 0..128 {
+            for r in 0..l.num_registers() {
+                let c = l.apply(r, t);
+                seen[(c[0] * 64 + c[1]) as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&k| k == 1));
+    }
+}

@@ -49,6 +49,19 @@ impl Plan {
     pub fn acc_layout(&self) -> LinearLayout {
         self.acc.clone()
     }
+
+    /// Layouts for A and B that write to shared memory 16 bytes at a time
+    /// (along the operand's contiguous dimension there).
+    pub fn operand_layouts(&self) -> Option<[LinearLayout; 2]> {
+        let [m, n, k] = self.mnk;
+        let (_, b) = operands(self.mnk, self.types)?;
+        let warps = 4 * self.groups;
+        let vec = 16 / b.es;
+        Some([
+            frag::operand(&[m, k], warps, vec, 1),
+            frag::operand(&[k, n], warps, vec, usize::from(b.mn_major)),
+        ])
+    }
 }
 
 /// Bytes per element of an operand type `wgmma` reads, if it reads it.
