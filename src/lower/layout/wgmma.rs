@@ -111,39 +111,34 @@ mod tests {
     }
 }
 
-/// A layout for an operand tile of `shape` (2-D) on `warps` warps that a
-/// thread can write to shared memory `vec` elements at a time along
-/// `reg_dim`: `vec` registers step along `reg_dim`, then lanes, warps and
-/// further registers walk the other dimension first when `reg_dim` is 0
-/// (so global loads stay coalesced along the rows) or `reg_dim` itself
-/// when it is 1 (the default blocked layout).
-pub fn operand(shape: &[i64], warps: i64, vec: i64, reg_dim: usize) -> LinearLayout {
+/// A layout for a 2-D operand tile of `shape` on `warps` warps: each
+/// thread's first registers step along `runs` (`(dim, count)`: `count`
+/// consecutive elements along `dim`, one run after the other), then lanes,
+/// warps and further registers walk the rest of the tile along `walk`
+/// (the first dimension first). `runs = [(1, v)]`, `walk = [1, 0]` is the
+/// default blocked layout with `v` elements per thread.
+pub fn operand(shape: &[i64], warps: i64, runs: &[(usize, i64)], walk: [usize; 2]) -> LinearLayout {
     let unit = |d: usize, v: i64| {
         let mut b = vec![0i64; 2];
         b[d] = v;
         b
     };
+    let mut next = [1i64; 2];
     let mut register = Vec::new();
-    let mut v = 1;
-    while v < vec.min(shape[reg_dim]) {
-        register.push(unit(reg_dim, v));
-        v *= 2;
+    for &(d, count) in runs {
+        let end = (next[d] * count).min(shape[d]);
+        while next[d] < end {
+            register.push(unit(d, next[d]));
+            next[d] *= 2;
+        }
     }
     // The remaining steps, in the order threads take them.
     let mut steps = Vec::new();
-    let walk = |d: usize, from: i64, steps: &mut Vec<Vec<i64>>| {
-        let mut s = from;
-        while s < shape[d] {
-            steps.push(unit(d, s));
-            s *= 2;
+    for d in walk {
+        while next[d] < shape[d] {
+            steps.push(unit(d, next[d]));
+            next[d] *= 2;
         }
-    };
-    if reg_dim == 1 {
-        walk(1, v, &mut steps);
-        walk(0, 1, &mut steps);
-    } else {
-        walk(1, 1, &mut steps);
-        walk(0, v, &mut steps);
     }
     let mut steps = steps.into_iter();
     let mut take = |n: i64| -> Vec<Vec<i64>> {
@@ -179,7 +174,7 @@ mod operand_tests {
             ([32, 64], 4, 4),
         ] {
             assert_eq!(
-                operand(&shape, warps, vec, 1),
+                operand(&shape, warps, &[(1, vec)], [1, 0]),
                 Blocked::default_for(&shape, warps, vec).to_linear(&shape)
             );
         }
@@ -187,7 +182,7 @@ mod operand_tests {
 
     #[test]
     fn column_vectors_keep_lanes_along_rows() {
-        let l = operand(&[32, 64], 4, 4, 0);
+        let l = operand(&[32, 64], 4, &[(0, 4)], [1, 0]);
         assert_eq!(l.apply(1, 0), vec![1, 0]);
         assert_eq!(l.apply(0, 1), vec![0, 1]);
         assert_eq!(l.apply(0, 32), vec![0, 32]);

@@ -50,17 +50,24 @@ impl Plan {
         self.acc.clone()
     }
 
-    /// Layouts for A and B that write to shared memory 16 bytes at a time
-    /// (along the operand's contiguous dimension there).
+    /// Layouts for A and B that load up to 16 bytes at a time along the
+    /// rows and write up to 16 bytes at a time into the swizzled buffers:
+    /// row vectors for A and MN-major B; for K-major B, short row vectors
+    /// stacked along K (each thread holds a small block).
     pub fn operand_layouts(&self) -> Option<[LinearLayout; 2]> {
         let [m, n, k] = self.mnk;
         let (_, b) = operands(self.mnk, self.types)?;
         let warps = 4 * self.groups;
         let vec = 16 / b.es;
-        Some([
-            frag::operand(&[m, k], warps, vec, 1),
-            frag::operand(&[k, n], warps, vec, usize::from(b.mn_major)),
-        ])
+        let b_layout = if b.mn_major {
+            frag::operand(&[k, n], warps, &[(1, vec)], [1, 0])
+        } else {
+            let per_thread = (k * n / (32 * warps)).max(1);
+            let along_n = vec.min(4).min(per_thread);
+            let along_k = vec.min(per_thread / along_n).max(1);
+            frag::operand(&[k, n], warps, &[(1, along_n), (0, along_k)], [1, 0])
+        };
+        Some([frag::operand(&[m, k], warps, &[(1, vec)], [1, 0]), b_layout])
     }
 }
 

@@ -112,43 +112,70 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
     let thread: Vec<i64> = layout.thread_bases().iter().map(|b| off(b)).collect();
     let regs: Vec<i64> = layout.register.iter().map(|b| off(b)).collect();
     let thread_mask = thread.iter().fold(0, |a, &b| a | b);
-    // Vector width: low register bits stepping one element at a time.
-    let mut vbits = 0;
-    while vbits < regs.len() && regs[vbits] == op.es << vbits && (op.es << (vbits + 1)) <= 16 {
-        vbits += 1;
+    // Vector bits: register bits stepping one element, two, four... (up
+    // to 16 bytes), as long as nothing else touches the vector's bytes.
+    let mut vb: Vec<usize> = Vec::new();
+    while op.es << (vb.len() + 1) <= 16 {
+        match (0..regs.len()).find(|&b| regs[b] == op.es << vb.len()) {
+            Some(b) => vb.push(b),
+            None => break,
+        }
     }
     loop {
-        let align = (op.es << vbits) - 1;
-        let others = regs[vbits..].iter().fold(thread_mask, |a, &b| a | b);
-        if vbits == 0 || others & align == 0 {
+        let align = (op.es << vb.len()) - 1;
+        let others = (0..regs.len())
+            .filter(|b| !vb.contains(b))
+            .fold(thread_mask, |a, b| a | regs[b]);
+        if vb.is_empty() || others & align == 0 {
             break;
         }
-        vbits -= 1;
+        vb.pop();
     }
+    let vmask = vb.iter().fold(0usize, |a, &b| a | 1 << b);
     let owner = l.owner_pred(&layout);
     if let Some(q) = owner {
         l.b.begin_if(q, true);
     }
-    // The thread's address: base + xor of its bits' offsets.
+    // The thread's address: base + xor of its bits' offsets, a run of bits
+    // whose offsets double (and multiply without carries) at a time.
     let tid = l.tid();
     let mut part: Option<Reg> = None;
-    for (j, &o) in thread.iter().enumerate() {
+    let mut j = 0;
+    while j < thread.len() {
+        let o = thread[j];
         if o == 0 {
+            j += 1;
             continue;
         }
-        let bit = l.b.op(
+        let mut run = 1;
+        while j + run < thread.len()
+            && thread[j + run] == o << run
+            && (0..1i64 << (run + 1)).all(|x| {
+                x * o
+                    == (0..=run)
+                        .filter(|b| x >> b & 1 == 1)
+                        .fold(0, |a, b| a ^ (o << b))
+            })
+        {
+            run += 1;
+        }
+        let bits = l.b.op(
             Opc::Bfe,
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(tid), Operand::Imm(j as i64), Operand::Imm(1)],
+            vec![
+                Operand::Reg(tid),
+                Operand::Imm(j as i64),
+                Operand::Imm(run as i64),
+            ],
         );
         let term = l.b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(bit), Operand::Imm(o)],
+            vec![Operand::Reg(bits), Operand::Imm(o)],
         );
         part = Some(match part {
             None => term,
@@ -160,6 +187,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                 vec![Operand::Reg(p), Operand::Reg(term)],
             ),
         });
+        j += run;
     }
     let tbase = match part {
         Some(p) => l.b.op(
@@ -172,10 +200,9 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
         None => base,
     };
     let n = layout.num_registers();
-    let v = 1usize << vbits;
     let mut by_low: std::collections::HashMap<i64, Reg> = std::collections::HashMap::new();
-    for r0 in (0..n).step_by(v) {
-        if layout.canonical_register(r0) != r0 {
+    for r0 in 0..n {
+        if r0 & vmask != 0 || layout.canonical_register(r0) != r0 {
             continue;
         }
         let ro = (0..regs.len())
@@ -218,7 +245,15 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
             });
             (a, hi)
         };
-        let vals: Vec<Reg> = (0..v).map(|i| t.regs[r0 + i]).collect();
+        let vals: Vec<Reg> = (0..1usize << vb.len())
+            .map(|i| {
+                let r = vb
+                    .iter()
+                    .enumerate()
+                    .fold(r0, |r, (j, &b)| r | (i >> j & 1) << b);
+                t.regs[r]
+            })
+            .collect();
         store(l, &vals, op.es, addr_reg.0, addr_reg.1);
     }
     if owner.is_some() {
