@@ -134,8 +134,14 @@ fn operands(mnk: [i64; 3], types: [Scalar; 3]) -> Option<(Smem, Smem)> {
     } else {
         Smem::new(n, k, es, false)
     }?;
-    let bytes = a.bytes() + b.bytes() + 2048;
+    let bytes = set_bytes(&a, &b) + 1024;
     (bytes <= super::staging::MAX_SHARED_BYTES).then_some((a, b))
+}
+
+/// Bytes of one set of operand buffers (A then B, each 1024-aligned).
+fn set_bytes(a: &Smem, b: &Smem) -> i64 {
+    let up = |x: i64| (x + 1023) & !1023;
+    up(a.bytes()) + up(b.bytes())
 }
 
 /// The warps per tile block this engine wants for op `id`, if it applies:
@@ -231,10 +237,16 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let a = l.tile(id, a_v)?;
     let b = l.tile(id, b_v)?;
 
-    // One 1024-aligned region: A, then B.
+    // Two sets of operand buffers where they fit, used in turn (a phase
+    // bit flips after every use), so a warpgroup may write the next set
+    // while another still multiplies from this one: one barrier per
+    // multiply. Else one set and a barrier before it is rewritten.
+    let set = set_bytes(&asmem, &bsmem);
+    let used = i64::from(l.shared_bytes);
+    let double = used + 2 * set + 1024 + 16 <= super::staging::MAX_SHARED_BYTES;
     let region = alloc(
         l,
-        &[asmem.bytes() + bsmem.bytes() + 1024],
+        &[set * if double { 2 } else { 1 } + 1024],
         Elem::Num(Scalar::I8),
     )?;
     let sym = l.b.op(
@@ -251,19 +263,43 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         Ty::U32,
         vec![Operand::Reg(sym), Operand::Imm(region.offset + 1023)],
     );
-    let abase = l.b.op(
+    let aligned = l.b.op(
         Opc::And,
         &[],
         &[Ty::B32],
         Ty::B32,
         vec![Operand::Reg(raw), Operand::Imm(-1024)],
     );
+    let phase = double.then(|| {
+        let p = l.b.reg(RegClass::B32);
+        l.b.prepend(Inst::new(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Reg(p)],
+            vec![Operand::Imm(0)],
+        ));
+        p
+    });
+    let abase = match phase {
+        Some(p) => l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(p), Operand::Imm(set), Operand::Reg(aligned)],
+        ),
+        None => aligned,
+    };
     let bbase = l.b.op(
         Opc::Add,
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Reg(abase), Operand::Imm(asmem.bytes())],
+        vec![
+            Operand::Reg(abase),
+            Operand::Imm((asmem.bytes() + 1023) & !1023),
+        ],
     );
     write(l, &a, &asmem, false, abase);
     write(l, &b, &bsmem, true, bbase);
@@ -414,7 +450,16 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     }
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    barrier(l);
+    match phase {
+        Some(p) => l.b.op_into(
+            p,
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Reg(p), Operand::Imm(1)],
+        ),
+        None => barrier(l),
+    }
 
     let regs: Vec<Reg> = if f16acc {
         let mut out = Vec::with_capacity(nregs);
