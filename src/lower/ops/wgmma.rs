@@ -10,10 +10,13 @@
 //! [`crate::lower::layout::wgmma`]:
 //!
 //! ```text
-//! st.shared (operands); fence.proxy.async; bar.sync
+//! st.shared (operands, buffer set `phase`); fence.proxy.async; bar.sync
 //! wgmma.fence; wgmma.mma_async ...; wgmma.commit_group; wgmma.wait_group 0
-//! bar.sync (the buffers may be rewritten after)
+//! phase ^= 1 (or, with a single set, bar.sync before it is rewritten)
 //! ```
+//!
+//! [`Plan::operand_layouts`] asks layout assignment for A and B layouts
+//! that load row vectors from global memory and store 16-byte vectors.
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar};
