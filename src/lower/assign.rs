@@ -76,6 +76,12 @@ fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layo
             if let Some(acc) = op.operand("acc") {
                 demand(out, acc, l);
             }
+            let operands = super::ops::mma::operand_layouts(m, id, target, warps);
+            for (name, l) in ["lhs", "rhs"].iter().zip(operands.into_iter().flatten()) {
+                if let Some(v) = op.operand(name) {
+                    demand(out, v, Rc::new(l));
+                }
+            }
         }
     }
     if out.is_empty() {

@@ -22,7 +22,9 @@
 //! Data moves between threads by warp shuffles (reductions) or through a
 //! shared-memory scratch array (`ops/staging.rs`: layout conversions,
 //! permute/cat/extract/insert, pack/unpack, cross-warp reductions, scans,
-//! the FMA matmul). Target facts (clusters, bf16 arithmetic, vector width)
+//! the FMA matmul); sm_90a matrix multiplies run on `wgmma` from swizzled
+//! shared-memory operands (`ops/wgmma.rs`, `ops/wgmma_smem.rs`,
+//! `layout/wgmma.rs`). Target facts (clusters, bf16 arithmetic, vector width)
 //! live in `target.rs`. An op or feature not handled yet is a
 //! [`LowerError::Unsupported`] naming the op and its source location.
 pub mod assign;

@@ -250,6 +250,11 @@ pub enum Opc {
     /// A `vprintf` call: `srcs` are the generic addresses of the format
     /// string and of the argument buffer (written as a whole call sequence).
     Vprintf,
+    /// `wgmma`: warpgroup MMA (`mma_async`, `fence`, `commit_group`,
+    /// `wait_group`); `mma_async` reads its accumulator destinations too.
+    Wgmma,
+    /// `fence` (`fence.proxy.async.shared::cta`).
+    Fence,
 }
 
 impl Opc {
@@ -305,6 +310,8 @@ impl Opc {
             Opc::Trap => "trap",
             Opc::Cvta => "cvta",
             Opc::Vprintf => "call.uni",
+            Opc::Wgmma => "wgmma",
+            Opc::Fence => "fence",
         }
     }
 
@@ -320,6 +327,8 @@ impl Opc {
                 | Opc::Red
                 | Opc::Trap
                 | Opc::Vprintf
+                | Opc::Wgmma
+                | Opc::Fence
         )
     }
 }
@@ -390,6 +399,9 @@ impl Inst {
     /// Registers read (sources and guard).
     pub fn uses(&self) -> Vec<Reg> {
         let mut v: Vec<Reg> = self.srcs.iter().flat_map(Operand::regs).collect();
+        if self.opc == Opc::Wgmma {
+            v.extend(self.defs());
+        }
         if let Some((g, _)) = self.guard {
             v.push(g);
         }

@@ -45,6 +45,19 @@ pub fn acc_layout(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Li
     }
 }
 
+/// Layouts the op's engine would like its A and B operands in, if any.
+pub fn operand_layouts(
+    m: &Module,
+    id: OpId,
+    target: Target,
+    warps: u32,
+) -> Option<[LinearLayout; 2]> {
+    match engine(m, id, target, warps) {
+        Engine::Wgmma(p) => p.operand_layouts(),
+        Engine::MmaSync(_) | Engine::Fma => None,
+    }
+}
+
 /// The warps per tile block an entry whose body is `ops` wants: the most
 /// any of its matrix multiplies' engines asks for, else `default`.
 pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u32 {

@@ -18,6 +18,7 @@ pub mod scan;
 pub mod shape;
 pub mod staging;
 pub mod wgmma;
+pub mod wgmma_smem;
 
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};

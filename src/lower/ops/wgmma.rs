@@ -1,14 +1,50 @@
 //! `mmaf` / `mmai` on warpgroup tensor cores (`wgmma.mma_async`, sm_90a).
-use crate::ir::{Module, OpId};
-use crate::lower::kernel::Lowerer;
-use crate::lower::layout::LinearLayout;
+//!
+//! Both operands go through shared memory in the swizzled layouts of
+//! [`wgmma_smem`]: A (`m x k`) K-major; B (`k x n`) MN-major for 16-bit
+//! types (the tile's rows are already contiguous along N), K-major for
+//! tf32 and 8-bit types (which `wgmma` reads K-major only). The tile
+//! block's warpgroups split M; each runs `m64nNk*` instructions over its
+//! 64-row blocks, N in chunks of at most 256 and K in steps of 32 bytes,
+//! with the accumulator in registers in the layout of
+//! [`crate::lower::layout::wgmma`]:
+//!
+//! ```text
+//! st.shared (operands, buffer set `phase`); fence.proxy.async; bar.sync
+//! wgmma.fence; wgmma.mma_async ...; wgmma.commit_group; wgmma.wait_group 0
+//! phase ^= 1 (or, with a single set, bar.sync before it is rewritten)
+//! ```
+//!
+//! [`Plan::operand_layouts`] asks layout assignment for A and B layouts
+//! that load row vectors from global memory and store 16-byte vectors.
+use std::rc::Rc;
+
+use crate::ir::{Module, OpId, Opcode, Scalar};
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::{wgmma as frag, LinearLayout};
 use crate::lower::target::Target;
+use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
+use crate::options::Gpu;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+
+use super::arith::enum_attr;
+use super::staging::{alloc, barrier};
+use super::wgmma_smem::{write, Smem};
+
+/// The most accumulator registers per thread a plan may use.
+const MAX_ACC_REGS: i64 = 128;
 
 /// How one matrix multiply maps onto `wgmma` instructions.
 pub struct Plan {
     /// The accumulator's layout.
     pub acc: LinearLayout,
+    /// Rows, columns and reduction extent of the multiply.
+    pub mnk: [i64; 3],
+    /// Warpgroups splitting M.
+    pub groups: i64,
+    /// Element types of A, B and the accumulator.
+    pub types: [Scalar; 3],
 }
 
 impl Plan {
@@ -16,19 +52,443 @@ impl Plan {
     pub fn acc_layout(&self) -> LinearLayout {
         self.acc.clone()
     }
+
+    /// Layouts for A and B that load up to 16 bytes at a time along the
+    /// rows and write up to 16 bytes at a time into the swizzled buffers:
+    /// row vectors for A and MN-major B; for K-major B, short row vectors
+    /// stacked along K (each thread holds a small block).
+    pub fn operand_layouts(&self) -> Option<[LinearLayout; 2]> {
+        let [m, n, k] = self.mnk;
+        let (_, b) = operands(self.mnk, self.types)?;
+        let warps = 4 * self.groups;
+        let vec = 16 / b.es;
+        let b_layout = if b.mn_major {
+            frag::operand(&[k, n], warps, &[(1, vec)], [1, 0])
+        } else {
+            let per_thread = (k * n / (32 * warps)).max(1);
+            let along_n = vec.min(4).min(per_thread);
+            let along_k = vec.min(per_thread / along_n).max(1);
+            frag::operand(&[k, n], warps, &[(1, along_n), (0, along_k)], [1, 0])
+        };
+        Some([frag::operand(&[m, k], warps, &[(1, vec)], [1, 0]), b_layout])
+    }
 }
 
-/// The warps per tile block this engine wants for op `id`, if it applies.
-pub fn preferred_warps(_m: &Module, _id: OpId, _target: Target) -> Option<u32> {
-    None
+/// Bytes per element of an operand type `wgmma` reads, if it reads it.
+fn operand_bytes(s: Scalar) -> Option<i64> {
+    match s {
+        Scalar::F16 | Scalar::BF16 => Some(2),
+        Scalar::TF32 => Some(4),
+        Scalar::F8E4M3FN | Scalar::F8E5M2 | Scalar::I8 => Some(1),
+        _ => None,
+    }
+}
+
+/// Whether `wgmma` multiplies `a x b` into `c`.
+fn types_supported(a: Scalar, b: Scalar, c: Scalar) -> bool {
+    let f8 = |s| matches!(s, Scalar::F8E4M3FN | Scalar::F8E5M2);
+    match (a, b, c) {
+        (Scalar::F16, Scalar::F16, Scalar::F32 | Scalar::F16) => true,
+        (Scalar::BF16, Scalar::BF16, Scalar::F32) => true,
+        (Scalar::TF32, Scalar::TF32, Scalar::F32) => true,
+        (Scalar::I8, Scalar::I8, Scalar::I32) => true,
+        (x, y, Scalar::F32 | Scalar::F16) => f8(x) && f8(y),
+        _ => false,
+    }
+}
+
+/// Shapes and types of op `id` if it is a 2-D `mmaf`/`mmai` on sm_90a
+/// with types `wgmma` takes: `([m, n, k], [a, b, c])`.
+fn shape(m: &Module, id: OpId, target: Target) -> Option<([i64; 3], [Scalar; 3])> {
+    if target.gpu != Gpu::Sm90 {
+        return None;
+    }
+    let op = &m.ops[id];
+    if !matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+        return None;
+    }
+    let (Some((ash, Elem::Num(a))), Some((bsh, Elem::Num(b))), Some((csh, Elem::Num(c)))) = (
+        value_tile(m, op.operand("lhs")?),
+        value_tile(m, op.operand("rhs")?),
+        value_tile(m, *op.results.first()?),
+    ) else {
+        return None;
+    };
+    if ash.len() != 2 || bsh.len() != 2 || csh.len() != 2 || !types_supported(a, b, c) {
+        return None;
+    }
+    let (mm, k, n) = (ash[0], ash[1], bsh[1]);
+    if bsh[0] != k || csh != [mm, n] {
+        return None;
+    }
+    let es = operand_bytes(a)?;
+    let kinst = 32 / es;
+    let ok = mm % 64 == 0 && n % 8 == 0 && k % kinst == 0;
+    ok.then_some(([mm, n, k], [a, b, c]))
+}
+
+/// The layouts of A and B in shared memory.
+fn operands(mnk: [i64; 3], types: [Scalar; 3]) -> Option<(Smem, Smem)> {
+    let [m, n, k] = mnk;
+    let es = operand_bytes(types[0])?;
+    let a = Smem::new(m, k, es, false)?;
+    let b = if es == 2 {
+        Smem::new(n, k, es, true).or_else(|| Smem::new(n, k, es, false))
+    } else {
+        Smem::new(n, k, es, false)
+    }?;
+    let bytes = set_bytes(&a, &b) + 1024;
+    (bytes <= super::staging::MAX_SHARED_BYTES).then_some((a, b))
+}
+
+/// Bytes of one set of operand buffers (A then B, each 1024-aligned).
+fn set_bytes(a: &Smem, b: &Smem) -> i64 {
+    let up = |x: i64| (x + 1023) & !1023;
+    up(a.bytes()) + up(b.bytes())
+}
+
+/// The warps per tile block this engine wants for op `id`, if it applies:
+/// two warpgroups when M splits into two 64-row halves, else one.
+pub fn preferred_warps(m: &Module, id: OpId, target: Target) -> Option<u32> {
+    let (mnk, types) = shape(m, id, target)?;
+    operands(mnk, types)?;
+    let warps = if mnk[0] % 128 == 0 { 8 } else { 4 };
+    (mnk[0] * mnk[1] / (32 * i64::from(warps)) <= MAX_ACC_REGS).then_some(warps)
 }
 
 /// The plan for op `id` in an entry of `warps` warps, if this engine applies.
-pub fn plan(_m: &Module, _id: OpId, _target: Target, _warps: u32) -> Option<Plan> {
-    None
+pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
+    let (mnk, types) = shape(m, id, target)?;
+    operands(mnk, types)?;
+    if warps % 4 != 0 || warps == 0 {
+        return None;
+    }
+    let groups = i64::from(warps / 4);
+    let [mm, n, _] = mnk;
+    if mm % (64 * groups) != 0 || mm * n / (32 * i64::from(warps)) > MAX_ACC_REGS {
+        return None;
+    }
+    Some(Plan {
+        acc: frag::accumulator(mm, n, groups),
+        mnk,
+        groups,
+        types,
+    })
+}
+
+/// The PTX type suffix of a `wgmma` operand or accumulator type.
+fn type_name(s: Scalar, signed: bool) -> &'static str {
+    match s {
+        Scalar::F16 => "f16",
+        Scalar::BF16 => "bf16",
+        Scalar::TF32 => "tf32",
+        Scalar::F32 => "f32",
+        Scalar::F8E4M3FN => "e4m3",
+        Scalar::F8E5M2 => "e5m2",
+        Scalar::I8 if signed => "s8",
+        Scalar::I8 => "u8",
+        _ => "s32",
+    }
+}
+
+/// The `.m64nNkK` shape modifier (N a multiple of 8 up to 256).
+fn shape_name(n: i64, k: i64) -> &'static str {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        [8, 16, 32]
+            .iter()
+            .flat_map(|k| (1..=32).map(move |j| format!("m64n{}k{k}", 8 * j)))
+            .collect()
+    });
+    let kk = match k {
+        8 => 0,
+        16 => 1,
+        _ => 2,
+    };
+    &names[kk * 32 + (n / 8 - 1) as usize]
+}
+
+/// A `wgmma` instruction of `mods` with no operands (`fence`, ...).
+fn sync_op(l: &mut Lowerer, mods: &[&'static str], srcs: Vec<Operand>) {
+    l.b.push(Inst::new(Opc::Wgmma, mods, &[], vec![], srcs));
 }
 
 /// Lowers op `id` by `plan`.
-pub fn lower(l: &mut Lowerer, id: OpId, _plan: &Plan) -> Result<(), LowerError> {
-    Err(l.unsupported(id))
+pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
+        op.operand("lhs"),
+        op.operand("rhs"),
+        op.operand("acc"),
+        op.results.first(),
+    ) else {
+        return Err(l.unsupported(id));
+    };
+    let [mm, n, k] = plan.mnk;
+    let [at, bt, ct] = plan.types;
+    let (asmem, bsmem) = operands(plan.mnk, plan.types).ok_or_else(|| l.unsupported(id))?;
+    let (sa, sb) = if op.opcode == Opcode::MmaI {
+        (
+            enum_attr(l, id, "signedness_lhs") != Some(0),
+            enum_attr(l, id, "signedness_rhs") != Some(0),
+        )
+    } else {
+        (true, true)
+    };
+    let layout = Rc::new(plan.acc.clone());
+    let acc_in = l.tile_in(id, c_v, &layout)?;
+    let a = l.tile(id, a_v)?;
+    let b = l.tile(id, b_v)?;
+
+    // Two sets of operand buffers where they fit, used in turn (a phase
+    // bit flips after every use), so a warpgroup may write the next set
+    // while another still multiplies from this one: one barrier per
+    // multiply. Else one set and a barrier before it is rewritten.
+    let set = set_bytes(&asmem, &bsmem);
+    let used = i64::from(l.shared_bytes);
+    let double = used + 2 * set + 1024 + 16 <= super::staging::MAX_SHARED_BYTES;
+    let region = alloc(
+        l,
+        &[set * if double { 2 } else { 1 } + 1024],
+        Elem::Num(Scalar::I8),
+    )?;
+    let sym = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let raw = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Reg(sym), Operand::Imm(region.offset + 1023)],
+    );
+    let aligned = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Reg(raw), Operand::Imm(-1024)],
+    );
+    let phase = double.then(|| {
+        let p = l.b.reg(RegClass::B32);
+        l.b.prepend(Inst::new(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Reg(p)],
+            vec![Operand::Imm(0)],
+        ));
+        p
+    });
+    let abase = match phase {
+        Some(p) => l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(p), Operand::Imm(set), Operand::Reg(aligned)],
+        ),
+        None => aligned,
+    };
+    let bbase = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![
+            Operand::Reg(abase),
+            Operand::Imm((asmem.bytes() + 1023) & !1023),
+        ],
+    );
+    write(l, &a, &asmem, false, abase);
+    write(l, &b, &bsmem, true, bbase);
+    l.b.push(Inst::new(
+        Opc::Fence,
+        &["proxy", "async", "shared::cta"],
+        &[],
+        vec![],
+        vec![],
+    ));
+    barrier(l);
+
+    // Descriptors: the constant bits or the start address (16-byte units)
+    // of this warpgroup's rows.
+    let desc_base = |l: &mut Lowerer, base: Reg, s: &Smem| -> Reg {
+        let units = l.b.op(
+            Opc::Shr,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(base), Operand::Imm(4)],
+        );
+        let wide = l.b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U64, Ty::U32],
+            Ty::U64,
+            vec![Operand::Reg(units)],
+        );
+        l.b.op(
+            Opc::Or,
+            &[],
+            &[Ty::B64],
+            Ty::B64,
+            vec![Operand::Reg(wide), Operand::Imm(s.descriptor_bits() as i64)],
+        )
+    };
+    let rows = mm / plan.groups;
+    let a_group = if plan.groups > 1 {
+        // This warpgroup's first row: (tid / 128) * rows.
+        let tid = l.tid();
+        let g = l.b.op(
+            Opc::Shr,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(tid), Operand::Imm(7)],
+        );
+        let off = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(g), Operand::Imm(asmem.start(rows, 0))],
+        );
+        l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(abase), Operand::Reg(off)],
+        )
+    } else {
+        abase
+    };
+    let adesc = desc_base(l, a_group, &asmem);
+    let bdesc = desc_base(l, bbase, &bsmem);
+
+    // Accumulator registers, in place.
+    let f16acc = ct == Scalar::F16;
+    let nregs = layout.num_registers();
+    let mut acc: Vec<Reg> = Vec::new();
+    if f16acc {
+        for q in 0..nregs / 2 {
+            let w = l.b.reg(RegClass::B32);
+            l.b.push(Inst::new(
+                Opc::Mov,
+                &[],
+                &[Ty::B32],
+                vec![Operand::Reg(w)],
+                vec![Operand::Vec(vec![
+                    acc_in.regs[2 * q],
+                    acc_in.regs[2 * q + 1],
+                ])],
+            ));
+            acc.push(w);
+        }
+    } else {
+        for r in 0..nregs {
+            let w = l.b.reg(RegClass::B32);
+            l.b.copy(w, acc_in.regs[r]);
+            acc.push(w);
+        }
+    }
+    let scale_d = l.imm(Elem::Num(Scalar::I1), 1);
+    let ni = n.min(256);
+    let es = asmem.es;
+    let ki = 32 / es;
+    let per_frag = if f16acc { 4 } else { 2 };
+    let int = ct == Scalar::I32;
+    let mut mods: Vec<&'static str> = vec!["mma_async", "sync", "aligned", shape_name(ni, ki)];
+    if int {
+        mods.push("satfinite");
+    }
+    mods.extend([type_name(ct, true), type_name(at, sa), type_name(bt, sb)]);
+    sync_op(l, &["fence", "sync", "aligned"], vec![]);
+    let mut descs: std::collections::HashMap<(bool, i64), Reg> = std::collections::HashMap::new();
+    let mut desc = |l: &mut Lowerer, is_a: bool, off: i64| -> Reg {
+        let base = if is_a { adesc } else { bdesc };
+        *descs.entry((is_a, off)).or_insert_with(|| {
+            if off == 0 {
+                base
+            } else {
+                l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::S64],
+                    Ty::S64,
+                    vec![Operand::Reg(base), Operand::Imm(off >> 4)],
+                )
+            }
+        })
+    };
+    for k0 in (0..k).step_by(ki as usize) {
+        for c in 0..rows / 64 {
+            for nc in 0..n / ni {
+                let da = desc(l, true, asmem.start(64 * c, k0));
+                let db = desc(l, false, bsmem.start(nc * ni, k0));
+                let first = (c * (n / 2) + nc * (ni / 2)) as usize / (per_frag / 2);
+                let count = (ni * 64 / 128) as usize / (per_frag / 2);
+                let d = acc[first..first + count].to_vec();
+                let mut srcs = vec![Operand::Reg(da), Operand::Reg(db), Operand::Reg(scale_d)];
+                if !int {
+                    srcs.extend([Operand::Imm(1), Operand::Imm(1)]);
+                }
+                if es == 2 {
+                    srcs.extend([Operand::Imm(0), Operand::Imm(i64::from(bsmem.mn_major))]);
+                }
+                l.b.push(Inst::new(
+                    Opc::Wgmma,
+                    &mods,
+                    &[],
+                    vec![Operand::Vec(d)],
+                    srcs,
+                ));
+            }
+        }
+    }
+    sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
+    sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    match phase {
+        Some(p) => l.b.op_into(
+            p,
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Reg(p), Operand::Imm(1)],
+        ),
+        None => barrier(l),
+    }
+
+    let regs: Vec<Reg> = if f16acc {
+        let mut out = Vec::with_capacity(nregs);
+        for &w in &acc {
+            let lo = l.b.reg(RegClass::B16);
+            let hi = l.b.reg(RegClass::B16);
+            l.b.push(Inst::new(
+                Opc::Mov,
+                &[],
+                &[Ty::B32],
+                vec![Operand::Vec(vec![lo, hi])],
+                vec![Operand::Reg(w)],
+            ));
+            out.extend([lo, hi]);
+        }
+        out
+    } else {
+        acc
+    };
+    l.bind(
+        res,
+        Tile {
+            elem: Elem::Num(ct),
+            layout,
+            regs,
+        },
+    );
+    Ok(())
 }

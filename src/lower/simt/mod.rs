@@ -128,6 +128,13 @@ impl Builder {
         self.current().push(Stmt::Inst(inst));
     }
 
+    /// Puts an instruction at the very start of the function, where it
+    /// runs before (and dominates) everything (initial values of state
+    /// that loops update, such as a buffer phase).
+    pub fn prepend(&mut self, inst: Inst) {
+        self.body.insert(0, Stmt::Inst(inst));
+    }
+
     /// Emits `opc.mods.tys dst, srcs` into a fresh register of `dst_ty`'s size.
     pub fn op(
         &mut self,

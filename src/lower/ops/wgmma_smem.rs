@@ -1,0 +1,390 @@
+//! Shared-memory operands of `wgmma`: the swizzled canonical layouts of the
+//! PTX ISA ("Shared Memory Matrix Layout"), their matrix descriptors, and
+//! writing a register tile into one.
+//!
+//! An operand is an `mn x k` matrix (A: `m x k`; B: `n x k`, read from a
+//! `k x n` tile). K-major operands keep rows of `w` bytes along K (`w` the
+//! swizzle width: 128, 64 or 32 bytes), 8-row atoms of `8 w` bytes stacked
+//! along MN, and `w`-byte column blocks of K one after another. MN-major
+//! operands (16-bit types only) swap the roles: `w`-byte rows along MN, one
+//! per k. Within every atom the 16-byte chunk index is xored with the row
+//! index (bits 4.. xor bits 7.. of the address), so the buffer is aligned
+//! to 1024 bytes. The byte offset of an element is then a bitwise-linear
+//! function of its coordinates, which makes addresses a per-thread part
+//! xor a per-register immediate.
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+
+/// An operand's layout in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Smem {
+    /// Rows along M (A) or N (B).
+    pub mn: i64,
+    /// Columns along K.
+    pub k: i64,
+    /// Bytes per element.
+    pub es: i64,
+    /// Whether MN is the contiguous dimension (`imm-trans` 1).
+    pub mn_major: bool,
+    /// Swizzle width in bytes (32, 64 or 128).
+    pub swizzle: i64,
+}
+
+impl Smem {
+    /// The layout of an `mn x k` operand of `es`-byte elements, if one of
+    /// the swizzled layouts fits (the contiguous extent a multiple of 32
+    /// bytes, every extent a power of two, at least 8 rows).
+    pub fn new(mn: i64, k: i64, es: i64, mn_major: bool) -> Option<Smem> {
+        let contiguous = if mn_major { mn } else { k } * es;
+        let other = if mn_major { k } else { mn };
+        let swizzle = [128, 64, 32].into_iter().find(|w| contiguous % w == 0)?;
+        let pow2 = |x: i64| x > 0 && x & (x - 1) == 0;
+        (pow2(mn) && pow2(k) && other >= 8).then_some(Smem {
+            mn,
+            k,
+            es,
+            mn_major,
+            swizzle,
+        })
+    }
+
+    /// Bytes the operand occupies.
+    pub fn bytes(&self) -> i64 {
+        self.mn * self.k * self.es
+    }
+
+    /// Byte offset of element `(mn, k)` before the swizzle.
+    fn linear(&self, mn: i64, k: i64) -> i64 {
+        let w = self.swizzle;
+        let per = w / self.es;
+        if self.mn_major {
+            (mn / per) * (self.k * w) + k * w + (mn % per) * self.es
+        } else {
+            (k / per) * (self.mn * w) + mn * w + (k % per) * self.es
+        }
+    }
+
+    /// Byte offset of element `(mn, k)` from the (1024-aligned) buffer.
+    pub fn offset(&self, mn: i64, k: i64) -> i64 {
+        let a = self.linear(mn, k);
+        let mask = self.swizzle / 16 - 1;
+        a ^ (((a >> 7) & mask) << 4)
+    }
+
+    /// Byte offset of the origin of the instruction block at `(mn0, k0)`
+    /// (the descriptor's start address, relative to the buffer).
+    pub fn start(&self, mn0: i64, k0: i64) -> i64 {
+        self.linear(mn0, k0)
+    }
+
+    /// The descriptor bits other than the start address: leading and
+    /// stride byte offsets and the swizzle mode.
+    pub fn descriptor_bits(&self) -> u64 {
+        let w = self.swizzle as u64;
+        let (lbo, sbo) = if self.mn_major {
+            (self.k as u64 * w, 8 * w)
+        } else {
+            (16, 8 * w)
+        };
+        let mode: u64 = match w {
+            128 => 1,
+            64 => 2,
+            _ => 3,
+        };
+        ((lbo >> 4) & 0x3fff) << 16 | ((sbo >> 4) & 0x3fff) << 32 | mode << 62
+    }
+}
+
+/// Writes the elements of `t` (shape `[mn, k]`, or `[k, mn]` when
+/// `k_first`) into the operand buffer at the 1024-aligned shared address
+/// `base`. Each thread stores up to 16 contiguous bytes at a time.
+pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
+    let layout = t.layout.clone();
+    let off = |c: &[i64]| {
+        if k_first {
+            op.offset(c[1], c[0])
+        } else {
+            op.offset(c[0], c[1])
+        }
+    };
+    // Offsets are linear in the coordinate bits: one per thread bit, one
+    // per register bit.
+    let thread: Vec<i64> = layout.thread_bases().iter().map(|b| off(b)).collect();
+    let regs: Vec<i64> = layout.register.iter().map(|b| off(b)).collect();
+    let thread_mask = thread.iter().fold(0, |a, &b| a | b);
+    // Vector bits: register bits stepping one element, two, four... (up
+    // to 16 bytes), as long as nothing else touches the vector's bytes.
+    let mut vb: Vec<usize> = Vec::new();
+    while op.es << (vb.len() + 1) <= 16 {
+        match (0..regs.len()).find(|&b| regs[b] == op.es << vb.len()) {
+            Some(b) => vb.push(b),
+            None => break,
+        }
+    }
+    loop {
+        let align = (op.es << vb.len()) - 1;
+        let others = (0..regs.len())
+            .filter(|b| !vb.contains(b))
+            .fold(thread_mask, |a, b| a | regs[b]);
+        if vb.is_empty() || others & align == 0 {
+            break;
+        }
+        vb.pop();
+    }
+    let vmask = vb.iter().fold(0usize, |a, &b| a | 1 << b);
+    let owner = l.owner_pred(&layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    // The thread's address: base + xor of its bits' offsets, a run of bits
+    // whose offsets double (and multiply without carries) at a time.
+    let tid = l.tid();
+    let mut part: Option<Reg> = None;
+    let mut j = 0;
+    while j < thread.len() {
+        let o = thread[j];
+        if o == 0 {
+            j += 1;
+            continue;
+        }
+        let mut run = 1;
+        while j + run < thread.len()
+            && thread[j + run] == o << run
+            && (0..1i64 << (run + 1)).all(|x| {
+                x * o
+                    == (0..=run)
+                        .filter(|b| x >> b & 1 == 1)
+                        .fold(0, |a, b| a ^ (o << b))
+            })
+        {
+            run += 1;
+        }
+        let bits = l.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![
+                Operand::Reg(tid),
+                Operand::Imm(j as i64),
+                Operand::Imm(run as i64),
+            ],
+        );
+        let term = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S32],
+            Ty::S32,
+            vec![Operand::Reg(bits), Operand::Imm(o)],
+        );
+        part = Some(match part {
+            None => term,
+            Some(p) => l.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(p), Operand::Reg(term)],
+            ),
+        });
+        j += run;
+    }
+    let tbase = match part {
+        Some(p) => l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(base), Operand::Reg(p)],
+        ),
+        None => base,
+    };
+    let n = layout.num_registers();
+    let mut by_low: std::collections::HashMap<i64, Reg> = std::collections::HashMap::new();
+    for r0 in 0..n {
+        if r0 & vmask != 0 || layout.canonical_register(r0) != r0 {
+            continue;
+        }
+        let ro = (0..regs.len())
+            .filter(|&b| r0 >> b & 1 == 1)
+            .fold(0, |a, b| a ^ regs[b]);
+        // Bits under 1024 may meet the thread's swizzle bits (xor); the
+        // rest never meet the thread's bits (add, as an immediate).
+        let (lo, hi) = (ro & 1023, ro & !1023);
+        let addr_reg = if hi & thread_mask != 0 {
+            let x = l.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(part.unwrap_or(base)), Operand::Imm(ro)],
+            );
+            let a = if part.is_some() {
+                l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![Operand::Reg(base), Operand::Reg(x)],
+                )
+            } else {
+                x
+            };
+            (a, 0)
+        } else if lo == 0 {
+            (tbase, hi)
+        } else {
+            let a = *by_low.entry(lo).or_insert_with(|| {
+                l.b.op(
+                    Opc::Xor,
+                    &[],
+                    &[Ty::B32],
+                    Ty::B32,
+                    vec![Operand::Reg(tbase), Operand::Imm(lo)],
+                )
+            });
+            (a, hi)
+        };
+        let vals: Vec<Reg> = (0..1usize << vb.len())
+            .map(|i| {
+                let r = vb
+                    .iter()
+                    .enumerate()
+                    .fold(r0, |r, (j, &b)| r | (i >> j & 1) << b);
+                t.regs[r]
+            })
+            .collect();
+        store(l, &vals, op.es, addr_reg.0, addr_reg.1);
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
+}
+
+/// Stores `vals` (elements of `es` bytes, contiguous) at `[addr + off]`.
+fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
+    // Pack into 32-bit words (or one narrower value).
+    let mut words: Vec<Reg> = vals.to_vec();
+    let mut width = es;
+    if width == 1 && words.len() >= 2 {
+        words = words
+            .chunks(2)
+            .map(|p| {
+                let lo = l.b.op(
+                    Opc::And,
+                    &[],
+                    &[Ty::B16],
+                    Ty::B16,
+                    vec![Operand::Reg(p[0]), Operand::Imm(0xff)],
+                );
+                let hi = l.b.op(
+                    Opc::Shl,
+                    &[],
+                    &[Ty::B16],
+                    Ty::B16,
+                    vec![Operand::Reg(p[1]), Operand::Imm(8)],
+                );
+                l.b.op(
+                    Opc::Or,
+                    &[],
+                    &[Ty::B16],
+                    Ty::B16,
+                    vec![Operand::Reg(lo), Operand::Reg(hi)],
+                )
+            })
+            .collect();
+        width = 2;
+    }
+    if width == 2 && words.len() >= 2 {
+        words = words
+            .chunks(2)
+            .map(|p| {
+                let w = l.b.reg(RegClass::B32);
+                l.b.push(Inst::new(
+                    Opc::Mov,
+                    &[],
+                    &[Ty::B32],
+                    vec![Operand::Reg(w)],
+                    vec![Operand::Vec(vec![p[0], p[1]])],
+                ));
+                w
+            })
+            .collect();
+        width = 4;
+    }
+    let ty = match width {
+        1 => Ty::B8,
+        2 => Ty::B16,
+        _ => Ty::B32,
+    };
+    let (mods, src): (&[&'static str], Operand) = match words.len() {
+        1 => (&["shared"], Operand::Reg(words[0])),
+        2 => (&["shared", "v2"], Operand::Vec(words)),
+        _ => (&["shared", "v4"], Operand::Vec(words)),
+    };
+    l.b.push(Inst::new(
+        Opc::St,
+        mods,
+        &[ty],
+        vec![],
+        vec![Operand::Addr(addr, off), src],
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k_major_128b_matches_the_canonical_layout() {
+        // f16 64 x 64: rows of 128 bytes, chunk xor row % 8.
+        let s = Smem::new(64, 64, 2, false).unwrap();
+        assert_eq!(s.swizzle, 128);
+        assert_eq!(s.offset(0, 0), 0);
+        assert_eq!(s.offset(0, 8), 16);
+        assert_eq!(s.offset(1, 0), 128 + 16);
+        assert_eq!(s.offset(3, 9), 3 * 128 + ((1 ^ 3) << 4) + 2);
+        // K beyond one row: the next 128-byte column block.
+        let s = Smem::new(64, 128, 2, false).unwrap();
+        assert_eq!(s.offset(0, 64), 64 * 128);
+        assert_eq!(s.start(0, 80), 64 * 128 + 32);
+    }
+
+    #[test]
+    fn mn_major_matches_nvidias_descriptors() {
+        // B of 64 (k) x 128 (n) f16, as NVIDIA's matmul writes it:
+        // LBO 8192, SBO 1024, 128-byte swizzle.
+        let s = Smem::new(128, 64, 2, true).unwrap();
+        assert_eq!(s.descriptor_bits(), 0x4000_0040_0200_0000);
+        assert_eq!(s.offset(64, 0), 8192);
+        assert_eq!(s.start(0, 16), 16 * 128);
+        let a = Smem::new(128, 64, 2, false).unwrap();
+        assert_eq!(a.descriptor_bits(), 0x4000_0040_0001_0000);
+    }
+
+    #[test]
+    fn offsets_are_bitwise_linear() {
+        for s in [
+            Smem::new(128, 64, 2, false).unwrap(),
+            Smem::new(64, 32, 4, false).unwrap(),
+            Smem::new(64, 64, 1, false).unwrap(),
+            Smem::new(128, 32, 2, true).unwrap(),
+        ] {
+            // Every element's offset is the xor of its coordinate bits'.
+            for x in 0..s.mn {
+                for y in 0..s.k {
+                    let mut lin = 0;
+                    for b in 0..16 {
+                        if x >> b & 1 == 1 {
+                            lin ^= s.offset(1 << b, 0);
+                        }
+                        if y >> b & 1 == 1 {
+                            lin ^= s.offset(0, 1 << b);
+                        }
+                    }
+                    assert_eq!(s.offset(x, y), lin, "{s:?} {x} {y}");
+                }
+            }
+        }
+    }
+}

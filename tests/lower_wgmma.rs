@@ -1,0 +1,81 @@
+//! The sm_90 matmul kernels run on warpgroup tensor cores: our PTX issues
+//! `wgmma.mma_async`, and NVIDIA's ptxas turns it into HGMMA (QGMMA for
+//! fp8, IGMMA for int8) without spilling.
+mod common;
+use std::process::Command;
+
+use tileiras::options::{Gpu, Options};
+
+const KERNELS: [&str; 8] = [
+    "matmul_f16_divisible",
+    "matmul_f16_strided",
+    "matmul_f16_f16acc",
+    "matmul_f16_tma",
+    "matmul_bf16_tma",
+    "matmul_tf32",
+    "matmul_fp8_e4m3",
+    "matmul_i8_i32",
+];
+
+fn our_ptx(name: &str) -> String {
+    let dir = common::corpus().join(name);
+    let path = ["v13_3", "v13_4"]
+        .iter()
+        .map(|v| dir.join(format!("{name}.{v}.tileir")))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("{name}: no bytecode in {}", dir.display()));
+    let module = tileiras::bytecode::read(&std::fs::read(path).expect("read bytecode"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = Options {
+        gpu: Gpu::Sm90,
+        ..Default::default()
+    };
+    tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn matmuls_use_wgmma_and_gmma_without_spills() {
+    let root = common::cuda_root();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for name in KERNELS {
+        let text = our_ptx(name);
+        assert!(
+            text.contains("wgmma.mma_async.sync.aligned.m64n"),
+            "{name}: no wgmma"
+        );
+        let ptx = tmp.path().join(format!("{name}.ptx"));
+        let cubin = tmp.path().join(format!("{name}.cubin"));
+        std::fs::write(&ptx, &text).expect("write ptx");
+        let out = Command::new(root.join("bin/ptxas"))
+            .args([
+                "-arch",
+                "sm_90a",
+                "--opt-level",
+                "3",
+                "--enable-extended-smem=true",
+                "-v",
+            ])
+            .arg(&ptx)
+            .arg("-o")
+            .arg(&cubin)
+            .output()
+            .expect("run ptxas");
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{name}: {log}");
+        assert!(
+            log.contains("0 bytes spill stores, 0 bytes spill loads"),
+            "{name} spills: {log}"
+        );
+        let sass = Command::new(root.join("bin/nvdisasm"))
+            .arg("-c")
+            .arg(&cubin)
+            .output()
+            .expect("run nvdisasm");
+        let sass = String::from_utf8_lossy(&sass.stdout);
+        let gmma = sass
+            .lines()
+            .filter(|l| ["HGMMA.", "QGMMA.", "IGMMA."].iter().any(|g| l.contains(g)))
+            .count();
+        assert!(gmma > 0, "{name}: no GMMA in the SASS");
+    }
+}
