@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cuTile kernels for matrix-multiply shapes the reference corpus lacks: a
+fused epilogue (bias and ReLU), a bf16 matmul with a GELU-style epilogue
+stored as bf16, and an attention kernel (two matmuls around an online
+softmax). gen.py exports each to TileIR bytecode; tests/lower_kernels.rs
+runs them in the PTX emulator against CPU references written from these
+docstrings.
+
+Conventions are those of the reference corpus: ct.load pads out-of-bounds
+elements with zero (padding_mode=ZERO), ct.store writes only in-bounds
+elements, arrays are C-contiguous with 16-byte aligned bases.
+"""
+import cuda.tile as ct
+from cuda.tile.compilation import ArrayConstraint, ScalarConstraint
+
+KERNELS = []
+
+
+def kernel(params):
+    def deco(k):
+        KERNELS.append(dict(name=k._pyfunc.__name__, kernel=k, params=params))
+        return k
+    return deco
+
+
+def C(dtype, ndim):
+    elems16 = max(1, 128 // dtype.bitwidth)
+    return ArrayConstraint(dtype, ndim, index_dtype=ct.int32, stride_lower_bound_incl=0,
+                           alias_groups=(), may_alias_internally=False,
+                           stride_constant=(None,) * (ndim - 1) + (1,),
+                           stride_divisible_by=(elems16,) * (ndim - 1) + (1,),
+                           base_addr_divisible_by=16)
+
+
+f16, bf16, f32 = ct.float16, ct.bfloat16, ct.float32
+ZERO = ct.PaddingMode.ZERO
+BM, BN, BK = 64, 64, 32
+
+
+@kernel([C(f16, 2), C(f16, 2), C(f32, 1), C(f32, 2)])
+@ct.kernel
+def matmul_bias_relu_f16(a, b, bias, c):
+    """c[i, j] = max(0, sum_k a[i, k] * b[k, j] + bias[j]) (f16 in, f32 accumulate and out).
+
+    a: [M, K], b: [K, N], bias: [N], c: [M, N]. Grid (cdiv(M, 64), cdiv(N, 64), 1);
+    block (bm, bn) computes c[64 bm : +64, 64 bn : +64] with a K loop of cdiv(K, 32) steps.
+    """
+    acc = ct.zeros((BM, BN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(BM, BK))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(BM, BK), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(BK, BN), padding_mode=ZERO)
+        acc = ct.mma(x, y, acc)
+    bv = ct.load(bias, index=(ct.bid(1),), shape=(BN,), padding_mode=ZERO)
+    acc = acc + ct.reshape(bv, (1, BN))
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=ct.maximum(acc, 0.0))
+
+
+@kernel([C(bf16, 2), C(bf16, 2), C(bf16, 2)])
+@ct.kernel
+def matmul_bf16_sigmoid_gate(a, b, c):
+    """c[i, j] = bf16(s * sigmoid(s)) with s = sum_k a[i, k] * b[k, j] (bf16 in, f32 acc).
+
+    sigmoid(s) = 1 / (1 + exp(-s)). a: [M, K], b: [K, N], c: [M, N] (bf16, rounded to
+    nearest even once at the store). Grid (cdiv(M, 64), cdiv(N, 64), 1), K loop of
+    cdiv(K, 32) steps.
+    """
+    acc = ct.zeros((BM, BN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(BM, BK))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(BM, BK), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(BK, BN), padding_mode=ZERO)
+        acc = ct.mma(x, y, acc)
+    gate = 1.0 / (1.0 + ct.exp(-acc))
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=ct.astype(acc * gate, bf16))
+
+
+AM, AN, AD = 64, 64, 64
+
+
+@kernel([C(f16, 2), C(f16, 2), C(f16, 2), C(f32, 2), ScalarConstraint(f32)])
+@ct.kernel
+def attention_f16(q, k, v, o, scale):
+    """o[i, :] = sum_j p[i, j] v[j, :] with p[i, :] = softmax_j(scale * q[i, :] . k[j, :]).
+
+    q: [Sq, 64], k: [Sk, 64], v: [Sk, 64] (f16), o: [Sq, 64] (f32). Grid (cdiv(Sq, 64), 1, 1);
+    block bm handles rows [64 bm, 64 bm + 64). Keys are visited in blocks of 64 with an online
+    softmax (running max m and sum l; earlier partial sums rescaled by exp(m_old - m_new));
+    keys j >= Sk are masked out. The probabilities are rounded to f16 before the second
+    matmul (f32 accumulation); the row sum l uses the unrounded f32 probabilities.
+    """
+    qt = ct.load(q, index=(ct.bid(0), 0), shape=(AM, AD), padding_mode=ZERO)
+    m = ct.full((AM, 1), -1.0e30, f32)
+    l = ct.zeros((AM, 1), f32)
+    acc = ct.zeros((AM, AD), f32)
+    sk = k.shape[0]
+    for j in range(ct.num_tiles(k, 0, shape=(AN, AD))):
+        kt = ct.load(k, index=(j, 0), shape=(AN, AD), padding_mode=ZERO)
+        s = ct.mma(qt, ct.transpose(kt), ct.zeros((AM, AN), f32)) * scale
+        cols = ct.arange(AN, dtype=ct.int32) + j * AN
+        s = ct.where(ct.reshape(cols < sk, (1, AN)), s, -1.0e30)
+        m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
+        p = ct.exp(s - m_new)
+        alpha = ct.exp(m - m_new)
+        l = l * alpha + ct.sum(p, axis=1, keepdims=True)
+        vt = ct.load(v, index=(j, 0), shape=(AN, AD), padding_mode=ZERO)
+        acc = ct.mma(ct.astype(p, f16), vt, acc * alpha)
+        m = m_new
+    ct.store(o, index=(ct.bid(0), 0), tile=acc / l)

@@ -1,0 +1,243 @@
+//! Matrix-multiply kernels beyond the reference corpus, written in cuTile
+//! Python (`tests/data/lower/kernels/kernels.py`, exported by `gen.py`): a
+//! fused bias + ReLU epilogue, a bf16 matmul with a sigmoid-gate epilogue
+//! stored as bf16, and an attention kernel with two matmuls around an
+//! online softmax. Each is lowered for sm_80, sm_90 and sm_120, assembled
+//! by the real ptxas, and run in the PTX emulator on ragged sizes against
+//! CPU references written from the docstrings.
+mod common;
+use std::process::Command;
+
+use ptx_emu::float::{bf16_to_f64, f16_to_f64, f64_to_bf16_rn, f64_to_f16_rn};
+use ptx_emu::{bytes, DevPtr, Device, LaunchConfig, Module, Param};
+use tileiras::options::{Gpu, Options};
+
+const TARGETS: [(Gpu, &str); 3] = [
+    (Gpu::Sm80, "sm_80"),
+    (Gpu::Sm90, "sm_90a"),
+    (Gpu::Sm120, "sm_120a"),
+];
+
+/// Our PTX for kernel `name` on `gpu`, checked by ptxas.
+fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
+    let path = common::repo().join(format!("tests/data/lower/kernels/{name}.tileir"));
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = Options {
+        gpu,
+        ..Default::default()
+    };
+    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("k.ptx");
+    std::fs::write(&p, &text).expect("write");
+    let out = Command::new(common::cuda_root().join("bin/ptxas"))
+        .args(["-arch", arch, "--opt-level", "3"])
+        .arg(&p)
+        .arg("-o")
+        .arg(tmp.path().join("k.cubin"))
+        .output()
+        .expect("ptxas runs");
+    assert!(
+        out.status.success(),
+        "{name} {arch}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// A launch with cuTile's calling convention (pointer, shape, strides).
+struct Launch {
+    dev: Device,
+    params: Vec<Param>,
+}
+
+impl Launch {
+    fn new() -> Launch {
+        Launch {
+            dev: Device::new(),
+            params: Vec::new(),
+        }
+    }
+
+    /// A C-contiguous array of `shape` holding `data`.
+    fn array(&mut self, data: &[u8], shape: &[usize]) -> DevPtr {
+        let p = self.dev.alloc_from(data);
+        self.params.push(Param::U64(p.addr()));
+        for &s in shape {
+            self.params.push(Param::U32(s as u32));
+        }
+        let mut stride = 1;
+        let mut strides = vec![0; shape.len()];
+        for d in (0..shape.len()).rev() {
+            strides[d] = stride;
+            stride *= shape[d];
+        }
+        for s in strides {
+            self.params.push(Param::U32(s as u32));
+        }
+        p
+    }
+
+    fn run(&mut self, text: &str, name: &str, grid: (u32, u32, u32)) {
+        let m = Module::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let block = m.kernel(name).and_then(|k| k.reqntid).expect("reqntid");
+        let cfg = LaunchConfig {
+            grid,
+            block,
+            cluster: (1, 1, 1),
+            dynamic_smem: 0,
+        };
+        self.dev
+            .launch(&m, name, cfg, &self.params)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// Deterministic values in [-1, 1).
+fn uniform(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// f16 bits and their exact values.
+fn f16s(seed: u64, n: usize) -> (Vec<u16>, Vec<f64>) {
+    let bits: Vec<u16> = uniform(seed, n).iter().map(|&v| f64_to_f16_rn(v)).collect();
+    let vals = bits.iter().map(|&b| f16_to_f64(b)).collect();
+    (bits, vals)
+}
+
+/// The sum of `|a[i,k] b[k,j]|`, which bounds the accumulation error.
+fn matmul(a: &[f64], b: &[f64], m: usize, n: usize, k: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut c = vec![0.0; m * n];
+    let mut mag = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            for t in 0..k {
+                let p = a[i * k + t] * b[t * n + j];
+                c[i * n + j] += p;
+                mag[i * n + j] += p.abs();
+            }
+        }
+    }
+    (c, mag)
+}
+
+#[test]
+fn matmul_bias_relu_f16_on_ragged_sizes() {
+    let (m, n, k) = (100, 72, 80);
+    let (ab, a) = f16s(1, m * k);
+    let (bb, b) = f16s(2, k * n);
+    let bias: Vec<f32> = uniform(3, n).iter().map(|&v| v as f32).collect();
+    let (s, mag) = matmul(&a, &b, m, n, k);
+    for (gpu, arch) in TARGETS {
+        let text = ptx("matmul_bias_relu_f16", gpu, arch);
+        let mut l = Launch::new();
+        l.array(&bytes::from_u16(&ab), &[m, k]);
+        l.array(&bytes::from_u16(&bb), &[k, n]);
+        l.array(&bytes::from_f32(&bias), &[n]);
+        let c = l.array(&bytes::from_f32(&vec![-7.0; m * n]), &[m, n]);
+        l.run(&text, "matmul_bias_relu_f16", (2, 2, 1));
+        let got = bytes::to_f32(&l.dev.read(c));
+        for i in 0..m * n {
+            let want = (s[i] + f64::from(bias[i % n])).max(0.0);
+            let tol = 1e-6 * (mag[i] + f64::from(bias[i % n].abs())) + 1e-7;
+            assert!(
+                (f64::from(got[i]) - want).abs() <= tol,
+                "{arch} c[{}, {}] = {}, want {want}",
+                i / n,
+                i % n,
+                got[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn matmul_bf16_sigmoid_gate_on_ragged_sizes() {
+    let (m, n, k) = (70, 90, 48);
+    let ab: Vec<u16> = uniform(4, m * k)
+        .iter()
+        .map(|&v| f64_to_bf16_rn(v))
+        .collect();
+    let bb: Vec<u16> = uniform(5, k * n)
+        .iter()
+        .map(|&v| f64_to_bf16_rn(v))
+        .collect();
+    let a: Vec<f64> = ab.iter().map(|&x| bf16_to_f64(x)).collect();
+    let b: Vec<f64> = bb.iter().map(|&x| bf16_to_f64(x)).collect();
+    let (s, _) = matmul(&a, &b, m, n, k);
+    for (gpu, arch) in TARGETS {
+        let text = ptx("matmul_bf16_sigmoid_gate", gpu, arch);
+        let mut l = Launch::new();
+        l.array(&bytes::from_u16(&ab), &[m, k]);
+        l.array(&bytes::from_u16(&bb), &[k, n]);
+        let c = l.array(&bytes::from_u16(&vec![0x7fc0; m * n]), &[m, n]);
+        l.run(&text, "matmul_bf16_sigmoid_gate", (2, 2, 1));
+        let got = bytes::to_u16(&l.dev.read(c));
+        for i in 0..m * n {
+            let want = s[i] / (1.0 + (-s[i]).exp());
+            let g = bf16_to_f64(got[i]);
+            // One rounding to bf16 (8 bits), after f32 math: within a bf16 ulp.
+            let tol = want.abs() * 2f64.powi(-7) + 1e-6;
+            assert!(
+                (g - want).abs() <= tol,
+                "{arch} c[{}, {}] = {g}, want {want}",
+                i / n,
+                i % n
+            );
+        }
+    }
+}
+
+#[test]
+fn attention_f16_matches_softmax_attention() {
+    let (sq, sk, d) = (100, 150, 64);
+    let scale = 0.125f32;
+    let (qb, q) = f16s(6, sq * d);
+    let (kb, k) = f16s(7, sk * d);
+    let (vb, v) = f16s(8, sk * d);
+    // Reference: o = softmax(scale q k^T) v, in f64.
+    let mut want = vec![0.0f64; sq * d];
+    for i in 0..sq {
+        let s: Vec<f64> = (0..sk)
+            .map(|j| f64::from(scale) * (0..d).map(|t| q[i * d + t] * k[j * d + t]).sum::<f64>())
+            .collect();
+        let mx = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let p: Vec<f64> = s.iter().map(|&x| (x - mx).exp()).collect();
+        let l: f64 = p.iter().sum();
+        for t in 0..d {
+            want[i * d + t] = (0..sk).map(|j| p[j] * v[j * d + t]).sum::<f64>() / l;
+        }
+    }
+    for (gpu, arch) in TARGETS {
+        let text = ptx("attention_f16", gpu, arch);
+        let mut l = Launch::new();
+        l.array(&bytes::from_u16(&qb), &[sq, d]);
+        l.array(&bytes::from_u16(&kb), &[sk, d]);
+        l.array(&bytes::from_u16(&vb), &[sk, d]);
+        let o = l.array(&bytes::from_f32(&vec![f32::NAN; sq * d]), &[sq, d]);
+        l.params.push(Param::U32(scale.to_bits()));
+        l.run(&text, "attention_f16", (2, 1, 1));
+        let got = bytes::to_f32(&l.dev.read(o));
+        for i in 0..sq * d {
+            // The probabilities are rounded to f16 (2^-11 relative) before
+            // the second matmul; |v| < 1.
+            assert!(
+                (f64::from(got[i]) - want[i]).abs() <= 2e-3,
+                "{arch} o[{}, {}] = {}, want {}",
+                i / d,
+                i % d,
+                got[i],
+                want[i]
+            );
+        }
+    }
+}
