@@ -422,8 +422,34 @@ pub fn lower_entry<'m>(
     // Read %tid.x up front: the register must dominate every use, even
     // when the first use is inside a branch or loop (DCE drops it if unused).
     l.tid();
+    // A tile block of several CTAs (a cluster): the first CTA does the
+    // tile block's work and the others have none.
+    let cluster = target.has_clusters()
+        && super::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
+            .num_cta_in_cga
+            .is_some_and(|n| n > 1);
+    if cluster {
+        let rank = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Special(crate::ptx::Special::ClusterCtaRank)],
+        );
+        let first = l.b.op(
+            Opc::Setp,
+            &["eq"],
+            &[Ty::U32],
+            Ty::Pred,
+            vec![Operand::Reg(rank), Operand::Imm(0)],
+        );
+        l.b.begin_if(first, true);
+    }
     for &id in &block.ops {
         super::ops::lower_op(&mut l, id)?;
+    }
+    if cluster {
+        l.b.end_if();
     }
     if let Some(&ret) = block
         .ops

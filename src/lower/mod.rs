@@ -108,19 +108,6 @@ pub fn lower_module(
                 let mut e =
                     kernel::lower_entry(module, id, options, line_info.then_some(&mut files))?;
                 launch::plan(module, id, options, &mut e, &mut notes)?;
-                // The code lowers one CTA per tile block; a tile block of
-                // several CTAs (a cluster) would have each CTA redo the work.
-                if e.launch
-                    .reqnctapercluster
-                    .as_ref()
-                    .is_some_and(|c| c.iter().product::<i64>() > 1)
-                {
-                    return Err(LowerError::Unsupported {
-                        what: "an entry with 'num_cta_in_cga' > 1 (tile blocks of several CTAs)"
-                            .into(),
-                        location: module.location(id),
-                    });
-                }
                 entries.push(e);
             }
             _ => {

@@ -145,6 +145,8 @@ pub enum Special {
     NClusterId(u8),
     /// `%nctaid.{x,y,z}` (number of tile blocks).
     NCtaId(u8),
+    /// `%cluster_ctarank`: the CTA's rank within its cluster.
+    ClusterCtaRank,
 }
 
 /// An instruction operand.

@@ -214,6 +214,7 @@ fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
                 Special::TidX => out.write_str("%tid.x"),
                 Special::ClusterId(a) => write!(out, "%clusterid.{}", axis(a)),
                 Special::CtaId(a) => write!(out, "%ctaid.{}", axis(a)),
+                Special::ClusterCtaRank => out.write_str("%cluster_ctarank"),
                 Special::NClusterId(a) => write!(out, "%nclusterid.{}", axis(a)),
                 Special::NCtaId(a) => write!(out, "%nctaid.{}", axis(a)),
             }
