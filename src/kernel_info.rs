@@ -135,7 +135,10 @@ impl KernelInfo {
             .iter()
             .filter_map(|i| match i {
                 ptx::Item::Entry(e) => Some(KernelInfo::from_entry(e)),
-                ptx::Item::Global(_) | ptx::Item::VprintfDecl | ptx::Item::Bytes(..) => None,
+                ptx::Item::Global(_)
+                | ptx::Item::VprintfDecl
+                | ptx::Item::HeapDecl
+                | ptx::Item::Bytes(..) => None,
             })
             .collect()
     }

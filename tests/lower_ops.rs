@@ -409,3 +409,32 @@ fn int8_arithmetic_wraps_and_extends_by_signedness() {
         }
     }
 }
+
+#[test]
+fn alloca_memory_is_shared_by_the_tile_block_and_ordered_by_tokens() {
+    for name in ["alloca_i32", "alloca_global_i32"] {
+        let mut dev = Device::new();
+        let x: Vec<i32> = values(13, N).iter().map(|&v| v as i32).collect();
+        let px = dev.alloc_from(&bytes::from_i32(&x));
+        let o = dev.alloc(4 * N);
+        let text = run(
+            name,
+            &mut dev,
+            &[Param::U64(px.addr()), Param::U64(o.addr())],
+        );
+        assert!(
+            text.contains("call.uni (retval0), __cuda_syscall_aligned_malloc, (param0, param1);")
+                && text.contains("call.uni free, (param0);")
+                && text.contains("trap;"),
+            "{text}"
+        );
+        // The reversed read takes the store's token: a barrier separates them.
+        let store = text.find("st.global").expect("a store");
+        let reread = text[store..].find("ld.global").expect("a load after it") + store;
+        assert!(text[store..reread].contains("bar.sync"), "{text}");
+        let got = bytes::to_i32(&dev.read(o));
+        for i in 0..N {
+            assert_eq!(got[i], x[N - 1 - i], "{name} {i}");
+        }
+    }
+}

@@ -2587,7 +2587,66 @@ fn atomic_op(inst: &Inst, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     }
 }
 
-/// Executes `call`: `vprintf` is built in; other functions must have a body in the module.
+/// The device heap's system calls: `__cuda_syscall_aligned_malloc(size,
+/// align)` returns a fresh allocation (its address a multiple of `align`,
+/// which must be a power of two up to 256) and `free(ptr)` releases one
+/// (`free(0)` does nothing). Arguments and the result pass through `.param`
+/// symbols, as the calling convention has them.
+fn heap_call(
+    dev: &mut Device,
+    l: &mut Launch,
+    cta: &mut Cta,
+    ti: Ti,
+    fname: &str,
+    ret: Option<&Opnd>,
+    args: &[Opnd],
+) -> R<Flow> {
+    let t = ti.t;
+    let mut vals = Vec::new();
+    for a in args {
+        let v = match a {
+            Opnd::Addr(s) => load(dev, l, cta, Space::Param, sym_addr(*s, l), 8, t)?,
+            o => val(&cta.regs[t * cta.nregs..(t + 1) * cta.nregs], o, l, cta, ti),
+        };
+        vals.push(v);
+    }
+    if fname == "free" {
+        let p = vals.first().copied().unwrap_or(0);
+        if p != 0 {
+            dev.free(crate::DevPtr { addr: p, len: 0 });
+        }
+        return Ok(Flow::Next);
+    }
+    let (size, align) = (
+        vals.first().copied().unwrap_or(0),
+        vals.get(1).copied().unwrap_or(1),
+    );
+    if !align.is_power_of_two() || align > 256 {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("aligned malloc with alignment {align}"),
+        ));
+    }
+    let p = dev.alloc(usize::try_from(size).unwrap_or(usize::MAX).max(1));
+    match ret {
+        Some(Opnd::Addr(sym)) => {
+            let at = sym_addr(*sym, l);
+            store(dev, l, cta, Space::Param, at, 8, p.addr(), t)?;
+        }
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                "malloc without a return parameter",
+            ))
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// Executes `call`: `vprintf`, `__cuda_syscall_aligned_malloc` and `free`
+/// are built in; other functions must have a body in the module.
 fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<Flow> {
     let t = ti.t;
     let ops = &inst.ops;
@@ -2604,6 +2663,17 @@ fn call(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
     }
     let fname = fname.ok_or_else(|| e(ErrorKind::Unsupported, None, "indirect call"))?;
+    if fname == "__cuda_syscall_aligned_malloc" || fname == "free" {
+        return heap_call(
+            dev,
+            l,
+            cta,
+            ti,
+            &fname,
+            ret.as_ref(),
+            &args.unwrap_or_default(),
+        );
+    }
     if fname != "vprintf" {
         let k = l.k;
         let fi = k.funcs.get(&fname).ok_or_else(|| {

@@ -80,6 +80,8 @@ pub struct Lowerer<'m> {
     /// How many `if`s enclose the op being lowered.
     pub if_depth: usize,
     tid: Option<Reg>,
+    /// The entry's heap allocations (`alloca`), freed when it ends.
+    pub allocas: Vec<Reg>,
     /// The module's `.file` table when building line info, else `None`.
     files: Option<&'m mut Vec<String>>,
 }
@@ -360,6 +362,7 @@ pub fn lower_entry<'m>(
         strings: Vec::new(),
         sym_prefix: format!("__tile_fmt_{name}_"),
         tid: None,
+        allocas: Vec::new(),
         files,
     };
     // The prologue sits at the function's scope line, as NVIDIA's does.
@@ -448,6 +451,7 @@ pub fn lower_entry<'m>(
     for &id in &block.ops {
         super::ops::lower_op(&mut l, id)?;
     }
+    super::ops::alloca::free_all(&mut l);
     if cluster {
         l.b.end_if();
     }

@@ -118,6 +118,14 @@ pub fn lower_module(
             }
         }
     }
+    let uses_heap = entries.iter().any(|e| {
+        e.body.iter().any(
+            |line| matches!(line, crate::ptx::Line::Inst(i) if i.opc == crate::ptx::Opc::Malloc),
+        )
+    });
+    if uses_heap {
+        out.items.push(crate::ptx::Item::HeapDecl);
+    }
     if entries.iter().any(|e| !e.strings.is_empty()) {
         out.items.push(crate::ptx::Item::VprintfDecl);
         for e in &entries {

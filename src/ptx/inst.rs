@@ -252,6 +252,11 @@ pub enum Opc {
     /// A `vprintf` call: `srcs` are the generic addresses of the format
     /// string and of the argument buffer (written as a whole call sequence).
     Vprintf,
+    /// `__cuda_syscall_aligned_malloc(size, align)` into the destination
+    /// (a call sequence, printed by the writer).
+    Malloc,
+    /// `free(ptr)` (a call sequence, printed by the writer).
+    Free,
     /// `wgmma`: warpgroup MMA (`mma_async`, `fence`, `commit_group`,
     /// `wait_group`); `mma_async` reads its accumulator destinations too.
     Wgmma,
@@ -311,7 +316,7 @@ impl Opc {
             Opc::Red => "red",
             Opc::Trap => "trap",
             Opc::Cvta => "cvta",
-            Opc::Vprintf => "call.uni",
+            Opc::Vprintf | Opc::Malloc | Opc::Free => "call.uni",
             Opc::Wgmma => "wgmma",
             Opc::Fence => "fence",
         }
@@ -329,6 +334,8 @@ impl Opc {
                 | Opc::Red
                 | Opc::Trap
                 | Opc::Vprintf
+                | Opc::Malloc
+                | Opc::Free
                 | Opc::Wgmma
                 | Opc::Fence
         )

@@ -29,6 +29,9 @@ pub enum Item {
     Entry(Entry),
     /// The `.extern` declaration of `vprintf`.
     VprintfDecl,
+    /// The `.extern` declarations of the device heap's `free` and
+    /// `__cuda_syscall_aligned_malloc`.
+    HeapDecl,
     /// A module-scope constant byte string (a `vprintf` format): symbol
     /// and bytes.
     Bytes(String, Vec<u8>),
@@ -84,6 +87,7 @@ impl Module {
                 Item::Global(g) => w.global(g),
                 Item::Entry(e) => w.entry(e),
                 Item::VprintfDecl => w.vprintf_decl(),
+                Item::HeapDecl => w.heap_decl(),
                 Item::Bytes(name, bytes) => w.bytes(name, bytes),
             };
         }

@@ -67,6 +67,14 @@ impl<W: Write> Writer<W> {
         )
     }
 
+    /// The `.extern` declarations of the device heap's system calls.
+    pub fn heap_decl(&mut self) -> fmt::Result {
+        writeln!(
+            self.out,
+            ".extern .func free\n(\n\t.param .b64 free_param_0\n)\n;\n.extern .func  (.param .b64 func_retval0) __cuda_syscall_aligned_malloc\n(\n\t.param .b64 __cuda_syscall_aligned_malloc_param_0,\n\t.param .b64 __cuda_syscall_aligned_malloc_param_1\n)\n;"
+        )
+    }
+
     /// A module-scope initialized byte array (a format string).
     pub fn bytes(&mut self, name: &str, bytes: &[u8]) -> fmt::Result {
         write!(
@@ -141,6 +149,8 @@ impl<W: Write> Writer<W> {
                 Line::Label(l) => writeln!(self.out, "$L__BB0_{l}:")?,
                 Line::Loc(l) => writeln!(self.out, "\t.loc\t{} {} {}", l.file, l.line, l.col)?,
                 Line::Inst(i) if i.opc == super::inst::Opc::Vprintf => self.vprintf(i)?,
+                Line::Inst(i) if i.opc == super::inst::Opc::Malloc => self.malloc(i)?,
+                Line::Inst(i) if i.opc == super::inst::Opc::Free => self.free(i)?,
                 Line::Inst(i) => {
                     self.out.write_char('\t')?;
                     self.inst(i)?;
@@ -172,6 +182,38 @@ impl<W: Write> Writer<W> {
             self.out,
             ";\n\tcall.uni (retval0), vprintf, (param0, param1);\n\t}}"
         )
+    }
+
+    /// `dst = __cuda_syscall_aligned_malloc(size, align)` as a call sequence.
+    fn malloc(&mut self, i: &Inst) -> fmt::Result {
+        let (Some(dst), Some(size), Some(align)) = (i.dsts.first(), i.srcs.first(), i.srcs.get(1))
+        else {
+            return Err(fmt::Error);
+        };
+        writeln!(
+            self.out,
+            "\t{{\n\t.param .b64 \tparam0;\n\t.param .b64 \tparam1;\n\t.param .b64 \tretval0;"
+        )?;
+        self.out.write_str("\tst.param.b64 \t[param0], ")?;
+        operand(&mut self.out, size)?;
+        self.out.write_str(";\n\tst.param.b64 \t[param1], ")?;
+        operand(&mut self.out, align)?;
+        self.out.write_str(
+            ";\n\tcall.uni (retval0), __cuda_syscall_aligned_malloc, (param0, param1);\n\tld.param.b64 \t",
+        )?;
+        operand(&mut self.out, dst)?;
+        writeln!(self.out, ", [retval0];\n\t}}")
+    }
+
+    /// `free(ptr)` as a call sequence.
+    fn free(&mut self, i: &Inst) -> fmt::Result {
+        let Some(p) = i.srcs.first() else {
+            return Err(fmt::Error);
+        };
+        self.out
+            .write_str("\t{\n\t.param .b64 \tparam0;\n\tst.param.b64 \t[param0], ")?;
+        operand(&mut self.out, p)?;
+        writeln!(self.out, ";\n\tcall.uni free, (param0);\n\t}}")
     }
 
     /// One instruction without indentation or semicolon.

@@ -1,5 +1,6 @@
 //! Lowering of tile ops, one family per file, each producing SIMT IR for
 //! every register of its result through [`elementwise`].
+pub mod alloca;
 pub mod arith;
 pub mod atomic;
 pub mod cast;
@@ -17,6 +18,7 @@ pub mod reduce;
 pub mod scan;
 pub mod shape;
 pub mod staging;
+pub mod tokens;
 pub mod wgmma;
 pub mod wgmma_smem;
 
@@ -36,6 +38,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 
 /// Lowers one op at the current source position.
 fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    tokens::order(l, id);
     let op = &l.m.ops[id];
     let opcode = op.opcode;
     if is_structural(opcode) {
@@ -161,6 +164,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::Yield | Opcode::Continue | Opcode::Break => control::lower_yield(l, id),
         Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
         Opcode::GetTensorShape => control::lower_tensor_shape(l, id),
+        Opcode::Alloca => alloca::lower(l, id),
         Opcode::GetGlobal => {
             let (Some(Attr::String(name)), Some(&res)) = (op.attr("name"), op.results.first())
             else {

@@ -51,13 +51,14 @@ def ptrs(cb, tt, base, elem, n=N):
     return E.encode_OffsetOp(cb, tt.tile(P, [n]), b, E.encode_IotaOp(cb, tt.tile(tt.I32, [n])))
 
 
-def load(cb, tt, p, elem, n=N, order=E.MemoryOrderingSemantics.WEAK, scope=None):
-    v, _ = E.encode_LoadPtrTkoOp(cb, tt.tile(elem, [n]), tt.Token, p, None, None, None, order, scope, None)
+def load(cb, tt, p, elem, n=N, order=E.MemoryOrderingSemantics.WEAK, scope=None, token=None):
+    v, _ = E.encode_LoadPtrTkoOp(cb, tt.tile(elem, [n]), tt.Token, p, None, None, token, order, scope, None)
     return v
 
 
 def store(cb, tt, p, v, order=E.MemoryOrderingSemantics.WEAK, scope=None):
-    E.encode_StorePtrTkoOp(cb, tt.Token, p, v, None, None, order, scope, None)
+    """Stores v through the pointer tile p; returns the store's token."""
+    return E.encode_StorePtrTkoOp(cb, tt.Token, p, v, None, None, order, scope, None)
 
 
 def mulhi(name, elem):
@@ -176,6 +177,26 @@ def int8_ops():
     kernel("int8_ops", BytecodeVersion.V_13_3, [ptr(lambda tt: tt.simple(SimpleType.I8))] * 3, body)
 
 
+def alloca(name, is_global):
+    """out[i] = x[N - 1 - i], through a buffer from alloca: x stored into it, read back
+    reversed after the store (the load takes the store's token)."""
+    def body(cb, tt, p):
+        e = tt.I32
+        P = tt.pointer(e, PtrAttr.Missing)
+        buf = E.encode_AllocaOp(cb, tt.tile(P, []), N, 16, is_global)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        done = store(cb, tt, ptrs(cb, tt, buf, e), x)
+        T = tt.tile(e, [N])
+        rev = E.encode_SubIOp(cb, T, E.encode_ConstantOp(cb, T, (N - 1).to_bytes(4, "little")),
+                              E.encode_IotaOp(cb, T), E.IntegerOverflow.NONE)
+        b = E.encode_BroadcastOp(cb, tt.tile(P, [N]), E.encode_ReshapeOp(cb, tt.tile(P, [1]), buf))
+        y = load(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, [N]), b, rev), e, token=done)
+        store(cb, tt, ptrs(cb, tt, p[1], e), y)
+    kernel(name, BytecodeVersion.V_13_3, [ptr(i32)] * 2, body)
+
+
+alloca("alloca_i32", False)
+alloca("alloca_global_i32", True)
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)

@@ -1,0 +1,136 @@
+//! `alloca`: memory from the device heap for the tile block, as NVIDIA's
+//! tileiras provides it. Thread 0 calls `__cuda_syscall_aligned_malloc`
+//! (trapping when the heap is exhausted, as the spec asks) and hands the
+//! address to the other threads through shared memory; the allocation is
+//! freed when the entry ends. Only allocas in the entry's own body (not
+//! inside loops or branches) are lowered: their lifetime is the whole entry.
+use crate::ir::{Attr, OpId, Type};
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::values::Elem;
+use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty, SHARED_SYMBOL};
+
+use super::staging::{alloc, barrier};
+
+/// Lowers `alloca` into a heap allocation shared by the tile block.
+pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    if !l.loops.is_empty() || l.if_depth > 0 {
+        return Err(l.unsupported_feature(id, "an alloca inside a loop or branch"));
+    }
+    let op = l.m.ops[id].clone();
+    let res = *op.results.first().ok_or_else(|| l.unsupported(id))?;
+    let int = |name: &str| match op.attr(name) {
+        Some(Attr::Int(v)) => i64::try_from(*v).ok(),
+        _ => None,
+    };
+    let (Some(n), align) = (int("num_elem"), int("alignment").unwrap_or(1)) else {
+        return Err(l.unsupported(id));
+    };
+    // The pointee's size.
+    let pointee = match l.m.types.try_get(l.m.values[res].ty) {
+        Some(Type::Tile { element, .. }) => match l.m.types.try_get(*element) {
+            Some(Type::Pointer { pointee, .. }) => match l.m.types.try_get(*pointee) {
+                Some(Type::Scalar(s)) => Some(*s),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    let elem = pointee.ok_or_else(|| l.unsupported(id))?;
+    let bytes = n
+        .checked_mul(i64::from(elem.bit_width().div_ceil(8)))
+        .ok_or_else(|| l.unsupported_feature(id, "this allocation size"))?;
+    let slot = alloc(l, &[1], Elem::Num(crate::ir::Scalar::I64))?;
+    let r = |x: Reg| Operand::Reg(x);
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let tid = l.tid();
+    let first = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(tid), Operand::Imm(0)],
+    );
+    l.b.begin_if(first, true);
+    let p = l.b.reg_for(Ty::B64);
+    l.b.push(Inst::new(
+        Opc::Malloc,
+        &[],
+        &[],
+        vec![r(p)],
+        vec![Operand::Imm(bytes), Operand::Imm(align.max(1))],
+    ));
+    let null = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U64],
+        Ty::Pred,
+        vec![r(p), Operand::Imm(0)],
+    );
+    l.b.begin_if(null, true);
+    l.b.push(Inst::new(Opc::Trap, &[], &[], vec![], vec![]));
+    l.b.end_if();
+    l.b.push(Inst::new(
+        Opc::St,
+        &["shared"],
+        &[Ty::B64],
+        vec![],
+        vec![Operand::Addr(base, slot.offset), r(p)],
+    ));
+    l.b.end_if();
+    barrier(l);
+    let d = l.b.reg_for(Ty::B64);
+    l.b.push(Inst::new(
+        Opc::Ld,
+        &["shared"],
+        &[Ty::B64],
+        vec![r(d)],
+        vec![Operand::Addr(base, slot.offset)],
+    ));
+    l.allocas.push(d);
+    l.bind(
+        res,
+        Tile {
+            elem: Elem::Ptr,
+            layout: std::rc::Rc::new(LinearLayout::default_scalar()),
+            regs: vec![d],
+        },
+    );
+    Ok(())
+}
+
+/// Frees the entry's allocations (after a barrier, so no thread still
+/// uses them), from thread 0.
+pub fn free_all(l: &mut Lowerer) {
+    if l.allocas.is_empty() {
+        return;
+    }
+    barrier(l);
+    let tid = l.tid();
+    let first = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![Operand::Reg(tid), Operand::Imm(0)],
+    );
+    l.b.begin_if(first, true);
+    for p in l.allocas.clone() {
+        l.b.push(Inst::new(
+            Opc::Free,
+            &[],
+            &[],
+            vec![],
+            vec![Operand::Reg(p)],
+        ));
+    }
+    l.b.end_if();
+}
