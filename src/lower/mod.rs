@@ -10,7 +10,9 @@
 //!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
 //!           registers, structured if/loop/break/continue
 //!         ─ optimizations: constant folding with immediates, scoped    simt/opt.rs
-//!           CSE, DCE (registers written once only)
+//!           CSE, DCE (registers written once only); from -O2 also       simt/licm.rs
+//!           loop-invariant code motion of pure instructions, within
+//!           a live-in register budget
 //!         ─ PTX model: labels, dense register numbering                simt/emit.rs
 //!         ─ text                                                       crate::ptx::Writer
 //! ```

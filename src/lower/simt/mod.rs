@@ -7,6 +7,7 @@
 //! several places (the results of `if`s, loop-carried values, loads
 //! overwriting their padding) are variables, and the passes leave them be.
 pub mod emit;
+pub mod licm;
 pub mod opt;
 
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};

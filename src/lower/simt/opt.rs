@@ -1,5 +1,6 @@
 //! Clean-up passes over the SIMT IR: constant folding with immediate
-//! propagation, common-subexpression elimination and dead-code elimination.
+//! propagation, common-subexpression elimination, dead-code elimination and
+//! (from level 2) loop-invariant code motion ([`super::licm`]).
 //! Only registers written exactly once are folded, shared or removed, so the
 //! merge registers that `if` bodies overwrite are left alone.
 use std::collections::{HashMap, HashSet};
@@ -7,12 +8,16 @@ use std::collections::{HashMap, HashSet};
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
-/// Runs the passes chosen for `opt_level` (0: none; 1+: all).
+/// Runs the passes chosen for `opt_level` (0: none; 1: folding, CSE and
+/// DCE; 2+: also loop-invariant code motion).
 pub fn optimize(f: &mut Function, opt_level: u8) {
     if opt_level == 0 {
         return;
     }
     for _ in 0..4 {
+        if opt_level >= 2 {
+            super::licm::hoist_invariants(f);
+        }
         let defs = def_counts(&f.body);
         fold_constants(&mut f.body, &defs);
         cse(&mut f.body, &defs);
