@@ -6,7 +6,8 @@
 //! tile IR ─ facts (assume, constants: divisibility, sign)            facts.rs
 //!         ─ layout assignment: every tile value gets a linear layout   assign.rs, layout/
 //!           (register/lane/warp bases; blocked layouts today, stores
-//!           anchor the choice, 128-bit vectors where provable)
+//!           anchor the choice, 128-bit vectors where provable; eight
+//!           16-bit elements travel as four packed 32-bit words)
 //!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
 //!           registers, structured if/loop/break/continue
 //!         ─ optimizations: constant folding with immediates, scoped    simt/opt.rs
