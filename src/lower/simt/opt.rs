@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Function, Stmt};
-use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// Runs the passes chosen for `opt_level` (0: none; 1: folding, CSE and
 /// DCE; 2+: also loop-invariant code motion).
@@ -109,6 +109,10 @@ fn fold(i: &Inst) -> Option<i64> {
         return None;
     }
     let a = int_value(i.srcs.first()?)?;
+    if i.opc == Opc::Cvt {
+        let from = *i.tys.get(1)?;
+        return (int_cvt(i) && i.srcs.len() == 1).then(|| wrap(wrap(a, from), ty));
+    }
     let b = i.srcs.get(1).and_then(int_value);
     let wide = i.mods.contains(&"wide");
     let r = match (i.opc, b) {
@@ -126,6 +130,37 @@ fn fold(i: &Inst) -> Option<i64> {
     Some(wrap(r, ty))
 }
 
+/// Whether `i` converts between integer types (no rounding, no saturation).
+fn int_cvt(i: &Inst) -> bool {
+    i.opc == Opc::Cvt
+        && i.mods.is_empty()
+        && i.tys.len() == 2
+        && i.tys.iter().all(|t| !t.is_float() && *t != Ty::Pred)
+}
+
+/// The source an integer instruction reduces to when an operand is an
+/// identity or absorbing immediate (`x + 0`, `x * 1`, `x * 0`, `0 * y + z`).
+fn simplify(i: &Inst) -> Option<Operand> {
+    let ty = *i.tys.first()?;
+    if ty.is_float() || ty == Ty::Pred || i.guard.is_some() || i.dsts.len() != 1 {
+        return None;
+    }
+    let lo = i.mods.as_slice() == ["lo"];
+    let s = &i.srcs;
+    let imm = |k: usize| s.get(k).and_then(int_value);
+    let reg = |k: usize| matches!(s.get(k), Some(Operand::Reg(_))).then(|| s[k].clone());
+    match i.opc {
+        Opc::Add | Opc::Or | Opc::Xor if imm(1) == Some(0) => reg(0),
+        Opc::Add | Opc::Or | Opc::Xor if imm(0) == Some(0) => reg(1),
+        Opc::Sub | Opc::Shl | Opc::Shr if imm(1) == Some(0) => reg(0),
+        Opc::Mul if lo && imm(1) == Some(1) => reg(0),
+        Opc::Mul if lo && imm(0) == Some(1) => reg(1),
+        Opc::Mul if lo && (imm(0) == Some(0) || imm(1) == Some(0)) => Some(Operand::Imm(0)),
+        Opc::Mad if lo && (imm(0) == Some(0) || imm(1) == Some(0)) => s.get(2).cloned(),
+        _ => None,
+    }
+}
+
 fn fold_constants(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
     let mut consts: HashMap<Reg, Operand> = HashMap::new();
     fold_in(body, defs, &mut consts);
@@ -136,7 +171,7 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
-                if accepts_immediates(i) || i.opc == Opc::Mov {
+                if accepts_immediates(i) || i.opc == Opc::Mov || int_cvt(i) {
                     let dst_class = i.defs().first().map(|d| d.class);
                     let is_mov = i.opc == Opc::Mov;
                     for o in i.srcs.iter_mut() {
@@ -148,6 +183,23 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
                                 }
                             }
                         }
+                    }
+                }
+                if let Some(src) = simplify(i) {
+                    let d = i.dsts.clone();
+                    let same_class = match (&src, d.first()) {
+                        (Operand::Reg(r), Some(Operand::Reg(dr))) => r.class == dr.class,
+                        (Operand::Imm(_), _) => true,
+                        _ => false,
+                    };
+                    if same_class {
+                        let ty = match i.defs()[0].class {
+                            RegClass::Pred => Ty::Pred,
+                            RegClass::B16 => Ty::B16,
+                            RegClass::B32 => Ty::B32,
+                            RegClass::B64 => Ty::B64,
+                        };
+                        *i = Inst::new(Opc::Mov, &[], &[ty], d, vec![src]);
                     }
                 }
                 if let Some(v) = fold(i) {
@@ -225,6 +277,13 @@ fn cse_in(
                     continue;
                 }
                 let d = i.defs()[0];
+                // A copy of a value: read the value itself.
+                if let (Opc::Mov, [Operand::Reg(src)]) = (i.opc, i.srcs.as_slice()) {
+                    if src.class == d.class {
+                        rename.insert(d, *src);
+                        continue;
+                    }
+                }
                 let mut key = i.clone();
                 key.dsts = vec![Operand::Imm(i64::from(d.class as u8))];
                 if let Some(prev) = scopes.iter().rev().find_map(|m| m.get(&key)) {
@@ -431,5 +490,80 @@ mod tests {
             vec![Operand::Imm(i64::from(i32::MAX)), Operand::Imm(1)],
         );
         assert_eq!(fold(&i), Some(i64::from(i32::MIN)));
+    }
+
+    #[test]
+    fn identities_become_copies_and_copies_vanish() {
+        let mut b = Builder::new();
+        let t = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Special(Special::TidX)],
+        );
+        let x0 = b.op(
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            vec![Operand::Reg(t), Operand::Imm(0)],
+        );
+        let x1 = b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S32],
+            Ty::S32,
+            vec![Operand::Reg(x0), Operand::Imm(1)],
+        );
+        let c = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(5)]);
+        let w = b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U64, Ty::U32],
+            Ty::U64,
+            vec![Operand::Reg(c)],
+        );
+        // Not an identity: stays.
+        let y = b.op(
+            Opc::Shl,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            vec![Operand::Reg(x1), Operand::Imm(2)],
+        );
+        let p = b.reg(RegClass::B64);
+        b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[Ty::B32],
+            vec![],
+            vec![Operand::Addr(p, 0), Operand::Reg(y)],
+        ));
+        b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[Ty::B64],
+            vec![],
+            vec![Operand::Addr(p, 8), Operand::Reg(w)],
+        ));
+        let mut f = b.finish();
+        optimize(&mut f, 1);
+        let mut insts = Vec::new();
+        for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
+        assert!(
+            !insts
+                .iter()
+                .any(|i| matches!(i.opc, Opc::Xor | Opc::Mul | Opc::Cvt)),
+            "{insts:#?}"
+        );
+        let shl = insts.iter().find(|i| i.opc == Opc::Shl).expect("shl kept");
+        assert_eq!(shl.srcs[0], Operand::Reg(t));
+        assert!(
+            insts
+                .iter()
+                .any(|i| i.opc == Opc::Mov && i.defs() == vec![w] && i.srcs == [Operand::Imm(5)]),
+            "{insts:#?}"
+        );
     }
 }
