@@ -10,8 +10,10 @@
 //!           16-bit elements travel as four packed 32-bit words)
 //!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
 //!           registers, structured if/loop/break/continue
-//!         ─ optimizations: constant folding with immediates, scoped    simt/opt.rs
-//!           CSE, DCE (registers written once only); from -O2 also       simt/licm.rs
+//!         ─ optimizations: constant folding with immediates and        simt/opt.rs
+//!           integer identities, copy propagation, 64-bit products of
+//!           widened 32-bit values as mul/mad.wide, scoped CSE, DCE
+//!           (registers written once only); from -O2 also                simt/licm.rs
 //!           loop-invariant code motion of pure instructions, within
 //!           a live-in register budget
 //!         ─ PTX model: labels, dense register numbering                simt/emit.rs
