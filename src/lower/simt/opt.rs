@@ -164,6 +164,27 @@ fn simplify(i: &Inst) -> Option<Operand> {
     }
 }
 
+/// `mad.lo a, b, c` with constant `a` and `b` as `add c, a*b`.
+fn constant_product(i: &mut Inst) {
+    let ty = match i.tys.as_slice() {
+        [t] if !t.is_float() && *t != Ty::Pred => *t,
+        _ => return,
+    };
+    if i.opc != Opc::Mad || i.mods.as_slice() != ["lo"] || i.guard.is_some() {
+        return;
+    }
+    if let [Operand::Imm(a), Operand::Imm(b), c] = i.srcs.as_slice() {
+        let k = wrap(a.wrapping_mul(*b), ty);
+        *i = Inst::new(
+            Opc::Add,
+            &[],
+            &[ty],
+            i.dsts.clone(),
+            vec![c.clone(), Operand::Imm(k)],
+        );
+    }
+}
+
 fn fold_constants(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
     let mut consts: HashMap<Reg, Operand> = HashMap::new();
     fold_in(body, defs, &mut consts);
@@ -188,6 +209,7 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
                         }
                     }
                 }
+                constant_product(i);
                 if let Some(src) = simplify(i) {
                     let d = i.dsts.clone();
                     let same_class = match (&src, d.first()) {
@@ -262,6 +284,12 @@ fn widen_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, widened: &mut HashMap<R
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
+                // A variable written anew no longer has the widened value.
+                for d in i.defs() {
+                    if !is_ssa(defs, &d) {
+                        widened.retain(|_, (a, _)| *a != d);
+                    }
+                }
                 if i.guard.is_some() || i.dsts.len() != 1 {
                     continue;
                 }
@@ -274,7 +302,7 @@ fn widen_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, widened: &mut HashMap<R
                         _ => None,
                     };
                     if let Some(signed) = signed {
-                        if int_cvt(i) && is_ssa(defs, d) && is_ssa(defs, a) {
+                        if int_cvt(i) && is_ssa(defs, d) {
                             widened.insert(*d, (*a, signed));
                         }
                     }
@@ -323,6 +351,12 @@ fn widen_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, widened: &mut HashMap<R
                 widen_in(else_body, defs, widened);
             }
             Stmt::Loop { header, body, .. } => {
+                // Widened before the loop, changed in it: not the same value.
+                let mut written = HashSet::new();
+                for part in [&*header, &*body] {
+                    for_each_inst(part, &mut |i| written.extend(i.defs()));
+                }
+                widened.retain(|_, (a, _)| !written.contains(a));
                 widen_in(header, defs, widened);
                 widen_in(body, defs, widened);
             }
@@ -721,5 +755,63 @@ mod tests {
         assert_eq!(w.srcs, [Operand::Reg(t), Operand::Imm(4)]);
         assert_eq!(def(mixed).mods, ["lo"]);
         assert_eq!(def(big).mods, ["lo"]);
+    }
+
+    #[test]
+    fn a_rewritten_variable_is_not_widened_stale() {
+        let mut b = Builder::new();
+        let v = b.reg(RegClass::B32);
+        b.op_into(
+            v,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Special(Special::TidX)],
+        );
+        let x = b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U64, Ty::U32],
+            Ty::U64,
+            vec![Operand::Reg(v)],
+        );
+        let before = b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::U64],
+            Ty::U64,
+            vec![Operand::Reg(x), Operand::Imm(4)],
+        );
+        b.op_into(
+            v,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Reg(v), Operand::Imm(1)],
+        );
+        let after = b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::U64],
+            Ty::U64,
+            vec![Operand::Reg(x), Operand::Imm(8)],
+        );
+        let p = b.reg(RegClass::B64);
+        for (k, r) in [before, after].into_iter().enumerate() {
+            b.push(Inst::new(
+                Opc::St,
+                &["global"],
+                &[Ty::B64],
+                vec![],
+                vec![Operand::Addr(p, 8 * k as i64), Operand::Reg(r)],
+            ));
+        }
+        let mut f = b.finish();
+        optimize(&mut f, 1);
+        let mut insts = Vec::new();
+        for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
+        let def = |r: Reg| insts.iter().find(|i| i.defs() == vec![r]).unwrap().clone();
+        assert_eq!(def(before).mods, ["wide"]);
+        assert_eq!(def(after).mods, ["lo"]);
     }
 }
