@@ -12,7 +12,8 @@
 //!           registers, structured if/loop/break/continue
 //!         ─ optimizations: constant folding with immediates and        simt/opt.rs
 //!           integer identities, copy propagation, 64-bit products of
-//!           widened 32-bit values as mul/mad.wide, scoped CSE, DCE
+//!           widened 32-bit values as mul/mad.wide, scoped CSE (also of
+//!           reads of variables until they are written), DCE
 //!           (registers written once only); from -O2 also                simt/licm.rs
 //!           loop-invariant code motion of pure instructions, within
 //!           a live-in register budget

@@ -369,16 +369,41 @@ fn is_ssa(defs: &HashMap<Reg, u32>, r: &Reg) -> bool {
     defs.get(r).map_or(true, |&n| n <= 1)
 }
 
+/// Scoped available expressions. An expression may read variables (registers
+/// written in several places): it stays available until one of them is
+/// written, or a loop that writes one of them begins.
+#[derive(Default)]
+struct Available {
+    /// One map per open scope, innermost last.
+    scopes: Vec<HashMap<Inst, Reg>>,
+    /// For each variable, the scope depth and key of the expressions
+    /// reading it.
+    readers: HashMap<Reg, Vec<(usize, Inst)>>,
+}
+
+impl Available {
+    fn forget_readers_of(&mut self, v: &Reg) {
+        for (depth, key) in self.readers.remove(v).unwrap_or_default() {
+            if let Some(m) = self.scopes.get_mut(depth) {
+                m.remove(&key);
+            }
+        }
+    }
+}
+
 fn cse(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
     let mut rename: HashMap<Reg, Reg> = HashMap::new();
-    let mut scopes: Vec<HashMap<Inst, Reg>> = vec![HashMap::new()];
-    cse_in(body, defs, &mut scopes, &mut rename);
+    let mut avail = Available {
+        scopes: vec![HashMap::new()],
+        ..Available::default()
+    };
+    cse_in(body, defs, &mut avail, &mut rename);
 }
 
 fn cse_in(
     body: &mut [Stmt],
     defs: &HashMap<Reg, u32>,
-    scopes: &mut Vec<HashMap<Inst, Reg>>,
+    avail: &mut Available,
     rename: &mut HashMap<Reg, Reg>,
 ) {
     for s in body.iter_mut() {
@@ -386,29 +411,41 @@ fn cse_in(
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 rename_uses(i, rename);
+                for d in i.defs() {
+                    if !is_ssa(defs, &d) {
+                        avail.forget_readers_of(&d);
+                    }
+                }
                 let pure = !i.opc.has_side_effects() && i.opc != Opc::Ld && i.guard.is_none();
                 let single =
                     i.dsts.len() == 1 && i.defs().len() == 1 && defs.get(&i.defs()[0]) == Some(&1);
-                // Reading a variable (a register written in several places)
-                // gives different values at different points: never share.
-                let reads_ssa = i.uses().iter().all(|u| is_ssa(defs, u));
-                if !(pure && single && reads_ssa) {
+                if !(pure && single) {
                     continue;
                 }
                 let d = i.defs()[0];
                 // A copy of a value: read the value itself.
                 if let (Opc::Mov, [Operand::Reg(src)]) = (i.opc, i.srcs.as_slice()) {
-                    if src.class == d.class {
+                    if src.class == d.class && is_ssa(defs, src) {
                         rename.insert(d, *src);
                         continue;
                     }
                 }
                 let mut key = i.clone();
                 key.dsts = vec![Operand::Imm(i64::from(d.class as u8))];
-                if let Some(prev) = scopes.iter().rev().find_map(|m| m.get(&key)) {
+                if let Some(prev) = avail.scopes.iter().rev().find_map(|m| m.get(&key)) {
                     rename.insert(d, *prev);
-                } else if let Some(top) = scopes.last_mut() {
-                    top.insert(key, d);
+                } else {
+                    let depth = avail.scopes.len() - 1;
+                    for u in key.uses() {
+                        if !is_ssa(defs, &u) {
+                            avail
+                                .readers
+                                .entry(u)
+                                .or_default()
+                                .push((depth, key.clone()));
+                        }
+                    }
+                    avail.scopes[depth].insert(key, d);
                 }
             }
             Stmt::If {
@@ -421,21 +458,28 @@ fn cse_in(
                     *pred = *n;
                 }
                 for b in [body, else_body] {
-                    scopes.push(HashMap::new());
-                    cse_in(b, defs, scopes, rename);
-                    scopes.pop();
+                    avail.scopes.push(HashMap::new());
+                    cse_in(b, defs, avail, rename);
+                    avail.scopes.pop();
                 }
             }
             Stmt::Loop {
                 header, pred, body, ..
             } => {
-                scopes.push(HashMap::new());
-                cse_in(header, defs, scopes, rename);
+                let mut written = HashSet::new();
+                for part in [&*header, &*body] {
+                    for_each_inst(part, &mut |i| written.extend(i.defs()));
+                }
+                for v in &written {
+                    avail.forget_readers_of(v);
+                }
+                avail.scopes.push(HashMap::new());
+                cse_in(header, defs, avail, rename);
                 if let Some(n) = rename.get(pred) {
                     *pred = *n;
                 }
-                cse_in(body, defs, scopes, rename);
-                scopes.pop();
+                cse_in(body, defs, avail, rename);
+                avail.scopes.pop();
             }
         }
     }
@@ -813,5 +857,57 @@ mod tests {
         let def = |r: Reg| insts.iter().find(|i| i.defs() == vec![r]).unwrap().clone();
         assert_eq!(def(before).mods, ["wide"]);
         assert_eq!(def(after).mods, ["lo"]);
+    }
+
+    #[test]
+    fn shares_reads_of_a_variable_until_it_is_written() {
+        let mut b = Builder::new();
+        let v = b.reg(RegClass::B32);
+        b.op_into(
+            v,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Special(Special::TidX)],
+        );
+        let shl = |b: &mut Builder| {
+            b.op(
+                Opc::Shl,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(v), Operand::Imm(2)],
+            )
+        };
+        let first = shl(&mut b);
+        let same = shl(&mut b);
+        b.op_into(
+            v,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Reg(v), Operand::Imm(1)],
+        );
+        let fresh = shl(&mut b);
+        let p = b.reg(RegClass::B64);
+        for (k, r) in [first, same, fresh].into_iter().enumerate() {
+            b.push(Inst::new(
+                Opc::St,
+                &["global"],
+                &[Ty::B32],
+                vec![],
+                vec![Operand::Addr(p, 4 * k as i64), Operand::Reg(r)],
+            ));
+        }
+        let mut f = b.finish();
+        optimize(&mut f, 1);
+        let mut stored = Vec::new();
+        for_each_inst(&f.body, &mut |i| {
+            if i.opc == Opc::St {
+                stored.push(i.srcs[1].clone());
+            }
+        });
+        assert_eq!(stored[0], stored[1]);
+        assert_ne!(stored[1], stored[2]);
     }
 }
