@@ -83,7 +83,31 @@ fn round_int(l: &mut Lowerer, mode: &'static str, x: Reg) -> Reg {
 
 /// `e^x`.
 pub fn exp(l: &mut Lowerer, x: Reg) -> Reg {
-    exp_scaled(l, x, 0)
+    // NVIDIA's sequence: n = round-down(x log2 e) from a saturated fma
+    // (its bits, shifted, are 2^n), the remainder in two fmas, one ex2.
+    let bits = |b: u32| k(f32::from_bits(b));
+    let t = fma(l, r(x), bits(0x3BBB_989D), k(0.5));
+    let t =
+        l.b.op(Opc::Cvt, &["sat"], &[Ty::F32, Ty::F32], Ty::F32, vec![r(t)]);
+    let n = f(
+        l,
+        Opc::Fma,
+        &["rm"],
+        vec![r(t), bits(0x437C_0000), bits(0x4B40_0001)],
+    );
+    let m = add(l, r(n), bits(0xCB40_007F));
+    let m = f(l, Opc::Neg, &[], vec![r(m)]);
+    let red = fma(l, r(x), bits(0x3FB8_AA3B), r(m));
+    let red = fma(l, r(x), bits(0x32A5_7060), r(red));
+    let scale = l.b.op(
+        Opc::Shl,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(n), Operand::Imm(23)],
+    );
+    let e = f(l, Opc::Ex2, &["approx", "ftz"], vec![r(red)]);
+    mul(l, r(e), r(scale))
 }
 
 /// `log(x)` (`base2 = false`) or `log2(x)`.
