@@ -10,8 +10,8 @@
 //!           16-bit elements travel as four packed 32-bit words)
 //!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
 //!           registers, structured if/loop/break/continue
-//!         ─ optimizations: constant folding with immediates and        simt/opt.rs
-//!           integer identities, copy propagation, 64-bit products of
+//!         ─ optimizations: constant folding with immediates and        simt/opt.rs,
+//!           integer identities, copy propagation, 64-bit products of    simt/widen.rs
 //!           widened 32-bit values as mul/mad.wide, scoped CSE (also of
 //!           reads of variables until they are written), DCE
 //!           (registers written once only); from -O2 also                simt/licm.rs

@@ -9,6 +9,7 @@
 pub mod emit;
 pub mod licm;
 pub mod opt;
+pub mod widen;
 
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
