@@ -6,11 +6,17 @@
 //! tile IR ─ facts (assume, constants: divisibility, sign)            facts.rs
 //!         ─ layout assignment: every tile value gets a linear layout   assign.rs, layout/
 //!           (register/lane/warp bases; blocked layouts today, stores
-//!           anchor the choice, 128-bit vectors where provable)
+//!           anchor the choice, 128-bit vectors where provable; eight
+//!           16-bit elements travel as four packed 32-bit words)
 //!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
 //!           registers, structured if/loop/break/continue
-//!         ─ optimizations: constant folding with immediates, scoped    simt/opt.rs
-//!           CSE, DCE (registers written once only)
+//!         ─ optimizations: constant folding with immediates and        simt/opt.rs,
+//!           integer identities, copy propagation, 64-bit products of    simt/widen.rs
+//!           widened 32-bit values as mul/mad.wide, scoped CSE (also of
+//!           reads of variables until they are written), DCE
+//!           (registers written once only); from -O2 also                simt/licm.rs
+//!           loop-invariant code motion of pure instructions, within
+//!           a live-in register budget
 //!         ─ PTX model: labels, dense register numbering                simt/emit.rs
 //!         ─ text                                                       crate::ptx::Writer
 //! ```

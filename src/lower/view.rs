@@ -160,7 +160,10 @@ impl PartitionInfo {
             return 1;
         }
         let ebytes = i64::from(bits / 8);
-        let v = (i64::from(max_bytes) / ebytes).min(4);
+        // Up to four registers per access; 16-bit elements pair up into
+        // 32-bit words, so eight of them still fill one 128-bit access.
+        let most = if bits == 16 { 8 } else { 4 };
+        let v = (i64::from(max_bytes) / ebytes).min(most);
         let fact = |e: &Extent| match e {
             Extent::Static(s) => {
                 crate::lower::facts::largest_pow2_dividing(s.unsigned_abs()) as i64

@@ -3,7 +3,7 @@
 //! approximations (relative error about 2^-22) where those are accurate
 //! enough on the reduced range.
 use crate::lower::kernel::Lowerer;
-use crate::ptx::{Opc, Operand, Reg, Ty};
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 fn k(x: f32) -> Operand {
     Operand::F32(x.to_bits())
@@ -83,7 +83,31 @@ fn round_int(l: &mut Lowerer, mode: &'static str, x: Reg) -> Reg {
 
 /// `e^x`.
 pub fn exp(l: &mut Lowerer, x: Reg) -> Reg {
-    exp_scaled(l, x, 0)
+    // NVIDIA's sequence: n = round-down(x log2 e) from a saturated fma
+    // (its bits, shifted, are 2^n), the remainder in two fmas, one ex2.
+    let bits = |b: u32| k(f32::from_bits(b));
+    let t = fma(l, r(x), bits(0x3BBB_989D), k(0.5));
+    let t =
+        l.b.op(Opc::Cvt, &["sat"], &[Ty::F32, Ty::F32], Ty::F32, vec![r(t)]);
+    let n = f(
+        l,
+        Opc::Fma,
+        &["rm"],
+        vec![r(t), bits(0x437C_0000), bits(0x4B40_0001)],
+    );
+    let m = add(l, r(n), bits(0xCB40_007F));
+    let m = f(l, Opc::Neg, &[], vec![r(m)]);
+    let red = fma(l, r(x), bits(0x3FB8_AA3B), r(m));
+    let red = fma(l, r(x), bits(0x32A5_7060), r(red));
+    let scale = l.b.op(
+        Opc::Shl,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(n), Operand::Imm(23)],
+    );
+    let e = f(l, Opc::Ex2, &["approx", "ftz"], vec![r(red)]);
+    mul(l, r(e), r(scale))
 }
 
 /// `log(x)` (`base2 = false`) or `log2(x)`.
@@ -215,28 +239,32 @@ pub fn sinh_cosh(l: &mut Lowerer, x: Reg, cosh: bool) -> Reg {
 
 /// `tanh(x)`.
 pub fn tanh(l: &mut Lowerer, x: Reg) -> Reg {
+    // NVIDIA's sequence: 1 - 2 / (2^(2|x| log2 e) + 1) with the sign of x
+    // for |x| >= 0.6 (exactly 1 from 9.01 on), an odd polynomial below.
     let ax = f(l, Opc::Abs, &[], vec![r(x)]);
-    let two = add(l, r(ax), r(ax));
-    let e = exp(l, two);
+    let t = mul(l, r(ax), k(2.0 * LOG2E));
+    let e = f(l, Opc::Ex2, &["approx", "ftz"], vec![r(t)]);
     let d = add(l, r(e), k(1.0));
-    let q = f(l, Opc::Div, &["rn"], vec![k(2.0), r(d)]);
-    let big = f(l, Opc::Sub, &["rn"], vec![k(1.0), r(q)]);
+    let q = f(l, Opc::Rcp, &["approx", "ftz"], vec![r(d)]);
+    let big = fma(l, r(q), k(-2.0), k(1.0));
+    let sat = setp(l, "ge", r(ax), k(f32::from_bits(0x4110_2CB4)));
+    let one = l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![k(1.0)]);
+    let big = sel(l, one, big, sat);
     let big =
         l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(x), r(big)]);
     let s = mul(l, r(x), r(x));
-    let c = [
-        -1.0 / 3.0,
-        2.0 / 15.0,
-        -17.0 / 315.0,
-        62.0 / 2835.0,
-        -1382.0 / 155_925.0,
-        21844.0 / 6_081_075.0,
-    ];
-    let p = poly(l, s, &c);
-    let p = mul(l, r(p), r(s));
+    let p = fma(
+        l,
+        r(s),
+        k(f32::from_bits(0x3C80_F082)),
+        k(f32::from_bits(0xBD56_3CAE)),
+    );
+    let p = fma(l, r(p), r(s), k(f32::from_bits(0x3E08_5941)));
+    let p = fma(l, r(p), r(s), k(f32::from_bits(0xBEAA_A9ED)));
+    let p = fma(l, r(p), r(s), k(0.0));
     let small = fma(l, r(p), r(x), r(x));
-    let is_small = setp(l, "lt", r(ax), k(0.3));
-    sel(l, small, big, is_small)
+    let is_big = setp(l, "ge", r(ax), k(f32::from_bits(0x3F19_999A)));
+    sel(l, big, small, is_big)
 }
 
 /// The biased exponent field of an f64 register, as s32.
@@ -260,8 +288,10 @@ fn exponent64(l: &mut Lowerer, x: Reg) -> Reg {
     )
 }
 
-/// Exact `fmod(a, b)` for f32 (C semantics: the sign of `a`), by eleven
-/// exact f64 reduction steps of at most 26 quotient bits each.
+/// Exact `fmod(a, b)` for f32 (C semantics: the sign of `a`), by exact f64
+/// reduction steps of at most 26 quotient bits each, run in a loop while
+/// the remainder is at least `|b|` (at most eleven steps cover the f32
+/// exponent range; a step on a smaller remainder would change nothing).
 pub fn fmod(l: &mut Lowerer, a: Reg, b: Reg) -> Reg {
     let f64op = |l: &mut Lowerer, opc: Opc, mods: &[&'static str], srcs: Vec<Operand>| {
         l.b.op(opc, mods, &[Ty::F64], Ty::F64, srcs)
@@ -273,8 +303,29 @@ pub fn fmod(l: &mut Lowerer, a: Reg, b: Reg) -> Reg {
     let ub =
         l.b.op(Opc::Cvt, &[], &[Ty::F64, Ty::F32], Ty::F64, vec![r(ab)]);
     let eb = exponent64(l, ub);
-    let mut rem = ua;
-    for _ in 0..11 {
+    let rem = l.b.reg(RegClass::B64);
+    l.b.copy(rem, ua);
+    let steps = l.b.reg(RegClass::B32);
+    l.b.op_into(steps, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+    l.b.begin_loop();
+    let big = l.b.op(
+        Opc::Setp,
+        &["ge"],
+        &[Ty::F64],
+        Ty::Pred,
+        vec![r(rem), r(ub)],
+    );
+    let more = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(steps), Operand::Imm(11)],
+    );
+    let go =
+        l.b.op(Opc::And, &[], &[Ty::Pred], Ty::Pred, vec![r(big), r(more)]);
+    l.b.begin_loop_body(go, true);
+    {
         let er = exponent64(l, rem);
         let d =
             l.b.op(Opc::Sub, &[], &[Ty::S32], Ty::S32, vec![r(er), r(eb)]);
@@ -329,14 +380,23 @@ pub fn fmod(l: &mut Lowerer, a: Reg, b: Reg) -> Reg {
             Ty::Pred,
             vec![r(next), Operand::F64(0)],
         );
-        rem = l.b.op(
+        let next_rem = l.b.op(
             Opc::Selp,
             &[],
             &[Ty::F64],
             Ty::F64,
             vec![r(fixed), r(next), r(neg)],
         );
+        l.b.copy(rem, next_rem);
+        l.b.op_into(
+            steps,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            vec![r(steps), Operand::Imm(1)],
+        );
     }
+    l.b.end_loop();
     let res = l.b.op(
         Opc::Cvt,
         &["rn"],

@@ -10,7 +10,7 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::view::{partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// Per-access facts shared by every register of one load or store.
 pub(super) struct Access {
@@ -520,31 +520,57 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         let c = layout.apply(r, 0);
         let (oob, addr) = element(l, &a, &c, r);
         let dst: Vec<Reg> = (0..vec).map(|_| l.b.reg(class_of(p.elem))).collect();
+        // Eight 16-bit elements load as four 32-bit words, split after.
+        let paired = vec == 8;
+        let words: Vec<Reg> = if paired {
+            (0..4).map(|_| l.b.reg(RegClass::B32)).collect()
+        } else {
+            dst.clone()
+        };
         if oob.is_some() {
-            let pv = l.imm(p.elem, pad);
-            for d in &dst {
-                let mty = if ty == Ty::B8 { Ty::B16 } else { ty };
+            let pv = if paired {
+                None
+            } else {
+                Some(l.imm(p.elem, pad))
+            };
+            for d in &words {
+                let (mty, src) = match pv {
+                    Some(pv) => (if ty == Ty::B8 { Ty::B16 } else { ty }, Operand::Reg(pv)),
+                    None => (Ty::B32, Operand::Imm((pad * 0x1_0001) as i64)),
+                };
                 l.b.push(Inst::new(
                     Opc::Mov,
                     &[],
                     &[mty],
                     vec![Operand::Reg(*d)],
-                    vec![Operand::Reg(pv)],
+                    vec![src],
                 ));
             }
         }
         if let Some(q) = oob {
             l.b.begin_if(q, false);
         }
-        let (mods, dsts): (Vec<&'static str>, Operand) = match vec {
-            1 => (vec!["global"], Operand::Reg(dst[0])),
-            2 => (vec!["global", "v2"], Operand::Vec(dst.clone())),
-            _ => (vec!["global", "v4"], Operand::Vec(dst.clone())),
+        let (mods, dsts): (Vec<&'static str>, Operand) = match words.len() {
+            1 => (vec!["global"], Operand::Reg(words[0])),
+            2 => (vec!["global", "v2"], Operand::Vec(words.clone())),
+            _ => (vec!["global", "v4"], Operand::Vec(words.clone())),
         };
         let mods = with_ordering(&ord, mods);
-        l.b.push(Inst::new(Opc::Ld, &mods, &[ty], vec![dsts], vec![addr]));
+        let lty = if paired { Ty::B32 } else { ty };
+        l.b.push(Inst::new(Opc::Ld, &mods, &[lty], vec![dsts], vec![addr]));
         if oob.is_some() {
             l.b.end_if();
+        }
+        if paired {
+            for (j, w) in words.iter().enumerate() {
+                l.b.push(Inst::new(
+                    Opc::Mov,
+                    &[],
+                    &[Ty::B32],
+                    vec![Operand::Vec(dst[2 * j..2 * j + 2].to_vec())],
+                    vec![Operand::Reg(*w)],
+                ));
+            }
         }
         for (j, d) in dst.into_iter().enumerate() {
             regs[r + j] = Some(d);
@@ -594,22 +620,35 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         }
         let c = layout.apply(r, 0);
         let (oob, addr) = element(l, &a, &c, r);
+        // Eight 16-bit elements store as four 32-bit words.
+        let (sty, vals) = if vec == 8 {
+            let words = (0..4)
+                .map(|j| {
+                    let w = l.b.reg(RegClass::B32);
+                    l.b.push(Inst::new(
+                        Opc::Mov,
+                        &[],
+                        &[Ty::B32],
+                        vec![Operand::Reg(w)],
+                        vec![Operand::Vec(t.regs[r + 2 * j..r + 2 * j + 2].to_vec())],
+                    ));
+                    w
+                })
+                .collect();
+            (Ty::B32, words)
+        } else {
+            (ty, t.regs[r..r + vec].to_vec())
+        };
         if let Some(q) = oob {
             l.b.begin_if(q, false);
         }
-        let (mods, val): (Vec<&'static str>, Operand) = match vec {
-            1 => (vec!["global"], Operand::Reg(t.regs[r])),
-            2 => (
-                vec!["global", "v2"],
-                Operand::Vec(t.regs[r..r + 2].to_vec()),
-            ),
-            _ => (
-                vec!["global", "v4"],
-                Operand::Vec(t.regs[r..r + 4].to_vec()),
-            ),
+        let (mods, val): (Vec<&'static str>, Operand) = match vals.len() {
+            1 => (vec!["global"], Operand::Reg(vals[0])),
+            2 => (vec!["global", "v2"], Operand::Vec(vals)),
+            _ => (vec!["global", "v4"], Operand::Vec(vals)),
         };
         let mods = with_ordering(&ord, mods);
-        l.b.push(Inst::new(Opc::St, &mods, &[ty], vec![], vec![addr, val]));
+        l.b.push(Inst::new(Opc::St, &mods, &[sty], vec![], vec![addr, val]));
         if oob.is_some() {
             l.b.end_if();
         }

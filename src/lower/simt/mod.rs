@@ -7,7 +7,9 @@
 //! several places (the results of `if`s, loop-carried values, loads
 //! overwriting their padding) are variables, and the passes leave them be.
 pub mod emit;
+pub mod licm;
 pub mod opt;
+pub mod widen;
 
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, SrcLoc, Ty};
 

@@ -1,26 +1,32 @@
 //! Clean-up passes over the SIMT IR: constant folding with immediate
-//! propagation, common-subexpression elimination and dead-code elimination.
-//! Only registers written exactly once are folded, shared or removed, so the
-//! merge registers that `if` bodies overwrite are left alone.
+//! propagation and integer identities, copy propagation, `mul.wide` for
+//! products of widened 32-bit values ([`super::widen`]),
+//! common-subexpression elimination, dead-code elimination and (from
+//! level 2) loop-invariant code motion ([`super::licm`]).
 use std::collections::{HashMap, HashSet};
 
 use super::{Function, Stmt};
-use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-/// Runs the passes chosen for `opt_level` (0: none; 1+: all).
+/// Runs the passes chosen for `opt_level` (0: none; 1: folding, CSE and
+/// DCE; 2+: also loop-invariant code motion).
 pub fn optimize(f: &mut Function, opt_level: u8) {
     if opt_level == 0 {
         return;
     }
     for _ in 0..4 {
+        if opt_level >= 2 {
+            super::licm::hoist_invariants(f);
+        }
         let defs = def_counts(&f.body);
         fold_constants(&mut f.body, &defs);
+        super::widen::widen_multiplies(&mut f.body, &defs);
         cse(&mut f.body, &defs);
         dce(&mut f.body);
     }
 }
 
-fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
+pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
@@ -104,6 +110,10 @@ fn fold(i: &Inst) -> Option<i64> {
         return None;
     }
     let a = int_value(i.srcs.first()?)?;
+    if i.opc == Opc::Cvt {
+        let from = *i.tys.get(1)?;
+        return (int_cvt(i) && i.srcs.len() == 1).then(|| wrap(wrap(a, from), ty));
+    }
     let b = i.srcs.get(1).and_then(int_value);
     let wide = i.mods.contains(&"wide");
     let r = match (i.opc, b) {
@@ -121,6 +131,58 @@ fn fold(i: &Inst) -> Option<i64> {
     Some(wrap(r, ty))
 }
 
+/// Whether `i` converts between integer types (no rounding, no saturation).
+pub(super) fn int_cvt(i: &Inst) -> bool {
+    i.opc == Opc::Cvt
+        && i.mods.is_empty()
+        && i.tys.len() == 2
+        && i.tys.iter().all(|t| !t.is_float() && *t != Ty::Pred)
+}
+
+/// The source an integer instruction reduces to when an operand is an
+/// identity or absorbing immediate (`x + 0`, `x * 1`, `x * 0`, `0 * y + z`).
+fn simplify(i: &Inst) -> Option<Operand> {
+    let ty = *i.tys.first()?;
+    if ty.is_float() || ty == Ty::Pred || i.guard.is_some() || i.dsts.len() != 1 {
+        return None;
+    }
+    let lo = i.mods.as_slice() == ["lo"];
+    let s = &i.srcs;
+    let imm = |k: usize| s.get(k).and_then(int_value);
+    let reg = |k: usize| matches!(s.get(k), Some(Operand::Reg(_))).then(|| s[k].clone());
+    match i.opc {
+        Opc::Add | Opc::Or | Opc::Xor if imm(1) == Some(0) => reg(0),
+        Opc::Add | Opc::Or | Opc::Xor if imm(0) == Some(0) => reg(1),
+        Opc::Sub | Opc::Shl | Opc::Shr if imm(1) == Some(0) => reg(0),
+        Opc::Mul if lo && imm(1) == Some(1) => reg(0),
+        Opc::Mul if lo && imm(0) == Some(1) => reg(1),
+        Opc::Mul if lo && (imm(0) == Some(0) || imm(1) == Some(0)) => Some(Operand::Imm(0)),
+        Opc::Mad if lo && (imm(0) == Some(0) || imm(1) == Some(0)) => s.get(2).cloned(),
+        _ => None,
+    }
+}
+
+/// `mad.lo a, b, c` with constant `a` and `b` as `add c, a*b`.
+fn constant_product(i: &mut Inst) {
+    let ty = match i.tys.as_slice() {
+        [t] if !t.is_float() && *t != Ty::Pred => *t,
+        _ => return,
+    };
+    if i.opc != Opc::Mad || i.mods.as_slice() != ["lo"] || i.guard.is_some() {
+        return;
+    }
+    if let [Operand::Imm(a), Operand::Imm(b), c] = i.srcs.as_slice() {
+        let k = wrap(a.wrapping_mul(*b), ty);
+        *i = Inst::new(
+            Opc::Add,
+            &[],
+            &[ty],
+            i.dsts.clone(),
+            vec![c.clone(), Operand::Imm(k)],
+        );
+    }
+}
+
 fn fold_constants(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
     let mut consts: HashMap<Reg, Operand> = HashMap::new();
     fold_in(body, defs, &mut consts);
@@ -131,7 +193,7 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
-                if accepts_immediates(i) || i.opc == Opc::Mov {
+                if accepts_immediates(i) || i.opc == Opc::Mov || int_cvt(i) {
                     let dst_class = i.defs().first().map(|d| d.class);
                     let is_mov = i.opc == Opc::Mov;
                     for o in i.srcs.iter_mut() {
@@ -143,6 +205,24 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
                                 }
                             }
                         }
+                    }
+                }
+                constant_product(i);
+                if let Some(src) = simplify(i) {
+                    let d = i.dsts.clone();
+                    let same_class = match (&src, d.first()) {
+                        (Operand::Reg(r), Some(Operand::Reg(dr))) => r.class == dr.class,
+                        (Operand::Imm(_), _) => true,
+                        _ => false,
+                    };
+                    if same_class {
+                        let ty = match i.defs()[0].class {
+                            RegClass::Pred => Ty::Pred,
+                            RegClass::B16 => Ty::B16,
+                            RegClass::B32 => Ty::B32,
+                            RegClass::B64 => Ty::B64,
+                        };
+                        *i = Inst::new(Opc::Mov, &[], &[ty], d, vec![src]);
                     }
                 }
                 if let Some(v) = fold(i) {
@@ -189,20 +269,45 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
 }
 
 /// Whether `r` is written at most once (an SSA value, or never written).
-fn is_ssa(defs: &HashMap<Reg, u32>, r: &Reg) -> bool {
+pub(super) fn is_ssa(defs: &HashMap<Reg, u32>, r: &Reg) -> bool {
     defs.get(r).map_or(true, |&n| n <= 1)
+}
+
+/// Scoped available expressions. An expression may read variables (registers
+/// written in several places): it stays available until one of them is
+/// written, or a loop that writes one of them begins.
+#[derive(Default)]
+struct Available {
+    /// One map per open scope, innermost last.
+    scopes: Vec<HashMap<Inst, Reg>>,
+    /// For each variable, the scope depth and key of the expressions
+    /// reading it.
+    readers: HashMap<Reg, Vec<(usize, Inst)>>,
+}
+
+impl Available {
+    fn forget_readers_of(&mut self, v: &Reg) {
+        for (depth, key) in self.readers.remove(v).unwrap_or_default() {
+            if let Some(m) = self.scopes.get_mut(depth) {
+                m.remove(&key);
+            }
+        }
+    }
 }
 
 fn cse(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
     let mut rename: HashMap<Reg, Reg> = HashMap::new();
-    let mut scopes: Vec<HashMap<Inst, Reg>> = vec![HashMap::new()];
-    cse_in(body, defs, &mut scopes, &mut rename);
+    let mut avail = Available {
+        scopes: vec![HashMap::new()],
+        ..Available::default()
+    };
+    cse_in(body, defs, &mut avail, &mut rename);
 }
 
 fn cse_in(
     body: &mut [Stmt],
     defs: &HashMap<Reg, u32>,
-    scopes: &mut Vec<HashMap<Inst, Reg>>,
+    avail: &mut Available,
     rename: &mut HashMap<Reg, Reg>,
 ) {
     for s in body.iter_mut() {
@@ -210,23 +315,42 @@ fn cse_in(
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 rename_uses(i, rename);
+                for d in i.defs() {
+                    if !is_ssa(defs, &d) {
+                        avail.forget_readers_of(&d);
+                    }
+                }
                 let pure = !i.opc.has_side_effects() && i.opc != Opc::Ld && i.guard.is_none();
                 let single =
                     i.dsts.len() == 1 && i.defs().len() == 1 && defs.get(&i.defs()[0]) == Some(&1);
-                // Reading a variable (a register written in several places)
-                // gives different values at different points: never share.
-                let reads_ssa = i.uses().iter().all(|u| is_ssa(defs, u));
-                if !(pure && single && reads_ssa) {
+                if !(pure && single) {
                     continue;
                 }
                 let d = i.defs()[0];
+                // A copy of a value: read the value itself.
+                if let (Opc::Mov, [Operand::Reg(src)]) = (i.opc, i.srcs.as_slice()) {
+                    if src.class == d.class && is_ssa(defs, src) {
+                        rename.insert(d, *src);
+                        continue;
+                    }
+                }
                 let mut key = i.clone();
                 key.dsts = vec![Operand::Imm(i64::from(d.class as u8))];
                 key.loc = None;
-                if let Some(prev) = scopes.iter().rev().find_map(|m| m.get(&key)) {
+                if let Some(prev) = avail.scopes.iter().rev().find_map(|m| m.get(&key)) {
                     rename.insert(d, *prev);
-                } else if let Some(top) = scopes.last_mut() {
-                    top.insert(key, d);
+                } else {
+                    let depth = avail.scopes.len() - 1;
+                    for u in key.uses() {
+                        if !is_ssa(defs, &u) {
+                            avail
+                                .readers
+                                .entry(u)
+                                .or_default()
+                                .push((depth, key.clone()));
+                        }
+                    }
+                    avail.scopes[depth].insert(key, d);
                 }
             }
             Stmt::If {
@@ -239,21 +363,28 @@ fn cse_in(
                     *pred = *n;
                 }
                 for b in [body, else_body] {
-                    scopes.push(HashMap::new());
-                    cse_in(b, defs, scopes, rename);
-                    scopes.pop();
+                    avail.scopes.push(HashMap::new());
+                    cse_in(b, defs, avail, rename);
+                    avail.scopes.pop();
                 }
             }
             Stmt::Loop {
                 header, pred, body, ..
             } => {
-                scopes.push(HashMap::new());
-                cse_in(header, defs, scopes, rename);
+                let mut written = HashSet::new();
+                for part in [&*header, &*body] {
+                    for_each_inst(part, &mut |i| written.extend(i.defs()));
+                }
+                for v in &written {
+                    avail.forget_readers_of(v);
+                }
+                avail.scopes.push(HashMap::new());
+                cse_in(header, defs, avail, rename);
                 if let Some(n) = rename.get(pred) {
                     *pred = *n;
                 }
-                cse_in(body, defs, scopes, rename);
-                scopes.pop();
+                cse_in(body, defs, avail, rename);
+                avail.scopes.pop();
             }
         }
     }
@@ -427,5 +558,132 @@ mod tests {
             vec![Operand::Imm(i64::from(i32::MAX)), Operand::Imm(1)],
         );
         assert_eq!(fold(&i), Some(i64::from(i32::MIN)));
+    }
+
+    #[test]
+    fn identities_become_copies_and_copies_vanish() {
+        let mut b = Builder::new();
+        let t = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Special(Special::TidX)],
+        );
+        let x0 = b.op(
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            vec![Operand::Reg(t), Operand::Imm(0)],
+        );
+        let x1 = b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S32],
+            Ty::S32,
+            vec![Operand::Reg(x0), Operand::Imm(1)],
+        );
+        let c = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(5)]);
+        let w = b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U64, Ty::U32],
+            Ty::U64,
+            vec![Operand::Reg(c)],
+        );
+        // Not an identity: stays.
+        let y = b.op(
+            Opc::Shl,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            vec![Operand::Reg(x1), Operand::Imm(2)],
+        );
+        let p = b.reg(RegClass::B64);
+        b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[Ty::B32],
+            vec![],
+            vec![Operand::Addr(p, 0), Operand::Reg(y)],
+        ));
+        b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[Ty::B64],
+            vec![],
+            vec![Operand::Addr(p, 8), Operand::Reg(w)],
+        ));
+        let mut f = b.finish();
+        optimize(&mut f, 1);
+        let mut insts = Vec::new();
+        for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
+        assert!(
+            !insts
+                .iter()
+                .any(|i| matches!(i.opc, Opc::Xor | Opc::Mul | Opc::Cvt)),
+            "{insts:#?}"
+        );
+        let shl = insts.iter().find(|i| i.opc == Opc::Shl).expect("shl kept");
+        assert_eq!(shl.srcs[0], Operand::Reg(t));
+        assert!(
+            insts
+                .iter()
+                .any(|i| i.opc == Opc::Mov && i.defs() == vec![w] && i.srcs == [Operand::Imm(5)]),
+            "{insts:#?}"
+        );
+    }
+
+    #[test]
+    fn shares_reads_of_a_variable_until_it_is_written() {
+        let mut b = Builder::new();
+        let v = b.reg(RegClass::B32);
+        b.op_into(
+            v,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Special(Special::TidX)],
+        );
+        let shl = |b: &mut Builder| {
+            b.op(
+                Opc::Shl,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(v), Operand::Imm(2)],
+            )
+        };
+        let first = shl(&mut b);
+        let same = shl(&mut b);
+        b.op_into(
+            v,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Reg(v), Operand::Imm(1)],
+        );
+        let fresh = shl(&mut b);
+        let p = b.reg(RegClass::B64);
+        for (k, r) in [first, same, fresh].into_iter().enumerate() {
+            b.push(Inst::new(
+                Opc::St,
+                &["global"],
+                &[Ty::B32],
+                vec![],
+                vec![Operand::Addr(p, 4 * k as i64), Operand::Reg(r)],
+            ));
+        }
+        let mut f = b.finish();
+        optimize(&mut f, 1);
+        let mut stored = Vec::new();
+        for_each_inst(&f.body, &mut |i| {
+            if i.opc == Opc::St {
+                stored.push(i.srcs[1].clone());
+            }
+        });
+        assert_eq!(stored[0], stored[1]);
+        assert_ne!(stored[1], stored[2]);
     }
 }

@@ -1,0 +1,326 @@
+//! Loop-invariant code motion over the SIMT IR: a pure, non-trapping
+//! instruction at the top level of a loop's header or body whose sources
+//! are not written inside the loop moves to just before the loop.
+//!
+//! Only registers written exactly once are moved, so the value seen after
+//! the move is the one every iteration computed. Loads, shuffles, guarded
+//! instructions and anything with side effects stay; instructions inside
+//! an `if` of the loop stay (they may run rarely). Inner loops are treated
+//! first, so an invariant can climb several levels.
+use std::collections::{HashMap, HashSet};
+
+use super::{Function, Stmt};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
+
+/// Hoists loop invariants out of every loop of `f`.
+pub fn hoist_invariants(f: &mut Function) {
+    let mut defs = HashMap::new();
+    count_defs(&f.body, &mut defs);
+    hoist_in(&mut f.body, &defs);
+}
+
+fn count_defs(body: &[Stmt], defs: &mut HashMap<Reg, u32>) {
+    for s in body {
+        match s {
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Inst(i) => {
+                for d in i.defs() {
+                    *defs.entry(d).or_insert(0) += 1;
+                }
+            }
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                count_defs(body, defs);
+                count_defs(else_body, defs);
+            }
+            Stmt::Loop { header, body, .. } => {
+                count_defs(header, defs);
+                count_defs(body, defs);
+            }
+        }
+    }
+}
+
+fn written_in(body: &[Stmt], out: &mut HashSet<Reg>) {
+    let mut m = HashMap::new();
+    count_defs(body, &mut m);
+    out.extend(m.into_keys());
+}
+
+/// Whether `i` computes its result from its sources alone, cannot trap and
+/// is cheap to run once more than needed.
+fn movable(i: &Inst, defs: &HashMap<Reg, u32>) -> bool {
+    let pure = matches!(
+        i.opc,
+        Opc::Mov
+            | Opc::Add
+            | Opc::Sub
+            | Opc::Mul
+            | Opc::Mad
+            | Opc::Fma
+            | Opc::Min
+            | Opc::Max
+            | Opc::Neg
+            | Opc::Abs
+            | Opc::And
+            | Opc::Or
+            | Opc::Xor
+            | Opc::Not
+            | Opc::Shl
+            | Opc::Shr
+            | Opc::Setp
+            | Opc::Selp
+            | Opc::Cvt
+            | Opc::Copysign
+            | Opc::Brev
+            | Opc::Clz
+            | Opc::Popc
+            | Opc::Bfe
+            | Opc::Prmt
+            | Opc::Mul24
+            | Opc::Cnot
+            | Opc::Cvta
+    );
+    let single = matches!(i.dsts.as_slice(), [Operand::Reg(d)] if defs.get(d) == Some(&1));
+    // Only plain register and immediate sources: no memory, no parameter.
+    let plain_srcs = i.srcs.iter().all(|o| {
+        matches!(
+            o,
+            Operand::Reg(_)
+                | Operand::Imm(_)
+                | Operand::F32(_)
+                | Operand::F64(_)
+                | Operand::Special(_)
+        )
+    });
+    pure && single && plain_srcs && i.guard.is_none()
+}
+
+/// 32-bit registers' worth of hoisted values a loop may keep live: past
+/// it, recomputing in the loop is cheaper than spilling or starving the
+/// register allocator.
+const LIVE_IN_BUDGET: u32 = 8;
+
+fn weight(r: &Reg) -> u32 {
+    match r.class {
+        RegClass::B64 => 2,
+        _ => 1,
+    }
+}
+
+fn count_uses(body: &[Stmt], uses: &mut HashMap<Reg, u32>) {
+    for s in body {
+        match s {
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Inst(i) => {
+                for u in i.uses() {
+                    *uses.entry(u).or_insert(0) += 1;
+                }
+            }
+            Stmt::If {
+                pred,
+                body,
+                else_body,
+                ..
+            } => {
+                *uses.entry(*pred).or_insert(0) += 1;
+                count_uses(body, uses);
+                count_uses(else_body, uses);
+            }
+            Stmt::Loop {
+                header, pred, body, ..
+            } => {
+                *uses.entry(*pred).or_insert(0) += 1;
+                count_uses(header, uses);
+                count_uses(body, uses);
+            }
+        }
+    }
+}
+
+/// The live-in cost of the values hoisted out of one loop so far.
+#[derive(Default)]
+struct Budget {
+    /// Reads of each register by instructions still in the loop.
+    uses: HashMap<Reg, u32>,
+    /// Registers hoisted out of this loop.
+    hoisted: HashSet<Reg>,
+    /// 32-bit registers' worth of hoisted values the loop still reads.
+    pressure: u32,
+}
+
+impl Budget {
+    /// Whether hoisting `i` keeps the pressure within [`LIVE_IN_BUDGET`]
+    /// (or lowers it); if so, books the move. Hoisting the last reader of
+    /// a hoisted value frees that value.
+    fn admit(&mut self, i: &Inst) -> bool {
+        let d = i.defs()[0];
+        let srcs = i.uses();
+        let mut freed = 0;
+        for u in &srcs {
+            if self.uses.get(u) == Some(&1) && self.hoisted.contains(u) {
+                freed += weight(u);
+            }
+        }
+        let added = if self.uses.get(&d).copied().unwrap_or(0) > 0 {
+            weight(&d)
+        } else {
+            0
+        };
+        let next = (self.pressure + added).saturating_sub(freed);
+        if next > LIVE_IN_BUDGET && next > self.pressure {
+            return false;
+        }
+        self.pressure = next;
+        for u in &srcs {
+            if let Some(n) = self.uses.get_mut(u) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        self.hoisted.insert(d);
+        true
+    }
+}
+
+fn hoist_in(body: &mut Vec<Stmt>, defs: &HashMap<Reg, u32>) {
+    let mut out = Vec::with_capacity(body.len());
+    for mut s in std::mem::take(body) {
+        match &mut s {
+            Stmt::Break | Stmt::Continue | Stmt::Inst(_) => {}
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                hoist_in(body, defs);
+                hoist_in(else_body, defs);
+            }
+            Stmt::Loop {
+                header, pred, body, ..
+            } => {
+                hoist_in(header, defs);
+                hoist_in(body, defs);
+                let mut inside = HashSet::new();
+                written_in(header, &mut inside);
+                written_in(body, &mut inside);
+                let mut budget = Budget::default();
+                *budget.uses.entry(*pred).or_insert(0) += 1;
+                count_uses(header, &mut budget.uses);
+                count_uses(body, &mut budget.uses);
+                for part in [header, body] {
+                    part.retain(|st| match st {
+                        Stmt::Inst(i)
+                            if movable(i, defs)
+                                && i.uses().iter().all(|u| !inside.contains(u))
+                                && budget.admit(i) =>
+                        {
+                            for d in i.defs() {
+                                inside.remove(&d);
+                            }
+                            out.push(st.clone());
+                            false
+                        }
+                        _ => true,
+                    });
+                }
+            }
+        }
+        out.push(s);
+    }
+    *body = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::simt::Builder;
+    use crate::ptx::Ty;
+
+    #[test]
+    fn hoists_invariants_and_keeps_the_rest() {
+        let mut b = Builder::new();
+        let base = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(7)]);
+        let i = b.reg(RegClass::B32);
+        b.op_into(i, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+        b.begin_loop();
+        let p = b.op(
+            Opc::Setp,
+            &["lt"],
+            &[Ty::U32],
+            Ty::Pred,
+            vec![Operand::Reg(i), Operand::Imm(10)],
+        );
+        b.begin_loop_body(p, true);
+        // Invariant, and one depending on it: both move.
+        let inv = b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(base), Operand::Imm(4)],
+        );
+        let inv2 = b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(inv), Operand::Imm(1)],
+        );
+        // Depends on the induction variable: stays.
+        let var = b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(i), Operand::Reg(inv2)],
+        );
+        // A load with invariant address: stays.
+        let addr = b.reg(RegClass::B64);
+        let ld = b.reg(RegClass::B32);
+        b.push(Inst::new(
+            Opc::Ld,
+            &["global"],
+            &[Ty::B32],
+            vec![Operand::Reg(ld)],
+            vec![Operand::Addr(addr, 0)],
+        ));
+        let s = b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(var), Operand::Reg(ld)],
+        );
+        b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[Ty::B32],
+            vec![],
+            vec![Operand::Addr(addr, 0), Operand::Reg(s)],
+        ));
+        b.op_into(
+            i,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Reg(i), Operand::Imm(1)],
+        );
+        b.end_loop();
+        let mut f = b.finish();
+        hoist_invariants(&mut f);
+        let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs() == vec![r]);
+        let top: Vec<&Stmt> = f.body.iter().collect();
+        assert!(top.iter().any(|st| defines(st, inv)), "{f:#?}");
+        assert!(top.iter().any(|st| defines(st, inv2)), "{f:#?}");
+        let inv_at = top.iter().position(|st| defines(st, inv)).unwrap();
+        let inv2_at = top.iter().position(|st| defines(st, inv2)).unwrap();
+        assert!(inv_at < inv2_at);
+        let Some(Stmt::Loop { header, body, .. }) = f.body.last() else {
+            panic!("{f:#?}");
+        };
+        assert!(header.iter().any(|st| defines(st, p)), "{f:#?}");
+        for r in [var, ld, s] {
+            assert!(body.iter().any(|st| defines(st, r)), "{f:#?}");
+        }
+        assert!(!body.iter().any(|st| defines(st, inv)), "{f:#?}");
+    }
+}
