@@ -250,6 +250,10 @@ pub enum Opc {
     /// A `vprintf` call: `srcs` are the generic addresses of the format
     /// string and of the argument buffer (written as a whole call sequence).
     Vprintf,
+    /// `mma`: a warp-level matrix multiply-accumulate (`mma.sync`).
+    Mma,
+    /// `ldmatrix`: a warp-level load of 8x8 b16 matrices from shared memory.
+    Ldmatrix,
 }
 
 impl Opc {
@@ -305,6 +309,8 @@ impl Opc {
             Opc::Trap => "trap",
             Opc::Cvta => "cvta",
             Opc::Vprintf => "call.uni",
+            Opc::Mma => "mma",
+            Opc::Ldmatrix => "ldmatrix",
         }
     }
 

@@ -210,7 +210,9 @@ fn cse_in(
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 rename_uses(i, rename);
-                let pure = !i.opc.has_side_effects() && i.opc != Opc::Ld && i.guard.is_none();
+                let pure = !i.opc.has_side_effects()
+                    && !matches!(i.opc, Opc::Ld | Opc::Ldmatrix)
+                    && i.guard.is_none();
                 let single =
                     i.dsts.len() == 1 && i.defs().len() == 1 && defs.get(&i.defs()[0]) == Some(&1);
                 // Reading a variable (a register written in several places)
