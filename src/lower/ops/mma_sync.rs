@@ -22,7 +22,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::arith::enum_attr;
-use super::mma_sync_smem::{operand_buffers, Operands};
+use super::mma_sync_smem::{operand_buffers, pack, Operands};
 use super::staging::barrier;
 
 /// The most accumulator registers per thread a plan may use.
@@ -174,19 +174,6 @@ fn operand_ty(s: Scalar, signed: bool) -> &'static str {
         _ if signed => "s8",
         _ => "u8",
     }
-}
-
-/// `mov.b32 d, {lo, hi}`: two b16 registers packed.
-fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
-    let d = l.b.reg(RegClass::B32);
-    l.b.push(Inst::new(
-        Opc::Mov,
-        &[],
-        &[Ty::B32],
-        vec![Operand::Reg(d)],
-        vec![Operand::Vec(vec![lo, hi])],
-    ));
-    d
 }
 
 /// `mov.b32 {lo, hi}, v`: a b32 register split in two b16 registers.

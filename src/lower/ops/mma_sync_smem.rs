@@ -8,8 +8,9 @@
 //! which makes the eight 16-byte rows one `ldmatrix` phase reads, and the
 //! tf32 B column reads, fall in distinct banks.
 use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::mma_sync::Kind;
 use super::staging::{alloc, write, Placement};
@@ -43,32 +44,167 @@ pub fn operand_buffers(
         s
     };
     let apad = 16 / eb;
+    let astride = (kk + apad) * eb;
     let abuf = alloc(l, &with(mm, kk + apad), a.elem)?;
-    write(l, a, &abuf, &Placement::identity(rank));
+    let mut a_strides = vec![mm * astride, astride, eb];
+    a_strides.drain(..3 - rank);
+    if !store(l, a, abuf.offset, &a_strides, eb) {
+        write(l, a, &abuf, &Placement::identity(rank));
+    }
     let (bbuf, bstride) = if kind == Kind::Byte {
         let pad = 16;
+        let stride = (kk + pad) * eb;
         let buf = alloc(l, &with(nn, kk + pad), b.elem)?;
-        let mut dims: Vec<usize> = (0..rank).collect();
-        dims.swap(rank - 2, rank - 1);
-        let place = Placement {
-            dims,
-            offsets: vec![Operand::Imm(0); rank],
-        };
-        write(l, b, &buf, &place);
-        (buf, (kk + pad) * eb)
+        let mut strides = vec![nn * stride, eb, stride];
+        strides.drain(..3 - rank);
+        if !store(l, b, buf.offset, &strides, eb) {
+            let mut dims: Vec<usize> = (0..rank).collect();
+            dims.swap(rank - 2, rank - 1);
+            let place = Placement {
+                dims,
+                offsets: vec![Operand::Imm(0); rank],
+            };
+            write(l, b, &buf, &place);
+        }
+        (buf, stride)
     } else {
         let pad = if kind == Kind::Tf32 { 8 } else { 16 / eb };
+        let stride = (nn + pad) * eb;
         let buf = alloc(l, &with(kk, nn + pad), b.elem)?;
-        write(l, b, &buf, &Placement::identity(rank));
-        (buf, (nn + pad) * eb)
+        let mut strides = vec![kk * stride, stride, eb];
+        strides.drain(..3 - rank);
+        if !store(l, b, buf.offset, &strides, eb) {
+            write(l, b, &buf, &Placement::identity(rank));
+        }
+        (buf, stride)
     };
-    let astride = (kk + apad) * eb;
     let b_rows = if kind == Kind::Byte { nn } else { kk };
     Ok(Operands {
         kind,
         a: (abuf.offset, astride, mm * astride),
         b: (bbuf.offset, bstride, b_rows * bstride),
     })
+}
+
+/// Whether no two bases of `layout` share a set bit in any dimension:
+/// coordinates are then sums of bases, so addresses are one per-thread
+/// register plus an immediate per register.
+fn disjoint(layout: &LinearLayout) -> bool {
+    let rank = layout.shape.len();
+    let mut seen = vec![0i64; rank];
+    for b in layout
+        .register
+        .iter()
+        .chain(&layout.lane)
+        .chain(&layout.warp)
+    {
+        for d in 0..rank {
+            if seen[d] & b[d] != 0 {
+                return false;
+            }
+            seen[d] |= b[d];
+        }
+    }
+    true
+}
+
+/// Writes tile `t` into shared memory at byte offset `off` with byte
+/// `strides` per tile dimension, each thread storing runs of registers that
+/// are contiguous in memory as one vector of up to 16 bytes at an immediate
+/// offset from one address. False (nothing written) when the layout's
+/// bases overlap.
+fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool {
+    let layout = &t.layout;
+    if !disjoint(layout) {
+        return false;
+    }
+    let byte = |b: &[i64]| -> i64 { b.iter().zip(strides).map(|(x, s)| x * s).sum() };
+    // Leading register bases stepping one element at a time: a vector.
+    let mut vbits = 0;
+    while vbits < layout.register.len()
+        && byte(&layout.register[vbits]) == eb << vbits
+        && (eb << (vbits + 1)) <= 16
+    {
+        vbits += 1;
+    }
+    if eb == 1 {
+        vbits = 0;
+    }
+    let tid = l.tid();
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let mut addr = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
+    for (k, b) in layout.thread_bases().iter().enumerate() {
+        let o = byte(b);
+        if o == 0 {
+            continue;
+        }
+        let bit = l.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+        );
+        addr = mad(l, bit, o, addr);
+    }
+    let owner = l.owner_pred(layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    let v = 1usize << vbits;
+    for r0 in (0..layout.num_registers()).step_by(v) {
+        if layout.canonical_register(r0) != r0 {
+            continue;
+        }
+        let imm = (0..layout.register.len())
+            .filter(|k| r0 >> k & 1 == 1)
+            .map(|k| byte(&layout.register[k]))
+            .sum::<i64>();
+        let regs = &t.regs[r0..r0 + v];
+        // Pack 16-bit pairs into 32-bit words.
+        let words: Vec<Reg> = if eb == 2 && v > 1 {
+            regs.chunks(2).map(|p| pack(l, p[0], p[1])).collect()
+        } else {
+            regs.to_vec()
+        };
+        let (mods, ty, val): (&[&'static str], Ty, Operand) = match (words.len(), eb) {
+            (1, 1) => (&["shared"], Ty::B8, Operand::Reg(words[0])),
+            (1, 2) if v == 1 => (&["shared"], Ty::B16, Operand::Reg(words[0])),
+            (1, _) => (&["shared"], Ty::B32, Operand::Reg(words[0])),
+            (2, _) => (&["shared", "v2"], Ty::B32, Operand::Vec(words)),
+            _ => (&["shared", "v4"], Ty::B32, Operand::Vec(words)),
+        };
+        l.b.push(Inst::new(
+            Opc::St,
+            mods,
+            &[ty],
+            vec![],
+            vec![Operand::Addr(addr, imm), val],
+        ));
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
+    true
+}
+
+/// `mov.b32 d, {lo, hi}`: two b16 registers packed.
+pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
+    let d = l.b.reg(RegClass::B32);
+    l.b.push(Inst::new(
+        Opc::Mov,
+        &[],
+        &[Ty::B32],
+        vec![Operand::Reg(d)],
+        vec![Operand::Vec(vec![lo, hi])],
+    ));
+    d
 }
 
 /// Each lane's base addresses for its fragment loads.
