@@ -254,6 +254,9 @@ pub enum Opc {
     Mma,
     /// `ldmatrix`: a warp-level load of 8x8 b16 matrices from shared memory.
     Ldmatrix,
+    /// `cp.async`: an asynchronous global-to-shared copy, or its group
+    /// commit and wait.
+    CpAsync,
 }
 
 impl Opc {
@@ -311,6 +314,7 @@ impl Opc {
             Opc::Vprintf => "call.uni",
             Opc::Mma => "mma",
             Opc::Ldmatrix => "ldmatrix",
+            Opc::CpAsync => "cp.async",
         }
     }
 
@@ -326,6 +330,7 @@ impl Opc {
                 | Opc::Red
                 | Opc::Trap
                 | Opc::Vprintf
+                | Opc::CpAsync
         )
     }
 }

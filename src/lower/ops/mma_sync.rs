@@ -22,7 +22,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::arith::enum_attr;
-use super::mma_sync_smem::{operand_buffers, pack, Operands};
+use super::mma_sync_smem::{operand_buffers, pack, FragmentAddrs, Operands};
 use super::staging::barrier;
 
 /// The most accumulator registers per thread a plan may use.
@@ -216,71 +216,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let layout = Rc::new(plan.acc.clone());
     let shape = layout.shape.clone();
     let rank = shape.len();
-    let (mm, nn, kk) = (shape[rank - 2], shape[rank - 1], ashape[rank - 1]);
-    let batch = if rank == 3 { shape[0] } else { 1 };
+    let kk = ashape[rank - 1];
     let acc_in = l.tile_in(id, c_v, &layout)?;
     let a = l.tile(id, a_v)?;
     let b = l.tile(id, b_v)?;
     let ops: Operands = operand_buffers(l, plan.kind, &a, &b)?;
     barrier(l);
 
-    // Lane and warp coordinates.
-    let grid = plan.grid;
-    let (tm, tn) = (grid.tile_m(mm), grid.tile_n(nn));
-    let (mt_n, nt_n) = (tm / 16, tn / 8);
-    let tid = l.tid();
-    let lane = l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![Operand::Reg(tid), Operand::Imm(31)],
-    );
-    let warp = l.b.op(
-        Opc::Shr,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Reg(tid), Operand::Imm(5)],
-    );
-    let wm = l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![Operand::Reg(warp), Operand::Imm(grid.m - 1)],
-    );
-    let wn = l.b.op(
-        Opc::Shr,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![
-            Operand::Reg(warp),
-            Operand::Imm(i64::from(grid.m.trailing_zeros())),
-        ],
-    );
-    let wn = l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![Operand::Reg(wn), Operand::Imm(grid.n - 1)],
-    );
-    let m0 = l.b.op(
-        Opc::Mul,
-        &["lo"],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Reg(wm), Operand::Imm(tm)],
-    );
-    let n0 = l.b.op(
-        Opc::Mul,
-        &["lo"],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Reg(wn), Operand::Imm(tn)],
-    );
     let base = l.b.op(
         Opc::Mov,
         &[],
@@ -288,71 +230,12 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         Ty::U32,
         vec![Operand::Symbol(SHARED_SYMBOL)],
     );
-    let frags = super::mma_sync_smem::FragmentAddrs::new(l, &ops, base, lane, m0, n0);
-
-    // Accumulator fragments: 4 registers per m16 x n8 tile (2 packed for f16).
-    let half_acc = plan.acc_elem == Scalar::F16;
-    let tiles = (batch * mt_n * nt_n) as usize;
-    let mut acc: Vec<Vec<Reg>> = Vec::with_capacity(tiles);
-    for t in 0..tiles {
-        let r = &acc_in.regs[4 * t..4 * t + 4];
-        acc.push(if half_acc {
-            vec![pack(l, r[0], r[1]), pack(l, r[2], r[3])]
-        } else {
-            r.to_vec()
-        });
-    }
-    let (dty, cty) = match plan.acc_elem {
-        Scalar::F16 => ("f16", "f16"),
-        Scalar::I32 => ("s32", "s32"),
-        _ => ("f32", "f32"),
-    };
-    let shape_mod = match plan.kind {
-        Kind::Half => "m16n8k16",
-        Kind::Tf32 => "m16n8k8",
-        Kind::Byte => "m16n8k32",
-    };
-    let (aty, bty) = (operand_ty(ae, sa), operand_ty(be, sb));
-    for bt in 0..batch {
-        for kt in 0..kk / plan.kind.k() {
-            let af: Vec<Vec<Reg>> = (0..mt_n)
-                .map(|mt| frags.load_a(l, &ops, bt, mt, kt))
-                .collect();
-            let bf: Vec<Vec<Reg>> = frags.load_b(l, &ops, bt, nt_n, kt);
-            for mt in 0..mt_n {
-                for nt in 0..nt_n {
-                    let t = ((bt * mt_n + mt) * nt_n + nt) as usize;
-                    let d: Vec<Reg> = acc[t].iter().map(|_| l.b.reg(RegClass::B32)).collect();
-                    l.b.push(Inst::new(
-                        Opc::Mma,
-                        &[
-                            "sync", "aligned", shape_mod, "row", "col", dty, aty, bty, cty,
-                        ],
-                        &[],
-                        vec![Operand::Vec(d.clone())],
-                        vec![
-                            Operand::Vec(af[mt as usize].clone()),
-                            Operand::Vec(bf[nt as usize].clone()),
-                            Operand::Vec(acc[t].clone()),
-                        ],
-                    ));
-                    acc[t] = d;
-                }
-            }
-        }
-    }
+    let frags = fragment_addrs(l, plan, &ops, base, &shape);
+    let mut acc = acc_fragments(l, plan, &acc_in.regs);
+    let mma = Mmas::new(plan, &shape, kk, ae, be, sa, sb);
+    mma.emit(l, &ops, &frags, &mut acc, false);
     barrier(l);
-    let mut regs = Vec::with_capacity(4 * tiles);
-    for t in acc {
-        if half_acc {
-            for v in t {
-                let (lo, hi) = unpack(l, v);
-                regs.extend([lo, hi]);
-            }
-        } else {
-            regs.extend(t);
-        }
-    }
+    let regs = acc_registers(l, plan, acc);
     l.bind(
         res,
         Tile {
@@ -362,4 +245,160 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         },
     );
     Ok(())
+}
+
+/// Each lane's fragment base addresses for operands `ops` at `base`.
+pub fn fragment_addrs(
+    l: &mut Lowerer,
+    plan: &Plan,
+    ops: &Operands,
+    base: Reg,
+    shape: &[i64],
+) -> FragmentAddrs {
+    let rank = shape.len();
+    let grid = plan.grid;
+    let (tm, tn) = (grid.tile_m(shape[rank - 2]), grid.tile_n(shape[rank - 1]));
+    let tid = l.tid();
+    let op2 = |l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, imm: i64| {
+        let mods: &[&'static str] = if opc == Opc::Mul { &["lo"] } else { &[] };
+        l.b.op(
+            opc,
+            mods,
+            &[ty],
+            Ty::U32,
+            vec![Operand::Reg(x), Operand::Imm(imm)],
+        )
+    };
+    let lane = op2(l, Opc::And, Ty::B32, tid, 31);
+    let warp = op2(l, Opc::Shr, Ty::U32, tid, 5);
+    let wm = op2(l, Opc::And, Ty::B32, warp, grid.m - 1);
+    let wn = op2(
+        l,
+        Opc::Shr,
+        Ty::U32,
+        warp,
+        i64::from(grid.m.trailing_zeros()),
+    );
+    let wn = op2(l, Opc::And, Ty::B32, wn, grid.n - 1);
+    let m0 = op2(l, Opc::Mul, Ty::U32, wm, tm);
+    let n0 = op2(l, Opc::Mul, Ty::U32, wn, tn);
+    FragmentAddrs::new(l, ops, base, lane, m0, n0)
+}
+
+/// The accumulator registers (`[batch,] M x N` in the plan's layout) as
+/// `mma.sync` C fragments: 4 per m16 x n8 tile, f16 pairs packed.
+pub fn acc_fragments(l: &mut Lowerer, plan: &Plan, regs: &[Reg]) -> Vec<Vec<Reg>> {
+    regs.chunks(4)
+        .map(|r| {
+            if plan.acc_elem == Scalar::F16 {
+                vec![pack(l, r[0], r[1]), pack(l, r[2], r[3])]
+            } else {
+                r.to_vec()
+            }
+        })
+        .collect()
+}
+
+/// The accumulator's registers in the plan's layout from C fragments.
+pub fn acc_registers(l: &mut Lowerer, plan: &Plan, acc: Vec<Vec<Reg>>) -> Vec<Reg> {
+    let mut regs = Vec::with_capacity(4 * acc.len());
+    for t in acc {
+        if plan.acc_elem == Scalar::F16 {
+            for v in t {
+                let (lo, hi) = unpack(l, v);
+                regs.extend([lo, hi]);
+            }
+        } else {
+            regs.extend(t);
+        }
+    }
+    regs
+}
+
+/// The `mma.sync` instructions of one matrix multiply.
+pub struct Mmas {
+    mods: [&'static str; 9],
+    batch: i64,
+    mt_n: i64,
+    nt_n: i64,
+    k_steps: i64,
+}
+
+impl Mmas {
+    /// For `plan` over result `shape`, reduction length `k`, operand
+    /// elements `ae`, `be` (signed: `sa`, `sb`).
+    pub fn new(
+        plan: &Plan,
+        shape: &[i64],
+        k: i64,
+        ae: Scalar,
+        be: Scalar,
+        sa: bool,
+        sb: bool,
+    ) -> Mmas {
+        let rank = shape.len();
+        let (dty, cty) = match plan.acc_elem {
+            Scalar::F16 => ("f16", "f16"),
+            Scalar::I32 => ("s32", "s32"),
+            _ => ("f32", "f32"),
+        };
+        let shape_mod = match plan.kind {
+            Kind::Half => "m16n8k16",
+            Kind::Tf32 => "m16n8k8",
+            Kind::Byte => "m16n8k32",
+        };
+        let (aty, bty) = (operand_ty(ae, sa), operand_ty(be, sb));
+        Mmas {
+            mods: [
+                "sync", "aligned", shape_mod, "row", "col", dty, aty, bty, cty,
+            ],
+            batch: if rank == 3 { shape[0] } else { 1 },
+            mt_n: plan.grid.tile_m(shape[rank - 2]) / 16,
+            nt_n: plan.grid.tile_n(shape[rank - 1]) / 8,
+            k_steps: k / plan.kind.k(),
+        }
+    }
+
+    /// Loads the fragments and accumulates into `acc` (in place when
+    /// `in_place`, else into fresh registers).
+    pub fn emit(
+        &self,
+        l: &mut Lowerer,
+        ops: &Operands,
+        frags: &FragmentAddrs,
+        acc: &mut [Vec<Reg>],
+        in_place: bool,
+    ) {
+        let (mt_n, nt_n) = (self.mt_n, self.nt_n);
+        for bt in 0..self.batch {
+            for kt in 0..self.k_steps {
+                let af: Vec<Vec<Reg>> = (0..mt_n)
+                    .map(|mt| frags.load_a(l, ops, bt, mt, kt))
+                    .collect();
+                let bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, nt_n, kt);
+                for mt in 0..mt_n {
+                    for nt in 0..nt_n {
+                        let t = ((bt * mt_n + mt) * nt_n + nt) as usize;
+                        let d: Vec<Reg> = if in_place {
+                            acc[t].clone()
+                        } else {
+                            acc[t].iter().map(|_| l.b.reg(RegClass::B32)).collect()
+                        };
+                        l.b.push(Inst::new(
+                            Opc::Mma,
+                            &self.mods,
+                            &[],
+                            vec![Operand::Vec(d.clone())],
+                            vec![
+                                Operand::Vec(af[mt as usize].clone()),
+                                Operand::Vec(bf[nt as usize].clone()),
+                                Operand::Vec(acc[t].clone()),
+                            ],
+                        ));
+                        acc[t] = d;
+                    }
+                }
+            }
+        }
+    }
 }

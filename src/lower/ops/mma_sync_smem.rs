@@ -89,7 +89,7 @@ pub fn operand_buffers(
 /// Whether no two bases of `layout` share a set bit in any dimension:
 /// coordinates are then sums of bases, so addresses are one per-thread
 /// register plus an immediate per register.
-fn disjoint(layout: &LinearLayout) -> bool {
+pub fn disjoint(layout: &LinearLayout) -> bool {
     let rank = layout.shape.len();
     let mut seen = vec![0i64; rank];
     for b in layout
@@ -213,7 +213,8 @@ pub struct FragmentAddrs {
     b: Reg,
 }
 
-fn bin(l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, y: Operand) -> Reg {
+/// `opc.ty d, x, y` (u32 result).
+pub fn bin(l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, y: Operand) -> Reg {
     let mods: &[&'static str] = if opc == Opc::Mul || opc == Opc::Mad {
         &["lo"]
     } else {
@@ -222,7 +223,8 @@ fn bin(l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, y: Operand) -> Reg {
     l.b.op(opc, mods, &[ty], Ty::U32, vec![Operand::Reg(x), y])
 }
 
-fn mad(l: &mut Lowerer, x: Reg, imm: i64, add: Reg) -> Reg {
+/// `mad.lo.u32 d, x, imm, add`.
+pub fn mad(l: &mut Lowerer, x: Reg, imm: i64, add: Reg) -> Reg {
     l.b.op(
         Opc::Mad,
         &["lo"],
@@ -273,6 +275,14 @@ impl FragmentAddrs {
             }
         };
         FragmentAddrs { a, b }
+    }
+
+    /// The same addresses moved by `off` bytes (another pipeline stage).
+    pub fn offset(&self, l: &mut Lowerer, off: Reg) -> FragmentAddrs {
+        FragmentAddrs {
+            a: bin(l, Opc::Add, Ty::U32, self.a, Operand::Reg(off)),
+            b: bin(l, Opc::Add, Ty::U32, self.b, Operand::Reg(off)),
+        }
     }
 
     /// The A fragment (4 registers) of m16 tile `mt`, K step `kt`, batch `bt`.

@@ -1,0 +1,584 @@
+//! A `for` loop whose body loads an A and a B tile and multiplies them into
+//! the loop-carried accumulator on `mma.sync` (f16/bf16), software-pipelined:
+//! the tiles of the next iterations are copied global-to-shared with
+//! `cp.async` into a ring of stages while the current stage's fragments
+//! feed the tensor cores. Out-of-bounds chunks are zero-filled (`src-size`
+//! 0), so the loads must pad with zero and their chunks must be all in or
+//! all out of bounds (the view's divisibility facts prove it).
+use std::rc::Rc;
+
+use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
+use crate::lower::kernel::{class_of, Lowerer, Tile};
+use crate::lower::layout::{Blocked, LinearLayout};
+use crate::lower::values::{value_tile, Elem};
+use crate::lower::view::{partition, Extent, PartitionInfo};
+use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+
+use super::memory::{check_ordering, element, prepare, Access};
+use super::mma_sync::{self, acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
+use super::mma_sync_smem::{bin, disjoint, mad, Operands};
+use super::staging::{alloc, barrier};
+
+/// Shared memory the stages may take, in bytes (fits every sm_80+ target).
+const STAGE_BUDGET: i64 = 96 * 1024;
+/// The most stages.
+const MAX_STAGES: i64 = 3;
+
+/// One operand load of the loop body.
+struct Load {
+    op: OpId,
+    view: PartitionInfo,
+    index: Vec<ValueId>,
+    /// Elements per `cp.async` chunk.
+    chunk: i64,
+}
+
+/// The loop's parts, when it has the pipelined shape.
+struct Pattern {
+    a: Load,
+    b: Load,
+    mma: OpId,
+    iv: ValueId,
+    plan: Plan,
+}
+
+/// Elements per copy chunk of `p` (4, 8 or 16 bytes), if every chunk is
+/// aligned (a chunk crossing the tensor's edge copies its in-bounds part).
+fn chunk(l: &Lowerer, p: &PartitionInfo) -> Option<i64> {
+    let eb = i64::from(p.elem.bits() / 8);
+    let last = p.tile_shape.len().checked_sub(1)?;
+    let d = p.dim_map[last];
+    let fact = |e: &Extent| match e {
+        Extent::Static(s) => crate::lower::facts::largest_pow2_dividing(s.unsigned_abs()) as i64,
+        Extent::Dynamic(x) => l.facts.get(x).map_or(1, |f| f.divisor as i64),
+    };
+    let base_align = l.facts.get(&p.base).map_or(1, |f| f.divisor as i64);
+    [16, 8, 4].into_iter().map(|b| b / eb).find(|&v| {
+        v >= 1
+            && p.strides[d] == Extent::Static(1)
+            && p.tile_shape[last] % v == 0
+            && p.steps[last] % v == 0
+            && base_align % (v * eb) == 0
+            && p.strides
+                .iter()
+                .enumerate()
+                .all(|(k, s)| k == d || fact(s) % v == 0)
+    })
+}
+
+fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option<Load> {
+    let o = &m.ops[op];
+    if o.opcode != Opcode::LoadViewTko || check_ordering(l, op).is_err() {
+        return None;
+    }
+    let view = partition(m, o.operand("view")?)?;
+    if view.sparse_dim.is_some() || view.padding != Some(Padding::Zero) {
+        return None;
+    }
+    let index = o.operand_group("index").to_vec();
+    // Indices are the induction variable or defined before the loop.
+    let inside = |v: ValueId| body.iter().any(|&b| m.ops[b].results.contains(&v));
+    if index.iter().any(|&v| v != iv && inside(v)) {
+        return None;
+    }
+    let chunk = chunk(l, &view)?;
+    Some(Load {
+        op,
+        view,
+        index,
+        chunk,
+    })
+}
+
+fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
+    let m = l.m;
+    let op = &m.ops[id];
+    let block = op.regions.first()?.blocks.first()?;
+    let (&[iv, acc_arg], [l0, l1, mma, cont]) = (block.args.as_slice(), block.ops.as_slice())
+    else {
+        return None;
+    };
+    if op.results.len() != 1 || op.operand_group("initValues").len() != 1 {
+        return None;
+    }
+    let (c, mo) = (&m.ops[*cont], &m.ops[*mma]);
+    if c.opcode != Opcode::Continue || c.operands != mo.results || mo.opcode != Opcode::MmaF {
+        return None;
+    }
+    if mo.operand("acc")? != acc_arg {
+        return None;
+    }
+    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
+    let (a, b) = if m.ops[*l0].results.first() == Some(&lhs) {
+        (*l0, *l1)
+    } else {
+        (*l1, *l0)
+    };
+    if m.ops[a].results.first() != Some(&lhs) || m.ops[b].results.first() != Some(&rhs) {
+        return None;
+    }
+    let plan = mma_sync::plan(m, *mma, l.target, l.warps)?;
+    if plan.kind != Kind::Half {
+        return None;
+    }
+    let body = &block.ops;
+    let a = load(l, m, a, body, iv)?;
+    let b = load(l, m, b, body, iv)?;
+    let (ashape, _) = value_tile(m, lhs)?;
+    let (bshape, _) = value_tile(m, rhs)?;
+    if a.view.tile_shape != ashape || b.view.tile_shape != bshape {
+        return None;
+    }
+    Some(Pattern {
+        a,
+        b,
+        mma: *mma,
+        iv,
+        plan,
+    })
+}
+
+/// A staged operand: its copy layout, per-thread shared address, and the
+/// bytes of one stage.
+struct Staged {
+    layout: Rc<LinearLayout>,
+    smem: Reg,
+    /// Shared byte offset of each chunk register from `smem`.
+    chunks: Vec<(usize, i64)>,
+}
+
+/// Plans the copies of `ld` into a buffer of row stride `stride` bytes at
+/// `off`.
+fn staged(l: &mut Lowerer, ld: &Load, off: i64, stride: i64) -> Option<Staged> {
+    let shape = &ld.view.tile_shape;
+    let rank = shape.len();
+    let eb = i64::from(ld.view.elem.bits() / 8);
+    let layout = Blocked::default_for(shape, i64::from(l.warps), ld.chunk).to_linear(shape);
+    if !disjoint(&layout) || layout.register.len() < ld.chunk.trailing_zeros() as usize {
+        return None;
+    }
+    let mut strides = vec![shape[rank - 2] * stride, stride, eb];
+    strides.drain(..3 - rank);
+    let byte = |b: &[i64]| -> i64 { b.iter().zip(&strides).map(|(x, s)| x * s).sum() };
+    let tid = l.tid();
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let mut smem = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
+    for (k, b) in layout.thread_bases().iter().enumerate() {
+        let o = byte(b);
+        if o == 0 {
+            continue;
+        }
+        let bit = l.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+        );
+        smem = mad(l, bit, o, smem);
+    }
+    let chunks = (0..layout.num_registers())
+        .step_by(ld.chunk as usize)
+        .filter(|&r| layout.canonical_register(r) == r)
+        .map(|r| {
+            let imm = (0..layout.register.len())
+                .filter(|k| r >> k & 1 == 1)
+                .map(|k| byte(&layout.register[k]))
+                .sum::<i64>();
+            (r, imm)
+        })
+        .collect();
+    Some(Staged {
+        layout: Rc::new(layout),
+        smem,
+        chunks,
+    })
+}
+
+/// Issues the copies of `ld` for induction value `iv_reg` into the stage at
+/// `stage` bytes.
+fn issue(
+    l: &mut Lowerer,
+    ld: &Load,
+    st: &Staged,
+    iv: ValueId,
+    iv_tile: &Tile,
+    iv_reg: Reg,
+    stage: Reg,
+) -> Result<(), LowerError> {
+    l.bind(
+        iv,
+        Tile {
+            elem: iv_tile.elem,
+            layout: iv_tile.layout.clone(),
+            regs: vec![iv_reg],
+        },
+    );
+    let a = prepare(l, ld.op, &ld.view, &ld.index, &st.layout)?;
+    let dst = bin(l, Opc::Add, Ty::U32, st.smem, Operand::Reg(stage));
+    let eb = i64::from(ld.view.elem.bits() / 8);
+    let bytes = ld.chunk * eb;
+    let cache = if bytes == 16 { "cg" } else { "ca" };
+    // Owners only: replicas would copy the same bytes.
+    let owner = l.owner_pred(&st.layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    for &(r, imm) in &st.chunks {
+        let c = st.layout.apply(r, 0);
+        let (_, src) = element(l, &a, &c, r);
+        let mut srcs = vec![Operand::Addr(dst, imm), src, Operand::Imm(bytes)];
+        if let Some(size) = src_size(l, &a, &c, ld.chunk, eb) {
+            srcs.push(Operand::Reg(size));
+        }
+        l.b.push(Inst::new(
+            Opc::CpAsync,
+            &[cache, "shared", "global"],
+            &[],
+            vec![],
+            srcs,
+        ));
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
+    Ok(())
+}
+
+/// The bytes of the chunk at register coordinate `c` inside the tensor
+/// (`None`: always all): 0 when a leading index is out of bounds, else the
+/// elements left along the last dimension, at most `chunk`.
+fn src_size(l: &mut Lowerer, a: &Access, c: &[i64], chunk: i64, eb: i64) -> Option<Reg> {
+    let last = c.len() - 1;
+    if !a.check.iter().any(|&x| x) {
+        return None;
+    }
+    let index = |l: &mut Lowerer, i: usize| {
+        l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(a.start[i]), Operand::Imm(c[i])],
+        )
+    };
+    let mut size = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Imm(chunk * eb)],
+    );
+    if a.check[last] {
+        // room = clamp(extent - index, 0, chunk) elements.
+        let idx = index(l, last);
+        let room = l.b.op(
+            Opc::Sub,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![a.bound[last].clone(), Operand::Reg(idx)],
+        );
+        let room = l.b.op(
+            Opc::Max,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(room), Operand::Imm(0)],
+        );
+        let room = l.b.op(
+            Opc::Min,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(room), Operand::Imm(chunk)],
+        );
+        let room = l.b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U32, Ty::S64],
+            Ty::U32,
+            vec![Operand::Reg(room)],
+        );
+        size = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(room), Operand::Imm(eb)],
+        );
+    }
+    for i in 0..last {
+        if !a.check[i] {
+            continue;
+        }
+        let idx = index(l, i);
+        let out = l.b.op(
+            Opc::Setp,
+            &["ge"],
+            &[Ty::U64],
+            Ty::Pred,
+            vec![Operand::Reg(idx), a.bound[i].clone()],
+        );
+        size = l.b.op(
+            Opc::Selp,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Imm(0), Operand::Reg(size), Operand::Reg(out)],
+        );
+    }
+    Some(size)
+}
+
+fn commit(l: &mut Lowerer) {
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &["commit_group"],
+        &[],
+        vec![],
+        vec![],
+    ));
+}
+
+fn wait(l: &mut Lowerer, n: i64) {
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &["wait_group"],
+        &[],
+        vec![],
+        vec![Operand::Imm(n)],
+    ));
+}
+
+/// Lowers `for` op `id` pipelined, if its body has the shape; false (and
+/// nothing emitted) otherwise.
+pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
+    let Some(pat) = pattern(l, id) else {
+        return Ok(false);
+    };
+    let op = l.m.ops[id].clone();
+    let (Some(lb), Some(ub), Some(step)) = (
+        op.operand("lowerBound"),
+        op.operand("upperBound"),
+        op.operand("step"),
+    ) else {
+        return Ok(false);
+    };
+    let bound = l.tile(id, lb)?;
+    let ity = match bound.elem {
+        Elem::Num(Scalar::I64) => Ty::S64,
+        Elem::Num(Scalar::I32) => Ty::S32,
+        _ => return Ok(false),
+    };
+    let cmp_ty = match (ity, op.has_flag("unsignedCmp")) {
+        (Ty::S64, true) => Ty::U64,
+        (Ty::S64, false) => Ty::S64,
+        (_, true) => Ty::U32,
+        _ => Ty::S32,
+    };
+    // Stage buffers: A `[batch][M][K + 8]`, B `[batch][K][N + 8]` (f16/bf16).
+    let (ashape, bshape) = (pat.a.view.tile_shape.clone(), pat.b.view.tile_shape.clone());
+    let rank = ashape.len();
+    let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
+    let batch: i64 = ashape[..rank - 2].iter().product();
+    let eb = Kind::Half.bytes();
+    let (astride, bstride) = ((kk + 8) * eb, (nn + 8) * eb);
+    let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
+    let stage_bytes = ((abytes + bbytes) + 127) & !127;
+    let room = STAGE_BUDGET - i64::from(l.shared_bytes);
+    let stages = (room / stage_bytes).min(MAX_STAGES);
+    if stages < 2 {
+        return Ok(false);
+    }
+    let a_elem = pat.a.view.elem;
+    let buf = alloc(l, &[stages * stage_bytes / 2], a_elem)?;
+    let ops = Operands {
+        kind: Kind::Half,
+        a: (buf.offset, astride, mm * astride),
+        b: (buf.offset + abytes, bstride, kk * bstride),
+    };
+    let (Some(sa), Some(sb)) = (
+        staged(l, &pat.a, ops.a.0, astride),
+        staged(l, &pat.b, ops.b.0, bstride),
+    ) else {
+        return Err(l.unsupported_feature(id, "this copy layout"));
+    };
+
+    // The accumulator, in loop variables.
+    let layout = Rc::new(pat.plan.acc.clone());
+    let inits = op.operand_group("initValues").to_vec();
+    let init = l.tile_in(id, inits[0], &layout)?;
+    let frags0 = acc_fragments(l, &pat.plan, &init.regs);
+    let acc: Vec<Vec<Reg>> = frags0
+        .iter()
+        .map(|t| {
+            t.iter()
+                .map(|&r| {
+                    let v = l.b.reg(RegClass::B32);
+                    l.b.copy(v, r);
+                    v
+                })
+                .collect()
+        })
+        .collect();
+
+    let ub = l.tile(id, ub)?.regs[0];
+    let step = l.tile(id, step)?.regs[0];
+    let lb_reg = bound.regs[0];
+    let ivt = Tile {
+        elem: bound.elem,
+        layout: bound.layout.clone(),
+        regs: vec![lb_reg],
+    };
+    let stage_reg = |l: &mut Lowerer, s: i64| {
+        l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Imm(s * stage_bytes)],
+        )
+    };
+    // Prologue: stages 0 .. S-2.
+    let mut next = lb_reg;
+    for s in 0..stages - 1 {
+        if s > 0 {
+            next = l.b.op(
+                Opc::Add,
+                &[],
+                &[ity],
+                ity,
+                vec![Operand::Reg(next), Operand::Reg(step)],
+            );
+        }
+        let go = l.b.op(
+            Opc::Setp,
+            &["lt"],
+            &[cmp_ty],
+            Ty::Pred,
+            vec![Operand::Reg(next), Operand::Reg(ub)],
+        );
+        let off = stage_reg(l, s);
+        l.b.begin_if(go, true);
+        issue(l, &pat.a, &sa, pat.iv, &ivt, next, off)?;
+        issue(l, &pat.b, &sb, pat.iv, &ivt, next, off)?;
+        l.b.end_if();
+        commit(l);
+    }
+    // The loop: induction variable, read and write stage offsets, and the
+    // induction value S-1 iterations ahead.
+    let iv = l.b.reg(class_of(bound.elem));
+    l.b.copy(iv, lb_reg);
+    let ahead = l.b.reg(class_of(bound.elem));
+    l.b.copy(ahead, next);
+    let rd = l.b.reg(RegClass::B32);
+    l.b.op_into(rd, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+    let wr = l.b.reg(RegClass::B32);
+    l.b.op_into(
+        wr,
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        vec![Operand::Imm((stages - 1) * stage_bytes)],
+    );
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let shape = layout.shape.clone();
+    let frags = fragment_addrs(l, &pat.plan, &ops, base, &shape);
+    let (Some((_, Elem::Num(ae))), Some((_, Elem::Num(be)))) = (
+        value_tile(l.m, l.m.ops[pat.mma].operand("lhs").unwrap_or(pat.iv)),
+        value_tile(l.m, l.m.ops[pat.mma].operand("rhs").unwrap_or(pat.iv)),
+    ) else {
+        return Err(l.unsupported(id));
+    };
+    let mmas = Mmas::new(&pat.plan, &shape, kk, ae, be, true, true);
+    let mut acc = acc;
+    l.b.begin_loop();
+    let p = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[cmp_ty],
+        Ty::Pred,
+        vec![Operand::Reg(iv), Operand::Reg(ub)],
+    );
+    l.b.begin_loop_body(p, true);
+    wait(l, stages - 2);
+    barrier(l);
+    l.b.op_into(
+        ahead,
+        Opc::Add,
+        &[],
+        &[ity],
+        vec![Operand::Reg(ahead), Operand::Reg(step)],
+    );
+    // `ahead` now is iv + (S-1) * step: the iteration to fetch.
+    let fetch = ahead;
+    let go = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[cmp_ty],
+        Ty::Pred,
+        vec![Operand::Reg(fetch), Operand::Reg(ub)],
+    );
+    l.b.begin_if(go, true);
+    issue(l, &pat.a, &sa, pat.iv, &ivt, fetch, wr)?;
+    issue(l, &pat.b, &sb, pat.iv, &ivt, fetch, wr)?;
+    l.b.end_if();
+    commit(l);
+    let f = frags.offset(l, rd);
+    mmas.emit(l, &ops, &f, &mut acc, true);
+    // Advance the ring.
+    let wrap = stages * stage_bytes;
+    for r in [rd, wr] {
+        let n = bin(l, Opc::Add, Ty::U32, r, Operand::Imm(stage_bytes));
+        let at_end = l.b.op(
+            Opc::Setp,
+            &["eq"],
+            &[Ty::U32],
+            Ty::Pred,
+            vec![Operand::Reg(n), Operand::Imm(wrap)],
+        );
+        l.b.op_into(
+            r,
+            Opc::Selp,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
+        );
+    }
+    l.b.op_into(
+        iv,
+        Opc::Add,
+        &[],
+        &[ity],
+        vec![Operand::Reg(iv), Operand::Reg(step)],
+    );
+    l.b.end_loop();
+    wait(l, 0);
+    barrier(l);
+    let regs = acc_registers(l, &pat.plan, acc);
+    if let Some(&r) = op.results.first() {
+        l.bind(
+            r,
+            Tile {
+                elem: Elem::Num(pat.plan.acc_elem),
+                layout,
+                regs,
+            },
+        );
+    }
+    Ok(true)
+}
