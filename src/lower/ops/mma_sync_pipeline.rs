@@ -15,8 +15,9 @@ use crate::lower::view::{partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
-use super::memory::{check_ordering, element, prepare, Access};
+use super::memory::check_ordering;
 use super::mma_sync::{self, acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
+use super::mma_sync_copies::Stream;
 use super::mma_sync_smem::{bin, disjoint, mad, Operands};
 use super::staging::{alloc, barrier};
 
@@ -26,12 +27,12 @@ const STAGE_BUDGET: i64 = 96 * 1024;
 const MAX_STAGES: i64 = 3;
 
 /// One operand load of the loop body.
-struct Load {
-    op: OpId,
-    view: PartitionInfo,
-    index: Vec<ValueId>,
+pub(super) struct Load {
+    pub(super) op: OpId,
+    pub(super) view: PartitionInfo,
+    pub(super) index: Vec<ValueId>,
     /// Elements per `cp.async` chunk.
-    chunk: i64,
+    pub(super) chunk: i64,
 }
 
 /// The loop's parts, when it has the pipelined shape.
@@ -80,6 +81,10 @@ fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option
     // Indices are the induction variable or defined before the loop.
     let inside = |v: ValueId| body.iter().any(|&b| m.ops[b].results.contains(&v));
     if index.iter().any(|&v| v != iv && inside(v)) {
+        return None;
+    }
+    // The induction variable indexes exactly one dimension.
+    if index.iter().filter(|&&v| v == iv).count() != 1 {
         return None;
     }
     let chunk = chunk(l, &view)?;
@@ -141,11 +146,11 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
 
 /// A staged operand: its copy layout, per-thread shared address, and the
 /// bytes of one stage.
-struct Staged {
-    layout: Rc<LinearLayout>,
-    smem: Reg,
+pub(super) struct Staged {
+    pub(super) layout: Rc<LinearLayout>,
+    pub(super) smem: Reg,
     /// Shared byte offset of each chunk register from `smem`.
-    chunks: Vec<(usize, i64)>,
+    pub(super) chunks: Vec<(usize, i64)>,
 }
 
 /// Plans the copies of `ld` into a buffer of row stride `stride` bytes at
@@ -200,142 +205,6 @@ fn staged(l: &mut Lowerer, ld: &Load, off: i64, stride: i64) -> Option<Staged> {
         smem,
         chunks,
     })
-}
-
-/// Issues the copies of `ld` for induction value `iv_reg` into the stage at
-/// `stage` bytes.
-fn issue(
-    l: &mut Lowerer,
-    ld: &Load,
-    st: &Staged,
-    iv: ValueId,
-    iv_tile: &Tile,
-    iv_reg: Reg,
-    stage: Reg,
-) -> Result<(), LowerError> {
-    l.bind(
-        iv,
-        Tile {
-            elem: iv_tile.elem,
-            layout: iv_tile.layout.clone(),
-            regs: vec![iv_reg],
-        },
-    );
-    let a = prepare(l, ld.op, &ld.view, &ld.index, &st.layout)?;
-    let dst = bin(l, Opc::Add, Ty::U32, st.smem, Operand::Reg(stage));
-    let eb = i64::from(ld.view.elem.bits() / 8);
-    let bytes = ld.chunk * eb;
-    let cache = if bytes == 16 { "cg" } else { "ca" };
-    // Owners only: replicas would copy the same bytes.
-    let owner = l.owner_pred(&st.layout);
-    if let Some(q) = owner {
-        l.b.begin_if(q, true);
-    }
-    for &(r, imm) in &st.chunks {
-        let c = st.layout.apply(r, 0);
-        let (_, src) = element(l, &a, &c, r);
-        let mut srcs = vec![Operand::Addr(dst, imm), src, Operand::Imm(bytes)];
-        if let Some(size) = src_size(l, &a, &c, ld.chunk, eb) {
-            srcs.push(Operand::Reg(size));
-        }
-        l.b.push(Inst::new(
-            Opc::CpAsync,
-            &[cache, "shared", "global"],
-            &[],
-            vec![],
-            srcs,
-        ));
-    }
-    if owner.is_some() {
-        l.b.end_if();
-    }
-    Ok(())
-}
-
-/// The bytes of the chunk at register coordinate `c` inside the tensor
-/// (`None`: always all): 0 when a leading index is out of bounds, else the
-/// elements left along the last dimension, at most `chunk`.
-fn src_size(l: &mut Lowerer, a: &Access, c: &[i64], chunk: i64, eb: i64) -> Option<Reg> {
-    let last = c.len() - 1;
-    if !a.check.iter().any(|&x| x) {
-        return None;
-    }
-    let index = |l: &mut Lowerer, i: usize| {
-        l.b.op(
-            Opc::Add,
-            &[],
-            &[Ty::S64],
-            Ty::S64,
-            vec![Operand::Reg(a.start[i]), Operand::Imm(c[i])],
-        )
-    };
-    let mut size = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Imm(chunk * eb)],
-    );
-    if a.check[last] {
-        // room = clamp(extent - index, 0, chunk) elements.
-        let idx = index(l, last);
-        let room = l.b.op(
-            Opc::Sub,
-            &[],
-            &[Ty::S64],
-            Ty::S64,
-            vec![a.bound[last].clone(), Operand::Reg(idx)],
-        );
-        let room = l.b.op(
-            Opc::Max,
-            &[],
-            &[Ty::S64],
-            Ty::S64,
-            vec![Operand::Reg(room), Operand::Imm(0)],
-        );
-        let room = l.b.op(
-            Opc::Min,
-            &[],
-            &[Ty::S64],
-            Ty::S64,
-            vec![Operand::Reg(room), Operand::Imm(chunk)],
-        );
-        let room = l.b.op(
-            Opc::Cvt,
-            &[],
-            &[Ty::U32, Ty::S64],
-            Ty::U32,
-            vec![Operand::Reg(room)],
-        );
-        size = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            vec![Operand::Reg(room), Operand::Imm(eb)],
-        );
-    }
-    for i in 0..last {
-        if !a.check[i] {
-            continue;
-        }
-        let idx = index(l, i);
-        let out = l.b.op(
-            Opc::Setp,
-            &["ge"],
-            &[Ty::U64],
-            Ty::Pred,
-            vec![Operand::Reg(idx), a.bound[i].clone()],
-        );
-        size = l.b.op(
-            Opc::Selp,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![Operand::Imm(0), Operand::Reg(size), Operand::Reg(out)],
-        );
-    }
-    Some(size)
 }
 
 fn commit(l: &mut Lowerer) {
@@ -447,6 +316,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
             vec![Operand::Imm(s * stage_bytes)],
         )
     };
+    let copies_a = Stream::new(l, &pat.a, &sa, pat.iv, &ivt, step, ity)?;
+    let copies_b = Stream::new(l, &pat.b, &sb, pat.iv, &ivt, step, ity)?;
     // Prologue: stages 0 .. S-2.
     let mut next = lb_reg;
     for s in 0..stages - 1 {
@@ -468,8 +339,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         );
         let off = stage_reg(l, s);
         l.b.begin_if(go, true);
-        issue(l, &pat.a, &sa, pat.iv, &ivt, next, off)?;
-        issue(l, &pat.b, &sb, pat.iv, &ivt, next, off)?;
+        copies_a.issue(l, &pat.a, &sa, off);
+        copies_b.issue(l, &pat.b, &sb, off);
         l.b.end_if();
         commit(l);
     }
@@ -534,8 +405,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         vec![Operand::Reg(fetch), Operand::Reg(ub)],
     );
     l.b.begin_if(go, true);
-    issue(l, &pat.a, &sa, pat.iv, &ivt, fetch, wr)?;
-    issue(l, &pat.b, &sb, pat.iv, &ivt, fetch, wr)?;
+    copies_a.issue(l, &pat.a, &sa, wr);
+    copies_b.issue(l, &pat.b, &sb, wr);
     l.b.end_if();
     commit(l);
     let f = frags.offset(l, rd);

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod mma;
 pub mod mma_fma;
 pub mod mma_sync;
+pub mod mma_sync_copies;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
 pub mod movement;
