@@ -1,5 +1,5 @@
 //! A `for` loop whose body loads an A and a B tile and multiplies them into
-//! the loop-carried accumulator on `mma.sync` (f16/bf16), software-pipelined:
+//! the loop-carried accumulator on `mma.sync` (f16/bf16, 8-bit), software-pipelined:
 //! the tiles of the next iterations are copied global-to-shared with
 //! `cp.async` into a ring of stages while the current stage's fragments
 //! feed the tensor cores. Out-of-bounds chunks are zero-filled (`src-size`
@@ -15,6 +15,7 @@ use crate::lower::view::{partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
+use super::arith::enum_attr;
 use super::memory::check_ordering;
 use super::mma_sync::{self, acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
 use super::mma_sync_copies::Stream;
@@ -108,7 +109,10 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
         return None;
     }
     let (c, mo) = (&m.ops[*cont], &m.ops[*mma]);
-    if c.opcode != Opcode::Continue || c.operands != mo.results || mo.opcode != Opcode::MmaF {
+    if c.opcode != Opcode::Continue
+        || c.operands != mo.results
+        || !matches!(mo.opcode, Opcode::MmaF | Opcode::MmaI)
+    {
         return None;
     }
     if mo.operand("acc")? != acc_arg {
@@ -124,7 +128,7 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
         return None;
     }
     let plan = mma_sync::plan(m, *mma, l.target, l.warps)?;
-    if plan.kind != Kind::Half {
+    if plan.kind == Kind::Tf32 {
         return None;
     }
     let body = &block.ops;
@@ -253,13 +257,15 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         (_, true) => Ty::U32,
         _ => Ty::S32,
     };
-    // Stage buffers: A `[batch][M][K + 8]`, B `[batch][K][N + 8]` (f16/bf16).
+    // Stage buffers: A `[batch][M][K + pad]`, B `[batch][K][N + pad]`, rows
+    // padded by 16 bytes.
     let (ashape, bshape) = (pat.a.view.tile_shape.clone(), pat.b.view.tile_shape.clone());
     let rank = ashape.len();
     let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
     let batch: i64 = ashape[..rank - 2].iter().product();
-    let eb = Kind::Half.bytes();
-    let (astride, bstride) = ((kk + 8) * eb, (nn + 8) * eb);
+    let kind = pat.plan.kind;
+    let eb = kind.bytes();
+    let (astride, bstride) = ((kk + 16 / eb) * eb, (nn + 16 / eb) * eb);
     let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
     let stage_bytes = ((abytes + bbytes) + 127) & !127;
     let room = STAGE_BUDGET - i64::from(l.shared_bytes);
@@ -268,11 +274,12 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         return Ok(false);
     }
     let a_elem = pat.a.view.elem;
-    let buf = alloc(l, &[stages * stage_bytes / 2], a_elem)?;
+    let buf = alloc(l, &[stages * stage_bytes / eb], a_elem)?;
     let ops = Operands {
-        kind: Kind::Half,
+        kind,
         a: (buf.offset, astride, mm * astride),
         b: (buf.offset + abytes, bstride, kk * bstride),
+        b_natural: true,
     };
     let (Some(sa), Some(sb)) = (
         staged(l, &pat.a, ops.a.0, astride),
@@ -375,7 +382,15 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     ) else {
         return Err(l.unsupported(id));
     };
-    let mmas = Mmas::new(&pat.plan, &shape, kk, ae, be, true, true);
+    let (sa_, sb_) = if l.m.ops[pat.mma].opcode == Opcode::MmaI {
+        (
+            enum_attr(l, pat.mma, "signedness_lhs") != Some(0),
+            enum_attr(l, pat.mma, "signedness_rhs") != Some(0),
+        )
+    } else {
+        (true, true)
+    };
+    let mmas = Mmas::new(&pat.plan, &shape, kk, ae, be, sa_, sb_);
     let mut acc = acc;
     l.b.begin_loop();
     let p = l.b.op(

@@ -23,6 +23,9 @@ pub struct Operands {
     pub a: (i64, i64, i64),
     /// B's byte offset, row stride and batch stride.
     pub b: (i64, i64, i64),
+    /// 8-bit B stored `[K][N + pad]` rather than transposed: its fragments
+    /// are gathered byte by byte.
+    pub b_natural: bool,
 }
 
 /// Stages tiles `a` (`[batch,] M x K`) and `b` (`[batch,] K x N`).
@@ -83,6 +86,7 @@ pub fn operand_buffers(
         kind,
         a: (abuf.offset, astride, mm * astride),
         b: (bbuf.offset, bstride, b_rows * bstride),
+        b_natural: false,
     })
 }
 
@@ -262,6 +266,14 @@ impl FragmentAddrs {
                 let b = mad(l, k, ops.b.1, b);
                 mad(l, n, eb, b)
             }
+            Kind::Byte if ops.b_natural => {
+                // b0 bytes j: row k = 4 (lane % 4) + j, column n0 + lane / 4.
+                let k = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(3));
+                let g = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(2));
+                let n = bin(l, Opc::Add, Ty::U32, n0, Operand::Reg(g));
+                let b = mad(l, k, 4 * ops.b.1, b);
+                bin(l, Opc::Add, Ty::U32, b, Operand::Reg(n))
+            }
             Kind::Byte => {
                 // ldmatrix on B^T: row n0 + lane % 8 + 8 (lane / 16),
                 // 16-byte column (lane / 8) % 2.
@@ -314,6 +326,22 @@ impl FragmentAddrs {
                     out.push(vec![r0, r1]);
                 }
             }
+            Kind::Byte if ops.b_natural => {
+                for nt in 0..nt_n {
+                    let frag = (0..2)
+                        .map(|r| {
+                            let off = bt * bstride + (kt * 32 + 16 * r) * stride + nt * 8;
+                            let x: Vec<Reg> = (0..4)
+                                .map(|j| ld_shared_u8(l, self.b, off + j * stride))
+                                .collect();
+                            let lo = prmt(l, x[0], x[1], 0x0040);
+                            let hi = prmt(l, x[2], x[3], 0x0040);
+                            prmt(l, lo, hi, 0x5410)
+                        })
+                        .collect();
+                    out.push(frag);
+                }
+            }
             Kind::Half | Kind::Byte => {
                 let trans = k == Kind::Half;
                 let mut nt = 0;
@@ -355,6 +383,30 @@ fn ldmatrix(l: &mut Lowerer, addr: Reg, off: i64, count: usize, trans: bool) -> 
         vec![Operand::Addr(addr, off)],
     ));
     d
+}
+
+/// `ld.shared.u8` into a 32-bit register.
+fn ld_shared_u8(l: &mut Lowerer, addr: Reg, off: i64) -> Reg {
+    let d = l.b.reg(RegClass::B32);
+    l.b.push(Inst::new(
+        Opc::Ld,
+        &["shared"],
+        &[Ty::U8],
+        vec![Operand::Reg(d)],
+        vec![Operand::Addr(addr, off)],
+    ));
+    d
+}
+
+/// `prmt.b32 d, a, b, sel`.
+fn prmt(l: &mut Lowerer, a: Reg, b: Reg, sel: i64) -> Reg {
+    l.b.op(
+        Opc::Prmt,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(sel)],
+    )
 }
 
 /// `ld.shared.b32`.
