@@ -317,6 +317,9 @@ pub fn acc_registers(l: &mut Lowerer, plan: &Plan, acc: Vec<Vec<Reg>>) -> Vec<Re
 
 /// The `mma.sync` instructions of one matrix multiply.
 pub struct Mmas {
+    /// Whether A and B fragments are rounded to tf32 once loaded (the
+    /// operands were f32 rounded by `ftof`).
+    pub round: (bool, bool),
     mods: [&'static str; 9],
     batch: i64,
     mt_n: i64,
@@ -349,6 +352,7 @@ impl Mmas {
         };
         let (aty, bty) = (operand_ty(ae, sa), operand_ty(be, sb));
         Mmas {
+            round: (false, false),
             mods: [
                 "sync", "aligned", shape_mod, "row", "col", dty, aty, bty, cty,
             ],
@@ -372,10 +376,17 @@ impl Mmas {
         let (mt_n, nt_n) = (self.mt_n, self.nt_n);
         for bt in 0..self.batch {
             for kt in 0..self.k_steps {
-                let af: Vec<Vec<Reg>> = (0..mt_n)
+                let mut af: Vec<Vec<Reg>> = (0..mt_n)
                     .map(|mt| frags.load_a(l, ops, bt, mt, kt))
                     .collect();
-                let bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, nt_n, kt);
+                let mut bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, nt_n, kt);
+                for (on, frags) in [(self.round.0, &mut af), (self.round.1, &mut bf)] {
+                    if on {
+                        for r in frags.iter_mut().flatten() {
+                            *r = super::cast::round_to_tf32(l, *r);
+                        }
+                    }
+                }
                 for mt in 0..mt_n {
                     for nt in 0..nt_n {
                         let t = ((bt * mt_n + mt) * nt_n + nt) as usize;

@@ -1,5 +1,5 @@
 //! A `for` loop whose body loads an A and a B tile and multiplies them into
-//! the loop-carried accumulator on `mma.sync` (f16/bf16, 8-bit), software-pipelined:
+//! the loop-carried accumulator on `mma.sync` (f16/bf16, tf32, 8-bit), software-pipelined:
 //! the tiles of the next iterations are copied global-to-shared with
 //! `cp.async` into a ring of stages while the current stage's fragments
 //! feed the tensor cores. Out-of-bounds chunks are zero-filled (`src-size`
@@ -11,7 +11,7 @@ use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
 use crate::lower::kernel::{class_of, Lowerer, Tile};
 use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::values::{value_tile, Elem};
-use crate::lower::view::{partition, Extent, PartitionInfo};
+use crate::lower::view::{def_op, partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
@@ -43,6 +43,8 @@ struct Pattern {
     mma: OpId,
     iv: ValueId,
     plan: Plan,
+    /// Whether the A and B fragments are rounded to tf32 after loading.
+    round: (bool, bool),
 }
 
 /// Elements per copy chunk of `p` (4, 8 or 16 bytes), if every chunk is
@@ -97,18 +99,39 @@ fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option
     })
 }
 
+/// The load op feeding mma operand `v` in `body`, and whether an f32 ->
+/// tf32 `ftof` sits between them.
+fn source(m: &Module, v: ValueId, body: &[OpId]) -> Option<(OpId, bool)> {
+    let d = def_op(m, v).filter(|d| body.contains(d))?;
+    match m.ops[d].opcode {
+        Opcode::LoadViewTko => Some((d, false)),
+        Opcode::FToF => {
+            let src = *m.ops[d].operands.first()?;
+            let ld = def_op(m, src).filter(|d| body.contains(d))?;
+            let from = value_tile(m, src)?.1;
+            let to = value_tile(m, v)?.1;
+            (m.ops[ld].opcode == Opcode::LoadViewTko
+                && from == Elem::Num(Scalar::F32)
+                && to == Elem::Num(Scalar::TF32))
+            .then_some((ld, true))
+        }
+        _ => None,
+    }
+}
+
 fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     let m = l.m;
     let op = &m.ops[id];
     let block = op.regions.first()?.blocks.first()?;
-    let (&[iv, acc_arg], [l0, l1, mma, cont]) = (block.args.as_slice(), block.ops.as_slice())
-    else {
+    let body = &block.ops;
+    let (&[iv, acc_arg], n) = (block.args.as_slice(), body.len()) else {
         return None;
     };
-    if op.results.len() != 1 || op.operand_group("initValues").len() != 1 {
+    if !(4..=6).contains(&n) || op.results.len() != 1 || op.operand_group("initValues").len() != 1 {
         return None;
     }
-    let (c, mo) = (&m.ops[*cont], &m.ops[*mma]);
+    let (mma, cont) = (body[n - 2], body[n - 1]);
+    let (c, mo) = (&m.ops[cont], &m.ops[mma]);
     if c.opcode != Opcode::Continue
         || c.operands != mo.results
         || !matches!(mo.opcode, Opcode::MmaF | Opcode::MmaI)
@@ -119,19 +142,16 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
         return None;
     }
     let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
-    let (a, b) = if m.ops[*l0].results.first() == Some(&lhs) {
-        (*l0, *l1)
-    } else {
-        (*l1, *l0)
-    };
-    if m.ops[a].results.first() != Some(&lhs) || m.ops[b].results.first() != Some(&rhs) {
+    let (a, ra) = source(m, lhs, body)?;
+    let (b, rb) = source(m, rhs, body)?;
+    // Nothing else in the body.
+    if a == b || n != 4 + usize::from(ra) + usize::from(rb) {
         return None;
     }
-    let plan = mma_sync::plan(m, *mma, l.target, l.warps)?;
-    if plan.kind == Kind::Tf32 {
+    let plan = mma_sync::plan(m, mma, l.target, l.warps)?;
+    if (ra || rb) && plan.kind != Kind::Tf32 {
         return None;
     }
-    let body = &block.ops;
     let a = load(l, m, a, body, iv)?;
     let b = load(l, m, b, body, iv)?;
     let (ashape, _) = value_tile(m, lhs)?;
@@ -142,9 +162,10 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     Some(Pattern {
         a,
         b,
-        mma: *mma,
+        mma,
         iv,
         plan,
+        round: (ra, rb),
     })
 }
 
@@ -265,7 +286,9 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let batch: i64 = ashape[..rank - 2].iter().product();
     let kind = pat.plan.kind;
     let eb = kind.bytes();
-    let (astride, bstride) = ((kk + 16 / eb) * eb, (nn + 16 / eb) * eb);
+    // tf32 B columns are read per lane: 8 words of padding spread them.
+    let bpad = if kind == Kind::Tf32 { 8 } else { 16 / eb };
+    let (astride, bstride) = ((kk + 16 / eb) * eb, (nn + bpad) * eb);
     let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
     let stage_bytes = ((abytes + bbytes) + 127) & !127;
     let room = STAGE_BUDGET - i64::from(l.shared_bytes);
@@ -390,7 +413,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     } else {
         (true, true)
     };
-    let mmas = Mmas::new(&pat.plan, &shape, kk, ae, be, sa_, sb_);
+    let mut mmas = Mmas::new(&pat.plan, &shape, kk, ae, be, sa_, sb_);
+    mmas.round = pat.round;
     let mut acc = acc;
     l.b.begin_loop();
     let p = l.b.op(
