@@ -1,6 +1,6 @@
 //! The tensor-core matrix multiplies: our PTX for the corpus matmul kernels
 //! uses `mma.sync`, and NVIDIA's ptxas turns it into tensor-core SASS
-//! (HMMA/IMMA/QMMA) without spilling.
+//! (HMMA/IMMA/QMMA/DMMA) without spilling.
 mod common;
 use std::process::Command;
 
@@ -91,6 +91,11 @@ fn i8_matmul_uses_imma() {
 }
 
 #[test]
+fn f64_matmul_uses_dmma() {
+    check("matmul_f64_operator", Gpu::Sm80, "DMMA.884");
+}
+
+#[test]
 fn fp8_matmul_uses_qmma_where_the_target_has_it() {
     for gpu in [Gpu::Sm89, Gpu::Sm120] {
         check("matmul_fp8_e4m3", gpu, "QMMA.16832");
@@ -109,7 +114,12 @@ fn other_families_assemble_mma_sync() {
         Gpu::Sm120,
         Gpu::Sm121,
     ] {
-        for name in ["matmul_f16_divisible", "matmul_tf32", "matmul_i8_i32"] {
+        for name in [
+            "matmul_f16_divisible",
+            "matmul_tf32",
+            "matmul_i8_i32",
+            "matmul_f64_operator",
+        ] {
             let ptx = lower(name, gpu);
             assemble(name, gpu, &ptx);
         }

@@ -59,10 +59,11 @@ fn log2(x: i64) -> u32 {
     x.max(1).trailing_zeros()
 }
 
-/// The accumulator layout of a `[batch,] M x N` tile over `grid`: register
-/// `4 * (nt + NT * (mt + MT * b)) + c` holds fragment element `c` of the
-/// warp's n8 tile `nt`, m16 tile `mt`, batch `b`.
-pub fn acc_layout(shape: &[i64], grid: WarpGrid) -> LinearLayout {
+/// The accumulator layout of a `[batch,] M x N` tile over `grid` with
+/// instruction tiles of `m_frag` (16, or 8 for f64's m8n8k4, whose lanes
+/// hold only row g) x 8: register `c + C * (nt + NT * (mt + MT * b))` holds
+/// fragment element `c` of the warp's n8 tile `nt`, m tile `mt`, batch `b`.
+pub fn acc_layout(shape: &[i64], grid: WarpGrid, m_frag: i64) -> LinearLayout {
     let rank = shape.len();
     let (md, nd) = (rank - 2, rank - 1);
     let (m, n) = (shape[md], shape[nd]);
@@ -72,9 +73,12 @@ pub fn acc_layout(shape: &[i64], grid: WarpGrid) -> LinearLayout {
         b[d] = v;
         b
     };
-    let mut register = vec![at(nd, 1), at(md, 8)];
+    let mut register = vec![at(nd, 1)];
+    if m_frag == 16 {
+        register.push(at(md, 8));
+    }
     register.extend((0..log2(tn / 8)).map(|i| at(nd, 8 << i)));
-    register.extend((0..log2(tm / 16)).map(|i| at(md, 16 << i)));
+    register.extend((0..log2(tm / m_frag)).map(|i| at(md, m_frag << i)));
     if rank == 3 {
         register.extend((0..log2(shape[0])).map(|i| at(0, 1 << i)));
     }
@@ -98,7 +102,7 @@ mod tests {
 
     #[test]
     fn single_fragment_matches_the_isa_table() {
-        let l = acc_layout(&[16, 8], WarpGrid::for_tile(16, 8, 1));
+        let l = acc_layout(&[16, 8], WarpGrid::for_tile(16, 8, 1), 16);
         for lane in 0..32u32 {
             let (g, t) = (i64::from(lane / 4), i64::from(lane % 4));
             // c0, c1: (g, 2t + i); c2, c3: (g + 8, 2t + i).
@@ -121,7 +125,7 @@ mod tests {
             let rank = shape.len();
             let (m, n) = (shape[rank - 2], shape[rank - 1]);
             let grid = WarpGrid::for_tile(m, n, warps);
-            let l = acc_layout(&shape, grid);
+            let l = acc_layout(&shape, grid, 16);
             let mut seen = std::collections::HashMap::new();
             let live = (grid.m * grid.n * 32) as u32;
             for tid in 0..live {
@@ -135,6 +139,22 @@ mod tests {
                 "{shape:?}"
             );
             assert!(seen.values().all(|&c| c == 1), "{shape:?}");
+        }
+    }
+
+    #[test]
+    fn f64_fragment_matches_the_isa_table() {
+        // m8n8k4 .f64: c0, c1 at row g, columns 2t, 2t + 1.
+        let l = acc_layout(&[8, 8], WarpGrid::for_tile(8, 8, 1), 8);
+        for lane in 0..32u32 {
+            let (g, t) = (i64::from(lane / 4), i64::from(lane % 4));
+            for c in 0..2 {
+                assert_eq!(
+                    l.apply(c, lane),
+                    vec![g, 2 * t + c as i64],
+                    "lane {lane} c{c}"
+                );
+            }
         }
     }
 

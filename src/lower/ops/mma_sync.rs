@@ -37,6 +37,8 @@ pub enum Kind {
     Tf32,
     /// 8-bit integer or float operands (m16n8k32).
     Byte,
+    /// f64 operands and accumulator (m8n8k4).
+    F64,
 }
 
 impl Kind {
@@ -46,6 +48,25 @@ impl Kind {
             Kind::Half => 16,
             Kind::Tf32 => 8,
             Kind::Byte => 32,
+            Kind::F64 => 4,
+        }
+    }
+
+    /// Instruction M.
+    pub fn m(self) -> i64 {
+        if self == Kind::F64 {
+            8
+        } else {
+            16
+        }
+    }
+
+    /// Accumulator registers per instruction tile.
+    pub fn c_regs(self) -> usize {
+        if self == Kind::F64 {
+            2
+        } else {
+            4
         }
     }
 
@@ -55,6 +76,7 @@ impl Kind {
             Kind::Half => 2,
             Kind::Tf32 => 4,
             Kind::Byte => 1,
+            Kind::F64 => 8,
         }
     }
 }
@@ -91,6 +113,7 @@ fn kind_of(opcode: Opcode, a: Scalar, b: Scalar, c: Scalar, target: Target) -> O
         | (Opcode::MmaF, Scalar::BF16, Scalar::BF16, Scalar::F32) => Some(Kind::Half),
         (Opcode::MmaF, Scalar::TF32, Scalar::TF32, Scalar::F32) => Some(Kind::Tf32),
         (Opcode::MmaI, Scalar::I8, Scalar::I8, Scalar::I32) => Some(Kind::Byte),
+        (Opcode::MmaF, Scalar::F64, Scalar::F64, Scalar::F64) => Some(Kind::F64),
         (Opcode::MmaF, x, y, Scalar::F32) if f8(x) && f8(y) && cap >= 89 => Some(Kind::Byte),
         _ => None,
     }
@@ -120,7 +143,13 @@ fn shape_kind(m: &Module, id: OpId, target: Target) -> Option<(Vec<i64>, i64, Ki
     }
     let (mm, nn, kk) = (cshape[rank - 2], cshape[rank - 1], ashape[rank - 1]);
     let pow2 = |x: i64| x > 0 && x & (x - 1) == 0;
-    if mm % 16 != 0 || nn % 8 != 0 || kk % kind.k() != 0 || !pow2(mm) || !pow2(nn) || !pow2(kk) {
+    if mm % kind.m() != 0
+        || nn % 8 != 0
+        || kk % kind.k() != 0
+        || !pow2(mm)
+        || !pow2(nn)
+        || !pow2(kk)
+    {
         return None;
     }
     if rank == 3 && !pow2(cshape[0]) {
@@ -156,7 +185,7 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
         return None;
     }
     Some(Plan {
-        acc: acc_layout(&shape, grid),
+        acc: acc_layout(&shape, grid, kind.m()),
         grid,
         kind,
         acc_elem,
@@ -171,6 +200,7 @@ fn operand_ty(s: Scalar, signed: bool) -> &'static str {
         Scalar::TF32 => "tf32",
         Scalar::F8E4M3FN => "e4m3",
         Scalar::F8E5M2 => "e5m2",
+        Scalar::F64 => "f64",
         _ if signed => "s8",
         _ => "u8",
     }
@@ -288,7 +318,7 @@ pub fn fragment_addrs(
 /// The accumulator registers (`[batch,] M x N` in the plan's layout) as
 /// `mma.sync` C fragments: 4 per m16 x n8 tile, f16 pairs packed.
 pub fn acc_fragments(l: &mut Lowerer, plan: &Plan, regs: &[Reg]) -> Vec<Vec<Reg>> {
-    regs.chunks(4)
+    regs.chunks(plan.kind.c_regs())
         .map(|r| {
             if plan.acc_elem == Scalar::F16 {
                 vec![pack(l, r[0], r[1]), pack(l, r[2], r[3])]
@@ -343,12 +373,14 @@ impl Mmas {
         let (dty, cty) = match plan.acc_elem {
             Scalar::F16 => ("f16", "f16"),
             Scalar::I32 => ("s32", "s32"),
+            Scalar::F64 => ("f64", "f64"),
             _ => ("f32", "f32"),
         };
         let shape_mod = match plan.kind {
             Kind::Half => "m16n8k16",
             Kind::Tf32 => "m16n8k8",
             Kind::Byte => "m16n8k32",
+            Kind::F64 => "m8n8k4",
         };
         let (aty, bty) = (operand_ty(ae, sa), operand_ty(be, sb));
         Mmas {
@@ -357,7 +389,7 @@ impl Mmas {
                 "sync", "aligned", shape_mod, "row", "col", dty, aty, bty, cty,
             ],
             batch: if rank == 3 { shape[0] } else { 1 },
-            mt_n: plan.grid.tile_m(shape[rank - 2]) / 16,
+            mt_n: plan.grid.tile_m(shape[rank - 2]) / plan.kind.m(),
             nt_n: plan.grid.tile_n(shape[rank - 1]) / 8,
             k_steps: k / plan.kind.k(),
         }
@@ -393,7 +425,7 @@ impl Mmas {
                         let d: Vec<Reg> = if in_place {
                             acc[t].clone()
                         } else {
-                            acc[t].iter().map(|_| l.b.reg(RegClass::B32)).collect()
+                            acc[t].iter().map(|r| l.b.reg(r.class)).collect()
                         };
                         l.b.push(Inst::new(
                             Opc::Mma,

@@ -149,7 +149,7 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
         return None;
     }
     let plan = mma_sync::plan(m, mma, l.target, l.warps)?;
-    if (ra || rb) && plan.kind != Kind::Tf32 {
+    if (ra || rb) && plan.kind != Kind::Tf32 || plan.kind == Kind::F64 {
         return None;
     }
     let a = load(l, m, a, body, iv)?;

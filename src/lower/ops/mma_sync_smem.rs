@@ -178,6 +178,8 @@ fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool 
             regs.to_vec()
         };
         let (mods, ty, val): (&[&'static str], Ty, Operand) = match (words.len(), eb) {
+            (1, 8) => (&["shared"], Ty::B64, Operand::Reg(words[0])),
+            (_, 8) => (&["shared", "v2"], Ty::B64, Operand::Vec(words)),
             (1, 1) => (&["shared"], Ty::B8, Operand::Reg(words[0])),
             (1, 2) if v == 1 => (&["shared"], Ty::B16, Operand::Reg(words[0])),
             (1, _) => (&["shared"], Ty::B32, Operand::Reg(words[0])),
@@ -244,14 +246,28 @@ impl FragmentAddrs {
     pub fn new(l: &mut Lowerer, ops: &Operands, base: Reg, lane: Reg, m0: Reg, n0: Reg) -> Self {
         let lo4 = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(15));
         let hi = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(4));
-        // A (ldmatrix x4): row m0 + lane % 16, 16-byte column lane / 16.
+        let eb = ops.kind.bytes();
+        let b = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.b.0));
         let a = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.a.0));
+        if ops.kind == Kind::F64 {
+            // a0: row m0 + lane / 4, column lane % 4; b0: row lane % 4,
+            // column n0 + lane / 4.
+            let t = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(3));
+            let g = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(2));
+            let row = bin(l, Opc::Add, Ty::U32, m0, Operand::Reg(g));
+            let a = mad(l, row, ops.a.1, a);
+            let a = mad(l, t, eb, a);
+            let col = bin(l, Opc::Add, Ty::U32, n0, Operand::Reg(g));
+            let b = mad(l, t, ops.b.1, b);
+            let b = mad(l, col, eb, b);
+            return FragmentAddrs { a, b };
+        }
+        // A (ldmatrix x4): row m0 + lane % 16, 16-byte column lane / 16.
         let row = bin(l, Opc::Add, Ty::U32, m0, Operand::Reg(lo4));
         let a = mad(l, row, ops.a.1, a);
         let a = mad(l, hi, 16, a);
-        let eb = ops.kind.bytes();
-        let b = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.b.0));
         let b = match ops.kind {
+            Kind::F64 => b,
             Kind::Half => {
                 // ldmatrix .trans: row k = lane % 16, columns n0 + 8 (lane / 16).
                 let b = mad(l, lo4, ops.b.1, b);
@@ -300,7 +316,10 @@ impl FragmentAddrs {
     /// The A fragment (4 registers) of m16 tile `mt`, K step `kt`, batch `bt`.
     pub fn load_a(&self, l: &mut Lowerer, ops: &Operands, bt: i64, mt: i64, kt: i64) -> Vec<Reg> {
         let k = ops.kind;
-        let off = bt * ops.a.2 + mt * 16 * ops.a.1 + kt * k.k() * k.bytes();
+        let off = bt * ops.a.2 + mt * k.m() * ops.a.1 + kt * k.k() * k.bytes();
+        if k == Kind::F64 {
+            return vec![ld_shared(l, self.a, off, Ty::B64)];
+        }
         ldmatrix(l, self.a, off, 4, false)
     }
 
@@ -318,11 +337,17 @@ impl FragmentAddrs {
         let (_, stride, bstride) = ops.b;
         let mut out = Vec::new();
         match k {
+            Kind::F64 => {
+                for nt in 0..nt_n {
+                    let off = bt * bstride + kt * 4 * stride + nt * 8 * 8;
+                    out.push(vec![ld_shared(l, self.b, off, Ty::B64)]);
+                }
+            }
             Kind::Tf32 => {
                 for nt in 0..nt_n {
                     let off = bt * bstride + kt * 8 * stride + nt * 8 * 4;
-                    let r0 = ld_shared(l, self.b, off);
-                    let r1 = ld_shared(l, self.b, off + 4 * stride);
+                    let r0 = ld_shared(l, self.b, off, Ty::B32);
+                    let r1 = ld_shared(l, self.b, off + 4 * stride, Ty::B32);
                     out.push(vec![r0, r1]);
                 }
             }
@@ -409,13 +434,13 @@ fn prmt(l: &mut Lowerer, a: Reg, b: Reg, sel: i64) -> Reg {
     )
 }
 
-/// `ld.shared.b32`.
-fn ld_shared(l: &mut Lowerer, addr: Reg, off: i64) -> Reg {
-    let d = l.b.reg(RegClass::B32);
+/// `ld.shared.b32` or `.b64`.
+fn ld_shared(l: &mut Lowerer, addr: Reg, off: i64, ty: Ty) -> Reg {
+    let d = l.b.reg_for(ty);
     l.b.push(Inst::new(
         Opc::Ld,
         &["shared"],
-        &[Ty::B32],
+        &[ty],
         vec![Operand::Reg(d)],
         vec![Operand::Addr(addr, off)],
     ));
