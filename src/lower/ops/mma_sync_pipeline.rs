@@ -17,7 +17,7 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::arith::enum_attr;
 use super::memory::check_ordering;
-use super::mma_sync::{self, acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
+use super::mma_sync::{acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
 use super::mma_sync_copies::Stream;
 use super::mma_sync_smem::{bin, disjoint, mad, Operands};
 use super::staging::{alloc, barrier};
@@ -148,7 +148,10 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     if a == b || n != 4 + usize::from(ra) + usize::from(rb) {
         return None;
     }
-    let plan = mma_sync::plan(m, mma, l.target, l.warps)?;
+    // Only where the dispatcher picks mma.sync for this op.
+    let super::mma::Engine::MmaSync(plan) = super::mma::engine(m, mma, l.target, l.warps) else {
+        return None;
+    };
     if (ra || rb) && plan.kind != Kind::Tf32 || plan.kind == Kind::F64 {
         return None;
     }
