@@ -33,7 +33,13 @@ fn run(name: &str, dev: &mut Device, params: &[Param]) -> String {
         let p = tmp.path().join(format!("{name}.{arch}.ptx"));
         std::fs::write(&p, &text).expect("write");
         let out = Command::new(common::cuda_root().join("bin/ptxas"))
-            .args(["-arch", arch, "--opt-level", "3"])
+            .args([
+                "-arch",
+                arch,
+                "--opt-level",
+                "3",
+                "--enable-extended-smem=true",
+            ])
             .arg(&p)
             .arg("-o")
             .arg(tmp.path().join("k.cubin"))

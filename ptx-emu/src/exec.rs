@@ -3474,9 +3474,11 @@ fn regs_of_vec(o: &Opnd) -> Vec<Opnd> {
     }
 }
 
-/// `mma.sync.aligned` for m16n8k16 / m16n8k8 (f16, bf16 inputs; f32 or f16
-/// accumulators) and m8n8k4 f64, with the PTX ISA fragment layouts.  Products
-/// are exact and each output is rounded once.
+/// `mma.sync.aligned` with the PTX ISA fragment layouts: m16n8k16 / m16n8k8
+/// f16 and bf16 (f32 or f16 accumulators), m16n8k8 / m16n8k4 tf32, m16n8k32 /
+/// m16n8k16 s8/u8 into s32 (wrapping, or clamped with `.satfinite`) and
+/// e4m3/e5m2 into f32 or f16, and m8n8k4 f64. Products are exact and each
+/// output is rounded once.
 fn mma_sync(
     l: &Launch,
     cta: &mut Cta,
@@ -3501,8 +3503,10 @@ fn mma_sync(
     }
     let (dt, at, bt, ct) = (tys[0], tys[1], tys[2], tys[3]);
     let (m, n, k) = match shape {
+        "m16n8k32" => (16, 8, 32),
         "m16n8k16" => (16, 8, 16),
         "m16n8k8" => (16, 8, 8),
+        "m16n8k4" => (16, 8, 4),
         "m8n8k4" => (8, 8, 4),
         _ => {
             return Err(e(
@@ -3512,13 +3516,17 @@ fn mma_sync(
             ))
         }
     };
-    if m == 8 && at != Ty::F64 {
+    if (m == 8) != (at == Ty::F64) || at.bits() != bt.bits() {
         return Err(e(
             ErrorKind::Unsupported,
             None,
-            format!("`{op}` is not supported (m8n8k4 only for f64)"),
+            format!("`{op}` is not supported (m8n8k4 only, and only, for f64)"),
         ));
     }
+    let int = matches!(dt, Ty::S32);
+    let satfinite = parts.contains(&"satfinite");
+    // Elements per 32-bit fragment register (f64: one per 64-bit register).
+    let per = (32 / at.bits().min(32)) as usize;
     let nr = cta.nregs;
     let w0 = group[0];
     let read = |cta: &Cta, lane: usize, o: &Opnd| -> u64 {
@@ -3541,18 +3549,16 @@ fn mma_sync(
         regs_of_vec(&inst.ops[3]),
     );
     let want = |acc: Ty| {
-        if m == 8 {
+        if m == 8 || acc == Ty::F16 {
             2
-        } else if acc == Ty::F32 {
-            4
         } else {
-            2
+            4
         }
     };
-    let (wa, wb) = match (m, k) {
-        (8, _) => (1, 1),
-        (_, 16) => (4, 2),
-        _ => (2, 1),
+    let (wa, wb) = if m == 8 {
+        (1, 1)
+    } else {
+        (k / 2 / per, k / 4 / per)
     };
     if da.len() != want(dt) || ca.len() != want(ct) || aa.len() != wa || ba.len() != wb {
         return Err(e(
@@ -3570,7 +3576,29 @@ fn mma_sync(
     let mut a = vec![0f64; m * k];
     let mut b = vec![0f64; k * n];
     let mut c = vec![0f64; m * n];
-    let half = |v: u64, hi: bool, ty: Ty| fget(ty, if hi { v >> 16 } else { v } & 0xffff, false);
+    // Element `j` of a packed fragment register, decoded exactly.
+    let elem = |v: u64, j: usize, ty: Ty| -> f64 {
+        let bits = ty.bits().min(32);
+        let x = if bits == 32 {
+            v
+        } else {
+            (v >> (bits * j as u32)) & ((1u64 << bits) - 1)
+        };
+        match ty {
+            Ty::S8 => sext(x, 8) as f64,
+            Ty::U8 => x as f64,
+            // .tf32 operands: the low 13 mantissa bits are ignored.
+            Ty::TF32 => f32::from_bits((x as u32) & 0xffff_e000) as f64,
+            t => fget(t, x, false),
+        }
+    };
+    let cget = |v: u64, ty: Ty| -> f64 {
+        if ty == Ty::S32 {
+            sext(v, 32) as f64
+        } else {
+            fget(ty, v, false)
+        }
+    };
     for lane in 0..32 {
         let (g, t) = (lane / 4, lane % 4);
         if m == 8 {
@@ -3582,35 +3610,48 @@ fn mma_sync(
             }
             continue;
         }
+        // A register r: row g + 8 (r % 2), columns per*t + 4 per (r / 2) + j.
         for (r, reg) in aa.iter().enumerate() {
             let v = read(cta, lane, reg);
             let row = g + 8 * (r % 2);
-            let col = 2 * t + 8 * (r / 2);
-            a[row * k + col] = half(v, false, at);
-            a[row * k + col + 1] = half(v, true, at);
+            for j in 0..per {
+                let col = per * t + 4 * per * (r / 2) + j;
+                a[row * k + col] = elem(v, j, at);
+            }
         }
+        // B register r: rows per*t + 4 per r + j, column g.
         for (r, reg) in ba.iter().enumerate() {
             let v = read(cta, lane, reg);
-            let kk = 2 * t + 8 * r;
-            b[kk * n + g] = half(v, false, bt);
-            b[(kk + 1) * n + g] = half(v, true, bt);
+            for j in 0..per {
+                let kk = per * t + 4 * per * r + j;
+                b[kk * n + g] = elem(v, j, bt);
+            }
         }
-        if ct == Ty::F32 {
+        if ct == Ty::F16 {
             for (r, reg) in ca.iter().enumerate() {
                 let v = read(cta, lane, reg);
-                c[(g + 8 * (r / 2)) * n + 2 * t + r % 2] = fget(ct, v, false);
+                c[(g + 8 * r) * n + 2 * t] = elem(v, 0, Ty::F16);
+                c[(g + 8 * r) * n + 2 * t + 1] = elem(v, 1, Ty::F16);
             }
         } else {
             for (r, reg) in ca.iter().enumerate() {
                 let v = read(cta, lane, reg);
-                c[(g + 8 * r) * n + 2 * t] = half(v, false, Ty::F16);
-                c[(g + 8 * r) * n + 2 * t + 1] = half(v, true, Ty::F16);
+                c[(g + 8 * (r / 2)) * n + 2 * t + r % 2] = cget(v, ct);
             }
         }
     }
     let mut d = vec![0f64; m * n];
     for i in 0..m {
         for j in 0..n {
+            if int {
+                // Exact: |products| < 2^16, at most 32 of them.
+                let mut acc = c[i * n + j] as i64;
+                for kk in 0..k {
+                    acc += (a[i * k + kk] * b[kk * n + j]) as i64;
+                }
+                d[i * n + j] = acc as f64;
+                continue;
+            }
             let mut acc = c[i * n + j];
             for kk in 0..k {
                 acc = a[i * k + kk].mul_add(b[kk * n + j], acc);
@@ -3618,6 +3659,19 @@ fn mma_sync(
             d[i * n + j] = acc;
         }
     }
+    let dput = |x: f64| -> u64 {
+        if int {
+            let v = x as i64;
+            let v = if satfinite {
+                v.clamp(i64::from(i32::MIN), i64::from(i32::MAX))
+            } else {
+                v
+            };
+            (v as u64) & 0xffff_ffff
+        } else {
+            fput(Ty::F32, x, 0.0, Rnd::Rn, false, false)
+        }
+    };
     for lane in 0..32 {
         let (g, t) = (lane / 4, lane % 4);
         let gth = w0 + lane;
@@ -3627,10 +3681,10 @@ fn mma_sync(
             }
             continue;
         }
-        if dt == Ty::F32 {
+        if dt != Ty::F16 {
             for (r, reg) in da.iter().enumerate() {
                 let v = d[(g + 8 * (r / 2)) * n + 2 * t + r % 2];
-                wr(cta, gth, reg, fput(Ty::F32, v, 0.0, Rnd::Rn, false, false))?;
+                wr(cta, gth, reg, dput(v))?;
             }
         } else {
             for (r, reg) in da.iter().enumerate() {

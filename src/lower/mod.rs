@@ -28,9 +28,13 @@
 //! Data moves between threads by warp shuffles (reductions) or through a
 //! shared-memory scratch array (`ops/staging.rs`: layout conversions,
 //! permute/cat/extract/insert, pack/unpack, cross-warp reductions, scans,
-//! the FMA matmul); sm_90a matrix multiplies run on `wgmma` from swizzled
-//! shared-memory operands (`ops/wgmma.rs`, `ops/wgmma_smem.rs`,
-//! `layout/wgmma.rs`). Target facts (clusters, bf16 arithmetic, vector width)
+//! the FMA matmul). Matrix multiplies go to an engine (`ops/mma.rs`): on
+//! sm_90a `wgmma` from swizzled shared-memory operands (`ops/wgmma.rs`,
+//! `ops/wgmma_smem.rs`, `layout/wgmma.rs`); elsewhere `mma.sync`
+//! (`ops/mma_sync*.rs`, fragment layouts in `layout/mma_sync.rs`) reads
+//! operands staged in padded shared memory with `ldmatrix`, and a `for` loop
+//! that only loads A and B and multiplies them is pipelined with `cp.async`
+//! stages. Target facts (clusters, bf16 arithmetic, vector width)
 //! live in `target.rs`. An op or feature not handled yet is a
 //! [`LowerError::Unsupported`] naming the op and its source location.
 pub mod assign;

@@ -262,6 +262,13 @@ pub enum Opc {
     Wgmma,
     /// `fence` (`fence.proxy.async.shared::cta`).
     Fence,
+    /// `mma`: a warp-level matrix multiply-accumulate (`mma.sync`).
+    Mma,
+    /// `ldmatrix`: a warp-level load of 8x8 b16 matrices from shared memory.
+    Ldmatrix,
+    /// `cp.async`: an asynchronous global-to-shared copy, or its group
+    /// commit and wait.
+    CpAsync,
 }
 
 impl Opc {
@@ -319,6 +326,9 @@ impl Opc {
             Opc::Vprintf | Opc::Malloc | Opc::Free => "call.uni",
             Opc::Wgmma => "wgmma",
             Opc::Fence => "fence",
+            Opc::Mma => "mma",
+            Opc::Ldmatrix => "ldmatrix",
+            Opc::CpAsync => "cp.async",
         }
     }
 
@@ -338,6 +348,7 @@ impl Opc {
                 | Opc::Free
                 | Opc::Wgmma
                 | Opc::Fence
+                | Opc::CpAsync
         )
     }
 }

@@ -2,6 +2,7 @@
 //! warps of a tile block. Pure data and math; lowering reads them.
 pub mod blocked;
 pub mod linear;
+pub mod mma_sync;
 pub mod wgmma;
 
 pub use blocked::Blocked;

@@ -84,64 +84,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             if to == Scalar::TF32 {
                 // Round to tf32's 10-bit mantissa (kept in an f32 register):
                 // to nearest even from sm_90, ties away before (`.rna`).
-                let native = l.target.gpu.capability() >= 90;
                 return elementwise(l, id, &[src], move |l, r| {
                     let x = if from == Scalar::F32 {
                         r[0]
                     } else {
                         to_f32(l, from, r[0])
                     };
-                    if native {
-                        return Ok(l.b.op(
-                            Opc::Cvt,
-                            &["rn"],
-                            &[Ty::TF32, Ty::F32],
-                            Ty::F32,
-                            vec![Operand::Reg(x)],
-                        ));
-                    }
-                    // Before sm_90 only `.rna` exists: round to nearest
-                    // even on the bits (x + 0xfff + lsb, low 13 bits
-                    // cleared); infinities and NaNs pass unchanged.
-                    let op = |l: &mut Lowerer, opc: Opc, ty: Ty, a: Operand, b: Operand| {
-                        l.b.op(opc, &[], &[ty], Ty::B32, vec![a, b])
-                    };
-                    let lsb = op(l, Opc::Shr, Ty::U32, Operand::Reg(x), Operand::Imm(13));
-                    let lsb = op(l, Opc::And, Ty::B32, Operand::Reg(lsb), Operand::Imm(1));
-                    let bias = op(l, Opc::Add, Ty::U32, Operand::Reg(lsb), Operand::Imm(0xfff));
-                    let sum = op(l, Opc::Add, Ty::U32, Operand::Reg(x), Operand::Reg(bias));
-                    let rounded = op(
-                        l,
-                        Opc::And,
-                        Ty::B32,
-                        Operand::Reg(sum),
-                        Operand::Imm(!0x1fff_i64 & 0xffff_ffff),
-                    );
-                    let abs = op(
-                        l,
-                        Opc::And,
-                        Ty::B32,
-                        Operand::Reg(x),
-                        Operand::Imm(0x7fff_ffff),
-                    );
-                    let special = l.b.op(
-                        Opc::Setp,
-                        &["ge"],
-                        &[Ty::U32],
-                        Ty::Pred,
-                        vec![Operand::Reg(abs), Operand::Imm(0x7f80_0000)],
-                    );
-                    Ok(l.b.op(
-                        Opc::Selp,
-                        &[],
-                        &[Ty::B32],
-                        Ty::B32,
-                        vec![
-                            Operand::Reg(x),
-                            Operand::Reg(rounded),
-                            Operand::Reg(special),
-                        ],
-                    ))
+                    Ok(round_to_tf32(l, x))
                 });
             }
             elementwise(l, id, &[src], |l, r| {
@@ -204,4 +153,62 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             elementwise(l, id, &[src], |_, r| Ok(r[0]))
         }
     }
+}
+
+/// Rounds the f32 register `x` to tf32 (10-bit mantissa, kept in an f32
+/// register): to nearest even, natively from sm_90 (`cvt.rn.tf32.f32`),
+/// on the bits before.
+pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
+    let native = l.target.gpu.capability() >= 90;
+    if native {
+        return l.b.op(
+            Opc::Cvt,
+            &["rn"],
+            &[Ty::TF32, Ty::F32],
+            Ty::F32,
+            vec![Operand::Reg(x)],
+        );
+    }
+    // Before sm_90 only `.rna` exists: round to nearest
+    // even on the bits (x + 0xfff + lsb, low 13 bits
+    // cleared); infinities and NaNs pass unchanged.
+    let op = |l: &mut Lowerer, opc: Opc, ty: Ty, a: Operand, b: Operand| {
+        l.b.op(opc, &[], &[ty], Ty::B32, vec![a, b])
+    };
+    let lsb = op(l, Opc::Shr, Ty::U32, Operand::Reg(x), Operand::Imm(13));
+    let lsb = op(l, Opc::And, Ty::B32, Operand::Reg(lsb), Operand::Imm(1));
+    let bias = op(l, Opc::Add, Ty::U32, Operand::Reg(lsb), Operand::Imm(0xfff));
+    let sum = op(l, Opc::Add, Ty::U32, Operand::Reg(x), Operand::Reg(bias));
+    let rounded = op(
+        l,
+        Opc::And,
+        Ty::B32,
+        Operand::Reg(sum),
+        Operand::Imm(!0x1fff_i64 & 0xffff_ffff),
+    );
+    let abs = op(
+        l,
+        Opc::And,
+        Ty::B32,
+        Operand::Reg(x),
+        Operand::Imm(0x7fff_ffff),
+    );
+    let special = l.b.op(
+        Opc::Setp,
+        &["ge"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![Operand::Reg(abs), Operand::Imm(0x7f80_0000)],
+    );
+    l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![
+            Operand::Reg(x),
+            Operand::Reg(rounded),
+            Operand::Reg(special),
+        ],
+    )
 }

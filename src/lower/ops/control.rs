@@ -148,6 +148,9 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 
 /// Lowers `for lb to ub step s` with loop-carried values.
 pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    if super::mma_sync_pipeline::lower_for(l, id)? {
+        return Ok(());
+    }
     let op = l.m.ops[id].clone();
     let (Some(lb), Some(ub), Some(step)) = (
         op.operand("lowerBound"),

@@ -15,9 +15,9 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 /// Per-access facts shared by every register of one load or store.
 pub(super) struct Access {
     /// Index of the first element of this thread, per tile dimension (s64).
-    start: Vec<Reg>,
+    pub(super) start: Vec<Reg>,
     /// Tensor extent of each tile dimension (u64 operand).
-    bound: Vec<Operand>,
+    pub(super) bound: Vec<Operand>,
     /// Stride of each tile dimension in elements.
     stride: Vec<Extent>,
     /// Stride registers (s64) for dynamic strides, per tile dimension.
@@ -27,7 +27,7 @@ pub(super) struct Access {
     /// Bytes per element.
     esize: i64,
     /// Whether each tile dimension needs a bounds check.
-    check: Vec<bool>,
+    pub(super) check: Vec<bool>,
     /// For gather/scatter views: the sparse dimension and, per register,
     /// the element's index along it (s64).
     rows: Option<(usize, Vec<Reg>)>,

@@ -1,14 +1,96 @@
 //! `mmaf` / `mmai` on warp-level tensor cores (`mma.sync`, sm_80 and newer).
-use crate::ir::{Module, OpId};
-use crate::lower::kernel::Lowerer;
+//!
+//! The operands are staged in shared memory with padded rows
+//! ([`super::mma_sync_smem`]), every warp loads its fragments (`ldmatrix`
+//! where the fragment is a b16 matrix view of the data, else `ld.shared`)
+//! and issues one `mma.sync` per m16 x n8 tile of its sub-tile and per
+//! instruction K step. The accumulator lives in registers in the layout of
+//! [`acc_layout`], which layout assignment gives the op's `acc` and result.
+//!
+//! Shapes: M a multiple of 16, N of 8, K of the instruction K (16 for
+//! f16/bf16, 8 for tf32, 32 for 8-bit types); other shapes, f32/f64
+//! operands and bf16 accumulators go to the FMA engine.
+use std::rc::Rc;
+
+use crate::ir::{Module, OpId, Opcode, Scalar};
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::mma_sync::{acc_layout, WarpGrid};
 use crate::lower::layout::LinearLayout;
 use crate::lower::target::Target;
+use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+
+use super::arith::enum_attr;
+use super::mma_sync_smem::{operand_buffers, pack, FragmentAddrs, Operands};
+use super::staging::barrier;
+
+/// The most accumulator registers per thread a plan may use.
+const MAX_ACC_REGS: i64 = 128;
+
+/// The operand element kind of an `mma.sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// f16 or bf16 operands (m16n8k16).
+    Half,
+    /// tf32 operands (m16n8k8).
+    Tf32,
+    /// 8-bit integer or float operands (m16n8k32).
+    Byte,
+    /// f64 operands and accumulator (m8n8k4).
+    F64,
+}
+
+impl Kind {
+    /// Instruction K.
+    pub fn k(self) -> i64 {
+        match self {
+            Kind::Half => 16,
+            Kind::Tf32 => 8,
+            Kind::Byte => 32,
+            Kind::F64 => 4,
+        }
+    }
+
+    /// Instruction M.
+    pub fn m(self) -> i64 {
+        if self == Kind::F64 {
+            8
+        } else {
+            16
+        }
+    }
+
+    /// Accumulator registers per instruction tile.
+    pub fn c_regs(self) -> usize {
+        if self == Kind::F64 {
+            2
+        } else {
+            4
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> i64 {
+        match self {
+            Kind::Half => 2,
+            Kind::Tf32 => 4,
+            Kind::Byte => 1,
+            Kind::F64 => 8,
+        }
+    }
+}
 
 /// How one matrix multiply maps onto `mma.sync` instructions.
 pub struct Plan {
     /// The accumulator's layout.
     pub acc: LinearLayout,
+    /// How warps split the accumulator.
+    pub grid: WarpGrid,
+    /// Operand kind.
+    pub kind: Kind,
+    /// Accumulator element type.
+    pub acc_elem: Scalar,
 }
 
 impl Plan {
@@ -18,17 +100,349 @@ impl Plan {
     }
 }
 
-/// The warps per tile block this engine wants for op `id`, if it applies.
-pub fn preferred_warps(_m: &Module, _id: OpId, _target: Target) -> Option<u32> {
-    None
+/// The operand kind of element types `a`, `b` with accumulator `c`, if
+/// `mma.sync` computes it on `target`.
+fn kind_of(opcode: Opcode, a: Scalar, b: Scalar, c: Scalar, target: Target) -> Option<Kind> {
+    let cap = target.gpu.capability();
+    if cap < 80 {
+        return None;
+    }
+    let f8 = |s: Scalar| matches!(s, Scalar::F8E4M3FN | Scalar::F8E5M2);
+    match (opcode, a, b, c) {
+        (Opcode::MmaF, Scalar::F16, Scalar::F16, Scalar::F32 | Scalar::F16)
+        | (Opcode::MmaF, Scalar::BF16, Scalar::BF16, Scalar::F32) => Some(Kind::Half),
+        (Opcode::MmaF, Scalar::TF32, Scalar::TF32, Scalar::F32) => Some(Kind::Tf32),
+        (Opcode::MmaI, Scalar::I8, Scalar::I8, Scalar::I32) => Some(Kind::Byte),
+        // sm_120's f64 mma.sync is a long emulation: FMAs are faster there.
+        (Opcode::MmaF, Scalar::F64, Scalar::F64, Scalar::F64) if cap < 120 => Some(Kind::F64),
+        (Opcode::MmaF, x, y, Scalar::F32) if f8(x) && f8(y) && cap >= 89 => Some(Kind::Byte),
+        _ => None,
+    }
+}
+
+/// The `[batch,] M x N` result shape and operand kind of op `id`, if
+/// `mma.sync` computes it on `target`.
+fn shape_kind(m: &Module, id: OpId, target: Target) -> Option<(Vec<i64>, i64, Kind, Scalar)> {
+    let op = &m.ops[id];
+    if !matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+        return None;
+    }
+    let (a, b, res) = (op.operand("lhs")?, op.operand("rhs")?, *op.results.first()?);
+    let (ashape, Elem::Num(ae)) = value_tile(m, a)? else {
+        return None;
+    };
+    let (bshape, Elem::Num(be)) = value_tile(m, b)? else {
+        return None;
+    };
+    let (cshape, Elem::Num(ce)) = value_tile(m, res)? else {
+        return None;
+    };
+    let kind = kind_of(op.opcode, ae, be, ce, target)?;
+    let rank = cshape.len();
+    if !(rank == 2 || rank == 3) || ashape.len() != rank || bshape.len() != rank {
+        return None;
+    }
+    let (mm, nn, kk) = (cshape[rank - 2], cshape[rank - 1], ashape[rank - 1]);
+    let pow2 = |x: i64| x > 0 && x & (x - 1) == 0;
+    if mm % kind.m() != 0
+        || nn % 8 != 0
+        || kk % kind.k() != 0
+        || !pow2(mm)
+        || !pow2(nn)
+        || !pow2(kk)
+    {
+        return None;
+    }
+    if rank == 3 && !pow2(cshape[0]) {
+        return None;
+    }
+    Some((cshape, kk, kind, ce))
+}
+
+/// The warps per tile block this engine wants for op `id`, if it applies:
+/// eight for tiles of 128 x 128 and more (as NVIDIA's tileiras), else four.
+pub fn preferred_warps(m: &Module, id: OpId, target: Target) -> Option<u32> {
+    let (shape, _, _, _) = shape_kind(m, id, target)?;
+    let rank = shape.len();
+    Some(if shape[rank - 2] * shape[rank - 1] >= 128 * 128 {
+        8
+    } else {
+        4
+    })
 }
 
 /// The plan for op `id` in an entry of `warps` warps, if this engine applies.
-pub fn plan(_m: &Module, _id: OpId, _target: Target, _warps: u32) -> Option<Plan> {
-    None
+pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
+    let (shape, k, kind, acc_elem) = shape_kind(m, id, target)?;
+    let rank = shape.len();
+    let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
+    let grid = WarpGrid::for_tile(mm, nn, i64::from(warps));
+    let batch = if rank == 3 { shape[0] } else { 1 };
+    if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
+        return None;
+    }
+    let smem = batch * ((mm + nn) * (k + 16) * kind.bytes() + (k * 8 * kind.bytes()));
+    if smem > 96 * 1024 {
+        return None;
+    }
+    Some(Plan {
+        acc: acc_layout(&shape, grid, kind.m()),
+        grid,
+        kind,
+        acc_elem,
+    })
+}
+
+/// The PTX type name of operand elements `s` (`signed` for integers).
+fn operand_ty(s: Scalar, signed: bool) -> &'static str {
+    match s {
+        Scalar::F16 => "f16",
+        Scalar::BF16 => "bf16",
+        Scalar::TF32 => "tf32",
+        Scalar::F8E4M3FN => "e4m3",
+        Scalar::F8E5M2 => "e5m2",
+        Scalar::F64 => "f64",
+        _ if signed => "s8",
+        _ => "u8",
+    }
+}
+
+/// `mov.b32 {lo, hi}, v`: a b32 register split in two b16 registers.
+fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
+    let (lo, hi) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
+    l.b.push(Inst::new(
+        Opc::Mov,
+        &[],
+        &[Ty::B32],
+        vec![Operand::Vec(vec![lo, hi])],
+        vec![Operand::Reg(v)],
+    ));
+    (lo, hi)
 }
 
 /// Lowers op `id` by `plan`.
-pub fn lower(l: &mut Lowerer, id: OpId, _plan: &Plan) -> Result<(), LowerError> {
-    Err(l.unsupported(id))
+pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
+    let op = l.m.ops[id].clone();
+    let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
+        op.operand("lhs"),
+        op.operand("rhs"),
+        op.operand("acc"),
+        op.results.first(),
+    ) else {
+        return Err(l.unsupported(id));
+    };
+    let (Some((ashape, Elem::Num(ae))), Some((_, Elem::Num(be)))) =
+        (value_tile(l.m, a_v), value_tile(l.m, b_v))
+    else {
+        return Err(l.unsupported(id));
+    };
+    let (sa, sb) = if op.opcode == Opcode::MmaI {
+        (
+            enum_attr(l, id, "signedness_lhs") != Some(0),
+            enum_attr(l, id, "signedness_rhs") != Some(0),
+        )
+    } else {
+        (true, true)
+    };
+    let layout = Rc::new(plan.acc.clone());
+    let shape = layout.shape.clone();
+    let rank = shape.len();
+    let kk = ashape[rank - 1];
+    let acc_in = l.tile_in(id, c_v, &layout)?;
+    let a = l.tile(id, a_v)?;
+    let b = l.tile(id, b_v)?;
+    let ops: Operands = operand_buffers(l, plan.kind, &a, &b)?;
+    barrier(l);
+
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let frags = fragment_addrs(l, plan, &ops, base, &shape);
+    let mut acc = acc_fragments(l, plan, &acc_in.regs);
+    let mma = Mmas::new(plan, &shape, kk, ae, be, sa, sb);
+    mma.emit(l, &ops, &frags, &mut acc, false);
+    barrier(l);
+    let regs = acc_registers(l, plan, acc);
+    l.bind(
+        res,
+        Tile {
+            elem: Elem::Num(plan.acc_elem),
+            layout,
+            regs,
+        },
+    );
+    Ok(())
+}
+
+/// Each lane's fragment base addresses for operands `ops` at `base`.
+pub fn fragment_addrs(
+    l: &mut Lowerer,
+    plan: &Plan,
+    ops: &Operands,
+    base: Reg,
+    shape: &[i64],
+) -> FragmentAddrs {
+    let rank = shape.len();
+    let grid = plan.grid;
+    let (tm, tn) = (grid.tile_m(shape[rank - 2]), grid.tile_n(shape[rank - 1]));
+    let tid = l.tid();
+    let op2 = |l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, imm: i64| {
+        let mods: &[&'static str] = if opc == Opc::Mul { &["lo"] } else { &[] };
+        l.b.op(
+            opc,
+            mods,
+            &[ty],
+            Ty::U32,
+            vec![Operand::Reg(x), Operand::Imm(imm)],
+        )
+    };
+    let lane = op2(l, Opc::And, Ty::B32, tid, 31);
+    let warp = op2(l, Opc::Shr, Ty::U32, tid, 5);
+    let wm = op2(l, Opc::And, Ty::B32, warp, grid.m - 1);
+    let wn = op2(
+        l,
+        Opc::Shr,
+        Ty::U32,
+        warp,
+        i64::from(grid.m.trailing_zeros()),
+    );
+    let wn = op2(l, Opc::And, Ty::B32, wn, grid.n - 1);
+    let m0 = op2(l, Opc::Mul, Ty::U32, wm, tm);
+    let n0 = op2(l, Opc::Mul, Ty::U32, wn, tn);
+    FragmentAddrs::new(l, ops, base, lane, m0, n0)
+}
+
+/// The accumulator registers (`[batch,] M x N` in the plan's layout) as
+/// `mma.sync` C fragments: 4 per m16 x n8 tile, f16 pairs packed.
+pub fn acc_fragments(l: &mut Lowerer, plan: &Plan, regs: &[Reg]) -> Vec<Vec<Reg>> {
+    regs.chunks(plan.kind.c_regs())
+        .map(|r| {
+            if plan.acc_elem == Scalar::F16 {
+                vec![pack(l, r[0], r[1]), pack(l, r[2], r[3])]
+            } else {
+                r.to_vec()
+            }
+        })
+        .collect()
+}
+
+/// The accumulator's registers in the plan's layout from C fragments.
+pub fn acc_registers(l: &mut Lowerer, plan: &Plan, acc: Vec<Vec<Reg>>) -> Vec<Reg> {
+    let mut regs = Vec::with_capacity(4 * acc.len());
+    for t in acc {
+        if plan.acc_elem == Scalar::F16 {
+            for v in t {
+                let (lo, hi) = unpack(l, v);
+                regs.extend([lo, hi]);
+            }
+        } else {
+            regs.extend(t);
+        }
+    }
+    regs
+}
+
+/// The `mma.sync` instructions of one matrix multiply.
+pub struct Mmas {
+    /// Whether A and B fragments are rounded to tf32 once loaded (the
+    /// operands were f32 rounded by `ftof`).
+    pub round: (bool, bool),
+    mods: [&'static str; 9],
+    batch: i64,
+    mt_n: i64,
+    nt_n: i64,
+    k_steps: i64,
+}
+
+impl Mmas {
+    /// For `plan` over result `shape`, reduction length `k`, operand
+    /// elements `ae`, `be` (signed: `sa`, `sb`).
+    pub fn new(
+        plan: &Plan,
+        shape: &[i64],
+        k: i64,
+        ae: Scalar,
+        be: Scalar,
+        sa: bool,
+        sb: bool,
+    ) -> Mmas {
+        let rank = shape.len();
+        let (dty, cty) = match plan.acc_elem {
+            Scalar::F16 => ("f16", "f16"),
+            Scalar::I32 => ("s32", "s32"),
+            Scalar::F64 => ("f64", "f64"),
+            _ => ("f32", "f32"),
+        };
+        let shape_mod = match plan.kind {
+            Kind::Half => "m16n8k16",
+            Kind::Tf32 => "m16n8k8",
+            Kind::Byte => "m16n8k32",
+            Kind::F64 => "m8n8k4",
+        };
+        let (aty, bty) = (operand_ty(ae, sa), operand_ty(be, sb));
+        Mmas {
+            round: (false, false),
+            mods: [
+                "sync", "aligned", shape_mod, "row", "col", dty, aty, bty, cty,
+            ],
+            batch: if rank == 3 { shape[0] } else { 1 },
+            mt_n: plan.grid.tile_m(shape[rank - 2]) / plan.kind.m(),
+            nt_n: plan.grid.tile_n(shape[rank - 1]) / 8,
+            k_steps: k / plan.kind.k(),
+        }
+    }
+
+    /// Loads the fragments and accumulates into `acc` (in place when
+    /// `in_place`, else into fresh registers).
+    pub fn emit(
+        &self,
+        l: &mut Lowerer,
+        ops: &Operands,
+        frags: &FragmentAddrs,
+        acc: &mut [Vec<Reg>],
+        in_place: bool,
+    ) {
+        let (mt_n, nt_n) = (self.mt_n, self.nt_n);
+        for bt in 0..self.batch {
+            for kt in 0..self.k_steps {
+                let mut af: Vec<Vec<Reg>> = (0..mt_n)
+                    .map(|mt| frags.load_a(l, ops, bt, mt, kt))
+                    .collect();
+                let mut bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, nt_n, kt);
+                for (on, frags) in [(self.round.0, &mut af), (self.round.1, &mut bf)] {
+                    if on {
+                        for r in frags.iter_mut().flatten() {
+                            *r = super::cast::round_to_tf32(l, *r);
+                        }
+                    }
+                }
+                for mt in 0..mt_n {
+                    for nt in 0..nt_n {
+                        let t = ((bt * mt_n + mt) * nt_n + nt) as usize;
+                        let d: Vec<Reg> = if in_place {
+                            acc[t].clone()
+                        } else {
+                            acc[t].iter().map(|r| l.b.reg(r.class)).collect()
+                        };
+                        l.b.push(Inst::new(
+                            Opc::Mma,
+                            &self.mods,
+                            &[],
+                            vec![Operand::Vec(d.clone())],
+                            vec![
+                                Operand::Vec(af[mt as usize].clone()),
+                                Operand::Vec(bf[nt as usize].clone()),
+                                Operand::Vec(acc[t].clone()),
+                            ],
+                        ));
+                        acc[t] = d;
+                    }
+                }
+            }
+        }
+    }
 }

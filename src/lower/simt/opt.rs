@@ -320,7 +320,9 @@ fn cse_in(
                         avail.forget_readers_of(&d);
                     }
                 }
-                let pure = !i.opc.has_side_effects() && i.opc != Opc::Ld && i.guard.is_none();
+                let pure = !i.opc.has_side_effects()
+                    && !matches!(i.opc, Opc::Ld | Opc::Ldmatrix)
+                    && i.guard.is_none();
                 let single =
                     i.dsts.len() == 1 && i.defs().len() == 1 && defs.get(&i.defs()[0]) == Some(&1);
                 if !(pure && single) {

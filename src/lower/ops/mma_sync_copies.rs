@@ -1,0 +1,251 @@
+//! The `cp.async` copies of one pipelined operand, strength-reduced: each
+//! chunk's global address and the room left along the dimension the
+//! induction variable indexes are computed once, then advanced by a
+//! constant per loop step; the other dimensions' bounds are loop-invariant.
+use crate::ir::ValueId;
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+
+use super::memory::{element, prepare, Access};
+use super::mma_sync_pipeline::{Load, Staged};
+use super::mma_sync_smem::bin;
+
+/// Per-thread copy state of one operand.
+pub(super) struct Stream {
+    /// Global address of each chunk (s64 variables).
+    addrs: Vec<Reg>,
+    /// Bytes the addresses move per loop step.
+    delta: Reg,
+    /// Elements left along `dim` from this thread's first element (s64
+    /// variable), when that dimension needs a bounds check.
+    rem: Option<(Reg, Reg)>,
+    /// The tile dimension the induction variable indexes.
+    dim: usize,
+    /// Per chunk: its bytes if the other dimensions are in bounds, else 0.
+    inv: Vec<Option<Reg>>,
+    /// Bytes per chunk.
+    bytes: i64,
+}
+
+fn access(
+    l: &mut Lowerer,
+    ld: &Load,
+    st: &Staged,
+    iv: ValueId,
+    ivt: &Tile,
+    at: Reg,
+) -> Result<Access, LowerError> {
+    l.bind(
+        iv,
+        Tile {
+            elem: ivt.elem,
+            layout: ivt.layout.clone(),
+            regs: vec![at],
+        },
+    );
+    prepare(l, ld.op, &ld.view, &ld.index, &st.layout)
+}
+
+/// `addr + imm` of an address operand as an s64 register.
+fn flat(l: &mut Lowerer, o: Operand) -> Reg {
+    match o {
+        Operand::Addr(r, imm) => l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(r), Operand::Imm(imm)],
+        ),
+        Operand::Reg(r) => r,
+        _ => unreachable!("element() returns an address"),
+    }
+}
+
+fn s64(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
+    l.b.op(opc, &[], &[Ty::S64], Ty::S64, vec![a, b])
+}
+
+impl Stream {
+    /// The state at the first iteration (`ivt` holds the lower bound).
+    pub(super) fn new(
+        l: &mut Lowerer,
+        ld: &Load,
+        st: &Staged,
+        iv: ValueId,
+        ivt: &Tile,
+        step: Reg,
+        ity: Ty,
+    ) -> Result<Stream, LowerError> {
+        let dim = ld.index.iter().position(|&v| v == iv).unwrap_or(0);
+        let lb = ivt.regs[0];
+        let a0 = access(l, ld, st, iv, ivt, lb)?;
+        let lb1 = l.b.op(
+            Opc::Add,
+            &[],
+            &[ity],
+            ity,
+            vec![Operand::Reg(lb), Operand::Reg(step)],
+        );
+        let a1 = access(l, ld, st, iv, ivt, lb1)?;
+        let (r0, _) = st.chunks[0];
+        let c0 = st.layout.apply(r0, 0);
+        let (_, x0) = element(l, &a0, &c0, r0);
+        let (_, x1) = element(l, &a1, &c0, r0);
+        let (x0, x1) = (flat(l, x0), flat(l, x1));
+        let delta = s64(l, Opc::Sub, Operand::Reg(x1), Operand::Reg(x0));
+        let eb = i64::from(ld.view.elem.bits() / 8);
+        let bytes = ld.chunk * eb;
+        let mut addrs = Vec::new();
+        let mut inv = Vec::new();
+        for &(r, _) in &st.chunks {
+            let c = st.layout.apply(r, 0);
+            let (_, x) = element(l, &a0, &c, r);
+            let x = flat(l, x);
+            let var = l.b.reg(RegClass::B64);
+            l.b.copy(var, x);
+            addrs.push(var);
+            let mut size: Option<Reg> = None;
+            for (i, &ci) in c.iter().enumerate() {
+                if i == dim || !a0.check[i] {
+                    continue;
+                }
+                let idx = s64(l, Opc::Add, Operand::Reg(a0.start[i]), Operand::Imm(ci));
+                let out = l.b.op(
+                    Opc::Setp,
+                    &["ge"],
+                    &[Ty::U64],
+                    Ty::Pred,
+                    vec![Operand::Reg(idx), a0.bound[i].clone()],
+                );
+                let prev = size.map_or(Operand::Imm(bytes), Operand::Reg);
+                size = Some(l.b.op(
+                    Opc::Selp,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![Operand::Imm(0), prev, Operand::Reg(out)],
+                ));
+            }
+            inv.push(size);
+        }
+        let rem = if a0.check[dim] {
+            let r = s64(
+                l,
+                Opc::Sub,
+                a0.bound[dim].clone(),
+                Operand::Reg(a0.start[dim]),
+            );
+            let var = l.b.reg(RegClass::B64);
+            l.b.copy(var, r);
+            let adv = s64(
+                l,
+                Opc::Sub,
+                Operand::Reg(a1.start[dim]),
+                Operand::Reg(a0.start[dim]),
+            );
+            Some((var, adv))
+        } else {
+            None
+        };
+        Ok(Stream {
+            addrs,
+            delta,
+            rem,
+            dim,
+            inv,
+            bytes,
+        })
+    }
+
+    /// Issues the current step's copies into the stage `stage` bytes on,
+    /// then advances to the next step.
+    pub(super) fn issue(&self, l: &mut Lowerer, ld: &Load, st: &Staged, stage: Reg) {
+        let dst = bin(l, Opc::Add, Ty::U32, st.smem, Operand::Reg(stage));
+        let cache = if self.bytes == 16 { "cg" } else { "ca" };
+        let last = self.dim + 1 == ld.view.tile_shape.len();
+        let eb = self.bytes / ld.chunk;
+        let owner = l.owner_pred(&st.layout);
+        if let Some(q) = owner {
+            l.b.begin_if(q, true);
+        }
+        for (k, &(r, imm)) in st.chunks.iter().enumerate() {
+            let c = st.layout.apply(r, 0)[self.dim];
+            let inv = self.inv[k];
+            let size = match self.rem {
+                Some((rem, _)) if last => {
+                    // clamp(rem - c, 0, chunk) elements.
+                    let t = s64(l, Opc::Sub, Operand::Reg(rem), Operand::Imm(c));
+                    let t = s64(l, Opc::Max, Operand::Reg(t), Operand::Imm(0));
+                    let t = s64(l, Opc::Min, Operand::Reg(t), Operand::Imm(ld.chunk));
+                    let t = l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U32, Ty::S64],
+                        Ty::U32,
+                        vec![Operand::Reg(t)],
+                    );
+                    let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
+                    Some(match inv {
+                        Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
+                        None => t,
+                    })
+                }
+                Some((rem, _)) => {
+                    let inside = l.b.op(
+                        Opc::Setp,
+                        &["gt"],
+                        &[Ty::S64],
+                        Ty::Pred,
+                        vec![Operand::Reg(rem), Operand::Imm(c)],
+                    );
+                    let full = inv.map_or(Operand::Imm(self.bytes), Operand::Reg);
+                    Some(l.b.op(
+                        Opc::Selp,
+                        &[],
+                        &[Ty::U32],
+                        Ty::U32,
+                        vec![full, Operand::Imm(0), Operand::Reg(inside)],
+                    ))
+                }
+                None => inv,
+            };
+            let mut srcs = vec![
+                Operand::Addr(dst, imm),
+                Operand::Addr(self.addrs[k], 0),
+                Operand::Imm(self.bytes),
+            ];
+            if let Some(s) = size {
+                srcs.push(Operand::Reg(s));
+            }
+            l.b.push(Inst::new(
+                Opc::CpAsync,
+                &[cache, "shared", "global"],
+                &[],
+                vec![],
+                srcs,
+            ));
+        }
+        if owner.is_some() {
+            l.b.end_if();
+        }
+        for &a in &self.addrs {
+            l.b.op_into(
+                a,
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                vec![Operand::Reg(a), Operand::Reg(self.delta)],
+            );
+        }
+        if let Some((rem, adv)) = self.rem {
+            l.b.op_into(
+                rem,
+                Opc::Sub,
+                &[],
+                &[Ty::S64],
+                vec![Operand::Reg(rem), Operand::Reg(adv)],
+            );
+        }
+    }
+}

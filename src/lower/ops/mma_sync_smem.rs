@@ -1,0 +1,448 @@
+//! Shared-memory staging of `mma.sync` operands and the per-lane fragment
+//! loads from it.
+//!
+//! A is stored row-major `[batch][M][K + pad]`; B row-major
+//! `[batch][K][N + pad]` for 16- and 32-bit elements, and transposed
+//! `[batch][N][K + pad]` for 8-bit ones (their B fragment holds four
+//! consecutive K elements). Rows are padded by 16 bytes (32 for tf32 B),
+//! which makes the eight 16-byte rows one `ldmatrix` phase reads, and the
+//! tf32 B column reads, fall in distinct banks.
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+
+use super::mma_sync::Kind;
+use super::staging::{alloc, write, Placement};
+
+/// Where the staged operands lie.
+pub struct Operands {
+    /// Operand kind.
+    pub kind: Kind,
+    /// A's byte offset, row stride and batch stride.
+    pub a: (i64, i64, i64),
+    /// B's byte offset, row stride and batch stride.
+    pub b: (i64, i64, i64),
+    /// 8-bit B stored `[K][N + pad]` rather than transposed: its fragments
+    /// are gathered byte by byte.
+    pub b_natural: bool,
+}
+
+/// Stages tiles `a` (`[batch,] M x K`) and `b` (`[batch,] K x N`).
+pub fn operand_buffers(
+    l: &mut Lowerer,
+    kind: Kind,
+    a: &Tile,
+    b: &Tile,
+) -> Result<Operands, LowerError> {
+    let eb = kind.bytes();
+    let ashape = &a.layout.shape;
+    let bshape = &b.layout.shape;
+    let rank = ashape.len();
+    let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
+    let lead: Vec<i64> = ashape[..rank - 2].to_vec();
+    let with = |rows: i64, cols: i64| {
+        let mut s = lead.clone();
+        s.extend([rows, cols]);
+        s
+    };
+    let apad = 16 / eb;
+    let astride = (kk + apad) * eb;
+    let abuf = alloc(l, &with(mm, kk + apad), a.elem)?;
+    let mut a_strides = vec![mm * astride, astride, eb];
+    a_strides.drain(..3 - rank);
+    if !store(l, a, abuf.offset, &a_strides, eb) {
+        write(l, a, &abuf, &Placement::identity(rank));
+    }
+    let (bbuf, bstride) = if kind == Kind::Byte {
+        let pad = 16;
+        let stride = (kk + pad) * eb;
+        let buf = alloc(l, &with(nn, kk + pad), b.elem)?;
+        let mut strides = vec![nn * stride, eb, stride];
+        strides.drain(..3 - rank);
+        if !store(l, b, buf.offset, &strides, eb) {
+            let mut dims: Vec<usize> = (0..rank).collect();
+            dims.swap(rank - 2, rank - 1);
+            let place = Placement {
+                dims,
+                offsets: vec![Operand::Imm(0); rank],
+            };
+            write(l, b, &buf, &place);
+        }
+        (buf, stride)
+    } else {
+        let pad = if kind == Kind::Tf32 { 8 } else { 16 / eb };
+        let stride = (nn + pad) * eb;
+        let buf = alloc(l, &with(kk, nn + pad), b.elem)?;
+        let mut strides = vec![kk * stride, stride, eb];
+        strides.drain(..3 - rank);
+        if !store(l, b, buf.offset, &strides, eb) {
+            write(l, b, &buf, &Placement::identity(rank));
+        }
+        (buf, stride)
+    };
+    let b_rows = if kind == Kind::Byte { nn } else { kk };
+    Ok(Operands {
+        kind,
+        a: (abuf.offset, astride, mm * astride),
+        b: (bbuf.offset, bstride, b_rows * bstride),
+        b_natural: false,
+    })
+}
+
+/// Whether no two bases of `layout` share a set bit in any dimension:
+/// coordinates are then sums of bases, so addresses are one per-thread
+/// register plus an immediate per register.
+pub fn disjoint(layout: &LinearLayout) -> bool {
+    let rank = layout.shape.len();
+    let mut seen = vec![0i64; rank];
+    for b in layout
+        .register
+        .iter()
+        .chain(&layout.lane)
+        .chain(&layout.warp)
+    {
+        for d in 0..rank {
+            if seen[d] & b[d] != 0 {
+                return false;
+            }
+            seen[d] |= b[d];
+        }
+    }
+    true
+}
+
+/// Writes tile `t` into shared memory at byte offset `off` with byte
+/// `strides` per tile dimension, each thread storing runs of registers that
+/// are contiguous in memory as one vector of up to 16 bytes at an immediate
+/// offset from one address. False (nothing written) when the layout's
+/// bases overlap.
+fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool {
+    let layout = &t.layout;
+    if !disjoint(layout) {
+        return false;
+    }
+    let byte = |b: &[i64]| -> i64 { b.iter().zip(strides).map(|(x, s)| x * s).sum() };
+    // Leading register bases stepping one element at a time: a vector.
+    let mut vbits = 0;
+    while vbits < layout.register.len()
+        && byte(&layout.register[vbits]) == eb << vbits
+        && (eb << (vbits + 1)) <= 16
+    {
+        vbits += 1;
+    }
+    if eb == 1 {
+        vbits = 0;
+    }
+    let tid = l.tid();
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let mut addr = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
+    for (k, b) in layout.thread_bases().iter().enumerate() {
+        let o = byte(b);
+        if o == 0 {
+            continue;
+        }
+        let bit = l.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+        );
+        addr = mad(l, bit, o, addr);
+    }
+    let owner = l.owner_pred(layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    let v = 1usize << vbits;
+    for r0 in (0..layout.num_registers()).step_by(v) {
+        if layout.canonical_register(r0) != r0 {
+            continue;
+        }
+        let imm = (0..layout.register.len())
+            .filter(|k| r0 >> k & 1 == 1)
+            .map(|k| byte(&layout.register[k]))
+            .sum::<i64>();
+        let regs = &t.regs[r0..r0 + v];
+        // Pack 16-bit pairs into 32-bit words.
+        let words: Vec<Reg> = if eb == 2 && v > 1 {
+            regs.chunks(2).map(|p| pack(l, p[0], p[1])).collect()
+        } else {
+            regs.to_vec()
+        };
+        let (mods, ty, val): (&[&'static str], Ty, Operand) = match (words.len(), eb) {
+            (1, 8) => (&["shared"], Ty::B64, Operand::Reg(words[0])),
+            (_, 8) => (&["shared", "v2"], Ty::B64, Operand::Vec(words)),
+            (1, 1) => (&["shared"], Ty::B8, Operand::Reg(words[0])),
+            (1, 2) if v == 1 => (&["shared"], Ty::B16, Operand::Reg(words[0])),
+            (1, _) => (&["shared"], Ty::B32, Operand::Reg(words[0])),
+            (2, _) => (&["shared", "v2"], Ty::B32, Operand::Vec(words)),
+            _ => (&["shared", "v4"], Ty::B32, Operand::Vec(words)),
+        };
+        l.b.push(Inst::new(
+            Opc::St,
+            mods,
+            &[ty],
+            vec![],
+            vec![Operand::Addr(addr, imm), val],
+        ));
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
+    true
+}
+
+/// `mov.b32 d, {lo, hi}`: two b16 registers packed.
+pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
+    let d = l.b.reg(RegClass::B32);
+    l.b.push(Inst::new(
+        Opc::Mov,
+        &[],
+        &[Ty::B32],
+        vec![Operand::Reg(d)],
+        vec![Operand::Vec(vec![lo, hi])],
+    ));
+    d
+}
+
+/// Each lane's base addresses for its fragment loads.
+pub struct FragmentAddrs {
+    a: Reg,
+    b: Reg,
+}
+
+/// `opc.ty d, x, y` (u32 result).
+pub fn bin(l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, y: Operand) -> Reg {
+    let mods: &[&'static str] = if opc == Opc::Mul || opc == Opc::Mad {
+        &["lo"]
+    } else {
+        &[]
+    };
+    l.b.op(opc, mods, &[ty], Ty::U32, vec![Operand::Reg(x), y])
+}
+
+/// `mad.lo.u32 d, x, imm, add`.
+pub fn mad(l: &mut Lowerer, x: Reg, imm: i64, add: Reg) -> Reg {
+    l.b.op(
+        Opc::Mad,
+        &["lo"],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Reg(x), Operand::Imm(imm), Operand::Reg(add)],
+    )
+}
+
+impl FragmentAddrs {
+    /// The addresses of lane `lane` in the warp whose sub-tile starts at
+    /// row `m0`, column `n0`; `base` is the scratch array's address.
+    pub fn new(l: &mut Lowerer, ops: &Operands, base: Reg, lane: Reg, m0: Reg, n0: Reg) -> Self {
+        let lo4 = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(15));
+        let hi = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(4));
+        let eb = ops.kind.bytes();
+        let b = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.b.0));
+        let a = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.a.0));
+        if ops.kind == Kind::F64 {
+            // a0: row m0 + lane / 4, column lane % 4; b0: row lane % 4,
+            // column n0 + lane / 4.
+            let t = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(3));
+            let g = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(2));
+            let row = bin(l, Opc::Add, Ty::U32, m0, Operand::Reg(g));
+            let a = mad(l, row, ops.a.1, a);
+            let a = mad(l, t, eb, a);
+            let col = bin(l, Opc::Add, Ty::U32, n0, Operand::Reg(g));
+            let b = mad(l, t, ops.b.1, b);
+            let b = mad(l, col, eb, b);
+            return FragmentAddrs { a, b };
+        }
+        // A (ldmatrix x4): row m0 + lane % 16, 16-byte column lane / 16.
+        let row = bin(l, Opc::Add, Ty::U32, m0, Operand::Reg(lo4));
+        let a = mad(l, row, ops.a.1, a);
+        let a = mad(l, hi, 16, a);
+        let b = match ops.kind {
+            Kind::F64 => b,
+            Kind::Half => {
+                // ldmatrix .trans: row k = lane % 16, columns n0 + 8 (lane / 16).
+                let b = mad(l, lo4, ops.b.1, b);
+                let b = mad(l, hi, 16, b);
+                mad(l, n0, eb, b)
+            }
+            Kind::Tf32 => {
+                // b0: row k = lane % 4, column n0 + lane / 4.
+                let k = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(3));
+                let g = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(2));
+                let n = bin(l, Opc::Add, Ty::U32, n0, Operand::Reg(g));
+                let b = mad(l, k, ops.b.1, b);
+                mad(l, n, eb, b)
+            }
+            Kind::Byte if ops.b_natural => {
+                // b0 bytes j: row k = 4 (lane % 4) + j, column n0 + lane / 4.
+                let k = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(3));
+                let g = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(2));
+                let n = bin(l, Opc::Add, Ty::U32, n0, Operand::Reg(g));
+                let b = mad(l, k, 4 * ops.b.1, b);
+                bin(l, Opc::Add, Ty::U32, b, Operand::Reg(n))
+            }
+            Kind::Byte => {
+                // ldmatrix on B^T: row n0 + lane % 8 + 8 (lane / 16),
+                // 16-byte column (lane / 8) % 2.
+                let r = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(7));
+                let r = mad(l, hi, 8, r);
+                let r = bin(l, Opc::Add, Ty::U32, r, Operand::Reg(n0));
+                let c = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(3));
+                let c = bin(l, Opc::And, Ty::B32, c, Operand::Imm(1));
+                let b = mad(l, r, ops.b.1, b);
+                mad(l, c, 16, b)
+            }
+        };
+        FragmentAddrs { a, b }
+    }
+
+    /// The same addresses moved by `off` bytes (another pipeline stage).
+    pub fn offset(&self, l: &mut Lowerer, off: Reg) -> FragmentAddrs {
+        FragmentAddrs {
+            a: bin(l, Opc::Add, Ty::U32, self.a, Operand::Reg(off)),
+            b: bin(l, Opc::Add, Ty::U32, self.b, Operand::Reg(off)),
+        }
+    }
+
+    /// The A fragment (4 registers) of m16 tile `mt`, K step `kt`, batch `bt`.
+    pub fn load_a(&self, l: &mut Lowerer, ops: &Operands, bt: i64, mt: i64, kt: i64) -> Vec<Reg> {
+        let k = ops.kind;
+        let off = bt * ops.a.2 + mt * k.m() * ops.a.1 + kt * k.k() * k.bytes();
+        if k == Kind::F64 {
+            return vec![ld_shared(l, self.a, off, Ty::B64)];
+        }
+        ldmatrix(l, self.a, off, 4, false)
+    }
+
+    /// The B fragments (2 registers each) of the `nt_n` n8 tiles at K step
+    /// `kt`, batch `bt`.
+    pub fn load_b(
+        &self,
+        l: &mut Lowerer,
+        ops: &Operands,
+        bt: i64,
+        nt_n: i64,
+        kt: i64,
+    ) -> Vec<Vec<Reg>> {
+        let k = ops.kind;
+        let (_, stride, bstride) = ops.b;
+        let mut out = Vec::new();
+        match k {
+            Kind::F64 => {
+                for nt in 0..nt_n {
+                    let off = bt * bstride + kt * 4 * stride + nt * 8 * 8;
+                    out.push(vec![ld_shared(l, self.b, off, Ty::B64)]);
+                }
+            }
+            Kind::Tf32 => {
+                for nt in 0..nt_n {
+                    let off = bt * bstride + kt * 8 * stride + nt * 8 * 4;
+                    let r0 = ld_shared(l, self.b, off, Ty::B32);
+                    let r1 = ld_shared(l, self.b, off + 4 * stride, Ty::B32);
+                    out.push(vec![r0, r1]);
+                }
+            }
+            Kind::Byte if ops.b_natural => {
+                for nt in 0..nt_n {
+                    let frag = (0..2)
+                        .map(|r| {
+                            let off = bt * bstride + (kt * 32 + 16 * r) * stride + nt * 8;
+                            let x: Vec<Reg> = (0..4)
+                                .map(|j| ld_shared_u8(l, self.b, off + j * stride))
+                                .collect();
+                            let lo = prmt(l, x[0], x[1], 0x0040);
+                            let hi = prmt(l, x[2], x[3], 0x0040);
+                            prmt(l, lo, hi, 0x5410)
+                        })
+                        .collect();
+                    out.push(frag);
+                }
+            }
+            Kind::Half | Kind::Byte => {
+                let trans = k == Kind::Half;
+                let mut nt = 0;
+                while nt < nt_n {
+                    let two = nt + 1 < nt_n;
+                    let off = bt * bstride
+                        + if trans {
+                            kt * 16 * stride + nt * 8 * 2
+                        } else {
+                            nt * 8 * stride + kt * 32
+                        };
+                    let r = ldmatrix(l, self.b, off, if two { 4 } else { 2 }, trans);
+                    out.push(r[..2].to_vec());
+                    if two {
+                        out.push(r[2..].to_vec());
+                    }
+                    nt += 2;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16`.
+fn ldmatrix(l: &mut Lowerer, addr: Reg, off: i64, count: usize, trans: bool) -> Vec<Reg> {
+    let d: Vec<Reg> = (0..count).map(|_| l.b.reg(RegClass::B32)).collect();
+    let num = if count == 4 { "x4" } else { "x2" };
+    let mods: &[&'static str] = if trans {
+        &["sync", "aligned", "m8n8", num, "trans", "shared"]
+    } else {
+        &["sync", "aligned", "m8n8", num, "shared"]
+    };
+    l.b.push(Inst::new(
+        Opc::Ldmatrix,
+        mods,
+        &[Ty::B16],
+        vec![Operand::Vec(d.clone())],
+        vec![Operand::Addr(addr, off)],
+    ));
+    d
+}
+
+/// `ld.shared.u8` into a 32-bit register.
+fn ld_shared_u8(l: &mut Lowerer, addr: Reg, off: i64) -> Reg {
+    let d = l.b.reg(RegClass::B32);
+    l.b.push(Inst::new(
+        Opc::Ld,
+        &["shared"],
+        &[Ty::U8],
+        vec![Operand::Reg(d)],
+        vec![Operand::Addr(addr, off)],
+    ));
+    d
+}
+
+/// `prmt.b32 d, a, b, sel`.
+fn prmt(l: &mut Lowerer, a: Reg, b: Reg, sel: i64) -> Reg {
+    l.b.op(
+        Opc::Prmt,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(sel)],
+    )
+}
+
+/// `ld.shared.b32` or `.b64`.
+fn ld_shared(l: &mut Lowerer, addr: Reg, off: i64, ty: Ty) -> Reg {
+    let d = l.b.reg_for(ty);
+    l.b.push(Inst::new(
+        Opc::Ld,
+        &["shared"],
+        &[ty],
+        vec![Operand::Reg(d)],
+        vec![Operand::Addr(addr, off)],
+    ));
+    d
+}
