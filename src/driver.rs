@@ -54,7 +54,11 @@ fn run(
     }
     let module = bytecode::read(bytecode)?;
     verify::verify(&module).map_err(Error::Verify)?;
-    let (ptx_module, notes) = lower::lower_module(&module, options)?;
+    let lowering = Options {
+        unlimited_smem: gates.unlimited_smem,
+        ..options.clone()
+    };
+    let (ptx_module, notes) = lower::lower_module(&module, &lowering)?;
     for d in &notes {
         sink(d);
     }

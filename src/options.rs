@@ -202,6 +202,9 @@ pub struct Options {
     /// Where the output will be written, when it goes to a file; the debug
     /// dump environment variables write their files next to it.
     pub output_path: Option<PathBuf>,
+    /// No shared-memory cap for the lowering (`TILE_AS_DEBUG_UNLIMITED_SMEM`:
+    /// code may then need more than the GPU has).
+    pub unlimited_smem: bool,
 }
 
 impl Default for Options {
@@ -228,6 +231,7 @@ impl Default for Options {
             nvdisasm: None,
             tool_timeout: None,
             output_path: None,
+            unlimited_smem: false,
         }
     }
 }

@@ -524,6 +524,7 @@ unsafe fn options_from_config(c: &tileirasConfig) -> Result<Options, String> {
         nvdisasm: text(c.nvdisasm_path, "nvdisasm_path")?.map(Into::into),
         tool_timeout: (c.tool_timeout_ms != 0).then(|| Duration::from_millis(c.tool_timeout_ms)),
         output_path: None,
+        unlimited_smem: false,
     };
     options.validate()?;
     Ok(options)

@@ -342,7 +342,10 @@ pub fn lower_entry<'m>(
             message: "entry without a body".into(),
             location: m.location(entry),
         })?;
-    let target = Target::new(options.gpu);
+    let target = Target {
+        unlimited_smem: options.unlimited_smem,
+        ..Target::new(options.gpu)
+    };
     let warps = super::ops::mma::entry_warps(m, &block.ops, target, target.elementwise_warps());
     let facts = analyze(m, &block.ops);
     let layouts = assign(m, &block.ops, &facts, target, warps);

@@ -6,12 +6,31 @@ use crate::options::Gpu;
 pub struct Target {
     /// The GPU.
     pub gpu: Gpu,
+    /// Whether the shared-memory cap is lifted (`TILE_AS_DEBUG_UNLIMITED_SMEM`).
+    pub unlimited_smem: bool,
 }
 
 impl Target {
     /// Facts for `gpu`.
     pub fn new(gpu: Gpu) -> Target {
-        Target { gpu }
+        Target {
+            gpu,
+            unlimited_smem: false,
+        }
+    }
+
+    /// The most shared memory one tile block may use, in bytes: what a CTA
+    /// of the GPU can have (sm_80/sm_87 163 KiB, sm_86/sm_88/sm_89/sm_12x 99 KiB,
+    /// sm_90/sm_10x/sm_110 227 KiB, NVIDIA's cap), unless the cap is lifted.
+    pub fn max_shared_bytes(self) -> i64 {
+        if self.unlimited_smem {
+            return i64::from(i32::MAX);
+        }
+        match self.gpu.capability() {
+            80 | 87 => 163 * 1024,
+            86 | 88 | 89 | 120 | 121 => 99 * 1024,
+            _ => 227 * 1024,
+        }
     }
 
     /// Warps per tile block for elementwise and shape kernels (one
@@ -34,5 +53,23 @@ impl Target {
     /// Widest global access in bytes (128-bit vector loads and stores).
     pub fn max_access_bytes(self) -> u32 {
         16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_memory_caps_follow_the_gpu() {
+        assert_eq!(Target::new(Gpu::Sm80).max_shared_bytes(), 166_912);
+        assert_eq!(Target::new(Gpu::Sm86).max_shared_bytes(), 101_376);
+        assert_eq!(Target::new(Gpu::Sm90).max_shared_bytes(), 232_448);
+        assert_eq!(Target::new(Gpu::Sm120).max_shared_bytes(), 101_376);
+        let unlimited = Target {
+            unlimited_smem: true,
+            ..Target::new(Gpu::Sm86)
+        };
+        assert!(unlimited.max_shared_bytes() > 1 << 30);
     }
 }

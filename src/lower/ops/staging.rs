@@ -12,8 +12,9 @@ use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
-/// The most shared memory a tile block may use (sm_90's 227 KiB; ptxas
-/// runs with `--enable-extended-smem=true` as NVIDIA's tileiras does).
+/// sm_90's shared memory per tile block, 227 KiB (ptxas runs with
+/// `--enable-extended-smem=true` as NVIDIA's tileiras does); other targets'
+/// caps are [`crate::lower::target::Target::max_shared_bytes`].
 pub const MAX_SHARED_BYTES: i64 = 227 * 1024;
 
 /// The PTX type moving one slot of `bytes`.
@@ -73,7 +74,7 @@ pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerErr
         what: "a tile too large for shared memory".into(),
         location: None,
     })?;
-    if end > MAX_SHARED_BYTES {
+    if end > l.target.max_shared_bytes() {
         return Err(LowerError::Unsupported {
             what: "a tile too large for shared memory".into(),
             location: None,
