@@ -60,19 +60,23 @@ fn values(seed: u64, n: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Random f64s: uniform on [-1, 1], [-20, 20] and [-760, 760], and with
-/// random exponents over the whole range (subnormals included).
+/// Random f64s: uniform on [-1, 1], [-20, 20] and [-760, 760], with
+/// random exponents over the whole range (subnormals included), scaled by
+/// up to 2^50 (for the trigonometric reduction), and near 1.
 fn random(seed: u64, n: usize) -> Vec<f64> {
     values(seed, n)
         .iter()
         .enumerate()
         .map(|(i, &v)| {
             let u = (v >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-            match i % 4 {
+            let p2 = |e: u64| f64::from_bits((1023 + e) << 52);
+            match i % 6 {
                 0 => u,
                 1 => u * 20.0,
                 2 => u * 760.0,
-                _ => f64::from_bits(v & !(0x7ffu64 << 52) | (((v >> 20) % 2046 + 1) << 52)),
+                3 => f64::from_bits(v & !(0x7ffu64 << 52) | (((v >> 20) % 2046 + 1) << 52)),
+                4 => u * p2(v % 50),
+                _ => 1.0 + u / p2(v % 45),
             }
         })
         .collect()
@@ -170,7 +174,7 @@ fn check(what: &str, x: &[f64], got: &[f64], want: impl Fn(f64) -> Option<f64>, 
 #[test]
 fn unary_f64_functions_are_within_two_ulps() {
     let mut x = SPECIAL.to_vec();
-    x.extend(random(7, 16 * N - SPECIAL.len()));
+    x.extend(random(7, 96 * N - SPECIAL.len()));
     let rows = launch("math_f64_unary", &[&x], 10);
     // Trigonometric reduction is accurate for |x| < 2^50.
     let trig = |f: fn(f64) -> f64| move |x: f64| (x.abs() < 1e15).then(|| f(x));
@@ -235,10 +239,15 @@ fn pairs(seed: u64, n: usize) -> (Vec<f64>, Vec<f64>) {
 
 #[test]
 fn binary_f64_functions_match_c() {
-    let (mut x, y) = pairs(11, 16 * N);
-    // Bases near 1 with large exponents stress pow's extra precision.
+    let (mut x, mut y) = pairs(11, 96 * N);
+    // Bases near 1 with exponents putting y log(x) anywhere in [-740, 740]
+    // stress pow's extra precision.
+    let v = values(13, x.len());
     for i in (200..x.len()).step_by(5) {
-        x[i] = 1.0 + (y[i] * 1e-6).sin() * 1e-3;
+        let u = (v[i] >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        x[i] = 1.0 + u / f64::from_bits((1023 + v[i] % 40) << 52);
+        y[i] = (v[i] % 1480) as f64 / 2.0 - 740.0 + u;
+        y[i] /= x[i].ln();
     }
     let rows = launch("math_f64_binary", &[&x, &y], 5);
     let ulp2 = |what, got: &[f64], f: fn(f64, f64) -> f64, tol| {
@@ -319,5 +328,28 @@ fn f64_to_bf16_rounds_once() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn exp2_and_log2_are_exact_on_powers_of_two() {
+    let k: Vec<i32> = (-1074..-1074 + 17 * N as i32).collect();
+    let x: Vec<f64> = k.iter().map(|&k| f64::from(k)).collect();
+    let rows = launch("math_f64_unary", &[&x], 10);
+    let p2: Vec<f64> = k
+        .iter()
+        .map(|&k| match k {
+            1024.. => f64::INFINITY,
+            -1022.. => f64::from_bits(((k + 1023) as u64) << 52),
+            _ => f64::from_bits(1 << (k + 1074)),
+        })
+        .collect();
+    for i in 0..x.len() {
+        assert_eq!(rows[0][i], p2[i], "exp2({})", x[i]);
+    }
+    let rows = launch("math_f64_unary", &[&p2], 10);
+    for i in 0..x.len() {
+        let want = if k[i] > 1023 { f64::INFINITY } else { x[i] };
+        assert_eq!(rows[3][i], want, "log2(2^{})", k[i]);
     }
 }
