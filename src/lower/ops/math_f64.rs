@@ -1,7 +1,8 @@
 //! Accurate f64 sequences for the transcendental functions, from FMA range
 //! reductions, Taylor polynomials and double-double corrections (PTX has
 //! no f64 `ex2`/`lg2`/`sin` approximations). `sin`/`cos`/`tan` reduce by
-//! pi/2 in three parts (Cody-Waite), accurate for `|x| < 2^50`.
+//! pi/2 in three parts (Cody-Waite) for `|x| < 2^50` and by Payne-Hanek
+//! beyond.
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
@@ -356,6 +357,34 @@ fn reduce_pi2(l: &mut Lowerer, x: Reg) -> (Reg, Reg, Reg) {
         l.b.op(Opc::Cvt, &["rzi"], &[Ty::S64, Ty::F64], Ty::S64, vec![r(n)]);
     let q =
         l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U64], Ty::U32, vec![r(q)]);
+    // Payne-Hanek for finite |x| >= 2^50, on |x| with the sign put back.
+    let ax = abs(l, x);
+    let (sh, sl, sq) = super::math_f64_reduce::payne_hanek(l, ax);
+    let xneg = setp(l, "lt", r(x), k(0.0));
+    let nsh = neg(l, sh);
+    let sh = sel(l, r(nsh), r(sh), xneg);
+    let nsl = neg(l, sl);
+    let sl = sel(l, r(nsl), r(sl), xneg);
+    let nsq = l.b.op(Opc::Neg, &[], &[Ty::S32], Ty::S32, vec![r(sq)]);
+    let sq = l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(nsq), r(sq), r(xneg)],
+    );
+    let huge = setp(l, "ge", r(ax), k(1_125_899_906_842_624.0));
+    let finite = setp(l, "lt", r(ax), k(f64::INFINITY));
+    let huge = pred(l, Opc::And, huge, finite);
+    let rh = sel(l, r(sh), r(rh), huge);
+    let rl = sel(l, r(sl), r(rl), huge);
+    let q = l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(sq), r(q), r(huge)],
+    );
     (rh, rl, q)
 }
 

@@ -9,6 +9,7 @@ pub mod int8;
 pub mod math;
 pub mod math_f32;
 pub mod math_f64;
+pub mod math_f64_reduce;
 pub mod memory;
 pub mod mma;
 pub mod mma_fma;
