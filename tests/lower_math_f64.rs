@@ -14,12 +14,15 @@ use tileiras::options::{Gpu, Options};
 
 const N: usize = 128;
 
-/// The sm_90 PTX of `name`, after checking ptxas accepts it for sm_80 and
-/// sm_90.
+/// The sm_90 PTX of `name`, after checking the verifier accepts the module
+/// and ptxas accepts its PTX for sm_80 and sm_90.
 fn ptx(name: &str) -> String {
     let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
+    if let Err(e) = tileiras::verify::verify(&m) {
+        panic!("{name} is not valid TileIR: {e:?}");
+    }
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut last = String::new();
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
@@ -322,7 +325,7 @@ fn f64_to_bf16_rounds_once() {
     let mut dev = Device::new();
     for b in 0..x.len() / N {
         let px = dev.alloc_from(&bytes::from_f64(&x[b * N..(b + 1) * N]));
-        let o = dev.alloc(2 * N * 4);
+        let o = dev.alloc(2 * N * 2);
         dev.launch_grid(
             &m,
             name,
@@ -331,7 +334,7 @@ fn f64_to_bf16_rounds_once() {
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
         let got = bytes::to_u16(&dev.read(o));
-        for (k, mode) in [Rnd::Rn, Rnd::Rz, Rnd::Rm, Rnd::Rp].into_iter().enumerate() {
+        for (k, mode) in [Rnd::Rn, Rnd::Rz].into_iter().enumerate() {
             for i in 0..N {
                 let v = x[b * N + i];
                 let g = got[k * N + i];

@@ -208,8 +208,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 
 /// f64 to bf16 with one rounding: round to nearest goes through f32
 /// rounded to odd (truncated, its last bit set when inexact), which has
-/// enough extra bits that the second rounding is exact; the directed modes
-/// compose without help.
+/// enough extra bits that the second rounding is exact; round to zero
+/// composes without help.
 fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
     let reg = Operand::Reg;
     if rnd != "rn" {
