@@ -4,7 +4,7 @@
 //! pi/2 in three parts (Cody-Waite) for `|x| < 2^50` and by Payne-Hanek
 //! beyond.
 use crate::lower::kernel::Lowerer;
-use crate::ptx::{Opc, Operand, Reg, Ty};
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 fn k(x: f64) -> Operand {
     Operand::F64(x.to_bits())
@@ -357,35 +357,31 @@ fn reduce_pi2(l: &mut Lowerer, x: Reg) -> (Reg, Reg, Reg) {
         l.b.op(Opc::Cvt, &["rzi"], &[Ty::S64, Ty::F64], Ty::S64, vec![r(n)]);
     let q =
         l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U64], Ty::U32, vec![r(q)]);
-    // Payne-Hanek for finite |x| >= 2^50, on |x| with the sign put back.
+    // Payne-Hanek for finite |x| >= 2^50 (a branch: it is long), on |x|
+    // with the sign put back.
     let ax = abs(l, x);
-    let (sh, sl, sq) = super::math_f64_reduce::payne_hanek(l, ax);
-    let xneg = setp(l, "lt", r(x), k(0.0));
-    let nsh = neg(l, sh);
-    let sh = sel(l, r(nsh), r(sh), xneg);
-    let nsl = neg(l, sl);
-    let sl = sel(l, r(nsl), r(sl), xneg);
-    let nsq = l.b.op(Opc::Neg, &[], &[Ty::S32], Ty::S32, vec![r(sq)]);
-    let sq = l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![r(nsq), r(sq), r(xneg)],
-    );
     let huge = setp(l, "ge", r(ax), k(1_125_899_906_842_624.0));
     let finite = setp(l, "lt", r(ax), k(f64::INFINITY));
     let huge = pred(l, Opc::And, huge, finite);
-    let rh = sel(l, r(sh), r(rh), huge);
-    let rl = sel(l, r(sl), r(rl), huge);
-    let q = l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![r(sq), r(q), r(huge)],
+    let (vh, vl, vq) = (
+        l.b.reg(RegClass::B64),
+        l.b.reg(RegClass::B64),
+        l.b.reg(RegClass::B32),
     );
-    (rh, rl, q)
+    l.b.copy(vh, rh);
+    l.b.copy(vl, rl);
+    l.b.copy(vq, q);
+    l.b.begin_if(huge, true);
+    let (sh, sl, sq) = super::math_f64_reduce::payne_hanek(l, ax);
+    let xneg = setp(l, "lt", r(x), k(0.0));
+    let nsh = neg(l, sh);
+    l.b.op_into(vh, Opc::Selp, &[], &[Ty::F64], vec![r(nsh), r(sh), r(xneg)]);
+    let nsl = neg(l, sl);
+    l.b.op_into(vl, Opc::Selp, &[], &[Ty::F64], vec![r(nsl), r(sl), r(xneg)]);
+    let nsq = l.b.op(Opc::Neg, &[], &[Ty::S32], Ty::S32, vec![r(sq)]);
+    l.b.op_into(vq, Opc::Selp, &[], &[Ty::B32], vec![r(nsq), r(sq), r(xneg)]);
+    l.b.end_if();
+    (vh, vl, vq)
 }
 
 /// `sin(rh + rl)` for `|rh| <= pi/4`.
@@ -678,7 +674,7 @@ pub fn fmod(l: &mut Lowerer, a: Reg, b: Reg) -> Reg {
     let rem0 = sel(l, k(0.0), r(aa), bad);
     let ub = sel(l, k(f64::INFINITY), r(ab), bad);
     let eb = ilogb(l, ub);
-    let rem = l.b.reg(crate::ptx::RegClass::B64);
+    let rem = l.b.reg(RegClass::B64);
     l.b.copy(rem, rem0);
     l.b.begin_loop();
     let more = setp(l, "ge", r(rem), r(ub));
