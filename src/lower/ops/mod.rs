@@ -10,6 +10,7 @@ pub mod math;
 pub mod math_f32;
 pub mod math_f64;
 pub mod math_f64_reduce;
+pub mod math_f64_trig;
 pub mod memory;
 pub mod mma;
 pub mod mma_fma;
