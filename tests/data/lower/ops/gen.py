@@ -1,8 +1,10 @@
 # Writes runnable kernels for TileIR ops and attributes the cuTile corpus
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
-# loads and stores), with cuTile's own bytecode encoders. Run with the cuTile
-# Python environment:  .tools/venv/bin/python tests/data/lower/ops/gen.py
-# tests/lower_ops.rs compiles each one and runs it in the PTX emulator.
+# loads and stores, f64 math functions, f64 to bf16), with cuTile's own
+# bytecode encoders. Run with the cuTile Python environment:
+#   .tools/venv/bin/python tests/data/lower/ops/gen.py
+# tests/lower_ops.rs and tests/lower_math_f64.rs compile each one and run it
+# in the PTX emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
