@@ -213,10 +213,20 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Opc::Min
             };
             let nan = op.has_flag("propagate_nan");
-            if fty == Ty::F64 && nan {
-                return Err(l.unsupported_feature(id, "propagate_nan on f64"));
-            }
             elementwise(l, id, &ops, |l, r| {
+                if fty == Ty::F64 && nan {
+                    // No max.NaN for f64: the plain result, or the NaN.
+                    let m = l.b.op(opc, &[], &[fty], fty, regs(r));
+                    let either = l.b.op(Opc::Setp, &["nan"], &[fty], Ty::Pred, regs(r));
+                    let q = l.b.op(Opc::Add, &["rn"], &[fty], fty, regs(r));
+                    return Ok(l.b.op(
+                        Opc::Selp,
+                        &[],
+                        &[fty],
+                        fty,
+                        vec![Operand::Reg(q), Operand::Reg(m), Operand::Reg(either)],
+                    ));
+                }
                 let mut mods = Vec::new();
                 if ftz && fty != Ty::F64 {
                     mods.push("ftz");

@@ -5,7 +5,7 @@ use crate::ir::{OpId, Opcode, Scalar};
 use crate::lower::kernel::Lowerer;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
-use crate::ptx::{Opc, Operand, Ty};
+use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use super::arith::{enum_attr, float_ty, int_ty, rounding, to_f32};
 use super::elementwise;
@@ -112,7 +112,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     return Ok(l.b.op(Opc::Cvt, &[], &[tt, wt], tt, vec![Operand::Reg(w)]));
                 }
                 if ft == Ty::F64 && tt == Ty::BF16 {
-                    return Err(l.unsupported_feature(id, "f64 to bf16"));
+                    return Ok(f64_to_bf16(l, r[0], rnd));
                 }
                 Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
             })
@@ -210,5 +210,56 @@ pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
             Operand::Reg(rounded),
             Operand::Reg(special),
         ],
+    )
+}
+
+/// f64 to bf16 with one rounding: round to nearest goes through f32
+/// rounded to odd (truncated, its last bit set when inexact), which has
+/// enough extra bits that the second rounding is exact; round to zero
+/// composes without help.
+fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
+    let reg = Operand::Reg;
+    if rnd != "rn" {
+        let n =
+            l.b.op(Opc::Cvt, &[rnd], &[Ty::F32, Ty::F64], Ty::F32, vec![reg(x)]);
+        return l.b.op(
+            Opc::Cvt,
+            &[rnd],
+            &[Ty::BF16, Ty::F32],
+            Ty::BF16,
+            vec![reg(n)],
+        );
+    }
+    let t = l.b.op(
+        Opc::Cvt,
+        &["rz"],
+        &[Ty::F32, Ty::F64],
+        Ty::F32,
+        vec![reg(x)],
+    );
+    let back =
+        l.b.op(Opc::Cvt, &[], &[Ty::F64, Ty::F32], Ty::F64, vec![reg(t)]);
+    let inexact = l.b.op(
+        Opc::Setp,
+        &["neu"],
+        &[Ty::F64],
+        Ty::Pred,
+        vec![reg(back), reg(x)],
+    );
+    let bit = l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
+    );
+    let odd =
+        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)]);
+    l.b.op(
+        Opc::Cvt,
+        &["rn"],
+        &[Ty::BF16, Ty::F32],
+        Ty::BF16,
+        vec![reg(odd)],
     )
 }

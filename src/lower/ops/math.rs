@@ -8,6 +8,8 @@ use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 use super::arith::{enum_attr, float_ty, from_f32, rounding, to_f32};
 use super::elementwise;
 use super::math_f32;
+use super::math_f64;
+use super::math_f64_trig;
 
 /// Lowers the math family (other ops are reported unsupported).
 pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
@@ -143,6 +145,45 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                     math_f32::atan2(l, a, b)
                 };
                 Ok(from_f32(l, s, d, "rn"))
+            })
+        }
+        Opcode::Exp2
+        | Opcode::Exp
+        | Opcode::Log
+        | Opcode::Log2
+        | Opcode::Sin
+        | Opcode::Cos
+        | Opcode::Tan
+        | Opcode::SinH
+        | Opcode::CosH
+        | Opcode::TanH
+            if wide == Ty::F64 =>
+        {
+            let opcode = op.opcode;
+            elementwise(l, id, &ops, |l, r| {
+                let x = r[0];
+                Ok(match opcode {
+                    Opcode::Exp2 => math_f64::exp2(l, x),
+                    Opcode::Exp => math_f64::exp(l, x),
+                    Opcode::Log => math_f64::log(l, x, false),
+                    Opcode::Log2 => math_f64::log(l, x, true),
+                    Opcode::Sin => math_f64_trig::sin_cos(l, x, false),
+                    Opcode::Cos => math_f64_trig::sin_cos(l, x, true),
+                    Opcode::Tan => math_f64_trig::tan(l, x),
+                    Opcode::SinH => math_f64::sinh_cosh(l, x, false),
+                    Opcode::CosH => math_f64::sinh_cosh(l, x, true),
+                    _ => math_f64::tanh(l, x),
+                })
+            })
+        }
+        Opcode::FPowF | Opcode::Atan2 | Opcode::RemF if wide == Ty::F64 => {
+            let opcode = op.opcode;
+            elementwise(l, id, &ops, |l, r| {
+                Ok(match opcode {
+                    Opcode::FPowF => math_f64::pow(l, r[0], r[1]),
+                    Opcode::Atan2 => math_f64_trig::atan2(l, r[0], r[1]),
+                    _ => math_f64::fmod(l, r[0], r[1]),
+                })
             })
         }
         Opcode::FPowI => {

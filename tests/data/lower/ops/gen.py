@@ -1,8 +1,10 @@
 # Writes runnable kernels for TileIR ops and attributes the cuTile corpus
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
-# loads and stores), with cuTile's own bytecode encoders. Run with the cuTile
-# Python environment:  .tools/venv/bin/python tests/data/lower/ops/gen.py
-# tests/lower_ops.rs compiles each one and runs it in the PTX emulator.
+# loads and stores, f64 math functions, f64 to bf16), with cuTile's own
+# bytecode encoders. Run with the cuTile Python environment:
+#   .tools/venv/bin/python tests/data/lower/ops/gen.py
+# tests/lower_ops.rs and tests/lower_math_f64.rs compile each one and run it
+# in the PTX emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
@@ -42,6 +44,8 @@ def i64(tt): return tt.I64
 def i16(tt): return tt.simple(SimpleType.I16)
 def f32(tt): return tt.simple(SimpleType.F32)
 def f16(tt): return tt.simple(SimpleType.F16)
+def f64(tt): return tt.simple(SimpleType.F64)
+def bf16(tt): return tt.simple(SimpleType.BF16)
 
 
 def ptrs(cb, tt, base, elem, n=N):
@@ -197,6 +201,73 @@ def alloca(name, is_global):
 
 alloca("alloca_i32", False)
 alloca("alloca_global_i32", True)
+def store_rows(cb, tt, base, elem, results):
+    """out[k*N + i] = results[k][i]."""
+    P = tt.pointer(elem, PtrAttr.Missing)
+    for k, r in enumerate(results):
+        off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (k * N).to_bytes(4, "little"))
+        store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), base, off), elem), r)
+
+
+def math_f64_unary():
+    """out[k*N + i] = f_k(x[i]) for the f64 functions listed in tests/lower_math_f64.rs."""
+    RM = E.RoundingMode
+
+    def body(cb, tt, p):
+        e = f64(tt)
+        T = tt.tile(e, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        results = [
+            E.encode_Exp2Op(cb, T, x, False),
+            E.encode_ExpOp(cb, T, x, RM.FULL),
+            E.encode_LogOp(cb, T, x),
+            E.encode_Log2Op(cb, T, x),
+            E.encode_SinOp(cb, T, x),
+            E.encode_CosOp(cb, T, x),
+            E.encode_TanOp(cb, T, x),
+            E.encode_SinHOp(cb, T, x),
+            E.encode_CosHOp(cb, T, x),
+            E.encode_TanHOp(cb, T, x, RM.FULL),
+        ]
+        store_rows(cb, tt, p[1], e, results)
+    kernel("math_f64_unary", BytecodeVersion.V_13_3, [ptr(f64)] * 2, body)
+
+
+def math_f64_binary():
+    """out[k*N + i] = pow, atan2, remf, maxf and minf (propagating NaN) of x[i], y[i]."""
+    def body(cb, tt, p):
+        e = f64(tt)
+        T = tt.tile(e, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        y = load(cb, tt, ptrs(cb, tt, p[1], e), e)
+        results = [
+            E.encode_FPowFOp(cb, T, x, y),
+            E.encode_Atan2Op(cb, T, x, y),
+            E.encode_RemFOp(cb, T, x, y),
+            E.encode_MaxFOp(cb, T, x, y, True, False),
+            E.encode_MinFOp(cb, T, x, y, True, False),
+        ]
+        store_rows(cb, tt, p[2], e, results)
+    kernel("math_f64_binary", BytecodeVersion.V_13_3, [ptr(f64)] * 3, body)
+
+
+def ftof_f64_bf16():
+    """out[k*N + i] = x[i] as bf16, rounded to nearest and to zero (the modes
+    the spec allows for narrowing)."""
+    RM = E.RoundingMode
+
+    def body(cb, tt, p):
+        e, b = f64(tt), bf16(tt)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        T = tt.tile(b, [N])
+        modes = [RM.NEAREST_EVEN, RM.ZERO]
+        store_rows(cb, tt, p[1], b, [E.encode_FToFOp(cb, T, x, m) for m in modes])
+    kernel("ftof_f64_bf16", BytecodeVersion.V_13_3, [ptr(f64), ptr(bf16)], body)
+
+
+math_f64_unary()
+math_f64_binary()
+ftof_f64_bf16()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
