@@ -50,7 +50,7 @@ impl El {
             El::Tf32 => {
                 // Low 13 bits set: the hardware ignores them.
                 let x = small as f32 * 0.375;
-                (x.to_bits() | 0x1fff * u32::from(small != 0), f64::from(x))
+                (x.to_bits() | (0x1fff * u32::from(small != 0)), f64::from(x))
             }
             El::S8 => ((small * 17) as i8 as u8 as u32, (small * 17) as f64),
             El::U8 => {
