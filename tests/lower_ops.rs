@@ -444,3 +444,28 @@ fn alloca_memory_is_shared_by_the_tile_block_and_ordered_by_tokens() {
         }
     }
 }
+
+#[test]
+fn large_constants_load_from_a_table() {
+    let mut dev = Device::new();
+    let x: Vec<i32> = values(17, N).iter().map(|&v| v as i32 >> 8).collect();
+    let px = dev.alloc_from(&bytes::from_i32(&x));
+    let (o, mask) = (dev.alloc(4 * N), dev.alloc(4 * N));
+    let text = run(
+        "constant_table_i32",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(o.addr()),
+            Param::U64(mask.addr()),
+        ],
+    );
+    assert!(text.contains("ld.global.nc.b32"), "{text}");
+    let (got, m) = (bytes::to_i32(&dev.read(o)), bytes::to_i32(&dev.read(mask)));
+    for i in 0..N {
+        let k = i as i32;
+        assert_eq!(got[i], x[i].wrapping_add(3 * k * k - 7), "{i}");
+        // i1 constants are packed bits: element i is bit i % 8 of byte i / 8.
+        assert_eq!(m[i], i32::from((x[i] < 0) ^ (i % 3 == 0)), "mask {i}");
+    }
+}

@@ -136,8 +136,15 @@ pub fn lower_module(
     if uses_heap {
         out.items.push(crate::ptx::Item::HeapDecl);
     }
-    if entries.iter().any(|e| !e.strings.is_empty()) {
+    let prints = entries.iter().any(|e| {
+        e.body.iter().any(
+            |line| matches!(line, crate::ptx::Line::Inst(i) if i.opc == crate::ptx::Opc::Vprintf),
+        )
+    });
+    if prints {
         out.items.push(crate::ptx::Item::VprintfDecl);
+    }
+    if entries.iter().any(|e| !e.strings.is_empty()) {
         for e in &entries {
             for (name, bytes) in &e.strings {
                 out.items

@@ -63,31 +63,7 @@ pub fn constant_bits(m: &Module, op: &Op) -> Option<Vec<u64>> {
     let Some(Attr::Dense { ty, data }) = op.attr("value") else {
         return None;
     };
-    let (shape, elem) = tile_type(m, *ty)?;
-    let n: i64 = shape.iter().product();
-    let bits = elem.bits();
-    let bytes = (bits as usize).div_ceil(8).max(1);
-    let mut out = Vec::new();
-    if bits == 1 {
-        // i1 constants: one byte per element, or one packed bit when splat.
-        for k in 0..n as usize {
-            out.push(u64::from(
-                data.get(k).or(data.first()).copied().unwrap_or(0) & 1,
-            ));
-        }
-        return Some(out);
-    }
-    let count = data.len() / bytes;
-    for k in 0..n as usize {
-        let i = if count == 1 { 0 } else { k };
-        let chunk = data.get(i * bytes..(i + 1) * bytes)?;
-        let mut v = 0u64;
-        for (j, b) in chunk.iter().enumerate() {
-            v |= u64::from(*b) << (8 * j);
-        }
-        out.push(v);
-    }
-    Some(out)
+    m.dense_elements(*ty, data).map(|(_, bits)| bits)
 }
 
 /// The value of a splat integer constant, sign-extended from its width.

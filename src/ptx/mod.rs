@@ -165,7 +165,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(".global .align 1 .b8 fmt_0[4] = {37, 100, 10, 0};\n"),
+            text.contains(".global .align 16 .b8 fmt_0[4] = {37, 100, 10, 0};\n"),
             "{text}"
         );
     }

@@ -75,11 +75,12 @@ impl<W: Write> Writer<W> {
         )
     }
 
-    /// A module-scope initialized byte array (a format string).
+    /// A module-scope initialized byte array (a format string or a constant
+    /// table), 16-byte aligned so elements of any size load from it.
     pub fn bytes(&mut self, name: &str, bytes: &[u8]) -> fmt::Result {
         write!(
             self.out,
-            ".global .align 1 .b8 {name}[{}] = {{",
+            ".global .align 16 .b8 {name}[{}] = {{",
             bytes.len()
         )?;
         for (k, b) in bytes.iter().enumerate() {

@@ -160,7 +160,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 }
                 regs
             } else {
-                return Err(l.unsupported_feature(id, "a large non-splat value"));
+                table_lookup(l, elem, &bits, &layout)
             };
             l.bind(res, Tile { elem, layout, regs });
             Ok(())
@@ -221,4 +221,69 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Ok(())
         }
     }
+}
+
+/// A constant with many distinct elements: a module-scope table of its
+/// elements in row-major order, each thread loading its own elements by
+/// flat index (`ld.global.nc`).
+fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout) -> Vec<Reg> {
+    let width = (elem.bits() as usize).div_ceil(8);
+    let mut bytes = Vec::with_capacity(bits.len() * width);
+    for b in bits {
+        bytes.extend_from_slice(&b.to_le_bytes()[..width]);
+    }
+    let name = format!("{}{}", l.sym_prefix, l.strings.len());
+    l.strings.push((name.clone(), bytes));
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U64],
+        Ty::U64,
+        vec![Operand::Global(name)],
+    );
+    // i1 elements are bytes in the table.
+    let pred = elem.bits() == 1;
+    let ty = if pred {
+        Ty::B8
+    } else {
+        Ty::from_bits(elem.bits())
+    };
+    let flat = flat_index(l, layout);
+    let mut regs = Vec::with_capacity(flat.len());
+    for idx in flat {
+        let off = l.b.op(
+            Opc::Mul,
+            &["wide"],
+            &[Ty::U32],
+            Ty::U64,
+            vec![Operand::Reg(idx), Operand::Imm(width as i64)],
+        );
+        let addr = l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U64],
+            Ty::U64,
+            vec![Operand::Reg(base), Operand::Reg(off)],
+        );
+        let d = l.b.reg(crate::ptx::RegClass::for_bits(ty.bits().max(16)));
+        l.b.push(crate::ptx::Inst::new(
+            Opc::Ld,
+            &["global", "nc"],
+            &[ty],
+            vec![Operand::Reg(d)],
+            vec![Operand::Addr(addr, 0)],
+        ));
+        regs.push(if pred {
+            l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[Ty::B16],
+                Ty::Pred,
+                vec![Operand::Reg(d), Operand::Imm(0)],
+            )
+        } else {
+            d
+        });
+    }
+    regs
 }

@@ -199,6 +199,29 @@ def alloca(name, is_global):
     kernel(name, BytecodeVersion.V_13_3, [ptr(i32)] * 2, body)
 
 
+def constant_table():
+    """out[i] = x[i] + table[i] for a constant with N distinct i32 elements (3i^2 - 7),
+    and mask[i] = x[i] < 0 xor a constant bool pattern (i % 3 == 0)."""
+    def body(cb, tt, p):
+        e = tt.I32
+        T = tt.tile(e, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        table = E.encode_ConstantOp(cb, T, b"".join((3 * i * i - 7).to_bytes(4, "little", signed=True)
+                                                   for i in range(N)))
+        store(cb, tt, ptrs(cb, tt, p[1], e), E.encode_AddIOp(cb, T, x, table, E.IntegerOverflow.NONE))
+        B = tt.tile(tt.I1, [N])
+        # i1 constants are packed bits, element i at bit i % 8 of byte i / 8.
+        packed = bytes(sum(1 << b for b in range(8) if (8 * k + b) % 3 == 0) for k in range(N // 8))
+        pattern = E.encode_ConstantOp(cb, B, packed)
+        zero = E.encode_ConstantOp(cb, T, (0).to_bytes(4, "little"))
+        neg = E.encode_CmpIOp(cb, B, x, zero, E.ComparisonPredicate.LESS_THAN, E.Signedness.Signed)
+        m = E.encode_XOrIOp(cb, B, neg, pattern)
+        one = E.encode_ConstantOp(cb, T, (1).to_bytes(4, "little"))
+        store(cb, tt, ptrs(cb, tt, p[2], e), E.encode_SelectOp(cb, T, m, one, zero))
+    kernel("constant_table_i32", BytecodeVersion.V_13_3, [ptr(i32)] * 3, body)
+
+
+constant_table()
 alloca("alloca_i32", False)
 alloca("alloca_global_i32", True)
 def store_rows(cb, tt, base, elem, results):
