@@ -89,15 +89,19 @@ fn cluster_and_occupancy_hints_reach_the_header() {
     let k = &KernelInfo::from_module(&ptx)[0];
     assert_eq!(k.min_ctas_per_sm, Some(2));
     assert_eq!((k.cluster, k.blocks_are_clusters), ([1, 1, 1], false));
-    // From sm_90 a tile block of two CTAs is a cluster, which the lowering
-    // does not generate code for yet: status 4 at the entry.
+    // From sm_90 a tile block of two CTAs is a cluster: the directives ask
+    // for it, and the cluster's first CTA does the tile block's work.
     for gpu in [Gpu::Sm90, Gpu::Sm100] {
-        let e = lower_module(&m, &options(gpu)).unwrap_err();
-        assert!(e.is_unsupported(), "{gpu}: {e:?}");
-        assert!(e
-            .diagnostic()
-            .to_string()
-            .starts_with("loc(\"kernels.py\":"));
+        let (ptx, _) = lower_module(&m, &options(gpu)).unwrap();
+        let text = ptx.to_text();
+        assert!(
+            text.contains(".blocksareclusters\n.reqnctapercluster 2, 1, 1\n"),
+            "{gpu}: {text}"
+        );
+        assert!(text.contains("%cluster_ctarank"), "{gpu}: {text}");
+        ptxas_clean(&text, gpu);
+        let k = &KernelInfo::from_module(&ptx)[0];
+        assert_eq!((k.cluster, k.blocks_are_clusters), ([2, 1, 1], true));
     }
 }
 
