@@ -1,8 +1,11 @@
 //! The parallel form of `scan`: each thread scans its registers along the
 //! dimension in order, the lanes scan their totals with `shfl.sync.up`
-//! (`down` when reversed) in log2 steps, and every element takes the
-//! exclusive prefix of the earlier lanes. Layouts it does not handle
-//! (warps along the dimension, mixed bases) return `None` before any code.
+//! (`down` when reversed) in log2 steps, the warps exchange their totals
+//! through shared memory, and every element takes the exclusive prefix of
+//! the earlier lanes and warps. The combiner sees the newer value on the
+//! left, as in the sequential path. Layouts it does not handle (a basis
+//! mixing the dimension with others, positions not ordered registers, then
+//! contiguous lane bits, then warp bits) return `None` before any code.
 use crate::ir::OpId;
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::Elem;
