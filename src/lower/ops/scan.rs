@@ -1,6 +1,7 @@
 //! `scan` (inclusive prefix, optionally reversed) along one dimension:
-//! the operands go to shared memory, one thread per line runs the combiner
-//! along it in order, and every thread reads its elements back.
+//! in registers and warp shuffles where the layout allows (`par`);
+//! otherwise the operands go to shared memory, one thread per line runs the
+//! combiner along it in order, and every thread reads its elements back.
 use crate::ir::{Attr, OpId};
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::Elem;
@@ -8,6 +9,8 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::reduce::combine;
+
+mod par;
 use super::staging::{alloc, barrier, read, write, Buffer, Placement};
 
 fn slot_ty(slot: i64) -> Ty {
@@ -97,6 +100,17 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .iter()
         .map(|&v| l.tile_in(id, v, &layout))
         .collect::<Result<_, _>>()?;
+    if let Some(regs) = par::lower(l, id, &inputs, dim, reverse)? {
+        for ((&r, t), regs) in op.results.iter().zip(&inputs).zip(regs) {
+            let t = Tile {
+                elem: t.elem,
+                layout: layout.clone(),
+                regs,
+            };
+            l.bind(r, t);
+        }
+        return Ok(());
+    }
     let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
     let n = shape[dim];
     let lines: i64 = shape.iter().product::<i64>() / n.max(1);
