@@ -1,7 +1,10 @@
 //! Ops and attributes the cuTile corpus does not exercise, in kernels
 //! written with cuTile's bytecode encoders (`tests/data/lower/ops/gen.py`):
 //! `mulhii`, `fpowi`, `get_tensor_shape`, module `global`s with
-//! `get_global`, and loads and stores with memory orderings and scopes.
+//! `get_global`, loads and stores with memory orderings and scopes, i8
+//! arithmetic, `alloca` with token-ordered accesses, large constant tables
+//! and packed i1 constants, and scans (i64, i16 reversed, and a
+//! non-commutative combiner).
 //! Each is lowered for sm_80 and sm_90, assembled by the real ptxas, and run
 //! in the PTX emulator against values computed here from the spec.
 mod common;
@@ -467,5 +470,58 @@ fn large_constants_load_from_a_table() {
         assert_eq!(got[i], x[i].wrapping_add(3 * k * k - 7), "{i}");
         // i1 constants are packed bits: element i is bit i % 8 of byte i / 8.
         assert_eq!(m[i], i32::from((x[i] < 0) ^ (i % 3 == 0)), "mask {i}");
+    }
+}
+
+#[test]
+fn scans_follow_the_region_argument_order() {
+    const R: usize = 4;
+    const C: usize = 64;
+    let mut dev = Device::new();
+    let v = values(19, 3 * R * C);
+    let x64: Vec<i64> = v[..R * C].iter().map(|&b| (b as i64) >> 20).collect();
+    let x16: Vec<u16> = v[R * C..2 * R * C].iter().map(|&b| b as u16).collect();
+    // Mostly zeros, so "last non-zero" often reaches back.
+    let x32: Vec<i32> = v[2 * R * C..]
+        .iter()
+        .map(|&b| if b % 3 == 0 { (b >> 8) as i32 | 1 } else { 0 })
+        .collect();
+    let (p64, p16, p32) = (
+        dev.alloc_from(&bytes::from_i64(&x64)),
+        dev.alloc_from(&bytes::from_u16(&x16)),
+        dev.alloc_from(&bytes::from_i32(&x32)),
+    );
+    let (o64, o16, o32) = (
+        dev.alloc(8 * R * C),
+        dev.alloc(2 * R * C),
+        dev.alloc(4 * R * C),
+    );
+    run(
+        "scan_i64_i16_i32",
+        &mut dev,
+        &[p64, p16, p32, o64, o16, o32].map(|p| Param::U64(p.addr())),
+    );
+    let (g64, g16, g32) = (
+        bytes::to_i64(&dev.read(o64)),
+        bytes::to_u16(&dev.read(o16)),
+        bytes::to_i32(&dev.read(o32)),
+    );
+    for i in 0..R {
+        for j in 0..C {
+            let at = i * C + j;
+            let sum: i64 = (0..=j).map(|k| x64[i * C + k]).fold(0, i64::wrapping_add);
+            assert_eq!(g64[at], sum, "sum [{i}, {j}]");
+            let max = (j..C)
+                .map(|k| x16[i * C + k] as i16)
+                .max()
+                .unwrap_or(i16::MIN);
+            assert_eq!(g16[at] as i16, max, "reverse max [{i}, {j}]");
+            let last = (0..=i)
+                .rev()
+                .map(|k| x32[k * C + j])
+                .find(|&x| x != 0)
+                .unwrap_or(0);
+            assert_eq!(g32[at], last, "last non-zero [{i}, {j}]");
+        }
     }
 }

@@ -16,6 +16,7 @@ from cuda.tile._bytecode import encodings as E
 from cuda.tile._bytecode.type import SimpleType
 from cuda.tile._bytecode.type_base import PtrAttr
 from cuda.tile._bytecode.debug_info import MISSING_DEBUG_ATTR_ID
+from cuda.tile._bytecode.attribute import Integer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N = 128
@@ -55,8 +56,10 @@ def ptrs(cb, tt, base, elem, n=N):
     return E.encode_OffsetOp(cb, tt.tile(P, [n]), b, E.encode_IotaOp(cb, tt.tile(tt.I32, [n])))
 
 
-def load(cb, tt, p, elem, n=N, order=E.MemoryOrderingSemantics.WEAK, scope=None, token=None):
-    v, _ = E.encode_LoadPtrTkoOp(cb, tt.tile(elem, [n]), tt.Token, p, None, None, token, order, scope, None)
+def load(cb, tt, p, elem, n=N, order=E.MemoryOrderingSemantics.WEAK, scope=None, token=None, shape=None):
+    """Loads through the pointer tile p: n elements, or a tile of `shape`."""
+    shape = shape or [n]
+    v, _ = E.encode_LoadPtrTkoOp(cb, tt.tile(elem, shape), tt.Token, p, None, None, token, order, scope, None)
     return v
 
 
@@ -221,6 +224,52 @@ def constant_table():
     kernel("constant_table_i32", BytecodeVersion.V_13_3, [ptr(i32)] * 3, body)
 
 
+def scans():
+    """On x: [4, 64] tiles (row-major in memory): out64 = inclusive i64 sum along dim 1;
+    out16 = reverse inclusive i16 max along dim 1; last[i, j] = the last non-zero x32[k, j]
+    with k <= i along dim 0 (0 if none): f(current, previous) = current != 0 ? current : previous,
+    associative but not commutative (region arguments are [current, previous])."""
+    R, C = 4, 64
+
+    def ptrs2(cb, tt, base, elem):
+        P = tt.pointer(elem, PtrAttr.Missing)
+        b = E.encode_BroadcastOp(cb, tt.tile(P, [R, C]), E.encode_ReshapeOp(cb, tt.tile(P, [1, 1]), base))
+        idx = E.encode_ReshapeOp(cb, tt.tile(tt.I32, [R, C]), E.encode_IotaOp(cb, tt.tile(tt.I32, [R * C])))
+        return E.encode_OffsetOp(cb, tt.tile(P, [R, C]), b, idx)
+
+    def scan(cb, tt, x, elem, dim, reverse, identity, combine):
+        T = tt.tile(elem, [R, C])
+        s = tt.tile(elem, [])
+        nb = E.encode_ScanOp(cb, [T], [x], dim, reverse, [identity])
+        with nb.new_block([s, s]) as (cur, prev):
+            E.encode_YieldOp(cb, [combine(cb, s, cur, prev)])
+        return nb.done()[0]
+
+    def body(cb, tt, p):
+        i64_, i16_, i32_ = tt.I64, tt.simple(SimpleType.I16), tt.I32
+        x64 = load(cb, tt, ptrs2(cb, tt, p[0], i64_), i64_, shape=[R, C])
+        x16 = load(cb, tt, ptrs2(cb, tt, p[1], i16_), i16_, shape=[R, C])
+        x32 = load(cb, tt, ptrs2(cb, tt, p[2], i32_), i32_, shape=[R, C])
+        ov = E.IntegerOverflow.NONE
+        sums = scan(cb, tt, x64, i64_, 1, False, Integer(i64_, 64, 0),
+                    lambda cb, s, a, b: E.encode_AddIOp(cb, s, a, b, ov))
+        maxes = scan(cb, tt, x16, i16_, 1, True, Integer(i16_, 16, -32768),
+                     lambda cb, s, a, b: E.encode_MaxIOp(cb, s, a, b, E.Signedness.Signed))
+
+        def last_nonzero(cb, s, cur, prev):
+            zero = E.encode_ConstantOp(cb, s, (0).to_bytes(4, "little"))
+            nz = E.encode_CmpIOp(cb, tt.tile(tt.I1, []), cur, zero, E.ComparisonPredicate.NOT_EQUAL,
+                                 E.Signedness.Signed)
+            return E.encode_SelectOp(cb, s, nz, cur, prev)
+        last = scan(cb, tt, x32, i32_, 0, False, Integer(i32_, 32, 0), last_nonzero)
+        store(cb, tt, ptrs2(cb, tt, p[3], i64_), sums)
+        store(cb, tt, ptrs2(cb, tt, p[4], i16_), maxes)
+        store(cb, tt, ptrs2(cb, tt, p[5], i32_), last)
+    kernel("scan_i64_i16_i32", BytecodeVersion.V_13_3,
+           [ptr(i64), ptr(i16), ptr(i32), ptr(i64), ptr(i16), ptr(i32)], body)
+
+
+scans()
 constant_table()
 alloca("alloca_i32", False)
 alloca("alloca_global_i32", True)
