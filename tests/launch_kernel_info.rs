@@ -305,16 +305,19 @@ fn cluster_kernel_reports_its_cluster_shape() {
     let ours: Vec<_> = k.params.iter().map(|p| (p.offset, p.size)).collect();
     let theirs: Vec<_> = f.params.iter().map(|p| (p.offset, p.size)).collect();
     assert_eq!(ours, theirs);
-    // From sm_90 the tile block is a cluster of two CTAs, which the lowering
-    // does not generate code for yet.
+    // From sm_90 the tile block is a cluster of two CTAs; the kernel info
+    // and the cubin's own records agree on it.
     for gpu in [Gpu::Sm90, Gpu::Sm100] {
-        let options = Options {
-            gpu,
-            output: OutputKind::Cubin,
-            ..Options::default()
-        };
-        let e = tileiras::compile(&bytes, &options, &mut |_| {}).unwrap_err();
-        assert_eq!(e.status(), tileiras::Status::Unsupported, "{gpu}");
+        let out = build(&bytes, gpu, OutputKind::Cubin);
+        let k = &out.kernels[0];
+        let f = &cubin_info::kernels(&out.bytes).unwrap()[0];
+        assert_eq!(
+            (k.cluster, k.blocks_are_clusters),
+            ([2, 1, 1], true),
+            "{gpu}"
+        );
+        assert_eq!(f.cluster, Some([2, 1, 1]), "{gpu}");
+        assert_eq!(f.reqntid, Some(k.block), "{gpu}");
     }
 }
 
