@@ -525,3 +525,32 @@ fn scans_follow_the_region_argument_order() {
         }
     }
 }
+
+#[test]
+fn for_loops_continue_early_from_inside_an_if() {
+    for k in [0usize, 1, 2, 7] {
+        let mut dev = Device::new();
+        let x: Vec<i32> = values(23 + k as u64, N * k.max(1))
+            .iter()
+            .map(|&v| v as i32 >> 8)
+            .collect();
+        let px = dev.alloc_from(&bytes::from_i32(&x));
+        let o = dev.alloc(4 * N);
+        run(
+            "for_early_continue_i32",
+            &mut dev,
+            &[
+                Param::U64(px.addr()),
+                Param::U64(o.addr()),
+                Param::U32(k as u32),
+            ],
+        );
+        let got = bytes::to_i32(&dev.read(o));
+        for i in 0..N {
+            let want = (0..k)
+                .filter(|r| r % 3 != 1)
+                .fold(0i32, |s, r| s.wrapping_add(x[r * N + i]));
+            assert_eq!(got[i], want, "K = {k}, {i}");
+        }
+    }
+}

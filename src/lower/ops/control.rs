@@ -210,7 +210,25 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     for (&a, t) in args.iter().skip(1).zip(&vars) {
         l.bind(a, t.clone());
     }
+    // A `continue` inside an `if` jumps back to the header, so the header
+    // advances the induction variable: `iv = next; next = iv + step`.
+    let early = early_continue(l.m, &op);
+    let next = early.then(|| {
+        let n = l.b.reg(class_of(bound.elem));
+        l.b.copy(n, iv);
+        n
+    });
     l.b.begin_loop();
+    if let Some(n) = next {
+        l.b.copy(iv, n);
+        l.b.op_into(
+            n,
+            Opc::Add,
+            &[],
+            &[ity],
+            vec![Operand::Reg(iv), Operand::Reg(step)],
+        );
+    }
     let p = l.b.op(
         Opc::Setp,
         &["lt"],
@@ -220,25 +238,46 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     );
     l.b.begin_loop_body(p, true);
     l.loops.push(crate::lower::kernel::LoopCtx {
-        general: false,
+        general: early,
         iter: vars.clone(),
         results: Vec::new(),
         if_depth: l.if_depth,
     });
     lower_region(l, id, 0)?;
     l.loops.pop();
-    l.b.op_into(
-        iv,
-        Opc::Add,
-        &[],
-        &[ity],
-        vec![Operand::Reg(iv), Operand::Reg(step)],
-    );
+    if !early {
+        l.b.op_into(
+            iv,
+            Opc::Add,
+            &[],
+            &[ity],
+            vec![Operand::Reg(iv), Operand::Reg(step)],
+        );
+    }
     l.b.end_loop();
     for (&r, t) in op.results.iter().zip(vars) {
         l.bind(r, t);
     }
     Ok(())
+}
+
+/// Whether the body of the `for` op `op` has a `continue` inside an `if`
+/// (not the one ending the body, and not one of a nested loop).
+fn early_continue(m: &crate::ir::Module, op: &crate::ir::Op) -> bool {
+    fn nested(m: &crate::ir::Module, op: &crate::ir::Op) -> bool {
+        op.regions.iter().flat_map(|r| &r.blocks).any(|b| {
+            b.ops.iter().any(|&id| match m.ops[id].opcode {
+                Opcode::Continue => true,
+                Opcode::If => nested(m, &m.ops[id]),
+                _ => false,
+            })
+        })
+    }
+    op.regions
+        .iter()
+        .flat_map(|r| &r.blocks)
+        .flat_map(|b| &b.ops)
+        .any(|&id| m.ops[id].opcode == Opcode::If && nested(m, &m.ops[id]))
 }
 
 /// Lowers `get_index_space_shape`: tiles per dimension of a partition view,

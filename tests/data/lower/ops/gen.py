@@ -269,6 +269,36 @@ def scans():
            [ptr(i64), ptr(i16), ptr(i32), ptr(i64), ptr(i16), ptr(i32)], body)
 
 
+def early_continue():
+    """out[i] = sum over k in [0, K) with k % 3 != 1 of x[k*N + i] (i32): a `for` whose
+    body skips some iterations with a `continue` inside an `if`; K is a parameter."""
+    def body(cb, tt, p):
+        e = tt.I32
+        T, S = tt.tile(e, [N]), tt.tile(e, [])
+        c = lambda v: E.encode_ConstantOp(cb, S, v.to_bytes(4, "little"))
+        zero = E.encode_ConstantOp(cb, T, (0).to_bytes(4, "little"))
+        P = tt.pointer(e, PtrAttr.Missing)
+        nb = E.encode_ForOp(cb, [T], c(0), p[2], c(1), [zero], False)
+        with nb.new_block([S, T]) as (k, acc):
+            r = E.encode_RemIOp(cb, S, k, c(3), E.Signedness.Signed)
+            skip = E.encode_CmpIOp(cb, tt.tile(tt.I1, []), r, c(1), E.ComparisonPredicate.EQUAL,
+                                   E.Signedness.Signed)
+            ib = E.encode_IfOp(cb, [], skip)
+            with ib.new_block([]):
+                E.encode_ContinueOp(cb, [acc])
+            with ib.new_block([]):
+                E.encode_YieldOp(cb, [])
+            ib.done()
+            off = E.encode_MulIOp(cb, S, k, c(N), E.IntegerOverflow.NONE)
+            row = E.encode_OffsetOp(cb, tt.tile(P, []), p[0], off)
+            x = load(cb, tt, ptrs(cb, tt, row, e), e)
+            E.encode_ContinueOp(cb, [E.encode_AddIOp(cb, T, acc, x, E.IntegerOverflow.NONE)])
+        (total,) = nb.done()
+        store(cb, tt, ptrs(cb, tt, p[1], e), total)
+    kernel("for_early_continue_i32", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), i32], body)
+
+
+early_continue()
 scans()
 constant_table()
 alloca("alloca_i32", False)
