@@ -183,9 +183,20 @@ static void test_cluster(const unsigned char *data, size_t size) {
   CHECK(info.min_ctas_per_sm == 1);
   CHECK(info.registers > 0 && info.static_smem_bytes > 0);
   tileirasProgramDestroy(&p);
-  /* From sm_90 the tile block is a cluster of two CTAs, which the lowering
-   * does not generate code for yet: status 4, and no kernel info. */
+  /* From sm_90 the tile block is a cluster of two CTAs. */
+  p = compiled(data, size, "sm_90", TILEIRAS_OUTPUT_CUBIN);
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  CHECK(tileirasProgramGetKernelInfo(p, 0, &info) == TILEIRAS_SUCCESS);
+  CHECK(info.cluster_dim[0] == 2 && info.cluster_dim[1] == 1 && info.cluster_dim[2] == 1);
+  CHECK(info.blocks_are_clusters == 1);
+  tileirasProgramDestroy(&p);
+}
+
+static void test_unsupported(const unsigned char *data, size_t size) {
+  /* mmaf_scaled has no sm_90 form: status 4, and no kernel info. */
   tileirasConfig c;
+  tileirasProgram p = NULL;
   CHECK(tileirasConfigInit(&c) == TILEIRAS_SUCCESS);
   c.gpu_name = "sm_90";
   CHECK(tileirasProgramCreate(&p, &c, data, size) == TILEIRAS_SUCCESS);
@@ -218,6 +229,10 @@ int main(int argc, char **argv) {
   unsigned char *cluster = read_file(path, &size);
   test_cluster(cluster, size);
   free(cluster);
+  snprintf(path, sizeof path, "%s/mma_scaled_mxfp8/mma_scaled_mxfp8.v13_3.tileir", argv[2]);
+  unsigned char *scaled = read_file(path, &size);
+  test_unsupported(scaled, size);
+  free(scaled);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
