@@ -46,6 +46,14 @@ fn mode(l: &Lowerer, id: OpId, e: Elem) -> Result<(&'static str, Ty), LowerError
     } else {
         (Ty::U32, Ty::S32, Ty::B32)
     };
+    if matches!(s, Scalar::F16 | Scalar::BF16) && enum_attr(l, id, "mode") == Some(4) {
+        // `atom.add.noftz.f16` from sm_70, `.bf16` from sm_90.
+        if s == Scalar::BF16 && l.target.gpu.capability() < 90 {
+            return Err(l.unsupported_feature(id, "a bf16 atomic add before sm_90"));
+        }
+        let ty = if s == Scalar::F16 { Ty::F16 } else { Ty::BF16 };
+        return Ok(("add.noftz", ty));
+    }
     if !(s.bit_width() == 32 || w64) {
         return Err(l.unsupported_feature(id, "sub-word elements"));
     }

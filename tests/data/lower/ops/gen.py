@@ -298,6 +298,27 @@ def early_continue():
     kernel("for_early_continue_i32", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), i32], body)
 
 
+def atomic_add_16(name, elem):
+    """acc[i % 8] += x[i] for i in [0, N) with atomic_rmw addf (old values discarded), and
+    old[i] = the value each addition saw, on a 16-bit float type."""
+    def body(cb, tt, p):
+        e = elem(tt)
+        T = tt.tile(e, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        P = tt.pointer(e, PtrAttr.Missing)
+        b = E.encode_BroadcastOp(cb, tt.tile(P, [N]), E.encode_ReshapeOp(cb, tt.tile(P, [1]), p[1]))
+        I = tt.tile(tt.I32, [N])
+        slot = E.encode_RemIOp(cb, I, E.encode_IotaOp(cb, I), E.encode_ConstantOp(cb, I, (8).to_bytes(4, "little")),
+                               E.Signedness.Signed)
+        at = E.encode_OffsetOp(cb, tt.tile(P, [N]), b, slot)
+        old, _ = E.encode_AtomicRMWTkoOp(cb, T, tt.Token, at, x, None, None, E.MemoryOrderingSemantics.RELAXED,
+                                         E.MemoryScope.DEVICE, E.AtomicRMWMode.ADDF)
+        store(cb, tt, ptrs(cb, tt, p[2], e), old)
+    kernel(name, BytecodeVersion.V_13_3, [ptr(elem)] * 3, body)
+
+
+atomic_add_16("atomic_add_f16", f16)
+atomic_add_16("atomic_add_bf16", lambda tt: tt.simple(SimpleType.BF16))
 early_continue()
 scans()
 constant_table()
