@@ -65,16 +65,23 @@ pub(super) fn combine(
 
 /// Shuffles `v` with the lane `lane ^ mask` (any register class).
 fn shuffle(l: &mut Lowerer, v: Reg, mask: i64) -> Reg {
+    shfl(l, v, "bfly", mask, 31)
+}
+
+/// `shfl.sync.<mode>` of `v` with lane operand `b` and clamp `c`, for any
+/// register class: 64-bit values move as two 32-bit halves, 16-bit ones
+/// widened to 32 bits.
+pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) -> Reg {
     let sh = |l: &mut Lowerer, x: Reg| {
         l.b.op(
             Opc::Shfl,
-            &["sync", "bfly"],
+            &["sync", mode],
             &[Ty::B32],
             Ty::B32,
             vec![
                 Operand::Reg(x),
-                Operand::Imm(mask),
-                Operand::Imm(31),
+                Operand::Imm(b),
+                Operand::Imm(c),
                 Operand::Imm(-1),
             ],
         )

@@ -10,10 +10,10 @@ use crate::ir::OpId;
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::layout::LinearLayout;
-use crate::lower::ops::reduce::combine;
+use crate::lower::ops::reduce::{combine, shfl};
 use crate::lower::ops::shape::flat_index;
 use crate::lower::ops::staging::{alloc, barrier, Buffer};
 use crate::ptx::SHARED_SYMBOL;
@@ -22,60 +22,10 @@ use super::{load, store};
 
 /// Shuffles `v` from the lane `delta` below (`up`) or above (`down`).
 fn shuffle(l: &mut Lowerer, v: Reg, delta: i64, down: bool) -> Reg {
-    let sh = |l: &mut Lowerer, x: Reg| {
-        l.b.op(
-            Opc::Shfl,
-            &["sync", if down { "down" } else { "up" }],
-            &[Ty::B32],
-            Ty::B32,
-            vec![
-                Operand::Reg(x),
-                Operand::Imm(delta),
-                Operand::Imm(if down { 31 } else { 0 }),
-                Operand::Imm(-1),
-            ],
-        )
-    };
-    match v.class {
-        RegClass::B64 => {
-            let lo = l.b.reg(RegClass::B32);
-            let hi = l.b.reg(RegClass::B32);
-            l.b.push(Inst::new(
-                Opc::Mov,
-                &[],
-                &[Ty::B64],
-                vec![Operand::Vec(vec![lo, hi])],
-                vec![Operand::Reg(v)],
-            ));
-            let (slo, shi) = (sh(l, lo), sh(l, hi));
-            let d = l.b.reg(RegClass::B64);
-            l.b.push(Inst::new(
-                Opc::Mov,
-                &[],
-                &[Ty::B64],
-                vec![Operand::Reg(d)],
-                vec![Operand::Vec(vec![slo, shi])],
-            ));
-            d
-        }
-        RegClass::B16 => {
-            let w = l.b.op(
-                Opc::Cvt,
-                &[],
-                &[Ty::U32, Ty::U16],
-                Ty::U32,
-                vec![Operand::Reg(v)],
-            );
-            let s = sh(l, w);
-            l.b.op(
-                Opc::Cvt,
-                &[],
-                &[Ty::U16, Ty::U32],
-                Ty::U16,
-                vec![Operand::Reg(s)],
-            )
-        }
-        _ => sh(l, v),
+    if down {
+        shfl(l, v, "down", delta, 31)
+    } else {
+        shfl(l, v, "up", delta, 0)
     }
 }
 
