@@ -4,7 +4,8 @@
 //! `get_global`, loads and stores with memory orderings and scopes, i8
 //! arithmetic, `alloca` with token-ordered accesses, large constant tables
 //! and packed i1 constants, and scans (i64, i16 reversed, and a
-//! non-commutative combiner).
+//! non-commutative combiner), atomic adds on 16-bit floats, `for` loops with
+//! an early `continue`, and i1 tiles in memory (bytes).
 //! Each is lowered for sm_80 and sm_90, assembled by the real ptxas, and run
 //! in the PTX emulator against values computed here from the spec.
 mod common;
@@ -635,4 +636,40 @@ fn atomic_add_on_16_bit_floats() {
         e.is_unsupported() && e.to_string().contains("bf16 atomic add before sm_90"),
         "{e}"
     );
+}
+
+#[test]
+fn bool_tiles_live_in_memory_as_bytes() {
+    let mut dev = Device::new();
+    let n = 100usize;
+    // Any non-zero byte reads as true.
+    let x: Vec<u8> = values(31, N)
+        .iter()
+        .map(|&v| [0u8, 1, 2, 255][(v % 4) as usize])
+        .collect();
+    let vx: Vec<u8> = values(37, n).iter().map(|&v| (v % 2) as u8).collect();
+    let (px, pvx) = (dev.alloc_from(&x), dev.alloc_from(&vx));
+    let (o, vo) = (dev.alloc_from(&[7u8; N]), dev.alloc_from(&[7u8; N]));
+    let text = run(
+        "bool_memory_i1",
+        &mut dev,
+        &[
+            Param::U64(px.addr()),
+            Param::U64(o.addr()),
+            Param::U64(pvx.addr()),
+            Param::U64(vo.addr()),
+            Param::U32(n as u32),
+        ],
+    );
+    assert!(
+        text.contains("ld.global.b8") && text.contains("st.global.b8"),
+        "{text}"
+    );
+    let (got, vgot) = (dev.read(o), dev.read(vo));
+    for i in 0..N {
+        assert_eq!(got[i], u8::from((x[i] != 0) ^ (i % 3 == 0)), "pointer {i}");
+        // Views: in bounds negated, beyond n untouched.
+        let want = if i < n { u8::from(vx[i] == 0) } else { 7 };
+        assert_eq!(vgot[i], want, "view {i}");
+    }
 }

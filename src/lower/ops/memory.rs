@@ -461,6 +461,56 @@ fn padding_bits(e: Elem, pad: Option<Padding>) -> u64 {
     }
 }
 
+/// How elements of `e` are stored: `i1` as a byte (0 or 1, as NVIDIA's
+/// tileiras stores them), everything else as itself.
+fn stored(e: Elem) -> Elem {
+    if e.bits() == 1 {
+        Elem::Num(Scalar::I8)
+    } else {
+        e
+    }
+}
+
+/// A stored `i1` byte as a predicate: its low byte is non-zero.
+fn byte_to_pred(l: &mut Lowerer, b: Reg) -> Reg {
+    let low = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B16],
+        Ty::B16,
+        vec![Operand::Reg(b), Operand::Imm(255)],
+    );
+    l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[Ty::B16],
+        Ty::Pred,
+        vec![Operand::Reg(low), Operand::Imm(0)],
+    )
+}
+
+/// Predicates as the bytes that store them (1 or 0).
+fn preds_to_bytes(l: &mut Lowerer, t: &Tile) -> Tile {
+    let regs = t
+        .regs
+        .iter()
+        .map(|&p| {
+            l.b.op(
+                Opc::Selp,
+                &[],
+                &[Ty::B16],
+                Ty::B16,
+                vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(p)],
+            )
+        })
+        .collect();
+    Tile {
+        elem: Elem::Num(Scalar::I8),
+        layout: t.layout.clone(),
+        regs,
+    }
+}
+
 /// The PTX semantics and scope modifiers of a load's or store's memory
 /// ordering (`relaxed.gpu`, `acquire.cta`, ...); none for `weak`.
 pub(super) fn ordering(l: &Lowerer, op: OpId) -> Result<Vec<&'static str>, LowerError> {
@@ -500,9 +550,11 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported(op));
     };
     let index = o.operand_group("index").to_vec();
-    let p = partition(l.m, view)
+    let mut p = partition(l.m, view)
         .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;
     let layout: Rc<LinearLayout> = l.layout_of(res);
+    let elem = p.elem;
+    p.elem = stored(elem);
     let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
@@ -577,18 +629,14 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         }
         r += vec;
     }
-    let regs = regs
+    let mut regs = regs
         .into_iter()
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| l.unsupported_feature(op, "a sparse layout"))?;
-    l.bind(
-        res,
-        Tile {
-            elem: p.elem,
-            layout,
-            regs,
-        },
-    );
+    if elem != p.elem {
+        regs = regs.into_iter().map(|b| byte_to_pred(l, b)).collect();
+    }
+    l.bind(res, Tile { elem, layout, regs });
     Ok(())
 }
 
@@ -600,10 +648,14 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported(op));
     };
     let index = o.operand_group("index").to_vec();
-    let p = partition(l.m, view)
+    let mut p = partition(l.m, view)
         .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;
     let layout = l.tile(op, tile)?.layout;
-    let t = l.tile_in(op, tile, &layout)?;
+    let mut t = l.tile_in(op, tile, &layout)?;
+    if p.elem.bits() == 1 {
+        p.elem = stored(p.elem);
+        t = preds_to_bytes(l, &t);
+    }
     let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
@@ -672,7 +724,8 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let Some((_, elem)) = crate::lower::values::value_tile(l.m, res) else {
         return Err(l.unsupported(op));
     };
-    let ty = mem_ty(elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let mem = stored(elem);
+    let ty = mem_ty(mem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
     let layout = l.layout_of(res);
     let ptrs = l.tile_in(op, src, &layout)?;
     let mask = match o.operand("mask") {
@@ -680,7 +733,14 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         None => None,
     };
     let pad = match o.operand("paddingValue") {
-        Some(p) => Some(l.tile_in(op, p, &layout)?),
+        Some(p) => {
+            let t = l.tile_in(op, p, &layout)?;
+            Some(if mem != elem {
+                preds_to_bytes(l, &t)
+            } else {
+                t
+            })
+        }
         None => None,
     };
     let mut regs: Vec<Reg> = Vec::new();
@@ -690,7 +750,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             regs.push(regs[canon]);
             continue;
         }
-        let d = l.b.reg(class_of(elem));
+        let d = l.b.reg(class_of(mem));
         let mty = if ty == Ty::B8 { Ty::B16 } else { ty };
         if let Some(m) = &mask {
             let init = match &pad {
@@ -716,7 +776,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         if mask.is_some() {
             l.b.end_if();
         }
-        regs.push(d);
+        regs.push(if mem != elem { byte_to_pred(l, d) } else { d });
     }
     l.bind(res, Tile { elem, layout, regs });
     Ok(())
@@ -730,7 +790,10 @@ pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let (Some(dst), Some(val)) = (o.operand("destination"), o.operand("value")) else {
         return Err(l.unsupported(op));
     };
-    let t = l.tile(op, val)?;
+    let mut t = l.tile(op, val)?;
+    if t.elem.bits() == 1 {
+        t = preds_to_bytes(l, &t);
+    }
     let ty = mem_ty(t.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
     let layout = t.layout.clone();
     let ptrs = l.tile_in(op, dst, &layout)?;

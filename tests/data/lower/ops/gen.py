@@ -14,7 +14,7 @@ from cuda.tile._bytecode.writer import write_bytecode
 from cuda.tile._bytecode.version import BytecodeVersion
 from cuda.tile._bytecode import encodings as E
 from cuda.tile._bytecode.type import SimpleType
-from cuda.tile._bytecode.type_base import PtrAttr
+from cuda.tile._bytecode.type_base import PtrAttr, PaddingValue
 from cuda.tile._bytecode.debug_info import MISSING_DEBUG_ATTR_ID
 from cuda.tile._bytecode.attribute import Integer
 
@@ -317,6 +317,32 @@ def atomic_add_16(name, elem):
     kernel(name, BytecodeVersion.V_13_3, [ptr(elem)] * 3, body)
 
 
+def bool_memory():
+    """i1 tiles in memory (one byte each, 0 or 1): out[i] = x[i] xor (i % 3 == 0) through
+    pointer tiles; vout[i] = !vx[i] through views of n elements (tile N, ragged: the
+    load pads with false and the store writes only i < n)."""
+    def body(cb, tt, p):
+        b1 = tt.I1
+        B = tt.tile(b1, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], b1), b1)
+        packed = bytes(sum(1 << b for b in range(8) if (8 * k + b) % 3 == 0) for k in range(N // 8))
+        pattern = E.encode_ConstantOp(cb, B, packed)
+        store(cb, tt, ptrs(cb, tt, p[1], b1), E.encode_XOrIOp(cb, B, x, pattern))
+        TV = tt.tensor_view(b1, [-(1 << 63)], [1], PtrAttr.Missing)
+        PV = tt.partition_view([N], TV, [0], PaddingValue.Zero)
+        zero = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (0).to_bytes(4, "little"))
+        views = [E.encode_MakePartitionViewOp(cb, PV, E.encode_MakeTensorViewOp(cb, TV, p[k], [p[4]], []))
+                 for k in (2, 3)]
+        v, _ = E.encode_LoadViewTkoOp(cb, B, tt.Token, views[0], [zero], None,
+                                      E.MemoryOrderingSemantics.WEAK, None, None, [False])
+        ones = E.encode_ConstantOp(cb, B, b"\xff")
+        E.encode_StoreViewTkoOp(cb, tt.Token, E.encode_XOrIOp(cb, B, v, ones), views[1], [zero], None,
+                                E.MemoryOrderingSemantics.WEAK, None, None, [False])
+    kernel("bool_memory_i1", BytecodeVersion.V_13_3,
+           [ptr(lambda tt: tt.I1)] * 4 + [i32], body)
+
+
+bool_memory()
 atomic_add_16("atomic_add_f16", f16)
 atomic_add_16("atomic_add_bf16", lambda tt: tt.simple(SimpleType.BF16))
 early_continue()
