@@ -31,16 +31,18 @@ fn ptx(name: &str, gpu: Gpu) -> String {
 /// Lowers `name` for sm_80 and sm_90, checks ptxas accepts both, and runs
 /// the sm_90 PTX on `params` (one tile block).
 fn run(name: &str, dev: &mut Device, params: &[Param]) -> String {
-    run_for(
-        name,
-        dev,
-        params,
-        &[(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")],
-    )
+    assemble(name, &[(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")]);
+    launch(name, dev, params, Gpu::Sm90)
 }
 
-/// [`run`] checking ptxas on `targets` only.
-fn run_for(name: &str, dev: &mut Device, params: &[Param], targets: &[(Gpu, &str)]) -> String {
+/// Lowers `name` for `gpu`, checks ptxas accepts it, and runs that PTX.
+fn run_on(name: &str, dev: &mut Device, params: &[Param], gpu: Gpu, arch: &str) -> String {
+    assemble(name, &[(gpu, arch)]);
+    launch(name, dev, params, gpu)
+}
+
+/// Checks ptxas accepts our PTX for `name` on each of `targets`.
+fn assemble(name: &str, targets: &[(Gpu, &str)]) {
     let tmp = tempfile::tempdir().expect("tempdir");
     for &(gpu, arch) in targets {
         let text = ptx(name, gpu);
@@ -65,10 +67,14 @@ fn run_for(name: &str, dev: &mut Device, params: &[Param], targets: &[(Gpu, &str
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let text = ptx(name, Gpu::Sm90);
+}
+
+/// Runs our PTX for `name` on `gpu` with `params` (one tile block).
+fn launch(name: &str, dev: &mut Device, params: &[Param], gpu: Gpu) -> String {
+    let text = ptx(name, gpu);
     let m = Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
     dev.launch_grid(&m, name, (1, 1, 1), params)
-        .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+        .unwrap_or_else(|e| panic!("{name} {gpu}: {e}\n{text}"));
     text
 }
 
@@ -568,74 +574,55 @@ fn for_loops_continue_early_from_inside_an_if() {
 
 #[test]
 fn atomic_add_on_16_bit_floats() {
+    // f16 with atom.add.noftz everywhere; bf16 with it from sm_90 and with a
+    // compare-and-swap loop before.
     for (name, bf16) in [("atomic_add_f16", false), ("atomic_add_bf16", true)] {
-        let mut dev = Device::new();
-        // Small integers: every partial sum is exact, whatever the order.
-        let xs: Vec<f64> = values(29, N)
-            .iter()
-            .map(|&v| (v % 17) as f64 - 8.0)
-            .collect();
-        let enc = |v: f64| {
-            if bf16 {
-                f64_to_bf16_rn(v)
+        for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
+            let mut dev = Device::new();
+            // Small integers: every partial sum is exact, whatever the order.
+            let xs: Vec<f64> = values(29, N)
+                .iter()
+                .map(|&v| (v % 17) as f64 - 8.0)
+                .collect();
+            let enc = |v: f64| {
+                if bf16 {
+                    f64_to_bf16_rn(v)
+                } else {
+                    f64_to_f16_rn(v)
+                }
+            };
+            let dec = |b: u16| if bf16 { bf16_to_f64(b) } else { f16_to_f64(b) };
+            let x: Vec<u16> = xs.iter().map(|&v| enc(v)).collect();
+            let px = dev.alloc_from(&bytes::from_u16(&x));
+            let acc = dev.alloc_from(&bytes::from_u16(&[enc(0.0); 8]));
+            let old = dev.alloc(2 * N);
+            let params = [px, acc, old].map(|p| Param::U64(p.addr()));
+            let text = run_on(name, &mut dev, &params, gpu, arch);
+            let cas = bf16 && gpu == Gpu::Sm80;
+            let ty = if bf16 { "bf16" } else { "f16" };
+            let want = if cas {
+                "atom.relaxed.gpu.global.cas.b16".to_string()
             } else {
-                f64_to_f16_rn(v)
-            }
-        };
-        let dec = |b: u16| if bf16 { bf16_to_f64(b) } else { f16_to_f64(b) };
-        let x: Vec<u16> = xs.iter().map(|&v| enc(v)).collect();
-        let px = dev.alloc_from(&bytes::from_u16(&x));
-        let acc = dev.alloc_from(&bytes::from_u16(&[enc(0.0); 8]));
-        let old = dev.alloc(2 * N);
-        // bf16 atomics need sm_90.
-        let targets: &[(Gpu, &str)] = if bf16 {
-            &[(Gpu::Sm90, "sm_90a")]
-        } else {
-            &[(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")]
-        };
-        let text = run_for(
-            name,
-            &mut dev,
-            &[
-                Param::U64(px.addr()),
-                Param::U64(acc.addr()),
-                Param::U64(old.addr()),
-            ],
-            targets,
-        );
-        let ty = if bf16 { "bf16" } else { "f16" };
-        assert!(
-            text.contains(&format!("atom.relaxed.gpu.global.add.noftz.{ty}")),
-            "{text}"
-        );
-        let (acc, old) = (bytes::to_u16(&dev.read(acc)), bytes::to_u16(&dev.read(old)));
-        for (s, &a) in acc.iter().enumerate() {
-            let total: f64 = (s..N).step_by(8).map(|i| xs[i]).sum();
-            assert_eq!(dec(a), total, "{name} slot {s}");
-            // The old values chain from 0 to the total.
-            let seen: Vec<f64> = (s..N).step_by(8).map(|i| dec(old[i])).collect();
-            assert!(seen.contains(&0.0), "{name} slot {s}: {seen:?}");
-            for (k, i) in (s..N).step_by(8).enumerate() {
-                let next = seen[k] + xs[i];
-                assert!(
-                    next == total || seen.contains(&next),
-                    "{name} slot {s}: {seen:?}"
-                );
+                format!("atom.relaxed.gpu.global.add.noftz.{ty}")
+            };
+            assert!(text.contains(&want), "{arch}: {text}");
+            let (acc, old) = (bytes::to_u16(&dev.read(acc)), bytes::to_u16(&dev.read(old)));
+            for (s, &a) in acc.iter().enumerate() {
+                let total: f64 = (s..N).step_by(8).map(|i| xs[i]).sum();
+                assert_eq!(dec(a), total, "{name} {arch} slot {s}");
+                // The old values chain from 0 to the total.
+                let seen: Vec<f64> = (s..N).step_by(8).map(|i| dec(old[i])).collect();
+                assert!(seen.contains(&0.0), "{name} {arch} slot {s}: {seen:?}");
+                for (k, i) in (s..N).step_by(8).enumerate() {
+                    let next = seen[k] + xs[i];
+                    assert!(
+                        next == total || seen.contains(&next),
+                        "{name} {arch} slot {s}: {seen:?}"
+                    );
+                }
             }
         }
     }
-    // Before sm_90 a bf16 atomic add is refused with the op's location.
-    let path = common::repo().join("tests/data/lower/ops/atomic_add_bf16.tileir");
-    let m = tileiras::bytecode::read(&std::fs::read(path).expect("read")).expect("reads");
-    let options = Options {
-        gpu: Gpu::Sm80,
-        ..Default::default()
-    };
-    let e = tileiras::lower::lower(&m, &options).unwrap_err();
-    assert!(
-        e.is_unsupported() && e.to_string().contains("bf16 atomic add before sm_90"),
-        "{e}"
-    );
 }
 
 #[test]

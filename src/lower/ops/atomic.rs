@@ -47,10 +47,8 @@ fn mode(l: &Lowerer, id: OpId, e: Elem) -> Result<(&'static str, Ty), LowerError
         (Ty::U32, Ty::S32, Ty::B32)
     };
     if matches!(s, Scalar::F16 | Scalar::BF16) && enum_attr(l, id, "mode") == Some(4) {
-        // `atom.add.noftz.f16` from sm_70, `.bf16` from sm_90.
-        if s == Scalar::BF16 && l.target.gpu.capability() < 90 {
-            return Err(l.unsupported_feature(id, "a bf16 atomic add before sm_90"));
-        }
+        // `atom.add.noftz.f16` from sm_70, `.bf16` from sm_90 (before it,
+        // a compare-and-swap loop: `bf16_add_by_cas`).
         let ty = if s == Scalar::F16 { Ty::F16 } else { Ty::BF16 };
         return Ok(("add.noftz", ty));
     }
@@ -71,6 +69,65 @@ fn mode(l: &Lowerer, id: OpId, e: Elem) -> Result<(&'static str, Ty), LowerError
         (9, _) => ("exch", b),
         _ => return Err(l.unsupported_feature(id, "this atomic mode")),
     })
+}
+
+/// Whether a bf16 atomic add must be a compare-and-swap loop (no
+/// `atom.add.bf16` before sm_90).
+fn bf16_add_needs_cas(l: &Lowerer, name: &str, ty: Ty) -> bool {
+    name == "add.noftz" && ty == Ty::BF16 && l.target.gpu.capability() < 90
+}
+
+/// `*addr += v` on a bf16 element with a compare-and-swap loop (16-bit
+/// `atom.cas`, sm_70+); returns the value it replaced. The sum is computed
+/// in f32 and rounded once to bf16, which equals the bf16 sum (f32 has more
+/// than twice bf16's precision, so the double rounding is harmless).
+fn bf16_add_by_cas(
+    l: &mut Lowerer,
+    addr: Operand,
+    v: Reg,
+    order: &'static str,
+    scope: &'static str,
+) -> Reg {
+    let r = |x: Reg| Operand::Reg(x);
+    let old = l.b.reg(crate::ptx::RegClass::B16);
+    l.b.push(Inst::new(
+        Opc::Ld,
+        &["relaxed", scope, "global"],
+        &[Ty::B16],
+        vec![r(old)],
+        vec![addr.clone()],
+    ));
+    let vf = super::arith::to_f32(l, Scalar::BF16, v);
+    l.b.begin_loop();
+    let of = super::arith::to_f32(l, Scalar::BF16, old);
+    let sum =
+        l.b.op(Opc::Add, &["rn"], &[Ty::F32], Ty::F32, vec![r(of), r(vf)]);
+    let new = l.b.op(
+        Opc::Cvt,
+        &["rn"],
+        &[Ty::BF16, Ty::F32],
+        Ty::B16,
+        vec![r(sum)],
+    );
+    let seen = l.b.reg(crate::ptx::RegClass::B16);
+    l.b.push(Inst::new(
+        Opc::Atom,
+        &[order, scope, "global", "cas"],
+        &[Ty::B16],
+        vec![r(seen)],
+        vec![addr, r(old), r(new)],
+    ));
+    let done = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::B16],
+        Ty::Pred,
+        vec![r(seen), r(old)],
+    );
+    l.b.copy(old, seen);
+    l.b.begin_loop_body(done, false);
+    l.b.end_loop();
+    old
 }
 
 /// Lowers `atomic_rmw_tko` and `atomic_cas_tko`.
@@ -124,18 +181,29 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         if let Some(m) = &mask {
             l.b.begin_if(m.regs[r], true);
         }
-        let mut srcs = vec![Operand::Addr(ptrs.regs[r], 0)];
-        if let Some(cm) = &cmp {
-            srcs.push(Operand::Reg(cm.regs[r]));
+        if bf16_add_needs_cas(l, name, ty) {
+            let old = bf16_add_by_cas(
+                l,
+                Operand::Addr(ptrs.regs[r], 0),
+                vals.regs[r],
+                order,
+                scope,
+            );
+            l.b.copy(d, old);
+        } else {
+            let mut srcs = vec![Operand::Addr(ptrs.regs[r], 0)];
+            if let Some(cm) = &cmp {
+                srcs.push(Operand::Reg(cm.regs[r]));
+            }
+            srcs.push(Operand::Reg(vals.regs[r]));
+            l.b.push(Inst::new(
+                Opc::Atom,
+                &[order, scope, "global", name],
+                &[ty],
+                vec![Operand::Reg(d)],
+                srcs,
+            ));
         }
-        srcs.push(Operand::Reg(vals.regs[r]));
-        l.b.push(Inst::new(
-            Opc::Atom,
-            &[order, scope, "global", name],
-            &[ty],
-            vec![Operand::Reg(d)],
-            srcs,
-        ));
         if mask.is_some() {
             l.b.end_if();
         }
@@ -194,13 +262,17 @@ pub fn lower_red_view(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         if let Some(q) = oob {
             l.b.begin_if(q, false);
         }
-        l.b.push(Inst::new(
-            Opc::Red,
-            &[order, scope, "global", name],
-            &[ty],
-            vec![],
-            vec![addr, Operand::Reg(t.regs[r])],
-        ));
+        if bf16_add_needs_cas(l, name, ty) {
+            bf16_add_by_cas(l, addr, t.regs[r], order, scope);
+        } else {
+            l.b.push(Inst::new(
+                Opc::Red,
+                &[order, scope, "global", name],
+                &[ty],
+                vec![],
+                vec![addr, Operand::Reg(t.regs[r])],
+            ));
+        }
         if oob.is_some() {
             l.b.end_if();
         }
