@@ -660,3 +660,37 @@ fn bool_tiles_live_in_memory_as_bytes() {
         assert_eq!(vgot[i], want, "view {i}");
     }
 }
+
+#[test]
+fn alloca_inside_a_loop_is_reused_safely() {
+    for k in [0usize, 1, 5] {
+        let mut dev = Device::new();
+        let x: Vec<i32> = values(41 + k as u64, N * k.max(1))
+            .iter()
+            .map(|&v| v as i32 >> 8)
+            .collect();
+        let px = dev.alloc_from(&bytes::from_i32(&x));
+        let o = dev.alloc(4 * N);
+        let text = run(
+            "alloca_in_loop_i32",
+            &mut dev,
+            &[
+                Param::U64(px.addr()),
+                Param::U64(o.addr()),
+                Param::U32(k as u32),
+            ],
+        );
+        // Allocated once, before the loop; freed at the end.
+        assert_eq!(
+            text.matches("__cuda_syscall_aligned_malloc, (param0")
+                .count(),
+            1,
+            "{text}"
+        );
+        let got = bytes::to_i32(&dev.read(o));
+        for i in 0..N {
+            let want = (0..k).fold(0i32, |s, r| s.wrapping_add(x[r * N + N - 1 - i]));
+            assert_eq!(got[i], want, "K = {k}, {i}");
+        }
+    }
+}

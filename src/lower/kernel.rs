@@ -451,6 +451,7 @@ pub fn lower_entry<'m>(
         );
         l.b.begin_if(first, true);
     }
+    super::ops::alloca::hoist_nested(&mut l, &block.ops)?;
     for &id in &block.ops {
         super::ops::lower_op(&mut l, id)?;
     }

@@ -2,8 +2,11 @@
 //! tileiras provides it. Thread 0 calls `__cuda_syscall_aligned_malloc`
 //! (trapping when the heap is exhausted, as the spec asks) and hands the
 //! address to the other threads through shared memory; the allocation is
-//! freed when the entry ends. Only allocas in the entry's own body (not
-//! inside loops or branches) are lowered: their lifetime is the whole entry.
+//! freed when the entry ends. An alloca inside a loop or branch is
+//! allocated once, at the entry's start (its size is static): its lifetime
+//! ends with its block, so every execution of the block may reuse the same
+//! memory, once all threads are past its previous use (a barrier where the
+//! alloca stands).
 use crate::ir::{Attr, OpId, Type};
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
@@ -13,13 +16,42 @@ use crate::ptx::{Inst, Opc, Operand, Reg, Ty, SHARED_SYMBOL};
 
 use super::staging::{alloc, barrier};
 
-/// Lowers `alloca` into a heap allocation shared by the tile block.
-pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    if !l.loops.is_empty() || l.if_depth > 0 {
-        return Err(l.unsupported_feature(id, "an alloca inside a loop or branch"));
+/// Allocates, at the current point (the entry's start), every `alloca`
+/// nested in the regions of `ops`; their ops then find their results bound.
+pub fn hoist_nested(l: &mut Lowerer, ops: &[OpId]) -> Result<(), LowerError> {
+    let mut stack: Vec<OpId> = Vec::new();
+    for &id in ops {
+        for r in &l.m.ops[id].regions {
+            for b in &r.blocks {
+                stack.extend(b.ops.iter().copied());
+            }
+        }
     }
+    while let Some(id) = stack.pop() {
+        let op = &l.m.ops[id];
+        if op.opcode == crate::ir::Opcode::Alloca {
+            lower(l, id)?;
+        }
+        for r in &op.regions {
+            for b in &r.blocks {
+                stack.extend(b.ops.iter().copied());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Lowers `alloca` into a heap allocation shared by the tile block. A
+/// hoisted alloca's op finds its result bound and only waits at a barrier:
+/// every thread is then done with the memory's previous use (the block's
+/// previous execution), which the reuse must not overtake.
+pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let op = l.m.ops[id].clone();
     let res = *op.results.first().ok_or_else(|| l.unsupported(id))?;
+    if l.vals.contains_key(&res) {
+        barrier(l);
+        return Ok(());
+    }
     let int = |name: &str| match op.attr(name) {
         Some(Attr::Int(v)) => i64::try_from(*v).ok(),
         _ => None,

@@ -348,6 +348,31 @@ atomic_add_16("atomic_add_bf16", lambda tt: tt.simple(SimpleType.BF16))
 early_continue()
 scans()
 constant_table()
+def alloca_in_loop():
+    """out[i] = sum over k in [0, K) of x[k*N + N - 1 - i]: each iteration stores row k into
+    a buffer from an alloca inside the loop body and reads it back reversed (token-ordered)."""
+    def body(cb, tt, p):
+        e = tt.I32
+        T, S = tt.tile(e, [N]), tt.tile(e, [])
+        P = tt.pointer(e, PtrAttr.Missing)
+        c = lambda v: E.encode_ConstantOp(cb, S, v.to_bytes(4, "little"))
+        zero = E.encode_ConstantOp(cb, T, (0).to_bytes(4, "little"))
+        nb = E.encode_ForOp(cb, [T], c(0), p[2], c(1), [zero], False)
+        with nb.new_block([S, T]) as (k, acc):
+            buf = E.encode_AllocaOp(cb, tt.tile(P, []), N, 16, False)
+            row = E.encode_OffsetOp(cb, tt.tile(P, []), p[0], E.encode_MulIOp(cb, S, k, c(N), E.IntegerOverflow.NONE))
+            done = store(cb, tt, ptrs(cb, tt, buf, e), load(cb, tt, ptrs(cb, tt, row, e), e))
+            rev = E.encode_SubIOp(cb, T, E.encode_ConstantOp(cb, T, (N - 1).to_bytes(4, "little")),
+                                  E.encode_IotaOp(cb, T), E.IntegerOverflow.NONE)
+            b = E.encode_BroadcastOp(cb, tt.tile(P, [N]), E.encode_ReshapeOp(cb, tt.tile(P, [1]), buf))
+            y = load(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, [N]), b, rev), e, token=done)
+            E.encode_ContinueOp(cb, [E.encode_AddIOp(cb, T, acc, y, E.IntegerOverflow.NONE)])
+        (total,) = nb.done()
+        store(cb, tt, ptrs(cb, tt, p[1], e), total)
+    kernel("alloca_in_loop_i32", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), i32], body)
+
+
+alloca_in_loop()
 alloca("alloca_i32", False)
 alloca("alloca_global_i32", True)
 def store_rows(cb, tt, base, elem, results):
