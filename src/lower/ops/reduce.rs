@@ -63,6 +63,49 @@ pub(super) fn combine(
     vals.iter().map(|&v| Ok(l.tile(id, v)?.regs[0])).collect()
 }
 
+/// The thread's position among the warps whose warp-index bits are
+/// `warp_bits` (bit `j` of the result is warp bit `warp_bits[j]`, i.e.
+/// `%tid.x` bit `5 + warp_bits[j]`); `%tid.x` itself when there are none.
+pub(super) fn warp_position(l: &mut Lowerer, warp_bits: &[usize]) -> Reg {
+    let tid = l.tid();
+    let mut pos: Option<Reg> = None;
+    for (j, &k) in warp_bits.iter().enumerate() {
+        let bit = l.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![
+                Operand::Reg(tid),
+                Operand::Imm(5 + k as i64),
+                Operand::Imm(1),
+            ],
+        );
+        let t = if j == 0 {
+            bit
+        } else {
+            l.b.op(
+                Opc::Shl,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(bit), Operand::Imm(j as i64)],
+            )
+        };
+        pos = Some(match pos {
+            None => t,
+            Some(g) => l.b.op(
+                Opc::Or,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(g), Operand::Reg(t)],
+            ),
+        });
+    }
+    pos.unwrap_or(tid)
+}
+
 /// Shuffles `v` with the lane `lane ^ mask` (any register class).
 fn shuffle(l: &mut Lowerer, v: Reg, mask: i64) -> Reg {
     shfl(l, v, "bfly", mask, 31)
@@ -225,39 +268,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let flat = flat_index(l, &sliced);
         let elems_out: i64 = sliced.shape.iter().product();
         let ngroups = 1i64 << warp_bits.len();
-        let tid = l.tid();
-        let mut group: Option<Reg> = None;
-        for (j, &k) in warp_bits.iter().enumerate() {
-            let bit = l.b.op(
-                Opc::Bfe,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![
-                    Operand::Reg(tid),
-                    Operand::Imm(5 + k as i64),
-                    Operand::Imm(1),
-                ],
-            );
-            let t = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![Operand::Reg(bit), Operand::Imm(j as i64)],
-            );
-            group = Some(match group {
-                None => t,
-                Some(g) => l.b.op(
-                    Opc::Or,
-                    &[],
-                    &[Ty::B32],
-                    Ty::B32,
-                    vec![Operand::Reg(g), Operand::Reg(t)],
-                ),
-            });
-        }
-        let group = group.unwrap_or(tid);
+        let group = warp_position(l, &warp_bits);
         let base = l.b.op(
             Opc::Mov,
             &[],

@@ -13,7 +13,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::layout::LinearLayout;
-use crate::lower::ops::reduce::{combine, shfl};
+use crate::lower::ops::reduce::{combine, shfl, warp_position};
 use crate::lower::ops::shape::flat_index;
 use crate::lower::ops::staging::{alloc, barrier, Buffer};
 use crate::ptx::SHARED_SYMBOL;
@@ -253,43 +253,7 @@ pub(super) fn lower(
     // 3. Across warps: each warp's totals through shared memory, then the
     // exclusive prefix of the earlier warps into every register.
     if w > 0 {
-        let tid = l.tid();
-        let mut wpos: Option<Reg> = None;
-        for (j, &k) in warp_bits.iter().enumerate() {
-            let bit = l.b.op(
-                Opc::Bfe,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![
-                    Operand::Reg(tid),
-                    Operand::Imm(5 + k as i64),
-                    Operand::Imm(1),
-                ],
-            );
-            let t = if j == 0 {
-                bit
-            } else {
-                l.b.op(
-                    Opc::Shl,
-                    &[],
-                    &[Ty::B32],
-                    Ty::B32,
-                    vec![Operand::Reg(bit), Operand::Imm(j as i64)],
-                )
-            };
-            wpos = Some(match wpos {
-                None => t,
-                Some(g) => l.b.op(
-                    Opc::Or,
-                    &[],
-                    &[Ty::B32],
-                    Ty::B32,
-                    vec![Operand::Reg(g), Operand::Reg(t)],
-                ),
-            });
-        }
-        let wpos = wpos.unwrap_or(tid);
+        let wpos = warp_position(l, &warp_bits);
         let nw = 1i64 << w;
         let sliced = layout.slice(dim);
         let flat = flat_index(l, &sliced);
