@@ -3474,6 +3474,19 @@ fn regs_of_vec(o: &Opnd) -> Vec<Opnd> {
     }
 }
 
+/// An MMA opcode's dot-separated parts, its shape part (`m16n8k16`) and
+/// its types in order.
+fn mma_parts(op: &str) -> (Vec<&str>, &str, Vec<Ty>) {
+    let parts: Vec<&str> = op.split('.').collect();
+    let shape = parts
+        .iter()
+        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
+        .copied()
+        .unwrap_or("");
+    let tys = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+    (parts, shape, tys)
+}
+
 /// `mma.sync.aligned` with the PTX ISA fragment layouts: m16n8k16 / m16n8k8
 /// f16 and bf16 (f32 or f16 accumulators), m16n8k8 / m16n8k4 tf32, m16n8k32 /
 /// m16n8k16 s8/u8 into s32 (wrapping, or clamped with `.satfinite`) and
@@ -3487,13 +3500,7 @@ fn mma_sync(
     tid_of: &dyn Fn(usize) -> (u32, u32, u32),
 ) -> R<()> {
     let op = &*inst.opcode;
-    let parts: Vec<&str> = op.split('.').collect();
-    let shape = parts
-        .iter()
-        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
-        .copied()
-        .unwrap_or("");
-    let tys: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+    let (parts, shape, tys) = mma_parts(op);
     if !op.contains(".row.col") || tys.len() != 4 {
         return Err(e(
             ErrorKind::Unsupported,
@@ -3786,13 +3793,7 @@ fn wgmma(
     tid_of: &dyn Fn(usize) -> (u32, u32, u32),
 ) -> R<()> {
     let op = &*inst.opcode;
-    let parts: Vec<&str> = op.split('.').collect();
-    let shape = parts
-        .iter()
-        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
-        .copied()
-        .unwrap_or("");
-    let tys: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+    let (parts, shape, tys) = mma_parts(op);
     let sat = parts.contains(&"satfinite");
     let parse_dim = |c: char| -> Option<usize> {
         let i = shape.find(c)?;
