@@ -6,7 +6,6 @@
 //! by the real ptxas, and run in the PTX emulator on ragged sizes against
 //! CPU references written from the docstrings.
 mod common;
-use std::process::Command;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, f64_to_bf16_rn, f64_to_f16_rn};
 use ptx_emu::{bytes, DevPtr, Device, LaunchConfig, Module, Param};
@@ -28,26 +27,15 @@ fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
         ..Default::default()
     };
     let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let p = tmp.path().join("k.ptx");
-    std::fs::write(&p, &text).expect("write");
-    let out = Command::new(common::cuda_root().join("bin/ptxas"))
-        .args([
+    common::assemble(
+        &text,
+        &[
             "-arch",
             arch,
             "--opt-level",
             "3",
             "--enable-extended-smem=true",
-        ])
-        .arg(&p)
-        .arg("-o")
-        .arg(tmp.path().join("k.cubin"))
-        .output()
-        .expect("ptxas runs");
-    assert!(
-        out.status.success(),
-        "{name} {arch}: {}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     text
 }

@@ -106,23 +106,11 @@ fn loc_lines_are_the_positions_of_the_ops() {
 fn ptxas_builds_line_tables_from_them() {
     let m = module("for_loop_carried_f32");
     let ptx = lower(&m, true);
+    let (bytes, _) = common::assemble(&ptx, &["-arch", "sm_90a", "--opt-level", "3", "-lineinfo"]);
     let tmp = tempfile::tempdir().expect("tempdir");
-    let (p, cubin) = (tmp.path().join("k.ptx"), tmp.path().join("k.cubin"));
-    std::fs::write(&p, &ptx).expect("write");
-    let bin = common::cuda_root().join("bin");
-    let out = Command::new(bin.join("ptxas"))
-        .args(["-arch", "sm_90a", "--opt-level", "3", "-lineinfo"])
-        .arg(&p)
-        .arg("-o")
-        .arg(&cubin)
-        .output()
-        .expect("ptxas runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dis = Command::new(bin.join("nvdisasm"))
+    let cubin = tmp.path().join("k.cubin");
+    std::fs::write(&cubin, bytes).expect("write");
+    let dis = Command::new(common::cuda_root().join("bin/nvdisasm"))
         .args(["-g", "-c"])
         .arg(&cubin)
         .output()
@@ -162,23 +150,8 @@ fn device_debug_builds_carry_dwarf_that_ptxas_keeps() {
     );
     ptx_emu::Module::parse(&ptx).unwrap_or_else(|e| panic!("{e}"));
     // ptxas runs as the CLI runs it (no -g: the debug info is in the PTX).
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (p, cubin) = (tmp.path().join("k.ptx"), tmp.path().join("k.cubin"));
-    std::fs::write(&p, &ptx).expect("write");
-    let out = Command::new(common::cuda_root().join("bin/ptxas"))
-        .args(["-arch", "sm_90a", "--opt-level", "0"])
-        .arg(&p)
-        .arg("-o")
-        .arg(&cubin)
-        .output()
-        .expect("ptxas runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (bytes, _) = common::assemble(&ptx, &["-arch", "sm_90a", "--opt-level", "0"]);
     use object::{Object, ObjectSection};
-    let bytes = std::fs::read(&cubin).expect("cubin");
     let elf = object::File::parse(&*bytes).expect("ELF");
     let info = elf
         .section_by_name(".debug_info")

@@ -5,7 +5,6 @@
 //! in the PTX emulator on random inputs over wide ranges plus special
 //! values; results are compared with Rust's f64 functions in ulps.
 mod common;
-use std::process::Command;
 
 use ptx_emu::float::{bf16_to_f64, round, BF16};
 use ptx_emu::ir::Rnd;
@@ -23,7 +22,6 @@ fn ptx(name: &str) -> String {
     if let Err(e) = tileiras::verify::verify(&m) {
         panic!("{name} is not valid TileIR: {e:?}");
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
     let mut last = String::new();
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
         let options = Options {
@@ -31,20 +29,7 @@ fn ptx(name: &str) -> String {
             ..Default::default()
         };
         let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let p = tmp.path().join(format!("{name}.{arch}.ptx"));
-        std::fs::write(&p, &text).expect("write");
-        let out = Command::new(common::cuda_root().join("bin/ptxas"))
-            .args(["-arch", arch, "--opt-level", "3"])
-            .arg(&p)
-            .arg("-o")
-            .arg(tmp.path().join("k.cubin"))
-            .output()
-            .expect("ptxas runs");
-        assert!(
-            out.status.success(),
-            "{name} {arch}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
         last = text;
     }
     last

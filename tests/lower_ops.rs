@@ -9,7 +9,6 @@
 //! Each is lowered for sm_80 and sm_90, assembled by the real ptxas, and run
 //! in the PTX emulator against values computed here from the spec.
 mod common;
-use std::process::Command;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, f64_to_bf16_rn, f64_to_f16_rn};
 use ptx_emu::{bytes, Device, Module, Param};
@@ -43,28 +42,16 @@ fn run_on(name: &str, dev: &mut Device, params: &[Param], gpu: Gpu, arch: &str) 
 
 /// Checks ptxas accepts our PTX for `name` on each of `targets`.
 fn assemble(name: &str, targets: &[(Gpu, &str)]) {
-    let tmp = tempfile::tempdir().expect("tempdir");
     for &(gpu, arch) in targets {
-        let text = ptx(name, gpu);
-        let p = tmp.path().join(format!("{name}.{arch}.ptx"));
-        std::fs::write(&p, &text).expect("write");
-        let out = Command::new(common::cuda_root().join("bin/ptxas"))
-            .args([
+        common::assemble(
+            &ptx(name, gpu),
+            &[
                 "-arch",
                 arch,
                 "--opt-level",
                 "3",
                 "--enable-extended-smem=true",
-            ])
-            .arg(&p)
-            .arg("-o")
-            .arg(tmp.path().join("k.cubin"))
-            .output()
-            .expect("ptxas runs");
-        assert!(
-            out.status.success(),
-            "{name} {arch}: {}\n{text}",
-            String::from_utf8_lossy(&out.stderr)
+            ],
         );
     }
 }

@@ -26,6 +26,24 @@ pub fn cuda_root() -> PathBuf {
     root
 }
 
+/// Assembles `ptx` with the real ptxas and `args` (`-arch` and flags);
+/// panics with ptxas' log unless it succeeds. Returns the cubin and the log.
+pub fn assemble(ptx: &str, args: &[&str]) -> (Vec<u8>, String) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (src, cubin) = (tmp.path().join("k.ptx"), tmp.path().join("k.cubin"));
+    std::fs::write(&src, ptx).expect("write ptx");
+    let out = std::process::Command::new(cuda_root().join("bin/ptxas"))
+        .args(args)
+        .arg(&src)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .expect("ptxas runs");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "ptxas {args:?}: {log}\n{ptx}");
+    (std::fs::read(&cubin).expect("cubin"), log)
+}
+
 /// The real tools.
 pub fn toolkit() -> tileiras::toolchain::Toolkit {
     let root = cuda_root();
