@@ -128,20 +128,18 @@ pub fn lower_module(
             }
         }
     }
-    let uses_heap = entries.iter().any(|e| {
-        e.body.iter().any(
-            |line| matches!(line, crate::ptx::Line::Inst(i) if i.opc == crate::ptx::Opc::Malloc),
-        )
-    });
-    if uses_heap {
+    // External functions are declared where some entry calls them.
+    let calls = |opc: crate::ptx::Opc| {
+        entries.iter().any(|e| {
+            e.body
+                .iter()
+                .any(|line| matches!(line, crate::ptx::Line::Inst(i) if i.opc == opc))
+        })
+    };
+    if calls(crate::ptx::Opc::Malloc) {
         out.items.push(crate::ptx::Item::HeapDecl);
     }
-    let prints = entries.iter().any(|e| {
-        e.body.iter().any(
-            |line| matches!(line, crate::ptx::Line::Inst(i) if i.opc == crate::ptx::Opc::Vprintf),
-        )
-    });
-    if prints {
+    if calls(crate::ptx::Opc::Vprintf) {
         out.items.push(crate::ptx::Item::VprintfDecl);
     }
     if entries.iter().any(|e| !e.strings.is_empty()) {
