@@ -4,7 +4,8 @@
 //! wall time of the whole `tileiras` run (bytecode to cubin, ptxas included)
 //! for this compiler and for NVIDIA's tileiras on the same file, sm_90.
 //!
-//! Run with `cargo bench --bench compile [-- --runs N] [-- KERNEL...]`;
+//! Run with `cargo bench --bench compile [-- --runs N] [-- --stages]
+//! [-- KERNEL...]` (`--stages`: our stages only, no end-to-end runs);
 //! NVIDIA's tools come from `$CUDA_ROOT` or `.tools/cuda`.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
@@ -108,11 +109,14 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let mut runs = 5;
+    let mut stages_only = false;
     let mut only = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--runs" {
             runs = it.next().and_then(|n| n.parse().ok()).expect("--runs N");
+        } else if a == "--stages" {
+            stages_only = true;
         } else {
             only.push(a.clone());
         }
@@ -161,8 +165,14 @@ fn main() {
             peak = peak.max(PEAK.load(Ordering::Relaxed) - base);
         }
         let stage = median(stages);
-        let a = wall(&ours, &cuda, &input, &out, runs);
-        let b = wall(&theirs, &cuda, &input, &out, runs);
+        let (a, b) = if stages_only {
+            (None, None)
+        } else {
+            (
+                wall(&ours, &cuda, &input, &out, runs),
+                wall(&theirs, &cuda, &input, &out, runs),
+            )
+        };
         let ratio = match (a, b) {
             (Some(a), Some(b)) => a.as_secs_f64() / b.as_secs_f64(),
             _ => f64::NAN,

@@ -10,7 +10,7 @@
 //! their engine computes in (`ops::mma`), and the seed spreads along
 //! loop-carried values and `if` results, so an accumulator carried by a loop
 //! never leaves its registers.
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use super::facts::Fact;
@@ -37,7 +37,7 @@ pub fn assign(
     target: Target,
     warps: u32,
 ) -> Layouts {
-    let mut out: Layouts = HashMap::new();
+    let mut out: Layouts = HashMap::default();
     seed_mma(m, ops, target, warps, &mut out);
     assign_block(m, ops, facts, warps, target.max_access_bytes(), &mut out);
     out

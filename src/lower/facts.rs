@@ -1,7 +1,7 @@
 //! Value facts from `assume` and constants: known power-of-two
 //! divisibility and non-negativity of scalar values, used to prove
 //! alignment for vector accesses and to pick zero- or sign-extension.
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{Attr, Module, OpId, Opcode, ValueId};
 
@@ -25,7 +25,7 @@ impl Default for Fact {
 
 /// Facts for every value of the entry body `ops`.
 pub fn analyze(m: &Module, ops: &[OpId]) -> HashMap<ValueId, Fact> {
-    let mut facts: HashMap<ValueId, Fact> = HashMap::new();
+    let mut facts: HashMap<ValueId, Fact> = HashMap::default();
     let mut all = Vec::new();
     nested(m, ops, &mut all);
     for id in all {

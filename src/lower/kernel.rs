@@ -1,6 +1,6 @@
 //! Lowers one entry function: binds parameters, walks the body op by op
 //! (each op family in [`super::ops`]) and produces the PTX entry.
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use super::assign::{assign, Layouts};
@@ -353,7 +353,7 @@ pub fn lower_entry<'m>(
         m,
         target,
         b: Builder::new(),
-        vals: HashMap::new(),
+        vals: HashMap::default(),
         layouts,
         facts,
         warps,
@@ -470,7 +470,7 @@ pub fn lower_entry<'m>(
     l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
     let mut f = l.b.finish();
     optimize(&mut f, options.opt_level);
-    let (body, reg_counts) = emit(&f);
+    let (body, reg_counts) = emit(f);
     let reqntid = warps * 32;
     Ok(ptx::Entry {
         name,

@@ -1,7 +1,7 @@
 //! Tensor and partition views traced back to their defining ops: base
 //! pointer, dynamic shape and stride operands, tile shape, dimension map,
 //! padding, and what the facts prove about alignment.
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::facts::Fact;
 use super::values::{elem_of, Elem};

@@ -21,6 +21,9 @@ pub struct Param {
 }
 
 /// One line of a function body.
+// Lines are built once per instruction and written in order: boxing the
+// instructions would only add an allocation to each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Line {
     /// An instruction.

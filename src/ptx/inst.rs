@@ -2,6 +2,14 @@
 //! modifiers, and instructions. Lowering builds these; [`super::writer`]
 //! turns them into text.
 
+use smallvec::SmallVec;
+
+/// The registers an instruction reads or writes; inline for up to four.
+pub type Regs = SmallVec<[Reg; 4]>;
+
+/// An instruction's destination or source operands; inline for up to three.
+pub type Operands = SmallVec<[Operand; 3]>;
+
 /// A register class: what `.reg` declaration a virtual register belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RegClass {
@@ -186,11 +194,11 @@ impl Operand {
     }
 
     /// Registers this operand reads when used as a source.
-    pub fn regs(&self) -> Vec<Reg> {
+    pub fn regs(&self) -> &[Reg] {
         match self {
-            Operand::Reg(r) | Operand::Addr(r, _) => vec![*r],
-            Operand::Vec(v) => v.clone(),
-            _ => Vec::new(),
+            Operand::Reg(r) | Operand::Addr(r, _) => std::slice::from_ref(r),
+            Operand::Vec(v) => v,
+            _ => &[],
         }
     }
 }
@@ -373,13 +381,13 @@ pub struct Inst {
     /// Operation.
     pub opc: Opc,
     /// Modifiers in order, without dots (`rn`, `ftz`, `global`, `v4`, `wide`, `ge`).
-    pub mods: Vec<&'static str>,
+    pub mods: SmallVec<[&'static str; 4]>,
     /// Types in order (`cvt` has two).
-    pub tys: Vec<Ty>,
+    pub tys: SmallVec<[Ty; 2]>,
     /// Destination operands (a store has none).
-    pub dsts: Vec<Operand>,
+    pub dsts: Operands,
     /// Source operands.
-    pub srcs: Vec<Operand>,
+    pub srcs: Operands,
     /// The source position it was lowered from (line info builds only).
     pub loc: Option<SrcLoc>,
 }
@@ -390,35 +398,39 @@ impl Inst {
         opc: Opc,
         mods: &[&'static str],
         tys: &[Ty],
-        dsts: Vec<Operand>,
-        srcs: Vec<Operand>,
+        dsts: impl Into<Operands>,
+        srcs: impl Into<Operands>,
     ) -> Inst {
         Inst {
             guard: None,
             opc,
-            mods: mods.to_vec(),
-            tys: tys.to_vec(),
-            dsts,
-            srcs,
+            mods: SmallVec::from_slice(mods),
+            tys: SmallVec::from_slice(tys),
+            dsts: dsts.into(),
+            srcs: srcs.into(),
             loc: None,
         }
     }
 
     /// Registers written.
-    pub fn defs(&self) -> Vec<Reg> {
-        self.dsts
-            .iter()
-            .flat_map(|d| match d {
-                Operand::Reg(r) => vec![*r],
-                Operand::Vec(v) => v.clone(),
-                _ => Vec::new(),
-            })
-            .collect()
+    pub fn defs(&self) -> Regs {
+        let mut v = Regs::new();
+        for d in &self.dsts {
+            match d {
+                Operand::Reg(r) => v.push(*r),
+                Operand::Vec(rs) => v.extend_from_slice(rs),
+                _ => {}
+            }
+        }
+        v
     }
 
     /// Registers read (sources and guard).
-    pub fn uses(&self) -> Vec<Reg> {
-        let mut v: Vec<Reg> = self.srcs.iter().flat_map(Operand::regs).collect();
+    pub fn uses(&self) -> Regs {
+        let mut v = Regs::new();
+        for o in &self.srcs {
+            v.extend_from_slice(o.regs());
+        }
         if self.opc == Opc::Wgmma {
             v.extend(self.defs());
         }

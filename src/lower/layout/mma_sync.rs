@@ -126,7 +126,7 @@ mod tests {
             let (m, n) = (shape[rank - 2], shape[rank - 1]);
             let grid = WarpGrid::for_tile(m, n, warps);
             let l = acc_layout(&shape, grid, 16);
-            let mut seen = std::collections::HashMap::new();
+            let mut seen = rustc_hash::FxHashMap::default();
             let live = (grid.m * grid.n * 32) as u32;
             for tid in 0..live {
                 for r in 0..l.num_registers() {

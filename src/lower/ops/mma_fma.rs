@@ -3,7 +3,7 @@
 //! the accumulator elements its layout gives it. Correct for every element
 //! type and shape (2-D, or 3-D batched); used where no tensor-core engine
 //! applies (f32/f64 operands, odd shapes, targets without one).
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{OpId, Opcode, Scalar};
 use crate::lower::kernel::{class_of, Lowerer, Tile};
@@ -222,8 +222,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Ty::U32,
         vec![Operand::Symbol(SHARED_SYMBOL)],
     );
-    let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::new();
-    let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::new();
+    let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::default();
+    let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::default();
     let mut plan = Vec::new();
     for r in 0..n {
         if accs[r].is_none() {
@@ -363,8 +363,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         ));
         to_acc(l, s, signed, d, acc_kind)
     };
-    let mut a_vals: HashMap<(i64, i64), Reg> = HashMap::new();
-    let mut b_vals: HashMap<(i64, i64), Reg> = HashMap::new();
+    let mut a_vals: HashMap<(i64, i64), Reg> = HashMap::default();
+    let mut b_vals: HashMap<(i64, i64), Reg> = HashMap::default();
     for (r, ka, kb) in plan {
         if !a_vals.contains_key(&ka) {
             let v = load(l, a_rows[&ka], 1, abuf.slot, ae, sa)

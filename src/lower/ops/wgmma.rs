@@ -409,7 +409,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     }
     mods.extend([type_name(ct, true), type_name(at, sa), type_name(bt, sb)]);
     sync_op(l, &["fence", "sync", "aligned"], vec![]);
-    let mut descs: std::collections::HashMap<(bool, i64), Reg> = std::collections::HashMap::new();
+    let mut descs: rustc_hash::FxHashMap<(bool, i64), Reg> = Default::default();
     let mut desc = |l: &mut Lowerer, is_a: bool, off: i64| -> Reg {
         let base = if is_a { adesc } else { bdesc };
         *descs.entry((is_a, off)).or_insert_with(|| {

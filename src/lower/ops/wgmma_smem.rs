@@ -200,7 +200,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
         None => base,
     };
     let n = layout.num_registers();
-    let mut by_low: std::collections::HashMap<i64, Reg> = std::collections::HashMap::new();
+    let mut by_low: rustc_hash::FxHashMap<i64, Reg> = Default::default();
     for r0 in 0..n {
         if r0 & vmask != 0 || layout.canonical_register(r0) != r0 {
             continue;

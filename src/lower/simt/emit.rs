@@ -1,29 +1,30 @@
 //! Flattens the SIMT IR into a PTX body: each `if` becomes guarded branches
 //! around its branches, each loop a header, an exit branch and a back edge; registers are renumbered densely per class.
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass, SrcLoc};
 
 /// The PTX body of `f` and the highest register number used per class.
-pub fn emit(f: &Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
+pub fn emit(f: Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
     let mut lines = Vec::new();
     let mut next_label = 0;
     flatten(
-        &f.body,
+        f.body,
         &mut lines,
         &mut next_label,
         &mut Vec::new(),
         &mut None,
     );
-    renumber(&mut lines)
+    let decls = renumber(&mut lines);
+    (lines, decls)
 }
 
 /// Appends `body` to `out`; `loc` is the source position of the last
 /// `.loc` line written (a new one precedes each instruction whose position
 /// differs).
 fn flatten(
-    body: &[Stmt],
+    body: Vec<Stmt>,
     out: &mut Vec<Line>,
     next_label: &mut u32,
     loops: &mut Vec<(u32, u32)>,
@@ -36,7 +37,7 @@ fn flatten(
                     *loc = i.loc;
                     out.extend(i.loc.map(Line::Loc));
                 }
-                out.push(Line::Inst(i.clone()));
+                out.push(Line::Inst(*i));
             }
             Stmt::Break => {
                 if let Some(&(_, end)) = loops.last() {
@@ -56,7 +57,7 @@ fn flatten(
             } => {
                 // Skip the then-branch unless pred == run_when.
                 let skip = fresh(next_label);
-                out.push(branch(skip, Some((*pred, *run_when))));
+                out.push(branch(skip, Some((pred, run_when))));
                 flatten(body, out, next_label, loops, loc);
                 if else_body.is_empty() {
                     out.push(Line::Label(skip));
@@ -78,7 +79,7 @@ fn flatten(
                 let end = fresh(next_label);
                 out.push(Line::Label(head));
                 flatten(header, out, next_label, loops, loc);
-                out.push(branch(end, Some((*pred, *run_when))));
+                out.push(branch(end, Some((pred, run_when))));
                 loops.push((head, end));
                 flatten(body, out, next_label, loops, loc);
                 loops.pop();
@@ -101,9 +102,11 @@ fn branch(label: u32, guard: Option<(Reg, bool)>) -> Line {
     Line::Inst(bra)
 }
 
-fn renumber(lines: &mut [Line]) -> (Vec<Line>, Vec<(RegClass, u32)>) {
-    let mut map: HashMap<Reg, Reg> = HashMap::new();
-    let mut counts: HashMap<RegClass, u32> = HashMap::new();
+/// Renumbers the registers of `lines` densely per class; returns the
+/// count per class.
+fn renumber(lines: &mut [Line]) -> Vec<(RegClass, u32)> {
+    let mut map: HashMap<Reg, Reg> = HashMap::default();
+    let mut counts: HashMap<RegClass, u32> = HashMap::default();
     let mut rename = |r: &mut Reg| {
         let n = *map.entry(*r).or_insert_with(|| {
             let c = counts.entry(r.class).or_insert(0);
@@ -130,9 +133,8 @@ fn renumber(lines: &mut [Line]) -> (Vec<Line>, Vec<(RegClass, u32)>) {
             }
         }
     }
-    let decls = RegClass::all()
+    RegClass::all()
         .iter()
         .filter_map(|c| counts.get(c).map(|n| (*c, *n)))
-        .collect();
-    (lines.to_vec(), decls)
+        .collect()
 }

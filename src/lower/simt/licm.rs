@@ -7,25 +7,25 @@
 //! instructions and anything with side effects stay; instructions inside
 //! an `if` of the loop stay (they may run rarely). Inner loops are treated
 //! first, so an invariant can climb several levels.
-use std::collections::{HashMap, HashSet};
 
+use super::regs::{RegCounts, RegSet};
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
 /// Hoists loop invariants out of every loop of `f`.
 pub fn hoist_invariants(f: &mut Function) {
-    let mut defs = HashMap::new();
+    let mut defs = RegCounts::default();
     count_defs(&f.body, &mut defs);
     hoist_in(&mut f.body, &defs);
 }
 
-fn count_defs(body: &[Stmt], defs: &mut HashMap<Reg, u32>) {
+fn count_defs(body: &[Stmt], defs: &mut RegCounts) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 for d in i.defs() {
-                    *defs.entry(d).or_insert(0) += 1;
+                    defs.add(d);
                 }
             }
             Stmt::If {
@@ -42,15 +42,13 @@ fn count_defs(body: &[Stmt], defs: &mut HashMap<Reg, u32>) {
     }
 }
 
-fn written_in(body: &[Stmt], out: &mut HashSet<Reg>) {
-    let mut m = HashMap::new();
-    count_defs(body, &mut m);
-    out.extend(m.into_keys());
+fn written_in(body: &[Stmt], out: &mut RegSet) {
+    super::opt::for_each_inst(body, &mut |i| out.extend(i.defs()));
 }
 
 /// Whether `i` computes its result from its sources alone, cannot trap and
 /// is cheap to run once more than needed.
-fn movable(i: &Inst, defs: &HashMap<Reg, u32>) -> bool {
+fn movable(i: &Inst, defs: &RegCounts) -> bool {
     let pure = matches!(
         i.opc,
         Opc::Mov
@@ -109,13 +107,13 @@ fn weight(r: &Reg) -> u32 {
     }
 }
 
-fn count_uses(body: &[Stmt], uses: &mut HashMap<Reg, u32>) {
+fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 for u in i.uses() {
-                    *uses.entry(u).or_insert(0) += 1;
+                    uses.add(u);
                 }
             }
             Stmt::If {
@@ -124,14 +122,14 @@ fn count_uses(body: &[Stmt], uses: &mut HashMap<Reg, u32>) {
                 else_body,
                 ..
             } => {
-                *uses.entry(*pred).or_insert(0) += 1;
+                uses.add(*pred);
                 count_uses(body, uses);
                 count_uses(else_body, uses);
             }
             Stmt::Loop {
                 header, pred, body, ..
             } => {
-                *uses.entry(*pred).or_insert(0) += 1;
+                uses.add(*pred);
                 count_uses(header, uses);
                 count_uses(body, uses);
             }
@@ -143,9 +141,9 @@ fn count_uses(body: &[Stmt], uses: &mut HashMap<Reg, u32>) {
 #[derive(Default)]
 struct Budget {
     /// Reads of each register by instructions still in the loop.
-    uses: HashMap<Reg, u32>,
+    uses: RegCounts,
     /// Registers hoisted out of this loop.
-    hoisted: HashSet<Reg>,
+    hoisted: RegSet,
     /// 32-bit registers' worth of hoisted values the loop still reads.
     pressure: u32,
 }
@@ -183,7 +181,7 @@ impl Budget {
     }
 }
 
-fn hoist_in(body: &mut Vec<Stmt>, defs: &HashMap<Reg, u32>) {
+fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts) {
     let mut out = Vec::with_capacity(body.len());
     for mut s in std::mem::take(body) {
         match &mut s {
@@ -199,11 +197,11 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &HashMap<Reg, u32>) {
             } => {
                 hoist_in(header, defs);
                 hoist_in(body, defs);
-                let mut inside = HashSet::new();
+                let mut inside = RegSet::default();
                 written_in(header, &mut inside);
                 written_in(body, &mut inside);
                 let mut budget = Budget::default();
-                *budget.uses.entry(*pred).or_insert(0) += 1;
+                budget.uses.add(*pred);
                 count_uses(header, &mut budget.uses);
                 count_uses(body, &mut budget.uses);
                 for part in [header, body] {
@@ -307,7 +305,7 @@ mod tests {
         b.end_loop();
         let mut f = b.finish();
         hoist_invariants(&mut f);
-        let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs() == vec![r]);
+        let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs()[..] == [r]);
         let top: Vec<&Stmt> = f.body.iter().collect();
         assert!(top.iter().any(|st| defines(st, inv)), "{f:#?}");
         assert!(top.iter().any(|st| defines(st, inv2)), "{f:#?}");

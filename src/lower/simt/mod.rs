@@ -9,15 +9,16 @@
 pub mod emit;
 pub mod licm;
 pub mod opt;
+pub mod regs;
 pub mod widen;
 
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, SrcLoc, Ty};
 
 /// A statement of the SIMT IR.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum Stmt {
     /// A straight-line instruction.
-    Inst(Inst),
+    Inst(Box<Inst>),
     /// `if (pred == run_when) { body } else { else_body }`.
     If {
         /// The predicate register tested.
@@ -127,14 +128,14 @@ impl Builder {
         if inst.loc.is_none() {
             inst.loc = self.loc;
         }
-        self.current().push(Stmt::Inst(inst));
+        self.current().push(Stmt::Inst(Box::new(inst)));
     }
 
     /// Puts an instruction at the very start of the function, where it
     /// runs before (and dominates) everything (initial values of state
     /// that loops update, such as a buffer phase).
     pub fn prepend(&mut self, inst: Inst) {
-        self.body.insert(0, Stmt::Inst(inst));
+        self.body.insert(0, Stmt::Inst(Box::new(inst)));
     }
 
     /// Emits `opc.mods.tys dst, srcs` into a fresh register of `dst_ty`'s size.

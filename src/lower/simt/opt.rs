@@ -3,10 +3,12 @@
 //! products of widened 32-bit values ([`super::widen`]),
 //! common-subexpression elimination, dead-code elimination and (from
 //! level 2) loop-invariant code motion ([`super::licm`]).
-use std::collections::{HashMap, HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
+use super::regs::{RegCounts, RegSet};
 use super::{Function, Stmt};
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Operands, Reg, RegClass, Ty};
+use smallvec::SmallVec;
 
 /// Runs the passes chosen for `opt_level` (0: none; 1: folding, CSE and
 /// DCE; 2+: also loop-invariant code motion).
@@ -14,6 +16,9 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
     if opt_level == 0 {
         return;
     }
+    // Rounds until nothing changes (a round's passes expose work for the
+    // next: folded constants feed CSE, CSE leaves dead copies), at most four.
+    let mut last = fingerprint(&f.body);
     for _ in 0..4 {
         if opt_level >= 2 {
             super::licm::hoist_invariants(f);
@@ -23,7 +28,20 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
         super::widen::widen_multiplies(&mut f.body, &defs);
         cse(&mut f.body, &defs);
         dce(&mut f.body);
+        let now = fingerprint(&f.body);
+        if now == last {
+            break;
+        }
+        last = now;
     }
+}
+
+/// A hash of the whole body, to tell whether a round changed anything.
+fn fingerprint(body: &[Stmt]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    body.hash(&mut h);
+    h.finish()
 }
 
 pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
@@ -45,11 +63,11 @@ pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
     }
 }
 
-fn def_counts(body: &[Stmt]) -> HashMap<Reg, u32> {
-    let mut m = HashMap::new();
+fn def_counts(body: &[Stmt]) -> RegCounts {
+    let mut m = RegCounts::default();
     for_each_inst(body, &mut |i| {
         for d in i.defs() {
-            *m.entry(d).or_insert(0) += 1;
+            m.add(d);
         }
     });
     m
@@ -183,12 +201,12 @@ fn constant_product(i: &mut Inst) {
     }
 }
 
-fn fold_constants(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
-    let mut consts: HashMap<Reg, Operand> = HashMap::new();
+fn fold_constants(body: &mut [Stmt], defs: &RegCounts) {
+    let mut consts: HashMap<Reg, Operand> = HashMap::default();
     fold_in(body, defs, &mut consts);
 }
 
-fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg, Operand>) {
+fn fold_in(body: &mut [Stmt], defs: &RegCounts, consts: &mut HashMap<Reg, Operand>) {
     for s in body.iter_mut() {
         match s {
             Stmt::Break | Stmt::Continue => {}
@@ -222,7 +240,7 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
                             RegClass::B32 => Ty::B32,
                             RegClass::B64 => Ty::B64,
                         };
-                        *i = Inst::new(Opc::Mov, &[], &[ty], d, vec![src]);
+                        **i = Inst::new(Opc::Mov, &[], &[ty], d, vec![src]);
                     }
                 }
                 if let Some(v) = fold(i) {
@@ -233,7 +251,7 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
                     } else {
                         Ty::from_bits(ty.bits())
                     };
-                    *i = Inst::new(
+                    **i = Inst::new(
                         Opc::Mov,
                         &[],
                         &[mov_ty],
@@ -269,36 +287,68 @@ fn fold_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, consts: &mut HashMap<Reg
 }
 
 /// Whether `r` is written at most once (an SSA value, or never written).
-pub(super) fn is_ssa(defs: &HashMap<Reg, u32>, r: &Reg) -> bool {
+pub(super) fn is_ssa(defs: &RegCounts, r: &Reg) -> bool {
     defs.get(r).map_or(true, |&n| n <= 1)
 }
 
+/// An instruction's computation: what two instructions must share for the
+/// second to reuse the first's result.
+#[derive(PartialEq, Eq, Hash)]
+struct Expr {
+    opc: Opc,
+    mods: SmallVec<[&'static str; 4]>,
+    tys: SmallVec<[Ty; 2]>,
+    srcs: Operands,
+    class: RegClass,
+    /// The version of each variable read, in order (see [`Available`]).
+    versions: SmallVec<[u32; 2]>,
+}
+
 /// Scoped available expressions. An expression may read variables (registers
-/// written in several places): it stays available until one of them is
-/// written, or a loop that writes one of them begins.
+/// written in several places): each write of a variable (or the start of a
+/// loop that writes it) gives it a new version, so expressions that read an
+/// older version no longer match.
 #[derive(Default)]
 struct Available {
     /// One map per open scope, innermost last.
-    scopes: Vec<HashMap<Inst, Reg>>,
-    /// For each variable, the scope depth and key of the expressions
-    /// reading it.
-    readers: HashMap<Reg, Vec<(usize, Inst)>>,
+    scopes: Vec<HashMap<Expr, Reg>>,
+    /// The current version of each variable written so far.
+    versions: HashMap<Reg, u32>,
+    /// The last version handed out.
+    last: u32,
 }
 
 impl Available {
-    fn forget_readers_of(&mut self, v: &Reg) {
-        for (depth, key) in self.readers.remove(v).unwrap_or_default() {
-            if let Some(m) = self.scopes.get_mut(depth) {
-                m.remove(&key);
-            }
+    /// Gives variable `v` a new version.
+    fn written(&mut self, v: Reg) {
+        self.last += 1;
+        self.versions.insert(v, self.last);
+    }
+
+    /// The expression `i` computes into a register of `class`.
+    fn expr(&self, i: &Inst, class: RegClass, defs: &RegCounts) -> Expr {
+        let versions = i
+            .srcs
+            .iter()
+            .flat_map(Operand::regs)
+            .filter(|u| !is_ssa(defs, u))
+            .map(|u| self.versions.get(u).copied().unwrap_or(0))
+            .collect();
+        Expr {
+            opc: i.opc,
+            mods: i.mods.clone(),
+            tys: i.tys.clone(),
+            srcs: i.srcs.clone(),
+            class,
+            versions,
         }
     }
 }
 
-fn cse(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
-    let mut rename: HashMap<Reg, Reg> = HashMap::new();
+fn cse(body: &mut [Stmt], defs: &RegCounts) {
+    let mut rename: HashMap<Reg, Reg> = HashMap::default();
     let mut avail = Available {
-        scopes: vec![HashMap::new()],
+        scopes: vec![HashMap::default()],
         ..Available::default()
     };
     cse_in(body, defs, &mut avail, &mut rename);
@@ -306,7 +356,7 @@ fn cse(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
 
 fn cse_in(
     body: &mut [Stmt],
-    defs: &HashMap<Reg, u32>,
+    defs: &RegCounts,
     avail: &mut Available,
     rename: &mut HashMap<Reg, Reg>,
 ) {
@@ -315,20 +365,19 @@ fn cse_in(
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 rename_uses(i, rename);
-                for d in i.defs() {
+                let ds = i.defs();
+                for &d in &ds {
                     if !is_ssa(defs, &d) {
-                        avail.forget_readers_of(&d);
+                        avail.written(d);
                     }
                 }
                 let pure = !i.opc.has_side_effects()
                     && !matches!(i.opc, Opc::Ld | Opc::Ldmatrix)
                     && i.guard.is_none();
-                let single =
-                    i.dsts.len() == 1 && i.defs().len() == 1 && defs.get(&i.defs()[0]) == Some(&1);
-                if !(pure && single) {
+                if !(pure && i.dsts.len() == 1 && ds.len() == 1 && defs.get(&ds[0]) == Some(&1)) {
                     continue;
                 }
-                let d = i.defs()[0];
+                let d = ds[0];
                 // A copy of a value: read the value itself.
                 if let (Opc::Mov, [Operand::Reg(src)]) = (i.opc, i.srcs.as_slice()) {
                     if src.class == d.class && is_ssa(defs, src) {
@@ -336,23 +385,11 @@ fn cse_in(
                         continue;
                     }
                 }
-                let mut key = i.clone();
-                key.dsts = vec![Operand::Imm(i64::from(d.class as u8))];
-                key.loc = None;
+                let key = avail.expr(i, d.class, defs);
                 if let Some(prev) = avail.scopes.iter().rev().find_map(|m| m.get(&key)) {
                     rename.insert(d, *prev);
                 } else {
-                    let depth = avail.scopes.len() - 1;
-                    for u in key.uses() {
-                        if !is_ssa(defs, &u) {
-                            avail
-                                .readers
-                                .entry(u)
-                                .or_default()
-                                .push((depth, key.clone()));
-                        }
-                    }
-                    avail.scopes[depth].insert(key, d);
+                    avail.scopes.last_mut().expect("a scope").insert(key, d);
                 }
             }
             Stmt::If {
@@ -365,7 +402,7 @@ fn cse_in(
                     *pred = *n;
                 }
                 for b in [body, else_body] {
-                    avail.scopes.push(HashMap::new());
+                    avail.scopes.push(HashMap::default());
                     cse_in(b, defs, avail, rename);
                     avail.scopes.pop();
                 }
@@ -373,14 +410,16 @@ fn cse_in(
             Stmt::Loop {
                 header, pred, body, ..
             } => {
-                let mut written = HashSet::new();
+                let mut written = Vec::new();
                 for part in [&*header, &*body] {
-                    for_each_inst(part, &mut |i| written.extend(i.defs()));
+                    for_each_inst(part, &mut |i| {
+                        written.extend(i.defs().into_iter().filter(|d| !is_ssa(defs, d)))
+                    });
                 }
-                for v in &written {
-                    avail.forget_readers_of(v);
+                for v in written {
+                    avail.written(v);
                 }
-                avail.scopes.push(HashMap::new());
+                avail.scopes.push(HashMap::default());
                 cse_in(header, defs, avail, rename);
                 if let Some(n) = rename.get(pred) {
                     *pred = *n;
@@ -410,7 +449,7 @@ fn rename_uses(i: &mut Inst, rename: &HashMap<Reg, Reg>) {
     }
 }
 
-fn collect_uses(body: &[Stmt], used: &mut HashSet<Reg>) {
+fn collect_uses(body: &[Stmt], used: &mut RegSet) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
@@ -438,7 +477,7 @@ fn collect_uses(body: &[Stmt], used: &mut HashSet<Reg>) {
 
 fn dce(body: &mut Vec<Stmt>) {
     loop {
-        let mut used = HashSet::new();
+        let mut used = RegSet::default();
         collect_uses(body, &mut used);
         if !dce_in(body, &used) {
             break;
@@ -446,7 +485,7 @@ fn dce(body: &mut Vec<Stmt>) {
     }
 }
 
-fn dce_in(body: &mut Vec<Stmt>, used: &HashSet<Reg>) -> bool {
+fn dce_in(body: &mut Vec<Stmt>, used: &RegSet) -> bool {
     let before = body.len();
     let mut changed = false;
     body.retain_mut(|s| match s {
@@ -527,7 +566,7 @@ mod tests {
         ));
         let mut f = b.finish();
         optimize(&mut f, 3);
-        let (lines, _) = super::super::emit::emit(&f);
+        let (lines, _) = super::super::emit::emit(f);
         let mut text = String::new();
         let mut w = crate::ptx::Writer::new(&mut text);
         for l in &lines {
@@ -630,9 +669,9 @@ mod tests {
         let shl = insts.iter().find(|i| i.opc == Opc::Shl).expect("shl kept");
         assert_eq!(shl.srcs[0], Operand::Reg(t));
         assert!(
-            insts
-                .iter()
-                .any(|i| i.opc == Opc::Mov && i.defs() == vec![w] && i.srcs == [Operand::Imm(5)]),
+            insts.iter().any(|i| i.opc == Opc::Mov
+                && i.defs()[..] == [w]
+                && i.srcs[..] == [Operand::Imm(5)]),
             "{insts:#?}"
         );
     }

@@ -2,9 +2,10 @@
 //! an index times an element size or stride) as `mul.wide` / `mad.wide`
 //! of the 32-bit values: one instruction instead of the extension and a
 //! 64-bit multiply.
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::opt::{for_each_inst, int_cvt, is_ssa};
+use super::regs::RegCounts;
 use super::Stmt;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
@@ -12,12 +13,12 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 /// (and of a constant or a value widened the same way) into `mul.wide` /
 /// `mad.wide` of the 32-bit value: the same product, one instruction
 /// instead of the extension and a 64-bit multiply.
-pub fn widen_multiplies(body: &mut [Stmt], defs: &HashMap<Reg, u32>) {
-    let mut widened: HashMap<Reg, (Reg, bool)> = HashMap::new();
+pub fn widen_multiplies(body: &mut [Stmt], defs: &RegCounts) {
+    let mut widened: HashMap<Reg, (Reg, bool)> = HashMap::default();
     widen_in(body, defs, &mut widened);
 }
 
-fn widen_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, widened: &mut HashMap<Reg, (Reg, bool)>) {
+fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut HashMap<Reg, (Reg, bool)>) {
     for s in body.iter_mut() {
         match s {
             Stmt::Break | Stmt::Continue => {}
@@ -77,8 +78,8 @@ fn widen_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, widened: &mut HashMap<R
                 if !(fits(&x) && fits(&y)) {
                     continue;
                 }
-                i.mods = vec!["wide"];
-                i.tys = vec![if signed { Ty::S32 } else { Ty::U32 }];
+                i.mods = smallvec::smallvec!["wide"];
+                i.tys = smallvec::smallvec![if signed { Ty::S32 } else { Ty::U32 }];
                 i.srcs[0] = x;
                 i.srcs[1] = y;
             }
@@ -90,7 +91,7 @@ fn widen_in(body: &mut [Stmt], defs: &HashMap<Reg, u32>, widened: &mut HashMap<R
             }
             Stmt::Loop { header, body, .. } => {
                 // Widened before the loop, changed in it: not the same value.
-                let mut written = HashSet::new();
+                let mut written = HashSet::default();
                 for part in [&*header, &*body] {
                     for_each_inst(part, &mut |i| written.extend(i.defs()));
                 }
@@ -169,15 +170,15 @@ mod tests {
         optimize(&mut f, 1);
         let mut insts = Vec::new();
         for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
-        let def = |r: Reg| insts.iter().find(|i| i.defs() == vec![r]).unwrap().clone();
+        let def = |r: Reg| insts.iter().find(|i| i.defs()[..] == [r]).unwrap().clone();
         let w = def(by4);
         assert_eq!(
             (w.mods.as_slice(), w.tys.as_slice()),
             (&["wide"][..], &[Ty::S32][..])
         );
-        assert_eq!(w.srcs, [Operand::Reg(t), Operand::Imm(4)]);
-        assert_eq!(def(mixed).mods, ["lo"]);
-        assert_eq!(def(big).mods, ["lo"]);
+        assert_eq!(w.srcs[..], [Operand::Reg(t), Operand::Imm(4)]);
+        assert_eq!(def(mixed).mods[..], ["lo"]);
+        assert_eq!(def(big).mods[..], ["lo"]);
     }
 
     #[test]
@@ -233,8 +234,8 @@ mod tests {
         optimize(&mut f, 1);
         let mut insts = Vec::new();
         for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
-        let def = |r: Reg| insts.iter().find(|i| i.defs() == vec![r]).unwrap().clone();
-        assert_eq!(def(before).mods, ["wide"]);
-        assert_eq!(def(after).mods, ["lo"]);
+        let def = |r: Reg| insts.iter().find(|i| i.defs()[..] == [r]).unwrap().clone();
+        assert_eq!(def(before).mods[..], ["wide"]);
+        assert_eq!(def(after).mods[..], ["lo"]);
     }
 }
