@@ -269,6 +269,9 @@ pub enum Opc {
     /// `cp.async`: an asynchronous global-to-shared copy, or its group
     /// commit and wait.
     CpAsync,
+    /// `mbarrier`: init, arrive, wait on or invalidate a shared-memory
+    /// barrier object.
+    Mbarrier,
 }
 
 impl Opc {
@@ -329,6 +332,7 @@ impl Opc {
             Opc::Mma => "mma",
             Opc::Ldmatrix => "ldmatrix",
             Opc::CpAsync => "cp.async",
+            Opc::Mbarrier => "mbarrier",
         }
     }
 
@@ -349,6 +353,7 @@ impl Opc {
                 | Opc::Wgmma
                 | Opc::Fence
                 | Opc::CpAsync
+                | Opc::Mbarrier
         )
     }
 }
