@@ -210,10 +210,9 @@ fn arrive_on_copies(l: &mut Lowerer, addr: Reg) {
 /// `set` bytes (plus alignment slack and two barriers per stage), if at
 /// least two do.
 fn stage_count(room: i64, set: i64) -> Option<i64> {
-    let stages = (2..=MAX_STAGES)
+    (2..=MAX_STAGES)
         .rev()
-        .find(|s| s * set + 1024 + 16 * s <= room)?;
-    Some(stages)
+        .find(|s| s * set + 1024 + 16 * s <= room)
 }
 
 /// Lowers `for` op `id` pipelined on `wgmma`, if its body has the shape
@@ -414,4 +413,21 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         );
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_are_as_many_as_fit_from_two_to_four() {
+        let set = 32 * 1024;
+        // Each stage also takes 16 bytes of barriers; 1024 bytes align.
+        assert_eq!(stage_count(4 * set + 1024 + 64, set), Some(4));
+        assert_eq!(stage_count(4 * set + 1024 + 63, set), Some(3));
+        assert_eq!(stage_count(10 * set, set), Some(4));
+        assert_eq!(stage_count(2 * set + 1024 + 32, set), Some(2));
+        assert_eq!(stage_count(2 * set + 1024 + 31, set), None);
+        assert_eq!(stage_count(-5, set), None);
+    }
 }
