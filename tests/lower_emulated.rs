@@ -71,6 +71,21 @@ fn matmul_f16_cluster2() {
     kernels::matmul_f16_cluster2();
 }
 
+/// The f16/bf16 matmuls whose K loop our sm_90 PTX pipelines (`cp.async`
+/// into swizzled stages, mbarriers, `wgmma`): K loops of one, two and
+/// many steps (more than the stages, so the ring wraps), K a multiple of
+/// the step or not. The race detector checks the stages' hand-offs.
+#[test]
+fn pipelined_matmuls_over_k_lengths() {
+    if std::env::var("LOWER_EMU_GPU").is_err() {
+        for name in ["matmul_f16_tma", "matmul_bf16_tma", "matmul_f16_f16acc"] {
+            let ptx = ptx_source(name);
+            assert!(ptx.contains("mbarrier.try_wait.parity"), "{name}");
+        }
+    }
+    kernels::tma_matmuls_over_k(&[16, 64, 104, 128, 576, 1000]);
+}
+
 /// Bytecode 13.1 has no print tokens: cuTile serialises prints with a
 /// spin lock on a module `global` (`print_mutex`, taken with `atomic_cas`
 /// through `get_global`), which this runs.

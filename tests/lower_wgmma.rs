@@ -1,6 +1,8 @@
 //! The sm_90 matmul kernels run on warpgroup tensor cores: our PTX issues
 //! `wgmma.mma_async`, and NVIDIA's ptxas turns it into HGMMA (QGMMA for
-//! fp8, IGMMA for int8) without spilling.
+//! fp8, IGMMA for int8) without spilling. The f16/bf16 K loops are
+//! pipelined: `cp.async` copies into swizzled stages, handed over through
+//! mbarriers.
 mod common;
 use std::process::Command;
 
@@ -33,45 +35,81 @@ fn our_ptx(name: &str) -> String {
     tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-#[test]
-fn matmuls_use_wgmma_and_gmma_without_spills() {
+/// Assembles `text` for sm_90a: ptxas' `-v` report and the SASS.
+fn assemble(name: &str, text: &str) -> (String, String) {
     let root = common::cuda_root();
     let tmp = tempfile::tempdir().expect("tempdir");
+    let ptx = tmp.path().join(format!("{name}.ptx"));
+    let cubin = tmp.path().join(format!("{name}.cubin"));
+    std::fs::write(&ptx, text).expect("write ptx");
+    let out = Command::new(root.join("bin/ptxas"))
+        .args([
+            "-arch",
+            "sm_90a",
+            "--opt-level",
+            "3",
+            "--enable-extended-smem=true",
+            "-v",
+        ])
+        .arg(&ptx)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .expect("run ptxas");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{name}: {log}");
+    let sass = Command::new(root.join("bin/nvdisasm"))
+        .arg("-c")
+        .arg(&cubin)
+        .output()
+        .expect("run nvdisasm");
+    (log, String::from_utf8_lossy(&sass.stdout).into_owned())
+}
+
+#[test]
+fn f16_k_loops_are_pipelined_through_mbarriers() {
+    for name in [
+        "matmul_f16_divisible",
+        "matmul_f16_f16acc",
+        "matmul_f16_tma",
+        "matmul_bf16_tma",
+        "matmul_f16_cluster2",
+    ] {
+        let text = our_ptx(name);
+        for want in [
+            "cp.async.cg.shared.global",
+            "cp.async.mbarrier.arrive.noinc.shared.b64",
+            "mbarrier.try_wait.parity.shared.b64",
+            "fence.proxy.async.shared::cta",
+            "wgmma.mma_async.sync.aligned.m64n",
+        ] {
+            assert!(text.contains(want), "{name}: no {want}");
+        }
+        // The operands arrive by cp.async only, not through registers.
+        assert!(!text.contains("st.shared.v4"), "{name}: register stores");
+        let (log, sass) = assemble(name, &text);
+        assert!(
+            log.contains("0 bytes spill stores, 0 bytes spill loads"),
+            "{name} spills: {log}"
+        );
+        assert!(sass.contains("LDGSTS"), "{name}: no LDGSTS in the SASS");
+        assert!(sass.contains("HGMMA."), "{name}: no HGMMA in the SASS");
+    }
+}
+
+#[test]
+fn matmuls_use_wgmma_and_gmma_without_spills() {
     for name in KERNELS {
         let text = our_ptx(name);
         assert!(
             text.contains("wgmma.mma_async.sync.aligned.m64n"),
             "{name}: no wgmma"
         );
-        let ptx = tmp.path().join(format!("{name}.ptx"));
-        let cubin = tmp.path().join(format!("{name}.cubin"));
-        std::fs::write(&ptx, &text).expect("write ptx");
-        let out = Command::new(root.join("bin/ptxas"))
-            .args([
-                "-arch",
-                "sm_90a",
-                "--opt-level",
-                "3",
-                "--enable-extended-smem=true",
-                "-v",
-            ])
-            .arg(&ptx)
-            .arg("-o")
-            .arg(&cubin)
-            .output()
-            .expect("run ptxas");
-        let log = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{name}: {log}");
+        let (log, sass) = assemble(name, &text);
         assert!(
             log.contains("0 bytes spill stores, 0 bytes spill loads"),
             "{name} spills: {log}"
         );
-        let sass = Command::new(root.join("bin/nvdisasm"))
-            .arg("-c")
-            .arg(&cubin)
-            .output()
-            .expect("run nvdisasm");
-        let sass = String::from_utf8_lossy(&sass.stdout);
         let gmma = sass
             .lines()
             .filter(|l| ["HGMMA.", "QGMMA.", "IGMMA."].iter().any(|g| l.contains(g)))

@@ -262,3 +262,10 @@ fn sm_100_reference_ptx_of_non_tensor_core_kernels() {
     ARCH.with(|a| a.set("sm_90"));
     assert!(failed.is_empty(), "sm_100 PTX failed for {failed:?}");
 }
+
+/// NVIDIA's f16/bf16 TMA matmuls on K loops of one, two and many steps,
+/// K a multiple of the 64-wide step or not.
+#[test]
+fn tma_matmuls_over_k_lengths() {
+    kernels::tma_matmuls_over_k(&[16, 64, 104, 128, 576, 1000]);
+}

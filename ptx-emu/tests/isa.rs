@@ -882,3 +882,44 @@ fn device_function_calls() {
         assert_eq!(o[t as usize], 3 * t + 10);
     }
 }
+
+#[test]
+fn cp_async_completion_arrives_on_an_mbarrier() {
+    // 8 threads each clear their shared slot, then copy 16 bytes into it
+    // (4 in bounds, the rest zero-filled) and arrive through `cp.async.mbarrier.arrive.noinc`
+    // on a barrier expecting 8 arrivals; after the wait each reads its
+    // neighbour's slot.
+    let src = "
+        .shared .align 16 .b8 sm[144];
+        mov.u32 %r1, %tid.x; mov.u32 %r2, sm;
+        mul.lo.u32 %r5, %r1, 16; add.u32 %r6, %r2, %r5;
+        mov.b32 %r12, 0; st.shared.v4.b32 [%r6], {%r12, %r12, %r12, %r12};
+        setp.ne.u32 %p1, %r1, 0; @%p1 bra S;
+        mbarrier.init.shared.b64 [sm+128], COUNT;
+        S: bar.sync 0;
+        add.u32 %r3, %r1, 1; mul.lo.u32 %r4, %r3, 7;
+        mul.wide.u32 %rd2, %r1, 16; add.s64 %rd3, %rd1, %rd2;
+        st.global.b32 [%rd3], %r4; st.global.b32 [%rd3+4], %r4;
+        cp.async.cg.shared.global [%r6], [%rd3], 16, 4;
+        cp.async.mbarrier.arrive.noinc.shared.b64 [sm+128];
+        WAIT
+        and.b32 %r7, %r3, 7; mul.lo.u32 %r8, %r7, 16; add.u32 %r9, %r2, %r8;
+        ld.shared.v2.b32 {%r10, %r11}, [%r9];
+        mul.wide.u32 %rd4, %r1, 8; add.s64 %rd5, %rd0, %rd4;
+        st.global.v2.b32 [%rd5], {%r10, %r11};";
+    let wait = "L: mbarrier.try_wait.parity.shared.b64 %p2, [sm+128], 0; @!%p2 bra L;";
+    let o = u32s(
+        &run_n(&src.replace("COUNT", "8").replace("WAIT", wait), 8)
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    for t in 0..8 {
+        assert_eq!(o[2 * t], 7 * ((t as u32 + 1) % 8 + 1), "thread {t}");
+        assert_eq!(o[2 * t + 1], 0, "thread {t}: zero fill");
+    }
+    // Without the wait the neighbour's copy is unordered with the read.
+    let e = err_of(&src.replace("COUNT", "8").replace("WAIT", ""), 8);
+    assert_eq!(e.kind, ErrorKind::Race, "{e}");
+    // A barrier expecting one arrival more never completes.
+    let e = err_of(&src.replace("COUNT", "9").replace("WAIT", wait), 8);
+    assert!(e.msg.contains("never satisfied"), "{e}");
+}

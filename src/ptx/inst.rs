@@ -277,6 +277,9 @@ pub enum Opc {
     /// `cp.async`: an asynchronous global-to-shared copy, or its group
     /// commit and wait.
     CpAsync,
+    /// `mbarrier`: init, arrive, wait on or invalidate a shared-memory
+    /// barrier object.
+    Mbarrier,
 }
 
 impl Opc {
@@ -337,6 +340,7 @@ impl Opc {
             Opc::Mma => "mma",
             Opc::Ldmatrix => "ldmatrix",
             Opc::CpAsync => "cp.async",
+            Opc::Mbarrier => "mbarrier",
         }
     }
 
@@ -357,6 +361,7 @@ impl Opc {
                 | Opc::Wgmma
                 | Opc::Fence
                 | Opc::CpAsync
+                | Opc::Mbarrier
         )
     }
 }

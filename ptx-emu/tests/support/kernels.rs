@@ -2559,6 +2559,26 @@ fn mm_sizes(tile: (usize, usize)) -> Vec<(usize, usize, usize)> {
     ]
 }
 
+/// The f16, bf16 and f16-accumulating TMA matmuls (K steps of 64) on
+/// ragged M and N with each of `ks` as K: K loops of one, two and many
+/// iterations, K a multiple of the step or not (always of 8: rows start
+/// 16-byte aligned, as the kernels' tensor maps require).
+pub fn tma_matmuls_over_k(ks: &[usize]) {
+    let kernels = [
+        ("matmul_f16_tma", El::F16, "f32", (128, 128)),
+        ("matmul_bf16_tma", El::Bf16, "f32", (128, 128)),
+        ("matmul_f16_f16acc", El::F16, "f16", (128, 64)),
+    ];
+    for &k in ks {
+        for (name, el, c, tile) in kernels {
+            let dims = (tile.0 + 37, tile.1 + 24, k);
+            let boxes = ([64, 128], 3, [64, 64], 3);
+            let bad = mm_case(name, el, c, dims, tile, boxes, 200 + k as u64);
+            assert_eq!(bad, 0, "{name} {dims:?}: {bad} wrong elements");
+        }
+    }
+}
+
 macro_rules! tma_matmul_test {
     ($name:ident, $el:expr, $c:expr, $tile:expr, $abox:expr, $sa:expr, $bbox:expr, $sb:expr) => {
         pub fn $name() {

@@ -148,7 +148,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 
 /// Lowers `for lb to ub step s` with loop-carried values.
 pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    if super::mma_sync_pipeline::lower_for(l, id)? {
+    if super::wgmma_pipeline::lower_for(l, id)? || super::mma_sync_pipeline::lower_for(l, id)? {
         return Ok(());
     }
     let op = l.m.ops[id].clone();

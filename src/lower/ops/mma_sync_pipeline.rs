@@ -36,14 +36,28 @@ pub(super) struct Load {
     pub(super) chunk: i64,
 }
 
-/// The loop's parts, when it has the pipelined shape.
+/// The parts of a `for` loop whose body only loads A and B and multiplies
+/// them into the loop-carried accumulator, whichever engine multiplies.
+pub(super) struct LoopShape {
+    /// The A load.
+    pub(super) a: Load,
+    /// The B load.
+    pub(super) b: Load,
+    /// The `mmaf` / `mmai` op.
+    pub(super) mma: OpId,
+    /// The induction variable.
+    pub(super) iv: ValueId,
+    /// Whether the A and B fragments are rounded to tf32 after loading.
+    pub(super) round: (bool, bool),
+}
+
+/// The loop's parts, when it has the shape this engine pipelines.
 struct Pattern {
     a: Load,
     b: Load,
     mma: OpId,
     iv: ValueId,
     plan: Plan,
-    /// Whether the A and B fragments are rounded to tf32 after loading.
     round: (bool, bool),
 }
 
@@ -119,7 +133,11 @@ fn source(m: &Module, v: ValueId, body: &[OpId]) -> Option<(OpId, bool)> {
     }
 }
 
-fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
+/// The loop's parts if `for` op `id` has the pipelined shape: a body of
+/// two tensor-view loads (indexed by the induction variable in one
+/// dimension, zero-padded, copyable in aligned chunks), optional f32 ->
+/// tf32 roundings, the multiply and the `continue`.
+pub(super) fn loop_shape(l: &Lowerer, id: OpId) -> Option<LoopShape> {
     let m = l.m;
     let op = &m.ops[id];
     let block = op.regions.first()?.blocks.first()?;
@@ -148,13 +166,6 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     if a == b || n != 4 + usize::from(ra) + usize::from(rb) {
         return None;
     }
-    // Only where the dispatcher picks mma.sync for this op.
-    let super::mma::Engine::MmaSync(plan) = super::mma::engine(m, mma, l.target, l.warps) else {
-        return None;
-    };
-    if (ra || rb) && plan.kind != Kind::Tf32 || plan.kind == Kind::F64 {
-        return None;
-    }
     let a = load(l, m, a, body, iv)?;
     let b = load(l, m, b, body, iv)?;
     let (ashape, _) = value_tile(m, lhs)?;
@@ -162,13 +173,32 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     if a.view.tile_shape != ashape || b.view.tile_shape != bshape {
         return None;
     }
-    Some(Pattern {
+    Some(LoopShape {
         a,
         b,
         mma,
         iv,
-        plan,
         round: (ra, rb),
+    })
+}
+
+fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
+    let s = loop_shape(l, id)?;
+    // Only where the dispatcher picks mma.sync for this op.
+    let super::mma::Engine::MmaSync(plan) = super::mma::engine(l.m, s.mma, l.target, l.warps)
+    else {
+        return None;
+    };
+    if (s.round.0 || s.round.1) && plan.kind != Kind::Tf32 || plan.kind == Kind::F64 {
+        return None;
+    }
+    Some(Pattern {
+        a: s.a,
+        b: s.b,
+        mma: s.mma,
+        iv: s.iv,
+        plan,
+        round: s.round,
     })
 }
 
@@ -235,6 +265,88 @@ fn staged(l: &mut Lowerer, ld: &Load, off: i64, stride: i64) -> Option<Staged> {
     })
 }
 
+/// The bounds of a pipelined loop.
+pub(super) struct Bounds {
+    /// The lower bound.
+    pub(super) lb: Tile,
+    /// The upper bound.
+    pub(super) ub: Reg,
+    /// The step.
+    pub(super) step: Reg,
+    /// The induction variable's type (s32 or s64).
+    pub(super) ity: Ty,
+    /// The type the loop compares in (unsigned with `unsignedCmp`).
+    cmp: Ty,
+}
+
+impl Bounds {
+    /// Whether induction value `x` is below the upper bound.
+    pub(super) fn before_end(&self, l: &mut Lowerer, x: Reg) -> Reg {
+        l.b.op(
+            Opc::Setp,
+            &["lt"],
+            &[self.cmp],
+            Ty::Pred,
+            vec![Operand::Reg(x), Operand::Reg(self.ub)],
+        )
+    }
+}
+
+/// The bounds of `for` op `id`, if its induction variable is i32 or i64.
+pub(super) fn bounds(l: &mut Lowerer, id: OpId) -> Result<Option<Bounds>, LowerError> {
+    let op = &l.m.ops[id];
+    let (Some(lb), Some(ub), Some(step)) = (
+        op.operand("lowerBound"),
+        op.operand("upperBound"),
+        op.operand("step"),
+    ) else {
+        return Ok(None);
+    };
+    let unsigned = op.has_flag("unsignedCmp");
+    let lb = l.tile(id, lb)?;
+    let ity = match lb.elem {
+        Elem::Num(Scalar::I64) => Ty::S64,
+        Elem::Num(Scalar::I32) => Ty::S32,
+        _ => return Ok(None),
+    };
+    let cmp = match (ity, unsigned) {
+        (Ty::S64, true) => Ty::U64,
+        (Ty::S64, false) => Ty::S64,
+        (_, true) => Ty::U32,
+        _ => Ty::S32,
+    };
+    let ub = l.tile(id, ub)?.regs[0];
+    let step = l.tile(id, step)?.regs[0];
+    Ok(Some(Bounds {
+        lb,
+        ub,
+        step,
+        ity,
+        cmp,
+    }))
+}
+
+/// Advances ring position `r` by `by`, back to 0 at `wrap`; returns the
+/// predicate of the wrap.
+pub(super) fn advance_ring(l: &mut Lowerer, r: Reg, by: i64, wrap: i64) -> Reg {
+    let n = bin(l, Opc::Add, Ty::U32, r, Operand::Imm(by));
+    let at_end = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![Operand::Reg(n), Operand::Imm(wrap)],
+    );
+    l.b.op_into(
+        r,
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        vec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
+    );
+    at_end
+}
+
 fn commit(l: &mut Lowerer) {
     l.b.push(Inst::new(
         Opc::CpAsync,
@@ -262,25 +374,10 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         return Ok(false);
     };
     let op = l.m.ops[id].clone();
-    let (Some(lb), Some(ub), Some(step)) = (
-        op.operand("lowerBound"),
-        op.operand("upperBound"),
-        op.operand("step"),
-    ) else {
+    let Some(bounds) = bounds(l, id)? else {
         return Ok(false);
     };
-    let bound = l.tile(id, lb)?;
-    let ity = match bound.elem {
-        Elem::Num(Scalar::I64) => Ty::S64,
-        Elem::Num(Scalar::I32) => Ty::S32,
-        _ => return Ok(false),
-    };
-    let cmp_ty = match (ity, op.has_flag("unsignedCmp")) {
-        (Ty::S64, true) => Ty::U64,
-        (Ty::S64, false) => Ty::S64,
-        (_, true) => Ty::U32,
-        _ => Ty::S32,
-    };
+    let (bound, step, ity) = (bounds.lb.clone(), bounds.step, bounds.ity);
     // Stage buffers: A `[batch][M][K + pad]`, B `[batch][K][N + pad]`, rows
     // padded by 16 bytes.
     let (ashape, bshape) = (pat.a.view.tile_shape.clone(), pat.b.view.tile_shape.clone());
@@ -332,8 +429,6 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         })
         .collect();
 
-    let ub = l.tile(id, ub)?.regs[0];
-    let step = l.tile(id, step)?.regs[0];
     let lb_reg = bound.regs[0];
     let ivt = Tile {
         elem: bound.elem,
@@ -363,13 +458,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
                 vec![Operand::Reg(next), Operand::Reg(step)],
             );
         }
-        let go = l.b.op(
-            Opc::Setp,
-            &["lt"],
-            &[cmp_ty],
-            Ty::Pred,
-            vec![Operand::Reg(next), Operand::Reg(ub)],
-        );
+        let go = bounds.before_end(l, next);
         let off = stage_reg(l, s);
         l.b.begin_if(go, true);
         copies_a.issue(l, &pat.a, &sa, off);
@@ -420,13 +509,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     mmas.round = pat.round;
     let mut acc = acc;
     l.b.begin_loop();
-    let p = l.b.op(
-        Opc::Setp,
-        &["lt"],
-        &[cmp_ty],
-        Ty::Pred,
-        vec![Operand::Reg(iv), Operand::Reg(ub)],
-    );
+    let p = bounds.before_end(l, iv);
     l.b.begin_loop_body(p, true);
     wait(l, stages - 2);
     barrier(l);
@@ -439,13 +522,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     );
     // `ahead` now is iv + (S-1) * step: the iteration to fetch.
     let fetch = ahead;
-    let go = l.b.op(
-        Opc::Setp,
-        &["lt"],
-        &[cmp_ty],
-        Ty::Pred,
-        vec![Operand::Reg(fetch), Operand::Reg(ub)],
-    );
+    let go = bounds.before_end(l, fetch);
     l.b.begin_if(go, true);
     copies_a.issue(l, &pat.a, &sa, wr);
     copies_b.issue(l, &pat.b, &sb, wr);
@@ -454,23 +531,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let f = frags.offset(l, rd);
     mmas.emit(l, &ops, &f, &mut acc, true);
     // Advance the ring.
-    let wrap = stages * stage_bytes;
     for r in [rd, wr] {
-        let n = bin(l, Opc::Add, Ty::U32, r, Operand::Imm(stage_bytes));
-        let at_end = l.b.op(
-            Opc::Setp,
-            &["eq"],
-            &[Ty::U32],
-            Ty::Pred,
-            vec![Operand::Reg(n), Operand::Imm(wrap)],
-        );
-        l.b.op_into(
-            r,
-            Opc::Selp,
-            &[],
-            &[Ty::B32],
-            vec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
-        );
+        advance_ring(l, r, stage_bytes, stages * stage_bytes);
     }
     l.b.op_into(
         iv,

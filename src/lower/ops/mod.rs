@@ -26,6 +26,7 @@ pub mod shape;
 pub mod staging;
 pub mod tokens;
 pub mod wgmma;
+pub mod wgmma_pipeline;
 pub mod wgmma_smem;
 
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};

@@ -128,7 +128,7 @@ fn shape(m: &Module, id: OpId, target: Target) -> Option<([i64; 3], [Scalar; 3])
 }
 
 /// The layouts of A and B in shared memory.
-fn operands(mnk: [i64; 3], types: [Scalar; 3]) -> Option<(Smem, Smem)> {
+pub(super) fn operands(mnk: [i64; 3], types: [Scalar; 3]) -> Option<(Smem, Smem)> {
     let [m, n, k] = mnk;
     let es = operand_bytes(types[0])?;
     let a = Smem::new(m, k, es, false)?;
@@ -142,7 +142,7 @@ fn operands(mnk: [i64; 3], types: [Scalar; 3]) -> Option<(Smem, Smem)> {
 }
 
 /// Bytes of one set of operand buffers (A then B, each 1024-aligned).
-fn set_bytes(a: &Smem, b: &Smem) -> i64 {
+pub(super) fn set_bytes(a: &Smem, b: &Smem) -> i64 {
     let up = |x: i64| (x + 1023) & !1023;
     up(a.bytes()) + up(b.bytes())
 }
@@ -209,8 +209,45 @@ fn shape_name(n: i64, k: i64) -> &'static str {
 }
 
 /// A `wgmma` instruction of `mods` with no operands (`fence`, ...).
-fn sync_op(l: &mut Lowerer, mods: &[&'static str], srcs: Vec<Operand>) {
+pub(super) fn sync_op(l: &mut Lowerer, mods: &[&'static str], srcs: Vec<Operand>) {
     l.b.push(Inst::new(Opc::Wgmma, mods, &[], vec![], srcs));
+}
+
+/// Whether the multiply's A and B are signed (`mmai`'s signedness).
+pub(super) fn signedness(l: &Lowerer, id: OpId) -> (bool, bool) {
+    if l.m.ops[id].opcode == Opcode::MmaI {
+        (
+            enum_attr(l, id, "signedness_lhs") != Some(0),
+            enum_attr(l, id, "signedness_rhs") != Some(0),
+        )
+    } else {
+        (true, true)
+    }
+}
+
+/// `(addr + 1023) & -1024` of the shared scratch array's byte `offset`.
+pub(super) fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
+    let sym = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let raw = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Reg(sym), Operand::Imm(offset + 1023)],
+    );
+    l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Reg(raw), Operand::Imm(-1024)],
+    )
 }
 
 /// Lowers op `id` by `plan`.
@@ -224,17 +261,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     ) else {
         return Err(l.unsupported(id));
     };
-    let [mm, n, k] = plan.mnk;
-    let [at, bt, ct] = plan.types;
     let (asmem, bsmem) = operands(plan.mnk, plan.types).ok_or_else(|| l.unsupported(id))?;
-    let (sa, sb) = if op.opcode == Opcode::MmaI {
-        (
-            enum_attr(l, id, "signedness_lhs") != Some(0),
-            enum_attr(l, id, "signedness_rhs") != Some(0),
-        )
-    } else {
-        (true, true)
-    };
     let layout = Rc::new(plan.acc.clone());
     let acc_in = l.tile_in(id, c_v, &layout)?;
     let a = l.tile(id, a_v)?;
@@ -252,27 +279,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         &[set * if double { 2 } else { 1 } + 1024],
         Elem::Num(Scalar::I8),
     )?;
-    let sym = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
-    );
-    let raw = l.b.op(
-        Opc::Add,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Reg(sym), Operand::Imm(region.offset + 1023)],
-    );
-    let aligned = l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![Operand::Reg(raw), Operand::Imm(-1024)],
-    );
+    let aligned = aligned_base(l, region.offset);
     let phase = double.then(|| {
         let p = l.b.reg(RegClass::B32);
         l.b.prepend(Inst::new(
@@ -299,10 +306,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![
-            Operand::Reg(abase),
-            Operand::Imm((asmem.bytes() + 1023) & !1023),
-        ],
+        vec![Operand::Reg(abase), Operand::Imm(b_offset(&asmem))],
     );
     write(l, &a, &asmem, false, abase);
     write(l, &b, &bsmem, true, bbase);
@@ -315,8 +319,48 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     ));
     barrier(l);
 
-    // Descriptors: the constant bits or the start address (16-byte units)
-    // of this warpgroup's rows.
+    let descs = descriptors(l, plan, &asmem, &bsmem, abase, bbase);
+    let acc = acc_words(l, plan, &acc_in.regs);
+    multiply(l, plan, signedness(l, id), (&asmem, &bsmem), descs, &acc);
+    sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    match phase {
+        Some(p) => l.b.op_into(
+            p,
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Reg(p), Operand::Imm(1)],
+        ),
+        None => barrier(l),
+    }
+    let regs = acc_tile_regs(l, plan, &acc);
+    l.bind(
+        res,
+        Tile {
+            elem: Elem::Num(plan.types[2]),
+            layout,
+            regs,
+        },
+    );
+    Ok(())
+}
+
+/// Byte offset of the B buffer from the A buffer in a set.
+pub(super) fn b_offset(a: &Smem) -> i64 {
+    (a.bytes() + 1023) & !1023
+}
+
+/// The matrix descriptors of A (this warpgroup's rows) and B at the shared
+/// addresses `abase` and `bbase`: start address in 16-byte units or'ed
+/// with the layouts' constant bits.
+pub(super) fn descriptors(
+    l: &mut Lowerer,
+    plan: &Plan,
+    asmem: &Smem,
+    bsmem: &Smem,
+    abase: Reg,
+    bbase: Reg,
+) -> (Reg, Reg) {
     let desc_base = |l: &mut Lowerer, base: Reg, s: &Smem| -> Reg {
         let units = l.b.op(
             Opc::Shr,
@@ -340,7 +384,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
             vec![Operand::Reg(wide), Operand::Imm(s.descriptor_bits() as i64)],
         )
     };
-    let rows = mm / plan.groups;
+    let rows = plan.mnk[0] / plan.groups;
     let a_group = if plan.groups > 1 {
         // This warpgroup's first row: (tid / 128) * rows.
         let tid = l.tid();
@@ -368,40 +412,77 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     } else {
         abase
     };
-    let adesc = desc_base(l, a_group, &asmem);
-    let bdesc = desc_base(l, bbase, &bsmem);
+    (desc_base(l, a_group, asmem), desc_base(l, bbase, bsmem))
+}
 
-    // Accumulator registers, in place.
-    let f16acc = ct == Scalar::F16;
-    let nregs = layout.num_registers();
-    let mut acc: Vec<Reg> = Vec::new();
-    if f16acc {
-        for q in 0..nregs / 2 {
-            let w = l.b.reg(RegClass::B32);
-            l.b.push(Inst::new(
-                Opc::Mov,
-                &[],
-                &[Ty::B32],
-                vec![Operand::Reg(w)],
-                vec![Operand::Vec(vec![
-                    acc_in.regs[2 * q],
-                    acc_in.regs[2 * q + 1],
-                ])],
-            ));
-            acc.push(w);
-        }
+/// The accumulator as `wgmma` registers, in fresh registers (variables the
+/// multiplies update in place): f32/s32 one per element, f16 two per word.
+pub(super) fn acc_words(l: &mut Lowerer, plan: &Plan, regs: &[Reg]) -> Vec<Reg> {
+    if plan.types[2] == Scalar::F16 {
+        regs.chunks(2)
+            .map(|p| {
+                let w = l.b.reg(RegClass::B32);
+                l.b.push(Inst::new(
+                    Opc::Mov,
+                    &[],
+                    &[Ty::B32],
+                    vec![Operand::Reg(w)],
+                    vec![Operand::Vec(p.to_vec())],
+                ));
+                w
+            })
+            .collect()
     } else {
-        for r in 0..nregs {
-            let w = l.b.reg(RegClass::B32);
-            l.b.copy(w, acc_in.regs[r]);
-            acc.push(w);
-        }
+        regs.iter()
+            .map(|&r| {
+                let w = l.b.reg(RegClass::B32);
+                l.b.copy(w, r);
+                w
+            })
+            .collect()
     }
+}
+
+/// The accumulator tile's registers from the `wgmma` registers `acc`.
+pub(super) fn acc_tile_regs(l: &mut Lowerer, plan: &Plan, acc: &[Reg]) -> Vec<Reg> {
+    if plan.types[2] != Scalar::F16 {
+        return acc.to_vec();
+    }
+    let mut out = Vec::with_capacity(2 * acc.len());
+    for &w in acc {
+        let lo = l.b.reg(RegClass::B16);
+        let hi = l.b.reg(RegClass::B16);
+        l.b.push(Inst::new(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Vec(vec![lo, hi])],
+            vec![Operand::Reg(w)],
+        ));
+        out.extend([lo, hi]);
+    }
+    out
+}
+
+/// `wgmma.fence`, the multiply's `wgmma.mma_async` instructions reading A
+/// and B through descriptors `descs` into `acc`, and `wgmma.commit_group`
+/// (the caller waits for the group).
+pub(super) fn multiply(
+    l: &mut Lowerer,
+    plan: &Plan,
+    (sa, sb): (bool, bool),
+    (asmem, bsmem): (&Smem, &Smem),
+    (adesc, bdesc): (Reg, Reg),
+    acc: &[Reg],
+) {
+    let [mm, n, k] = plan.mnk;
+    let [at, bt, ct] = plan.types;
+    let rows = mm / plan.groups;
     let scale_d = l.imm(Elem::Num(Scalar::I1), 1);
     let ni = n.min(256);
     let es = asmem.es;
     let ki = 32 / es;
-    let per_frag = if f16acc { 4 } else { 2 };
+    let per_frag = if ct == Scalar::F16 { 4 } else { 2 };
     let int = ct == Scalar::I32;
     let mut mods: Vec<&'static str> = vec!["mma_async", "sync", "aligned", shape_name(ni, ki)];
     if int {
@@ -452,43 +533,4 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         }
     }
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
-    sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    match phase {
-        Some(p) => l.b.op_into(
-            p,
-            Opc::Xor,
-            &[],
-            &[Ty::B32],
-            vec![Operand::Reg(p), Operand::Imm(1)],
-        ),
-        None => barrier(l),
-    }
-
-    let regs: Vec<Reg> = if f16acc {
-        let mut out = Vec::with_capacity(nregs);
-        for &w in &acc {
-            let lo = l.b.reg(RegClass::B16);
-            let hi = l.b.reg(RegClass::B16);
-            l.b.push(Inst::new(
-                Opc::Mov,
-                &[],
-                &[Ty::B32],
-                vec![Operand::Vec(vec![lo, hi])],
-                vec![Operand::Reg(w)],
-            ));
-            out.extend([lo, hi]);
-        }
-        out
-    } else {
-        acc
-    };
-    l.bind(
-        res,
-        Tile {
-            elem: Elem::Num(ct),
-            layout,
-            regs,
-        },
-    );
-    Ok(())
 }

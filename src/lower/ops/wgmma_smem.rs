@@ -136,59 +136,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
     if let Some(q) = owner {
         l.b.begin_if(q, true);
     }
-    // The thread's address: base + xor of its bits' offsets, a run of bits
-    // whose offsets double (and multiply without carries) at a time.
-    let tid = l.tid();
-    let mut part: Option<Reg> = None;
-    let mut j = 0;
-    while j < thread.len() {
-        let o = thread[j];
-        if o == 0 {
-            j += 1;
-            continue;
-        }
-        let mut run = 1;
-        while j + run < thread.len()
-            && thread[j + run] == o << run
-            && (0..1i64 << (run + 1)).all(|x| {
-                x * o
-                    == (0..=run)
-                        .filter(|b| x >> b & 1 == 1)
-                        .fold(0, |a, b| a ^ (o << b))
-            })
-        {
-            run += 1;
-        }
-        let bits = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(tid),
-                Operand::Imm(j as i64),
-                Operand::Imm(run as i64),
-            ],
-        );
-        let term = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::S32],
-            Ty::S32,
-            vec![Operand::Reg(bits), Operand::Imm(o)],
-        );
-        part = Some(match part {
-            None => term,
-            Some(p) => l.b.op(
-                Opc::Xor,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![Operand::Reg(p), Operand::Reg(term)],
-            ),
-        });
-        j += run;
-    }
+    let part = thread_part(l, &thread);
     let tbase = match part {
         Some(p) => l.b.op(
             Opc::Add,
@@ -259,6 +207,65 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
     if owner.is_some() {
         l.b.end_if();
     }
+}
+
+/// The xor of the byte offsets `thread[j]` of the set bits `j` of the
+/// thread's index (bit-linear offsets of a swizzled layout), or `None`
+/// when every offset is 0. A run of bits whose offsets double (and
+/// multiply without carries) takes one `bfe` and one multiply.
+pub fn thread_part(l: &mut Lowerer, thread: &[i64]) -> Option<Reg> {
+    let tid = l.tid();
+    let mut part: Option<Reg> = None;
+    let mut j = 0;
+    while j < thread.len() {
+        let o = thread[j];
+        if o == 0 {
+            j += 1;
+            continue;
+        }
+        let mut run = 1;
+        while j + run < thread.len()
+            && thread[j + run] == o << run
+            && (0..1i64 << (run + 1)).all(|x| {
+                x * o
+                    == (0..=run)
+                        .filter(|b| x >> b & 1 == 1)
+                        .fold(0, |a, b| a ^ (o << b))
+            })
+        {
+            run += 1;
+        }
+        let bits = l.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![
+                Operand::Reg(tid),
+                Operand::Imm(j as i64),
+                Operand::Imm(run as i64),
+            ],
+        );
+        let term = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S32],
+            Ty::S32,
+            vec![Operand::Reg(bits), Operand::Imm(o)],
+        );
+        part = Some(match part {
+            None => term,
+            Some(p) => l.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(p), Operand::Reg(term)],
+            ),
+        });
+        j += run;
+    }
+    part
 }
 
 /// Stores `vals` (elements of `es` bytes, contiguous) at `[addr + off]`.
