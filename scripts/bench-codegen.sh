@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Compiles corpus kernels with our pipeline and NVIDIA's reference PTX,
 # assembles both with the real ptxas (tileiras' own flags) and prints SASS
-# instruction counts and registers side by side.
+# instruction counts (whole kernel, and its largest loop: the instructions
+# from a backward branch's target up to the branch) and registers side by
+# side.
 #   scripts/bench-codegen.sh [--gpu sm_90] [kernel ...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,20 +21,41 @@ fi
 cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -cE '^\s+/\*[0-9a-f]{4}\*/' || true; }
+loop_count() {
+  "$cuda/bin/nvdisasm" -c "$1" | python3 -c '
+import re, sys
+at, pending, best = {}, [], 0
+for line in sys.stdin:
+    m = re.match(r"^(\.L_x_\d+):", line)
+    if m:
+        pending.append(m.group(1))
+        continue
+    m = re.match(r"^\s+/\*([0-9a-f]{4,})\*/", line)
+    if not m:
+        continue
+    a = int(m.group(1), 16)
+    for l in pending:
+        at[l] = a
+    pending = []
+    b = re.search(r"BRA `\((\.L_x_\d+)\)", line)
+    if b and at.get(b.group(1), a) < a:
+        best = max(best, (a - at[b.group(1)]) // 16 + 1)
+print(best)'
+}
 regs() { "$cuda/bin/ptxas" -arch "$arch" "$1" -o /dev/null --opt-level 3 -v 2>&1 | sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' | head -1; }
-printf '%-26s %8s %8s %6s %6s\n' kernel "ours" "nvidia" "regs" "nv"
+printf '%-26s %8s %8s %6s %6s %6s %6s\n' kernel "ours" "nvidia" "loop" "nv" "regs" "nv"
 for k in "${kernels[@]}"; do
   f="$corpus/$k/$k.v13_3.tileir"; [ -f "$f" ] || f="$corpus/$k/$k.v13_4.tileir"
   if ! "$here/target/release/tileiras" --gpu-name="$gpu" "$f" -o "$tmp/$k.ptx" 2>"$tmp/err"; then
     printf '%-26s %s\n' "$k" "FAILED: $(head -c 100 "$tmp/err")"; continue
   fi
   "$cuda/bin/ptxas" -arch "$arch" "$tmp/$k.ptx" -o "$tmp/$k.cubin" --opt-level 3 --enable-extended-smem=true
-  ours=$(sass_count "$tmp/$k.cubin"); oregs=$(regs "$tmp/$k.ptx")
-  nv=-; nregs=-
+  ours=$(sass_count "$tmp/$k.cubin"); oloop=$(loop_count "$tmp/$k.cubin"); oregs=$(regs "$tmp/$k.ptx")
+  nv=-; nloop=-; nregs=-
   ref="$corpus/$k/ref.$gpu.ptx"
   if [ -f "$ref" ]; then
     "$cuda/bin/ptxas" -arch "$arch" "$ref" -o "$tmp/$k.ref.cubin" --opt-level 3 --enable-extended-smem=true
-    nv=$(sass_count "$tmp/$k.ref.cubin"); nregs=$(regs "$ref")
+    nv=$(sass_count "$tmp/$k.ref.cubin"); nloop=$(loop_count "$tmp/$k.ref.cubin"); nregs=$(regs "$ref")
   fi
-  printf '%-26s %8s %8s %6s %6s\n' "$k" "$ours" "$nv" "$oregs" "$nregs"
+  printf '%-26s %8s %8s %6s %6s %6s %6s\n' "$k" "$ours" "$nv" "$oloop" "$nloop" "$oregs" "$nregs"
 done
