@@ -4,9 +4,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory is written, flushed to disk and renamed over `path`. On any
-/// failure the temporary file is removed and `path` is untouched. The new
-/// file gets mode `0666` less the umask, like an ordinary created file.
+/// directory is written and renamed over `path`, so readers see the old
+/// file or the whole new one, never part of it. On any failure the
+/// temporary file is removed and `path` is untouched. The new file gets
+/// mode `0666` less the umask, like an ordinary created file. Like other
+/// compilers it leaves flushing to disk to the system: an fsync of the file
+/// and its directory costs several milliseconds a compile.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -25,11 +28,6 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
-    // Make the rename itself durable; a failure here loses nothing.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
     Ok(())
 }
