@@ -46,7 +46,7 @@ pub fn hoist_nested(l: &mut Lowerer, ops: &[OpId]) -> Result<(), LowerError> {
 /// every thread is then done with the memory's previous use (the block's
 /// previous execution), which the reuse must not overtake.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let res = *op.results.first().ok_or_else(|| l.unsupported(id))?;
     if l.vals.contains_key(&res) {
         barrier(l);

@@ -141,7 +141,7 @@ fn regs(v: &[Reg]) -> Vec<Operand> {
 
 /// Lowers the arithmetic family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let Some(s) = operand_scalar(l, id) else {
         return Err(l.unsupported(id));
     };
@@ -519,7 +519,7 @@ fn int_binary(
 
 /// Lowers `offset`: pointer plus an element count scaled by the pointee size.
 pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let Some(&res) = op.results.first() else {
         return Err(l.unsupported(id));
     };

@@ -132,7 +132,7 @@ fn bf16_add_by_cas(
 
 /// Lowers `atomic_rmw_tko` and `atomic_cas_tko`.
 pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let cas = op.opcode == Opcode::AtomicCASTko;
     let Some(&res) = op.results.first() else {
         return Err(l.unsupported(id));
@@ -234,7 +234,7 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 
 /// Lowers `atomic_red_view_tko`: a reduction into the view's elements.
 pub fn lower_red_view(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let (Some(view), Some(val)) = (op.operand("view"), op.operand("value")) else {
         return Err(l.unsupported(id));
     };

@@ -12,7 +12,7 @@ use super::elementwise;
 
 /// Lowers the conversion family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let (Some(&src), Some(&res)) = (op.operands.first(), op.results.first()) else {
         return Err(l.unsupported(id));
     };

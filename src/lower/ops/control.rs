@@ -121,7 +121,7 @@ fn copy_into(l: &mut Lowerer, id: OpId, targets: &[Tile]) -> Result<(), LowerErr
 
 /// Lowers `if` (its condition is a 0-d `i1`, the same in every thread).
 pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let cond = op.operand("condition").ok_or_else(|| l.unsupported(id))?;
     let c = l.tile(id, cond)?.regs[0];
     let vars = op
@@ -151,7 +151,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     if super::wgmma_pipeline::lower_for(l, id)? || super::mma_sync_pipeline::lower_for(l, id)? {
         return Ok(());
     }
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let (Some(lb), Some(ub), Some(step)) = (
         op.operand("lowerBound"),
         op.operand("upperBound"),
@@ -212,7 +212,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     // A `continue` inside an `if` jumps back to the header, so the header
     // advances the induction variable: `iv = next; next = iv + step`.
-    let early = early_continue(l.m, &op);
+    let early = early_continue(l.m, op);
     let next = early.then(|| {
         let n = l.b.reg(class_of(bound.elem));
         l.b.copy(n, iv);
@@ -283,7 +283,7 @@ fn early_continue(m: &crate::ir::Module, op: &crate::ir::Op) -> bool {
 /// Lowers `get_index_space_shape`: tiles per dimension of a partition view,
 /// `ceil(extent / tile)`.
 pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let src = op.operand("src").ok_or_else(|| l.unsupported(id))?;
     let p = partition(l.m, src)
         .ok_or_else(|| l.unsupported_feature(id, "a view other than a partition view"))?;
@@ -356,7 +356,7 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
 /// Lowers `get_tensor_shape`: each dimension of the tensor view, static or
 /// the operand `make_tensor_view` took, as the (unsigned) result type.
 pub fn lower_tensor_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let src = op.operand("src").ok_or_else(|| l.unsupported(id))?;
     let top = crate::lower::view::def_op(l.m, src)
         .map(|t| &l.m.ops[t])
@@ -409,7 +409,7 @@ pub fn lower_tensor_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 /// Lowers `loop`: runs its body until a `break`; `continue` starts the
 /// next iteration with new loop-carried values.
 pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let args = op
         .regions
         .first()

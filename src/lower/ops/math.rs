@@ -13,7 +13,7 @@ use super::math_f64_trig;
 
 /// Lowers the math family (other ops are reported unsupported).
 pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
     let ftz = op.has_flag("flush_to_zero");
     let ops = op.operands.clone();

@@ -145,7 +145,7 @@ fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<
 // would hold the map borrow across it.
 #[allow(clippy::map_entry, clippy::needless_range_loop)]
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
         op.operand("lhs"),
         op.operand("rhs"),

@@ -222,7 +222,7 @@ fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
 
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
         op.operand("lhs"),
         op.operand("rhs"),

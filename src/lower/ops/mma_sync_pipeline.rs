@@ -373,7 +373,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let Some(pat) = pattern(l, id) else {
         return Ok(false);
     };
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let Some(bounds) = bounds(l, id)? else {
         return Ok(false);
     };

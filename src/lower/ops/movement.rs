@@ -47,7 +47,7 @@ fn offsets(
 
 /// Lowers the movement family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let Some(&res) = op.results.first() else {
         return Err(l.unsupported(id));
     };

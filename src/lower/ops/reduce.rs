@@ -22,7 +22,7 @@ pub(super) fn combine(
     lhs: &[Reg],
     rhs: &[Reg],
 ) -> Result<Vec<Reg>, LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let block = op
         .regions
         .first()
@@ -191,7 +191,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
 
 /// Lowers `reduce`.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let dim = match op.attr("dim") {
         Some(Attr::Int(d)) => *d as usize,
         _ => return Err(l.unsupported(id)),

@@ -80,7 +80,7 @@ fn store(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, v: Reg) {
 
 /// Lowers `scan`.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let dim = match op.attr("dim") {
         Some(Attr::Int(d)) => *d as usize,
         _ => return Err(l.unsupported(id)),

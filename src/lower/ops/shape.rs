@@ -116,7 +116,7 @@ fn xor(l: &mut Lowerer, acc: Option<Reg>, t: Reg) -> Reg {
 
 /// Lowers the shape family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let Some(&res) = op.results.first() else {
         return Err(l.unsupported(id));
     };
@@ -124,7 +124,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let layout = l.layout_of(res);
     match op.opcode {
         Opcode::Constant => {
-            let bits = constant_bits(l.m, &op).ok_or_else(|| l.unsupported(id))?;
+            let bits = constant_bits(l.m, op).ok_or_else(|| l.unsupported(id))?;
             let first = bits.first().copied().unwrap_or(0);
             let regs = if bits.iter().all(|&b| b == first) {
                 let r = l.imm(elem, first);

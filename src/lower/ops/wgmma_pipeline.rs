@@ -248,7 +248,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let Some(bounds) = bounds(l, id)? else {
         return Ok(false);
     };
-    let op = l.m.ops[id].clone();
+    let op = &l.m.ops[id];
     let inits = op.operand_group("initValues").to_vec();
     let layout = Rc::new(plan.acc.clone());
     let init = l.tile_in(id, inits[0], &layout)?;
