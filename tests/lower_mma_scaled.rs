@@ -1,9 +1,12 @@
-//! `mmaf_scaled` (block-scaled f8 matmul): the corpus kernel
-//! `mma_scaled_mxfp8` lowered for sm_90 (wgmma), sm_80 and sm_120
-//! (mma.sync) runs in the PTX emulator on random e4m3 operands and random
-//! e8m0 scales (blocks scaled up to 2^60 and down to 2^-60, one NaN scale)
-//! and matches a CPU reference that decodes both formats itself; ptxas
-//! assembles it without spills.
+//! `mmaf_scaled` (block-scaled f8 matmul) in the PTX emulator, against CPU
+//! references that decode e4m3, e5m2 and e8m0 themselves: the corpus kernel
+//! `mma_scaled_mxfp8` (128 x 128 tiles) lowered for sm_90 (wgmma), sm_80 and
+//! sm_120 (mma.sync), an e5m2 kernel on 64 x 64 tiles and an e4m3 kernel on
+//! 8 x 16 tiles (the FMA engine) on ragged sizes
+//! (`tests/data/lower/kernels/kernels.py`). Scales are random near 1, with
+//! blocks scaled up to 2^60 and down to 2^-60 and one NaN scale. ptxas
+//! assembles the corpus kernel without spills, and f4 operands are a
+//! lowering error at the op's location.
 mod common;
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
@@ -40,6 +43,18 @@ fn e4m3(b: u8) -> f64 {
     }
 }
 
+/// The value of an f8E5M2 byte (`s eeeee mm`, bias 15).
+fn e5m2(b: u8) -> f64 {
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let (e, m) = (i32::from((b >> 2) & 31), f64::from(b & 3));
+    sign * match e {
+        0 => m / 4.0 * 2f64.powi(-14),
+        31 if m == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1.0 + m / 4.0) * 2f64.powi(e - 15),
+    }
+}
+
 /// The value of an f8E8M0FNU byte: `2^(s - 127)`, 0xFF is NaN.
 fn e8m0(s: u8) -> f64 {
     if s == 0xff {
@@ -49,34 +64,94 @@ fn e8m0(s: u8) -> f64 {
     }
 }
 
-/// The corpus kernel's bytecode lowered for `gpu`.
-fn ptx(gpu: Gpu) -> String {
-    let path = common::corpus().join("mma_scaled_mxfp8/mma_scaled_mxfp8.v13_3.tileir");
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let module = tileiras::bytecode::read(&bytes).expect("bytecode");
+/// An f8 operand format.
+#[derive(Clone, Copy)]
+enum F8 {
+    E4m3,
+    E5m2,
+}
+
+impl F8 {
+    fn value(self, b: u8) -> f64 {
+        match self {
+            F8::E4m3 => e4m3(b),
+            F8::E5m2 => e5m2(b),
+        }
+    }
+
+    /// Random finite bytes.
+    fn random(self, rng: &mut Rng, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| rng.next() as u8)
+            .map(|b| if self.value(b).is_finite() { b } else { 0x3a })
+            .collect()
+    }
+}
+
+/// The module in bytecode `bytes`, verified and lowered for `gpu`.
+fn lower(bytes: &[u8], gpu: Gpu) -> Result<String, tileiras::lower::LowerError> {
+    let module = tileiras::bytecode::read(bytes).expect("bytecode");
+    tileiras::verify::verify(&module).expect("verifies");
     let options = Options {
         gpu,
         ..Default::default()
     };
-    tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{gpu}: {e}"))
+    tileiras::lower::lower(&module, &options)
 }
 
-/// Random e4m3 bytes, none NaN.
-fn operand(rng: &mut Rng, n: usize) -> Vec<u8> {
-    (0..n)
-        .map(|_| rng.next() as u8)
-        .map(|b| if b & 0x7f == 0x7f { 0x3e } else { b })
-        .collect()
+/// The corpus kernel's bytecode.
+fn corpus_bytes() -> Vec<u8> {
+    let path = common::corpus().join("mma_scaled_mxfp8/mma_scaled_mxfp8.v13_3.tileir");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Runs the kernel for `gpu` on `m x k` by `k x n` and checks every element.
-fn run(gpu: Gpu, (m, n, k): (usize, usize, usize), seed: u64) {
-    let text = ptx(gpu);
-    let module = Module::parse(&text).unwrap_or_else(|e| panic!("{gpu}: {e}"));
+/// The bytecode of kernel `name` of `tests/data/lower/kernels`.
+fn kernel_bytes(name: &str) -> Vec<u8> {
+    let path = common::repo().join(format!("tests/data/lower/kernels/{name}.tileir"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The corpus kernel lowered for `gpu`.
+fn ptx(gpu: Gpu) -> String {
+    lower(&corpus_bytes(), gpu).unwrap_or_else(|e| panic!("{gpu}: {e}"))
+}
+
+/// A block-scaled matmul kernel with the corpus kernel's parameters
+/// (`a, a_scale, b, b_scale, c`, each pointer, shape and strides).
+struct Kernel<'a> {
+    name: &'a str,
+    ptx: String,
+    f8: F8,
+    /// The tile of C one tile block computes.
+    tile: (usize, usize),
+}
+
+/// Row stride (elements) of an array with `cols` columns: padded to 16,
+/// as the kernels assume of every row stride.
+fn stride(cols: usize) -> usize {
+    cols.div_ceil(16) * 16
+}
+
+/// `rows x cols` row-major values laid out with [`stride`], the padding
+/// filled with `pad`.
+fn padded<T: Copy>(v: &[T], rows: usize, cols: usize, pad: T) -> Vec<T> {
+    let s = stride(cols);
+    let mut out = vec![pad; rows * s];
+    for r in 0..rows {
+        out[r * s..r * s + cols].copy_from_slice(&v[r * cols..(r + 1) * cols]);
+    }
+    out
+}
+
+/// Runs `kernel` on `m x k` by `k x n` (k a multiple of 32) and checks every
+/// element of C, and that C's row padding is untouched.
+fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
+    let what = kernel.name;
+    let module = Module::parse(&kernel.ptx).unwrap_or_else(|e| panic!("{what}: {e}"));
     let kb = k / 32;
     let mut rng = Rng(seed);
-    let a = operand(&mut rng, m * k);
-    let b = operand(&mut rng, k * n);
+    let a = kernel.f8.random(&mut rng, m * k);
+    let b = kernel.f8.random(&mut rng, k * n);
     // Scales near 1 (2^-20 .. 2^20); every fifth row of A and every third
     // column of B has its blocks scaled by 2^+-60 in turn (opposite signs
     // per block, so products of two extremes stay moderate).
@@ -103,38 +178,48 @@ fn run(gpu: Gpu, (m, n, k): (usize, usize, usize), seed: u64) {
             Param::U64(p.addr()),
             Param::U32(rows as u32),
             Param::U32(cols as u32),
-            Param::U32(cols as u32),
+            Param::U32(stride(cols) as u32),
             Param::U32(1),
         ]);
         p
     };
-    arr(&mut dev, &a, m, k);
-    arr(&mut dev, &a_scale, m, kb);
-    arr(&mut dev, &b, k, n);
-    arr(&mut dev, &b_scale, kb, n);
-    let pc = arr(&mut dev, &bytes::from_f32(&vec![-12345.0; m * n]), m, n);
-    let kernel = module.kernel("mma_scaled_mxfp8").expect("entry");
+    arr(&mut dev, &padded(&a, m, k, 0x7f), m, k);
+    arr(&mut dev, &padded(&a_scale, m, kb, 0xff), m, kb);
+    arr(&mut dev, &padded(&b, k, n, 0x7f), k, n);
+    arr(&mut dev, &padded(&b_scale, kb, n, 0xff), kb, n);
+    let sentinel = -12345.0f32;
+    let c0 = bytes::from_f32(&vec![sentinel; m * stride(n)]);
+    let pc = arr(&mut dev, &c0, m, n);
+    let entry = module.kernel(what).expect("entry");
+    let (tm, tn) = kernel.tile;
     let cfg = LaunchConfig {
-        grid: ((m / 128) as u32, (n / 128) as u32, 1),
-        block: kernel.reqntid.expect("reqntid"),
+        grid: (m.div_ceil(tm) as u32, n.div_ceil(tn) as u32, 1),
+        block: entry.reqntid.expect("reqntid"),
         cluster: (1, 1, 1),
         dynamic_smem: 0,
     };
-    dev.launch(&module, "mma_scaled_mxfp8", cfg, &params)
-        .unwrap_or_else(|e| panic!("{gpu}: {e}"));
+    dev.launch(&module, what, cfg, &params)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     let c = bytes::to_f32(&dev.read(pc));
 
     let mut bad = 0;
     for i in 0..m {
+        for j in n..stride(n) {
+            assert_eq!(
+                c[i * stride(n) + j].to_bits(),
+                sentinel.to_bits(),
+                "{what}: padding c[{i}, {j}] written"
+            );
+        }
         for j in 0..n {
             let (mut want, mut mag) = (0.0f64, 0.0f64);
             for q in 0..k {
-                let x = e4m3(a[i * k + q]) * e8m0(a_scale[i * kb + q / 32]);
-                let y = e4m3(b[q * n + j]) * e8m0(b_scale[q / 32 * n + j]);
+                let x = kernel.f8.value(a[i * k + q]) * e8m0(a_scale[i * kb + q / 32]);
+                let y = kernel.f8.value(b[q * n + j]) * e8m0(b_scale[q / 32 * n + j]);
                 want += x * y;
                 mag += (x * y).abs();
             }
-            let got = f64::from(c[i * n + j]);
+            let got = f64::from(c[i * stride(n) + j]);
             // f32 accumulation of k exact products.
             let ok = if want.is_nan() {
                 got.is_nan()
@@ -143,20 +228,31 @@ fn run(gpu: Gpu, (m, n, k): (usize, usize, usize), seed: u64) {
             };
             if !ok {
                 if bad < 10 {
-                    eprintln!("{gpu} c[{i}, {j}]: got {got}, want {want} (magnitude {mag})");
+                    eprintln!("{what} c[{i}, {j}]: got {got}, want {want} (magnitude {mag})");
                 }
                 bad += 1;
             }
         }
     }
-    assert_eq!(bad, 0, "{gpu}: {bad} wrong elements of {}", m * n);
+    assert_eq!(bad, 0, "{what}: {bad} wrong elements of {}", m * n);
+}
+
+/// The corpus kernel for `gpu` on `m x k` by `k x n`.
+fn run_corpus(gpu: Gpu, mnk: (usize, usize, usize), seed: u64) {
+    let kernel = Kernel {
+        name: "mma_scaled_mxfp8",
+        ptx: ptx(gpu),
+        f8: F8::E4m3,
+        tile: (128, 128),
+    };
+    run(&kernel, mnk, seed);
 }
 
 #[test]
 fn mxfp8_matmul_on_sm90_matches_the_reference() {
     let ptx = ptx(Gpu::Sm90);
     assert!(ptx.contains("wgmma.mma_async"), "no wgmma");
-    run(Gpu::Sm90, (256, 128, 256), 11);
+    run_corpus(Gpu::Sm90, (256, 128, 256), 11);
 }
 
 #[test]
@@ -166,12 +262,12 @@ fn mxfp8_matmul_on_sm80_matches_the_reference() {
         ptx.contains("mma.sync.aligned.m16n8k16"),
         "no bf16 mma.sync"
     );
-    run(Gpu::Sm80, (128, 256, 256), 12);
+    run_corpus(Gpu::Sm80, (128, 256, 256), 12);
 }
 
 #[test]
 fn mxfp8_matmul_on_sm120_matches_the_reference() {
-    run(Gpu::Sm120, (128, 128, 128), 13);
+    run_corpus(Gpu::Sm120, (128, 128, 128), 13);
 }
 
 /// ptxas assembles the kernel for every family without local memory.
@@ -190,6 +286,78 @@ fn mxfp8_matmul_assembles_without_spills() {
         assert!(
             log.contains(" 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
             "{gpu}: {log}"
+        );
+    }
+}
+
+/// e5m2 operands on 64 x 64 tiles: wgmma on sm_90, mma.sync on sm_80 and
+/// sm_120; ragged M and N.
+#[test]
+fn e5m2_matmul_on_ragged_sizes_matches_the_reference() {
+    for (gpu, engine, seed) in [
+        (Gpu::Sm90, "wgmma.mma_async", 21),
+        (Gpu::Sm80, "mma.sync.aligned.m16n8k16", 22),
+        (Gpu::Sm120, "mma.sync.aligned.m16n8k16", 23),
+    ] {
+        let ptx =
+            lower(&kernel_bytes("mma_scaled_e5m2"), gpu).unwrap_or_else(|e| panic!("{gpu}: {e}"));
+        assert!(ptx.contains(engine), "{gpu}: no {engine}");
+        let kernel = Kernel {
+            name: "mma_scaled_e5m2",
+            ptx,
+            f8: F8::E5m2,
+            tile: (64, 64),
+        };
+        run(&kernel, (100, 72, 128), seed);
+    }
+}
+
+/// 8 x 16 tiles, which no tensor-core engine takes: the FMA engine
+/// multiplies the dequantized operands; ragged M and N.
+#[test]
+fn small_tiles_use_fmas_and_match_the_reference() {
+    for (gpu, seed) in [(Gpu::Sm90, 31), (Gpu::Sm80, 32)] {
+        let ptx = lower(&kernel_bytes("mma_scaled_e4m3_8x16"), gpu)
+            .unwrap_or_else(|e| panic!("{gpu}: {e}"));
+        assert!(
+            !ptx.contains("mma.sync") && !ptx.contains("wgmma"),
+            "{gpu}: a tensor-core engine"
+        );
+        let kernel = Kernel {
+            name: "mma_scaled_e4m3_8x16",
+            ptx,
+            f8: F8::E4m3,
+            tile: (8, 16),
+        };
+        run(&kernel, (20, 40, 192), seed);
+    }
+}
+
+/// f4E2M1FN operands are not lowered: an unsupported-feature error naming
+/// the op, at its source line, on every family.
+#[test]
+fn f4_operands_are_an_error_at_the_op() {
+    let bytes = kernel_bytes("mma_scaled_f4");
+    let src = std::fs::read_to_string(common::repo().join("tests/data/lower/kernels/kernels.py"))
+        .expect("kernels.py");
+    let line = src
+        .lines()
+        .position(|l| l.contains("acc = ct.mma_scaled(x, xs, y, ys, ct.zeros"))
+        .expect("the f4 mma_scaled line")
+        + 1;
+    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        let err = lower(&bytes, gpu).expect_err("f4 lowers");
+        assert!(err.is_unsupported(), "{gpu}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("'cuda_tile.mmaf_scaled' op with 'f4E2M1FN' operands"),
+            "{gpu}: {text}"
+        );
+        let loc = err.diagnostic().location.expect("a location");
+        assert_eq!(
+            (loc.file.as_str(), loc.line),
+            ("kernels.py", line as u32),
+            "{gpu}"
         );
     }
 }
