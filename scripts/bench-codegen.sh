@@ -19,7 +19,7 @@ fi
 cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -cE '^\s+/\*[0-9a-f]{4}\*/' || true; }
-regs() { "$cuda/bin/ptxas" -arch "$arch" "$1" -o /dev/null --opt-level 3 -v 2>&1 | sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' | head -1; }
+regs() { "$cuda/bin/ptxas" -arch "$arch" "$1" -o /dev/null --opt-level 3 --enable-extended-smem=true -v 2>&1 | sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' | head -1; }
 printf '%-26s %8s %8s %6s %6s\n' kernel "ours" "nvidia" "regs" "nv"
 for k in "${kernels[@]}"; do
   f="$corpus/$k/$k.v13_3.tileir"; [ -f "$f" ] || f="$corpus/$k/$k.v13_4.tileir"
