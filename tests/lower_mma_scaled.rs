@@ -4,7 +4,8 @@
 //! sm_120 (mma.sync), an e5m2 kernel on 64 x 64 tiles and an e4m3 kernel on
 //! 8 x 16 tiles (the FMA engine) on ragged sizes
 //! (`tests/data/lower/kernels/kernels.py`). Scales are random near 1, with
-//! blocks scaled up to 2^60 and down to 2^-60 and one NaN scale. ptxas
+//! blocks scaled up to 2^60 and down to 2^-60, one NaN scale and NaN
+//! operands. ptxas
 //! assembles the corpus kernel without spills, and f4 operands are a
 //! lowering error at the op's location.
 mod common;
@@ -79,6 +80,14 @@ impl F8 {
         }
     }
 
+    /// The largest finite magnitude's byte.
+    fn largest(self) -> u8 {
+        match self {
+            F8::E4m3 => 0x7e,
+            F8::E5m2 => 0x7b,
+        }
+    }
+
     /// Random finite bytes.
     fn random(self, rng: &mut Rng, n: usize) -> Vec<u8> {
         (0..n)
@@ -150,8 +159,15 @@ fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
     let module = Module::parse(&kernel.ptx).unwrap_or_else(|e| panic!("{what}: {e}"));
     let kb = k / 32;
     let mut rng = Rng(seed);
-    let a = kernel.f8.random(&mut rng, m * k);
-    let b = kernel.f8.random(&mut rng, k * n);
+    let mut a = kernel.f8.random(&mut rng, m * k);
+    let mut b = kernel.f8.random(&mut rng, k * n);
+    // NaN operands (0x7F in both formats): row 3 and column 4 of C are NaN;
+    // negative zeros and the extreme magnitudes elsewhere.
+    a[3 * k + 5] = 0x7f;
+    b[7 * n + 4] = 0xff;
+    a[4 * k] = 0x80;
+    b[n + 1] = kernel.f8.largest();
+    b[2 * n + 1] = kernel.f8.largest() | 0x80;
     // Scales near 1 (2^-20 .. 2^20); every fifth row of A and every third
     // column of B has its blocks scaled by 2^+-60 in turn (opposite signs
     // per block, so products of two extremes stay moderate).
@@ -359,5 +375,48 @@ fn f4_operands_are_an_error_at_the_op() {
             ("kernels.py", line as u32),
             "{gpu}"
         );
+    }
+}
+
+/// The accumulator stays in the engine's registers across the K loop:
+/// layout assignment gives the op's accumulator and result and the loop's
+/// initial value, iteration argument and result the engine's accumulator
+/// layout (no conversion between iterations).
+#[test]
+fn accumulator_keeps_the_engine_layout_across_the_loop() {
+    use tileiras::ir::Opcode;
+    use tileiras::lower::{assign::assign, facts::analyze, ops::mma, target::Target};
+    let module = tileiras::bytecode::read(&corpus_bytes()).expect("bytecode");
+    let entry = *module
+        .top_level()
+        .iter()
+        .find(|&&id| module.ops[id].opcode == Opcode::Entry)
+        .expect("entry");
+    let body = &module.ops[entry].regions[0].blocks[0];
+    let find = |ops: &[tileiras::ir::OpId], opcode: Opcode| {
+        *ops.iter()
+            .find(|&&id| module.ops[id].opcode == opcode)
+            .expect("op")
+    };
+    let for_op = &module.ops[find(&body.ops, Opcode::For)];
+    let loop_body = &for_op.regions[0].blocks[0];
+    let mma_id = find(&loop_body.ops, Opcode::MmaFScaled);
+    let mma_op = &module.ops[mma_id];
+    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
+        let target = Target::new(gpu);
+        let warps = mma::entry_warps(&module, &body.ops, target, target.elementwise_warps());
+        assert_eq!(warps, 8, "{gpu}");
+        let facts = analyze(&module, &body.ops);
+        let layouts = assign(&module, &body.ops, &facts, target, warps);
+        let acc = mma::acc_layout(&module, mma_id, target, warps).expect("a tensor-core engine");
+        for v in [
+            mma_op.results[0],
+            mma_op.operand("acc").expect("acc"),
+            for_op.results[0],
+            for_op.operand_group("initValues")[0],
+            loop_body.args[1],
+        ] {
+            assert_eq!(*layouts[&v], acc, "{gpu}");
+        }
     }
 }

@@ -29,7 +29,6 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use super::arith::from_f32;
-use super::mma_fma::{to_acc, Acc};
 
 /// Fails with an unsupported-feature error (at the op's location) unless op
 /// `id` has f8E4M3FN or f8E5M2 operands with f8E8M0FNU scales, the
@@ -105,8 +104,7 @@ fn dequantize(
             regs.push(regs[c]);
             continue;
         }
-        let x = to_acc(l, e, true, t.regs[r], Acc::F32)
-            .map_err(|_| l.unsupported_feature(id, &format!("'{}' operands", e.name())))?;
+        let x = f8_to_f32(l, e, t.regs[r]);
         let f = scale_f32(l, s.regs[r]);
         let y = l.b.op(
             Opc::Mul,
@@ -122,6 +120,61 @@ fn dequantize(
         layout: t.layout.clone(),
         regs,
     })
+}
+
+/// The f32 value of the f8E4M3FN or f8E5M2 byte in register `b`.
+///
+/// E5M2 is the top byte of an f16 (infinities and NaNs included). E4M3's
+/// sign and magnitude bits placed in an f32 with the exponent fields
+/// aligned at their tops give the value times `2^-120` exactly, subnormals
+/// included, and a multiply by `2^120` restores it; its NaN (magnitude
+/// 0x7F) becomes NaN.
+fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
+    let r = Operand::Reg;
+    if e == Scalar::F8E5M2 {
+        let h = l.b.op(
+            Opc::Shl,
+            &[],
+            &[Ty::B16],
+            Ty::B16,
+            vec![r(b), Operand::Imm(8)],
+        );
+        return l
+            .b
+            .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(h)]);
+    }
+    let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
+        l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
+    };
+    let w =
+        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(b)]);
+    let mag = op(l, Opc::And, w, 0x7f);
+    let placed = op(l, Opc::Shl, mag, 20);
+    let sign = op(l, Opc::And, w, 0x80);
+    let sign = op(l, Opc::Shl, sign, 24);
+    let bits =
+        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(placed), r(sign)]);
+    let x = l.b.op(
+        Opc::Mul,
+        &["rn"],
+        &[Ty::F32],
+        Ty::F32,
+        vec![r(bits), Operand::F32(2f32.powi(120).to_bits())],
+    );
+    let nan = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(mag), Operand::Imm(0x7f)],
+    );
+    l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Imm(0x7fff_ffff), r(x), r(nan)],
+    )
 }
 
 /// The layout of a scale tile that gives each thread, in register `r`, the
