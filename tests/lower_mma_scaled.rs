@@ -4,10 +4,11 @@
 //! sm_120 (mma.sync), an e5m2 kernel on 64 x 64 tiles and an e4m3 kernel on
 //! 8 x 16 tiles (the FMA engine) on ragged sizes
 //! (`tests/data/lower/kernels/kernels.py`). Scales are random near 1, with
-//! blocks scaled up to 2^60 and down to 2^-60, one NaN scale and NaN
-//! operands. ptxas
-//! assembles the corpus kernel without spills, and f4 operands are a
-//! lowering error at the op's location.
+//! blocks scaled up to 2^60 and down to 2^-60, rows scaled by the smallest
+//! scales 2^-126 and 2^-127, one NaN scale and NaN operands. ptxas
+//! assembles the corpus kernel without spills, the accumulator keeps the
+//! engine's layout across the K loop, and f4 operands are a lowering error
+//! at the op's location.
 mod common;
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
@@ -85,6 +86,20 @@ impl F8 {
         match self {
             F8::E4m3 => 0x7e,
             F8::E5m2 => 0x7b,
+        }
+    }
+
+    /// `b` with a magnitude of at least 2^-3 (finite, same sign): times
+    /// 2^-127 it is still exact in bf16 (4 significant bits down to 2^-130).
+    fn at_least_eighth(self, b: u8) -> u8 {
+        let raised = match self {
+            F8::E4m3 => b | 0x20,
+            F8::E5m2 => b | 0x30,
+        };
+        if self.value(raised).is_finite() {
+            raised
+        } else {
+            (b & 0x80) | 0x3a
         }
     }
 
@@ -185,6 +200,17 @@ fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
     }
     // One NaN scale: row 2 of C is NaN.
     a_scale[2 * kb + kb - 1] = 0xff;
+    // The smallest scales: rows 6 and 7 of A scaled by 2^-126 and 2^-127
+    // (an f32 subnormal), their elements at least 2^-3 so the dequantized
+    // values stay exact; the columns scaled by 2^60 bring them back.
+    for (i, s) in [(6, 1), (7, 0)] {
+        if i < m {
+            a_scale[i * kb..(i + 1) * kb].fill(s);
+            for q in 0..k {
+                a[i * k + q] = kernel.f8.at_least_eighth(a[i * k + q]);
+            }
+        }
+    }
 
     let mut dev = Device::new();
     let mut params = Vec::new();

@@ -14,11 +14,13 @@
 //! exact in bf16 (half the shared memory and registers of tf32) and the
 //! tensor cores' products are exact; only the f32 accumulation order
 //! differs from a sequential sum. Exactness ends where a dequantized
-//! operand leaves the f32 normal range: at 2^128 and above it is infinite
-//! (even where the other operand's scale would bring the product back in
-//! range), and below 2^-126 it is rounded to a bf16 subnormal (gradual
-//! underflow, 7 mantissa bits). A scale of 0xFF is NaN and makes its
-//! block's products NaN.
+//! operand leaves the f32 normal range: from 2^128 up it is infinite (also
+//! where the other operand's scale would bring the product back in range,
+//! e.g. `448 * 2^127` times `2^-127`), and below 2^-130 in magnitude it is
+//! rounded to a bf16 subnormal (gradual underflow; down to 2^-130 its 4
+//! significant bits still fit). The scale 0 (2^-127) is the f32 subnormal
+//! it denotes; 0xFF is NaN and makes its block's products NaN, as are
+//! e4m3's and e5m2's own NaNs.
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
