@@ -1,9 +1,9 @@
 //! `mmaf_scaled` (block-scaled f8 matmul) in the PTX emulator, against CPU
 //! references that decode e4m3, e5m2 and e8m0 themselves: the corpus kernel
 //! `mma_scaled_mxfp8` (128 x 128 tiles) lowered for sm_90 (wgmma), sm_80 and
-//! sm_120 (mma.sync), an e5m2 kernel on 64 x 64 tiles and an e4m3 kernel on
-//! 8 x 16 tiles (the FMA engine) on ragged sizes
-//! (`tests/data/lower/kernels/kernels.py`). Scales are random near 1, with
+//! sm_120 (mma.sync), an e5m2 kernel on 64 x 64 tiles, an e4m3 kernel on
+//! 8 x 16 tiles (the FMA engine) and a batched one on 3-D tiles, on ragged
+//! sizes (`tests/data/lower/kernels/kernels.py`). Scales are random near 1, with
 //! blocks scaled up to 2^60 and down to 2^-60, rows scaled by the smallest
 //! scales 2^-126 and 2^-127, one NaN scale and NaN operands. ptxas
 //! assembles the corpus kernel without spills, the accumulator keeps the
@@ -148,6 +148,8 @@ struct Kernel<'a> {
     f8: F8,
     /// The tile of C one tile block computes.
     tile: (usize, usize),
+    /// For 3-D kernels, the batch extent of that tile.
+    batch_tile: Option<usize>,
 }
 
 /// Row stride (elements) of an array with `cols` columns: padded to 16,
@@ -167,15 +169,16 @@ fn padded<T: Copy>(v: &[T], rows: usize, cols: usize, pad: T) -> Vec<T> {
     out
 }
 
-/// Runs `kernel` on `m x k` by `k x n` (k a multiple of 32) and checks every
-/// element of C, and that C's row padding is untouched.
-fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
+/// Runs `kernel` on `h` batches of `m x k` by `k x n` (k a multiple of 32)
+/// and checks every element of C, and that C's row padding is untouched.
+/// Batches are stacked along the rows: A is `h m x k`, B `h k x n`.
+fn run(kernel: &Kernel, (h, m, n, k): (usize, usize, usize, usize), seed: u64) {
     let what = kernel.name;
     let module = Module::parse(&kernel.ptx).unwrap_or_else(|e| panic!("{what}: {e}"));
     let kb = k / 32;
     let mut rng = Rng(seed);
-    let mut a = kernel.f8.random(&mut rng, m * k);
-    let mut b = kernel.f8.random(&mut rng, k * n);
+    let mut a = kernel.f8.random(&mut rng, h * m * k);
+    let mut b = kernel.f8.random(&mut rng, h * k * n);
     // NaN operands (0x7F in both formats): row 3 and column 4 of C are NaN;
     // negative zeros and the extreme magnitudes elsewhere.
     a[3 * k + 5] = 0x7f;
@@ -186,15 +189,15 @@ fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
     // Scales near 1 (2^-20 .. 2^20); every fifth row of A and every third
     // column of B has its blocks scaled by 2^+-60 in turn (opposite signs
     // per block, so products of two extremes stay moderate).
-    let mut a_scale: Vec<u8> = (0..m * kb).map(|_| rng.range(107, 147) as u8).collect();
-    let mut b_scale: Vec<u8> = (0..kb * n).map(|_| rng.range(107, 147) as u8).collect();
-    for i in (0..m).step_by(5) {
+    let mut a_scale: Vec<u8> = (0..h * m * kb).map(|_| rng.range(107, 147) as u8).collect();
+    let mut b_scale: Vec<u8> = (0..h * kb * n).map(|_| rng.range(107, 147) as u8).collect();
+    for i in (0..h * m).step_by(5) {
         for q in 0..kb {
             a_scale[i * kb + q] = if q % 2 == 0 { 187 } else { 67 };
         }
     }
     for j in (0..n).step_by(3) {
-        for q in 0..kb {
+        for q in 0..h * kb {
             b_scale[q * n + j] = if q % 2 == 0 { 67 } else { 187 };
         }
     }
@@ -214,28 +217,38 @@ fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
 
     let mut dev = Device::new();
     let mut params = Vec::new();
+    // An `h x rows x cols` array (2-D when the kernel is) of `data` laid
+    // out with padded rows.
     let mut arr = |dev: &mut Device, data: &[u8], rows: usize, cols: usize| {
         let p = dev.alloc_from(data);
-        params.extend([
-            Param::U64(p.addr()),
-            Param::U32(rows as u32),
-            Param::U32(cols as u32),
-            Param::U32(stride(cols) as u32),
-            Param::U32(1),
-        ]);
+        params.push(Param::U64(p.addr()));
+        let (shape, strides) = match kernel.batch_tile {
+            None => (vec![rows, cols], vec![stride(cols), 1]),
+            Some(_) => (
+                vec![h, rows, cols],
+                vec![rows * stride(cols), stride(cols), 1],
+            ),
+        };
+        params.extend(shape.into_iter().map(|x| Param::U32(x as u32)));
+        params.extend(strides.into_iter().map(|x| Param::U32(x as u32)));
         p
     };
-    arr(&mut dev, &padded(&a, m, k, 0x7f), m, k);
-    arr(&mut dev, &padded(&a_scale, m, kb, 0xff), m, kb);
-    arr(&mut dev, &padded(&b, k, n, 0x7f), k, n);
-    arr(&mut dev, &padded(&b_scale, kb, n, 0xff), kb, n);
+    // Padding bytes are NaNs in every format.
+    arr(&mut dev, &padded(&a, h * m, k, 0x7f), m, k);
+    arr(&mut dev, &padded(&a_scale, h * m, kb, 0xff), m, kb);
+    arr(&mut dev, &padded(&b, h * k, n, 0x7f), k, n);
+    arr(&mut dev, &padded(&b_scale, h * kb, n, 0xff), kb, n);
     let sentinel = -12345.0f32;
-    let c0 = bytes::from_f32(&vec![sentinel; m * stride(n)]);
+    let c0 = bytes::from_f32(&vec![sentinel; h * m * stride(n)]);
     let pc = arr(&mut dev, &c0, m, n);
     let entry = module.kernel(what).expect("entry");
     let (tm, tn) = kernel.tile;
     let cfg = LaunchConfig {
-        grid: (m.div_ceil(tm) as u32, n.div_ceil(tn) as u32, 1),
+        grid: (
+            m.div_ceil(tm) as u32,
+            n.div_ceil(tn) as u32,
+            (h / kernel.batch_tile.unwrap_or(1)) as u32,
+        ),
         block: entry.reqntid.expect("reqntid"),
         cluster: (1, 1, 1),
         dynamic_smem: 0,
@@ -245,7 +258,8 @@ fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
     let c = bytes::to_f32(&dev.read(pc));
 
     let mut bad = 0;
-    for i in 0..m {
+    for i in 0..h * m {
+        let hb = i / m;
         for j in n..stride(n) {
             assert_eq!(
                 c[i * stride(n) + j].to_bits(),
@@ -257,7 +271,8 @@ fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
             let (mut want, mut mag) = (0.0f64, 0.0f64);
             for q in 0..k {
                 let x = kernel.f8.value(a[i * k + q]) * e8m0(a_scale[i * kb + q / 32]);
-                let y = kernel.f8.value(b[q * n + j]) * e8m0(b_scale[q / 32 * n + j]);
+                let y = kernel.f8.value(b[(hb * k + q) * n + j])
+                    * e8m0(b_scale[(hb * kb + q / 32) * n + j]);
                 want += x * y;
                 mag += (x * y).abs();
             }
@@ -276,7 +291,7 @@ fn run(kernel: &Kernel, (m, n, k): (usize, usize, usize), seed: u64) {
             }
         }
     }
-    assert_eq!(bad, 0, "{what}: {bad} wrong elements of {}", m * n);
+    assert_eq!(bad, 0, "{what}: {bad} wrong elements of {}", h * m * n);
 }
 
 /// The corpus kernel for `gpu` on `m x k` by `k x n`.
@@ -286,8 +301,10 @@ fn run_corpus(gpu: Gpu, mnk: (usize, usize, usize), seed: u64) {
         ptx: ptx(gpu),
         f8: F8::E4m3,
         tile: (128, 128),
+        batch_tile: None,
     };
-    run(&kernel, mnk, seed);
+    let (m, n, k) = mnk;
+    run(&kernel, (1, m, n, k), seed);
 }
 
 #[test]
@@ -349,8 +366,9 @@ fn e5m2_matmul_on_ragged_sizes_matches_the_reference() {
             ptx,
             f8: F8::E5m2,
             tile: (64, 64),
+            batch_tile: None,
         };
-        run(&kernel, (100, 72, 128), seed);
+        run(&kernel, (1, 100, 72, 128), seed);
     }
 }
 
@@ -370,8 +388,31 @@ fn small_tiles_use_fmas_and_match_the_reference() {
             ptx,
             f8: F8::E4m3,
             tile: (8, 16),
+            batch_tile: None,
         };
-        run(&kernel, (20, 40, 192), seed);
+        run(&kernel, (1, 20, 40, 192), seed);
+    }
+}
+
+/// 3-D (batched) tiles, 2 x 32 x 64 by 2 x 64 x 16: mma.sync per batch;
+/// ragged M and N.
+#[test]
+fn batched_matmul_matches_the_reference() {
+    for (gpu, seed) in [(Gpu::Sm90, 41), (Gpu::Sm80, 42)] {
+        let ptx = lower(&kernel_bytes("mma_scaled_batched"), gpu)
+            .unwrap_or_else(|e| panic!("{gpu}: {e}"));
+        assert!(
+            ptx.contains("mma.sync.aligned.m16n8k16"),
+            "{gpu}: no mma.sync"
+        );
+        let kernel = Kernel {
+            name: "mma_scaled_batched",
+            ptx,
+            f8: F8::E4m3,
+            tile: (32, 16),
+            batch_tile: Some(2),
+        };
+        run(&kernel, (4, 40, 24, 128), seed);
     }
 }
 

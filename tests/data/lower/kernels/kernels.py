@@ -2,7 +2,7 @@
 """cuTile kernels for matrix-multiply shapes the reference corpus lacks: a
 fused epilogue (bias and ReLU), a bf16 matmul with a GELU-style epilogue, an
 attention kernel (two matmuls around an online softmax), and block-scaled
-matmuls (mma_scaled: e5m2, tiles too small for tensor cores, f4). gen.py
+matmuls (mma_scaled: e5m2, small tiles, batched, f4 operands). gen.py
 exports each to TileIR bytecode; tests/lower_kernels.rs and
 tests/lower_mma_scaled.rs run them in the emulator against these docstrings.
 
@@ -167,3 +167,28 @@ def mma_scaled_f4(a_scale, b_scale, c):
     ys = ct.load(b_scale, index=(0, 0), shape=(4, 64))
     acc = ct.mma_scaled(x, xs, y, ys, ct.zeros((64, 64), f32))
     ct.store(c, index=(0, 0), tile=acc)
+
+
+BB, BTM, BTN = 2, 32, 16
+
+
+@kernel([C(e4m3, 3), C(e8m0, 3), C(e4m3, 3), C(e8m0, 3), C(f32, 3)])
+@ct.kernel
+def mma_scaled_batched(a, a_scale, b, b_scale, c):
+    """c[h, i, j] = sum_k a[h, i, k] * 2**(a_scale[h, i, k // 32] - 127) * b[h, k, j] * 2**(b_scale[h, k // 32, j] - 127).
+
+    Batched (3-D tiles): a: [H, M, K], b: [H, K, N] (f8E4M3FN), a_scale: [H, M, K / 32],
+    b_scale: [H, K / 32, N] (f8E8M0FNU), c: [H, M, N] (f32); H a multiple of 2, K of 64.
+    Grid (cdiv(M, 32), cdiv(N, 16), H / 2); block (bm, bn, bh) computes c[2 bh : +2,
+    32 bm : +32, 16 bn : +16] with a K loop of K / 64 steps.
+    """
+    acc = ct.zeros((BB, BTM, BTN), f32)
+    for k in range(ct.num_tiles(a, 2, shape=(BB, BTM, SK))):
+        x = ct.load(a, index=(ct.bid(2), ct.bid(0), k), shape=(BB, BTM, SK), padding_mode=ZERO)
+        xs = ct.load(a_scale, index=(ct.bid(2), ct.bid(0), k), shape=(BB, BTM, SK // 32),
+                     padding_mode=ZERO)
+        y = ct.load(b, index=(ct.bid(2), k, ct.bid(1)), shape=(BB, SK, BTN), padding_mode=ZERO)
+        ys = ct.load(b_scale, index=(ct.bid(2), k, ct.bid(1)), shape=(BB, SK // 32, BTN),
+                     padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(2), ct.bid(0), ct.bid(1)), tile=acc)
