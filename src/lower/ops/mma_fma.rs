@@ -16,20 +16,14 @@ use super::staging::{alloc, barrier, coordinates, write, Placement};
 
 /// The type products are accumulated in.
 #[derive(Clone, Copy, PartialEq)]
-pub(super) enum Acc {
+enum Acc {
     F32,
     F64,
     S32,
 }
 
 /// Converts an element register to the accumulation type.
-pub(super) fn to_acc(
-    l: &mut Lowerer,
-    s: Scalar,
-    signed: bool,
-    v: Reg,
-    acc: Acc,
-) -> Result<Reg, ()> {
+fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<Reg, ()> {
     let r = |x: Reg| Operand::Reg(x);
     Ok(match (s, acc) {
         (Scalar::F16, Acc::F32) => {
