@@ -42,7 +42,7 @@ for line in sys.stdin:
         best = max(best, (a - at[b.group(1)]) // 16 + 1)
 print(best)'
 }
-regs() { "$cuda/bin/ptxas" -arch "$arch" "$1" -o /dev/null --opt-level 3 -v 2>&1 | sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' | head -1; }
+regs() { "$cuda/bin/ptxas" -arch "$arch" "$1" -o /dev/null --opt-level 3 --enable-extended-smem=true -v 2>&1 | sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' | head -1; }
 printf '%-26s %8s %8s %6s %6s %6s %6s\n' kernel "ours" "nvidia" "loop" "nv" "regs" "nv"
 for k in "${kernels[@]}"; do
   f="$corpus/$k/$k.v13_3.tileir"; [ -f "$f" ] || f="$corpus/$k/$k.v13_4.tileir"

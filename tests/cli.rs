@@ -214,9 +214,9 @@ fn list_versions_and_help() {
 
 #[test]
 fn valid_kernel_reaches_lowering() {
-    // Block-scaled matrix multiply (`mmaf_scaled` on f8E8M0FNU scales) has no
-    // sm_90 lowering: NVIDIA's tileiras refuses it for sm_90 as well.
-    let unsupported = corpus().join("mma_scaled_mxfp8/mma_scaled_mxfp8.v13_3.tileir");
+    // A block-scaled matrix multiply of f4E2M1FN operands verifies but has
+    // no lowering.
+    let unsupported = common::repo().join("tests/data/lower/kernels/mma_scaled_f4.tileir");
     let unsupported = unsupported.to_str().unwrap();
     let scratch = Scratch::new("cli-lowering");
     let r = run(
@@ -231,7 +231,8 @@ fn valid_kernel_reaches_lowering() {
         r.stderr
     );
     assert!(
-        r.stderr.contains("'cuda_tile.mmaf_scaled' op"),
+        r.stderr
+            .contains("'cuda_tile.mmaf_scaled' op with 'f4E2M1FN' operands"),
         "names the op: {}",
         r.stderr
     );

@@ -8,9 +8,10 @@
 //! sm_90 (or `$LOWER_EMU_GPU`). (Tensor maps the harness passes for NVIDIA's
 //! TMA kernels are extra arguments our kernels do not take.)
 //!
-//! Kernels without a `#[test]` here are the two without reference PTX
-//! (`mma_scaled_mxfp8`, which NVIDIA's tileiras refuses for sm_90, and
-//! `uint_floordiv_u32`, which its verifier rejects).
+//! Kernels without a `#[test]` here are the two without reference PTX:
+//! `mma_scaled_mxfp8`, which NVIDIA's tileiras refuses for sm_90 (it runs
+//! in `tests/lower_mma_scaled.rs`), and `uint_floordiv_u32`, which its
+//! verifier rejects.
 
 #[path = "../ptx-emu/tests/support/kernels.rs"]
 #[allow(dead_code)]

@@ -65,7 +65,7 @@ fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layo
     let all = all_ops(m, ops);
     for &id in &all {
         let op = &m.ops[id];
-        if !matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+        if !super::ops::mma::is_mma(op.opcode) {
             continue;
         }
         if let Some(l) = super::ops::mma::acc_layout(m, id, target, warps) {

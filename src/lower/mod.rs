@@ -34,7 +34,8 @@
 //! (`ops/mma_sync*.rs`, fragment layouts in `layout/mma_sync.rs`) reads
 //! operands staged in padded shared memory with `ldmatrix`, and a `for` loop
 //! that only loads A and B and multiplies them is pipelined with `cp.async`
-//! stages. Target facts (clusters, bf16 arithmetic, vector width)
+//! stages. `mmaf_scaled` dequantizes its f8 operands to bf16 in registers
+//! and goes to the same engines (`ops/mma_scaled.rs`). Target facts (clusters, bf16 arithmetic, vector width)
 //! live in `target.rs`. An op or feature not handled yet is a
 //! [`LowerError::Unsupported`] naming the op and its source location.
 pub mod assign;

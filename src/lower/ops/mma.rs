@@ -1,18 +1,55 @@
-//! `mmaf` / `mmai`: picks the engine that computes each matrix multiply and
-//! hands the op to it.
+//! `mmaf` / `mmai` / `mmaf_scaled`: picks the engine that computes each
+//! matrix multiply and hands the op to it.
 //!
 //! Engines, tried in order: `wgmma` (sm_90a warpgroup MMA from shared
 //! memory, [`wgmma`]), `mma.sync` (sm_80 and newer, [`mma_sync`]), and FMAs
 //! on the CUDA cores ([`mma_fma`]), which handles everything. An engine's
 //! plan fixes the accumulator's layout, which layout assignment seeds
 //! before anything else so loop-carried accumulators stay in registers.
-use crate::ir::{Module, OpId, Opcode};
-use crate::lower::kernel::Lowerer;
+//!
+//! `mmaf_scaled` reaches the engines as an `mmaf` of bf16 operands: its
+//! f8 operands are dequantized in registers first ([`mma_scaled`]).
+use crate::ir::{Module, OpId, Opcode, Scalar};
+use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::target::Target;
+use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 
-use super::{mma_fma, mma_sync, wgmma};
+use super::{mma_fma, mma_scaled, mma_sync, wgmma};
+
+/// Whether `opcode` is a matrix multiply the engines compute.
+pub fn is_mma(opcode: Opcode) -> bool {
+    matches!(opcode, Opcode::MmaF | Opcode::MmaI | Opcode::MmaFScaled)
+}
+
+/// The element types of the A and B operands the engine multiplies for op
+/// `id`: the operands' own, or bf16 for the dequantized operands of
+/// `mmaf_scaled`.
+pub fn operand_elems(m: &Module, id: OpId) -> Option<(Scalar, Scalar)> {
+    let op = &m.ops[id];
+    if op.opcode == Opcode::MmaFScaled {
+        return Some((Scalar::BF16, Scalar::BF16));
+    }
+    let elem = |name: &str| match value_tile(m, op.operand(name)?)? {
+        (_, Elem::Num(s)) => Some(s),
+        _ => None,
+    };
+    Some((elem("lhs")?, elem("rhs")?))
+}
+
+/// The A and B tiles the engine multiplies for op `id`, in the layouts of
+/// the `lhs` and `rhs` operands (dequantized for `mmaf_scaled`).
+pub fn operand_tiles(l: &mut Lowerer, id: OpId) -> Result<(Tile, Tile), LowerError> {
+    let op = &l.m.ops[id];
+    if op.opcode == Opcode::MmaFScaled {
+        return mma_scaled::dequantized(l, id);
+    }
+    let (Some(a), Some(b)) = (op.operand("lhs"), op.operand("rhs")) else {
+        return Err(l.unsupported(id));
+    };
+    Ok((l.tile(id, a)?, l.tile(id, b)?))
+}
 
 /// The engine chosen for one matrix multiply.
 pub enum Engine {
@@ -24,7 +61,7 @@ pub enum Engine {
     Fma,
 }
 
-/// The engine for the `mmaf`/`mmai` op `id` in an entry of `warps` warps.
+/// The engine for the matrix multiply `id` in an entry of `warps` warps.
 pub fn engine(m: &Module, id: OpId, target: Target, warps: u32) -> Engine {
     if let Some(p) = wgmma::plan(m, id, target, warps) {
         return Engine::Wgmma(p);
@@ -65,7 +102,7 @@ pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u3
     let mut stack: Vec<OpId> = ops.to_vec();
     while let Some(id) = stack.pop() {
         let op = &m.ops[id];
-        if matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+        if is_mma(op.opcode) {
             let want = wgmma::preferred_warps(m, id, target)
                 .or_else(|| mma_sync::preferred_warps(m, id, target))
                 .unwrap_or(default);
@@ -80,8 +117,12 @@ pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u3
     warps
 }
 
-/// Lowers `mmaf` and `mmai` with the engine [`engine`] picks.
+/// Lowers `mmaf`, `mmai` and `mmaf_scaled` with the engine [`engine`]
+/// picks.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    if l.m.ops[id].opcode == Opcode::MmaFScaled {
+        mma_scaled::check(l, id)?;
+    }
     match engine(l.m, id, l.target, l.warps) {
         Engine::Wgmma(p) => wgmma::lower(l, id, &p),
         Engine::MmaSync(p) => mma_sync::lower(l, id, &p),

@@ -140,7 +140,7 @@ fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<
     })
 }
 
-/// Lowers `mmaf` and `mmai`.
+/// Lowers `mmaf`, `mmai` and dequantized `mmaf_scaled`.
 // The caches are filled by fallible code that also needs `l`; the entry API
 // would hold the map borrow across it.
 #[allow(clippy::map_entry, clippy::needless_range_loop)]
@@ -154,16 +154,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     ) else {
         return Err(l.unsupported(id));
     };
-    let (
-        Some((ashape, Elem::Num(ae))),
-        Some((bshape, Elem::Num(be))),
-        Some((cshape, Elem::Num(ce))),
-    ) = (
+    let (Some((ashape, _)), Some((bshape, _)), Some((cshape, Elem::Num(ce))), Some((ae, be))) = (
         value_tile(l.m, a_v),
         value_tile(l.m, b_v),
         value_tile(l.m, res),
-    )
-    else {
+        super::mma::operand_elems(l.m, id),
+    ) else {
         return Err(l.unsupported(id));
     };
     let rank = cshape.len();
@@ -193,8 +189,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     };
     let layout = l.layout_of(res);
     let acc_in = l.tile_in(id, c_v, &layout)?;
-    let a = l.tile(id, a_v)?;
-    let b = l.tile(id, b_v)?;
+    let (a, b) = super::mma::operand_tiles(l, id)?;
     let abuf = alloc(l, &ashape, Elem::Num(ae))?;
     let bbuf = alloc(l, &bshape, Elem::Num(be))?;
     write(l, &a, &abuf, &Placement::identity(rank));

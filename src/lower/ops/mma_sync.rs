@@ -1,4 +1,5 @@
-//! `mmaf` / `mmai` on warp-level tensor cores (`mma.sync`, sm_80 and newer).
+//! `mmaf` / `mmai` (and dequantized `mmaf_scaled`) on warp-level tensor
+//! cores (`mma.sync`, sm_80 and newer).
 //!
 //! The operands are staged in shared memory with padded rows
 //! ([`super::mma_sync_smem`]), every warp loads its fragments (`ldmatrix`
@@ -124,20 +125,23 @@ fn kind_of(opcode: Opcode, a: Scalar, b: Scalar, c: Scalar, target: Target) -> O
 /// `mma.sync` computes it on `target`.
 fn shape_kind(m: &Module, id: OpId, target: Target) -> Option<(Vec<i64>, i64, Kind, Scalar)> {
     let op = &m.ops[id];
-    if !matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+    if !super::mma::is_mma(op.opcode) {
         return None;
     }
     let (a, b, res) = (op.operand("lhs")?, op.operand("rhs")?, *op.results.first()?);
-    let (ashape, Elem::Num(ae)) = value_tile(m, a)? else {
-        return None;
-    };
-    let (bshape, Elem::Num(be)) = value_tile(m, b)? else {
-        return None;
-    };
+    let (ashape, _) = value_tile(m, a)?;
+    let (bshape, _) = value_tile(m, b)?;
     let (cshape, Elem::Num(ce)) = value_tile(m, res)? else {
         return None;
     };
-    let kind = kind_of(op.opcode, ae, be, ce, target)?;
+    let (ae, be) = super::mma::operand_elems(m, id)?;
+    // `mmaf_scaled` multiplies its dequantized operands as an `mmaf`.
+    let opcode = if op.opcode == Opcode::MmaI {
+        Opcode::MmaI
+    } else {
+        Opcode::MmaF
+    };
+    let kind = kind_of(opcode, ae, be, ce, target)?;
     let rank = cshape.len();
     if !(rank == 2 || rank == 3) || ashape.len() != rank || bshape.len() != rank {
         return None;
@@ -223,16 +227,13 @@ fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
-    let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
-        op.operand("lhs"),
-        op.operand("rhs"),
-        op.operand("acc"),
-        op.results.first(),
-    ) else {
+    let (Some(a_v), Some(c_v), Some(&res)) =
+        (op.operand("lhs"), op.operand("acc"), op.results.first())
+    else {
         return Err(l.unsupported(id));
     };
-    let (Some((ashape, Elem::Num(ae))), Some((_, Elem::Num(be)))) =
-        (value_tile(l.m, a_v), value_tile(l.m, b_v))
+    let (Some((ashape, _)), Some((ae, be))) =
+        (value_tile(l.m, a_v), super::mma::operand_elems(l.m, id))
     else {
         return Err(l.unsupported(id));
     };
@@ -249,8 +250,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let rank = shape.len();
     let kk = ashape[rank - 1];
     let acc_in = l.tile_in(id, c_v, &layout)?;
-    let a = l.tile(id, a_v)?;
-    let b = l.tile(id, b_v)?;
+    let (a, b) = super::mma::operand_tiles(l, id)?;
     let ops: Operands = operand_buffers(l, plan.kind, &a, &b)?;
     barrier(l);
 

@@ -15,6 +15,7 @@ pub mod math_f64_trig;
 pub mod memory;
 pub mod mma;
 pub mod mma_fma;
+pub mod mma_scaled;
 pub mod mma_sync;
 pub mod mma_sync_copies;
 pub mod mma_sync_pipeline;
@@ -137,7 +138,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         Opcode::If => control::lower_if(l, id),
         Opcode::Reduce => reduce::lower(l, id),
-        Opcode::MmaF | Opcode::MmaI => mma::lower(l, id),
+        Opcode::MmaF | Opcode::MmaI | Opcode::MmaFScaled => mma::lower(l, id),
         Opcode::Scan => scan::lower(l, id),
         Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::AtomicRedViewTko => {
             if opcode == Opcode::AtomicRedViewTko {

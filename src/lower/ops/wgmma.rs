@@ -1,4 +1,5 @@
-//! `mmaf` / `mmai` on warpgroup tensor cores (`wgmma.mma_async`, sm_90a).
+//! `mmaf` / `mmai` (and dequantized `mmaf_scaled`) on warpgroup tensor cores
+//! (`wgmma.mma_async`, sm_90a).
 //!
 //! Both operands go through shared memory in the swizzled layouts of
 //! [`wgmma_smem`]: A (`m x k`) K-major; B (`k x n`) MN-major for 16-bit
@@ -104,16 +105,17 @@ fn shape(m: &Module, id: OpId, target: Target) -> Option<([i64; 3], [Scalar; 3])
         return None;
     }
     let op = &m.ops[id];
-    if !matches!(op.opcode, Opcode::MmaF | Opcode::MmaI) {
+    if !super::mma::is_mma(op.opcode) {
         return None;
     }
-    let (Some((ash, Elem::Num(a))), Some((bsh, Elem::Num(b))), Some((csh, Elem::Num(c)))) = (
+    let (Some((ash, _)), Some((bsh, _)), Some((csh, Elem::Num(c)))) = (
         value_tile(m, op.operand("lhs")?),
         value_tile(m, op.operand("rhs")?),
         value_tile(m, *op.results.first()?),
     ) else {
         return None;
     };
+    let (a, b) = super::mma::operand_elems(m, id)?;
     if ash.len() != 2 || bsh.len() != 2 || csh.len() != 2 || !types_supported(a, b, c) {
         return None;
     }
@@ -253,19 +255,13 @@ pub(super) fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
-    let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
-        op.operand("lhs"),
-        op.operand("rhs"),
-        op.operand("acc"),
-        op.results.first(),
-    ) else {
+    let (Some(c_v), Some(&res)) = (op.operand("acc"), op.results.first()) else {
         return Err(l.unsupported(id));
     };
     let (asmem, bsmem) = operands(plan.mnk, plan.types).ok_or_else(|| l.unsupported(id))?;
     let layout = Rc::new(plan.acc.clone());
     let acc_in = l.tile_in(id, c_v, &layout)?;
-    let a = l.tile(id, a_v)?;
-    let b = l.tile(id, b_v)?;
+    let (a, b) = super::mma::operand_tiles(l, id)?;
 
     // Two sets of operand buffers where they fit, used in turn (a phase
     // bit flips after every use), so a warpgroup may write the next set

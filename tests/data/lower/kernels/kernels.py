@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """cuTile kernels for matrix-multiply shapes the reference corpus lacks: a
-fused epilogue (bias and ReLU), a bf16 matmul with a GELU-style epilogue
-stored as bf16, and an attention kernel (two matmuls around an online
-softmax). gen.py exports each to TileIR bytecode; tests/lower_kernels.rs
-runs them in the PTX emulator against CPU references written from these
-docstrings.
+fused epilogue (bias and ReLU), a bf16 matmul with a GELU-style epilogue, an
+attention kernel (two matmuls around an online softmax), and block-scaled
+matmuls (mma_scaled: e5m2, small tiles, batched, f4 operands). gen.py
+exports each to TileIR bytecode; tests/lower_kernels.rs and
+tests/lower_mma_scaled.rs run them in the emulator against these docstrings.
 
 Conventions are those of the reference corpus: ct.load pads out-of-bounds
 elements with zero (padding_mode=ZERO), ct.store writes only in-bounds
@@ -105,3 +105,90 @@ def attention_f16(q, k, v, o, scale):
         acc = ct.mma(ct.astype(p, f16), vt, acc * alpha)
         m = m_new
     ct.store(o, index=(ct.bid(0), 0), tile=acc / l)
+
+
+e4m3, e5m2, e8m0 = ct.float8_e4m3fn, ct.float8_e5m2, ct.float8_e8m0fnu
+SM, SN, SK = 64, 64, 64
+
+
+@kernel([C(e5m2, 2), C(e8m0, 2), C(e5m2, 2), C(e8m0, 2), C(f32, 2)])
+@ct.kernel
+def mma_scaled_e5m2(a, a_scale, b, b_scale, c):
+    """c[i, j] = sum_k a[i, k] * 2**(a_scale[i, k // 32] - 127) * b[k, j] * 2**(b_scale[k // 32, j] - 127).
+
+    a: [M, K], b: [K, N] (f8E5M2), a_scale: [M, K / 32], b_scale: [K / 32, N] (f8E8M0FNU
+    exponents), c: [M, N] (f32); K a multiple of 64, M and N any. Grid (cdiv(M, 64),
+    cdiv(N, 64), 1); block (bm, bn) computes its 64 x 64 tile of c with a K loop of K / 64
+    steps (out-of-bounds operands and scales read as zero).
+    """
+    acc = ct.zeros((SM, SN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(SM, SK))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(SM, SK), padding_mode=ZERO)
+        xs = ct.load(a_scale, index=(ct.bid(0), k), shape=(SM, SK // 32), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(SK, SN), padding_mode=ZERO)
+        ys = ct.load(b_scale, index=(k, ct.bid(1)), shape=(SK // 32, SN), padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+TM8, TN16 = 8, 16
+
+
+@kernel([C(e4m3, 2), C(e8m0, 2), C(e4m3, 2), C(e8m0, 2), C(f32, 2)])
+@ct.kernel
+def mma_scaled_e4m3_8x16(a, a_scale, b, b_scale, c):
+    """c[i, j] = sum_k a[i, k] * 2**(a_scale[i, k // 32] - 127) * b[k, j] * 2**(b_scale[k // 32, j] - 127).
+
+    As mma_scaled_e5m2 with f8E4M3FN operands and 8 x 16 tiles of c (a shape no tensor-core
+    engine takes): grid (cdiv(M, 8), cdiv(N, 16), 1), K a multiple of 64, K loop of K / 64
+    steps.
+    """
+    acc = ct.zeros((TM8, TN16), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(TM8, SK))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(TM8, SK), padding_mode=ZERO)
+        xs = ct.load(a_scale, index=(ct.bid(0), k), shape=(TM8, SK // 32), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(SK, TN16), padding_mode=ZERO)
+        ys = ct.load(b_scale, index=(k, ct.bid(1)), shape=(SK // 32, TN16), padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+@kernel([C(e8m0, 2), C(e8m0, 2), C(f32, 2)])
+@ct.kernel
+def mma_scaled_f4(a_scale, b_scale, c):
+    """c = ones(64, 64) (f4E2M1FN) scaled by a_scale [64, 4] times ones(64, 64) scaled by
+    b_scale [4, 64] (block 16): c[i, j] = sum_k 2**(a_scale[i, k // 16] - 127) *
+    2**(b_scale[k // 16, j] - 127). f4 operands are not lowered: the compiler reports the
+    mmaf_scaled op as unsupported at its source location.
+    """
+    x = ct.ones((64, 64), ct.float4_e2m1fn)
+    y = ct.ones((64, 64), ct.float4_e2m1fn)
+    xs = ct.load(a_scale, index=(0, 0), shape=(64, 4))
+    ys = ct.load(b_scale, index=(0, 0), shape=(4, 64))
+    acc = ct.mma_scaled(x, xs, y, ys, ct.zeros((64, 64), f32))
+    ct.store(c, index=(0, 0), tile=acc)
+
+
+BB, BTM, BTN = 2, 32, 16
+
+
+@kernel([C(e4m3, 3), C(e8m0, 3), C(e4m3, 3), C(e8m0, 3), C(f32, 3)])
+@ct.kernel
+def mma_scaled_batched(a, a_scale, b, b_scale, c):
+    """c[h, i, j] = sum_k a[h, i, k] * 2**(a_scale[h, i, k // 32] - 127) * b[h, k, j] * 2**(b_scale[h, k // 32, j] - 127).
+
+    Batched (3-D tiles): a: [H, M, K], b: [H, K, N] (f8E4M3FN), a_scale: [H, M, K / 32],
+    b_scale: [H, K / 32, N] (f8E8M0FNU), c: [H, M, N] (f32); H a multiple of 2, K of 64.
+    Grid (cdiv(M, 32), cdiv(N, 16), H / 2); block (bm, bn, bh) computes c[2 bh : +2,
+    32 bm : +32, 16 bn : +16] with a K loop of K / 64 steps.
+    """
+    acc = ct.zeros((BB, BTM, BTN), f32)
+    for k in range(ct.num_tiles(a, 2, shape=(BB, BTM, SK))):
+        x = ct.load(a, index=(ct.bid(2), ct.bid(0), k), shape=(BB, BTM, SK), padding_mode=ZERO)
+        xs = ct.load(a_scale, index=(ct.bid(2), ct.bid(0), k), shape=(BB, BTM, SK // 32),
+                     padding_mode=ZERO)
+        y = ct.load(b, index=(ct.bid(2), k, ct.bid(1)), shape=(BB, SK, BTN), padding_mode=ZERO)
+        ys = ct.load(b_scale, index=(ct.bid(2), k, ct.bid(1)), shape=(BB, SK // 32, BTN),
+                     padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(2), ct.bid(0), ct.bid(1)), tile=acc)

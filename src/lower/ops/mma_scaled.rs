@@ -1,0 +1,250 @@
+//! `mmaf_scaled` (block-scaled matrix multiply): the f8 operands are
+//! dequantized in registers and the engines multiply them as bf16.
+//!
+//! Element `lhs[.., m, k]` becomes `f32(lhs[.., m, k]) * 2^(s - 127)` with
+//! `s = lhs_scale[.., m, k / V]` (an f8E8M0FNU exponent, `V` the block
+//! size), and likewise `rhs[.., k, n]` with `rhs_scale[.., k / V, n]`. Each
+//! thread needs the scale of every operand element it holds: the scale tile
+//! is redistributed to the operand's layout with the K coordinate shifted
+//! right by `log2(V)` (a linear map, so still a linear layout, whose
+//! duplicated bits repeat one scale over its block).
+//!
+//! An e4m3/e5m2 value times a power of two has at most 4 significant bits
+//! and bf16 has 8 and f32's exponent range, so the dequantized operand is
+//! exact in bf16 (half the shared memory and registers of tf32) and the
+//! tensor cores' products are exact; only the f32 accumulation order
+//! differs from a sequential sum. Exactness ends where a dequantized
+//! operand leaves the f32 normal range: from 2^128 up it is infinite (also
+//! where the other operand's scale would bring the product back in range,
+//! e.g. `448 * 2^127` times `2^-127`), and below 2^-130 in magnitude it is
+//! rounded to a bf16 subnormal (gradual underflow; down to 2^-130 its 4
+//! significant bits still fit). The scale 0 (2^-127) is the f32 subnormal
+//! it denotes; 0xFF is NaN and makes its block's products NaN, as are
+//! e4m3's and e5m2's own NaNs.
+use std::rc::Rc;
+
+use crate::ir::{OpId, Scalar};
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::values::{value_tile, Elem};
+use crate::lower::LowerError;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+use super::arith::from_f32;
+
+/// Fails with an unsupported-feature error (at the op's location) unless op
+/// `id` has f8E4M3FN or f8E5M2 operands with f8E8M0FNU scales, the
+/// combinations this lowering dequantizes.
+pub fn check(l: &Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = &l.m.ops[id];
+    let elem = |name: &str| match op.operand(name).and_then(|v| value_tile(l.m, v)) {
+        Some((_, Elem::Num(s))) => Some(s),
+        _ => None,
+    };
+    let (Some(e), Some(s)) = (elem("lhs"), elem("lhs_scale")) else {
+        return Err(l.unsupported(id));
+    };
+    if !matches!(e, Scalar::F8E4M3FN | Scalar::F8E5M2) {
+        return Err(l.unsupported_feature(id, &format!("'{}' operands", e.name())));
+    }
+    if s != Scalar::F8E8M0FNU {
+        return Err(l.unsupported_feature(id, &format!("'{}' scales", s.name())));
+    }
+    Ok(())
+}
+
+/// The dequantized `lhs` and `rhs` of `mmaf_scaled` op `id` as bf16 tiles
+/// in the layouts of the operands.
+pub fn dequantized(l: &mut Lowerer, id: OpId) -> Result<(Tile, Tile), LowerError> {
+    check(l, id)?;
+    let op = &l.m.ops[id];
+    let (Some(a), Some(b), Some(sa), Some(sb)) = (
+        op.operand("lhs"),
+        op.operand("rhs"),
+        op.operand("lhs_scale"),
+        op.operand("rhs_scale"),
+    ) else {
+        return Err(l.unsupported(id));
+    };
+    let a = l.tile(id, a)?;
+    let b = l.tile(id, b)?;
+    let rank = a.layout.shape.len();
+    if rank < 2 {
+        return Err(l.unsupported(id));
+    }
+    let a = dequantize(l, id, &a, sa, rank - 1)?;
+    let b = dequantize(l, id, &b, sb, rank - 2)?;
+    Ok((a, b))
+}
+
+/// Tile `t` (f8) dequantized with the scales of value `scales`, whose
+/// dimension `kdim` is `t`'s divided by the block size.
+fn dequantize(
+    l: &mut Lowerer,
+    id: OpId,
+    t: &Tile,
+    scales: crate::ir::ValueId,
+    kdim: usize,
+) -> Result<Tile, LowerError> {
+    let Some((sshape, _)) = value_tile(l.m, scales) else {
+        return Err(l.unsupported(id));
+    };
+    let Elem::Num(e) = t.elem else {
+        return Err(l.unsupported(id));
+    };
+    let (k, sk) = (t.layout.shape[kdim], sshape[kdim]);
+    let block = if sk > 0 && k % sk == 0 { k / sk } else { 0 };
+    if block <= 0 || block & (block - 1) != 0 {
+        return Err(l.unsupported_feature(id, "a block size that is not a power of two"));
+    }
+    let layout = Rc::new(scale_layout(&t.layout, kdim, block.trailing_zeros()));
+    let s = l.tile_in(id, scales, &layout)?;
+    let mut regs: Vec<Reg> = Vec::with_capacity(t.regs.len());
+    for r in 0..t.regs.len() {
+        let c = t.layout.canonical_register(r);
+        if c != r {
+            regs.push(regs[c]);
+            continue;
+        }
+        let x = f8_to_f32(l, e, t.regs[r]);
+        let f = scale_f32(l, s.regs[r]);
+        let y = l.b.op(
+            Opc::Mul,
+            &["rn"],
+            &[Ty::F32],
+            Ty::F32,
+            vec![Operand::Reg(x), Operand::Reg(f)],
+        );
+        regs.push(from_f32(l, Scalar::BF16, y, "rn"));
+    }
+    Ok(Tile {
+        elem: Elem::Num(Scalar::BF16),
+        layout: t.layout.clone(),
+        regs,
+    })
+}
+
+/// The f32 value of the f8E4M3FN or f8E5M2 byte in register `b`.
+///
+/// E5M2 is the top byte of an f16 (infinities and NaNs included). E4M3's
+/// sign and magnitude bits placed in an f32 with the exponent fields
+/// aligned at their tops give the value times `2^-120` exactly, subnormals
+/// included, and a multiply by `2^120` restores it; its NaN (magnitude
+/// 0x7F) becomes NaN.
+fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
+    let r = Operand::Reg;
+    if e == Scalar::F8E5M2 {
+        let h = l.b.op(
+            Opc::Shl,
+            &[],
+            &[Ty::B16],
+            Ty::B16,
+            vec![r(b), Operand::Imm(8)],
+        );
+        return l
+            .b
+            .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(h)]);
+    }
+    let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
+        l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
+    };
+    let w =
+        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(b)]);
+    let mag = op(l, Opc::And, w, 0x7f);
+    let placed = op(l, Opc::Shl, mag, 20);
+    let sign = op(l, Opc::And, w, 0x80);
+    let sign = op(l, Opc::Shl, sign, 24);
+    let bits =
+        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(placed), r(sign)]);
+    let x = l.b.op(
+        Opc::Mul,
+        &["rn"],
+        &[Ty::F32],
+        Ty::F32,
+        vec![r(bits), Operand::F32(2f32.powi(120).to_bits())],
+    );
+    let nan = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(mag), Operand::Imm(0x7f)],
+    );
+    l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Imm(0x7fff_ffff), r(x), r(nan)],
+    )
+}
+
+/// The layout of a scale tile that gives each thread, in register `r`, the
+/// scale of the element `layout` puts in register `r`: `layout` with the
+/// coordinate along `kdim` shifted right by `shift` bits.
+pub fn scale_layout(layout: &LinearLayout, kdim: usize, shift: u32) -> LinearLayout {
+    let map = |b: &Vec<i64>| {
+        let mut b = b.clone();
+        b[kdim] >>= shift;
+        b
+    };
+    let mut shape = layout.shape.clone();
+    shape[kdim] >>= shift;
+    LinearLayout {
+        shape,
+        register: layout.register.iter().map(map).collect(),
+        lane: layout.lane.iter().map(map).collect(),
+        warp: layout.warp.iter().map(map).collect(),
+    }
+}
+
+/// The f32 value `2^(s - 127)` of the f8E8M0FNU exponent byte in register
+/// `s`: the bits `s << 23`, except 0 (2^-127, the f32 subnormal with bit 22
+/// set) and 0xFF (NaN).
+fn scale_f32(l: &mut Lowerer, s: Reg) -> Reg {
+    let r = Operand::Reg;
+    let w =
+        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(s)]);
+    let w = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(w), Operand::Imm(0xff)],
+    );
+    let bits = l.b.op(
+        Opc::Shl,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(w), Operand::Imm(23)],
+    );
+    let zero = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(w), Operand::Imm(0)],
+    );
+    let bits = l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Imm(1 << 22), r(bits), r(zero)],
+    );
+    let nan = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(w), Operand::Imm(0xff)],
+    );
+    l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Imm(0x7fff_ffff), r(bits), r(nan)],
+    )
+}
