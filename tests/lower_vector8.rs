@@ -301,3 +301,29 @@ fn lengths_divisible_by_four_take_32_bit_accesses() {
         }
     }
 }
+
+#[test]
+fn f8_infinity_padding() {
+    // f8E5M2 has infinities: -inf is 0xfc, written as whole 32-bit words.
+    for (gpu, arch) in TARGETS {
+        let name = "pad_neg_inf_f8_d16";
+        let (ptx, _) = compile(name, gpu, arch);
+        assert!(ptx.contains("ld.global.v4.b32"), "{name}:\n{ptx}");
+        let (n, len) = (TILE + 96, TILE + 400);
+        let a = random(13, n);
+        let mut l = Launch::new();
+        l.array(&a, &[n]);
+        let out = l.array(&vec![0; len], &[len]);
+        l.run(&ptx, name, grid(len));
+        let got = l.dev.read(out);
+        for i in 0..len {
+            let want = if i < n { a[i] } else { 0xfc };
+            assert_eq!(got[i], want, "{name} out[{i}]");
+        }
+    }
+    // f8E4M3FN has none: the padding is refused rather than guessed.
+    let path = common::repo().join("tests/data/lower/vector8/pad_inf_e4m3_d16.tileir");
+    let m = tileiras::bytecode::read(&std::fs::read(path).unwrap()).unwrap();
+    let err = tileiras::lower::lower(&m, &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("infinity padding"), "{err}");
+}

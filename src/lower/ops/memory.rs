@@ -445,25 +445,25 @@ fn vec_for(p: &PartitionInfo, layout: &LinearLayout, l: &Lowerer) -> usize {
     v
 }
 
-/// The bits a padding value stands for in element kind `e`.
-fn padding_bits(e: Elem, pad: Option<Padding>) -> u64 {
-    let Elem::Num(s) = e else { return 0 };
-    let (sign, inf, nan): (u64, u64, u64) = match s {
-        Scalar::F16 => (0x8000, 0x7c00, 0x7e00),
-        Scalar::BF16 => (0x8000, 0x7f80, 0x7fc0),
-        Scalar::F32 => (0x8000_0000, 0x7f80_0000, 0x7fc0_0000),
-        Scalar::F64 => (1 << 63, 0x7ff0_0000_0000_0000, 0x7ff8_0000_0000_0000),
-        Scalar::F8E5M2 => (0x80, 0x7c, 0x7e),
-        // No infinities: they become NaN, as conversions to it make them.
-        Scalar::F8E4M3FN => (0x80, 0x7f, 0x7f),
-        _ => return 0,
+/// The bits a padding value stands for in element kind `e` (`None`: an
+/// infinity for f8E4M3FN, which has none; NVIDIA's tileiras refuses it too).
+fn padding_bits(e: Elem, pad: Option<Padding>) -> Option<u64> {
+    let Elem::Num(s) = e else { return Some(0) };
+    let (sign, inf, nan): (u64, Option<u64>, u64) = match s {
+        Scalar::F16 => (0x8000, Some(0x7c00), 0x7e00),
+        Scalar::BF16 => (0x8000, Some(0x7f80), 0x7fc0),
+        Scalar::F32 => (0x8000_0000, Some(0x7f80_0000), 0x7fc0_0000),
+        Scalar::F64 => (1 << 63, Some(0x7ff0_0000_0000_0000), 0x7ff8_0000_0000_0000),
+        Scalar::F8E5M2 => (0x80, Some(0x7c), 0x7e),
+        Scalar::F8E4M3FN => (0x80, None, 0x7f),
+        _ => return Some(0),
     };
     match pad {
-        Some(Padding::Zero) => 0,
-        Some(Padding::NegZero) => sign,
+        Some(Padding::Zero) => Some(0),
+        Some(Padding::NegZero) => Some(sign),
         Some(Padding::PosInf) => inf,
-        Some(Padding::NegInf) => inf | sign,
-        Some(Padding::Nan) | None => nan,
+        Some(Padding::NegInf) => inf.map(|i| i | sign),
+        Some(Padding::Nan) | None => Some(nan),
     }
 }
 
@@ -564,7 +564,8 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
-    let pad = padding_bits(p.elem, p.padding);
+    let pad = padding_bits(p.elem, p.padding)
+        .ok_or_else(|| l.unsupported_feature(op, "infinity padding for f8E4M3FN"))?;
     let n = layout.num_registers();
     let mut regs: Vec<Option<Reg>> = vec![None; n];
     let mut r = 0;

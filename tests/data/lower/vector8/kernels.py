@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """cuTile kernels moving 8-bit element tiles (i8, f8E4M3FN, f8E5M2, bool)
-through tensor views, each exported more than once: `*_d16` assumes every
+through tensor views, most exported more than once: `*_d16` assumes every
 length and row stride divisible by 16 elements (so a thread moves 16 bytes
 per 128-bit access), `*_d4` by 4 (32-bit accesses), `*_d1` assumes nothing
 about lengths (accesses must then narrow so that none straddles the end). gen.py exports them to TileIR bytecode;
@@ -97,3 +97,25 @@ def select_bool(a, b, m, lt, out):
 
 
 export(select_bool, [(i8, 1), (i8, 1), (ct.bool_, 1), (ct.bool_, 1), (i8, 1)])
+
+
+@ct.kernel
+def pad_neg_inf_f8(a, out):
+    """out[i] = a[i] for i < len(a), -inf (0xfc, f8E5M2) beyond (the load's
+    NEG_INF padding). Grid (cdiv(len(out), 2048), 1, 1)."""
+    t = ct.load(a, index=(ct.bid(0),), shape=(T,), padding_mode=ct.PaddingMode.NEG_INF)
+    ct.store(out, index=(ct.bid(0),), tile=t)
+
+
+export(pad_neg_inf_f8, [(e5m2, 1)] * 2, (16,))
+
+
+@ct.kernel
+def pad_inf_e4m3(a, out):
+    """Loads f8E4M3FN with infinity padding, which that type cannot hold:
+    refused (as NVIDIA's tileiras refuses it)."""
+    t = ct.load(a, index=(ct.bid(0),), shape=(T,), padding_mode=ct.PaddingMode.POS_INF)
+    ct.store(out, index=(ct.bid(0),), tile=t)
+
+
+export(pad_inf_e4m3, [(e4m3, 1)] * 2, (16,))
