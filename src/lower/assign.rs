@@ -39,7 +39,35 @@ pub fn assign(
 ) -> Layouts {
     let mut out: Layouts = HashMap::default();
     seed_mma(m, ops, target, warps, &mut out);
-    assign_block(m, ops, facts, warps, target.max_access_bytes(), &mut out);
+    let max_bytes = target.max_access_bytes();
+    let bytes = byte_store_widths(m, ops, facts, max_bytes);
+    assign_block(m, ops, facts, warps, max_bytes, &bytes, &mut out);
+    out
+}
+
+/// The widest vector of the 8-bit (and `i1`, stored as bytes) view stores
+/// of each tile shape in `ops` and their regions.
+fn byte_store_widths(
+    m: &Module,
+    ops: &[OpId],
+    facts: &HashMap<ValueId, Fact>,
+    max_bytes: u32,
+) -> HashMap<Vec<i64>, i64> {
+    let mut out: HashMap<Vec<i64>, i64> = HashMap::new();
+    for id in all_ops(m, ops) {
+        let op = &m.ops[id];
+        if op.opcode != Opcode::StoreViewTko {
+            continue;
+        }
+        if let (Some(t), Some(v)) = (op.operand("tile"), op.operand("view")) {
+            if let (Some((shape, _)), Some(p)) = (value_tile(m, t), partition(m, v)) {
+                if p.elem.bits() <= 8 {
+                    let w = out.entry(shape).or_insert(1);
+                    *w = (*w).max(p.vector_width(facts, max_bytes));
+                }
+            }
+        }
+    }
     out
 }
 
@@ -210,6 +238,7 @@ fn assign_block(
     facts: &HashMap<ValueId, Fact>,
     warps: u32,
     max_bytes: u32,
+    bytes: &HashMap<Vec<i64>, i64>,
     out: &mut Layouts,
 ) {
     for &id in ops.iter().rev() {
@@ -226,7 +255,14 @@ fn assign_block(
             Opcode::StoreViewTko => {
                 if let (Some(t), Some(v)) = (op.operand("tile"), op.operand("view")) {
                     if let (Some((shape, _)), Some(p)) = (value_tile(m, t), partition(m, v)) {
-                        let vec = p.vector_width(facts, max_bytes);
+                        let mut vec = p.vector_width(facts, max_bytes);
+                        // A store already moving 128 bits per access takes
+                        // as many elements per thread as a byte store of
+                        // the same shape (in several such accesses), so
+                        // values shared by both need no layout conversion.
+                        if vec * i64::from(p.elem.bits().max(8) / 8) == i64::from(max_bytes) {
+                            vec = vec.max(bytes.get(&shape).copied().unwrap_or(1));
+                        }
                         demand(out, t, default_layout(&shape, warps, vec));
                     }
                 }
@@ -294,7 +330,7 @@ fn assign_block(
                     }
                 }
                 let (ops, _) = region_ops(op, 0);
-                assign_block(m, &ops, facts, warps, max_bytes, out);
+                assign_block(m, &ops, facts, warps, max_bytes, bytes, out);
             }
             Opcode::If | Opcode::For => {
                 demand_terminators(m, op, out);
@@ -319,7 +355,7 @@ fn assign_block(
                 }
                 for k in (0..op.regions.len()).rev() {
                     let (ops, _) = region_ops(op, k);
-                    assign_block(m, &ops, facts, warps, max_bytes, out);
+                    assign_block(m, &ops, facts, warps, max_bytes, bytes, out);
                 }
             }
             Opcode::LoadViewTko

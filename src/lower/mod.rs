@@ -7,7 +7,8 @@
 //!         ─ layout assignment: every tile value gets a linear layout   assign.rs, layout/
 //!           (register/lane/warp bases; blocked layouts today, stores
 //!           anchor the choice, 128-bit vectors where provable; eight
-//!           16-bit elements travel as four packed 32-bit words)
+//!           16-bit or sixteen 8-bit elements travel as four packed
+//!           32-bit words, ops/packed.rs)
 //!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
 //!           registers, structured if/loop/break/continue
 //!         ─ optimizations: constant folding with immediates and        simt/opt.rs,

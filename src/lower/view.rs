@@ -153,17 +153,30 @@ pub fn partition(m: &Module, pview: ValueId) -> Option<PartitionInfo> {
 
 impl PartitionInfo {
     /// Elements per vector access along the fastest tile dimension that the
-    /// facts prove aligned and never split by a bounds check (1: scalar).
+    /// facts prove aligned and never split by a bounds check (1: scalar):
+    /// the widest power of two up to `max_bytes` that they prove.
     pub fn vector_width(&self, facts: &HashMap<ValueId, Fact>, max_bytes: u32) -> i64 {
-        let bits = self.elem.bits();
+        // i1 elements are stored as bytes.
+        let bits = match self.elem.bits() {
+            1 => 8,
+            b => b,
+        };
         if !(8..=64).contains(&bits) || self.tile_shape.is_empty() {
             return 1;
         }
         let ebytes = i64::from(bits / 8);
-        // Up to four registers per access; 16-bit elements pair up into
-        // 32-bit words, so eight of them still fill one 128-bit access.
-        let most = if bits == 16 { 8 } else { 4 };
-        let v = (i64::from(max_bytes) / ebytes).min(most);
+        // Up to four 32-bit registers per access: 8- and 16-bit elements
+        // pack four or two to a word, so 16 or 8 of them fill 128 bits.
+        let mut v = (i64::from(max_bytes) / ebytes).clamp(1, 16);
+        while v > 1 && !self.proves_width(facts, v, ebytes) {
+            v /= 2;
+        }
+        v
+    }
+
+    /// Whether accesses of `v` elements (of `ebytes` bytes) are aligned and
+    /// never straddle the tensor's end along the fastest dimension.
+    fn proves_width(&self, facts: &HashMap<ValueId, Fact>, v: i64, ebytes: i64) -> bool {
         let fact = |e: &Extent| match e {
             Extent::Static(s) => {
                 crate::lower::facts::largest_pow2_dividing(s.unsigned_abs()) as i64
@@ -174,20 +187,15 @@ impl PartitionInfo {
         let d = self.dim_map[last];
         let contiguous = self.strides[d] == Extent::Static(1);
         let base_align = facts.get(&self.base).map_or(1, |f| f.divisor as i64);
-        let mut ok = contiguous
+        contiguous
             && self.tile_shape[last] % v == 0
             && self.steps[last] % v == 0
             && base_align % (v * ebytes) == 0
-            && fact(&self.shape[d]) % v == 0;
-        for (k, s) in self.strides.iter().enumerate() {
-            if k != d {
-                ok &= fact(s) % v == 0;
-            }
-        }
-        if ok {
-            v
-        } else {
-            1
-        }
+            && fact(&self.shape[d]) % v == 0
+            && self
+                .strides
+                .iter()
+                .enumerate()
+                .all(|(k, s)| k == d || fact(s) % v == 0)
     }
 }

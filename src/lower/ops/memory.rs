@@ -417,47 +417,53 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
     (oob, Operand::Addr(addr, imm))
 }
 
-/// The vector width usable with `layout`: the view's width if the first
-/// register bits step along the fastest dimension.
+/// The vector width usable with `layout`: the widest power of two up to
+/// the view's width whose elements are this thread's consecutive registers
+/// along the fastest dimension.
 fn vec_for(p: &PartitionInfo, layout: &LinearLayout, l: &Lowerer) -> usize {
-    let v = p.vector_width(&l.facts, l.target.max_access_bytes()) as usize;
     if p.sparse_dim.is_some() {
         return 1;
     }
     let rank = layout.shape.len();
-    if v <= 1 || rank == 0 {
+    let mut v = p.vector_width(&l.facts, l.target.max_access_bytes()) as usize;
+    if rank == 0 {
         return 1;
     }
-    let k = v.trailing_zeros() as usize;
-    let ok = layout.register.len() >= k
-        && (0..k).all(|j| {
+    let steps = layout
+        .register
+        .iter()
+        .enumerate()
+        .take_while(|(j, b)| {
             let mut want = vec![0; rank];
             want[rank - 1] = 1 << j;
-            layout.register[j] == want
-        });
-    if ok {
-        v
-    } else {
-        1
+            **b == want
+        })
+        .count();
+    while v > 1 << steps {
+        v /= 2;
     }
+    v
 }
 
-/// The bits a padding value stands for in element kind `e`.
-fn padding_bits(e: Elem, pad: Option<Padding>) -> u64 {
-    let Elem::Num(s) = e else { return 0 };
-    let (sign, inf, nan): (u64, u64, u64) = match s {
-        Scalar::F16 => (0x8000, 0x7c00, 0x7e00),
-        Scalar::BF16 => (0x8000, 0x7f80, 0x7fc0),
-        Scalar::F32 => (0x8000_0000, 0x7f80_0000, 0x7fc0_0000),
-        Scalar::F64 => (1 << 63, 0x7ff0_0000_0000_0000, 0x7ff8_0000_0000_0000),
-        _ => return 0,
+/// The bits a padding value stands for in element kind `e` (`None`: an
+/// infinity for f8E4M3FN, which has none; NVIDIA's tileiras refuses it too).
+fn padding_bits(e: Elem, pad: Option<Padding>) -> Option<u64> {
+    let Elem::Num(s) = e else { return Some(0) };
+    let (sign, inf, nan): (u64, Option<u64>, u64) = match s {
+        Scalar::F16 => (0x8000, Some(0x7c00), 0x7e00),
+        Scalar::BF16 => (0x8000, Some(0x7f80), 0x7fc0),
+        Scalar::F32 => (0x8000_0000, Some(0x7f80_0000), 0x7fc0_0000),
+        Scalar::F64 => (1 << 63, Some(0x7ff0_0000_0000_0000), 0x7ff8_0000_0000_0000),
+        Scalar::F8E5M2 => (0x80, Some(0x7c), 0x7e),
+        Scalar::F8E4M3FN => (0x80, None, 0x7f),
+        _ => return Some(0),
     };
     match pad {
-        Some(Padding::Zero) => 0,
-        Some(Padding::NegZero) => sign,
+        Some(Padding::Zero) => Some(0),
+        Some(Padding::NegZero) => Some(sign),
         Some(Padding::PosInf) => inf,
-        Some(Padding::NegInf) => inf | sign,
-        Some(Padding::Nan) | None => nan,
+        Some(Padding::NegInf) => inf.map(|i| i | sign),
+        Some(Padding::Nan) | None => Some(nan),
     }
 }
 
@@ -558,7 +564,8 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
-    let pad = padding_bits(p.elem, p.padding);
+    let pad = padding_bits(p.elem, p.padding)
+        .ok_or_else(|| l.unsupported_feature(op, "infinity padding for f8E4M3FN"))?;
     let n = layout.num_registers();
     let mut regs: Vec<Option<Reg>> = vec![None; n];
     let mut r = 0;
@@ -571,31 +578,28 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         }
         let c = layout.apply(r, 0);
         let (oob, addr) = element(l, &a, &c, r);
-        let dst: Vec<Reg> = (0..vec).map(|_| l.b.reg(class_of(p.elem))).collect();
-        // Eight 16-bit elements load as four 32-bit words, split after.
-        let paired = vec == 8;
-        let words: Vec<Reg> = if paired {
-            (0..4).map(|_| l.b.reg(RegClass::B32)).collect()
-        } else {
-            dst.clone()
+        // Sub-word elements load as packed 32-bit words, split after.
+        let bits = p.elem.bits();
+        let packed = super::packed::words(bits, vec);
+        let (lty, words): (Ty, Vec<Reg>) = match packed {
+            Some(k) => (Ty::B32, (0..k).map(|_| l.b.reg(RegClass::B32)).collect()),
+            None => (ty, (0..vec).map(|_| l.b.reg(class_of(p.elem))).collect()),
         };
         if oob.is_some() {
-            let pv = if paired {
-                None
-            } else {
-                Some(l.imm(p.elem, pad))
+            let (mty, src) = match packed {
+                Some(_) => (Ty::B32, Operand::Imm(super::packed::splat(pad, bits))),
+                None => (
+                    if ty == Ty::B8 { Ty::B16 } else { ty },
+                    Operand::Reg(l.imm(p.elem, pad)),
+                ),
             };
             for d in &words {
-                let (mty, src) = match pv {
-                    Some(pv) => (if ty == Ty::B8 { Ty::B16 } else { ty }, Operand::Reg(pv)),
-                    None => (Ty::B32, Operand::Imm((pad * 0x1_0001) as i64)),
-                };
                 l.b.push(Inst::new(
                     Opc::Mov,
                     &[],
                     &[mty],
                     vec![Operand::Reg(*d)],
-                    vec![src],
+                    vec![src.clone()],
                 ));
             }
         }
@@ -608,22 +612,17 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             _ => (vec!["global", "v4"], Operand::Vec(words.clone())),
         };
         let mods = with_ordering(&ord, mods);
-        let lty = if paired { Ty::B32 } else { ty };
         l.b.push(Inst::new(Opc::Ld, &mods, &[lty], vec![dsts], vec![addr]));
         if oob.is_some() {
             l.b.end_if();
         }
-        if paired {
-            for (j, w) in words.iter().enumerate() {
-                l.b.push(Inst::new(
-                    Opc::Mov,
-                    &[],
-                    &[Ty::B32],
-                    vec![Operand::Vec(dst[2 * j..2 * j + 2].to_vec())],
-                    vec![Operand::Reg(*w)],
-                ));
-            }
-        }
+        let dst: Vec<Reg> = match packed {
+            Some(_) => words
+                .iter()
+                .flat_map(|&w| super::packed::unpack(l, w, bits))
+                .collect(),
+            None => words,
+        };
         for (j, d) in dst.into_iter().enumerate() {
             regs[r + j] = Some(d);
         }
@@ -672,24 +671,17 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         }
         let c = layout.apply(r, 0);
         let (oob, addr) = element(l, &a, &c, r);
-        // Eight 16-bit elements store as four 32-bit words.
-        let (sty, vals) = if vec == 8 {
-            let words = (0..4)
-                .map(|j| {
-                    let w = l.b.reg(RegClass::B32);
-                    l.b.push(Inst::new(
-                        Opc::Mov,
-                        &[],
-                        &[Ty::B32],
-                        vec![Operand::Reg(w)],
-                        vec![Operand::Vec(t.regs[r + 2 * j..r + 2 * j + 2].to_vec())],
-                    ));
-                    w
-                })
-                .collect();
-            (Ty::B32, words)
-        } else {
-            (ty, t.regs[r..r + vec].to_vec())
+        // Sub-word elements store as packed 32-bit words.
+        let bits = p.elem.bits();
+        let (sty, vals) = match super::packed::words(bits, vec) {
+            Some(_) => (
+                Ty::B32,
+                t.regs[r..r + vec]
+                    .chunks((32 / bits) as usize)
+                    .map(|e| super::packed::pack(l, e, bits))
+                    .collect(),
+            ),
+            None => (ty, t.regs[r..r + vec].to_vec()),
         };
         if let Some(q) = oob {
             l.b.begin_if(q, false);

@@ -21,6 +21,7 @@ pub mod mma_sync_copies;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
 pub mod movement;
+pub mod packed;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
