@@ -53,7 +53,7 @@ fn byte_store_widths(
     facts: &HashMap<ValueId, Fact>,
     max_bytes: u32,
 ) -> HashMap<Vec<i64>, i64> {
-    let mut out: HashMap<Vec<i64>, i64> = HashMap::new();
+    let mut out: HashMap<Vec<i64>, i64> = HashMap::default();
     for id in all_ops(m, ops) {
         let op = &m.ops[id];
         if op.opcode != Opcode::StoreViewTko {
