@@ -419,6 +419,9 @@ impl Inst {
 
     /// Registers written.
     pub fn defs(&self) -> Regs {
+        if let [Operand::Reg(r)] = self.dsts.as_slice() {
+            return smallvec::smallvec![*r];
+        }
         let mut v = Regs::new();
         for d in &self.dsts {
             match d {

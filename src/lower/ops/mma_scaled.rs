@@ -100,6 +100,8 @@ fn dequantize(
     let layout = Rc::new(scale_layout(&t.layout, kdim, block.trailing_zeros()));
     let s = l.tile_in(id, scales, &layout)?;
     let mut regs: Vec<Reg> = Vec::with_capacity(t.regs.len());
+    // Many elements share a scale: decode each scale register once.
+    let mut decoded: Vec<(Reg, Reg)> = Vec::new();
     for r in 0..t.regs.len() {
         let c = t.layout.canonical_register(r);
         if c != r {
@@ -107,7 +109,14 @@ fn dequantize(
             continue;
         }
         let x = f8_to_f32(l, e, t.regs[r]);
-        let f = scale_f32(l, s.regs[r]);
+        let f = match decoded.iter().find(|(raw, _)| *raw == s.regs[r]) {
+            Some(&(_, f)) => f,
+            None => {
+                let f = scale_f32(l, s.regs[r]);
+                decoded.push((s.regs[r], f));
+                f
+            }
+        };
         let y = l.b.op(
             Opc::Mul,
             &["rn"],

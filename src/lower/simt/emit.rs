@@ -7,7 +7,9 @@ use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass, SrcLoc};
 
 /// The PTX body of `f` and the highest register number used per class.
 pub fn emit(f: Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
-    let mut lines = Vec::new();
+    let mut count = 0;
+    super::opt::for_each_inst(&f.body, &mut |_| count += 1);
+    let mut lines = Vec::with_capacity(count + count / 4);
     let mut next_label = 0;
     flatten(
         f.body,

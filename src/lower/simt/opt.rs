@@ -5,7 +5,7 @@
 //! level 2) loop-invariant code motion ([`super::licm`]).
 use rustc_hash::FxHashMap as HashMap;
 
-use super::regs::{RegCounts, RegSet};
+use super::regs::{RegCounts, Versions};
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Operands, Reg, RegClass, Ty};
 use smallvec::SmallVec;
@@ -310,19 +310,51 @@ struct Expr {
 /// older version no longer match.
 #[derive(Default)]
 struct Available {
-    /// One map per open scope, innermost last.
-    scopes: Vec<HashMap<Expr, Reg>>,
-    /// The current version of each variable written so far.
-    versions: HashMap<Reg, u32>,
-    /// The last version handed out.
-    last: u32,
+    /// Each expression seen, with the scope it was seen in and its result.
+    exprs: HashMap<Expr, (usize, Reg)>,
+    /// Whether each scope (numbered in the order they opened) is still open.
+    open: Vec<bool>,
+    /// The open scopes, innermost last.
+    stack: Vec<usize>,
+    /// Versions of the variables written so far.
+    versions: Versions,
 }
 
 impl Available {
     /// Gives variable `v` a new version.
     fn written(&mut self, v: Reg) {
-        self.last += 1;
-        self.versions.insert(v, self.last);
+        self.versions.bump(v);
+    }
+
+    /// Opens a scope: what is seen in it is forgotten when it closes.
+    fn push(&mut self) {
+        self.stack.push(self.open.len());
+        self.open.push(true);
+    }
+
+    /// Closes the innermost scope.
+    fn pop(&mut self) {
+        if let Some(s) = self.stack.pop() {
+            self.open[s] = false;
+        }
+    }
+
+    /// The register already holding `key`'s value in an open scope, or
+    /// `None` after recording that `d` holds it from now on.
+    fn reuse_or_record(&mut self, key: Expr, d: Reg) -> Option<Reg> {
+        use std::collections::hash_map::Entry;
+        let scope = *self.stack.last().expect("a scope");
+        match self.exprs.entry(key) {
+            Entry::Occupied(e) if self.open[e.get().0] => Some(e.get().1),
+            Entry::Occupied(mut e) => {
+                e.insert((scope, d));
+                None
+            }
+            Entry::Vacant(e) => {
+                e.insert((scope, d));
+                None
+            }
+        }
     }
 
     /// The expression `i` computes into a register of `class`.
@@ -332,7 +364,7 @@ impl Available {
             .iter()
             .flat_map(Operand::regs)
             .filter(|u| !is_ssa(defs, u))
-            .map(|u| self.versions.get(u).copied().unwrap_or(0))
+            .map(|u| self.versions.get(u))
             .collect();
         Expr {
             opc: i.opc,
@@ -348,7 +380,8 @@ impl Available {
 fn cse(body: &mut [Stmt], defs: &RegCounts) {
     let mut rename: HashMap<Reg, Reg> = HashMap::default();
     let mut avail = Available {
-        scopes: vec![HashMap::default()],
+        open: vec![true],
+        stack: vec![0],
         ..Available::default()
     };
     cse_in(body, defs, &mut avail, &mut rename);
@@ -386,10 +419,8 @@ fn cse_in(
                     }
                 }
                 let key = avail.expr(i, d.class, defs);
-                if let Some(prev) = avail.scopes.iter().rev().find_map(|m| m.get(&key)) {
-                    rename.insert(d, *prev);
-                } else {
-                    avail.scopes.last_mut().expect("a scope").insert(key, d);
+                if let Some(prev) = avail.reuse_or_record(key, d) {
+                    rename.insert(d, prev);
                 }
             }
             Stmt::If {
@@ -402,9 +433,9 @@ fn cse_in(
                     *pred = *n;
                 }
                 for b in [body, else_body] {
-                    avail.scopes.push(HashMap::default());
+                    avail.push();
                     cse_in(b, defs, avail, rename);
-                    avail.scopes.pop();
+                    avail.pop();
                 }
             }
             Stmt::Loop {
@@ -419,13 +450,13 @@ fn cse_in(
                 for v in written {
                     avail.written(v);
                 }
-                avail.scopes.push(HashMap::default());
+                avail.push();
                 cse_in(header, defs, avail, rename);
                 if let Some(n) = rename.get(pred) {
                     *pred = *n;
                 }
                 cse_in(body, defs, avail, rename);
-                avail.scopes.pop();
+                avail.pop();
             }
         }
     }
@@ -449,65 +480,79 @@ fn rename_uses(i: &mut Inst, rename: &HashMap<Reg, Reg>) {
     }
 }
 
-fn collect_uses(body: &[Stmt], used: &mut RegSet) {
+fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
-            Stmt::Inst(i) => used.extend(i.uses()),
+            Stmt::Inst(i) => i.uses().into_iter().for_each(|u| uses.add(u)),
             Stmt::If {
                 pred,
                 body,
                 else_body,
                 ..
             } => {
-                used.insert(*pred);
-                collect_uses(body, used);
-                collect_uses(else_body, used);
+                uses.add(*pred);
+                count_uses(body, uses);
+                count_uses(else_body, uses);
             }
             Stmt::Loop {
                 header, pred, body, ..
             } => {
-                used.insert(*pred);
-                collect_uses(header, used);
-                collect_uses(body, used);
+                uses.add(*pred);
+                count_uses(header, uses);
+                count_uses(body, uses);
             }
         }
     }
 }
 
+/// Removes instructions whose results nobody reads and `if`s left empty.
+/// Statements are visited last to first, and a removal frees the reads it
+/// made, so a whole chain of dead computation goes in one sweep; sweeps
+/// repeat only for reads that come before their definitions (loops).
 fn dce(body: &mut Vec<Stmt>) {
-    loop {
-        let mut used = RegSet::default();
-        collect_uses(body, &mut used);
-        if !dce_in(body, &used) {
-            break;
-        }
-    }
+    let mut uses = RegCounts::default();
+    count_uses(body, &mut uses);
+    while dce_in(body, &mut uses) {}
 }
 
-fn dce_in(body: &mut Vec<Stmt>, used: &RegSet) -> bool {
-    let before = body.len();
+fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
+    let mut keep = vec![true; body.len()];
     let mut changed = false;
-    body.retain_mut(|s| match s {
-        Stmt::Break | Stmt::Continue => true,
-        Stmt::Inst(i) => {
-            i.opc.has_side_effects()
-                || i.dsts.is_empty()
-                || i.defs().iter().any(|d| used.contains(d))
+    for (k, s) in body.iter_mut().enumerate().rev() {
+        match s {
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Inst(i) => {
+                let live = i.opc.has_side_effects()
+                    || i.dsts.is_empty()
+                    || i.defs().iter().any(|d| uses.get(d).is_some());
+                if !live {
+                    i.uses().iter().for_each(|u| uses.sub(u));
+                    keep[k] = false;
+                }
+            }
+            Stmt::If {
+                pred,
+                body,
+                else_body,
+                ..
+            } => {
+                changed |= dce_in(else_body, uses);
+                changed |= dce_in(body, uses);
+                if body.is_empty() && else_body.is_empty() {
+                    uses.sub(pred);
+                    keep[k] = false;
+                }
+            }
+            Stmt::Loop { header, body, .. } => {
+                changed |= dce_in(body, uses);
+                changed |= dce_in(header, uses);
+            }
         }
-        Stmt::If {
-            body, else_body, ..
-        } => {
-            changed |= dce_in(body, used);
-            changed |= dce_in(else_body, used);
-            !(body.is_empty() && else_body.is_empty())
-        }
-        Stmt::Loop { header, body, .. } => {
-            changed |= dce_in(header, used);
-            changed |= dce_in(body, used);
-            true
-        }
-    });
+    }
+    let mut keep = keep.into_iter();
+    let before = body.len();
+    body.retain(|_| keep.next().unwrap_or(true));
     changed || body.len() != before
 }
 

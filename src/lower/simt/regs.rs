@@ -26,6 +26,13 @@ impl RegCounts {
         }
         self.0[i] += 1;
     }
+
+    /// Takes one from the count of `r` (never below zero).
+    pub fn sub(&mut self, r: &Reg) {
+        if let Some(n) = self.0.get_mut(r.id as usize) {
+            *n = n.saturating_sub(1);
+        }
+    }
 }
 
 /// A set of registers, one bit per register number.
@@ -65,6 +72,27 @@ impl Extend<Reg> for RegSet {
     }
 }
 
+/// A version per register: each write of a variable gives it a new one, so
+/// facts recorded against an older version can be told stale in O(1).
+#[derive(Clone, Debug, Default)]
+pub struct Versions {
+    current: rustc_hash::FxHashMap<Reg, u32>,
+    last: u32,
+}
+
+impl Versions {
+    /// Gives `r` a new version.
+    pub fn bump(&mut self, r: Reg) {
+        self.last += 1;
+        self.current.insert(r, self.last);
+    }
+
+    /// The current version of `r` (0 until it is first bumped).
+    pub fn get(&self, r: &Reg) -> u32 {
+        self.current.get(r).copied().unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +118,19 @@ mod tests {
         *c.get_mut(&r(5)).unwrap() -= 2;
         assert_eq!(c.get(&r(5)), None);
         assert!(c.get_mut(&r(5)).is_none());
+    }
+
+    #[test]
+    fn versions_change_on_every_bump() {
+        let mut v = Versions::default();
+        assert_eq!(v.get(&r(3)), 0);
+        v.bump(r(3));
+        let first = v.get(&r(3));
+        v.bump(r(4));
+        assert_eq!(v.get(&r(3)), first);
+        v.bump(r(3));
+        assert_ne!(v.get(&r(3)), first);
+        assert_ne!(v.get(&r(3)), v.get(&r(4)));
     }
 
     #[test]

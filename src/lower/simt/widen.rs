@@ -2,10 +2,10 @@
 //! an index times an element size or stride) as `mul.wide` / `mad.wide`
 //! of the 32-bit values: one instruction instead of the extension and a
 //! 64-bit multiply.
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use super::opt::{for_each_inst, int_cvt, is_ssa};
-use super::regs::RegCounts;
+use super::regs::{RegCounts, Versions};
 use super::Stmt;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
@@ -14,11 +14,28 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 /// `mad.wide` of the 32-bit value: the same product, one instruction
 /// instead of the extension and a 64-bit multiply.
 pub fn widen_multiplies(body: &mut [Stmt], defs: &RegCounts) {
-    let mut widened: HashMap<Reg, (Reg, bool)> = HashMap::default();
-    widen_in(body, defs, &mut widened);
+    widen_in(body, defs, &mut Widened::default());
 }
 
-fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut HashMap<Reg, (Reg, bool)>) {
+/// The 64-bit registers known to hold a 32-bit value widened by `cvt`.
+#[derive(Default)]
+struct Widened {
+    /// For each widened register: the 32-bit source, whether the extension
+    /// is signed, and the source's version when it was widened.
+    of: HashMap<Reg, (Reg, bool, u32)>,
+    /// Versions of the variables written so far.
+    versions: Versions,
+}
+
+impl Widened {
+    /// The 32-bit source of `r` and its signedness, if `r` still holds it.
+    fn get(&self, r: &Reg) -> Option<(Reg, bool)> {
+        let &(a, signed, v) = self.of.get(r)?;
+        (self.versions.get(&a) == v).then_some((a, signed))
+    }
+}
+
+fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
     for s in body.iter_mut() {
         match s {
             Stmt::Break | Stmt::Continue => {}
@@ -26,7 +43,7 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut HashMap<Reg, (Reg
                 // A variable written anew no longer has the widened value.
                 for d in i.defs() {
                     if !is_ssa(defs, &d) {
-                        widened.retain(|_, (a, _)| *a != d);
+                        widened.versions.bump(d);
                     }
                 }
                 if i.guard.is_some() || i.dsts.len() != 1 {
@@ -42,7 +59,8 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut HashMap<Reg, (Reg
                     };
                     if let Some(signed) = signed {
                         if int_cvt(i) && is_ssa(defs, d) {
-                            widened.insert(*d, (*a, signed));
+                            let v = widened.versions.get(a);
+                            widened.of.insert(*d, (*a, signed, v));
                         }
                     }
                     continue;
@@ -55,7 +73,7 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut HashMap<Reg, (Reg
                 let narrow = |o: &Operand| -> Option<(Operand, Option<bool>)> {
                     match o {
                         Operand::Reg(r) => {
-                            widened.get(r).map(|&(a, sg)| (Operand::Reg(a), Some(sg)))
+                            widened.get(r).map(|(a, sg)| (Operand::Reg(a), Some(sg)))
                         }
                         Operand::Imm(k) => Some((Operand::Imm(*k), None)),
                         _ => None,
@@ -91,11 +109,13 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut HashMap<Reg, (Reg
             }
             Stmt::Loop { header, body, .. } => {
                 // Widened before the loop, changed in it: not the same value.
-                let mut written = HashSet::default();
                 for part in [&*header, &*body] {
-                    for_each_inst(part, &mut |i| written.extend(i.defs()));
+                    for_each_inst(part, &mut |i| {
+                        for d in i.defs() {
+                            widened.versions.bump(d);
+                        }
+                    });
                 }
-                widened.retain(|_, (a, _)| !written.contains(a));
                 widen_in(header, defs, widened);
                 widen_in(body, defs, widened);
             }
