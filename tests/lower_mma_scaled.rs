@@ -331,6 +331,14 @@ fn mxfp8_matmul_on_sm120_matches_the_reference() {
 
 /// ptxas assembles the kernel for every family without local memory.
 #[test]
+fn f8_operands_convert_in_hardware_from_sm89() {
+    for gpu in [Gpu::Sm89, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        assert!(ptx(gpu).contains("cvt.rn.f16x2.e4m3x2"), "{gpu}");
+    }
+    assert!(!ptx(Gpu::Sm80).contains("e4m3x2"));
+}
+
+#[test]
 fn mxfp8_matmul_assembles_without_spills() {
     for (gpu, arch) in [
         (Gpu::Sm80, "sm_80"),

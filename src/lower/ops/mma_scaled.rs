@@ -133,7 +133,8 @@ fn dequantize(
     })
 }
 
-/// The f32 value of the f8E4M3FN or f8E5M2 byte in register `b`.
+/// The f32 value of the f8E4M3FN or f8E5M2 byte in register `b`: by
+/// `cvt.f16x2` on sm_89 and newer, otherwise by bit manipulation:
 ///
 /// E5M2 is the top byte of an f16 (infinities and NaNs included). E4M3's
 /// sign and magnitude bits placed in an f32 with the exponent fields
@@ -142,6 +143,22 @@ fn dequantize(
 /// 0x7F) becomes NaN.
 fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
     let r = Operand::Reg;
+    if l.target.gpu.capability() >= 89 {
+        // sm_89+ converts f8 pairs in hardware: the low byte's value is the
+        // low half of the f16x2 result (f16 holds every f8 value exactly).
+        let pair = if e == Scalar::F8E5M2 {
+            "e5m2x2"
+        } else {
+            "e4m3x2"
+        };
+        let h2 =
+            l.b.op(Opc::Cvt, &["rn", "f16x2", pair], &[], Ty::B32, vec![r(b)]);
+        let lo =
+            l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(h2)]);
+        return l
+            .b
+            .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(lo)]);
+    }
     if e == Scalar::F8E5M2 {
         let h = l.b.op(
             Opc::Shl,
