@@ -194,7 +194,8 @@ static void test_cluster(const unsigned char *data, size_t size) {
 }
 
 static void test_unsupported(const unsigned char *data, size_t size) {
-  /* mmaf_scaled has no sm_90 form: status 4, and no kernel info. */
+  /* mmaf_scaled of f4E2M1FN operands has no lowering: status 4, and no
+     kernel info. */
   tileirasConfig c;
   tileirasProgram p = NULL;
   CHECK(tileirasConfigInit(&c) == TILEIRAS_SUCCESS);
@@ -229,7 +230,7 @@ int main(int argc, char **argv) {
   unsigned char *cluster = read_file(path, &size);
   test_cluster(cluster, size);
   free(cluster);
-  snprintf(path, sizeof path, "%s/mma_scaled_mxfp8/mma_scaled_mxfp8.v13_3.tileir", argv[2]);
+  snprintf(path, sizeof path, "%s/lower/kernels/mma_scaled_f4.tileir", argv[1]);
   unsigned char *scaled = read_file(path, &size);
   test_unsupported(scaled, size);
   free(scaled);

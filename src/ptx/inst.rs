@@ -433,6 +433,33 @@ impl Inst {
         v
     }
 
+    /// Registers written, without collecting them.
+    pub fn def_iter(&self) -> impl Iterator<Item = Reg> + '_ {
+        self.dsts
+            .iter()
+            .flat_map(|d| match d {
+                Operand::Reg(r) => std::slice::from_ref(r),
+                Operand::Vec(v) => v.as_slice(),
+                _ => &[],
+            })
+            .copied()
+    }
+
+    /// Registers read (sources and guard), without collecting them.
+    pub fn use_iter(&self) -> impl Iterator<Item = Reg> + '_ {
+        let accumulated = if self.opc == Opc::Wgmma {
+            &self.dsts[..]
+        } else {
+            &[]
+        };
+        self.srcs
+            .iter()
+            .chain(accumulated)
+            .flat_map(Operand::regs)
+            .copied()
+            .chain(self.guard.map(|(g, _)| g))
+    }
+
     /// Registers read (sources and guard).
     pub fn uses(&self) -> Regs {
         let mut v = Regs::new();

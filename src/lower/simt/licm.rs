@@ -24,7 +24,7 @@ fn count_defs(body: &[Stmt], defs: &mut RegCounts) {
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
-                for d in i.defs() {
+                for d in i.def_iter() {
                     defs.add(d);
                 }
             }
@@ -43,7 +43,7 @@ fn count_defs(body: &[Stmt], defs: &mut RegCounts) {
 }
 
 fn written_in(body: &[Stmt], out: &mut RegSet) {
-    super::opt::for_each_inst(body, &mut |i| out.extend(i.defs()));
+    super::opt::for_each_inst(body, &mut |i| out.extend(i.def_iter()));
 }
 
 /// Whether `i` computes its result from its sources alone, cannot trap and
@@ -112,7 +112,7 @@ fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
-                for u in i.uses() {
+                for u in i.use_iter() {
                     uses.add(u);
                 }
             }
@@ -208,10 +208,10 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts) {
                     part.retain(|st| match st {
                         Stmt::Inst(i)
                             if movable(i, defs)
-                                && i.uses().iter().all(|u| !inside.contains(u))
+                                && i.use_iter().all(|u| !inside.contains(&u))
                                 && budget.admit(i) =>
                         {
-                            for d in i.defs() {
+                            for d in i.def_iter() {
                                 inside.remove(&d);
                             }
                             out.push(st.clone());

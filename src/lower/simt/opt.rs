@@ -66,7 +66,7 @@ pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
 fn def_counts(body: &[Stmt]) -> RegCounts {
     let mut m = RegCounts::default();
     for_each_inst(body, &mut |i| {
-        for d in i.defs() {
+        for d in i.def_iter() {
             m.add(d);
         }
     });
@@ -212,7 +212,7 @@ fn fold_in(body: &mut [Stmt], defs: &RegCounts, consts: &mut HashMap<Reg, Operan
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 if accepts_immediates(i) || i.opc == Opc::Mov || int_cvt(i) {
-                    let dst_class = i.defs().first().map(|d| d.class);
+                    let dst_class = i.def_iter().next().map(|d| d.class);
                     let is_mov = i.opc == Opc::Mov;
                     for o in i.srcs.iter_mut() {
                         if let Operand::Reg(r) = o {
@@ -444,7 +444,7 @@ fn cse_in(
                 let mut written = Vec::new();
                 for part in [&*header, &*body] {
                     for_each_inst(part, &mut |i| {
-                        written.extend(i.defs().into_iter().filter(|d| !is_ssa(defs, d)))
+                        written.extend(i.def_iter().filter(|d| !is_ssa(defs, d)))
                     });
                 }
                 for v in written {
@@ -484,7 +484,7 @@ fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
-            Stmt::Inst(i) => i.uses().into_iter().for_each(|u| uses.add(u)),
+            Stmt::Inst(i) => i.use_iter().for_each(|u| uses.add(u)),
             Stmt::If {
                 pred,
                 body,
@@ -525,9 +525,9 @@ fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
             Stmt::Inst(i) => {
                 let live = i.opc.has_side_effects()
                     || i.dsts.is_empty()
-                    || i.defs().iter().any(|d| uses.get(d).is_some());
+                    || i.def_iter().any(|d| uses.get(&d).is_some());
                 if !live {
-                    i.uses().iter().for_each(|u| uses.sub(u));
+                    i.use_iter().for_each(|u| uses.sub(&u));
                     keep[k] = false;
                 }
             }

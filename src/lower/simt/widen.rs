@@ -41,7 +41,7 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => {
                 // A variable written anew no longer has the widened value.
-                for d in i.defs() {
+                for d in i.def_iter() {
                     if !is_ssa(defs, &d) {
                         widened.versions.bump(d);
                     }
@@ -111,7 +111,7 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
                 // Widened before the loop, changed in it: not the same value.
                 for part in [&*header, &*body] {
                     for_each_inst(part, &mut |i| {
-                        for d in i.defs() {
+                        for d in i.def_iter() {
                             widened.versions.bump(d);
                         }
                     });
