@@ -289,12 +289,27 @@ fn assign_block(
             }
             Opcode::Reduce | Opcode::Scan => {
                 // Reductions and scans take their operands in the default
-                // layout unless a later user chose one; their results come
-                // out in the operand's layout (sliced for a reduction), and
-                // users wanting another get a conversion.
+                // layout unless a later user chose one (reductions with the
+                // warps off the reduced dimension, so they need no shared
+                // memory); their results come out in the operand's layout
+                // (sliced for a reduction), and users wanting another get a
+                // conversion.
+                let dim = match op.attr("dim") {
+                    Some(crate::ir::Attr::Int(d)) if op.opcode == Opcode::Reduce => {
+                        Some(*d as usize)
+                    }
+                    _ => None,
+                };
                 for &o in &op.operands {
                     if let Some((shape, _)) = value_tile(m, o) {
-                        demand(out, o, default_layout(&shape, warps, 1));
+                        let l = match dim {
+                            Some(d) => Rc::new(
+                                Blocked::for_reduction(&shape, i64::from(warps), 1, d)
+                                    .to_linear(&shape),
+                            ),
+                            None => default_layout(&shape, warps, 1),
+                        };
+                        demand(out, o, l);
                     }
                 }
             }

@@ -22,6 +22,26 @@ impl Blocked {
     /// `vec` contiguous elements per thread along the last dimension, lanes
     /// then warps filling dimensions from the last (fastest) one.
     pub fn default_for(shape: &[i64], num_warps: i64, vec: i64) -> Blocked {
+        let order: Vec<usize> = (0..shape.len()).rev().collect();
+        Blocked::with_warp_order(shape, num_warps, vec, &order)
+    }
+
+    /// The default layout for a tile reduced along `dim`: warps fill the
+    /// other dimensions first, so that the reduction stays within warps
+    /// (in-thread folds and shuffles) where the shape allows; lanes still
+    /// run along the last dimension for coalesced accesses.
+    pub fn for_reduction(shape: &[i64], num_warps: i64, vec: i64, dim: usize) -> Blocked {
+        let mut order: Vec<usize> = (0..shape.len()).rev().filter(|&d| d != dim).collect();
+        if dim < shape.len() {
+            order.push(dim);
+        }
+        Blocked::with_warp_order(shape, num_warps, vec, &order)
+    }
+
+    /// `vec` contiguous elements per thread along the last dimension,
+    /// lanes filling dimensions from the last one, and warps filling them
+    /// in `warp_order`.
+    fn with_warp_order(shape: &[i64], num_warps: i64, vec: i64, warp_order: &[usize]) -> Blocked {
         let rank = shape.len();
         let order: Vec<usize> = (0..rank).rev().collect();
         let mut spt = vec![1; rank];
@@ -46,7 +66,7 @@ impl Blocked {
         }
         // Leftover lanes replicate along the slowest dimension.
         tpw[order[rank - 1]] *= lanes;
-        for &d in &order {
+        for &d in warp_order {
             let room = (shape[d] / (spt[d] * tpw[d])).max(1);
             let w = warps.min(room);
             wpc[d] = w;
