@@ -7,8 +7,9 @@ use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
-use super::arith::{enum_attr, float_ty, int_ty, rounding, to_f32};
+use super::arith::{enum_attr, float_ty, from_f32, int_ty, rounding, to_f32};
 use super::elementwise;
+use super::f8;
 
 /// Lowers the conversion family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
@@ -75,6 +76,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             };
             Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
         }),
+        Opcode::FToF if is_f8(from) || is_f8(to) => f8_conversion(l, id, src, from, to, rv),
         Opcode::FToF => {
             let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {
                 return Err(l.unsupported(id));
@@ -155,6 +157,58 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
 }
 
+/// Whether `s` is one of the 8-bit float types.
+fn is_f8(s: Scalar) -> bool {
+    matches!(
+        s,
+        Scalar::F8E4M3FN | Scalar::F8E5M2 | Scalar::F8E8M0FNU | Scalar::F8E5M3FNU
+    )
+}
+
+/// `ftof` from or to f8E4M3FN or f8E5M2 (op `id`, source value `src`,
+/// rounding mode `rv`): through f32, which holds every f8 value exactly.
+/// Narrowing rounds to nearest even with saturation (see [`f8`]); f64
+/// sources are first rounded to f32 to odd so that rounding happens once.
+fn f8_conversion(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+    to: Scalar,
+    rv: u8,
+) -> Result<(), LowerError> {
+    for s in [from, to] {
+        if is_f8(s) && !matches!(s, Scalar::F8E4M3FN | Scalar::F8E5M2) {
+            return Err(l.unsupported_feature(id, &format!("'{}' conversions", s.name())));
+        }
+        if !is_f8(s) && float_ty(s).is_none() {
+            return Err(l.unsupported(id));
+        }
+    }
+    if is_f8(to) && rv != 0 {
+        return Err(l.unsupported_feature(id, "rounding other than nearest_even to an f8 type"));
+    }
+    elementwise(l, id, &[src], move |l, r| {
+        let x = match from {
+            Scalar::F8E4M3FN | Scalar::F8E5M2 => f8::f8_to_f32(l, from, r[0]),
+            Scalar::F64 => f64_to_f32_odd(l, r[0]),
+            _ => to_f32(l, from, r[0]),
+        };
+        Ok(match to {
+            Scalar::F8E4M3FN | Scalar::F8E5M2 => f8::f32_to_f8(l, to, x),
+            Scalar::F64 => l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::F64, Ty::F32],
+                Ty::F64,
+                vec![Operand::Reg(x)],
+            ),
+            // Exact: every f8 value is an f16 and a bf16.
+            _ => from_f32(l, to, x, "rn"),
+        })
+    })
+}
+
 /// Rounds the f32 register `x` to tf32 (10-bit mantissa, kept in an f32
 /// register): to nearest even, natively from sm_90 (`cvt.rn.tf32.f32`),
 /// on the bits before.
@@ -230,6 +284,21 @@ fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
             vec![reg(n)],
         );
     }
+    let odd = f64_to_f32_odd(l, x);
+    l.b.op(
+        Opc::Cvt,
+        &["rn"],
+        &[Ty::BF16, Ty::F32],
+        Ty::BF16,
+        vec![reg(odd)],
+    )
+}
+
+/// The f64 in register `x` rounded to f32 to odd: truncated, its last bit
+/// set when inexact. Rounding that once more to a format at least two bits
+/// narrower (bf16, the f8 types) gives the correctly rounded result.
+fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
+    let reg = Operand::Reg;
     let t = l.b.op(
         Opc::Cvt,
         &["rz"],
@@ -253,13 +322,5 @@ fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
         Ty::B32,
         vec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
     );
-    let odd =
-        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)]);
-    l.b.op(
-        Opc::Cvt,
-        &["rn"],
-        &[Ty::BF16, Ty::F32],
-        Ty::BF16,
-        vec![reg(odd)],
-    )
+    l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)])
 }

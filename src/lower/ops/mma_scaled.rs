@@ -31,6 +31,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use super::arith::from_f32;
+use super::f8::f8_to_f32;
 
 /// Fails with an unsupported-feature error (at the op's location) unless op
 /// `id` has f8E4M3FN or f8E5M2 operands with f8E8M0FNU scales, the
@@ -131,78 +132,6 @@ fn dequantize(
         layout: t.layout.clone(),
         regs,
     })
-}
-
-/// The f32 value of the f8E4M3FN or f8E5M2 byte in register `b`: by
-/// `cvt.f16x2` on sm_89 and newer, otherwise by bit manipulation:
-///
-/// E5M2 is the top byte of an f16 (infinities and NaNs included). E4M3's
-/// sign and magnitude bits placed in an f32 with the exponent fields
-/// aligned at their tops give the value times `2^-120` exactly, subnormals
-/// included, and a multiply by `2^120` restores it; its NaN (magnitude
-/// 0x7F) becomes NaN.
-fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
-    let r = Operand::Reg;
-    if l.target.gpu.capability() >= 89 {
-        // sm_89+ converts f8 pairs in hardware: the low byte's value is the
-        // low half of the f16x2 result (f16 holds every f8 value exactly).
-        let pair = if e == Scalar::F8E5M2 {
-            "e5m2x2"
-        } else {
-            "e4m3x2"
-        };
-        let h2 =
-            l.b.op(Opc::Cvt, &["rn", "f16x2", pair], &[], Ty::B32, vec![r(b)]);
-        let lo =
-            l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(h2)]);
-        return l
-            .b
-            .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(lo)]);
-    }
-    if e == Scalar::F8E5M2 {
-        let h = l.b.op(
-            Opc::Shl,
-            &[],
-            &[Ty::B16],
-            Ty::B16,
-            vec![r(b), Operand::Imm(8)],
-        );
-        return l
-            .b
-            .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(h)]);
-    }
-    let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
-        l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
-    };
-    let w =
-        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(b)]);
-    let mag = op(l, Opc::And, w, 0x7f);
-    let placed = op(l, Opc::Shl, mag, 20);
-    let sign = op(l, Opc::And, w, 0x80);
-    let sign = op(l, Opc::Shl, sign, 24);
-    let bits =
-        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(placed), r(sign)]);
-    let x = l.b.op(
-        Opc::Mul,
-        &["rn"],
-        &[Ty::F32],
-        Ty::F32,
-        vec![r(bits), Operand::F32(2f32.powi(120).to_bits())],
-    );
-    let nan = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        vec![r(mag), Operand::Imm(0x7f)],
-    );
-    l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![Operand::Imm(0x7fff_ffff), r(x), r(nan)],
-    )
 }
 
 /// The layout of a scale tile that gives each thread, in register `r`, the

@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod cast;
 pub mod control;
 pub mod debug;
+pub mod f8;
 pub mod int8;
 pub mod math;
 pub mod math_f32;

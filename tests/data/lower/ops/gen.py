@@ -1,10 +1,11 @@
 # Writes runnable kernels for TileIR ops and attributes the cuTile corpus
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
-# loads and stores, f64 math functions, f64 to bf16), with cuTile's own
-# bytecode encoders. Run with the cuTile Python environment:
+# loads and stores, f64 math functions, f64 to bf16, conversions to and
+# from f8), with cuTile's own bytecode encoders. Run with the cuTile Python
+# environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
-# tests/lower_ops.rs and tests/lower_math_f64.rs compile each one and run it
-# in the PTX emulator.
+# tests/lower_ops.rs, tests/lower_math_f64.rs and tests/lower_ftof_f8.rs
+# compile each one and run it in the PTX emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
@@ -47,6 +48,8 @@ def f32(tt): return tt.simple(SimpleType.F32)
 def f16(tt): return tt.simple(SimpleType.F16)
 def f64(tt): return tt.simple(SimpleType.F64)
 def bf16(tt): return tt.simple(SimpleType.BF16)
+def e4m3(tt): return tt.simple(SimpleType.F8E4M3FN)
+def e5m2(tt): return tt.simple(SimpleType.F8E5M2)
 
 
 def ptrs(cb, tt, base, elem, n=N):
@@ -439,9 +442,36 @@ def ftof_f64_bf16():
     kernel("ftof_f64_bf16", BytecodeVersion.V_13_3, [ptr(f64), ptr(bf16)], body)
 
 
+def ftof_f8():
+    """Conversions to and from the f8 types (rounded to nearest even):
+    e4m3[k*N + i] and e5m2[k*N + i] = x_k[i] as f8E4M3FN and f8E5M2 for the
+    sources x_0..x_3 (f32, f16, bf16, f64); and out_t[k*N + i] = y_k[i] as
+    t for t in f32, f16, bf16, f64, where y_0 = e4m3[i] and y_1 = e5m2[i]
+    (the rows converted from f32)."""
+    RM = E.RoundingMode
+
+    def body(cb, tt, p):
+        srcs = [f32, f16, bf16, f64]
+        xs = [load(cb, tt, ptrs(cb, tt, p[k], t(tt)), t(tt)) for k, t in enumerate(srcs)]
+        f8s = []
+        for j, f8 in enumerate([e4m3, e5m2]):
+            T = tt.tile(f8(tt), [N])
+            rows = [E.encode_FToFOp(cb, T, x, RM.NEAREST_EVEN) for x in xs]
+            store_rows(cb, tt, p[4 + j], f8(tt), rows)
+            f8s.append(rows[0])
+        for k, t in enumerate(srcs):
+            T = tt.tile(t(tt), [N])
+            rows = [E.encode_FToFOp(cb, T, y, RM.NEAREST_EVEN) for y in f8s]
+            store_rows(cb, tt, p[6 + k], t(tt), rows)
+    params = [ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(e4m3), ptr(e5m2),
+              ptr(f32), ptr(f16), ptr(bf16), ptr(f64)]
+    kernel("ftof_f8", BytecodeVersion.V_13_3, params, body)
+
+
 math_f64_unary()
 math_f64_binary()
 ftof_f64_bf16()
+ftof_f8()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
