@@ -7,8 +7,10 @@
 //! CPU references written from the docstrings.
 mod common;
 
+use common::launch::Launch;
+
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, f64_to_bf16_rn, f64_to_f16_rn};
-use ptx_emu::{bytes, DevPtr, Device, LaunchConfig, Module, Param};
+use ptx_emu::{bytes, Param};
 use tileiras::options::{Gpu, Options};
 
 const TARGETS: [(Gpu, &str); 3] = [
@@ -38,54 +40,6 @@ fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
         ],
     );
     text
-}
-
-/// A launch with cuTile's calling convention (pointer, shape, strides).
-struct Launch {
-    dev: Device,
-    params: Vec<Param>,
-}
-
-impl Launch {
-    fn new() -> Launch {
-        Launch {
-            dev: Device::new(),
-            params: Vec::new(),
-        }
-    }
-
-    /// A C-contiguous array of `shape` holding `data`.
-    fn array(&mut self, data: &[u8], shape: &[usize]) -> DevPtr {
-        let p = self.dev.alloc_from(data);
-        self.params.push(Param::U64(p.addr()));
-        for &s in shape {
-            self.params.push(Param::U32(s as u32));
-        }
-        let mut stride = 1;
-        let mut strides = vec![0; shape.len()];
-        for d in (0..shape.len()).rev() {
-            strides[d] = stride;
-            stride *= shape[d];
-        }
-        for s in strides {
-            self.params.push(Param::U32(s as u32));
-        }
-        p
-    }
-
-    fn run(&mut self, text: &str, name: &str, grid: (u32, u32, u32)) {
-        let m = Module::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let block = m.kernel(name).and_then(|k| k.reqntid).expect("reqntid");
-        let cfg = LaunchConfig {
-            grid,
-            block,
-            cluster: (1, 1, 1),
-            dynamic_smem: 0,
-        };
-        self.dev
-            .launch(&m, name, cfg, &self.params)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-    }
 }
 
 /// Deterministic values in [-1, 1).

@@ -10,9 +10,10 @@
 //! that end inside a tile (ragged for `_d1`, a multiple of 16 for `_d16`).
 mod common;
 
+use common::launch::Launch;
+
 use std::process::Command;
 
-use ptx_emu::{DevPtr, Device, LaunchConfig, Module, Param};
 use tileiras::options::{Gpu, Options};
 
 const TARGETS: [(Gpu, &str); 2] = [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")];
@@ -58,53 +59,6 @@ fn check_widths(name: &str, ptx16: &str, sass16: &str, ptx1: &str) {
         !ptx1.contains(".v4.b32") && !ptx1.contains(".v2.b32"),
         "{name}_d1"
     );
-}
-
-/// A launch with cuTile's calling convention (pointer, shape, strides).
-struct Launch {
-    dev: Device,
-    params: Vec<Param>,
-}
-
-impl Launch {
-    fn new() -> Launch {
-        Launch {
-            dev: Device::new(),
-            params: Vec::new(),
-        }
-    }
-
-    /// A C-contiguous array of `shape` holding `data`.
-    fn array(&mut self, data: &[u8], shape: &[usize]) -> DevPtr {
-        let p = self.dev.alloc_from(data);
-        self.params.push(Param::U64(p.addr()));
-        for &s in shape {
-            self.params.push(Param::U32(s as u32));
-        }
-        let mut stride = 1;
-        let mut strides = vec![0; shape.len()];
-        for d in (0..shape.len()).rev() {
-            strides[d] = stride;
-            stride *= shape[d];
-        }
-        self.params
-            .extend(strides.into_iter().map(|s| Param::U32(s as u32)));
-        p
-    }
-
-    fn run(&mut self, text: &str, name: &str, grid: (u32, u32, u32)) {
-        let m = Module::parse(text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
-        let block = m.kernel(name).and_then(|k| k.reqntid).expect("reqntid");
-        let cfg = LaunchConfig {
-            grid,
-            block,
-            cluster: (1, 1, 1),
-            dynamic_smem: 0,
-        };
-        self.dev
-            .launch(&m, name, cfg, &self.params)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-    }
 }
 
 /// Deterministic random bytes.
