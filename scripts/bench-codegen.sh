@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Compiles corpus kernels with our pipeline and NVIDIA's reference PTX,
 # assembles both with the real ptxas (tileiras' own flags) and prints SASS
-# instruction counts (whole kernel, and its largest loop: the instructions
-# from a backward branch's target up to the branch) and registers side by
-# side.
+# instruction counts (the whole kernel without the NOPs that pad it, and its
+# largest loop: the instructions from a backward branch's target up to the
+# branch) and registers side by side.
 #   scripts/bench-codegen.sh [--gpu sm_90] [kernel ...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,7 +20,8 @@ if [ ${#kernels[@]} -eq 0 ]; then
 fi
 cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -cE '^\s+/\*[0-9a-f]{4}\*/' || true; }
+# Instructions, without the NOPs that pad the code to its alignment.
+sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -cvE '\sNOP ?;' || true; }
 loop_count() {
   "$cuda/bin/nvdisasm" -c "$1" | python3 -c '
 import re, sys
