@@ -119,3 +119,18 @@ fn empty_module_lowers_to_a_header() {
         .expect("ptxas");
     assert!(st.success());
 }
+
+#[test]
+fn replicated_small_tiles_change_layout_by_shuffles() {
+    // The row indices of `adv_index_rows_f32` (loaded by one warp's lanes,
+    // replicated across warps) reach the gather's layout by `shfl.sync.idx`,
+    // without shared memory or barriers; the emulator tests check the values.
+    let module = tileiras::bytecode::read(&bytecode("adv_index_rows_f32")).expect("read");
+    let options = Options {
+        gpu: tileiras::options::Gpu::Sm90,
+        ..Options::default()
+    };
+    let text = tileiras::lower::lower(&module, &options).expect("lower");
+    assert!(text.contains("shfl.sync.idx.b32"), "{text}");
+    assert!(!text.contains("bar.sync"), "{text}");
+}

@@ -257,6 +257,9 @@ impl<'m> Lowerer<'m> {
                     if t.layout.shape != layout.shape {
                         return Err(self.unsupported_feature(op, "mismatched tile shapes"));
                     }
+                    if let Some(c) = super::ops::shuffle_convert::convert(self, &t, layout) {
+                        return Ok(c);
+                    }
                     return super::ops::staging::convert(self, &t, layout);
                 }
             }

@@ -26,6 +26,7 @@ pub mod packed;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
+pub mod shuffle_convert;
 pub mod staging;
 pub mod tokens;
 pub mod wgmma;
