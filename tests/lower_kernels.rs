@@ -190,3 +190,47 @@ fn attention_f16_matches_softmax_attention() {
         }
     }
 }
+
+/// The attention kernel keeps its score tile, softmax statistics and both
+/// accumulators in registers: ptxas spills nothing, and the matrix
+/// multiplies stay on the tensor cores.
+#[test]
+fn attention_f16_assembles_without_spills() {
+    for (gpu, arch, engine, sass_op) in [
+        (
+            Gpu::Sm80,
+            "sm_80",
+            "mma.sync.aligned.m16n8k16",
+            "HMMA.16816",
+        ),
+        (Gpu::Sm90, "sm_90a", "wgmma.mma_async", "HGMMA."),
+    ] {
+        let text = ptx("attention_f16", gpu, arch);
+        assert!(text.contains(engine), "{arch}: no {engine}");
+        let (cubin, log) = common::assemble(
+            &text,
+            &[
+                "-arch",
+                arch,
+                "--opt-level",
+                "3",
+                "--enable-extended-smem=true",
+                "-v",
+            ],
+        );
+        assert!(
+            log.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+            "{arch}: spills\n{log}"
+        );
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("k.cubin");
+        std::fs::write(&path, cubin).expect("write cubin");
+        let sass = std::process::Command::new(common::cuda_root().join("bin/nvdisasm"))
+            .arg("-c")
+            .arg(&path)
+            .output()
+            .expect("run nvdisasm");
+        let sass = String::from_utf8_lossy(&sass.stdout);
+        assert!(sass.contains(sass_op), "{arch}: no {sass_op} in the SASS");
+    }
+}

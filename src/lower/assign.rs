@@ -9,7 +9,9 @@
 //! Before that, matrix multiplies seed their accumulators with the layout
 //! their engine computes in (`ops::mma`), and the seed spreads along
 //! loop-carried values and `if` results, so an accumulator carried by a loop
-//! never leaves its registers.
+//! never leaves its registers. Inside loops that multiply, the values
+//! computed from an accumulator inherit its layout too
+//! ([`super::assign_forward`]).
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
@@ -91,6 +93,9 @@ fn all_ops(m: &Module, ops: &[OpId]) -> Vec<OpId> {
 /// region argument, terminator operand, result).
 fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layouts) {
     let all = all_ops(m, ops);
+    // Operand layouts are wishes for cheap staging: they come last, after
+    // the accumulators' layouts have spread.
+    let mut operand_seeds = Vec::new();
     for &id in &all {
         let op = &m.ops[id];
         if !super::ops::mma::is_mma(op.opcode) {
@@ -107,12 +112,15 @@ fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layo
             let operands = super::ops::mma::operand_layouts(m, id, target, warps);
             for (name, l) in ["lhs", "rhs"].iter().zip(operands.into_iter().flatten()) {
                 if let Some(v) = op.operand(name) {
-                    demand(out, v, Rc::new(l));
+                    operand_seeds.push((v, Rc::new(l)));
                 }
             }
         }
     }
     if out.is_empty() {
+        for (v, l) in operand_seeds {
+            demand(out, v, l);
+        }
         return;
     }
     // Groups of values that must share a layout.
@@ -162,9 +170,13 @@ fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layo
             _ => {}
         }
     }
+    let bodies = super::assign_forward::multiplying_loop_bodies(m, &all);
     // Spread until nothing changes (each pass seeds at least one value).
     loop {
         let mut changed = false;
+        for body in &bodies {
+            changed |= super::assign_forward::spread(m, body, out);
+        }
         for g in &groups {
             let Some(l) = g.iter().find_map(|v| out.get(v).cloned()) else {
                 continue;
@@ -179,6 +191,9 @@ fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layo
         if !changed {
             break;
         }
+    }
+    for (v, l) in operand_seeds {
+        demand(out, v, l);
     }
 }
 

@@ -40,6 +40,7 @@
 //! live in `target.rs`. An op or feature not handled yet is a
 //! [`LowerError::Unsupported`] naming the op and its source location.
 pub mod assign;
+pub mod assign_forward;
 pub mod facts;
 pub mod globals;
 pub mod kernel;

@@ -3,7 +3,9 @@
 //! are not written inside the loop moves to just before the loop.
 //!
 //! Only registers written exactly once are moved, so the value seen after
-//! the move is the one every iteration computed. Loads, shuffles, guarded
+//! the move is the one every iteration computed. A `mov` packing registers
+//! from before the loop into one moves when that shrinks the loop's
+//! live-ins (its sources are read nowhere else). Loads, shuffles, guarded
 //! instructions and anything with side effects stay; instructions inside
 //! an `if` of the loop stay (they may run rarely). Inner loops are treated
 //! first, so an invariant can climb several levels.
@@ -16,7 +18,9 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 pub fn hoist_invariants(f: &mut Function) {
     let mut defs = RegCounts::default();
     count_defs(&f.body, &mut defs);
-    hoist_in(&mut f.body, &defs);
+    let mut uses = RegCounts::default();
+    count_uses(&f.body, &mut uses);
+    hoist_in(&mut f.body, &defs, &uses);
 }
 
 fn count_defs(body: &[Stmt], defs: &mut RegCounts) {
@@ -81,7 +85,8 @@ fn movable(i: &Inst, defs: &RegCounts) -> bool {
             | Opc::Cvta
     );
     let single = matches!(i.dsts.as_slice(), [Operand::Reg(d)] if defs.get(d) == Some(&1));
-    // Only plain register and immediate sources: no memory, no parameter.
+    // Only plain register and immediate sources: no memory, no parameter;
+    // a `mov` may also pack a vector of registers into one.
     let plain_srcs = i.srcs.iter().all(|o| {
         matches!(
             o,
@@ -90,7 +95,7 @@ fn movable(i: &Inst, defs: &RegCounts) -> bool {
                 | Operand::F32(_)
                 | Operand::F64(_)
                 | Operand::Special(_)
-        )
+        ) || (i.opc == Opc::Mov && matches!(o, Operand::Vec(_)))
     });
     pure && single && plain_srcs && i.guard.is_none()
 }
@@ -151,14 +156,23 @@ struct Budget {
 impl Budget {
     /// Whether hoisting `i` keeps the pressure within [`LIVE_IN_BUDGET`]
     /// (or lowers it); if so, books the move. Hoisting the last reader of
-    /// a hoisted value frees that value.
-    fn admit(&mut self, i: &Inst) -> bool {
+    /// a hoisted value, or the only reader (`all_uses` counts the reads
+    /// in the whole function) of a value from before the loop, frees it.
+    fn admit(&mut self, i: &Inst, all_uses: &RegCounts) -> bool {
         let d = i.defs()[0];
         let srcs = i.uses();
-        let mut freed = 0;
+        let packs = i.srcs.iter().any(|o| matches!(o, Operand::Vec(_)));
+        let (mut freed, mut replaced) = (0, 0);
         for u in &srcs {
-            if self.uses.get(u) == Some(&1) && self.hoisted.contains(u) {
+            if self.uses.get(u) != Some(&1) {
+                continue;
+            }
+            if self.hoisted.contains(u) {
                 freed += weight(u);
+            } else if packs && all_uses.get(u) == Some(&1) {
+                // A value from before the loop that nothing else reads
+                // stops being live in the loop once packed there.
+                replaced += weight(u);
             }
         }
         let added = if self.uses.get(&d).copied().unwrap_or(0) > 0 {
@@ -166,7 +180,12 @@ impl Budget {
         } else {
             0
         };
-        let next = (self.pressure + added).saturating_sub(freed);
+        if packs && replaced <= added {
+            // Packing moves only when that shrinks the loop's live-ins
+            // (and then costs nothing against the budget).
+            return false;
+        }
+        let next = (self.pressure + if packs { 0 } else { added }).saturating_sub(freed);
         if next > LIVE_IN_BUDGET && next > self.pressure {
             return false;
         }
@@ -181,7 +200,7 @@ impl Budget {
     }
 }
 
-fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts) {
+fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts) {
     let mut out = Vec::with_capacity(body.len());
     for mut s in std::mem::take(body) {
         match &mut s {
@@ -189,14 +208,14 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts) {
             Stmt::If {
                 body, else_body, ..
             } => {
-                hoist_in(body, defs);
-                hoist_in(else_body, defs);
+                hoist_in(body, defs, all_uses);
+                hoist_in(else_body, defs, all_uses);
             }
             Stmt::Loop {
                 header, pred, body, ..
             } => {
-                hoist_in(header, defs);
-                hoist_in(body, defs);
+                hoist_in(header, defs, all_uses);
+                hoist_in(body, defs, all_uses);
                 let mut inside = RegSet::default();
                 written_in(header, &mut inside);
                 written_in(body, &mut inside);
@@ -209,7 +228,7 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts) {
                         Stmt::Inst(i)
                             if movable(i, defs)
                                 && i.use_iter().all(|u| !inside.contains(&u))
-                                && budget.admit(i) =>
+                                && budget.admit(i, all_uses) =>
                         {
                             for d in i.def_iter() {
                                 inside.remove(&d);
@@ -320,5 +339,70 @@ mod tests {
             assert!(body.iter().any(|st| defines(st, r)), "{f:#?}");
         }
         assert!(!body.iter().any(|st| defines(st, inv)), "{f:#?}");
+    }
+    /// A loop that packs two 16-bit values from before it into one 32-bit
+    /// register and stores it; `reuse` reads one of them after the loop.
+    fn packing_loop(reuse: bool) -> (Function, Reg) {
+        let mut b = Builder::new();
+        let lo = b.op(Opc::Mov, &[], &[Ty::B16], Ty::B16, vec![Operand::Imm(1)]);
+        let hi = b.op(Opc::Mov, &[], &[Ty::B16], Ty::B16, vec![Operand::Imm(2)]);
+        let addr = b.op(Opc::Mov, &[], &[Ty::U64], Ty::U64, vec![Operand::Imm(64)]);
+        let i = b.reg(RegClass::B32);
+        b.op_into(i, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+        b.begin_loop();
+        let p = b.op(
+            Opc::Setp,
+            &["lt"],
+            &[Ty::U32],
+            Ty::Pred,
+            vec![Operand::Reg(i), Operand::Imm(10)],
+        );
+        b.begin_loop_body(p, true);
+        let packed = b.reg(RegClass::B32);
+        b.push(Inst::new(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            vec![Operand::Reg(packed)],
+            vec![Operand::Vec(vec![lo, hi])],
+        ));
+        b.push(Inst::new(
+            Opc::St,
+            &["global"],
+            &[Ty::B32],
+            vec![],
+            vec![Operand::Addr(addr, 0), Operand::Reg(packed)],
+        ));
+        b.op_into(
+            i,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Reg(i), Operand::Imm(1)],
+        );
+        b.end_loop();
+        if reuse {
+            b.push(Inst::new(
+                Opc::St,
+                &["global"],
+                &[Ty::B16],
+                vec![],
+                vec![Operand::Addr(addr, 0), Operand::Reg(lo)],
+            ));
+        }
+        (b.finish(), packed)
+    }
+
+    #[test]
+    fn hoists_a_packing_move_only_when_it_shrinks_the_live_ins() {
+        let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs()[..] == [r]);
+        let (mut f, packed) = packing_loop(false);
+        hoist_invariants(&mut f);
+        assert!(f.body.iter().any(|st| defines(st, packed)), "{f:#?}");
+        // With `lo` live after the loop, packing inside keeps two live-ins
+        // against one plus `lo`: no gain, the move stays.
+        let (mut f, packed) = packing_loop(true);
+        hoist_invariants(&mut f);
+        assert!(!f.body.iter().any(|st| defines(st, packed)), "{f:#?}");
     }
 }
