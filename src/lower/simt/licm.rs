@@ -18,9 +18,15 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 pub fn hoist_invariants(f: &mut Function) {
     let mut defs = RegCounts::default();
     count_defs(&f.body, &mut defs);
+    hoist_invariants_with(f, &defs);
+}
+
+/// [`hoist_invariants`] with the definition count of every register
+/// already known (moving instructions does not change it).
+pub fn hoist_invariants_with(f: &mut Function, defs: &RegCounts) {
     let mut uses = RegCounts::default();
     count_uses(&f.body, &mut uses);
-    hoist_in(&mut f.body, &defs, &uses);
+    hoist_in(&mut f.body, defs, &uses);
 }
 
 fn count_defs(body: &[Stmt], defs: &mut RegCounts) {

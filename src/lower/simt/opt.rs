@@ -20,10 +20,10 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
     // next: folded constants feed CSE, CSE leaves dead copies), at most four.
     let mut last = fingerprint(&f.body);
     for _ in 0..4 {
-        if opt_level >= 2 {
-            super::licm::hoist_invariants(f);
-        }
         let defs = def_counts(&f.body);
+        if opt_level >= 2 {
+            super::licm::hoist_invariants_with(f, &defs);
+        }
         fold_constants(&mut f.body, &defs);
         super::widen::widen_multiplies(&mut f.body, &defs);
         cse(&mut f.body, &defs);
