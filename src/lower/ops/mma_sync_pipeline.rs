@@ -19,7 +19,7 @@ use super::arith::enum_attr;
 use super::memory::ordering;
 use super::mma_sync::{acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
 use super::mma_sync_copies::Stream;
-use super::mma_sync_smem::{bin, disjoint, mad, Operands};
+use super::mma_sync_smem::{bin, disjoint, Operands};
 use super::staging::{alloc, barrier};
 
 /// Shared memory the stages may take, in bytes (fits every sm_80+ target).
@@ -224,29 +224,7 @@ fn staged(l: &mut Lowerer, ld: &Load, off: i64, stride: i64) -> Option<Staged> {
     let mut strides = vec![shape[rank - 2] * stride, stride, eb];
     strides.drain(..3 - rank);
     let byte = |b: &[i64]| -> i64 { b.iter().zip(&strides).map(|(x, s)| x * s).sum() };
-    let tid = l.tid();
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
-    );
-    let mut smem = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
-    for (k, b) in layout.thread_bases().iter().enumerate() {
-        let o = byte(b);
-        if o == 0 {
-            continue;
-        }
-        let bit = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
-        );
-        smem = mad(l, bit, o, smem);
-    }
+    let smem = super::mma_sync_smem::thread_address(l, &layout, off, byte);
     let chunks = (0..layout.num_registers())
         .step_by(ld.chunk as usize)
         .filter(|&r| layout.canonical_register(r) == r)

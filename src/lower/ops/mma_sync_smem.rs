@@ -134,29 +134,7 @@ fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool 
     if eb == 1 {
         vbits = 0;
     }
-    let tid = l.tid();
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
-    );
-    let mut addr = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
-    for (k, b) in layout.thread_bases().iter().enumerate() {
-        let o = byte(b);
-        if o == 0 {
-            continue;
-        }
-        let bit = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
-        );
-        addr = mad(l, bit, o, addr);
-    }
+    let addr = thread_address(l, layout, off, byte);
     let owner = l.owner_pred(layout);
     if let Some(q) = owner {
         l.b.begin_if(q, true);
@@ -217,6 +195,41 @@ pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
 pub struct FragmentAddrs {
     a: Reg,
     b: Reg,
+}
+
+/// The shared-memory address of this thread's first element of a tile in
+/// `layout` stored at byte offset `off`, where `byte` gives the byte offset
+/// of a layout basis.
+pub fn thread_address(
+    l: &mut Lowerer,
+    layout: &LinearLayout,
+    off: i64,
+    byte: impl Fn(&[i64]) -> i64,
+) -> Reg {
+    let tid = l.tid();
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let mut addr = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
+    for (k, b) in layout.thread_bases().iter().enumerate() {
+        let o = byte(b);
+        if o == 0 {
+            continue;
+        }
+        let bit = l.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+        );
+        addr = mad(l, bit, o, addr);
+    }
+    addr
 }
 
 /// `opc.ty d, x, y` (u32 result).

@@ -10,14 +10,14 @@
 //! an `if` of the loop stay (they may run rarely). Inner loops are treated
 //! first, so an invariant can climb several levels.
 
+use super::opt::{count_uses, def_counts};
 use super::regs::{RegCounts, RegSet};
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
 /// Hoists loop invariants out of every loop of `f`.
 pub fn hoist_invariants(f: &mut Function) {
-    let mut defs = RegCounts::default();
-    count_defs(&f.body, &mut defs);
+    let defs = def_counts(&f.body);
     hoist_invariants_with(f, &defs);
 }
 
@@ -27,29 +27,6 @@ pub fn hoist_invariants_with(f: &mut Function, defs: &RegCounts) {
     let mut uses = RegCounts::default();
     count_uses(&f.body, &mut uses);
     hoist_in(&mut f.body, defs, &uses);
-}
-
-fn count_defs(body: &[Stmt], defs: &mut RegCounts) {
-    for s in body {
-        match s {
-            Stmt::Break | Stmt::Continue => {}
-            Stmt::Inst(i) => {
-                for d in i.def_iter() {
-                    defs.add(d);
-                }
-            }
-            Stmt::If {
-                body, else_body, ..
-            } => {
-                count_defs(body, defs);
-                count_defs(else_body, defs);
-            }
-            Stmt::Loop { header, body, .. } => {
-                count_defs(header, defs);
-                count_defs(body, defs);
-            }
-        }
-    }
 }
 
 fn written_in(body: &[Stmt], out: &mut RegSet) {
@@ -115,36 +92,6 @@ fn weight(r: &Reg) -> u32 {
     match r.class {
         RegClass::B64 => 2,
         _ => 1,
-    }
-}
-
-fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
-    for s in body {
-        match s {
-            Stmt::Break | Stmt::Continue => {}
-            Stmt::Inst(i) => {
-                for u in i.use_iter() {
-                    uses.add(u);
-                }
-            }
-            Stmt::If {
-                pred,
-                body,
-                else_body,
-                ..
-            } => {
-                uses.add(*pred);
-                count_uses(body, uses);
-                count_uses(else_body, uses);
-            }
-            Stmt::Loop {
-                header, pred, body, ..
-            } => {
-                uses.add(*pred);
-                count_uses(header, uses);
-                count_uses(body, uses);
-            }
-        }
     }
 }
 

@@ -63,7 +63,8 @@ pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
     }
 }
 
-fn def_counts(body: &[Stmt]) -> RegCounts {
+/// How many times each register is written in `body`.
+pub(super) fn def_counts(body: &[Stmt]) -> RegCounts {
     let mut m = RegCounts::default();
     for_each_inst(body, &mut |i| {
         for d in i.def_iter() {
@@ -480,7 +481,9 @@ fn rename_uses(i: &mut Inst, rename: &HashMap<Reg, Reg>) {
     }
 }
 
-fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
+/// Adds to `uses` each read of a register in `body` (tested predicates
+/// included).
+pub(super) fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
