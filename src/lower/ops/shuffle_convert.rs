@@ -6,16 +6,9 @@
 use std::rc::Rc;
 
 use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::linear::flatten;
 use crate::lower::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, RegClass, Ty};
-
-/// The flat element index bits of coordinate `c` in `shape` (row-major;
-/// every extent a power of two, so XOR of coordinates is XOR of indices).
-fn flat(c: &[i64], shape: &[i64]) -> u64 {
-    c.iter()
-        .zip(shape)
-        .fold(0u64, |acc, (&x, &s)| acc * s as u64 + x as u64)
-}
 
 /// Solves `x · basis = v` over GF(2): the set of basis vectors (as a bit
 /// mask) whose XOR is `v`, if `v` is in their span.
@@ -54,7 +47,9 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
         return None;
     }
     let shape = &src.shape;
-    let f = |b: &Vec<i64>| flat(b, shape);
+    // Every extent is a power of two, so the XOR of coordinates is the XOR
+    // of their row-major flat indices.
+    let f = |b: &Vec<i64>| flatten(b, shape) as u64;
     if src.warp.iter().any(|b| f(b) != 0) {
         return None;
     }

@@ -10,20 +10,14 @@
 //! an `if` of the loop stay (they may run rarely). Inner loops are treated
 //! first, so an invariant can climb several levels.
 
-use super::opt::{count_uses, def_counts};
+use super::opt::count_uses;
 use super::regs::{RegCounts, RegSet};
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
-/// Hoists loop invariants out of every loop of `f`.
-pub fn hoist_invariants(f: &mut Function) {
-    let defs = def_counts(&f.body);
-    hoist_invariants_with(f, &defs);
-}
-
-/// [`hoist_invariants`] with the definition count of every register
-/// already known (moving instructions does not change it).
-pub fn hoist_invariants_with(f: &mut Function, defs: &RegCounts) {
+/// Hoists loop invariants out of every loop of `f`, given the definition
+/// count of every register (moving instructions does not change it).
+pub fn hoist_invariants(f: &mut Function, defs: &RegCounts) {
     let mut uses = RegCounts::default();
     count_uses(&f.body, &mut uses);
     hoist_in(&mut f.body, defs, &uses);
@@ -202,6 +196,7 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lower::simt::opt::def_counts;
     use crate::lower::simt::Builder;
     use crate::ptx::Ty;
 
@@ -276,7 +271,8 @@ mod tests {
         );
         b.end_loop();
         let mut f = b.finish();
-        hoist_invariants(&mut f);
+        let defs = def_counts(&f.body);
+        hoist_invariants(&mut f, &defs);
         let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs()[..] == [r]);
         let top: Vec<&Stmt> = f.body.iter().collect();
         assert!(top.iter().any(|st| defines(st, inv)), "{f:#?}");
@@ -350,12 +346,14 @@ mod tests {
     fn hoists_a_packing_move_only_when_it_shrinks_the_live_ins() {
         let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs()[..] == [r]);
         let (mut f, packed) = packing_loop(false);
-        hoist_invariants(&mut f);
+        let defs = def_counts(&f.body);
+        hoist_invariants(&mut f, &defs);
         assert!(f.body.iter().any(|st| defines(st, packed)), "{f:#?}");
         // With `lo` live after the loop, packing inside keeps two live-ins
         // against one plus `lo`: no gain, the move stays.
         let (mut f, packed) = packing_loop(true);
-        hoist_invariants(&mut f);
+        let defs = def_counts(&f.body);
+        hoist_invariants(&mut f, &defs);
         assert!(!f.body.iter().any(|st| defines(st, packed)), "{f:#?}");
     }
 }

@@ -22,7 +22,7 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
     for _ in 0..4 {
         let defs = def_counts(&f.body);
         if opt_level >= 2 {
-            super::licm::hoist_invariants_with(f, &defs);
+            super::licm::hoist_invariants(f, &defs);
         }
         fold_constants(&mut f.body, &defs);
         super::widen::widen_multiplies(&mut f.body, &defs);
