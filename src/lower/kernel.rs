@@ -179,6 +179,40 @@ impl<'m> Lowerer<'m> {
         t
     }
 
+    /// Bit `k` of `%tid.x` times `v`: one term of a thread's coordinate
+    /// under a linear layout.
+    pub fn tid_bit_times(&mut self, k: usize, v: i64) -> Reg {
+        let tid = self.tid();
+        let bit = self.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+        );
+        self.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S32],
+            Ty::S32,
+            vec![Operand::Reg(bit), Operand::Imm(v)],
+        )
+    }
+
+    /// `acc ^ t`, or `t` when nothing is accumulated yet.
+    pub fn xor_into(&mut self, acc: Option<Reg>, t: Reg) -> Reg {
+        match acc {
+            None => t,
+            Some(a) => self.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                vec![Operand::Reg(a), Operand::Reg(t)],
+            ),
+        }
+    }
+
     /// For a layout that replicates elements over threads, the predicate
     /// "this thread owns its elements" (the replicating `%tid.x` bits are
     /// zero); stores run only in owners so each element is written once.

@@ -23,22 +23,8 @@ pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
         let v = flat(&tb[k]);
         if v == 0 || v.count_ones() != 1 {
             if v != 0 {
-                let tid = l.tid();
-                let bit = l.b.op(
-                    Opc::Bfe,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
-                );
-                let term = l.b.op(
-                    Opc::Mul,
-                    &["lo"],
-                    &[Ty::S32],
-                    Ty::S32,
-                    vec![Operand::Reg(bit), Operand::Imm(v)],
-                );
-                thread = Some(xor(l, thread, term));
+                let term = l.tid_bit_times(k, v);
+                thread = Some(l.xor_into(thread, term));
             }
             k += 1;
             continue;
@@ -78,7 +64,7 @@ pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
                 vec![Operand::Reg(t), Operand::Imm(i64::from(s))],
             );
         }
-        thread = Some(xor(l, thread, t));
+        thread = Some(l.xor_into(thread, t));
         k += n;
     }
     let thread = match thread {
@@ -99,19 +85,6 @@ pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
             )
         })
         .collect()
-}
-
-fn xor(l: &mut Lowerer, acc: Option<Reg>, t: Reg) -> Reg {
-    match acc {
-        None => t,
-        Some(a) => l.b.op(
-            Opc::Xor,
-            &[],
-            &[Ty::B32],
-            Ty::B32,
-            vec![Operand::Reg(a), Operand::Reg(t)],
-        ),
-    }
 }
 
 /// Lowers the shape family.

@@ -78,36 +78,12 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
         picks.push((reg as usize, lane as i64));
     }
     // The source lane of this thread, before each register's offset.
-    let tid = l.tid();
     let mut lane: Option<crate::ptx::Reg> = None;
     for (k, &d) in deltas.iter().enumerate() {
-        if d == 0 {
-            continue;
+        if d != 0 {
+            let term = l.tid_bit_times(k, d as i64);
+            lane = Some(l.xor_into(lane, term));
         }
-        let bit = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
-        );
-        let term = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            vec![Operand::Reg(bit), Operand::Imm(d as i64)],
-        );
-        lane = Some(match lane {
-            None => term,
-            Some(acc) => l.b.op(
-                Opc::Xor,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![Operand::Reg(acc), Operand::Reg(term)],
-            ),
-        });
     }
     let mut regs = Vec::with_capacity(picks.len());
     for (q, off) in picks {

@@ -108,31 +108,8 @@ pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
             if b[d] == 0 {
                 continue;
             }
-            let tid = l.tid();
-            let bit = l.b.op(
-                Opc::Bfe,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
-            );
-            let term = l.b.op(
-                Opc::Mul,
-                &["lo"],
-                &[Ty::S32],
-                Ty::S32,
-                vec![Operand::Reg(bit), Operand::Imm(b[d])],
-            );
-            thread[d] = Some(match thread[d] {
-                None => term,
-                Some(t) => l.b.op(
-                    Opc::Xor,
-                    &[],
-                    &[Ty::B32],
-                    Ty::B32,
-                    vec![Operand::Reg(t), Operand::Reg(term)],
-                ),
-            });
+            let term = l.tid_bit_times(k, b[d]);
+            thread[d] = Some(l.xor_into(thread[d], term));
         }
     }
     let zero =
