@@ -17,10 +17,12 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
 /// Hoists loop invariants out of every loop of `f`, given the definition
 /// count of every register (moving instructions does not change it).
-pub fn hoist_invariants(f: &mut Function, defs: &RegCounts) {
+/// `hoisted` holds the registers hoisted by earlier calls and gains this
+/// call's: a loop's budget counts them, so repeated calls converge.
+pub fn hoist_invariants(f: &mut Function, defs: &RegCounts, hoisted: &mut RegSet) {
     let mut uses = RegCounts::default();
     count_uses(&f.body, &mut uses);
-    hoist_in(&mut f.body, defs, &uses);
+    hoist_in(&mut f.body, defs, &uses, hoisted);
 }
 
 fn written_in(body: &[Stmt], out: &mut RegSet) {
@@ -80,7 +82,7 @@ fn movable(i: &Inst, defs: &RegCounts) -> bool {
 /// 32-bit registers' worth of hoisted values a loop may keep live: past
 /// it, recomputing in the loop is cheaper than spilling or starving the
 /// register allocator.
-const LIVE_IN_BUDGET: u32 = 8;
+const LIVE_IN_BUDGET: u32 = 32;
 
 fn weight(r: &Reg) -> u32 {
     match r.class {
@@ -101,6 +103,26 @@ struct Budget {
 }
 
 impl Budget {
+    /// The budget of a loop reading `hoisted` values from earlier rounds:
+    /// those not written inside it are live-ins that already count.
+    fn resume(&mut self, parts: [&[Stmt]; 2], inside: &RegSet, hoisted: &RegSet) {
+        let mut live_ins = Vec::new();
+        for part in parts {
+            super::opt::for_each_inst(part, &mut |i| {
+                live_ins.extend(
+                    i.use_iter()
+                        .filter(|u| hoisted.contains(u) && !inside.contains(u)),
+                );
+            });
+        }
+        for u in live_ins {
+            if !self.hoisted.contains(&u) {
+                self.hoisted.insert(u);
+                self.pressure += weight(&u);
+            }
+        }
+    }
+
     /// Whether hoisting `i` keeps the pressure within [`LIVE_IN_BUDGET`]
     /// (or lowers it); if so, books the move. Hoisting the last reader of
     /// a hoisted value, or the only reader (`all_uses` counts the reads
@@ -147,7 +169,7 @@ impl Budget {
     }
 }
 
-fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts) {
+fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts, hoisted: &mut RegSet) {
     let mut out = Vec::with_capacity(body.len());
     for mut s in std::mem::take(body) {
         match &mut s {
@@ -155,14 +177,14 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts) {
             Stmt::If {
                 body, else_body, ..
             } => {
-                hoist_in(body, defs, all_uses);
-                hoist_in(else_body, defs, all_uses);
+                hoist_in(body, defs, all_uses, hoisted);
+                hoist_in(else_body, defs, all_uses, hoisted);
             }
             Stmt::Loop {
                 header, pred, body, ..
             } => {
-                hoist_in(header, defs, all_uses);
-                hoist_in(body, defs, all_uses);
+                hoist_in(header, defs, all_uses, hoisted);
+                hoist_in(body, defs, all_uses, hoisted);
                 let mut inside = RegSet::default();
                 written_in(header, &mut inside);
                 written_in(body, &mut inside);
@@ -170,6 +192,7 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts) {
                 budget.uses.add(*pred);
                 count_uses(header, &mut budget.uses);
                 count_uses(body, &mut budget.uses);
+                budget.resume([header, body], &inside, hoisted);
                 for part in [header, body] {
                     part.retain(|st| match st {
                         Stmt::Inst(i)
@@ -179,6 +202,7 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts) {
                         {
                             for d in i.def_iter() {
                                 inside.remove(&d);
+                                hoisted.insert(d);
                             }
                             out.push(st.clone());
                             false
@@ -272,7 +296,7 @@ mod tests {
         b.end_loop();
         let mut f = b.finish();
         let defs = def_counts(&f.body);
-        hoist_invariants(&mut f, &defs);
+        hoist_invariants(&mut f, &defs, &mut RegSet::default());
         let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs()[..] == [r]);
         let top: Vec<&Stmt> = f.body.iter().collect();
         assert!(top.iter().any(|st| defines(st, inv)), "{f:#?}");
@@ -347,13 +371,70 @@ mod tests {
         let defines = |st: &Stmt, r: Reg| matches!(st, Stmt::Inst(x) if x.defs()[..] == [r]);
         let (mut f, packed) = packing_loop(false);
         let defs = def_counts(&f.body);
-        hoist_invariants(&mut f, &defs);
+        hoist_invariants(&mut f, &defs, &mut RegSet::default());
         assert!(f.body.iter().any(|st| defines(st, packed)), "{f:#?}");
         // With `lo` live after the loop, packing inside keeps two live-ins
         // against one plus `lo`: no gain, the move stays.
         let (mut f, packed) = packing_loop(true);
         let defs = def_counts(&f.body);
-        hoist_invariants(&mut f, &defs);
+        hoist_invariants(&mut f, &defs, &mut RegSet::default());
         assert!(!f.body.iter().any(|st| defines(st, packed)), "{f:#?}");
+    }
+
+    #[test]
+    fn repeated_calls_keep_to_one_budget() {
+        // A loop reading 40 invariant values: hoisting stops at the budget,
+        // and a second call (a later optimization round) hoists no more.
+        let mut b = Builder::new();
+        let base = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(7)]);
+        let addr = b.op(Opc::Mov, &[], &[Ty::U64], Ty::U64, vec![Operand::Imm(64)]);
+        let i = b.reg(RegClass::B32);
+        b.op_into(i, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+        b.begin_loop();
+        let p = b.op(
+            Opc::Setp,
+            &["lt"],
+            &[Ty::U32],
+            Ty::Pred,
+            vec![Operand::Reg(i), Operand::Imm(10)],
+        );
+        b.begin_loop_body(p, true);
+        for k in 0..40 {
+            let inv = b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                vec![Operand::Reg(base), Operand::Imm(k)],
+            );
+            b.push(Inst::new(
+                Opc::St,
+                &["global"],
+                &[Ty::B32],
+                vec![],
+                vec![Operand::Addr(addr, 4 * k), Operand::Reg(inv)],
+            ));
+        }
+        b.op_into(
+            i,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            vec![Operand::Reg(i), Operand::Imm(1)],
+        );
+        b.end_loop();
+        let mut f = b.finish();
+        let defs = def_counts(&f.body);
+        let mut hoisted = RegSet::default();
+        let before_loop = |f: &Function| f.body.len() - 1;
+        let top = before_loop(&f);
+        hoist_invariants(&mut f, &defs, &mut hoisted);
+        let moved = before_loop(&f) - top;
+        assert_eq!(moved, LIVE_IN_BUDGET as usize, "{f:#?}");
+        hoist_invariants(&mut f, &defs, &mut hoisted);
+        assert_eq!(before_loop(&f) - top, moved, "{f:#?}");
+        // Without the record of earlier moves, the budget would start over.
+        hoist_invariants(&mut f, &defs, &mut RegSet::default());
+        assert!(before_loop(&f) - top > moved, "{f:#?}");
     }
 }

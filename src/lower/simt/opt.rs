@@ -18,21 +18,22 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
     }
     // Rounds until nothing changes (a round's passes expose work for the
     // next: folded constants feed CSE, CSE leaves dead copies), at most four.
-    let mut last = fingerprint(&f.body);
+    // A round whose passes after LICM change nothing ends it: LICM on its
+    // own output has nothing more to hoist.
+    let mut hoisted = super::regs::RegSet::default();
     for _ in 0..4 {
         let defs = def_counts(&f.body);
         if opt_level >= 2 {
-            super::licm::hoist_invariants(f, &defs);
+            super::licm::hoist_invariants(f, &defs, &mut hoisted);
         }
+        let before = fingerprint(&f.body);
         fold_constants(&mut f.body, &defs);
         super::widen::widen_multiplies(&mut f.body, &defs);
         cse(&mut f.body, &defs);
         dce(&mut f.body);
-        let now = fingerprint(&f.body);
-        if now == last {
+        if fingerprint(&f.body) == before {
             break;
         }
-        last = now;
     }
 }
 
