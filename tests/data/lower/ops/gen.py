@@ -1,11 +1,12 @@
 # Writes runnable kernels for TileIR ops and attributes the cuTile corpus
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
 # loads and stores, f64 math functions, f64 to bf16, conversions to and
-# from f8), with cuTile's own bytecode encoders. Run with the cuTile Python
-# environment:
+# from the f8 and f8 scale types), with cuTile's own bytecode encoders. Run
+# with the cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
-# tests/lower_ops.rs, tests/lower_math_f64.rs and tests/lower_ftof_f8.rs
-# compile each one and run it in the PTX emulator.
+# tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_ftof_f8.rs and
+# tests/lower_ftof_f8_scale.rs compile each one and run it in the PTX
+# emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
@@ -50,6 +51,9 @@ def f64(tt): return tt.simple(SimpleType.F64)
 def bf16(tt): return tt.simple(SimpleType.BF16)
 def e4m3(tt): return tt.simple(SimpleType.F8E4M3FN)
 def e5m2(tt): return tt.simple(SimpleType.F8E5M2)
+def tf32(tt): return tt.simple(SimpleType.TF32)
+def e8m0(tt): return tt.simple(SimpleType.F8E8M0FNU)
+def e5m3(tt): return tt.simple(SimpleType.FNV8E5M3FNU)
 
 
 def ptrs(cb, tt, base, elem, n=N):
@@ -468,10 +472,40 @@ def ftof_f8():
     kernel("ftof_f8", BytecodeVersion.V_13_3, params, body)
 
 
+def ftof_f8_scale():
+    """Conversions to and from the scale formats f8E8M0FNU and f8E5M3FNU.
+    Sources: x (f32), h (f16), b (bf16), d (f64), x again as tf32, and one
+    byte array c read as e4m3, e5m2, e8m0 and e5m3. Rows (out[k*N + i]):
+    e8m0 = [rz, then rp] of [x, h, b, d, x as tf32, c as e4m3, c as e5m2,
+    c as e5m3]; e5m3 = [x, h, b, d, x as tf32, c as e4m3, c as e5m2, c as
+    e8m0] (nearest even); f16 = [c as e8m0 rn, rz, c as e5m3 rn, rz]; and
+    bf16, f32, tf32, f64, e4m3, e5m2 = [c as e8m0, c as e5m3]."""
+    RM = E.RoundingMode
+
+    def body(cb, tt, p):
+        srcs = [f32, f16, bf16, f64, tf32]
+        xs = [load(cb, tt, ptrs(cb, tt, p[k], t(tt)), t(tt)) for k, t in enumerate(srcs)]
+        c4, c5, c8, c53 = [load(cb, tt, ptrs(cb, tt, p[5 + k], t(tt)), t(tt))
+                           for k, t in enumerate([e4m3, e5m2, e8m0, e5m3])]
+        cvt = lambda t, v, rm=RM.NEAREST_EVEN: E.encode_FToFOp(cb, tt.tile(t(tt), [N]), v, rm)
+        rows = [cvt(e8m0, v, rm) for rm in [RM.ZERO, RM.POSITIVE_INF] for v in xs + [c4, c5, c53]]
+        store_rows(cb, tt, p[9], e8m0(tt), rows)
+        store_rows(cb, tt, p[10], e5m3(tt), [cvt(e5m3, v) for v in xs + [c4, c5, c8]])
+        f16s = [cvt(f16, v, rm) for v in [c8, c53] for rm in [RM.NEAREST_EVEN, RM.ZERO]]
+        store_rows(cb, tt, p[11], f16(tt), f16s)
+        for k, t in enumerate([bf16, f32, tf32, f64, e4m3, e5m2]):
+            store_rows(cb, tt, p[12 + k], t(tt), [cvt(t, c8), cvt(t, c53)])
+    params = [ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(tf32), ptr(e4m3), ptr(e5m2),
+              ptr(e8m0), ptr(e5m3), ptr(e8m0), ptr(e5m3), ptr(f16), ptr(bf16), ptr(f32),
+              ptr(tf32), ptr(f64), ptr(e4m3), ptr(e5m2)]
+    kernel("ftof_f8_scale", BytecodeVersion.V_13_4, params, body)
+
+
 math_f64_unary()
 math_f64_binary()
 ftof_f64_bf16()
 ftof_f8()
+ftof_f8_scale()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
