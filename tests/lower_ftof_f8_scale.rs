@@ -9,6 +9,11 @@
 //! random ones. Results are compared with encoders and decoders written
 //! here from the formats' definitions, and between the targets byte for
 //! byte.
+//!
+//! The other ops the verifier allows on these element types (constants,
+//! bitcasts, select, reshape, permute, cat, extract, broadcast, view loads
+//! with each padding value, `ftoi`, `itof`, `print`) run in kernels
+//! `scale_ops_e8m0`, `scale_ops_e5m3` and `print_scale`.
 mod common;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, round, BF16, E4M3, E5M2, F16};
@@ -107,23 +112,28 @@ fn e5m3(v: f64) -> u8 {
     (((re + 15) << 3) as u8) | ((r / 2f64.powi(re - 3)) as u8 - 8)
 }
 
-/// The PTX of `ftof_f8_scale` for `gpu`, after checking that the verifier
-/// accepts the module and ptxas accepts the PTX for `arch`.
-fn ptx(gpu: Gpu, arch: &str) -> String {
-    let path = common::repo().join("tests/data/lower/ops/ftof_f8_scale.tileir");
+/// The PTX of kernel `name` (in `tests/data/lower/ops`) for `gpu`, after
+/// checking that the verifier accepts the module and ptxas accepts the
+/// PTX for `arch`.
+fn ptx_of(name: &str, gpu: Gpu, arch: &str) -> String {
+    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).expect("ftof_f8_scale reads");
+    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e:?}"));
     if let Err(e) = tileiras::verify::verify(&m) {
-        panic!("ftof_f8_scale is not valid TileIR: {e:?}");
+        panic!("{name} is not valid TileIR: {e:?}");
     }
     let options = Options {
         gpu,
         ..Default::default()
     };
-    let text =
-        tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("ftof_f8_scale: {e}"));
+    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
     common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
     text
+}
+
+/// The PTX of `ftof_f8_scale` for `gpu` (see [`ptx_of`]).
+fn ptx(gpu: Gpu, arch: &str) -> String {
+    ptx_of("ftof_f8_scale", gpu, arch)
 }
 
 /// Deterministic xorshift values.
@@ -525,4 +535,156 @@ fn widening_from_a_scale_format_needs_the_whole_range() {
         );
     }
     assert!(seen >= 8, "{seen} conversions from a scale format");
+}
+
+/// Runs `scale_ops_<fmt>` on every target over all 256 codes (two
+/// launches) with views of `n` = 100 elements, and checks each row against
+/// its definition (see `scale_ops` in `gen.py`); `pads` are the two view
+/// rows' padding bytes, `value` the format's decoder.
+fn check_scale_ops(fmt: &str, pads: [u8; 2], value: fn(u8) -> f64) {
+    let name = format!("scale_ops_{fmt}");
+    let n = 100usize;
+    let e5m3_fmt = fmt == "e5m3";
+    for (gpu, arch) in [
+        (Gpu::Sm80, "sm_80"),
+        (Gpu::Sm90, "sm_90a"),
+        (Gpu::Sm100, "sm_100a"),
+        (Gpu::Sm107, "sm_107a"),
+        (Gpu::Sm120, "sm_120a"),
+    ] {
+        let text = ptx_of(&name, gpu, arch);
+        if gpu == Gpu::Sm120 {
+            continue;
+        }
+        let m = Module::parse(&text).expect("emulator parses the PTX");
+        let mut dev = Device::new();
+        for t in 0..2 {
+            let c: Vec<u8> = (0..N).map(|i| (t * N + i) as u8).collect();
+            let k: Vec<i32> = values(17 + t as u64, N)
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| match i % 3 {
+                    0 => v as i32,
+                    1 => (v % 300_000) as i32 - 150_000,
+                    _ => (v % 64) as i32 - 32,
+                })
+                .collect();
+            let cp = dev.alloc_from(&c);
+            let kp = dev.alloc_from(&bytes::from_i32(&k));
+            let rows = 7;
+            let out = dev.alloc(rows * N);
+            let bits = dev.alloc(N);
+            let ints = dev.alloc(4 * N);
+            let back = dev.alloc(N);
+            let params = [
+                Param::U64(cp.addr()),
+                Param::U64(cp.addr()),
+                Param::U32(n as u32),
+                Param::U64(out.addr()),
+                Param::U64(bits.addr()),
+                Param::U64(ints.addr()),
+                Param::U64(kp.addr()),
+                Param::U64(back.addr()),
+            ];
+            dev.launch_grid(&m, &name, (1, 1, 1), &params)
+                .unwrap_or_else(|e| panic!("{name} on {arch}: {e:?}"));
+            let o = dev.read(out);
+            let row = |r: usize, i: usize| o[r * N + i];
+            for i in 0..N {
+                let want = [
+                    c[i],
+                    if i < 40 { c[i] } else { (3 * i % 256) as u8 },
+                    c[(i % 8) * 16 + i / 8],
+                    c[i % 64],
+                    c[16 + i % 16],
+                    if i < n { c[i] } else { pads[0] },
+                    if i < n { c[i] } else { pads[1] },
+                ];
+                for (r, w) in want.into_iter().enumerate() {
+                    assert_eq!(row(r, i), w, "{name} on {arch}: row {r}, element {i}");
+                }
+            }
+            assert_eq!(dev.read(bits), c, "{name} on {arch}: bitcast to i8");
+            let got = bytes::to_i32(&dev.read(ints));
+            for i in 0..N {
+                // Truncated toward zero, saturated, NaN 0 (as Rust's `as`).
+                let want = value(c[i]) as i32;
+                assert_eq!(got[i], want, "{name} on {arch}: ftoi of {:#04x}", c[i]);
+            }
+            if e5m3_fmt {
+                let got = dev.read(back);
+                for i in 0..N {
+                    let want = e5m3(f64::from(k[i]));
+                    assert_eq!(got[i], want, "{name} on {arch}: itof of {}", k[i]);
+                }
+            }
+            for p in [cp, kp, out, bits, ints, back] {
+                dev.free(p);
+            }
+        }
+    }
+}
+
+#[test]
+fn other_ops_on_e8m0_tiles() {
+    // Views padded with zero (code 0, 2^-127) and NaN.
+    check_scale_ops("e8m0", [0x00, 0xff], e8m0_value);
+}
+
+#[test]
+fn other_ops_on_e5m3_tiles() {
+    // Views padded with -0 (0: no sign) and +inf (NaN: no infinities).
+    check_scale_ops("e5m3", [0x00, 0xff], e5m3_value);
+}
+
+#[test]
+fn print_shows_scale_values() {
+    // Printed as f64 with %f; NaN for 0xFF.
+    let e8 = [127u8, 130, 0xff, 126];
+    let e5 = [0x78u8, 0x01, 0xfe, 0xff];
+    for (gpu, arch) in [
+        (Gpu::Sm80, "sm_80"),
+        (Gpu::Sm90, "sm_90a"),
+        (Gpu::Sm100, "sm_100a"),
+        (Gpu::Sm107, "sm_107a"),
+        (Gpu::Sm120, "sm_120a"),
+    ] {
+        let text = ptx_of("print_scale", gpu, arch);
+        if gpu == Gpu::Sm120 {
+            continue;
+        }
+        let m = Module::parse(&text).expect("emulator parses the PTX");
+        let mut dev = Device::new();
+        let (a, b) = (dev.alloc_from(&e8), dev.alloc_from(&e5));
+        let r = dev
+            .launch_grid(
+                &m,
+                "print_scale",
+                (1, 1, 1),
+                &[Param::U64(a.addr()), Param::U64(b.addr())],
+            )
+            .expect("print_scale runs");
+        for (tag, codes, value) in [
+            ("e8m0", e8, e8m0_value as fn(u8) -> f64),
+            ("e5m3", e5, e5m3_value),
+        ] {
+            let line = r
+                .printf
+                .lines()
+                .find(|l| l.starts_with(tag))
+                .unwrap_or_else(|| panic!("{arch}: no {tag} line in {:?}", r.printf));
+            for c in codes {
+                let v = value(c);
+                let want = if v.is_nan() {
+                    "nan".to_string()
+                } else {
+                    format!("{v:.6}")
+                };
+                assert!(
+                    line.to_lowercase().contains(&want),
+                    "{arch}: {line:?} lacks {want}"
+                );
+            }
+        }
+    }
 }

@@ -122,6 +122,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
             })
         }
+        Opcode::FToI if f8_scale::is_scale(from) => f8_scale::to_int(l, id, src, from, to, signed),
+        Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
         Opcode::FToI => {
             let ft = float_ty(from).ok_or_else(|| l.unsupported(id))?;
             let tt = int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;

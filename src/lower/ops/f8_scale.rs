@@ -113,6 +113,64 @@ pub fn conversion(
     })
 }
 
+/// The f32 value of the scale byte of format `s` in the low byte of the
+/// b16 register `b` (exact; 0xFF gives the NaN 0x7FFF0000).
+pub fn scale_to_f32(l: &mut Lowerer, s: Scalar, b: Reg) -> Reg {
+    let h = scale_to_bf16(l, s, b);
+    to_f32(l, Scalar::BF16, h)
+}
+
+/// `ftoi` (op `id`, source `src`) from the scale format `from` to the
+/// integer type `to` (`signed`): the f32 value truncated as `cvt.rzi`
+/// does (saturating, NaN to 0).
+pub fn to_int(
+    l: &mut Lowerer,
+    id: OpId,
+    src: ValueId,
+    from: Scalar,
+    to: Scalar,
+    signed: bool,
+) -> Result<(), LowerError> {
+    let tt = super::arith::int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
+    elementwise(l, id, &[src], move |l, r| {
+        let x = scale_to_f32(l, from, r[0]);
+        Ok(l.b.op(
+            Opc::Cvt,
+            &["rzi"],
+            &[tt, Ty::F32],
+            tt,
+            vec![Operand::Reg(x)],
+        ))
+    })
+}
+
+/// `itof` (op `id`, source `src`) from the integer type `from` (`signed`)
+/// to f8E5M3FNU: rounded to f32 first, which is exact up to `2^24`, far
+/// beyond where f8E5M3FNU saturates, so that rounding happens once.
+pub fn from_int(
+    l: &mut Lowerer,
+    id: OpId,
+    src: ValueId,
+    from: Scalar,
+    to: Scalar,
+    signed: bool,
+) -> Result<(), LowerError> {
+    let ft = super::arith::int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
+    if to != Scalar::F8E5M3FNU {
+        return Err(l.unsupported_feature(id, &format!("integer to '{}'", to.name())));
+    }
+    elementwise(l, id, &[src], move |l, r| {
+        let x = l.b.op(
+            Opc::Cvt,
+            &["rn"],
+            &[Ty::F32, ft],
+            Ty::F32,
+            vec![Operand::Reg(r[0])],
+        );
+        Ok(f32_to_e5m3(l, x))
+    })
+}
+
 /// The f32 in register `x` converted to `to` (`pow2`: the rounding to
 /// f8E8M0FNU; `f16_rnd`: the rounding to f16).
 fn from_f32_to(l: &mut Lowerer, to: Scalar, x: Reg, pow2: Pow2, f16_rnd: &'static str) -> Reg {

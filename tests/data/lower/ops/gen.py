@@ -501,11 +501,69 @@ def ftof_f8_scale():
     kernel("ftof_f8_scale", BytecodeVersion.V_13_4, params, body)
 
 
+def scale_ops(name, elem, pads):
+    """The other ops on a scale format (f8E8M0FNU or f8E5M3FNU) tile, over bytes c (read as
+    i8 and as the format, x): rows of out (out[k*N + i]) are c bitcast to the format; x
+    where i < 40, else a constant (3i mod 256); x transposed as [8, 16] ([16, 8] row-major);
+    x[i mod 64] (cat of two halves); x[16 + i mod 16] (row 1 extracted and broadcast);
+    then x through views of n elements padded with each of `pads`. Also bits = x bitcast
+    to i8, ints = ftoi(x) (i32, to zero) and, for f8E5M3FNU, back = itof(k) for i32 k."""
+    def body(cb, tt, p):
+        s, i8 = elem(tt), tt.simple(SimpleType.I8)
+        X = tt.tile(s, [N])
+        c = load(cb, tt, ptrs(cb, tt, p[0], i8), i8)
+        x = load(cb, tt, ptrs(cb, tt, p[1], s), s)
+        I = tt.tile(tt.I32, [N])
+        io = E.encode_IotaOp(cb, I)
+        lt = E.encode_CmpIOp(cb, tt.tile(tt.I1, [N]), io, E.encode_ConstantOp(cb, I, (40).to_bytes(4, "little")),
+                             E.ComparisonPredicate.LESS_THAN, E.Signedness.Signed)
+        k = E.encode_ConstantOp(cb, X, bytes((3 * i) % 256 for i in range(N)))
+        a = E.encode_ReshapeOp(cb, tt.tile(s, [8, 16]), x)
+        t = E.encode_ReshapeOp(cb, X, E.encode_PermuteOp(cb, tt.tile(s, [16, 8]), a, [1, 0]))
+        h = load(cb, tt, ptrs(cb, tt, p[1], s, N // 2), s, N // 2)
+        cat = E.encode_CatOp(cb, X, h, h, 0)
+        z = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (0).to_bytes(4, "little"))
+        one = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (1).to_bytes(4, "little"))
+        row = E.encode_ExtractOp(cb, tt.tile(s, [1, 16]), a, [one, z])
+        bc = E.encode_ReshapeOp(cb, X, E.encode_BroadcastOp(cb, tt.tile(s, [8, 16]), row))
+        rows = [E.encode_BitcastOp(cb, X, c), E.encode_SelectOp(cb, X, lt, x, k), t, cat, bc]
+        TV = tt.tensor_view(s, [-(1 << 63)], [1], PtrAttr.Missing)
+        tv = E.encode_MakeTensorViewOp(cb, TV, p[1], [p[2]], [])
+        for pad in pads:
+            pv = E.encode_MakePartitionViewOp(cb, tt.partition_view([N], TV, [0], pad), tv)
+            v, _ = E.encode_LoadViewTkoOp(cb, X, tt.Token, pv, [z], None, E.MemoryOrderingSemantics.WEAK,
+                                          None, None, [False])
+            rows.append(v)
+        store_rows(cb, tt, p[3], s, rows)
+        store(cb, tt, ptrs(cb, tt, p[4], i8), E.encode_BitcastOp(cb, tt.tile(i8, [N]), x))
+        ints = E.encode_FToIOp(cb, I, x, E.Signedness.Signed, E.RoundingMode.NEAREST_INT_TO_ZERO, False)
+        store(cb, tt, ptrs(cb, tt, p[5], tt.I32), ints)
+        if elem is e5m3:
+            kk = load(cb, tt, ptrs(cb, tt, p[6], tt.I32), tt.I32)
+            back = E.encode_IToFOp(cb, X, kk, E.Signedness.Signed, E.RoundingMode.NEAREST_EVEN)
+            store(cb, tt, ptrs(cb, tt, p[7], s), back)
+    params = [ptr(lambda tt: tt.simple(SimpleType.I8)), ptr(elem), i32, ptr(elem),
+              ptr(lambda tt: tt.simple(SimpleType.I8)), ptr(i32), ptr(i32), ptr(elem)]
+    kernel(name, BytecodeVersion.V_13_4, params, body)
+
+
+def print_scale():
+    """Prints four f8E8M0FNU and four f8E5M3FNU values loaded from a and b."""
+    def body(cb, tt, p):
+        for k, (t, f) in enumerate([(e8m0, "e8m0 %f\n"), (e5m3, "e5m3 %f\n")]):
+            x = load(cb, tt, ptrs(cb, tt, p[k], t(tt), 4), t(tt), 4)
+            E.encode_PrintTkoOp(cb, tt.Token, [x], None, f)
+    kernel("print_scale", BytecodeVersion.V_13_4, [ptr(e8m0), ptr(e5m3)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 ftof_f64_bf16()
 ftof_f8()
 ftof_f8_scale()
+scale_ops("scale_ops_e8m0", e8m0, [PaddingValue.Zero, PaddingValue.Nan])
+scale_ops("scale_ops_e5m3", e5m3, [PaddingValue.NegZero, PaddingValue.PosInf])
+print_scale()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
