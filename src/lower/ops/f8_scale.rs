@@ -19,6 +19,12 @@
 //! 0x7FFF) and rounded from there to f16 (with the op's rounding mode) and
 //! to the signed f8 types (to nearest even, saturating).
 //!
+//! f64 sources rounded to f32 to odd keep their magnitude's rounding
+//! direction, so that `positive_inf` rounds the magnitude of negative f64s
+//! up too, as `cuda_fp8.h`'s `__nv_cvt_double_to_e8m0` does (NVIDIA's
+//! tileiras rounds f64 to f32 toward positive infinity first, which
+//! rounds a negative value's magnitude down).
+//!
 //! The `cvt` scale forms are used where the target has them (`.ue8m0x2` on
 //! sm_100 and newer, `.ue5m3x2` on sm_107); bit manipulation elsewhere
 //! gives the same bits.
