@@ -12,7 +12,7 @@
 //!
 //! The other ops the verifier allows on these element types (constants,
 //! bitcasts, select, reshape, permute, cat, extract, broadcast, view loads
-//! with each padding value, `ftoi`, `itof`, `print`) run in kernels
+//! with each padding value, reduce, `ftoi`, `itof`, `print`) run in kernels
 //! `scale_ops_e8m0`, `scale_ops_e5m3` and `print_scale`.
 mod common;
 
@@ -571,7 +571,7 @@ fn check_scale_ops(fmt: &str, pads: [u8; 2], value: fn(u8) -> f64) {
                 .collect();
             let cp = dev.alloc_from(&c);
             let kp = dev.alloc_from(&bytes::from_i32(&k));
-            let rows = 7;
+            let rows = 8;
             let out = dev.alloc(rows * N);
             let bits = dev.alloc(N);
             let ints = dev.alloc(4 * N);
@@ -599,6 +599,7 @@ fn check_scale_ops(fmt: &str, pads: [u8; 2], value: fn(u8) -> f64) {
                     c[16 + i % 16],
                     if i < n { c[i] } else { pads[0] },
                     if i < n { c[i] } else { pads[1] },
+                    *c.iter().max().expect("codes"),
                 ];
                 for (r, w) in want.into_iter().enumerate() {
                     assert_eq!(row(r, i), w, "{name} on {arch}: row {r}, element {i}");

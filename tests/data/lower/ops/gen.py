@@ -18,7 +18,7 @@ from cuda.tile._bytecode import encodings as E
 from cuda.tile._bytecode.type import SimpleType
 from cuda.tile._bytecode.type_base import PtrAttr, PaddingValue
 from cuda.tile._bytecode.debug_info import MISSING_DEBUG_ATTR_ID
-from cuda.tile._bytecode.attribute import Integer
+from cuda.tile._bytecode.attribute import Float, Integer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N = 128
@@ -506,7 +506,8 @@ def scale_ops(name, elem, pads):
     i8 and as the format, x): rows of out (out[k*N + i]) are c bitcast to the format; x
     where i < 40, else a constant (3i mod 256); x transposed as [8, 16] ([16, 8] row-major);
     x[i mod 64] (cat of two halves); x[16 + i mod 16] (row 1 extracted and broadcast);
-    then x through views of n elements padded with each of `pads`. Also bits = x bitcast
+    then x through views of n elements padded with each of `pads`; then the largest code of
+    x (a reduce comparing the bits) in every element. Also bits = x bitcast
     to i8, ints = ftoi(x) (i32, to zero) and, for f8E5M3FNU, back = itof(k) for i32 k."""
     def body(cb, tt, p):
         s, i8 = elem(tt), tt.simple(SimpleType.I8)
@@ -534,6 +535,19 @@ def scale_ops(name, elem, pads):
             v, _ = E.encode_LoadViewTkoOp(cb, X, tt.Token, pv, [z], None, E.MemoryOrderingSemantics.WEAK,
                                           None, None, [False])
             rows.append(v)
+        # The largest code (unsigned on the bits): a reduce whose body compares bitcasts
+        # (NVIDIA's tileiras 13.5 fails to compile this reduce; the rest it compiles).
+        zero = Float.__new__(Float)
+        zero.type_id, zero.value_bits, zero.bit_size = s, 0, 8
+        sc = tt.tile(s, [])
+        nb = E.encode_ReduceOp(cb, [sc], [x], 0, [zero])
+        with nb.new_block([sc, sc]) as (u, v):
+            ui, vi = (E.encode_BitcastOp(cb, tt.tile(i8, []), w) for w in (u, v))
+            gt = E.encode_CmpIOp(cb, tt.tile(tt.I1, []), ui, vi, E.ComparisonPredicate.GREATER_THAN,
+                                 E.Signedness.Unsigned)
+            E.encode_YieldOp(cb, [E.encode_SelectOp(cb, sc, gt, u, v)])
+        top = nb.done()[0]
+        rows.append(E.encode_BroadcastOp(cb, X, E.encode_ReshapeOp(cb, tt.tile(s, [1]), top)))
         store_rows(cb, tt, p[3], s, rows)
         store(cb, tt, ptrs(cb, tt, p[4], i8), E.encode_BitcastOp(cb, tt.tile(i8, [N]), x))
         ints = E.encode_FToIOp(cb, I, x, E.Signedness.Signed, E.RoundingMode.NEAREST_INT_TO_ZERO, False)
