@@ -530,8 +530,8 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
     let unknown_type = parts[1..].iter().any(|p| {
         let b = p.as_bytes();
         b.len() >= 2
-            && matches!(b[0], b'b' | b's' | b'u' | b'f' | b'e')
-            && b[1].is_ascii_digit()
+            && (b[1].is_ascii_digit() && matches!(b[0], b'b' | b's' | b'u' | b'f' | b'e')
+                || b.len() >= 3 && b[0] == b'u' && b[1] == b'e' && b[2].is_ascii_digit())
             && Ty::parse(p).is_none()
     });
     let unsupported_mod = unknown_type

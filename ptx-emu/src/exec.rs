@@ -1652,7 +1652,19 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             set!(0, s & m);
         }
         OpK::Cvt => {
-            if matches!(ty, Ty::F16x2 | Ty::BF16x2 | Ty::E4M3x2 | Ty::E5M2x2) && ops.len() == 3 {
+            if crate::scale::is_scale(ty) || crate::scale::is_scale(inst.ty2) {
+                let srcs: Vec<u64> = (1..ops.len()).map(|i| v!(i)).collect();
+                let Some(r) = crate::scale::cvt(inst, &srcs) else {
+                    return Err(e(
+                        ErrorKind::Unsupported,
+                        None,
+                        format!("unsupported cvt form `{}`", inst.opcode),
+                    ));
+                };
+                set!(0, r);
+            } else if matches!(ty, Ty::F16x2 | Ty::BF16x2 | Ty::E4M3x2 | Ty::E5M2x2)
+                && ops.len() == 3
+            {
                 // pack two converted values: d = {cvt(a) high, cvt(b) low}
                 let st = scalar_ty(match ty {
                     Ty::E4M3x2 => Ty::E4M3,

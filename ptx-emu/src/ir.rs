@@ -112,6 +112,10 @@ pub enum Ty {
     E5M2x2,
     E4M3,
     E5M2,
+    /// Two unsigned power-of-two scale bytes (`.ue8m0x2`).
+    UE8M0x2,
+    /// Two unsigned e5m3 scale bytes (`.ue5m3x2`).
+    UE5M3x2,
 }
 
 impl Ty {
@@ -144,6 +148,8 @@ impl Ty {
             "e5m2x2" => Ty::E5M2x2,
             "e4m3" => Ty::E4M3,
             "e5m2" => Ty::E5M2,
+            "ue8m0x2" => Ty::UE8M0x2,
+            "ue5m3x2" => Ty::UE5M3x2,
             _ => return None,
         })
     }
@@ -153,7 +159,15 @@ impl Ty {
             Ty::None => 64,
             Ty::Pred => 1,
             Ty::B8 | Ty::U8 | Ty::S8 | Ty::E4M3 | Ty::E5M2 => 8,
-            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 | Ty::E4M3x2 | Ty::E5M2x2 => 16,
+            Ty::B16
+            | Ty::U16
+            | Ty::S16
+            | Ty::F16
+            | Ty::BF16
+            | Ty::E4M3x2
+            | Ty::E5M2x2
+            | Ty::UE8M0x2
+            | Ty::UE5M3x2 => 16,
             Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 | Ty::TF32 => 32,
             Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 | Ty::F32x2 => 64,
             Ty::B128 => 128,

@@ -46,6 +46,7 @@ pub mod float;
 pub mod ir;
 mod parse;
 mod race;
+pub mod scale;
 
 pub use exec::TensorMap;
 pub use ir::Module;

@@ -526,8 +526,9 @@ pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let size = match l.m.types.try_get(l.m.values[res].ty) {
         Some(crate::ir::Type::Tile { element, .. }) => match l.m.types.try_get(*element) {
             Some(crate::ir::Type::Pointer { pointee, .. }) => {
+                // tf32 (19 bits) is stored in 4 bytes.
                 crate::lower::values::scalar_of(l.m, *pointee)
-                    .map(|s| i64::from(s.bit_width().max(8) / 8))
+                    .map(|s| i64::from(s.bit_width().max(8).next_power_of_two() / 8))
             }
             _ => None,
         },

@@ -9,7 +9,7 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use super::arith::{enum_attr, float_ty, from_f32, int_ty, rounding, to_f32};
 use super::elementwise;
-use super::f8;
+use super::{f8, f8_scale};
 
 /// Lowers the conversion family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
@@ -76,6 +76,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             };
             Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
         }),
+        Opcode::FToF if f8_scale::is_scale(from) || f8_scale::is_scale(to) => {
+            f8_scale::conversion(l, id, src, from, to, rv)
+        }
         Opcode::FToF if is_f8(from) || is_f8(to) => f8_conversion(l, id, src, from, to, rv),
         Opcode::FToF => {
             let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {
@@ -119,6 +122,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
             })
         }
+        Opcode::FToI if f8_scale::is_scale(from) => f8_scale::to_int(l, id, src, from, to, signed),
+        Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
         Opcode::FToI => {
             let ft = float_ty(from).ok_or_else(|| l.unsupported(id))?;
             let tt = int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
@@ -297,7 +302,7 @@ fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
 /// The f64 in register `x` rounded to f32 to odd: truncated, its last bit
 /// set when inexact. Rounding that once more to a format at least two bits
 /// narrower (bf16, the f8 types) gives the correctly rounded result.
-fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
+pub(super) fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
     let reg = Operand::Reg;
     let t = l.b.op(
         Opc::Cvt,

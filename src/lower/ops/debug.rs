@@ -292,6 +292,10 @@ fn promote(
             );
             (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
         }
+        Scalar::F8E8M0FNU | Scalar::F8E5M3FNU => {
+            let f = super::f8_scale::scale_to_f32(l, s, r);
+            (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
+        }
         _ => return Err(l.unsupported_feature(id, "a tile of this element type to print")),
     })
 }

@@ -445,11 +445,22 @@ fn vec_for(p: &PartitionInfo, layout: &LinearLayout, l: &Lowerer) -> usize {
     v
 }
 
-/// The bits a padding value stands for in element kind `e` (`None`: an
-/// infinity for f8E4M3FN, which has none; NVIDIA's tileiras refuses it too).
+/// The bits a padding value stands for in element kind `e`, as NVIDIA's
+/// tileiras pads (`None`: a value it refuses, an infinity for f8E4M3FN,
+/// -0 or an infinity for f8E8M0FNU).
 fn padding_bits(e: Elem, pad: Option<Padding>) -> Option<u64> {
     let Elem::Num(s) = e else { return Some(0) };
     let (sign, inf, nan): (u64, Option<u64>, u64) = match s {
+        // Unsigned without infinities: -0 is 0, infinities are NaN.
+        Scalar::F8E5M3FNU => (0, Some(0xff), 0xff),
+        // Powers of two only: zero pads with code 0 (2^-127).
+        Scalar::F8E8M0FNU => {
+            return match pad {
+                Some(Padding::Zero) => Some(0),
+                Some(Padding::Nan) | None => Some(0xff),
+                _ => None,
+            }
+        }
         Scalar::F16 => (0x8000, Some(0x7c00), 0x7e00),
         Scalar::BF16 => (0x8000, Some(0x7f80), 0x7fc0),
         Scalar::F32 => (0x8000_0000, Some(0x7f80_0000), 0x7fc0_0000),
@@ -565,7 +576,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let pad = padding_bits(p.elem, p.padding)
-        .ok_or_else(|| l.unsupported_feature(op, "infinity padding for f8E4M3FN"))?;
+        .ok_or_else(|| l.unsupported_feature(op, "this padding value for its element type"))?;
     let n = layout.num_registers();
     let mut regs: Vec<Option<Reg>> = vec![None; n];
     let mut r = 0;

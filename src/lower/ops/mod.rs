@@ -7,6 +7,7 @@ pub mod cast;
 pub mod control;
 pub mod debug;
 pub mod f8;
+pub mod f8_scale;
 pub mod int8;
 pub mod math;
 pub mod math_f32;

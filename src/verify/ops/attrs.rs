@@ -134,6 +134,35 @@ pub(super) fn rmw_mode(mode: u8, elem: Option<Scalar>) -> Check {
     Ok(())
 }
 
+/// A float type's precision (significand bits, the implicit one included)
+/// and smallest and largest normal exponents, as MLIR's float semantics
+/// give them.
+fn semantics(s: Scalar) -> Option<(u32, i32, i32)> {
+    Some(match s {
+        Scalar::F16 => (11, -14, 15),
+        Scalar::BF16 => (8, -126, 127),
+        Scalar::F32 => (24, -126, 127),
+        Scalar::TF32 => (11, -126, 127),
+        Scalar::F64 => (53, -1022, 1023),
+        Scalar::F8E4M3FN => (4, -6, 8),
+        Scalar::F8E5M2 => (3, -14, 15),
+        Scalar::F8E8M0FNU => (1, -127, 127),
+        Scalar::F4E2M1FN => (2, 0, 2),
+        Scalar::F8E5M3FNU => (4, -14, 16),
+        _ => return None,
+    })
+}
+
+/// Whether `ftof` from `from` to `to` widens: every value of `from` is one
+/// of `to` (MLIR's `isRepresentableBy`; f8E8M0FNU's `2^-127` is below
+/// f32's normal range, f8E5M3FNU's `2^16` above f16's).
+fn representable(from: Scalar, to: Scalar) -> bool {
+    match (semantics(from), semantics(to)) {
+        (Some((p, lo, hi)), Some((q, to_lo, to_hi))) => p <= q && lo >= to_lo && hi <= to_hi,
+        _ => to.bit_width() > from.bit_width(),
+    }
+}
+
 /// The rounding modes `ftof` allows, by conversion kind.
 pub(super) fn ftof_rounding(from: Scalar, to: Scalar, r: u8) -> Check {
     const NEAREST_AWAY: u8 = 7;
@@ -149,7 +178,7 @@ pub(super) fn ftof_rounding(from: Scalar, to: Scalar, r: u8) -> Check {
         if r != RM_NEAREST_EVEN {
             return Err(op_err("invalid rounding mode specified for conversion to low-precision type. Only 'nearest_even' is supported"));
         }
-    } else if to.bit_width() > from.bit_width() {
+    } else if representable(from, to) {
         if !matches!(r, RM_NEAREST_EVEN..=RM_POSITIVE_INF | NEAREST_AWAY) {
             return Err(op_err("invalid rounding mode specified for widening conversion. Only IEEE float rounding modes are supported: 'nearest_even', 'zero', 'negative_inf', 'positive_inf', 'nearest_away'"));
         }
