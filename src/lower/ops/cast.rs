@@ -9,7 +9,8 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use super::arith::{enum_attr, float_ty, from_f32, int_ty, rounding, to_f32};
 use super::elementwise;
-use super::f8;
+use super::subbyte;
+use super::{f4, f8};
 
 /// Lowers the conversion family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
@@ -26,6 +27,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let rv = enum_attr(l, id, "rounding_mode").unwrap_or(0);
     let (fb, tb) = (from.bit_width(), to.bit_width());
     match op.opcode {
+        Opcode::ExtI | Opcode::TruncI if fb == 4 || tb == 4 => {
+            subbyte::int4_conversion(l, id, src, from, to, signed)
+        }
         Opcode::ExtI | Opcode::TruncI => elementwise(l, id, &[src], |l, r| {
             if fb == 1 {
                 let v = if signed && op.opcode == Opcode::ExtI {
@@ -76,6 +80,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             };
             Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
         }),
+        Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
+            f4::conversion(l, id, src, from, to, rv)
+        }
         Opcode::FToF if is_f8(from) || is_f8(to) => f8_conversion(l, id, src, from, to, rv),
         Opcode::FToF => {
             let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {
@@ -297,7 +304,7 @@ fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
 /// The f64 in register `x` rounded to f32 to odd: truncated, its last bit
 /// set when inexact. Rounding that once more to a format at least two bits
 /// narrower (bf16, the f8 types) gives the correctly rounded result.
-fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
+pub(super) fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
     let reg = Operand::Reg;
     let t = l.b.op(
         Opc::Cvt,

@@ -541,9 +541,15 @@ fn with_ordering(ord: &[&'static str], mods: Vec<&'static str>) -> Vec<&'static 
     ord.iter().copied().chain(mods).collect()
 }
 
-pub(super) fn mem_ty(e: Elem) -> Result<Ty, ()> {
+/// The PTX type moving one element of kind `e` to or from memory, or what
+/// this lowering cannot move: i1 (only as bytes) and the 4-bit types (two
+/// to a byte in memory).
+pub(super) fn mem_ty(e: Elem) -> Result<Ty, &'static str> {
+    if e.bits() == 4 {
+        return Err("4-bit elements in memory");
+    }
     match bits_ty(e) {
-        Ty::Pred => Err(()),
+        Ty::Pred => Err("i1 elements in memory"),
         t => Ok(t),
     }
 }
@@ -561,7 +567,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let layout: Rc<LinearLayout> = l.layout_of(res);
     let elem = p.elem;
     p.elem = stored(elem);
-    let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let pad = padding_bits(p.elem, p.padding)
@@ -655,7 +661,7 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         p.elem = stored(p.elem);
         t = preds_to_bytes(l, &t);
     }
-    let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let n = layout.num_registers();
@@ -717,7 +723,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported(op));
     };
     let mem = stored(elem);
-    let ty = mem_ty(mem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(mem).map_err(|w| l.unsupported_feature(op, w))?;
     let layout = l.layout_of(res);
     let ptrs = l.tile_in(op, src, &layout)?;
     let mask = match o.operand("mask") {
@@ -786,7 +792,7 @@ pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     if t.elem.bits() == 1 {
         t = preds_to_bytes(l, &t);
     }
-    let ty = mem_ty(t.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(t.elem).map_err(|w| l.unsupported_feature(op, w))?;
     let layout = t.layout.clone();
     let ptrs = l.tile_in(op, dst, &layout)?;
     let mask = match o.operand("mask") {
