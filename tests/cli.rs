@@ -214,9 +214,9 @@ fn list_versions_and_help() {
 
 #[test]
 fn valid_kernel_reaches_lowering() {
-    // A block-scaled matrix multiply of f4E2M1FN operands verifies but has
-    // no lowering.
-    let unsupported = common::repo().join("tests/data/lower/kernels/mma_scaled_f4.tileir");
+    // A load of an f4E2M1FN array (two elements a byte in memory) verifies
+    // but has no lowering.
+    let unsupported = common::repo().join("tests/data/lower/kernels/load_f4.tileir");
     let unsupported = unsupported.to_str().unwrap();
     let scratch = Scratch::new("cli-lowering");
     let r = run(
@@ -232,7 +232,7 @@ fn valid_kernel_reaches_lowering() {
     );
     assert!(
         r.stderr
-            .contains("'cuda_tile.mmaf_scaled' op with 'f4E2M1FN' operands"),
+            .contains("'cuda_tile.load_view_tko' op with 4-bit elements in memory"),
         "names the op: {}",
         r.stderr
     );
