@@ -2,8 +2,9 @@
 //! (kernel `ftof_f4`), i4 extension and truncation (`int4_pack`) and f4
 //! tiles through reshape and permute (`f4_permute`), all written with
 //! cuTile's bytecode encoders in `tests/data/lower/ops/gen.py`. Each is
-//! lowered for sm_80 and sm_90, assembled by the real ptxas (also for
-//! sm_100a and sm_120a) and run in the PTX emulator; results are compared
+//! lowered for sm_80 and sm_90 (conversions on the bits), assembled by the
+//! real ptxas (also for sm_100a and sm_120a, whose `cvt` `e2m1x2` forms
+//! the emulator lacks) and run in the PTX emulator; results are compared
 //! with an f4E2M1FN encoder and decoder and a nibble packer written here
 //! from the format's definition: every f4 code, every f16 and bf16 bit
 //! pattern, random and edge f32s, f64s near f4 ties.
@@ -274,11 +275,22 @@ fn f4_conversions_match_the_reference_on_sm80_and_sm90() {
     }
 }
 
+/// From sm_100a on f4E2M1FN converts by the `cvt` `e2m1x2` forms, which
+/// ptxas accepts (the emulator lacks them); before, on the bits.
 #[test]
 fn f4_kernels_assemble_for_sm100_and_sm120() {
     for name in ["ftof_f4", "int4_pack", "f4_permute"] {
-        ptx(name, Gpu::Sm100, "sm_100a");
-        ptx(name, Gpu::Sm120, "sm_120a");
+        for (gpu, arch) in [(Gpu::Sm100, "sm_100a"), (Gpu::Sm120, "sm_120a")] {
+            let text = ptx(name, gpu, arch);
+            if name == "ftof_f4" {
+                for form in ["cvt.rn.satfinite.e2m1x2.f32", "cvt.rn.f16x2.e2m1x2"] {
+                    assert!(text.contains(form), "{arch} PTX lacks {form}");
+                }
+            }
+        }
+    }
+    for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
+        assert!(!ptx("ftof_f4", gpu, arch).contains("e2m1"), "{arch}");
     }
 }
 

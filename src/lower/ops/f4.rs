@@ -4,8 +4,9 @@
 //! or NaN. Its register holds the code in the low nibble (see
 //! [`super::subbyte`]).
 //!
-//! Narrowing rounds to nearest even and saturates as PTX's
-//! `cvt.rn.satfinite.e2m1x2.f32` does: magnitudes beyond 6 (infinities
+//! From sm_100a on the `cvt` `e2m1x2` forms convert in hardware, before by
+//! bit manipulation with the same results. Narrowing rounds to nearest
+//! even and saturates as PTX's `cvt.rn.satfinite.e2m1x2.f32` does: magnitudes beyond 6 (infinities
 //! included) become 6 with their sign, NaN becomes +6 (code 0x7). Every
 //! f4E2M1FN value is exact in f16, bf16, f32 and f64 and in the f8 types
 //! f8E4M3FN and f8E5M2, so widening is exact.
@@ -18,13 +19,23 @@ use super::arith::{from_f32, to_f32};
 use super::{elementwise, f8};
 
 /// The f32 value of the f4E2M1FN code in the low nibble of b16 register
-/// `b`: the three magnitude bits placed at the top of an f32's exponent
+/// `b`: by `cvt.rn.f16x2.e2m1x2` where the target has it (the low half of
+/// the result is the low nibble's value, exact in f16), otherwise by bit
+/// manipulation: the three magnitude bits placed at the top of an f32's exponent
 /// and mantissa fields (exponent field `e`, mantissa bit 22) give the
 /// value times `2^-126` exactly (code 1, 0.5, becomes the subnormal
 /// `2^-127`), and a multiply by `2^126` restores it; the sign goes to
 /// bit 31.
 pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
     let r = Operand::Reg;
+    if l.target.has_e2m1_cvt() {
+        let h2 = l.b.op(Opc::CvtUnpackE2m1x2, &[], &[], Ty::B32, vec![r(b)]);
+        let lo =
+            l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(h2)]);
+        return l
+            .b
+            .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(lo)]);
+    }
     let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
         l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
     };
@@ -46,8 +57,9 @@ pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
 }
 
 /// The f4E2M1FN code (in a b16 register) nearest to the f32 in register
-/// `x`, ties to even, saturating (see the module doc), computed on the
-/// bits:
+/// `x`, ties to even, saturating (see the module doc): by
+/// `cvt.rn.satfinite.e2m1x2.f32` where the target has it (the high code
+/// converted from 0), otherwise on the bits:
 ///
 /// - below 1 (the smallest normal) the code is a multiple `k` of the
 ///   quantum 0.5: adding `2^22`, the f32 whose ulp is 0.5, rounds `|x|` to
@@ -60,6 +72,13 @@ pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
 pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
     let r = Operand::Reg;
     let imm = Operand::Imm;
+    if l.target.has_e2m1_cvt() {
+        let zero =
+            l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![Operand::F32(0)]);
+        return l
+            .b
+            .op(Opc::CvtPackE2m1x2, &[], &[], Ty::B16, vec![r(zero), r(x)]);
+    }
     let op = |l: &mut Lowerer, opc: Opc, ty: Ty, a: Operand, b: Operand| {
         l.b.op(opc, &[], &[ty], Ty::B32, vec![a, b])
     };
