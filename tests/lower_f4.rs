@@ -1,5 +1,5 @@
-//! 4-bit elements: `ftof` to and from f4E2M1FN through `pack`/`unpack`
-//! (kernel `ftof_f4`), i4 extension and truncation (`int4_pack`) and f4
+//! 4-bit elements: `ftof`, `itof` and `ftoi` to and from f4E2M1FN through
+//! `pack`/`unpack` (kernel `ftof_f4`), i4 extension and truncation (`int4_pack`) and f4
 //! tiles through reshape and permute (`f4_permute`), all written with
 //! cuTile's bytecode encoders in `tests/data/lower/ops/gen.py`. Each is
 //! lowered for sm_80 and sm_90 (conversions on the bits), assembled by the
@@ -114,12 +114,13 @@ fn launch(text: &str, name: &str, inputs: &[Vec<u8>], outs: &[usize]) -> Vec<Vec
     outs.into_iter().map(|p| dev.read(p)).collect()
 }
 
-/// Kernel inputs of `ftof_f4`: f32s, f16 and bf16 bits, f64s.
+/// Kernel inputs of `ftof_f4`: f32s, f16 and bf16 bits, f64s, i32s.
 struct Inputs {
     x: Vec<f32>,
     h: Vec<u16>,
     b: Vec<u16>,
     d: Vec<f64>,
+    n: Vec<i32>,
 }
 
 /// Every f16 bit pattern (widened to f32 for the f32 input) and every bf16
@@ -178,7 +179,16 @@ fn inputs() -> Inputs {
             }
         })
         .collect();
-    Inputs { x, h, b, d }
+    // Integers: mostly small (-10..=10), some large, the extremes.
+    let mut n: Vec<i32> = values(17, x.len())
+        .into_iter()
+        .map(|r| match r % 4 {
+            0 => r as i32,
+            _ => (r >> 8) as i32 % 11,
+        })
+        .collect();
+    n[..6].copy_from_slice(&[i32::MIN, i32::MAX, (1 << 24) + 1, -5, 5, 7]);
+    Inputs { x, h, b, d, n }
 }
 
 /// Whether `got` is `want` (zeros by sign).
@@ -202,14 +212,16 @@ fn check_ftof(text: &str, inp: &Inputs, target: &str) {
                 bytes::from_u16(&inp.b[s.clone()]),
                 bytes::from_f64(&inp.d[s.clone()]),
                 codes.clone(),
+                bytes::from_i32(&inp.n[s.clone()]),
             ],
-            &[4 * N / 2, 4 * N, 2 * N, 2 * N, 8 * N],
+            &[5 * N / 2, 4 * N, 2 * N, 2 * N, 8 * N, 4 * N],
         );
-        let srcs: [Vec<f64>; 4] = [
+        let srcs: [Vec<f64>; 5] = [
             inp.x[s.clone()].iter().map(|&v| f64::from(v)).collect(),
             inp.h[s.clone()].iter().map(|&v| f16_to_f64(v)).collect(),
             inp.b[s.clone()].iter().map(|&v| bf16_to_f64(v)).collect(),
             inp.d[s.clone()].to_vec(),
+            inp.n[s.clone()].iter().map(|&v| f64::from(v)).collect(),
         ];
         for (k, src) in srcs.iter().enumerate() {
             let row = &outs[0][k * N / 2..(k + 1) * N / 2];
@@ -225,6 +237,7 @@ fn check_ftof(text: &str, inp: &Inputs, target: &str) {
         let f16s = bytes::to_u16(&outs[2]);
         let bf16s = bytes::to_u16(&outs[3]);
         let f64s = bytes::to_f64(&outs[4]);
+        let ints = bytes::to_i32(&outs[5]);
         for i in 0..N {
             let c = nibble(&codes, i);
             let want = f4_value(c);
@@ -240,6 +253,7 @@ fn check_ftof(text: &str, inp: &Inputs, target: &str) {
                     "{target}: code {c:#x} widened to type #{k}: {g:e}, want {want:e}"
                 );
             }
+            assert_eq!(ints[i], want.trunc() as i32, "{target}: ftoi of {c:#x}");
         }
     }
 }

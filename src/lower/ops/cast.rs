@@ -83,6 +83,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
             f4::conversion(l, id, src, from, to, rv)
         }
+        Opcode::FToI | Opcode::IToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
+            f4::int_conversion(l, id, src, from, to, signed, rv)
+        }
         Opcode::FToF if is_f8(from) || is_f8(to) => f8_conversion(l, id, src, from, to, rv),
         Opcode::FToF => {
             let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {

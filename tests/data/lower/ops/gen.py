@@ -487,24 +487,32 @@ def load_bytes(cb, tt, base):
 
 def ftof_f4():
     """Conversions to and from f4E2M1FN (rounded to nearest even), through
-    pack and unpack: packed[k*N/2 + i] = pack(x_k as f4E2M1FN)[i] for the
-    sources x_0..x_3 (f32, f16, bf16, f64), and out_t[i] = unpack(codes)[i]
-    as t for t in f32, f16, bf16, f64 (codes: N/2 bytes, two f4 a byte)."""
+    pack and unpack (parameters x_0..x_3, codes, ints, then the outputs):
+    packed[k*N/2 + i] = pack(x_k as f4E2M1FN)[i] for the sources x_0..x_3
+    (f32, f16, bf16, f64) and for k = 4 the i32 tile ints (itof); out_t[i]
+    = unpack(codes)[i] as t for t in f32, f16, bf16, f64 (codes: N/2
+    bytes, two f4 a byte); trunc[i] = unpack(codes)[i] as i32 (ftoi,
+    rounded toward zero)."""
     RM = E.RoundingMode
 
     def body(cb, tt, p):
         srcs = [f32, f16, bf16, f64]
         xs = [load(cb, tt, ptrs(cb, tt, p[k], t(tt)), t(tt)) for k, t in enumerate(srcs)]
         T4 = tt.tile(f4(tt), [N])
-        rows = [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]),
-                                E.encode_FToFOp(cb, T4, x, RM.NEAREST_EVEN)) for x in xs]
-        store_bytes(cb, tt, p[5], rows)
+        fs = [E.encode_FToFOp(cb, T4, x, RM.NEAREST_EVEN) for x in xs]
+        ints = load(cb, tt, ptrs(cb, tt, p[5], tt.I32), tt.I32)
+        fs.append(E.encode_IToFOp(cb, T4, ints, E.Signedness.Signed, RM.NEAREST_EVEN))
+        rows = [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), f) for f in fs]
+        store_bytes(cb, tt, p[6], rows)
         codes = E.encode_UnpackOp(cb, T4, load_bytes(cb, tt, p[4]))
         for k, t in enumerate(srcs):
             y = E.encode_FToFOp(cb, tt.tile(t(tt), [N]), codes, RM.NEAREST_EVEN)
-            store(cb, tt, ptrs(cb, tt, p[6 + k], t(tt)), y)
-    params = [ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(i8), ptr(i8),
-              ptr(f32), ptr(f16), ptr(bf16), ptr(f64)]
+            store(cb, tt, ptrs(cb, tt, p[7 + k], t(tt)), y)
+        trunc = E.encode_FToIOp(cb, tt.tile(tt.I32, [N]), codes, E.Signedness.Signed,
+                                RM.NEAREST_INT_TO_ZERO, False)
+        store(cb, tt, ptrs(cb, tt, p[11], tt.I32), trunc)
+    params = [ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(i8), ptr(i32), ptr(i8),
+              ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(i32)]
     kernel("ftof_f4", BytecodeVersion.V_13_3, params, body)
 
 
