@@ -4,8 +4,8 @@
 //! f4 tiles (`mma_scaled_f4_e8m0`: f8E8M0FNU scales in blocks of 32,
 //! `mma_scaled_f4_e4m3`: f8E4M3FN in blocks of 16, `mma_scaled_f4_e5m3`:
 //! f8E5M3FNU in blocks of 32) and run on ragged sizes with a K loop on
-//! sm_80 (mma.sync) and sm_90 (wgmma); ptxas assembles them for sm_100a
-//! and sm_120a. `mma_scaled_f4` multiplies constant f4 ones with f8E8M0FNU
+//! sm_80 (mma.sync), sm_90 (wgmma) and sm_120 (mma.sync, f4 decoded by
+//! `cvt.rn.f16x2.e2m1x2`); ptxas assembles them for sm_100a and sm_120a. `mma_scaled_f4` multiplies constant f4 ones with f8E8M0FNU
 //! scales in blocks of 16.
 mod common;
 
@@ -260,6 +260,16 @@ fn f4_matmuls_on_sm90_match_the_reference() {
     let text = lower("mma_scaled_f4_e8m0", Gpu::Sm90);
     assert!(text.contains("wgmma.mma_async"), "sm_90 uses wgmma");
     run_all(Gpu::Sm90);
+}
+
+#[test]
+fn f4_matmuls_on_sm120_match_the_reference() {
+    let text = lower("mma_scaled_f4_e8m0", Gpu::Sm120);
+    assert!(
+        text.contains("cvt.rn.f16x2.e2m1x2"),
+        "sm_120 unpacks in hardware"
+    );
+    run_all(Gpu::Sm120);
 }
 
 #[test]

@@ -112,6 +112,8 @@ pub enum Ty {
     E5M2x2,
     E4M3,
     E5M2,
+    E2M1x2,
+    E2M1,
 }
 
 impl Ty {
@@ -144,6 +146,8 @@ impl Ty {
             "e5m2x2" => Ty::E5M2x2,
             "e4m3" => Ty::E4M3,
             "e5m2" => Ty::E5M2,
+            "e2m1x2" => Ty::E2M1x2,
+            "e2m1" => Ty::E2M1,
             _ => return None,
         })
     }
@@ -152,7 +156,8 @@ impl Ty {
         match self {
             Ty::None => 64,
             Ty::Pred => 1,
-            Ty::B8 | Ty::U8 | Ty::S8 | Ty::E4M3 | Ty::E5M2 => 8,
+            Ty::E2M1 => 4,
+            Ty::B8 | Ty::U8 | Ty::S8 | Ty::E4M3 | Ty::E5M2 | Ty::E2M1x2 => 8,
             Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 | Ty::E4M3x2 | Ty::E5M2x2 => 16,
             Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 | Ty::TF32 => 32,
             Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 | Ty::F32x2 => 64,
@@ -183,6 +188,8 @@ impl Ty {
                 | Ty::E5M2
                 | Ty::E4M3x2
                 | Ty::E5M2x2
+                | Ty::E2M1
+                | Ty::E2M1x2
         )
     }
 }
