@@ -300,7 +300,7 @@ fn f4_conversions_match_the_reference() {
 /// ptxas accepts (the emulator lacks them); before, on the bits.
 #[test]
 fn f4_kernels_assemble_for_sm100_and_sm120() {
-    for name in ["ftof_f4", "int4_pack", "f4_permute"] {
+    for name in ["ftof_f4", "int4_pack", "f4_permute", "f4_constant"] {
         for (gpu, arch) in [(Gpu::Sm100, "sm_100a"), (Gpu::Sm120, "sm_120a")] {
             let text = ptx(name, gpu, arch);
             if name == "ftof_f4" {
@@ -367,5 +367,18 @@ fn f4_tiles_move_through_reshape_and_permute() {
                 .collect();
             assert_eq!(outs[0], pack(&want), "{arch}: seed {seed}");
         }
+    }
+}
+
+#[test]
+fn f4_constants_join_by_cat() {
+    for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
+        let text = ptx("f4_constant", gpu, arch);
+        let outs = launch(&text, "f4_constant", &[], &[N / 2]);
+        let want: Vec<u8> = (0..N / 2)
+            .map(|i| (3 * i % 16) as u8)
+            .chain((0..N / 2).map(|i| ((5 * i + 1) % 16) as u8))
+            .collect();
+        assert_eq!(outs[0], pack(&want), "{arch}");
     }
 }

@@ -550,6 +550,20 @@ def f4_permute():
     kernel("f4_permute", BytecodeVersion.V_13_3, [ptr(i8), ptr(i8)], body)
 
 
+
+def f4_constant():
+    """f4E2M1FN constants (one code a byte in the bytecode) joined by cat:
+    out = pack(cat(a, b)) with a[i] = 3i mod 16 and b[i] = 5i + 1 mod 16
+    (N/2 codes each)."""
+    def body(cb, tt, p):
+        T = lambda n: tt.tile(f4(tt), [n])
+        a = E.encode_ConstantOp(cb, T(N // 2), bytes((3 * i) % 16 for i in range(N // 2)))
+        b = E.encode_ConstantOp(cb, T(N // 2), bytes((5 * i + 1) % 16 for i in range(N // 2)))
+        v = E.encode_CatOp(cb, T(N), a, b, 0)
+        store_bytes(cb, tt, p[0], [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), v)])
+    kernel("f4_constant", BytecodeVersion.V_13_3, [ptr(i8)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 ftof_f64_bf16()
@@ -557,6 +571,7 @@ ftof_f8()
 ftof_f4()
 int4_pack()
 f4_permute()
+f4_constant()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
