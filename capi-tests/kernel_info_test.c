@@ -194,8 +194,8 @@ static void test_cluster(const unsigned char *data, size_t size) {
 }
 
 static void test_unsupported(const unsigned char *data, size_t size) {
-  /* A load of an f4E2M1FN array (4-bit elements in memory) has no
-     lowering: status 4, and no kernel info. */
+  /* A print of an f8E4M3FN tile has no lowering: status 4, and no
+     kernel info. */
   tileirasConfig c;
   tileirasProgram p = NULL;
   CHECK(tileirasConfigInit(&c) == TILEIRAS_SUCCESS);
@@ -230,10 +230,10 @@ int main(int argc, char **argv) {
   unsigned char *cluster = read_file(path, &size);
   test_cluster(cluster, size);
   free(cluster);
-  snprintf(path, sizeof path, "%s/lower/kernels/load_f4.tileir", argv[1]);
-  unsigned char *load_f4 = read_file(path, &size);
-  test_unsupported(load_f4, size);
-  free(load_f4);
+  snprintf(path, sizeof path, "%s/lower/kernels/print_e4m3.tileir", argv[1]);
+  unsigned char *print_e4m3 = read_file(path, &size);
+  test_unsupported(print_e4m3, size);
+  free(print_e4m3);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

@@ -5,7 +5,8 @@
 //! `mma_scaled_f4_e4m3`: f8E4M3FN in blocks of 16, `mma_scaled_f4_e5m3`:
 //! f8E5M3FNU in blocks of 32) and run on ragged sizes with a K loop on
 //! sm_80 (mma.sync), sm_90 (wgmma) and sm_120 (mma.sync, f4 decoded by
-//! `cvt.rn.f16x2.e2m1x2`); ptxas assembles them for sm_100a and sm_120a. `mma_scaled_f4` multiplies constant f4 ones with f8E8M0FNU
+//! `cvt.rn.f16x2.e2m1x2`); ptxas assembles them for sm_100a and sm_120a.
+//! `mma_scaled_f4_view` loads f4E2M1FN arrays directly (f8E8M0FNU scales). `mma_scaled_f4` multiplies constant f4 ones with f8E8M0FNU
 //! scales in blocks of 16.
 mod common;
 
@@ -161,10 +162,27 @@ fn pack(v: &[u8]) -> Vec<u8> {
     v.chunks(2).map(|p| (p[0] & 0xf) | (p[1] << 4)).collect()
 }
 
-/// Runs the kernel of `scale` (PTX `text`) on `m x k` by `k x n` and checks
-/// every element of C against the reference and C's row padding.
-fn run(text: &str, scale: Scale, (m, n, k): (usize, usize, usize), seed: u64) {
-    let what = format!("{} {m}x{n}x{k}", scale.kernel());
+/// How a kernel takes its f4 operands.
+#[derive(Clone, Copy, PartialEq)]
+enum Operands {
+    /// uint8 arrays of packed bytes, `[rows, cols / 2]`.
+    Bytes,
+    /// f4E2M1FN arrays `[rows, cols]` (rows padded to 32 elements).
+    F4,
+}
+
+/// Runs kernel `name` (PTX `text`, f4 operands as `how`, scales `scale`)
+/// on `m x k` by `k x n` and checks every element of C against the
+/// reference and C's row padding.
+fn run_kernel(
+    text: &str,
+    name: &str,
+    how: Operands,
+    scale: Scale,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) {
+    let what = format!("{name} {m}x{n}x{k}");
     let module = Module::parse(text).unwrap_or_else(|e| panic!("{what}: {e}"));
     let kb = k / scale.block();
     let mut rng = Rng(seed);
@@ -177,28 +195,44 @@ fn run(text: &str, scale: Scale, (m, n, k): (usize, usize, usize), seed: u64) {
 
     let mut dev = Device::new();
     let mut params = Vec::new();
-    let mut arr = |dev: &mut Device, data: &[u8], rows: usize, cols: usize| {
+    let mut arr = |dev: &mut Device, data: &[u8], shape: [usize; 2], row_stride: usize| {
         let p = dev.alloc_from(data);
         params.push(Param::U64(p.addr()));
-        params.extend([rows, cols, stride(cols), 1].map(|x| Param::U32(x as u32)));
+        params.extend([shape[0], shape[1], row_stride, 1].map(|x| Param::U32(x as u32)));
         p
     };
     // Operand padding bytes are 6s, scale padding NaN: neither is read.
-    arr(&mut dev, &padded(&pack(&a), m, k / 2, 0x77), m, k / 2);
-    arr(&mut dev, &padded(&a_scale, m, kb, 0xff), m, kb);
-    arr(&mut dev, &padded(&pack(&b), k, n / 2, 0x77), k, n / 2);
-    arr(&mut dev, &padded(&b_scale, kb, n, 0xff), kb, n);
+    // An f4 array's row stride (in elements) is a multiple of 32, its
+    // bytes those of the packed uint8 array with rows of half as many.
+    let operand = |codes: &[u8], rows: usize, cols: usize| {
+        let bytes = padded(&pack(codes), rows, cols / 2, 0x77);
+        match how {
+            Operands::Bytes => (bytes, [rows, cols / 2], stride(cols / 2)),
+            Operands::F4 => (bytes, [rows, cols], 2 * stride(cols / 2)),
+        }
+    };
+    let (ab, ashape, astride) = operand(&a, m, k);
+    let (bb, bshape, bstride) = operand(&b, k, n);
+    arr(&mut dev, &ab, ashape, astride);
+    arr(
+        &mut dev,
+        &padded(&a_scale, m, kb, 0xff),
+        [m, kb],
+        stride(kb),
+    );
+    arr(&mut dev, &bb, bshape, bstride);
+    arr(&mut dev, &padded(&b_scale, kb, n, 0xff), [kb, n], stride(n));
     let sentinel = -12345.0f32;
     let c0 = bytes::from_f32(&vec![sentinel; m * stride(n)]);
-    let pc = arr(&mut dev, &c0, m, n);
-    let entry = module.kernel(scale.kernel()).expect("entry");
+    let pc = arr(&mut dev, &c0, [m, n], stride(n));
+    let entry = module.kernel(name).expect("entry");
     let cfg = LaunchConfig {
         grid: (m.div_ceil(64) as u32, n.div_ceil(64) as u32, 1),
         block: entry.reqntid.expect("reqntid"),
         cluster: (1, 1, 1),
         dynamic_smem: 0,
     };
-    dev.launch(&module, scale.kernel(), cfg, &params)
+    dev.launch(&module, name, cfg, &params)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     let c = bytes::to_f32(&dev.read(pc));
 
@@ -237,16 +271,40 @@ fn run(text: &str, scale: Scale, (m, n, k): (usize, usize, usize), seed: u64) {
     assert_eq!(bad, 0, "{what}: {bad} wrong elements of {}", m * n);
 }
 
-/// Every scale type's kernel on `gpu`, on a ragged size and one that
-/// fills whole tiles.
+/// Every scale type's kernel on `gpu`, and the one loading f4 arrays
+/// directly, on a ragged size and one that fills whole tiles.
 fn run_all(gpu: Gpu) {
     for (s, scale) in [Scale::E8m0, Scale::E4m3, Scale::E5m3]
         .into_iter()
         .enumerate()
     {
-        let text = lower(scale.kernel(), gpu);
-        run(&text, scale, (100, 70, 96), 11 + s as u64);
-        run(&text, scale, (64, 128, 128), 23 + s as u64);
+        let name = scale.kernel();
+        let text = lower(name, gpu);
+        run_kernel(
+            &text,
+            name,
+            Operands::Bytes,
+            scale,
+            (100, 70, 96),
+            11 + s as u64,
+        );
+        run_kernel(
+            &text,
+            name,
+            Operands::Bytes,
+            scale,
+            (64, 128, 128),
+            23 + s as u64,
+        );
+    }
+    let name = "mma_scaled_f4_view";
+    let text = lower(name, gpu);
+    for (mnk, seed) in [
+        ((100, 70, 96), 31),
+        ((64, 128, 128), 37),
+        ((33, 66, 160), 41),
+    ] {
+        run_kernel(&text, name, Operands::F4, Scale::E8m0, mnk, seed);
     }
 }
 
@@ -327,41 +385,5 @@ fn f4_constant_operands_multiply_with_their_scales() {
                 );
             }
         }
-    }
-}
-
-/// 4-bit elements in memory are not lowered: loading an f4 array is an
-/// unsupported-feature error at the load's source line.
-#[test]
-fn f4_loads_are_an_error_at_the_load() {
-    let path = common::repo().join("tests/data/lower/kernels/load_f4.tileir");
-    let data = std::fs::read(&path).expect("load_f4");
-    let module = tileiras::bytecode::read(&data).expect("bytecode");
-    tileiras::verify::verify(&module).expect("verifies");
-    let src = std::fs::read_to_string(common::repo().join("tests/data/lower/kernels/kernels.py"))
-        .expect("kernels.py");
-    let line = src
-        .lines()
-        .position(|l| l.contains("x = ct.load(a, index=(0, 0), shape=(64, 64))"))
-        .expect("the f4 load line")
-        + 1;
-    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
-        let options = Options {
-            gpu,
-            ..Default::default()
-        };
-        let err = tileiras::lower::lower(&module, &options).expect_err("f4 loads lower");
-        assert!(err.is_unsupported(), "{gpu}: {err}");
-        let text = err.to_string();
-        assert!(
-            text.contains("'cuda_tile.load_view_tko' op with 4-bit elements in memory"),
-            "{gpu}: {text}"
-        );
-        let loc = err.diagnostic().location.expect("a location");
-        assert_eq!(
-            (loc.file.as_str(), loc.line),
-            ("kernels.py", line as u32),
-            "{gpu}"
-        );
     }
 }

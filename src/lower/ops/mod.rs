@@ -15,6 +15,7 @@ pub mod math_f64;
 pub mod math_f64_reduce;
 pub mod math_f64_trig;
 pub mod memory;
+pub mod memory_4bit;
 pub mod mma;
 pub mod mma_fma;
 pub mod mma_scaled;

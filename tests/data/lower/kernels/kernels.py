@@ -2,7 +2,7 @@
 """cuTile kernels for matrix-multiply shapes the reference corpus lacks: a
 fused epilogue (bias and ReLU), a bf16 matmul with a GELU-style epilogue, an
 attention kernel (two matmuls around an online softmax), block-scaled matmuls
-(mma_scaled: e5m2, small tiles, batched, f4 with each scale type), an f4 load. gen.py
+(mma_scaled: e5m2, small tiles, batched, f4), f4 arrays and an f8 print. gen.py
 exports each to TileIR bytecode; tests/lower_kernels.rs and
 tests/lower_mma_scaled.rs run them in the emulator against these docstrings.
 
@@ -262,12 +262,40 @@ def mma_scaled_f4_e5m3(a, a_scale, b, b_scale, c):
     ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
 
 
-@kernel([C(f4, 2), C(f32, 2)])
+@kernel([C(f4, 2), C(f32, 2), C(f4, 2)])
 @ct.kernel
-def load_f4(a, c):
-    """c[i, j] = a[i, j] for the first 64 x 64 tile of an f4E2M1FN array (two elements a
-    byte in memory). 4-bit elements in memory are not lowered: the compiler reports the
-    load as unsupported at its source location.
+def f4_copy(a, c, d):
+    """c[i, j] = f32(a[i, j]) and d[i, j] = a[i, j] for f4E2M1FN arrays a and d [M, N] (two
+    elements a byte in memory, element j of a row in the low nibble of byte j / 2 when j is
+    even) and c [M, N] (f32). Grid (cdiv(M, 32), cdiv(N, 64), 1); out-of-bounds elements of
+    a read as -0 and are not stored.
     """
-    x = ct.load(a, index=(0, 0), shape=(64, 64))
-    ct.store(c, index=(0, 0), tile=ct.astype(x, f32))
+    x = ct.load(a, index=(ct.bid(0), ct.bid(1)), shape=(32, 64), padding_mode=ct.PaddingMode.NEG_ZERO)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=ct.astype(x, f32))
+    ct.store(d, index=(ct.bid(0), ct.bid(1)), tile=x)
+
+
+@kernel([C(f4, 2), C(e8m0, 2), C(f4, 2), C(e8m0, 2), C(f32, 2)])
+@ct.kernel
+def mma_scaled_f4_view(a, a_scale, b, b_scale, c):
+    """As mma_scaled_f4_e8m0 with a: [M, K] and b: [K, N] f4E2M1FN arrays loaded directly
+    (two elements a byte in memory, as there).
+    """
+    acc = ct.zeros((FM, FN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(FM, FK))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(FM, FK), padding_mode=ZERO)
+        xs = ct.load(a_scale, index=(ct.bid(0), k), shape=(FM, FK // 32), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(FK, FN), padding_mode=ZERO)
+        ys = ct.load(b_scale, index=(k, ct.bid(1)), shape=(FK // 32, FN), padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+@kernel([C(e4m3, 1)])
+@ct.kernel
+def print_e4m3(a):
+    """Prints the first 16 elements of an f8E4M3FN array. Printing f8 elements is not
+    lowered: the compiler reports the print as unsupported at its source location.
+    """
+    x = ct.load(a, index=(0,), shape=(16,))
+    ct.printf("%f\n", x)
