@@ -382,3 +382,32 @@ fn f4_constants_join_by_cat() {
         assert_eq!(outs[0], pack(&want), "{arch}");
     }
 }
+
+#[test]
+fn f4_and_i4_tiles_print() {
+    for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm120, "sm_120a")] {
+        let text = ptx("print_f4_i4", gpu, arch);
+        let codes: Vec<u8> = (0..8u8).map(|i| (2 * i) | ((2 * i + 1) << 4)).collect();
+        let m = Module::parse(&text).expect("emulator parses the PTX");
+        let mut dev = Device::new();
+        let p = dev.alloc_from(&codes);
+        let out = dev
+            .launch_grid(&m, "print_f4_i4", (1, 1, 1), &[Param::U64(p.addr())])
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        let list = |f: &dyn Fn(u8) -> String| (0..16u8).map(f).collect::<Vec<_>>().join(", ");
+        let want = format!(
+            "f4 [{}]\ni4 [{}] [{}]\n",
+            list(&|c| format!("{:.6}", f4_value(c))),
+            list(&|c| format!(
+                "{}",
+                if c >= 8 {
+                    i32::from(c) - 16
+                } else {
+                    i32::from(c)
+                }
+            )),
+            list(&|c| format!("{c}")),
+        );
+        assert_eq!(out.printf, want, "{arch}");
+    }
+}

@@ -564,6 +564,19 @@ def f4_constant():
     kernel("f4_constant", BytecodeVersion.V_13_3, [ptr(i8)], body)
 
 
+
+def print_f4_i4():
+    """Prints 16 f4E2M1FN and 16 i4 values unpacked from codes (8 bytes):
+    "f4 %f\\n" of the f4 tile, then "i4 %d %u\\n" of the i4 tile twice."""
+    def body(cb, tt, p):
+        b = load(cb, tt, ptrs(cb, tt, p[0], i8(tt), 8), i8(tt), 8)
+        x = E.encode_UnpackOp(cb, tt.tile(f4(tt), [16]), b)
+        y = E.encode_UnpackOp(cb, tt.tile(i4(tt), [16]), b)
+        t = E.encode_PrintTkoOp(cb, tt.Token, [x], None, "f4 %f\n")
+        E.encode_PrintTkoOp(cb, tt.Token, [y, y], t, "i4 %d %u\n")
+    kernel("print_f4_i4", BytecodeVersion.V_13_3, [ptr(i8)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 ftof_f64_bf16()
@@ -572,6 +585,7 @@ ftof_f4()
 int4_pack()
 f4_permute()
 f4_constant()
+print_f4_i4()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
