@@ -315,6 +315,7 @@ fn f4_kernels_assemble_for_sm100_and_sm120() {
     }
 }
 
+/// i4 to and from wider integers and i1, and `select` of i4 tiles.
 #[test]
 fn i4_extends_truncates_and_packs() {
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
@@ -329,7 +330,7 @@ fn i4_extends_truncates_and_packs() {
                 &text,
                 "int4_pack",
                 &[codes.clone(), bytes::from_i32(&x)],
-                &[4 * N, 2 * N, N, N / 2],
+                &[4 * N, 2 * N, N, N / 2, N / 2, N / 2],
             );
             let sext = bytes::to_i32(&outs[0]);
             let zext = bytes::to_u16(&outs[1]);
@@ -346,6 +347,13 @@ fn i4_extends_truncates_and_packs() {
             }
             let low: Vec<u8> = x.iter().map(|&v| (v & 0xf) as u8).collect();
             assert_eq!(outs[3], pack(&low), "{arch}: trunci to i4, packed");
+            let bits: Vec<u8> = (0..N).map(|i| nibble(&codes, i) & 1).collect();
+            let ones: Vec<u8> = bits.iter().map(|&b| if b == 1 { 0xf } else { 0 }).collect();
+            let sel: Vec<u8> = (0..N)
+                .map(|i| if bits[i] == 1 { nibble(&codes, i) } else { 0 })
+                .collect();
+            assert_eq!(outs[4], pack(&ones), "{arch}: i1 sign-extended to i4");
+            assert_eq!(outs[5], pack(&sel), "{arch}: select of i4");
         }
     }
 }

@@ -518,10 +518,11 @@ def ftof_f4():
 
 def int4_pack():
     """i4 through pack and unpack (parameters codes, x, sext, zext, sext8,
-    packed): with v = unpack(codes) (N i4 from N/2 bytes), sext[i] = v[i]
+    packed, ones, sel): with v = unpack(codes) (N i4 from N/2 bytes), sext[i] = v[i]
     sign-extended to i32, zext[i] = v[i] zero-extended to i16, sext8[i] =
-    v[i] sign-extended to i8; and packed = pack(x truncated to i4) for the
-    i32 tile x."""
+    v[i] sign-extended to i8; packed = pack(x truncated to i4) for the
+    i32 tile x; with bit = v truncated to i1: ones = pack(bit sign-extended
+    to i4) and sel = pack(select(bit, v, bit zero-extended to i4))."""
     S = E.Signedness
 
     def body(cb, tt, p):
@@ -532,7 +533,13 @@ def int4_pack():
         x = load(cb, tt, ptrs(cb, tt, p[1], tt.I32), tt.I32)
         q = E.encode_TruncIOp(cb, tt.tile(i4(tt), [N]), x, E.IntegerOverflow.NONE)
         store_bytes(cb, tt, p[5], [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), q)])
-    params = [ptr(i8), ptr(i32), ptr(i32), ptr(i16), ptr(i8), ptr(i8)]
+        T4 = tt.tile(i4(tt), [N])
+        bit = E.encode_TruncIOp(cb, tt.tile(tt.I1, [N]), v, E.IntegerOverflow.NONE)
+        w = E.encode_ExtIOp(cb, T4, bit, S.Signed)
+        z = E.encode_SelectOp(cb, T4, bit, v, E.encode_ExtIOp(cb, T4, bit, S.Unsigned))
+        for k, r in enumerate([w, z]):
+            store_bytes(cb, tt, p[6 + k], [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), r)])
+    params = [ptr(i8), ptr(i32), ptr(i32), ptr(i16), ptr(i8), ptr(i8), ptr(i8), ptr(i8)]
     kernel("int4_pack", BytecodeVersion.V_13_3, params, body)
 
 
