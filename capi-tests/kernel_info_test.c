@@ -194,7 +194,7 @@ static void test_cluster(const unsigned char *data, size_t size) {
 }
 
 static void test_unsupported(const unsigned char *data, size_t size) {
-  /* mmaf_scaled of f4E2M1FN operands has no lowering: status 4, and no
+  /* A print of an f8E4M3FN tile has no lowering: status 4, and no
      kernel info. */
   tileirasConfig c;
   tileirasProgram p = NULL;
@@ -230,10 +230,10 @@ int main(int argc, char **argv) {
   unsigned char *cluster = read_file(path, &size);
   test_cluster(cluster, size);
   free(cluster);
-  snprintf(path, sizeof path, "%s/lower/kernels/mma_scaled_f4.tileir", argv[1]);
-  unsigned char *scaled = read_file(path, &size);
-  test_unsupported(scaled, size);
-  free(scaled);
+  snprintf(path, sizeof path, "%s/lower/kernels/print_e4m3.tileir", argv[1]);
+  unsigned char *print_e4m3 = read_file(path, &size);
+  test_unsupported(print_e4m3, size);
+  free(print_e4m3);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

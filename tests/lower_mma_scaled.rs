@@ -6,9 +6,8 @@
 //! sizes (`tests/data/lower/kernels/kernels.py`). Scales are random near 1, with
 //! blocks scaled up to 2^60 and down to 2^-60, rows scaled by the smallest
 //! scales 2^-126 and 2^-127, one NaN scale and NaN operands. ptxas
-//! assembles the corpus kernel without spills, the accumulator keeps the
-//! engine's layout across the K loop, and f4 operands are a lowering error
-//! at the op's location.
+//! assembles the corpus kernel without spills and the accumulator keeps the
+//! engine's layout across the K loop. f4 operands: `tests/lower_mma_scaled_f4.rs`.
 mod common;
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
@@ -421,35 +420,6 @@ fn batched_matmul_matches_the_reference() {
             batch_tile: Some(2),
         };
         run(&kernel, (4, 40, 24, 128), seed);
-    }
-}
-
-/// f4E2M1FN operands are not lowered: an unsupported-feature error naming
-/// the op, at its source line, on every family.
-#[test]
-fn f4_operands_are_an_error_at_the_op() {
-    let bytes = kernel_bytes("mma_scaled_f4");
-    let src = std::fs::read_to_string(common::repo().join("tests/data/lower/kernels/kernels.py"))
-        .expect("kernels.py");
-    let line = src
-        .lines()
-        .position(|l| l.contains("acc = ct.mma_scaled(x, xs, y, ys, ct.zeros"))
-        .expect("the f4 mma_scaled line")
-        + 1;
-    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
-        let err = lower(&bytes, gpu).expect_err("f4 lowers");
-        assert!(err.is_unsupported(), "{gpu}: {err}");
-        let text = err.to_string();
-        assert!(
-            text.contains("'cuda_tile.mmaf_scaled' op with 'f4E2M1FN' operands"),
-            "{gpu}: {text}"
-        );
-        let loc = err.diagnostic().location.expect("a location");
-        assert_eq!(
-            (loc.file.as_str(), loc.line),
-            ("kernels.py", line as u32),
-            "{gpu}"
-        );
     }
 }
 

@@ -927,6 +927,7 @@ fn fmt_of(ty: Ty) -> Fmt {
         Ty::TF32 => fl::TF32,
         Ty::E4M3 | Ty::E4M3x2 => fl::E4M3,
         Ty::E5M2 | Ty::E5M2x2 => fl::E5M2,
+        Ty::E2M1 | Ty::E2M1x2 => fl::E2M1,
         _ => fl::F32,
     }
 }
@@ -940,6 +941,7 @@ fn fget(ty: Ty, v: u64, ftz: bool) -> f64 {
         Ty::F16 | Ty::F16x2 => fl::f16_to_f64(v as u16),
         Ty::E4M3 | Ty::E4M3x2 => fl::decode(fl::E4M3, v & 0xff),
         Ty::E5M2 | Ty::E5M2x2 => fl::decode(fl::E5M2, v & 0xff),
+        Ty::E2M1 | Ty::E2M1x2 => fl::decode(fl::E2M1, v & 0xf),
         _ => f32::from_bits(v as u32) as f64,
     };
     if ftz && is_sub(ty, x) {
@@ -993,7 +995,10 @@ fn fput(ty: Ty, hi: f64, lo: f64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
                 lo,
                 rnd,
                 f,
-                matches!(ty, Ty::E4M3 | Ty::E4M3x2 | Ty::E5M2 | Ty::E5M2x2),
+                matches!(
+                    ty,
+                    Ty::E4M3 | Ty::E4M3x2 | Ty::E5M2 | Ty::E5M2x2 | Ty::E2M1 | Ty::E2M1x2
+                ),
             );
             let b = if ty == Ty::TF32 { b << 13 } else { b };
             if ftz {
@@ -1662,13 +1667,16 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                     ));
                 };
                 set!(0, r);
-            } else if matches!(ty, Ty::F16x2 | Ty::BF16x2 | Ty::E4M3x2 | Ty::E5M2x2)
-                && ops.len() == 3
+            } else if matches!(
+                ty,
+                Ty::F16x2 | Ty::BF16x2 | Ty::E4M3x2 | Ty::E5M2x2 | Ty::E2M1x2
+            ) && ops.len() == 3
             {
                 // pack two converted values: d = {cvt(a) high, cvt(b) low}
                 let st = scalar_ty(match ty {
                     Ty::E4M3x2 => Ty::E4M3,
                     Ty::E5M2x2 => Ty::E5M2,
+                    Ty::E2M1x2 => Ty::E2M1,
                     x => x,
                 });
                 let mut sub = inst.clone();
@@ -1677,19 +1685,21 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 let lo = cvt(&sub, v!(2));
                 let eb = st.bits();
                 set!(0, (hi << eb) | lo);
-            } else if matches!(inst.ty2, Ty::E4M3x2 | Ty::E5M2x2) {
-                // unpack fp8x2 to f16x2
+            } else if matches!(inst.ty2, Ty::E4M3x2 | Ty::E5M2x2 | Ty::E2M1x2) {
+                // unpack fp8x2 (fp4x2) to f16x2: the low byte (nibble) to
+                // the low half
                 let a = v!(1);
-                let st = if inst.ty2 == Ty::E4M3x2 {
-                    Ty::E4M3
-                } else {
-                    Ty::E5M2
+                let st = match inst.ty2 {
+                    Ty::E4M3x2 => Ty::E4M3,
+                    Ty::E5M2x2 => Ty::E5M2,
+                    _ => Ty::E2M1,
                 };
+                let eb = st.bits();
                 let mut sub = inst.clone();
                 sub.ty = Ty::F16;
                 sub.ty2 = st;
-                let lo = cvt(&sub, a & 0xff);
-                let hi = cvt(&sub, (a >> 8) & 0xff);
+                let lo = cvt(&sub, a & mask(eb));
+                let hi = cvt(&sub, (a >> eb) & mask(eb));
                 set!(0, lo | (hi << 16));
             } else {
                 let a = v!(1);

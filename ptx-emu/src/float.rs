@@ -13,7 +13,9 @@ pub struct Fmt {
     pub mbits: u32,
     /// Has IEEE infinities (false for e4m3, whose only NaN is S.1111.111).
     pub ieee: bool,
-    /// Canonical NaN bits.
+    /// Whether an encoding is NaN (false for e2m1, which has none).
+    pub has_nan: bool,
+    /// Canonical NaN bits (for a format without NaN, what NaN converts to).
     pub nan: u64,
 }
 
@@ -22,6 +24,7 @@ pub const F16: Fmt = Fmt {
     ebits: 5,
     mbits: 10,
     ieee: true,
+    has_nan: true,
     nan: 0x7fff,
 };
 /// bfloat16.
@@ -29,6 +32,7 @@ pub const BF16: Fmt = Fmt {
     ebits: 8,
     mbits: 7,
     ieee: true,
+    has_nan: true,
     nan: 0x7fff,
 };
 /// IEEE binary32.
@@ -36,6 +40,7 @@ pub const F32: Fmt = Fmt {
     ebits: 8,
     mbits: 23,
     ieee: true,
+    has_nan: true,
     nan: 0x7fff_ffff,
 };
 /// TF32 (f32 layout with 10 mantissa bits; result keeps the low 13 bits zero).
@@ -43,6 +48,7 @@ pub const TF32: Fmt = Fmt {
     ebits: 8,
     mbits: 10,
     ieee: true,
+    has_nan: true,
     nan: 0x7fff_ffff,
 };
 /// FP8 E4M3 (no infinities, max 448).
@@ -50,6 +56,7 @@ pub const E4M3: Fmt = Fmt {
     ebits: 4,
     mbits: 3,
     ieee: false,
+    has_nan: true,
     nan: 0x7f,
 };
 /// FP8 E5M2.
@@ -57,7 +64,17 @@ pub const E5M2: Fmt = Fmt {
     ebits: 5,
     mbits: 2,
     ieee: true,
+    has_nan: true,
     nan: 0x7f,
+};
+
+/// FP4 E2M1 (no infinities or NaN, max 6; NaN converts to +6).
+pub const E2M1: Fmt = Fmt {
+    ebits: 2,
+    mbits: 1,
+    ieee: false,
+    has_nan: false,
+    nan: 0x7,
 };
 
 /// Canonical f32 NaN produced by arithmetic.
@@ -78,7 +95,7 @@ pub fn decode(f: Fmt, bits: u64) -> f64 {
         } else {
             f64::NAN
         }
-    } else if !f.ieee && e == emax_field && m == (1 << f.mbits) - 1 {
+    } else if !f.ieee && f.has_nan && e == emax_field && m == (1 << f.mbits) - 1 {
         f64::NAN
     } else if e == 0 {
         m as f64 * 2f64.powi(1 - bias - f.mbits as i32)
@@ -142,6 +159,8 @@ pub fn round(hi: f64, lo: f64, mode: Rnd, f: Fmt, satfinite: bool) -> u64 {
     let bias = (1i32 << (f.ebits - 1)) - 1;
     let max_finite = if f.ieee {
         (((1u64 << f.ebits) - 2) << f.mbits) | ((1 << f.mbits) - 1)
+    } else if !f.has_nan {
+        (1u64 << (f.ebits + f.mbits)) - 1
     } else {
         (((1u64 << f.ebits) - 1) << f.mbits) | ((1 << f.mbits) - 2)
     };

@@ -116,6 +116,8 @@ pub enum Ty {
     UE8M0x2,
     /// Two unsigned e5m3 scale bytes (`.ue5m3x2`).
     UE5M3x2,
+    E2M1x2,
+    E2M1,
 }
 
 impl Ty {
@@ -150,6 +152,8 @@ impl Ty {
             "e5m2" => Ty::E5M2,
             "ue8m0x2" => Ty::UE8M0x2,
             "ue5m3x2" => Ty::UE5M3x2,
+            "e2m1x2" => Ty::E2M1x2,
+            "e2m1" => Ty::E2M1,
             _ => return None,
         })
     }
@@ -158,7 +162,8 @@ impl Ty {
         match self {
             Ty::None => 64,
             Ty::Pred => 1,
-            Ty::B8 | Ty::U8 | Ty::S8 | Ty::E4M3 | Ty::E5M2 => 8,
+            Ty::E2M1 => 4,
+            Ty::B8 | Ty::U8 | Ty::S8 | Ty::E4M3 | Ty::E5M2 | Ty::E2M1x2 => 8,
             Ty::B16
             | Ty::U16
             | Ty::S16
@@ -197,6 +202,8 @@ impl Ty {
                 | Ty::E5M2
                 | Ty::E4M3x2
                 | Ty::E5M2x2
+                | Ty::E2M1
+                | Ty::E2M1x2
         )
     }
 }

@@ -21,6 +21,7 @@ pub const UE5M3: Fmt = Fmt {
     ebits: 5,
     mbits: 3,
     ieee: false,
+    has_nan: true,
     nan: 0xff,
 };
 

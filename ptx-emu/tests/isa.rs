@@ -208,6 +208,34 @@ fn conversions() {
 }
 
 #[test]
+fn fp4_conversions() {
+    let o = u32s(&run("
+        {
+        .reg .b8 %q<4>;
+        mov.b32 %f1, 0f40A00000; mov.b32 %f2, 0fBE800001;
+        cvt.rn.satfinite.e2m1x2.f32 %q1, %f1, %f2; mov.b16 %h1, {%q1, 0}; st.global.b16 [%rd0], %h1;
+        mov.b32 %f3, 0f7FC00000; mov.b32 %f4, 0fC1200000;
+        cvt.rn.satfinite.e2m1x2.f32 %q2, %f3, %f4; mov.b16 %h2, {%q2, 0}; st.global.b16 [%rd0+2], %h2;
+        mov.b16 %h3, 0x00F1; mov.b16 {%q3, %q0}, %h3; cvt.rn.f16x2.e2m1x2 %r1, %q3; st.global.b32 [%rd0+4], %r1;
+        }
+    "));
+    assert_eq!(
+        o[0] & 0xffff,
+        0x69,
+        "hi: 5 ties to even 4 (0x6), lo: -0.25000003 to -0.5 (0x9)"
+    );
+    assert_eq!(
+        o[0] >> 16,
+        0x7f,
+        "hi: NaN to +6 (0x7), lo: -10 saturates to -6 (0xf)"
+    );
+    assert_eq!(
+        o[1], 0xc600_3800,
+        "0xF1: low nibble 0.5 in the low half, -6 in the high"
+    );
+}
+
+#[test]
 fn warp_collectives() {
     // 64 threads: each lane shuffles, votes and reduces; thread 0 of each warp stores.
     let body = "

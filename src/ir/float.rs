@@ -330,6 +330,11 @@ fn encode_from_f64(fmt: Format, v: f64) -> Option<u64> {
     if !v.is_finite() {
         return None;
     }
+    if v == 0.0 {
+        // Zeros by sign (the search below cannot tell them apart).
+        let neg = v.is_sign_negative() && fmt.signed;
+        return Some(if neg { 1u64 << (fmt.bits - 1) } else { 0 });
+    }
     let n: u64 = 1u64 << fmt.bits;
     let mut best: Option<(f64, u64)> = None;
     for b in 0..n {
@@ -417,5 +422,19 @@ pub(crate) fn is_neg_zero(s: Scalar, bits: u64) -> bool {
     match Format::of(s) {
         Some(fmt) => matches!(decode(fmt, bits), (true, Class::Zero)),
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_zeros_print_as_numbers() {
+        assert_eq!(format_float(Scalar::F16, 0x8000), "-0.000000e+00");
+        assert_eq!(format_float(Scalar::F8E4M3FN, 0x80), "-0.000000e+00");
+        assert_eq!(format_float(Scalar::F4E2M1FN, 0x8), "-0.000000e+00");
+        assert_eq!(format_float(Scalar::F4E2M1FN, 0x0), "0.000000e+00");
+        assert_eq!(format_float(Scalar::F4E2M1FN, 0xf), "-6.000000e+00");
     }
 }

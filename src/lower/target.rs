@@ -50,6 +50,12 @@ impl Target {
         self.gpu.capability() >= 90
     }
 
+    /// Whether `cvt` converts f4E2M1FN pairs (`e2m1x2`) in hardware: the
+    /// architecture-specific targets from sm_100a on.
+    pub fn has_e2m1_cvt(self) -> bool {
+        self.gpu.capability() >= 100
+    }
+
     /// Widest global access in bytes (128-bit vector loads and stores).
     pub fn max_access_bytes(self) -> u32 {
         16

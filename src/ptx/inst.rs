@@ -280,6 +280,15 @@ pub enum Opc {
     /// `mbarrier`: init, arrive, wait on or invalidate a shared-memory
     /// barrier object.
     Mbarrier,
+    /// `cvt.rn.satfinite.e2m1x2.f32`: two f32 sources (high, low) to a pair
+    /// of f4E2M1FN codes, the destination b16 holding their byte (high
+    /// code in the high nibble). PTX takes only a `.b8` register there, so
+    /// the writer prints a scoped one and moves it out.
+    CvtPackE2m1x2,
+    /// `cvt.rn.f16x2.e2m1x2`: the pair of f4E2M1FN codes in the low byte
+    /// of a b16 source to an f16x2 (low nibble to the low half), through a
+    /// scoped `.b8` register as for [`Opc::CvtPackE2m1x2`].
+    CvtUnpackE2m1x2,
 }
 
 impl Opc {
@@ -341,6 +350,7 @@ impl Opc {
             Opc::Ldmatrix => "ldmatrix",
             Opc::CpAsync => "cp.async",
             Opc::Mbarrier => "mbarrier",
+            Opc::CvtPackE2m1x2 | Opc::CvtUnpackE2m1x2 => "cvt",
         }
     }
 

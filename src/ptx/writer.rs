@@ -152,6 +152,14 @@ impl<W: Write> Writer<W> {
                 Line::Inst(i) if i.opc == super::inst::Opc::Vprintf => self.vprintf(i)?,
                 Line::Inst(i) if i.opc == super::inst::Opc::Malloc => self.malloc(i)?,
                 Line::Inst(i) if i.opc == super::inst::Opc::Free => self.free(i)?,
+                Line::Inst(i)
+                    if matches!(
+                        i.opc,
+                        super::inst::Opc::CvtPackE2m1x2 | super::inst::Opc::CvtUnpackE2m1x2
+                    ) =>
+                {
+                    self.e2m1x2(i)?
+                }
                 Line::Inst(i) => {
                     self.out.write_char('\t')?;
                     self.inst(i)?;
@@ -204,6 +212,47 @@ impl<W: Write> Writer<W> {
         )?;
         operand(&mut self.out, dst)?;
         writeln!(self.out, ", [retval0];\n\t}}")
+    }
+
+    /// The `e2m1x2` conversions in a scope with the `.b8` register PTX
+    /// wants for the pair: `{ .reg .b8 %f4b, %f4z; ... }`.
+    fn e2m1x2(&mut self, i: &Inst) -> fmt::Result {
+        let Some(d) = i.dsts.first() else {
+            return Err(fmt::Error);
+        };
+        let mut guard = String::new();
+        if let Some((g, neg)) = i.guard {
+            guard.push('@');
+            if neg {
+                guard.push('!');
+            }
+            reg(&mut guard, g)?;
+            guard.push(' ');
+        }
+        self.out.write_str("\t{\n\t.reg .b8 \t%f4b, %f4z;\n\t")?;
+        self.out.write_str(&guard)?;
+        if i.opc == super::inst::Opc::CvtPackE2m1x2 {
+            let (Some(a), Some(b)) = (i.srcs.first(), i.srcs.get(1)) else {
+                return Err(fmt::Error);
+            };
+            self.out.write_str("cvt.rn.satfinite.e2m1x2.f32 \t%f4b, ")?;
+            operand(&mut self.out, a)?;
+            self.out.write_str(", ")?;
+            operand(&mut self.out, b)?;
+            write!(self.out, ";\n\t{guard}mov.b16 \t")?;
+            operand(&mut self.out, d)?;
+            self.out.write_str(", {%f4b, 0};\n")?;
+        } else {
+            let Some(a) = i.srcs.first() else {
+                return Err(fmt::Error);
+            };
+            self.out.write_str("mov.b16 \t{%f4b, %f4z}, ")?;
+            operand(&mut self.out, a)?;
+            write!(self.out, ";\n\t{guard}cvt.rn.f16x2.e2m1x2 \t")?;
+            operand(&mut self.out, d)?;
+            self.out.write_str(", %f4b;\n")?;
+        }
+        writeln!(self.out, "\t}}")
     }
 
     /// `free(ptr)` as a call sequence.

@@ -9,7 +9,8 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use super::arith::{enum_attr, float_ty, from_f32, int_ty, rounding, to_f32};
 use super::elementwise;
-use super::{f8, f8_scale};
+use super::subbyte;
+use super::{f4, f8, f8_scale};
 
 /// Lowers the conversion family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
@@ -26,6 +27,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let rv = enum_attr(l, id, "rounding_mode").unwrap_or(0);
     let (fb, tb) = (from.bit_width(), to.bit_width());
     match op.opcode {
+        Opcode::ExtI | Opcode::TruncI if fb == 4 || tb == 4 => {
+            subbyte::int4_conversion(l, id, src, from, to, signed)
+        }
         Opcode::ExtI | Opcode::TruncI => elementwise(l, id, &[src], |l, r| {
             if fb == 1 {
                 let v = if signed && op.opcode == Opcode::ExtI {
@@ -76,6 +80,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             };
             Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
         }),
+        Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
+            f4::conversion(l, id, src, from, to, rv)
+        }
+        Opcode::FToI | Opcode::IToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
+            f4::int_conversion(l, id, src, from, to, signed, rv)
+        }
         Opcode::FToF if f8_scale::is_scale(from) || f8_scale::is_scale(to) => {
             f8_scale::conversion(l, id, src, from, to, rv)
         }

@@ -296,6 +296,33 @@ fn promote(
             let f = super::f8_scale::scale_to_f32(l, s, r);
             (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
         }
+        Scalar::F4E2M1FN => {
+            let f = super::f4::f4_to_f32(l, r);
+            (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
+        }
+        Scalar::I4 => {
+            // The nibble extended by the specifier's signedness.
+            let top = l.b.op(
+                Opc::Shl,
+                &[],
+                &[Ty::B16],
+                Ty::B16,
+                vec![Operand::Reg(r), Operand::Imm(12)],
+            );
+            let (h, w) = if unsigned {
+                (Ty::U16, Ty::U32)
+            } else {
+                (Ty::S16, Ty::S32)
+            };
+            let x = l.b.op(
+                Opc::Shr,
+                &[],
+                &[h],
+                Ty::B16,
+                vec![Operand::Reg(top), Operand::Imm(12)],
+            );
+            (cvt(l, w, h, x), Ty::B32)
+        }
         _ => return Err(l.unsupported_feature(id, "a tile of this element type to print")),
     })
 }

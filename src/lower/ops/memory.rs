@@ -1,7 +1,8 @@
 //! `load_view_tko` / `store_view_tko` through partition views: per-element
 //! address arithmetic from the layout, a bounds check per access (skipped on
 //! dimensions declared in bounds), padding for out-of-bounds reads, and
-//! 128-bit vector accesses when the view proves alignment.
+//! 128-bit vector accesses when the view proves alignment. 4-bit elements
+//! (two a byte): [`super::memory_4bit`].
 use std::rc::Rc;
 
 use crate::ir::{Attr, OpId, Padding, Scalar, ValueId};
@@ -552,9 +553,15 @@ fn with_ordering(ord: &[&'static str], mods: Vec<&'static str>) -> Vec<&'static 
     ord.iter().copied().chain(mods).collect()
 }
 
-pub(super) fn mem_ty(e: Elem) -> Result<Ty, ()> {
+/// The PTX type moving one element of kind `e` to or from memory, or what
+/// this lowering cannot move: i1 (only as bytes) and the 4-bit types (two
+/// to a byte in memory; views move them, see [`super::memory_4bit`]).
+pub(super) fn mem_ty(e: Elem) -> Result<Ty, &'static str> {
+    if e.bits() == 4 {
+        return Err("4-bit elements in memory");
+    }
     match bits_ty(e) {
-        Ty::Pred => Err(()),
+        Ty::Pred => Err("i1 elements in memory"),
         t => Ok(t),
     }
 }
@@ -569,10 +576,13 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let index = o.operand_group("index").to_vec();
     let mut p = partition(l.m, view)
         .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;
+    if p.elem.bits() == 4 {
+        return super::memory_4bit::load_view(l, op, &p, &index, res, &ord);
+    }
     let layout: Rc<LinearLayout> = l.layout_of(res);
     let elem = p.elem;
     p.elem = stored(elem);
-    let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let pad = padding_bits(p.elem, p.padding)
@@ -662,11 +672,14 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;
     let layout = l.tile(op, tile)?.layout;
     let mut t = l.tile_in(op, tile, &layout)?;
+    if p.elem.bits() == 4 {
+        return super::memory_4bit::store_view(l, op, &p, &index, &t, &ord);
+    }
     if p.elem.bits() == 1 {
         p.elem = stored(p.elem);
         t = preds_to_bytes(l, &t);
     }
-    let ty = mem_ty(p.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
     let a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let n = layout.num_registers();
@@ -728,7 +741,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported(op));
     };
     let mem = stored(elem);
-    let ty = mem_ty(mem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(mem).map_err(|w| l.unsupported_feature(op, w))?;
     let layout = l.layout_of(res);
     let ptrs = l.tile_in(op, src, &layout)?;
     let mask = match o.operand("mask") {
@@ -797,7 +810,7 @@ pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     if t.elem.bits() == 1 {
         t = preds_to_bytes(l, &t);
     }
-    let ty = mem_ty(t.elem).map_err(|_| l.unsupported_feature(op, "i1 elements in memory"))?;
+    let ty = mem_ty(t.elem).map_err(|w| l.unsupported_feature(op, w))?;
     let layout = t.layout.clone();
     let ptrs = l.tile_in(op, dst, &layout)?;
     let mask = match o.operand("mask") {

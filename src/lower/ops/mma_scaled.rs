@@ -1,26 +1,37 @@
-//! `mmaf_scaled` (block-scaled matrix multiply): the f8 operands are
-//! dequantized in registers and the engines multiply them as bf16.
+//! `mmaf_scaled` (block-scaled matrix multiply): the f8 and f4 operands
+//! are dequantized in registers and the engines multiply them as bf16.
 //!
-//! Element `lhs[.., m, k]` becomes `f32(lhs[.., m, k]) * 2^(s - 127)` with
-//! `s = lhs_scale[.., m, k / V]` (an f8E8M0FNU exponent, `V` the block
-//! size), and likewise `rhs[.., k, n]` with `rhs_scale[.., k / V, n]`. Each
-//! thread needs the scale of every operand element it holds: the scale tile
-//! is redistributed to the operand's layout with the K coordinate shifted
+//! Element `lhs[.., m, k]` becomes `f32(lhs[.., m, k]) * scale` with the
+//! scale `lhs_scale[.., m, k / V]` (`V` the block size), and likewise
+//! `rhs[.., k, n]` with `rhs_scale[.., k / V, n]`. Each thread needs the
+//! scale of every operand element it holds: the scale tile is
+//! redistributed to the operand's layout with the K coordinate shifted
 //! right by `log2(V)` (a linear map, so still a linear layout, whose
 //! duplicated bits repeat one scale over its block).
 //!
-//! An e4m3/e5m2 value times a power of two has at most 4 significant bits
-//! and bf16 has 8 and f32's exponent range, so the dequantized operand is
-//! exact in bf16 (half the shared memory and registers of tf32) and the
-//! tensor cores' products are exact; only the f32 accumulation order
-//! differs from a sequential sum. Exactness ends where a dequantized
-//! operand leaves the f32 normal range: from 2^128 up it is infinite (also
-//! where the other operand's scale would bring the product back in range,
-//! e.g. `448 * 2^127` times `2^-127`), and below 2^-130 in magnitude it is
+//! Scales are f8E8M0FNU exponents `2^(s - 127)` (f8 and f4 operands), or
+//! for f4E2M1FN operands f8E4M3FN or f8E5M3FNU values. The dequantized
+//! operand is exact in bf16 (half the shared memory and registers of
+//! tf32), so the tensor cores' products are exact and only the f32
+//! accumulation order differs from a sequential sum:
+//!
+//! - an e4m3/e5m2 value (at most 4 significant bits) times a power of two
+//!   has at most 4 significant bits, bf16 has 8 and f32's exponent range;
+//!   likewise an f4E2M1FN value (2 bits) times a power of two;
+//! - an f4E2M1FN value times an f8E4M3FN or f8E5M3FNU scale (4
+//!   significant bits each) has at most 6 significant bits, and its
+//!   magnitude lies between `0.5 * 2^-9` (`0.5 * 2^-17` for e5m3) and
+//!   `6 * 448` (`6 * 122880`), well inside bf16's normal range.
+//!
+//! With f8E8M0FNU scales exactness ends where a dequantized operand
+//! leaves the f32 normal range: from 2^128 up it is infinite (also where
+//! the other operand's scale would bring the product back in range, e.g.
+//! `448 * 2^127` times `2^-127`), and below 2^-130 in magnitude it is
 //! rounded to a bf16 subnormal (gradual underflow; down to 2^-130 its 4
 //! significant bits still fit). The scale 0 (2^-127) is the f32 subnormal
 //! it denotes; 0xFF is NaN and makes its block's products NaN, as are
-//! e4m3's and e5m2's own NaNs.
+//! e4m3's and e5m2's own NaNs and the e4m3 and e5m3 scales' NaNs (0x7F or
+//! 0xFF, and 0xFF).
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
@@ -31,10 +42,12 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use super::arith::from_f32;
+use super::f4::f4_to_f32;
 use super::f8::f8_to_f32;
 
 /// Fails with an unsupported-feature error (at the op's location) unless op
-/// `id` has f8E4M3FN or f8E5M2 operands with f8E8M0FNU scales, the
+/// `id` has f8E4M3FN or f8E5M2 operands with f8E8M0FNU scales, or
+/// f4E2M1FN operands with f8E8M0FNU, f8E4M3FN or f8E5M3FNU scales, the
 /// combinations this lowering dequantizes.
 pub fn check(l: &Lowerer, id: OpId) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
@@ -45,10 +58,14 @@ pub fn check(l: &Lowerer, id: OpId) -> Result<(), LowerError> {
     let (Some(e), Some(s)) = (elem("lhs"), elem("lhs_scale")) else {
         return Err(l.unsupported(id));
     };
-    if !matches!(e, Scalar::F8E4M3FN | Scalar::F8E5M2) {
+    if !matches!(e, Scalar::F8E4M3FN | Scalar::F8E5M2 | Scalar::F4E2M1FN) {
         return Err(l.unsupported_feature(id, &format!("'{}' operands", e.name())));
     }
-    if s != Scalar::F8E8M0FNU {
+    let scales_ok = match e {
+        Scalar::F4E2M1FN => matches!(s, Scalar::F8E8M0FNU | Scalar::F8E4M3FN | Scalar::F8E5M3FNU),
+        _ => s == Scalar::F8E8M0FNU,
+    };
+    if !scales_ok {
         return Err(l.unsupported_feature(id, &format!("'{}' scales", s.name())));
     }
     Ok(())
@@ -78,7 +95,7 @@ pub fn dequantized(l: &mut Lowerer, id: OpId) -> Result<(Tile, Tile), LowerError
     Ok((a, b))
 }
 
-/// Tile `t` (f8) dequantized with the scales of value `scales`, whose
+/// Tile `t` (f8 or f4) dequantized with the scales of value `scales`, whose
 /// dimension `kdim` is `t`'s divided by the block size.
 fn dequantize(
     l: &mut Lowerer,
@@ -87,7 +104,7 @@ fn dequantize(
     scales: crate::ir::ValueId,
     kdim: usize,
 ) -> Result<Tile, LowerError> {
-    let Some((sshape, _)) = value_tile(l.m, scales) else {
+    let Some((sshape, Elem::Num(se))) = value_tile(l.m, scales) else {
         return Err(l.unsupported(id));
     };
     let Elem::Num(e) = t.elem else {
@@ -109,11 +126,18 @@ fn dequantize(
             regs.push(regs[c]);
             continue;
         }
-        let x = f8_to_f32(l, e, t.regs[r]);
+        let x = if e == Scalar::F4E2M1FN {
+            f4_to_f32(l, t.regs[r])
+        } else {
+            f8_to_f32(l, e, t.regs[r])
+        };
         let f = match decoded.iter().find(|(raw, _)| *raw == s.regs[r]) {
             Some(&(_, f)) => f,
             None => {
-                let f = scale_f32(l, s.regs[r]);
+                let f = match se {
+                    Scalar::F8E4M3FN => f8_to_f32(l, se, s.regs[r]),
+                    _ => super::f8_scale::scale_to_f32(l, se, s.regs[r]),
+                };
                 decoded.push((s.regs[r], f));
                 f
             }
@@ -151,55 +175,4 @@ pub fn scale_layout(layout: &LinearLayout, kdim: usize, shift: u32) -> LinearLay
         lane: layout.lane.iter().map(map).collect(),
         warp: layout.warp.iter().map(map).collect(),
     }
-}
-
-/// The f32 value `2^(s - 127)` of the f8E8M0FNU exponent byte in register
-/// `s`: the bits `s << 23`, except 0 (2^-127, the f32 subnormal with bit 22
-/// set) and 0xFF (NaN).
-fn scale_f32(l: &mut Lowerer, s: Reg) -> Reg {
-    let r = Operand::Reg;
-    let w =
-        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(s)]);
-    let w = l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![r(w), Operand::Imm(0xff)],
-    );
-    let bits = l.b.op(
-        Opc::Shl,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![r(w), Operand::Imm(23)],
-    );
-    let zero = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        vec![r(w), Operand::Imm(0)],
-    );
-    let bits = l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![Operand::Imm(1 << 22), r(bits), r(zero)],
-    );
-    let nan = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        vec![r(w), Operand::Imm(0xff)],
-    );
-    l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![Operand::Imm(0x7fff_ffff), r(bits), r(nan)],
-    )
 }

@@ -8,6 +8,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Ty};
 
 use super::staging::{alloc, barrier, read, write, Placement};
+use super::subbyte::{is_4bit, pack_unpack};
 
 /// Offsets `index[i] * shape[i]` (u32) for `extract`/`insert` indices.
 fn offsets(
@@ -86,6 +87,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             barrier(l);
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
+        Opcode::Pack | Opcode::Unpack if is_4bit(src.elem) || is_4bit(elem) => {
+            pack_unpack(l, id, &src, res)?
+        }
         Opcode::Pack | Opcode::Unpack => {
             // Reinterpret the bytes: row-major flat order, little-endian.
             let buf = alloc(l, &src.layout.shape, src.elem)?;
@@ -100,7 +104,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             if buf.slot * src.layout.shape.iter().product::<i64>()
                 != slot * rshape.iter().product::<i64>()
             {
-                return Err(l.unsupported_feature(id, "sub-byte elements"));
+                return Err(l.unsupported_feature(id, "i1 elements"));
             }
             let view = super::staging::Buffer {
                 offset: buf.offset,

@@ -1,5 +1,6 @@
-# Exports the kernels of kernels.py to TileIR bytecode 13.3 with cuTile
-# Python (no GPU needed):  .tools/venv/bin/python tests/data/lower/kernels/gen.py
+# Exports the kernels of kernels.py to TileIR bytecode (13.3 unless a kernel asks for
+# a later version) with cuTile Python (no GPU needed):
+#   .tools/venv/bin/python tests/data/lower/kernels/gen.py
 import linecache
 import os
 import sys
@@ -28,5 +29,5 @@ for spec in kernels.KERNELS:
     name = spec["name"]
     sig = KernelSignature(spec["params"], CallingConvention.cutile_python_v1(), symbol=name)
     out = os.path.join(HERE, f"{name}.tileir")
-    export_kernel(spec["kernel"], [sig], out, output_format="tileir_bytecode", bytecode_version="13.3")
+    export_kernel(spec["kernel"], [sig], out, output_format="tileir_bytecode", bytecode_version=spec["version"])
     print(name, os.path.getsize(out))

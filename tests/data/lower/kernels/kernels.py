@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """cuTile kernels for matrix-multiply shapes the reference corpus lacks: a
 fused epilogue (bias and ReLU), a bf16 matmul with a GELU-style epilogue, an
-attention kernel (two matmuls around an online softmax), and block-scaled
-matmuls (mma_scaled: e5m2, small tiles, batched, f4 operands). gen.py
+attention kernel (two matmuls around an online softmax), block-scaled matmuls
+(mma_scaled: e5m2, small tiles, batched, f4), f4 arrays and an f8 print. gen.py
 exports each to TileIR bytecode; tests/lower_kernels.rs and
 tests/lower_mma_scaled.rs run them in the emulator against these docstrings.
 
@@ -16,9 +16,9 @@ from cuda.tile.compilation import ArrayConstraint, ScalarConstraint
 KERNELS = []
 
 
-def kernel(params):
+def kernel(params, version="13.3"):
     def deco(k):
-        KERNELS.append(dict(name=k._pyfunc.__name__, kernel=k, params=params))
+        KERNELS.append(dict(name=k._pyfunc.__name__, kernel=k, params=params, version=version))
         return k
     return deco
 
@@ -158,8 +158,8 @@ def mma_scaled_e4m3_8x16(a, a_scale, b, b_scale, c):
 def mma_scaled_f4(a_scale, b_scale, c):
     """c = ones(64, 64) (f4E2M1FN) scaled by a_scale [64, 4] times ones(64, 64) scaled by
     b_scale [4, 64] (block 16): c[i, j] = sum_k 2**(a_scale[i, k // 16] - 127) *
-    2**(b_scale[k // 16, j] - 127). f4 operands are not lowered: the compiler reports the
-    mmaf_scaled op as unsupported at its source location.
+    2**(b_scale[k // 16, j] - 127). The f4 operands are constants (splat ones), dequantized
+    with their scales like loaded ones.
     """
     x = ct.ones((64, 64), ct.float4_e2m1fn)
     y = ct.ones((64, 64), ct.float4_e2m1fn)
@@ -192,3 +192,110 @@ def mma_scaled_batched(a, a_scale, b, b_scale, c):
                      padding_mode=ZERO)
         acc = ct.mma_scaled(x, xs, y, ys, acc)
     ct.store(c, index=(ct.bid(2), ct.bid(0), ct.bid(1)), tile=acc)
+
+
+u8, f4, e5m3 = ct.uint8, ct.float4_e2m1fn, ct.float8_e5m3fnu
+FM, FN, FK = 64, 64, 64
+
+
+@kernel([C(u8, 2), C(e8m0, 2), C(u8, 2), C(e8m0, 2), C(f32, 2)])
+@ct.kernel
+def mma_scaled_f4_e8m0(a, a_scale, b, b_scale, c):
+    """c[i, j] = sum_k a[i, k] * 2**(a_scale[i, k // 32] - 127) * b[k, j] * 2**(b_scale[k // 32, j] - 127).
+
+    a: [M, K], b: [K, N] (f4E2M1FN) held as bytes, two elements a byte (element 2q of a row
+    in the low nibble of byte q): arrays a: [M, K / 2] and b: [K, N / 2] of uint8, unpacked
+    in the kernel. a_scale: [M, K / 32], b_scale: [K / 32, N] (f8E8M0FNU exponents), c: [M, N]
+    (f32); K a multiple of 32, N even. Grid (cdiv(M, 64), cdiv(N, 64), 1); block (bm, bn)
+    computes its 64 x 64 tile of c with a K loop of cdiv(K, 64) steps (out-of-bounds operand
+    bytes and scales read as zero).
+    """
+    acc = ct.zeros((FM, FN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(FM, FK // 2))):
+        xb = ct.load(a, index=(ct.bid(0), k), shape=(FM, FK // 2), padding_mode=ZERO)
+        x = ct.reshape(ct.unpack_from_bytes(ct.reshape(xb, (FM * FK // 2,)), f4), (FM, FK))
+        xs = ct.load(a_scale, index=(ct.bid(0), k), shape=(FM, FK // 32), padding_mode=ZERO)
+        yb = ct.load(b, index=(k, ct.bid(1)), shape=(FK, FN // 2), padding_mode=ZERO)
+        y = ct.reshape(ct.unpack_from_bytes(ct.reshape(yb, (FK * FN // 2,)), f4), (FK, FN))
+        ys = ct.load(b_scale, index=(k, ct.bid(1)), shape=(FK // 32, FN), padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+@kernel([C(u8, 2), C(e4m3, 2), C(u8, 2), C(e4m3, 2), C(f32, 2)])
+@ct.kernel
+def mma_scaled_f4_e4m3(a, a_scale, b, b_scale, c):
+    """c[i, j] = sum_k a[i, k] * a_scale[i, k // 16] * b[k, j] * b_scale[k // 16, j].
+
+    As mma_scaled_f4_e8m0 with f8E4M3FN scales in blocks of 16: a_scale: [M, K / 16],
+    b_scale: [K / 16, N]; K a multiple of 16.
+    """
+    acc = ct.zeros((FM, FN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(FM, FK // 2))):
+        xb = ct.load(a, index=(ct.bid(0), k), shape=(FM, FK // 2), padding_mode=ZERO)
+        x = ct.reshape(ct.unpack_from_bytes(ct.reshape(xb, (FM * FK // 2,)), f4), (FM, FK))
+        xs = ct.load(a_scale, index=(ct.bid(0), k), shape=(FM, FK // 16), padding_mode=ZERO)
+        yb = ct.load(b, index=(k, ct.bid(1)), shape=(FK, FN // 2), padding_mode=ZERO)
+        y = ct.reshape(ct.unpack_from_bytes(ct.reshape(yb, (FK * FN // 2,)), f4), (FK, FN))
+        ys = ct.load(b_scale, index=(k, ct.bid(1)), shape=(FK // 16, FN), padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+@kernel([C(u8, 2), C(e5m3, 2), C(u8, 2), C(e5m3, 2), C(f32, 2)], version="13.4")
+@ct.kernel
+def mma_scaled_f4_e5m3(a, a_scale, b, b_scale, c):
+    """c[i, j] = sum_k a[i, k] * a_scale[i, k // 32] * b[k, j] * b_scale[k // 32, j].
+
+    As mma_scaled_f4_e8m0 with f8E5M3FNU scales (unsigned, 5 exponent bits with bias 15,
+    3 mantissa bits, 0xFF NaN) in blocks of 32 (bytecode 13.4, which has that type).
+    """
+    acc = ct.zeros((FM, FN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(FM, FK // 2))):
+        xb = ct.load(a, index=(ct.bid(0), k), shape=(FM, FK // 2), padding_mode=ZERO)
+        x = ct.reshape(ct.unpack_from_bytes(ct.reshape(xb, (FM * FK // 2,)), f4), (FM, FK))
+        xs = ct.load(a_scale, index=(ct.bid(0), k), shape=(FM, FK // 32), padding_mode=ZERO)
+        yb = ct.load(b, index=(k, ct.bid(1)), shape=(FK, FN // 2), padding_mode=ZERO)
+        y = ct.reshape(ct.unpack_from_bytes(ct.reshape(yb, (FK * FN // 2,)), f4), (FK, FN))
+        ys = ct.load(b_scale, index=(k, ct.bid(1)), shape=(FK // 32, FN), padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+@kernel([C(f4, 2), C(f32, 2), C(f4, 2)])
+@ct.kernel
+def f4_copy(a, c, d):
+    """c[i, j] = f32(a[i, j]) and d[i, j] = a[i, j] for f4E2M1FN arrays a and d [M, N] (two
+    elements a byte in memory, element j of a row in the low nibble of byte j / 2 when j is
+    even) and c [M, N] (f32). Grid (cdiv(M, 32), cdiv(N, 64), 1); out-of-bounds elements of
+    a read as -0 and are not stored.
+    """
+    x = ct.load(a, index=(ct.bid(0), ct.bid(1)), shape=(32, 64), padding_mode=ct.PaddingMode.NEG_ZERO)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=ct.astype(x, f32))
+    ct.store(d, index=(ct.bid(0), ct.bid(1)), tile=x)
+
+
+@kernel([C(f4, 2), C(e8m0, 2), C(f4, 2), C(e8m0, 2), C(f32, 2)])
+@ct.kernel
+def mma_scaled_f4_view(a, a_scale, b, b_scale, c):
+    """As mma_scaled_f4_e8m0 with a: [M, K] and b: [K, N] f4E2M1FN arrays loaded directly
+    (two elements a byte in memory, as there).
+    """
+    acc = ct.zeros((FM, FN), f32)
+    for k in range(ct.num_tiles(a, 1, shape=(FM, FK))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(FM, FK), padding_mode=ZERO)
+        xs = ct.load(a_scale, index=(ct.bid(0), k), shape=(FM, FK // 32), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(FK, FN), padding_mode=ZERO)
+        ys = ct.load(b_scale, index=(k, ct.bid(1)), shape=(FK // 32, FN), padding_mode=ZERO)
+        acc = ct.mma_scaled(x, xs, y, ys, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+@kernel([C(e4m3, 1)])
+@ct.kernel
+def print_e4m3(a):
+    """Prints the first 16 elements of an f8E4M3FN array. Printing f8 elements is not
+    lowered: the compiler reports the print as unsupported at its source location.
+    """
+    x = ct.load(a, index=(0,), shape=(16,))
+    ct.printf("%f\n", x)

@@ -1,12 +1,12 @@
 # Writes runnable kernels for TileIR ops and attributes the cuTile corpus
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
 # loads and stores, f64 math functions, f64 to bf16, conversions to and
-# from the f8 and f8 scale types), with cuTile's own bytecode encoders. Run
-# with the cuTile Python environment:
+# from the f8, f8 scale and f4 types, pack and unpack of 4-bit tiles), with
+# cuTile's own bytecode encoders. Run with the cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
-# tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_ftof_f8.rs and
-# tests/lower_ftof_f8_scale.rs compile each one and run it in the PTX
-# emulator.
+# tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_ftof_f8.rs,
+# tests/lower_ftof_f8_scale.rs and tests/lower_f4.rs compile each one and
+# run it in the PTX emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
@@ -54,6 +54,9 @@ def e5m2(tt): return tt.simple(SimpleType.F8E5M2)
 def tf32(tt): return tt.simple(SimpleType.TF32)
 def e8m0(tt): return tt.simple(SimpleType.F8E8M0FNU)
 def e5m3(tt): return tt.simple(SimpleType.FNV8E5M3FNU)
+def i8(tt): return tt.simple(SimpleType.I8)
+def f4(tt): return tt.simple(SimpleType.F4E2M1FN)
+def i4(tt): return tt.simple(SimpleType.I4)
 
 
 def ptrs(cb, tt, base, elem, n=N):
@@ -568,6 +571,117 @@ def print_scale():
             x = load(cb, tt, ptrs(cb, tt, p[k], t(tt), 4), t(tt), 4)
             E.encode_PrintTkoOp(cb, tt.Token, [x], None, f)
     kernel("print_scale", BytecodeVersion.V_13_4, [ptr(e8m0), ptr(e5m3)], body)
+def store_bytes(cb, tt, base, rows):
+    """out[k*N/2 + i] = rows[k][i] for i8 tiles of N/2 bytes."""
+    P = tt.pointer(i8(tt), PtrAttr.Missing)
+    for k, r in enumerate(rows):
+        off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (k * N // 2).to_bytes(4, "little"))
+        p = ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), base, off), i8(tt), N // 2)
+        store(cb, tt, p, r)
+
+
+def load_bytes(cb, tt, base):
+    """The i8 tile of N/2 bytes at base."""
+    return load(cb, tt, ptrs(cb, tt, base, i8(tt), N // 2), i8(tt), N // 2)
+
+
+def ftof_f4():
+    """Conversions to and from f4E2M1FN (rounded to nearest even), through
+    pack and unpack (parameters x_0..x_3, codes, ints, then the outputs):
+    packed[k*N/2 + i] = pack(x_k as f4E2M1FN)[i] for the sources x_0..x_3
+    (f32, f16, bf16, f64) and for k = 4 the i32 tile ints (itof); out_t[i]
+    = unpack(codes)[i] as t for t in f32, f16, bf16, f64 (codes: N/2
+    bytes, two f4 a byte); trunc[i] = unpack(codes)[i] as i32 (ftoi,
+    rounded toward zero)."""
+    RM = E.RoundingMode
+
+    def body(cb, tt, p):
+        srcs = [f32, f16, bf16, f64]
+        xs = [load(cb, tt, ptrs(cb, tt, p[k], t(tt)), t(tt)) for k, t in enumerate(srcs)]
+        T4 = tt.tile(f4(tt), [N])
+        fs = [E.encode_FToFOp(cb, T4, x, RM.NEAREST_EVEN) for x in xs]
+        ints = load(cb, tt, ptrs(cb, tt, p[5], tt.I32), tt.I32)
+        fs.append(E.encode_IToFOp(cb, T4, ints, E.Signedness.Signed, RM.NEAREST_EVEN))
+        rows = [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), f) for f in fs]
+        store_bytes(cb, tt, p[6], rows)
+        codes = E.encode_UnpackOp(cb, T4, load_bytes(cb, tt, p[4]))
+        for k, t in enumerate(srcs):
+            y = E.encode_FToFOp(cb, tt.tile(t(tt), [N]), codes, RM.NEAREST_EVEN)
+            store(cb, tt, ptrs(cb, tt, p[7 + k], t(tt)), y)
+        trunc = E.encode_FToIOp(cb, tt.tile(tt.I32, [N]), codes, E.Signedness.Signed,
+                                RM.NEAREST_INT_TO_ZERO, False)
+        store(cb, tt, ptrs(cb, tt, p[11], tt.I32), trunc)
+    params = [ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(i8), ptr(i32), ptr(i8),
+              ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(i32)]
+    kernel("ftof_f4", BytecodeVersion.V_13_3, params, body)
+
+
+def int4_pack():
+    """i4 through pack and unpack (parameters codes, x, sext, zext, sext8,
+    packed, ones, sel): with v = unpack(codes) (N i4 from N/2 bytes), sext[i] = v[i]
+    sign-extended to i32, zext[i] = v[i] zero-extended to i16, sext8[i] =
+    v[i] sign-extended to i8; packed = pack(x truncated to i4) for the
+    i32 tile x; with bit = v truncated to i1: ones = pack(bit sign-extended
+    to i4) and sel = pack(select(bit, v, bit zero-extended to i4))."""
+    S = E.Signedness
+
+    def body(cb, tt, p):
+        v = E.encode_UnpackOp(cb, tt.tile(i4(tt), [N]), load_bytes(cb, tt, p[0]))
+        for k, (t, sg) in enumerate([(i32, S.Signed), (i16, S.Unsigned), (i8, S.Signed)]):
+            y = E.encode_ExtIOp(cb, tt.tile(t(tt), [N]), v, sg)
+            store(cb, tt, ptrs(cb, tt, p[2 + k], t(tt)), y)
+        x = load(cb, tt, ptrs(cb, tt, p[1], tt.I32), tt.I32)
+        q = E.encode_TruncIOp(cb, tt.tile(i4(tt), [N]), x, E.IntegerOverflow.NONE)
+        store_bytes(cb, tt, p[5], [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), q)])
+        T4 = tt.tile(i4(tt), [N])
+        bit = E.encode_TruncIOp(cb, tt.tile(tt.I1, [N]), v, E.IntegerOverflow.NONE)
+        w = E.encode_ExtIOp(cb, T4, bit, S.Signed)
+        z = E.encode_SelectOp(cb, T4, bit, v, E.encode_ExtIOp(cb, T4, bit, S.Unsigned))
+        for k, r in enumerate([w, z]):
+            store_bytes(cb, tt, p[6 + k], [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), r)])
+    params = [ptr(i8), ptr(i32), ptr(i32), ptr(i16), ptr(i8), ptr(i8), ptr(i8), ptr(i8)]
+    kernel("int4_pack", BytecodeVersion.V_13_3, params, body)
+
+
+def f4_permute():
+    """f4E2M1FN tiles through the movement ops: v = unpack(codes) (N f4
+    from N/2 bytes) reshaped to 8 x N/8, permuted to N/8 x 8 and flattened,
+    packed back: out = pack(flat(transpose(v as 8 x N/8)))."""
+    def body(cb, tt, p):
+        T = lambda shape: tt.tile(f4(tt), shape)
+        v = E.encode_UnpackOp(cb, T([N]), load_bytes(cb, tt, p[0]))
+        m = E.encode_ReshapeOp(cb, T([8, N // 8]), v)
+        t = E.encode_PermuteOp(cb, T([N // 8, 8]), m, [1, 0])
+        f = E.encode_ReshapeOp(cb, T([N]), t)
+        store_bytes(cb, tt, p[1], [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), f)])
+    kernel("f4_permute", BytecodeVersion.V_13_3, [ptr(i8), ptr(i8)], body)
+
+
+
+def f4_constant():
+    """f4E2M1FN constants (one code a byte in the bytecode) joined by cat:
+    out = pack(cat(a, b)) with a[i] = 3i mod 16 and b[i] = 5i + 1 mod 16
+    (N/2 codes each)."""
+    def body(cb, tt, p):
+        T = lambda n: tt.tile(f4(tt), [n])
+        a = E.encode_ConstantOp(cb, T(N // 2), bytes((3 * i) % 16 for i in range(N // 2)))
+        b = E.encode_ConstantOp(cb, T(N // 2), bytes((5 * i + 1) % 16 for i in range(N // 2)))
+        v = E.encode_CatOp(cb, T(N), a, b, 0)
+        store_bytes(cb, tt, p[0], [E.encode_PackOp(cb, tt.tile(i8(tt), [N // 2]), v)])
+    kernel("f4_constant", BytecodeVersion.V_13_3, [ptr(i8)], body)
+
+
+
+def print_f4_i4():
+    """Prints 16 f4E2M1FN and 16 i4 values unpacked from codes (8 bytes):
+    "f4 %f\\n" of the f4 tile, then "i4 %d %u\\n" of the i4 tile twice."""
+    def body(cb, tt, p):
+        b = load(cb, tt, ptrs(cb, tt, p[0], i8(tt), 8), i8(tt), 8)
+        x = E.encode_UnpackOp(cb, tt.tile(f4(tt), [16]), b)
+        y = E.encode_UnpackOp(cb, tt.tile(i4(tt), [16]), b)
+        t = E.encode_PrintTkoOp(cb, tt.Token, [x], None, "f4 %f\n")
+        E.encode_PrintTkoOp(cb, tt.Token, [y, y], t, "i4 %d %u\n")
+    kernel("print_f4_i4", BytecodeVersion.V_13_3, [ptr(i8)], body)
 
 
 math_f64_unary()
@@ -578,6 +692,11 @@ ftof_f8_scale()
 scale_ops("scale_ops_e8m0", e8m0, [PaddingValue.Zero, PaddingValue.Nan])
 scale_ops("scale_ops_e5m3", e5m3, [PaddingValue.NegZero, PaddingValue.PosInf])
 print_scale()
+ftof_f4()
+int4_pack()
+f4_permute()
+f4_constant()
+print_f4_i4()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)

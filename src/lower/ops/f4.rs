@@ -1,0 +1,225 @@
+//! f4E2M1FN: decoding to f32, rounding f32 to it, and `ftof` to and from
+//! it. An f4E2M1FN has a sign bit, 2 exponent bits (bias 1) and 1 mantissa
+//! bit; its magnitudes are 0, 0.5, 1, 1.5, 2, 3, 4 and 6, with no infinity
+//! or NaN. Its register holds the code in the low nibble (see
+//! [`super::subbyte`]).
+//!
+//! From sm_100a on the `cvt` `e2m1x2` forms convert in hardware, before by
+//! bit manipulation with the same results. Narrowing rounds to nearest
+//! even and saturates as PTX's `cvt.rn.satfinite.e2m1x2.f32` does: magnitudes beyond 6 (infinities
+//! included) become 6 with their sign, NaN becomes +6 (code 0x7). Every
+//! f4E2M1FN value is exact in f16, bf16, f32 and f64 and in the f8 types
+//! f8E4M3FN and f8E5M2, so widening is exact.
+use crate::ir::{OpId, Scalar, ValueId};
+use crate::lower::kernel::Lowerer;
+use crate::lower::LowerError;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+use super::arith::{from_f32, to_f32};
+use super::{elementwise, f8};
+
+/// The f32 value of the f4E2M1FN code in the low nibble of b16 register
+/// `b`: by `cvt.rn.f16x2.e2m1x2` where the target has it (the low half of
+/// the result is the low nibble's value, exact in f16), otherwise by bit
+/// manipulation: the three magnitude bits placed at the top of an f32's exponent
+/// and mantissa fields (exponent field `e`, mantissa bit 22) give the
+/// value times `2^-126` exactly (code 1, 0.5, becomes the subnormal
+/// `2^-127`), and a multiply by `2^126` restores it; the sign goes to
+/// bit 31.
+pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
+    let r = Operand::Reg;
+    if l.target.has_e2m1_cvt() {
+        let h2 = l.b.op(Opc::CvtUnpackE2m1x2, &[], &[], Ty::B32, vec![r(b)]);
+        let lo =
+            l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(h2)]);
+        return l
+            .b
+            .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(lo)]);
+    }
+    let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
+        l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
+    };
+    let w =
+        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(b)]);
+    let mag = op(l, Opc::And, w, 0x7);
+    let placed = op(l, Opc::Shl, mag, 22);
+    let sign = op(l, Opc::And, w, 0x8);
+    let sign = op(l, Opc::Shl, sign, 28);
+    let bits =
+        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(placed), r(sign)]);
+    l.b.op(
+        Opc::Mul,
+        &["rn"],
+        &[Ty::F32],
+        Ty::F32,
+        vec![r(bits), Operand::F32(2f32.powi(126).to_bits())],
+    )
+}
+
+/// The f4E2M1FN code (in a b16 register) nearest to the f32 in register
+/// `x`, ties to even, saturating (see the module doc): by
+/// `cvt.rn.satfinite.e2m1x2.f32` where the target has it (the high code
+/// converted from 0), otherwise on the bits:
+///
+/// - below 1 (the smallest normal) the code is a multiple `k` of the
+///   quantum 0.5: adding `2^22`, the f32 whose ulp is 0.5, rounds `|x|` to
+///   the nearest multiple (ties to even) in hardware, and `k` (up to 2,
+///   the code of 1.0) is the sum's bits minus the constant's;
+/// - from 1 up, the f32 bits rounded to nearest even at bit 22 (carries
+///   go into the exponent), shifted down and rebiased, are the code,
+///   clamped to 0x7 (infinities too);
+/// - NaN gives 0x7; the sign is the f32's.
+pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
+    let r = Operand::Reg;
+    let imm = Operand::Imm;
+    if l.target.has_e2m1_cvt() {
+        let zero =
+            l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![Operand::F32(0)]);
+        return l
+            .b
+            .op(Opc::CvtPackE2m1x2, &[], &[], Ty::B16, vec![r(zero), r(x)]);
+    }
+    let op = |l: &mut Lowerer, opc: Opc, ty: Ty, a: Operand, b: Operand| {
+        l.b.op(opc, &[], &[ty], Ty::B32, vec![a, b])
+    };
+    let a = op(l, Opc::And, Ty::B32, r(x), imm(0x7fff_ffff));
+    let sign = op(l, Opc::Shr, Ty::U32, r(x), imm(28));
+    let sign = op(l, Opc::And, Ty::B32, r(sign), imm(0x8));
+    let magic: u32 = (127 + 22) << 23;
+    let sum = l.b.op(
+        Opc::Add,
+        &["rn"],
+        &[Ty::F32],
+        Ty::F32,
+        vec![r(a), Operand::F32(magic)],
+    );
+    let sub = op(l, Opc::Sub, Ty::S32, r(sum), imm(i64::from(magic)));
+    let lsb = op(l, Opc::Shr, Ty::U32, r(a), imm(22));
+    let lsb = op(l, Opc::And, Ty::B32, r(lsb), imm(1));
+    let t = op(l, Opc::Add, Ty::U32, r(a), r(lsb));
+    let t = op(l, Opc::Add, Ty::U32, r(t), imm((1 << 21) - 1));
+    let t = op(l, Opc::Shr, Ty::U32, r(t), imm(22));
+    // Rebias the exponent from f32's 127 to 1, two codes an exponent.
+    let t = op(l, Opc::Sub, Ty::U32, r(t), imm((127 - 1) << 1));
+    let t = op(l, Opc::Min, Ty::U32, r(t), imm(0x7));
+    let small = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(a), imm(0x3f80_0000)],
+    );
+    let mag = l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![r(sub), r(t), r(small)],
+    );
+    let signed = op(l, Opc::Or, Ty::B32, r(mag), r(sign));
+    let nan = l.b.op(
+        Opc::Setp,
+        &["gt"],
+        &[Ty::U32],
+        Ty::Pred,
+        vec![r(a), imm(0x7f80_0000)],
+    );
+    let code = l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![imm(0x7), r(signed), r(nan)],
+    );
+    l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(code)])
+}
+
+/// `ftof` from or to f4E2M1FN (op `id`, source value `src`, rounding mode
+/// `rv`): through f32, which holds every f4 value exactly. f64 sources
+/// are first rounded to f32 to odd so that rounding happens once;
+/// f8E4M3FN and f8E5M2 go through their f32 conversions.
+pub fn conversion(
+    l: &mut Lowerer,
+    id: OpId,
+    src: ValueId,
+    from: Scalar,
+    to: Scalar,
+    rv: u8,
+) -> Result<(), LowerError> {
+    use Scalar::*;
+    for s in [from, to] {
+        if !matches!(
+            s,
+            F4E2M1FN | F16 | BF16 | F32 | TF32 | F64 | F8E4M3FN | F8E5M2
+        ) {
+            return Err(l.unsupported_feature(id, &format!("'{}' conversions", s.name())));
+        }
+    }
+    if to == F4E2M1FN && rv != 0 {
+        return Err(l.unsupported_feature(id, "rounding other than nearest_even to f4E2M1FN"));
+    }
+    elementwise(l, id, &[src], move |l, r| {
+        let x = match from {
+            F4E2M1FN => f4_to_f32(l, r[0]),
+            F8E4M3FN | F8E5M2 => f8::f8_to_f32(l, from, r[0]),
+            F64 => super::cast::f64_to_f32_odd(l, r[0]),
+            _ => to_f32(l, from, r[0]),
+        };
+        Ok(match to {
+            F4E2M1FN => f32_to_f4(l, x),
+            F8E4M3FN | F8E5M2 => f8::f32_to_f8(l, to, x),
+            F64 => l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::F64, Ty::F32],
+                Ty::F64,
+                vec![Operand::Reg(x)],
+            ),
+            // Exact: every f4 value is an f16 and a bf16.
+            _ => from_f32(l, to, x, "rn"),
+        })
+    })
+}
+
+/// `ftoi` from or `itof` to f4E2M1FN (op `id`, source value `src`,
+/// `signed` the integer's signedness, `rv` the rounding mode): through
+/// f32. An integer rounds to f32 first; that is exact up to `2^24` in
+/// magnitude and anything larger saturates to 6 either way.
+pub fn int_conversion(
+    l: &mut Lowerer,
+    id: OpId,
+    src: ValueId,
+    from: Scalar,
+    to: Scalar,
+    signed: bool,
+    rv: u8,
+) -> Result<(), LowerError> {
+    let int = if from == Scalar::F4E2M1FN { to } else { from };
+    let it = super::arith::int_ty(int, signed).ok_or_else(|| l.unsupported(id))?;
+    if from == Scalar::F4E2M1FN {
+        let m: &'static str = match rv {
+            0 => "rni",
+            1 | 6 => "rzi",
+            2 => "rmi",
+            3 => "rpi",
+            _ => return Err(l.unsupported_feature(id, "this rounding mode")),
+        };
+        return elementwise(l, id, &[src], move |l, r| {
+            let x = f4_to_f32(l, r[0]);
+            Ok(l.b.op(Opc::Cvt, &[m], &[it, Ty::F32], it, vec![Operand::Reg(x)]))
+        });
+    }
+    if rv != 0 {
+        return Err(l.unsupported_feature(id, "rounding other than nearest_even to f4E2M1FN"));
+    }
+    elementwise(l, id, &[src], move |l, r| {
+        let x = l.b.op(
+            Opc::Cvt,
+            &["rn"],
+            &[Ty::F32, it],
+            Ty::F32,
+            vec![Operand::Reg(r[0])],
+        );
+        Ok(f32_to_f4(l, x))
+    })
+}
