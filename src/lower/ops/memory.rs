@@ -12,6 +12,9 @@ use crate::lower::values::Elem;
 use crate::lower::view::{partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use std::cell::RefCell;
 
 /// Per-access facts shared by every register of one load or store.
 pub(super) struct Access {
@@ -32,6 +35,12 @@ pub(super) struct Access {
     /// For gather/scatter views: the sparse dimension and, per register,
     /// the element's index along it (s64).
     rows: Option<(usize, Vec<Reg>)>,
+    /// Out-of-bounds predicates already computed, by tile dimension and
+    /// register offset along it (one access's elements share them).
+    checked: RefCell<FxHashMap<(usize, i64), Reg>>,
+    /// Row addresses already computed (dense views), by the register
+    /// offsets along the dimensions of dynamic stride.
+    rows_at: RefCell<FxHashMap<SmallVec<[i64; 4]>, Reg>>,
 }
 
 /// An i32/i64 scalar value widened to 64 bits (zero-extended when known
@@ -310,6 +319,8 @@ pub(super) fn prepare(
         esize,
         check,
         rows,
+        checked: RefCell::default(),
+        rows_at: RefCell::default(),
     })
 }
 
@@ -322,26 +333,42 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
         if !a.check[i] {
             continue;
         }
-        let idx = if let Some((_, row)) = sparse.filter(|(sd, _)| *sd == i) {
-            row
-        } else if ci == 0 {
-            a.start[i]
-        } else {
+        let p = if let Some((_, row)) = sparse.filter(|(sd, _)| *sd == i) {
             l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::S64],
-                Ty::S64,
-                vec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
+                Opc::Setp,
+                &["ge"],
+                &[Ty::U64],
+                Ty::Pred,
+                vec![Operand::Reg(row), a.bound[i].clone()],
             )
+        } else {
+            let known = a.checked.borrow().get(&(i, ci)).copied();
+            match known {
+                Some(p) => p,
+                None => {
+                    let idx = if ci == 0 {
+                        a.start[i]
+                    } else {
+                        l.b.op(
+                            Opc::Add,
+                            &[],
+                            &[Ty::S64],
+                            Ty::S64,
+                            vec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
+                        )
+                    };
+                    let p = l.b.op(
+                        Opc::Setp,
+                        &["ge"],
+                        &[Ty::U64],
+                        Ty::Pred,
+                        vec![Operand::Reg(idx), a.bound[i].clone()],
+                    );
+                    a.checked.borrow_mut().insert((i, ci), p);
+                    p
+                }
+            }
         };
-        let p = l.b.op(
-            Opc::Setp,
-            &["ge"],
-            &[Ty::U64],
-            Ty::Pred,
-            vec![Operand::Reg(idx), a.bound[i].clone()],
-        );
         oob = Some(match oob {
             None => p,
             Some(q) => l.b.op(
@@ -390,30 +417,57 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
             vec![Operand::Reg(addr), Operand::Reg(scaled)],
         );
     }
+    // Static strides fold into the immediate; dynamic ones add registers,
+    // shared by the elements with the same offsets along those dimensions.
+    let dynamic = |i: usize, ci: i64| {
+        ci != 0
+            && !sparse.is_some_and(|(sd, _)| sd == i)
+            && !matches!(a.stride[i], Extent::Static(_))
+            && a.stride_reg[i].is_some()
+    };
     for (i, &ci) in c.iter().enumerate() {
         if ci == 0 || sparse.is_some_and(|(sd, _)| sd == i) {
             continue;
         }
-        match (a.stride[i], a.stride_reg[i]) {
-            (Extent::Static(n), _) => imm += ci * n * a.esize,
-            (_, Some(r)) => {
-                let t = l.b.op(
-                    Opc::Mul,
-                    &["lo"],
-                    &[Ty::S64],
-                    Ty::S64,
-                    vec![Operand::Reg(r), Operand::Imm(ci * a.esize)],
-                );
-                addr = l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::S64],
-                    Ty::S64,
-                    vec![Operand::Reg(addr), Operand::Reg(t)],
-                );
-            }
-            _ => {}
+        if let (Extent::Static(n), _) = (a.stride[i], a.stride_reg[i]) {
+            imm += ci * n * a.esize;
         }
+    }
+    let key: SmallVec<[i64; 4]> = c
+        .iter()
+        .enumerate()
+        .map(|(i, &ci)| if dynamic(i, ci) { ci } else { 0 })
+        .collect();
+    let cached = if sparse.is_none() {
+        a.rows_at.borrow().get(&key).copied()
+    } else {
+        None
+    };
+    if let Some(row_addr) = cached {
+        return (oob, Operand::Addr(row_addr, imm));
+    }
+    for (i, &ci) in c.iter().enumerate() {
+        if !dynamic(i, ci) {
+            continue;
+        }
+        let Some(r) = a.stride_reg[i] else { continue };
+        let t = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(r), Operand::Imm(ci * a.esize)],
+        );
+        addr = l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            vec![Operand::Reg(addr), Operand::Reg(t)],
+        );
+    }
+    if sparse.is_none() {
+        a.rows_at.borrow_mut().insert(key, addr);
     }
     (oob, Operand::Addr(addr, imm))
 }

@@ -100,6 +100,12 @@ pub fn barrier(l: &mut Lowerer) {
 
 /// The coordinate of every register's element along every dimension (u32).
 pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
+    let all: Vec<usize> = (0..layout.num_registers()).collect();
+    coordinates_of(l, layout, &all)
+}
+
+/// The coordinates of registers `regs`' elements (u32).
+fn coordinates_of(l: &mut Lowerer, layout: &LinearLayout, regs: &[usize]) -> Vec<Vec<Reg>> {
     let rank = layout.shape.len();
     let tb = layout.thread_bases();
     let mut thread: Vec<Option<Reg>> = vec![None; rank];
@@ -114,12 +120,15 @@ pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
     }
     let zero =
         l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)]);
-    (0..layout.num_registers())
-        .map(|r| {
+    regs.iter()
+        .map(|&r| {
             let c = layout.apply(r, 0);
             (0..rank)
                 .map(|d| {
                     let t = thread[d].unwrap_or(zero);
+                    if c[d] == 0 {
+                        return t;
+                    }
                     l.b.op(
                         Opc::Xor,
                         &[],
@@ -133,9 +142,34 @@ pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
         .collect()
 }
 
-/// Shared-memory addresses of each register's element under `place`.
-fn addresses(l: &mut Lowerer, layout: &LinearLayout, buf: &Buffer, place: &Placement) -> Vec<Reg> {
-    let coords = coordinates(l, layout);
+/// Whether every register bit and every thread bit of `layout` set
+/// different bits of the coordinates (then xor is addition, and a
+/// register's coordinates are the thread's plus a constant).
+fn disjoint_bits(layout: &LinearLayout) -> bool {
+    let rank = layout.shape.len();
+    let union = |bases: &mut dyn Iterator<Item = &Vec<i64>>| {
+        let mut u = vec![0i64; rank];
+        for b in bases {
+            for (x, y) in u.iter_mut().zip(b) {
+                *x |= y;
+            }
+        }
+        u
+    };
+    let regs = union(&mut layout.register.iter());
+    let threads = union(&mut layout.lane.iter().chain(&layout.warp));
+    regs.iter().zip(&threads).all(|(r, t)| r & t == 0)
+}
+
+/// Shared-memory addresses (register and immediate offset) of each
+/// canonical register's element under `place` (a replica's entry is
+/// never read).
+fn addresses(
+    l: &mut Lowerer,
+    layout: &LinearLayout,
+    buf: &Buffer,
+    place: &Placement,
+) -> Vec<(Reg, i64)> {
     let mut strides = vec![1i64; buf.shape.len()];
     for d in (0..buf.shape.len().saturating_sub(1)).rev() {
         strides[d] = strides[d + 1] * buf.shape[d + 1];
@@ -147,40 +181,66 @@ fn addresses(l: &mut Lowerer, layout: &LinearLayout, buf: &Buffer, place: &Place
         Ty::U32,
         vec![Operand::Symbol(SHARED_SYMBOL)],
     );
-    coords
-        .into_iter()
-        .map(|c| {
-            let mut addr = l.b.op(
+    let start = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        vec![Operand::Reg(base), Operand::Imm(buf.offset)],
+    );
+    // `coords[i]`'s address: `start + sum (coords[i] + offset[i]) * stride`.
+    let address = |l: &mut Lowerer, coords: Vec<Reg>| {
+        let mut addr = start;
+        for (i, ci) in coords.into_iter().enumerate() {
+            let d = place.dims[i];
+            let x = l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(base), Operand::Imm(buf.offset)],
+                vec![Operand::Reg(ci), place.offsets[i].clone()],
             );
-            for (i, ci) in c.into_iter().enumerate() {
-                let d = place.dims[i];
-                let x = l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![Operand::Reg(ci), place.offsets[i].clone()],
-                );
-                addr = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![
-                        Operand::Reg(x),
-                        Operand::Imm(strides[d] * buf.slot),
-                        Operand::Reg(addr),
-                    ],
-                );
-            }
-            addr
-        })
-        .collect()
+            addr = l.b.op(
+                Opc::Mad,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                vec![
+                    Operand::Reg(x),
+                    Operand::Imm(strides[d] * buf.slot),
+                    Operand::Reg(addr),
+                ],
+            );
+        }
+        addr
+    };
+    let n = layout.num_registers();
+    if disjoint_bits(layout) {
+        // One address for the thread; registers differ by immediates.
+        let thread = coordinates_of(l, layout, &[0]).pop().unwrap_or_default();
+        let at = address(l, thread);
+        return (0..n)
+            .map(|r| {
+                let c = layout.apply(r, 0);
+                let imm = c
+                    .iter()
+                    .enumerate()
+                    .map(|(i, ci)| ci * strides[place.dims[i]] * buf.slot)
+                    .sum();
+                (at, imm)
+            })
+            .collect();
+    }
+    let canon: Vec<usize> = (0..n)
+        .filter(|&r| layout.canonical_register(r) == r)
+        .collect();
+    let mut coords = coordinates_of(l, layout, &canon).into_iter();
+    let mut out = vec![(start, 0); n];
+    for &r in &canon {
+        let c = coords.next().unwrap_or_default();
+        out[r] = (address(l, c), 0);
+    }
+    out
 }
 
 /// Writes every element of `t` into `buf` under `place` (each once).
@@ -197,7 +257,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
     }
 }
 
-fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[Reg]) {
+fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
     let addrs = addrs.to_vec();
     let ty = slot_ty(buf.slot);
     for (r, a) in addrs.into_iter().enumerate() {
@@ -227,7 +287,7 @@ fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[Reg]) {
             &["shared"],
             &[ty],
             vec![],
-            vec![Operand::Addr(a, 0), Operand::Reg(v)],
+            vec![Operand::Addr(a.0, a.1), Operand::Reg(v)],
         ));
     }
 }
@@ -255,7 +315,7 @@ pub fn read(
             &["shared"],
             &[ty],
             vec![Operand::Reg(d)],
-            vec![Operand::Addr(a, 0)],
+            vec![Operand::Addr(a.0, a.1)],
         ));
         let d = match class_of(elem) {
             RegClass::B16 if buf.slot == 4 => l.b.op(
