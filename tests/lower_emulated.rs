@@ -100,3 +100,23 @@ fn print_debug_i32_v13_1_with_a_global_mutex() {
     );
     kernels::print_debug_i32();
 }
+
+/// A transpose passes through shared memory with one address a thread:
+/// its elements' writes and reads differ by immediate offsets only.
+#[test]
+fn transpose_stages_through_one_shared_address_a_thread() {
+    let ptx = ptx_source("transpose_2d_f32");
+    let accesses: Vec<&str> = ptx
+        .lines()
+        .filter(|l| l.contains("ld.shared") || l.contains("st.shared"))
+        .collect();
+    assert!(accesses.len() >= 32, "{ptx}");
+    let bases: std::collections::BTreeSet<&str> = accesses
+        .iter()
+        .map(|l| {
+            let inside = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
+            inside.split('+').next().unwrap().trim()
+        })
+        .collect();
+    assert!(bases.len() <= 2, "{bases:?}\n{ptx}");
+}

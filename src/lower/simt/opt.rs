@@ -380,8 +380,10 @@ impl Available {
 }
 
 fn cse(body: &mut [Stmt], defs: &RegCounts) {
-    let mut rename: HashMap<Reg, Reg> = HashMap::default();
+    let mut rename: HashMap<Reg, Reg> =
+        HashMap::with_capacity_and_hasher(defs.span() / 4, Default::default());
     let mut avail = Available {
+        exprs: HashMap::with_capacity_and_hasher(defs.span(), Default::default()),
         open: vec![true],
         stack: vec![0],
         ..Available::default()

@@ -27,6 +27,12 @@ impl RegCounts {
         self.0[i] += 1;
     }
 
+    /// One past the highest register number counted (a size hint for
+    /// tables keyed by the registers).
+    pub fn span(&self) -> usize {
+        self.0.len()
+    }
+
     /// Takes one from the count of `r` (never below zero).
     pub fn sub(&mut self, r: &Reg) {
         if let Some(n) = self.0.get_mut(r.id as usize) {
