@@ -275,10 +275,12 @@ impl<W: Write> Writer<W> {
         }
         self.out.write_str(i.opc.name())?;
         for m in &i.mods {
-            write!(self.out, ".{m}")?;
+            self.out.write_char('.')?;
+            self.out.write_str(m)?;
         }
         for t in &i.tys {
-            write!(self.out, ".{}", t.name())?;
+            self.out.write_char('.')?;
+            self.out.write_str(t.name())?;
         }
         let mut first = true;
         for o in i.dsts.iter().chain(&i.srcs) {
@@ -291,13 +293,39 @@ impl<W: Write> Writer<W> {
 }
 
 fn reg(out: &mut impl Write, r: Reg) -> fmt::Result {
-    write!(out, "{}{}", r.class.prefix(), r.id)
+    out.write_str(r.class.prefix())?;
+    decimal(out, u64::from(r.id))
+}
+
+/// Writes `v` in decimal without the formatting machinery (registers and
+/// immediates are most of a kernel's text).
+fn decimal(out: &mut impl Write, mut v: u64) -> fmt::Result {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    out.write_str(std::str::from_utf8(&buf[at..]).map_err(|_| fmt::Error)?)
+}
+
+/// Writes `v` in decimal, with a `-` when negative.
+fn signed(out: &mut impl Write, v: i64) -> fmt::Result {
+    if v < 0 {
+        out.write_char('-')?;
+    }
+    decimal(out, v.unsigned_abs())
 }
 
 fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
     match o {
         Operand::Reg(r) => reg(out, *r),
-        Operand::Imm(v) => write!(out, "{v}"),
+        Operand::Imm(v) => signed(out, *v),
         Operand::F32(b) => write!(out, "0f{b:08X}"),
         Operand::F64(b) => write!(out, "0d{b:016X}"),
         Operand::Special(s) => {
@@ -316,8 +344,11 @@ fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
             reg(out, *r)?;
             match off {
                 0 => {}
-                o if *o > 0 => write!(out, "+{o}")?,
-                o => write!(out, "{o}")?,
+                o if *o > 0 => {
+                    out.write_char('+')?;
+                    decimal(out, *o as u64)?;
+                }
+                o => signed(out, *o)?,
             }
             out.write_char(']')
         }
