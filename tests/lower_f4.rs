@@ -9,6 +9,7 @@
 //! from the format's definition: every f4 code, every f16 and bf16 bit
 //! pattern, random and edge f32s, f64s near f4 ties.
 mod common;
+use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64};
 use ptx_emu::{bytes, Device, Module, Param};
@@ -64,19 +65,6 @@ fn nibble(b: &[u8], i: usize) -> u8 {
 /// The bytes holding nibbles `v` (element `2k` in the low nibble).
 fn pack(v: &[u8]) -> Vec<u8> {
     v.chunks(2).map(|p| (p[0] & 0xf) | (p[1] << 4)).collect()
-}
-
-/// Deterministic xorshift values.
-fn values(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect()
 }
 
 /// The PTX of ops kernel `name` for `gpu`, after checking that the

@@ -6,6 +6,7 @@
 //! and sm_120; every in-bounds element must arrive and no other nibble of
 //! the destination change.
 mod common;
+use common::xorshift as values;
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
 use tileiras::options::{Gpu, Options};
@@ -23,19 +24,6 @@ fn f4(c: u8) -> f64 {
     } else {
         v
     }
-}
-
-/// Deterministic xorshift values.
-fn values(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect()
 }
 
 /// `f4_copy` lowered for `gpu`.

@@ -7,6 +7,7 @@
 //! the sm_80 bytes with the sm_90 ones (the emulator's
 //! `cvt.rn.satfinite.e4m3x2.f32` and `.e5m2x2`).
 mod common;
+use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, round, E4M3, E5M2};
 use ptx_emu::ir::Rnd;
@@ -118,19 +119,6 @@ fn ptx(gpu: Gpu, arch: &str) -> String {
     let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("ftof_f8: {e}"));
     common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
     text
-}
-
-/// Deterministic xorshift values.
-fn values(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect()
 }
 
 /// Kernel inputs: f32s, f16 and bf16 bits, f64s.

@@ -15,6 +15,7 @@
 //! with each padding value, reduce, `ftoi`, `itof`, `print`) run in kernels
 //! `scale_ops_e8m0`, `scale_ops_e5m3` and `print_scale`.
 mod common;
+use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, round, BF16, E4M3, E5M2, F16};
 use ptx_emu::ir::Rnd;
@@ -134,19 +135,6 @@ fn ptx_of(name: &str, gpu: Gpu, arch: &str) -> String {
 /// The PTX of `ftof_f8_scale` for `gpu` (see [`ptx_of`]).
 fn ptx(gpu: Gpu, arch: &str) -> String {
     ptx_of("ftof_f8_scale", gpu, arch)
-}
-
-/// Deterministic xorshift values.
-fn values(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect()
 }
 
 /// Kernel inputs: f32s, f16 and bf16 bits, f64s, bytes.

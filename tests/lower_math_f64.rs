@@ -5,6 +5,7 @@
 //! in the PTX emulator on random inputs over wide ranges plus special
 //! values; results are compared with Rust's f64 functions in ulps.
 mod common;
+use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, round, BF16};
 use ptx_emu::ir::Rnd;
@@ -33,19 +34,6 @@ fn ptx(name: &str) -> String {
         last = text;
     }
     last
-}
-
-/// Deterministic xorshift values.
-fn values(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect()
 }
 
 /// Random f64s: uniform on [-1, 1], [-20, 20] and [-760, 760], with

@@ -9,6 +9,7 @@
 //! Each is lowered for sm_80 and sm_90, assembled by the real ptxas, and run
 //! in the PTX emulator against values computed here from the spec.
 mod common;
+use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, f64_to_bf16_rn, f64_to_f16_rn};
 use ptx_emu::{bytes, Device, Module, Param};
@@ -63,19 +64,6 @@ fn launch(name: &str, dev: &mut Device, params: &[Param], gpu: Gpu) -> String {
     dev.launch_grid(&m, name, (1, 1, 1), params)
         .unwrap_or_else(|e| panic!("{name} {gpu}: {e}\n{text}"));
     text
-}
-
-/// Deterministic xorshift values.
-fn values(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect()
 }
 
 #[test]

@@ -6,6 +6,19 @@ use std::path::{Path, PathBuf};
 
 pub mod launch;
 
+/// `n` deterministic xorshift values from `seed`.
+pub fn xorshift(seed: u64, n: usize) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        })
+        .collect()
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
