@@ -181,7 +181,7 @@ impl<'m> Lowerer<'m> {
 
     /// Bit `k` of `%tid.x` times `v`: one term of a thread's coordinate
     /// under a linear layout.
-    pub fn tid_bit_times(&mut self, k: usize, v: i64) -> Reg {
+    fn tid_bit_times(&mut self, k: usize, v: i64) -> Reg {
         let tid = self.tid();
         let bit = self.b.op(
             Opc::Bfe,
@@ -197,6 +197,62 @@ impl<'m> Lowerer<'m> {
             Ty::S32,
             vec![Operand::Reg(bit), Operand::Imm(v)],
         )
+    }
+
+    /// The xor over the `%tid.x` bits `k` of `values[k]` (bits past
+    /// `values` are zero in every thread): a thread's part of one
+    /// coordinate under a linear layout. A run of bits that lands on
+    /// consecutive bits of the result is one shift, mask and shift.
+    pub fn thread_term(&mut self, values: &[i64]) -> Option<Reg> {
+        let mut acc: Option<Reg> = None;
+        let mut k = 0;
+        while k < values.len() {
+            let v = values[k];
+            if v == 0 || v.count_ones() != 1 {
+                if v != 0 {
+                    let term = self.tid_bit_times(k, v);
+                    acc = Some(self.xor_into(acc, term));
+                }
+                k += 1;
+                continue;
+            }
+            let mut n = 1;
+            while k + n < values.len() && values[k + n] == v << n {
+                n += 1;
+            }
+            let mut t = self.tid();
+            if k > 0 {
+                t = self.b.op(
+                    Opc::Shr,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![Operand::Reg(t), Operand::Imm(k as i64)],
+                );
+            }
+            if k + n < values.len() {
+                t = self.b.op(
+                    Opc::And,
+                    &[],
+                    &[Ty::B32],
+                    Ty::B32,
+                    vec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
+                );
+            }
+            let s = v.trailing_zeros();
+            if s > 0 {
+                t = self.b.op(
+                    Opc::Shl,
+                    &[],
+                    &[Ty::B32],
+                    Ty::B32,
+                    vec![Operand::Reg(t), Operand::Imm(i64::from(s))],
+                );
+            }
+            acc = Some(self.xor_into(acc, t));
+            k += n;
+        }
+        acc
     }
 
     /// `acc ^ t`, or `t` when nothing is accumulated yet.

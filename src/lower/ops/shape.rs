@@ -16,57 +16,8 @@ const MAX_SELECT_TABLE: usize = 16;
 pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
     let shape = layout.shape.clone();
     let flat = |b: &Vec<i64>| crate::lower::layout::linear::flatten(b, &shape);
-    let tb = layout.thread_bases();
-    let mut thread: Option<Reg> = None;
-    let mut k = 0;
-    while k < tb.len() {
-        let v = flat(&tb[k]);
-        if v == 0 || v.count_ones() != 1 {
-            if v != 0 {
-                let term = l.tid_bit_times(k, v);
-                thread = Some(l.xor_into(thread, term));
-            }
-            k += 1;
-            continue;
-        }
-        // A run of tid bits mapping to consecutive flat bits.
-        let mut n = 1;
-        while k + n < tb.len() && flat(&tb[k + n]) == v << n {
-            n += 1;
-        }
-        let tid = l.tid();
-        let mut t = tid;
-        if k > 0 {
-            t = l.b.op(
-                Opc::Shr,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![Operand::Reg(t), Operand::Imm(k as i64)],
-            );
-        }
-        if k + n < tb.len() {
-            t = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
-            );
-        }
-        let s = v.trailing_zeros();
-        if s > 0 {
-            t = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![Operand::Reg(t), Operand::Imm(i64::from(s))],
-            );
-        }
-        thread = Some(l.xor_into(thread, t));
-        k += n;
-    }
+    let values: Vec<i64> = layout.thread_bases().iter().map(flat).collect();
+    let thread = l.thread_term(&values);
     let thread = match thread {
         Some(t) => t,
         None => {

@@ -78,13 +78,8 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
         picks.push((reg as usize, lane as i64));
     }
     // The source lane of this thread, before each register's offset.
-    let mut lane: Option<crate::ptx::Reg> = None;
-    for (k, &d) in deltas.iter().enumerate() {
-        if d != 0 {
-            let term = l.tid_bit_times(k, d as i64);
-            lane = Some(l.xor_into(lane, term));
-        }
-    }
+    let values: Vec<i64> = deltas.iter().map(|&d| d as i64).collect();
+    let lane = l.thread_term(&values);
     let mut regs = Vec::with_capacity(picks.len());
     for (q, off) in picks {
         let from = match (lane, off) {

@@ -108,16 +108,12 @@ pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
 fn coordinates_of(l: &mut Lowerer, layout: &LinearLayout, regs: &[usize]) -> Vec<Vec<Reg>> {
     let rank = layout.shape.len();
     let tb = layout.thread_bases();
-    let mut thread: Vec<Option<Reg>> = vec![None; rank];
-    for (k, b) in tb.iter().enumerate() {
-        for d in 0..rank {
-            if b[d] == 0 {
-                continue;
-            }
-            let term = l.tid_bit_times(k, b[d]);
-            thread[d] = Some(l.xor_into(thread[d], term));
-        }
-    }
+    let thread: Vec<Option<Reg>> = (0..rank)
+        .map(|d| {
+            let values: Vec<i64> = tb.iter().map(|b| b[d]).collect();
+            l.thread_term(&values)
+        })
+        .collect();
     let zero =
         l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)]);
     regs.iter()
