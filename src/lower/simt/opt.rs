@@ -26,23 +26,14 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
         if opt_level >= 2 {
             super::licm::hoist_invariants(f, &defs, &mut hoisted);
         }
-        let before = fingerprint(&f.body);
-        fold_constants(&mut f.body, &defs);
-        super::widen::widen_multiplies(&mut f.body, &defs);
-        cse(&mut f.body, &defs);
-        dce(&mut f.body);
-        if fingerprint(&f.body) == before {
+        let folded = fold_constants(&mut f.body, &defs);
+        let widened = super::widen::widen_multiplies(&mut f.body, &defs);
+        let shared = cse(&mut f.body, &defs);
+        let removed = dce(&mut f.body);
+        if !(folded || widened || shared || removed) {
             break;
         }
     }
-}
-
-/// A hash of the whole body, to tell whether a round changed anything.
-fn fingerprint(body: &[Stmt]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = rustc_hash::FxHasher::default();
-    body.hash(&mut h);
-    h.finish()
 }
 
 pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
@@ -183,13 +174,13 @@ fn simplify(i: &Inst) -> Option<Operand> {
 }
 
 /// `mad.lo a, b, c` with constant `a` and `b` as `add c, a*b`.
-fn constant_product(i: &mut Inst) {
+fn constant_product(i: &mut Inst) -> bool {
     let ty = match i.tys.as_slice() {
         [t] if !t.is_float() && *t != Ty::Pred => *t,
-        _ => return,
+        _ => return false,
     };
     if i.opc != Opc::Mad || i.mods.as_slice() != ["lo"] || i.guard.is_some() {
-        return;
+        return false;
     }
     if let [Operand::Imm(a), Operand::Imm(b), c] = i.srcs.as_slice() {
         let k = wrap(a.wrapping_mul(*b), ty);
@@ -200,15 +191,25 @@ fn constant_product(i: &mut Inst) {
             i.dsts.clone(),
             vec![c.clone(), Operand::Imm(k)],
         );
+        return true;
     }
+    false
 }
 
-fn fold_constants(body: &mut [Stmt], defs: &RegCounts) {
+/// Folds constants through `body`; whether anything changed.
+fn fold_constants(body: &mut [Stmt], defs: &RegCounts) -> bool {
     let mut consts: HashMap<Reg, Operand> = HashMap::default();
-    fold_in(body, defs, &mut consts);
+    let mut changed = false;
+    fold_in(body, defs, &mut consts, &mut changed);
+    changed
 }
 
-fn fold_in(body: &mut [Stmt], defs: &RegCounts, consts: &mut HashMap<Reg, Operand>) {
+fn fold_in(
+    body: &mut [Stmt],
+    defs: &RegCounts,
+    consts: &mut HashMap<Reg, Operand>,
+    changed: &mut bool,
+) {
     for s in body.iter_mut() {
         match s {
             Stmt::Break | Stmt::Continue => {}
@@ -222,12 +223,13 @@ fn fold_in(body: &mut [Stmt], defs: &RegCounts, consts: &mut HashMap<Reg, Operan
                                 // A `mov` may copy any immediate of its own width.
                                 if !is_mov || Some(r.class) == dst_class {
                                     *o = c.clone();
+                                    *changed = true;
                                 }
                             }
                         }
                     }
                 }
-                constant_product(i);
+                *changed |= constant_product(i);
                 if let Some(src) = simplify(i) {
                     let d = i.dsts.clone();
                     let same_class = match (&src, d.first()) {
@@ -242,7 +244,11 @@ fn fold_in(body: &mut [Stmt], defs: &RegCounts, consts: &mut HashMap<Reg, Operan
                             RegClass::B32 => Ty::B32,
                             RegClass::B64 => Ty::B64,
                         };
-                        **i = Inst::new(Opc::Mov, &[], &[ty], d, vec![src]);
+                        let mov = Inst::new(Opc::Mov, &[], &[ty], d, vec![src]);
+                        if **i != mov {
+                            **i = mov;
+                            *changed = true;
+                        }
                     }
                 }
                 if let Some(v) = fold(i) {
@@ -253,13 +259,17 @@ fn fold_in(body: &mut [Stmt], defs: &RegCounts, consts: &mut HashMap<Reg, Operan
                     } else {
                         Ty::from_bits(ty.bits())
                     };
-                    **i = Inst::new(
+                    let mov = Inst::new(
                         Opc::Mov,
                         &[],
                         &[mov_ty],
                         i.dsts.clone(),
                         vec![Operand::Imm(v)],
                     );
+                    if **i != mov {
+                        **i = mov;
+                        *changed = true;
+                    }
                 }
                 if i.opc == Opc::Mov && i.guard.is_none() {
                     if let (Some(d), Some(src)) =
@@ -277,12 +287,12 @@ fn fold_in(body: &mut [Stmt], defs: &RegCounts, consts: &mut HashMap<Reg, Operan
             Stmt::If {
                 body, else_body, ..
             } => {
-                fold_in(body, defs, consts);
-                fold_in(else_body, defs, consts);
+                fold_in(body, defs, consts, changed);
+                fold_in(else_body, defs, consts, changed);
             }
             Stmt::Loop { header, body, .. } => {
-                fold_in(header, defs, consts);
-                fold_in(body, defs, consts);
+                fold_in(header, defs, consts, changed);
+                fold_in(body, defs, consts, changed);
             }
         }
     }
@@ -379,7 +389,8 @@ impl Available {
     }
 }
 
-fn cse(body: &mut [Stmt], defs: &RegCounts) {
+/// Reuses earlier results of equal computations; whether any did.
+fn cse(body: &mut [Stmt], defs: &RegCounts) -> bool {
     let mut rename: HashMap<Reg, Reg> =
         HashMap::with_capacity_and_hasher(defs.span() / 4, Default::default());
     let mut avail = Available {
@@ -389,6 +400,7 @@ fn cse(body: &mut [Stmt], defs: &RegCounts) {
         ..Available::default()
     };
     cse_in(body, defs, &mut avail, &mut rename);
+    !rename.is_empty()
 }
 
 fn cse_in(
@@ -516,10 +528,14 @@ pub(super) fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
 /// Statements are visited last to first, and a removal frees the reads it
 /// made, so a whole chain of dead computation goes in one sweep; sweeps
 /// repeat only for reads that come before their definitions (loops).
-fn dce(body: &mut Vec<Stmt>) {
+fn dce(body: &mut Vec<Stmt>) -> bool {
     let mut uses = RegCounts::default();
     count_uses(body, &mut uses);
-    while dce_in(body, &mut uses) {}
+    let removed = dce_in(body, &mut uses);
+    if removed {
+        while dce_in(body, &mut uses) {}
+    }
+    removed
 }
 
 fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {

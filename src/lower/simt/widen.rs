@@ -12,9 +12,11 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 /// Rewrites a 64-bit `mul.lo`/`mad.lo` of a 32-bit value widened by `cvt`
 /// (and of a constant or a value widened the same way) into `mul.wide` /
 /// `mad.wide` of the 32-bit value: the same product, one instruction
-/// instead of the extension and a 64-bit multiply.
-pub fn widen_multiplies(body: &mut [Stmt], defs: &RegCounts) {
-    widen_in(body, defs, &mut Widened::default());
+/// instead of the extension and a 64-bit multiply. Whether any was.
+pub fn widen_multiplies(body: &mut [Stmt], defs: &RegCounts) -> bool {
+    let mut widened = Widened::default();
+    widen_in(body, defs, &mut widened);
+    widened.changed
 }
 
 /// The 64-bit registers known to hold a 32-bit value widened by `cvt`.
@@ -25,6 +27,8 @@ struct Widened {
     of: HashMap<Reg, (Reg, bool, u32)>,
     /// Versions of the variables written so far.
     versions: Versions,
+    /// Whether a multiply was rewritten.
+    changed: bool,
 }
 
 impl Widened {
@@ -100,6 +104,7 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
                 i.tys = smallvec::smallvec![if signed { Ty::S32 } else { Ty::U32 }];
                 i.srcs[0] = x;
                 i.srcs[1] = y;
+                widened.changed = true;
             }
             Stmt::If {
                 body, else_body, ..
