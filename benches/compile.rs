@@ -2,7 +2,8 @@
 //! (`tests/data/lower/supported.txt`), the median time and peak heap of our
 //! own stages (read, verify, lower to PTX text) in process, and the median
 //! wall time of the whole `tileiras` run (bytecode to cubin, ptxas included)
-//! for this compiler and for NVIDIA's tileiras on the same file, sm_90.
+//! for this compiler and for NVIDIA's tileiras on the same file, sm_90 (the
+//! two take turns after a warm-up run each).
 //!
 //! Run with `cargo bench --bench compile [-- --runs N] [-- --stages]
 //! [-- KERNEL...]` (`--stages`: our stages only, no end-to-end runs);
@@ -70,33 +71,56 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// The median wall time of `runs` runs of `program` on `input` (with
-/// `CUDA_ROOT` set to `cuda`, where our tileiras finds ptxas), or `None`
-/// (with the reason on stderr) if a run fails.
-fn wall(program: &Path, cuda: &Path, input: &Path, out: &Path, runs: usize) -> Option<Duration> {
-    let mut times = Vec::new();
-    for _ in 0..runs {
-        let t = Instant::now();
-        let status = Command::new(program)
-            .env("CUDA_ROOT", cuda)
-            .arg("--gpu-name=sm_90")
-            .arg(input)
-            .arg("-o")
-            .arg(out)
-            .output()
-            .ok()?;
-        if !status.status.success() {
-            let err = String::from_utf8_lossy(&status.stderr);
-            eprintln!(
-                "{}: {}",
-                program.display(),
-                err.lines().next().unwrap_or("")
-            );
-            return None;
-        }
-        times.push(t.elapsed());
+/// The wall time of one run of `program` on `input` (with `CUDA_ROOT`
+/// set to `cuda`, where our tileiras finds ptxas), or `None` (with the
+/// reason on stderr) if it fails.
+fn run_once(program: &Path, cuda: &Path, input: &Path, out: &Path) -> Option<Duration> {
+    let t = Instant::now();
+    let status = Command::new(program)
+        .env("CUDA_ROOT", cuda)
+        .arg("--gpu-name=sm_90")
+        .arg(input)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .ok()?;
+    if !status.status.success() {
+        let err = String::from_utf8_lossy(&status.stderr);
+        eprintln!(
+            "{}: {}",
+            program.display(),
+            err.lines().next().unwrap_or("")
+        );
+        return None;
     }
-    Some(median(times))
+    Some(t.elapsed())
+}
+
+/// The median wall times of `ours` and `theirs` on `input`: one warm-up
+/// run each, then `runs` runs of each taken in turn, so that both see the
+/// same machine load and file cache.
+fn walls(
+    ours: &Path,
+    theirs: &Path,
+    cuda: &Path,
+    input: &Path,
+    out: &Path,
+    runs: usize,
+) -> (Option<Duration>, Option<Duration>) {
+    let (mut a, mut b) = (Some(Vec::new()), Some(Vec::new()));
+    let _ = run_once(ours, cuda, input, out);
+    let _ = run_once(theirs, cuda, input, out);
+    for _ in 0..runs {
+        for (program, times) in [(ours, &mut a), (theirs, &mut b)] {
+            if let Some(v) = times.as_mut() {
+                match run_once(program, cuda, input, out) {
+                    Some(t) => v.push(t),
+                    None => *times = None,
+                }
+            }
+        }
+    }
+    (a.map(median), b.map(median))
 }
 
 fn ms(d: Duration) -> f64 {
@@ -168,10 +192,7 @@ fn main() {
         let (a, b) = if stages_only {
             (None, None)
         } else {
-            (
-                wall(&ours, &cuda, &input, &out, runs),
-                wall(&theirs, &cuda, &input, &out, runs),
-            )
+            walls(&ours, &theirs, &cuda, &input, &out, runs)
         };
         let ratio = match (a, b) {
             (Some(a), Some(b)) => a.as_secs_f64() / b.as_secs_f64(),
