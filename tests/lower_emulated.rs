@@ -120,3 +120,13 @@ fn transpose_stages_through_one_shared_address_a_thread() {
         .collect();
     assert!(bases.len() <= 2, "{bases:?}\n{ptx}");
 }
+
+/// One element taken from a tile every warp holds (a list's table row) is
+/// a shuffle from the lane holding it: no shared memory, no barrier.
+#[test]
+fn list_of_arrays_extracts_table_entries_by_shuffles() {
+    let ptx = ptx_source("list_of_arrays_f32");
+    assert!(ptx.contains("shfl.sync.idx.b32"), "{ptx}");
+    assert!(!ptx.contains("bar.sync"), "{ptx}");
+    assert!(!ptx.contains("st.shared"), "{ptx}");
+}

@@ -115,6 +115,26 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         Opcode::Extract => {
             let index = op.operand_group("indices").to_vec();
+            // One element at constant indices: a shuffle, when every warp
+            // holds the source.
+            if rshape.iter().all(|&n| n == 1) {
+                let at: Option<Vec<i64>> = index
+                    .iter()
+                    .map(|&v| {
+                        let d = crate::lower::view::def_op(l.m, v)?;
+                        let o = &l.m.ops[d];
+                        if o.opcode != Opcode::Constant {
+                            return None;
+                        }
+                        crate::lower::values::splat_int(l.m, o)
+                    })
+                    .collect();
+                if let Some(r) = at.and_then(|at| super::shuffle_convert::element(l, &src, &at)) {
+                    let regs = vec![r; layout.num_registers()];
+                    l.bind(res, crate::lower::kernel::Tile { elem, layout, regs });
+                    return Ok(());
+                }
+            }
             let offs = offsets(l, id, &index, &rshape)?;
             let buf = alloc(l, &src.layout.shape, elem)?;
             write(l, &src, &buf, &Placement::identity(rank));

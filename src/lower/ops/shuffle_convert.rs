@@ -113,6 +113,65 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
     })
 }
 
+/// The element of `t` at coordinates `at`, in every thread, by one
+/// `shfl.sync.idx` a 32-bit word from the lane that holds it, or `None`
+/// when some warp does not hold the whole tile (then the caller goes
+/// through shared memory).
+pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg> {
+    let src = &t.layout;
+    if src.lane.len() != 5 || t.regs.is_empty() || at.len() != src.shape.len() {
+        return None;
+    }
+    if at.iter().zip(&src.shape).any(|(&c, &n)| c < 0 || c >= n) {
+        return None;
+    }
+    let f = |b: &Vec<i64>| flatten(b, &src.shape) as u64;
+    if src.warp.iter().any(|b| f(b) != 0) {
+        return None;
+    }
+    let nreg = src.register.len();
+    let basis: Vec<u64> = src.register.iter().chain(&src.lane).map(f).collect();
+    let x = solve(&basis, flatten(at, &src.shape) as u64)?;
+    let (reg, lane) = ((x & ((1 << nreg) - 1)) as usize, (x >> nreg) as i64);
+    let v = t.regs[reg];
+    let shfl = |l: &mut Lowerer, w: crate::ptx::Reg| {
+        l.b.op(
+            Opc::Shfl,
+            &["sync", "idx"],
+            &[Ty::B32],
+            Ty::B32,
+            vec![
+                Operand::Reg(w),
+                Operand::Imm(lane),
+                Operand::Imm(31),
+                Operand::Imm(-1),
+            ],
+        )
+    };
+    match v.class {
+        RegClass::B32 => Some(shfl(l, v)),
+        RegClass::B64 => {
+            let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+            l.b.push(crate::ptx::Inst::new(
+                Opc::Mov,
+                &[],
+                &[Ty::B64],
+                vec![Operand::Vec(vec![lo, hi])],
+                vec![Operand::Reg(v)],
+            ));
+            let (lo, hi) = (shfl(l, lo), shfl(l, hi));
+            Some(l.b.op(
+                Opc::Mov,
+                &[],
+                &[Ty::B64],
+                Ty::B64,
+                vec![Operand::Vec(vec![lo, hi])],
+            ))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::solve;
