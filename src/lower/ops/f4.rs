@@ -36,24 +36,7 @@ pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
             .b
             .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(lo)]);
     }
-    let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
-        l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
-    };
-    let w =
-        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(b)]);
-    let mag = op(l, Opc::And, w, 0x7);
-    let placed = op(l, Opc::Shl, mag, 22);
-    let sign = op(l, Opc::And, w, 0x8);
-    let sign = op(l, Opc::Shl, sign, 28);
-    let bits =
-        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(placed), r(sign)]);
-    l.b.op(
-        Opc::Mul,
-        &["rn"],
-        &[Ty::F32],
-        Ty::F32,
-        vec![r(bits), Operand::F32(2f32.powi(126).to_bits())],
-    )
+    super::f8::placed_to_f32(l, b, 0x7, 22, 3, 126).0
 }
 
 /// The f4E2M1FN code (in a b16 register) nearest to the f32 in register

@@ -65,24 +65,7 @@ pub fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
             .b
             .op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(h)]);
     }
-    let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
-        l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
-    };
-    let w =
-        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(b)]);
-    let mag = op(l, Opc::And, w, 0x7f);
-    let placed = op(l, Opc::Shl, mag, 20);
-    let sign = op(l, Opc::And, w, 0x80);
-    let sign = op(l, Opc::Shl, sign, 24);
-    let bits =
-        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(placed), r(sign)]);
-    let x = l.b.op(
-        Opc::Mul,
-        &["rn"],
-        &[Ty::F32],
-        Ty::F32,
-        vec![r(bits), Operand::F32(2f32.powi(120).to_bits())],
-    );
+    let (x, mag) = placed_to_f32(l, b, 0x7f, 20, 7, 120);
     let nan = l.b.op(
         Opc::Setp,
         &["eq"],
@@ -207,4 +190,39 @@ pub fn f32_to_f8_bits(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
         Ty::B32,
         vec![imm(0x7f), r(signed), r(nan)],
     )
+}
+
+/// The f32 value of a small signed float's code in `b` (a b16 register):
+/// its magnitude bits (`b & mag_mask`) shifted up by `shift` to the top of
+/// an f32's exponent and mantissa fields, its sign (bit `sign_bit`) moved
+/// to bit 31, and the result times `2^scale_exp` to restore the value
+/// (exact, subnormals included). Also returns the magnitude bits.
+pub(super) fn placed_to_f32(
+    l: &mut Lowerer,
+    b: Reg,
+    mag_mask: i64,
+    shift: i64,
+    sign_bit: i64,
+    scale_exp: i32,
+) -> (Reg, Reg) {
+    let r = Operand::Reg;
+    let op = |l: &mut Lowerer, opc: Opc, x: Reg, imm: i64| {
+        l.b.op(opc, &[], &[Ty::B32], Ty::B32, vec![r(x), Operand::Imm(imm)])
+    };
+    let w =
+        l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(b)]);
+    let mag = op(l, Opc::And, w, mag_mask);
+    let placed = op(l, Opc::Shl, mag, shift);
+    let sign = op(l, Opc::And, w, 1 << sign_bit);
+    let sign = op(l, Opc::Shl, sign, 31 - sign_bit);
+    let bits =
+        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(placed), r(sign)]);
+    let x = l.b.op(
+        Opc::Mul,
+        &["rn"],
+        &[Ty::F32],
+        Ty::F32,
+        vec![r(bits), Operand::F32(2f32.powi(scale_exp).to_bits())],
+    );
+    (x, mag)
 }
