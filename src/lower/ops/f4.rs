@@ -54,7 +54,6 @@ pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
 /// - NaN gives 0x7; the sign is the f32's.
 pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
     let r = Operand::Reg;
-    let imm = Operand::Imm;
     if l.target.has_e2m1_cvt() {
         let zero =
             l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![Operand::F32(0)]);
@@ -62,58 +61,9 @@ pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
             .b
             .op(Opc::CvtPackE2m1x2, &[], &[], Ty::B16, vec![r(zero), r(x)]);
     }
-    let op = |l: &mut Lowerer, opc: Opc, ty: Ty, a: Operand, b: Operand| {
-        l.b.op(opc, &[], &[ty], Ty::B32, vec![a, b])
-    };
-    let a = op(l, Opc::And, Ty::B32, r(x), imm(0x7fff_ffff));
-    let sign = op(l, Opc::Shr, Ty::U32, r(x), imm(28));
-    let sign = op(l, Opc::And, Ty::B32, r(sign), imm(0x8));
-    let magic: u32 = (127 + 22) << 23;
-    let sum = l.b.op(
-        Opc::Add,
-        &["rn"],
-        &[Ty::F32],
-        Ty::F32,
-        vec![r(a), Operand::F32(magic)],
-    );
-    let sub = op(l, Opc::Sub, Ty::S32, r(sum), imm(i64::from(magic)));
-    let lsb = op(l, Opc::Shr, Ty::U32, r(a), imm(22));
-    let lsb = op(l, Opc::And, Ty::B32, r(lsb), imm(1));
-    let t = op(l, Opc::Add, Ty::U32, r(a), r(lsb));
-    let t = op(l, Opc::Add, Ty::U32, r(t), imm((1 << 21) - 1));
-    let t = op(l, Opc::Shr, Ty::U32, r(t), imm(22));
-    // Rebias the exponent from f32's 127 to 1, two codes an exponent.
-    let t = op(l, Opc::Sub, Ty::U32, r(t), imm((127 - 1) << 1));
-    let t = op(l, Opc::Min, Ty::U32, r(t), imm(0x7));
-    let small = l.b.op(
-        Opc::Setp,
-        &["lt"],
-        &[Ty::U32],
-        Ty::Pred,
-        vec![r(a), imm(0x3f80_0000)],
-    );
-    let mag = l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![r(sub), r(t), r(small)],
-    );
-    let signed = op(l, Opc::Or, Ty::B32, r(mag), r(sign));
-    let nan = l.b.op(
-        Opc::Setp,
-        &["gt"],
-        &[Ty::U32],
-        Ty::Pred,
-        vec![r(a), imm(0x7f80_0000)],
-    );
-    let code = l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        vec![imm(0x7), r(signed), r(nan)],
-    );
+    // Two exponent bits with bias 1, one mantissa bit; 0x7 (6) is the
+    // largest code, and NaN becomes it too.
+    let code = super::f8::f32_to_small_float_bits(l, (2, 1, 1), 0x7, 0x7, x);
     l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(code)])
 }
 

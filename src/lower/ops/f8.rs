@@ -130,14 +130,28 @@ pub fn f32_to_f8(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
 pub fn f32_to_f8_bits(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
     let (ebits, m, bias) = format(e);
     debug_assert!(ebits + m == 7);
+    f32_to_small_float_bits(l, (ebits, m, bias), max_finite(e), 0x7f, x)
+}
+
+/// The code (in a b32 register) of the f32 in `x` in a small signed float
+/// format of `(exponent bits, mantissa bits, bias)`, rounded as
+/// [`f32_to_f8_bits`] describes: clamped to `max_code`, NaN to `nan_code`.
+pub(super) fn f32_to_small_float_bits(
+    l: &mut Lowerer,
+    (ebits, m, bias): (u32, u32, u32),
+    max_code: i64,
+    nan_code: i64,
+    x: Reg,
+) -> Reg {
     let r = Operand::Reg;
     let imm = Operand::Imm;
     let op = |l: &mut Lowerer, opc: Opc, ty: Ty, a: Operand, b: Operand| {
         l.b.op(opc, &[], &[ty], Ty::B32, vec![a, b])
     };
     let a = op(l, Opc::And, Ty::B32, r(x), imm(0x7fff_ffff));
-    let sign = op(l, Opc::Shr, Ty::U32, r(x), imm(24));
-    let sign = op(l, Opc::And, Ty::B32, r(sign), imm(0x80));
+    let sign_bit = i64::from(ebits + m);
+    let sign = op(l, Opc::Shr, Ty::U32, r(x), imm(31 - sign_bit));
+    let sign = op(l, Opc::And, Ty::B32, r(sign), imm(1 << sign_bit));
     // Subnormal range: |x| + 2^(1 - bias - m + 23) has ulp q.
     let magic_exp = 1 - bias as i64 - m as i64 + 23;
     let magic = ((127 + magic_exp) as u32) << 23;
@@ -159,7 +173,7 @@ pub fn f32_to_f8_bits(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
     let rebias = i64::from(127 - bias) << m;
     // Exponents below the f8's wrap here; the subnormal path covers them.
     let t = op(l, Opc::Sub, Ty::U32, r(t), imm(rebias));
-    let t = op(l, Opc::Min, Ty::U32, r(t), imm(max_finite(e)));
+    let t = op(l, Opc::Min, Ty::U32, r(t), imm(max_code));
     let min_normal = i64::from(127 + 1 - bias) << 23;
     let small = l.b.op(
         Opc::Setp,
@@ -188,7 +202,7 @@ pub fn f32_to_f8_bits(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![imm(0x7f), r(signed), r(nan)],
+        vec![imm(nan_code), r(signed), r(nan)],
     )
 }
 
