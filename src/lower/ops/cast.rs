@@ -83,9 +83,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
             f4::conversion(l, id, src, from, to, rv)
         }
-        Opcode::FToI | Opcode::IToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
-            f4::int_conversion(l, id, src, from, to, signed, rv)
-        }
+        Opcode::IToF if to == Scalar::F4E2M1FN => f4::from_int(l, id, src, from, signed, rv),
         Opcode::FToF if f8_scale::is_scale(from) || f8_scale::is_scale(to) => {
             f8_scale::conversion(l, id, src, from, to, rv)
         }
@@ -132,10 +130,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
             })
         }
-        Opcode::FToI if f8_scale::is_scale(from) => f8_scale::to_int(l, id, src, from, to, signed),
         Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
         Opcode::FToI => {
-            let ft = float_ty(from).ok_or_else(|| l.unsupported(id))?;
             let tt = int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
             let m: &'static str = match rv {
                 0 => "rni",
@@ -144,13 +140,22 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 3 => "rpi",
                 _ => return Err(l.unsupported_feature(id, "this rounding mode")),
             };
+            // The narrow float types convert through f32, which holds
+            // every one of their values.
+            let ft = match from {
+                Scalar::BF16 | Scalar::F4E2M1FN => Ty::F32,
+                s if is_f8(s) => Ty::F32,
+                _ => float_ty(from).ok_or_else(|| l.unsupported(id))?,
+            };
             elementwise(l, id, &[src], |l, r| {
-                let (x, xt) = if ft == Ty::BF16 {
-                    (to_f32(l, from, r[0]), Ty::F32)
-                } else {
-                    (r[0], ft)
+                let x = match from {
+                    Scalar::F4E2M1FN => f4::f4_to_f32(l, r[0]),
+                    s if f8_scale::is_scale(s) => f8_scale::scale_to_f32(l, s, r[0]),
+                    s if is_f8(s) => f8::f8_to_f32(l, s, r[0]),
+                    Scalar::BF16 => to_f32(l, from, r[0]),
+                    _ => r[0],
                 };
-                Ok(l.b.op(Opc::Cvt, &[m], &[tt, xt], tt, vec![Operand::Reg(x)]))
+                Ok(l.b.op(Opc::Cvt, &[m], &[tt, ft], tt, vec![Operand::Reg(x)]))
             })
         }
         Opcode::IToF => {

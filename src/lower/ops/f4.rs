@@ -114,34 +114,19 @@ pub fn conversion(
     })
 }
 
-/// `ftoi` from or `itof` to f4E2M1FN (op `id`, source value `src`,
-/// `signed` the integer's signedness, `rv` the rounding mode): through
-/// f32. An integer rounds to f32 first; that is exact up to `2^24` in
-/// magnitude and anything larger saturates to 6 either way.
-pub fn int_conversion(
+/// `itof` to f4E2M1FN (op `id`, source value `src`, `signed` the
+/// integer's signedness, `rv` the rounding mode): the integer rounds to
+/// f32 first; that is exact up to `2^24` in magnitude and anything larger
+/// saturates to 6 either way.
+pub fn from_int(
     l: &mut Lowerer,
     id: OpId,
     src: ValueId,
     from: Scalar,
-    to: Scalar,
     signed: bool,
     rv: u8,
 ) -> Result<(), LowerError> {
-    let int = if from == Scalar::F4E2M1FN { to } else { from };
-    let it = super::arith::int_ty(int, signed).ok_or_else(|| l.unsupported(id))?;
-    if from == Scalar::F4E2M1FN {
-        let m: &'static str = match rv {
-            0 => "rni",
-            1 | 6 => "rzi",
-            2 => "rmi",
-            3 => "rpi",
-            _ => return Err(l.unsupported_feature(id, "this rounding mode")),
-        };
-        return elementwise(l, id, &[src], move |l, r| {
-            let x = f4_to_f32(l, r[0]);
-            Ok(l.b.op(Opc::Cvt, &[m], &[it, Ty::F32], it, vec![Operand::Reg(x)]))
-        });
-    }
+    let it = super::arith::int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
     if rv != 0 {
         return Err(l.unsupported_feature(id, "rounding other than nearest_even to f4E2M1FN"));
     }

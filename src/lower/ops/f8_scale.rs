@@ -126,30 +126,6 @@ pub fn scale_to_f32(l: &mut Lowerer, s: Scalar, b: Reg) -> Reg {
     to_f32(l, Scalar::BF16, h)
 }
 
-/// `ftoi` (op `id`, source `src`) from the scale format `from` to the
-/// integer type `to` (`signed`): the f32 value truncated as `cvt.rzi`
-/// does (saturating, NaN to 0).
-pub fn to_int(
-    l: &mut Lowerer,
-    id: OpId,
-    src: ValueId,
-    from: Scalar,
-    to: Scalar,
-    signed: bool,
-) -> Result<(), LowerError> {
-    let tt = super::arith::int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
-    elementwise(l, id, &[src], move |l, r| {
-        let x = scale_to_f32(l, from, r[0]);
-        Ok(l.b.op(
-            Opc::Cvt,
-            &["rzi"],
-            &[tt, Ty::F32],
-            tt,
-            vec![Operand::Reg(x)],
-        ))
-    })
-}
-
 /// `itof` (op `id`, source `src`) from the integer type `from` (`signed`)
 /// to f8E5M3FNU: rounded to f32 first, which is exact up to `2^24`, far
 /// beyond where f8E5M3FNU saturates, so that rounding happens once.
