@@ -66,6 +66,15 @@ pub fn constant_bits(m: &Module, op: &Op) -> Option<Vec<u64>> {
     m.dense_elements(*ty, data).map(|(_, bits)| bits)
 }
 
+/// The value of `v` when a splat integer `constant` defines it.
+pub fn const_int(m: &Module, v: crate::ir::ValueId) -> Option<i64> {
+    let op = &m.ops[crate::lower::view::def_op(m, v)?];
+    if op.opcode != crate::ir::Opcode::Constant {
+        return None;
+    }
+    splat_int(m, op)
+}
+
 /// The value of a splat integer constant, sign-extended from its width.
 pub fn splat_int(m: &Module, op: &Op) -> Option<i64> {
     let Some(Attr::Dense { ty, .. }) = op.attr("value") else {

@@ -120,14 +120,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             if rshape.iter().all(|&n| n == 1) {
                 let at: Option<Vec<i64>> = index
                     .iter()
-                    .map(|&v| {
-                        let d = crate::lower::view::def_op(l.m, v)?;
-                        let o = &l.m.ops[d];
-                        if o.opcode != Opcode::Constant {
-                            return None;
-                        }
-                        crate::lower::values::splat_int(l.m, o)
-                    })
+                    .map(|&v| crate::lower::values::const_int(l.m, v))
                     .collect();
                 if let Some(r) = at.and_then(|at| super::shuffle_convert::element(l, &src, &at)) {
                     let regs = vec![r; layout.num_registers()];

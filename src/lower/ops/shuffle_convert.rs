@@ -36,25 +36,36 @@ fn solve(basis: &[u64], v: u64) -> Option<u64> {
     (rest.0 == 0).then_some(rest.1)
 }
 
+/// When every warp holds the whole of `t` (its warp bits replicate and
+/// its lanes span the warp): the row-major flat index each register bit
+/// and then each lane bit adds, and the number of register bits. Every
+/// extent is a power of two, so the XOR of coordinates is the XOR of their
+/// flat indices.
+fn warp_basis(t: &Tile) -> Option<(Vec<u64>, usize)> {
+    let src = &t.layout;
+    if src.lane.len() != 5 || t.regs.is_empty() {
+        return None;
+    }
+    let f = |b: &Vec<i64>| flatten(b, &src.shape) as u64;
+    if src.warp.iter().any(|b| f(b) != 0) {
+        return None;
+    }
+    let basis = src.register.iter().chain(&src.lane).map(f).collect();
+    Some((basis, src.register.len()))
+}
+
 /// `t` in `layout` by warp shuffles, or `None` when the layouts do not
 /// allow it (then the caller goes through shared memory).
 pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<Tile> {
     let (src, dst) = (&t.layout, layout);
-    if src.shape != dst.shape || src.lane.len() != 5 || dst.lane.len() != 5 || t.regs.is_empty() {
+    if src.shape != dst.shape || dst.lane.len() != 5 {
         return None;
     }
     if !t.regs.iter().all(|r| r.class == RegClass::B32) {
         return None;
     }
-    let shape = &src.shape;
-    // Every extent is a power of two, so the XOR of coordinates is the XOR
-    // of their row-major flat indices.
-    let f = |b: &Vec<i64>| flatten(b, shape) as u64;
-    if src.warp.iter().any(|b| f(b) != 0) {
-        return None;
-    }
-    let nreg = src.register.len();
-    let basis: Vec<u64> = src.register.iter().chain(&src.lane).map(f).collect();
+    let (basis, nreg) = warp_basis(t)?;
+    let f = |b: &Vec<i64>| flatten(b, &src.shape) as u64;
     // Split a solution into (source register, source lane).
     let split = |x: u64| (x & ((1 << nreg) - 1), x >> nreg);
     // Each destination thread bit moves the source lane only.
@@ -119,18 +130,10 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
 /// through shared memory).
 pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg> {
     let src = &t.layout;
-    if src.lane.len() != 5 || t.regs.is_empty() || at.len() != src.shape.len() {
+    if at.len() != src.shape.len() || at.iter().zip(&src.shape).any(|(&c, &n)| c < 0 || c >= n) {
         return None;
     }
-    if at.iter().zip(&src.shape).any(|(&c, &n)| c < 0 || c >= n) {
-        return None;
-    }
-    let f = |b: &Vec<i64>| flatten(b, &src.shape) as u64;
-    if src.warp.iter().any(|b| f(b) != 0) {
-        return None;
-    }
-    let nreg = src.register.len();
-    let basis: Vec<u64> = src.register.iter().chain(&src.lane).map(f).collect();
+    let (basis, nreg) = warp_basis(t)?;
     let x = solve(&basis, flatten(at, &src.shape) as u64)?;
     let (reg, lane) = ((x & ((1 << nreg) - 1)) as usize, (x >> nreg) as i64);
     let v = t.regs[reg];

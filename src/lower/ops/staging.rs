@@ -254,9 +254,8 @@ pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
 }
 
 fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
-    let addrs = addrs.to_vec();
     let ty = slot_ty(buf.slot);
-    for (r, a) in addrs.into_iter().enumerate() {
+    for (r, &(a, off)) in addrs.iter().enumerate() {
         if t.layout.canonical_register(r) != r {
             continue;
         }
@@ -283,7 +282,7 @@ fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
             &["shared"],
             &[ty],
             vec![],
-            vec![Operand::Addr(a.0, a.1), Operand::Reg(v)],
+            vec![Operand::Addr(a, off), Operand::Reg(v)],
         ));
     }
 }
@@ -299,7 +298,7 @@ pub fn read(
     let addrs = addresses(l, &layout, buf, place);
     let ty = slot_ty(buf.slot);
     let mut regs: Vec<Reg> = Vec::new();
-    for (r, a) in addrs.into_iter().enumerate() {
+    for (r, (a, off)) in addrs.into_iter().enumerate() {
         let c = layout.canonical_register(r);
         if c != r {
             regs.push(regs[c]);
@@ -311,7 +310,7 @@ pub fn read(
             &["shared"],
             &[ty],
             vec![Operand::Reg(d)],
-            vec![Operand::Addr(a.0, a.1)],
+            vec![Operand::Addr(a, off)],
         ));
         let d = match class_of(elem) {
             RegClass::B16 if buf.slot == 4 => l.b.op(
