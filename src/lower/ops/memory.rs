@@ -342,32 +342,26 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
                 vec![Operand::Reg(row), a.bound[i].clone()],
             )
         } else {
-            let known = a.checked.borrow().get(&(i, ci)).copied();
-            match known {
-                Some(p) => p,
-                None => {
-                    let idx = if ci == 0 {
-                        a.start[i]
-                    } else {
-                        l.b.op(
-                            Opc::Add,
-                            &[],
-                            &[Ty::S64],
-                            Ty::S64,
-                            vec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
-                        )
-                    };
-                    let p = l.b.op(
-                        Opc::Setp,
-                        &["ge"],
-                        &[Ty::U64],
-                        Ty::Pred,
-                        vec![Operand::Reg(idx), a.bound[i].clone()],
-                    );
-                    a.checked.borrow_mut().insert((i, ci), p);
-                    p
-                }
-            }
+            *a.checked.borrow_mut().entry((i, ci)).or_insert_with(|| {
+                let idx = if ci == 0 {
+                    a.start[i]
+                } else {
+                    l.b.op(
+                        Opc::Add,
+                        &[],
+                        &[Ty::S64],
+                        Ty::S64,
+                        vec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
+                    )
+                };
+                l.b.op(
+                    Opc::Setp,
+                    &["ge"],
+                    &[Ty::U64],
+                    Ty::Pred,
+                    vec![Operand::Reg(idx), a.bound[i].clone()],
+                )
+            })
         };
         oob = Some(match oob {
             None => p,
@@ -418,45 +412,36 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
         );
     }
     // Static strides fold into the immediate; dynamic ones add registers,
-    // shared by the elements with the same offsets along those dimensions.
-    let dynamic = |i: usize, ci: i64| {
-        ci != 0
-            && !sparse.is_some_and(|(sd, _)| sd == i)
-            && !matches!(a.stride[i], Extent::Static(_))
-            && a.stride_reg[i].is_some()
-    };
+    // shared by the elements with the same offsets along those dimensions
+    // (`key`: the offset along each dynamic-stride dimension, else 0).
+    let mut key: SmallVec<[i64; 4]> = SmallVec::new();
     for (i, &ci) in c.iter().enumerate() {
-        if ci == 0 || sparse.is_some_and(|(sd, _)| sd == i) {
-            continue;
-        }
-        if let (Extent::Static(n), _) = (a.stride[i], a.stride_reg[i]) {
-            imm += ci * n * a.esize;
+        let k = match (a.stride[i], a.stride_reg[i]) {
+            _ if ci == 0 || sparse.is_some_and(|(sd, _)| sd == i) => 0,
+            (Extent::Static(n), _) => {
+                imm += ci * n * a.esize;
+                0
+            }
+            (_, Some(_)) => ci,
+            _ => 0,
+        };
+        key.push(k);
+    }
+    if sparse.is_none() {
+        if let Some(&row_addr) = a.rows_at.borrow().get(&key) {
+            return (oob, Operand::Addr(row_addr, imm));
         }
     }
-    let key: SmallVec<[i64; 4]> = c
-        .iter()
-        .enumerate()
-        .map(|(i, &ci)| if dynamic(i, ci) { ci } else { 0 })
-        .collect();
-    let cached = if sparse.is_none() {
-        a.rows_at.borrow().get(&key).copied()
-    } else {
-        None
-    };
-    if let Some(row_addr) = cached {
-        return (oob, Operand::Addr(row_addr, imm));
-    }
-    for (i, &ci) in c.iter().enumerate() {
-        if !dynamic(i, ci) {
+    for (i, &k) in key.iter().enumerate() {
+        let Some(r) = a.stride_reg[i].filter(|_| k != 0) else {
             continue;
-        }
-        let Some(r) = a.stride_reg[i] else { continue };
+        };
         let t = l.b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(r), Operand::Imm(ci * a.esize)],
+            vec![Operand::Reg(r), Operand::Imm(k * a.esize)],
         );
         addr = l.b.op(
             Opc::Add,
