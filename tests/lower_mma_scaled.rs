@@ -9,61 +9,10 @@
 //! assembles the corpus kernel without spills and the accumulator keeps the
 //! engine's layout across the K loop. f4 operands: `tests/lower_mma_scaled_f4.rs`.
 mod common;
+use common::scaled::{accumulated, e4m3, e5m2, e8m0, padded, stride, Rng};
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
 use tileiras::options::{Gpu, Options};
-
-/// Deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
-}
-
-/// The value of an f8E4M3FN byte (`s eeee mmm`, bias 7, no infinities).
-fn e4m3(b: u8) -> f64 {
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
-    if b & 0x7f == 0x7f {
-        return f64::NAN;
-    }
-    sign * if e == 0 {
-        m / 8.0 * 2f64.powi(-6)
-    } else {
-        (1.0 + m / 8.0) * 2f64.powi(e - 7)
-    }
-}
-
-/// The value of an f8E5M2 byte (`s eeeee mm`, bias 15).
-fn e5m2(b: u8) -> f64 {
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let (e, m) = (i32::from((b >> 2) & 31), f64::from(b & 3));
-    sign * match e {
-        0 => m / 4.0 * 2f64.powi(-14),
-        31 if m == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => (1.0 + m / 4.0) * 2f64.powi(e - 15),
-    }
-}
-
-/// The value of an f8E8M0FNU byte: `2^(s - 127)`, 0xFF is NaN.
-fn e8m0(s: u8) -> f64 {
-    if s == 0xff {
-        f64::NAN
-    } else {
-        2f64.powi(i32::from(s) - 127)
-    }
-}
 
 /// An f8 operand format.
 #[derive(Clone, Copy)]
@@ -149,23 +98,6 @@ struct Kernel<'a> {
     tile: (usize, usize),
     /// For 3-D kernels, the batch extent of that tile.
     batch_tile: Option<usize>,
-}
-
-/// Row stride (elements) of an array with `cols` columns: padded to 16,
-/// as the kernels assume of every row stride.
-fn stride(cols: usize) -> usize {
-    cols.div_ceil(16) * 16
-}
-
-/// `rows x cols` row-major values laid out with [`stride`], the padding
-/// filled with `pad`.
-fn padded<T: Copy>(v: &[T], rows: usize, cols: usize, pad: T) -> Vec<T> {
-    let s = stride(cols);
-    let mut out = vec![pad; rows * s];
-    for r in 0..rows {
-        out[r * s..r * s + cols].copy_from_slice(&v[r * cols..(r + 1) * cols]);
-    }
-    out
 }
 
 /// Runs `kernel` on `h` batches of `m x k` by `k x n` (k a multiple of 32)
@@ -277,12 +209,7 @@ fn run(kernel: &Kernel, (h, m, n, k): (usize, usize, usize, usize), seed: u64) {
             }
             let got = f64::from(c[i * stride(n) + j]);
             // f32 accumulation of k exact products.
-            let ok = if want.is_nan() {
-                got.is_nan()
-            } else {
-                (got - want).abs() <= 1e-6 * mag + f64::from(f32::MIN_POSITIVE)
-            };
-            if !ok {
+            if !accumulated(got, want, mag) {
                 if bad < 10 {
                     eprintln!("{what} c[{i}, {j}]: got {got}, want {want} (magnitude {mag})");
                 }

@@ -9,21 +9,10 @@
 //! `mma_scaled_f4_view` loads f4E2M1FN arrays directly (f8E8M0FNU scales). `mma_scaled_f4` multiplies constant f4 ones with f8E8M0FNU
 //! scales in blocks of 16.
 mod common;
+use common::scaled::{accumulated, e4m3, e8m0, padded, stride, Rng};
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
 use tileiras::options::{Gpu, Options};
-
-/// Deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// The value of f4E2M1FN code `c` (`s ee m`, bias 1, no infinities or NaN).
 fn f4(c: u8) -> f64 {
@@ -34,33 +23,6 @@ fn f4(c: u8) -> f64 {
         (1.0 + m / 2.0) * 2f64.powi(e - 1)
     };
     if c & 8 != 0 {
-        -v
-    } else {
-        v
-    }
-}
-
-/// The value of an f8E8M0FNU byte: `2^(s - 127)`, 0xFF is NaN.
-fn e8m0(s: u8) -> f64 {
-    if s == 0xff {
-        f64::NAN
-    } else {
-        2f64.powi(i32::from(s) - 127)
-    }
-}
-
-/// The value of an f8E4M3FN byte (`s eeee mmm`, bias 7, 0x7F/0xFF NaN).
-fn e4m3(b: u8) -> f64 {
-    if b & 0x7f == 0x7f {
-        return f64::NAN;
-    }
-    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
-    let v = if e == 0 {
-        m / 8.0 * 2f64.powi(-6)
-    } else {
-        (1.0 + m / 8.0) * 2f64.powi(e - 7)
-    };
-    if b & 0x80 != 0 {
         -v
     } else {
         v
@@ -137,23 +99,6 @@ fn lower(name: &str, gpu: Gpu) -> String {
         ..Default::default()
     };
     tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name} {gpu}: {e}"))
-}
-
-/// Row stride (elements) of an array with `cols` columns: padded to 16,
-/// as the kernels assume of every row stride.
-fn stride(cols: usize) -> usize {
-    cols.div_ceil(16) * 16
-}
-
-/// `rows x cols` row-major bytes laid out with [`stride`], the padding
-/// filled with `pad`.
-fn padded(v: &[u8], rows: usize, cols: usize, pad: u8) -> Vec<u8> {
-    let s = stride(cols);
-    let mut out = vec![pad; rows * s];
-    for r in 0..rows {
-        out[r * s..r * s + cols].copy_from_slice(&v[r * cols..(r + 1) * cols]);
-    }
-    out
 }
 
 /// The bytes of f4 codes `v` (rows of even length), two a byte, element
@@ -255,12 +200,7 @@ fn run_kernel(
             }
             let got = f64::from(c[i * stride(n) + j]);
             // f32 accumulation of k exact products.
-            let ok = if want.is_nan() {
-                got.is_nan()
-            } else {
-                (got - want).abs() <= 1e-6 * mag + f64::from(f32::MIN_POSITIVE)
-            };
-            if !ok {
+            if !accumulated(got, want, mag) {
                 if bad < 10 {
                     eprintln!("{what} c[{i}, {j}]: got {got}, want {want} (magnitude {mag})");
                 }
