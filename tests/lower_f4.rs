@@ -142,31 +142,10 @@ fn inputs() -> Inputs {
         f32::from_bits(1),
     ];
     x.extend(edges);
-    for (i, v) in values(7, 8 * N - edges.len()).into_iter().enumerate() {
-        let bits = v as u32;
-        x.push(match i % 3 {
-            0 => f32::from_bits(bits),
-            // Magnitudes 2^-4 .. 2^4: the f4 range and around.
-            _ => f32::from_bits(bits & 0x807f_ffff | ((123 + (v >> 40) as u32 % 8) << 23)),
-        });
-    }
-    for v in values(11, x.len() - h.len()) {
-        h.push(v as u16);
-        b.push((v >> 16) as u16);
-    }
-    let d = x
-        .iter()
-        .zip(values(13, x.len()))
-        .map(|(&v, r)| {
-            let v = f64::from(v);
-            let nudge = v.abs() * 2f64.powi(-30) * (r % 1000) as f64 / 1000.0;
-            match r % 3 {
-                0 => v,
-                1 => v + nudge,
-                _ => v - nudge,
-            }
-        })
-        .collect();
+    // Magnitudes 2^-4 .. 2^4: the f4 range and around.
+    x.extend(common::random_f32s(7, 8 * N - edges.len(), 123, 8));
+    common::extend_halves(&mut h, &mut b, x.len(), 11);
+    let d = common::nudged_f64s(&x, 13);
     // Integers: mostly small (-10..=10), some large, the extremes.
     let mut n: Vec<i32> = values(17, x.len())
         .into_iter()

@@ -7,7 +7,6 @@
 //! the sm_80 bytes with the sm_90 ones (the emulator's
 //! `cvt.rn.satfinite.e4m3x2.f32` and `.e5m2x2`).
 mod common;
-use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, round, E4M3, E5M2};
 use ptx_emu::ir::Rnd;
@@ -164,31 +163,10 @@ fn inputs() -> Inputs {
         f32::MIN_POSITIVE,
     ];
     x.extend(edges);
-    for (i, v) in values(7, 16 * N - edges.len()).into_iter().enumerate() {
-        let bits = v as u32;
-        x.push(match i % 3 {
-            0 => f32::from_bits(bits),
-            // Magnitudes 2^-20 .. 2^20: the f8 ranges and around.
-            _ => f32::from_bits(bits & 0x807f_ffff | ((107 + (v >> 40) as u32 % 40) << 23)),
-        });
-    }
-    for v in values(11, x.len() - h.len()) {
-        h.push(v as u16);
-        b.push((v >> 16) as u16);
-    }
-    let d = x
-        .iter()
-        .zip(values(13, x.len()))
-        .map(|(&v, r)| {
-            let v = f64::from(v);
-            let nudge = v.abs() * 2f64.powi(-30) * (r % 1000) as f64 / 1000.0;
-            match r % 3 {
-                0 => v,
-                1 => v + nudge,
-                _ => v - nudge,
-            }
-        })
-        .collect();
+    // Magnitudes 2^-20 .. 2^20: the f8 ranges and around.
+    x.extend(common::random_f32s(7, 16 * N - edges.len(), 107, 40));
+    common::extend_halves(&mut h, &mut b, x.len(), 11);
+    let d = common::nudged_f64s(&x, 13);
     Inputs { x, h, b, d }
 }
 

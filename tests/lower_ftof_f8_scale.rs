@@ -208,32 +208,11 @@ fn inputs() -> Inputs {
     let edges = edges();
     x.extend(&edges);
     let pad = (N - x.len() % N) % N + 4 * N;
-    for (i, v) in values(7, pad).into_iter().enumerate() {
-        let bits = v as u32;
-        x.push(match i % 3 {
-            0 => f32::from_bits(bits),
-            _ => f32::from_bits(bits & 0x807f_ffff | ((97 + (v >> 40) as u32 % 60) << 23)),
-        });
-    }
+    x.extend(common::random_f32s(7, pad, 97, 60));
     let mut h: Vec<u16> = (0..=u16::MAX).collect();
     let mut b: Vec<u16> = (0..=u16::MAX).collect();
-    for v in values(11, x.len() - h.len()) {
-        h.push(v as u16);
-        b.push((v >> 16) as u16);
-    }
-    let d = x
-        .iter()
-        .zip(values(13, x.len()))
-        .map(|(&v, r)| {
-            let v = f64::from(v);
-            let nudge = v.abs() * 2f64.powi(-30) * (r % 1000) as f64 / 1000.0;
-            match r % 3 {
-                0 => v,
-                1 => v + nudge,
-                _ => v - nudge,
-            }
-        })
-        .collect();
+    common::extend_halves(&mut h, &mut b, x.len(), 11);
+    let d = common::nudged_f64s(&x, 13);
     let c = (0..x.len()).map(|i| (i * 7 + i / 256) as u8).collect();
     Inputs { x, h, b, d, c }
 }

@@ -20,6 +20,51 @@ pub fn xorshift(seed: u64, n: usize) -> Vec<u64> {
         .collect()
 }
 
+/// `n` f32 test inputs from `seed`: every third one raw random bits, the
+/// others a random sign and mantissa with a biased exponent in
+/// `exp_lo .. exp_lo + exp_span`.
+pub fn random_f32s(seed: u64, n: usize, exp_lo: u32, exp_span: u32) -> Vec<f32> {
+    xorshift(seed, n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let bits = v as u32;
+            match i % 3 {
+                0 => f32::from_bits(bits),
+                _ => f32::from_bits(
+                    bits & 0x807f_ffff | ((exp_lo + (v >> 40) as u32 % exp_span) << 23),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// Random f16 and bf16 bit patterns (from `seed`) appended to `h` and `b`
+/// until both are `len` long (`h` and `b` are as long as each other).
+pub fn extend_halves(h: &mut Vec<u16>, b: &mut Vec<u16>, len: usize, seed: u64) {
+    for v in xorshift(seed, len - h.len()) {
+        h.push(v as u16);
+        b.push((v >> 16) as u16);
+    }
+}
+
+/// `x` as f64s, two in three nudged up or down by less than `2^-30` of
+/// their magnitude (between f32 neighbours, to test double rounding).
+pub fn nudged_f64s(x: &[f32], seed: u64) -> Vec<f64> {
+    x.iter()
+        .zip(xorshift(seed, x.len()))
+        .map(|(&v, r)| {
+            let v = f64::from(v);
+            let nudge = v.abs() * 2f64.powi(-30) * (r % 1000) as f64 / 1000.0;
+            match r % 3 {
+                0 => v,
+                1 => v + nudge,
+                _ => v - nudge,
+            }
+        })
+        .collect()
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
