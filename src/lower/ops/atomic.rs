@@ -248,7 +248,7 @@ pub fn lower_red_view(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported_feature(id, "xchg"));
     }
     let layout = t.layout.clone();
-    let a = prepare(l, id, &p, &index, &layout)?;
+    let mut a = prepare(l, id, &p, &index, &layout)?;
     let owner = l.owner_pred(&layout);
     if let Some(q) = owner {
         l.b.begin_if(q, true);
@@ -258,7 +258,7 @@ pub fn lower_red_view(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, addr) = element(l, &a, &c, r);
+        let (oob, addr) = element(l, &mut a, &c, r);
         if let Some(q) = oob {
             l.b.begin_if(q, false);
         }

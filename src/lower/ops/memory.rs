@@ -14,7 +14,6 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
-use std::cell::RefCell;
 
 /// Per-access facts shared by every register of one load or store.
 pub(super) struct Access {
@@ -37,10 +36,10 @@ pub(super) struct Access {
     rows: Option<(usize, Vec<Reg>)>,
     /// Out-of-bounds predicates already computed, by tile dimension and
     /// register offset along it (one access's elements share them).
-    checked: RefCell<FxHashMap<(usize, i64), Reg>>,
+    checked: FxHashMap<(usize, i64), Reg>,
     /// Row addresses already computed (dense views), by the register
     /// offsets along the dimensions of dynamic stride.
-    rows_at: RefCell<FxHashMap<SmallVec<[i64; 4]>, Reg>>,
+    rows_at: FxHashMap<SmallVec<[i64; 4]>, Reg>,
 }
 
 /// An i32/i64 scalar value widened to 64 bits (zero-extended when known
@@ -319,14 +318,19 @@ pub(super) fn prepare(
         esize,
         check,
         rows,
-        checked: RefCell::default(),
-        rows_at: RefCell::default(),
+        checked: FxHashMap::default(),
+        rows_at: FxHashMap::default(),
     })
 }
 
 /// The out-of-bounds predicate and address of the element at register
 /// coordinate `c` (`None` predicate: always in bounds).
-pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Option<Reg>, Operand) {
+pub(super) fn element(
+    l: &mut Lowerer,
+    a: &mut Access,
+    c: &[i64],
+    r: usize,
+) -> (Option<Reg>, Operand) {
     let sparse = a.rows.as_ref().map(|(sd, rows)| (*sd, rows[r]));
     let mut oob: Option<Reg> = None;
     for (i, &ci) in c.iter().enumerate() {
@@ -342,7 +346,7 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
                 vec![Operand::Reg(row), a.bound[i].clone()],
             )
         } else {
-            *a.checked.borrow_mut().entry((i, ci)).or_insert_with(|| {
+            *a.checked.entry((i, ci)).or_insert_with(|| {
                 let idx = if ci == 0 {
                     a.start[i]
                 } else {
@@ -428,7 +432,7 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
         key.push(k);
     }
     if sparse.is_none() {
-        if let Some(&row_addr) = a.rows_at.borrow().get(&key) {
+        if let Some(&row_addr) = a.rows_at.get(&key) {
             return (oob, Operand::Addr(row_addr, imm));
         }
     }
@@ -452,7 +456,7 @@ pub(super) fn element(l: &mut Lowerer, a: &Access, c: &[i64], r: usize) -> (Opti
         );
     }
     if sparse.is_none() {
-        a.rows_at.borrow_mut().insert(key, addr);
+        a.rows_at.insert(key, addr);
     }
     (oob, Operand::Addr(addr, imm))
 }
@@ -622,7 +626,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let elem = p.elem;
     p.elem = stored(elem);
     let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
-    let a = prepare(l, op, &p, &index, &layout)?;
+    let mut a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let pad = padding_bits(p.elem, p.padding)
         .ok_or_else(|| l.unsupported_feature(op, "this padding value for its element type"))?;
@@ -637,7 +641,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, addr) = element(l, &a, &c, r);
+        let (oob, addr) = element(l, &mut a, &c, r);
         // Sub-word elements load as packed 32-bit words, split after.
         let bits = p.elem.bits();
         let packed = super::packed::words(bits, vec);
@@ -719,7 +723,7 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         t = preds_to_bytes(l, &t);
     }
     let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
-    let a = prepare(l, op, &p, &index, &layout)?;
+    let mut a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
     let n = layout.num_registers();
     let owner = l.owner_pred(&layout);
@@ -733,7 +737,7 @@ pub fn store_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, addr) = element(l, &a, &c, r);
+        let (oob, addr) = element(l, &mut a, &c, r);
         // Sub-word elements store as packed 32-bit words.
         let bits = p.elem.bits();
         let (sty, vals) = match super::packed::words(bits, vec) {

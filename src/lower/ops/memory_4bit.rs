@@ -31,7 +31,7 @@ fn padding_code(pad: Option<Padding>) -> Option<i64> {
 /// offset from `base` in elements (s64), with the out-of-bounds predicate.
 fn byte_of(
     l: &mut Lowerer,
-    a: &Access,
+    a: &mut Access,
     base: Reg,
     c: &[i64],
     r: usize,
@@ -89,7 +89,7 @@ pub fn load_view(
     let layout = l.layout_of(res);
     let pad = padding_code(p.padding)
         .ok_or_else(|| l.unsupported_feature(op, "infinity or NaN padding for f4E2M1FN"))?;
-    let a = prepare(l, op, p, index, &layout)?;
+    let mut a = prepare(l, op, p, index, &layout)?;
     let base = l.tile(op, p.base)?.regs[0];
     let n = layout.num_registers();
     let mut regs: Vec<Reg> = Vec::with_capacity(n);
@@ -100,7 +100,7 @@ pub fn load_view(
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, byte, off) = byte_of(l, &a, base, &c, r).map_err(|_| l.unsupported(op))?;
+        let (oob, byte, off) = byte_of(l, &mut a, base, &c, r).map_err(|_| l.unsupported(op))?;
         let d = l.b.reg_for(Ty::B16);
         if let Some(q) = oob {
             // The padding code in both nibbles: either shift finds it.
@@ -155,7 +155,7 @@ pub fn store_view(
     ord: &[&'static str],
 ) -> Result<(), LowerError> {
     let layout = t.layout.clone();
-    let a = prepare(l, op, p, index, &layout)?;
+    let mut a = prepare(l, op, p, index, &layout)?;
     let base = l.tile(op, p.base)?.regs[0];
     let owner = l.owner_pred(&layout);
     if let Some(q) = owner {
@@ -169,7 +169,7 @@ pub fn store_view(
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, byte, off) = byte_of(l, &a, base, &c, r).map_err(|_| l.unsupported(op))?;
+        let (oob, byte, off) = byte_of(l, &mut a, base, &c, r).map_err(|_| l.unsupported(op))?;
         if let Some(q) = oob {
             l.b.begin_if(q, false);
         }

@@ -79,7 +79,7 @@ impl Stream {
     ) -> Result<Stream, LowerError> {
         let dim = ld.index.iter().position(|&v| v == iv).unwrap_or(0);
         let lb = ivt.regs[0];
-        let a0 = access(l, ld, st, iv, ivt, lb)?;
+        let mut a0 = access(l, ld, st, iv, ivt, lb)?;
         let lb1 = l.b.op(
             Opc::Add,
             &[],
@@ -87,11 +87,11 @@ impl Stream {
             ity,
             vec![Operand::Reg(lb), Operand::Reg(step)],
         );
-        let a1 = access(l, ld, st, iv, ivt, lb1)?;
+        let mut a1 = access(l, ld, st, iv, ivt, lb1)?;
         let (r0, _) = st.chunks[0];
         let c0 = st.layout.apply(r0, 0);
-        let (_, x0) = element(l, &a0, &c0, r0);
-        let (_, x1) = element(l, &a1, &c0, r0);
+        let (_, x0) = element(l, &mut a0, &c0, r0);
+        let (_, x1) = element(l, &mut a1, &c0, r0);
         let (x0, x1) = (flat(l, x0), flat(l, x1));
         let delta = s64(l, Opc::Sub, Operand::Reg(x1), Operand::Reg(x0));
         let eb = i64::from(ld.view.elem.bits() / 8);
@@ -100,7 +100,7 @@ impl Stream {
         let mut inv = Vec::new();
         for &(r, _) in &st.chunks {
             let c = st.layout.apply(r, 0);
-            let (_, x) = element(l, &a0, &c, r);
+            let (_, x) = element(l, &mut a0, &c, r);
             let x = flat(l, x);
             let var = l.b.reg(RegClass::B64);
             l.b.copy(var, x);
