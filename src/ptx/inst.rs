@@ -455,6 +455,38 @@ impl Inst {
             .copied()
     }
 
+    /// Calls `f` on each register written, in order (cheaper than
+    /// [`Inst::def_iter`] on the optimizer's hot paths).
+    #[inline]
+    pub fn for_each_def(&self, mut f: impl FnMut(Reg)) {
+        for d in &self.dsts {
+            match d {
+                Operand::Reg(r) => f(*r),
+                Operand::Vec(v) => v.iter().for_each(|r| f(*r)),
+                _ => {}
+            }
+        }
+    }
+
+    /// Calls `f` on each register read (sources, a `wgmma`'s accumulators,
+    /// the guard), in the order of [`Inst::use_iter`].
+    #[inline]
+    pub fn for_each_use(&self, mut f: impl FnMut(Reg)) {
+        for o in &self.srcs {
+            match o {
+                Operand::Reg(r) | Operand::Addr(r, _) => f(*r),
+                Operand::Vec(v) => v.iter().for_each(|r| f(*r)),
+                _ => {}
+            }
+        }
+        if self.opc == Opc::Wgmma {
+            self.for_each_def(&mut f);
+        }
+        if let Some((g, _)) = self.guard {
+            f(g);
+        }
+    }
+
     /// Registers read (sources and guard), without collecting them.
     pub fn use_iter(&self) -> impl Iterator<Item = Reg> + '_ {
         let accumulated = if self.opc == Opc::Wgmma {

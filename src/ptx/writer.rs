@@ -310,8 +310,9 @@ fn decimal(out: &mut impl Write, mut v: u64) -> fmt::Result {
             break;
         }
     }
-    // Only ASCII digits were written.
-    out.write_str(std::str::from_utf8(&buf[at..]).map_err(|_| fmt::Error)?)
+    buf[at..]
+        .iter()
+        .try_for_each(|&d| out.write_char(char::from(d)))
 }
 
 /// Writes `v` in decimal, with a `-` when negative.

@@ -1,7 +1,5 @@
 //! Flattens the SIMT IR into a PTX body: each `if` becomes guarded branches
 //! around its branches, each loop a header, an exit branch and a back edge; registers are renumbered densely per class.
-use rustc_hash::FxHashMap as HashMap;
-
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass, SrcLoc};
 
@@ -107,18 +105,21 @@ fn branch(label: u32, guard: Option<(Reg, bool)>) -> Line {
 /// Renumbers the registers of `lines` densely per class; returns the
 /// count per class.
 fn renumber(lines: &mut [Line]) -> Vec<(RegClass, u32)> {
-    let mut map: HashMap<Reg, Reg> = HashMap::default();
-    let mut counts: HashMap<RegClass, u32> = HashMap::default();
+    // Old register number to new one (0: not seen yet); numbers are dense
+    // enough that a table beats hashing.
+    let mut map: Vec<u32> = Vec::new();
+    let mut counts = [0u32; 4];
     let mut rename = |r: &mut Reg| {
-        let n = *map.entry(*r).or_insert_with(|| {
-            let c = counts.entry(r.class).or_insert(0);
+        let i = r.id as usize;
+        if i >= map.len() {
+            map.resize(i + 1, 0);
+        }
+        if map[i] == 0 {
+            let c = &mut counts[r.class as usize];
             *c += 1;
-            Reg {
-                class: r.class,
-                id: *c,
-            }
-        });
-        *r = n;
+            map[i] = *c;
+        }
+        r.id = map[i];
     };
     let fix = |o: &mut Operand, rename: &mut dyn FnMut(&mut Reg)| match o {
         Operand::Reg(r) | Operand::Addr(r, _) => rename(r),
@@ -137,6 +138,7 @@ fn renumber(lines: &mut [Line]) -> Vec<(RegClass, u32)> {
     }
     RegClass::all()
         .iter()
-        .filter_map(|c| counts.get(c).map(|n| (*c, *n)))
+        .filter(|c| counts[**c as usize] > 0)
+        .map(|c| (*c, counts[*c as usize]))
         .collect()
 }

@@ -26,7 +26,7 @@ pub fn hoist_invariants(f: &mut Function, defs: &RegCounts, hoisted: &mut RegSet
 }
 
 fn written_in(body: &[Stmt], out: &mut RegSet) {
-    super::opt::for_each_inst(body, &mut |i| out.extend(i.def_iter()));
+    super::opt::for_each_inst(body, &mut |i| i.for_each_def(|d| out.insert(d)));
 }
 
 /// Whether `i` computes its result from its sources alone, cannot trap and
@@ -109,10 +109,11 @@ impl Budget {
         let mut live_ins = Vec::new();
         for part in parts {
             super::opt::for_each_inst(part, &mut |i| {
-                live_ins.extend(
-                    i.use_iter()
-                        .filter(|u| hoisted.contains(u) && !inside.contains(u)),
-                );
+                i.for_each_use(|u| {
+                    if hoisted.contains(&u) && !inside.contains(&u) {
+                        live_ins.push(u);
+                    }
+                });
             });
         }
         for u in live_ins {

@@ -148,7 +148,13 @@ impl Builder {
         srcs: Vec<Operand>,
     ) -> Reg {
         let d = self.reg_for(dst_ty);
-        self.push(Inst::new(opc, mods, tys, vec![Operand::Reg(d)], srcs));
+        self.push(Inst::new(
+            opc,
+            mods,
+            tys,
+            smallvec::smallvec![Operand::Reg(d)],
+            srcs,
+        ));
         d
     }
 
@@ -161,7 +167,13 @@ impl Builder {
         tys: &[Ty],
         srcs: Vec<Operand>,
     ) {
-        self.push(Inst::new(opc, mods, tys, vec![Operand::Reg(d)], srcs));
+        self.push(Inst::new(
+            opc,
+            mods,
+            tys,
+            smallvec::smallvec![Operand::Reg(d)],
+            srcs,
+        ));
     }
 
     /// Copies register `src` into `dst` (same class).

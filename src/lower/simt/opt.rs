@@ -59,9 +59,7 @@ pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
 pub(super) fn def_counts(body: &[Stmt]) -> RegCounts {
     let mut m = RegCounts::default();
     for_each_inst(body, &mut |i| {
-        for d in i.def_iter() {
-            m.add(d);
-        }
+        i.for_each_def(|d| m.add(d));
     });
     m
 }
@@ -460,7 +458,11 @@ fn cse_in(
                 let mut written = Vec::new();
                 for part in [&*header, &*body] {
                     for_each_inst(part, &mut |i| {
-                        written.extend(i.def_iter().filter(|d| !is_ssa(defs, d)))
+                        i.for_each_def(|d| {
+                            if !is_ssa(defs, &d) {
+                                written.push(d)
+                            }
+                        })
                     });
                 }
                 for v in written {
@@ -502,7 +504,7 @@ pub(super) fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
     for s in body {
         match s {
             Stmt::Break | Stmt::Continue => {}
-            Stmt::Inst(i) => i.use_iter().for_each(|u| uses.add(u)),
+            Stmt::Inst(i) => i.for_each_use(|u| uses.add(u)),
             Stmt::If {
                 pred,
                 body,
@@ -549,7 +551,7 @@ fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
                     || i.dsts.is_empty()
                     || i.def_iter().any(|d| uses.get(&d).is_some());
                 if !live {
-                    i.use_iter().for_each(|u| uses.sub(&u));
+                    i.for_each_use(|u| uses.sub(&u));
                     keep[k] = false;
                 }
             }

@@ -82,20 +82,24 @@ impl Extend<Reg> for RegSet {
 /// facts recorded against an older version can be told stale in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct Versions {
-    current: rustc_hash::FxHashMap<Reg, u32>,
+    current: Vec<u32>,
     last: u32,
 }
 
 impl Versions {
     /// Gives `r` a new version.
     pub fn bump(&mut self, r: Reg) {
+        let i = r.id as usize;
+        if i >= self.current.len() {
+            self.current.resize(i + 1, 0);
+        }
         self.last += 1;
-        self.current.insert(r, self.last);
+        self.current[i] = self.last;
     }
 
     /// The current version of `r` (0 until it is first bumped).
     pub fn get(&self, r: &Reg) -> u32 {
-        self.current.get(r).copied().unwrap_or(0)
+        self.current.get(r.id as usize).copied().unwrap_or(0)
     }
 }
 

@@ -116,9 +116,11 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
                 // Widened before the loop, changed in it: not the same value.
                 for part in [&*header, &*body] {
                     for_each_inst(part, &mut |i| {
-                        for d in i.def_iter() {
-                            widened.versions.bump(d);
-                        }
+                        i.for_each_def(|d| {
+                            if !is_ssa(defs, &d) {
+                                widened.versions.bump(d);
+                            }
+                        })
                     });
                 }
                 widen_in(header, defs, widened);
