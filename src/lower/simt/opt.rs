@@ -5,10 +5,9 @@
 //! level 2) loop-invariant code motion ([`super::licm`]).
 use rustc_hash::FxHashMap as HashMap;
 
-use super::regs::{RegCounts, Versions};
+use super::regs::RegCounts;
 use super::{Function, Stmt};
-use crate::ptx::{Inst, Opc, Operand, Operands, Reg, RegClass, Ty};
-use smallvec::SmallVec;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// Runs the passes chosen for `opt_level` (0: none; 1: folding, CSE and
 /// DCE; 2+: also loop-invariant code motion).
@@ -28,7 +27,7 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
         }
         let folded = fold_constants(&mut f.body, &defs);
         let widened = super::widen::widen_multiplies(&mut f.body, &defs);
-        let shared = cse(&mut f.body, &defs);
+        let shared = super::cse::cse(&mut f.body, &defs);
         let removed = dce(&mut f.body);
         if !(folded || widened || shared || removed) {
             break;
@@ -299,203 +298,6 @@ fn fold_in(
 /// Whether `r` is written at most once (an SSA value, or never written).
 pub(super) fn is_ssa(defs: &RegCounts, r: &Reg) -> bool {
     defs.get(r).map_or(true, |&n| n <= 1)
-}
-
-/// An instruction's computation: what two instructions must share for the
-/// second to reuse the first's result.
-#[derive(PartialEq, Eq, Hash)]
-struct Expr {
-    opc: Opc,
-    mods: SmallVec<[&'static str; 4]>,
-    tys: SmallVec<[Ty; 2]>,
-    srcs: Operands,
-    class: RegClass,
-    /// The version of each variable read, in order (see [`Available`]).
-    versions: SmallVec<[u32; 2]>,
-}
-
-/// Scoped available expressions. An expression may read variables (registers
-/// written in several places): each write of a variable (or the start of a
-/// loop that writes it) gives it a new version, so expressions that read an
-/// older version no longer match.
-#[derive(Default)]
-struct Available {
-    /// Each expression seen, with the scope it was seen in and its result.
-    exprs: HashMap<Expr, (usize, Reg)>,
-    /// Whether each scope (numbered in the order they opened) is still open.
-    open: Vec<bool>,
-    /// The open scopes, innermost last.
-    stack: Vec<usize>,
-    /// Versions of the variables written so far.
-    versions: Versions,
-}
-
-impl Available {
-    /// Gives variable `v` a new version.
-    fn written(&mut self, v: Reg) {
-        self.versions.bump(v);
-    }
-
-    /// Opens a scope: what is seen in it is forgotten when it closes.
-    fn push(&mut self) {
-        self.stack.push(self.open.len());
-        self.open.push(true);
-    }
-
-    /// Closes the innermost scope.
-    fn pop(&mut self) {
-        if let Some(s) = self.stack.pop() {
-            self.open[s] = false;
-        }
-    }
-
-    /// The register already holding `key`'s value in an open scope, or
-    /// `None` after recording that `d` holds it from now on.
-    fn reuse_or_record(&mut self, key: Expr, d: Reg) -> Option<Reg> {
-        use std::collections::hash_map::Entry;
-        let scope = *self.stack.last().expect("a scope");
-        match self.exprs.entry(key) {
-            Entry::Occupied(e) if self.open[e.get().0] => Some(e.get().1),
-            Entry::Occupied(mut e) => {
-                e.insert((scope, d));
-                None
-            }
-            Entry::Vacant(e) => {
-                e.insert((scope, d));
-                None
-            }
-        }
-    }
-
-    /// The expression `i` computes into a register of `class`.
-    fn expr(&self, i: &Inst, class: RegClass, defs: &RegCounts) -> Expr {
-        let versions = i
-            .srcs
-            .iter()
-            .flat_map(Operand::regs)
-            .filter(|u| !is_ssa(defs, u))
-            .map(|u| self.versions.get(u))
-            .collect();
-        Expr {
-            opc: i.opc,
-            mods: i.mods.clone(),
-            tys: i.tys.clone(),
-            srcs: i.srcs.clone(),
-            class,
-            versions,
-        }
-    }
-}
-
-/// Reuses earlier results of equal computations; whether any did.
-fn cse(body: &mut [Stmt], defs: &RegCounts) -> bool {
-    let mut rename: HashMap<Reg, Reg> =
-        HashMap::with_capacity_and_hasher(defs.span() / 4, Default::default());
-    let mut avail = Available {
-        exprs: HashMap::with_capacity_and_hasher(defs.span(), Default::default()),
-        open: vec![true],
-        stack: vec![0],
-        ..Available::default()
-    };
-    cse_in(body, defs, &mut avail, &mut rename);
-    !rename.is_empty()
-}
-
-fn cse_in(
-    body: &mut [Stmt],
-    defs: &RegCounts,
-    avail: &mut Available,
-    rename: &mut HashMap<Reg, Reg>,
-) {
-    for s in body.iter_mut() {
-        match s {
-            Stmt::Break | Stmt::Continue => {}
-            Stmt::Inst(i) => {
-                rename_uses(i, rename);
-                let ds = i.defs();
-                for &d in &ds {
-                    if !is_ssa(defs, &d) {
-                        avail.written(d);
-                    }
-                }
-                let pure = !i.opc.has_side_effects()
-                    && !matches!(i.opc, Opc::Ld | Opc::Ldmatrix)
-                    && i.guard.is_none();
-                if !(pure && i.dsts.len() == 1 && ds.len() == 1 && defs.get(&ds[0]) == Some(&1)) {
-                    continue;
-                }
-                let d = ds[0];
-                // A copy of a value: read the value itself.
-                if let (Opc::Mov, [Operand::Reg(src)]) = (i.opc, i.srcs.as_slice()) {
-                    if src.class == d.class && is_ssa(defs, src) {
-                        rename.insert(d, *src);
-                        continue;
-                    }
-                }
-                let key = avail.expr(i, d.class, defs);
-                if let Some(prev) = avail.reuse_or_record(key, d) {
-                    rename.insert(d, prev);
-                }
-            }
-            Stmt::If {
-                pred,
-                body,
-                else_body,
-                ..
-            } => {
-                if let Some(n) = rename.get(pred) {
-                    *pred = *n;
-                }
-                for b in [body, else_body] {
-                    avail.push();
-                    cse_in(b, defs, avail, rename);
-                    avail.pop();
-                }
-            }
-            Stmt::Loop {
-                header, pred, body, ..
-            } => {
-                let mut written = Vec::new();
-                for part in [&*header, &*body] {
-                    for_each_inst(part, &mut |i| {
-                        i.for_each_def(|d| {
-                            if !is_ssa(defs, &d) {
-                                written.push(d)
-                            }
-                        })
-                    });
-                }
-                for v in written {
-                    avail.written(v);
-                }
-                avail.push();
-                cse_in(header, defs, avail, rename);
-                if let Some(n) = rename.get(pred) {
-                    *pred = *n;
-                }
-                cse_in(body, defs, avail, rename);
-                avail.pop();
-            }
-        }
-    }
-}
-
-fn rename_uses(i: &mut Inst, rename: &HashMap<Reg, Reg>) {
-    let get = |r: &mut Reg| {
-        if let Some(n) = rename.get(r) {
-            *r = *n;
-        }
-    };
-    if let Some((g, _)) = &mut i.guard {
-        get(g);
-    }
-    for o in i.srcs.iter_mut() {
-        match o {
-            Operand::Reg(r) | Operand::Addr(r, _) => get(r),
-            Operand::Vec(v) => v.iter_mut().for_each(get),
-            _ => {}
-        }
-    }
 }
 
 /// Adds to `uses` each read of a register in `body` (tested predicates
