@@ -299,20 +299,37 @@ fn reg(out: &mut impl Write, r: Reg) -> fmt::Result {
 
 /// Writes `v` in decimal without the formatting machinery (registers and
 /// immediates are most of a kernel's text).
-fn decimal(out: &mut impl Write, mut v: u64) -> fmt::Result {
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+fn decimal(out: &mut impl Write, v: u64) -> fmt::Result {
+    let pair = |n: u64| {
+        let i = 2 * n as usize;
+        &PAIRS[i..i + 2]
+    };
+    if v < 10 {
+        return out.write_str(&pair(v)[1..]);
     }
-    buf[at..]
-        .iter()
-        .try_for_each(|&d| out.write_char(char::from(d)))
+    if v >= 100 {
+        decimal(out, v / 100)?;
+    } else {
+        return out.write_str(pair(v));
+    }
+    out.write_str(pair(v % 100))
+}
+
+/// "00" to "99" in a row: the two digits of `n` are at `2n`.
+const PAIRS: &str = match std::str::from_utf8(&pair_digits()) {
+    Ok(s) => s,
+    Err(_) => panic!("digits are ASCII"),
+};
+
+const fn pair_digits() -> [u8; 200] {
+    let mut d = [0u8; 200];
+    let mut n = 0;
+    while n < 100 {
+        d[2 * n] = b'0' + (n / 10) as u8;
+        d[2 * n + 1] = b'0' + (n % 10) as u8;
+        n += 1;
+    }
+    d
 }
 
 /// Writes `v` in decimal, with a `-` when negative.
@@ -367,5 +384,26 @@ fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
         Operand::Label(l) => write!(out, "$L__BB0_{l}"),
         Operand::Symbol(s) => out.write_str(s),
         Operand::Global(s) => out.write_str(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decimal, signed};
+
+    #[test]
+    fn writes_numbers_as_format_does() {
+        let mut cases: Vec<u64> = (0..=1000).collect();
+        cases.extend([9999, 10_000, 10_001, 123_456_789, u64::MAX / 7, u64::MAX]);
+        for v in cases {
+            let mut s = String::new();
+            decimal(&mut s, v).unwrap();
+            assert_eq!(s, v.to_string());
+        }
+        for v in [0, -1, -10, -99, -100, i64::MIN, i64::MAX] {
+            let mut s = String::new();
+            signed(&mut s, v).unwrap();
+            assert_eq!(s, v.to_string());
+        }
     }
 }
