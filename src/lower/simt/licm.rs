@@ -25,8 +25,47 @@ pub fn hoist_invariants(f: &mut Function, defs: &RegCounts, hoisted: &mut RegSet
     hoist_in(&mut f.body, defs, &uses, hoisted);
 }
 
-fn written_in(body: &[Stmt], out: &mut RegSet) {
-    super::opt::for_each_inst(body, &mut |i| i.for_each_def(|d| out.insert(d)));
+/// One walk over a loop's statements: adds to `inside` the registers they
+/// write, to `uses` each read (tested predicates included), and to
+/// `live_ins` each read by an instruction of a register in `hoisted`.
+fn scan(
+    body: &[Stmt],
+    inside: &mut RegSet,
+    uses: &mut RegCounts,
+    hoisted: &RegSet,
+    live_ins: &mut Vec<Reg>,
+) {
+    for s in body {
+        match s {
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Inst(i) => {
+                i.for_each_def(|d| inside.insert(d));
+                i.for_each_use(|u| {
+                    uses.add(u);
+                    if hoisted.contains(&u) {
+                        live_ins.push(u);
+                    }
+                });
+            }
+            Stmt::If {
+                pred,
+                body,
+                else_body,
+                ..
+            } => {
+                uses.add(*pred);
+                scan(body, inside, uses, hoisted, live_ins);
+                scan(else_body, inside, uses, hoisted, live_ins);
+            }
+            Stmt::Loop {
+                header, pred, body, ..
+            } => {
+                uses.add(*pred);
+                scan(header, inside, uses, hoisted, live_ins);
+                scan(body, inside, uses, hoisted, live_ins);
+            }
+        }
+    }
 }
 
 /// Whether `i` computes its result from its sources alone, cannot trap and
@@ -103,21 +142,12 @@ struct Budget {
 }
 
 impl Budget {
-    /// The budget of a loop reading `hoisted` values from earlier rounds:
-    /// those not written inside it are live-ins that already count.
-    fn resume(&mut self, parts: [&[Stmt]; 2], inside: &RegSet, hoisted: &RegSet) {
-        let mut live_ins = Vec::new();
-        for part in parts {
-            super::opt::for_each_inst(part, &mut |i| {
-                i.for_each_use(|u| {
-                    if hoisted.contains(&u) && !inside.contains(&u) {
-                        live_ins.push(u);
-                    }
-                });
-            });
-        }
+    /// The budget of a loop whose instructions read `live_ins`, values
+    /// hoisted in earlier rounds (some may be written inside the loop,
+    /// `inside`): those that are not already count.
+    fn resume(&mut self, live_ins: Vec<Reg>, inside: &RegSet) {
         for u in live_ins {
-            if !self.hoisted.contains(&u) {
+            if !inside.contains(&u) && !self.hoisted.contains(&u) {
                 self.hoisted.insert(u);
                 self.pressure += weight(&u);
             }
@@ -187,13 +217,13 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts, hoiste
                 hoist_in(header, defs, all_uses, hoisted);
                 hoist_in(body, defs, all_uses, hoisted);
                 let mut inside = RegSet::default();
-                written_in(header, &mut inside);
-                written_in(body, &mut inside);
                 let mut budget = Budget::default();
                 budget.uses.add(*pred);
-                count_uses(header, &mut budget.uses);
-                count_uses(body, &mut budget.uses);
-                budget.resume([header, body], &inside, hoisted);
+                let mut live_ins = Vec::new();
+                for part in [&*header, &*body] {
+                    scan(part, &mut inside, &mut budget.uses, hoisted, &mut live_ins);
+                }
+                budget.resume(live_ins, &inside);
                 for part in [header, body] {
                     part.retain(|st| match st {
                         Stmt::Inst(i)
