@@ -27,7 +27,13 @@ fn module(gpu: Gpu, d: &LaunchDirectives, params: Vec<Param>) -> String {
         shared_bytes: 0,
         local_bytes: 0,
         strings: Vec::new(),
-        body: vec![Line::Inst(Inst::new(Opc::Ret, &[], &[], vec![], vec![]))],
+        body: vec![Line::Inst(Box::new(Inst::new(
+            Opc::Ret,
+            &[],
+            &[],
+            vec![],
+            vec![],
+        )))],
         decl: None,
     }));
     m.to_text()
@@ -564,7 +570,7 @@ fn thread_bound_follows_what_the_body_needs() {
         body,
         decl: None,
     };
-    let ret = Line::Inst(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+    let ret = Line::Inst(Box::new(Inst::new(Opc::Ret, &[], &[], vec![], vec![])));
     // The same work in every thread: any count up to 128 is fine.
     let uniform = entry(vec![ret.clone()], 0);
     assert_eq!(launch::thread_bound(&uniform), ThreadBound::Max);
@@ -577,24 +583,24 @@ fn thread_bound_follows_what_the_body_needs() {
         class: ptx::RegClass::B32,
         id: 1,
     };
-    let tid = Line::Inst(Inst::new(
+    let tid = Line::Inst(Box::new(Inst::new(
         Opc::Mov,
         &[],
         &[Ty::U32],
         vec![ptx::Operand::Reg(r)],
         vec![ptx::Operand::Special(ptx::Special::TidX)],
-    ));
+    )));
     assert_eq!(
         launch::thread_bound(&entry(vec![tid, ret.clone()], 0)),
         ThreadBound::Exact
     );
-    let bar = Line::Inst(Inst::new(
+    let bar = Line::Inst(Box::new(Inst::new(
         Opc::Bar,
         &["sync"],
         &[],
         vec![],
         vec![ptx::Operand::Imm(0)],
-    ));
+    )));
     assert_eq!(
         launch::thread_bound(&entry(vec![bar, ret.clone()], 0)),
         ThreadBound::Exact

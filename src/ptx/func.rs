@@ -27,7 +27,7 @@ pub struct Param {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Line {
     /// An instruction.
-    Inst(Inst),
+    Inst(Box<Inst>),
     /// A label `$L__BB0_<n>:`.
     Label(u32),
     /// `.loc file line col`: the source position of the lines that follow.

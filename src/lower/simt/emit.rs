@@ -37,7 +37,7 @@ fn flatten(
                     *loc = i.loc;
                     out.extend(i.loc.map(Line::Loc));
                 }
-                out.push(Line::Inst(*i));
+                out.push(Line::Inst(i));
             }
             Stmt::Break => {
                 if let Some(&(_, end)) = loops.last() {
@@ -99,7 +99,7 @@ fn fresh(next_label: &mut u32) -> u32 {
 fn branch(label: u32, guard: Option<(Reg, bool)>) -> Line {
     let mut bra = Inst::new(Opc::Bra, &[], &[], vec![], vec![Operand::Label(label)]);
     bra.guard = guard;
-    Line::Inst(bra)
+    Line::Inst(Box::new(bra))
 }
 
 /// Renumbers the registers of `lines` densely per class; returns the
