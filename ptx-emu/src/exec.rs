@@ -1308,6 +1308,17 @@ fn funary(op: OpK, ty: Ty, a: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
     })
 }
 
+/// The f32 `q` (bits) moved `ulps` away from zero when finite and
+/// nonzero, saturating at zero and infinity.
+fn skew_f32(q: u64, ulps: i32) -> u64 {
+    let mag = q & 0x7fff_ffff;
+    if ulps == 0 || mag == 0 || mag >= 0x7f80_0000 {
+        return q;
+    }
+    let moved = (mag as i64 + i64::from(ulps)).clamp(0, 0x7f80_0000) as u64;
+    (q & 0x8000_0000) | moved
+}
+
 fn fdiv(ty: Ty, a: u64, b: u64, rnd: Rnd, ftz: bool) -> u64 {
     let x = fget(ty, a, ftz);
     let y = fget(ty, b, ftz);
@@ -1779,7 +1790,12 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         OpK::Div => {
             let (a, b) = (v!(1), v!(2));
             let r = if ty.float() {
-                fdiv(ty, a, b, inst.rnd, inst.ftz)
+                let q = fdiv(ty, a, b, inst.rnd, inst.ftz);
+                if ty == Ty::F32 && inst.sub != 0 {
+                    skew_f32(q, dev.approx_div_skew_ulps)
+                } else {
+                    q
+                }
             } else if ty.signed() {
                 let (x, y) = (sext(a, bits), sext(b, bits));
                 if y == 0 {

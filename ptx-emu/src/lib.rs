@@ -19,6 +19,9 @@
 //!   (`0x7fffffff` for f32, `0x7fff` for f16/bf16, `0x7fffffffffffffff` for f64).
 //! * `.approx` instructions (`ex2`, `lg2`, `sin`, `cos`, `tanh`, `rcp`, `rsqrt`,
 //!   `div.approx`) return the correctly rounded value of the exact function.
+//!   `Device::approx_div_skew_ulps` moves f32 `div.approx`/`div.full`
+//!   results off it, to check code that must hold anywhere within the
+//!   ISA's error bound.
 //! * All memory is sequentially consistent; fences are no-ops. CTAs run one
 //!   after another in linear order, threads of a CTA run until they block
 //!   (barrier, warp collective, failing `mbarrier.try_wait`, exit), so every
@@ -210,6 +213,10 @@ pub struct Device {
     pub max_instructions_per_thread: u64,
     /// Report shared-memory data races (on by default).
     pub race_check: bool,
+    /// Ulps by which finite nonzero f32 `div.approx` and `div.full`
+    /// results move away from zero (toward it when negative); 0, the
+    /// correctly rounded quotient, by default.
+    pub approx_div_skew_ulps: i32,
 }
 
 impl Default for Device {
@@ -230,6 +237,7 @@ impl Device {
             last: 0,
             max_instructions_per_thread: 1 << 28,
             race_check: true,
+            approx_div_skew_ulps: 0,
         }
     }
 

@@ -149,6 +149,50 @@ fn f32_rounding_subnormals_nan() {
     assert_eq!(o[15], 0x3eaa_aaab, "1/3 nearest");
 }
 
+/// `Device::approx_div_skew_ulps` moves f32 `div.approx`/`div.full`
+/// quotients (not `div.rn`, not zeros or infinities) by ulps, away from
+/// zero when positive, saturating at zero.
+#[test]
+fn approx_division_skew() {
+    let body = "
+        mov.b32 %f1, 0f3F800000; mov.b32 %f2, 0f40400000; mov.b32 %f3, 0fC0400000;
+        mov.b32 %f4, 0f00000000; mov.b32 %f5, 0f00000001;
+        div.approx.f32 %f6, %f1, %f2; st.global.b32 [%rd0], %f6;
+        div.full.f32 %f7, %f1, %f3; st.global.b32 [%rd0+4], %f7;
+        div.rn.f32 %f8, %f1, %f2; st.global.b32 [%rd0+8], %f8;
+        div.full.f32 %f9, %f4, %f2; st.global.b32 [%rd0+12], %f9;
+        div.approx.f32 %f10, %f1, %f4; st.global.b32 [%rd0+16], %f10;
+        div.full.f32 %f11, %f5, %f1; st.global.b32 [%rd0+20], %f11;
+    ";
+    let m = Module::parse(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let run_skewed = |skew: i32| {
+        let mut dev = Device::new();
+        dev.approx_div_skew_ulps = skew;
+        let out = dev.alloc(256);
+        let aux = dev.alloc(256);
+        dev.launch(
+            &m,
+            "t",
+            LaunchConfig::grid1d(1, 1),
+            &[Param::U64(out.addr()), Param::U64(aux.addr())],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        u32s(&dev.read(out))
+    };
+    assert_eq!(
+        run_skewed(0)[..6],
+        [0x3eaa_aaab, 0xbeaa_aaab, 0x3eaa_aaab, 0, 0x7f80_0000, 1]
+    );
+    assert_eq!(
+        run_skewed(2)[..6],
+        [0x3eaa_aaad, 0xbeaa_aaad, 0x3eaa_aaab, 0, 0x7f80_0000, 3]
+    );
+    assert_eq!(
+        run_skewed(-2)[..6],
+        [0x3eaa_aaa9, 0xbeaa_aaa9, 0x3eaa_aaab, 0, 0x7f80_0000, 0]
+    );
+}
+
 #[test]
 fn conversions() {
     let o = u32s(&run("

@@ -7,6 +7,7 @@ use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::{enum_attr, float_ty, from_f32, rounding, to_f32};
 use super::elementwise;
+use super::fmod_f32;
 use super::math_f32;
 use super::math_f64;
 use super::math_f64_trig;
@@ -210,7 +211,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
         Opcode::RemF if wide == Ty::F32 => elementwise(l, id, &ops, |l, r| {
             let a = to_f32(l, s, r[0]);
             let b = to_f32(l, s, r[1]);
-            let d = math_f32::fmod(l, a, b);
+            let d = fmod_f32::fmod(l, a, b);
             Ok(from_f32(l, s, d, "rn"))
         }),
         _ => Err(l.unsupported(id)),

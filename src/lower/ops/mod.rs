@@ -9,6 +9,7 @@ pub mod debug;
 pub mod f4;
 pub mod f8;
 pub mod f8_scale;
+pub mod fmod_f32;
 pub mod int8;
 pub mod math;
 pub mod math_f32;

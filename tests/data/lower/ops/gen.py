@@ -1,12 +1,13 @@
 # Writes runnable kernels for TileIR ops and attributes the cuTile corpus
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
-# loads and stores, f64 math functions, f64 to bf16, conversions to and
-# from the f8, f8 scale and f4 types, pack and unpack of 4-bit tiles), with
-# cuTile's own bytecode encoders. Run with the cuTile Python environment:
+# loads and stores, f64 math functions, remf on f32, f16 and bf16, f64 to
+# bf16, conversions to and from the f8, f8 scale and f4 types, pack and
+# unpack of 4-bit tiles), with cuTile's own bytecode encoders. Run with the
+# cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
-# tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_ftof_f8.rs,
-# tests/lower_ftof_f8_scale.rs and tests/lower_f4.rs compile each one and
-# run it in the PTX emulator.
+# tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_remf.rs,
+# tests/lower_ftof_f8.rs, tests/lower_ftof_f8_scale.rs and tests/lower_f4.rs
+# compile each one and run it in the PTX emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
@@ -435,6 +436,16 @@ def math_f64_binary():
     kernel("math_f64_binary", BytecodeVersion.V_13_3, [ptr(f64)] * 3, body)
 
 
+def remf(name, elem):
+    """out[i] = remf(x[i], y[i]) (C fmod: the sign of x) in elem."""
+    def body(cb, tt, p):
+        e = elem(tt)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        y = load(cb, tt, ptrs(cb, tt, p[1], e), e)
+        store(cb, tt, ptrs(cb, tt, p[2], e), E.encode_RemFOp(cb, tt.tile(e, [N]), x, y))
+    kernel(name, BytecodeVersion.V_13_3, [ptr(elem)] * 3, body)
+
+
 def ftof_f64_bf16():
     """out[k*N + i] = x[i] as bf16, rounded to nearest and to zero (the modes
     the spec allows for narrowing)."""
@@ -686,6 +697,9 @@ def print_f4_i4():
 
 math_f64_unary()
 math_f64_binary()
+remf("remf_f32", f32)
+remf("remf_f16", f16)
+remf("remf_bf16", bf16)
 ftof_f64_bf16()
 ftof_f8()
 ftof_f8_scale()
