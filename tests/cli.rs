@@ -214,8 +214,9 @@ fn list_versions_and_help() {
 
 #[test]
 fn valid_kernel_reaches_lowering() {
-    // A print of an f8E4M3FN tile verifies but has no lowering.
-    let unsupported = common::repo().join("tests/data/lower/kernels/print_e4m3.tileir");
+    // An ftoi from f32 to i1 verifies (NVIDIA's tileiras compiles it) but
+    // has no lowering.
+    let unsupported = common::repo().join("tests/data/lower/kernels/f32_to_bool.tileir");
     let unsupported = unsupported.to_str().unwrap();
     let scratch = Scratch::new("cli-lowering");
     let r = run(
@@ -231,11 +232,26 @@ fn valid_kernel_reaches_lowering() {
     );
     assert!(
         r.stderr
-            .contains("'cuda_tile.print_tko' op with a tile of this element type to print"),
+            .contains("'cuda_tile.ftoi' op with 'i1' results is not supported"),
         "names the op: {}",
         r.stderr
     );
     assert!(!scratch.path("out.cubin").exists());
+}
+
+#[test]
+fn f8_print_kernel_compiles() {
+    // The print of an f8E4M3FN tile the lowering once refused.
+    let kernel = common::repo().join("tests/data/lower/kernels/print_e4m3.tileir");
+    let kernel = kernel.to_str().unwrap();
+    let scratch = Scratch::new("cli-print-e4m3");
+    let r = run(
+        &ours(),
+        &["--gpu-name=sm_90", kernel, "-o", "out.cubin"],
+        &scratch.0,
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(scratch.path("out.cubin").exists());
 }
 
 fn empty_module() -> PathBuf {

@@ -132,7 +132,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
         Opcode::FToI => {
-            let tt = int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
+            let tt = int_ty(to, signed)
+                .ok_or_else(|| l.unsupported_feature(id, &format!("'{}' results", to.name())))?;
             let m: &'static str = match rv {
                 0 => "rni",
                 1 | 6 => "rzi",

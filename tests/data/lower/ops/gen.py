@@ -684,6 +684,18 @@ def print_f4_i4():
     kernel("print_f4_i4", BytecodeVersion.V_13_3, [ptr(i8)], body)
 
 
+def print_f8():
+    """Prints the 256 codes c (bytes) read as f8E4M3FN ("e4m3 %.9f\\n") and
+    as f8E5M2 ("e5m2 %.16f\\n"), enough digits for each value exactly."""
+    def body(cb, tt, p):
+        c = load(cb, tt, ptrs(cb, tt, p[0], i8(tt), 256), i8(tt), 256)
+        t = None
+        for f8, fmt in [(e4m3, "e4m3 %.9f\n"), (e5m2, "e5m2 %.16f\n")]:
+            x = E.encode_BitcastOp(cb, tt.tile(f8(tt), [256]), c)
+            t = E.encode_PrintTkoOp(cb, tt.Token, [x], t, fmt)
+    kernel("print_f8", BytecodeVersion.V_13_3, [ptr(i8)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 ftof_f64_bf16()
@@ -697,6 +709,7 @@ int4_pack()
 f4_permute()
 f4_constant()
 print_f4_i4()
+print_f8()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
