@@ -5,52 +5,17 @@
 //! The f8 decodes to f32 (by bit manipulation on sm_80, by the `cvt` f8
 //! forms on sm_90) and prints as an f64, as NVIDIA's tileiras prints it.
 //! Lowered, assembled by the real ptxas and run in the PTX emulator, the
-//! results are compared with a decoder written here.
+//! results are compared with the formats' definitions (`common::scaled`).
 mod common;
 
 use common::launch::Launch;
+use common::scaled::{e4m3, e5m2};
 use ptx_emu::{Device, Module, Param};
 use tileiras::options::{Gpu, Options};
 
 /// The targets: sm_80 decodes on the bits, sm_90 with `cvt.rn.f16x2.e4m3x2`
 /// and `.e5m2x2`.
 const TARGETS: [(Gpu, &str); 2] = [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")];
-
-/// The value of code `c` of an f8 format with `ebits` exponent and `mbits`
-/// mantissa bits: E5M2 (`ieee`) has infinities and NaNs at the top
-/// exponent, E4M3FN only the NaN with every magnitude bit set.
-fn f8_value(c: u8, ebits: u32, mbits: u32, ieee: bool) -> f64 {
-    let bias = (1 << (ebits - 1)) - 1;
-    let e = i32::from(c >> mbits) & ((1 << ebits) - 1);
-    let m = f64::from(c & ((1 << mbits) - 1));
-    let top = (1 << ebits) - 1;
-    let v = if ieee && e == top {
-        if m == 0.0 {
-            f64::INFINITY
-        } else {
-            f64::NAN
-        }
-    } else if !ieee && c & 0x7f == 0x7f {
-        f64::NAN
-    } else if e == 0 {
-        m * 2f64.powi(1 - bias - mbits as i32)
-    } else {
-        (m + f64::from(1u32 << mbits)) * 2f64.powi(e - bias - mbits as i32)
-    };
-    if c & 0x80 != 0 {
-        -v
-    } else {
-        v
-    }
-}
-
-fn e4m3(c: u8) -> f64 {
-    f8_value(c, 4, 3, false)
-}
-
-fn e5m2(c: u8) -> f64 {
-    f8_value(c, 5, 2, true)
-}
 
 /// The PTX of kernel `name` for `gpu`, after checking that the verifier
 /// accepts the module and ptxas accepts the PTX for `arch`.
