@@ -211,6 +211,21 @@ static void test_bad_bytecode(void) {
   CHECK(seen.errors >= 4);
 }
 
+static void test_sub_byte_pointer(const char *data_dir) {
+  /* An entry taking a pointer to i4, which NVIDIA's reader refuses: status
+     3, the located message of the type's rule. */
+  char path[4096];
+  size_t size = 0;
+  snprintf(path, sizeof path, "%s/verify/ptr_i4_param.tileirbc", data_dir);
+  unsigned char *kernel = read_file(path, &size);
+  tileirasConfig c = config_for("sm_90");
+  char *log = NULL;
+  CHECK(compile_bytes(&c, kernel, size, &log) == TILEIRAS_ERROR_INVALID_BYTECODE);
+  CHECK(log && strstr(log, "error at offset 2: failed to verify 'pointeeType'") != NULL);
+  free(log);
+  free(kernel);
+}
+
 static void test_example(const char *example) {
   size_t size = 0;
   unsigned char *kernel = read_file(example, &size);
@@ -314,6 +329,7 @@ int main(int argc, char **argv) {
   test_invalid_arguments();
   test_short_config();
   test_bad_bytecode();
+  test_sub_byte_pointer(argv[1]);
   test_example(argv[2]);
   test_unsupported(argv[4]);
   test_tool_failure(argv[3]);

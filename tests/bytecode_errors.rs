@@ -94,6 +94,14 @@ fn varint(mut x: u64, out: &mut Vec<u8>) {
 /// A minimal bytecode writer: one entry `k(%arg0: tile<i1>)` whose body is
 /// `body`, version 13.3, no debug info.
 fn module(body: &[u8]) -> Vec<u8> {
+    // types: i1, i32, tile<i1>, (tile<i1>) -> ()
+    let types = vec![vec![0u8], vec![3u8], vec![13, 0, 0], vec![16, 1, 2, 0]];
+    module_with_types(body, &types)
+}
+
+/// Like [`module`], with the type table `types` (encoded entries) whose last
+/// entry is the entry's function type.
+fn module_with_types(body: &[u8], types: &[Vec<u8>]) -> Vec<u8> {
     fn section(id: u8, align: usize, payload: &[u8], out: &mut Vec<u8>) {
         out.push(id | if align > 1 { 0x80 } else { 0 });
         varint(payload.len() as u64, out);
@@ -125,15 +133,13 @@ fn module(body: &[u8]) -> Vec<u8> {
     let mut func = Vec::new();
     varint(1, &mut func); // one function
     varint(0, &mut func); // name: string 0
-    varint(3, &mut func); // signature: type 3
+    varint(types.len() as u64 - 1, &mut func); // signature: the last type
     func.push(0x02); // kernel entry
     varint(0, &mut func); // no location
     varint(body.len() as u64, &mut func);
     func.extend_from_slice(body);
     section(2, 8, &func, &mut out);
-    // types: i1, i32, tile<i1>, (tile<i1>) -> ()
-    let types = vec![vec![0u8], vec![3u8], vec![13, 0, 0], vec![16, 1, 2, 0]];
-    section(5, 4, &table(&types, 4), &mut out);
+    section(5, 4, &table(types, 4), &mut out);
     section(1, 4, &table(&[b"k".to_vec()], 4), &mut out);
     out.push(0);
     out
@@ -478,4 +484,100 @@ fn mutants_nvidia_accepts_print_identically() {
     }
     eprintln!("mutants: {accepted} printed identically, {rejected} rejected by NVIDIA");
     assert!(accepted > 50);
+}
+
+/// A tile type entry: element type index and dimensions.
+fn tile_type(element: u8, dims: &[i64]) -> Vec<u8> {
+    let mut t = vec![13, element, dims.len() as u8];
+    for d in dims {
+        t.extend_from_slice(&d.to_le_bytes());
+    }
+    t
+}
+
+#[test]
+fn pointees_tile_and_view_elements_follow_nvidias_reader() {
+    const I4: u8 = 22;
+    const F4: u8 = 19;
+    const TOKEN: u8 = 17;
+    let ptr = |pointee: u8| vec![12u8, pointee];
+    let entry = |param: u8| vec![16u8, 1, param, 0];
+    let mut view = vec![14u8, 0, 1];
+    view.extend_from_slice(&16i64.to_le_bytes());
+    view.push(1);
+    view.extend_from_slice(&1i64.to_le_bytes());
+    // (name, types, message of the innermost error)
+    let cases: Vec<(&str, Vec<Vec<u8>>, &str)> = vec![
+        (
+            "ptr_i4",
+            vec![vec![I4], ptr(0), tile_type(1, &[]), entry(2)],
+            "failed to verify 'pointeeType': ",
+        ),
+        (
+            "ptr_token",
+            vec![vec![TOKEN], ptr(0), tile_type(1, &[]), entry(2)],
+            "failed to verify 'pointeeType': ",
+        ),
+        (
+            // The pointee fails before the shape is looked at.
+            "ptr_i4_tile_of_3",
+            vec![vec![I4], ptr(0), tile_type(1, &[3]), entry(2)],
+            "failed to verify 'pointeeType': ",
+        ),
+        (
+            "ptr_f4_tile_of_2",
+            vec![vec![F4], ptr(0), tile_type(1, &[2]), entry(2)],
+            "tiles of ptr<f4E2M1FN> must have rank 0; use an f4 tile view for memory accesses",
+        ),
+        (
+            "ptr_f4_tile_of_3",
+            vec![vec![F4], ptr(0), tile_type(1, &[3]), entry(2)],
+            "tiles of ptr<f4E2M1FN> must have rank 0; use an f4 tile view for memory accesses",
+        ),
+        (
+            "tensor_view_i4",
+            vec![vec![I4], view, entry(1)],
+            "failed to verify 'elementType': ",
+        ),
+        (
+            "tile_token",
+            vec![vec![TOKEN], tile_type(0, &[]), entry(1)],
+            "failed to verify 'elementType': ",
+        ),
+        (
+            "f4_tile_of_3",
+            vec![vec![F4], tile_type(0, &[3]), entry(1)],
+            "F4E2M1FN tiles must have an even number of elements",
+        ),
+        (
+            "f4_scalar_tile",
+            vec![vec![F4], tile_type(0, &[]), entry(1)],
+            "F4E2M1FN tiles must have an even number of elements",
+        ),
+        (
+            "i32_tile_of_6",
+            vec![vec![3], tile_type(0, &[6]), entry(1)],
+            "all dimensions must be powers of two, got 6",
+        ),
+        (
+            "huge_tile",
+            vec![vec![3], tile_type(0, &[1 << 20, 1 << 20]), entry(1)],
+            "tile would exceed the maximum of 16777216 elements",
+        ),
+    ];
+    for (name, types, message) in cases {
+        let d = module_with_types(&RETURN, &types);
+        let e = same_as_nvidia(&d, name);
+        assert_eq!(e.kind, ReadErrorKind::Malformed, "{name}");
+        assert!(e.message.starts_with(message), "{name}: {e}");
+    }
+    // A scalar pointer to f4E2M1FN is a valid type.
+    let d = module_with_types(&RETURN, &[vec![F4], ptr(0), tile_type(1, &[]), entry(2)]);
+    let m = bytecode::read(&d).expect("tile<ptr<f4E2M1FN>>");
+    let text = print_module(&m, &PrintOptions::default());
+    assert_eq!(
+        text,
+        "entry @k(%arg0: tile<ptr<f4E2M1FN>>) {\n  return\n}\n"
+    );
+    assert_eq!(real_errors(&d, "ptr_f4"), (vec![], 0));
 }

@@ -54,6 +54,15 @@ fn inputs(dir: &Path) {
     std::fs::write(dir.join("empty.bin"), b"").unwrap();
 }
 
+/// An entry taking a `tile<ptr<i4>>`: NVIDIA's reader refuses pointers to
+/// `i4`.
+fn ptr_i4() -> String {
+    common::repo()
+        .join("tests/data/verify/ptr_i4_param.tileirbc")
+        .display()
+        .to_string()
+}
+
 #[test]
 fn exit_codes_match_nvidia() {
     let scratch = Scratch::new("cli-codes");
@@ -64,6 +73,7 @@ fn exit_codes_match_nvidia() {
         .join("uint_floordiv_u32/uint_floordiv_u32.v13_3.tileir")
         .display()
         .to_string();
+    let ptr_i4 = ptr_i4();
     let cases: Vec<(&str, Vec<&str>, i32)> = vec![
         ("no input", vec!["--gpu-name=sm_90"], 1),
         (
@@ -130,6 +140,11 @@ fn exit_codes_match_nvidia() {
             vec!["--gpu-name=sm_90", &floordiv, "-o", "x.o"],
             3,
         ),
+        (
+            "pointer to i4",
+            vec!["--gpu-name=sm_90", &ptr_i4, "-o", "x.o"],
+            3,
+        ),
     ];
     let mut mismatches = Vec::new();
     for (name, args, expected) in &cases {
@@ -159,6 +174,7 @@ fn messages_match_nvidia() {
     let dir = &scratch.0;
     inputs(dir);
     let v = vadd();
+    let ptr_i4 = ptr_i4();
     let cases: Vec<Vec<&str>> = vec![
         vec!["--gpu-name=sm_90"],
         vec!["--gpu-name=sm_90", "missing.tileir"],
@@ -171,6 +187,7 @@ fn messages_match_nvidia() {
         vec!["--gpu-name=sm_90", "mlir.bin"],
         vec!["--gpu-name=sm_90", "v99.bin"],
         vec!["--gpu-name=sm_90", "trunc.bin"],
+        vec!["--gpu-name=sm_90", &ptr_i4],
     ];
     for args in &cases {
         let a = run(&ours(), args, dir);
@@ -214,8 +231,9 @@ fn list_versions_and_help() {
 
 #[test]
 fn valid_kernel_reaches_lowering() {
-    // A print of an f8E4M3FN tile verifies but has no lowering.
-    let unsupported = common::repo().join("tests/data/lower/kernels/print_e4m3.tileir");
+    // An ftoi from f32 to i1 verifies (NVIDIA's tileiras compiles it) but
+    // has no lowering.
+    let unsupported = common::repo().join("tests/data/lower/kernels/f32_to_bool.tileir");
     let unsupported = unsupported.to_str().unwrap();
     let scratch = Scratch::new("cli-lowering");
     let r = run(
@@ -231,11 +249,26 @@ fn valid_kernel_reaches_lowering() {
     );
     assert!(
         r.stderr
-            .contains("'cuda_tile.print_tko' op with a tile of this element type to print"),
+            .contains("'cuda_tile.ftoi' op with 'i1' results is not supported"),
         "names the op: {}",
         r.stderr
     );
     assert!(!scratch.path("out.cubin").exists());
+}
+
+#[test]
+fn f8_print_kernel_compiles() {
+    // The print of an f8E4M3FN tile the lowering once refused.
+    let kernel = common::repo().join("tests/data/lower/kernels/print_e4m3.tileir");
+    let kernel = kernel.to_str().unwrap();
+    let scratch = Scratch::new("cli-print-e4m3");
+    let r = run(
+        &ours(),
+        &["--gpu-name=sm_90", kernel, "-o", "out.cubin"],
+        &scratch.0,
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(scratch.path("out.cubin").exists());
 }
 
 fn empty_module() -> PathBuf {

@@ -18,7 +18,11 @@
 //! lines); [`ReadError::disasm_lines`] gives `tileirdisasm`'s lines and
 //! [`ReadError::diagnostics`] `tileiras`'. Types and debug attributes are
 //! checked when first used, as NVIDIA's lazy reader does, so an unused bad
-//! entry is not an error.
+//! entry is not an error; a type is checked after the types it refers to,
+//! against the rules NVIDIA's reader applies when it builds one (pointers
+//! and tensor views hold numbers, not `i4`; tiles hold numbers, `i4` or
+//! pointers, pointers to f4E2M1FN only at rank 0, f4E2M1FN in even
+//! numbers; power-of-two dimensions; the element limit).
 use crate::diag::Diagnostic;
 
 /// cbindgen:ignore

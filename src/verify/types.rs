@@ -1051,8 +1051,10 @@ fn attr_types(a: &crate::ir::Attr, out: &mut Vec<TypeId>, depth: u32) {
     }
 }
 
-fn is_scalar(m: &Module, t: TypeId) -> bool {
-    matches!(m.types.try_get(t), Some(Type::Scalar(_)))
+/// Whether `t` is a number type (the pointee of a pointer, the element of
+/// a tensor view): a scalar other than `i4`.
+fn is_number(m: &Module, t: TypeId) -> bool {
+    matches!(m.types.try_get(t), Some(Type::Scalar(s)) if *s != Scalar::I4)
 }
 
 fn tile_dims_ok(shape: &[i64], elem: Option<Scalar>) -> Result<(), String> {
@@ -1087,7 +1089,7 @@ fn check_type(m: &Module, t: &Type) -> Result<(), String> {
     match t {
         Type::Scalar(_) | Type::Token | Type::Function { .. } => Ok(()),
         Type::Pointer { pointee, .. } => {
-            if is_scalar(m, *pointee) {
+            if is_number(m, *pointee) {
                 Ok(())
             } else {
                 Err(format!(
@@ -1099,7 +1101,16 @@ fn check_type(m: &Module, t: &Type) -> Result<(), String> {
         Type::Tile { element, shape } => {
             let elem = match &m.types[*element] {
                 Type::Scalar(s) => Some(*s),
-                Type::Pointer { .. } => None,
+                Type::Pointer { pointee, .. } => {
+                    let f4 = matches!(
+                        m.types.try_get(*pointee),
+                        Some(Type::Scalar(Scalar::F4E2M1FN))
+                    );
+                    if f4 && !shape.is_empty() {
+                        return Err("tiles of ptr<f4E2M1FN> must have rank 0; use an f4 tile view for memory accesses".into());
+                    }
+                    None
+                }
                 _ => return Err(format!("invalid tile element type {}", fmt_ty(m, *element))),
             };
             tile_dims_ok(shape, elem)
@@ -1110,7 +1121,7 @@ fn check_type(m: &Module, t: &Type) -> Result<(), String> {
             strides,
             ..
         } => {
-            if !is_scalar(m, *element) {
+            if !is_number(m, *element) {
                 return Err(format!(
                     "invalid tensor_view element type {}",
                     fmt_ty(m, *element)
@@ -1311,6 +1322,44 @@ mod tests {
         assert!(same_type(&m, ta, tb));
         assert!(!same_type(&m, ta, tc));
         assert!(!same_type(&m, a, ta));
+    }
+
+    #[test]
+    fn pointers_point_to_numbers_and_f4_pointer_tiles_are_scalars() {
+        let mut m = Module::default();
+        let i4 = m.types.append(Type::Scalar(Scalar::I4));
+        let f4 = m.types.append(Type::Scalar(Scalar::F4E2M1FN));
+        let p4 = Type::Pointer {
+            pointee: i4,
+            ptr_attr: None,
+        };
+        assert_eq!(
+            check_type(&m, &p4).unwrap_err(),
+            "pointer type must point to a number, got 'i4'"
+        );
+        let pf4 = m.types.append(Type::Pointer {
+            pointee: f4,
+            ptr_attr: None,
+        });
+        let tile = |shape: Vec<i64>| Type::Tile {
+            element: pf4,
+            shape,
+        };
+        assert!(check_type(&m, &tile(vec![])).is_ok());
+        assert_eq!(
+            check_type(&m, &tile(vec![2])).unwrap_err(),
+            "tiles of ptr<f4E2M1FN> must have rank 0; use an f4 tile view for memory accesses"
+        );
+        let view = Type::TensorView {
+            element: i4,
+            shape: vec![16],
+            strides: vec![1],
+            ptr_attr: None,
+        };
+        assert_eq!(
+            check_type(&m, &view).unwrap_err(),
+            "invalid tensor_view element type 'i4'"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Kernel launches in the PTX emulator with cuTile's calling convention.
-use ptx_emu::{DevPtr, Device, LaunchConfig, Module, Param};
+use ptx_emu::{DevPtr, Device, LaunchConfig, LaunchResult, Module, Param};
 
 /// A launch with cuTile's calling convention: each array is its pointer,
 /// then its shape, then its strides (in elements).
@@ -38,8 +38,9 @@ impl Launch {
     }
 
     /// Runs kernel `name` of PTX `text` over `grid` tile blocks, with the
-    /// block size the kernel's `.reqntid` gives.
-    pub fn run(&mut self, text: &str, name: &str, grid: (u32, u32, u32)) {
+    /// block size the kernel's `.reqntid` gives; returns what it printed and
+    /// counted.
+    pub fn run(&mut self, text: &str, name: &str, grid: (u32, u32, u32)) -> LaunchResult {
         let m = Module::parse(text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
         let block = m.kernel(name).and_then(|k| k.reqntid).expect("reqntid");
         let cfg = LaunchConfig {
@@ -50,6 +51,6 @@ impl Launch {
         };
         self.dev
             .launch(&m, name, cfg, &self.params)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 }

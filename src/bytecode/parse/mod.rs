@@ -16,6 +16,7 @@ mod attrs;
 mod debug;
 mod ops;
 mod tables;
+mod type_rules;
 mod types;
 
 use attrs::*;
@@ -269,6 +270,12 @@ impl<'a> Ctx<'a> {
                 )
                 .rebase(base));
             }
+        }
+        if let Some(msg) =
+            type_rules::violation(&self.module, &self.module.types[Handle::from_index(i)])
+        {
+            let end = self.type_entries[i].end;
+            return Err(ReadError::new(end, msg).rebase(base));
         }
         if let Type::PartitionView {
             tensor_view,

@@ -59,17 +59,10 @@ pub(super) fn read_padding(
         .ok_or_else(|| ReadError::new(at, format!("invalid padding value: {v}")))
 }
 
-/// A tile shape: a varint count of 8-byte dimensions, each a power of two.
+/// A tile shape: a varint count of 8-byte dimensions (checked with the
+/// tile's other rules once its element type is known, see `type_rules`).
 pub(super) fn tile_shape(r: &mut Reader<'_>) -> Result<Vec<i64>, ReadError> {
-    let v = int_list(r, 8, "concreteShapeCache")?;
-    if v.iter().any(|&d| d <= 0 || d & (d - 1) != 0) {
-        let list: Vec<String> = v.iter().map(|d| d.to_string()).collect();
-        return Err(r.err(format!(
-            "all dimensions must be powers of two, got {}",
-            list.join(", ")
-        )));
-    }
-    Ok(v)
+    int_list(r, 8, "concreteShapeCache")
 }
 
 /// A reference from one type to another, for NVIDIA-style error chains.

@@ -132,7 +132,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
         Opcode::FToI => {
-            let tt = int_ty(to, signed).ok_or_else(|| l.unsupported(id))?;
+            let tt = int_ty(to, signed)
+                .ok_or_else(|| l.unsupported_feature(id, &format!("'{}' results", to.name())))?;
             let m: &'static str = match rv {
                 0 => "rni",
                 1 | 6 => "rzi",
@@ -140,17 +141,18 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 3 => "rpi",
                 _ => return Err(l.unsupported_feature(id, "this rounding mode")),
             };
-            // bf16, f4E2M1FN and the scale formats convert through f32,
-            // which holds every one of their values.
+            // bf16 and the 8- and 4-bit floats convert through f32, which
+            // holds every one of their values.
             let ft = match from {
                 Scalar::BF16 | Scalar::F4E2M1FN => Ty::F32,
-                s if f8_scale::is_scale(s) => Ty::F32,
+                s if is_f8(s) => Ty::F32,
                 _ => float_ty(from).ok_or_else(|| l.unsupported(id))?,
             };
             elementwise(l, id, &[src], |l, r| {
                 let x = match from {
                     Scalar::F4E2M1FN => f4::f4_to_f32(l, r[0]),
                     s if f8_scale::is_scale(s) => f8_scale::scale_to_f32(l, s, r[0]),
+                    s if is_f8(s) => f8::f8_to_f32(l, s, r[0]),
                     Scalar::BF16 => to_f32(l, from, r[0]),
                     _ => r[0],
                 };

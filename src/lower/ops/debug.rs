@@ -292,6 +292,11 @@ fn promote(
             );
             (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
         }
+        Scalar::F8E4M3FN | Scalar::F8E5M2 => {
+            // As NVIDIA's tileiras: the f8 value (exact in f32) as f64.
+            let f = super::f8::f8_to_f32(l, s, r);
+            (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
+        }
         Scalar::F8E8M0FNU | Scalar::F8E5M3FNU => {
             let f = super::f8_scale::scale_to_f32(l, s, r);
             (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)

@@ -8,6 +8,7 @@ from cuda.tile._bytecode.writer import write_bytecode
 from cuda.tile._bytecode.version import BytecodeVersion
 from cuda.tile._bytecode import encodings as E
 from cuda.tile._bytecode.type import SimpleType
+from cuda.tile._bytecode.type_base import PtrAttr
 from cuda.tile._bytecode.attribute import Float
 from cuda.tile._bytecode.debug_info import MISSING_DEBUG_ATTR_ID
 
@@ -665,7 +666,27 @@ def entry_tile_param(cb, tt, p):
     pass
 
 
-cases_params = {'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])]}
+@case
+def ptr_i4_param(cb, tt, p):
+    pass
+
+
+@case
+def ptr_f4_tile(cb, tt, p):
+    # A pointer to f4E2M1FN is a valid scalar; a tile of them is not.
+    P = tt.pointer(tt.simple(SimpleType.F4E2M1FN), PtrAttr.Missing)
+    E.encode_ReshapeOp(cb, T(tt, P, [1]), p[0])
+
+
+def ptr_tile(elem):
+    return lambda tt: [tt.tile(tt.pointer(tt.simple(elem), PtrAttr.Missing), [])]
+
+
+cases_params = {
+    'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])],
+    'ptr_i4_param': ptr_tile(SimpleType.I4),
+    'ptr_f4_tile': ptr_tile(SimpleType.F4E2M1FN),
+}
 
 cases['entry_no_terminator_assume'] = entry_no_terminator_assume
 cases['entry_no_terminator_div_by'] = entry_no_terminator_div_by

@@ -2,7 +2,7 @@
 """cuTile kernels for matrix-multiply shapes the reference corpus lacks: a
 fused epilogue (bias and ReLU), a bf16 matmul with a GELU-style epilogue, an
 attention kernel (two matmuls around an online softmax), block-scaled matmuls
-(mma_scaled: e5m2, small tiles, batched, f4), f4 arrays and an f8 print. gen.py
+(mma_scaled: e5m2, small tiles, batched, f4), f4 arrays, an f8 print, a bool cast. gen.py
 exports each to TileIR bytecode; tests/lower_kernels.rs and
 tests/lower_mma_scaled.rs run them in the emulator against these docstrings.
 
@@ -294,8 +294,19 @@ def mma_scaled_f4_view(a, a_scale, b, b_scale, c):
 @kernel([C(e4m3, 1)])
 @ct.kernel
 def print_e4m3(a):
-    """Prints the first 16 elements of an f8E4M3FN array. Printing f8 elements is not
-    lowered: the compiler reports the print as unsupported at its source location.
+    """Prints the first 16 elements of an f8E4M3FN array: "[v0, ..., v15]" with each
+    value (exact in f64) as "%f", then a newline, as NVIDIA's tileiras prints them.
     """
     x = ct.load(a, index=(0,), shape=(16,))
     ct.printf("%f\n", x)
+
+
+@kernel([C(f32, 1), C(ct.bool_, 1)])
+@ct.kernel
+def f32_to_bool(a, c):
+    """c[i] = bool(a[i]) for the first 16 elements: an ftoi from f32 to i1 (unsigned).
+    NVIDIA's tileiras compiles it; this compiler does not lower ftoi to i1 yet and
+    reports the conversion as unsupported at its source location.
+    """
+    x = ct.load(a, index=(0,), shape=(16,))
+    ct.store(c, index=(0,), tile=ct.astype(x, ct.bool_))

@@ -2,12 +2,13 @@
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
 # loads and stores, f64 math functions, remf on f32, f16 and bf16, f64 to
 # bf16, conversions to and from the f8, f8 scale and f4 types, pack and
-# unpack of 4-bit tiles), with cuTile's own bytecode encoders. Run with the
-# cuTile Python environment:
+# unpack of 4-bit tiles, print and ftoi of f8 tiles), with cuTile's own
+# bytecode encoders. Run with the cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
 # tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_remf.rs,
-# tests/lower_ftof_f8.rs, tests/lower_ftof_f8_scale.rs and tests/lower_f4.rs
-# compile each one and run it in the PTX emulator.
+# tests/lower_ftof_f8.rs, tests/lower_ftof_f8_scale.rs, tests/lower_f4.rs,
+# tests/lower_f8_print.rs and tests/lower_ftoi_f8.rs compile each one and
+# run it in the PTX emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
@@ -695,6 +696,42 @@ def print_f4_i4():
     kernel("print_f4_i4", BytecodeVersion.V_13_3, [ptr(i8)], body)
 
 
+def print_f8():
+    """Prints the 256 codes c (bytes) read as f8E4M3FN ("e4m3 %.9f\\n") and
+    as f8E5M2 ("e5m2 %.16f\\n"), enough digits for each value exactly."""
+    def body(cb, tt, p):
+        c = load(cb, tt, ptrs(cb, tt, p[0], i8(tt), 256), i8(tt), 256)
+        t = None
+        for f8, fmt in [(e4m3, "e4m3 %.9f\n"), (e5m2, "e5m2 %.16f\n")]:
+            x = E.encode_BitcastOp(cb, tt.tile(f8(tt), [256]), c)
+            t = E.encode_PrintTkoOp(cb, tt.Token, [x], t, fmt)
+    kernel("print_f8", BytecodeVersion.V_13_3, [ptr(i8)], body)
+
+
+def ftoi_f8():
+    """ftoi (nearest_int_to_zero, saturating) of the 256 codes c (bytes) read
+    as f8E4M3FN and as f8E5M2: out_t[k*256 + i] = row k at i for t in i8,
+    i16, i32, i64, rows [e4m3 signed, e4m3 unsigned, e5m2 signed, e5m2
+    unsigned]."""
+    S = E.Signedness
+
+    def body(cb, tt, p):
+        c = load(cb, tt, ptrs(cb, tt, p[0], i8(tt), 256), i8(tt), 256)
+        xs = [E.encode_BitcastOp(cb, tt.tile(f8(tt), [256]), c) for f8 in [e4m3, e5m2]]
+        for j, t in enumerate([i8, i16, i32, i64]):
+            P = tt.pointer(t(tt), PtrAttr.Missing)
+            k = 0
+            for x in xs:
+                for sg in [S.Signed, S.Unsigned]:
+                    y = E.encode_FToIOp(cb, tt.tile(t(tt), [256]), x, sg,
+                                        E.RoundingMode.NEAREST_INT_TO_ZERO, True)
+                    off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (k * 256).to_bytes(4, "little"))
+                    base = E.encode_OffsetOp(cb, tt.tile(P, []), p[1 + j], off)
+                    store(cb, tt, ptrs(cb, tt, base, t(tt), 256), y)
+                    k += 1
+    kernel("ftoi_f8", BytecodeVersion.V_13_4, [ptr(i8), ptr(i8), ptr(i16), ptr(i32), ptr(i64)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -711,6 +748,8 @@ int4_pack()
 f4_permute()
 f4_constant()
 print_f4_i4()
+print_f8()
+ftoi_f8()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
