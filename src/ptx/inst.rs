@@ -7,8 +7,12 @@ use smallvec::SmallVec;
 /// The registers an instruction reads or writes; inline for up to four.
 pub type Regs = SmallVec<[Reg; 4]>;
 
-/// An instruction's destination or source operands; inline for up to three.
+/// An instruction's source operands; inline for up to three.
 pub type Operands = SmallVec<[Operand; 3]>;
+
+/// An instruction's destination operands; inline for one (most write one
+/// register, stores none).
+pub type Dsts = SmallVec<[Operand; 1]>;
 
 /// A register class: what `.reg` declaration a virtual register belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -400,7 +404,7 @@ pub struct Inst {
     /// Types in order (`cvt` has two).
     pub tys: SmallVec<[Ty; 2]>,
     /// Destination operands (a store has none).
-    pub dsts: Operands,
+    pub dsts: Dsts,
     /// Source operands.
     pub srcs: Operands,
     /// The source position it was lowered from (line info builds only).
@@ -413,7 +417,7 @@ impl Inst {
         opc: Opc,
         mods: &[&'static str],
         tys: &[Ty],
-        dsts: impl Into<Operands>,
+        dsts: impl Into<Dsts>,
         srcs: impl Into<Operands>,
     ) -> Inst {
         Inst {

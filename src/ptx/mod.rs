@@ -13,7 +13,7 @@ pub mod writer;
 
 pub use directives::LaunchDirectives;
 pub use func::{Entry, GlobalBytes, Line, Param, ParamTy, LOCAL_SYMBOL, SHARED_SYMBOL};
-pub use inst::{Inst, Opc, Operand, Operands, Reg, RegClass, Regs, Special, SrcLoc, Ty};
+pub use inst::{Dsts, Inst, Opc, Operand, Operands, Reg, RegClass, Regs, Special, SrcLoc, Ty};
 pub use writer::Writer;
 
 /// The PTX ISA version written in `.version` (what ptxas 13.5 reads, and

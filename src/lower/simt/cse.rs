@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 
 use super::opt::{for_each_inst, is_ssa};
 use super::regs::{RegCounts, Versions};
-use super::Stmt;
+use super::{IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
 /// Reuses earlier results of equal computations in `body`, given each
@@ -134,16 +134,18 @@ impl<'a> Finder<'a, '_> {
             match s {
                 Stmt::Break | Stmt::Continue => {}
                 Stmt::Inst(i) => self.inst(i),
-                Stmt::If {
-                    body, else_body, ..
-                } => {
+                Stmt::If(node) => {
+                    let IfStmt {
+                        body, else_body, ..
+                    } = &**node;
                     for b in [body, else_body] {
                         self.push();
                         self.walk(b);
                         self.pop();
                     }
                 }
-                Stmt::Loop { header, body, .. } => {
+                Stmt::Loop(node) => {
+                    let LoopStmt { header, body, .. } = &**node;
                     let mut written = Vec::new();
                     for part in [&header[..], &body[..]] {
                         for_each_inst(part, &mut |i| {
@@ -265,19 +267,21 @@ fn apply(body: &mut [Stmt], renames: &Renames) {
                     }
                 }
             }
-            Stmt::If {
-                pred,
-                body,
-                else_body,
-                ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    pred,
+                    body,
+                    else_body,
+                    ..
+                } = &mut **node;
                 get(pred);
                 apply(body, renames);
                 apply(else_body, renames);
             }
-            Stmt::Loop {
-                header, pred, body, ..
-            } => {
+            Stmt::Loop(node) => {
+                let LoopStmt {
+                    header, pred, body, ..
+                } = &mut **node;
                 apply(header, renames);
                 get(pred);
                 apply(body, renames);

@@ -1,6 +1,6 @@
 //! Flattens the SIMT IR into a PTX body: each `if` becomes guarded branches
 //! around its branches, each loop a header, an exit branch and a back edge; registers are renumbered densely per class.
-use super::{Function, Stmt};
+use super::{Function, IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass, SrcLoc};
 
 /// The PTX body of `f` and the highest register number used per class.
@@ -49,12 +49,13 @@ fn flatten(
                     out.push(branch(head, None));
                 }
             }
-            Stmt::If {
-                pred,
-                run_when,
-                body,
-                else_body,
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    pred,
+                    run_when,
+                    body,
+                    else_body,
+                } = *node;
                 // Skip the then-branch unless pred == run_when.
                 let skip = fresh(next_label);
                 out.push(branch(skip, Some((pred, run_when))));
@@ -69,12 +70,13 @@ fn flatten(
                     out.push(Line::Label(end));
                 }
             }
-            Stmt::Loop {
-                header,
-                pred,
-                run_when,
-                body,
-            } => {
+            Stmt::Loop(node) => {
+                let LoopStmt {
+                    header,
+                    pred,
+                    run_when,
+                    body,
+                } = *node;
                 let head = fresh(next_label);
                 let end = fresh(next_label);
                 out.push(Line::Label(head));

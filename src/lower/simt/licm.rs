@@ -12,7 +12,7 @@
 
 use super::opt::count_uses;
 use super::regs::{RegCounts, RegSet};
-use super::{Function, Stmt};
+use super::{Function, IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
 /// Hoists loop invariants out of every loop of `f`, given the definition
@@ -47,19 +47,21 @@ fn scan(
                     }
                 });
             }
-            Stmt::If {
-                pred,
-                body,
-                else_body,
-                ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    pred,
+                    body,
+                    else_body,
+                    ..
+                } = &**node;
                 uses.add(*pred);
                 scan(body, inside, uses, hoisted, live_ins);
                 scan(else_body, inside, uses, hoisted, live_ins);
             }
-            Stmt::Loop {
-                header, pred, body, ..
-            } => {
+            Stmt::Loop(node) => {
+                let LoopStmt {
+                    header, pred, body, ..
+                } = &**node;
                 uses.add(*pred);
                 scan(header, inside, uses, hoisted, live_ins);
                 scan(body, inside, uses, hoisted, live_ins);
@@ -205,15 +207,17 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts, hoiste
     for mut s in std::mem::take(body) {
         match &mut s {
             Stmt::Break | Stmt::Continue | Stmt::Inst(_) => {}
-            Stmt::If {
-                body, else_body, ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    body, else_body, ..
+                } = &mut **node;
                 hoist_in(body, defs, all_uses, hoisted);
                 hoist_in(else_body, defs, all_uses, hoisted);
             }
-            Stmt::Loop {
-                header, pred, body, ..
-            } => {
+            Stmt::Loop(node) => {
+                let LoopStmt {
+                    header, pred, body, ..
+                } = &mut **node;
                 hoist_in(header, defs, all_uses, hoisted);
                 hoist_in(body, defs, all_uses, hoisted);
                 let mut inside = RegSet::default();
@@ -335,9 +339,10 @@ mod tests {
         let inv_at = top.iter().position(|st| defines(st, inv)).unwrap();
         let inv2_at = top.iter().position(|st| defines(st, inv2)).unwrap();
         assert!(inv_at < inv2_at);
-        let Some(Stmt::Loop { header, body, .. }) = f.body.last() else {
+        let Some(Stmt::Loop(node)) = f.body.last() else {
             panic!("{f:#?}");
         };
+        let LoopStmt { header, body, .. } = &**node;
         assert!(header.iter().any(|st| defines(st, p)), "{f:#?}");
         for r in [var, ld, s] {
             assert!(body.iter().any(|st| defines(st, r)), "{f:#?}");

@@ -15,37 +15,46 @@ pub mod widen;
 
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, SrcLoc, Ty};
 
-/// A statement of the SIMT IR.
+/// A statement of the SIMT IR. `if`s and loops are boxed, so a statement
+/// is two words and bodies stay small.
 #[derive(Clone, Debug, PartialEq, Hash)]
 pub enum Stmt {
     /// A straight-line instruction.
     Inst(Box<Inst>),
     /// `if (pred == run_when) { body } else { else_body }`.
-    If {
-        /// The predicate register tested.
-        pred: Reg,
-        /// The predicate value for which `body` runs.
-        run_when: bool,
-        /// The guarded statements.
-        body: Vec<Stmt>,
-        /// The statements run otherwise.
-        else_body: Vec<Stmt>,
-    },
+    If(Box<IfStmt>),
     /// Leaves the innermost loop.
     Break,
     /// Starts the next iteration of the innermost loop (its header).
     Continue,
     /// `loop { header; if (pred != run_when) break; body }`.
-    Loop {
-        /// Computes the continuation predicate.
-        header: Vec<Stmt>,
-        /// The predicate tested after the header.
-        pred: Reg,
-        /// The predicate value for which the loop goes on.
-        run_when: bool,
-        /// The loop body.
-        body: Vec<Stmt>,
-    },
+    Loop(Box<LoopStmt>),
+}
+
+/// `if (pred == run_when) { body } else { else_body }`.
+#[derive(Clone, Debug, PartialEq, Hash)]
+pub struct IfStmt {
+    /// The predicate register tested.
+    pub pred: Reg,
+    /// The predicate value for which `body` runs.
+    pub run_when: bool,
+    /// The guarded statements.
+    pub body: Vec<Stmt>,
+    /// The statements run otherwise.
+    pub else_body: Vec<Stmt>,
+}
+
+/// `loop { header; if (pred != run_when) break; body }`.
+#[derive(Clone, Debug, PartialEq, Hash)]
+pub struct LoopStmt {
+    /// Computes the continuation predicate.
+    pub header: Vec<Stmt>,
+    /// The predicate tested after the header.
+    pub pred: Reg,
+    /// The predicate value for which the loop goes on.
+    pub run_when: bool,
+    /// The loop body.
+    pub body: Vec<Stmt>,
 }
 
 /// A per-thread function body.
@@ -252,23 +261,23 @@ impl Builder {
                 body,
                 else_body,
                 ..
-            }) => Stmt::If {
+            }) => Stmt::If(Box::new(IfStmt {
                 pred,
                 run_when,
                 body,
                 else_body,
-            },
+            })),
             Some(Frame::LoopBody {
                 header,
                 pred,
                 run_when,
                 body,
-            }) => Stmt::Loop {
+            }) => Stmt::Loop(Box::new(LoopStmt {
                 header,
                 pred,
                 run_when,
                 body,
-            },
+            })),
             Some(Frame::LoopHeader { header }) => {
                 // A loop closed without a body: run the header once.
                 self.current().extend(header);

@@ -6,7 +6,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::regs::RegCounts;
-use super::{Function, Stmt};
+use super::{Function, IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// Runs the passes chosen for `opt_level` (0: none; 1: folding, CSE and
@@ -40,13 +40,15 @@ pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => f(i),
-            Stmt::If {
-                body, else_body, ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    body, else_body, ..
+                } = &**node;
                 for_each_inst(body, f);
                 for_each_inst(else_body, f);
             }
-            Stmt::Loop { header, body, .. } => {
+            Stmt::Loop(node) => {
+                let LoopStmt { header, body, .. } = &**node;
                 for_each_inst(header, f);
                 for_each_inst(body, f);
             }
@@ -281,13 +283,15 @@ fn fold_in(
                     }
                 }
             }
-            Stmt::If {
-                body, else_body, ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    body, else_body, ..
+                } = &mut **node;
                 fold_in(body, defs, consts, changed);
                 fold_in(else_body, defs, consts, changed);
             }
-            Stmt::Loop { header, body, .. } => {
+            Stmt::Loop(node) => {
+                let LoopStmt { header, body, .. } = &mut **node;
                 fold_in(header, defs, consts, changed);
                 fold_in(body, defs, consts, changed);
             }
@@ -307,19 +311,21 @@ pub(super) fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
         match s {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Inst(i) => i.for_each_use(|u| uses.add(u)),
-            Stmt::If {
-                pred,
-                body,
-                else_body,
-                ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    pred,
+                    body,
+                    else_body,
+                    ..
+                } = &**node;
                 uses.add(*pred);
                 count_uses(body, uses);
                 count_uses(else_body, uses);
             }
-            Stmt::Loop {
-                header, pred, body, ..
-            } => {
+            Stmt::Loop(node) => {
+                let LoopStmt {
+                    header, pred, body, ..
+                } = &**node;
                 uses.add(*pred);
                 count_uses(header, uses);
                 count_uses(body, uses);
@@ -357,12 +363,13 @@ fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
                     keep[k] = false;
                 }
             }
-            Stmt::If {
-                pred,
-                body,
-                else_body,
-                ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    pred,
+                    body,
+                    else_body,
+                    ..
+                } = &mut **node;
                 changed |= dce_in(else_body, uses);
                 changed |= dce_in(body, uses);
                 if body.is_empty() && else_body.is_empty() {
@@ -370,7 +377,8 @@ fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
                     keep[k] = false;
                 }
             }
-            Stmt::Loop { header, body, .. } => {
+            Stmt::Loop(node) => {
+                let LoopStmt { header, body, .. } = &mut **node;
                 changed |= dce_in(body, uses);
                 changed |= dce_in(header, uses);
             }

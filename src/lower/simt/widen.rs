@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::opt::{for_each_inst, int_cvt, is_ssa};
 use super::regs::{RegCounts, Versions};
-use super::Stmt;
+use super::{IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
 /// Rewrites a 64-bit `mul.lo`/`mad.lo` of a 32-bit value widened by `cvt`
@@ -106,13 +106,15 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
                 i.srcs[1] = y;
                 widened.changed = true;
             }
-            Stmt::If {
-                body, else_body, ..
-            } => {
+            Stmt::If(node) => {
+                let IfStmt {
+                    body, else_body, ..
+                } = &mut **node;
                 widen_in(body, defs, widened);
                 widen_in(else_body, defs, widened);
             }
-            Stmt::Loop { header, body, .. } => {
+            Stmt::Loop(node) => {
+                let LoopStmt { header, body, .. } = &mut **node;
                 // Widened before the loop, changed in it: not the same value.
                 for part in [&*header, &*body] {
                     for_each_inst(part, &mut |i| {
