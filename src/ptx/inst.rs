@@ -400,7 +400,7 @@ pub struct Inst {
     /// Operation.
     pub opc: Opc,
     /// Modifiers in order, without dots (`rn`, `ftz`, `global`, `v4`, `wide`, `ge`).
-    pub mods: SmallVec<[&'static str; 4]>,
+    pub mods: SmallVec<[&'static str; 3]>,
     /// Types in order (`cvt` has two).
     pub tys: SmallVec<[Ty; 2]>,
     /// Destination operands (a store has none).

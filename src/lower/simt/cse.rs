@@ -23,7 +23,9 @@ pub fn cse(body: &mut [Stmt], defs: &RegCounts) -> bool {
         let mut found = Finder {
             defs,
             renames: Renames::default(),
-            table: HashMap::with_capacity_and_hasher(defs.span(), Default::default()),
+            table: HashMap::with_capacity_and_hasher(defs.span() / 2, Default::default()),
+            seen: Vec::with_capacity(defs.span() / 2),
+            version_lists: Vec::new(),
             open: vec![true],
             stack: vec![0],
             versions: Versions::default(),
@@ -90,15 +92,16 @@ impl Renames {
     }
 }
 
-/// An expression seen: the instruction computing it, what else must match
-/// (the result's class and the versions of the variables it reads), the
-/// scope it was seen in and its result.
+/// An expression seen: the instruction computing it, the versions of the
+/// variables it reads (a range of [`Finder::version_lists`]), the scope it
+/// was seen in and its result (whose class is part of the expression).
 struct Seen<'a> {
     inst: &'a Inst,
-    class: RegClass,
-    versions: SmallVec<[u32; 2]>,
-    scope: usize,
+    versions: std::ops::Range<u32>,
+    scope: u32,
     result: Reg,
+    /// The next expression with the same hash (`u32::MAX`: none).
+    next: u32,
 }
 
 /// The first sweep: scoped available expressions. An expression may read
@@ -108,8 +111,12 @@ struct Seen<'a> {
 struct Finder<'a, 'd> {
     defs: &'d RegCounts,
     renames: Renames,
-    /// The expressions seen, by hash.
-    table: HashMap<u64, SmallVec<[Seen<'a>; 1]>>,
+    /// The first of the expressions seen with each hash.
+    table: HashMap<u64, u32>,
+    /// The expressions seen.
+    seen: Vec<Seen<'a>>,
+    /// The versions read by the expressions seen, one list after another.
+    version_lists: Vec<u32>,
     /// Whether each scope (numbered in the order they opened) is still open.
     open: Vec<bool>,
     /// The open scopes, innermost last.
@@ -190,7 +197,7 @@ impl<'a> Finder<'a, '_> {
                 return;
             }
         }
-        let mut versions = SmallVec::new();
+        let mut versions: SmallVec<[u32; 2]> = SmallVec::new();
         for o in &i.srcs {
             for u in o.regs() {
                 if !is_ssa(defs, u) {
@@ -199,12 +206,13 @@ impl<'a> Finder<'a, '_> {
             }
         }
         let hash = self.hash(i, d.class, &versions);
-        let scope = *self.stack.last().expect("a scope");
-        let bucket = self.table.entry(hash).or_default();
-        let renames = &self.renames;
-        let same = |s: &Seen| {
-            s.class == d.class
-                && s.versions == versions
+        let scope = *self.stack.last().expect("a scope") as u32;
+        let head = self.table.get(&hash).copied().unwrap_or(u32::MAX);
+        let mut at = head;
+        while let Some(s) = self.seen.get(at as usize) {
+            let same = s.result.class == d.class
+                && self.version_lists[s.versions.start as usize..s.versions.end as usize]
+                    == versions[..]
                 && s.inst.opc == i.opc
                 && s.inst.mods == i.mods
                 && s.inst.tys == i.tys
@@ -213,23 +221,31 @@ impl<'a> Finder<'a, '_> {
                     .srcs
                     .iter()
                     .zip(&i.srcs)
-                    .all(|(a, b)| renames.operand_eq(a, b))
-        };
-        match bucket.iter_mut().find(|s| same(s)) {
-            Some(s) if self.open[s.scope] => {
+                    .all(|(a, b)| self.renames.operand_eq(a, b));
+            if same {
+                break;
+            }
+            at = s.next;
+        }
+        match self.seen.get_mut(at as usize) {
+            Some(s) if self.open[s.scope as usize] => {
                 let to = s.result;
                 self.renames.insert(d, to);
             }
-            Some(s) => {
-                (s.inst, s.scope, s.result) = (i, scope, d);
+            Some(s) => (s.inst, s.scope, s.result) = (i, scope, d),
+            None => {
+                let start = self.version_lists.len() as u32;
+                self.version_lists.extend_from_slice(&versions);
+                let end = self.version_lists.len() as u32;
+                self.table.insert(hash, self.seen.len() as u32);
+                self.seen.push(Seen {
+                    inst: i,
+                    versions: start..end,
+                    scope,
+                    result: d,
+                    next: head,
+                });
             }
-            None => bucket.push(Seen {
-                inst: i,
-                class: d.class,
-                versions,
-                scope,
-                result: d,
-            }),
         }
     }
 
