@@ -173,7 +173,7 @@ impl<'m> Lowerer<'m> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         self.tid = Some(t);
         t
@@ -188,14 +188,14 @@ impl<'m> Lowerer<'m> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
         );
         self.b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(bit), Operand::Imm(v)],
+            smallvec::smallvec![Operand::Reg(bit), Operand::Imm(v)],
         )
     }
 
@@ -227,7 +227,7 @@ impl<'m> Lowerer<'m> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Reg(t), Operand::Imm(k as i64)],
+                    smallvec::smallvec![Operand::Reg(t), Operand::Imm(k as i64)],
                 );
             }
             if k + n < values.len() {
@@ -236,7 +236,7 @@ impl<'m> Lowerer<'m> {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    vec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
+                    smallvec::smallvec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
                 );
             }
             let s = v.trailing_zeros();
@@ -246,7 +246,7 @@ impl<'m> Lowerer<'m> {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    vec![Operand::Reg(t), Operand::Imm(i64::from(s))],
+                    smallvec::smallvec![Operand::Reg(t), Operand::Imm(i64::from(s))],
                 );
             }
             acc = Some(self.xor_into(acc, t));
@@ -264,7 +264,7 @@ impl<'m> Lowerer<'m> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(a), Operand::Reg(t)],
+                smallvec::smallvec![Operand::Reg(a), Operand::Reg(t)],
             ),
         }
     }
@@ -298,14 +298,14 @@ impl<'m> Lowerer<'m> {
             &[],
             &[Ty::B32],
             Ty::B32,
-            vec![Operand::Reg(tid), Operand::Imm(mask)],
+            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(mask)],
         );
         Some(self.b.op(
             Opc::Setp,
             &["eq"],
             &[Ty::U32],
             Ty::Pred,
-            vec![Operand::Reg(t), Operand::Imm(0)],
+            smallvec::smallvec![Operand::Reg(t), Operand::Imm(0)],
         ))
     }
 
@@ -389,7 +389,7 @@ impl<'m> Lowerer<'m> {
             Opc::Mov,
             &[],
             &[ty],
-            vec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Reg(d)],
             vec![src],
         ));
         d
@@ -493,8 +493,8 @@ pub fn lower_entry<'m>(
             Opc::Ld,
             &["param"],
             &[load_ty],
-            vec![Operand::Reg(d)],
-            vec![Operand::Param(pname)],
+            smallvec::smallvec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Param(pname)],
         ));
         let d = if elem.bits() == 1 {
             // An i1 parameter arrives as a byte.
@@ -503,7 +503,7 @@ pub fn lower_entry<'m>(
                 &["ne"],
                 &[Ty::B16],
                 Ty::Pred,
-                vec![Operand::Reg(d), Operand::Imm(0)],
+                smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
             )
         } else {
             d
@@ -533,14 +533,14 @@ pub fn lower_entry<'m>(
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(crate::ptx::Special::ClusterCtaRank)],
+            smallvec::smallvec![Operand::Special(crate::ptx::Special::ClusterCtaRank)],
         );
         let first = l.b.op(
             Opc::Setp,
             &["eq"],
             &[Ty::U32],
             Ty::Pred,
-            vec![Operand::Reg(rank), Operand::Imm(0)],
+            smallvec::smallvec![Operand::Reg(rank), Operand::Imm(0)],
         );
         l.b.begin_if(first, true);
     }

@@ -81,7 +81,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let tid = l.tid();
     let first = l.b.op(
@@ -98,7 +98,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[],
         vec![r(p)],
-        vec![Operand::Imm(bytes), Operand::Imm(align.max(1))],
+        smallvec::smallvec![Operand::Imm(bytes), Operand::Imm(align.max(1))],
     ));
     let null = l.b.op(
         Opc::Setp,
@@ -115,7 +115,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["shared"],
         &[Ty::B64],
         vec![],
-        vec![Operand::Addr(base, slot.offset), r(p)],
+        smallvec::smallvec![Operand::Addr(base, slot.offset), r(p)],
     ));
     l.b.end_if();
     barrier(l);
@@ -125,7 +125,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["shared"],
         &[Ty::B64],
         vec![r(d)],
-        vec![Operand::Addr(base, slot.offset)],
+        smallvec::smallvec![Operand::Addr(base, slot.offset)],
     ));
     l.allocas.push(d);
     l.bind(
@@ -152,7 +152,7 @@ pub fn free_all(l: &mut Lowerer) {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        vec![Operand::Reg(tid), Operand::Imm(0)],
+        smallvec::smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
     l.b.begin_if(first, true);
     for p in l.allocas.clone() {
@@ -161,7 +161,7 @@ pub fn free_all(l: &mut Lowerer) {
             &[],
             &[],
             vec![],
-            vec![Operand::Reg(p)],
+            smallvec::smallvec![Operand::Reg(p)],
         ));
     }
     l.b.end_if();

@@ -92,7 +92,7 @@ pub fn to_f32(l: &mut Lowerer, s: Scalar, r: Reg) -> Reg {
             &[],
             &[Ty::F32, Ty::F16],
             Ty::F32,
-            vec![Operand::Reg(r)],
+            smallvec::smallvec![Operand::Reg(r)],
         ),
         Scalar::BF16 => {
             let w = l.b.op(
@@ -100,14 +100,14 @@ pub fn to_f32(l: &mut Lowerer, s: Scalar, r: Reg) -> Reg {
                 &[],
                 &[Ty::U32, Ty::U16],
                 Ty::U32,
-                vec![Operand::Reg(r)],
+                smallvec::smallvec![Operand::Reg(r)],
             );
             l.b.op(
                 Opc::Shl,
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(w), Operand::Imm(16)],
+                smallvec::smallvec![Operand::Reg(w), Operand::Imm(16)],
             )
         }
         _ => r,
@@ -122,14 +122,14 @@ pub fn from_f32(l: &mut Lowerer, s: Scalar, r: Reg, rnd: &'static str) -> Reg {
             &[rnd],
             &[Ty::F16, Ty::F32],
             Ty::F16,
-            vec![Operand::Reg(r)],
+            smallvec::smallvec![Operand::Reg(r)],
         ),
         Scalar::BF16 => l.b.op(
             Opc::Cvt,
             &[rnd],
             &[Ty::BF16, Ty::F32],
             Ty::BF16,
-            vec![Operand::Reg(r)],
+            smallvec::smallvec![Operand::Reg(r)],
         ),
         _ => r,
     }
@@ -182,7 +182,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         opc,
                         &mods,
                         &[fty],
-                        vec![Operand::Reg(d)],
+                        smallvec::smallvec![Operand::Reg(d)],
                         regs(r),
                     ));
                     return Ok(d);
@@ -199,7 +199,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     opc,
                     &mods,
                     &[Ty::F32],
-                    vec![Operand::Reg(d)],
+                    smallvec::smallvec![Operand::Reg(d)],
                     regs(&w),
                 ));
                 Ok(from_f32(l, s, d, if approx_like { "rn" } else { rnd }))
@@ -224,7 +224,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[fty],
                         fty,
-                        vec![Operand::Reg(q), Operand::Reg(m), Operand::Reg(either)],
+                        smallvec::smallvec![Operand::Reg(q), Operand::Reg(m), Operand::Reg(either)],
                     ));
                 }
                 let mut mods = Vec::new();
@@ -239,7 +239,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     opc,
                     &mods,
                     &[fty],
-                    vec![Operand::Reg(d)],
+                    smallvec::smallvec![Operand::Reg(d)],
                     regs(r),
                 ));
                 Ok(d)
@@ -262,7 +262,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::B16],
                         Ty::B16,
-                        vec![Operand::Reg(r[0]), Operand::Imm(m)],
+                        smallvec::smallvec![Operand::Reg(r[0]), Operand::Imm(m)],
                     ));
                 }
                 let opc = if neg { Opc::Neg } else { Opc::Abs };
@@ -337,7 +337,11 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                                 &[],
                                 &[Ty::S32],
                                 Ty::S32,
-                                vec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(x)],
+                                smallvec::smallvec![
+                                    Operand::Imm(v),
+                                    Operand::Imm(0),
+                                    Operand::Reg(x)
+                                ],
                             )
                         })
                         .collect();
@@ -368,28 +372,28 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        vec![Operand::Reg(r[0]), Operand::Reg(r[1])],
+                        smallvec::smallvec![Operand::Reg(r[0]), Operand::Reg(r[1])],
                     );
                     let nc = l.b.op(
                         Opc::Not,
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        vec![Operand::Reg(r[0])],
+                        smallvec::smallvec![Operand::Reg(r[0])],
                     );
                     let b = l.b.op(
                         Opc::And,
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        vec![Operand::Reg(nc), Operand::Reg(r[2])],
+                        smallvec::smallvec![Operand::Reg(nc), Operand::Reg(r[2])],
                     );
                     return Ok(l.b.op(
                         Opc::Or,
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        vec![Operand::Reg(a), Operand::Reg(b)],
+                        smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
                     ));
                 }
                 let ty = Ty::from_bits(e.bits().max(16));
@@ -398,7 +402,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[ty],
                     ty,
-                    vec![Operand::Reg(r[1]), Operand::Reg(r[2]), Operand::Reg(r[0])],
+                    smallvec::smallvec![Operand::Reg(r[1]), Operand::Reg(r[2]), Operand::Reg(r[0])],
                 ))
             })
         }
@@ -461,7 +465,7 @@ fn int_binary(
                 &[],
                 &[Ty::U32, Ty::U64],
                 Ty::U32,
-                vec![Operand::Reg(r[1])],
+                smallvec::smallvec![Operand::Reg(r[1])],
             );
             srcs[1] = Operand::Reg(amt);
         }
@@ -477,7 +481,7 @@ fn int_binary(
             &["ne"],
             &[t],
             Ty::Pred,
-            vec![Operand::Reg(rem), Operand::Imm(0)],
+            smallvec::smallvec![Operand::Reg(rem), Operand::Imm(0)],
         );
         let adjust = if signed {
             let x = l.b.op(Opc::Xor, &[], &[bty], bty, regs(r));
@@ -487,14 +491,14 @@ fn int_binary(
                 &[m],
                 &[t],
                 Ty::Pred,
-                vec![Operand::Reg(x), Operand::Imm(0)],
+                smallvec::smallvec![Operand::Reg(x), Operand::Imm(0)],
             );
             l.b.op(
                 Opc::And,
                 &[],
                 &[Ty::Pred],
                 Ty::Pred,
-                vec![Operand::Reg(nz), Operand::Reg(sign)],
+                smallvec::smallvec![Operand::Reg(nz), Operand::Reg(sign)],
             )
         } else {
             nz
@@ -505,14 +509,14 @@ fn int_binary(
             &[],
             &[sty],
             sty,
-            vec![Operand::Imm(delta), Operand::Imm(0), Operand::Reg(adjust)],
+            smallvec::smallvec![Operand::Imm(delta), Operand::Imm(0), Operand::Reg(adjust)],
         );
         Ok(l.b.op(
             Opc::Add,
             &[],
             &[sty],
             sty,
-            vec![Operand::Reg(q), Operand::Reg(dv)],
+            smallvec::smallvec![Operand::Reg(q), Operand::Reg(dv)],
         ))
     })
 }
@@ -551,14 +555,14 @@ pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(r[1]), Operand::Imm(size)],
+                smallvec::smallvec![Operand::Reg(r[1]), Operand::Imm(size)],
             ),
             32 => l.b.op(
                 Opc::Mul,
                 &["wide"],
                 &[Ty::S32],
                 Ty::S64,
-                vec![Operand::Reg(r[1]), Operand::Imm(size)],
+                smallvec::smallvec![Operand::Reg(r[1]), Operand::Imm(size)],
             ),
             16 => {
                 let w = l.b.op(
@@ -566,14 +570,14 @@ pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::S64, Ty::S16],
                     Ty::S64,
-                    vec![Operand::Reg(r[1])],
+                    smallvec::smallvec![Operand::Reg(r[1])],
                 );
                 l.b.op(
                     Opc::Mul,
                     &["lo"],
                     &[Ty::S64],
                     Ty::S64,
-                    vec![Operand::Reg(w), Operand::Imm(size)],
+                    smallvec::smallvec![Operand::Reg(w), Operand::Imm(size)],
                 )
             }
             _ => return Err(l.unsupported(id)),
@@ -583,7 +587,7 @@ pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(r[0]), Operand::Reg(bytes)],
+            smallvec::smallvec![Operand::Reg(r[0]), Operand::Reg(bytes)],
         ))
     })
 }

@@ -172,8 +172,8 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Mov,
             &[],
             &[Ty::from_bits(elem.bits())],
-            vec![Operand::Reg(d)],
-            vec![Operand::Imm(0)],
+            smallvec::smallvec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Imm(0)],
         ));
         if let Some(q) = owner {
             l.b.begin_if(q, true);
@@ -191,7 +191,7 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             );
             l.b.copy(d, old);
         } else {
-            let mut srcs = vec![Operand::Addr(ptrs.regs[r], 0)];
+            let mut srcs = smallvec::smallvec![Operand::Addr(ptrs.regs[r], 0)];
             if let Some(cm) = &cmp {
                 srcs.push(Operand::Reg(cm.regs[r]));
             }
@@ -200,7 +200,7 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Opc::Atom,
                 &[order, scope, "global", name],
                 &[ty],
-                vec![Operand::Reg(d)],
+                smallvec::smallvec![Operand::Reg(d)],
                 srcs,
             ));
         }

@@ -50,7 +50,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[t],
                     t,
-                    vec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(r[0])],
+                    smallvec::smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(r[0])],
                 ));
             }
             if tb == 1 {
@@ -60,14 +60,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[t],
                     t,
-                    vec![Operand::Reg(r[0]), Operand::Imm(1)],
+                    smallvec::smallvec![Operand::Reg(r[0]), Operand::Imm(1)],
                 );
                 return Ok(l.b.op(
                     Opc::Setp,
                     &["ne"],
                     &[t],
                     Ty::Pred,
-                    vec![Operand::Reg(low), Operand::Imm(0)],
+                    smallvec::smallvec![Operand::Reg(low), Operand::Imm(0)],
                 ));
             }
             let (ft, tt) = if op.opcode == Opcode::ExtI {
@@ -78,7 +78,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let (Some(ft), Some(tt)) = (ft, tt) else {
                 return Err(l.unsupported(id));
             };
-            Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
+            Ok(l.b.op(
+                Opc::Cvt,
+                &[],
+                &[tt, ft],
+                tt,
+                smallvec::smallvec![Operand::Reg(r[0])],
+            ))
         }),
         Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
             f4::conversion(l, id, src, from, to, rv)
@@ -122,12 +128,24 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     if wt == tt {
                         return Ok(w);
                     }
-                    return Ok(l.b.op(Opc::Cvt, &[], &[tt, wt], tt, vec![Operand::Reg(w)]));
+                    return Ok(l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[tt, wt],
+                        tt,
+                        smallvec::smallvec![Operand::Reg(w)],
+                    ));
                 }
                 if ft == Ty::F64 && tt == Ty::BF16 {
                     return Ok(f64_to_bf16(l, r[0], rnd));
                 }
-                Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
+                Ok(l.b.op(
+                    Opc::Cvt,
+                    &[rnd],
+                    &[tt, ft],
+                    tt,
+                    smallvec::smallvec![Operand::Reg(r[0])],
+                ))
             })
         }
         Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
@@ -156,7 +174,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     Scalar::BF16 => to_f32(l, from, r[0]),
                     _ => r[0],
                 };
-                Ok(l.b.op(Opc::Cvt, &[m], &[tt, ft], tt, vec![Operand::Reg(x)]))
+                Ok(l.b.op(
+                    Opc::Cvt,
+                    &[m],
+                    &[tt, ft],
+                    tt,
+                    smallvec::smallvec![Operand::Reg(x)],
+                ))
             })
         }
         Opcode::IToF => {
@@ -165,7 +189,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let rnd =
                 rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
             elementwise(l, id, &[src], |l, r| {
-                Ok(l.b.op(Opc::Cvt, &[rnd], &[tt, ft], tt, vec![Operand::Reg(r[0])]))
+                Ok(l.b.op(
+                    Opc::Cvt,
+                    &[rnd],
+                    &[tt, ft],
+                    tt,
+                    smallvec::smallvec![Operand::Reg(r[0])],
+                ))
             })
         }
         _ => {
@@ -222,7 +252,7 @@ fn f8_conversion(
                 &[],
                 &[Ty::F64, Ty::F32],
                 Ty::F64,
-                vec![Operand::Reg(x)],
+                smallvec::smallvec![Operand::Reg(x)],
             ),
             // Exact: every f8 value is an f16 and a bf16.
             _ => from_f32(l, to, x, "rn"),
@@ -241,7 +271,7 @@ pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
             &["rn"],
             &[Ty::TF32, Ty::F32],
             Ty::F32,
-            vec![Operand::Reg(x)],
+            smallvec::smallvec![Operand::Reg(x)],
         );
     }
     // Before sm_90 only `.rna` exists: round to nearest
@@ -273,7 +303,7 @@ pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
         &["ge"],
         &[Ty::U32],
         Ty::Pred,
-        vec![Operand::Reg(abs), Operand::Imm(0x7f80_0000)],
+        smallvec::smallvec![Operand::Reg(abs), Operand::Imm(0x7f80_0000)],
     );
     l.b.op(
         Opc::Selp,
@@ -341,7 +371,7 @@ pub(super) fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
+        smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
     );
     l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)])
 }

@@ -226,7 +226,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Add,
             &[],
             &[ity],
-            vec![Operand::Reg(iv), Operand::Reg(step)],
+            smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
         );
     }
     let p = l.b.op(
@@ -234,7 +234,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["lt"],
         &[cmp_ty],
         Ty::Pred,
-        vec![Operand::Reg(iv), Operand::Reg(ub)],
+        smallvec::smallvec![Operand::Reg(iv), Operand::Reg(ub)],
     );
     l.b.begin_loop_body(p, true);
     l.loops.push(crate::lower::kernel::LoopCtx {
@@ -251,7 +251,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Add,
             &[],
             &[ity],
-            vec![Operand::Reg(iv), Operand::Reg(step)],
+            smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
         );
     }
     l.b.end_loop();
@@ -308,7 +308,7 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
                         &[],
                         &[Ty::U64, Ty::U32],
                         Ty::U64,
-                        vec![Operand::Reg(x)],
+                        smallvec::smallvec![Operand::Reg(x)],
                     );
                 } else if !wide && t.elem != elem {
                     x = l.b.op(
@@ -316,7 +316,7 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
                         &[],
                         &[Ty::U32, Ty::U64],
                         Ty::U32,
-                        vec![Operand::Reg(x)],
+                        smallvec::smallvec![Operand::Reg(x)],
                     );
                 }
                 let up = l.b.op(
@@ -324,7 +324,7 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
                     &[],
                     &[uty],
                     uty,
-                    vec![Operand::Reg(x), Operand::Imm(tile - 1)],
+                    smallvec::smallvec![Operand::Reg(x), Operand::Imm(tile - 1)],
                 );
                 l.b.op(
                     Opc::Shr,
@@ -386,7 +386,13 @@ pub fn lower_tensor_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 };
                 let (dt, st) = (uint(to), uint(from));
                 let d = l.b.reg(crate::lower::kernel::class_of(elem));
-                l.b.op_into(d, Opc::Cvt, &[], &[dt, st], vec![Operand::Reg(t.regs[0])]);
+                l.b.op_into(
+                    d,
+                    Opc::Cvt,
+                    &[],
+                    &[dt, st],
+                    smallvec::smallvec![Operand::Reg(t.regs[0])],
+                );
                 d
             }
         } else {
@@ -440,8 +446,13 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.bind(a, t.clone());
     }
     l.b.begin_loop();
-    let go =
-        l.b.op(Opc::Mov, &[], &[Ty::Pred], Ty::Pred, vec![Operand::Imm(1)]);
+    let go = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::Pred],
+        Ty::Pred,
+        smallvec::smallvec![Operand::Imm(1)],
+    );
     l.b.begin_loop_body(go, true);
     l.loops.push(crate::lower::kernel::LoopCtx {
         general: true,

@@ -92,7 +92,7 @@ pub fn lower_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        vec![Operand::Reg(tid), Operand::Imm(0)],
+        smallvec::smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
     l.b.begin_if(first, true);
     let mut text = String::new();
@@ -177,7 +177,7 @@ fn vprintf(
         &[],
         &[Ty::U64],
         Ty::U64,
-        vec![Operand::Symbol(LOCAL_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(LOCAL_SYMBOL)],
     );
     let mut off = 0i64;
     for (r, e, spec) in args {
@@ -189,7 +189,7 @@ fn vprintf(
             &["local"],
             &[ty],
             vec![],
-            vec![Operand::Addr(local, off), Operand::Reg(v)],
+            smallvec::smallvec![Operand::Addr(local, off), Operand::Reg(v)],
         ));
         off += size;
     }
@@ -199,7 +199,7 @@ fn vprintf(
         &["local"],
         &[Ty::U64],
         Ty::U64,
-        vec![Operand::Reg(local)],
+        smallvec::smallvec![Operand::Reg(local)],
     );
     let name = format!("{}{}", l.sym_prefix, l.strings.len());
     let mut bytes = text.as_bytes().to_vec();
@@ -210,21 +210,21 @@ fn vprintf(
         &[],
         &[Ty::U64],
         Ty::U64,
-        vec![Operand::Global(name)],
+        smallvec::smallvec![Operand::Global(name)],
     );
     let fmt = l.b.op(
         Opc::Cvta,
         &["global"],
         &[Ty::U64],
         Ty::U64,
-        vec![Operand::Reg(sym)],
+        smallvec::smallvec![Operand::Reg(sym)],
     );
     l.b.push(Inst::new(
         Opc::Vprintf,
         &[],
         &[],
         vec![],
-        vec![Operand::Reg(fmt), Operand::Reg(buf)],
+        smallvec::smallvec![Operand::Reg(fmt), Operand::Reg(buf)],
     ));
     Ok(())
 }
@@ -244,7 +244,13 @@ fn promote(
         return Ok((r, Ty::B64));
     };
     let cvt = |l: &mut Lowerer, d: Ty, s: Ty, r: Reg| {
-        l.b.op(Opc::Cvt, &[], &[d, s], d, vec![Operand::Reg(r)])
+        l.b.op(
+            Opc::Cvt,
+            &[],
+            &[d, s],
+            d,
+            smallvec::smallvec![Operand::Reg(r)],
+        )
     };
     Ok(match s {
         Scalar::I1 => (
@@ -253,7 +259,7 @@ fn promote(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(r)],
+                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(r)],
             ),
             Ty::B32,
         ),
@@ -288,7 +294,7 @@ fn promote(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(w), Operand::Imm(16)],
+                smallvec::smallvec![Operand::Reg(w), Operand::Imm(16)],
             );
             (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
         }
@@ -312,7 +318,7 @@ fn promote(
                 &[],
                 &[Ty::B16],
                 Ty::B16,
-                vec![Operand::Reg(r), Operand::Imm(12)],
+                smallvec::smallvec![Operand::Reg(r), Operand::Imm(12)],
             );
             let (h, w) = if unsigned {
                 (Ty::U16, Ty::U32)
@@ -324,7 +330,7 @@ fn promote(
                 &[],
                 &[h],
                 Ty::B16,
-                vec![Operand::Reg(top), Operand::Imm(12)],
+                smallvec::smallvec![Operand::Reg(top), Operand::Imm(12)],
             );
             (cvt(l, w, h, x), Ty::B32)
         }
@@ -371,7 +377,11 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::B32],
                         Ty::B32,
-                        vec![Operand::Reg(keep), Operand::Reg(here), Operand::Reg(c)],
+                        smallvec::smallvec![
+                            Operand::Reg(keep),
+                            Operand::Reg(here),
+                            Operand::Reg(c)
+                        ],
                     )
                 })
                 .collect(),
@@ -383,7 +393,7 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &[],
                 &[Ty::Pred],
                 Ty::Pred,
-                vec![Operand::Reg(a), Operand::Reg(c)],
+                smallvec::smallvec![Operand::Reg(a), Operand::Reg(c)],
             ),
         });
     }
@@ -403,7 +413,7 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(s)],
+            smallvec::smallvec![Operand::Special(s)],
         );
         args.push((b, Elem::Num(Scalar::I32), "%d".to_string()));
     }

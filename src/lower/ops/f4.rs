@@ -55,8 +55,13 @@ pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
 pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
     let r = Operand::Reg;
     if l.target.has_e2m1_cvt() {
-        let zero =
-            l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![Operand::F32(0)]);
+        let zero = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::F32],
+            Ty::F32,
+            smallvec::smallvec![Operand::F32(0)],
+        );
         return l
             .b
             .op(Opc::CvtPackE2m1x2, &[], &[], Ty::B16, vec![r(zero), r(x)]);
@@ -106,7 +111,7 @@ pub fn conversion(
                 &[],
                 &[Ty::F64, Ty::F32],
                 Ty::F64,
-                vec![Operand::Reg(x)],
+                smallvec::smallvec![Operand::Reg(x)],
             ),
             // Exact: every f4 value is an f16 and a bf16.
             _ => from_f32(l, to, x, "rn"),
@@ -136,7 +141,7 @@ pub fn from_int(
             &["rn"],
             &[Ty::F32, it],
             Ty::F32,
-            vec![Operand::Reg(r[0])],
+            smallvec::smallvec![Operand::Reg(r[0])],
         );
         Ok(f32_to_f4(l, x))
     })

@@ -78,7 +78,7 @@ pub fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![Operand::Imm(0x7fff_ffff), r(x), r(nan)],
+        smallvec::smallvec![Operand::Imm(0x7fff_ffff), r(x), r(nan)],
     )
 }
 
@@ -95,14 +95,19 @@ pub fn f32_to_f8(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
         } else {
             "e4m3x2"
         };
-        let zero =
-            l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)]);
+        let zero = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec::smallvec![Operand::Imm(0)],
+        );
         return l.b.op(
             Opc::Cvt,
             &["rn", "satfinite", pair, "f32"],
             &[],
             Ty::B16,
-            vec![Operand::Reg(zero), Operand::Reg(x)],
+            smallvec::smallvec![Operand::Reg(zero), Operand::Reg(x)],
         );
     }
     let bits = f32_to_f8_bits(l, e, x);
@@ -111,7 +116,7 @@ pub fn f32_to_f8(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
         &[],
         &[Ty::U16, Ty::U32],
         Ty::U16,
-        vec![Operand::Reg(bits)],
+        smallvec::smallvec![Operand::Reg(bits)],
     )
 }
 

@@ -147,7 +147,7 @@ pub fn from_int(
             &["rn"],
             &[Ty::F32, ft],
             Ty::F32,
-            vec![Operand::Reg(r[0])],
+            smallvec::smallvec![Operand::Reg(r[0])],
         );
         Ok(f32_to_e5m3(l, x))
     })
@@ -165,7 +165,7 @@ fn from_f32_to(l: &mut Lowerer, to: Scalar, x: Reg, pow2: Pow2, f16_rnd: &'stati
             &[],
             &[Ty::F64, Ty::F32],
             Ty::F64,
-            vec![Operand::Reg(x)],
+            smallvec::smallvec![Operand::Reg(x)],
         ),
         Scalar::F16 => from_f32(l, to, x, f16_rnd),
         // Exact: bf16 only from the signed f8 types, tf32 and f32 are f32.
@@ -213,7 +213,7 @@ fn test(l: &mut Lowerer, cmp: &'static str, a: Reg, imm: i64) -> Reg {
         &[cmp],
         &[Ty::U32],
         Ty::Pred,
-        vec![Operand::Reg(a), Operand::Imm(imm)],
+        smallvec::smallvec![Operand::Reg(a), Operand::Imm(imm)],
     )
 }
 
@@ -224,7 +224,7 @@ fn low16(l: &mut Lowerer, w: Reg) -> Reg {
         &[],
         &[Ty::U16, Ty::U32],
         Ty::U16,
-        vec![Operand::Reg(w)],
+        smallvec::smallvec![Operand::Reg(w)],
     )
 }
 

@@ -63,7 +63,7 @@ fn f64_words(l: &mut Lowerer, x: Reg) -> (Reg, Reg) {
         Opc::Mov,
         &[],
         &[Ty::B64],
-        vec![Operand::Vec(vec![lo, hi])],
+        smallvec::smallvec![Operand::Vec(vec![lo, hi])],
         vec![r(w)],
     ));
     (hi, lo)
@@ -96,8 +96,8 @@ fn first_divisor(l: &mut Lowerer, x: Reg, y: Reg) -> Reg {
         Opc::Mov,
         &[],
         &[Ty::B64],
-        vec![Operand::Reg(w)],
-        vec![Operand::Vec(vec![yl, hi])],
+        smallvec::smallvec![Operand::Reg(w)],
+        smallvec::smallvec![Operand::Vec(vec![yl, hi])],
     ));
     l.b.op(Opc::Cvt, &["rn"], &[Ty::F32, Ty::F64], Ty::F32, vec![r(w)])
 }

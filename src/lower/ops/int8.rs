@@ -19,7 +19,7 @@ fn amount(l: &mut Lowerer, r: Reg) -> Reg {
         &[],
         &[Ty::U32, Ty::U8],
         Ty::U32,
-        vec![Operand::Reg(r)],
+        smallvec::smallvec![Operand::Reg(r)],
     )
 }
 
@@ -30,7 +30,13 @@ pub fn widen(l: &mut Lowerer, r: Reg, signed: bool) -> Reg {
     } else {
         (Ty::U16, Ty::U8)
     };
-    l.b.op(Opc::Cvt, &[], &[d, s], d, vec![Operand::Reg(r)])
+    l.b.op(
+        Opc::Cvt,
+        &[],
+        &[d, s],
+        d,
+        smallvec::smallvec![Operand::Reg(r)],
+    )
 }
 
 fn regs(r: &[Reg]) -> Vec<Operand> {
@@ -66,7 +72,7 @@ pub fn binary(
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    vec![Operand::Reg(r[0]), Operand::Reg(amt)],
+                    smallvec::smallvec![Operand::Reg(r[0]), Operand::Reg(amt)],
                 )
             }
             Opcode::MulhiI => {
@@ -76,14 +82,14 @@ pub fn binary(
                     &["lo"],
                     &[Ty::U16],
                     Ty::U16,
-                    vec![Operand::Reg(a), Operand::Reg(b)],
+                    smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
                 );
                 l.b.op(
                     Opc::Shr,
                     &[],
                     &[Ty::U16],
                     Ty::U16,
-                    vec![Operand::Reg(p), Operand::Imm(8)],
+                    smallvec::smallvec![Operand::Reg(p), Operand::Imm(8)],
                 )
             }
             Opcode::ShRI => {
@@ -94,7 +100,7 @@ pub fn binary(
                     &[],
                     &[ty],
                     ty,
-                    vec![Operand::Reg(a), Operand::Reg(amt)],
+                    smallvec::smallvec![Operand::Reg(a), Operand::Reg(amt)],
                 )
             }
             Opcode::MaxI | Opcode::MinI | Opcode::RemI | Opcode::DivI => {
@@ -105,8 +111,13 @@ pub fn binary(
                     Opcode::RemI => Opc::Rem,
                     _ => Opc::Div,
                 };
-                let q =
-                    l.b.op(opc, &[], &[ty], ty, vec![Operand::Reg(a), Operand::Reg(b)]);
+                let q = l.b.op(
+                    opc,
+                    &[],
+                    &[ty],
+                    ty,
+                    smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
+                );
                 if opc != Opc::Div || rounding == 1 || (rounding == 2 && !signed) {
                     q
                 } else {
@@ -158,7 +169,7 @@ fn round_quotient(
         &[],
         &[Ty::S16],
         Ty::S16,
-        vec![Operand::Imm(delta), Operand::Imm(0), r(adjust)],
+        smallvec::smallvec![Operand::Imm(delta), Operand::Imm(0), r(adjust)],
     );
     l.b.op(Opc::Add, &[], &[Ty::S16], Ty::S16, vec![r(q), r(dv)])
 }
@@ -170,7 +181,13 @@ pub fn unary(l: &mut Lowerer, id: OpId, neg: bool, ops: &[ValueId]) -> Result<()
             l.b.op(Opc::Neg, &[], &[Ty::S16], Ty::S16, regs(r))
         } else {
             let a = widen(l, r[0], true);
-            l.b.op(Opc::Abs, &[], &[Ty::S16], Ty::S16, vec![Operand::Reg(a)])
+            l.b.op(
+                Opc::Abs,
+                &[],
+                &[Ty::S16],
+                Ty::S16,
+                smallvec::smallvec![Operand::Reg(a)],
+            )
         })
     })
 }
@@ -191,7 +208,7 @@ pub fn compare(
             &[m],
             &[ty],
             Ty::Pred,
-            vec![Operand::Reg(a), Operand::Reg(b)],
+            smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
         ))
     })
 }

@@ -40,7 +40,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                     } else {
                         vec![m]
                     };
-                    l.b.op(Opc::Sqrt, &mods, &[wide], wide, vec![Operand::Reg(x)])
+                    l.b.op(
+                        Opc::Sqrt,
+                        &mods,
+                        &[wide],
+                        wide,
+                        smallvec::smallvec![Operand::Reg(x)],
+                    )
                 }))
             })
         }
@@ -52,7 +58,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
             };
             elementwise(l, id, &ops, |l, r| {
                 Ok(through(l, r[0], &|l, x| {
-                    l.b.op(Opc::Cvt, &[m], &[wide, wide], wide, vec![Operand::Reg(x)])
+                    l.b.op(
+                        Opc::Cvt,
+                        &[m],
+                        &[wide, wide],
+                        wide,
+                        smallvec::smallvec![Operand::Reg(x)],
+                    )
                 }))
             })
         }
@@ -63,7 +75,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                 } else {
                     vec!["approx"]
                 };
-                l.b.op(Opc::Rsqrt, &mods, &[wide], wide, vec![Operand::Reg(x)])
+                l.b.op(
+                    Opc::Rsqrt,
+                    &mods,
+                    &[wide],
+                    wide,
+                    smallvec::smallvec![Operand::Reg(x)],
+                )
             }))
         }),
         Opcode::Exp2 if wide == Ty::F32 => elementwise(l, id, &ops, |l, r| {
@@ -73,7 +91,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                 } else {
                     vec!["approx"]
                 };
-                l.b.op(Opc::Ex2, &mods, &[Ty::F32], Ty::F32, vec![Operand::Reg(x)])
+                l.b.op(
+                    Opc::Ex2,
+                    &mods,
+                    &[Ty::F32],
+                    Ty::F32,
+                    smallvec::smallvec![Operand::Reg(x)],
+                )
             }))
         }),
         Opcode::Exp if wide == Ty::F32 && enum_attr(l, id, "rounding_mode") == Some(4) => {
@@ -94,7 +118,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                         &["approx", "ftz"],
                         &[Ty::F32],
                         Ty::F32,
-                        vec![Operand::Reg(t)],
+                        smallvec::smallvec![Operand::Reg(t)],
                     )
                 }))
             })
@@ -126,7 +150,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                             &["rn"],
                             &[Ty::F32],
                             Ty::F32,
-                            vec![Operand::Reg(s), Operand::Reg(c)],
+                            smallvec::smallvec![Operand::Reg(s), Operand::Reg(c)],
                         )
                     }
                     Opcode::SinH => math_f32::sinh_cosh(l, x, false),

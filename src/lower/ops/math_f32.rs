@@ -352,7 +352,7 @@ pub fn pow(l: &mut Lowerer, x: Reg, y: Reg) -> Reg {
         &[],
         &[Ty::F32],
         Ty::F32,
-        vec![Operand::F32(0x7fff_ffff)],
+        smallvec::smallvec![Operand::F32(0x7fff_ffff)],
     );
     let neg_result = sel(l, signed, nan, integral);
     let xneg = setp(l, "lt", r(x), k(0.0));

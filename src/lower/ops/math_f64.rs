@@ -153,7 +153,7 @@ fn ilogb(l: &mut Lowerer, x: Reg) -> Reg {
         &[],
         &[Ty::S32],
         Ty::S32,
-        vec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
+        smallvec::smallvec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
     );
     int(l, Opc::Sub, Ty::S32, r(e), r(adj))
 }
@@ -244,7 +244,7 @@ fn log_parts(l: &mut Lowerer, x: Reg) -> (Reg, Reg, Reg) {
         &[],
         &[Ty::S32],
         Ty::S32,
-        vec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
+        smallvec::smallvec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
     );
     let e = int(l, Opc::Sub, Ty::S32, r(field), r(adj));
     let one = l.b.op(
@@ -252,7 +252,7 @@ fn log_parts(l: &mut Lowerer, x: Reg) -> (Reg, Reg, Reg) {
         &[],
         &[Ty::S32],
         Ty::S32,
-        vec![Operand::Imm(1), Operand::Imm(0), r(big)],
+        smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), r(big)],
     );
     let e = int(l, Opc::Add, Ty::S32, r(e), r(one));
     let ef =

@@ -104,7 +104,7 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Imm(64), r(o)],
+        smallvec::smallvec![Operand::Imm(64), r(o)],
     );
     // t[wi + j] for j in 0..4 by select chains.
     let hits: Vec<Reg> = (0..17)

@@ -56,7 +56,13 @@ fn widen(l: &mut Lowerer, op: OpId, v: ValueId) -> Result<Reg, LowerError> {
             } else {
                 [Ty::S64, Ty::S32]
             };
-            Ok(l.b.op(Opc::Cvt, &[], &tys, Ty::B64, vec![Operand::Reg(r)]))
+            Ok(l.b.op(
+                Opc::Cvt,
+                &[],
+                &tys,
+                Ty::B64,
+                smallvec::smallvec![Operand::Reg(r)],
+            ))
         }
         _ => Err(l.unsupported_feature(op, "a non-integer index or extent")),
     }
@@ -107,7 +113,7 @@ fn thread_coords(
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(v), Operand::Imm(k as i64)],
+                smallvec::smallvec![Operand::Reg(v), Operand::Imm(k as i64)],
             );
         }
         if k + n < bases.len() {
@@ -116,7 +122,7 @@ fn thread_coords(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(v), Operand::Imm((1i64 << n) - 1)],
+                smallvec::smallvec![Operand::Reg(v), Operand::Imm((1i64 << n) - 1)],
             );
         }
         if s > 0 {
@@ -125,7 +131,7 @@ fn thread_coords(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(v), Operand::Imm(i64::from(s))],
+                smallvec::smallvec![Operand::Reg(v), Operand::Imm(i64::from(s))],
             );
         }
         out[d] = Some(match out[d] {
@@ -135,7 +141,7 @@ fn thread_coords(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(prev), Operand::Reg(v)],
+                smallvec::smallvec![Operand::Reg(prev), Operand::Reg(v)],
             ),
         });
         k += n;
@@ -175,7 +181,13 @@ pub(super) fn prepare(
         let d = p.dim_map[i];
         if p.sparse_dim == Some(i) {
             // Indexed per element (see `Access::rows`): no tile offset.
-            start.push(l.b.op(Opc::Mov, &[], &[Ty::B64], Ty::S64, vec![Operand::Imm(0)]));
+            start.push(l.b.op(
+                Opc::Mov,
+                &[],
+                &[Ty::B64],
+                Ty::S64,
+                smallvec::smallvec![Operand::Imm(0)],
+            ));
             bound.push(match p.shape[d] {
                 Extent::Static(n) => Operand::Imm(n),
                 Extent::Dynamic(v) => Operand::Reg(widen(l, op, v)?),
@@ -194,7 +206,7 @@ pub(super) fn prepare(
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(idx), Operand::Imm(p.steps[i])],
+            smallvec::smallvec![Operand::Reg(idx), Operand::Imm(p.steps[i])],
         );
         if let Some(t) = tc[i] {
             let t64 = l.b.op(
@@ -202,14 +214,14 @@ pub(super) fn prepare(
                 &[],
                 &[Ty::U64, Ty::U32],
                 Ty::U64,
-                vec![Operand::Reg(t)],
+                smallvec::smallvec![Operand::Reg(t)],
             );
             s = l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(s), Operand::Reg(t64)],
+                smallvec::smallvec![Operand::Reg(s), Operand::Reg(t64)],
             );
         }
         start.push(s);
@@ -235,14 +247,14 @@ pub(super) fn prepare(
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(start[i]), Operand::Imm(n)],
+                smallvec::smallvec![Operand::Reg(start[i]), Operand::Imm(n)],
             ),
             (_, Some(r)) => l.b.op(
                 Opc::Mul,
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(start[i]), Operand::Reg(r)],
+                smallvec::smallvec![Operand::Reg(start[i]), Operand::Reg(r)],
             ),
             (Extent::Dynamic(_), None) => {
                 return Err(l.unsupported_feature(op, "an unresolved stride"))
@@ -255,7 +267,7 @@ pub(super) fn prepare(
                 &[],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(o), Operand::Reg(term)],
+                smallvec::smallvec![Operand::Reg(o), Operand::Reg(term)],
             ),
         });
     }
@@ -267,14 +279,14 @@ pub(super) fn prepare(
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(o), Operand::Imm(esize)],
+                smallvec::smallvec![Operand::Reg(o), Operand::Imm(esize)],
             );
             l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(base), Operand::Reg(bytes)],
+                smallvec::smallvec![Operand::Reg(base), Operand::Reg(bytes)],
             )
         }
     };
@@ -300,7 +312,7 @@ pub(super) fn prepare(
                             &[],
                             &[Ty::S64, Ty::S32],
                             Ty::S64,
-                            vec![Operand::Reg(r)],
+                            smallvec::smallvec![Operand::Reg(r)],
                         )
                     }
                 })
@@ -343,7 +355,7 @@ pub(super) fn element(
                 &["ge"],
                 &[Ty::U64],
                 Ty::Pred,
-                vec![Operand::Reg(row), a.bound[i].clone()],
+                smallvec::smallvec![Operand::Reg(row), a.bound[i].clone()],
             )
         } else {
             *a.checked.entry((i, ci)).or_insert_with(|| {
@@ -355,7 +367,7 @@ pub(super) fn element(
                         &[],
                         &[Ty::S64],
                         Ty::S64,
-                        vec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
+                        smallvec::smallvec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
                     )
                 };
                 l.b.op(
@@ -363,7 +375,7 @@ pub(super) fn element(
                     &["ge"],
                     &[Ty::U64],
                     Ty::Pred,
-                    vec![Operand::Reg(idx), a.bound[i].clone()],
+                    smallvec::smallvec![Operand::Reg(idx), a.bound[i].clone()],
                 )
             })
         };
@@ -374,7 +386,7 @@ pub(super) fn element(
                 &[],
                 &[Ty::Pred],
                 Ty::Pred,
-                vec![Operand::Reg(q), Operand::Reg(p)],
+                smallvec::smallvec![Operand::Reg(q), Operand::Reg(p)],
             ),
         });
     }
@@ -387,7 +399,7 @@ pub(super) fn element(
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                vec![Operand::Reg(row), Operand::Imm(n * a.esize)],
+                smallvec::smallvec![Operand::Reg(row), Operand::Imm(n * a.esize)],
             ),
             (_, Some(s)) => {
                 let t = l.b.op(
@@ -395,14 +407,14 @@ pub(super) fn element(
                     &["lo"],
                     &[Ty::S64],
                     Ty::S64,
-                    vec![Operand::Reg(row), Operand::Reg(s)],
+                    smallvec::smallvec![Operand::Reg(row), Operand::Reg(s)],
                 );
                 l.b.op(
                     Opc::Mul,
                     &["lo"],
                     &[Ty::S64],
                     Ty::S64,
-                    vec![Operand::Reg(t), Operand::Imm(a.esize)],
+                    smallvec::smallvec![Operand::Reg(t), Operand::Imm(a.esize)],
                 )
             }
             _ => row,
@@ -412,7 +424,7 @@ pub(super) fn element(
             &[],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(addr), Operand::Reg(scaled)],
+            smallvec::smallvec![Operand::Reg(addr), Operand::Reg(scaled)],
         );
     }
     // Static strides fold into the immediate; dynamic ones add registers,
@@ -445,14 +457,14 @@ pub(super) fn element(
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(r), Operand::Imm(k * a.esize)],
+            smallvec::smallvec![Operand::Reg(r), Operand::Imm(k * a.esize)],
         );
         addr = l.b.op(
             Opc::Add,
             &[],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(addr), Operand::Reg(t)],
+            smallvec::smallvec![Operand::Reg(addr), Operand::Reg(t)],
         );
     }
     if sparse.is_none() {
@@ -539,14 +551,14 @@ fn byte_to_pred(l: &mut Lowerer, b: Reg) -> Reg {
         &[],
         &[Ty::B16],
         Ty::B16,
-        vec![Operand::Reg(b), Operand::Imm(255)],
+        smallvec::smallvec![Operand::Reg(b), Operand::Imm(255)],
     );
     l.b.op(
         Opc::Setp,
         &["ne"],
         &[Ty::B16],
         Ty::Pred,
-        vec![Operand::Reg(low), Operand::Imm(0)],
+        smallvec::smallvec![Operand::Reg(low), Operand::Imm(0)],
     )
 }
 
@@ -561,7 +573,7 @@ fn preds_to_bytes(l: &mut Lowerer, t: &Tile) -> Tile {
                 &[],
                 &[Ty::B16],
                 Ty::B16,
-                vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(p)],
+                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(p)],
             )
         })
         .collect();
@@ -662,7 +674,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
                     Opc::Mov,
                     &[],
                     &[mty],
-                    vec![Operand::Reg(*d)],
+                    smallvec::smallvec![Operand::Reg(*d)],
                     vec![src.clone()],
                 ));
             }
@@ -820,7 +832,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
                 Opc::Mov,
                 &[],
                 &[mty],
-                vec![Operand::Reg(d)],
+                smallvec::smallvec![Operand::Reg(d)],
                 vec![init],
             ));
             l.b.begin_if(m.regs[r], true);
@@ -829,8 +841,8 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             Opc::Ld,
             &with_ordering(&ord, vec!["global"]),
             &[ty],
-            vec![Operand::Reg(d)],
-            vec![Operand::Addr(ptrs.regs[r], 0)],
+            smallvec::smallvec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Addr(ptrs.regs[r], 0)],
         ));
         if mask.is_some() {
             l.b.end_if();
@@ -876,7 +888,7 @@ pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             &with_ordering(&ord, vec!["global"]),
             &[ty],
             vec![],
-            vec![Operand::Addr(ptrs.regs[r], 0), Operand::Reg(t.regs[r])],
+            smallvec::smallvec![Operand::Addr(ptrs.regs[r], 0), Operand::Reg(t.regs[r])],
         ));
         if mask.is_some() {
             l.b.end_if();

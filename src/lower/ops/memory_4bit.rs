@@ -41,7 +41,13 @@ fn byte_of(
         return Err(());
     };
     let s64 = |l: &mut Lowerer, opc: Opc, x: Reg, y: Operand| {
-        l.b.op(opc, &[], &[Ty::S64], Ty::S64, vec![Operand::Reg(x), y])
+        l.b.op(
+            opc,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            smallvec::smallvec![Operand::Reg(x), y],
+        )
     };
     let full = s64(l, Opc::Add, at, Operand::Imm(imm));
     let off = s64(l, Opc::Sub, full, Operand::Reg(base));
@@ -58,21 +64,21 @@ fn nibble_shift(l: &mut Lowerer, off: Reg) -> Reg {
         &[],
         &[Ty::U32, Ty::U64],
         Ty::U32,
-        vec![Operand::Reg(off)],
+        smallvec::smallvec![Operand::Reg(off)],
     );
     let odd = l.b.op(
         Opc::And,
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![Operand::Reg(w), Operand::Imm(1)],
+        smallvec::smallvec![Operand::Reg(w), Operand::Imm(1)],
     );
     l.b.op(
         Opc::Shl,
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![Operand::Reg(odd), Operand::Imm(2)],
+        smallvec::smallvec![Operand::Reg(odd), Operand::Imm(2)],
     )
 }
 
@@ -108,8 +114,8 @@ pub fn load_view(
                 Opc::Mov,
                 &[],
                 &[Ty::B16],
-                vec![Operand::Reg(d)],
-                vec![Operand::Imm(pad | (pad << 4))],
+                smallvec::smallvec![Operand::Reg(d)],
+                smallvec::smallvec![Operand::Imm(pad | (pad << 4))],
             ));
             l.b.begin_if(q, false);
         }
@@ -118,8 +124,8 @@ pub fn load_view(
             Opc::Ld,
             &mods,
             &[Ty::U8],
-            vec![Operand::Reg(d)],
-            vec![Operand::Addr(byte, 0)],
+            smallvec::smallvec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Addr(byte, 0)],
         ));
         if oob.is_some() {
             l.b.end_if();
@@ -130,7 +136,7 @@ pub fn load_view(
             &[],
             &[Ty::B16],
             Ty::B16,
-            vec![Operand::Reg(d), Operand::Reg(sh)],
+            smallvec::smallvec![Operand::Reg(d), Operand::Reg(sh)],
         ));
     }
     l.bind(
@@ -179,14 +185,14 @@ pub fn store_view(
             &[],
             &[Ty::B64],
             Ty::B64,
-            vec![Operand::Reg(byte), Operand::Imm(-4)],
+            smallvec::smallvec![Operand::Reg(byte), Operand::Imm(-4)],
         );
         let low = l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U32, Ty::U64],
             Ty::U32,
-            vec![Operand::Reg(byte)],
+            smallvec::smallvec![Operand::Reg(byte)],
         );
         let low = b32(l, Opc::And, Operand::Reg(low), Operand::Imm(3));
         let low = b32(l, Opc::Shl, Operand::Reg(low), Operand::Imm(3));
@@ -196,22 +202,32 @@ pub fn store_view(
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(low), Operand::Reg(sh)],
+            smallvec::smallvec![Operand::Reg(low), Operand::Reg(sh)],
         );
         let v = l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U32, Ty::U16],
             Ty::U32,
-            vec![Operand::Reg(t.regs[r])],
+            smallvec::smallvec![Operand::Reg(t.regs[r])],
         );
         let v = b32(l, Opc::And, Operand::Reg(v), Operand::Imm(0xf));
         let v = b32(l, Opc::Shl, Operand::Reg(v), Operand::Reg(sh));
-        let ones =
-            l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0xf)]);
+        let ones = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec::smallvec![Operand::Imm(0xf)],
+        );
         let mask = b32(l, Opc::Shl, Operand::Reg(ones), Operand::Reg(sh));
-        let keep =
-            l.b.op(Opc::Not, &[], &[Ty::B32], Ty::B32, vec![Operand::Reg(mask)]);
+        let keep = l.b.op(
+            Opc::Not,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec::smallvec![Operand::Reg(mask)],
+        );
         for (name, x) in [("and", keep), ("or", v)] {
             let mods: Vec<&'static str> = ord.iter().copied().chain(["global", name]).collect();
             l.b.push(Inst::new(
@@ -219,7 +235,7 @@ pub fn store_view(
                 &mods,
                 &[Ty::B32],
                 vec![],
-                vec![Operand::Addr(word, 0), Operand::Reg(x)],
+                smallvec::smallvec![Operand::Addr(word, 0), Operand::Reg(x)],
             ));
         }
         if oob.is_some() {

@@ -110,7 +110,7 @@ fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Imm(0x7fff_ffff), r(x), r(is_nan)],
+                smallvec::smallvec![Operand::Imm(0x7fff_ffff), r(x), r(is_nan)],
             );
             let sign = l.b.op(
                 Opc::And,
@@ -215,7 +215,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::default();
     let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::default();
@@ -249,14 +249,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &["lo"],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(idx), Operand::Imm(kdim * abuf.slot)],
+                smallvec::smallvec![Operand::Reg(idx), Operand::Imm(kdim * abuf.slot)],
             );
             let off = l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(off), Operand::Imm(abuf.offset)],
+                smallvec::smallvec![Operand::Reg(off), Operand::Imm(abuf.offset)],
             );
             a_rows.insert(
                 key_a,
@@ -265,7 +265,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
                 ),
             );
         }
@@ -290,14 +290,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &["lo"],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(idx), Operand::Imm(bbuf.slot)],
+                smallvec::smallvec![Operand::Reg(idx), Operand::Imm(bbuf.slot)],
             );
             let off = l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(off), Operand::Imm(bbuf.offset)],
+                smallvec::smallvec![Operand::Reg(off), Operand::Imm(bbuf.offset)],
             );
             b_cols.insert(
                 key_b,
@@ -306,7 +306,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
                 ),
             );
         }
@@ -314,14 +314,20 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     // The k-loop.
     let k = l.b.reg(RegClass::B32);
-    l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], vec![Operand::Imm(0)]);
+    l.b.op_into(
+        k,
+        Opc::Mov,
+        &[],
+        &[Ty::B32],
+        smallvec::smallvec![Operand::Imm(0)],
+    );
     l.b.begin_loop();
     let go = l.b.op(
         Opc::Setp,
         &["lt"],
         &[Ty::U32],
         Ty::Pred,
-        vec![Operand::Reg(k), Operand::Imm(kdim)],
+        smallvec::smallvec![Operand::Reg(k), Operand::Imm(kdim)],
     );
     l.b.begin_loop_body(go, true);
     let load = |l: &mut Lowerer,
@@ -353,8 +359,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Ld,
             &["shared"],
             &[ty],
-            vec![Operand::Reg(d)],
-            vec![Operand::Addr(a, 0)],
+            smallvec::smallvec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Addr(a, 0)],
         ));
         to_acc(l, s, signed, d, acc_kind)
     };
@@ -389,7 +395,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opc::Add,
         &[],
         &[Ty::U32],
-        vec![Operand::Reg(k), Operand::Imm(1)],
+        smallvec::smallvec![Operand::Reg(k), Operand::Imm(1)],
     );
     l.b.end_loop();
     barrier(l);

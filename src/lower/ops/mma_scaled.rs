@@ -147,7 +147,7 @@ fn dequantize(
             &["rn"],
             &[Ty::F32],
             Ty::F32,
-            vec![Operand::Reg(x), Operand::Reg(f)],
+            smallvec::smallvec![Operand::Reg(x), Operand::Reg(f)],
         );
         regs.push(from_f32(l, Scalar::BF16, y, "rn"));
     }

@@ -218,8 +218,8 @@ fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
         Opc::Mov,
         &[],
         &[Ty::B32],
-        vec![Operand::Vec(vec![lo, hi])],
-        vec![Operand::Reg(v)],
+        smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+        smallvec::smallvec![Operand::Reg(v)],
     ));
     (lo, hi)
 }
@@ -259,7 +259,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let frags = fragment_addrs(l, plan, &ops, base, &shape);
     let mut acc = acc_fragments(l, plan, &acc_in.regs);
@@ -297,7 +297,7 @@ pub fn fragment_addrs(
             mods,
             &[ty],
             Ty::U32,
-            vec![Operand::Reg(x), Operand::Imm(imm)],
+            smallvec::smallvec![Operand::Reg(x), Operand::Imm(imm)],
         )
     };
     let lane = op2(l, Opc::And, Ty::B32, tid, 31);
@@ -432,7 +432,7 @@ impl Mmas {
                             Opc::Mma,
                             &self.mods,
                             &[],
-                            vec![Operand::Vec(d.clone())],
+                            smallvec::smallvec![Operand::Vec(d.clone())],
                             vec![
                                 Operand::Vec(af[mt as usize].clone()),
                                 Operand::Vec(bf[nt as usize].clone()),

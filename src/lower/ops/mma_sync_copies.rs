@@ -55,7 +55,7 @@ fn flat(l: &mut Lowerer, o: Operand) -> Reg {
             &[],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(r), Operand::Imm(imm)],
+            smallvec::smallvec![Operand::Reg(r), Operand::Imm(imm)],
         ),
         Operand::Reg(r) => r,
         _ => unreachable!("element() returns an address"),
@@ -85,7 +85,7 @@ impl Stream {
             &[],
             &[ity],
             ity,
-            vec![Operand::Reg(lb), Operand::Reg(step)],
+            smallvec::smallvec![Operand::Reg(lb), Operand::Reg(step)],
         );
         let mut a1 = access(l, ld, st, iv, ivt, lb1)?;
         let (r0, _) = st.chunks[0];
@@ -116,7 +116,7 @@ impl Stream {
                     &["ge"],
                     &[Ty::U64],
                     Ty::Pred,
-                    vec![Operand::Reg(idx), a0.bound[i].clone()],
+                    smallvec::smallvec![Operand::Reg(idx), a0.bound[i].clone()],
                 );
                 let prev = size.map_or(Operand::Imm(bytes), Operand::Reg);
                 size = Some(l.b.op(
@@ -124,7 +124,7 @@ impl Stream {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Imm(0), prev, Operand::Reg(out)],
+                    smallvec::smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
                 ));
             }
             inv.push(size);
@@ -183,7 +183,7 @@ impl Stream {
                         &[],
                         &[Ty::U32, Ty::S64],
                         Ty::U32,
-                        vec![Operand::Reg(t)],
+                        smallvec::smallvec![Operand::Reg(t)],
                     );
                     let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
                     Some(match inv {
@@ -197,7 +197,7 @@ impl Stream {
                         &["gt"],
                         &[Ty::S64],
                         Ty::Pred,
-                        vec![Operand::Reg(rem), Operand::Imm(c)],
+                        smallvec::smallvec![Operand::Reg(rem), Operand::Imm(c)],
                     );
                     let full = inv.map_or(Operand::Imm(self.bytes), Operand::Reg);
                     Some(l.b.op(
@@ -235,7 +235,7 @@ impl Stream {
                 Opc::Add,
                 &[],
                 &[Ty::S64],
-                vec![Operand::Reg(a), Operand::Reg(self.delta)],
+                smallvec::smallvec![Operand::Reg(a), Operand::Reg(self.delta)],
             );
         }
         if let Some((rem, adv)) = self.rem {
@@ -244,7 +244,7 @@ impl Stream {
                 Opc::Sub,
                 &[],
                 &[Ty::S64],
-                vec![Operand::Reg(rem), Operand::Reg(adv)],
+                smallvec::smallvec![Operand::Reg(rem), Operand::Reg(adv)],
             );
         }
     }

@@ -265,7 +265,7 @@ impl Bounds {
             &["lt"],
             &[self.cmp],
             Ty::Pred,
-            vec![Operand::Reg(x), Operand::Reg(self.ub)],
+            smallvec::smallvec![Operand::Reg(x), Operand::Reg(self.ub)],
         )
     }
 }
@@ -313,14 +313,14 @@ pub(super) fn advance_ring(l: &mut Lowerer, r: Reg, by: i64, wrap: i64) -> Reg {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        vec![Operand::Reg(n), Operand::Imm(wrap)],
+        smallvec::smallvec![Operand::Reg(n), Operand::Imm(wrap)],
     );
     l.b.op_into(
         r,
         Opc::Selp,
         &[],
         &[Ty::B32],
-        vec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
+        smallvec::smallvec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
     );
     at_end
 }
@@ -341,7 +341,7 @@ fn wait(l: &mut Lowerer, n: i64) {
         &["wait_group"],
         &[],
         vec![],
-        vec![Operand::Imm(n)],
+        smallvec::smallvec![Operand::Imm(n)],
     ));
 }
 
@@ -419,7 +419,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Imm(s * stage_bytes)],
+            smallvec::smallvec![Operand::Imm(s * stage_bytes)],
         )
     };
     let copies_a = Stream::new(l, &pat.a, &sa, pat.iv, &ivt, step, ity)?;
@@ -433,7 +433,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
                 &[],
                 &[ity],
                 ity,
-                vec![Operand::Reg(next), Operand::Reg(step)],
+                smallvec::smallvec![Operand::Reg(next), Operand::Reg(step)],
             );
         }
         let go = bounds.before_end(l, next);
@@ -451,21 +451,27 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let ahead = l.b.reg(class_of(bound.elem));
     l.b.copy(ahead, next);
     let rd = l.b.reg(RegClass::B32);
-    l.b.op_into(rd, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+    l.b.op_into(
+        rd,
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        smallvec::smallvec![Operand::Imm(0)],
+    );
     let wr = l.b.reg(RegClass::B32);
     l.b.op_into(
         wr,
         Opc::Mov,
         &[],
         &[Ty::U32],
-        vec![Operand::Imm((stages - 1) * stage_bytes)],
+        smallvec::smallvec![Operand::Imm((stages - 1) * stage_bytes)],
     );
     let base = l.b.op(
         Opc::Mov,
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let shape = layout.shape.clone();
     let frags = fragment_addrs(l, &pat.plan, &ops, base, &shape);
@@ -496,7 +502,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        vec![Operand::Reg(ahead), Operand::Reg(step)],
+        smallvec::smallvec![Operand::Reg(ahead), Operand::Reg(step)],
     );
     // `ahead` now is iv + (S-1) * step: the iteration to fetch.
     let fetch = ahead;
@@ -517,7 +523,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        vec![Operand::Reg(iv), Operand::Reg(step)],
+        smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
     );
     l.b.end_loop();
     wait(l, 0);

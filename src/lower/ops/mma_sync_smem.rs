@@ -169,7 +169,7 @@ fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool 
             mods,
             &[ty],
             vec![],
-            vec![Operand::Addr(addr, imm), val],
+            smallvec::smallvec![Operand::Addr(addr, imm), val],
         ));
     }
     if owner.is_some() {
@@ -185,8 +185,8 @@ pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
         Opc::Mov,
         &[],
         &[Ty::B32],
-        vec![Operand::Reg(d)],
-        vec![Operand::Vec(vec![lo, hi])],
+        smallvec::smallvec![Operand::Reg(d)],
+        smallvec::smallvec![Operand::Vec(vec![lo, hi])],
     ));
     d
 }
@@ -212,7 +212,7 @@ pub fn thread_address(
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let mut addr = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
     for (k, b) in layout.thread_bases().iter().enumerate() {
@@ -225,7 +225,7 @@ pub fn thread_address(
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
         );
         addr = mad(l, bit, o, addr);
     }
@@ -239,7 +239,13 @@ pub fn bin(l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, y: Operand) -> Reg {
     } else {
         &[]
     };
-    l.b.op(opc, mods, &[ty], Ty::U32, vec![Operand::Reg(x), y])
+    l.b.op(
+        opc,
+        mods,
+        &[ty],
+        Ty::U32,
+        smallvec::smallvec![Operand::Reg(x), y],
+    )
 }
 
 /// `mad.lo.u32 d, x, imm, add`.
@@ -249,7 +255,7 @@ pub fn mad(l: &mut Lowerer, x: Reg, imm: i64, add: Reg) -> Reg {
         &["lo"],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Reg(x), Operand::Imm(imm), Operand::Reg(add)],
+        smallvec::smallvec![Operand::Reg(x), Operand::Imm(imm), Operand::Reg(add)],
     )
 }
 
@@ -417,8 +423,8 @@ fn ldmatrix(l: &mut Lowerer, addr: Reg, off: i64, count: usize, trans: bool) -> 
         Opc::Ldmatrix,
         mods,
         &[Ty::B16],
-        vec![Operand::Vec(d.clone())],
-        vec![Operand::Addr(addr, off)],
+        smallvec::smallvec![Operand::Vec(d.clone())],
+        smallvec::smallvec![Operand::Addr(addr, off)],
     ));
     d
 }
@@ -430,8 +436,8 @@ fn ld_shared_u8(l: &mut Lowerer, addr: Reg, off: i64) -> Reg {
         Opc::Ld,
         &["shared"],
         &[Ty::U8],
-        vec![Operand::Reg(d)],
-        vec![Operand::Addr(addr, off)],
+        smallvec::smallvec![Operand::Reg(d)],
+        smallvec::smallvec![Operand::Addr(addr, off)],
     ));
     d
 }
@@ -443,7 +449,7 @@ fn prmt(l: &mut Lowerer, a: Reg, b: Reg, sel: i64) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(sel)],
+        smallvec::smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(sel)],
     )
 }
 
@@ -454,8 +460,8 @@ fn ld_shared(l: &mut Lowerer, addr: Reg, off: i64, ty: Ty) -> Reg {
         Opc::Ld,
         &["shared"],
         &[ty],
-        vec![Operand::Reg(d)],
-        vec![Operand::Addr(addr, off)],
+        smallvec::smallvec![Operand::Reg(d)],
+        smallvec::smallvec![Operand::Addr(addr, off)],
     ));
     d
 }

@@ -108,7 +108,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Special(s)],
+                    smallvec::smallvec![Operand::Special(s)],
                 );
                 let layout = l.layout_of(r);
                 l.bind(
@@ -191,7 +191,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &[],
                 &[Ty::U64],
                 Ty::U64,
-                vec![Operand::Global(crate::lower::globals::ptx_name(name))],
+                smallvec::smallvec![Operand::Global(crate::lower::globals::ptx_name(name))],
             );
             l.bind(
                 res,

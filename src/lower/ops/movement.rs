@@ -30,7 +30,7 @@ fn offsets(
                 &[],
                 &[Ty::U32, Ty::U64],
                 Ty::U32,
-                vec![Operand::Reg(r)],
+                smallvec::smallvec![Operand::Reg(r)],
             )
         } else {
             r
@@ -40,7 +40,7 @@ fn offsets(
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(r), Operand::Imm(s)],
+            smallvec::smallvec![Operand::Reg(r), Operand::Imm(s)],
         )));
     }
     Ok(out)

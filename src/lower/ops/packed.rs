@@ -36,8 +36,8 @@ pub fn unpack(l: &mut Lowerer, w: Reg, bits: u32) -> Vec<Reg> {
             Opc::Mov,
             &[],
             &[Ty::B32],
-            vec![Operand::Vec(halves.clone())],
-            vec![Operand::Reg(w)],
+            smallvec::smallvec![Operand::Vec(halves.clone())],
+            smallvec::smallvec![Operand::Reg(w)],
         ));
         return halves;
     }
@@ -51,7 +51,7 @@ pub fn unpack(l: &mut Lowerer, w: Reg, bits: u32) -> Vec<Reg> {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    vec![Operand::Reg(w), Operand::Imm(8 * k)],
+                    smallvec::smallvec![Operand::Reg(w), Operand::Imm(8 * k)],
                 )
             };
             l.b.op(
@@ -59,7 +59,7 @@ pub fn unpack(l: &mut Lowerer, w: Reg, bits: u32) -> Vec<Reg> {
                 &[],
                 &[Ty::U16, Ty::U32],
                 Ty::U16,
-                vec![Operand::Reg(x)],
+                smallvec::smallvec![Operand::Reg(x)],
             )
         })
         .collect()
@@ -75,8 +75,8 @@ pub fn pack(l: &mut Lowerer, elems: &[Reg], bits: u32) -> Reg {
             Opc::Mov,
             &[],
             &[Ty::B32],
-            vec![Operand::Reg(w)],
-            vec![Operand::Vec(vec![lo, hi])],
+            smallvec::smallvec![Operand::Reg(w)],
+            smallvec::smallvec![Operand::Vec(vec![lo, hi])],
         ));
         w
     };
@@ -91,7 +91,7 @@ pub fn pack(l: &mut Lowerer, elems: &[Reg], bits: u32) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(0x6420)],
+        smallvec::smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(0x6420)],
     )
 }
 

@@ -89,7 +89,7 @@ pub(super) fn warp_position(l: &mut Lowerer, warp_bits: &[usize]) -> Reg {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(bit), Operand::Imm(j as i64)],
+                smallvec::smallvec![Operand::Reg(bit), Operand::Imm(j as i64)],
             )
         };
         pos = Some(match pos {
@@ -99,7 +99,7 @@ pub(super) fn warp_position(l: &mut Lowerer, warp_bits: &[usize]) -> Reg {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(g), Operand::Reg(t)],
+                smallvec::smallvec![Operand::Reg(g), Operand::Reg(t)],
             ),
         });
     }
@@ -138,8 +138,8 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 Opc::Mov,
                 &[],
                 &[Ty::B64],
-                vec![Operand::Vec(vec![lo, hi])],
-                vec![Operand::Reg(v)],
+                smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+                smallvec::smallvec![Operand::Reg(v)],
             ));
             let (slo, shi) = (sh(l, lo), sh(l, hi));
             let d = l.b.reg(RegClass::B64);
@@ -147,8 +147,8 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 Opc::Mov,
                 &[],
                 &[Ty::B64],
-                vec![Operand::Reg(d)],
-                vec![Operand::Vec(vec![slo, shi])],
+                smallvec::smallvec![Operand::Reg(d)],
+                smallvec::smallvec![Operand::Vec(vec![slo, shi])],
             ));
             d
         }
@@ -158,7 +158,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &[],
                 &[Ty::U32, Ty::U16],
                 Ty::U32,
-                vec![Operand::Reg(v)],
+                smallvec::smallvec![Operand::Reg(v)],
             );
             let s = sh(l, w);
             l.b.op(
@@ -166,7 +166,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &[],
                 &[Ty::U16, Ty::U32],
                 Ty::U16,
-                vec![Operand::Reg(s)],
+                smallvec::smallvec![Operand::Reg(s)],
             )
         }
         RegClass::Pred => {
@@ -175,7 +175,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
             );
             let s = sh(l, w);
             l.b.op(
@@ -183,7 +183,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &["ne"],
                 &[Ty::U32],
                 Ty::Pred,
-                vec![Operand::Reg(s), Operand::Imm(0)],
+                smallvec::smallvec![Operand::Reg(s), Operand::Imm(0)],
             )
         }
     }
@@ -274,7 +274,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Symbol(SHARED_SYMBOL)],
+            smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
         );
         // One scratch region per operand: [result element][warp group].
         let mut regions = Vec::new();
@@ -297,14 +297,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32, Ty::U16],
                     Ty::U32,
-                    vec![Operand::Reg(v)],
+                    smallvec::smallvec![Operand::Reg(v)],
                 ),
                 RegClass::Pred => l.b.op(
                     Opc::Selp,
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+                    smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
                 ),
                 _ => v,
             };
@@ -314,7 +314,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &["lo"],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Reg(f), Operand::Imm(ngroups), g],
+                    smallvec::smallvec![Operand::Reg(f), Operand::Imm(ngroups), g],
                 );
                 let off = l.b.op(
                     Opc::Mad,
@@ -332,7 +332,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
                 )
             };
             // One writer per (result element, warp group): lanes that
@@ -362,7 +362,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &["shared"],
                     &[ty],
                     vec![],
-                    vec![Operand::Addr(a, 0), Operand::Reg(w)],
+                    smallvec::smallvec![Operand::Addr(a, 0), Operand::Reg(w)],
                 ));
             }
             if owner.is_some() {
@@ -374,7 +374,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &["sync"],
             &[],
             vec![],
-            vec![Operand::Imm(0)],
+            smallvec::smallvec![Operand::Imm(0)],
         ));
         for &g in &groups {
             let mut total: Option<Vec<Reg>> = None;
@@ -410,15 +410,15 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::U32],
                         Ty::U32,
-                        vec![Operand::Reg(base), Operand::Reg(off)],
+                        smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
                     );
                     let d = l.b.reg_for(ty);
                     l.b.push(Inst::new(
                         Opc::Ld,
                         &["shared"],
                         &[ty],
-                        vec![Operand::Reg(d)],
-                        vec![Operand::Addr(a, 0)],
+                        smallvec::smallvec![Operand::Reg(d)],
+                        smallvec::smallvec![Operand::Addr(a, 0)],
                     ));
                     let d = match e.bits() {
                         16 | 8 => l.b.op(
@@ -426,14 +426,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             &[],
                             &[Ty::U16, Ty::U32],
                             Ty::U16,
-                            vec![Operand::Reg(d)],
+                            smallvec::smallvec![Operand::Reg(d)],
                         ),
                         1 => l.b.op(
                             Opc::Setp,
                             &["ne"],
                             &[Ty::U32],
                             Ty::Pred,
-                            vec![Operand::Reg(d), Operand::Imm(0)],
+                            smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
                         ),
                         _ => d,
                     };
@@ -452,7 +452,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &["sync"],
             &[],
             vec![],
-            vec![Operand::Imm(0)],
+            smallvec::smallvec![Operand::Imm(0)],
         ));
     }
     // The result: the input's distribution with `dim` sliced away.

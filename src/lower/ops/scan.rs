@@ -29,8 +29,8 @@ fn load(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, e: Elem) -> Reg {
         Opc::Ld,
         &["shared"],
         &[ty],
-        vec![Operand::Reg(d)],
-        vec![Operand::Addr(addr, off)],
+        smallvec::smallvec![Operand::Reg(d)],
+        smallvec::smallvec![Operand::Addr(addr, off)],
     ));
     match (e.bits(), buf.slot) {
         (1, _) => l.b.op(
@@ -38,14 +38,14 @@ fn load(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, e: Elem) -> Reg {
             &["ne"],
             &[Ty::U32],
             Ty::Pred,
-            vec![Operand::Reg(d), Operand::Imm(0)],
+            smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
         ),
         (9..=16, 4) => l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U16, Ty::U32],
             Ty::U16,
-            vec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Reg(d)],
         ),
         _ => d,
     }
@@ -58,14 +58,14 @@ fn store(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, v: Reg) {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+            smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
         ),
         RegClass::B16 if buf.slot == 4 => l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U32, Ty::U16],
             Ty::U32,
-            vec![Operand::Reg(v)],
+            smallvec::smallvec![Operand::Reg(v)],
         ),
         _ => v,
     };
@@ -74,7 +74,7 @@ fn store(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, v: Reg) {
         &["shared"],
         &[slot_ty(buf.slot)],
         vec![],
-        vec![Operand::Addr(addr, off), Operand::Reg(v)],
+        smallvec::smallvec![Operand::Addr(addr, off), Operand::Reg(v)],
     ));
 }
 
@@ -134,7 +134,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     for pass in 0..(lines + threads - 1) / threads {
         let line = l.b.op(
@@ -142,20 +142,25 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(tid), Operand::Imm(pass * threads)],
+            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(pass * threads)],
         );
         let active = l.b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            vec![Operand::Reg(line), Operand::Imm(lines)],
+            smallvec::smallvec![Operand::Reg(line), Operand::Imm(lines)],
         );
         l.b.begin_if(active, true);
         // The line's first element: its coordinates along the other
         // dimensions, from the line number (row-major, powers of two).
-        let mut elem_index =
-            l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)]);
+        let mut elem_index = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec::smallvec![Operand::Imm(0)],
+        );
         let mut rest = line;
         for d in (0..shape.len()).rev() {
             if d == dim {
@@ -166,7 +171,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(rest), Operand::Imm(shape[d] - 1)],
+                smallvec::smallvec![Operand::Reg(rest), Operand::Imm(shape[d] - 1)],
             );
             rest = l.b.op(
                 Opc::Shr,
@@ -209,7 +214,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
                 )
             })
             .collect();

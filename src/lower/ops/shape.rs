@@ -20,9 +20,13 @@ pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
     let thread = l.thread_term(&values);
     let thread = match thread {
         Some(t) => t,
-        None => {
-            l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)])
-        }
+        None => l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec::smallvec![Operand::Imm(0)],
+        ),
     };
     (0..layout.num_registers())
         .map(|r| {
@@ -32,7 +36,7 @@ pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(thread), Operand::Imm(c)],
+                smallvec::smallvec![Operand::Reg(thread), Operand::Imm(c)],
             )
         })
         .collect()
@@ -67,7 +71,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             &["eq"],
                             &[Ty::U32],
                             Ty::Pred,
-                            vec![Operand::Reg(idx), Operand::Imm(k as i64)],
+                            smallvec::smallvec![Operand::Reg(idx), Operand::Imm(k as i64)],
                         );
                         let c = l.imm(elem, b);
                         let d = l.b.reg(cls);
@@ -76,7 +80,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             Opc::Selp,
                             &[],
                             &[ty],
-                            vec![Operand::Reg(c), Operand::Reg(v), Operand::Reg(p)],
+                            smallvec::smallvec![Operand::Reg(c), Operand::Reg(v), Operand::Reg(p)],
                         );
                         v = d;
                     }
@@ -106,7 +110,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             &[],
                             &[Ty::U64, Ty::U32],
                             Ty::U64,
-                            vec![Operand::Reg(r)],
+                            smallvec::smallvec![Operand::Reg(r)],
                         )
                     } else {
                         r
@@ -163,7 +167,7 @@ fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout
         &[],
         &[Ty::U64],
         Ty::U64,
-        vec![Operand::Global(name)],
+        smallvec::smallvec![Operand::Global(name)],
     );
     // i1 elements are bytes in the table.
     let pred = elem.bits() == 1;
@@ -180,22 +184,22 @@ fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout
             &["wide"],
             &[Ty::U32],
             Ty::U64,
-            vec![Operand::Reg(idx), Operand::Imm(width as i64)],
+            smallvec::smallvec![Operand::Reg(idx), Operand::Imm(width as i64)],
         );
         let addr = l.b.op(
             Opc::Add,
             &[],
             &[Ty::U64],
             Ty::U64,
-            vec![Operand::Reg(base), Operand::Reg(off)],
+            smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
         );
         let d = l.b.reg(crate::ptx::RegClass::for_bits(ty.bits().max(16)));
         l.b.push(crate::ptx::Inst::new(
             Opc::Ld,
             &["global", "nc"],
             &[ty],
-            vec![Operand::Reg(d)],
-            vec![Operand::Addr(addr, 0)],
+            smallvec::smallvec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Addr(addr, 0)],
         ));
         regs.push(if pred {
             l.b.op(
@@ -203,7 +207,7 @@ fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout
                 &["ne"],
                 &[Ty::B16],
                 Ty::Pred,
-                vec![Operand::Reg(d), Operand::Imm(0)],
+                smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
             )
         } else {
             d

@@ -100,7 +100,7 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(x), Operand::Imm(o)],
+                smallvec::smallvec![Operand::Reg(x), Operand::Imm(o)],
             )),
             (None, o) => Operand::Imm(o),
         };
@@ -159,8 +159,8 @@ pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg>
                 Opc::Mov,
                 &[],
                 &[Ty::B64],
-                vec![Operand::Vec(vec![lo, hi])],
-                vec![Operand::Reg(v)],
+                smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+                smallvec::smallvec![Operand::Reg(v)],
             ));
             let (lo, hi) = (shfl(l, lo), shfl(l, hi));
             Some(l.b.op(
@@ -168,7 +168,7 @@ pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg>
                 &[],
                 &[Ty::B64],
                 Ty::B64,
-                vec![Operand::Vec(vec![lo, hi])],
+                smallvec::smallvec![Operand::Vec(vec![lo, hi])],
             ))
         }
         _ => None,

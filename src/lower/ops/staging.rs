@@ -94,7 +94,7 @@ pub fn barrier(l: &mut Lowerer) {
         &["sync"],
         &[],
         vec![],
-        vec![Operand::Imm(0)],
+        smallvec::smallvec![Operand::Imm(0)],
     ));
 }
 
@@ -114,8 +114,13 @@ fn coordinates_of(l: &mut Lowerer, layout: &LinearLayout, regs: &[usize]) -> Vec
             l.thread_term(&values)
         })
         .collect();
-    let zero =
-        l.b.op(Opc::Mov, &[], &[Ty::B32], Ty::B32, vec![Operand::Imm(0)]);
+    let zero = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        smallvec::smallvec![Operand::Imm(0)],
+    );
     regs.iter()
         .map(|&r| {
             let c = layout.apply(r, 0);
@@ -130,7 +135,7 @@ fn coordinates_of(l: &mut Lowerer, layout: &LinearLayout, regs: &[usize]) -> Vec
                         &[],
                         &[Ty::B32],
                         Ty::B32,
-                        vec![Operand::Reg(t), Operand::Imm(c[d])],
+                        smallvec::smallvec![Operand::Reg(t), Operand::Imm(c[d])],
                     )
                 })
                 .collect()
@@ -175,14 +180,14 @@ fn addresses(
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let start = l.b.op(
         Opc::Add,
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Reg(base), Operand::Imm(buf.offset)],
+        smallvec::smallvec![Operand::Reg(base), Operand::Imm(buf.offset)],
     );
     // `coords[i]`'s address: `start + sum (coords[i] + offset[i]) * stride`.
     let address = |l: &mut Lowerer, coords: Vec<Reg>| {
@@ -194,7 +199,7 @@ fn addresses(
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(ci), place.offsets[i].clone()],
+                smallvec::smallvec![Operand::Reg(ci), place.offsets[i].clone()],
             );
             addr = l.b.op(
                 Opc::Mad,
@@ -266,14 +271,14 @@ fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
                 &[],
                 &[Ty::U32, Ty::U16],
                 Ty::U32,
-                vec![Operand::Reg(v)],
+                smallvec::smallvec![Operand::Reg(v)],
             ),
             RegClass::Pred => l.b.op(
                 Opc::Selp,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
             ),
             _ => v,
         };
@@ -282,7 +287,7 @@ fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
             &["shared"],
             &[ty],
             vec![],
-            vec![Operand::Addr(a, off), Operand::Reg(v)],
+            smallvec::smallvec![Operand::Addr(a, off), Operand::Reg(v)],
         ));
     }
 }
@@ -309,8 +314,8 @@ pub fn read(
             Opc::Ld,
             &["shared"],
             &[ty],
-            vec![Operand::Reg(d)],
-            vec![Operand::Addr(a, off)],
+            smallvec::smallvec![Operand::Reg(d)],
+            smallvec::smallvec![Operand::Addr(a, off)],
         ));
         let d = match class_of(elem) {
             RegClass::B16 if buf.slot == 4 => l.b.op(
@@ -318,14 +323,14 @@ pub fn read(
                 &[],
                 &[Ty::U16, Ty::U32],
                 Ty::U16,
-                vec![Operand::Reg(d)],
+                smallvec::smallvec![Operand::Reg(d)],
             ),
             RegClass::Pred => l.b.op(
                 Opc::Setp,
                 &["ne"],
                 &[Ty::U32],
                 Ty::Pred,
-                vec![Operand::Reg(d), Operand::Imm(0)],
+                smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
             ),
             _ => d,
         };

@@ -112,7 +112,7 @@ fn mbarrier(l: &mut Lowerer, what: &'static str, addr: Reg, src: Option<i64>) {
     } else {
         vec![]
     };
-    let mut srcs = vec![Operand::Addr(addr, 0)];
+    let mut srcs = smallvec::smallvec![Operand::Addr(addr, 0)];
     srcs.extend(src.map(Operand::Imm));
     l.b.push(Inst::new(
         Opc::Mbarrier,
@@ -132,8 +132,8 @@ fn wait_phase(l: &mut Lowerer, addr: Reg, parity: Reg) {
         Opc::Mbarrier,
         &["try_wait", "parity", "shared"],
         &[Ty::B64],
-        vec![Operand::Reg(done)],
-        vec![Operand::Addr(addr, 0), Operand::Reg(parity)],
+        smallvec::smallvec![Operand::Reg(done)],
+        smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(parity)],
     ));
     l.b.begin_loop_body(done, false);
     l.b.end_loop();
@@ -146,21 +146,27 @@ fn flip(l: &mut Lowerer, p: Reg, wrapped: Reg) {
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(wrapped)],
+        smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(wrapped)],
     );
     l.b.op_into(
         p,
         Opc::Xor,
         &[],
         &[Ty::B32],
-        vec![Operand::Reg(p), Operand::Reg(bit)],
+        smallvec::smallvec![Operand::Reg(p), Operand::Reg(bit)],
     );
 }
 
 /// A fresh u32 variable holding `v`.
 fn var(l: &mut Lowerer, v: i64) -> Reg {
     let r = l.b.reg(RegClass::B32);
-    l.b.op_into(r, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(v)]);
+    l.b.op_into(
+        r,
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        smallvec::smallvec![Operand::Imm(v)],
+    );
     r
 }
 
@@ -171,7 +177,7 @@ fn scaled(l: &mut Lowerer, index: Reg, scale: i64, base: Reg) -> Reg {
         &["lo"],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Reg(index), Operand::Imm(scale), Operand::Reg(base)],
+        smallvec::smallvec![Operand::Reg(index), Operand::Imm(scale), Operand::Reg(base)],
     )
 }
 
@@ -183,14 +189,14 @@ fn moved(l: &mut Lowerer, d: Reg, bytes: Reg) -> Reg {
         &[],
         &[Ty::U64, Ty::U32],
         Ty::U64,
-        vec![Operand::Reg(units)],
+        smallvec::smallvec![Operand::Reg(units)],
     );
     l.b.op(
         Opc::Add,
         &[],
         &[Ty::S64],
         Ty::S64,
-        vec![Operand::Reg(d), Operand::Reg(wide)],
+        smallvec::smallvec![Operand::Reg(d), Operand::Reg(wide)],
     )
 }
 
@@ -202,7 +208,7 @@ fn arrive_on_copies(l: &mut Lowerer, addr: Reg) {
         &["mbarrier", "arrive", "noinc", "shared"],
         &[Ty::B64],
         vec![],
-        vec![Operand::Addr(addr, 0)],
+        smallvec::smallvec![Operand::Addr(addr, 0)],
     ));
 }
 
@@ -263,7 +269,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let full = bin(l, Opc::Add, Ty::U32, sym, Operand::Imm(bar_buf.offset));
     let empty = bin(l, Opc::Add, Ty::U32, full, Operand::Imm(8 * stages));
@@ -273,7 +279,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        vec![Operand::Reg(tid), Operand::Imm(0)],
+        smallvec::smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
     let each_barrier = |l: &mut Lowerer, what: &'static str, count: Option<i64>| {
         for s in 0..2 * stages {
@@ -309,7 +315,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
             &["lo"],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(stage), Operand::Imm(set)],
+            smallvec::smallvec![Operand::Reg(stage), Operand::Imm(set)],
         );
         copies_a.issue(l, &pat.a, &sa, off);
         copies_b.issue(l, &pat.b, &sb, off);
@@ -325,12 +331,17 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
                 &[],
                 &[ity],
                 ity,
-                vec![Operand::Reg(next), Operand::Reg(step)],
+                smallvec::smallvec![Operand::Reg(next), Operand::Reg(step)],
             );
         }
         let go = bounds.before_end(l, next);
-        let stage =
-            l.b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(s)]);
+        let stage = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec::smallvec![Operand::Imm(s)],
+        );
         l.b.begin_if(go, true);
         fill(l, stage);
         l.b.end_if();
@@ -354,7 +365,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        vec![Operand::Reg(ahead), Operand::Reg(step)],
+        smallvec::smallvec![Operand::Reg(ahead), Operand::Reg(step)],
     );
     let go = bounds.before_end(l, ahead);
     l.b.begin_if(go, true);
@@ -376,7 +387,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &["lo"],
         &[Ty::U32],
         Ty::U32,
-        vec![Operand::Reg(rd), Operand::Imm(set)],
+        smallvec::smallvec![Operand::Reg(rd), Operand::Imm(set)],
     );
     let descs = (moved(l, adesc, off), moved(l, bdesc, off));
     wgmma::multiply(l, &plan, signs, (&asmem, &bsmem), descs, &acc);
@@ -392,7 +403,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        vec![Operand::Reg(iv), Operand::Reg(step)],
+        smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
     );
     l.b.end_loop();
     // Every thread is past its last wait before the barriers go away.

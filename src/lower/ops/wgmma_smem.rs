@@ -143,7 +143,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(base), Operand::Reg(p)],
+            smallvec::smallvec![Operand::Reg(base), Operand::Reg(p)],
         ),
         None => base,
     };
@@ -165,7 +165,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(part.unwrap_or(base)), Operand::Imm(ro)],
+                smallvec::smallvec![Operand::Reg(part.unwrap_or(base)), Operand::Imm(ro)],
             );
             let a = if part.is_some() {
                 l.b.op(
@@ -173,7 +173,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    vec![Operand::Reg(base), Operand::Reg(x)],
+                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(x)],
                 )
             } else {
                 x
@@ -188,7 +188,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    vec![Operand::Reg(tbase), Operand::Imm(lo)],
+                    smallvec::smallvec![Operand::Reg(tbase), Operand::Imm(lo)],
                 )
             });
             (a, hi)
@@ -251,7 +251,7 @@ pub fn thread_part(l: &mut Lowerer, thread: &[i64]) -> Option<Reg> {
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(bits), Operand::Imm(o)],
+            smallvec::smallvec![Operand::Reg(bits), Operand::Imm(o)],
         );
         part = Some(match part {
             None => term,
@@ -260,7 +260,7 @@ pub fn thread_part(l: &mut Lowerer, thread: &[i64]) -> Option<Reg> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(p), Operand::Reg(term)],
+                smallvec::smallvec![Operand::Reg(p), Operand::Reg(term)],
             ),
         });
         j += run;
@@ -282,21 +282,21 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    vec![Operand::Reg(p[0]), Operand::Imm(0xff)],
+                    smallvec::smallvec![Operand::Reg(p[0]), Operand::Imm(0xff)],
                 );
                 let hi = l.b.op(
                     Opc::Shl,
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    vec![Operand::Reg(p[1]), Operand::Imm(8)],
+                    smallvec::smallvec![Operand::Reg(p[1]), Operand::Imm(8)],
                 );
                 l.b.op(
                     Opc::Or,
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    vec![Operand::Reg(lo), Operand::Reg(hi)],
+                    smallvec::smallvec![Operand::Reg(lo), Operand::Reg(hi)],
                 )
             })
             .collect();
@@ -311,8 +311,8 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
                     Opc::Mov,
                     &[],
                     &[Ty::B32],
-                    vec![Operand::Reg(w)],
-                    vec![Operand::Vec(vec![p[0], p[1]])],
+                    smallvec::smallvec![Operand::Reg(w)],
+                    smallvec::smallvec![Operand::Vec(vec![p[0], p[1]])],
                 ));
                 w
             })
@@ -334,7 +334,7 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
         mods,
         &[ty],
         vec![],
-        vec![Operand::Addr(addr, off), src],
+        smallvec::smallvec![Operand::Addr(addr, off), src],
     ));
 }
 

@@ -319,14 +319,14 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(t), Operand::Imm(k)],
+            smallvec::smallvec![Operand::Reg(t), Operand::Imm(k)],
         )
     }
 
@@ -337,7 +337,7 @@ mod tests {
             &["global"],
             &[Ty::B32],
             vec![],
-            vec![Operand::Addr(p, 0), Operand::Reg(v)],
+            smallvec::smallvec![Operand::Addr(p, 0), Operand::Reg(v)],
         ));
     }
 
@@ -378,19 +378,31 @@ mod tests {
     fn a_variable_written_again_is_a_new_value() {
         let mut b = Builder::new();
         let v = b.reg(RegClass::B32);
-        b.op_into(v, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(1)]);
+        b.op_into(
+            v,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            smallvec::smallvec![Operand::Imm(1)],
+        );
         let add = |b: &mut Builder| {
             b.op(
                 Opc::Add,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(v), Operand::Imm(5)],
+                smallvec::smallvec![Operand::Reg(v), Operand::Imm(5)],
             )
         };
         let x = add(&mut b);
         let y = add(&mut b);
-        b.op_into(v, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(2)]);
+        b.op_into(
+            v,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            smallvec::smallvec![Operand::Imm(2)],
+        );
         let z = add(&mut b);
         for r in [x, y, z] {
             store(&mut b, r);

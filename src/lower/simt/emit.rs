@@ -99,7 +99,13 @@ fn fresh(next_label: &mut u32) -> u32 {
 
 /// `bra label`, guarded to be taken when the predicate is `!value`.
 fn branch(label: u32, guard: Option<(Reg, bool)>) -> Line {
-    let mut bra = Inst::new(Opc::Bra, &[], &[], vec![], vec![Operand::Label(label)]);
+    let mut bra = Inst::new(
+        Opc::Bra,
+        &[],
+        &[],
+        vec![],
+        smallvec::smallvec![Operand::Label(label)],
+    );
     bra.guard = guard;
     Line::Inst(Box::new(bra))
 }

@@ -262,16 +262,28 @@ mod tests {
     #[test]
     fn hoists_invariants_and_keeps_the_rest() {
         let mut b = Builder::new();
-        let base = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(7)]);
+        let base = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec::smallvec![Operand::Imm(7)],
+        );
         let i = b.reg(RegClass::B32);
-        b.op_into(i, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+        b.op_into(
+            i,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            smallvec::smallvec![Operand::Imm(0)],
+        );
         b.begin_loop();
         let p = b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            vec![Operand::Reg(i), Operand::Imm(10)],
+            smallvec::smallvec![Operand::Reg(i), Operand::Imm(10)],
         );
         b.begin_loop_body(p, true);
         // Invariant, and one depending on it: both move.
@@ -280,14 +292,14 @@ mod tests {
             &["lo"],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(base), Operand::Imm(4)],
+            smallvec::smallvec![Operand::Reg(base), Operand::Imm(4)],
         );
         let inv2 = b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(inv), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(inv), Operand::Imm(1)],
         );
         // Depends on the induction variable: stays.
         let var = b.op(
@@ -295,7 +307,7 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(i), Operand::Reg(inv2)],
+            smallvec::smallvec![Operand::Reg(i), Operand::Reg(inv2)],
         );
         // A load with invariant address: stays.
         let addr = b.reg(RegClass::B64);
@@ -304,29 +316,29 @@ mod tests {
             Opc::Ld,
             &["global"],
             &[Ty::B32],
-            vec![Operand::Reg(ld)],
-            vec![Operand::Addr(addr, 0)],
+            smallvec::smallvec![Operand::Reg(ld)],
+            smallvec::smallvec![Operand::Addr(addr, 0)],
         ));
         let s = b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Reg(var), Operand::Reg(ld)],
+            smallvec::smallvec![Operand::Reg(var), Operand::Reg(ld)],
         );
         b.push(Inst::new(
             Opc::St,
             &["global"],
             &[Ty::B32],
             vec![],
-            vec![Operand::Addr(addr, 0), Operand::Reg(s)],
+            smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(s)],
         ));
         b.op_into(
             i,
             Opc::Add,
             &[],
             &[Ty::U32],
-            vec![Operand::Reg(i), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(i), Operand::Imm(1)],
         );
         b.end_loop();
         let mut f = b.finish();
@@ -353,18 +365,42 @@ mod tests {
     /// register and stores it; `reuse` reads one of them after the loop.
     fn packing_loop(reuse: bool) -> (Function, Reg) {
         let mut b = Builder::new();
-        let lo = b.op(Opc::Mov, &[], &[Ty::B16], Ty::B16, vec![Operand::Imm(1)]);
-        let hi = b.op(Opc::Mov, &[], &[Ty::B16], Ty::B16, vec![Operand::Imm(2)]);
-        let addr = b.op(Opc::Mov, &[], &[Ty::U64], Ty::U64, vec![Operand::Imm(64)]);
+        let lo = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::B16],
+            Ty::B16,
+            smallvec::smallvec![Operand::Imm(1)],
+        );
+        let hi = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::B16],
+            Ty::B16,
+            smallvec::smallvec![Operand::Imm(2)],
+        );
+        let addr = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U64],
+            Ty::U64,
+            smallvec::smallvec![Operand::Imm(64)],
+        );
         let i = b.reg(RegClass::B32);
-        b.op_into(i, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+        b.op_into(
+            i,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            smallvec::smallvec![Operand::Imm(0)],
+        );
         b.begin_loop();
         let p = b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            vec![Operand::Reg(i), Operand::Imm(10)],
+            smallvec::smallvec![Operand::Reg(i), Operand::Imm(10)],
         );
         b.begin_loop_body(p, true);
         let packed = b.reg(RegClass::B32);
@@ -372,22 +408,22 @@ mod tests {
             Opc::Mov,
             &[],
             &[Ty::B32],
-            vec![Operand::Reg(packed)],
-            vec![Operand::Vec(vec![lo, hi])],
+            smallvec::smallvec![Operand::Reg(packed)],
+            smallvec::smallvec![Operand::Vec(vec![lo, hi])],
         ));
         b.push(Inst::new(
             Opc::St,
             &["global"],
             &[Ty::B32],
             vec![],
-            vec![Operand::Addr(addr, 0), Operand::Reg(packed)],
+            smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(packed)],
         ));
         b.op_into(
             i,
             Opc::Add,
             &[],
             &[Ty::U32],
-            vec![Operand::Reg(i), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(i), Operand::Imm(1)],
         );
         b.end_loop();
         if reuse {
@@ -396,7 +432,7 @@ mod tests {
                 &["global"],
                 &[Ty::B16],
                 vec![],
-                vec![Operand::Addr(addr, 0), Operand::Reg(lo)],
+                smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(lo)],
             ));
         }
         (b.finish(), packed)
@@ -422,17 +458,35 @@ mod tests {
         // A loop reading 40 invariant values: hoisting stops at the budget,
         // and a second call (a later optimization round) hoists no more.
         let mut b = Builder::new();
-        let base = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(7)]);
-        let addr = b.op(Opc::Mov, &[], &[Ty::U64], Ty::U64, vec![Operand::Imm(64)]);
+        let base = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec::smallvec![Operand::Imm(7)],
+        );
+        let addr = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U64],
+            Ty::U64,
+            smallvec::smallvec![Operand::Imm(64)],
+        );
         let i = b.reg(RegClass::B32);
-        b.op_into(i, Opc::Mov, &[], &[Ty::U32], vec![Operand::Imm(0)]);
+        b.op_into(
+            i,
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            smallvec::smallvec![Operand::Imm(0)],
+        );
         b.begin_loop();
         let p = b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            vec![Operand::Reg(i), Operand::Imm(10)],
+            smallvec::smallvec![Operand::Reg(i), Operand::Imm(10)],
         );
         b.begin_loop_body(p, true);
         for k in 0..40 {
@@ -441,14 +495,14 @@ mod tests {
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                vec![Operand::Reg(base), Operand::Imm(k)],
+                smallvec::smallvec![Operand::Reg(base), Operand::Imm(k)],
             );
             b.push(Inst::new(
                 Opc::St,
                 &["global"],
                 &[Ty::B32],
                 vec![],
-                vec![Operand::Addr(addr, 4 * k), Operand::Reg(inv)],
+                smallvec::smallvec![Operand::Addr(addr, 4 * k), Operand::Reg(inv)],
             ));
         }
         b.op_into(
@@ -456,7 +510,7 @@ mod tests {
             Opc::Add,
             &[],
             &[Ty::U32],
-            vec![Operand::Reg(i), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(i), Operand::Imm(1)],
         );
         b.end_loop();
         let mut f = b.finish();

@@ -13,7 +13,7 @@ pub mod opt;
 pub mod regs;
 pub mod widen;
 
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, SrcLoc, Ty};
+use crate::ptx::{Inst, Opc, Operand, Operands, Reg, RegClass, SrcLoc, Ty};
 
 /// A statement of the SIMT IR. `if`s and loops are boxed, so a statement
 /// is two words and bodies stay small.
@@ -155,7 +155,7 @@ impl Builder {
         mods: &[&'static str],
         tys: &[Ty],
         dst_ty: Ty,
-        srcs: Vec<Operand>,
+        srcs: impl Into<Operands>,
     ) -> Reg {
         let d = self.reg_for(dst_ty);
         self.push(Inst::new(
@@ -175,7 +175,7 @@ impl Builder {
         opc: Opc,
         mods: &[&'static str],
         tys: &[Ty],
-        srcs: Vec<Operand>,
+        srcs: impl Into<Operands>,
     ) {
         self.push(Inst::new(
             opc,
@@ -194,7 +194,13 @@ impl Builder {
             RegClass::B32 => Ty::B32,
             RegClass::B64 => Ty::B64,
         };
-        self.op_into(dst, Opc::Mov, &[], &[ty], vec![Operand::Reg(src)]);
+        self.op_into(
+            dst,
+            Opc::Mov,
+            &[],
+            &[ty],
+            smallvec::smallvec![Operand::Reg(src)],
+        );
     }
 
     /// Opens `if (pred == run_when) { ... }`; close with [`Builder::end_if`].

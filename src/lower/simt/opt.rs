@@ -263,7 +263,7 @@ fn fold_in(
                         &[],
                         &[mov_ty],
                         i.dsts.clone(),
-                        vec![Operand::Imm(v)],
+                        smallvec::smallvec![Operand::Imm(v)],
                     );
                     if **i != mov {
                         **i = mov;
@@ -399,41 +399,47 @@ mod tests {
     #[test]
     fn folds_shares_and_removes() {
         let mut b = Builder::new();
-        let c = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(3)]);
+        let c = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec::smallvec![Operand::Imm(3)],
+        );
         let t1 = b.op(
             Opc::Mov,
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         let t2 = b.op(
             Opc::Mov,
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         let s = b.op(
             Opc::Add,
             &[],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(t1), Operand::Reg(c)],
+            smallvec::smallvec![Operand::Reg(t1), Operand::Reg(c)],
         );
         let s2 = b.op(
             Opc::Add,
             &[],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(t2), Operand::Reg(c)],
+            smallvec::smallvec![Operand::Reg(t2), Operand::Reg(c)],
         );
         let _dead = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(s), Operand::Imm(2)],
+            smallvec::smallvec![Operand::Reg(s), Operand::Imm(2)],
         );
         let p = b.reg(RegClass::B64);
         b.push(Inst::new(
@@ -441,7 +447,7 @@ mod tests {
             &["global"],
             &[Ty::B32],
             vec![],
-            vec![Operand::Addr(p, 0), Operand::Reg(s2)],
+            smallvec::smallvec![Operand::Addr(p, 0), Operand::Reg(s2)],
         ));
         let mut f = b.finish();
         optimize(&mut f, 3);
@@ -466,16 +472,16 @@ mod tests {
             Opc::Mul,
             &["wide"],
             &[Ty::U32],
-            vec![Operand::Imm(0)],
-            vec![Operand::Imm(-1), Operand::Imm(2)],
+            smallvec::smallvec![Operand::Imm(0)],
+            smallvec::smallvec![Operand::Imm(-1), Operand::Imm(2)],
         );
         assert_eq!(fold(&i), Some(0x1_ffff_fffe));
         let i = Inst::new(
             Opc::Add,
             &[],
             &[Ty::S32],
-            vec![Operand::Imm(0)],
-            vec![Operand::Imm(i64::from(i32::MAX)), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Imm(0)],
+            smallvec::smallvec![Operand::Imm(i64::from(i32::MAX)), Operand::Imm(1)],
         );
         assert_eq!(fold(&i), Some(i64::from(i32::MIN)));
     }
@@ -488,29 +494,35 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         let x0 = b.op(
             Opc::Xor,
             &[],
             &[Ty::B32],
             Ty::B32,
-            vec![Operand::Reg(t), Operand::Imm(0)],
+            smallvec::smallvec![Operand::Reg(t), Operand::Imm(0)],
         );
         let x1 = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            vec![Operand::Reg(x0), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(x0), Operand::Imm(1)],
         );
-        let c = b.op(Opc::Mov, &[], &[Ty::U32], Ty::U32, vec![Operand::Imm(5)]);
+        let c = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec::smallvec![Operand::Imm(5)],
+        );
         let w = b.op(
             Opc::Cvt,
             &[],
             &[Ty::U64, Ty::U32],
             Ty::U64,
-            vec![Operand::Reg(c)],
+            smallvec::smallvec![Operand::Reg(c)],
         );
         // Not an identity: stays.
         let y = b.op(
@@ -518,7 +530,7 @@ mod tests {
             &[],
             &[Ty::B32],
             Ty::B32,
-            vec![Operand::Reg(x1), Operand::Imm(2)],
+            smallvec::smallvec![Operand::Reg(x1), Operand::Imm(2)],
         );
         let p = b.reg(RegClass::B64);
         b.push(Inst::new(
@@ -526,14 +538,14 @@ mod tests {
             &["global"],
             &[Ty::B32],
             vec![],
-            vec![Operand::Addr(p, 0), Operand::Reg(y)],
+            smallvec::smallvec![Operand::Addr(p, 0), Operand::Reg(y)],
         ));
         b.push(Inst::new(
             Opc::St,
             &["global"],
             &[Ty::B64],
             vec![],
-            vec![Operand::Addr(p, 8), Operand::Reg(w)],
+            smallvec::smallvec![Operand::Addr(p, 8), Operand::Reg(w)],
         ));
         let mut f = b.finish();
         optimize(&mut f, 1);
@@ -564,7 +576,7 @@ mod tests {
             Opc::Mov,
             &[],
             &[Ty::U32],
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         let shl = |b: &mut Builder| {
             b.op(
@@ -572,7 +584,7 @@ mod tests {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                vec![Operand::Reg(v), Operand::Imm(2)],
+                smallvec::smallvec![Operand::Reg(v), Operand::Imm(2)],
             )
         };
         let first = shl(&mut b);
@@ -582,7 +594,7 @@ mod tests {
             Opc::Add,
             &[],
             &[Ty::U32],
-            vec![Operand::Reg(v), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(v), Operand::Imm(1)],
         );
         let fresh = shl(&mut b);
         let p = b.reg(RegClass::B64);
@@ -592,7 +604,7 @@ mod tests {
                 &["global"],
                 &[Ty::B32],
                 vec![],
-                vec![Operand::Addr(p, 4 * k as i64), Operand::Reg(r)],
+                smallvec::smallvec![Operand::Addr(p, 4 * k as i64), Operand::Reg(r)],
             ));
         }
         let mut f = b.finish();

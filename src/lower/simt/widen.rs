@@ -147,28 +147,28 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         let s = b.op(
             Opc::Cvt,
             &[],
             &[Ty::S64, Ty::S32],
             Ty::S64,
-            vec![Operand::Reg(t)],
+            smallvec::smallvec![Operand::Reg(t)],
         );
         let u = b.op(
             Opc::Cvt,
             &[],
             &[Ty::U64, Ty::U32],
             Ty::U64,
-            vec![Operand::Reg(t)],
+            smallvec::smallvec![Operand::Reg(t)],
         );
         let by4 = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(s), Operand::Imm(4)],
+            smallvec::smallvec![Operand::Reg(s), Operand::Imm(4)],
         );
         // Mixed extensions and a constant past 32 bits: kept.
         let mixed = b.op(
@@ -176,14 +176,14 @@ mod tests {
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(s), Operand::Reg(u)],
+            smallvec::smallvec![Operand::Reg(s), Operand::Reg(u)],
         );
         let big = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            vec![Operand::Reg(u), Operand::Imm(1 << 33)],
+            smallvec::smallvec![Operand::Reg(u), Operand::Imm(1 << 33)],
         );
         let p = b.reg(RegClass::B64);
         for (k, v) in [by4, mixed, big].into_iter().enumerate() {
@@ -192,7 +192,7 @@ mod tests {
                 &["global"],
                 &[Ty::B64],
                 vec![],
-                vec![Operand::Addr(p, 8 * k as i64), Operand::Reg(v)],
+                smallvec::smallvec![Operand::Addr(p, 8 * k as i64), Operand::Reg(v)],
             ));
         }
         let mut f = b.finish();
@@ -219,35 +219,35 @@ mod tests {
             Opc::Mov,
             &[],
             &[Ty::U32],
-            vec![Operand::Special(Special::TidX)],
+            smallvec::smallvec![Operand::Special(Special::TidX)],
         );
         let x = b.op(
             Opc::Cvt,
             &[],
             &[Ty::U64, Ty::U32],
             Ty::U64,
-            vec![Operand::Reg(v)],
+            smallvec::smallvec![Operand::Reg(v)],
         );
         let before = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::U64],
             Ty::U64,
-            vec![Operand::Reg(x), Operand::Imm(4)],
+            smallvec::smallvec![Operand::Reg(x), Operand::Imm(4)],
         );
         b.op_into(
             v,
             Opc::Add,
             &[],
             &[Ty::U32],
-            vec![Operand::Reg(v), Operand::Imm(1)],
+            smallvec::smallvec![Operand::Reg(v), Operand::Imm(1)],
         );
         let after = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::U64],
             Ty::U64,
-            vec![Operand::Reg(x), Operand::Imm(8)],
+            smallvec::smallvec![Operand::Reg(x), Operand::Imm(8)],
         );
         let p = b.reg(RegClass::B64);
         for (k, r) in [before, after].into_iter().enumerate() {
@@ -256,7 +256,7 @@ mod tests {
                 &["global"],
                 &[Ty::B64],
                 vec![],
-                vec![Operand::Addr(p, 8 * k as i64), Operand::Reg(r)],
+                smallvec::smallvec![Operand::Addr(p, 8 * k as i64), Operand::Reg(r)],
             ));
         }
         let mut f = b.finish();
