@@ -11,15 +11,15 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashMap as HashMap, FxHasher};
 use smallvec::SmallVec;
 
-use super::opt::{for_each_inst, is_ssa};
+use super::opt::{for_each_inst, is_ssa, Changes};
 use super::regs::{RegCounts, Versions};
 use super::{IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
 /// Reuses earlier results of equal computations in `body`, given each
-/// register's definition count; whether any were.
-pub fn cse(body: &mut [Stmt], defs: &RegCounts) -> bool {
-    let renames = {
+/// register's definition count; whether any were, and whether inside a loop.
+pub fn cse(body: &mut [Stmt], defs: &RegCounts) -> Changes {
+    let (renames, changes) = {
         let mut found = Finder {
             defs,
             renames: Renames::default(),
@@ -29,14 +29,16 @@ pub fn cse(body: &mut [Stmt], defs: &RegCounts) -> bool {
             open: vec![true],
             stack: vec![0],
             versions: Versions::default(),
+            loop_depth: 0,
+            changes: Changes::default(),
         };
         found.walk(body);
-        found.renames
+        (found.renames, found.changes)
     };
-    if renames.any {
+    if changes.any {
         apply(body, &renames);
     }
-    renames.any
+    changes
 }
 
 /// Registers replaced by others (always of the same class), by number.
@@ -44,7 +46,6 @@ pub fn cse(body: &mut [Stmt], defs: &RegCounts) -> bool {
 struct Renames {
     /// One more than the replacement's number; 0 where none.
     to: Vec<u32>,
-    any: bool,
 }
 
 impl Renames {
@@ -64,7 +65,6 @@ impl Renames {
             self.to.resize(i + 1, 0);
         }
         self.to[i] = to.id + 1;
-        self.any = true;
     }
 
     fn operand_eq(&self, a: &Operand, b: &Operand) -> bool {
@@ -122,9 +122,18 @@ struct Finder<'a, 'd> {
     /// The open scopes, innermost last.
     stack: Vec<usize>,
     versions: Versions,
+    /// How many loops enclose the statements being read.
+    loop_depth: u32,
+    changes: Changes,
 }
 
 impl<'a> Finder<'a, '_> {
+    /// Replaces `from` by `to` from now on.
+    fn rename(&mut self, from: Reg, to: Reg) {
+        self.renames.insert(from, to);
+        self.changes.note(self.loop_depth > 0);
+    }
+
     fn push(&mut self) {
         self.stack.push(self.open.len());
         self.open.push(true);
@@ -167,8 +176,10 @@ impl<'a> Finder<'a, '_> {
                         self.versions.bump(v);
                     }
                     self.push();
+                    self.loop_depth += 1;
                     self.walk(header);
                     self.walk(body);
+                    self.loop_depth -= 1;
                     self.pop();
                 }
             }
@@ -193,7 +204,7 @@ impl<'a> Finder<'a, '_> {
         if let (Opc::Mov, [Operand::Reg(src)]) = (i.opc, i.srcs.as_slice()) {
             let src = self.renames.get(*src);
             if src.class == d.class && is_ssa(defs, &src) {
-                self.renames.insert(d, src);
+                self.rename(d, src);
                 return;
             }
         }
@@ -230,7 +241,7 @@ impl<'a> Finder<'a, '_> {
         match self.seen.get_mut(at as usize) {
             Some(s) if self.open[s.scope as usize] => {
                 let to = s.result;
-                self.renames.insert(d, to);
+                self.rename(d, to);
             }
             Some(s) => (s.inst, s.scope, s.result) = (i, scope, d),
             None => {
@@ -368,7 +379,7 @@ mod tests {
         store(&mut b, after);
         let mut f = b.finish();
         let defs = def_counts(&f.body);
-        assert!(cse(&mut f.body, &defs));
+        assert!(cse(&mut f.body, &defs).any);
         // Inside the `if`, tid+1 is the value from before it; tid+2 computed
         // there is not available after the `if`, so `after` stays.
         assert_eq!(stored(&f.body), vec![before, only_inside, before, after]);
@@ -409,7 +420,34 @@ mod tests {
         }
         let mut f = b.finish();
         let defs = def_counts(&f.body);
-        assert!(cse(&mut f.body, &defs));
+        assert!(cse(&mut f.body, &defs).any);
         assert_eq!(stored(&f.body), vec![x, x, z]);
+    }
+
+    #[test]
+    fn reports_whether_a_loop_changed() {
+        let mut b = Builder::new();
+        let x = tid_plus(&mut b, 1);
+        let y = tid_plus(&mut b, 1);
+        store(&mut b, y);
+        let mut f = b.finish();
+        let defs = def_counts(&f.body);
+        let outside = cse(&mut f.body, &defs);
+        assert!(outside.any && !outside.in_loops);
+        assert_eq!(stored(&f.body), vec![x]);
+
+        let mut b = Builder::new();
+        let x = tid_plus(&mut b, 1);
+        let p = b.reg(RegClass::Pred);
+        b.begin_loop();
+        b.begin_loop_body(p, true);
+        let y = tid_plus(&mut b, 1);
+        store(&mut b, y);
+        b.end_loop();
+        let mut f = b.finish();
+        let defs = def_counts(&f.body);
+        let inside = cse(&mut f.body, &defs);
+        assert!(inside.any && inside.in_loops);
+        assert_eq!(stored(&f.body), vec![x]);
     }
 }

@@ -16,9 +16,11 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
         return;
     }
     // Rounds until nothing changes (a round's passes expose work for the
-    // next: folded constants feed CSE, CSE leaves dead copies), at most four.
-    // A round whose passes after LICM change nothing ends it: LICM on its
-    // own output has nothing more to hoist.
+    // next: folded constants feed CSE, CSE leaves dead copies, and both can
+    // make more of a loop invariant or free LICM budget), at most four. A
+    // round that folded and widened nothing, and whose CSE and DCE changed
+    // nothing inside a loop, ends it: what those changes expose, CSE and DCE
+    // already took in the same round, and loops are as they were for LICM.
     let mut hoisted = super::regs::RegSet::default();
     for _ in 0..4 {
         let defs = def_counts(&f.body);
@@ -29,9 +31,26 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
         let widened = super::widen::widen_multiplies(&mut f.body, &defs);
         let shared = super::cse::cse(&mut f.body, &defs);
         let removed = dce(&mut f.body);
-        if !(folded || widened || shared || removed) {
+        if !(folded || widened || shared.in_loops || removed.in_loops) {
             break;
         }
+    }
+}
+
+/// What a pass changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Whether it changed anything.
+    pub any: bool,
+    /// Whether it changed anything inside a loop (header or body).
+    pub in_loops: bool,
+}
+
+impl Changes {
+    /// Records a change, inside a loop or not.
+    pub fn note(&mut self, in_loop: bool) {
+        self.any = true;
+        self.in_loops |= in_loop;
     }
 }
 
@@ -338,17 +357,22 @@ pub(super) fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
 /// Statements are visited last to first, and a removal frees the reads it
 /// made, so a whole chain of dead computation goes in one sweep; sweeps
 /// repeat only for reads that come before their definitions (loops).
-fn dce(body: &mut Vec<Stmt>) -> bool {
+fn dce(body: &mut Vec<Stmt>) -> Changes {
     let mut uses = RegCounts::default();
     count_uses(body, &mut uses);
-    let removed = dce_in(body, &mut uses);
-    if removed {
-        while dce_in(body, &mut uses) {}
-    }
-    removed
+    let mut changes = Changes::default();
+    while dce_in(body, &mut uses, false, &mut changes) {}
+    changes
 }
 
-fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
+/// One sweep of DCE over `body` (inside a loop when `in_loop`); whether it
+/// removed anything. Removals are also noted in `changes`.
+fn dce_in(
+    body: &mut Vec<Stmt>,
+    uses: &mut RegCounts,
+    in_loop: bool,
+    changes: &mut Changes,
+) -> bool {
     let mut keep = vec![true; body.len()];
     let mut changed = false;
     for (k, s) in body.iter_mut().enumerate().rev() {
@@ -370,8 +394,8 @@ fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
                     else_body,
                     ..
                 } = &mut **node;
-                changed |= dce_in(else_body, uses);
-                changed |= dce_in(body, uses);
+                changed |= dce_in(else_body, uses, in_loop, changes);
+                changed |= dce_in(body, uses, in_loop, changes);
                 if body.is_empty() && else_body.is_empty() {
                     uses.sub(pred);
                     keep[k] = false;
@@ -379,14 +403,17 @@ fn dce_in(body: &mut Vec<Stmt>, uses: &mut RegCounts) -> bool {
             }
             Stmt::Loop(node) => {
                 let LoopStmt { header, body, .. } = &mut **node;
-                changed |= dce_in(body, uses);
-                changed |= dce_in(header, uses);
+                changed |= dce_in(body, uses, true, changes);
+                changed |= dce_in(header, uses, true, changes);
             }
         }
     }
     let mut keep = keep.into_iter();
     let before = body.len();
     body.retain(|_| keep.next().unwrap_or(true));
+    if body.len() != before {
+        changes.note(in_loop);
+    }
     changed || body.len() != before
 }
 
