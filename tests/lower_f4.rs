@@ -13,7 +13,7 @@ use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64};
 use ptx_emu::{bytes, Device, Module, Param};
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 const N: usize = 128;
 
@@ -67,22 +67,10 @@ fn pack(v: &[u8]) -> Vec<u8> {
     v.chunks(2).map(|p| (p[0] & 0xf) | (p[1] << 4)).collect()
 }
 
-/// The PTX of ops kernel `name` for `gpu`, after checking that the
-/// verifier accepts it and ptxas accepts the PTX for `arch`.
+/// The PTX of ops kernel `name` for `gpu`, checked by the verifier and by
+/// ptxas for `arch` (see [`common::ops_ptx`]).
 fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
-    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).expect("reads");
-    if let Err(e) = tileiras::verify::verify(&m) {
-        panic!("{name} is not valid TileIR: {e:?}");
-    }
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
-    text
+    common::ops_ptx(name, gpu, arch)
 }
 
 /// Launches kernel `name` of `text` once (one tile block) on `inputs`,

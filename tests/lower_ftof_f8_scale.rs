@@ -20,7 +20,7 @@ use common::xorshift as values;
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, round, BF16, E4M3, E5M2, F16};
 use ptx_emu::ir::Rnd;
 use ptx_emu::{bytes, Device, Module, Param};
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 const N: usize = 128;
 
@@ -113,23 +113,9 @@ fn e5m3(v: f64) -> u8 {
     (((re + 15) << 3) as u8) | ((r / 2f64.powi(re - 3)) as u8 - 8)
 }
 
-/// The PTX of kernel `name` (in `tests/data/lower/ops`) for `gpu`, after
-/// checking that the verifier accepts the module and ptxas accepts the
-/// PTX for `arch`.
+/// The PTX of ops kernel `name` for `gpu` (see [`common::ops_ptx`]).
 fn ptx_of(name: &str, gpu: Gpu, arch: &str) -> String {
-    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-    if let Err(e) = tileiras::verify::verify(&m) {
-        panic!("{name} is not valid TileIR: {e:?}");
-    }
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
-    text
+    common::ops_ptx(name, gpu, arch)
 }
 
 /// The PTX of `ftof_f8_scale` for `gpu` (see [`ptx_of`]).

@@ -10,28 +10,16 @@ mod common;
 
 use common::scaled::{e4m3, e5m2};
 use ptx_emu::{bytes, Device, Module, Param};
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 /// The targets: sm_80 decodes on the bits, sm_90 with `cvt.rn.f16x2.e4m3x2`
 /// and `.e5m2x2`.
 const TARGETS: [(Gpu, &str); 2] = [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")];
 
-/// The PTX of kernel `name` for `gpu`, after checking that the verifier
-/// accepts the module and ptxas accepts the PTX for `arch`.
+/// The PTX of ops kernel `name` for `gpu`, checked by the verifier and by
+/// ptxas for `arch` (see [`common::ops_ptx`]).
 fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
-    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).expect("reads");
-    if let Err(e) = tileiras::verify::verify(&m) {
-        panic!("{name} is not valid TileIR: {e:?}");
-    }
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
-    text
+    common::ops_ptx(name, gpu, arch)
 }
 
 /// Checks which f8 decoding the PTX for `arch` uses.

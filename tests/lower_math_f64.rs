@@ -10,28 +10,16 @@ use common::xorshift as values;
 use ptx_emu::float::{bf16_to_f64, round, BF16};
 use ptx_emu::ir::Rnd;
 use ptx_emu::{bytes, Device, Module, Param};
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 const N: usize = 128;
 
 /// The sm_90 PTX of `name`, after checking the verifier accepts the module
 /// and ptxas accepts its PTX for sm_80 and sm_90.
 fn ptx(name: &str) -> String {
-    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
-    if let Err(e) = tileiras::verify::verify(&m) {
-        panic!("{name} is not valid TileIR: {e:?}");
-    }
     let mut last = String::new();
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
-        let options = Options {
-            gpu,
-            ..Default::default()
-        };
-        let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-        common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
-        last = text;
+        last = common::ops_ptx(name, gpu, arch);
     }
     last
 }

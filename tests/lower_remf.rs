@@ -11,25 +11,16 @@ use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, f64_to_bf16_rn, f64_to_f16_rn};
 use ptx_emu::{bytes, Device, Module, Param};
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 const N: usize = 128;
 
 /// The sm_90 PTX of `name`, after checking ptxas accepts it for sm_80 and
 /// sm_90.
 fn ptx(name: &str) -> String {
-    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut last = String::new();
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
-        let options = Options {
-            gpu,
-            ..Default::default()
-        };
-        let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-        common::assemble(&text, &["-arch", arch, "--opt-level", "3"]);
-        last = text;
+        last = common::ops_ptx(name, gpu, arch);
     }
     last
 }

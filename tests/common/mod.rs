@@ -87,6 +87,25 @@ pub fn cuda_root() -> PathBuf {
     root
 }
 
+/// The PTX of the ops kernel `name` (`tests/data/lower/ops`) for `gpu`,
+/// after checking that the verifier accepts the module and ptxas accepts
+/// the PTX for `arch`.
+pub fn ops_ptx(name: &str, gpu: tileiras::options::Gpu, arch: &str) -> String {
+    let path = repo().join(format!("tests/data/lower/ops/{name}.tileir"));
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    if let Err(e) = tileiras::verify::verify(&m) {
+        panic!("{name} is not valid TileIR: {e:?}");
+    }
+    let options = tileiras::options::Options {
+        gpu,
+        ..Default::default()
+    };
+    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assemble(&text, &["-arch", arch, "--opt-level", "3"]);
+    text
+}
+
 /// Assembles `ptx` with the real ptxas and `args` (`-arch` and flags);
 /// panics with ptxas' log unless it succeeds. Returns the cubin and the log.
 pub fn assemble(ptx: &str, args: &[&str]) -> (Vec<u8>, String) {
