@@ -135,7 +135,13 @@ fn fp8_matmul_matches_the_reference() {
 
 #[test]
 fn f64_matmul_matches_the_reference() {
-    on(&[Gpu::Sm80], kernels::matmul_f64_operator);
+    on(&[Gpu::Sm80, Gpu::Sm90], kernels::matmul_f64_operator);
+}
+
+/// sm_90 multiplies batched tiles on `mma.sync` too.
+#[test]
+fn batched_matmul_on_sm90_matches_the_reference() {
+    on(&[Gpu::Sm90], kernels::batched_matmul_f16);
 }
 
 /// Swizzling changes the code and drops the padding: less shared memory,
