@@ -56,6 +56,7 @@ fn run(
     verify::verify(&module).map_err(Error::Verify)?;
     let lowering = Options {
         unlimited_smem: gates.unlimited_smem,
+        always_swizzle: gates.always_swizzle,
         ..options.clone()
     };
     let (ptx_module, notes) = lower::lower_module(&module, &lowering)?;

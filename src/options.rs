@@ -205,6 +205,9 @@ pub struct Options {
     /// No shared-memory cap for the lowering (`TILE_AS_DEBUG_UNLIMITED_SMEM`:
     /// code may then need more than the GPU has).
     pub unlimited_smem: bool,
+    /// Swizzle the `mma.sync` operand buffers instead of padding their rows
+    /// (`TILEIR_ALWAYS_SWIZZLE`).
+    pub always_swizzle: bool,
 }
 
 impl Default for Options {
@@ -232,6 +235,7 @@ impl Default for Options {
             tool_timeout: None,
             output_path: None,
             unlimited_smem: false,
+            always_swizzle: false,
         }
     }
 }

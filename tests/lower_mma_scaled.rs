@@ -60,12 +60,18 @@ impl F8 {
     }
 }
 
+thread_local! {
+    /// Whether this thread's kernels are lowered with `always_swizzle`.
+    static SWIZZLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// The module in bytecode `bytes`, verified and lowered for `gpu`.
 fn lower(bytes: &[u8], gpu: Gpu) -> Result<String, tileiras::lower::LowerError> {
     let module = tileiras::bytecode::read(bytes).expect("bytecode");
     tileiras::verify::verify(&module).expect("verifies");
     let options = Options {
         gpu,
+        always_swizzle: SWIZZLE.with(std::cell::Cell::get),
         ..Default::default()
     };
     tileiras::lower::lower(&module, &options)
@@ -253,6 +259,17 @@ fn mxfp8_matmul_on_sm80_matches_the_reference() {
 #[test]
 fn mxfp8_matmul_on_sm120_matches_the_reference() {
     run_corpus(Gpu::Sm120, (128, 128, 128), 13);
+}
+
+/// With `always_swizzle` (`TILEIR_ALWAYS_SWIZZLE`) the dequantized operands
+/// are staged in unpadded, swizzled buffers.
+#[test]
+fn mxfp8_matmul_swizzled_matches_the_reference() {
+    let padded = ptx(Gpu::Sm80);
+    SWIZZLE.with(|s| s.set(true));
+    assert_ne!(ptx(Gpu::Sm80), padded);
+    run_corpus(Gpu::Sm80, (128, 256, 256), 14);
+    run_corpus(Gpu::Sm120, (128, 128, 128), 15);
 }
 
 /// ptxas assembles the kernel for every family without local memory.

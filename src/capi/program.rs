@@ -525,6 +525,7 @@ unsafe fn options_from_config(c: &tileirasConfig) -> Result<Options, String> {
         tool_timeout: (c.tool_timeout_ms != 0).then(|| Duration::from_millis(c.tool_timeout_ms)),
         output_path: None,
         unlimited_smem: false,
+        always_swizzle: false,
     };
     options.validate()?;
     Ok(options)

@@ -437,6 +437,7 @@ pub fn lower_entry<'m>(
         })?;
     let target = Target {
         unlimited_smem: options.unlimited_smem,
+        always_swizzle: options.always_swizzle,
         ..Target::new(options.gpu)
     };
     let warps = super::ops::mma::entry_warps(m, &block.ops, target, target.elementwise_warps());

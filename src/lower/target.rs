@@ -8,6 +8,9 @@ pub struct Target {
     pub gpu: Gpu,
     /// Whether the shared-memory cap is lifted (`TILE_AS_DEBUG_UNLIMITED_SMEM`).
     pub unlimited_smem: bool,
+    /// Whether `mma.sync` operand buffers are swizzled rather than padded
+    /// (`TILEIR_ALWAYS_SWIZZLE`).
+    pub always_swizzle: bool,
 }
 
 impl Target {
@@ -16,6 +19,7 @@ impl Target {
         Target {
             gpu,
             unlimited_smem: false,
+            always_swizzle: false,
         }
     }
 

@@ -1,7 +1,8 @@
 //! `mmaf` / `mmai` (and dequantized `mmaf_scaled`) on warp-level tensor
 //! cores (`mma.sync`, sm_80 and newer).
 //!
-//! The operands are staged in shared memory with padded rows
+//! The operands are staged in shared memory with padded rows, or
+//! XOR-swizzled unpadded ones under `TILEIR_ALWAYS_SWIZZLE`
 //! ([`super::mma_sync_smem`]), every warp loads its fragments (`ldmatrix`
 //! where the fragment is a b16 matrix view of the data, else `ld.shared`)
 //! and issues one `mma.sync` per m16 x n8 tile of its sub-tile and per

@@ -161,7 +161,11 @@ impl Stream {
     /// Issues the current step's copies into the stage `stage` bytes on,
     /// then advances to the next step.
     pub(super) fn issue(&self, l: &mut Lowerer, ld: &Load, st: &Staged, stage: Reg) {
-        let dst = bin(l, Opc::Add, Ty::U32, st.smem, Operand::Reg(stage));
+        let swizzled = st.swizzled.map(|s| s.offset(l, stage));
+        let dst = match swizzled {
+            Some(_) => st.smem,
+            None => bin(l, Opc::Add, Ty::U32, st.smem, Operand::Reg(stage)),
+        };
         let cache = if self.bytes == 16 { "cg" } else { "ca" };
         let last = self.dim + 1 == ld.view.tile_shape.len();
         let eb = self.bytes / ld.chunk;
@@ -210,8 +214,12 @@ impl Stream {
                 }
                 None => inv,
             };
+            let to = match &swizzled {
+                Some(s) => s.addr(l, imm),
+                None => Operand::Addr(dst, imm),
+            };
             let mut srcs = vec![
-                Operand::Addr(dst, imm),
+                to,
                 Operand::Addr(self.addrs[k], 0),
                 Operand::Imm(self.bytes),
             ];

@@ -20,6 +20,7 @@ use super::memory::ordering;
 use super::mma_sync::{acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
 use super::mma_sync_copies::Stream;
 use super::mma_sync_smem::{bin, disjoint, Operands};
+use super::mma_sync_swizzle::{Swizzle, Swizzled};
 use super::staging::{alloc, barrier};
 
 /// Shared memory the stages may take, in bytes (fits every sm_80+ target).
@@ -207,13 +208,22 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
 pub(super) struct Staged {
     pub(super) layout: Rc<LinearLayout>,
     pub(super) smem: Reg,
-    /// Shared byte offset of each chunk register from `smem`.
+    /// Shared byte offset of each chunk register from `smem` (logical,
+    /// before the swizzle).
     pub(super) chunks: Vec<(usize, i64)>,
+    /// The thread's swizzled base, when the buffer is swizzled.
+    pub(super) swizzled: Option<Swizzled>,
 }
 
 /// Plans the copies of `ld` into a buffer of row stride `stride` bytes at
-/// `off`.
-fn staged(l: &mut Lowerer, ld: &Load, off: i64, stride: i64) -> Option<Staged> {
+/// `off`, swizzled by `sw` when given.
+fn staged(
+    l: &mut Lowerer,
+    ld: &Load,
+    off: i64,
+    stride: i64,
+    sw: Option<Swizzle>,
+) -> Option<Staged> {
     let shape = &ld.view.tile_shape;
     let rank = shape.len();
     let eb = i64::from(ld.view.elem.bits() / 8);
@@ -224,7 +234,8 @@ fn staged(l: &mut Lowerer, ld: &Load, off: i64, stride: i64) -> Option<Staged> {
     let mut strides = vec![shape[rank - 2] * stride, stride, eb];
     strides.drain(..3 - rank);
     let byte = |b: &[i64]| -> i64 { b.iter().zip(&strides).map(|(x, s)| x * s).sum() };
-    let smem = super::mma_sync_smem::thread_address(l, &layout, off, byte);
+    let (start, smem) = super::mma_sync_smem::thread_address_from(l, &layout, off, byte);
+    let swizzled = sw.map(|sw| Swizzled::new(l, sw, start, smem));
     let chunks = (0..layout.num_registers())
         .step_by(ld.chunk as usize)
         .filter(|&r| layout.canonical_register(r) == r)
@@ -240,6 +251,7 @@ fn staged(l: &mut Lowerer, ld: &Load, off: i64, stride: i64) -> Option<Staged> {
         layout: Rc::new(layout),
         smem,
         chunks,
+        swizzled,
     })
 }
 
@@ -357,7 +369,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     };
     let (bound, step, ity) = (bounds.lb.clone(), bounds.step, bounds.ity);
     // Stage buffers: A `[batch][M][K + pad]`, B `[batch][K][N + pad]`, rows
-    // padded by 16 bytes.
+    // padded by 16 bytes, or unpadded and swizzled under `always_swizzle`.
     let (ashape, bshape) = (pat.a.view.tile_shape.clone(), pat.b.view.tile_shape.clone());
     let rank = ashape.len();
     let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
@@ -365,8 +377,13 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let kind = pat.plan.kind;
     let eb = kind.bytes();
     // tf32 B columns are read per lane: 8 words of padding spread them.
-    let bpad = if kind == Kind::Tf32 { 8 } else { 16 / eb };
-    let (astride, bstride) = ((kk + 16 / eb) * eb, (nn + bpad) * eb);
+    let swizzle = l.target.always_swizzle;
+    let (apad, bpad) = match (swizzle, kind) {
+        (true, _) => (0, 0),
+        (false, Kind::Tf32) => (16 / eb, 8),
+        (false, _) => (16 / eb, 16 / eb),
+    };
+    let (astride, bstride) = ((kk + apad) * eb, (nn + bpad) * eb);
     let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
     let stage_bytes = ((abytes + bbytes) + 127) & !127;
     let room = STAGE_BUDGET - i64::from(l.shared_bytes);
@@ -381,10 +398,11 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         a: (buf.offset, astride, mm * astride),
         b: (buf.offset + abytes, bstride, kk * bstride),
         b_natural: true,
+        swizzle,
     };
     let (Some(sa), Some(sb)) = (
-        staged(l, &pat.a, ops.a.0, astride),
-        staged(l, &pat.b, ops.b.0, bstride),
+        staged(l, &pat.a, ops.a.0, astride, ops.a_swizzle()),
+        staged(l, &pat.b, ops.b.0, bstride, ops.b_swizzle()),
     ) else {
         return Err(l.unsupported_feature(id, "this copy layout"));
     };

@@ -7,12 +7,19 @@
 //! consecutive K elements). Rows are padded by 16 bytes (32 for tf32 B),
 //! which makes the eight 16-byte rows one `ldmatrix` phase reads, and the
 //! tf32 B column reads, fall in distinct banks.
+//!
+//! Under `TILEIR_ALWAYS_SWIZZLE` ([`crate::lower::target::Target::always_swizzle`])
+//! the rows are not padded; the 16-byte chunks of each row are XOR-swizzled
+//! instead ([`super::mma_sync_swizzle`]), for every writer and reader
+//! (operands in layouts whose bases overlap, written through the general
+//! staging path, keep the padding).
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::mma_sync::Kind;
+use super::mma_sync_swizzle::{Swizzle, Swizzled};
 use super::staging::{alloc, write, Placement};
 
 /// Where the staged operands lie.
@@ -26,6 +33,21 @@ pub struct Operands {
     /// 8-bit B stored `[K][N + pad]` rather than transposed: its fragments
     /// are gathered byte by byte.
     pub b_natural: bool,
+    /// Rows unpadded and swizzled ([`super::mma_sync_swizzle`]): the row
+    /// strides are the row lengths.
+    pub swizzle: bool,
+}
+
+impl Operands {
+    /// A's swizzle, when swizzled.
+    pub fn a_swizzle(&self) -> Option<Swizzle> {
+        self.swizzle.then(|| Swizzle::for_rows(self.a.1))
+    }
+
+    /// B's swizzle, when swizzled.
+    pub fn b_swizzle(&self) -> Option<Swizzle> {
+        self.swizzle.then(|| Swizzle::for_rows(self.b.1))
+    }
 }
 
 /// Stages tiles `a` (`[batch,] M x K`) and `b` (`[batch,] K x N`).
@@ -46,21 +68,28 @@ pub fn operand_buffers(
         s.extend([rows, cols]);
         s
     };
-    let apad = 16 / eb;
+    // A layout whose bases overlap is written element by element through
+    // the general staging path, which knows no swizzle: such operands keep
+    // the padded rows.
+    let swizzle = l.target.always_swizzle && disjoint(&a.layout) && disjoint(&b.layout);
+    let pad = |p: i64| if swizzle { 0 } else { p };
+    let apad = pad(16 / eb);
     let astride = (kk + apad) * eb;
     let abuf = alloc(l, &with(mm, kk + apad), a.elem)?;
     let mut a_strides = vec![mm * astride, astride, eb];
     a_strides.drain(..3 - rank);
-    if !store(l, a, abuf.offset, &a_strides, eb) {
+    let asw = swizzle.then(|| Swizzle::for_rows(astride));
+    if !store(l, a, abuf.offset, &a_strides, eb, asw) {
         write(l, a, &abuf, &Placement::identity(rank));
     }
     let (bbuf, bstride) = if kind == Kind::Byte {
-        let pad = 16;
+        let pad = pad(16);
         let stride = (kk + pad) * eb;
         let buf = alloc(l, &with(nn, kk + pad), b.elem)?;
         let mut strides = vec![nn * stride, eb, stride];
         strides.drain(..3 - rank);
-        if !store(l, b, buf.offset, &strides, eb) {
+        let sw = swizzle.then(|| Swizzle::for_rows(stride));
+        if !store(l, b, buf.offset, &strides, eb, sw) {
             let mut dims: Vec<usize> = (0..rank).collect();
             dims.swap(rank - 2, rank - 1);
             let place = Placement {
@@ -71,12 +100,13 @@ pub fn operand_buffers(
         }
         (buf, stride)
     } else {
-        let pad = if kind == Kind::Tf32 { 8 } else { 16 / eb };
+        let pad = pad(if kind == Kind::Tf32 { 8 } else { 16 / eb });
         let stride = (nn + pad) * eb;
         let buf = alloc(l, &with(kk, nn + pad), b.elem)?;
         let mut strides = vec![kk * stride, stride, eb];
         strides.drain(..3 - rank);
-        if !store(l, b, buf.offset, &strides, eb) {
+        let sw = swizzle.then(|| Swizzle::for_rows(stride));
+        if !store(l, b, buf.offset, &strides, eb, sw) {
             write(l, b, &buf, &Placement::identity(rank));
         }
         (buf, stride)
@@ -87,6 +117,7 @@ pub fn operand_buffers(
         a: (abuf.offset, astride, mm * astride),
         b: (bbuf.offset, bstride, b_rows * bstride),
         b_natural: false,
+        swizzle,
     })
 }
 
@@ -115,9 +146,16 @@ pub fn disjoint(layout: &LinearLayout) -> bool {
 /// Writes tile `t` into shared memory at byte offset `off` with byte
 /// `strides` per tile dimension, each thread storing runs of registers that
 /// are contiguous in memory as one vector of up to 16 bytes at an immediate
-/// offset from one address. False (nothing written) when the layout's
-/// bases overlap.
-fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool {
+/// offset from one address (swizzled by `sw` when given). False (nothing
+/// written) when the layout's bases overlap.
+fn store(
+    l: &mut Lowerer,
+    t: &Tile,
+    off: i64,
+    strides: &[i64],
+    eb: i64,
+    sw: Option<Swizzle>,
+) -> bool {
     let layout = &t.layout;
     if !disjoint(layout) {
         return false;
@@ -134,7 +172,8 @@ fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool 
     if eb == 1 {
         vbits = 0;
     }
-    let addr = thread_address(l, layout, off, byte);
+    let (start, addr) = thread_address_from(l, layout, off, byte);
+    let swizzled = sw.map(|sw| Swizzled::new(l, sw, start, addr));
     let owner = l.owner_pred(layout);
     if let Some(q) = owner {
         l.b.begin_if(q, true);
@@ -164,13 +203,11 @@ fn store(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64], eb: i64) -> bool 
             (2, _) => (&["shared", "v2"], Ty::B32, Operand::Vec(words)),
             _ => (&["shared", "v4"], Ty::B32, Operand::Vec(words)),
         };
-        l.b.push(Inst::new(
-            Opc::St,
-            mods,
-            &[ty],
-            vec![],
-            smallvec::smallvec![Operand::Addr(addr, imm), val],
-        ));
+        let at = match &swizzled {
+            Some(s) => s.addr(l, imm),
+            None => Operand::Addr(addr, imm),
+        };
+        l.b.push(Inst::new(Opc::St, mods, &[ty], vec![], vec![at, val]));
     }
     if owner.is_some() {
         l.b.end_if();
@@ -195,6 +232,8 @@ pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
 pub struct FragmentAddrs {
     a: Reg,
     b: Reg,
+    /// A's and B's swizzled bases, when the operands are swizzled.
+    swizzled: Option<(Swizzled, Swizzled)>,
 }
 
 /// The shared-memory address of this thread's first element of a tile in
@@ -206,6 +245,16 @@ pub fn thread_address(
     off: i64,
     byte: impl Fn(&[i64]) -> i64,
 ) -> Reg {
+    thread_address_from(l, layout, off, byte).1
+}
+
+/// [`thread_address`] and the address of the tile's start.
+pub fn thread_address_from(
+    l: &mut Lowerer,
+    layout: &LinearLayout,
+    off: i64,
+    byte: impl Fn(&[i64]) -> i64,
+) -> (Reg, Reg) {
     let tid = l.tid();
     let base = l.b.op(
         Opc::Mov,
@@ -214,7 +263,8 @@ pub fn thread_address(
         Ty::U32,
         smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
-    let mut addr = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
+    let start = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
+    let mut addr = start;
     for (k, b) in layout.thread_bases().iter().enumerate() {
         let o = byte(b);
         if o == 0 {
@@ -229,7 +279,7 @@ pub fn thread_address(
         );
         addr = mad(l, bit, o, addr);
     }
-    addr
+    (start, addr)
 }
 
 /// `opc.ty d, x, y` (u32 result).
@@ -268,6 +318,7 @@ impl FragmentAddrs {
         let eb = ops.kind.bytes();
         let b = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.b.0));
         let a = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.a.0));
+        let starts = (a, b);
         if ops.kind == Kind::F64 {
             // a0: row m0 + lane / 4, column lane % 4; b0: row lane % 4,
             // column n0 + lane / 4.
@@ -279,7 +330,7 @@ impl FragmentAddrs {
             let col = bin(l, Opc::Add, Ty::U32, n0, Operand::Reg(g));
             let b = mad(l, t, ops.b.1, b);
             let b = mad(l, col, eb, b);
-            return FragmentAddrs { a, b };
+            return FragmentAddrs::at(l, ops, starts, a, b);
         }
         // A (ldmatrix x4): row m0 + lane % 16, 16-byte column lane / 16.
         let row = bin(l, Opc::Add, Ty::U32, m0, Operand::Reg(lo4));
@@ -321,14 +372,52 @@ impl FragmentAddrs {
                 mad(l, c, 16, b)
             }
         };
-        FragmentAddrs { a, b }
+        FragmentAddrs::at(l, ops, starts, a, b)
+    }
+
+    /// The lane's addresses `a`, `b` in buffers starting at `starts`,
+    /// swizzled as `ops` are.
+    fn at(l: &mut Lowerer, ops: &Operands, starts: (Reg, Reg), a: Reg, b: Reg) -> Self {
+        let swizzled = match (ops.a_swizzle(), ops.b_swizzle()) {
+            (Some(sa), Some(sb)) => Some((
+                Swizzled::new(l, sa, starts.0, a),
+                Swizzled::new(l, sb, starts.1, b),
+            )),
+            _ => None,
+        };
+        FragmentAddrs { a, b, swizzled }
     }
 
     /// The same addresses moved by `off` bytes (another pipeline stage).
     pub fn offset(&self, l: &mut Lowerer, off: Reg) -> FragmentAddrs {
+        if let Some((sa, sb)) = &self.swizzled {
+            let swizzled = Some((sa.offset(l, off), sb.offset(l, off)));
+            return FragmentAddrs {
+                a: self.a,
+                b: self.b,
+                swizzled,
+            };
+        }
         FragmentAddrs {
             a: bin(l, Opc::Add, Ty::U32, self.a, Operand::Reg(off)),
             b: bin(l, Opc::Add, Ty::U32, self.b, Operand::Reg(off)),
+            swizzled: None,
+        }
+    }
+
+    /// The address of A's element `off` logical bytes past the lane's.
+    fn a_at(&self, l: &mut Lowerer, off: i64) -> Operand {
+        match &self.swizzled {
+            Some((sa, _)) => sa.addr(l, off),
+            None => Operand::Addr(self.a, off),
+        }
+    }
+
+    /// The address of B's element `off` logical bytes past the lane's.
+    fn b_at(&self, l: &mut Lowerer, off: i64) -> Operand {
+        match &self.swizzled {
+            Some((_, sb)) => sb.addr(l, off),
+            None => Operand::Addr(self.b, off),
         }
     }
 
@@ -336,10 +425,11 @@ impl FragmentAddrs {
     pub fn load_a(&self, l: &mut Lowerer, ops: &Operands, bt: i64, mt: i64, kt: i64) -> Vec<Reg> {
         let k = ops.kind;
         let off = bt * ops.a.2 + mt * k.m() * ops.a.1 + kt * k.k() * k.bytes();
+        let at = self.a_at(l, off);
         if k == Kind::F64 {
-            return vec![ld_shared(l, self.a, off, Ty::B64)];
+            return vec![ld_shared(l, at, Ty::B64)];
         }
-        ldmatrix(l, self.a, off, 4, false)
+        ldmatrix(l, at, 4, false)
     }
 
     /// The B fragments (2 registers each) of the `nt_n` n8 tiles at K step
@@ -359,14 +449,17 @@ impl FragmentAddrs {
             Kind::F64 => {
                 for nt in 0..nt_n {
                     let off = bt * bstride + kt * 4 * stride + nt * 8 * 8;
-                    out.push(vec![ld_shared(l, self.b, off, Ty::B64)]);
+                    let at = self.b_at(l, off);
+                    out.push(vec![ld_shared(l, at, Ty::B64)]);
                 }
             }
             Kind::Tf32 => {
                 for nt in 0..nt_n {
                     let off = bt * bstride + kt * 8 * stride + nt * 8 * 4;
-                    let r0 = ld_shared(l, self.b, off, Ty::B32);
-                    let r1 = ld_shared(l, self.b, off + 4 * stride, Ty::B32);
+                    let at = self.b_at(l, off);
+                    let r0 = ld_shared(l, at, Ty::B32);
+                    let at = self.b_at(l, off + 4 * stride);
+                    let r1 = ld_shared(l, at, Ty::B32);
                     out.push(vec![r0, r1]);
                 }
             }
@@ -376,7 +469,10 @@ impl FragmentAddrs {
                         .map(|r| {
                             let off = bt * bstride + (kt * 32 + 16 * r) * stride + nt * 8;
                             let x: Vec<Reg> = (0..4)
-                                .map(|j| ld_shared_u8(l, self.b, off + j * stride))
+                                .map(|j| {
+                                    let at = self.b_at(l, off + j * stride);
+                                    ld_shared_u8(l, at)
+                                })
                                 .collect();
                             let lo = prmt(l, x[0], x[1], 0x0040);
                             let hi = prmt(l, x[2], x[3], 0x0040);
@@ -397,7 +493,8 @@ impl FragmentAddrs {
                         } else {
                             nt * 8 * stride + kt * 32
                         };
-                    let r = ldmatrix(l, self.b, off, if two { 4 } else { 2 }, trans);
+                    let at = self.b_at(l, off);
+                    let r = ldmatrix(l, at, if two { 4 } else { 2 }, trans);
                     out.push(r[..2].to_vec());
                     if two {
                         out.push(r[2..].to_vec());
@@ -411,7 +508,7 @@ impl FragmentAddrs {
 }
 
 /// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16`.
-fn ldmatrix(l: &mut Lowerer, addr: Reg, off: i64, count: usize, trans: bool) -> Vec<Reg> {
+fn ldmatrix(l: &mut Lowerer, at: Operand, count: usize, trans: bool) -> Vec<Reg> {
     let d: Vec<Reg> = (0..count).map(|_| l.b.reg(RegClass::B32)).collect();
     let num = if count == 4 { "x4" } else { "x2" };
     let mods: &[&'static str] = if trans {
@@ -423,21 +520,21 @@ fn ldmatrix(l: &mut Lowerer, addr: Reg, off: i64, count: usize, trans: bool) -> 
         Opc::Ldmatrix,
         mods,
         &[Ty::B16],
-        smallvec::smallvec![Operand::Vec(d.clone())],
-        smallvec::smallvec![Operand::Addr(addr, off)],
+        vec![Operand::Vec(d.clone())],
+        vec![at],
     ));
     d
 }
 
 /// `ld.shared.u8` into a 32-bit register.
-fn ld_shared_u8(l: &mut Lowerer, addr: Reg, off: i64) -> Reg {
+fn ld_shared_u8(l: &mut Lowerer, at: Operand) -> Reg {
     let d = l.b.reg(RegClass::B32);
     l.b.push(Inst::new(
         Opc::Ld,
         &["shared"],
         &[Ty::U8],
-        smallvec::smallvec![Operand::Reg(d)],
-        smallvec::smallvec![Operand::Addr(addr, off)],
+        vec![Operand::Reg(d)],
+        vec![at],
     ));
     d
 }
@@ -454,14 +551,14 @@ fn prmt(l: &mut Lowerer, a: Reg, b: Reg, sel: i64) -> Reg {
 }
 
 /// `ld.shared.b32` or `.b64`.
-fn ld_shared(l: &mut Lowerer, addr: Reg, off: i64, ty: Ty) -> Reg {
+fn ld_shared(l: &mut Lowerer, at: Operand, ty: Ty) -> Reg {
     let d = l.b.reg_for(ty);
     l.b.push(Inst::new(
         Opc::Ld,
         &["shared"],
         &[ty],
-        smallvec::smallvec![Operand::Reg(d)],
-        smallvec::smallvec![Operand::Addr(addr, off)],
+        vec![Operand::Reg(d)],
+        vec![at],
     ));
     d
 }

@@ -25,6 +25,7 @@ pub mod mma_sync;
 pub mod mma_sync_copies;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
+pub mod mma_sync_swizzle;
 pub mod movement;
 pub mod packed;
 pub mod reduce;

@@ -102,6 +102,8 @@ fn staged(l: &mut Lowerer, plan: CopyPlan, base: Reg) -> Staged {
         layout: Rc::new(plan.layout),
         smem,
         chunks: plan.chunks,
+        // The chunk offsets already are swizzled ones.
+        swizzled: None,
     }
 }
 
