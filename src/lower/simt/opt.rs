@@ -1,8 +1,9 @@
-//! Clean-up passes over the SIMT IR: constant folding with immediate
-//! propagation and integer identities, copy propagation, `mul.wide` for
-//! products of widened 32-bit values ([`super::widen`]),
-//! common-subexpression elimination, dead-code elimination and (from
-//! level 2) loop-invariant code motion ([`super::licm`]).
+//! Clean-up passes over the SIMT IR, run in rounds: constant folding with
+//! immediate propagation and integer identities, `mul.wide` for products
+//! of widened 32-bit values ([`super::widen`]), common-subexpression
+//! elimination with copy propagation ([`super::cse`]), dead-code
+//! elimination and (from level 2) loop-invariant code motion
+//! ([`super::licm`]).
 use rustc_hash::FxHashMap as HashMap;
 
 use super::regs::RegCounts;
