@@ -2,7 +2,7 @@
 //! (`wgmma.mma_async`, sm_90a).
 //!
 //! Both operands go through shared memory in the swizzled layouts of
-//! [`wgmma_smem`]: A (`m x k`) K-major; B (`k x n`) MN-major for 16-bit
+//! [`super::wgmma_smem`]: A (`m x k`) K-major; B (`k x n`) MN-major for 16-bit
 //! types (the tile's rows are already contiguous along N), K-major for
 //! tf32 and 8-bit types (which `wgmma` reads K-major only). The tile
 //! block's warpgroups split M; each runs `m64nNk*` instructions over its
