@@ -1,6 +1,7 @@
 //! Lowers one entry function: binds parameters, walks the body op by op
 //! (each op family in [`super::ops`]) and produces the PTX entry.
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use super::assign::{assign, Layouts};
@@ -173,7 +174,7 @@ impl<'m> Lowerer<'m> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         self.tid = Some(t);
         t
@@ -188,14 +189,14 @@ impl<'m> Lowerer<'m> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+            smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
         );
         self.b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            smallvec::smallvec![Operand::Reg(bit), Operand::Imm(v)],
+            smallvec![Operand::Reg(bit), Operand::Imm(v)],
         )
     }
 
@@ -227,7 +228,7 @@ impl<'m> Lowerer<'m> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(t), Operand::Imm(k as i64)],
+                    smallvec![Operand::Reg(t), Operand::Imm(k as i64)],
                 );
             }
             if k + n < values.len() {
@@ -236,7 +237,7 @@ impl<'m> Lowerer<'m> {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    smallvec::smallvec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
+                    smallvec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
                 );
             }
             let s = v.trailing_zeros();
@@ -246,7 +247,7 @@ impl<'m> Lowerer<'m> {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    smallvec::smallvec![Operand::Reg(t), Operand::Imm(i64::from(s))],
+                    smallvec![Operand::Reg(t), Operand::Imm(i64::from(s))],
                 );
             }
             acc = Some(self.xor_into(acc, t));
@@ -264,7 +265,7 @@ impl<'m> Lowerer<'m> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(a), Operand::Reg(t)],
+                smallvec![Operand::Reg(a), Operand::Reg(t)],
             ),
         }
     }
@@ -298,14 +299,14 @@ impl<'m> Lowerer<'m> {
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(mask)],
+            smallvec![Operand::Reg(tid), Operand::Imm(mask)],
         );
         Some(self.b.op(
             Opc::Setp,
             &["eq"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(t), Operand::Imm(0)],
+            smallvec![Operand::Reg(t), Operand::Imm(0)],
         ))
     }
 
@@ -389,7 +390,7 @@ impl<'m> Lowerer<'m> {
             Opc::Mov,
             &[],
             &[ty],
-            smallvec::smallvec![Operand::Reg(d)],
+            smallvec![Operand::Reg(d)],
             vec![src],
         ));
         d
@@ -494,8 +495,8 @@ pub fn lower_entry<'m>(
             Opc::Ld,
             &["param"],
             &[load_ty],
-            smallvec::smallvec![Operand::Reg(d)],
-            smallvec::smallvec![Operand::Param(pname)],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Param(pname)],
         ));
         let d = if elem.bits() == 1 {
             // An i1 parameter arrives as a byte.
@@ -504,7 +505,7 @@ pub fn lower_entry<'m>(
                 &["ne"],
                 &[Ty::B16],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
+                smallvec![Operand::Reg(d), Operand::Imm(0)],
             )
         } else {
             d
@@ -534,14 +535,14 @@ pub fn lower_entry<'m>(
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(crate::ptx::Special::ClusterCtaRank)],
+            smallvec![Operand::Special(crate::ptx::Special::ClusterCtaRank)],
         );
         let first = l.b.op(
             Opc::Setp,
             &["eq"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(rank), Operand::Imm(0)],
+            smallvec![Operand::Reg(rank), Operand::Imm(0)],
         );
         l.b.begin_if(first, true);
     }

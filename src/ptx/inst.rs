@@ -2,7 +2,7 @@
 //! modifiers, and instructions. Lowering builds these; [`super::writer`]
 //! turns them into text.
 
-use smallvec::SmallVec;
+use smallvec::{smallvec, SmallVec};
 
 /// The registers an instruction reads or writes; inline for up to four.
 pub type Regs = SmallVec<[Reg; 4]>;
@@ -434,7 +434,7 @@ impl Inst {
     /// Registers written.
     pub fn defs(&self) -> Regs {
         if let [Operand::Reg(r)] = self.dsts.as_slice() {
-            return smallvec::smallvec![*r];
+            return smallvec![*r];
         }
         let mut v = Regs::new();
         for d in &self.dsts {

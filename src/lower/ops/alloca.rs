@@ -13,6 +13,7 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty, SHARED_SYMBOL};
+use smallvec::smallvec;
 
 use super::staging::{alloc, barrier};
 
@@ -81,7 +82,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let tid = l.tid();
     let first = l.b.op(
@@ -98,7 +99,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[],
         vec![r(p)],
-        smallvec::smallvec![Operand::Imm(bytes), Operand::Imm(align.max(1))],
+        smallvec![Operand::Imm(bytes), Operand::Imm(align.max(1))],
     ));
     let null = l.b.op(
         Opc::Setp,
@@ -115,7 +116,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["shared"],
         &[Ty::B64],
         vec![],
-        smallvec::smallvec![Operand::Addr(base, slot.offset), r(p)],
+        smallvec![Operand::Addr(base, slot.offset), r(p)],
     ));
     l.b.end_if();
     barrier(l);
@@ -125,7 +126,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["shared"],
         &[Ty::B64],
         vec![r(d)],
-        smallvec::smallvec![Operand::Addr(base, slot.offset)],
+        smallvec![Operand::Addr(base, slot.offset)],
     ));
     l.allocas.push(d);
     l.bind(
@@ -152,7 +153,7 @@ pub fn free_all(l: &mut Lowerer) {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(tid), Operand::Imm(0)],
+        smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
     l.b.begin_if(first, true);
     for p in l.allocas.clone() {
@@ -161,7 +162,7 @@ pub fn free_all(l: &mut Lowerer) {
             &[],
             &[],
             vec![],
-            smallvec::smallvec![Operand::Reg(p)],
+            smallvec![Operand::Reg(p)],
         ));
     }
     l.b.end_if();

@@ -5,6 +5,7 @@ use crate::lower::kernel::Lowerer;
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 use super::elementwise;
 
@@ -92,7 +93,7 @@ pub fn to_f32(l: &mut Lowerer, s: Scalar, r: Reg) -> Reg {
             &[],
             &[Ty::F32, Ty::F16],
             Ty::F32,
-            smallvec::smallvec![Operand::Reg(r)],
+            smallvec![Operand::Reg(r)],
         ),
         Scalar::BF16 => {
             let w = l.b.op(
@@ -100,14 +101,14 @@ pub fn to_f32(l: &mut Lowerer, s: Scalar, r: Reg) -> Reg {
                 &[],
                 &[Ty::U32, Ty::U16],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(r)],
+                smallvec![Operand::Reg(r)],
             );
             l.b.op(
                 Opc::Shl,
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(w), Operand::Imm(16)],
+                smallvec![Operand::Reg(w), Operand::Imm(16)],
             )
         }
         _ => r,
@@ -122,14 +123,14 @@ pub fn from_f32(l: &mut Lowerer, s: Scalar, r: Reg, rnd: &'static str) -> Reg {
             &[rnd],
             &[Ty::F16, Ty::F32],
             Ty::F16,
-            smallvec::smallvec![Operand::Reg(r)],
+            smallvec![Operand::Reg(r)],
         ),
         Scalar::BF16 => l.b.op(
             Opc::Cvt,
             &[rnd],
             &[Ty::BF16, Ty::F32],
             Ty::BF16,
-            smallvec::smallvec![Operand::Reg(r)],
+            smallvec![Operand::Reg(r)],
         ),
         _ => r,
     }
@@ -182,7 +183,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         opc,
                         &mods,
                         &[fty],
-                        smallvec::smallvec![Operand::Reg(d)],
+                        smallvec![Operand::Reg(d)],
                         regs(r),
                     ));
                     return Ok(d);
@@ -199,7 +200,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     opc,
                     &mods,
                     &[Ty::F32],
-                    smallvec::smallvec![Operand::Reg(d)],
+                    smallvec![Operand::Reg(d)],
                     regs(&w),
                 ));
                 Ok(from_f32(l, s, d, if approx_like { "rn" } else { rnd }))
@@ -224,7 +225,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[fty],
                         fty,
-                        smallvec::smallvec![Operand::Reg(q), Operand::Reg(m), Operand::Reg(either)],
+                        smallvec![Operand::Reg(q), Operand::Reg(m), Operand::Reg(either)],
                     ));
                 }
                 let mut mods = Vec::new();
@@ -239,7 +240,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     opc,
                     &mods,
                     &[fty],
-                    smallvec::smallvec![Operand::Reg(d)],
+                    smallvec![Operand::Reg(d)],
                     regs(r),
                 ));
                 Ok(d)
@@ -262,7 +263,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::B16],
                         Ty::B16,
-                        smallvec::smallvec![Operand::Reg(r[0]), Operand::Imm(m)],
+                        smallvec![Operand::Reg(r[0]), Operand::Imm(m)],
                     ));
                 }
                 let opc = if neg { Opc::Neg } else { Opc::Abs };
@@ -337,11 +338,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                                 &[],
                                 &[Ty::S32],
                                 Ty::S32,
-                                smallvec::smallvec![
-                                    Operand::Imm(v),
-                                    Operand::Imm(0),
-                                    Operand::Reg(x)
-                                ],
+                                smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(x)],
                             )
                         })
                         .collect();
@@ -372,28 +369,28 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        smallvec::smallvec![Operand::Reg(r[0]), Operand::Reg(r[1])],
+                        smallvec![Operand::Reg(r[0]), Operand::Reg(r[1])],
                     );
                     let nc = l.b.op(
                         Opc::Not,
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        smallvec::smallvec![Operand::Reg(r[0])],
+                        smallvec![Operand::Reg(r[0])],
                     );
                     let b = l.b.op(
                         Opc::And,
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        smallvec::smallvec![Operand::Reg(nc), Operand::Reg(r[2])],
+                        smallvec![Operand::Reg(nc), Operand::Reg(r[2])],
                     );
                     return Ok(l.b.op(
                         Opc::Or,
                         &[],
                         &[Ty::Pred],
                         Ty::Pred,
-                        smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
+                        smallvec![Operand::Reg(a), Operand::Reg(b)],
                     ));
                 }
                 let ty = Ty::from_bits(e.bits().max(16));
@@ -402,7 +399,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[ty],
                     ty,
-                    smallvec::smallvec![Operand::Reg(r[1]), Operand::Reg(r[2]), Operand::Reg(r[0])],
+                    smallvec![Operand::Reg(r[1]), Operand::Reg(r[2]), Operand::Reg(r[0])],
                 ))
             })
         }
@@ -465,7 +462,7 @@ fn int_binary(
                 &[],
                 &[Ty::U32, Ty::U64],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(r[1])],
+                smallvec![Operand::Reg(r[1])],
             );
             srcs[1] = Operand::Reg(amt);
         }
@@ -481,7 +478,7 @@ fn int_binary(
             &["ne"],
             &[t],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(rem), Operand::Imm(0)],
+            smallvec![Operand::Reg(rem), Operand::Imm(0)],
         );
         let adjust = if signed {
             let x = l.b.op(Opc::Xor, &[], &[bty], bty, regs(r));
@@ -491,14 +488,14 @@ fn int_binary(
                 &[m],
                 &[t],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(x), Operand::Imm(0)],
+                smallvec![Operand::Reg(x), Operand::Imm(0)],
             );
             l.b.op(
                 Opc::And,
                 &[],
                 &[Ty::Pred],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(nz), Operand::Reg(sign)],
+                smallvec![Operand::Reg(nz), Operand::Reg(sign)],
             )
         } else {
             nz
@@ -509,14 +506,14 @@ fn int_binary(
             &[],
             &[sty],
             sty,
-            smallvec::smallvec![Operand::Imm(delta), Operand::Imm(0), Operand::Reg(adjust)],
+            smallvec![Operand::Imm(delta), Operand::Imm(0), Operand::Reg(adjust)],
         );
         Ok(l.b.op(
             Opc::Add,
             &[],
             &[sty],
             sty,
-            smallvec::smallvec![Operand::Reg(q), Operand::Reg(dv)],
+            smallvec![Operand::Reg(q), Operand::Reg(dv)],
         ))
     })
 }
@@ -555,14 +552,14 @@ pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(r[1]), Operand::Imm(size)],
+                smallvec![Operand::Reg(r[1]), Operand::Imm(size)],
             ),
             32 => l.b.op(
                 Opc::Mul,
                 &["wide"],
                 &[Ty::S32],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(r[1]), Operand::Imm(size)],
+                smallvec![Operand::Reg(r[1]), Operand::Imm(size)],
             ),
             16 => {
                 let w = l.b.op(
@@ -570,14 +567,14 @@ pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::S64, Ty::S16],
                     Ty::S64,
-                    smallvec::smallvec![Operand::Reg(r[1])],
+                    smallvec![Operand::Reg(r[1])],
                 );
                 l.b.op(
                     Opc::Mul,
                     &["lo"],
                     &[Ty::S64],
                     Ty::S64,
-                    smallvec::smallvec![Operand::Reg(w), Operand::Imm(size)],
+                    smallvec![Operand::Reg(w), Operand::Imm(size)],
                 )
             }
             _ => return Err(l.unsupported(id)),
@@ -587,7 +584,7 @@ pub fn offset(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(r[0]), Operand::Reg(bytes)],
+            smallvec![Operand::Reg(r[0]), Operand::Reg(bytes)],
         ))
     })
 }

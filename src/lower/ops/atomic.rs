@@ -8,6 +8,7 @@ use crate::lower::values::{value_tile, Elem};
 use crate::lower::view::partition;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 use super::memory::{element, prepare};
 use super::staging::{alloc, barrier, read, write, Placement};
@@ -172,8 +173,8 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Mov,
             &[],
             &[Ty::from_bits(elem.bits())],
-            smallvec::smallvec![Operand::Reg(d)],
-            smallvec::smallvec![Operand::Imm(0)],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Imm(0)],
         ));
         if let Some(q) = owner {
             l.b.begin_if(q, true);
@@ -191,7 +192,7 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             );
             l.b.copy(d, old);
         } else {
-            let mut srcs = smallvec::smallvec![Operand::Addr(ptrs.regs[r], 0)];
+            let mut srcs = smallvec![Operand::Addr(ptrs.regs[r], 0)];
             if let Some(cm) = &cmp {
                 srcs.push(Operand::Reg(cm.regs[r]));
             }
@@ -200,7 +201,7 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Opc::Atom,
                 &[order, scope, "global", name],
                 &[ty],
-                smallvec::smallvec![Operand::Reg(d)],
+                smallvec![Operand::Reg(d)],
                 srcs,
             ));
         }

@@ -9,6 +9,7 @@ use crate::lower::values::{value_tile, Elem};
 use crate::lower::view::{partition, Extent};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 use super::lower_op;
 
@@ -226,7 +227,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Add,
             &[],
             &[ity],
-            smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
+            smallvec![Operand::Reg(iv), Operand::Reg(step)],
         );
     }
     let p = l.b.op(
@@ -234,7 +235,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["lt"],
         &[cmp_ty],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(iv), Operand::Reg(ub)],
+        smallvec![Operand::Reg(iv), Operand::Reg(ub)],
     );
     l.b.begin_loop_body(p, true);
     l.loops.push(crate::lower::kernel::LoopCtx {
@@ -251,7 +252,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Add,
             &[],
             &[ity],
-            smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
+            smallvec![Operand::Reg(iv), Operand::Reg(step)],
         );
     }
     l.b.end_loop();
@@ -308,7 +309,7 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
                         &[],
                         &[Ty::U64, Ty::U32],
                         Ty::U64,
-                        smallvec::smallvec![Operand::Reg(x)],
+                        smallvec![Operand::Reg(x)],
                     );
                 } else if !wide && t.elem != elem {
                     x = l.b.op(
@@ -316,7 +317,7 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
                         &[],
                         &[Ty::U32, Ty::U64],
                         Ty::U32,
-                        smallvec::smallvec![Operand::Reg(x)],
+                        smallvec![Operand::Reg(x)],
                     );
                 }
                 let up = l.b.op(
@@ -324,7 +325,7 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
                     &[],
                     &[uty],
                     uty,
-                    smallvec::smallvec![Operand::Reg(x), Operand::Imm(tile - 1)],
+                    smallvec![Operand::Reg(x), Operand::Imm(tile - 1)],
                 );
                 l.b.op(
                     Opc::Shr,
@@ -391,7 +392,7 @@ pub fn lower_tensor_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     Opc::Cvt,
                     &[],
                     &[dt, st],
-                    smallvec::smallvec![Operand::Reg(t.regs[0])],
+                    smallvec![Operand::Reg(t.regs[0])],
                 );
                 d
             }
@@ -451,7 +452,7 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[Ty::Pred],
         Ty::Pred,
-        smallvec::smallvec![Operand::Imm(1)],
+        smallvec![Operand::Imm(1)],
     );
     l.b.begin_loop_body(go, true);
     l.loops.push(crate::lower::kernel::LoopCtx {

@@ -11,6 +11,7 @@
 //! `assert` has every thread check the elements it owns; a thread with a
 //! false element prints `"<file>:<line>: tile block: [x, y, z], position:
 //! [i]: <message>"` for its first such element and traps.
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use super::staging;
@@ -92,7 +93,7 @@ pub fn lower_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(tid), Operand::Imm(0)],
+        smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
     l.b.begin_if(first, true);
     let mut text = String::new();
@@ -177,7 +178,7 @@ fn vprintf(
         &[],
         &[Ty::U64],
         Ty::U64,
-        smallvec::smallvec![Operand::Symbol(LOCAL_SYMBOL)],
+        smallvec![Operand::Symbol(LOCAL_SYMBOL)],
     );
     let mut off = 0i64;
     for (r, e, spec) in args {
@@ -189,7 +190,7 @@ fn vprintf(
             &["local"],
             &[ty],
             vec![],
-            smallvec::smallvec![Operand::Addr(local, off), Operand::Reg(v)],
+            smallvec![Operand::Addr(local, off), Operand::Reg(v)],
         ));
         off += size;
     }
@@ -199,7 +200,7 @@ fn vprintf(
         &["local"],
         &[Ty::U64],
         Ty::U64,
-        smallvec::smallvec![Operand::Reg(local)],
+        smallvec![Operand::Reg(local)],
     );
     let name = format!("{}{}", l.sym_prefix, l.strings.len());
     let mut bytes = text.as_bytes().to_vec();
@@ -210,21 +211,21 @@ fn vprintf(
         &[],
         &[Ty::U64],
         Ty::U64,
-        smallvec::smallvec![Operand::Global(name)],
+        smallvec![Operand::Global(name)],
     );
     let fmt = l.b.op(
         Opc::Cvta,
         &["global"],
         &[Ty::U64],
         Ty::U64,
-        smallvec::smallvec![Operand::Reg(sym)],
+        smallvec![Operand::Reg(sym)],
     );
     l.b.push(Inst::new(
         Opc::Vprintf,
         &[],
         &[],
         vec![],
-        smallvec::smallvec![Operand::Reg(fmt), Operand::Reg(buf)],
+        smallvec![Operand::Reg(fmt), Operand::Reg(buf)],
     ));
     Ok(())
 }
@@ -244,13 +245,7 @@ fn promote(
         return Ok((r, Ty::B64));
     };
     let cvt = |l: &mut Lowerer, d: Ty, s: Ty, r: Reg| {
-        l.b.op(
-            Opc::Cvt,
-            &[],
-            &[d, s],
-            d,
-            smallvec::smallvec![Operand::Reg(r)],
-        )
+        l.b.op(Opc::Cvt, &[], &[d, s], d, smallvec![Operand::Reg(r)])
     };
     Ok(match s {
         Scalar::I1 => (
@@ -259,7 +254,7 @@ fn promote(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(r)],
+                smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(r)],
             ),
             Ty::B32,
         ),
@@ -294,7 +289,7 @@ fn promote(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(w), Operand::Imm(16)],
+                smallvec![Operand::Reg(w), Operand::Imm(16)],
             );
             (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
         }
@@ -318,7 +313,7 @@ fn promote(
                 &[],
                 &[Ty::B16],
                 Ty::B16,
-                smallvec::smallvec![Operand::Reg(r), Operand::Imm(12)],
+                smallvec![Operand::Reg(r), Operand::Imm(12)],
             );
             let (h, w) = if unsigned {
                 (Ty::U16, Ty::U32)
@@ -330,7 +325,7 @@ fn promote(
                 &[],
                 &[h],
                 Ty::B16,
-                smallvec::smallvec![Operand::Reg(top), Operand::Imm(12)],
+                smallvec![Operand::Reg(top), Operand::Imm(12)],
             );
             (cvt(l, w, h, x), Ty::B32)
         }
@@ -377,11 +372,7 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::B32],
                         Ty::B32,
-                        smallvec::smallvec![
-                            Operand::Reg(keep),
-                            Operand::Reg(here),
-                            Operand::Reg(c)
-                        ],
+                        smallvec![Operand::Reg(keep), Operand::Reg(here), Operand::Reg(c)],
                     )
                 })
                 .collect(),
@@ -393,7 +384,7 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &[],
                 &[Ty::Pred],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(a), Operand::Reg(c)],
+                smallvec![Operand::Reg(a), Operand::Reg(c)],
             ),
         });
     }
@@ -413,7 +404,7 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(s)],
+            smallvec![Operand::Special(s)],
         );
         args.push((b, Elem::Num(Scalar::I32), "%d".to_string()));
     }

@@ -29,6 +29,7 @@
 //! Nothing flushes subnormals: `remf` has no `flush_to_zero` attribute.
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 fn r(x: Reg) -> Operand {
     Operand::Reg(x)
@@ -63,7 +64,7 @@ fn f64_words(l: &mut Lowerer, x: Reg) -> (Reg, Reg) {
         Opc::Mov,
         &[],
         &[Ty::B64],
-        smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+        smallvec![Operand::Vec(vec![lo, hi])],
         vec![r(w)],
     ));
     (hi, lo)
@@ -96,8 +97,8 @@ fn first_divisor(l: &mut Lowerer, x: Reg, y: Reg) -> Reg {
         Opc::Mov,
         &[],
         &[Ty::B64],
-        smallvec::smallvec![Operand::Reg(w)],
-        smallvec::smallvec![Operand::Vec(vec![yl, hi])],
+        smallvec![Operand::Reg(w)],
+        smallvec![Operand::Vec(vec![yl, hi])],
     ));
     l.b.op(Opc::Cvt, &["rn"], &[Ty::F32, Ty::F64], Ty::F32, vec![r(w)])
 }

@@ -8,6 +8,7 @@ use crate::ir::{OpId, Opcode, ValueId};
 use crate::lower::kernel::Lowerer;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 use super::elementwise;
 
@@ -19,7 +20,7 @@ fn amount(l: &mut Lowerer, r: Reg) -> Reg {
         &[],
         &[Ty::U32, Ty::U8],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(r)],
+        smallvec![Operand::Reg(r)],
     )
 }
 
@@ -30,13 +31,7 @@ pub fn widen(l: &mut Lowerer, r: Reg, signed: bool) -> Reg {
     } else {
         (Ty::U16, Ty::U8)
     };
-    l.b.op(
-        Opc::Cvt,
-        &[],
-        &[d, s],
-        d,
-        smallvec::smallvec![Operand::Reg(r)],
-    )
+    l.b.op(Opc::Cvt, &[], &[d, s], d, smallvec![Operand::Reg(r)])
 }
 
 fn regs(r: &[Reg]) -> Vec<Operand> {
@@ -72,7 +67,7 @@ pub fn binary(
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    smallvec::smallvec![Operand::Reg(r[0]), Operand::Reg(amt)],
+                    smallvec![Operand::Reg(r[0]), Operand::Reg(amt)],
                 )
             }
             Opcode::MulhiI => {
@@ -82,14 +77,14 @@ pub fn binary(
                     &["lo"],
                     &[Ty::U16],
                     Ty::U16,
-                    smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
+                    smallvec![Operand::Reg(a), Operand::Reg(b)],
                 );
                 l.b.op(
                     Opc::Shr,
                     &[],
                     &[Ty::U16],
                     Ty::U16,
-                    smallvec::smallvec![Operand::Reg(p), Operand::Imm(8)],
+                    smallvec![Operand::Reg(p), Operand::Imm(8)],
                 )
             }
             Opcode::ShRI => {
@@ -100,7 +95,7 @@ pub fn binary(
                     &[],
                     &[ty],
                     ty,
-                    smallvec::smallvec![Operand::Reg(a), Operand::Reg(amt)],
+                    smallvec![Operand::Reg(a), Operand::Reg(amt)],
                 )
             }
             Opcode::MaxI | Opcode::MinI | Opcode::RemI | Opcode::DivI => {
@@ -116,7 +111,7 @@ pub fn binary(
                     &[],
                     &[ty],
                     ty,
-                    smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
+                    smallvec![Operand::Reg(a), Operand::Reg(b)],
                 );
                 if opc != Opc::Div || rounding == 1 || (rounding == 2 && !signed) {
                     q
@@ -169,7 +164,7 @@ fn round_quotient(
         &[],
         &[Ty::S16],
         Ty::S16,
-        smallvec::smallvec![Operand::Imm(delta), Operand::Imm(0), r(adjust)],
+        smallvec![Operand::Imm(delta), Operand::Imm(0), r(adjust)],
     );
     l.b.op(Opc::Add, &[], &[Ty::S16], Ty::S16, vec![r(q), r(dv)])
 }
@@ -186,7 +181,7 @@ pub fn unary(l: &mut Lowerer, id: OpId, neg: bool, ops: &[ValueId]) -> Result<()
                 &[],
                 &[Ty::S16],
                 Ty::S16,
-                smallvec::smallvec![Operand::Reg(a)],
+                smallvec![Operand::Reg(a)],
             )
         })
     })
@@ -208,7 +203,7 @@ pub fn compare(
             &[m],
             &[ty],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(a), Operand::Reg(b)],
+            smallvec![Operand::Reg(a), Operand::Reg(b)],
         ))
     })
 }

@@ -4,6 +4,7 @@ use crate::ir::{OpId, Opcode, Scalar};
 use crate::lower::kernel::Lowerer;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 use super::arith::{enum_attr, float_ty, from_f32, rounding, to_f32};
 use super::elementwise;
@@ -40,13 +41,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                     } else {
                         vec![m]
                     };
-                    l.b.op(
-                        Opc::Sqrt,
-                        &mods,
-                        &[wide],
-                        wide,
-                        smallvec::smallvec![Operand::Reg(x)],
-                    )
+                    l.b.op(Opc::Sqrt, &mods, &[wide], wide, smallvec![Operand::Reg(x)])
                 }))
             })
         }
@@ -63,7 +58,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                         &[m],
                         &[wide, wide],
                         wide,
-                        smallvec::smallvec![Operand::Reg(x)],
+                        smallvec![Operand::Reg(x)],
                     )
                 }))
             })
@@ -75,13 +70,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                 } else {
                     vec!["approx"]
                 };
-                l.b.op(
-                    Opc::Rsqrt,
-                    &mods,
-                    &[wide],
-                    wide,
-                    smallvec::smallvec![Operand::Reg(x)],
-                )
+                l.b.op(Opc::Rsqrt, &mods, &[wide], wide, smallvec![Operand::Reg(x)])
             }))
         }),
         Opcode::Exp2 if wide == Ty::F32 => elementwise(l, id, &ops, |l, r| {
@@ -96,7 +85,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                     &mods,
                     &[Ty::F32],
                     Ty::F32,
-                    smallvec::smallvec![Operand::Reg(x)],
+                    smallvec![Operand::Reg(x)],
                 )
             }))
         }),
@@ -118,7 +107,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                         &["approx", "ftz"],
                         &[Ty::F32],
                         Ty::F32,
-                        smallvec::smallvec![Operand::Reg(t)],
+                        smallvec![Operand::Reg(t)],
                     )
                 }))
             })
@@ -150,7 +139,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                             &["rn"],
                             &[Ty::F32],
                             Ty::F32,
-                            smallvec::smallvec![Operand::Reg(s), Operand::Reg(c)],
+                            smallvec![Operand::Reg(s), Operand::Reg(c)],
                         )
                     }
                     Opcode::SinH => math_f32::sinh_cosh(l, x, false),

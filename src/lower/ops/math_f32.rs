@@ -4,6 +4,7 @@
 //! enough on the reduced range.
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 fn k(x: f32) -> Operand {
     Operand::F32(x.to_bits())
@@ -352,7 +353,7 @@ pub fn pow(l: &mut Lowerer, x: Reg, y: Reg) -> Reg {
         &[],
         &[Ty::F32],
         Ty::F32,
-        smallvec::smallvec![Operand::F32(0x7fff_ffff)],
+        smallvec![Operand::F32(0x7fff_ffff)],
     );
     let neg_result = sel(l, signed, nan, integral);
     let xneg = setp(l, "lt", r(x), k(0.0));

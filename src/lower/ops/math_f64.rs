@@ -5,6 +5,7 @@
 //! trigonometric functions (`math_f64_trig`) share.
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 /// An f64 immediate.
 pub(super) fn k(x: f64) -> Operand {
@@ -153,7 +154,7 @@ fn ilogb(l: &mut Lowerer, x: Reg) -> Reg {
         &[],
         &[Ty::S32],
         Ty::S32,
-        smallvec::smallvec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
+        smallvec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
     );
     int(l, Opc::Sub, Ty::S32, r(e), r(adj))
 }
@@ -244,7 +245,7 @@ fn log_parts(l: &mut Lowerer, x: Reg) -> (Reg, Reg, Reg) {
         &[],
         &[Ty::S32],
         Ty::S32,
-        smallvec::smallvec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
+        smallvec![Operand::Imm(1023 + 54), Operand::Imm(1023), r(subn)],
     );
     let e = int(l, Opc::Sub, Ty::S32, r(field), r(adj));
     let one = l.b.op(
@@ -252,7 +253,7 @@ fn log_parts(l: &mut Lowerer, x: Reg) -> (Reg, Reg, Reg) {
         &[],
         &[Ty::S32],
         Ty::S32,
-        smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), r(big)],
+        smallvec![Operand::Imm(1), Operand::Imm(0), r(big)],
     );
     let e = int(l, Opc::Add, Ty::S32, r(e), r(one));
     let ef =

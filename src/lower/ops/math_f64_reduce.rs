@@ -3,6 +3,7 @@
 //! exponent from a table held in selects), in 64-bit integer words.
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 /// 2/pi in 64-bit words after 64 leading zero bits (bit 1 of 2/pi is the
 /// top bit of word 1).
@@ -104,7 +105,7 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Imm(64), r(o)],
+        smallvec![Operand::Imm(64), r(o)],
     );
     // t[wi + j] for j in 0..4 by select chains.
     let hits: Vec<Reg> = (0..17)

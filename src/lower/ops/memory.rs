@@ -13,7 +13,7 @@ use crate::lower::view::{partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use rustc_hash::FxHashMap;
-use smallvec::SmallVec;
+use smallvec::{smallvec, SmallVec};
 
 /// Per-access facts shared by every register of one load or store.
 pub(super) struct Access {
@@ -56,13 +56,7 @@ fn widen(l: &mut Lowerer, op: OpId, v: ValueId) -> Result<Reg, LowerError> {
             } else {
                 [Ty::S64, Ty::S32]
             };
-            Ok(l.b.op(
-                Opc::Cvt,
-                &[],
-                &tys,
-                Ty::B64,
-                smallvec::smallvec![Operand::Reg(r)],
-            ))
+            Ok(l.b.op(Opc::Cvt, &[], &tys, Ty::B64, smallvec![Operand::Reg(r)]))
         }
         _ => Err(l.unsupported_feature(op, "a non-integer index or extent")),
     }
@@ -113,7 +107,7 @@ fn thread_coords(
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(v), Operand::Imm(k as i64)],
+                smallvec![Operand::Reg(v), Operand::Imm(k as i64)],
             );
         }
         if k + n < bases.len() {
@@ -122,7 +116,7 @@ fn thread_coords(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(v), Operand::Imm((1i64 << n) - 1)],
+                smallvec![Operand::Reg(v), Operand::Imm((1i64 << n) - 1)],
             );
         }
         if s > 0 {
@@ -131,7 +125,7 @@ fn thread_coords(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(v), Operand::Imm(i64::from(s))],
+                smallvec![Operand::Reg(v), Operand::Imm(i64::from(s))],
             );
         }
         out[d] = Some(match out[d] {
@@ -141,7 +135,7 @@ fn thread_coords(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(prev), Operand::Reg(v)],
+                smallvec![Operand::Reg(prev), Operand::Reg(v)],
             ),
         });
         k += n;
@@ -186,7 +180,7 @@ pub(super) fn prepare(
                 &[],
                 &[Ty::B64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Imm(0)],
+                smallvec![Operand::Imm(0)],
             ));
             bound.push(match p.shape[d] {
                 Extent::Static(n) => Operand::Imm(n),
@@ -206,7 +200,7 @@ pub(super) fn prepare(
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(idx), Operand::Imm(p.steps[i])],
+            smallvec![Operand::Reg(idx), Operand::Imm(p.steps[i])],
         );
         if let Some(t) = tc[i] {
             let t64 = l.b.op(
@@ -214,14 +208,14 @@ pub(super) fn prepare(
                 &[],
                 &[Ty::U64, Ty::U32],
                 Ty::U64,
-                smallvec::smallvec![Operand::Reg(t)],
+                smallvec![Operand::Reg(t)],
             );
             s = l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(s), Operand::Reg(t64)],
+                smallvec![Operand::Reg(s), Operand::Reg(t64)],
             );
         }
         start.push(s);
@@ -247,14 +241,14 @@ pub(super) fn prepare(
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(start[i]), Operand::Imm(n)],
+                smallvec![Operand::Reg(start[i]), Operand::Imm(n)],
             ),
             (_, Some(r)) => l.b.op(
                 Opc::Mul,
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(start[i]), Operand::Reg(r)],
+                smallvec![Operand::Reg(start[i]), Operand::Reg(r)],
             ),
             (Extent::Dynamic(_), None) => {
                 return Err(l.unsupported_feature(op, "an unresolved stride"))
@@ -267,7 +261,7 @@ pub(super) fn prepare(
                 &[],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(o), Operand::Reg(term)],
+                smallvec![Operand::Reg(o), Operand::Reg(term)],
             ),
         });
     }
@@ -279,14 +273,14 @@ pub(super) fn prepare(
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(o), Operand::Imm(esize)],
+                smallvec![Operand::Reg(o), Operand::Imm(esize)],
             );
             l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(base), Operand::Reg(bytes)],
+                smallvec![Operand::Reg(base), Operand::Reg(bytes)],
             )
         }
     };
@@ -312,7 +306,7 @@ pub(super) fn prepare(
                             &[],
                             &[Ty::S64, Ty::S32],
                             Ty::S64,
-                            smallvec::smallvec![Operand::Reg(r)],
+                            smallvec![Operand::Reg(r)],
                         )
                     }
                 })
@@ -355,7 +349,7 @@ pub(super) fn element(
                 &["ge"],
                 &[Ty::U64],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(row), a.bound[i].clone()],
+                smallvec![Operand::Reg(row), a.bound[i].clone()],
             )
         } else {
             *a.checked.entry((i, ci)).or_insert_with(|| {
@@ -367,7 +361,7 @@ pub(super) fn element(
                         &[],
                         &[Ty::S64],
                         Ty::S64,
-                        smallvec::smallvec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
+                        smallvec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
                     )
                 };
                 l.b.op(
@@ -375,7 +369,7 @@ pub(super) fn element(
                     &["ge"],
                     &[Ty::U64],
                     Ty::Pred,
-                    smallvec::smallvec![Operand::Reg(idx), a.bound[i].clone()],
+                    smallvec![Operand::Reg(idx), a.bound[i].clone()],
                 )
             })
         };
@@ -386,7 +380,7 @@ pub(super) fn element(
                 &[],
                 &[Ty::Pred],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(q), Operand::Reg(p)],
+                smallvec![Operand::Reg(q), Operand::Reg(p)],
             ),
         });
     }
@@ -399,7 +393,7 @@ pub(super) fn element(
                 &["lo"],
                 &[Ty::S64],
                 Ty::S64,
-                smallvec::smallvec![Operand::Reg(row), Operand::Imm(n * a.esize)],
+                smallvec![Operand::Reg(row), Operand::Imm(n * a.esize)],
             ),
             (_, Some(s)) => {
                 let t = l.b.op(
@@ -407,14 +401,14 @@ pub(super) fn element(
                     &["lo"],
                     &[Ty::S64],
                     Ty::S64,
-                    smallvec::smallvec![Operand::Reg(row), Operand::Reg(s)],
+                    smallvec![Operand::Reg(row), Operand::Reg(s)],
                 );
                 l.b.op(
                     Opc::Mul,
                     &["lo"],
                     &[Ty::S64],
                     Ty::S64,
-                    smallvec::smallvec![Operand::Reg(t), Operand::Imm(a.esize)],
+                    smallvec![Operand::Reg(t), Operand::Imm(a.esize)],
                 )
             }
             _ => row,
@@ -424,7 +418,7 @@ pub(super) fn element(
             &[],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(addr), Operand::Reg(scaled)],
+            smallvec![Operand::Reg(addr), Operand::Reg(scaled)],
         );
     }
     // Static strides fold into the immediate; dynamic ones add registers,
@@ -457,14 +451,14 @@ pub(super) fn element(
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(r), Operand::Imm(k * a.esize)],
+            smallvec![Operand::Reg(r), Operand::Imm(k * a.esize)],
         );
         addr = l.b.op(
             Opc::Add,
             &[],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(addr), Operand::Reg(t)],
+            smallvec![Operand::Reg(addr), Operand::Reg(t)],
         );
     }
     if sparse.is_none() {
@@ -551,14 +545,14 @@ fn byte_to_pred(l: &mut Lowerer, b: Reg) -> Reg {
         &[],
         &[Ty::B16],
         Ty::B16,
-        smallvec::smallvec![Operand::Reg(b), Operand::Imm(255)],
+        smallvec![Operand::Reg(b), Operand::Imm(255)],
     );
     l.b.op(
         Opc::Setp,
         &["ne"],
         &[Ty::B16],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(low), Operand::Imm(0)],
+        smallvec![Operand::Reg(low), Operand::Imm(0)],
     )
 }
 
@@ -573,7 +567,7 @@ fn preds_to_bytes(l: &mut Lowerer, t: &Tile) -> Tile {
                 &[],
                 &[Ty::B16],
                 Ty::B16,
-                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(p)],
+                smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(p)],
             )
         })
         .collect();
@@ -674,7 +668,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
                     Opc::Mov,
                     &[],
                     &[mty],
-                    smallvec::smallvec![Operand::Reg(*d)],
+                    smallvec![Operand::Reg(*d)],
                     vec![src.clone()],
                 ));
             }
@@ -832,7 +826,7 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
                 Opc::Mov,
                 &[],
                 &[mty],
-                smallvec::smallvec![Operand::Reg(d)],
+                smallvec![Operand::Reg(d)],
                 vec![init],
             ));
             l.b.begin_if(m.regs[r], true);
@@ -841,8 +835,8 @@ pub fn load_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             Opc::Ld,
             &with_ordering(&ord, vec!["global"]),
             &[ty],
-            smallvec::smallvec![Operand::Reg(d)],
-            smallvec::smallvec![Operand::Addr(ptrs.regs[r], 0)],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Addr(ptrs.regs[r], 0)],
         ));
         if mask.is_some() {
             l.b.end_if();
@@ -888,7 +882,7 @@ pub fn store_ptr(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             &with_ordering(&ord, vec!["global"]),
             &[ty],
             vec![],
-            smallvec::smallvec![Operand::Addr(ptrs.regs[r], 0), Operand::Reg(t.regs[r])],
+            smallvec![Operand::Addr(ptrs.regs[r], 0), Operand::Reg(t.regs[r])],
         ));
         if mask.is_some() {
             l.b.end_if();

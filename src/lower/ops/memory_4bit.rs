@@ -14,6 +14,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::view::PartitionInfo;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 use super::memory::{element, prepare, Access};
 
@@ -41,13 +42,7 @@ fn byte_of(
         return Err(());
     };
     let s64 = |l: &mut Lowerer, opc: Opc, x: Reg, y: Operand| {
-        l.b.op(
-            opc,
-            &[],
-            &[Ty::S64],
-            Ty::S64,
-            smallvec::smallvec![Operand::Reg(x), y],
-        )
+        l.b.op(opc, &[], &[Ty::S64], Ty::S64, smallvec![Operand::Reg(x), y])
     };
     let full = s64(l, Opc::Add, at, Operand::Imm(imm));
     let off = s64(l, Opc::Sub, full, Operand::Reg(base));
@@ -64,21 +59,21 @@ fn nibble_shift(l: &mut Lowerer, off: Reg) -> Reg {
         &[],
         &[Ty::U32, Ty::U64],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(off)],
+        smallvec![Operand::Reg(off)],
     );
     let odd = l.b.op(
         Opc::And,
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Reg(w), Operand::Imm(1)],
+        smallvec![Operand::Reg(w), Operand::Imm(1)],
     );
     l.b.op(
         Opc::Shl,
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Reg(odd), Operand::Imm(2)],
+        smallvec![Operand::Reg(odd), Operand::Imm(2)],
     )
 }
 
@@ -114,8 +109,8 @@ pub fn load_view(
                 Opc::Mov,
                 &[],
                 &[Ty::B16],
-                smallvec::smallvec![Operand::Reg(d)],
-                smallvec::smallvec![Operand::Imm(pad | (pad << 4))],
+                smallvec![Operand::Reg(d)],
+                smallvec![Operand::Imm(pad | (pad << 4))],
             ));
             l.b.begin_if(q, false);
         }
@@ -124,8 +119,8 @@ pub fn load_view(
             Opc::Ld,
             &mods,
             &[Ty::U8],
-            smallvec::smallvec![Operand::Reg(d)],
-            smallvec::smallvec![Operand::Addr(byte, 0)],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Addr(byte, 0)],
         ));
         if oob.is_some() {
             l.b.end_if();
@@ -136,7 +131,7 @@ pub fn load_view(
             &[],
             &[Ty::B16],
             Ty::B16,
-            smallvec::smallvec![Operand::Reg(d), Operand::Reg(sh)],
+            smallvec![Operand::Reg(d), Operand::Reg(sh)],
         ));
     }
     l.bind(
@@ -185,14 +180,14 @@ pub fn store_view(
             &[],
             &[Ty::B64],
             Ty::B64,
-            smallvec::smallvec![Operand::Reg(byte), Operand::Imm(-4)],
+            smallvec![Operand::Reg(byte), Operand::Imm(-4)],
         );
         let low = l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U32, Ty::U64],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(byte)],
+            smallvec![Operand::Reg(byte)],
         );
         let low = b32(l, Opc::And, Operand::Reg(low), Operand::Imm(3));
         let low = b32(l, Opc::Shl, Operand::Reg(low), Operand::Imm(3));
@@ -202,14 +197,14 @@ pub fn store_view(
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(low), Operand::Reg(sh)],
+            smallvec![Operand::Reg(low), Operand::Reg(sh)],
         );
         let v = l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U32, Ty::U16],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(t.regs[r])],
+            smallvec![Operand::Reg(t.regs[r])],
         );
         let v = b32(l, Opc::And, Operand::Reg(v), Operand::Imm(0xf));
         let v = b32(l, Opc::Shl, Operand::Reg(v), Operand::Reg(sh));
@@ -218,7 +213,7 @@ pub fn store_view(
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Imm(0xf)],
+            smallvec![Operand::Imm(0xf)],
         );
         let mask = b32(l, Opc::Shl, Operand::Reg(ones), Operand::Reg(sh));
         let keep = l.b.op(
@@ -226,7 +221,7 @@ pub fn store_view(
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Reg(mask)],
+            smallvec![Operand::Reg(mask)],
         );
         for (name, x) in [("and", keep), ("or", v)] {
             let mods: Vec<&'static str> = ord.iter().copied().chain(["global", name]).collect();
@@ -235,7 +230,7 @@ pub fn store_view(
                 &mods,
                 &[Ty::B32],
                 vec![],
-                smallvec::smallvec![Operand::Addr(word, 0), Operand::Reg(x)],
+                smallvec![Operand::Addr(word, 0), Operand::Reg(x)],
             ));
         }
         if oob.is_some() {

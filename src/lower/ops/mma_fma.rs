@@ -4,6 +4,7 @@
 //! type and shape (2-D, or 3-D batched); used where no tensor-core engine
 //! applies (f32/f64 operands, odd shapes, targets without one).
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
 
 use crate::ir::{OpId, Opcode, Scalar};
 use crate::lower::kernel::{class_of, Lowerer, Tile};
@@ -110,7 +111,7 @@ fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Imm(0x7fff_ffff), r(x), r(is_nan)],
+                smallvec![Operand::Imm(0x7fff_ffff), r(x), r(is_nan)],
             );
             let sign = l.b.op(
                 Opc::And,
@@ -215,7 +216,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::default();
     let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::default();
@@ -249,14 +250,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &["lo"],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(idx), Operand::Imm(kdim * abuf.slot)],
+                smallvec![Operand::Reg(idx), Operand::Imm(kdim * abuf.slot)],
             );
             let off = l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(off), Operand::Imm(abuf.offset)],
+                smallvec![Operand::Reg(off), Operand::Imm(abuf.offset)],
             );
             a_rows.insert(
                 key_a,
@@ -265,7 +266,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec![Operand::Reg(base), Operand::Reg(off)],
                 ),
             );
         }
@@ -290,14 +291,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &["lo"],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(idx), Operand::Imm(bbuf.slot)],
+                smallvec![Operand::Reg(idx), Operand::Imm(bbuf.slot)],
             );
             let off = l.b.op(
                 Opc::Add,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(off), Operand::Imm(bbuf.offset)],
+                smallvec![Operand::Reg(off), Operand::Imm(bbuf.offset)],
             );
             b_cols.insert(
                 key_b,
@@ -306,7 +307,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec![Operand::Reg(base), Operand::Reg(off)],
                 ),
             );
         }
@@ -314,20 +315,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     // The k-loop.
     let k = l.b.reg(RegClass::B32);
-    l.b.op_into(
-        k,
-        Opc::Mov,
-        &[],
-        &[Ty::B32],
-        smallvec::smallvec![Operand::Imm(0)],
-    );
+    l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], smallvec![Operand::Imm(0)]);
     l.b.begin_loop();
     let go = l.b.op(
         Opc::Setp,
         &["lt"],
         &[Ty::U32],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(k), Operand::Imm(kdim)],
+        smallvec![Operand::Reg(k), Operand::Imm(kdim)],
     );
     l.b.begin_loop_body(go, true);
     let load = |l: &mut Lowerer,
@@ -359,8 +354,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Opc::Ld,
             &["shared"],
             &[ty],
-            smallvec::smallvec![Operand::Reg(d)],
-            smallvec::smallvec![Operand::Addr(a, 0)],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Addr(a, 0)],
         ));
         to_acc(l, s, signed, d, acc_kind)
     };
@@ -395,7 +390,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opc::Add,
         &[],
         &[Ty::U32],
-        smallvec::smallvec![Operand::Reg(k), Operand::Imm(1)],
+        smallvec![Operand::Reg(k), Operand::Imm(1)],
     );
     l.b.end_loop();
     barrier(l);

@@ -32,6 +32,7 @@
 //! it denotes; 0xFF is NaN and makes its block's products NaN, as are
 //! e4m3's and e5m2's own NaNs and the e4m3 and e5m3 scales' NaNs (0x7F or
 //! 0xFF, and 0xFF).
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
@@ -147,7 +148,7 @@ fn dequantize(
             &["rn"],
             &[Ty::F32],
             Ty::F32,
-            smallvec::smallvec![Operand::Reg(x), Operand::Reg(f)],
+            smallvec![Operand::Reg(x), Operand::Reg(f)],
         );
         regs.push(from_f32(l, Scalar::BF16, y, "rn"));
     }

@@ -12,6 +12,7 @@
 //! Shapes: M a multiple of 16, N of 8, K of the instruction K (16 for
 //! f16/bf16, 8 for tf32, 32 for 8-bit types); other shapes, f32/f64
 //! operands and bf16 accumulators go to the FMA engine.
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar};
@@ -219,8 +220,8 @@ fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
         Opc::Mov,
         &[],
         &[Ty::B32],
-        smallvec::smallvec![Operand::Vec(vec![lo, hi])],
-        smallvec::smallvec![Operand::Reg(v)],
+        smallvec![Operand::Vec(vec![lo, hi])],
+        smallvec![Operand::Reg(v)],
     ));
     (lo, hi)
 }
@@ -260,7 +261,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let frags = fragment_addrs(l, plan, &ops, base, &shape);
     let mut acc = acc_fragments(l, plan, &acc_in.regs);
@@ -298,7 +299,7 @@ pub fn fragment_addrs(
             mods,
             &[ty],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(x), Operand::Imm(imm)],
+            smallvec![Operand::Reg(x), Operand::Imm(imm)],
         )
     };
     let lane = op2(l, Opc::And, Ty::B32, tid, 31);
@@ -433,7 +434,7 @@ impl Mmas {
                             Opc::Mma,
                             &self.mods,
                             &[],
-                            smallvec::smallvec![Operand::Vec(d.clone())],
+                            smallvec![Operand::Vec(d.clone())],
                             vec![
                                 Operand::Vec(af[mt as usize].clone()),
                                 Operand::Vec(bf[nt as usize].clone()),

@@ -6,6 +6,7 @@ use crate::ir::ValueId;
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 use super::memory::{element, prepare, Access};
 use super::mma_sync_pipeline::{Load, Staged};
@@ -55,7 +56,7 @@ fn flat(l: &mut Lowerer, o: Operand) -> Reg {
             &[],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(r), Operand::Imm(imm)],
+            smallvec![Operand::Reg(r), Operand::Imm(imm)],
         ),
         Operand::Reg(r) => r,
         _ => unreachable!("element() returns an address"),
@@ -85,7 +86,7 @@ impl Stream {
             &[],
             &[ity],
             ity,
-            smallvec::smallvec![Operand::Reg(lb), Operand::Reg(step)],
+            smallvec![Operand::Reg(lb), Operand::Reg(step)],
         );
         let mut a1 = access(l, ld, st, iv, ivt, lb1)?;
         let (r0, _) = st.chunks[0];
@@ -116,7 +117,7 @@ impl Stream {
                     &["ge"],
                     &[Ty::U64],
                     Ty::Pred,
-                    smallvec::smallvec![Operand::Reg(idx), a0.bound[i].clone()],
+                    smallvec![Operand::Reg(idx), a0.bound[i].clone()],
                 );
                 let prev = size.map_or(Operand::Imm(bytes), Operand::Reg);
                 size = Some(l.b.op(
@@ -124,7 +125,7 @@ impl Stream {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
+                    smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
                 ));
             }
             inv.push(size);
@@ -187,7 +188,7 @@ impl Stream {
                         &[],
                         &[Ty::U32, Ty::S64],
                         Ty::U32,
-                        smallvec::smallvec![Operand::Reg(t)],
+                        smallvec![Operand::Reg(t)],
                     );
                     let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
                     Some(match inv {
@@ -201,7 +202,7 @@ impl Stream {
                         &["gt"],
                         &[Ty::S64],
                         Ty::Pred,
-                        smallvec::smallvec![Operand::Reg(rem), Operand::Imm(c)],
+                        smallvec![Operand::Reg(rem), Operand::Imm(c)],
                     );
                     let full = inv.map_or(Operand::Imm(self.bytes), Operand::Reg);
                     Some(l.b.op(
@@ -243,7 +244,7 @@ impl Stream {
                 Opc::Add,
                 &[],
                 &[Ty::S64],
-                smallvec::smallvec![Operand::Reg(a), Operand::Reg(self.delta)],
+                smallvec![Operand::Reg(a), Operand::Reg(self.delta)],
             );
         }
         if let Some((rem, adv)) = self.rem {
@@ -252,7 +253,7 @@ impl Stream {
                 Opc::Sub,
                 &[],
                 &[Ty::S64],
-                smallvec::smallvec![Operand::Reg(rem), Operand::Reg(adv)],
+                smallvec![Operand::Reg(rem), Operand::Reg(adv)],
             );
         }
     }

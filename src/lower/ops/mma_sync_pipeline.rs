@@ -5,6 +5,7 @@
 //! feed the tensor cores. Out-of-bounds chunks are zero-filled (`src-size`
 //! 0), so the loads must pad with zero and their chunks must be all in or
 //! all out of bounds (the view's divisibility facts prove it).
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
@@ -277,7 +278,7 @@ impl Bounds {
             &["lt"],
             &[self.cmp],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(x), Operand::Reg(self.ub)],
+            smallvec![Operand::Reg(x), Operand::Reg(self.ub)],
         )
     }
 }
@@ -325,14 +326,14 @@ pub(super) fn advance_ring(l: &mut Lowerer, r: Reg, by: i64, wrap: i64) -> Reg {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(n), Operand::Imm(wrap)],
+        smallvec![Operand::Reg(n), Operand::Imm(wrap)],
     );
     l.b.op_into(
         r,
         Opc::Selp,
         &[],
         &[Ty::B32],
-        smallvec::smallvec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
+        smallvec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
     );
     at_end
 }
@@ -353,7 +354,7 @@ fn wait(l: &mut Lowerer, n: i64) {
         &["wait_group"],
         &[],
         vec![],
-        smallvec::smallvec![Operand::Imm(n)],
+        smallvec![Operand::Imm(n)],
     ));
 }
 
@@ -437,7 +438,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Imm(s * stage_bytes)],
+            smallvec![Operand::Imm(s * stage_bytes)],
         )
     };
     let copies_a = Stream::new(l, &pat.a, &sa, pat.iv, &ivt, step, ity)?;
@@ -451,7 +452,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
                 &[],
                 &[ity],
                 ity,
-                smallvec::smallvec![Operand::Reg(next), Operand::Reg(step)],
+                smallvec![Operand::Reg(next), Operand::Reg(step)],
             );
         }
         let go = bounds.before_end(l, next);
@@ -469,27 +470,21 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let ahead = l.b.reg(class_of(bound.elem));
     l.b.copy(ahead, next);
     let rd = l.b.reg(RegClass::B32);
-    l.b.op_into(
-        rd,
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        smallvec::smallvec![Operand::Imm(0)],
-    );
+    l.b.op_into(rd, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(0)]);
     let wr = l.b.reg(RegClass::B32);
     l.b.op_into(
         wr,
         Opc::Mov,
         &[],
         &[Ty::U32],
-        smallvec::smallvec![Operand::Imm((stages - 1) * stage_bytes)],
+        smallvec![Operand::Imm((stages - 1) * stage_bytes)],
     );
     let base = l.b.op(
         Opc::Mov,
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let shape = layout.shape.clone();
     let frags = fragment_addrs(l, &pat.plan, &ops, base, &shape);
@@ -520,7 +515,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        smallvec::smallvec![Operand::Reg(ahead), Operand::Reg(step)],
+        smallvec![Operand::Reg(ahead), Operand::Reg(step)],
     );
     // `ahead` now is iv + (S-1) * step: the iteration to fetch.
     let fetch = ahead;
@@ -541,7 +536,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
+        smallvec![Operand::Reg(iv), Operand::Reg(step)],
     );
     l.b.end_loop();
     wait(l, 0);

@@ -17,6 +17,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use smallvec::smallvec;
 
 use super::mma_sync::Kind;
 use super::mma_sync_swizzle::{Swizzle, Swizzled};
@@ -222,8 +223,8 @@ pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
         Opc::Mov,
         &[],
         &[Ty::B32],
-        smallvec::smallvec![Operand::Reg(d)],
-        smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+        smallvec![Operand::Reg(d)],
+        smallvec![Operand::Vec(vec![lo, hi])],
     ));
     d
 }
@@ -261,7 +262,7 @@ pub fn thread_address_from(
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let start = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
     let mut addr = start;
@@ -275,7 +276,7 @@ pub fn thread_address_from(
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
+            smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
         );
         addr = mad(l, bit, o, addr);
     }
@@ -289,13 +290,7 @@ pub fn bin(l: &mut Lowerer, opc: Opc, ty: Ty, x: Reg, y: Operand) -> Reg {
     } else {
         &[]
     };
-    l.b.op(
-        opc,
-        mods,
-        &[ty],
-        Ty::U32,
-        smallvec::smallvec![Operand::Reg(x), y],
-    )
+    l.b.op(opc, mods, &[ty], Ty::U32, smallvec![Operand::Reg(x), y])
 }
 
 /// `mad.lo.u32 d, x, imm, add`.
@@ -305,7 +300,7 @@ pub fn mad(l: &mut Lowerer, x: Reg, imm: i64, add: Reg) -> Reg {
         &["lo"],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(x), Operand::Imm(imm), Operand::Reg(add)],
+        smallvec![Operand::Reg(x), Operand::Imm(imm), Operand::Reg(add)],
     )
 }
 
@@ -546,7 +541,7 @@ fn prmt(l: &mut Lowerer, a: Reg, b: Reg, sel: i64) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(sel)],
+        smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(sel)],
     )
 }
 

@@ -44,6 +44,7 @@ use super::values::{value_tile, Elem};
 use super::LowerError;
 use crate::ir::{Attr, OpId, Opcode, ValueId};
 use crate::ptx::{Opc, Operand, Reg, Special, Ty};
+use smallvec::smallvec;
 
 /// Lowers one op of the entry body.
 pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
@@ -109,7 +110,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Special(s)],
+                    smallvec![Operand::Special(s)],
                 );
                 let layout = l.layout_of(r);
                 l.bind(
@@ -192,7 +193,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &[],
                 &[Ty::U64],
                 Ty::U64,
-                smallvec::smallvec![Operand::Global(crate::lower::globals::ptx_name(name))],
+                smallvec![Operand::Global(crate::lower::globals::ptx_name(name))],
             );
             l.bind(
                 res,

@@ -6,6 +6,7 @@ use crate::lower::kernel::Lowerer;
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Ty};
+use smallvec::smallvec;
 
 use super::staging::{alloc, barrier, read, write, Placement};
 use super::subbyte::{is_4bit, pack_unpack};
@@ -30,7 +31,7 @@ fn offsets(
                 &[],
                 &[Ty::U32, Ty::U64],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(r)],
+                smallvec![Operand::Reg(r)],
             )
         } else {
             r
@@ -40,7 +41,7 @@ fn offsets(
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            smallvec::smallvec![Operand::Reg(r), Operand::Imm(s)],
+            smallvec![Operand::Reg(r), Operand::Imm(s)],
         )));
     }
     Ok(out)

@@ -5,6 +5,7 @@
 //! registers with element `j` at bits `[j * bits, (j + 1) * bits)`.
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 /// How many 32-bit words carry `vec` elements of `bits` bits in one access,
 /// or `None` when they move as themselves (32-bit and wider elements, or
@@ -36,8 +37,8 @@ pub fn unpack(l: &mut Lowerer, w: Reg, bits: u32) -> Vec<Reg> {
             Opc::Mov,
             &[],
             &[Ty::B32],
-            smallvec::smallvec![Operand::Vec(halves.clone())],
-            smallvec::smallvec![Operand::Reg(w)],
+            smallvec![Operand::Vec(halves.clone())],
+            smallvec![Operand::Reg(w)],
         ));
         return halves;
     }
@@ -51,7 +52,7 @@ pub fn unpack(l: &mut Lowerer, w: Reg, bits: u32) -> Vec<Reg> {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    smallvec::smallvec![Operand::Reg(w), Operand::Imm(8 * k)],
+                    smallvec![Operand::Reg(w), Operand::Imm(8 * k)],
                 )
             };
             l.b.op(
@@ -59,7 +60,7 @@ pub fn unpack(l: &mut Lowerer, w: Reg, bits: u32) -> Vec<Reg> {
                 &[],
                 &[Ty::U16, Ty::U32],
                 Ty::U16,
-                smallvec::smallvec![Operand::Reg(x)],
+                smallvec![Operand::Reg(x)],
             )
         })
         .collect()
@@ -75,8 +76,8 @@ pub fn pack(l: &mut Lowerer, elems: &[Reg], bits: u32) -> Reg {
             Opc::Mov,
             &[],
             &[Ty::B32],
-            smallvec::smallvec![Operand::Reg(w)],
-            smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+            smallvec![Operand::Reg(w)],
+            smallvec![Operand::Vec(vec![lo, hi])],
         ));
         w
     };
@@ -91,7 +92,7 @@ pub fn pack(l: &mut Lowerer, elems: &[Reg], bits: u32) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(0x6420)],
+        smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Imm(0x6420)],
     )
 }
 

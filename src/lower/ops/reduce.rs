@@ -2,6 +2,7 @@
 //! the lanes of a warp by butterfly shuffles, then the warps through shared
 //! memory. The result keeps the input's distribution with the reduced
 //! dimension sliced away (replicated over the threads that shared it).
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Attr, OpId, ValueId};
@@ -89,7 +90,7 @@ pub(super) fn warp_position(l: &mut Lowerer, warp_bits: &[usize]) -> Reg {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(bit), Operand::Imm(j as i64)],
+                smallvec![Operand::Reg(bit), Operand::Imm(j as i64)],
             )
         };
         pos = Some(match pos {
@@ -99,7 +100,7 @@ pub(super) fn warp_position(l: &mut Lowerer, warp_bits: &[usize]) -> Reg {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(g), Operand::Reg(t)],
+                smallvec![Operand::Reg(g), Operand::Reg(t)],
             ),
         });
     }
@@ -138,8 +139,8 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 Opc::Mov,
                 &[],
                 &[Ty::B64],
-                smallvec::smallvec![Operand::Vec(vec![lo, hi])],
-                smallvec::smallvec![Operand::Reg(v)],
+                smallvec![Operand::Vec(vec![lo, hi])],
+                smallvec![Operand::Reg(v)],
             ));
             let (slo, shi) = (sh(l, lo), sh(l, hi));
             let d = l.b.reg(RegClass::B64);
@@ -147,8 +148,8 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 Opc::Mov,
                 &[],
                 &[Ty::B64],
-                smallvec::smallvec![Operand::Reg(d)],
-                smallvec::smallvec![Operand::Vec(vec![slo, shi])],
+                smallvec![Operand::Reg(d)],
+                smallvec![Operand::Vec(vec![slo, shi])],
             ));
             d
         }
@@ -158,7 +159,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &[],
                 &[Ty::U32, Ty::U16],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(v)],
+                smallvec![Operand::Reg(v)],
             );
             let s = sh(l, w);
             l.b.op(
@@ -166,7 +167,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &[],
                 &[Ty::U16, Ty::U32],
                 Ty::U16,
-                smallvec::smallvec![Operand::Reg(s)],
+                smallvec![Operand::Reg(s)],
             )
         }
         RegClass::Pred => {
@@ -175,7 +176,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+                smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
             );
             let s = sh(l, w);
             l.b.op(
@@ -183,7 +184,7 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
                 &["ne"],
                 &[Ty::U32],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(s), Operand::Imm(0)],
+                smallvec![Operand::Reg(s), Operand::Imm(0)],
             )
         }
     }
@@ -274,7 +275,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+            smallvec![Operand::Symbol(SHARED_SYMBOL)],
         );
         // One scratch region per operand: [result element][warp group].
         let mut regions = Vec::new();
@@ -297,14 +298,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32, Ty::U16],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(v)],
+                    smallvec![Operand::Reg(v)],
                 ),
                 RegClass::Pred => l.b.op(
                     Opc::Selp,
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+                    smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
                 ),
                 _ => v,
             };
@@ -314,7 +315,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &["lo"],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(f), Operand::Imm(ngroups), g],
+                    smallvec![Operand::Reg(f), Operand::Imm(ngroups), g],
                 );
                 let off = l.b.op(
                     Opc::Mad,
@@ -332,7 +333,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec![Operand::Reg(base), Operand::Reg(off)],
                 )
             };
             // One writer per (result element, warp group): lanes that
@@ -362,7 +363,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &["shared"],
                     &[ty],
                     vec![],
-                    smallvec::smallvec![Operand::Addr(a, 0), Operand::Reg(w)],
+                    smallvec![Operand::Addr(a, 0), Operand::Reg(w)],
                 ));
             }
             if owner.is_some() {
@@ -374,7 +375,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &["sync"],
             &[],
             vec![],
-            smallvec::smallvec![Operand::Imm(0)],
+            smallvec![Operand::Imm(0)],
         ));
         for &g in &groups {
             let mut total: Option<Vec<Reg>> = None;
@@ -410,15 +411,15 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                         &[],
                         &[Ty::U32],
                         Ty::U32,
-                        smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
+                        smallvec![Operand::Reg(base), Operand::Reg(off)],
                     );
                     let d = l.b.reg_for(ty);
                     l.b.push(Inst::new(
                         Opc::Ld,
                         &["shared"],
                         &[ty],
-                        smallvec::smallvec![Operand::Reg(d)],
-                        smallvec::smallvec![Operand::Addr(a, 0)],
+                        smallvec![Operand::Reg(d)],
+                        smallvec![Operand::Addr(a, 0)],
                     ));
                     let d = match e.bits() {
                         16 | 8 => l.b.op(
@@ -426,14 +427,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             &[],
                             &[Ty::U16, Ty::U32],
                             Ty::U16,
-                            smallvec::smallvec![Operand::Reg(d)],
+                            smallvec![Operand::Reg(d)],
                         ),
                         1 => l.b.op(
                             Opc::Setp,
                             &["ne"],
                             &[Ty::U32],
                             Ty::Pred,
-                            smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
+                            smallvec![Operand::Reg(d), Operand::Imm(0)],
                         ),
                         _ => d,
                     };
@@ -452,7 +453,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &["sync"],
             &[],
             vec![],
-            smallvec::smallvec![Operand::Imm(0)],
+            smallvec![Operand::Imm(0)],
         ));
     }
     // The result: the input's distribution with `dim` sliced away.

@@ -7,6 +7,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use smallvec::smallvec;
 
 use super::reduce::combine;
 
@@ -29,8 +30,8 @@ fn load(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, e: Elem) -> Reg {
         Opc::Ld,
         &["shared"],
         &[ty],
-        smallvec::smallvec![Operand::Reg(d)],
-        smallvec::smallvec![Operand::Addr(addr, off)],
+        smallvec![Operand::Reg(d)],
+        smallvec![Operand::Addr(addr, off)],
     ));
     match (e.bits(), buf.slot) {
         (1, _) => l.b.op(
@@ -38,14 +39,14 @@ fn load(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, e: Elem) -> Reg {
             &["ne"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
+            smallvec![Operand::Reg(d), Operand::Imm(0)],
         ),
         (9..=16, 4) => l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U16, Ty::U32],
             Ty::U16,
-            smallvec::smallvec![Operand::Reg(d)],
+            smallvec![Operand::Reg(d)],
         ),
         _ => d,
     }
@@ -58,14 +59,14 @@ fn store(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, v: Reg) {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+            smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
         ),
         RegClass::B16 if buf.slot == 4 => l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U32, Ty::U16],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(v)],
+            smallvec![Operand::Reg(v)],
         ),
         _ => v,
     };
@@ -74,7 +75,7 @@ fn store(l: &mut Lowerer, addr: Reg, off: i64, buf: &Buffer, v: Reg) {
         &["shared"],
         &[slot_ty(buf.slot)],
         vec![],
-        smallvec::smallvec![Operand::Addr(addr, off), Operand::Reg(v)],
+        smallvec![Operand::Addr(addr, off), Operand::Reg(v)],
     ));
 }
 
@@ -134,7 +135,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     for pass in 0..(lines + threads - 1) / threads {
         let line = l.b.op(
@@ -142,14 +143,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(pass * threads)],
+            smallvec![Operand::Reg(tid), Operand::Imm(pass * threads)],
         );
         let active = l.b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(line), Operand::Imm(lines)],
+            smallvec![Operand::Reg(line), Operand::Imm(lines)],
         );
         l.b.begin_if(active, true);
         // The line's first element: its coordinates along the other
@@ -159,7 +160,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Imm(0)],
+            smallvec![Operand::Imm(0)],
         );
         let mut rest = line;
         for d in (0..shape.len()).rev() {
@@ -171,7 +172,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(rest), Operand::Imm(shape[d] - 1)],
+                smallvec![Operand::Reg(rest), Operand::Imm(shape[d] - 1)],
             );
             rest = l.b.op(
                 Opc::Shr,
@@ -214,7 +215,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
+                    smallvec![Operand::Reg(base), Operand::Reg(off)],
                 )
             })
             .collect();

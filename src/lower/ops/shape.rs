@@ -7,6 +7,7 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::values::{constant_bits, value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 /// Largest non-splat constant lowered as a chain of selects.
 const MAX_SELECT_TABLE: usize = 16;
@@ -25,7 +26,7 @@ pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Imm(0)],
+            smallvec![Operand::Imm(0)],
         ),
     };
     (0..layout.num_registers())
@@ -36,7 +37,7 @@ pub fn flat_index(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Reg> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(thread), Operand::Imm(c)],
+                smallvec![Operand::Reg(thread), Operand::Imm(c)],
             )
         })
         .collect()
@@ -71,7 +72,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             &["eq"],
                             &[Ty::U32],
                             Ty::Pred,
-                            smallvec::smallvec![Operand::Reg(idx), Operand::Imm(k as i64)],
+                            smallvec![Operand::Reg(idx), Operand::Imm(k as i64)],
                         );
                         let c = l.imm(elem, b);
                         let d = l.b.reg(cls);
@@ -80,7 +81,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             Opc::Selp,
                             &[],
                             &[ty],
-                            smallvec::smallvec![Operand::Reg(c), Operand::Reg(v), Operand::Reg(p)],
+                            smallvec![Operand::Reg(c), Operand::Reg(v), Operand::Reg(p)],
                         );
                         v = d;
                     }
@@ -110,7 +111,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                             &[],
                             &[Ty::U64, Ty::U32],
                             Ty::U64,
-                            smallvec::smallvec![Operand::Reg(r)],
+                            smallvec![Operand::Reg(r)],
                         )
                     } else {
                         r
@@ -167,7 +168,7 @@ fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout
         &[],
         &[Ty::U64],
         Ty::U64,
-        smallvec::smallvec![Operand::Global(name)],
+        smallvec![Operand::Global(name)],
     );
     // i1 elements are bytes in the table.
     let pred = elem.bits() == 1;
@@ -184,22 +185,22 @@ fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout
             &["wide"],
             &[Ty::U32],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(idx), Operand::Imm(width as i64)],
+            smallvec![Operand::Reg(idx), Operand::Imm(width as i64)],
         );
         let addr = l.b.op(
             Opc::Add,
             &[],
             &[Ty::U64],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
+            smallvec![Operand::Reg(base), Operand::Reg(off)],
         );
         let d = l.b.reg(crate::ptx::RegClass::for_bits(ty.bits().max(16)));
         l.b.push(crate::ptx::Inst::new(
             Opc::Ld,
             &["global", "nc"],
             &[ty],
-            smallvec::smallvec![Operand::Reg(d)],
-            smallvec::smallvec![Operand::Addr(addr, 0)],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Addr(addr, 0)],
         ));
         regs.push(if pred {
             l.b.op(
@@ -207,7 +208,7 @@ fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout
                 &["ne"],
                 &[Ty::B16],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
+                smallvec![Operand::Reg(d), Operand::Imm(0)],
             )
         } else {
             d

@@ -3,6 +3,7 @@
 //! lane for elements that one source register holds across the warp, each
 //! destination register is one `shfl.sync.idx` from a lane computed from
 //! the thread id, with no shared memory and no barrier.
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::lower::kernel::{Lowerer, Tile};
@@ -100,7 +101,7 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(x), Operand::Imm(o)],
+                smallvec![Operand::Reg(x), Operand::Imm(o)],
             )),
             (None, o) => Operand::Imm(o),
         };
@@ -159,8 +160,8 @@ pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg>
                 Opc::Mov,
                 &[],
                 &[Ty::B64],
-                smallvec::smallvec![Operand::Vec(vec![lo, hi])],
-                smallvec::smallvec![Operand::Reg(v)],
+                smallvec![Operand::Vec(vec![lo, hi])],
+                smallvec![Operand::Reg(v)],
             ));
             let (lo, hi) = (shfl(l, lo), shfl(l, hi));
             Some(l.b.op(
@@ -168,7 +169,7 @@ pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg>
                 &[],
                 &[Ty::B64],
                 Ty::B64,
-                smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+                smallvec![Operand::Vec(vec![lo, hi])],
             ))
         }
         _ => None,

@@ -4,6 +4,7 @@
 //! conversion, and the data movement of `permute`, `cat`, `extract` and
 //! `insert`. Every use sits in uniform control flow (tile ops are never
 //! under a per-thread branch), so barriers are safe.
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::lower::kernel::{class_of, Lowerer, Tile};
@@ -94,7 +95,7 @@ pub fn barrier(l: &mut Lowerer) {
         &["sync"],
         &[],
         vec![],
-        smallvec::smallvec![Operand::Imm(0)],
+        smallvec![Operand::Imm(0)],
     ));
 }
 
@@ -119,7 +120,7 @@ fn coordinates_of(l: &mut Lowerer, layout: &LinearLayout, regs: &[usize]) -> Vec
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Imm(0)],
+        smallvec![Operand::Imm(0)],
     );
     regs.iter()
         .map(|&r| {
@@ -135,7 +136,7 @@ fn coordinates_of(l: &mut Lowerer, layout: &LinearLayout, regs: &[usize]) -> Vec
                         &[],
                         &[Ty::B32],
                         Ty::B32,
-                        smallvec::smallvec![Operand::Reg(t), Operand::Imm(c[d])],
+                        smallvec![Operand::Reg(t), Operand::Imm(c[d])],
                     )
                 })
                 .collect()
@@ -180,14 +181,14 @@ fn addresses(
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let start = l.b.op(
         Opc::Add,
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(base), Operand::Imm(buf.offset)],
+        smallvec![Operand::Reg(base), Operand::Imm(buf.offset)],
     );
     // `coords[i]`'s address: `start + sum (coords[i] + offset[i]) * stride`.
     let address = |l: &mut Lowerer, coords: Vec<Reg>| {
@@ -199,7 +200,7 @@ fn addresses(
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(ci), place.offsets[i].clone()],
+                smallvec![Operand::Reg(ci), place.offsets[i].clone()],
             );
             addr = l.b.op(
                 Opc::Mad,
@@ -271,14 +272,14 @@ fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
                 &[],
                 &[Ty::U32, Ty::U16],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(v)],
+                smallvec![Operand::Reg(v)],
             ),
             RegClass::Pred => l.b.op(
                 Opc::Selp,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+                smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
             ),
             _ => v,
         };
@@ -287,7 +288,7 @@ fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
             &["shared"],
             &[ty],
             vec![],
-            smallvec::smallvec![Operand::Addr(a, off), Operand::Reg(v)],
+            smallvec![Operand::Addr(a, off), Operand::Reg(v)],
         ));
     }
 }
@@ -314,8 +315,8 @@ pub fn read(
             Opc::Ld,
             &["shared"],
             &[ty],
-            smallvec::smallvec![Operand::Reg(d)],
-            smallvec::smallvec![Operand::Addr(a, off)],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Addr(a, off)],
         ));
         let d = match class_of(elem) {
             RegClass::B16 if buf.slot == 4 => l.b.op(
@@ -323,14 +324,14 @@ pub fn read(
                 &[],
                 &[Ty::U16, Ty::U32],
                 Ty::U16,
-                smallvec::smallvec![Operand::Reg(d)],
+                smallvec![Operand::Reg(d)],
             ),
             RegClass::Pred => l.b.op(
                 Opc::Setp,
                 &["ne"],
                 &[Ty::U32],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(d), Operand::Imm(0)],
+                smallvec![Operand::Reg(d), Operand::Imm(0)],
             ),
             _ => d,
         };

@@ -12,6 +12,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty, SHARED_SYMBOL};
+use smallvec::smallvec;
 
 use super::elementwise;
 use super::staging::{alloc, barrier, coordinates, write, Placement};
@@ -52,7 +53,7 @@ pub fn pack_unpack(
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let base = l.b.op(
         Opc::Add,
@@ -122,8 +123,8 @@ fn load(l: &mut Lowerer, ty: Ty, addr: Reg) -> Reg {
         Opc::Ld,
         &["shared"],
         &[ty],
-        smallvec::smallvec![Operand::Reg(d)],
-        smallvec::smallvec![Operand::Addr(addr, 0)],
+        smallvec![Operand::Reg(d)],
+        smallvec![Operand::Addr(addr, 0)],
     ));
     d
 }
@@ -131,13 +132,7 @@ fn load(l: &mut Lowerer, ty: Ty, addr: Reg) -> Reg {
 /// A b16 operation `opc` of register `a` and operand `b` (a shift amount
 /// register is u32, as PTX wants).
 fn bin(l: &mut Lowerer, opc: Opc, a: Reg, b: Operand) -> Reg {
-    l.b.op(
-        opc,
-        &[],
-        &[Ty::B16],
-        Ty::B16,
-        smallvec::smallvec![Operand::Reg(a), b],
-    )
+    l.b.op(opc, &[], &[Ty::B16], Ty::B16, smallvec![Operand::Reg(a), b])
 }
 
 /// `exti` from i4 or `trunci` to i4 (op `id`, source value `src`, `from`
@@ -173,7 +168,7 @@ pub fn int4_conversion(
                 &[],
                 &[Ty::B16],
                 Ty::B16,
-                smallvec::smallvec![Operand::Imm(one), Operand::Imm(0), reg(r[0])],
+                smallvec![Operand::Imm(one), Operand::Imm(0), reg(r[0])],
             ))
         });
     }

@@ -18,6 +18,7 @@
 //!
 //! [`Plan::operand_layouts`] asks layout assignment for A and B layouts
 //! that load row vectors from global memory and store 16-byte vectors.
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar};
@@ -234,21 +235,21 @@ pub(super) fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let raw = l.b.op(
         Opc::Add,
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(sym), Operand::Imm(offset + 1023)],
+        smallvec![Operand::Reg(sym), Operand::Imm(offset + 1023)],
     );
     l.b.op(
         Opc::And,
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Reg(raw), Operand::Imm(-1024)],
+        smallvec![Operand::Reg(raw), Operand::Imm(-1024)],
     )
 }
 
@@ -282,8 +283,8 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
             Opc::Mov,
             &[],
             &[Ty::B32],
-            smallvec::smallvec![Operand::Reg(p)],
-            smallvec::smallvec![Operand::Imm(0)],
+            smallvec![Operand::Reg(p)],
+            smallvec![Operand::Imm(0)],
         ));
         p
     });
@@ -293,7 +294,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
             &["lo"],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(p), Operand::Imm(set), Operand::Reg(aligned)],
+            smallvec![Operand::Reg(p), Operand::Imm(set), Operand::Reg(aligned)],
         ),
         None => aligned,
     };
@@ -302,7 +303,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(abase), Operand::Imm(b_offset(&asmem))],
+        smallvec![Operand::Reg(abase), Operand::Imm(b_offset(&asmem))],
     );
     write(l, &a, &asmem, false, abase);
     write(l, &b, &bsmem, true, bbase);
@@ -325,7 +326,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
             Opc::Xor,
             &[],
             &[Ty::B32],
-            smallvec::smallvec![Operand::Reg(p), Operand::Imm(1)],
+            smallvec![Operand::Reg(p), Operand::Imm(1)],
         ),
         None => barrier(l),
     }
@@ -363,21 +364,21 @@ pub(super) fn descriptors(
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(base), Operand::Imm(4)],
+            smallvec![Operand::Reg(base), Operand::Imm(4)],
         );
         let wide = l.b.op(
             Opc::Cvt,
             &[],
             &[Ty::U64, Ty::U32],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(units)],
+            smallvec![Operand::Reg(units)],
         );
         l.b.op(
             Opc::Or,
             &[],
             &[Ty::B64],
             Ty::B64,
-            smallvec::smallvec![Operand::Reg(wide), Operand::Imm(s.descriptor_bits() as i64)],
+            smallvec![Operand::Reg(wide), Operand::Imm(s.descriptor_bits() as i64)],
         )
     };
     let rows = plan.mnk[0] / plan.groups;
@@ -389,21 +390,21 @@ pub(super) fn descriptors(
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(tid), Operand::Imm(7)],
+            smallvec![Operand::Reg(tid), Operand::Imm(7)],
         );
         let off = l.b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(g), Operand::Imm(asmem.start(rows, 0))],
+            smallvec![Operand::Reg(g), Operand::Imm(asmem.start(rows, 0))],
         );
         l.b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(abase), Operand::Reg(off)],
+            smallvec![Operand::Reg(abase), Operand::Reg(off)],
         )
     } else {
         abase
@@ -422,8 +423,8 @@ pub(super) fn acc_words(l: &mut Lowerer, plan: &Plan, regs: &[Reg]) -> Vec<Reg> 
                     Opc::Mov,
                     &[],
                     &[Ty::B32],
-                    smallvec::smallvec![Operand::Reg(w)],
-                    smallvec::smallvec![Operand::Vec(p.to_vec())],
+                    smallvec![Operand::Reg(w)],
+                    smallvec![Operand::Vec(p.to_vec())],
                 ));
                 w
             })
@@ -452,8 +453,8 @@ pub(super) fn acc_tile_regs(l: &mut Lowerer, plan: &Plan, acc: &[Reg]) -> Vec<Re
             Opc::Mov,
             &[],
             &[Ty::B32],
-            smallvec::smallvec![Operand::Vec(vec![lo, hi])],
-            smallvec::smallvec![Operand::Reg(w)],
+            smallvec![Operand::Vec(vec![lo, hi])],
+            smallvec![Operand::Reg(w)],
         ));
         out.extend([lo, hi]);
     }
@@ -498,7 +499,7 @@ pub(super) fn multiply(
                     &[],
                     &[Ty::S64],
                     Ty::S64,
-                    smallvec::smallvec![Operand::Reg(base), Operand::Imm(off >> 4)],
+                    smallvec![Operand::Reg(base), Operand::Imm(off >> 4)],
                 )
             }
         })
@@ -511,8 +512,7 @@ pub(super) fn multiply(
                 let first = (c * (n / 2) + nc * (ni / 2)) as usize / (per_frag / 2);
                 let count = (ni * 64 / 128) as usize / (per_frag / 2);
                 let d = acc[first..first + count].to_vec();
-                let mut srcs =
-                    smallvec::smallvec![Operand::Reg(da), Operand::Reg(db), Operand::Reg(scale_d)];
+                let mut srcs = smallvec![Operand::Reg(da), Operand::Reg(db), Operand::Reg(scale_d)];
                 if !int {
                     srcs.extend([Operand::Imm(1), Operand::Imm(1)]);
                 }
@@ -523,7 +523,7 @@ pub(super) fn multiply(
                     Opc::Wgmma,
                     &mods,
                     &[],
-                    smallvec::smallvec![Operand::Vec(d)],
+                    smallvec![Operand::Vec(d)],
                     srcs,
                 ));
             }

@@ -20,6 +20,7 @@
 //! proxies after its wait. Only A K-major and B MN-major (16-bit types)
 //! are copied this way: the rows of the tiles in global memory are then
 //! the rows of the swizzled layouts.
+use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
@@ -114,7 +115,7 @@ fn mbarrier(l: &mut Lowerer, what: &'static str, addr: Reg, src: Option<i64>) {
     } else {
         vec![]
     };
-    let mut srcs = smallvec::smallvec![Operand::Addr(addr, 0)];
+    let mut srcs = smallvec![Operand::Addr(addr, 0)];
     srcs.extend(src.map(Operand::Imm));
     l.b.push(Inst::new(
         Opc::Mbarrier,
@@ -134,8 +135,8 @@ fn wait_phase(l: &mut Lowerer, addr: Reg, parity: Reg) {
         Opc::Mbarrier,
         &["try_wait", "parity", "shared"],
         &[Ty::B64],
-        smallvec::smallvec![Operand::Reg(done)],
-        smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(parity)],
+        smallvec![Operand::Reg(done)],
+        smallvec![Operand::Addr(addr, 0), Operand::Reg(parity)],
     ));
     l.b.begin_loop_body(done, false);
     l.b.end_loop();
@@ -148,27 +149,21 @@ fn flip(l: &mut Lowerer, p: Reg, wrapped: Reg) {
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(wrapped)],
+        smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(wrapped)],
     );
     l.b.op_into(
         p,
         Opc::Xor,
         &[],
         &[Ty::B32],
-        smallvec::smallvec![Operand::Reg(p), Operand::Reg(bit)],
+        smallvec![Operand::Reg(p), Operand::Reg(bit)],
     );
 }
 
 /// A fresh u32 variable holding `v`.
 fn var(l: &mut Lowerer, v: i64) -> Reg {
     let r = l.b.reg(RegClass::B32);
-    l.b.op_into(
-        r,
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        smallvec::smallvec![Operand::Imm(v)],
-    );
+    l.b.op_into(r, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(v)]);
     r
 }
 
@@ -179,7 +174,7 @@ fn scaled(l: &mut Lowerer, index: Reg, scale: i64, base: Reg) -> Reg {
         &["lo"],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(index), Operand::Imm(scale), Operand::Reg(base)],
+        smallvec![Operand::Reg(index), Operand::Imm(scale), Operand::Reg(base)],
     )
 }
 
@@ -191,14 +186,14 @@ fn moved(l: &mut Lowerer, d: Reg, bytes: Reg) -> Reg {
         &[],
         &[Ty::U64, Ty::U32],
         Ty::U64,
-        smallvec::smallvec![Operand::Reg(units)],
+        smallvec![Operand::Reg(units)],
     );
     l.b.op(
         Opc::Add,
         &[],
         &[Ty::S64],
         Ty::S64,
-        smallvec::smallvec![Operand::Reg(d), Operand::Reg(wide)],
+        smallvec![Operand::Reg(d), Operand::Reg(wide)],
     )
 }
 
@@ -210,7 +205,7 @@ fn arrive_on_copies(l: &mut Lowerer, addr: Reg) {
         &["mbarrier", "arrive", "noinc", "shared"],
         &[Ty::B64],
         vec![],
-        smallvec::smallvec![Operand::Addr(addr, 0)],
+        smallvec![Operand::Addr(addr, 0)],
     ));
 }
 
@@ -271,7 +266,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let full = bin(l, Opc::Add, Ty::U32, sym, Operand::Imm(bar_buf.offset));
     let empty = bin(l, Opc::Add, Ty::U32, full, Operand::Imm(8 * stages));
@@ -281,7 +276,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &["eq"],
         &[Ty::U32],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(tid), Operand::Imm(0)],
+        smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
     let each_barrier = |l: &mut Lowerer, what: &'static str, count: Option<i64>| {
         for s in 0..2 * stages {
@@ -317,7 +312,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
             &["lo"],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(stage), Operand::Imm(set)],
+            smallvec![Operand::Reg(stage), Operand::Imm(set)],
         );
         copies_a.issue(l, &pat.a, &sa, off);
         copies_b.issue(l, &pat.b, &sb, off);
@@ -333,7 +328,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
                 &[],
                 &[ity],
                 ity,
-                smallvec::smallvec![Operand::Reg(next), Operand::Reg(step)],
+                smallvec![Operand::Reg(next), Operand::Reg(step)],
             );
         }
         let go = bounds.before_end(l, next);
@@ -342,7 +337,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Imm(s)],
+            smallvec![Operand::Imm(s)],
         );
         l.b.begin_if(go, true);
         fill(l, stage);
@@ -367,7 +362,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        smallvec::smallvec![Operand::Reg(ahead), Operand::Reg(step)],
+        smallvec![Operand::Reg(ahead), Operand::Reg(step)],
     );
     let go = bounds.before_end(l, ahead);
     l.b.begin_if(go, true);
@@ -389,7 +384,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &["lo"],
         &[Ty::U32],
         Ty::U32,
-        smallvec::smallvec![Operand::Reg(rd), Operand::Imm(set)],
+        smallvec![Operand::Reg(rd), Operand::Imm(set)],
     );
     let descs = (moved(l, adesc, off), moved(l, bdesc, off));
     wgmma::multiply(l, &plan, signs, (&asmem, &bsmem), descs, &acc);
@@ -405,7 +400,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Add,
         &[],
         &[ity],
-        smallvec::smallvec![Operand::Reg(iv), Operand::Reg(step)],
+        smallvec![Operand::Reg(iv), Operand::Reg(step)],
     );
     l.b.end_loop();
     // Every thread is past its last wait before the barriers go away.

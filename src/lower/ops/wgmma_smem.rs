@@ -14,6 +14,7 @@
 //! xor a per-register immediate.
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 /// An operand's layout in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,7 +144,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(base), Operand::Reg(p)],
+            smallvec![Operand::Reg(base), Operand::Reg(p)],
         ),
         None => base,
     };
@@ -165,7 +166,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(part.unwrap_or(base)), Operand::Imm(ro)],
+                smallvec![Operand::Reg(part.unwrap_or(base)), Operand::Imm(ro)],
             );
             let a = if part.is_some() {
                 l.b.op(
@@ -173,7 +174,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                     &[],
                     &[Ty::U32],
                     Ty::U32,
-                    smallvec::smallvec![Operand::Reg(base), Operand::Reg(x)],
+                    smallvec![Operand::Reg(base), Operand::Reg(x)],
                 )
             } else {
                 x
@@ -188,7 +189,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                     &[],
                     &[Ty::B32],
                     Ty::B32,
-                    smallvec::smallvec![Operand::Reg(tbase), Operand::Imm(lo)],
+                    smallvec![Operand::Reg(tbase), Operand::Imm(lo)],
                 )
             });
             (a, hi)
@@ -251,7 +252,7 @@ pub fn thread_part(l: &mut Lowerer, thread: &[i64]) -> Option<Reg> {
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            smallvec::smallvec![Operand::Reg(bits), Operand::Imm(o)],
+            smallvec![Operand::Reg(bits), Operand::Imm(o)],
         );
         part = Some(match part {
             None => term,
@@ -260,7 +261,7 @@ pub fn thread_part(l: &mut Lowerer, thread: &[i64]) -> Option<Reg> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(p), Operand::Reg(term)],
+                smallvec![Operand::Reg(p), Operand::Reg(term)],
             ),
         });
         j += run;
@@ -282,21 +283,21 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    smallvec::smallvec![Operand::Reg(p[0]), Operand::Imm(0xff)],
+                    smallvec![Operand::Reg(p[0]), Operand::Imm(0xff)],
                 );
                 let hi = l.b.op(
                     Opc::Shl,
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    smallvec::smallvec![Operand::Reg(p[1]), Operand::Imm(8)],
+                    smallvec![Operand::Reg(p[1]), Operand::Imm(8)],
                 );
                 l.b.op(
                     Opc::Or,
                     &[],
                     &[Ty::B16],
                     Ty::B16,
-                    smallvec::smallvec![Operand::Reg(lo), Operand::Reg(hi)],
+                    smallvec![Operand::Reg(lo), Operand::Reg(hi)],
                 )
             })
             .collect();
@@ -311,8 +312,8 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
                     Opc::Mov,
                     &[],
                     &[Ty::B32],
-                    smallvec::smallvec![Operand::Reg(w)],
-                    smallvec::smallvec![Operand::Vec(vec![p[0], p[1]])],
+                    smallvec![Operand::Reg(w)],
+                    smallvec![Operand::Vec(vec![p[0], p[1]])],
                 ));
                 w
             })
@@ -334,7 +335,7 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
         mods,
         &[ty],
         vec![],
-        smallvec::smallvec![Operand::Addr(addr, off), src],
+        smallvec![Operand::Addr(addr, off), src],
     ));
 }
 

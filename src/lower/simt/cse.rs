@@ -323,6 +323,7 @@ mod tests {
     use crate::lower::simt::opt::def_counts;
     use crate::lower::simt::Builder;
     use crate::ptx::{Special, Ty};
+    use smallvec::smallvec;
 
     fn tid_plus(b: &mut Builder, k: i64) -> Reg {
         let t = b.op(
@@ -330,14 +331,14 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(t), Operand::Imm(k)],
+            smallvec![Operand::Reg(t), Operand::Imm(k)],
         )
     }
 
@@ -348,7 +349,7 @@ mod tests {
             &["global"],
             &[Ty::B32],
             vec![],
-            smallvec::smallvec![Operand::Addr(p, 0), Operand::Reg(v)],
+            smallvec![Operand::Addr(p, 0), Operand::Reg(v)],
         ));
     }
 
@@ -389,31 +390,19 @@ mod tests {
     fn a_variable_written_again_is_a_new_value() {
         let mut b = Builder::new();
         let v = b.reg(RegClass::B32);
-        b.op_into(
-            v,
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            smallvec::smallvec![Operand::Imm(1)],
-        );
+        b.op_into(v, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(1)]);
         let add = |b: &mut Builder| {
             b.op(
                 Opc::Add,
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(v), Operand::Imm(5)],
+                smallvec![Operand::Reg(v), Operand::Imm(5)],
             )
         };
         let x = add(&mut b);
         let y = add(&mut b);
-        b.op_into(
-            v,
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            smallvec::smallvec![Operand::Imm(2)],
-        );
+        b.op_into(v, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(2)]);
         let z = add(&mut b);
         for r in [x, y, z] {
             store(&mut b, r);

@@ -2,6 +2,7 @@
 //! around its branches, each loop a header, an exit branch and a back edge; registers are renumbered densely per class.
 use super::{Function, IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Inst, Line, Opc, Operand, Reg, RegClass, SrcLoc};
+use smallvec::smallvec;
 
 /// The PTX body of `f` and the highest register number used per class.
 pub fn emit(f: Function) -> (Vec<Line>, Vec<(RegClass, u32)>) {
@@ -99,13 +100,7 @@ fn fresh(next_label: &mut u32) -> u32 {
 
 /// `bra label`, guarded to be taken when the predicate is `!value`.
 fn branch(label: u32, guard: Option<(Reg, bool)>) -> Line {
-    let mut bra = Inst::new(
-        Opc::Bra,
-        &[],
-        &[],
-        vec![],
-        smallvec::smallvec![Operand::Label(label)],
-    );
+    let mut bra = Inst::new(Opc::Bra, &[], &[], vec![], smallvec![Operand::Label(label)]);
     bra.guard = guard;
     Line::Inst(Box::new(bra))
 }

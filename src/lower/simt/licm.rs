@@ -258,6 +258,7 @@ mod tests {
     use crate::lower::simt::opt::def_counts;
     use crate::lower::simt::Builder;
     use crate::ptx::Ty;
+    use smallvec::smallvec;
 
     #[test]
     fn hoists_invariants_and_keeps_the_rest() {
@@ -267,23 +268,17 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Imm(7)],
+            smallvec![Operand::Imm(7)],
         );
         let i = b.reg(RegClass::B32);
-        b.op_into(
-            i,
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            smallvec::smallvec![Operand::Imm(0)],
-        );
+        b.op_into(i, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(0)]);
         b.begin_loop();
         let p = b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(i), Operand::Imm(10)],
+            smallvec![Operand::Reg(i), Operand::Imm(10)],
         );
         b.begin_loop_body(p, true);
         // Invariant, and one depending on it: both move.
@@ -292,14 +287,14 @@ mod tests {
             &["lo"],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(base), Operand::Imm(4)],
+            smallvec![Operand::Reg(base), Operand::Imm(4)],
         );
         let inv2 = b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(inv), Operand::Imm(1)],
+            smallvec![Operand::Reg(inv), Operand::Imm(1)],
         );
         // Depends on the induction variable: stays.
         let var = b.op(
@@ -307,7 +302,7 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(i), Operand::Reg(inv2)],
+            smallvec![Operand::Reg(i), Operand::Reg(inv2)],
         );
         // A load with invariant address: stays.
         let addr = b.reg(RegClass::B64);
@@ -316,29 +311,29 @@ mod tests {
             Opc::Ld,
             &["global"],
             &[Ty::B32],
-            smallvec::smallvec![Operand::Reg(ld)],
-            smallvec::smallvec![Operand::Addr(addr, 0)],
+            smallvec![Operand::Reg(ld)],
+            smallvec![Operand::Addr(addr, 0)],
         ));
         let s = b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Reg(var), Operand::Reg(ld)],
+            smallvec![Operand::Reg(var), Operand::Reg(ld)],
         );
         b.push(Inst::new(
             Opc::St,
             &["global"],
             &[Ty::B32],
             vec![],
-            smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(s)],
+            smallvec![Operand::Addr(addr, 0), Operand::Reg(s)],
         ));
         b.op_into(
             i,
             Opc::Add,
             &[],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Reg(i), Operand::Imm(1)],
+            smallvec![Operand::Reg(i), Operand::Imm(1)],
         );
         b.end_loop();
         let mut f = b.finish();
@@ -370,37 +365,31 @@ mod tests {
             &[],
             &[Ty::B16],
             Ty::B16,
-            smallvec::smallvec![Operand::Imm(1)],
+            smallvec![Operand::Imm(1)],
         );
         let hi = b.op(
             Opc::Mov,
             &[],
             &[Ty::B16],
             Ty::B16,
-            smallvec::smallvec![Operand::Imm(2)],
+            smallvec![Operand::Imm(2)],
         );
         let addr = b.op(
             Opc::Mov,
             &[],
             &[Ty::U64],
             Ty::U64,
-            smallvec::smallvec![Operand::Imm(64)],
+            smallvec![Operand::Imm(64)],
         );
         let i = b.reg(RegClass::B32);
-        b.op_into(
-            i,
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            smallvec::smallvec![Operand::Imm(0)],
-        );
+        b.op_into(i, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(0)]);
         b.begin_loop();
         let p = b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(i), Operand::Imm(10)],
+            smallvec![Operand::Reg(i), Operand::Imm(10)],
         );
         b.begin_loop_body(p, true);
         let packed = b.reg(RegClass::B32);
@@ -408,22 +397,22 @@ mod tests {
             Opc::Mov,
             &[],
             &[Ty::B32],
-            smallvec::smallvec![Operand::Reg(packed)],
-            smallvec::smallvec![Operand::Vec(vec![lo, hi])],
+            smallvec![Operand::Reg(packed)],
+            smallvec![Operand::Vec(vec![lo, hi])],
         ));
         b.push(Inst::new(
             Opc::St,
             &["global"],
             &[Ty::B32],
             vec![],
-            smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(packed)],
+            smallvec![Operand::Addr(addr, 0), Operand::Reg(packed)],
         ));
         b.op_into(
             i,
             Opc::Add,
             &[],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Reg(i), Operand::Imm(1)],
+            smallvec![Operand::Reg(i), Operand::Imm(1)],
         );
         b.end_loop();
         if reuse {
@@ -432,7 +421,7 @@ mod tests {
                 &["global"],
                 &[Ty::B16],
                 vec![],
-                smallvec::smallvec![Operand::Addr(addr, 0), Operand::Reg(lo)],
+                smallvec![Operand::Addr(addr, 0), Operand::Reg(lo)],
             ));
         }
         (b.finish(), packed)
@@ -463,30 +452,24 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Imm(7)],
+            smallvec![Operand::Imm(7)],
         );
         let addr = b.op(
             Opc::Mov,
             &[],
             &[Ty::U64],
             Ty::U64,
-            smallvec::smallvec![Operand::Imm(64)],
+            smallvec![Operand::Imm(64)],
         );
         let i = b.reg(RegClass::B32);
-        b.op_into(
-            i,
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            smallvec::smallvec![Operand::Imm(0)],
-        );
+        b.op_into(i, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(0)]);
         b.begin_loop();
         let p = b.op(
             Opc::Setp,
             &["lt"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(i), Operand::Imm(10)],
+            smallvec![Operand::Reg(i), Operand::Imm(10)],
         );
         b.begin_loop_body(p, true);
         for k in 0..40 {
@@ -495,14 +478,14 @@ mod tests {
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(base), Operand::Imm(k)],
+                smallvec![Operand::Reg(base), Operand::Imm(k)],
             );
             b.push(Inst::new(
                 Opc::St,
                 &["global"],
                 &[Ty::B32],
                 vec![],
-                smallvec::smallvec![Operand::Addr(addr, 4 * k), Operand::Reg(inv)],
+                smallvec![Operand::Addr(addr, 4 * k), Operand::Reg(inv)],
             ));
         }
         b.op_into(
@@ -510,7 +493,7 @@ mod tests {
             Opc::Add,
             &[],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Reg(i), Operand::Imm(1)],
+            smallvec![Operand::Reg(i), Operand::Imm(1)],
         );
         b.end_loop();
         let mut f = b.finish();

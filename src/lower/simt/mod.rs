@@ -14,6 +14,7 @@ pub mod regs;
 pub mod widen;
 
 use crate::ptx::{Inst, Opc, Operand, Operands, Reg, RegClass, SrcLoc, Ty};
+use smallvec::smallvec;
 
 /// A statement of the SIMT IR. `if`s and loops are boxed, so a statement
 /// is two words and bodies stay small.
@@ -158,13 +159,7 @@ impl Builder {
         srcs: impl Into<Operands>,
     ) -> Reg {
         let d = self.reg_for(dst_ty);
-        self.push(Inst::new(
-            opc,
-            mods,
-            tys,
-            smallvec::smallvec![Operand::Reg(d)],
-            srcs,
-        ));
+        self.push(Inst::new(opc, mods, tys, smallvec![Operand::Reg(d)], srcs));
         d
     }
 
@@ -177,13 +172,7 @@ impl Builder {
         tys: &[Ty],
         srcs: impl Into<Operands>,
     ) {
-        self.push(Inst::new(
-            opc,
-            mods,
-            tys,
-            smallvec::smallvec![Operand::Reg(d)],
-            srcs,
-        ));
+        self.push(Inst::new(opc, mods, tys, smallvec![Operand::Reg(d)], srcs));
     }
 
     /// Copies register `src` into `dst` (same class).
@@ -194,13 +183,7 @@ impl Builder {
             RegClass::B32 => Ty::B32,
             RegClass::B64 => Ty::B64,
         };
-        self.op_into(
-            dst,
-            Opc::Mov,
-            &[],
-            &[ty],
-            smallvec::smallvec![Operand::Reg(src)],
-        );
+        self.op_into(dst, Opc::Mov, &[], &[ty], smallvec![Operand::Reg(src)]);
     }
 
     /// Opens `if (pred == run_when) { ... }`; close with [`Builder::end_if`].

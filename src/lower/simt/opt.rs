@@ -5,6 +5,7 @@
 //! elimination and (from level 2) loop-invariant code motion
 //! ([`super::licm`]).
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
 
 use super::regs::RegCounts;
 use super::{Function, IfStmt, LoopStmt, Stmt};
@@ -283,7 +284,7 @@ fn fold_in(
                         &[],
                         &[mov_ty],
                         i.dsts.clone(),
-                        smallvec::smallvec![Operand::Imm(v)],
+                        smallvec![Operand::Imm(v)],
                     );
                     if **i != mov {
                         **i = mov;
@@ -432,42 +433,42 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Imm(3)],
+            smallvec![Operand::Imm(3)],
         );
         let t1 = b.op(
             Opc::Mov,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         let t2 = b.op(
             Opc::Mov,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         let s = b.op(
             Opc::Add,
             &[],
             &[Ty::S32],
             Ty::S32,
-            smallvec::smallvec![Operand::Reg(t1), Operand::Reg(c)],
+            smallvec![Operand::Reg(t1), Operand::Reg(c)],
         );
         let s2 = b.op(
             Opc::Add,
             &[],
             &[Ty::S32],
             Ty::S32,
-            smallvec::smallvec![Operand::Reg(t2), Operand::Reg(c)],
+            smallvec![Operand::Reg(t2), Operand::Reg(c)],
         );
         let _dead = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            smallvec::smallvec![Operand::Reg(s), Operand::Imm(2)],
+            smallvec![Operand::Reg(s), Operand::Imm(2)],
         );
         let p = b.reg(RegClass::B64);
         b.push(Inst::new(
@@ -475,7 +476,7 @@ mod tests {
             &["global"],
             &[Ty::B32],
             vec![],
-            smallvec::smallvec![Operand::Addr(p, 0), Operand::Reg(s2)],
+            smallvec![Operand::Addr(p, 0), Operand::Reg(s2)],
         ));
         let mut f = b.finish();
         optimize(&mut f, 3);
@@ -500,16 +501,16 @@ mod tests {
             Opc::Mul,
             &["wide"],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Imm(0)],
-            smallvec::smallvec![Operand::Imm(-1), Operand::Imm(2)],
+            smallvec![Operand::Imm(0)],
+            smallvec![Operand::Imm(-1), Operand::Imm(2)],
         );
         assert_eq!(fold(&i), Some(0x1_ffff_fffe));
         let i = Inst::new(
             Opc::Add,
             &[],
             &[Ty::S32],
-            smallvec::smallvec![Operand::Imm(0)],
-            smallvec::smallvec![Operand::Imm(i64::from(i32::MAX)), Operand::Imm(1)],
+            smallvec![Operand::Imm(0)],
+            smallvec![Operand::Imm(i64::from(i32::MAX)), Operand::Imm(1)],
         );
         assert_eq!(fold(&i), Some(i64::from(i32::MIN)));
     }
@@ -522,35 +523,35 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         let x0 = b.op(
             Opc::Xor,
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Reg(t), Operand::Imm(0)],
+            smallvec![Operand::Reg(t), Operand::Imm(0)],
         );
         let x1 = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            smallvec::smallvec![Operand::Reg(x0), Operand::Imm(1)],
+            smallvec![Operand::Reg(x0), Operand::Imm(1)],
         );
         let c = b.op(
             Opc::Mov,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Imm(5)],
+            smallvec![Operand::Imm(5)],
         );
         let w = b.op(
             Opc::Cvt,
             &[],
             &[Ty::U64, Ty::U32],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(c)],
+            smallvec![Operand::Reg(c)],
         );
         // Not an identity: stays.
         let y = b.op(
@@ -558,7 +559,7 @@ mod tests {
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Reg(x1), Operand::Imm(2)],
+            smallvec![Operand::Reg(x1), Operand::Imm(2)],
         );
         let p = b.reg(RegClass::B64);
         b.push(Inst::new(
@@ -566,14 +567,14 @@ mod tests {
             &["global"],
             &[Ty::B32],
             vec![],
-            smallvec::smallvec![Operand::Addr(p, 0), Operand::Reg(y)],
+            smallvec![Operand::Addr(p, 0), Operand::Reg(y)],
         ));
         b.push(Inst::new(
             Opc::St,
             &["global"],
             &[Ty::B64],
             vec![],
-            smallvec::smallvec![Operand::Addr(p, 8), Operand::Reg(w)],
+            smallvec![Operand::Addr(p, 8), Operand::Reg(w)],
         ));
         let mut f = b.finish();
         optimize(&mut f, 1);
@@ -604,7 +605,7 @@ mod tests {
             Opc::Mov,
             &[],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         let shl = |b: &mut Builder| {
             b.op(
@@ -612,7 +613,7 @@ mod tests {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(v), Operand::Imm(2)],
+                smallvec![Operand::Reg(v), Operand::Imm(2)],
             )
         };
         let first = shl(&mut b);
@@ -622,7 +623,7 @@ mod tests {
             Opc::Add,
             &[],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Reg(v), Operand::Imm(1)],
+            smallvec![Operand::Reg(v), Operand::Imm(1)],
         );
         let fresh = shl(&mut b);
         let p = b.reg(RegClass::B64);
@@ -632,7 +633,7 @@ mod tests {
                 &["global"],
                 &[Ty::B32],
                 vec![],
-                smallvec::smallvec![Operand::Addr(p, 4 * k as i64), Operand::Reg(r)],
+                smallvec![Operand::Addr(p, 4 * k as i64), Operand::Reg(r)],
             ));
         }
         let mut f = b.finish();

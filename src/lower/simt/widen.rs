@@ -3,6 +3,7 @@
 //! of the 32-bit values: one instruction instead of the extension and a
 //! 64-bit multiply.
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
 
 use super::opt::{for_each_inst, int_cvt, is_ssa};
 use super::regs::{RegCounts, Versions};
@@ -100,8 +101,8 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
                 if !(fits(&x) && fits(&y)) {
                     continue;
                 }
-                i.mods = smallvec::smallvec!["wide"];
-                i.tys = smallvec::smallvec![if signed { Ty::S32 } else { Ty::U32 }];
+                i.mods = smallvec!["wide"];
+                i.tys = smallvec![if signed { Ty::S32 } else { Ty::U32 }];
                 i.srcs[0] = x;
                 i.srcs[1] = y;
                 widened.changed = true;
@@ -147,28 +148,28 @@ mod tests {
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         let s = b.op(
             Opc::Cvt,
             &[],
             &[Ty::S64, Ty::S32],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(t)],
+            smallvec![Operand::Reg(t)],
         );
         let u = b.op(
             Opc::Cvt,
             &[],
             &[Ty::U64, Ty::U32],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(t)],
+            smallvec![Operand::Reg(t)],
         );
         let by4 = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(s), Operand::Imm(4)],
+            smallvec![Operand::Reg(s), Operand::Imm(4)],
         );
         // Mixed extensions and a constant past 32 bits: kept.
         let mixed = b.op(
@@ -176,14 +177,14 @@ mod tests {
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(s), Operand::Reg(u)],
+            smallvec![Operand::Reg(s), Operand::Reg(u)],
         );
         let big = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S64],
             Ty::S64,
-            smallvec::smallvec![Operand::Reg(u), Operand::Imm(1 << 33)],
+            smallvec![Operand::Reg(u), Operand::Imm(1 << 33)],
         );
         let p = b.reg(RegClass::B64);
         for (k, v) in [by4, mixed, big].into_iter().enumerate() {
@@ -192,7 +193,7 @@ mod tests {
                 &["global"],
                 &[Ty::B64],
                 vec![],
-                smallvec::smallvec![Operand::Addr(p, 8 * k as i64), Operand::Reg(v)],
+                smallvec![Operand::Addr(p, 8 * k as i64), Operand::Reg(v)],
             ));
         }
         let mut f = b.finish();
@@ -219,35 +220,35 @@ mod tests {
             Opc::Mov,
             &[],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Special(Special::TidX)],
+            smallvec![Operand::Special(Special::TidX)],
         );
         let x = b.op(
             Opc::Cvt,
             &[],
             &[Ty::U64, Ty::U32],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(v)],
+            smallvec![Operand::Reg(v)],
         );
         let before = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::U64],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(x), Operand::Imm(4)],
+            smallvec![Operand::Reg(x), Operand::Imm(4)],
         );
         b.op_into(
             v,
             Opc::Add,
             &[],
             &[Ty::U32],
-            smallvec::smallvec![Operand::Reg(v), Operand::Imm(1)],
+            smallvec![Operand::Reg(v), Operand::Imm(1)],
         );
         let after = b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::U64],
             Ty::U64,
-            smallvec::smallvec![Operand::Reg(x), Operand::Imm(8)],
+            smallvec![Operand::Reg(x), Operand::Imm(8)],
         );
         let p = b.reg(RegClass::B64);
         for (k, r) in [before, after].into_iter().enumerate() {
@@ -256,7 +257,7 @@ mod tests {
                 &["global"],
                 &[Ty::B64],
                 vec![],
-                smallvec::smallvec![Operand::Addr(p, 8 * k as i64), Operand::Reg(r)],
+                smallvec![Operand::Addr(p, 8 * k as i64), Operand::Reg(r)],
             ));
         }
         let mut f = b.finish();

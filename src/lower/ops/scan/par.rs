@@ -11,6 +11,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
 
 use crate::lower::layout::LinearLayout;
 use crate::lower::ops::reduce::{combine, shfl, warp_position};
@@ -41,7 +42,7 @@ fn select(l: &mut Lowerer, p: Reg, a: Reg, b: Reg) -> Reg {
         &[],
         &[ty],
         ty,
-        smallvec::smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Reg(p)],
+        smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Reg(p)],
     )
 }
 
@@ -187,7 +188,7 @@ pub(super) fn lower(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
+                smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
             );
         }
         for s in 0..m {
@@ -196,7 +197,7 @@ pub(super) fn lower(
                 &["ge"],
                 &[Ty::U32],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(pos), Operand::Imm(1 << s)],
+                smallvec![Operand::Reg(pos), Operand::Imm(1 << s)],
             );
             for (_, t) in totals.iter_mut() {
                 let other: Vec<Reg> = t
@@ -224,7 +225,7 @@ pub(super) fn lower(
                 &["ne"],
                 &[Ty::U32],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(pos), Operand::Imm(0)],
+                smallvec![Operand::Reg(pos), Operand::Imm(0)],
             );
             for (g, t) in &totals {
                 let before: Vec<Reg> = t.iter().map(|&v| shuffle(l, v, 1 << k0, reverse)).collect();
@@ -246,7 +247,7 @@ pub(super) fn lower(
                 &["eq"],
                 &[Ty::U32],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
+                smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
             ));
         }
     }
@@ -267,7 +268,7 @@ pub(super) fn lower(
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec::smallvec![Operand::Symbol(SHARED_SYMBOL)],
+            smallvec![Operand::Symbol(SHARED_SYMBOL)],
         );
         // One writer per line and warp: the last lane along `dim`, and
         // the first of any replicas.
@@ -284,7 +285,7 @@ pub(super) fn lower(
                 &[],
                 &[Ty::Pred],
                 Ty::Pred,
-                smallvec::smallvec![Operand::Reg(o), Operand::Reg(q)],
+                smallvec![Operand::Reg(o), Operand::Reg(q)],
             )),
             (o, q) => o.or(q),
         };
@@ -294,7 +295,7 @@ pub(super) fn lower(
                 &["lo"],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(f), Operand::Imm(nw), wp],
+                smallvec![Operand::Reg(f), Operand::Imm(nw), wp],
             );
             let off = l.b.op(
                 Opc::Mad,
@@ -312,7 +313,7 @@ pub(super) fn lower(
                 &[],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec::smallvec![Operand::Reg(base), Operand::Reg(off)],
+                smallvec![Operand::Reg(base), Operand::Reg(off)],
             )
         };
         if let Some(q) = writer {
@@ -334,7 +335,7 @@ pub(super) fn lower(
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec::smallvec![Operand::Reg(wpos), Operand::Imm(nw - 1)],
+                smallvec![Operand::Reg(wpos), Operand::Imm(nw - 1)],
             )
         } else {
             wpos
@@ -344,7 +345,7 @@ pub(super) fn lower(
             &["ne"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec::smallvec![Operand::Reg(rwpos), Operand::Imm(0)],
+            smallvec![Operand::Reg(rwpos), Operand::Imm(0)],
         );
         for (g, _) in &totals {
             let addrs: Vec<Reg> = bufs
@@ -368,7 +369,7 @@ pub(super) fn lower(
                             &["gt"],
                             &[Ty::U32],
                             Ty::Pred,
-                            smallvec::smallvec![Operand::Reg(rwpos), Operand::Imm(q)],
+                            smallvec![Operand::Reg(rwpos), Operand::Imm(q)],
                         );
                         c.iter()
                             .zip(&prev)
