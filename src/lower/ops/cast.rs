@@ -6,6 +6,7 @@ use crate::lower::kernel::Lowerer;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 use super::arith::{enum_attr, float_ty, from_f32, int_ty, rounding, to_f32};
 use super::elementwise;
@@ -50,7 +51,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[t],
                     t,
-                    smallvec::smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(r[0])],
+                    smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(r[0])],
                 ));
             }
             if tb == 1 {
@@ -60,14 +61,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[],
                     &[t],
                     t,
-                    smallvec::smallvec![Operand::Reg(r[0]), Operand::Imm(1)],
+                    smallvec![Operand::Reg(r[0]), Operand::Imm(1)],
                 );
                 return Ok(l.b.op(
                     Opc::Setp,
                     &["ne"],
                     &[t],
                     Ty::Pred,
-                    smallvec::smallvec![Operand::Reg(low), Operand::Imm(0)],
+                    smallvec![Operand::Reg(low), Operand::Imm(0)],
                 ));
             }
             let (ft, tt) = if op.opcode == Opcode::ExtI {
@@ -78,13 +79,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let (Some(ft), Some(tt)) = (ft, tt) else {
                 return Err(l.unsupported(id));
             };
-            Ok(l.b.op(
-                Opc::Cvt,
-                &[],
-                &[tt, ft],
-                tt,
-                smallvec::smallvec![Operand::Reg(r[0])],
-            ))
+            Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, smallvec![Operand::Reg(r[0])]))
         }),
         Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
             f4::conversion(l, id, src, from, to, rv)
@@ -128,13 +123,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     if wt == tt {
                         return Ok(w);
                     }
-                    return Ok(l.b.op(
-                        Opc::Cvt,
-                        &[],
-                        &[tt, wt],
-                        tt,
-                        smallvec::smallvec![Operand::Reg(w)],
-                    ));
+                    return Ok(l
+                        .b
+                        .op(Opc::Cvt, &[], &[tt, wt], tt, smallvec![Operand::Reg(w)]));
                 }
                 if ft == Ty::F64 && tt == Ty::BF16 {
                     return Ok(f64_to_bf16(l, r[0], rnd));
@@ -144,7 +135,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[rnd],
                     &[tt, ft],
                     tt,
-                    smallvec::smallvec![Operand::Reg(r[0])],
+                    smallvec![Operand::Reg(r[0])],
                 ))
             })
         }
@@ -174,13 +165,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     Scalar::BF16 => to_f32(l, from, r[0]),
                     _ => r[0],
                 };
-                Ok(l.b.op(
-                    Opc::Cvt,
-                    &[m],
-                    &[tt, ft],
-                    tt,
-                    smallvec::smallvec![Operand::Reg(x)],
-                ))
+                Ok(l.b.op(Opc::Cvt, &[m], &[tt, ft], tt, smallvec![Operand::Reg(x)]))
             })
         }
         Opcode::IToF => {
@@ -194,7 +179,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     &[rnd],
                     &[tt, ft],
                     tt,
-                    smallvec::smallvec![Operand::Reg(r[0])],
+                    smallvec![Operand::Reg(r[0])],
                 ))
             })
         }
@@ -206,6 +191,31 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             elementwise(l, id, &[src], |_, r| Ok(r[0]))
         }
     }
+}
+
+/// `itof` (op `id`, source `src`) from the integer type `from` (`signed`)
+/// through f32: each integer rounds to f32 with `cvt.rn`, then `narrow`
+/// converts that f32. For the small formats this rounds once: f32 is exact
+/// up to `2^24`, far beyond where they saturate.
+pub(super) fn itof_through_f32(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+    signed: bool,
+    narrow: fn(&mut Lowerer, Reg) -> Reg,
+) -> Result<(), LowerError> {
+    let it = int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
+    elementwise(l, id, &[src], move |l, r| {
+        let x = l.b.op(
+            Opc::Cvt,
+            &["rn"],
+            &[Ty::F32, it],
+            Ty::F32,
+            smallvec![Operand::Reg(r[0])],
+        );
+        Ok(narrow(l, x))
+    })
 }
 
 /// Whether `s` is one of the 8-bit float types.
@@ -252,7 +262,7 @@ fn f8_conversion(
                 &[],
                 &[Ty::F64, Ty::F32],
                 Ty::F64,
-                smallvec::smallvec![Operand::Reg(x)],
+                smallvec![Operand::Reg(x)],
             ),
             // Exact: every f8 value is an f16 and a bf16.
             _ => from_f32(l, to, x, "rn"),
@@ -271,7 +281,7 @@ pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
             &["rn"],
             &[Ty::TF32, Ty::F32],
             Ty::F32,
-            smallvec::smallvec![Operand::Reg(x)],
+            smallvec![Operand::Reg(x)],
         );
     }
     // Before sm_90 only `.rna` exists: round to nearest
@@ -303,7 +313,7 @@ pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
         &["ge"],
         &[Ty::U32],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(abs), Operand::Imm(0x7f80_0000)],
+        smallvec![Operand::Reg(abs), Operand::Imm(0x7f80_0000)],
     );
     l.b.op(
         Opc::Selp,
@@ -371,7 +381,7 @@ pub(super) fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
+        smallvec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
     );
     l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)])
 }

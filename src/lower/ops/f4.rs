@@ -14,6 +14,7 @@ use crate::ir::{OpId, Scalar, ValueId};
 use crate::lower::kernel::Lowerer;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 use super::arith::{from_f32, to_f32};
 use super::{elementwise, f8};
@@ -60,7 +61,7 @@ pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
             &[],
             &[Ty::F32],
             Ty::F32,
-            smallvec::smallvec![Operand::F32(0)],
+            smallvec![Operand::F32(0)],
         );
         return l
             .b
@@ -68,7 +69,7 @@ pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
     }
     // Two exponent bits with bias 1, one mantissa bit; 0x7 (6) is the
     // largest code, and NaN becomes it too.
-    let code = super::f8::f32_to_small_float_bits(l, (2, 1, 1), 0x7, 0x7, x);
+    let code = super::f8::f32_to_small_float_bits(l, (2, 1, 1), true, 0x7, 0x7, x);
     l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(code)])
 }
 
@@ -111,7 +112,7 @@ pub fn conversion(
                 &[],
                 &[Ty::F64, Ty::F32],
                 Ty::F64,
-                smallvec::smallvec![Operand::Reg(x)],
+                smallvec![Operand::Reg(x)],
             ),
             // Exact: every f4 value is an f16 and a bf16.
             _ => from_f32(l, to, x, "rn"),
@@ -131,18 +132,8 @@ pub fn from_int(
     signed: bool,
     rv: u8,
 ) -> Result<(), LowerError> {
-    let it = super::arith::int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
     if rv != 0 {
         return Err(l.unsupported_feature(id, "rounding other than nearest_even to f4E2M1FN"));
     }
-    elementwise(l, id, &[src], move |l, r| {
-        let x = l.b.op(
-            Opc::Cvt,
-            &["rn"],
-            &[Ty::F32, it],
-            Ty::F32,
-            smallvec::smallvec![Operand::Reg(r[0])],
-        );
-        Ok(f32_to_f4(l, x))
-    })
+    super::cast::itof_through_f32(l, id, src, from, signed, f32_to_f4)
 }

@@ -8,6 +8,7 @@
 use crate::ir::Scalar;
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 /// The exponent and mantissa widths and the exponent bias of `e`.
 fn format(e: Scalar) -> (u32, u32, u32) {
@@ -78,7 +79,7 @@ pub fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec::smallvec![Operand::Imm(0x7fff_ffff), r(x), r(nan)],
+        smallvec![Operand::Imm(0x7fff_ffff), r(x), r(nan)],
     )
 }
 
@@ -100,14 +101,14 @@ pub fn f32_to_f8(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
             &[],
             &[Ty::B32],
             Ty::B32,
-            smallvec::smallvec![Operand::Imm(0)],
+            smallvec![Operand::Imm(0)],
         );
         return l.b.op(
             Opc::Cvt,
             &["rn", "satfinite", pair, "f32"],
             &[],
             Ty::B16,
-            smallvec::smallvec![Operand::Reg(zero), Operand::Reg(x)],
+            smallvec![Operand::Reg(zero), Operand::Reg(x)],
         );
     }
     let bits = f32_to_f8_bits(l, e, x);
@@ -116,7 +117,7 @@ pub fn f32_to_f8(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
         &[],
         &[Ty::U16, Ty::U32],
         Ty::U16,
-        smallvec::smallvec![Operand::Reg(bits)],
+        smallvec![Operand::Reg(bits)],
     )
 }
 
@@ -135,15 +136,18 @@ pub fn f32_to_f8(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
 pub fn f32_to_f8_bits(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
     let (ebits, m, bias) = format(e);
     debug_assert!(ebits + m == 7);
-    f32_to_small_float_bits(l, (ebits, m, bias), max_finite(e), 0x7f, x)
+    f32_to_small_float_bits(l, (ebits, m, bias), true, max_finite(e), 0x7f, x)
 }
 
-/// The code (in a b32 register) of the f32 in `x` in a small signed float
-/// format of `(exponent bits, mantissa bits, bias)`, rounded as
-/// [`f32_to_f8_bits`] describes: clamped to `max_code`, NaN to `nan_code`.
+/// The code (in a b32 register) of the f32 in `x` in a small float format
+/// of `(exponent bits, mantissa bits, bias)`, rounded as [`f32_to_f8_bits`]
+/// describes: clamped to `max_code`, NaN to `nan_code`. A `signed` format
+/// keeps the f32's sign in the bit above the exponent; an unsigned one
+/// takes the magnitude.
 pub(super) fn f32_to_small_float_bits(
     l: &mut Lowerer,
     (ebits, m, bias): (u32, u32, u32),
+    signed: bool,
     max_code: i64,
     nan_code: i64,
     x: Reg,
@@ -154,9 +158,11 @@ pub(super) fn f32_to_small_float_bits(
         l.b.op(opc, &[], &[ty], Ty::B32, vec![a, b])
     };
     let a = op(l, Opc::And, Ty::B32, r(x), imm(0x7fff_ffff));
-    let sign_bit = i64::from(ebits + m);
-    let sign = op(l, Opc::Shr, Ty::U32, r(x), imm(31 - sign_bit));
-    let sign = op(l, Opc::And, Ty::B32, r(sign), imm(1 << sign_bit));
+    let sign = signed.then(|| {
+        let sign_bit = i64::from(ebits + m);
+        let sign = op(l, Opc::Shr, Ty::U32, r(x), imm(31 - sign_bit));
+        op(l, Opc::And, Ty::B32, r(sign), imm(1 << sign_bit))
+    });
     // Subnormal range: |x| + 2^(1 - bias - m + 23) has ulp q.
     let magic_exp = 1 - bias as i64 - m as i64 + 23;
     let magic = ((127 + magic_exp) as u32) << 23;
@@ -194,7 +200,10 @@ pub(super) fn f32_to_small_float_bits(
         Ty::B32,
         vec![r(sub), r(t), r(small)],
     );
-    let signed = op(l, Opc::Or, Ty::B32, r(mag), r(sign));
+    let code = match sign {
+        Some(sign) => op(l, Opc::Or, Ty::B32, r(mag), r(sign)),
+        None => mag,
+    };
     let nan = l.b.op(
         Opc::Setp,
         &["gt"],
@@ -207,7 +216,7 @@ pub(super) fn f32_to_small_float_bits(
         &[],
         &[Ty::B32],
         Ty::B32,
-        vec![imm(nan_code), r(signed), r(nan)],
+        vec![imm(nan_code), r(code), r(nan)],
     )
 }
 

@@ -33,6 +33,7 @@ use crate::lower::kernel::Lowerer;
 use crate::lower::LowerError;
 use crate::options::Gpu;
 use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
 
 use super::arith::{float_ty, from_f32, to_f32};
 use super::cast::f64_to_f32_odd;
@@ -137,20 +138,10 @@ pub fn from_int(
     to: Scalar,
     signed: bool,
 ) -> Result<(), LowerError> {
-    let ft = super::arith::int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
     if to != Scalar::F8E5M3FNU {
         return Err(l.unsupported_feature(id, &format!("integer to '{}'", to.name())));
     }
-    elementwise(l, id, &[src], move |l, r| {
-        let x = l.b.op(
-            Opc::Cvt,
-            &["rn"],
-            &[Ty::F32, ft],
-            Ty::F32,
-            smallvec::smallvec![Operand::Reg(r[0])],
-        );
-        Ok(f32_to_e5m3(l, x))
-    })
+    super::cast::itof_through_f32(l, id, src, from, signed, f32_to_e5m3)
 }
 
 /// The f32 in register `x` converted to `to` (`pow2`: the rounding to
@@ -165,7 +156,7 @@ fn from_f32_to(l: &mut Lowerer, to: Scalar, x: Reg, pow2: Pow2, f16_rnd: &'stati
             &[],
             &[Ty::F64, Ty::F32],
             Ty::F64,
-            smallvec::smallvec![Operand::Reg(x)],
+            smallvec![Operand::Reg(x)],
         ),
         Scalar::F16 => from_f32(l, to, x, f16_rnd),
         // Exact: bf16 only from the signed f8 types, tf32 and f32 are f32.
@@ -213,7 +204,7 @@ fn test(l: &mut Lowerer, cmp: &'static str, a: Reg, imm: i64) -> Reg {
         &[cmp],
         &[Ty::U32],
         Ty::Pred,
-        smallvec::smallvec![Operand::Reg(a), Operand::Imm(imm)],
+        smallvec![Operand::Reg(a), Operand::Imm(imm)],
     )
 }
 
@@ -224,7 +215,7 @@ fn low16(l: &mut Lowerer, w: Reg) -> Reg {
         &[],
         &[Ty::U16, Ty::U32],
         Ty::U16,
-        smallvec::smallvec![Operand::Reg(w)],
+        smallvec![Operand::Reg(w)],
     )
 }
 
@@ -313,8 +304,8 @@ fn f32_to_e8m0(l: &mut Lowerer, x: Reg, pow2: Pow2) -> Reg {
 /// The f8E5M3FNU byte (low byte of a b16 register, high byte zero) nearest
 /// to the magnitude of the f32 in register `x`, ties to even, saturating:
 /// by `cvt.rn.satfinite.ue5m3x2.f32` where the target has it, otherwise on
-/// the bits of `a = |x|` as [`f8::f32_to_f8_bits`] rounds the signed
-/// formats:
+/// the bits of `a = |x|` by the rounding the f8 and f4 formats share
+/// ([`f8::f32_to_small_float_bits`], unsigned here):
 ///
 /// - below the smallest normal `2^-14` the result is a multiple `k` of the
 ///   quantum `2^-17`: adding `2^6`, the f32 whose ulp is that quantum,
@@ -337,32 +328,6 @@ fn f32_to_e5m3(l: &mut Lowerer, x: Reg) -> Reg {
             vec![r(zero), r(x)],
         );
     }
-    const M: u32 = 3;
-    const BIAS: u32 = 15;
-    let a = op2(l, Opc::And, Ty::B32, r(x), imm(0x7fff_ffff));
-    // Subnormal range: a + 2^(1 - bias - m + 23) has ulp 2^(1 - bias - m).
-    let magic = (127 + 1 + 23 - BIAS - M) << 23;
-    let sum = l.b.op(
-        Opc::Add,
-        &["rn"],
-        &[Ty::F32],
-        Ty::F32,
-        vec![r(a), Operand::F32(magic)],
-    );
-    let sub = op2(l, Opc::Sub, Ty::S32, r(sum), imm(i64::from(magic)));
-    // Normal range: round to nearest even at bit 23 - m, then rebias.
-    let shift = 23 - M;
-    let lsb = op2(l, Opc::Shr, Ty::U32, r(a), imm(i64::from(shift)));
-    let lsb = op2(l, Opc::And, Ty::B32, r(lsb), imm(1));
-    let t = op2(l, Opc::Add, Ty::U32, r(a), r(lsb));
-    let t = op2(l, Opc::Add, Ty::U32, r(t), imm((1i64 << (shift - 1)) - 1));
-    let t = op2(l, Opc::Shr, Ty::U32, r(t), imm(i64::from(shift)));
-    // Exponents below the format's wrap here; the subnormal path covers them.
-    let t = op2(l, Opc::Sub, Ty::U32, r(t), imm(i64::from(127 - BIAS) << M));
-    let t = op2(l, Opc::Min, Ty::U32, r(t), imm(0xfe));
-    let small = test(l, "lt", a, i64::from(127 + 1 - BIAS) << 23);
-    let code = select(l, r(sub), r(t), small);
-    let nan = test(l, "gt", a, 0x7f80_0000);
-    let code = select(l, imm(0xff), r(code), nan);
+    let code = f8::f32_to_small_float_bits(l, (5, 3, 15), false, 0xfe, 0xff, x);
     low16(l, code)
 }
