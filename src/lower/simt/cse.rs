@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHasher};
 use smallvec::SmallVec;
 
 use super::opt::{for_each_inst, is_ssa, Changes};
-use super::regs::{RegCounts, Versions};
+use super::regs::{slot, RegCounts, Versions};
 use super::{IfStmt, LoopStmt, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass};
 
@@ -60,11 +60,7 @@ impl Renames {
     }
 
     fn insert(&mut self, from: Reg, to: Reg) {
-        let i = from.id as usize;
-        if i >= self.to.len() {
-            self.to.resize(i + 1, 0);
-        }
-        self.to[i] = to.id + 1;
+        *slot(&mut self.to, from) = to.id + 1;
     }
 
     fn operand_eq(&self, a: &Operand, b: &Operand) -> bool {

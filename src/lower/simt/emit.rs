@@ -113,16 +113,13 @@ fn renumber(lines: &mut [Line]) -> Vec<(RegClass, u32)> {
     let mut map: Vec<u32> = Vec::new();
     let mut counts = [0u32; 4];
     let mut rename = |r: &mut Reg| {
-        let i = r.id as usize;
-        if i >= map.len() {
-            map.resize(i + 1, 0);
-        }
-        if map[i] == 0 {
+        let n = super::regs::slot(&mut map, *r);
+        if *n == 0 {
             let c = &mut counts[r.class as usize];
             *c += 1;
-            map[i] = *c;
+            *n = *c;
         }
-        r.id = map[i];
+        r.id = *n;
     };
     let fix = |o: &mut Operand, rename: &mut dyn FnMut(&mut Reg)| match o {
         Operand::Reg(r) | Operand::Addr(r, _) => rename(r),

@@ -3,6 +3,16 @@
 //! sets indexed by number beat hashing on the passes' hot paths.
 use crate::ptx::Reg;
 
+/// The entry of register `r` in a table indexed by register number,
+/// growing the table (with zeros) to hold it.
+pub fn slot(table: &mut Vec<u32>, r: Reg) -> &mut u32 {
+    let i = r.id as usize;
+    if i >= table.len() {
+        table.resize(i + 1, 0);
+    }
+    &mut table[i]
+}
+
 /// A count per register (definitions or reads), zero when absent.
 #[derive(Clone, Debug, Default)]
 pub struct RegCounts(Vec<u32>);
@@ -20,11 +30,7 @@ impl RegCounts {
 
     /// Adds one to the count of `r`.
     pub fn add(&mut self, r: Reg) {
-        let i = r.id as usize;
-        if i >= self.0.len() {
-            self.0.resize(i + 1, 0);
-        }
-        self.0[i] += 1;
+        *slot(&mut self.0, r) += 1;
     }
 
     /// One past the highest register number counted (a size hint for
@@ -89,12 +95,8 @@ pub struct Versions {
 impl Versions {
     /// Gives `r` a new version.
     pub fn bump(&mut self, r: Reg) {
-        let i = r.id as usize;
-        if i >= self.current.len() {
-            self.current.resize(i + 1, 0);
-        }
         self.last += 1;
-        self.current[i] = self.last;
+        *slot(&mut self.current, r) = self.last;
     }
 
     /// The current version of `r` (0 until it is first bumped).
