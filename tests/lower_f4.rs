@@ -9,6 +9,7 @@
 //! from the format's definition: every f4 code, every f16 and bf16 bit
 //! pattern, random and edge f32s, f64s near f4 ties.
 mod common;
+use common::scaled::f4 as f4_value;
 use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64};
@@ -16,23 +17,6 @@ use ptx_emu::{bytes, Device, Module, Param};
 use tileiras::options::Gpu;
 
 const N: usize = 128;
-
-/// The value of f4E2M1FN code `c` (low nibble): sign bit 3, exponent bits
-/// 2..1 (bias 1), mantissa bit 0; exponent 0 is subnormal (`m * 0.5`).
-fn f4_value(c: u8) -> f64 {
-    let e = i32::from((c >> 1) & 3);
-    let m = f64::from(c & 1);
-    let v = if e == 0 {
-        m * 0.5
-    } else {
-        (1.0 + m / 2.0) * 2f64.powi(e - 1)
-    };
-    if c & 8 != 0 {
-        -v
-    } else {
-        v
-    }
-}
 
 /// The f4E2M1FN code nearest to `v` (ties to the even code), magnitudes
 /// beyond 6 saturated to 6 with their sign, NaN to +6 (0x7): the code

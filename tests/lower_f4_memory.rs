@@ -6,25 +6,11 @@
 //! and sm_120; every in-bounds element must arrive and no other nibble of
 //! the destination change.
 mod common;
+use common::scaled::f4;
 use common::xorshift as values;
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
 use tileiras::options::{Gpu, Options};
-
-/// The value of f4E2M1FN code `c` (`s ee m`, bias 1).
-fn f4(c: u8) -> f64 {
-    let (e, m) = (i32::from((c >> 1) & 3), f64::from(c & 1));
-    let v = if e == 0 {
-        m / 2.0
-    } else {
-        (1.0 + m / 2.0) * 2f64.powi(e - 1)
-    };
-    if c & 8 != 0 {
-        -v
-    } else {
-        v
-    }
-}
 
 /// `f4_copy` lowered for `gpu`.
 fn lower(gpu: Gpu) -> String {

@@ -15,6 +15,7 @@
 //! with each padding value, reduce, `ftoi`, `itof`, `print`) run in kernels
 //! `scale_ops_e8m0`, `scale_ops_e5m3` and `print_scale`.
 mod common;
+use common::scaled::e5m3 as e5m3_value;
 use common::xorshift as values;
 
 use ptx_emu::float::{bf16_to_f64, f16_to_f64, round, BF16, E4M3, E5M2, F16};
@@ -30,20 +31,6 @@ fn e8m0_value(c: u8) -> f64 {
         f64::NAN
     } else {
         2f64.powi(i32::from(c) - 127)
-    }
-}
-
-/// The value of f8E5M3FNU code `c`: 5 exponent bits (bias 15), 3 mantissa
-/// bits, subnormals at exponent field 0, 0xFF NaN.
-fn e5m3_value(c: u8) -> f64 {
-    if c == 0xff {
-        return f64::NAN;
-    }
-    let (e, m) = (i32::from(c >> 3), f64::from(c & 7));
-    if e == 0 {
-        m * 2f64.powi(-17)
-    } else {
-        (8.0 + m) * 2f64.powi(e - 18)
     }
 }
 

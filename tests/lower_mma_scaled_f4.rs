@@ -9,38 +9,10 @@
 //! `mma_scaled_f4_view` loads f4E2M1FN arrays directly (f8E8M0FNU scales). `mma_scaled_f4` multiplies constant f4 ones with f8E8M0FNU
 //! scales in blocks of 16.
 mod common;
-use common::scaled::{accumulated, e4m3, e8m0, padded, stride, Rng};
+use common::scaled::{accumulated, e4m3, e5m3, e8m0, f4, padded, stride, Rng};
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
 use tileiras::options::{Gpu, Options};
-
-/// The value of f4E2M1FN code `c` (`s ee m`, bias 1, no infinities or NaN).
-fn f4(c: u8) -> f64 {
-    let (e, m) = (i32::from((c >> 1) & 3), f64::from(c & 1));
-    let v = if e == 0 {
-        m / 2.0
-    } else {
-        (1.0 + m / 2.0) * 2f64.powi(e - 1)
-    };
-    if c & 8 != 0 {
-        -v
-    } else {
-        v
-    }
-}
-
-/// The value of an f8E5M3FNU byte (`eeeee mmm`, unsigned, bias 15, 0xFF NaN).
-fn e5m3(b: u8) -> f64 {
-    if b == 0xff {
-        return f64::NAN;
-    }
-    let (e, m) = (i32::from(b >> 3), f64::from(b & 7));
-    if e == 0 {
-        m / 8.0 * 2f64.powi(-14)
-    } else {
-        (1.0 + m / 8.0) * 2f64.powi(e - 15)
-    }
-}
 
 /// A scale type with its block size.
 #[derive(Clone, Copy, Debug)]

@@ -60,6 +60,37 @@ pub fn e8m0(s: u8) -> f64 {
     }
 }
 
+/// The value of an f8E5M3FNU byte (`eeeee mmm`, unsigned, bias 15,
+/// subnormals at exponent field 0, 0xFF NaN).
+pub fn e5m3(b: u8) -> f64 {
+    if b == 0xff {
+        return f64::NAN;
+    }
+    let (e, m) = (i32::from(b >> 3), f64::from(b & 7));
+    if e == 0 {
+        m / 8.0 * 2f64.powi(-14)
+    } else {
+        (1.0 + m / 8.0) * 2f64.powi(e - 15)
+    }
+}
+
+/// The value of f4E2M1FN code `c` (low nibble: sign bit 3, exponent bits
+/// 2..1 with bias 1, mantissa bit 0; exponent 0 is subnormal, `m * 0.5`;
+/// no infinities or NaN).
+pub fn f4(c: u8) -> f64 {
+    let (e, m) = (i32::from((c >> 1) & 3), f64::from(c & 1));
+    let v = if e == 0 {
+        m / 2.0
+    } else {
+        (1.0 + m / 2.0) * 2f64.powi(e - 1)
+    };
+    if c & 8 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
 /// Row stride (elements) of an array with `cols` columns: padded to 16,
 /// as the kernels assume of every row stride.
 pub fn stride(cols: usize) -> usize {
