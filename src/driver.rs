@@ -54,6 +54,7 @@ fn run(
     }
     let module = bytecode::read(bytecode)?;
     verify::verify(&module).map_err(Error::Verify)?;
+    verify::invariants::check(&module).map_err(Error::Invariant)?;
     let lowering = Options {
         unlimited_smem: gates.unlimited_smem,
         always_swizzle: gates.always_swizzle,

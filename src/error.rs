@@ -52,6 +52,10 @@ pub enum Error {
     /// The module failed verification; the diagnostics say why.
     #[error("verification failed for deserialized cuda_tile::ModuleOp")]
     Verify(Vec<Diagnostic>),
+    /// The module breaks an invariant of the bytecode format that
+    /// verification does not cover; the diagnostic says which.
+    #[error("{}", crate::verify::invariants::NOT_CONFORMING)]
+    Invariant(Diagnostic),
     /// Lowering to PTX failed or met something unsupported.
     #[error(transparent)]
     Lower(#[from] lower::LowerError),
@@ -80,7 +84,7 @@ impl Error {
             Error::Read(_) => Status::InvalidBytecode,
             // NVIDIA's tileiras treats a module that fails verification after
             // deserialization as input that is not valid Tile IR (exit 3).
-            Error::Verify(_) => Status::InvalidBytecode,
+            Error::Verify(_) | Error::Invariant(_) => Status::InvalidBytecode,
             Error::Lower(e) => {
                 if e.is_unsupported() {
                     Status::Unsupported
@@ -110,6 +114,11 @@ impl Error {
                 v.push(Diagnostic::error(bytecode::NOT_BYTECODE));
                 v
             }
+            Error::Invariant(d) => vec![
+                d.clone(),
+                Diagnostic::error(self.to_string()),
+                Diagnostic::error(bytecode::NOT_BYTECODE),
+            ],
             Error::Read(e) => e.diagnostics(),
             Error::Lower(e) => vec![e.diagnostic()],
             _ => vec![Diagnostic::error(self.to_string())],

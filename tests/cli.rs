@@ -63,6 +63,15 @@ fn ptr_i4() -> String {
         .to_string()
 }
 
+/// An entry taking a tensor view: verified, then refused by the format's
+/// invariants (entry arguments are tiles).
+fn tensor_view_arg() -> String {
+    common::repo()
+        .join("tests/data/verify/entry_arg_tensor_view.tileirbc")
+        .display()
+        .to_string()
+}
+
 #[test]
 fn exit_codes_match_nvidia() {
     let scratch = Scratch::new("cli-codes");
@@ -74,6 +83,7 @@ fn exit_codes_match_nvidia() {
         .display()
         .to_string();
     let ptr_i4 = ptr_i4();
+    let tv_arg = tensor_view_arg();
     let cases: Vec<(&str, Vec<&str>, i32)> = vec![
         ("no input", vec!["--gpu-name=sm_90"], 1),
         (
@@ -145,6 +155,11 @@ fn exit_codes_match_nvidia() {
             vec!["--gpu-name=sm_90", &ptr_i4, "-o", "x.o"],
             3,
         ),
+        (
+            "tensor view argument",
+            vec!["--gpu-name=sm_90", &tv_arg, "-o", "x.o"],
+            3,
+        ),
     ];
     let mut mismatches = Vec::new();
     for (name, args, expected) in &cases {
@@ -175,6 +190,7 @@ fn messages_match_nvidia() {
     inputs(dir);
     let v = vadd();
     let ptr_i4 = ptr_i4();
+    let tv_arg = tensor_view_arg();
     let cases: Vec<Vec<&str>> = vec![
         vec!["--gpu-name=sm_90"],
         vec!["--gpu-name=sm_90", "missing.tileir"],
@@ -188,6 +204,7 @@ fn messages_match_nvidia() {
         vec!["--gpu-name=sm_90", "v99.bin"],
         vec!["--gpu-name=sm_90", "trunc.bin"],
         vec!["--gpu-name=sm_90", &ptr_i4],
+        vec!["--gpu-name=sm_90", &tv_arg],
     ];
     for args in &cases {
         let a = run(&ours(), args, dir);

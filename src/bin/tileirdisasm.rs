@@ -3,8 +3,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use tileiras::bytecode;
 use tileiras::ir::print::{print_module, PrintOptions};
+use tileiras::{bytecode, verify};
 
 const OVERVIEW: &str = "OVERVIEW: tileirdisasm: NVIDIA (R) Cuda Tile IR disassembler\n\nUSAGE: tileirdisasm [options] <tile bytecode file>\n\nOPTIONS:\n";
 
@@ -111,6 +111,25 @@ fn main() -> ExitCode {
     };
     match bytecode::read(&data) {
         Ok(module) => {
+            // Like NVIDIA's tool: a module is verified, then its format
+            // invariants checked, before it is printed.
+            let failure = match verify::verify(&module) {
+                Err(diags) => Some((
+                    diags,
+                    "verification failed for deserialized cuda_tile::ModuleOp",
+                )),
+                Ok(()) => verify::invariants::check(&module)
+                    .err()
+                    .map(|d| (vec![d], verify::invariants::NOT_CONFORMING)),
+            };
+            if let Some((diags, closing)) = failure {
+                for d in diags {
+                    eprintln!("{d}");
+                }
+                eprintln!("error: {closing}");
+                eprintln!("error: failed to read provided Tile IR bytecode");
+                return ExitCode::from(3);
+            }
             let text = print_module(&module, &PrintOptions { debug_info });
             // Bytes of invalid UTF-8 in the input's strings go back out as is.
             let bytes = tileiras::ir::string_to_bytes(&text);

@@ -115,12 +115,17 @@
 //! - module bodies hold only globals and entries, and those appear nowhere
 //!   else; their symbol names are distinct;
 //! - an entry's block arguments match its function type.
+//!
+//! **Format invariants** ([`invariants`], checked after everything above,
+//! reported as malformed bytecode rather than a verification failure)
+//! - every entry argument is a tile.
 use crate::diag::Diagnostic;
 use crate::ir::{Module, OpId, Opcode};
 
 mod debuginfo;
 mod fmt;
 pub mod handles;
+pub mod invariants;
 pub mod ops;
 pub mod regions;
 mod tree;

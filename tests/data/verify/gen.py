@@ -682,7 +682,25 @@ def ptr_tile(elem):
     return lambda tt: [tt.tile(tt.pointer(tt.simple(elem), PtrAttr.Missing), [])]
 
 
+@case
+def entry_arg_tensor_view(cb, tt, p):
+    pass
+
+
+@case
+def entry_arg_token(cb, tt, p):
+    pass
+
+
+@case
+def entry_arg_rank1_then_token(cb, tt, p):
+    pass
+
+
 cases_params = {
+    'entry_arg_tensor_view': lambda tt: [tt.tile(tt.I32, []), tt.tensor_view(f32(tt), [64], [1], PtrAttr.Missing)],
+    'entry_arg_token': lambda tt: [tt.simple(SimpleType.Token)],
+    'entry_arg_rank1_then_token': lambda tt: [tt.tile(tt.I32, [4]), tt.simple(SimpleType.Token)],
     'entry_tile_param': lambda tt: [tt.tile(tt.I32, [4])],
     'ptr_i4_param': ptr_tile(SimpleType.I4),
     'ptr_f4_tile': ptr_tile(SimpleType.F4E2M1FN),
