@@ -248,14 +248,15 @@ fn list_versions_and_help() {
 
 #[test]
 fn valid_kernel_reaches_lowering() {
-    // An ftoi from f32 to i1 verifies (NVIDIA's tileiras compiles it) but
-    // has no lowering.
-    let unsupported = common::repo().join("tests/data/lower/kernels/f32_to_bool.tileir");
+    // A NaN-padded load of an f4E2M1FN array verifies, but f4E2M1FN has no
+    // NaN: unsupported (NVIDIA's tileiras fails on it too), reported at the
+    // load's source location.
+    let unsupported = common::repo().join("tests/data/lower/kernels/f4_nan_padding.tileir");
     let unsupported = unsupported.to_str().unwrap();
     let scratch = Scratch::new("cli-lowering");
     let r = run(
         &ours(),
-        &["--gpu-name=sm_90", unsupported, "-o", "out.cubin"],
+        &["--gpu-name=sm_100", unsupported, "-o", "out.cubin"],
         &scratch.0,
     );
     assert_eq!(r.code, 4, "stderr: {}", r.stderr);
@@ -265,12 +266,34 @@ fn valid_kernel_reaches_lowering() {
         r.stderr
     );
     assert!(
-        r.stderr
-            .contains("'cuda_tile.ftoi' op with 'i1' results is not supported"),
+        r.stderr.contains(
+            "'cuda_tile.load_view_tko' op with infinity or NaN padding for f4E2M1FN, which has neither, is not supported"
+        ),
         "names the op: {}",
         r.stderr
     );
     assert!(!scratch.path("out.cubin").exists());
+    let theirs = run(
+        &theirs(),
+        &["--gpu-name=sm_100", unsupported, "-o", "out.cubin"],
+        &scratch.0,
+    );
+    assert_ne!(theirs.code, 0, "NVIDIA's tileiras refuses it too");
+}
+
+#[test]
+fn bool_conversion_kernel_compiles() {
+    // The ftoi from f32 to i1 the lowering once refused.
+    let kernel = common::repo().join("tests/data/lower/kernels/f32_to_bool.tileir");
+    let kernel = kernel.to_str().unwrap();
+    let scratch = Scratch::new("cli-f32-to-bool");
+    let r = run(
+        &ours(),
+        &["--gpu-name=sm_90", kernel, "-o", "out.cubin"],
+        &scratch.0,
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(scratch.path("out.cubin").exists());
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! Python (`tests/data/lower/kernels/kernels.py`, exported by `gen.py`): a
 //! fused bias + ReLU epilogue, a bf16 matmul with a sigmoid-gate epilogue
 //! stored as bf16, and an attention kernel with two matmuls around an
-//! online softmax. Each is lowered for sm_80, sm_90 and sm_120, assembled
+//! online softmax; and the f32-to-bool conversion cuTile writes for
+//! `astype(bool)`. Each is lowered for sm_80, sm_90 and sm_120, assembled
 //! by the real ptxas, and run in the PTX emulator on ragged sizes against
 //! CPU references written from the docstrings.
 mod common;
@@ -232,5 +233,48 @@ fn attention_f16_assembles_without_spills() {
             .expect("run nvdisasm");
         let sass = String::from_utf8_lossy(&sass.stdout);
         assert!(sass.contains(sass_op), "{arch}: no {sass_op} in the SASS");
+    }
+}
+
+#[test]
+fn f32_to_bool_is_nonzero_test() {
+    // cuTile's astype(bool): x != 0, NaN true, subnormals true; only the
+    // first 16 elements are written.
+    let a: Vec<f32> = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.25,
+        1.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-45,
+        -3.0,
+        0.0,
+        7.5,
+        -0.0,
+        f32::MIN_POSITIVE,
+        2.0,
+        0.0,
+        9.0,
+        0.0,
+    ]
+    .to_vec();
+    for (gpu, arch) in TARGETS {
+        let text = ptx("f32_to_bool", gpu, arch);
+        let mut l = Launch::new();
+        l.array(&bytes::from_f32(&a), &[a.len()]);
+        let c = l.array(&vec![7u8; a.len()], &[a.len()]);
+        l.run(&text, "f32_to_bool", (1, 1, 1));
+        let got = l.dev.read(c);
+        for (i, &x) in a.iter().enumerate() {
+            let want = if i < 16 {
+                u8::from(x != 0.0 || x.is_nan())
+            } else {
+                7
+            };
+            assert_eq!(got[i], want, "{arch}: c[{i}] for {x}");
+        }
     }
 }

@@ -669,3 +669,115 @@ fn alloca_inside_a_loop_is_reused_safely() {
         }
     }
 }
+
+#[test]
+fn for_loops_count_with_i16_and_i8_induction_variables() {
+    // (lb, ub, step) for the i16 loop (signed) and the i8 loop (unsigned):
+    // empty ranges, a step past the bound, negative i16 bounds, i8 bounds
+    // above 127 (only unsigned reads them as such) and ranges ending where
+    // a narrow counter would wrap.
+    let cases: [([i16; 3], [u8; 3]); 6] = [
+        ([0, 5, 1], [0, 5, 1]),
+        ([3, 3, 1], [9, 2, 1]),
+        ([-7, 4, 3], [100, 200, 37]),
+        ([32000, 32767, 200], [250, 255, 2]),
+        ([-32768, -32000, 300], [0, 255, 64]),
+        ([10, -5, 1], [128, 130, 1]),
+    ];
+    for (b16, b8) in cases {
+        let mut dev = Device::new();
+        let x: Vec<i32> = values(41, N)
+            .iter()
+            .map(|&v| (v % 1000) as i32 - 500)
+            .collect();
+        let px = dev.alloc_from(&bytes::from_i32(&x));
+        let pb16 = dev.alloc_from(&bytes::from_u16(&b16.map(|v| v as u16)));
+        let o16 = dev.alloc(4 * N);
+        let pb8 = dev.alloc_from(&b8);
+        let o8 = dev.alloc(4 * N);
+        let params = [px, pb16, o16, pb8, o8].map(|p| Param::U64(p.addr()));
+        run("for_i16_i8", &mut dev, &params);
+        let sum = |ks: Vec<i32>, xi: i32| {
+            ks.iter()
+                .fold(0i32, |s, &k| s.wrapping_add(xi.wrapping_mul(k)))
+        };
+        let range = |lb: i32, ub: i32, st: i32| -> Vec<i32> {
+            (0..).map(|n| lb + n * st).take_while(|&k| k < ub).collect()
+        };
+        let k16 = range(b16[0].into(), b16[1].into(), b16[2].into());
+        let k8 = range(b8[0].into(), b8[1].into(), b8[2].into());
+        let (g16, g8) = (bytes::to_i32(&dev.read(o16)), bytes::to_i32(&dev.read(o8)));
+        for i in 0..N {
+            assert_eq!(g16[i], sum(k16.clone(), x[i]), "i16 {b16:?} at {i}");
+            assert_eq!(g8[i], sum(k8.clone(), x[i]), "i8 {b8:?} at {i}");
+        }
+    }
+}
+
+#[test]
+fn ftoi_to_i1_tests_for_nonzero() {
+    // NVIDIA's tileiras compiles ftoi to i1 as `x != 0` (NaN true) whatever
+    // the signedness and saturation; cuTile's astype(bool) relies on it.
+    let f32s = [
+        0.0f32,
+        -0.0,
+        0.5,
+        -0.25,
+        1.0,
+        -1.0,
+        3.5,
+        f32::NAN,
+        f32::INFINITY,
+        f32::MIN_POSITIVE / 2.0,
+    ];
+    let pick = |i: usize| f32s[i % f32s.len()] as f64 * if i >= f32s.len() { 3.0 } else { 1.0 };
+    let xs: Vec<f64> = (0..N).map(pick).collect();
+    let mut dev = Device::new();
+    let p32 = dev.alloc_from(&bytes::from_f32(
+        &xs.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+    ));
+    let p16 = dev.alloc_from(&bytes::from_u16(
+        &xs.iter().map(|&v| f64_to_f16_rn(v)).collect::<Vec<_>>(),
+    ));
+    let pbf = dev.alloc_from(&bytes::from_u16(
+        &xs.iter().map(|&v| f64_to_bf16_rn(v)).collect::<Vec<_>>(),
+    ));
+    let p64 = dev.alloc_from(&bytes::from_f64(&xs));
+    // f8E4M3FN codes: every code once (0x00 and 0x80 are zeros, 0x7f and
+    // 0xff NaN, 0x01 the smallest subnormal).
+    let codes: Vec<u8> = (0..N).map(|i| (i * 2 + (i >> 6)) as u8).collect();
+    let p8 = dev.alloc_from(&codes);
+    let out = dev.alloc(6 * N);
+    let params = [p32, p16, pbf, p64, p8, out].map(|p| Param::U64(p.addr()));
+    for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
+        let text = run_on("ftoi_i1", &mut dev, &params, gpu, arch);
+        assert!(
+            !text.contains("cvt.rzi"),
+            "{arch}: a compare, not a conversion"
+        );
+        let got = dev.read(out);
+        let nonzero = |v: f64| u8::from(v != 0.0);
+        for i in 0..N {
+            let x = xs[i];
+            let f16 = f16_to_f64(f64_to_f16_rn(x));
+            let bf16 = bf16_to_f64(f64_to_bf16_rn(x));
+            let e4m3 = codes[i] & 0x7f != 0;
+            let want = [
+                nonzero(x as f32 as f64),
+                nonzero(x as f32 as f64),
+                nonzero(f16),
+                nonzero(bf16),
+                nonzero(x),
+                u8::from(e4m3),
+            ];
+            for (r, w) in want.iter().enumerate() {
+                assert_eq!(
+                    got[r * N + i],
+                    *w,
+                    "{arch}: row {r}, x = {x}, code {:#04x}",
+                    codes[i]
+                );
+            }
+        }
+    }
+}

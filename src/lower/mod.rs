@@ -59,8 +59,8 @@ use crate::options::Options;
 /// A lowering failure.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LowerError {
-    /// The program is valid but uses something this compiler cannot lower yet.
-    #[error("{what} is not supported by this compiler yet")]
+    /// The program is valid but uses something this compiler cannot lower.
+    #[error("{what} is not supported by this compiler")]
     Unsupported {
         /// What is unsupported, naming the op (`'cuda_tile.addf' op`).
         what: String,

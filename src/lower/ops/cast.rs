@@ -140,6 +140,19 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             })
         }
         Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
+        // Through f32, exact below 2^24, far past where both formats
+        // saturate (to their largest finite value): one rounding.
+        Opcode::IToF if to == Scalar::F8E4M3FN => {
+            itof_through_f32(l, id, src, from, signed, |l, x| {
+                f8::f32_to_f8(l, Scalar::F8E4M3FN, x)
+            })
+        }
+        Opcode::IToF if to == Scalar::F8E5M2 => {
+            itof_through_f32(l, id, src, from, signed, |l, x| {
+                f8::f32_to_f8(l, Scalar::F8E5M2, x)
+            })
+        }
+        Opcode::FToI if to == Scalar::I1 => ftoi_i1(l, id, src, from),
         Opcode::FToI => {
             let tt = int_ty(to, signed)
                 .ok_or_else(|| l.unsupported_feature(id, &format!("'{}' results", to.name())))?;
@@ -191,6 +204,39 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             elementwise(l, id, &[src], |_, r| Ok(r[0]))
         }
     }
+}
+
+/// `ftoi` to `i1` (op `id`, source `src` of float type `from`): `x != 0`,
+/// true for NaN, whatever the signedness and saturation, as NVIDIA's
+/// tileiras compiles it and as cuTile's `astype(bool)` (NumPy's `bool(x)`)
+/// means it. The specification's truncation agrees wherever its result is
+/// defined and `|x| >= 1` or `x == 0`; for `0 < |x| < 1` this gives 1, as
+/// NVIDIA's does.
+fn ftoi_i1(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+) -> Result<(), LowerError> {
+    elementwise(l, id, &[src], move |l, r| {
+        let (ty, x, zero) = match from {
+            Scalar::F64 => (Ty::F64, r[0], Operand::F64(0)),
+            Scalar::F32 | Scalar::TF32 => (Ty::F32, r[0], Operand::F32(0)),
+            Scalar::F4E2M1FN => (Ty::F32, f4::f4_to_f32(l, r[0]), Operand::F32(0)),
+            s if f8_scale::is_scale(s) => {
+                (Ty::F32, f8_scale::scale_to_f32(l, s, r[0]), Operand::F32(0))
+            }
+            s if is_f8(s) => (Ty::F32, f8::f8_to_f32(l, s, r[0]), Operand::F32(0)),
+            s => (Ty::F32, to_f32(l, s, r[0]), Operand::F32(0)),
+        };
+        Ok(l.b.op(
+            Opc::Setp,
+            &["neu"],
+            &[ty],
+            Ty::Pred,
+            smallvec![Operand::Reg(x), zero],
+        ))
+    })
 }
 
 /// `itof` (op `id`, source `src`) from the integer type `from` (`signed`)

@@ -8,7 +8,7 @@ use crate::lower::kernel::{class_of, Lowered, Lowerer, Tile};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::view::{partition, Extent};
 use crate::lower::LowerError;
-use crate::ptx::{Opc, Operand, Reg, Ty};
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
 use super::lower_op;
@@ -161,21 +161,37 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported(id));
     };
     let bound = l.tile(id, lb)?;
-    let ity = match bound.elem {
-        Elem::Num(Scalar::I64) => Ty::S64,
-        Elem::Num(Scalar::I32) => Ty::S32,
-        _ => return Err(l.unsupported_feature(id, "a non-i32/i64 induction variable")),
+    let unsigned = op.has_flag("unsignedCmp");
+    // i1, i8 and i16 loops count in i32: the range is the mathematical
+    // one, `lb + k * step < ub`, with no wrap-around of the narrow type.
+    let (ity, narrow) = match bound.elem {
+        Elem::Num(Scalar::I64) => (Ty::S64, None),
+        Elem::Num(Scalar::I32) => (Ty::S32, None),
+        Elem::Num(s @ (Scalar::I16 | Scalar::I8 | Scalar::I1)) => (Ty::S32, Some(s)),
+        _ => return Err(l.unsupported_feature(id, "a non-integer induction variable")),
     };
-    let cmp_ty = match (ity, op.has_flag("unsignedCmp")) {
+    let cmp_ty = match (ity, unsigned) {
         (Ty::S64, true) => Ty::U64,
         (Ty::S64, false) => Ty::S64,
         (_, true) => Ty::U32,
         _ => Ty::S32,
     };
+    let wide = |l: &mut Lowerer, r: Reg| match narrow {
+        Some(s) => widen_bound(l, r, s, !unsigned),
+        None => r,
+    };
     let ub = l.tile(id, ub)?.regs[0];
+    let ub = wide(l, ub);
     let step = l.tile(id, step)?.regs[0];
-    let iv = l.b.reg(class_of(bound.elem));
-    l.b.copy(iv, bound.regs[0]);
+    let step = wide(l, step);
+    let iv = l.b.reg(RegClass::for_bits(ity.bits()));
+    let first = wide(l, bound.regs[0]);
+    l.b.copy(iv, first);
+    // The body sees the induction variable in its own type.
+    let body_iv = match narrow {
+        Some(_) => l.b.reg(class_of(bound.elem)),
+        None => iv,
+    };
     let vars = op
         .results
         .iter()
@@ -204,7 +220,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Tile {
                 elem: bound.elem,
                 layout: bound.layout.clone(),
-                regs: vec![iv],
+                regs: vec![body_iv],
             },
         );
     }
@@ -215,7 +231,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     // advances the induction variable: `iv = next; next = iv + step`.
     let early = early_continue(l.m, op);
     let next = early.then(|| {
-        let n = l.b.reg(class_of(bound.elem));
+        let n = l.b.reg(RegClass::for_bits(ity.bits()));
         l.b.copy(n, iv);
         n
     });
@@ -238,6 +254,9 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         smallvec![Operand::Reg(iv), Operand::Reg(ub)],
     );
     l.b.begin_loop_body(p, true);
+    if let Some(s) = narrow {
+        narrow_iv(l, body_iv, iv, s);
+    }
     l.loops.push(crate::lower::kernel::LoopCtx {
         general: early,
         iter: vars.clone(),
@@ -260,6 +279,51 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.bind(r, t);
     }
     Ok(())
+}
+
+/// The i32 value of the bound `r` of a narrow (`s`: i1, i8 or i16) loop,
+/// sign- or zero-extended as the loop compares.
+fn widen_bound(l: &mut Lowerer, r: Reg, s: Scalar, signed: bool) -> Reg {
+    if s == Scalar::I1 {
+        let one = if signed { -1 } else { 1 };
+        return l.b.op(
+            Opc::Selp,
+            &[],
+            &[Ty::S32],
+            Ty::S32,
+            smallvec![Operand::Imm(one), Operand::Imm(0), Operand::Reg(r)],
+        );
+    }
+    let from = match (s, signed) {
+        (Scalar::I8, true) => Ty::S8,
+        (Scalar::I8, false) => Ty::U8,
+        (_, true) => Ty::S16,
+        _ => Ty::U16,
+    };
+    let to = if signed { Ty::S32 } else { Ty::U32 };
+    l.b.op(Opc::Cvt, &[], &[to, from], to, smallvec![Operand::Reg(r)])
+}
+
+/// Defines `dst`, the induction variable of a narrow loop in its type `s`,
+/// from its i32 counter `iv` (truncation; an i1 is `iv != 0`).
+fn narrow_iv(l: &mut Lowerer, dst: Reg, iv: Reg, s: Scalar) {
+    if s == Scalar::I1 {
+        l.b.op_into(
+            dst,
+            Opc::Setp,
+            &["ne"],
+            &[Ty::S32],
+            smallvec![Operand::Reg(iv), Operand::Imm(0)],
+        );
+    } else {
+        l.b.op_into(
+            dst,
+            Opc::Cvt,
+            &[],
+            &[Ty::U16, Ty::U32],
+            smallvec![Operand::Reg(iv)],
+        );
+    }
 }
 
 /// Whether the body of the `for` op `op` has a `continue` inside an `if`

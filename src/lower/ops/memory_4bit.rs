@@ -88,8 +88,12 @@ pub fn load_view(
     ord: &[&'static str],
 ) -> Result<(), LowerError> {
     let layout = l.layout_of(res);
-    let pad = padding_code(p.padding)
-        .ok_or_else(|| l.unsupported_feature(op, "infinity or NaN padding for f4E2M1FN"))?;
+    let pad = padding_code(p.padding).ok_or_else(|| {
+        l.unsupported_feature(
+            op,
+            "infinity or NaN padding for f4E2M1FN, which has neither,",
+        )
+    })?;
     let mut a = prepare(l, op, p, index, &layout)?;
     let base = l.tile(op, p.base)?.regs[0];
     let n = layout.num_registers();

@@ -275,6 +275,16 @@ def f4_copy(a, c, d):
     ct.store(d, index=(ct.bid(0), ct.bid(1)), tile=x)
 
 
+@kernel([C(f4, 1), C(f32, 1)])
+@ct.kernel
+def f4_nan_padding(a, c):
+    """c[i] = f32(a[i]) for a 64-element tile of an f4E2M1FN array padded with NaN, which
+    f4E2M1FN cannot hold: a valid program neither this compiler nor NVIDIA's compiles.
+    """
+    x = ct.load(a, index=(0,), shape=(64,), padding_mode=ct.PaddingMode.NAN)
+    ct.store(c, index=(0,), tile=ct.astype(x, f32))
+
+
 @kernel([C(f4, 2), C(e8m0, 2), C(f4, 2), C(e8m0, 2), C(f32, 2)])
 @ct.kernel
 def mma_scaled_f4_view(a, a_scale, b, b_scale, c):
@@ -304,9 +314,8 @@ def print_e4m3(a):
 @kernel([C(f32, 1), C(ct.bool_, 1)])
 @ct.kernel
 def f32_to_bool(a, c):
-    """c[i] = bool(a[i]) for the first 16 elements: an ftoi from f32 to i1 (unsigned).
-    NVIDIA's tileiras compiles it; this compiler does not lower ftoi to i1 yet and
-    reports the conversion as unsupported at its source location.
+    """c[i] = bool(a[i]) for the first 16 elements: an ftoi from f32 to i1 (unsigned),
+    which NVIDIA's tileiras compiles as a[i] != 0 (NaN true), as NumPy's bool does.
     """
     x = ct.load(a, index=(0,), shape=(16,))
     ct.store(c, index=(0,), tile=ct.astype(x, ct.bool_))

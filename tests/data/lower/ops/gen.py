@@ -732,6 +732,77 @@ def ftoi_f8():
     kernel("ftoi_f8", BytecodeVersion.V_13_4, [ptr(i8), ptr(i8), ptr(i16), ptr(i32), ptr(i64)], body)
 
 
+def ftoi_i1():
+    """ftoi to i1 of f32, f16, bf16, f64 and f8E4M3FN tiles (the f8 read as bytes):
+    out[r*N + i] = (x != 0, NaN true; NVIDIA's tileiras reading, whatever the
+    signedness or saturation) for rows r = [f32 signed, f32 unsigned saturating,
+    f16 unsigned, bf16 signed, f64 unsigned, e4m3 signed saturating]."""
+    S = E.Signedness
+    rows = [(0, f32, S.Signed, False), (0, f32, S.Unsigned, True), (1, f16, S.Unsigned, False),
+            (2, bf16, S.Signed, False), (3, f64, S.Unsigned, False), (4, e4m3, S.Signed, True)]
+
+    def body(cb, tt, p):
+        b1 = tt.I1
+        P = tt.pointer(b1, PtrAttr.Missing)
+        for r, (j, elem, sg, sat) in enumerate(rows):
+            if elem is e4m3:
+                x = E.encode_BitcastOp(cb, tt.tile(e4m3(tt), [N]), load(cb, tt, ptrs(cb, tt, p[j], i8(tt)), i8(tt)))
+            else:
+                x = load(cb, tt, ptrs(cb, tt, p[j], elem(tt)), elem(tt))
+            y = E.encode_FToIOp(cb, tt.tile(b1, [N]), x, sg, E.RoundingMode.NEAREST_INT_TO_ZERO, sat)
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[5], off), b1), y)
+    kernel("ftoi_i1", BytecodeVersion.V_13_4, [ptr(f32), ptr(f16), ptr(bf16), ptr(f64), ptr(i8), ptr(lambda tt: tt.I1)], body)
+
+
+def for_narrow():
+    """out_t[i] = sum over k in range(b[0], b[1], b[2]) of x[i] * k (i32), with k an
+    induction variable of type t: i16 compared signed (bounds b16) and i8 compared
+    unsigned (bounds b8); the bounds are read from memory."""
+    def body(cb, tt, p):
+        e = tt.I32
+        T = tt.tile(e, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        for t, bounds, uns, out in [(i16, p[1], False, p[2]), (i8, p[3], True, p[4])]:
+            s = tt.tile(t(tt), [])
+            P = tt.pointer(t(tt), PtrAttr.Missing)
+            at = lambda k: E.encode_OffsetOp(cb, tt.tile(P, []), bounds,
+                                             E.encode_ConstantOp(cb, tt.tile(tt.I32, []), k.to_bytes(4, "little")))
+            lb, ub, st = [E.encode_LoadPtrTkoOp(cb, s, tt.Token, at(k), None, None, None,
+                                                E.MemoryOrderingSemantics.WEAK, None, None)[0] for k in range(3)]
+            zero = E.encode_ConstantOp(cb, T, (0).to_bytes(4, "little"))
+            nb = E.encode_ForOp(cb, [T], lb, ub, st, [zero], uns)
+            with nb.new_block([s, T]) as (k, acc):
+                k32 = E.encode_ExtIOp(cb, tt.tile(e, []), k, E.Signedness.Unsigned if uns else E.Signedness.Signed)
+                kb = E.encode_BroadcastOp(cb, T, E.encode_ReshapeOp(cb, tt.tile(e, [1]), k32))
+                E.encode_ContinueOp(cb, [E.encode_AddIOp(cb, T, acc, E.encode_MulIOp(cb, T, x, kb, E.IntegerOverflow.NONE),
+                                                         E.IntegerOverflow.NONE)])
+            (total,) = nb.done()
+            store(cb, tt, ptrs(cb, tt, out, e), total)
+    kernel("for_i16_i8", BytecodeVersion.V_13_3, [ptr(i32), ptr(i16), ptr(i32), ptr(i8), ptr(i32)], body)
+
+
+def itof_f8():
+    """itof (nearest_even) to f8E4M3FN and f8E5M2, stored as bytes: out[r*N + i]
+    for rows r = [i32 signed to e4m3, i32 unsigned to e4m3, i32 signed to e5m2,
+    i32 unsigned to e5m2, i16 signed to e4m3, i64 signed to e5m2, i16 unsigned
+    to e5m2] of x32, x32, x32, x32, x16, x64, x16."""
+    S = E.Signedness
+    rows = [(0, i32, S.Signed, e4m3), (0, i32, S.Unsigned, e4m3), (0, i32, S.Signed, e5m2),
+            (0, i32, S.Unsigned, e5m2), (1, i16, S.Signed, e4m3), (2, i64, S.Signed, e5m2),
+            (1, i16, S.Unsigned, e5m2)]
+
+    def body(cb, tt, p):
+        P8 = tt.pointer(i8(tt), PtrAttr.Missing)
+        for r, (j, elem, sg, f8) in enumerate(rows):
+            x = load(cb, tt, ptrs(cb, tt, p[j], elem(tt)), elem(tt))
+            y = E.encode_IToFOp(cb, tt.tile(f8(tt), [N]), x, sg, E.RoundingMode.NEAREST_EVEN)
+            b = E.encode_BitcastOp(cb, tt.tile(i8(tt), [N]), y)
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P8, []), p[3], off), i8(tt)), b)
+    kernel("itof_f8", BytecodeVersion.V_13_3, [ptr(i32), ptr(i16), ptr(i64), ptr(i8)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -750,6 +821,9 @@ f4_constant()
 print_f4_i4()
 print_f8()
 ftoi_f8()
+ftoi_i1()
+for_narrow()
+itof_f8()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
