@@ -206,6 +206,12 @@ pub fn round(hi: f64, lo: f64, mode: Rnd, f: Fmt, satfinite: bool) -> u64 {
     } else {
         ebits_f64 - 1023
     };
+    // A power of two less a little lies in the binade below.
+    let e = if l < 0.0 && ebits_f64 != 0 && a.to_bits() & ((1 << 52) - 1) == 0 {
+        e - 1
+    } else {
+        e
+    };
     let emin = 1 - bias;
     let q = e.max(emin) - f.mbits as i32;
     let scale = pow2(-q);
@@ -417,5 +423,23 @@ pub fn f_to_int(v: f64, mode: Rnd, bits: u32, signed: bool) -> u64 {
         mask
     } else {
         r as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_power_of_two_less_a_little_rounds_in_the_binade_below() {
+        // u64::MAX as hi + lo: 2^64 - 1.
+        let (hi, lo) = (2f64.powi(64), -1.0);
+        assert_eq!(round(hi, lo, Rnd::Rz, F32, false), 0x5f7f_ffff);
+        assert_eq!(round(hi, lo, Rnd::Rm, F32, false), 0x5f7f_ffff);
+        assert_eq!(round(hi, lo, Rnd::Rn, F32, false), 0x5f80_0000);
+        assert_eq!(round(hi, lo, Rnd::Rp, F32, false), 0x5f80_0000);
+        assert_eq!(round(-hi, -lo, Rnd::Rz, F32, false), 0xdf7f_ffff);
+        assert_eq!(round(1.0, -1e-30, Rnd::Rz, BF16, false), 0x3f7f);
+        assert_eq!(round(1.0, 1e-30, Rnd::Rz, BF16, false), 0x3f80);
     }
 }

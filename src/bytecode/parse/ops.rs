@@ -573,6 +573,13 @@ pub(super) fn op_attr(
             if v as usize >= k.keywords().len() {
                 return Err(r.err(format!("invalid integer value for enum type: {v}")));
             }
+            // `nearest_away` came with bytecode 13.4.
+            if k == crate::ir::EnumKind::RoundingMode && v == 7 && ctx.version < super::V13_4 {
+                return Err(r.err(format!(
+                    "enum value {v} is not available in bytecode version {}.{}",
+                    ctx.version.major, ctx.version.minor
+                )));
+            }
             Attr::Enum(k, v as u8)
         }
         AttrKind::Int => Attr::Int(r.varint()?),

@@ -84,6 +84,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
             f4::conversion(l, id, src, from, to, rv)
         }
+        Opcode::IToF if from == Scalar::I1 => itof_i1(l, id, src, to, signed),
         Opcode::IToF if to == Scalar::F4E2M1FN => f4::from_int(l, id, src, from, signed, rv),
         Opcode::FToF if f8_scale::is_scale(from) || f8_scale::is_scale(to) => {
             f8_scale::conversion(l, id, src, from, to, rv)
@@ -93,20 +94,16 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {
                 return Err(l.unsupported(id));
             };
-            let rnd =
-                rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
             if to == Scalar::TF32 {
-                // Round to tf32's 10-bit mantissa (kept in an f32 register):
-                // to nearest even from sm_90, ties away before (`.rna`).
-                return elementwise(l, id, &[src], move |l, r| {
-                    let x = if from == Scalar::F32 {
-                        r[0]
-                    } else {
-                        to_f32(l, from, r[0])
-                    };
-                    Ok(round_to_tf32(l, x))
-                });
+                return to_tf32(l, id, src, from, rv);
             }
+            // Widening is exact: any rounding mode the verifier allows
+            // (nearest_away included) gives the same value.
+            let rnd = if tb > fb || ft == tt {
+                "rn"
+            } else {
+                rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?
+            };
             elementwise(l, id, &[src], |l, r| {
                 if tb > fb || (ft == tt) {
                     // Exact widening (bf16 through its bit pattern).
@@ -129,6 +126,18 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 }
                 if ft == Ty::F64 && tt == Ty::BF16 {
                     return Ok(f64_to_bf16(l, r[0], rnd));
+                }
+                if fb == 16 && tb == 16 && l.target.gpu.capability() < 90 {
+                    // f16 <-> bf16 has a `cvt` from sm_90; before, through
+                    // f32, which holds both exactly: one rounding.
+                    let w = to_f32(l, from, r[0]);
+                    return Ok(l.b.op(
+                        Opc::Cvt,
+                        &[rnd],
+                        &[tt, Ty::F32],
+                        tt,
+                        smallvec![Operand::Reg(w)],
+                    ));
                 }
                 Ok(l.b.op(
                     Opc::Cvt,
@@ -186,6 +195,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let tt = float_ty(to).ok_or_else(|| l.unsupported(id))?;
             let rnd =
                 rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
+            if to == Scalar::BF16 {
+                return elementwise(l, id, &[src], |l, r| Ok(int_to_bf16(l, r[0], ft)));
+            }
             elementwise(l, id, &[src], |l, r| {
                 Ok(l.b.op(
                     Opc::Cvt,
@@ -204,6 +216,109 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             elementwise(l, id, &[src], |_, r| Ok(r[0]))
         }
     }
+}
+
+/// `ftof` to tf32 (op `id`, source `src` of float type `from`, rounding
+/// mode `rv`), kept in an f32 register. f16 and bf16 widen exactly; f64
+/// first rounds to f32 to odd, so that the rounding to tf32's 10-bit
+/// mantissa happens once: to nearest even, toward zero, or to nearest with
+/// ties away (`cvt.rna.tf32.f32`).
+fn to_tf32(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+    rv: u8,
+) -> Result<(), LowerError> {
+    elementwise(l, id, &[src], move |l, r| {
+        let x = match from {
+            Scalar::F32 => r[0],
+            Scalar::F64 => f64_to_f32_odd(l, r[0]),
+            Scalar::F16 | Scalar::BF16 => return Ok(to_f32(l, from, r[0])),
+            _ => to_f32(l, from, r[0]),
+        };
+        Ok(match rv {
+            1 => truncate_to_tf32(l, x),
+            7 => l.b.op(
+                Opc::Cvt,
+                &["rna"],
+                &[Ty::TF32, Ty::F32],
+                Ty::F32,
+                smallvec![Operand::Reg(x)],
+            ),
+            _ => round_to_tf32(l, x),
+        })
+    })
+}
+
+/// The f32 in `x` rounded toward zero to tf32: `cvt.rz` from sm_90, before
+/// it the low 13 bits cleared (a NaN stays a NaN).
+fn truncate_to_tf32(l: &mut Lowerer, x: Reg) -> Reg {
+    if l.target.gpu.capability() >= 90 {
+        return l.b.op(
+            Opc::Cvt,
+            &["rz"],
+            &[Ty::TF32, Ty::F32],
+            Ty::F32,
+            smallvec![Operand::Reg(x)],
+        );
+    }
+    let cleared = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        smallvec![Operand::Reg(x), Operand::Imm(0xffff_e000)],
+    );
+    let nan = l.b.op(
+        Opc::Setp,
+        &["nan"],
+        &[Ty::F32],
+        Ty::Pred,
+        smallvec![Operand::Reg(x), Operand::Reg(x)],
+    );
+    l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        smallvec![Operand::Reg(x), Operand::Reg(cleared), Operand::Reg(nan)],
+    )
+}
+
+/// `itof` from `i1` (op `id`, source `src`) to the float type `to`: 0, or
+/// 1 (`-1` when `signed`), chosen as an f32 and converted exactly.
+fn itof_i1(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    to: Scalar,
+    signed: bool,
+) -> Result<(), LowerError> {
+    let one: u32 = if signed { 0xbf80_0000 } else { 0x3f80_0000 };
+    elementwise(l, id, &[src], move |l, r| {
+        let x = l.b.op(
+            Opc::Selp,
+            &[],
+            &[Ty::F32],
+            Ty::F32,
+            smallvec![Operand::F32(one), Operand::F32(0), Operand::Reg(r[0])],
+        );
+        Ok(match to {
+            Scalar::F64 => l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::F64, Ty::F32],
+                Ty::F64,
+                smallvec![Operand::Reg(x)],
+            ),
+            Scalar::F16 | Scalar::BF16 => super::arith::from_f32(l, to, x, "rn"),
+            Scalar::F8E4M3FN | Scalar::F8E5M2 => f8::f32_to_f8(l, to, x),
+            Scalar::F8E5M3FNU => f8_scale::f32_to_e5m3(l, x),
+            Scalar::F4E2M1FN => f4::f32_to_f4(l, x),
+            _ => x,
+        })
+    })
 }
 
 /// `ftoi` to `i1` (op `id`, source `src` of float type `from`): `x != 0`,
@@ -371,6 +486,64 @@ pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
             Operand::Reg(rounded),
             Operand::Reg(special),
         ],
+    )
+}
+
+/// The integer in `x` (PTX type `ft`) rounded to the nearest bf16 (the
+/// one rounding `itof` allows). From sm_90 `cvt.rn.bf16` takes 16- to
+/// 64-bit integers (8-bit ones widen first); before it, the integer rounds
+/// to f32 to odd (truncated, its last bit set when inexact), and that f32
+/// rounds to bf16 exactly as the integer would.
+fn int_to_bf16(l: &mut Lowerer, x: Reg, ft: Ty) -> Reg {
+    let reg = Operand::Reg;
+    if l.target.gpu.capability() >= 90 {
+        let (x, ft) = match ft {
+            Ty::S8 => (
+                l.b.op(Opc::Cvt, &[], &[Ty::S16, ft], Ty::S16, vec![reg(x)]),
+                Ty::S16,
+            ),
+            Ty::U8 => (
+                l.b.op(Opc::Cvt, &[], &[Ty::U16, ft], Ty::U16, vec![reg(x)]),
+                Ty::U16,
+            ),
+            _ => (x, ft),
+        };
+        return l
+            .b
+            .op(Opc::Cvt, &["rn"], &[Ty::BF16, ft], Ty::BF16, vec![reg(x)]);
+    }
+    let t =
+        l.b.op(Opc::Cvt, &["rz"], &[Ty::F32, ft], Ty::F32, vec![reg(x)]);
+    if ft.bits() <= 16 {
+        // Exact in f32.
+        return l.b.op(
+            Opc::Cvt,
+            &["rn"],
+            &[Ty::BF16, Ty::F32],
+            Ty::BF16,
+            vec![reg(t)],
+        );
+    }
+    // A wider integer may be inexact; its truncated f32 is then an
+    // integer, which converts back exactly.
+    let back = l.b.op(Opc::Cvt, &["rzi"], &[ft, Ty::F32], ft, vec![reg(t)]);
+    let inexact =
+        l.b.op(Opc::Setp, &["ne"], &[ft], Ty::Pred, vec![reg(back), reg(x)]);
+    let bit = l.b.op(
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        smallvec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
+    );
+    let odd =
+        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)]);
+    l.b.op(
+        Opc::Cvt,
+        &["rn"],
+        &[Ty::BF16, Ty::F32],
+        Ty::BF16,
+        vec![reg(odd)],
     )
 }
 

@@ -315,7 +315,7 @@ fn f32_to_e8m0(l: &mut Lowerer, x: Reg, pow2: Pow2) -> Reg {
 ///   down and rebiased (`127 - 15`), are the code, clamped to 0xFE
 ///   (infinities too);
 /// - NaN gives 0xFF.
-fn f32_to_e5m3(l: &mut Lowerer, x: Reg) -> Reg {
+pub(super) fn f32_to_e5m3(l: &mut Lowerer, x: Reg) -> Reg {
     let r = Operand::Reg;
     let imm = Operand::Imm;
     if native(l, Scalar::F8E5M3FNU) {

@@ -2,13 +2,16 @@
 # does not exercise (mulhii, fpowi, get_tensor_shape, globals, ordered
 # loads and stores, f64 math functions, remf on f32, f16 and bf16, f64 to
 # bf16, conversions to and from the f8, f8 scale and f4 types, pack and
-# unpack of 4-bit tiles, print and ftoi of f8 tiles), with cuTile's own
-# bytecode encoders. Run with the cuTile Python environment:
+# unpack of 4-bit tiles, print and ftoi of f8 tiles, ftoi to i1, itof to
+# f8 and bf16 and from i1, tf32 rounding modes, f16/bf16 conversions, for
+# loops over i16 and i8), with cuTile's own bytecode encoders. Run with the
+# cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
 # tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_remf.rs,
 # tests/lower_ftof_f8.rs, tests/lower_ftof_f8_scale.rs, tests/lower_f4.rs,
-# tests/lower_f8_print.rs and tests/lower_ftoi_f8.rs compile each one and
-# run it in the PTX emulator.
+# tests/lower_f8_print.rs, tests/lower_ftoi_f8.rs, tests/lower_itof_f8.rs
+# and tests/lower_convert_modes.rs compile each one and run it in the PTX
+# emulator.
 #
 # Every kernel takes global pointers (and i32 scalars) only, works on one
 # tile of N elements through pointer tiles (base + iota), and is launched
@@ -803,6 +806,79 @@ def itof_f8():
     kernel("itof_f8", BytecodeVersion.V_13_3, [ptr(i32), ptr(i16), ptr(i64), ptr(i8)], body)
 
 
+def ftof_tf32_modes():
+    """ftof to tf32 under each rounding mode, widened back to f32 for storing:
+    out[r*N + i] for rows r = [f32 nearest_even, f32 zero, f32 nearest_away, f64
+    nearest_even, f64 zero, f16 nearest_away, bf16 zero, f16 to f32 nearest_away];
+    out64[i] = f32 to f64 with nearest_away."""
+    R = E.RoundingMode
+    rows = [(0, f32, R.NEAREST_EVEN), (0, f32, R.ZERO), (0, f32, R.NEAREST_AWAY),
+            (1, f64, R.NEAREST_EVEN), (1, f64, R.ZERO), (2, f16, R.NEAREST_AWAY), (3, bf16, R.ZERO)]
+
+    def body(cb, tt, p):
+        F = tt.tile(f32(tt), [N])
+        P = tt.pointer(f32(tt), PtrAttr.Missing)
+        xs = [load(cb, tt, ptrs(cb, tt, p[j], e(tt)), e(tt)) for j, e in enumerate([f32, f64, f16, bf16])]
+        outs = []
+        for j, _, rm in rows:
+            t = E.encode_FToFOp(cb, tt.tile(tf32(tt), [N]), xs[j], rm)
+            outs.append(E.encode_FToFOp(cb, F, t, R.NEAREST_EVEN))
+        outs.append(E.encode_FToFOp(cb, F, xs[2], R.NEAREST_AWAY))
+        for r, v in enumerate(outs):
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[4], off), f32(tt)), v)
+        store(cb, tt, ptrs(cb, tt, p[5], f64(tt)), E.encode_FToFOp(cb, tt.tile(f64(tt), [N]), xs[0], R.NEAREST_AWAY))
+    kernel("ftof_tf32_modes", BytecodeVersion.V_13_4, [ptr(f32), ptr(f64), ptr(f16), ptr(bf16), ptr(f32), ptr(f64)], body)
+
+
+def itof_bf16_i1():
+    """itof (nearest_even) to bf16 of every integer width: out[r*N + i] for rows
+    r = [i8 signed, i8 unsigned, i16 signed, i32 signed, i32 unsigned, i64 signed,
+    i64 unsigned]; and itof of i1 tiles b: f32s[i] = signed, f32s[N + i] = unsigned,
+    f16s[i] = signed, e4m3[i] = unsigned (as a byte), f64s[i] = unsigned."""
+    S = E.Signedness
+    rows = [(0, i8, S.Signed), (0, i8, S.Unsigned), (1, i16, S.Signed), (2, i32, S.Signed),
+            (2, i32, S.Unsigned), (3, i64, S.Signed), (3, i64, S.Unsigned)]
+
+    def body(cb, tt, p):
+        xs = [load(cb, tt, ptrs(cb, tt, p[j], e(tt)), e(tt)) for j, e in enumerate([i8, i16, i32, i64])]
+        B = tt.pointer(bf16(tt), PtrAttr.Missing)
+        for r, (j, _, sg) in enumerate(rows):
+            v = E.encode_IToFOp(cb, tt.tile(bf16(tt), [N]), xs[j], sg, E.RoundingMode.NEAREST_EVEN)
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(B, []), p[5], off), bf16(tt)), v)
+        b1 = tt.I1
+        b = load(cb, tt, ptrs(cb, tt, p[4], b1), b1)
+        itof = lambda e, sg: E.encode_IToFOp(cb, tt.tile(e(tt), [N]), b, sg, E.RoundingMode.NEAREST_EVEN)
+        P32 = tt.pointer(f32(tt), PtrAttr.Missing)
+        n = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), N.to_bytes(4, "little"))
+        store(cb, tt, ptrs(cb, tt, p[6], f32(tt)), itof(f32, S.Signed))
+        store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P32, []), p[6], n), f32(tt)), itof(f32, S.Unsigned))
+        store(cb, tt, ptrs(cb, tt, p[7], f16(tt)), itof(f16, S.Signed))
+        store(cb, tt, ptrs(cb, tt, p[8], i8(tt)), E.encode_BitcastOp(cb, tt.tile(i8(tt), [N]), itof(e4m3, S.Unsigned)))
+        store(cb, tt, ptrs(cb, tt, p[9], f64(tt)), itof(f64, S.Unsigned))
+    kernel("itof_bf16_i1", BytecodeVersion.V_13_3,
+           [ptr(i8), ptr(i16), ptr(i32), ptr(i64), ptr(lambda tt: tt.I1), ptr(bf16), ptr(f32), ptr(f16), ptr(i8),
+            ptr(f64)], body)
+
+
+def ftof_f16_bf16():
+    """ftof between f16 and bf16 (a cvt only from sm_90): outb[r*N + i] for rows
+    r = [f16 to bf16 nearest_even, f16 to bf16 zero] of h (f16), outh[r*N + i] for
+    rows r = [bf16 to f16 nearest_even, bf16 to f16 zero] of b (bf16)."""
+    R = E.RoundingMode
+    rows = [(0, bf16, R.NEAREST_EVEN), (0, bf16, R.ZERO), (1, f16, R.NEAREST_EVEN), (1, f16, R.ZERO)]
+
+    def body(cb, tt, p):
+        xs = [load(cb, tt, ptrs(cb, tt, p[j], e(tt)), e(tt)) for j, e in enumerate([f16, bf16])]
+        for r, (j, to, rm) in enumerate(rows):
+            y = E.encode_FToFOp(cb, tt.tile(to(tt), [N]), xs[j], rm)
+            P = tt.pointer(to(tt), PtrAttr.Missing)
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r % 2 * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[2 + r // 2], off), to(tt)), y)
+    kernel("ftof_f16_bf16", BytecodeVersion.V_13_3, [ptr(f16), ptr(bf16), ptr(bf16), ptr(f16)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -824,6 +900,9 @@ ftoi_f8()
 ftoi_i1()
 for_narrow()
 itof_f8()
+ftof_tf32_modes()
+itof_bf16_i1()
+ftof_f16_bf16()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
