@@ -9,6 +9,7 @@
 pub mod cse;
 pub mod emit;
 pub mod licm;
+pub mod offsets;
 pub mod opt;
 pub mod regs;
 pub mod widen;

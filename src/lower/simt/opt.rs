@@ -31,9 +31,10 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
         }
         let folded = fold_constants(&mut f.body, &defs);
         let widened = super::widen::widen_multiplies(&mut f.body, &defs);
+        let carried = super::offsets::carry_offsets(f, &defs);
         let shared = super::cse::cse(&mut f.body, &defs);
         let removed = dce(&mut f.body);
-        if !(folded || widened || shared.in_loops || removed.in_loops) {
+        if !(folded || widened || carried || shared.in_loops || removed.in_loops) {
             break;
         }
     }

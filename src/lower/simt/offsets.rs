@@ -1,0 +1,333 @@
+//! Constant offsets carried out of 32-bit index arithmetic, so that
+//! neighbouring accesses share one address.
+//!
+//! `mul.wide (x + c), k`, with `x` a known multiple of `2^t` and
+//! `0 <= c < 2^t`, is `mul.wide x, k` plus `c * k`: adding `c` sets only bits
+//! `x` has clear, so the 32-bit sum neither carries nor overflows, and its
+//! widening (signed or not) is the widened `x` plus `c`. Then
+//! `base + (y + imm)` becomes `(base + y) + imm`. CSE shares `mul.wide x, k`
+//! and `base + y` with the access at `x`, and ptxas folds the constant
+//! into the second access's address (`[r+4]`), as it does for NVIDIA's
+//! tileiras, which makes the same rewrite.
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
+
+use super::opt::{for_each_inst, is_ssa};
+use super::regs::RegCounts;
+use super::{Function, Stmt};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+
+/// Applies the two rewrites through `f`; whether any applied.
+pub fn carry_offsets(f: &mut Function, defs: &RegCounts) -> bool {
+    let mut known = HashMap::default();
+    for_each_inst(&f.body, &mut |i| {
+        if let (None, [Operand::Reg(d)]) = (i.guard, i.dsts.as_slice()) {
+            let shapes = matches!(
+                i.opc,
+                Opc::Mul | Opc::Shl | Opc::And | Opc::Add | Opc::Or | Opc::Mov
+            );
+            if shapes && is_ssa(defs, d) && i.tys.len() == 1 && i.tys[0].bits() == 32 {
+                known.insert(*d, i.clone());
+            }
+        }
+    });
+    let mut pass = Pass {
+        defs,
+        known: &known,
+        next_reg: f.next_reg,
+        changed: false,
+    };
+    pass.block(&mut f.body, Sums::default());
+    f.next_reg = pass.next_reg;
+    pass.changed
+}
+
+/// Sums `reg + imm` defined earlier on the current path: 32-bit index sums
+/// (`x + c`) and 64-bit ones (`t + m`), by destination.
+#[derive(Clone, Default)]
+struct Sums {
+    narrow: HashMap<Reg, (Reg, i64)>,
+    wide: HashMap<Reg, (Reg, i64)>,
+}
+
+struct Pass<'a> {
+    defs: &'a RegCounts,
+    /// The single definitions of 32-bit registers, for trailing zeros.
+    known: &'a HashMap<Reg, Inst>,
+    next_reg: u32,
+    changed: bool,
+}
+
+impl Pass<'_> {
+    fn block(&mut self, body: &mut Vec<Stmt>, mut sums: Sums) {
+        let mut k = 0;
+        while k < body.len() {
+            match &mut body[k] {
+                Stmt::Inst(i) => {
+                    if let Some(pair) = self.rewrite(i, &sums) {
+                        body.splice(k..=k, pair.into_iter().map(|i| Stmt::Inst(Box::new(i))));
+                        self.changed = true;
+                        continue;
+                    }
+                    self.record(i, &mut sums);
+                }
+                Stmt::If(node) => {
+                    self.block(&mut node.body, sums.clone());
+                    self.block(&mut node.else_body, sums.clone());
+                }
+                Stmt::Loop(node) => {
+                    self.block(&mut node.header, sums.clone());
+                    self.block(&mut node.body, sums.clone());
+                }
+                Stmt::Break | Stmt::Continue => {}
+            }
+            k += 1;
+        }
+    }
+
+    /// Notes `i` if it defines a sum of a register and a constant.
+    fn record(&self, i: &Inst, sums: &mut Sums) {
+        let Some((d, x, c)) = reg_plus_imm(i) else {
+            return;
+        };
+        if !is_ssa(self.defs, &d) || !is_ssa(self.defs, &x) {
+            return;
+        }
+        match i.tys[0] {
+            Ty::S32 | Ty::U32 | Ty::B32 if c >= 0 => {
+                sums.narrow.insert(d, (x, c));
+            }
+            Ty::S64 | Ty::U64 | Ty::B64 => {
+                sums.wide.insert(d, (x, c));
+            }
+            _ => {}
+        }
+    }
+
+    /// The two instructions replacing `i`, if a rewrite applies.
+    fn rewrite(&mut self, i: &Inst, sums: &Sums) -> Option<[Inst; 2]> {
+        if i.guard.is_some() || i.dsts.len() != 1 {
+            return None;
+        }
+        let wide_ty = match i.tys.as_slice() {
+            [Ty::S32] if i.mods.as_slice() == ["wide"] => Ty::S64,
+            [Ty::U32] if i.mods.as_slice() == ["wide"] => Ty::U64,
+            [t @ (Ty::S64 | Ty::U64)] if i.opc == Opc::Add && i.mods.is_empty() => *t,
+            _ => return None,
+        };
+        match (i.opc, i.srcs.as_slice()) {
+            (Opc::Mul, [Operand::Reg(r), Operand::Imm(k)] | [Operand::Imm(k), Operand::Reg(r)]) => {
+                let &(x, c) = sums.narrow.get(r)?;
+                if c == 0 || c >> self.trailing_zeros(&x, 4).min(31) != 0 {
+                    return None;
+                }
+                let m = c.checked_mul(*k)?;
+                let t = self.fresh();
+                Some([
+                    Inst::new(
+                        Opc::Mul,
+                        &["wide"],
+                        &i.tys,
+                        smallvec![Operand::Reg(t)],
+                        smallvec![Operand::Reg(x), Operand::Imm(*k)],
+                    ),
+                    Inst::new(
+                        Opc::Add,
+                        &[],
+                        &[wide_ty],
+                        i.dsts.clone(),
+                        smallvec![Operand::Reg(t), Operand::Imm(m)],
+                    ),
+                ])
+            }
+            (Opc::Add, [Operand::Reg(a), Operand::Reg(b)]) if a != b => {
+                let (base, (t, m)) = match (sums.wide.get(a), sums.wide.get(b)) {
+                    (_, Some(&s)) => (*a, s),
+                    (Some(&s), None) => (*b, s),
+                    (None, None) => return None,
+                };
+                let u = self.fresh();
+                Some([
+                    Inst::new(
+                        Opc::Add,
+                        &[],
+                        &[wide_ty],
+                        smallvec![Operand::Reg(u)],
+                        smallvec![Operand::Reg(base), Operand::Reg(t)],
+                    ),
+                    Inst::new(
+                        Opc::Add,
+                        &[],
+                        &[wide_ty],
+                        i.dsts.clone(),
+                        smallvec![Operand::Reg(u), Operand::Imm(m)],
+                    ),
+                ])
+            }
+            _ => None,
+        }
+    }
+
+    /// A lower bound on the trailing zero bits of the 32-bit value in `r`,
+    /// from its single definition (`depth` definitions deep at most).
+    fn trailing_zeros(&self, r: &Reg, depth: u32) -> u32 {
+        let Some(i) = self.known.get(r).filter(|_| depth > 0) else {
+            return 0;
+        };
+        let tz = |o: &Operand| match o {
+            Operand::Imm(v) => (*v as u32).trailing_zeros(),
+            Operand::Reg(x) => self.trailing_zeros(x, depth - 1),
+            _ => 0,
+        };
+        let s = i.srcs.as_slice();
+        let n = match (i.opc, s) {
+            (Opc::Mov, [a]) => tz(a),
+            (Opc::Mul, [a, b]) if i.mods.as_slice() == ["lo"] => tz(a) + tz(b),
+            (Opc::Shl, [a, Operand::Imm(k)]) => tz(a) + (*k as u32).min(32),
+            (Opc::And, [a, b]) => tz(a).max(tz(b)),
+            (Opc::Add | Opc::Or, [a, b]) => tz(a).min(tz(b)),
+            _ => 0,
+        };
+        n.min(32)
+    }
+
+    fn fresh(&mut self) -> Reg {
+        self.next_reg += 1;
+        Reg {
+            class: RegClass::B64,
+            id: self.next_reg,
+        }
+    }
+}
+
+/// `d = x + c` with `x` a register and `c` a constant, in either order.
+fn reg_plus_imm(i: &Inst) -> Option<(Reg, Reg, i64)> {
+    if i.opc != Opc::Add || i.guard.is_some() || !i.mods.is_empty() || i.tys.len() != 1 {
+        return None;
+    }
+    match (i.dsts.as_slice(), i.srcs.as_slice()) {
+        (
+            [Operand::Reg(d)],
+            [Operand::Reg(x), Operand::Imm(c)] | [Operand::Imm(c), Operand::Reg(x)],
+        ) => Some((*d, *x, *c)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::simt::opt::optimize;
+    use crate::lower::simt::Builder;
+    use crate::ptx::Special;
+
+    /// Loads `base[2 * tid + c]` for `c` in `offsets` (i32 index sums
+    /// widened by `mul.wide`); returns the optimized instructions.
+    fn loads(offsets: &[i64], factor: i64) -> Vec<Inst> {
+        let mut b = Builder::new();
+        let base = b.reg(RegClass::B64);
+        let t = b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Special(Special::TidX)],
+        );
+        let x = b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S32],
+            Ty::S32,
+            smallvec![Operand::Reg(t), Operand::Imm(factor)],
+        );
+        for &c in offsets {
+            let i = b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S32],
+                Ty::S32,
+                smallvec![Operand::Reg(x), Operand::Imm(c)],
+            );
+            let w = b.op(
+                Opc::Mul,
+                &["wide"],
+                &[Ty::S32],
+                Ty::S64,
+                smallvec![Operand::Reg(i), Operand::Imm(4)],
+            );
+            let a = b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                Ty::S64,
+                smallvec![Operand::Reg(base), Operand::Reg(w)],
+            );
+            let v = b.reg(RegClass::B32);
+            b.push(Inst::new(
+                Opc::Ld,
+                &["global"],
+                &[Ty::B32],
+                smallvec![Operand::Reg(v)],
+                smallvec![Operand::Addr(a, 0)],
+            ));
+            b.push(Inst::new(
+                Opc::St,
+                &["global"],
+                &[Ty::B32],
+                vec![],
+                smallvec![Operand::Addr(a, 0), Operand::Reg(v)],
+            ));
+        }
+        let mut f = b.finish();
+        optimize(&mut f, 1);
+        let mut insts = Vec::new();
+        for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
+        insts
+    }
+
+    fn count(insts: &[Inst], opc: Opc, mods: &[&str]) -> usize {
+        insts
+            .iter()
+            .filter(|i| i.opc == opc && i.mods.as_slice() == mods)
+            .count()
+    }
+
+    #[test]
+    fn carry_free_offsets_share_one_product_and_base() {
+        // x = 2 * tid is even: x + 1 neither carries nor overflows.
+        let insts = loads(&[0, 1], 2);
+        assert_eq!(count(&insts, Opc::Mul, &["wide"]), 1, "{insts:#?}");
+        let adds: Vec<_> = insts
+            .iter()
+            .filter(|i| i.opc == Opc::Add && i.tys[..] == [Ty::S64])
+            .collect();
+        assert_eq!(adds.len(), 2, "{insts:#?}");
+        assert!(
+            adds.iter().any(|i| i.srcs[1] == Operand::Imm(4)),
+            "{insts:#?}"
+        );
+        assert!(
+            !insts
+                .iter()
+                .any(|i| i.opc == Opc::Add && i.tys[..] == [Ty::S32]),
+            "{insts:#?}"
+        );
+    }
+
+    #[test]
+    fn offsets_that_may_carry_stay_in_32_bits() {
+        // x = 2 * tid: x + 2 may carry into bit 1 and past 2^31; x = 3 * tid
+        // may be odd.
+        for (offsets, factor) in [(&[0, 2][..], 2), (&[0, 1][..], 3), (&[0, -1][..], 2)] {
+            let insts = loads(offsets, factor);
+            assert_eq!(
+                count(&insts, Opc::Mul, &["wide"]),
+                2,
+                "{offsets:?} x {factor}: {insts:#?}"
+            );
+        }
+        // x = 4 * tid takes + 3.
+        let insts = loads(&[0, 3], 4);
+        assert_eq!(count(&insts, Opc::Mul, &["wide"]), 1, "{insts:#?}");
+    }
+}
