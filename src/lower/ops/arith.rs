@@ -2,7 +2,7 @@
 //! modes, flush-to-zero, NaN propagation, signedness.
 use crate::ir::{Attr, OpId, Opcode, Scalar};
 use crate::lower::kernel::Lowerer;
-use crate::lower::values::value_tile;
+use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
@@ -165,9 +165,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 (5, Opcode::DivF) if fty != Ty::F64 => "full",
                 _ => rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?,
             };
+            // 16-bit arithmetic rounds to nearest only.
             let native16 = match fty {
-                Ty::F16 => opc != Opc::Div,
-                Ty::BF16 => opc == Opc::Fma || (l.target.has_bf16_arith() && opc != Opc::Div),
+                Ty::F16 => opc != Opc::Div && rnd == "rn",
+                Ty::BF16 => {
+                    rnd == "rn"
+                        && (opc == Opc::Fma || (l.target.has_bf16_arith() && opc != Opc::Div))
+                }
                 _ => true,
             };
             let approx_like = matches!(rnd, "approx" | "full");
@@ -188,10 +192,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     ));
                     return Ok(d);
                 }
-                // Through f32: exact widening, one rounding back (innocuous
-                // double rounding for + - * / with 24 >= 2*11+2 bits).
+                // Through f32: exact widening, then the op and the way back
+                // both round the same way. To nearest, the double rounding
+                // is innocuous for + - * / (24 >= 2*11+2 bits); a directed
+                // rounding composes exactly, the 16-bit values being f32
+                // values.
                 let w: Vec<Reg> = r.iter().map(|&x| to_f32(l, s, x)).collect();
-                let mut mods = vec![if approx_like { rnd } else { "rn" }];
+                let mut mods = vec![rnd];
                 if ftz {
                     mods.push("ftz");
                 }
@@ -283,6 +290,11 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::ShRI
         | Opcode::DivI
         | Opcode::RemI => int_binary(l, id, s, &op.opcode, &ops),
+        // Modulo 2, -a is a; and |a| of a signed i1 (0 or -1) wraps back
+        // to a.
+        Opcode::NegI | Opcode::AbsI if s.bit_width() == 1 => {
+            elementwise(l, id, &ops, |_, r| Ok(r[0]))
+        }
         Opcode::NegI | Opcode::AbsI if s.bit_width() == 8 => {
             super::int8::unary(l, id, op.opcode == Opcode::NegI, &ops)
         }
@@ -407,6 +419,61 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
 }
 
+/// Integer arithmetic on i1 (predicates; 0 and 1 unsigned, 0 and -1
+/// signed), modulo 2: `+` and `-` are xor, `*` and, a shift left keeps `a`
+/// only by 0, max and min are and/or by signedness; a division by the one
+/// non-zero divisor gives `a` back, its remainder 0, and the high half of
+/// a 1-bit product is 0.
+fn i1_binary(
+    l: &mut Lowerer,
+    id: OpId,
+    opcode: Opcode,
+    ops: &[crate::ir::ValueId],
+    signed: bool,
+) -> Result<(), LowerError> {
+    let p = Ty::Pred;
+    elementwise(l, id, ops, move |l, r| {
+        let (a, b) = (Operand::Reg(r[0]), Operand::Reg(r[1]));
+        let bin = |l: &mut Lowerer, opc: Opc, a: Operand, b: Operand| {
+            l.b.op(opc, &[], &[p], p, smallvec![a, b])
+        };
+        Ok(match opcode {
+            Opcode::AndI | Opcode::MulI => bin(l, Opc::And, a, b),
+            Opcode::OrI => bin(l, Opc::Or, a, b),
+            Opcode::XOrI | Opcode::AddI | Opcode::SubI => bin(l, Opc::Xor, a, b),
+            // `a << b` and, unsigned, `a >> b`: `a` when `b` is 0, else 0.
+            Opcode::ShLI => and_not(l, r[0], r[1]),
+            Opcode::ShRI if !signed => and_not(l, r[0], r[1]),
+            // The sign bit shifted in is the bit itself.
+            Opcode::ShRI | Opcode::DivI => r[0],
+            Opcode::MaxI if signed => bin(l, Opc::And, a, b),
+            Opcode::MaxI => bin(l, Opc::Or, a, b),
+            Opcode::MinI if signed => bin(l, Opc::Or, a, b),
+            Opcode::MinI => bin(l, Opc::And, a, b),
+            Opcode::RemI | Opcode::MulhiI => l.imm(Elem::Num(Scalar::I1), 0),
+            _ => return Err(l.unsupported_feature(id, "i1 operands")),
+        })
+    })
+}
+
+/// `a && !b` on predicates.
+fn and_not(l: &mut Lowerer, a: Reg, b: Reg) -> Reg {
+    let nb = l.b.op(
+        Opc::Not,
+        &[],
+        &[Ty::Pred],
+        Ty::Pred,
+        smallvec![Operand::Reg(b)],
+    );
+    l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::Pred],
+        Ty::Pred,
+        smallvec![Operand::Reg(a), Operand::Reg(nb)],
+    )
+}
+
 fn int_binary(
     l: &mut Lowerer,
     id: OpId,
@@ -417,15 +484,7 @@ fn int_binary(
     let signed = signed_attr(l, id);
     let bits = s.bit_width();
     if bits == 1 {
-        let opc = match opcode {
-            Opcode::AndI => Opc::And,
-            Opcode::OrI => Opc::Or,
-            Opcode::XOrI => Opc::Xor,
-            _ => return Err(l.unsupported_feature(id, "i1 operands")),
-        };
-        return elementwise(l, id, ops, |l, r| {
-            Ok(l.b.op(opc, &[], &[Ty::Pred], Ty::Pred, regs(r)))
-        });
+        return i1_binary(l, id, *opcode, ops, signed);
     }
     if bits == 8 {
         let rounding = enum_attr(l, id, "rounding").unwrap_or(1);
@@ -456,11 +515,12 @@ fn int_binary(
         };
         // Shift amounts are 32-bit in PTX.
         let mut srcs = regs(r);
-        if matches!(opc, Opc::Shl | Opc::Shr) && bits == 64 {
+        if matches!(opc, Opc::Shl | Opc::Shr) && bits != 32 {
+            let from = if bits == 64 { Ty::U64 } else { Ty::U16 };
             let amt = l.b.op(
                 Opc::Cvt,
                 &[],
-                &[Ty::U32, Ty::U64],
+                &[Ty::U32, from],
                 Ty::U32,
                 smallvec![Operand::Reg(r[1])],
             );

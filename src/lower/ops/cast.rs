@@ -55,7 +55,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 ));
             }
             if tb == 1 {
-                let t = Ty::from_bits(fb);
+                // An i8 lives in a 16-bit register.
+                let t = Ty::from_bits(fb.max(16));
                 let low = l.b.op(
                     Opc::And,
                     &[],
@@ -209,8 +210,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             })
         }
         _ => {
-            // Bitcast between same-width kinds: registers are untyped bits.
-            if fb != tb || fb == 1 {
+            // Bitcast between same-width kinds: registers are untyped bits
+            // (i1 to i1 included).
+            if fb != tb {
                 return Err(l.unsupported(id));
             }
             elementwise(l, id, &[src], |_, r| Ok(r[0]))

@@ -238,16 +238,21 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
 /// same way, so results agree bit for bit.
 fn powi(l: &mut Lowerer, ty: Ty, x: Reg, n: Reg, bits: u32) -> Option<Reg> {
     let r = |x: Reg| Operand::Reg(x);
+    let one = if ty == Ty::F64 {
+        Operand::F64(1f64.to_bits())
+    } else {
+        Operand::F32(1f32.to_bits())
+    };
+    if bits == 1 {
+        // A signed i1 is 0 or -1: x^0 = 1, x^-1 = 1/x.
+        let inv = l.b.op(Opc::Rcp, &["rn"], &[ty], ty, vec![r(x)]);
+        return Some(l.b.op(Opc::Selp, &[], &[ty], ty, vec![r(inv), one, r(n)]));
+    }
     let (sty, bty) = match bits {
         8 | 16 => (Ty::S16, Ty::B16),
         32 => (Ty::S32, Ty::B32),
         64 => (Ty::S64, Ty::B64),
         _ => return None,
-    };
-    let one = if ty == Ty::F64 {
-        Operand::F64(1f64.to_bits())
-    } else {
-        Operand::F32(1f32.to_bits())
     };
     // |n| (the most negative n stays itself: as unsigned, its magnitude).
     let nn = if bits == 8 {

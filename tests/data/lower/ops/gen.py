@@ -4,7 +4,8 @@
 # bf16, conversions to and from the f8, f8 scale and f4 types, pack and
 # unpack of 4-bit tiles, print and ftoi of f8 tiles, ftoi to i1, itof to
 # f8 and bf16 and from i1, tf32 rounding modes, f16/bf16 conversions, for
-# loops over i16 and i8), with cuTile's own bytecode encoders. Run with the
+# loops over i16 and i8, integer ops on i1, i16 shifts, directed rounding
+# of f16 and bf16 arithmetic), with cuTile's own bytecode encoders. Run with the
 # cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
 # tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_remf.rs,
@@ -879,6 +880,88 @@ def ftof_f16_bf16():
     kernel("ftof_f16_bf16", BytecodeVersion.V_13_3, [ptr(f16), ptr(bf16), ptr(bf16), ptr(f16)], body)
 
 
+def i1_int_ops():
+    """Integer ops on i1 tiles a, b (0/1 unsigned, 0/-1 signed), one i1 row each:
+    out[r*N + i] for r = [addi, subi, muli, shli, shri signed, shri unsigned, maxi
+    signed, maxi unsigned, mini signed, mini unsigned, divi signed by true, divi
+    unsigned by true, remi signed by true, mulhii, negi a, absi a, bitcast a];
+    and fpowi of the f32 x by the i1 exponent a: pw[i]."""
+    S = E.Signedness
+    ov = E.IntegerOverflow.NONE
+
+    def body(cb, tt, p):
+        b1 = tt.I1
+        B = tt.tile(b1, [N])
+        a = load(cb, tt, ptrs(cb, tt, p[0], b1), b1)
+        b = load(cb, tt, ptrs(cb, tt, p[1], b1), b1)
+        one = E.encode_ConstantOp(cb, B, b"\xff" * (N // 8))
+        rows = [
+            E.encode_AddIOp(cb, B, a, b, ov), E.encode_SubIOp(cb, B, a, b, ov), E.encode_MulIOp(cb, B, a, b, ov),
+            E.encode_ShLIOp(cb, B, a, b, ov), E.encode_ShRIOp(cb, B, a, b, S.Signed),
+            E.encode_ShRIOp(cb, B, a, b, S.Unsigned), E.encode_MaxIOp(cb, B, a, b, S.Signed),
+            E.encode_MaxIOp(cb, B, a, b, S.Unsigned), E.encode_MinIOp(cb, B, a, b, S.Signed),
+            E.encode_MinIOp(cb, B, a, b, S.Unsigned),
+            E.encode_DivIOp(cb, B, a, one, S.Signed, E.RoundingMode.ZERO),
+            E.encode_DivIOp(cb, B, a, one, S.Unsigned, E.RoundingMode.ZERO),
+            E.encode_RemIOp(cb, B, a, one, S.Signed), E.encode_MulhiIOp(cb, B, a, b),
+            E.encode_NegIOp(cb, B, a, ov), E.encode_AbsIOp(cb, B, a), E.encode_BitcastOp(cb, B, a),
+        ]
+        P = tt.pointer(b1, PtrAttr.Missing)
+        for r, v in enumerate(rows):
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[2], off), b1), v)
+        x = load(cb, tt, ptrs(cb, tt, p[3], f32(tt)), f32(tt))
+        store(cb, tt, ptrs(cb, tt, p[4], f32(tt)), E.encode_FPowIOp(cb, tt.tile(f32(tt), [N]), x, a))
+    kernel("i1_int_ops", BytecodeVersion.V_13_4,
+           [ptr(lambda tt: tt.I1), ptr(lambda tt: tt.I1), ptr(lambda tt: tt.I1), ptr(f32), ptr(f32)], body)
+
+
+def i16_shifts():
+    """i16 shifts by i16 amounts and i8 truncated to i1: out[r*N + i] for r =
+    [x << k, x >> k signed, x >> k unsigned]; bits[i] = trunci(y[i]) (i8 to i1)."""
+    S = E.Signedness
+
+    def body(cb, tt, p):
+        e = i16(tt)
+        T = tt.tile(e, [N])
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        k = load(cb, tt, ptrs(cb, tt, p[1], e), e)
+        rows = [E.encode_ShLIOp(cb, T, x, k, E.IntegerOverflow.NONE), E.encode_ShRIOp(cb, T, x, k, S.Signed),
+                E.encode_ShRIOp(cb, T, x, k, S.Unsigned)]
+        P = tt.pointer(e, PtrAttr.Missing)
+        for r, v in enumerate(rows):
+            off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r * N).to_bytes(4, "little"))
+            store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[2], off), e), v)
+        y = load(cb, tt, ptrs(cb, tt, p[3], i8(tt)), i8(tt))
+        t = E.encode_TruncIOp(cb, tt.tile(tt.I1, [N]), y, E.IntegerOverflow.NONE)
+        store(cb, tt, ptrs(cb, tt, p[4], tt.I1), t)
+    kernel("i16_shifts", BytecodeVersion.V_13_3, [ptr(i16), ptr(i16), ptr(i16), ptr(i8), ptr(lambda tt: tt.I1)], body)
+
+
+def directed_16():
+    """addf, subf, mulf, fma and divf on f16 and on bf16 under zero, negative_inf
+    and positive_inf rounding: out_t[(3*o + m)*N + i] for o = [add, sub, mul, fma,
+    div] and m = [zero, negative_inf, positive_inf] of a, b, c of type t."""
+    R = E.RoundingMode
+    modes = [R.ZERO, R.NEGATIVE_INF, R.POSITIVE_INF]
+
+    def body(cb, tt, p):
+        for j, e in enumerate([f16, bf16]):
+            ty = e(tt)
+            T = tt.tile(ty, [N])
+            a, b, c = [load(cb, tt, ptrs(cb, tt, p[3 * j + k], ty), ty) for k in range(3)]
+            P = tt.pointer(ty, PtrAttr.Missing)
+            r = 0
+            for make in [lambda m: E.encode_AddFOp(cb, T, a, b, m, False), lambda m: E.encode_SubFOp(cb, T, a, b, m, False),
+                         lambda m: E.encode_MulFOp(cb, T, a, b, m, False), lambda m: E.encode_FmaOp(cb, T, a, b, c, m, False),
+                         lambda m: E.encode_DivFOp(cb, T, a, b, m, False)]:
+                for m in modes:
+                    off = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (r * N).to_bytes(4, "little"))
+                    store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[6 + j], off), ty), make(m))
+                    r += 1
+    kernel("directed_16", BytecodeVersion.V_13_3, [ptr(f16)] * 3 + [ptr(bf16)] * 3 + [ptr(f16), ptr(bf16)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -903,6 +986,9 @@ itof_f8()
 ftof_tf32_modes()
 itof_bf16_i1()
 ftof_f16_bf16()
+i1_int_ops()
+i16_shifts()
+directed_16()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
