@@ -1,9 +1,12 @@
 //! Arithmetic corners NVIDIA's tileiras compiles (kernels `i1_int_ops`,
-//! `i16_shifts` and `directed_16`, written with cuTile's bytecode encoders
+//! `i16_shifts`, `narrow_ints` and `directed_16`, written with cuTile's bytecode encoders
 //! in `tests/data/lower/ops/gen.py`):
 //! - integer ops on i1 tiles, modulo 2 (0 and 1 unsigned, 0 and -1 signed),
 //!   and `fpowi` by an i1 exponent (x^0 or x^-1);
 //! - i16 shifts (PTX takes the amount in 32 bits) and i8 truncated to i1;
+//! - iota of i8, i16 and i1, a small dense i1 constant, a view indexed by
+//!   an i8 with an i16 extent, its index space as i16 and i8, and print of
+//!   tf32 (kernel `narrow_ints`);
 //! - f16 and bf16 `addf`/`subf`/`mulf`/`fma`/`divf` rounded toward zero,
 //!   negative and positive infinity (PTX's 16-bit arithmetic rounds to
 //!   nearest only: the op runs in f32 with the same rounding, which
@@ -255,5 +258,59 @@ fn f16_and_bf16_arithmetic_rounds_in_every_direction() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn narrow_integer_iotas_constants_view_indices_and_tf32_print() {
+    let x: Vec<f32> = (0..100).map(|v| v as f32 * 0.5 - 3.0).collect();
+    let t: Vec<f32> = [1.5f32, -0.25, 3.0, 1024.0].to_vec();
+    // Extent 100 (i16), tile index 6 (i8): elements 96..100, then padding.
+    for (gpu, arch) in TARGETS {
+        let mut dev = Device::new();
+        let o8 = dev.alloc(257);
+        let o16 = dev.alloc(2 * (N + 1));
+        let ob = dev.alloc(18);
+        let n16 = dev.alloc_from(&bytes::from_u16(&[100]));
+        let n8 = dev.alloc_from(&[6u8]);
+        let px = dev.alloc_from(&bytes::from_f32(&x));
+        let of = dev.alloc(4 * 16);
+        let pt = dev.alloc_from(&bytes::from_f32(&t));
+        let params = [o8, o16, ob, n16, n8, px, of, pt].map(|p| Param::U64(p.addr()));
+        let text = common::ops_ptx("narrow_ints", gpu, arch);
+        let m = Module::parse(&text).expect("emulator parses the PTX");
+        let out = dev
+            .launch_grid(&m, "narrow_ints", (1, 1, 1), &params)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        let g8 = dev.read(o8);
+        let g16 = bytes::to_u16(&dev.read(o16));
+        let gb = dev.read(ob);
+        for (i, &g) in g8[..256].iter().enumerate() {
+            assert_eq!(g, i as u8, "{arch}: i8 iota at {i}");
+        }
+        for (i, &g) in g16[..N].iter().enumerate() {
+            assert_eq!(g, i as u16, "{arch}: i16 iota at {i}");
+        }
+        assert_eq!(gb[..2], [0, 1], "{arch}: i1 iota");
+        let pattern = 0b1011_0011_1000_1101u16;
+        for k in 0..16 {
+            assert_eq!(
+                gb[2 + k],
+                (pattern >> k & 1) as u8,
+                "{arch}: i1 constant at {k}"
+            );
+        }
+        let gf = bytes::to_f32(&dev.read(of));
+        for (k, &g) in gf.iter().enumerate() {
+            let want = x.get(96 + k).copied().unwrap_or(0.0);
+            assert_eq!(g, want, "{arch}: view element {k}");
+        }
+        assert_eq!(g16[N], 7, "{arch}: index space as i16");
+        assert_eq!(g8[256], 7, "{arch}: index space as i8");
+        // A tile prints as a bracketed list in the specifier's format.
+        assert_eq!(
+            out.printf, "[1.500000, -0.250000, 3.000000, 1024.000000] ",
+            "{arch}: print of tf32"
+        );
     }
 }

@@ -364,6 +364,60 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
         };
         let reg = match p.shape[d] {
             Extent::Static(n) => l.imm(elem, ((n + tile - 1) / tile) as u64),
+            Extent::Dynamic(v) if !is_word(l.tile(id, v)?.elem) || !is_word(elem) => {
+                // i8 or i16 somewhere: in 64 bits, then to the result type.
+                let t = l.tile(id, v)?;
+                let from = match t.elem.bits() {
+                    8 => Ty::U8,
+                    16 => Ty::U16,
+                    32 => Ty::U32,
+                    _ => Ty::U64,
+                };
+                let mut x = t.regs[0];
+                if from != Ty::U64 {
+                    x = l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U64, from],
+                        Ty::U64,
+                        smallvec![Operand::Reg(x)],
+                    );
+                }
+                let up = l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::U64],
+                    Ty::U64,
+                    smallvec![Operand::Reg(x), Operand::Imm(tile - 1)],
+                );
+                let q = l.b.op(
+                    Opc::Shr,
+                    &[],
+                    &[Ty::U64],
+                    Ty::B64,
+                    smallvec![
+                        Operand::Reg(up),
+                        Operand::Imm(i64::from(tile.trailing_zeros()))
+                    ],
+                );
+                match elem.bits() {
+                    64 => q,
+                    32 => l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U32, Ty::U64],
+                        Ty::U32,
+                        smallvec![Operand::Reg(q)],
+                    ),
+                    _ => l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U16, Ty::U64],
+                        Ty::U16,
+                        smallvec![Operand::Reg(q)],
+                    ),
+                }
+            }
             Extent::Dynamic(v) => {
                 let t = l.tile(id, v)?;
                 let mut x = t.regs[0];
@@ -416,6 +470,11 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
     let _ = Lowered::Nothing;
     let _ = Opcode::For;
     Ok(())
+}
+
+/// Whether `e` is an i32 or i64.
+fn is_word(e: Elem) -> bool {
+    matches!(e, Elem::Num(Scalar::I32 | Scalar::I64))
 }
 
 /// Lowers `get_tensor_shape`: each dimension of the tensor view, static or

@@ -104,7 +104,7 @@ pub fn lower_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             Piece::Arg(spec, r, e) => {
                 if call_args.len() == MAX_ARGS {
                     let args = std::mem::take(&mut call_args);
-                    vprintf(l, id, &std::mem::take(&mut text), &args)?;
+                    vprintf(l, &std::mem::take(&mut text), &args);
                 }
                 text.push_str(&spec);
                 call_args.push((r, e, spec));
@@ -112,7 +112,7 @@ pub fn lower_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
     }
     if !text.is_empty() || !call_args.is_empty() {
-        vprintf(l, id, &text, &call_args)?;
+        vprintf(l, &text, &call_args);
     }
     l.b.end_if();
     Ok(())
@@ -167,12 +167,7 @@ fn replicated(shape: &[i64]) -> LinearLayout {
 
 /// Emits one `vprintf` of `text` (NUL added) with `args` stored in the
 /// local buffer.
-fn vprintf(
-    l: &mut Lowerer,
-    id: OpId,
-    text: &str,
-    args: &[(Reg, Elem, String)],
-) -> Result<(), LowerError> {
+fn vprintf(l: &mut Lowerer, text: &str, args: &[(Reg, Elem, String)]) {
     let local = l.b.op(
         Opc::Mov,
         &[],
@@ -182,7 +177,7 @@ fn vprintf(
     );
     let mut off = 0i64;
     for (r, e, spec) in args {
-        let (v, ty) = promote(l, id, *r, *e, spec)?;
+        let (v, ty) = promote(l, *r, *e, spec);
         let size = i64::from(ty.bits() / 8);
         off = (off + size - 1) / size * size;
         l.b.push(Inst::new(
@@ -227,27 +222,20 @@ fn vprintf(
         vec![],
         smallvec![Operand::Reg(fmt), Operand::Reg(buf)],
     ));
-    Ok(())
 }
 
 /// The register and store type of a printf argument: integers below 32
 /// bits widen to 32 (sign-extended unless the conversion is unsigned),
 /// floats become `f64`.
-fn promote(
-    l: &mut Lowerer,
-    id: OpId,
-    r: Reg,
-    e: Elem,
-    spec: &str,
-) -> Result<(Reg, Ty), LowerError> {
+fn promote(l: &mut Lowerer, r: Reg, e: Elem, spec: &str) -> (Reg, Ty) {
     let unsigned = spec.ends_with(['u', 'x', 'X', 'o', 'c']);
     let Elem::Num(s) = e else {
-        return Ok((r, Ty::B64));
+        return (r, Ty::B64);
     };
     let cvt = |l: &mut Lowerer, d: Ty, s: Ty, r: Reg| {
         l.b.op(Opc::Cvt, &[], &[d, s], d, smallvec![Operand::Reg(r)])
     };
-    Ok(match s {
+    match s {
         Scalar::I1 => (
             l.b.op(
                 Opc::Selp,
@@ -276,7 +264,8 @@ fn promote(
         Scalar::I32 => (r, Ty::B32),
         Scalar::I64 => (r, Ty::B64),
         Scalar::F64 => (r, Ty::F64),
-        Scalar::F32 => (cvt(l, Ty::F64, Ty::F32, r), Ty::F64),
+        // tf32 lives in an f32 register.
+        Scalar::F32 | Scalar::TF32 => (cvt(l, Ty::F64, Ty::F32, r), Ty::F64),
         Scalar::F16 => {
             let f = cvt(l, Ty::F32, Ty::F16, r);
             (cvt(l, Ty::F64, Ty::F32, f), Ty::F64)
@@ -329,8 +318,7 @@ fn promote(
             );
             (cvt(l, w, h, x), Ty::B32)
         }
-        _ => return Err(l.unsupported_feature(id, "a tile of this element type to print")),
-    })
+    }
 }
 
 /// Lowers `assert`.
@@ -423,7 +411,7 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     };
     let position = vec!["%d"; rank].join(", ");
     let text = format!("{at}tile block: [%d, %d, %d], position: [{position}]: {msg}\n");
-    vprintf(l, id, &text, &args)?;
+    vprintf(l, &text, &args);
     l.b.push(Inst::new(Opc::Trap, &[], &[], vec![], vec![]));
     l.b.end_if();
     if owner.is_some() {

@@ -42,24 +42,30 @@ pub(super) struct Access {
     rows_at: FxHashMap<SmallVec<[i64; 4]>, Reg>,
 }
 
-/// An i32/i64 scalar value widened to 64 bits (zero-extended when known
-/// non-negative).
+/// An i8/i16/i32/i64 scalar value widened to 64 bits (zero-extended when
+/// known non-negative).
 fn widen(l: &mut Lowerer, op: OpId, v: ValueId) -> Result<Reg, LowerError> {
     let t = l.tile(op, v)?;
     let r = t.regs[0];
-    match t.elem {
-        Elem::Num(Scalar::I64) => Ok(r),
-        Elem::Num(Scalar::I32) => {
-            let nonneg = l.facts.get(&v).is_some_and(|f| f.nonneg);
-            let tys = if nonneg {
-                [Ty::U64, Ty::U32]
-            } else {
-                [Ty::S64, Ty::S32]
-            };
-            Ok(l.b.op(Opc::Cvt, &[], &tys, Ty::B64, smallvec![Operand::Reg(r)]))
-        }
-        _ => Err(l.unsupported_feature(op, "a non-integer index or extent")),
-    }
+    let nonneg = l.facts.get(&v).is_some_and(|f| f.nonneg);
+    let from = match (t.elem, nonneg) {
+        (Elem::Num(Scalar::I64), _) => return Ok(r),
+        (Elem::Num(Scalar::I32), true) => Ty::U32,
+        (Elem::Num(Scalar::I32), false) => Ty::S32,
+        (Elem::Num(Scalar::I16), true) => Ty::U16,
+        (Elem::Num(Scalar::I16), false) => Ty::S16,
+        (Elem::Num(Scalar::I8), true) => Ty::U8,
+        (Elem::Num(Scalar::I8), false) => Ty::S8,
+        _ => return Err(l.unsupported_feature(op, "an index or extent of this type")),
+    };
+    let to = if nonneg { Ty::U64 } else { Ty::S64 };
+    Ok(l.b.op(
+        Opc::Cvt,
+        &[],
+        &[to, from],
+        Ty::B64,
+        smallvec![Operand::Reg(r)],
+    ))
 }
 
 fn is_pow2_unit(b: &[i64]) -> Option<(usize, u32)> {

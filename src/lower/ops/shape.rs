@@ -58,6 +58,39 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let regs = if bits.iter().all(|&b| b == first) {
                 let r = l.imm(elem, first);
                 vec![r; layout.num_registers()]
+            } else if elem.bits() == 1 && bits.len() <= MAX_SELECT_TABLE {
+                // A small boolean table (predicates take no `selp`): bit
+                // `idx` of the table as a mask.
+                let mask = bits
+                    .iter()
+                    .enumerate()
+                    .fold(0i64, |m, (k, &b)| m | (((b & 1) as i64) << k));
+                flat_index(l, &layout)
+                    .into_iter()
+                    .map(|idx| {
+                        let t = l.b.op(
+                            Opc::Shr,
+                            &[],
+                            &[Ty::B32],
+                            Ty::B32,
+                            smallvec![Operand::Imm(mask), Operand::Reg(idx)],
+                        );
+                        let t = l.b.op(
+                            Opc::And,
+                            &[],
+                            &[Ty::B32],
+                            Ty::B32,
+                            smallvec![Operand::Reg(t), Operand::Imm(1)],
+                        );
+                        l.b.op(
+                            Opc::Setp,
+                            &["ne"],
+                            &[Ty::B32],
+                            Ty::Pred,
+                            smallvec![Operand::Reg(t), Operand::Imm(0)],
+                        )
+                    })
+                    .collect()
             } else if bits.len() <= MAX_SELECT_TABLE {
                 // A small table: select each element by its flat index.
                 let flat = flat_index(l, &layout);
@@ -98,24 +131,47 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let Elem::Num(s) = elem else {
                 return Err(l.unsupported(id));
             };
-            if shape.len() != 1 || !(s.bit_width() == 32 || s.bit_width() == 64) {
+            if shape.len() != 1 || !matches!(s.bit_width(), 1 | 8 | 16 | 32 | 64) {
                 return Err(l.unsupported_feature(id, "this shape or type"));
             }
             let flat = flat_index(l, &layout);
+            // The index in the element type: widened, truncated (i8 and
+            // i16 live in 16-bit registers), or as a predicate (its low
+            // bit: an i1 iota has at most two elements).
             let regs = flat
                 .into_iter()
-                .map(|r| {
-                    if s.bit_width() == 64 {
-                        l.b.op(
-                            Opc::Cvt,
+                .map(|r| match s.bit_width() {
+                    64 => l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U64, Ty::U32],
+                        Ty::U64,
+                        smallvec![Operand::Reg(r)],
+                    ),
+                    8 | 16 => l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U16, Ty::U32],
+                        Ty::U16,
+                        smallvec![Operand::Reg(r)],
+                    ),
+                    1 => {
+                        let low = l.b.op(
+                            Opc::And,
                             &[],
-                            &[Ty::U64, Ty::U32],
-                            Ty::U64,
-                            smallvec![Operand::Reg(r)],
+                            &[Ty::B32],
+                            Ty::B32,
+                            smallvec![Operand::Reg(r), Operand::Imm(1)],
+                        );
+                        l.b.op(
+                            Opc::Setp,
+                            &["ne"],
+                            &[Ty::B32],
+                            Ty::Pred,
+                            smallvec![Operand::Reg(low), Operand::Imm(0)],
                         )
-                    } else {
-                        r
                     }
+                    _ => r,
                 })
                 .collect();
             l.bind(res, Tile { elem, layout, regs });

@@ -5,7 +5,8 @@
 # unpack of 4-bit tiles, print and ftoi of f8 tiles, ftoi to i1, itof to
 # f8 and bf16 and from i1, tf32 rounding modes, f16/bf16 conversions, for
 # loops over i16 and i8, integer ops on i1, i16 shifts, directed rounding
-# of f16 and bf16 arithmetic), with cuTile's own bytecode encoders. Run with the
+# of f16 and bf16 arithmetic, i1/i8/i16 iota, constants, view indices and
+# extents, print of tf32), with cuTile's own bytecode encoders. Run with the
 # cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
 # tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_remf.rs,
@@ -962,6 +963,47 @@ def directed_16():
     kernel("directed_16", BytecodeVersion.V_13_3, [ptr(f16)] * 3 + [ptr(bf16)] * 3 + [ptr(f16), ptr(bf16)], body)
 
 
+def narrow_ints():
+    """Narrow integers where wider ones are usual: iota of i8 (256), i16 (128)
+    and i1 (2) into o8, o16 and ob[0..2]; a dense i1 constant of 16 into
+    ob[2..18]; a view of x (f32) whose extent is the i16 n[0], read at the i8
+    tile index n8[0] (16-element tiles, zero padding) into of; its index-space
+    extent as i16 and i8 into o16[128] and o8[256]; and print of the tf32
+    tile t (4 elements, "%f ")."""
+    def body(cb, tt, p):
+        s8, s16, b1 = i8(tt), i16(tt), tt.I1
+        store(cb, tt, ptrs(cb, tt, p[0], s8, 256), E.encode_IotaOp(cb, tt.tile(s8, [256])), )
+        store(cb, tt, ptrs(cb, tt, p[1], s16), E.encode_IotaOp(cb, tt.tile(s16, [N])))
+        store(cb, tt, ptrs(cb, tt, p[2], b1, 2), E.encode_IotaOp(cb, tt.tile(b1, [2])))
+        P1 = tt.pointer(b1, PtrAttr.Missing)
+        two = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (2).to_bytes(4, "little"))
+        pattern = (0b1011001110001101).to_bytes(2, "little")
+        store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P1, []), p[2], two), b1, 16),
+              E.encode_ConstantOp(cb, tt.tile(b1, [16]), pattern))
+        n16 = E.encode_LoadPtrTkoOp(cb, tt.tile(s16, []), tt.Token, p[3], None, None, None,
+                                    E.MemoryOrderingSemantics.WEAK, None, None)[0]
+        n8 = E.encode_LoadPtrTkoOp(cb, tt.tile(s8, []), tt.Token, p[4], None, None, None,
+                                   E.MemoryOrderingSemantics.WEAK, None, None)[0]
+        f = f32(tt)
+        TV = tt.tensor_view(f, [-(1 << 63)], [1], PtrAttr.Missing)
+        PV = tt.partition_view([16], TV, [0], PaddingValue.Zero)
+        v = E.encode_MakePartitionViewOp(cb, PV, E.encode_MakeTensorViewOp(cb, TV, p[5], [n16], []))
+        x, _ = E.encode_LoadViewTkoOp(cb, tt.tile(f, [16]), tt.Token, v, [n8], None,
+                                      E.MemoryOrderingSemantics.WEAK, None, None, [False])
+        store(cb, tt, ptrs(cb, tt, p[6], f, 16), x)
+        (e16,) = E.encode_GetIndexSpaceShapeOp(cb, [tt.tile(s16, [])], v)
+        (e8,) = E.encode_GetIndexSpaceShapeOp(cb, [tt.tile(s8, [])], v)
+        P16, P8 = tt.pointer(s16, PtrAttr.Missing), tt.pointer(s8, PtrAttr.Missing)
+        at = lambda base, P, k: E.encode_OffsetOp(cb, tt.tile(P, []), base,
+                                                  E.encode_ConstantOp(cb, tt.tile(tt.I32, []), k.to_bytes(4, "little")))
+        store(cb, tt, at(p[1], P16, N), e16)
+        store(cb, tt, at(p[0], P8, 256), e8)
+        t = load(cb, tt, ptrs(cb, tt, p[7], tf32(tt), 4), tf32(tt), 4)
+        E.encode_PrintTkoOp(cb, tt.Token, [t], None, "%f ")
+    kernel("narrow_ints", BytecodeVersion.V_13_4,
+           [ptr(i8), ptr(i16), ptr(lambda tt: tt.I1), ptr(i16), ptr(i8), ptr(f32), ptr(f32), ptr(tf32)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -989,6 +1031,7 @@ ftof_f16_bf16()
 i1_int_ops()
 i16_shifts()
 directed_16()
+narrow_ints()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
