@@ -781,3 +781,46 @@ fn ftoi_to_i1_tests_for_nonzero() {
         }
     }
 }
+
+#[test]
+fn tokens_flow_through_for_and_if() {
+    // K = 0 (the loop never stores, the if takes its else), 1, and 3.
+    for k in [0usize, 1, 3] {
+        let mut dev = Device::new();
+        let x: Vec<i32> = values(61, N).iter().map(|&v| (v % 1000) as i32).collect();
+        let px = dev.alloc_from(&bytes::from_i32(&x));
+        let out = dev.alloc_from(&bytes::from_i32(&vec![-5; N * k.max(1)]));
+        let out2 = dev.alloc_from(&bytes::from_i32(&vec![-7; N]));
+        let out3 = dev.alloc(4 * N);
+        let text = run(
+            "token_flow",
+            &mut dev,
+            &[
+                Param::U64(px.addr()),
+                Param::U64(out.addr()),
+                Param::U64(out2.addr()),
+                Param::U64(out3.addr()),
+                Param::U32(k as u32),
+            ],
+        );
+        // The loop's store and the load after it are ordered by a barrier.
+        assert!(text.contains("bar.sync"), "K = {k}");
+        let (o, o2, o3) = (
+            bytes::to_i32(&dev.read(out)),
+            bytes::to_i32(&dev.read(out2)),
+            bytes::to_i32(&dev.read(out3)),
+        );
+        for i in 0..N {
+            for r in 0..k {
+                assert_eq!(o[r * N + i], x[i] + r as i32, "K = {k}: out row {r} at {i}");
+            }
+            assert_eq!(
+                o2[i],
+                if k > 1 { 2 * x[i] } else { -7 },
+                "K = {k}: out2 at {i}"
+            );
+            let first = if k > 0 { x[i] } else { -5 };
+            assert_eq!(o3[i], first + 1, "K = {k}: out3 at {i}");
+        }
+    }
+}

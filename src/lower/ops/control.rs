@@ -13,8 +13,16 @@ use smallvec::smallvec;
 
 use super::lower_op;
 
-/// Fresh variables for result `v` in its assigned layout.
+/// Fresh variables for result `v` in its assigned layout; none for a token
+/// (it has no runtime form: carried through control flow, it is nothing).
 fn variables(l: &mut Lowerer, id: OpId, v: crate::ir::ValueId) -> Result<Tile, LowerError> {
+    if is_token(l.m, v) {
+        return Ok(Tile {
+            elem: Elem::Num(Scalar::I1),
+            layout: l.layout_of(v),
+            regs: Vec::new(),
+        });
+    }
     let (_, elem) =
         value_tile(l.m, v).ok_or_else(|| l.unsupported_feature(id, "non-tile results"))?;
     let layout = l.layout_of(v);
@@ -29,6 +37,44 @@ fn variables(l: &mut Lowerer, id: OpId, v: crate::ir::ValueId) -> Result<Tile, L
         regs.push(reg);
     }
     Ok(Tile { elem, layout, regs })
+}
+
+/// Whether `v` is a token.
+fn is_token(m: &crate::ir::Module, v: crate::ir::ValueId) -> bool {
+    matches!(
+        m.values.try_get(v).and_then(|x| m.types.try_get(x.ty)),
+        Some(crate::ir::Type::Token)
+    )
+}
+
+/// Binds `v` to the variables `t` (a token to nothing).
+fn bind_var(l: &mut Lowerer, v: crate::ir::ValueId, t: Tile) {
+    if t.regs.is_empty() {
+        l.vals.insert(v, Lowered::Nothing);
+    } else {
+        l.bind(v, t);
+    }
+}
+
+/// Adds to `pairs` the copies of `v` (redistributed to `t`'s layout) into
+/// the variables `t` (none for a token).
+fn copies_into(
+    l: &mut Lowerer,
+    id: OpId,
+    v: crate::ir::ValueId,
+    t: &Tile,
+    pairs: &mut Vec<(Reg, Reg)>,
+) -> Result<(), LowerError> {
+    if t.regs.is_empty() {
+        return Ok(());
+    }
+    let s = l.tile_in(id, v, &t.layout)?;
+    for r in 0..t.regs.len() {
+        if t.layout.canonical_register(r) == r {
+            pairs.push((t.regs[r], s.regs[r]));
+        }
+    }
+    Ok(())
 }
 
 /// Copies `srcs` into `dsts` as one parallel assignment.
@@ -109,12 +155,7 @@ fn copy_into(l: &mut Lowerer, id: OpId, targets: &[Tile]) -> Result<(), LowerErr
     }
     let mut pairs = Vec::new();
     for (v, t) in operands.iter().zip(targets) {
-        let s = l.tile_in(id, *v, &t.layout)?;
-        for r in 0..t.regs.len() {
-            if t.layout.canonical_register(r) == r {
-                pairs.push((t.regs[r], s.regs[r]));
-            }
-        }
+        copies_into(l, id, *v, t, &mut pairs)?;
     }
     parallel_copy(l, &pairs);
     Ok(())
@@ -142,7 +183,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     l.if_depth -= 1;
     l.yield_targets.pop();
     for (&r, t) in op.results.iter().zip(vars) {
-        l.bind(r, t);
+        bind_var(l, r, t);
     }
     Ok(())
 }
@@ -200,12 +241,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let inits = op.operand_group("initValues").to_vec();
     let mut pairs = Vec::new();
     for (v, t) in inits.iter().zip(&vars) {
-        let s = l.tile_in(id, *v, &t.layout)?;
-        for r in 0..t.regs.len() {
-            if t.layout.canonical_register(r) == r {
-                pairs.push((t.regs[r], s.regs[r]));
-            }
-        }
+        copies_into(l, id, *v, t, &mut pairs)?;
     }
     parallel_copy(l, &pairs);
     let args = op
@@ -225,7 +261,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         );
     }
     for (&a, t) in args.iter().skip(1).zip(&vars) {
-        l.bind(a, t.clone());
+        bind_var(l, a, t.clone());
     }
     // A `continue` inside an `if` jumps back to the header, so the header
     // advances the induction variable: `iv = next; next = iv + step`.
@@ -276,7 +312,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     l.b.end_loop();
     for (&r, t) in op.results.iter().zip(vars) {
-        l.bind(r, t);
+        bind_var(l, r, t);
     }
     Ok(())
 }
@@ -558,16 +594,11 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let inits = op.operand_group("initValues").to_vec();
     let mut pairs = Vec::new();
     for (v, t) in inits.iter().zip(&iter) {
-        let s = l.tile_in(id, *v, &t.layout)?;
-        for r in 0..t.regs.len() {
-            if t.layout.canonical_register(r) == r {
-                pairs.push((t.regs[r], s.regs[r]));
-            }
-        }
+        copies_into(l, id, *v, t, &mut pairs)?;
     }
     parallel_copy(l, &pairs);
     for (&a, t) in args.iter().zip(&iter) {
-        l.bind(a, t.clone());
+        bind_var(l, a, t.clone());
     }
     l.b.begin_loop();
     let go = l.b.op(
@@ -588,7 +619,7 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     l.loops.pop();
     l.b.end_loop();
     for (&r, t) in op.results.iter().zip(results) {
-        l.bind(r, t);
+        bind_var(l, r, t);
     }
     Ok(())
 }

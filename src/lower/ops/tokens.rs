@@ -4,7 +4,8 @@
 //! that op: a `bar.sync` goes between them (it also orders the threads'
 //! global and shared memory accesses). Needed when the earlier op wrote
 //! memory, or when the later op writes memory the earlier one read; two
-//! reads need nothing. Tokens carried by loops are treated as writes.
+//! reads need nothing. Tokens carried by loops or out of `if`s are treated
+//! as writes.
 use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
 use crate::lower::kernel::Lowerer;
 
@@ -48,6 +49,8 @@ fn producers(m: &Module, token: ValueId, out: &mut Vec<Access>, depth: usize) {
                         producers(m, t, out, depth + 1);
                     }
                 }
+                // A token out of an `if`, `for` or `loop`: any access.
+                Opcode::If | Opcode::For | Opcode::Loop => out.push(Access::Write),
                 other => out.extend(access(other)),
             }
         }

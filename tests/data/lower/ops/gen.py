@@ -6,7 +6,7 @@
 # f8 and bf16 and from i1, tf32 rounding modes, f16/bf16 conversions, for
 # loops over i16 and i8, integer ops on i1, i16 shifts, directed rounding
 # of f16 and bf16 arithmetic, i1/i8/i16 iota, constants, view indices and
-# extents, print of tf32), with cuTile's own bytecode encoders. Run with the
+# extents, print of tf32, tokens through for and if), with cuTile's own bytecode encoders. Run with the
 # cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
 # tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_remf.rs,
@@ -1004,6 +1004,42 @@ def narrow_ints():
            [ptr(i8), ptr(i16), ptr(lambda tt: tt.I1), ptr(i16), ptr(i8), ptr(f32), ptr(f32), ptr(tf32)], body)
 
 
+def token_flow():
+    """Tokens through control flow: a `for` over k in [0, K) carries the token
+    of its store out[k*N + i] = x[i] + k; an `if` (K > 1) yields either the
+    token of out2[i] = 2 * x[i] or the loop's; a load of out[0..N) ordered
+    after that token gives out3[i] = out[i] + 1."""
+    def body(cb, tt, p):
+        e = tt.I32
+        T, S = tt.tile(e, [N]), tt.tile(e, [])
+        c = lambda v: E.encode_ConstantOp(cb, S, v.to_bytes(4, "little"))
+        P = tt.pointer(e, PtrAttr.Missing)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        t0 = E.encode_MakeTokenOp(cb, tt.Token)
+        nb = E.encode_ForOp(cb, [tt.Token], c(0), p[4], c(1), [t0], False)
+        with nb.new_block([S, tt.Token]) as (k, t):
+            row = E.encode_OffsetOp(cb, tt.tile(P, []), p[1], E.encode_MulIOp(cb, S, k, c(N), E.IntegerOverflow.NONE))
+            kb = E.encode_BroadcastOp(cb, T, E.encode_ReshapeOp(cb, tt.tile(e, [1]), k))
+            v = E.encode_AddIOp(cb, T, x, kb, E.IntegerOverflow.NONE)
+            t2 = E.encode_StorePtrTkoOp(cb, tt.Token, ptrs(cb, tt, row, e), v, None, t, E.MemoryOrderingSemantics.WEAK, None, None)
+            E.encode_ContinueOp(cb, [t2])
+        (tf,) = nb.done()
+        more = E.encode_CmpIOp(cb, tt.tile(tt.I1, []), p[4], c(1), E.ComparisonPredicate.GREATER_THAN, E.Signedness.Signed)
+        ib = E.encode_IfOp(cb, [tt.Token], more)
+        with ib.new_block([]):
+            two = E.encode_AddIOp(cb, T, x, x, E.IntegerOverflow.NONE)
+            E.encode_YieldOp(cb, [E.encode_StorePtrTkoOp(cb, tt.Token, ptrs(cb, tt, p[2], e), two, None, tf,
+                                                          E.MemoryOrderingSemantics.WEAK, None, None)])
+        with ib.new_block([]):
+            E.encode_YieldOp(cb, [tf])
+        (ti,) = ib.done()
+        y, _ = E.encode_LoadPtrTkoOp(cb, T, tt.Token, ptrs(cb, tt, p[1], e), None, None, ti,
+                                     E.MemoryOrderingSemantics.WEAK, None, None)
+        one = E.encode_ConstantOp(cb, T, (1).to_bytes(4, "little"))
+        store(cb, tt, ptrs(cb, tt, p[3], e), E.encode_AddIOp(cb, T, y, one, E.IntegerOverflow.NONE))
+    kernel("token_flow", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), ptr(i32), ptr(i32), i32], body)
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -1032,6 +1068,7 @@ i1_int_ops()
 i16_shifts()
 directed_16()
 narrow_ints()
+token_flow()
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
