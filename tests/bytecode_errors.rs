@@ -581,3 +581,19 @@ fn pointees_tile_and_view_elements_follow_nvidias_reader() {
     );
     assert_eq!(real_errors(&d, "ptr_f4"), (vec![], 0));
 }
+
+#[test]
+fn partition_view_rules_are_reader_errors_as_nvidia_reports_them() {
+    // NVIDIA's reader checks a partition view type as it builds it: the
+    // message comes with its offset and the chain of what was being read.
+    for name in [
+        "view_dim_map_twice",
+        "view_padding_int",
+        "view_tile_not_pow2",
+    ] {
+        let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/verify"))
+            .join(format!("{name}.tileirbc"));
+        let data = std::fs::read(&path).unwrap();
+        same_as_nvidia(&data, name);
+    }
+}

@@ -1085,6 +1085,15 @@ fn tile_dims_ok(shape: &[i64], elem: Option<Scalar>) -> Result<(), String> {
     Ok(())
 }
 
+/// Why a partition view type breaks the dialect's rules, if it does:
+/// NVIDIA's reader checks these as it builds the type (the reader asks).
+pub(crate) fn partition_view_violation(m: &Module, t: &Type) -> Option<String> {
+    match t {
+        Type::PartitionView { .. } => check_type(m, t).err(),
+        _ => None,
+    }
+}
+
 fn check_type(m: &Module, t: &Type) -> Result<(), String> {
     match t {
         Type::Scalar(_) | Type::Token | Type::Function { .. } => Ok(()),

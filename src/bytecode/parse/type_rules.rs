@@ -1,7 +1,8 @@
 //! The rules NVIDIA's reader checks when it builds a type, after the types
 //! it refers to have been built: what a pointer may point to, what a tile
-//! or tensor view may hold, and the tile shape limits. Each failure is the
-//! message NVIDIA's reader prints.
+//! or tensor view may hold, the tile shape limits, and a partition view's
+//! rules (tile shape, dimension map, padding). Each failure is the message
+//! NVIDIA's reader prints.
 use crate::ir::{Module, Scalar, Type, TypeId};
 use crate::verify::types::MAX_TILE_ELEMENTS;
 
@@ -25,6 +26,7 @@ pub(super) fn violation(m: &Module, t: &Type) -> Option<String> {
             Some(format!("failed to verify 'elementType': {NUMBERS}"))
         }
         Type::Tile { element, shape } => tile_violation(m, *element, shape),
+        Type::PartitionView { .. } => crate::verify::types::partition_view_violation(m, t),
         _ => None,
     }
 }
