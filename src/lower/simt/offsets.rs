@@ -12,72 +12,79 @@
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
 
-use super::opt::{for_each_inst, is_ssa};
+use super::opt::is_ssa;
 use super::regs::RegCounts;
 use super::{Function, Stmt};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// Applies the two rewrites through `f`; whether any applied.
 pub fn carry_offsets(f: &mut Function, defs: &RegCounts) -> bool {
-    let mut known = HashMap::default();
-    for_each_inst(&f.body, &mut |i| {
-        if let (None, [Operand::Reg(d)]) = (i.guard, i.dsts.as_slice()) {
-            let shapes = matches!(
-                i.opc,
-                Opc::Mul | Opc::Shl | Opc::And | Opc::Add | Opc::Or | Opc::Mov
-            );
-            if shapes && is_ssa(defs, d) && i.tys.len() == 1 && i.tys[0].bits() == 32 {
-                known.insert(*d, i.clone());
-            }
-        }
-    });
     let mut pass = Pass {
         defs,
-        known: &known,
+        sums: Sums::default(),
+        zeros: HashMap::default(),
         next_reg: f.next_reg,
         changed: false,
     };
-    pass.block(&mut f.body, Sums::default());
+    pass.block(&mut f.body);
     f.next_reg = pass.next_reg;
     pass.changed
 }
 
 /// Sums `reg + imm` defined earlier on the current path: 32-bit index sums
-/// (`x + c`) and 64-bit ones (`t + m`), by destination.
-#[derive(Clone, Default)]
+/// (`x + c`) and 64-bit ones (`t + m`), by destination; `log` lists the
+/// entries in the order they were made, so that leaving a nested block
+/// forgets its own.
+#[derive(Default)]
 struct Sums {
     narrow: HashMap<Reg, (Reg, i64)>,
     wide: HashMap<Reg, (Reg, i64)>,
+    log: Vec<(bool, Reg)>,
+}
+
+impl Sums {
+    /// Forgets the entries made since the log had `mark` of them.
+    fn truncate(&mut self, mark: usize) {
+        for (wide, r) in self.log.drain(mark..) {
+            if wide {
+                self.wide.remove(&r);
+            } else {
+                self.narrow.remove(&r);
+            }
+        }
+    }
 }
 
 struct Pass<'a> {
     defs: &'a RegCounts,
-    /// The single definitions of 32-bit registers, for trailing zeros.
-    known: &'a HashMap<Reg, Inst>,
+    sums: Sums,
+    /// Known trailing zero bits (when some) of 32-bit single definitions,
+    /// from their definitions seen so far.
+    zeros: HashMap<Reg, u32>,
     next_reg: u32,
     changed: bool,
 }
 
 impl Pass<'_> {
-    fn block(&mut self, body: &mut Vec<Stmt>, mut sums: Sums) {
+    fn block(&mut self, body: &mut Vec<Stmt>) {
         let mut k = 0;
         while k < body.len() {
             match &mut body[k] {
                 Stmt::Inst(i) => {
-                    if let Some(pair) = self.rewrite(i, &sums) {
+                    if let Some(pair) = self.rewrite(i) {
                         body.splice(k..=k, pair.into_iter().map(|i| Stmt::Inst(Box::new(i))));
                         self.changed = true;
                         continue;
                     }
-                    self.record(i, &mut sums);
+                    self.record(i);
                 }
                 Stmt::If(node) => {
-                    self.block(&mut node.body, sums.clone());
-                    self.block(&mut node.else_body, sums.clone());
+                    self.nested(&mut node.body);
+                    self.nested(&mut node.else_body);
                 }
                 Stmt::Loop(node) => {
-                    self.block(&mut node.header, sums.clone());
-                    self.block(&mut node.body, sums.clone());
+                    self.nested(&mut node.header);
+                    self.nested(&mut node.body);
                 }
                 Stmt::Break | Stmt::Continue => {}
             }
@@ -85,27 +92,74 @@ impl Pass<'_> {
         }
     }
 
-    /// Notes `i` if it defines a sum of a register and a constant.
-    fn record(&self, i: &Inst, sums: &mut Sums) {
+    /// Walks a nested block, then forgets the sums it defined (they need not
+    /// have run after it).
+    fn nested(&mut self, body: &mut Vec<Stmt>) {
+        let mark = self.sums.log.len();
+        self.block(body);
+        self.sums.truncate(mark);
+    }
+
+    /// Notes what `i` tells: a sum of a register and a constant, or the
+    /// trailing zeros of a 32-bit value.
+    fn record(&mut self, i: &Inst) {
+        if i.guard.is_some() || i.tys.len() != 1 {
+            return;
+        }
+        let [Operand::Reg(d)] = i.dsts.as_slice() else {
+            return;
+        };
+        if !is_ssa(self.defs, d) {
+            return;
+        }
+        if i.tys[0].bits() == 32 {
+            let n = self.trailing_zeros(i);
+            if n > 0 {
+                self.zeros.insert(*d, n);
+            }
+        }
         let Some((d, x, c)) = reg_plus_imm(i) else {
             return;
         };
-        if !is_ssa(self.defs, &d) || !is_ssa(self.defs, &x) {
+        if !is_ssa(self.defs, &x) {
             return;
         }
-        match i.tys[0] {
-            Ty::S32 | Ty::U32 | Ty::B32 if c >= 0 => {
-                sums.narrow.insert(d, (x, c));
-            }
-            Ty::S64 | Ty::U64 | Ty::B64 => {
-                sums.wide.insert(d, (x, c));
-            }
-            _ => {}
+        let wide = match i.tys[0] {
+            Ty::S32 | Ty::U32 | Ty::B32 if c >= 0 => false,
+            Ty::S64 | Ty::U64 | Ty::B64 => true,
+            _ => return,
+        };
+        let map = if wide {
+            &mut self.sums.wide
+        } else {
+            &mut self.sums.narrow
+        };
+        if map.insert(d, (x, c)).is_none() {
+            self.sums.log.push((wide, d));
         }
     }
 
+    /// A lower bound on the trailing zero bits of what the 32-bit
+    /// instruction `i` computes.
+    fn trailing_zeros(&self, i: &Inst) -> u32 {
+        let tz = |o: &Operand| match o {
+            Operand::Imm(v) => (*v as u32).trailing_zeros(),
+            Operand::Reg(x) => self.zeros.get(x).copied().unwrap_or(0),
+            _ => 0,
+        };
+        let n = match (i.opc, i.srcs.as_slice()) {
+            (Opc::Mov, [a]) => tz(a),
+            (Opc::Mul, [a, b]) if i.mods.as_slice() == ["lo"] => tz(a) + tz(b),
+            (Opc::Shl, [a, Operand::Imm(k)]) => tz(a) + (*k as u32).min(32),
+            (Opc::And, [a, b]) => tz(a).max(tz(b)),
+            (Opc::Add | Opc::Or, [a, b]) => tz(a).min(tz(b)),
+            _ => 0,
+        };
+        n.min(32)
+    }
+
     /// The two instructions replacing `i`, if a rewrite applies.
-    fn rewrite(&mut self, i: &Inst, sums: &Sums) -> Option<[Inst; 2]> {
+    fn rewrite(&mut self, i: &Inst) -> Option<[Inst; 2]> {
         if i.guard.is_some() || i.dsts.len() != 1 {
             return None;
         }
@@ -117,8 +171,9 @@ impl Pass<'_> {
         };
         match (i.opc, i.srcs.as_slice()) {
             (Opc::Mul, [Operand::Reg(r), Operand::Imm(k)] | [Operand::Imm(k), Operand::Reg(r)]) => {
-                let &(x, c) = sums.narrow.get(r)?;
-                if c == 0 || c >> self.trailing_zeros(&x, 4).min(31) != 0 {
+                let &(x, c) = self.sums.narrow.get(r)?;
+                let tz = self.zeros.get(&x).copied().unwrap_or(0);
+                if c == 0 || c >> tz.min(31) != 0 {
                     return None;
                 }
                 let m = c.checked_mul(*k)?;
@@ -141,7 +196,7 @@ impl Pass<'_> {
                 ])
             }
             (Opc::Add, [Operand::Reg(a), Operand::Reg(b)]) if a != b => {
-                let (base, (t, m)) = match (sums.wide.get(a), sums.wide.get(b)) {
+                let (base, (t, m)) = match (self.sums.wide.get(a), self.sums.wide.get(b)) {
                     (_, Some(&s)) => (*a, s),
                     (Some(&s), None) => (*b, s),
                     (None, None) => return None,
@@ -166,29 +221,6 @@ impl Pass<'_> {
             }
             _ => None,
         }
-    }
-
-    /// A lower bound on the trailing zero bits of the 32-bit value in `r`,
-    /// from its single definition (`depth` definitions deep at most).
-    fn trailing_zeros(&self, r: &Reg, depth: u32) -> u32 {
-        let Some(i) = self.known.get(r).filter(|_| depth > 0) else {
-            return 0;
-        };
-        let tz = |o: &Operand| match o {
-            Operand::Imm(v) => (*v as u32).trailing_zeros(),
-            Operand::Reg(x) => self.trailing_zeros(x, depth - 1),
-            _ => 0,
-        };
-        let s = i.srcs.as_slice();
-        let n = match (i.opc, s) {
-            (Opc::Mov, [a]) => tz(a),
-            (Opc::Mul, [a, b]) if i.mods.as_slice() == ["lo"] => tz(a) + tz(b),
-            (Opc::Shl, [a, Operand::Imm(k)]) => tz(a) + (*k as u32).min(32),
-            (Opc::And, [a, b]) => tz(a).max(tz(b)),
-            (Opc::Add | Opc::Or, [a, b]) => tz(a).min(tz(b)),
-            _ => 0,
-        };
-        n.min(32)
     }
 
     fn fresh(&mut self) -> Reg {
@@ -217,7 +249,7 @@ fn reg_plus_imm(i: &Inst) -> Option<(Reg, Reg, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::simt::opt::optimize;
+    use crate::lower::simt::opt::{for_each_inst, optimize};
     use crate::lower::simt::Builder;
     use crate::ptx::Special;
 
