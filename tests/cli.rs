@@ -282,33 +282,20 @@ fn valid_kernel_reaches_lowering() {
 }
 
 #[test]
-fn bool_conversion_kernel_compiles() {
-    // The ftoi from f32 to i1 the lowering once refused.
-    let kernel = common::repo().join("tests/data/lower/kernels/f32_to_bool.tileir");
-    let kernel = kernel.to_str().unwrap();
-    let scratch = Scratch::new("cli-f32-to-bool");
-    let r = run(
-        &ours(),
-        &["--gpu-name=sm_90", kernel, "-o", "out.cubin"],
-        &scratch.0,
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(scratch.path("out.cubin").exists());
-}
-
-#[test]
-fn f8_print_kernel_compiles() {
-    // The print of an f8E4M3FN tile the lowering once refused.
-    let kernel = common::repo().join("tests/data/lower/kernels/print_e4m3.tileir");
-    let kernel = kernel.to_str().unwrap();
-    let scratch = Scratch::new("cli-print-e4m3");
-    let r = run(
-        &ours(),
-        &["--gpu-name=sm_90", kernel, "-o", "out.cubin"],
-        &scratch.0,
-    );
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert!(scratch.path("out.cubin").exists());
+fn kernels_the_lowering_once_refused_compile() {
+    // The ftoi from f32 to i1 and the print of an f8E4M3FN tile.
+    for name in ["f32_to_bool", "print_e4m3"] {
+        let kernel = common::repo().join(format!("tests/data/lower/kernels/{name}.tileir"));
+        let kernel = kernel.to_str().unwrap();
+        let scratch = Scratch::new(&format!("cli-{name}"));
+        let r = run(
+            &ours(),
+            &["--gpu-name=sm_90", kernel, "-o", "out.cubin"],
+            &scratch.0,
+        );
+        assert_eq!(r.code, 0, "{name}: stderr: {}", r.stderr);
+        assert!(scratch.path("out.cubin").exists(), "{name}");
+    }
 }
 
 fn empty_module() -> PathBuf {

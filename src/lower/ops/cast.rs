@@ -241,29 +241,29 @@ fn to_tf32(
         };
         Ok(match rv {
             1 => truncate_to_tf32(l, x),
-            7 => l.b.op(
-                Opc::Cvt,
-                &["rna"],
-                &[Ty::TF32, Ty::F32],
-                Ty::F32,
-                smallvec![Operand::Reg(x)],
-            ),
+            7 => cvt_tf32(l, "rna", x),
             _ => round_to_tf32(l, x),
         })
     })
+}
+
+/// `cvt.<rnd>.tf32.f32` of `x` (`rna` everywhere; `rn` and `rz` from
+/// sm_90).
+fn cvt_tf32(l: &mut Lowerer, rnd: &'static str, x: Reg) -> Reg {
+    l.b.op(
+        Opc::Cvt,
+        &[rnd],
+        &[Ty::TF32, Ty::F32],
+        Ty::F32,
+        smallvec![Operand::Reg(x)],
+    )
 }
 
 /// The f32 in `x` rounded toward zero to tf32: `cvt.rz` from sm_90, before
 /// it the low 13 bits cleared (a NaN stays a NaN).
 fn truncate_to_tf32(l: &mut Lowerer, x: Reg) -> Reg {
     if l.target.gpu.capability() >= 90 {
-        return l.b.op(
-            Opc::Cvt,
-            &["rz"],
-            &[Ty::TF32, Ty::F32],
-            Ty::F32,
-            smallvec![Operand::Reg(x)],
-        );
+        return cvt_tf32(l, "rz", x);
     }
     let cleared = l.b.op(
         Opc::And,
@@ -437,15 +437,8 @@ fn f8_conversion(
 /// register): to nearest even, natively from sm_90 (`cvt.rn.tf32.f32`),
 /// on the bits before.
 pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
-    let native = l.target.gpu.capability() >= 90;
-    if native {
-        return l.b.op(
-            Opc::Cvt,
-            &["rn"],
-            &[Ty::TF32, Ty::F32],
-            Ty::F32,
-            smallvec![Operand::Reg(x)],
-        );
+    if l.target.gpu.capability() >= 90 {
+        return cvt_tf32(l, "rn", x);
     }
     // Before sm_90 only `.rna` exists: round to nearest
     // even on the bits (x + 0xfff + lsb, low 13 bits
