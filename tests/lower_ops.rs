@@ -824,3 +824,44 @@ fn tokens_flow_through_for_and_if() {
         }
     }
 }
+
+#[test]
+fn large_matmul_recomputes_its_pointer_tiles_instead_of_moving_them() {
+    // 128x128x32: moving the 128x128 pointer tile of the store into the
+    // accumulator's layout would need 128 KiB of shared memory (more than
+    // sm_120 has); it is recomputed there instead. Small integers keep
+    // every sum exact.
+    let (m, n, k) = (128usize, 128usize, 32usize);
+    let r = values(71, m * k + k * n + m * n);
+    let small = |v: u64| (v % 9) as i32 - 4;
+    let a: Vec<i32> = r[..m * k].iter().map(|&v| small(v)).collect();
+    let b: Vec<i32> = r[m * k..m * k + k * n].iter().map(|&v| small(v)).collect();
+    let c: Vec<i32> = r[m * k + k * n..].iter().map(|&v| small(v >> 8)).collect();
+    let half = |x: &[i32]| -> Vec<u16> { x.iter().map(|&v| f64_to_f16_rn(f64::from(v))).collect() };
+    for (gpu, arch) in [
+        (Gpu::Sm80, "sm_80"),
+        (Gpu::Sm90, "sm_90a"),
+        (Gpu::Sm120, "sm_120a"),
+    ] {
+        let mut dev = Device::new();
+        let pa = dev.alloc_from(&bytes::from_u16(&half(&a)));
+        let pb = dev.alloc_from(&bytes::from_u16(&half(&b)));
+        let pc = dev.alloc_from(&bytes::from_f32(
+            &c.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+        ));
+        let pd = dev.alloc(4 * m * n);
+        let params = [pa, pb, pc, pd].map(|p| Param::U64(p.addr()));
+        let text = run_on("mma_128x128x32_f16", &mut dev, &params, gpu, arch);
+        assert!(
+            text.contains("mma.sync") || text.contains("wgmma"),
+            "{arch}: tensor cores"
+        );
+        let d = bytes::to_f32(&dev.read(pd));
+        for i in 0..m {
+            for j in 0..n {
+                let want = c[i * n + j] + (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum::<i32>();
+                assert_eq!(d[i * n + j], want as f32, "{arch}: d[{i}, {j}]");
+            }
+        }
+    }
+}

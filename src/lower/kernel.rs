@@ -68,6 +68,9 @@ pub struct Lowerer<'m> {
     pub warps: u32,
     /// Bytes of shared memory scratch allocated so far.
     pub shared_bytes: u32,
+    /// How many values are being recomputed in another layout, one inside
+    /// the other ([`super::ops::remat`]).
+    pub remat_depth: u32,
     /// Bytes of the local `vprintf` argument buffer needed so far.
     pub local_bytes: u32,
     /// The `vprintf` format strings made so far (symbol, NUL-terminated bytes).
@@ -348,6 +351,9 @@ impl<'m> Lowerer<'m> {
                     if t.layout.shape != layout.shape {
                         return Err(self.unsupported_feature(op, "mismatched tile shapes"));
                     }
+                    if let Some(c) = super::ops::remat::rematerialize(self, v, layout) {
+                        return Ok(c);
+                    }
                     if let Some(c) = super::ops::shuffle_convert::convert(self, &t, layout) {
                         return Ok(c);
                     }
@@ -456,6 +462,7 @@ pub fn lower_entry<'m>(
         loops: Vec::new(),
         if_depth: 0,
         shared_bytes: 0,
+        remat_depth: 0,
         local_bytes: 0,
         strings: Vec::new(),
         sym_prefix: format!("__tile_fmt_{name}_"),

@@ -29,6 +29,7 @@ pub mod mma_sync_swizzle;
 pub mod movement;
 pub mod packed;
 pub mod reduce;
+pub mod remat;
 pub mod scan;
 pub mod shape;
 pub mod shuffle_convert;

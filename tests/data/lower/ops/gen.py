@@ -6,7 +6,8 @@
 # f8 and bf16 and from i1, tf32 rounding modes, f16/bf16 conversions, for
 # loops over i16 and i8, integer ops on i1, i16 shifts, directed rounding
 # of f16 and bf16 arithmetic, i1/i8/i16 iota, constants, view indices and
-# extents, print of tf32, tokens through for and if), with cuTile's own bytecode encoders. Run with the
+# extents, print of tf32, tokens through for and if, a 128x128x32 matmul
+# through pointer tiles), with cuTile's own bytecode encoders. Run with the
 # cuTile Python environment:
 #   .tools/venv/bin/python tests/data/lower/ops/gen.py
 # tests/lower_ops.rs, tests/lower_math_f64.rs, tests/lower_remf.rs,
@@ -1040,6 +1041,26 @@ def token_flow():
     kernel("token_flow", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), ptr(i32), ptr(i32), i32], body)
 
 
+def mma_large(name, m, n, k):
+    """d = a @ b + c for a [m, k] and b [k, n] f16, c and d [m, n] f32, all
+    row-major through pointer tiles (base + iota): a tile large enough that
+    moving its pointer tile between layouts would not fit in shared memory."""
+    def body(cb, tt, p):
+        h, f = f16(tt), f32(tt)
+
+        def ptrs2(base, e, shape):
+            P = tt.pointer(e, PtrAttr.Missing)
+            b = E.encode_BroadcastOp(cb, tt.tile(P, shape), E.encode_ReshapeOp(cb, tt.tile(P, [1, 1]), base))
+            idx = E.encode_ReshapeOp(cb, tt.tile(tt.I32, shape), E.encode_IotaOp(cb, tt.tile(tt.I32, [shape[0] * shape[1]])))
+            return E.encode_OffsetOp(cb, tt.tile(P, shape), b, idx)
+        a = load(cb, tt, ptrs2(p[0], h, [m, k]), h, shape=[m, k])
+        b = load(cb, tt, ptrs2(p[1], h, [k, n]), h, shape=[k, n])
+        c = load(cb, tt, ptrs2(p[2], f, [m, n]), f, shape=[m, n])
+        d = E.encode_MmaFOp(cb, tt.tile(f, [m, n]), a, b, c, False)
+        store(cb, tt, ptrs2(p[3], f, [m, n]), d)
+    kernel(name, BytecodeVersion.V_13_3, [ptr(f16), ptr(f16), ptr(f32), ptr(f32)], body)
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -1069,6 +1090,7 @@ i16_shifts()
 directed_16()
 narrow_ints()
 token_flow()
+mma_large("mma_128x128x32_f16", 128, 128, 32)
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
