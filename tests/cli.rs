@@ -191,6 +191,17 @@ fn messages_match_nvidia() {
     let v = vadd();
     let ptr_i4 = ptr_i4();
     let tv_arg = tensor_view_arg();
+    let verify_case = |name: &str| {
+        common::repo()
+            .join(format!("tests/data/verify/{name}.tileirbc"))
+            .display()
+            .to_string()
+    };
+    let (for_yield, for_return, return_in_for) = (
+        verify_case("for_ends_in_yield"),
+        verify_case("for_ends_in_return"),
+        verify_case("return_in_if_in_for"),
+    );
     let cases: Vec<Vec<&str>> = vec![
         vec!["--gpu-name=sm_90"],
         vec!["--gpu-name=sm_90", "missing.tileir"],
@@ -205,6 +216,11 @@ fn messages_match_nvidia() {
         vec!["--gpu-name=sm_90", "trunc.bin"],
         vec!["--gpu-name=sm_90", &ptr_i4],
         vec!["--gpu-name=sm_90", &tv_arg],
+        // The first error NVIDIA's verifier meets: a nested op's own rules
+        // before its parent's region rules.
+        vec!["--gpu-name=sm_90", &for_yield],
+        vec!["--gpu-name=sm_90", &for_return],
+        vec!["--gpu-name=sm_90", &return_in_for],
     ];
     for args in &cases {
         let a = run(&ours(), args, dir);

@@ -210,7 +210,22 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
     if !errors.is_empty() {
         return Err(errors.list);
     }
-    for op in module.walk() {
+    // Ops in order, each checked on the way in, and its blocks' terminators
+    // on the way out, after its nested ops (MLIR's order, so the first
+    // error is the one NVIDIA's verifier stops at).
+    let mut stack: Vec<(OpId, bool)> = module.body.ops.iter().rev().map(|&o| (o, false)).collect();
+    let mut failed = vec![false; module.ops.len()];
+    while let Some((op, leaving)) = stack.pop() {
+        if leaving {
+            if !failed.get(op.index()).copied().unwrap_or(true) {
+                let exit = regions::check_region_ends(module, &tree, op)
+                    .and_then(|()| ops::check_on_exit(module, op));
+                if let Err(fail) = exit {
+                    errors.at_op(op, fail);
+                }
+            }
+            continue;
+        }
         let result = types::check_result_count(module, op)
             .and_then(|()| regions::check_op(module, &tree, op))
             .and_then(|()| types::check_op(module, op))
@@ -218,6 +233,17 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
             .and_then(|()| regions::check_unterminated(module, &tree, op));
         if let Err(fail) = result {
             errors.at_op(op, fail);
+            if let Some(f) = failed.get_mut(op.index()) {
+                *f = true;
+            }
+        }
+        stack.push((op, true));
+        if let Some(o) = module.ops.try_get(op) {
+            for region in o.regions.iter().rev() {
+                for block in region.blocks.iter().rev() {
+                    stack.extend(block.ops.iter().rev().map(|&c| (c, false)));
+                }
+            }
         }
     }
     for &top in module.top_level() {

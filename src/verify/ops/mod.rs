@@ -86,6 +86,16 @@ fn scalar_of(m: &Module, t: TypeId) -> Option<Scalar> {
 }
 
 /// Checks the semantic rules of one op.
+/// The rules NVIDIA's verifier checks after an op's nested ops (an op's
+/// region verifier): a `for` holds no `return`.
+pub(crate) fn check_on_exit(m: &Module, id: OpId) -> Check {
+    let op = &m.ops[id];
+    if op.opcode == Opcode::For && contains_return(m, op) {
+        return Err(op_err("'for' loop cannot contain 'return' operations"));
+    }
+    Ok(())
+}
+
 pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
     let op = &m.ops[id];
     match op.opcode {
@@ -649,11 +659,7 @@ pub(crate) fn check_op(m: &Module, tree: &Tree, id: OpId) -> Check {
                     "failed to verify that all of {initValues, resultValues} have same type",
                 ));
             }
-            loop_iter_values(m, op, iters)?;
-            if contains_return(m, op) {
-                return Err(op_err("'for' loop cannot contain 'return' operations"));
-            }
-            Ok(())
+            loop_iter_values(m, op, iters)
         }
         Opcode::Loop => loop_iter_values(m, op, block_args(op, 0)),
         Opcode::If => check_if(m, op),

@@ -697,6 +697,37 @@ def entry_arg_rank1_then_token(cb, tt, p):
     pass
 
 
+@case
+def for_ends_in_yield(cb, tt, p):
+    nb = E.encode_ForOp(cb, [], c_i32(cb, tt, 0), c_i32(cb, tt, 4), c_i32(cb, tt, 1), [], False)
+    with nb.new_block([T(tt, tt.I32, [])]):
+        E.encode_YieldOp(cb, [])
+    nb.done()
+
+
+@case
+def for_ends_in_return(cb, tt, p):
+    nb = E.encode_ForOp(cb, [], c_i32(cb, tt, 0), c_i32(cb, tt, 4), c_i32(cb, tt, 1), [], False)
+    with nb.new_block([T(tt, tt.I32, [])]):
+        E.encode_ReturnOp(cb, [])
+    nb.done()
+
+
+@case
+def return_in_if_in_for(cb, tt, p):
+    nb = E.encode_ForOp(cb, [], c_i32(cb, tt, 0), c_i32(cb, tt, 4), c_i32(cb, tt, 1), [], False)
+    with nb.new_block([T(tt, tt.I32, [])]) as (i,):
+        c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), i, c_i32(cb, tt, 1), E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
+        ib = E.encode_IfOp(cb, [], c)
+        with ib.new_block([]):
+            E.encode_ReturnOp(cb, [])
+        with ib.new_block([]):
+            E.encode_YieldOp(cb, [])
+        ib.done()
+        E.encode_ContinueOp(cb, [])
+    nb.done()
+
+
 cases_params = {
     'entry_arg_tensor_view': lambda tt: [tt.tile(tt.I32, []), tt.tensor_view(f32(tt), [64], [1], PtrAttr.Missing)],
     'entry_arg_token': lambda tt: [tt.simple(SimpleType.Token)],
