@@ -9,10 +9,13 @@
 //! offset. Every op is checked; the first broken rule of each op is reported
 //! (as MLIR does), so one call lists the errors of all ops. Within an op the
 //! rules run in NVIDIA's order as far as it is known: result count, region
-//! structure and terminators, operand and result type classes, type
-//! relations (the dialect's predicates before the generic "same shape" /
-//! "same element type" traits), then op-specific rules. Debug-info rules of a
-//! function body report its first offending op.
+//! structure, operand and result type classes, type relations (the
+//! dialect's predicates before the generic "same shape" / "same element
+//! type" traits), then op-specific rules; the terminators its blocks end in
+//! (and a `for`'s ban on `return`) only after its nested ops, as MLIR checks
+//! region rules on the way out, so the first error listed is the one
+//! NVIDIA's verifier stops at. Debug-info rules of a function body report
+//! its first offending op.
 //!
 //! # Rules
 //!
