@@ -503,8 +503,6 @@ pub fn lower_index_space_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerErr
             },
         );
     }
-    let _ = Lowered::Nothing;
-    let _ = Opcode::For;
     Ok(())
 }
 
