@@ -13,6 +13,11 @@ use super::elementwise;
 use super::subbyte;
 use super::{f4, f8, f8_scale};
 
+/// `cvt.<mods>.<to>.<from>` of `x` into a fresh register.
+fn cvt(l: &mut Lowerer, mods: &[&'static str], to: Ty, from: Ty, x: Reg) -> Reg {
+    l.b.op(Opc::Cvt, mods, &[to, from], to, smallvec![Operand::Reg(x)])
+}
+
 /// Lowers the conversion family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
@@ -80,7 +85,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let (Some(ft), Some(tt)) = (ft, tt) else {
                 return Err(l.unsupported(id));
             };
-            Ok(l.b.op(Opc::Cvt, &[], &[tt, ft], tt, smallvec![Operand::Reg(r[0])]))
+            Ok(cvt(l, &[], tt, ft, r[0]))
         }),
         Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
             f4::conversion(l, id, src, from, to, rv)
@@ -121,9 +126,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     if wt == tt {
                         return Ok(w);
                     }
-                    return Ok(l
-                        .b
-                        .op(Opc::Cvt, &[], &[tt, wt], tt, smallvec![Operand::Reg(w)]));
+                    return Ok(cvt(l, &[], tt, wt, w));
                 }
                 if ft == Ty::F64 && tt == Ty::BF16 {
                     return Ok(f64_to_bf16(l, r[0], rnd));
@@ -132,21 +135,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     // f16 <-> bf16 has a `cvt` from sm_90; before, through
                     // f32, which holds both exactly: one rounding.
                     let w = to_f32(l, from, r[0]);
-                    return Ok(l.b.op(
-                        Opc::Cvt,
-                        &[rnd],
-                        &[tt, Ty::F32],
-                        tt,
-                        smallvec![Operand::Reg(w)],
-                    ));
+                    return Ok(cvt(l, &[rnd], tt, Ty::F32, w));
                 }
-                Ok(l.b.op(
-                    Opc::Cvt,
-                    &[rnd],
-                    &[tt, ft],
-                    tt,
-                    smallvec![Operand::Reg(r[0])],
-                ))
+                Ok(cvt(l, &[rnd], tt, ft, r[0]))
             })
         }
         Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
@@ -188,7 +179,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     Scalar::BF16 => to_f32(l, from, r[0]),
                     _ => r[0],
                 };
-                Ok(l.b.op(Opc::Cvt, &[m], &[tt, ft], tt, smallvec![Operand::Reg(x)]))
+                Ok(cvt(l, &[m], tt, ft, x))
             })
         }
         Opcode::IToF => {
@@ -199,15 +190,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             if to == Scalar::BF16 {
                 return elementwise(l, id, &[src], |l, r| Ok(int_to_bf16(l, r[0], ft)));
             }
-            elementwise(l, id, &[src], |l, r| {
-                Ok(l.b.op(
-                    Opc::Cvt,
-                    &[rnd],
-                    &[tt, ft],
-                    tt,
-                    smallvec![Operand::Reg(r[0])],
-                ))
-            })
+            elementwise(l, id, &[src], |l, r| Ok(cvt(l, &[rnd], tt, ft, r[0])))
         }
         _ => {
             // Bitcast between same-width kinds: registers are untyped bits
@@ -307,13 +290,7 @@ fn itof_i1(
             smallvec![Operand::F32(one), Operand::F32(0), Operand::Reg(r[0])],
         );
         Ok(match to {
-            Scalar::F64 => l.b.op(
-                Opc::Cvt,
-                &[],
-                &[Ty::F64, Ty::F32],
-                Ty::F64,
-                smallvec![Operand::Reg(x)],
-            ),
+            Scalar::F64 => cvt(l, &[], Ty::F64, Ty::F32, x),
             Scalar::F16 | Scalar::BF16 => super::arith::from_f32(l, to, x, "rn"),
             Scalar::F8E4M3FN | Scalar::F8E5M2 => f8::f32_to_f8(l, to, x),
             Scalar::F8E5M3FNU => f8_scale::f32_to_e5m3(l, x),
@@ -370,13 +347,7 @@ pub(super) fn itof_through_f32(
 ) -> Result<(), LowerError> {
     let it = int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
     elementwise(l, id, &[src], move |l, r| {
-        let x = l.b.op(
-            Opc::Cvt,
-            &["rn"],
-            &[Ty::F32, it],
-            Ty::F32,
-            smallvec![Operand::Reg(r[0])],
-        );
+        let x = cvt(l, &["rn"], Ty::F32, it, r[0]);
         Ok(narrow(l, x))
     })
 }
@@ -420,13 +391,7 @@ fn f8_conversion(
         };
         Ok(match to {
             Scalar::F8E4M3FN | Scalar::F8E5M2 => f8::f32_to_f8(l, to, x),
-            Scalar::F64 => l.b.op(
-                Opc::Cvt,
-                &[],
-                &[Ty::F64, Ty::F32],
-                Ty::F64,
-                smallvec![Operand::Reg(x)],
-            ),
+            Scalar::F64 => cvt(l, &[], Ty::F64, Ty::F32, x),
             // Exact: every f8 value is an f16 and a bf16.
             _ => from_f32(l, to, x, "rn"),
         })
@@ -493,35 +458,20 @@ fn int_to_bf16(l: &mut Lowerer, x: Reg, ft: Ty) -> Reg {
     let reg = Operand::Reg;
     if l.target.gpu.capability() >= 90 {
         let (x, ft) = match ft {
-            Ty::S8 => (
-                l.b.op(Opc::Cvt, &[], &[Ty::S16, ft], Ty::S16, vec![reg(x)]),
-                Ty::S16,
-            ),
-            Ty::U8 => (
-                l.b.op(Opc::Cvt, &[], &[Ty::U16, ft], Ty::U16, vec![reg(x)]),
-                Ty::U16,
-            ),
+            Ty::S8 => (cvt(l, &[], Ty::S16, ft, x), Ty::S16),
+            Ty::U8 => (cvt(l, &[], Ty::U16, ft, x), Ty::U16),
             _ => (x, ft),
         };
-        return l
-            .b
-            .op(Opc::Cvt, &["rn"], &[Ty::BF16, ft], Ty::BF16, vec![reg(x)]);
+        return cvt(l, &["rn"], Ty::BF16, ft, x);
     }
-    let t =
-        l.b.op(Opc::Cvt, &["rz"], &[Ty::F32, ft], Ty::F32, vec![reg(x)]);
+    let t = cvt(l, &["rz"], Ty::F32, ft, x);
     if ft.bits() <= 16 {
         // Exact in f32.
-        return l.b.op(
-            Opc::Cvt,
-            &["rn"],
-            &[Ty::BF16, Ty::F32],
-            Ty::BF16,
-            vec![reg(t)],
-        );
+        return cvt(l, &["rn"], Ty::BF16, Ty::F32, t);
     }
     // A wider integer may be inexact; its truncated f32 is then an
     // integer, which converts back exactly.
-    let back = l.b.op(Opc::Cvt, &["rzi"], &[ft, Ty::F32], ft, vec![reg(t)]);
+    let back = cvt(l, &["rzi"], ft, Ty::F32, t);
     let inexact =
         l.b.op(Opc::Setp, &["ne"], &[ft], Ty::Pred, vec![reg(back), reg(x)]);
     let bit = l.b.op(
@@ -533,13 +483,7 @@ fn int_to_bf16(l: &mut Lowerer, x: Reg, ft: Ty) -> Reg {
     );
     let odd =
         l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)]);
-    l.b.op(
-        Opc::Cvt,
-        &["rn"],
-        &[Ty::BF16, Ty::F32],
-        Ty::BF16,
-        vec![reg(odd)],
-    )
+    cvt(l, &["rn"], Ty::BF16, Ty::F32, odd)
 }
 
 /// f64 to bf16 with one rounding: round to nearest goes through f32
@@ -547,26 +491,12 @@ fn int_to_bf16(l: &mut Lowerer, x: Reg, ft: Ty) -> Reg {
 /// enough extra bits that the second rounding is exact; round to zero
 /// composes without help.
 fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
-    let reg = Operand::Reg;
     if rnd != "rn" {
-        let n =
-            l.b.op(Opc::Cvt, &[rnd], &[Ty::F32, Ty::F64], Ty::F32, vec![reg(x)]);
-        return l.b.op(
-            Opc::Cvt,
-            &[rnd],
-            &[Ty::BF16, Ty::F32],
-            Ty::BF16,
-            vec![reg(n)],
-        );
+        let n = cvt(l, &[rnd], Ty::F32, Ty::F64, x);
+        return cvt(l, &[rnd], Ty::BF16, Ty::F32, n);
     }
     let odd = f64_to_f32_odd(l, x);
-    l.b.op(
-        Opc::Cvt,
-        &["rn"],
-        &[Ty::BF16, Ty::F32],
-        Ty::BF16,
-        vec![reg(odd)],
-    )
+    cvt(l, &["rn"], Ty::BF16, Ty::F32, odd)
 }
 
 /// The f64 in register `x` rounded to f32 to odd: truncated, its last bit
@@ -574,15 +504,8 @@ fn f64_to_bf16(l: &mut Lowerer, x: Reg, rnd: &'static str) -> Reg {
 /// narrower (bf16, the f8 types) gives the correctly rounded result.
 pub(super) fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
     let reg = Operand::Reg;
-    let t = l.b.op(
-        Opc::Cvt,
-        &["rz"],
-        &[Ty::F32, Ty::F64],
-        Ty::F32,
-        vec![reg(x)],
-    );
-    let back =
-        l.b.op(Opc::Cvt, &[], &[Ty::F64, Ty::F32], Ty::F64, vec![reg(t)]);
+    let t = cvt(l, &["rz"], Ty::F32, Ty::F64, x);
+    let back = cvt(l, &[], Ty::F64, Ty::F32, t);
     let inexact = l.b.op(
         Opc::Setp,
         &["neu"],
