@@ -697,26 +697,27 @@ def entry_arg_rank1_then_token(cb, tt, p):
     pass
 
 
+def for_0_to_4(cb, tt, body):
+    """A `for` over i32 0..4 step 1 with no carried values; `body(i)` fills it."""
+    nb = E.encode_ForOp(cb, [], c_i32(cb, tt, 0), c_i32(cb, tt, 4), c_i32(cb, tt, 1), [], False)
+    with nb.new_block([T(tt, tt.I32, [])]) as (i,):
+        body(i)
+    nb.done()
+
+
 @case
 def for_ends_in_yield(cb, tt, p):
-    nb = E.encode_ForOp(cb, [], c_i32(cb, tt, 0), c_i32(cb, tt, 4), c_i32(cb, tt, 1), [], False)
-    with nb.new_block([T(tt, tt.I32, [])]):
-        E.encode_YieldOp(cb, [])
-    nb.done()
+    for_0_to_4(cb, tt, lambda i: E.encode_YieldOp(cb, []))
 
 
 @case
 def for_ends_in_return(cb, tt, p):
-    nb = E.encode_ForOp(cb, [], c_i32(cb, tt, 0), c_i32(cb, tt, 4), c_i32(cb, tt, 1), [], False)
-    with nb.new_block([T(tt, tt.I32, [])]):
-        E.encode_ReturnOp(cb, [])
-    nb.done()
+    for_0_to_4(cb, tt, lambda i: E.encode_ReturnOp(cb, []))
 
 
 @case
 def return_in_if_in_for(cb, tt, p):
-    nb = E.encode_ForOp(cb, [], c_i32(cb, tt, 0), c_i32(cb, tt, 4), c_i32(cb, tt, 1), [], False)
-    with nb.new_block([T(tt, tt.I32, [])]) as (i,):
+    def body(i):
         c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), i, c_i32(cb, tt, 1), E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
         ib = E.encode_IfOp(cb, [], c)
         with ib.new_block([]):
@@ -725,7 +726,7 @@ def return_in_if_in_for(cb, tt, p):
             E.encode_YieldOp(cb, [])
         ib.done()
         E.encode_ContinueOp(cb, [])
-    nb.done()
+    for_0_to_4(cb, tt, body)
 
 
 cases_params = {
