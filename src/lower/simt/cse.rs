@@ -318,17 +318,11 @@ mod tests {
     use super::*;
     use crate::lower::simt::opt::def_counts;
     use crate::lower::simt::Builder;
-    use crate::ptx::{Special, Ty};
+    use crate::ptx::Ty;
     use smallvec::smallvec;
 
     fn tid_plus(b: &mut Builder, k: i64) -> Reg {
-        let t = b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Special(Special::TidX)],
-        );
+        let t = b.tid_x();
         b.op(
             Opc::Add,
             &[],

@@ -116,6 +116,19 @@ impl Builder {
         }
     }
 
+    /// `mov.u32 %tid.x` into a fresh register (the varying value tests
+    /// build on).
+    #[cfg(test)]
+    pub(crate) fn tid_x(&mut self) -> Reg {
+        self.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec::smallvec![Operand::Special(crate::ptx::Special::TidX)],
+        )
+    }
+
     /// A fresh register sized for `ty`.
     pub fn reg_for(&mut self, ty: Ty) -> Reg {
         self.reg(RegClass::for_bits(ty.bits()))

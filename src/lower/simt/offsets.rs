@@ -251,20 +251,13 @@ mod tests {
     use super::*;
     use crate::lower::simt::opt::{for_each_inst, optimize};
     use crate::lower::simt::Builder;
-    use crate::ptx::Special;
 
     /// Loads `base[2 * tid + c]` for `c` in `offsets` (i32 index sums
     /// widened by `mul.wide`); returns the optimized instructions.
     fn loads(offsets: &[i64], factor: i64) -> Vec<Inst> {
         let mut b = Builder::new();
         let base = b.reg(RegClass::B64);
-        let t = b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Special(Special::TidX)],
-        );
+        let t = b.tid_x();
         let x = b.op(
             Opc::Mul,
             &["lo"],

@@ -436,20 +436,8 @@ mod tests {
             Ty::U32,
             smallvec![Operand::Imm(3)],
         );
-        let t1 = b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Special(Special::TidX)],
-        );
-        let t2 = b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Special(Special::TidX)],
-        );
+        let t1 = b.tid_x();
+        let t2 = b.tid_x();
         let s = b.op(
             Opc::Add,
             &[],
@@ -519,13 +507,7 @@ mod tests {
     #[test]
     fn identities_become_copies_and_copies_vanish() {
         let mut b = Builder::new();
-        let t = b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Special(Special::TidX)],
-        );
+        let t = b.tid_x();
         let x0 = b.op(
             Opc::Xor,
             &[],

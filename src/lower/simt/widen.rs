@@ -143,13 +143,7 @@ mod tests {
     #[test]
     fn widened_products_use_mul_wide() {
         let mut b = Builder::new();
-        let t = b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Special(Special::TidX)],
-        );
+        let t = b.tid_x();
         let s = b.op(
             Opc::Cvt,
             &[],
