@@ -1,6 +1,7 @@
 //! `mmaf` / `mmai` without tensor cores, the fallback engine: both operands
-//! are staged in shared memory and every thread runs a k-loop of FMAs for
-//! the accumulator elements its layout gives it. Correct for every element
+//! are staged in shared memory (whole, or one power-of-two K slice at a
+//! time when they do not fit, [`super::staging_window`]) and every thread
+//! runs a k-loop of FMAs for the accumulator elements its layout gives it. Correct for every element
 //! type and shape (2-D, or 3-D batched); used where no tensor-core engine
 //! applies (f32/f64 operands, odd shapes, targets without one).
 use rustc_hash::FxHashMap as HashMap;
@@ -13,7 +14,8 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::arith::enum_attr;
-use super::staging::{alloc, barrier, coordinates, write, Placement};
+use super::staging::{alloc, barrier, coordinates, room, slot_bytes, write, Placement};
+use super::staging_window::{write_window, Window};
 
 /// The type products are accumulated in.
 #[derive(Clone, Copy, PartialEq)]
@@ -141,6 +143,20 @@ fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<
     })
 }
 
+/// The K extent the operands are staged in: all of K when both fit the
+/// shared memory left, else the longest power-of-two slice of it that does
+/// (`None` when not even one K step fits).
+fn k_slice(l: &Lowerer, ashape: &[i64], bshape: &[i64], ae: Scalar, be: Scalar) -> Option<i64> {
+    let kdim = ashape[ashape.len() - 1];
+    let per_k = |shape: &[i64], e: Scalar| {
+        shape.iter().product::<i64>() / kdim.max(1) * slot_bytes(Elem::Num(e))
+    };
+    let (a, b) = (per_k(ashape, ae), per_k(bshape, be));
+    let fits = |ks: i64| ((a * ks + 15) & !15) + b * ks <= room(l);
+    let slices = (0..kdim.max(1).trailing_zeros()).rev().map(|k| 1i64 << k);
+    std::iter::once(kdim).chain(slices).find(|&ks| fits(ks))
+}
+
 /// Lowers `mmaf`, `mmai` and dequantized `mmaf_scaled`.
 // The caches are filled by fallible code that also needs `l`; the entry API
 // would hold the map borrow across it.
@@ -191,11 +207,27 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let layout = l.layout_of(res);
     let acc_in = l.tile_in(id, c_v, &layout)?;
     let (a, b) = super::mma::operand_tiles(l, id)?;
-    let abuf = alloc(l, &ashape, Elem::Num(ae))?;
-    let bbuf = alloc(l, &bshape, Elem::Num(be))?;
-    write(l, &a, &abuf, &Placement::identity(rank));
-    write(l, &b, &bbuf, &Placement::identity(rank));
-    barrier(l);
+    // Operands too large for shared memory whole are staged one K slice
+    // at a time.
+    let ks = k_slice(l, &ashape, &bshape, ae, be)
+        .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
+    let (mut as_, mut bs_) = (ashape.clone(), bshape.clone());
+    as_[rank - 1] = ks;
+    bs_[rank - 2] = ks;
+    let abuf = alloc(l, &as_, Elem::Num(ae))?;
+    let bbuf = alloc(l, &bs_, Elem::Num(be))?;
+    let stage = |l: &mut Lowerer, s: i64| {
+        let place = Placement::identity(rank);
+        if ks == kdim {
+            write(l, &a, &abuf, &place);
+            write(l, &b, &bbuf, &place);
+        } else {
+            write_window(l, &a, &abuf, &place, Window::slice(rank - 1, ks, s));
+            write_window(l, &b, &bbuf, &place, Window::slice(rank - 2, ks, s));
+        }
+        barrier(l);
+    };
+    stage(l, 0);
     // Accumulator variables, initialised from the acc operand.
     let n = layout.num_registers();
     let mut accs: Vec<Option<Reg>> = vec![None; n];
@@ -250,7 +282,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &["lo"],
                 &[Ty::U32],
                 Ty::U32,
-                smallvec![Operand::Reg(idx), Operand::Imm(kdim * abuf.slot)],
+                smallvec![Operand::Reg(idx), Operand::Imm(ks * abuf.slot)],
             );
             let off = l.b.op(
                 Opc::Add,
@@ -281,7 +313,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     Ty::U32,
                     vec![
                         Operand::Reg(coords[r][0]),
-                        Operand::Imm(kdim * bshape[2]),
+                        Operand::Imm(ks * bshape[2]),
                         Operand::Reg(idx),
                     ],
                 );
@@ -313,87 +345,92 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         plan.push((r, key_a, key_b));
     }
-    // The k-loop.
-    let k = l.b.reg(RegClass::B32);
-    l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], smallvec![Operand::Imm(0)]);
-    l.b.begin_loop();
-    let go = l.b.op(
-        Opc::Setp,
-        &["lt"],
-        &[Ty::U32],
-        Ty::Pred,
-        smallvec![Operand::Reg(k), Operand::Imm(kdim)],
-    );
-    l.b.begin_loop_body(go, true);
-    let load = |l: &mut Lowerer,
-                addr: Reg,
-                step: i64,
-                slot: i64,
-                s: Scalar,
-                signed: bool|
-     -> Result<Reg, ()> {
-        let a = l.b.op(
-            Opc::Mad,
-            &["lo"],
+    // The k-loop, once per slice.
+    for s in 0..kdim / ks {
+        if s > 0 {
+            stage(l, s);
+        }
+        let k = l.b.reg(RegClass::B32);
+        l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], smallvec![Operand::Imm(0)]);
+        l.b.begin_loop();
+        let go = l.b.op(
+            Opc::Setp,
+            &["lt"],
             &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(k),
-                Operand::Imm(step * slot),
-                Operand::Reg(addr),
-            ],
+            Ty::Pred,
+            smallvec![Operand::Reg(k), Operand::Imm(ks)],
         );
-        let ty = match slot {
-            8 => Ty::B64,
-            2 => Ty::B16,
-            1 => Ty::B8,
-            _ => Ty::B32,
+        l.b.begin_loop_body(go, true);
+        let load = |l: &mut Lowerer,
+                    addr: Reg,
+                    step: i64,
+                    slot: i64,
+                    s: Scalar,
+                    signed: bool|
+         -> Result<Reg, ()> {
+            let a = l.b.op(
+                Opc::Mad,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                vec![
+                    Operand::Reg(k),
+                    Operand::Imm(step * slot),
+                    Operand::Reg(addr),
+                ],
+            );
+            let ty = match slot {
+                8 => Ty::B64,
+                2 => Ty::B16,
+                1 => Ty::B8,
+                _ => Ty::B32,
+            };
+            let d = l.b.reg(RegClass::for_bits(ty.bits().max(16)));
+            l.b.push(crate::ptx::Inst::new(
+                Opc::Ld,
+                &["shared"],
+                &[ty],
+                smallvec![Operand::Reg(d)],
+                smallvec![Operand::Addr(a, 0)],
+            ));
+            to_acc(l, s, signed, d, acc_kind)
         };
-        let d = l.b.reg(RegClass::for_bits(ty.bits().max(16)));
-        l.b.push(crate::ptx::Inst::new(
-            Opc::Ld,
-            &["shared"],
-            &[ty],
-            smallvec![Operand::Reg(d)],
-            smallvec![Operand::Addr(a, 0)],
-        ));
-        to_acc(l, s, signed, d, acc_kind)
-    };
-    let mut a_vals: HashMap<(i64, i64), Reg> = HashMap::default();
-    let mut b_vals: HashMap<(i64, i64), Reg> = HashMap::default();
-    for (r, ka, kb) in plan {
-        if !a_vals.contains_key(&ka) {
-            let v = load(l, a_rows[&ka], 1, abuf.slot, ae, sa)
-                .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
-            a_vals.insert(ka, v);
+        let mut a_vals: HashMap<(i64, i64), Reg> = HashMap::default();
+        let mut b_vals: HashMap<(i64, i64), Reg> = HashMap::default();
+        for &(r, ka, kb) in &plan {
+            if !a_vals.contains_key(&ka) {
+                let v = load(l, a_rows[&ka], 1, abuf.slot, ae, sa)
+                    .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
+                a_vals.insert(ka, v);
+            }
+            if !b_vals.contains_key(&kb) {
+                let v = load(l, b_cols[&kb], bshape[rank - 1], bbuf.slot, be, sb)
+                    .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
+                b_vals.insert(kb, v);
+            }
+            let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
+            l.b.op_into(
+                acc,
+                fma_opc,
+                fma_mods,
+                &[acc_ty],
+                vec![
+                    Operand::Reg(a_vals[&ka]),
+                    Operand::Reg(b_vals[&kb]),
+                    Operand::Reg(acc),
+                ],
+            );
         }
-        if !b_vals.contains_key(&kb) {
-            let v = load(l, b_cols[&kb], bshape[rank - 1], bbuf.slot, be, sb)
-                .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
-            b_vals.insert(kb, v);
-        }
-        let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
         l.b.op_into(
-            acc,
-            fma_opc,
-            fma_mods,
-            &[acc_ty],
-            vec![
-                Operand::Reg(a_vals[&ka]),
-                Operand::Reg(b_vals[&kb]),
-                Operand::Reg(acc),
-            ],
+            k,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            smallvec![Operand::Reg(k), Operand::Imm(1)],
         );
+        l.b.end_loop();
+        barrier(l);
     }
-    l.b.op_into(
-        k,
-        Opc::Add,
-        &[],
-        &[Ty::U32],
-        smallvec![Operand::Reg(k), Operand::Imm(1)],
-    );
-    l.b.end_loop();
-    barrier(l);
     // Results in the accumulator's own type.
     let mut regs: Vec<Reg> = Vec::with_capacity(n);
     for r in 0..n {

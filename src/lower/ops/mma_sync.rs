@@ -3,15 +3,17 @@
 //!
 //! The operands are staged in shared memory with padded rows, or
 //! XOR-swizzled unpadded ones under `TILEIR_ALWAYS_SWIZZLE`
-//! ([`super::mma_sync_smem`]), every warp loads its fragments (`ldmatrix`
+//! ([`super::mma_sync_smem`]); operands larger than the 96 KiB staging
+//! budget (or the shared memory left) are staged one power-of-two K slice
+//! at a time, the accumulator carried from slice to slice. Every warp loads its fragments (`ldmatrix`
 //! where the fragment is a b16 matrix view of the data, else `ld.shared`)
 //! and issues one `mma.sync` per m16 x n8 tile of its sub-tile and per
 //! instruction K step. The accumulator lives in registers in the layout of
 //! [`acc_layout`], which layout assignment gives the op's `acc` and result.
 //!
 //! Shapes: M a multiple of 16, N of 8, K of the instruction K (16 for
-//! f16/bf16, 8 for tf32, 32 for 8-bit types); other shapes, f32/f64
-//! operands and bf16 accumulators go to the FMA engine.
+//! f16/bf16, 8 for tf32, 32 for 8-bit types, 4 for f64); other shapes, f32
+//! operands, f64 on sm_120 and bf16 accumulators go to the FMA engine.
 use smallvec::smallvec;
 use std::rc::Rc;
 
@@ -25,8 +27,10 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::arith::enum_attr;
-use super::mma_sync_smem::{operand_buffers, pack, FragmentAddrs, Operands};
-use super::staging::barrier;
+use super::mma_sync_smem::{
+    operand_buffers, pack, staged_bytes, swizzled, FragmentAddrs, Operands,
+};
+use super::staging::{barrier, room};
 
 /// The most accumulator registers per thread a plan may use.
 const MAX_ACC_REGS: i64 = 128;
@@ -187,16 +191,32 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
         return None;
     }
-    let smem = batch * ((mm + nn) * (k + 16) * kind.bytes() + (k * 8 * kind.bytes()));
-    if smem > 96 * 1024 {
-        return None;
-    }
+    k_slices(kind, k).find(|&ks| plan_bytes(kind, batch, mm, nn, ks) <= STAGE_BUDGET)?;
     Some(Plan {
         acc: acc_layout(&shape, grid, kind.m()),
         grid,
         kind,
         acc_elem,
     })
+}
+
+/// Shared memory the staged operands may take, in bytes.
+const STAGE_BUDGET: i64 = 96 * 1024;
+
+/// A conservative bound on the bytes operands staged `ks` elements of K
+/// at a time take.
+fn plan_bytes(kind: Kind, batch: i64, mm: i64, nn: i64, ks: i64) -> i64 {
+    batch * ((mm + nn) * (ks + 16) * kind.bytes() + (ks * 8 * kind.bytes()))
+}
+
+/// The K extents operands may be staged in, longest first: all of `k`,
+/// then its power-of-two slices down to one instruction K step.
+fn k_slices(kind: Kind, k: i64) -> impl Iterator<Item = i64> {
+    let slices = (0..k.max(1).trailing_zeros())
+        .rev()
+        .map(|b| 1i64 << b)
+        .filter(move |&ks| ks >= kind.k());
+    std::iter::once(k).chain(slices)
 }
 
 /// The PTX type name of operand elements `s` (`signed` for integers).
@@ -253,8 +273,21 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let kk = ashape[rank - 1];
     let acc_in = l.tile_in(id, c_v, &layout)?;
     let (a, b) = super::mma::operand_tiles(l, id)?;
-    let ops: Operands = operand_buffers(l, plan.kind, &a, &b)?;
+    // Operands too large for the budget or the shared memory left are
+    // staged one K slice at a time.
+    let batch = if rank == 3 { shape[0] } else { 1 };
+    let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
+    let swizzle = swizzled(l, &a, &b);
+    let ks = k_slices(plan.kind, kk)
+        .find(|&ks| {
+            plan_bytes(plan.kind, batch, mm, nn, ks) <= STAGE_BUDGET
+                && staged_bytes(plan.kind, batch, (mm, nn), ks, swizzle) <= room(l)
+        })
+        .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
+    let staged = operand_buffers(l, plan.kind, &a, &b, ks)?;
+    staged.stage(l, &a, &b, 0);
     barrier(l);
+    let ops = &staged.ops;
 
     let base = l.b.op(
         Opc::Mov,
@@ -263,11 +296,17 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         Ty::U32,
         smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
-    let frags = fragment_addrs(l, plan, &ops, base, &shape);
+    let frags = fragment_addrs(l, plan, ops, base, &shape);
     let mut acc = acc_fragments(l, plan, &acc_in.regs);
-    let mma = Mmas::new(plan, &shape, kk, ae, be, sa, sb);
-    mma.emit(l, &ops, &frags, &mut acc, false);
-    barrier(l);
+    let mma = Mmas::new(plan, &shape, ks, ae, be, sa, sb);
+    for s in 0..kk / ks {
+        if s > 0 {
+            staged.stage(l, &a, &b, s);
+            barrier(l);
+        }
+        mma.emit(l, ops, &frags, &mut acc, false);
+        barrier(l);
+    }
     let regs = acc_registers(l, plan, acc);
     l.bind(
         res,

@@ -18,10 +18,12 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 use smallvec::smallvec;
+use std::collections::BTreeMap;
 
 use super::mma_sync::Kind;
 use super::mma_sync_swizzle::{Swizzle, Swizzled};
-use super::staging::{alloc, write, Placement};
+use super::staging::{alloc, write, Buffer, Placement};
+use super::staging_window::{write_window, Guard, Selector, Window};
 
 /// Where the staged operands lie.
 pub struct Operands {
@@ -51,13 +53,62 @@ impl Operands {
     }
 }
 
-/// Stages tiles `a` (`[batch,] M x K`) and `b` (`[batch,] K x N`).
+/// The buffers `mma.sync` operands are staged in, `ks` elements of K at a
+/// time, and how each operand is written into its buffer.
+pub struct Staged {
+    /// Where the fragments read the operands.
+    pub ops: Operands,
+    /// K elements per slice.
+    pub ks: i64,
+    /// K in all.
+    kk: i64,
+    a: Dest,
+    b: Dest,
+}
+
+/// How one operand is written: its buffer, the byte stride of each tile
+/// dimension, the swizzle, and (for the general staging path) where the
+/// tile's dimensions land in the buffer.
+struct Dest {
+    buf: Buffer,
+    strides: Vec<i64>,
+    swizzle: Option<Swizzle>,
+    place: Placement,
+}
+
+/// Whether [`operand_buffers`] swizzles rather than pads the rows of
+/// operands `a` and `b`.
+pub fn swizzled(l: &Lowerer, a: &Tile, b: &Tile) -> bool {
+    // A layout whose bases overlap is written element by element through
+    // the general staging path, which knows no swizzle: such operands keep
+    // the padded rows.
+    l.target.always_swizzle && disjoint(&a.layout) && disjoint(&b.layout)
+}
+
+/// Bytes [`operand_buffers`] takes for `[batch,] M x K` and `K x N`
+/// operands of `kind` staged `ks` elements of K at a time.
+pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizzle: bool) -> i64 {
+    let eb = kind.bytes();
+    let pad = |p: i64| if swizzle { 0 } else { p };
+    let a = batch * mm * (ks + pad(16 / eb)) * eb;
+    let b = match kind {
+        Kind::Byte => batch * nn * (ks + pad(16)) * eb,
+        Kind::Tf32 => batch * ks * (nn + pad(8)) * eb,
+        _ => batch * ks * (nn + pad(16 / eb)) * eb,
+    };
+    ((a + 15) & !15) + b
+}
+
+/// Allocates the buffers for tiles `a` (`[batch,] M x K`) and `b`
+/// (`[batch,] K x N`) staged `ks` elements of K at a time (all of K, or a
+/// power-of-two slice of it); [`Staged::stage`] writes each slice.
 pub fn operand_buffers(
     l: &mut Lowerer,
     kind: Kind,
     a: &Tile,
     b: &Tile,
-) -> Result<Operands, LowerError> {
+    ks: i64,
+) -> Result<Staged, LowerError> {
     let eb = kind.bytes();
     let ashape = &a.layout.shape;
     let bshape = &b.layout.shape;
@@ -69,57 +120,93 @@ pub fn operand_buffers(
         s.extend([rows, cols]);
         s
     };
-    // A layout whose bases overlap is written element by element through
-    // the general staging path, which knows no swizzle: such operands keep
-    // the padded rows.
-    let swizzle = l.target.always_swizzle && disjoint(&a.layout) && disjoint(&b.layout);
+    let swizzle = swizzled(l, a, b);
     let pad = |p: i64| if swizzle { 0 } else { p };
+    let identity = Placement::identity(rank);
     let apad = pad(16 / eb);
-    let astride = (kk + apad) * eb;
-    let abuf = alloc(l, &with(mm, kk + apad), a.elem)?;
+    let astride = (ks + apad) * eb;
+    let abuf = alloc(l, &with(mm, ks + apad), a.elem)?;
     let mut a_strides = vec![mm * astride, astride, eb];
     a_strides.drain(..3 - rank);
-    let asw = swizzle.then(|| Swizzle::for_rows(astride));
-    if !store(l, a, abuf.offset, &a_strides, eb, asw) {
-        write(l, a, &abuf, &Placement::identity(rank));
-    }
-    let (bbuf, bstride) = if kind == Kind::Byte {
-        let pad = pad(16);
-        let stride = (kk + pad) * eb;
-        let buf = alloc(l, &with(nn, kk + pad), b.elem)?;
+    let at = Dest {
+        buf: abuf,
+        strides: a_strides,
+        swizzle: swizzle.then(|| Swizzle::for_rows(astride)),
+        place: identity.clone(),
+    };
+    let (bt, bstride) = if kind == Kind::Byte {
+        let stride = (ks + pad(16)) * eb;
+        let buf = alloc(l, &with(nn, ks + pad(16)), b.elem)?;
         let mut strides = vec![nn * stride, eb, stride];
         strides.drain(..3 - rank);
+        let mut dims: Vec<usize> = (0..rank).collect();
+        dims.swap(rank - 2, rank - 1);
+        let place = Placement {
+            dims,
+            offsets: vec![Operand::Imm(0); rank],
+        };
         let sw = swizzle.then(|| Swizzle::for_rows(stride));
-        if !store(l, b, buf.offset, &strides, eb, sw) {
-            let mut dims: Vec<usize> = (0..rank).collect();
-            dims.swap(rank - 2, rank - 1);
-            let place = Placement {
-                dims,
-                offsets: vec![Operand::Imm(0); rank],
-            };
-            write(l, b, &buf, &place);
-        }
-        (buf, stride)
+        (
+            Dest {
+                buf,
+                strides,
+                swizzle: sw,
+                place,
+            },
+            stride,
+        )
     } else {
         let pad = pad(if kind == Kind::Tf32 { 8 } else { 16 / eb });
         let stride = (nn + pad) * eb;
-        let buf = alloc(l, &with(kk, nn + pad), b.elem)?;
-        let mut strides = vec![kk * stride, stride, eb];
+        let buf = alloc(l, &with(ks, nn + pad), b.elem)?;
+        let mut strides = vec![ks * stride, stride, eb];
         strides.drain(..3 - rank);
         let sw = swizzle.then(|| Swizzle::for_rows(stride));
-        if !store(l, b, buf.offset, &strides, eb, sw) {
-            write(l, b, &buf, &Placement::identity(rank));
-        }
-        (buf, stride)
+        (
+            Dest {
+                buf,
+                strides,
+                swizzle: sw,
+                place: identity,
+            },
+            stride,
+        )
     };
-    let b_rows = if kind == Kind::Byte { nn } else { kk };
-    Ok(Operands {
-        kind,
-        a: (abuf.offset, astride, mm * astride),
-        b: (bbuf.offset, bstride, b_rows * bstride),
-        b_natural: false,
-        swizzle,
+    let b_rows = if kind == Kind::Byte { nn } else { ks };
+    Ok(Staged {
+        ops: Operands {
+            kind,
+            a: (at.buf.offset, astride, mm * astride),
+            b: (bt.buf.offset, bstride, b_rows * bstride),
+            b_natural: false,
+            swizzle,
+        },
+        ks,
+        kk,
+        a: at,
+        b: bt,
     })
+}
+
+impl Staged {
+    /// Writes slice `s` of K of tiles `a` and `b` (all of them when one
+    /// slice covers K).
+    pub fn stage(&self, l: &mut Lowerer, a: &Tile, b: &Tile, s: i64) {
+        let rank = a.layout.shape.len();
+        let window = |dim: usize| (self.ks < self.kk).then(|| Window::slice(dim, self.ks, s));
+        for (t, to, w) in [
+            (a, &self.a, window(rank - 1)),
+            (b, &self.b, window(rank - 2)),
+        ] {
+            let eb = self.ops.kind.bytes();
+            if !store(l, t, to.buf.offset, &to.strides, eb, to.swizzle, w) {
+                match w {
+                    Some(w) => write_window(l, t, &to.buf, &to.place, w),
+                    None => write(l, t, &to.buf, &to.place),
+                }
+            }
+        }
+    }
 }
 
 /// Whether no two bases of `layout` share a set bit in any dimension:
@@ -147,8 +234,9 @@ pub fn disjoint(layout: &LinearLayout) -> bool {
 /// Writes tile `t` into shared memory at byte offset `off` with byte
 /// `strides` per tile dimension, each thread storing runs of registers that
 /// are contiguous in memory as one vector of up to 16 bytes at an immediate
-/// offset from one address (swizzled by `sw` when given). False (nothing
-/// written) when the layout's bases overlap.
+/// offset from one address (swizzled by `sw` when given). With a window,
+/// only the elements inside it, at their coordinates less its start. False
+/// (nothing written) when the layout's bases overlap.
 fn store(
     l: &mut Lowerer,
     t: &Tile,
@@ -156,12 +244,16 @@ fn store(
     strides: &[i64],
     eb: i64,
     sw: Option<Swizzle>,
+    window: Option<Window>,
 ) -> bool {
     let layout = &t.layout;
     if !disjoint(layout) {
         return false;
     }
-    let byte = |b: &[i64]| -> i64 { b.iter().zip(strides).map(|(x, s)| x * s).sum() };
+    let byte = |b: &[i64]| -> i64 {
+        let inside = window.map_or_else(|| b.to_vec(), |w| w.low(b));
+        inside.iter().zip(strides).map(|(x, s)| x * s).sum()
+    };
     // Leading register bases stepping one element at a time: a vector.
     let mut vbits = 0;
     while vbits < layout.register.len()
@@ -180,40 +272,59 @@ fn store(
         l.b.begin_if(q, true);
     }
     let v = 1usize << vbits;
+    // Vectors grouped by the window slice their register part picks.
+    let mut groups: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for r0 in (0..layout.num_registers()).step_by(v) {
-        if layout.canonical_register(r0) != r0 {
-            continue;
+        if layout.canonical_register(r0) == r0 {
+            let high = window.map_or(0, |w| w.high(&layout.apply(r0, 0)));
+            groups.entry(high).or_default().push(r0);
         }
-        let imm = (0..layout.register.len())
-            .filter(|k| r0 >> k & 1 == 1)
-            .map(|k| byte(&layout.register[k]))
-            .sum::<i64>();
-        let regs = &t.regs[r0..r0 + v];
-        // Pack 16-bit pairs into 32-bit words.
-        let words: Vec<Reg> = if eb == 2 && v > 1 {
-            regs.chunks(2).map(|p| pack(l, p[0], p[1])).collect()
-        } else {
-            regs.to_vec()
-        };
-        let (mods, ty, val): (&[&'static str], Ty, Operand) = match (words.len(), eb) {
-            (1, 8) => (&["shared"], Ty::B64, Operand::Reg(words[0])),
-            (_, 8) => (&["shared", "v2"], Ty::B64, Operand::Vec(words)),
-            (1, 1) => (&["shared"], Ty::B8, Operand::Reg(words[0])),
-            (1, 2) if v == 1 => (&["shared"], Ty::B16, Operand::Reg(words[0])),
-            (1, _) => (&["shared"], Ty::B32, Operand::Reg(words[0])),
-            (2, _) => (&["shared", "v2"], Ty::B32, Operand::Vec(words)),
-            _ => (&["shared", "v4"], Ty::B32, Operand::Vec(words)),
-        };
-        let at = match &swizzled {
-            Some(s) => s.addr(l, imm),
-            None => Operand::Addr(addr, imm),
-        };
-        l.b.push(Inst::new(Opc::St, mods, &[ty], vec![], vec![at, val]));
+    }
+    let selector = window.map(|w| Selector::new(l, layout, w));
+    for (high, starts) in groups {
+        let guard = selector
+            .as_ref()
+            .map_or(Guard::Always, |s| s.guard(l, high));
+        Selector::guarded(l, guard, |l| {
+            for r0 in starts {
+                let imm = (0..layout.register.len())
+                    .filter(|k| r0 >> k & 1 == 1)
+                    .map(|k| byte(&layout.register[k]))
+                    .sum::<i64>();
+                let at = |l: &mut Lowerer| match &swizzled {
+                    Some(s) => s.addr(l, imm),
+                    None => Operand::Addr(addr, imm),
+                };
+                store_vector(l, &t.regs[r0..r0 + v], eb, at);
+            }
+        });
     }
     if owner.is_some() {
         l.b.end_if();
     }
     true
+}
+
+/// `st.shared` of registers `regs` (consecutive elements of `eb` bytes,
+/// 16-bit pairs packed into words) at the address `at` gives.
+fn store_vector(l: &mut Lowerer, regs: &[Reg], eb: i64, at: impl FnOnce(&mut Lowerer) -> Operand) {
+    let v = regs.len();
+    let words: Vec<Reg> = if eb == 2 && v > 1 {
+        regs.chunks(2).map(|p| pack(l, p[0], p[1])).collect()
+    } else {
+        regs.to_vec()
+    };
+    let (mods, ty, val): (&[&'static str], Ty, Operand) = match (words.len(), eb) {
+        (1, 8) => (&["shared"], Ty::B64, Operand::Reg(words[0])),
+        (_, 8) => (&["shared", "v2"], Ty::B64, Operand::Vec(words)),
+        (1, 1) => (&["shared"], Ty::B8, Operand::Reg(words[0])),
+        (1, 2) if v == 1 => (&["shared"], Ty::B16, Operand::Reg(words[0])),
+        (1, _) => (&["shared"], Ty::B32, Operand::Reg(words[0])),
+        (2, _) => (&["shared", "v2"], Ty::B32, Operand::Vec(words)),
+        _ => (&["shared", "v4"], Ty::B32, Operand::Vec(words)),
+    };
+    let at = at(l);
+    l.b.push(Inst::new(Opc::St, mods, &[ty], vec![], vec![at, val]));
 }
 
 /// `mov.b32 d, {lo, hi}`: two b16 registers packed.

@@ -34,6 +34,7 @@ pub mod scan;
 pub mod shape;
 pub mod shuffle_convert;
 pub mod staging;
+pub mod staging_window;
 pub mod subbyte;
 pub mod tokens;
 pub mod wgmma;

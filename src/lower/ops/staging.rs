@@ -60,15 +60,26 @@ impl Placement {
     }
 }
 
-/// Allocates a buffer of `shape` for elements of kind `e`.
-pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
-    let slot = match e.bits() {
+/// Bytes per buffer slot of an element of kind `e`.
+pub fn slot_bytes(e: Elem) -> i64 {
+    match e.bits() {
         1 => 4,
         b if b > 32 => 8,
         0..=8 => 1,
         9..=16 => 2,
         _ => 4,
-    };
+    }
+}
+
+/// Shared memory still free after the buffers allocated so far (the next
+/// buffer starts 16-byte aligned).
+pub fn room(l: &Lowerer) -> i64 {
+    l.target.max_shared_bytes() - ((i64::from(l.shared_bytes) + 15) & !15)
+}
+
+/// Allocates a buffer of `shape` for elements of kind `e`.
+pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
+    let slot = slot_bytes(e);
     let offset = (i64::from(l.shared_bytes) + 15) & !15;
     let end = offset + shape.iter().product::<i64>() * slot;
     l.shared_bytes = u32::try_from(end).map_err(|_| LowerError::Unsupported {
@@ -163,14 +174,15 @@ fn disjoint_bits(layout: &LinearLayout) -> bool {
     regs.iter().zip(&threads).all(|(r, t)| r & t == 0)
 }
 
-/// Shared-memory addresses (register and immediate offset) of each
-/// canonical register's element under `place` (a replica's entry is
-/// never read).
-fn addresses(
+/// Shared-memory addresses (register and immediate offset) of the elements
+/// of the registers `want` accepts under `place` (other entries are never
+/// read).
+pub(super) fn addresses(
     l: &mut Lowerer,
     layout: &LinearLayout,
     buf: &Buffer,
     place: &Placement,
+    want: impl Fn(usize) -> bool,
 ) -> Vec<(Reg, i64)> {
     let mut strides = vec![1i64; buf.shape.len()];
     for d in (0..buf.shape.len().saturating_sub(1)).rev() {
@@ -233,9 +245,7 @@ fn addresses(
             })
             .collect();
     }
-    let canon: Vec<usize> = (0..n)
-        .filter(|&r| layout.canonical_register(r) == r)
-        .collect();
+    let canon: Vec<usize> = (0..n).filter(|&r| want(r)).collect();
     let mut coords = coordinates_of(l, layout, &canon).into_iter();
     let mut out = vec![(start, 0); n];
     for &r in &canon {
@@ -247,7 +257,9 @@ fn addresses(
 
 /// Writes every element of `t` into `buf` under `place` (each once).
 pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
-    let addrs = addresses(l, &t.layout, buf, place);
+    let addrs = addresses(l, &t.layout, buf, place, |r| {
+        t.layout.canonical_register(r) == r
+    });
     // Replicas hold the same values: one of them writes.
     let owner = l.owner_pred(&t.layout);
     if let Some(q) = owner {
@@ -260,11 +272,23 @@ pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
 }
 
 fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
+    let canon: Vec<usize> = (0..addrs.len())
+        .filter(|&r| t.layout.canonical_register(r) == r)
+        .collect();
+    write_regs(l, t, buf, addrs, &canon);
+}
+
+/// Stores the elements of `t`'s registers `regs` at their `addrs`.
+pub(super) fn write_regs(
+    l: &mut Lowerer,
+    t: &Tile,
+    buf: &Buffer,
+    addrs: &[(Reg, i64)],
+    regs: &[usize],
+) {
     let ty = slot_ty(buf.slot);
-    for (r, &(a, off)) in addrs.iter().enumerate() {
-        if t.layout.canonical_register(r) != r {
-            continue;
-        }
+    for &r in regs {
+        let (a, off) = addrs[r];
         let v = t.regs[r];
         let v = match v.class {
             RegClass::B16 if buf.slot == 4 => l.b.op(
@@ -301,7 +325,9 @@ pub fn read(
     buf: &Buffer,
     place: &Placement,
 ) -> Tile {
-    let addrs = addresses(l, &layout, buf, place);
+    let addrs = addresses(l, &layout, buf, place, |r| {
+        layout.canonical_register(r) == r
+    });
     let ty = slot_ty(buf.slot);
     let mut regs: Vec<Reg> = Vec::new();
     for (r, (a, off)) in addrs.into_iter().enumerate() {

@@ -1041,24 +1041,41 @@ def token_flow():
     kernel("token_flow", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), ptr(i32), ptr(i32), i32], body)
 
 
-def mma_large(name, m, n, k):
-    """d = a @ b + c for a [m, k] and b [k, n] f16, c and d [m, n] f32, all
-    row-major through pointer tiles (base + iota): a tile large enough that
-    moving its pointer tile between layouts would not fit in shared memory."""
+def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None):
+    """d = a @ b + c for a [m, k] and b [k, n] of element type `ab` (loaded
+    as `via` and converted to nearest when given), c and d [m, n] of `cd`
+    (each with a leading `batch` dimension when given), all row-major
+    through pointer tiles (base + iota): tiles large enough that moving
+    their pointer tiles between layouts, or staging the operands whole,
+    would not fit in shared memory."""
+    lead = [batch] if batch else []
+
     def body(cb, tt, p):
-        h, f = f16(tt), f32(tt)
+        e, acc = ab(tt), cd(tt)
+        mem = via(tt) if via else e
 
         def ptrs2(base, e, shape):
+            shape = lead + shape
+            count = 1
+            for s in shape:
+                count *= s
             P = tt.pointer(e, PtrAttr.Missing)
-            b = E.encode_BroadcastOp(cb, tt.tile(P, shape), E.encode_ReshapeOp(cb, tt.tile(P, [1, 1]), base))
-            idx = E.encode_ReshapeOp(cb, tt.tile(tt.I32, shape), E.encode_IotaOp(cb, tt.tile(tt.I32, [shape[0] * shape[1]])))
+            b = E.encode_BroadcastOp(cb, tt.tile(P, shape), E.encode_ReshapeOp(cb, tt.tile(P, [1] * len(shape)), base))
+            idx = E.encode_ReshapeOp(cb, tt.tile(tt.I32, shape), E.encode_IotaOp(cb, tt.tile(tt.I32, [count])))
             return E.encode_OffsetOp(cb, tt.tile(P, shape), b, idx)
-        a = load(cb, tt, ptrs2(p[0], h, [m, k]), h, shape=[m, k])
-        b = load(cb, tt, ptrs2(p[1], h, [k, n]), h, shape=[k, n])
-        c = load(cb, tt, ptrs2(p[2], f, [m, n]), f, shape=[m, n])
-        d = E.encode_MmaFOp(cb, tt.tile(f, [m, n]), a, b, c, False)
-        store(cb, tt, ptrs2(p[3], f, [m, n]), d)
-    kernel(name, BytecodeVersion.V_13_3, [ptr(f16), ptr(f16), ptr(f32), ptr(f32)], body)
+
+        def operand(base, shape):
+            x = load(cb, tt, ptrs2(base, mem, shape), mem, shape=lead + shape)
+            if via:
+                x = E.encode_FToFOp(cb, tt.tile(e, lead + shape), x, E.RoundingMode.NEAREST_EVEN)
+            return x
+        a = operand(p[0], [m, k])
+        b = operand(p[1], [k, n])
+        c = load(cb, tt, ptrs2(p[2], acc, [m, n]), acc, shape=lead + [m, n])
+        d = E.encode_MmaFOp(cb, tt.tile(acc, lead + [m, n]), a, b, c, False)
+        store(cb, tt, ptrs2(p[3], acc, [m, n]), d)
+    mem = via or ab
+    kernel(name, BytecodeVersion.V_13_3, [ptr(mem), ptr(mem), ptr(cd), ptr(cd)], body)
 
 
 math_f64_unary()
@@ -1091,6 +1108,10 @@ directed_16()
 narrow_ints()
 token_flow()
 mma_large("mma_128x128x32_f16", 128, 128, 32)
+mma_large("mma_64x64x256_f64", 64, 64, 256, ab=f64, cd=f64)
+mma_large("mma_128x128x128_tf32", 128, 128, 128, ab=tf32, via=f32)
+mma_large("mma_64x64x256_f32", 64, 64, 256, ab=f32)
+mma_large("mma_b4_32x32x256_f64", 32, 32, 256, ab=f64, cd=f64, batch=4)
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
