@@ -13,9 +13,23 @@ fn nvidia(path: &std::path::Path) -> (bool, Vec<String>) {
         .arg(path)
         .output()
         .expect("run tileirdisasm");
-    let errs = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .filter_map(|l| l.find("error: ").map(|i| l[i + 7..].to_string()))
+    // One message per `error: ` line, with the lines that continue it (an
+    // op MLIR prints on lines of its own).
+    let mut errs: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in String::from_utf8_lossy(&out.stderr).lines() {
+        if let Some(i) = line.find("error: ") {
+            errs.push(line[i + 7..].to_string());
+            open = true;
+        } else if line.contains("note: ") {
+            open = false;
+        } else if let (true, Some(last)) = (open, errs.last_mut()) {
+            last.push('\n');
+            last.push_str(line);
+        }
+    }
+    let errs = errs
+        .into_iter()
         .filter(|m| {
             !m.starts_with("verification failed for deserialized")
                 && !m.starts_with("deserialized module does not conform")

@@ -81,8 +81,10 @@ pub(crate) fn check_unterminated(m: &Module, tree: &Tree, id: OpId) -> Check {
         if is_last && !is_terminator(op.opcode) && !allowed_terminators(m.ops[p].opcode).is_empty()
         {
             if let Some(text) = generic_form(m, tree, id) {
+                // MLIR starts an op that spans lines on a line of its own.
+                let sep = if text.contains('\n') { "\n" } else { "" };
                 return Err(super::Fail::Plain(format!(
-                    "block with no terminator, has {text}"
+                    "block with no terminator, has {sep}{text}"
                 )));
             }
         }
@@ -93,33 +95,9 @@ pub(crate) fn check_unterminated(m: &Module, tree: &Tree, id: OpId) -> Check {
 /// The op in MLIR's generic form as NVIDIA prints it when a block lacks a
 /// terminator (`%3 = "cuda_tile.make_token"() : () -> !cuda_tile.token`).
 /// Only for attribute-free ops directly in an entry block, whose value
-/// numbering is known; `None` otherwise.
+/// numbering is known, and whose regions (if any) hold such ops without
+/// results or block arguments; `None` otherwise.
 fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
-    let op = &m.ops[id];
-    if !op.regions.is_empty() {
-        return None;
-    }
-    let constant = if op.opcode == Opcode::Constant {
-        Some(format!("value = {}", int_constant(m, op)?))
-    } else if op.opcode == Opcode::Assume {
-        Some(format!("predicate = #cuda_tile.{}", predicate(op)?))
-    } else if !op.attrs.is_empty() {
-        return None;
-    } else {
-        None
-    };
-    // Ops whose optional/variadic groups are sized by a property.
-    let properties = if let Some(text) = constant {
-        format!(" <{{{text}}}>")
-    } else if op.opcode == Opcode::MakeTensorView {
-        let sizes: Vec<String> = op.segments.iter().map(|s| s.len.to_string()).collect();
-        format!(
-            " <{{operandSegmentSizes = array<i32: {}>}}>",
-            sizes.join(", ")
-        )
-    } else {
-        String::new()
-    };
     let (entry, _) = tree.parent(id)?;
     let entry_op = &m.ops[entry];
     if entry_op.opcode != Opcode::Entry {
@@ -149,6 +127,67 @@ fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
     for (i, a) in block.args.iter().enumerate() {
         numbers.insert(*a, format!("%arg{i}"));
     }
+    print_generic(m, &numbers, id, "")
+}
+
+/// Op `id` in generic form, its values named by `numbers`, nested lines
+/// indented by `indent`.
+fn print_generic(
+    m: &Module,
+    numbers: &std::collections::HashMap<crate::ir::ValueId, String>,
+    id: OpId,
+    indent: &str,
+) -> Option<String> {
+    let op = &m.ops[id];
+    let mut regions = Vec::new();
+    for r in &op.regions {
+        let [block] = r.blocks.as_slice() else {
+            return None;
+        };
+        if !block.args.is_empty() {
+            return None;
+        }
+        let inner = format!("{indent}  ");
+        let mut text = String::from("{\n");
+        for &o in &block.ops {
+            if !m.ops[o].results.is_empty() {
+                return None;
+            }
+            text.push_str(&format!(
+                "{inner}{}\n",
+                print_generic(m, numbers, o, &inner)?
+            ));
+        }
+        text.push_str(indent);
+        text.push('}');
+        regions.push(text);
+    }
+    let regions = if regions.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", regions.join(", "))
+    };
+    let constant = if op.opcode == Opcode::Constant {
+        Some(format!("value = {}", int_constant(m, op)?))
+    } else if op.opcode == Opcode::Assume {
+        Some(format!("predicate = #cuda_tile.{}", predicate(op)?))
+    } else if !op.attrs.is_empty() {
+        return None;
+    } else {
+        None
+    };
+    // Ops whose optional/variadic groups are sized by a property.
+    let properties = if let Some(text) = constant {
+        format!(" <{{{text}}}>")
+    } else if op.opcode == Opcode::MakeTensorView {
+        let sizes: Vec<String> = op.segments.iter().map(|s| s.len.to_string()).collect();
+        format!(
+            " <{{operandSegmentSizes = array<i32: {}>}}>",
+            sizes.join(", ")
+        )
+    } else {
+        String::new()
+    };
     let ty = |v: &crate::ir::ValueId| {
         super::fmt::ty(m, m.values[*v].ty)
             .trim_matches('\'')
@@ -176,7 +215,7 @@ fn generic_form(m: &Module, tree: &Tree, id: OpId) -> Option<String> {
         format!("({})", out_tys.join(", "))
     };
     Some(format!(
-        "{lhs}\"{}\"({}){properties} : ({}) -> {results}",
+        "{lhs}\"{}\"({}){properties}{regions} : ({}) -> {results}",
         op.name(),
         operands.join(", "),
         in_tys.join(", ")

@@ -629,6 +629,17 @@ def entry_no_terminator_div_by(cb, tt, p):
 
 
 @case
+def entry_ends_in_if(cb, tt, p):
+    c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), c_i32(cb, tt, 2), c_i32(cb, tt, 3), E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
+    ib = E.encode_IfOp(cb, [], c)
+    with ib.new_block([]):
+        E.encode_ReturnOp(cb, [])
+    with ib.new_block([]):
+        E.encode_ReturnOp(cb, [])
+    ib.done()
+
+
+@case
 def entry_ends_in_yield(cb, tt, p):
     E.encode_YieldOp(cb, [])
 
@@ -740,7 +751,7 @@ cases_params = {
 
 cases['entry_no_terminator_assume'] = entry_no_terminator_assume
 cases['entry_no_terminator_div_by'] = entry_no_terminator_div_by
-no_return = {'entry_no_terminator', 'entry_no_terminator_view', 'entry_no_terminator_constant', 'entry_ends_in_yield', 'entry_no_terminator_assume', 'entry_no_terminator_div_by'}
+no_return = {'entry_no_terminator', 'entry_ends_in_if', 'entry_no_terminator_view', 'entry_no_terminator_constant', 'entry_ends_in_yield', 'entry_no_terminator_assume', 'entry_no_terminator_div_by'}
 for name, body in cases.items():
     make(name, body, params=cases_params.get(name, lambda tt: []), ret=name not in no_return)
 
