@@ -21,7 +21,7 @@ fi
 cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 # Instructions, without the NOPs that pad the code to its alignment.
-sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -cvE '\sNOP ?;' || true; }
+sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -E '^\s+/\*[0-9a-f]{4,}\*/' | grep -cvE '\sNOP ?;' || true; }
 loop_count() {
   "$cuda/bin/nvdisasm" -c "$1" | python3 -c '
 import re, sys
