@@ -1,6 +1,6 @@
 //! Matrix multiplies whose operands do not fit shared memory whole: the
-//! engines stage them one K slice at a time (`mma.sync` for f64 and tf32,
-//! FMAs for f32 and for f64 on sm_120). Each kernel of
+//! engines stage them one K slice at a time (`mma.sync` for f64, tf32 and
+//! i8, FMAs for f32 and for f64 on sm_120), batched or not. Each kernel of
 //! `tests/data/lower/ops/gen.py` computes `d = a @ b + c` over small
 //! integers, so every sum is exact whatever the order, and runs in the PTX
 //! emulator after the real ptxas accepts it.
@@ -23,23 +23,46 @@ fn operands(seed: u64, (batch, m, n, k): (usize, usize, usize, usize)) -> [Vec<f
     ]
 }
 
+/// How a kernel's operands (A, B) and accumulators (C, D) lie in memory.
+struct Elems {
+    ab: fn(&[f64]) -> Vec<u8>,
+    cd: fn(&[f64]) -> Vec<u8>,
+    dec: fn(&[u8]) -> Vec<f64>,
+}
+
+const F64: Elems = Elems {
+    ab: enc_f64,
+    cd: enc_f64,
+    dec: dec_f64,
+};
+const F32: Elems = Elems {
+    ab: enc_f32,
+    cd: enc_f32,
+    dec: dec_f32,
+};
+const I8_I32: Elems = Elems {
+    ab: enc_i8,
+    cd: enc_i32,
+    dec: dec_i32,
+};
+
 /// Lowers ops kernel `name` for `gpu`, assembles it for `arch`, runs one
-/// tile block on `a`, `b`, `c` (stored by `enc`), and checks `d` (read by
-/// `dec`) against the exact product; returns the PTX.
+/// tile block on `a`, `b`, `c` (stored as `e` says), and checks `d`
+/// against the exact product; returns the PTX.
 fn check(
     name: &str,
     (batch, m, n, k): (usize, usize, usize, usize),
     gpu: Gpu,
     arch: &str,
-    enc: fn(&[f64]) -> Vec<u8>,
-    dec: fn(&[u8]) -> Vec<f64>,
+    e: &Elems,
 ) -> String {
+    let (enc, dec) = (e.cd, e.dec);
     let [a, b, c] = operands(17, (batch, m, n, k));
     let text = ptx(name, gpu, arch);
     let module = Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut dev = Device::new();
-    let pa = dev.alloc_from(&enc(&a));
-    let pb = dev.alloc_from(&enc(&b));
+    let pa = dev.alloc_from(&(e.ab)(&a));
+    let pb = dev.alloc_from(&(e.ab)(&b));
     let pc = dev.alloc_from(&enc(&c));
     let pd = dev.alloc(c.len() * enc(&[0.0]).len());
     let params = [pa, pb, pc, pd].map(|p| Param::U64(p.addr()));
@@ -81,6 +104,20 @@ fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
     text
 }
 
+fn enc_i8(x: &[f64]) -> Vec<u8> {
+    x.iter().map(|&v| v as i8 as u8).collect()
+}
+
+fn enc_i32(x: &[f64]) -> Vec<u8> {
+    x.iter().flat_map(|&v| (v as i32).to_le_bytes()).collect()
+}
+
+fn dec_i32(b: &[u8]) -> Vec<f64> {
+    b.chunks_exact(4)
+        .map(|w| f64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+        .collect()
+}
+
 fn enc_f64(x: &[f64]) -> Vec<u8> {
     bytes::from_f64(x)
 }
@@ -117,14 +154,7 @@ fn f64_operands_of_256_kib_run_on_tensor_cores_in_k_slices() {
         (Gpu::Sm90, "sm_90a", true),
         (Gpu::Sm120, "sm_120a", false),
     ] {
-        let text = check(
-            "mma_64x64x256_f64",
-            (1, 64, 64, 256),
-            gpu,
-            arch,
-            enc_f64,
-            dec_f64,
-        );
+        let text = check("mma_64x64x256_f64", (1, 64, 64, 256), gpu, arch, &F64);
         assert_eq!(text.contains("mma.sync.aligned.m8n8k4"), tensor, "{arch}");
         assert!(
             shared_bytes(&text) <= 96 * 1024,
@@ -140,14 +170,7 @@ fn tf32_operands_of_128_kib_run_on_mma_sync_in_k_slices() {
     // time on sm_80 and sm_120 (before, sm_80 fell back to FMAs and sm_120
     // refused the op).
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm120, "sm_120a")] {
-        let text = check(
-            "mma_128x128x128_tf32",
-            (1, 128, 128, 128),
-            gpu,
-            arch,
-            enc_f32,
-            dec_f32,
-        );
+        let text = check("mma_128x128x128_tf32", (1, 128, 128, 128), gpu, arch, &F32);
         assert!(text.contains("mma.sync.aligned.m16n8k8"), "{arch}");
         assert!(
             shared_bytes(&text) <= 96 * 1024,
@@ -162,14 +185,7 @@ fn f32_operands_beyond_sm_120_shared_memory_run_in_k_slices() {
     // 64 x 64 x 256 f32 on the FMA engine: 128 KiB staged whole on sm_80,
     // in two 128-wide slices on sm_120.
     for (gpu, arch, whole) in [(Gpu::Sm80, "sm_80", true), (Gpu::Sm120, "sm_120a", false)] {
-        let text = check(
-            "mma_64x64x256_f32",
-            (1, 64, 64, 256),
-            gpu,
-            arch,
-            enc_f32,
-            dec_f32,
-        );
+        let text = check("mma_64x64x256_f32", (1, 64, 64, 256), gpu, arch, &F32);
         assert_eq!(shared_bytes(&text) == 128 * 1024, whole, "{arch}");
     }
 }
@@ -179,14 +195,32 @@ fn batched_f64_operands_are_sliced_per_batch() {
     // 4 x 32 x 32 x 256 f64: 256 KiB per operand. sm_80 stages 16 of K
     // at a time for `mma.sync`; sm_120's FMAs take 32.
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm120, "sm_120a")] {
+        let text = check("mma_b4_32x32x256_f64", (4, 32, 32, 256), gpu, arch, &F64);
+        assert!(
+            shared_bytes(&text) <= 96 * 1024,
+            "{arch}: {}",
+            shared_bytes(&text)
+        );
+    }
+}
+
+#[test]
+fn batched_i8_operands_are_sliced_for_mma_sync() {
+    // 2 x 128 x 128 x 256 i8 into i32: 128 KiB of operands, staged 128 of K
+    // at a time (B transposed, K contiguous) on every target.
+    for (gpu, arch) in [
+        (Gpu::Sm80, "sm_80"),
+        (Gpu::Sm90, "sm_90a"),
+        (Gpu::Sm120, "sm_120a"),
+    ] {
         let text = check(
-            "mma_b4_32x32x256_f64",
-            (4, 32, 32, 256),
+            "mma_b2_128x128x256_i8",
+            (2, 128, 128, 256),
             gpu,
             arch,
-            enc_f64,
-            dec_f64,
+            &I8_I32,
         );
+        assert!(text.contains("mma.sync.aligned.m16n8k32"), "{arch}");
         assert!(
             shared_bytes(&text) <= 96 * 1024,
             "{arch}: {}",

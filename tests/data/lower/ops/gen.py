@@ -1042,8 +1042,9 @@ def token_flow():
 
 
 def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None):
-    """d = a @ b + c for a [m, k] and b [k, n] of element type `ab` (loaded
-    as `via` and converted to nearest when given), c and d [m, n] of `cd`
+    """d = a @ b + c (mmai, signed, when `cd` is i32) for a [m, k] and b
+    [k, n] of element type `ab` (loaded as `via` and converted to nearest
+    when given), c and d [m, n] of `cd`
     (each with a leading `batch` dimension when given), all row-major
     through pointer tiles (base + iota): tiles large enough that moving
     their pointer tiles between layouts, or staging the operands whole,
@@ -1072,7 +1073,11 @@ def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None):
         a = operand(p[0], [m, k])
         b = operand(p[1], [k, n])
         c = load(cb, tt, ptrs2(p[2], acc, [m, n]), acc, shape=lead + [m, n])
-        d = E.encode_MmaFOp(cb, tt.tile(acc, lead + [m, n]), a, b, c, False)
+        if cd is i32:
+            S = E.Signedness.Signed
+            d = E.encode_MmaIOp(cb, tt.tile(acc, lead + [m, n]), a, b, c, S, S)
+        else:
+            d = E.encode_MmaFOp(cb, tt.tile(acc, lead + [m, n]), a, b, c, False)
         store(cb, tt, ptrs2(p[3], acc, [m, n]), d)
     mem = via or ab
     kernel(name, BytecodeVersion.V_13_3, [ptr(mem), ptr(mem), ptr(cd), ptr(cd)], body)
@@ -1112,6 +1117,7 @@ mma_large("mma_64x64x256_f64", 64, 64, 256, ab=f64, cd=f64)
 mma_large("mma_128x128x128_tf32", 128, 128, 128, ab=tf32, via=f32)
 mma_large("mma_64x64x256_f32", 64, 64, 256, ab=f32)
 mma_large("mma_b4_32x32x256_f64", 32, 32, 256, ab=f64, cd=f64, batch=4)
+mma_large("mma_b2_128x128x256_i8", 128, 128, 256, ab=i8, cd=i32, batch=2)
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
