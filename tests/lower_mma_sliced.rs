@@ -8,7 +8,7 @@ mod common;
 use common::xorshift as values;
 
 use ptx_emu::{bytes, Device, Module, Param};
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 /// A (`batch x m x k`), B (`batch x k x n`) and C (`batch x m x n`) of
 /// f64 values in `[-4, 4]`.
@@ -58,7 +58,7 @@ fn check(
 ) -> String {
     let (enc, dec) = (e.cd, e.dec);
     let [a, b, c] = operands(17, (batch, m, n, k));
-    let text = ptx(name, gpu, arch);
+    let text = common::ops_ptx(name, gpu, arch);
     let module = Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut dev = Device::new();
     let pa = dev.alloc_from(&(e.ab)(&a));
@@ -79,28 +79,6 @@ fn check(
             }
         }
     }
-    text
-}
-
-/// Our PTX for ops kernel `name` on `gpu`, checked by ptxas for `arch` with
-/// the extended shared memory NVIDIA's tileiras enables.
-fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
-    let path = common::repo().join(format!("tests/data/lower/ops/{name}.tileir"));
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let flags = [
-        "-arch",
-        arch,
-        "--opt-level",
-        "3",
-        "--enable-extended-smem=true",
-    ];
-    common::assemble(&text, &flags);
     text
 }
 

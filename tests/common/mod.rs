@@ -102,7 +102,15 @@ pub fn ops_ptx(name: &str, gpu: tileiras::options::Gpu, arch: &str) -> String {
         ..Default::default()
     };
     let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assemble(&text, &["-arch", arch, "--opt-level", "3"]);
+    // With the extended shared memory NVIDIA's tileiras gives ptxas.
+    let flags = [
+        "-arch",
+        arch,
+        "--opt-level",
+        "3",
+        "--enable-extended-smem=true",
+    ];
+    assemble(&text, &flags);
     text
 }
 
