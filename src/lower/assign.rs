@@ -278,7 +278,13 @@ fn assign_block(
                         if vec * i64::from(p.elem.bits().max(8) / 8) == i64::from(max_bytes) {
                             vec = vec.max(bytes.get(&shape).copied().unwrap_or(1));
                         }
-                        demand(out, t, default_layout(&shape, warps, vec));
+                        // Lanes along the dimension contiguous in memory.
+                        let layout = match crate::lower::ops::coalesce::off_last_contiguous_dim(&p)
+                        {
+                            Some(cd) => crate::lower::ops::coalesce::along(&shape, cd, warps),
+                            None => default_layout(&shape, warps, vec),
+                        };
+                        demand(out, t, layout);
                     }
                 }
             }

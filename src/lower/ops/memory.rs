@@ -634,7 +634,11 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     if p.elem.bits() == 4 {
         return super::memory_4bit::load_view(l, op, &p, &index, res, &ord);
     }
-    let layout: Rc<LinearLayout> = l.layout_of(res);
+    let wanted: Rc<LinearLayout> = l.layout_of(res);
+    // Rows read whole, then moved into the users' layout, when theirs
+    // would have each lane read its own row.
+    let layout =
+        super::coalesce::load_layout(&p, &wanted, l.warps).unwrap_or_else(|| wanted.clone());
     let elem = p.elem;
     p.elem = stored(elem);
     let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
@@ -711,7 +715,11 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     if elem != p.elem {
         regs = regs.into_iter().map(|b| byte_to_pred(l, b)).collect();
     }
-    l.bind(res, Tile { elem, layout, regs });
+    let mut t = Tile { elem, layout, regs };
+    if t.layout != wanted {
+        t = super::coalesce::convert(l, &t, &wanted)?;
+    }
+    l.bind(res, t);
     Ok(())
 }
 

@@ -4,6 +4,7 @@ pub mod alloca;
 pub mod arith;
 pub mod atomic;
 pub mod cast;
+pub mod coalesce;
 pub mod control;
 pub mod debug;
 pub mod f4;

@@ -1083,6 +1083,32 @@ def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None):
     kernel(name, BytecodeVersion.V_13_3, [ptr(mem), ptr(mem), ptr(cd), ptr(cd)], body)
 
 
+def view_transposes():
+    """Views whose dimension contiguous in memory is not the tile's last:
+    `view_colmajor_copy_f32`: y = x for x, y column-major [40, 24] f32
+    (strides [1, 40]) through [32, 16] tiles at index (1, 1), zero padded
+    (ragged: rows 32..39, columns 16..23 in bounds);
+    `view_row_to_colmajor_f16`: y[i, j] = x[i, j] for x row-major [48, 72]
+    (strides [72, 1]) and y column-major (strides [1, 48]) through [32, 64]
+    tiles at index (1, 1) (rows 32..47, columns 64..71 in bounds)."""
+    def copy(name, e, shape, x_strides, y_strides, tile):
+        def body(cb, tt, p):
+            el = e(tt)
+            one = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (1).to_bytes(4, "little"))
+            views = []
+            for base, strides in ((p[0], x_strides), (p[1], y_strides)):
+                TV = tt.tensor_view(el, shape, strides, PtrAttr.Missing)
+                PV = tt.partition_view(tile, TV, [0, 1], PaddingValue.Zero)
+                views.append(E.encode_MakePartitionViewOp(cb, PV, E.encode_MakeTensorViewOp(cb, TV, base, [], [])))
+            x, _ = E.encode_LoadViewTkoOp(cb, tt.tile(el, tile), tt.Token, views[0], [one, one], None,
+                                          E.MemoryOrderingSemantics.WEAK, None, None, [False, False])
+            E.encode_StoreViewTkoOp(cb, tt.Token, x, views[1], [one, one], None,
+                                    E.MemoryOrderingSemantics.WEAK, None, None, [False, False])
+        kernel(name, BytecodeVersion.V_13_3, [ptr(e), ptr(e)], body)
+    copy("view_colmajor_copy_f32", f32, [40, 24], [1, 40], [1, 40], [32, 16])
+    copy("view_row_to_colmajor_f16", f16, [48, 72], [72, 1], [1, 48], [32, 64])
+
+
 math_f64_unary()
 math_f64_binary()
 remf("remf_f32", f32)
@@ -1113,6 +1139,7 @@ directed_16()
 narrow_ints()
 token_flow()
 mma_large("mma_128x128x32_f16", 128, 128, 32)
+view_transposes()
 mma_large("mma_64x64x256_f64", 64, 64, 256, ab=f64, cd=f64)
 mma_large("mma_128x128x128_tf32", 128, 128, 128, ab=tf32, via=f32)
 mma_large("mma_64x64x256_f32", 64, 64, 256, ab=f32)

@@ -1,0 +1,77 @@
+//! Tiles of views whose dimension contiguous in memory is not the tile's
+//! last (column-major tensors, transposing copies): loads and stores put
+//! consecutive lanes along that dimension, and a tile read one way and
+//! written the other moves through shared memory between them. Kernels of
+//! `tests/data/lower/ops/gen.py`, assembled by the real ptxas for sm_80 and
+//! sm_90 and run in the PTX emulator on ragged tiles.
+mod common;
+use common::xorshift as values;
+
+use ptx_emu::{bytes, Device, Module, Param};
+use tileiras::options::Gpu;
+
+const TARGETS: [(Gpu, &str); 2] = [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")];
+
+/// Runs `name` on the bytes `x` into a `y` of the same size
+/// filled with 0xff bytes; returns `y` and the PTX.
+fn run(name: &str, gpu: Gpu, arch: &str, x: &[u8]) -> (Vec<u8>, String) {
+    let text = common::ops_ptx(name, gpu, arch);
+    let module = Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut dev = Device::new();
+    let px = dev.alloc_from(x);
+    let py = dev.alloc_from(&vec![0xff; x.len()]);
+    let params = [px, py].map(|p| Param::U64(p.addr()));
+    dev.launch_grid(&module, name, (1, 1, 1), &params)
+        .unwrap_or_else(|e| panic!("{name} {arch}: {e}"));
+    (dev.read(py), text)
+}
+
+#[test]
+fn column_major_tiles_copy_without_moving_through_shared_memory() {
+    // x, y: [40, 24] f32, element (i, j) at i + 40 j; the [32, 16] tile at
+    // (1, 1) covers rows 32..63 and columns 16..31, in bounds up to 39, 23.
+    let x: Vec<u32> = values(5, 40 * 24).iter().map(|&v| v as u32).collect();
+    for (gpu, arch) in TARGETS {
+        let (y, text) = run("view_colmajor_copy_f32", gpu, arch, &bytes::from_u32(&x));
+        let y = bytes::to_u32(&y);
+        for j in 0..24 {
+            for i in 0..40 {
+                let at = i + 40 * j;
+                let want = if (32..40).contains(&i) && (16..24).contains(&j) {
+                    x[at]
+                } else {
+                    u32::MAX
+                };
+                assert_eq!(y[at], want, "{arch}: y[{i}, {j}]");
+            }
+        }
+        // Loaded and stored in one layout: nothing to move.
+        assert!(!text.contains("bar.sync"), "{arch}");
+    }
+}
+
+#[test]
+fn row_major_tile_stored_column_major_moves_through_shared_memory() {
+    // x: [48, 72] f16 row-major (i, j at 72 i + j); y: the same tensor
+    // column-major (at i + 48 j). The [32, 64] tile at (1, 1) covers rows
+    // 32..63 and columns 64..127, in bounds up to 47, 71.
+    let x: Vec<u16> = values(9, 48 * 72).iter().map(|&v| v as u16).collect();
+    for (gpu, arch) in TARGETS {
+        let (y, text) = run("view_row_to_colmajor_f16", gpu, arch, &bytes::from_u16(&x));
+        let y = bytes::to_u16(&y);
+        for i in 0..48 {
+            for j in 0..72 {
+                let want = if (32..48).contains(&i) && (64..72).contains(&j) {
+                    x[72 * i + j]
+                } else {
+                    u16::MAX
+                };
+                assert_eq!(y[i + 48 * j], want, "{arch}: y[{i}, {j}]");
+            }
+        }
+        assert!(
+            text.contains("bar.sync"),
+            "{arch}: a shared-memory transpose"
+        );
+    }
+}
