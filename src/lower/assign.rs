@@ -1,7 +1,9 @@
 //! Layout assignment: gives every tile value a distributed layout.
 //!
-//! Stores anchor the choice (a blocked layout, vectorized when the view
-//! proves it safe); walking the body backwards, each op passes the layout
+//! Stores anchor the choice (a blocked layout with the lanes along the
+//! dimension contiguous in memory, vectorized when the view proves it
+//! safe; loads whose users want another read along memory and convert,
+//! [`super::ops::coalesce`]); walking the body backwards, each op passes the layout
 //! demanded of its result on to its operands (elementwise ops unchanged,
 //! `broadcast` collapses the broadcast dimensions, `reshape` reinterprets
 //! the coordinates). Values nobody constrains get the default blocked layout.
