@@ -27,7 +27,7 @@ pub fn off_last_contiguous_dim(p: &PartitionInfo) -> Option<usize> {
 /// The tile dimension of view `p` that runs along memory (its tensor
 /// dimension has unit stride), when a warp's lanes along it would span a
 /// sector.
-fn contiguous_dim(p: &PartitionInfo) -> Option<usize> {
+pub fn contiguous_dim(p: &PartitionInfo) -> Option<usize> {
     let rank = p.tile_shape.len();
     if rank < 2 || p.sparse_dim.is_some() {
         return None;
