@@ -8,7 +8,14 @@ mod common;
 use common::xorshift as values;
 
 use ptx_emu::{bytes, Device, Module, Param};
-use tileiras::options::Gpu;
+use std::cell::Cell;
+use tileiras::options::{Gpu, Options};
+
+thread_local! {
+    /// Whether this thread's kernels swizzle their operand buffers
+    /// (`TILEIR_ALWAYS_SWIZZLE`) rather than pad them.
+    static SWIZZLE: Cell<bool> = const { Cell::new(false) };
+}
 
 /// A (`batch x m x k`), B (`batch x k x n`) and C (`batch x m x n`) of
 /// f64 values in `[-4, 4]`.
@@ -56,9 +63,14 @@ fn check(
     arch: &str,
     e: &Elems,
 ) -> String {
+    let options = Options {
+        gpu,
+        always_swizzle: SWIZZLE.with(Cell::get),
+        ..Default::default()
+    };
     let (enc, dec) = (e.cd, e.dec);
     let [a, b, c] = operands(17, (batch, m, n, k));
-    let text = common::ops_ptx(name, gpu, arch);
+    let text = common::ops_ptx_with(name, &options, arch);
     let module = Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut dev = Device::new();
     let pa = dev.alloc_from(&(e.ab)(&a));
@@ -205,4 +217,15 @@ fn batched_i8_operands_are_sliced_for_mma_sync() {
             shared_bytes(&text)
         );
     }
+}
+
+#[test]
+fn swizzled_operand_slices_match_too() {
+    // Under `TILEIR_ALWAYS_SWIZZLE` the slices' rows are unpadded and
+    // XOR-swizzled, for every writer and reader.
+    SWIZZLE.with(|s| s.set(true));
+    f64_operands_of_256_kib_run_on_tensor_cores_in_k_slices();
+    tf32_operands_of_128_kib_run_on_mma_sync_in_k_slices();
+    batched_i8_operands_are_sliced_for_mma_sync();
+    batched_f64_operands_are_sliced_per_batch();
 }

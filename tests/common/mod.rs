@@ -91,17 +91,22 @@ pub fn cuda_root() -> PathBuf {
 /// after checking that the verifier accepts the module and ptxas accepts
 /// the PTX for `arch`.
 pub fn ops_ptx(name: &str, gpu: tileiras::options::Gpu, arch: &str) -> String {
+    let options = tileiras::options::Options {
+        gpu,
+        ..Default::default()
+    };
+    ops_ptx_with(name, &options, arch)
+}
+
+/// [`ops_ptx`] under `options`.
+pub fn ops_ptx_with(name: &str, options: &tileiras::options::Options, arch: &str) -> String {
     let path = repo().join(format!("tests/data/lower/ops/{name}.tileir"));
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e:?}"));
     if let Err(e) = tileiras::verify::verify(&m) {
         panic!("{name} is not valid TileIR: {e:?}");
     }
-    let options = tileiras::options::Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = tileiras::lower::lower(&m, options).unwrap_or_else(|e| panic!("{name}: {e}"));
     // With the extended shared memory NVIDIA's tileiras gives ptxas.
     let flags = [
         "-arch",
