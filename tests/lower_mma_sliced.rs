@@ -182,7 +182,7 @@ fn f32_operands_beyond_sm_120_shared_memory_run_in_k_slices() {
 
 #[test]
 fn batched_f64_operands_are_sliced_per_batch() {
-    // 4 x 32 x 32 x 256 f64: 256 KiB per operand. sm_80 stages 16 of K
+    // 4 x 32 x 32 x 256 f64: 256 KiB per operand. sm_80 stages 32 of K
     // at a time for `mma.sync`; sm_120's FMAs take 32.
     for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm120, "sm_120a")] {
         let text = check("mma_b4_32x32x256_f64", (4, 32, 32, 256), gpu, arch, &F64);

@@ -280,8 +280,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let swizzle = swizzled(l, &a, &b);
     let ks = k_slices(plan.kind, kk)
         .find(|&ks| {
-            plan_bytes(plan.kind, batch, mm, nn, ks) <= STAGE_BUDGET
-                && staged_bytes(plan.kind, batch, (mm, nn), ks, swizzle) <= room(l)
+            staged_bytes(plan.kind, batch, (mm, nn), ks, swizzle) <= STAGE_BUDGET.min(room(l))
         })
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
     let staged = operand_buffers(l, plan.kind, &a, &b, ks)?;
