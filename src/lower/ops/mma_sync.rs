@@ -5,9 +5,9 @@
 //! XOR-swizzled unpadded ones under `TILEIR_ALWAYS_SWIZZLE`
 //! ([`super::mma_sync_smem`]); operands larger than the 96 KiB staging
 //! budget (or the shared memory left) are staged one power-of-two K slice
-//! at a time, the accumulator carried from slice to slice. Every warp loads its fragments (`ldmatrix`
-//! where the fragment is a b16 matrix view of the data, else `ld.shared`)
-//! and issues one `mma.sync` per m16 x n8 tile of its sub-tile and per
+//! at a time, the accumulator carried from slice to slice. Every warp
+//! loads its fragments (`ldmatrix` where the fragment is a b16 matrix view
+//! of the data, else `ld.shared`) and issues one `mma.sync` per m16 x n8 tile of its sub-tile and per
 //! instruction K step. The accumulator lives in registers in the layout of
 //! [`acc_layout`], which layout assignment gives the op's `acc` and result.
 //!
