@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs the tools the tests need (scripts/setup.sh),
 # checks formatting and lints, runs the Rust tests of the whole workspace
-# (they run the real ptxas and nvdisasm), checks that the committed C header
+# (they run the real ptxas and nvdisasm) and the corpus kernels in the PTX
+# emulator for every target family, checks that the committed C header
 # is current, and builds and runs the C API tests against an installed prefix.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,6 +19,10 @@ echo "== header is current"
 git diff --exit-code -- include/ || { echo "include/tileiras.h is stale: rebuild and commit it" >&2; exit 1; }
 echo "== cargo test"
 cargo test --workspace --release
+echo "== corpus kernels in the PTX emulator for sm_80, sm_100 and sm_120 (sm_90 ran above)"
+for gpu in sm_80 sm_100 sm_120; do
+  LOWER_EMU_GPU=$gpu cargo test --release --test lower_emulated
+done
 if [ -x scripts/capi-tests.sh ]; then
   echo "== C API tests"
   bash scripts/capi-tests.sh
