@@ -75,3 +75,36 @@ fn row_major_tile_stored_column_major_moves_through_shared_memory() {
         );
     }
 }
+
+#[test]
+fn tiles_too_large_to_move_are_read_as_stored() {
+    // x: [200, 300] f32 row-major; y column-major. The [128, 256] tile at
+    // (1, 1) (rows 128..199, columns 256..299 in bounds) takes 128 KiB:
+    // sm_80 and sm_90 move it through shared memory, sm_120 (99 KiB) reads
+    // it in the stores' layout instead.
+    let x: Vec<u32> = values(13, 200 * 300).iter().map(|&v| v as u32).collect();
+    for (gpu, arch, moved) in [
+        (Gpu::Sm80, "sm_80", true),
+        (Gpu::Sm90, "sm_90a", true),
+        (Gpu::Sm120, "sm_120a", false),
+    ] {
+        let (y, text) = run(
+            "view_row_to_colmajor_big_f32",
+            gpu,
+            arch,
+            &bytes::from_u32(&x),
+        );
+        let y = bytes::to_u32(&y);
+        for i in 0..200 {
+            for j in 0..300 {
+                let want = if i >= 128 && j >= 256 {
+                    x[300 * i + j]
+                } else {
+                    u32::MAX
+                };
+                assert_eq!(y[i + 200 * j], want, "{arch}: y[{i}, {j}]");
+            }
+        }
+        assert_eq!(text.contains("bar.sync"), moved, "{arch}");
+    }
+}

@@ -14,6 +14,8 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::view::{Extent, PartitionInfo};
 use crate::lower::LowerError;
 
+use super::staging::{room, slot_bytes};
+
 /// Bytes a warp's lanes must span along the contiguous dimension for the
 /// load to be worth moving: one 32-byte sector.
 const MIN_ROW_BYTES: i64 = 32;
@@ -85,6 +87,20 @@ pub fn load_layout(
     }
     let layout = along(&p.tile_shape, cd, warps);
     lanes_along(&layout).then_some(layout)
+}
+
+/// [`load_layout`] for a load `l` lowers, when shared memory has room for
+/// the move (else the users' layout, read as it is).
+pub fn load_layout_in(
+    l: &Lowerer,
+    p: &PartitionInfo,
+    wanted: &LinearLayout,
+) -> Option<Rc<LinearLayout>> {
+    let bytes = p.tile_shape.iter().product::<i64>() * slot_bytes(p.elem);
+    if bytes > room(l) {
+        return None;
+    }
+    load_layout(p, wanted, l.warps)
 }
 
 /// Moves loaded tile `t` into `wanted` (warp shuffles where they suffice,

@@ -637,8 +637,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let wanted: Rc<LinearLayout> = l.layout_of(res);
     // Rows read whole, then moved into the users' layout, when theirs
     // would have each lane read its own row.
-    let layout =
-        super::coalesce::load_layout(&p, &wanted, l.warps).unwrap_or_else(|| wanted.clone());
+    let layout = super::coalesce::load_layout_in(l, &p, &wanted).unwrap_or_else(|| wanted.clone());
     let elem = p.elem;
     p.elem = stored(elem);
     let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;

@@ -1090,7 +1090,9 @@ def view_transposes():
     (ragged: rows 32..39, columns 16..23 in bounds);
     `view_row_to_colmajor_f16`: y[i, j] = x[i, j] for x row-major [48, 72]
     (strides [72, 1]) and y column-major (strides [1, 48]) through [32, 64]
-    tiles at index (1, 1) (rows 32..47, columns 64..71 in bounds)."""
+    tiles at index (1, 1) (rows 32..47, columns 64..71 in bounds);
+    `view_row_to_colmajor_big_f32`: the same for f32 [200, 300] through
+    [128, 256] tiles (rows 128..199, columns 256..299 in bounds)."""
     def copy(name, e, shape, x_strides, y_strides, tile):
         def body(cb, tt, p):
             el = e(tt)
@@ -1107,6 +1109,8 @@ def view_transposes():
         kernel(name, BytecodeVersion.V_13_3, [ptr(e), ptr(e)], body)
     copy("view_colmajor_copy_f32", f32, [40, 24], [1, 40], [1, 40], [32, 16])
     copy("view_row_to_colmajor_f16", f16, [48, 72], [72, 1], [1, 48], [32, 64])
+    # 128 KiB a tile: more than sm_120's shared memory, so read as stored.
+    copy("view_row_to_colmajor_big_f32", f32, [200, 300], [300, 1], [1, 200], [128, 256])
 
 
 math_f64_unary()
