@@ -50,61 +50,63 @@ fn column_major_tiles_copy_without_moving_through_shared_memory() {
     }
 }
 
-#[test]
-fn row_major_tile_stored_column_major_moves_through_shared_memory() {
-    // x: [48, 72] f16 row-major (i, j at 72 i + j); y: the same tensor
-    // column-major (at i + 48 j). The [32, 64] tile at (1, 1) covers rows
-    // 32..63 and columns 64..127, in bounds up to 47, 71.
-    let x: Vec<u16> = values(9, 48 * 72).iter().map(|&v| v as u16).collect();
-    for (gpu, arch) in TARGETS {
-        let (y, text) = run("view_row_to_colmajor_f16", gpu, arch, &bytes::from_u16(&x));
-        let y = bytes::to_u16(&y);
-        for i in 0..48 {
-            for j in 0..72 {
-                let want = if (32..48).contains(&i) && (64..72).contains(&j) {
-                    x[72 * i + j]
+/// Checks kernel `name`, which copies the `tile` at index (1, 1) of a
+/// row-major `shape` tensor of `eb`-byte elements into the same tensor
+/// column-major, on each target, and whether its PTX moved the tile
+/// through shared memory (`moved`).
+fn row_to_colmajor(
+    name: &str,
+    (rows, cols): (usize, usize),
+    (tr, tc): (usize, usize),
+    eb: usize,
+    targets: &[(Gpu, &str, bool)],
+) {
+    let x: Vec<u8> = values(9, rows * cols * eb)
+        .iter()
+        .map(|&v| v as u8)
+        .collect();
+    for &(gpu, arch, moved) in targets {
+        let (y, text) = run(name, gpu, arch, &x);
+        for i in 0..rows {
+            for j in 0..cols {
+                let inside = (tr..2 * tr).contains(&i) && (tc..2 * tc).contains(&j);
+                let at = (i + rows * j) * eb;
+                let want = if inside {
+                    &x[(cols * i + j) * eb..][..eb]
                 } else {
-                    u16::MAX
+                    &[0xff; 8][..eb]
                 };
-                assert_eq!(y[i + 48 * j], want, "{arch}: y[{i}, {j}]");
-            }
-        }
-        assert!(
-            text.contains("bar.sync"),
-            "{arch}: a shared-memory transpose"
-        );
-    }
-}
-
-#[test]
-fn tiles_too_large_to_move_are_read_as_stored() {
-    // x: [200, 300] f32 row-major; y column-major. The [128, 256] tile at
-    // (1, 1) (rows 128..199, columns 256..299 in bounds) takes 128 KiB:
-    // sm_80 and sm_90 move it through shared memory, sm_120 (99 KiB) reads
-    // it in the stores' layout instead.
-    let x: Vec<u32> = values(13, 200 * 300).iter().map(|&v| v as u32).collect();
-    for (gpu, arch, moved) in [
-        (Gpu::Sm80, "sm_80", true),
-        (Gpu::Sm90, "sm_90a", true),
-        (Gpu::Sm120, "sm_120a", false),
-    ] {
-        let (y, text) = run(
-            "view_row_to_colmajor_big_f32",
-            gpu,
-            arch,
-            &bytes::from_u32(&x),
-        );
-        let y = bytes::to_u32(&y);
-        for i in 0..200 {
-            for j in 0..300 {
-                let want = if i >= 128 && j >= 256 {
-                    x[300 * i + j]
-                } else {
-                    u32::MAX
-                };
-                assert_eq!(y[i + 200 * j], want, "{arch}: y[{i}, {j}]");
+                assert_eq!(&y[at..at + eb], want, "{arch}: y[{i}, {j}]");
             }
         }
         assert_eq!(text.contains("bar.sync"), moved, "{arch}");
     }
+}
+
+#[test]
+fn row_major_tile_stored_column_major_moves_through_shared_memory() {
+    // x: [48, 72] f16; the [32, 64] tile at (1, 1) covers rows 32..63 and
+    // columns 64..127, in bounds up to 47, 71.
+    let targets = [(Gpu::Sm80, "sm_80", true), (Gpu::Sm90, "sm_90a", true)];
+    row_to_colmajor("view_row_to_colmajor_f16", (48, 72), (32, 64), 2, &targets);
+}
+
+#[test]
+fn tiles_too_large_to_move_are_read_as_stored() {
+    // x: [200, 300] f32; the [128, 256] tile at (1, 1) (rows 128..199,
+    // columns 256..299 in bounds) takes 128 KiB: sm_80 and sm_90 move it
+    // through shared memory, sm_120 (99 KiB) reads it in the stores' layout
+    // instead.
+    let targets = [
+        (Gpu::Sm80, "sm_80", true),
+        (Gpu::Sm90, "sm_90a", true),
+        (Gpu::Sm120, "sm_120a", false),
+    ];
+    row_to_colmajor(
+        "view_row_to_colmajor_big_f32",
+        (200, 300),
+        (128, 256),
+        4,
+        &targets,
+    );
 }
