@@ -175,13 +175,24 @@ pub(super) fn int_cvt(i: &Inst) -> bool {
 /// identity or absorbing immediate (`x + 0`, `x * 1`, `x * 0`, `0 * y + z`).
 fn simplify(i: &Inst) -> Option<Operand> {
     let ty = *i.tys.first()?;
-    if ty.is_float() || ty == Ty::Pred || i.guard.is_some() || i.dsts.len() != 1 {
+    let pred = ty == Ty::Pred;
+    if ty.is_float() || i.guard.is_some() || i.dsts.len() != 1 {
         return None;
     }
     let lo = i.mods.as_slice() == ["lo"];
     let s = &i.srcs;
     let imm = |k: usize| s.get(k).and_then(int_value);
     let reg = |k: usize| matches!(s.get(k), Some(Operand::Reg(_))).then(|| s[k].clone());
+    if pred {
+        // Predicate logic with a constant operand (1 is true).
+        return match (i.opc, imm(0), imm(1)) {
+            (Opc::Or | Opc::Xor, _, Some(0)) | (Opc::And, _, Some(1)) => reg(0),
+            (Opc::Or | Opc::Xor, Some(0), _) | (Opc::And, Some(1), _) => reg(1),
+            (Opc::And, Some(0), _) | (Opc::And, _, Some(0)) => Some(Operand::Imm(0)),
+            (Opc::Or, Some(1), _) | (Opc::Or, _, Some(1)) => Some(Operand::Imm(1)),
+            _ => None,
+        };
+    }
     match i.opc {
         Opc::Add | Opc::Or | Opc::Xor if imm(1) == Some(0) => reg(0),
         Opc::Add | Opc::Or | Opc::Xor if imm(0) == Some(0) => reg(1),
@@ -425,6 +436,30 @@ mod tests {
     use super::*;
     use crate::lower::simt::Builder;
     use crate::ptx::{RegClass, Special};
+
+    #[test]
+    fn predicate_logic_with_a_constant_simplifies() {
+        let p = Reg {
+            class: RegClass::Pred,
+            id: 1,
+        };
+        let d = vec![Operand::Reg(Reg {
+            class: RegClass::Pred,
+            id: 2,
+        })];
+        let op = |opc: Opc, a: Operand, b: Operand| {
+            simplify(&Inst::new(opc, &[], &[Ty::Pred], d.clone(), vec![a, b]))
+        };
+        let (q, f, t) = (Operand::Reg(p), Operand::Imm(0), Operand::Imm(1));
+        assert_eq!(op(Opc::Xor, q.clone(), f.clone()), Some(q.clone()));
+        assert_eq!(op(Opc::Or, f.clone(), q.clone()), Some(q.clone()));
+        assert_eq!(op(Opc::And, q.clone(), t.clone()), Some(q.clone()));
+        assert_eq!(op(Opc::And, q.clone(), f.clone()), Some(f.clone()));
+        assert_eq!(op(Opc::Or, t.clone(), q.clone()), Some(t.clone()));
+        // `xor` with true negates: left alone.
+        assert_eq!(op(Opc::Xor, q.clone(), t), None);
+        assert_eq!(op(Opc::And, q.clone(), q), None);
+    }
 
     #[test]
     fn folds_shares_and_removes() {
