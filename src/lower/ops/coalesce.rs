@@ -1,11 +1,12 @@
-//! Coalesced loads of tiles whose users want another layout: when the
-//! layout a loaded tile's users ask for puts consecutive lanes on different
-//! rows of memory (a tile read in the transposed `order`, stored in the
-//! natural one), each lane of a warp would read its own row and a warp its
-//! own 32-byte sector per lane. The tile is then loaded with the lanes along
-//! the dimension that is contiguous in memory, so a warp reads whole rows,
-//! and moved through shared memory into the layout its users want (as
-//! NVIDIA's tileiras transposes through shared memory).
+//! Coalesced view accesses. A warp whose consecutive lanes sit on
+//! different rows of memory touches one 32-byte sector per lane, so:
+//! - stores of a view whose unit-stride dimension is not the tile's last
+//!   (column-major tensors) get a layout with the lanes [`along`] that
+//!   dimension (layout assignment asks [`off_last_contiguous_dim`]);
+//! - a load whose users want the lanes elsewhere (a tile read in the
+//!   transposed `order`, stored in the natural one) is read along memory
+//!   ([`load_layout`]) and moved through shared memory into its users'
+//!   layout, as NVIDIA's tileiras transposes, where the tile fits.
 use std::rc::Rc;
 
 use crate::lower::assign::default_layout;
