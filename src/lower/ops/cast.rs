@@ -474,15 +474,7 @@ fn int_to_bf16(l: &mut Lowerer, x: Reg, ft: Ty) -> Reg {
     let back = cvt(l, &["rzi"], ft, Ty::F32, t);
     let inexact =
         l.b.op(Opc::Setp, &["ne"], &[ft], Ty::Pred, vec![reg(back), reg(x)]);
-    let bit = l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        smallvec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
-    );
-    let odd =
-        l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)]);
+    let odd = sticky(l, t, inexact);
     cvt(l, &["rn"], Ty::BF16, Ty::F32, odd)
 }
 
@@ -513,12 +505,23 @@ pub(super) fn f64_to_f32_odd(l: &mut Lowerer, x: Reg) -> Reg {
         Ty::Pred,
         vec![reg(back), reg(x)],
     );
+    sticky(l, t, inexact)
+}
+
+/// The truncated f32 `t` rounded to odd: its last bit set when `inexact`.
+fn sticky(l: &mut Lowerer, t: Reg, inexact: Reg) -> Reg {
     let bit = l.b.op(
         Opc::Selp,
         &[],
         &[Ty::B32],
         Ty::B32,
-        smallvec![Operand::Imm(1), Operand::Imm(0), reg(inexact)],
+        smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(inexact)],
     );
-    l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![reg(t), reg(bit)])
+    l.b.op(
+        Opc::Or,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        vec![Operand::Reg(t), Operand::Reg(bit)],
+    )
 }
