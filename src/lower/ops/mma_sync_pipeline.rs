@@ -20,7 +20,7 @@ use super::arith::enum_attr;
 use super::memory::ordering;
 use super::mma_sync::{acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, Plan};
 use super::mma_sync_copies::Stream;
-use super::mma_sync_smem::{bin, disjoint, Operands};
+use super::mma_sync_smem::{bin, disjoint, row_pads, Operands};
 use super::mma_sync_swizzle::{Swizzle, Swizzled};
 use super::staging::{alloc, barrier};
 
@@ -377,13 +377,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let batch: i64 = ashape[..rank - 2].iter().product();
     let kind = pat.plan.kind;
     let eb = kind.bytes();
-    // tf32 B columns are read per lane: 8 words of padding spread them.
     let swizzle = l.target.always_swizzle;
-    let (apad, bpad) = match (swizzle, kind) {
-        (true, _) => (0, 0),
-        (false, Kind::Tf32) => (16 / eb, 8),
-        (false, _) => (16 / eb, 16 / eb),
-    };
+    let (apad, bpad) = row_pads(kind, swizzle);
     let (astride, bstride) = ((kk + apad) * eb, (nn + bpad) * eb);
     let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
     let stage_bytes = ((abytes + bbytes) + 127) & !127;

@@ -89,14 +89,24 @@ pub fn swizzled(l: &Lowerer, a: &Tile, b: &Tile) -> bool {
 /// operands of `kind` staged `ks` elements of K at a time.
 pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizzle: bool) -> i64 {
     let eb = kind.bytes();
-    let pad = |p: i64| if swizzle { 0 } else { p };
-    let a = batch * mm * (ks + pad(16 / eb)) * eb;
+    let (apad, bpad) = row_pads(kind, swizzle);
+    let a = batch * mm * (ks + apad) * eb;
     let b = match kind {
-        Kind::Byte => batch * nn * (ks + pad(16)) * eb,
-        Kind::Tf32 => batch * ks * (nn + pad(8)) * eb,
-        _ => batch * ks * (nn + pad(16 / eb)) * eb,
+        Kind::Byte => batch * nn * (ks + bpad) * eb,
+        _ => batch * ks * (nn + bpad) * eb,
     };
     ((a + 15) & !15) + b
+}
+
+/// Elements of padding at the end of each A and B buffer row: 16 bytes (32
+/// for tf32 B, whose columns are read per lane), none when swizzled.
+pub fn row_pads(kind: Kind, swizzle: bool) -> (i64, i64) {
+    let eb = kind.bytes();
+    match (swizzle, kind) {
+        (true, _) => (0, 0),
+        (false, Kind::Tf32) => (16 / eb, 8),
+        (false, _) => (16 / eb, 16 / eb),
+    }
 }
 
 /// Allocates the buffers for tiles `a` (`[batch,] M x K`) and `b`
@@ -121,9 +131,8 @@ pub fn operand_buffers(
         s
     };
     let swizzle = swizzled(l, a, b);
-    let pad = |p: i64| if swizzle { 0 } else { p };
+    let (apad, bpad) = row_pads(kind, swizzle);
     let identity = Placement::identity(rank);
-    let apad = pad(16 / eb);
     let astride = (ks + apad) * eb;
     let abuf = alloc(l, &with(mm, ks + apad), a.elem)?;
     let mut a_strides = vec![mm * astride, astride, eb];
@@ -135,8 +144,8 @@ pub fn operand_buffers(
         place: identity.clone(),
     };
     let (bt, bstride) = if kind == Kind::Byte {
-        let stride = (ks + pad(16)) * eb;
-        let buf = alloc(l, &with(nn, ks + pad(16)), b.elem)?;
+        let stride = (ks + bpad) * eb;
+        let buf = alloc(l, &with(nn, ks + bpad), b.elem)?;
         let mut strides = vec![nn * stride, eb, stride];
         strides.drain(..3 - rank);
         let mut dims: Vec<usize> = (0..rank).collect();
@@ -156,9 +165,8 @@ pub fn operand_buffers(
             stride,
         )
     } else {
-        let pad = pad(if kind == Kind::Tf32 { 8 } else { 16 / eb });
-        let stride = (nn + pad) * eb;
-        let buf = alloc(l, &with(ks, nn + pad), b.elem)?;
+        let stride = (nn + bpad) * eb;
+        let buf = alloc(l, &with(ks, nn + bpad), b.elem)?;
         let mut strides = vec![ks * stride, stride, eb];
         strides.drain(..3 - rank);
         let sw = swizzle.then(|| Swizzle::for_rows(stride));
@@ -193,12 +201,12 @@ impl Staged {
     /// slice covers K).
     pub fn stage(&self, l: &mut Lowerer, a: &Tile, b: &Tile, s: i64) {
         let rank = a.layout.shape.len();
+        let eb = self.ops.kind.bytes();
         let window = |dim: usize| (self.ks < self.kk).then(|| Window::slice(dim, self.ks, s));
         for (t, to, w) in [
             (a, &self.a, window(rank - 1)),
             (b, &self.b, window(rank - 2)),
         ] {
-            let eb = self.ops.kind.bytes();
             if !store(l, t, to.buf.offset, &to.strides, eb, to.swizzle, w) {
                 match w {
                     Some(w) => write_window(l, t, &to.buf, &to.place, w),
