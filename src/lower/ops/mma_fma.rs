@@ -15,7 +15,7 @@ use crate::ptx::{Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::arith::enum_attr;
 use super::staging::{alloc, barrier, coordinates, room, slot_bytes, write, Placement};
-use super::staging_window::{write_window, Window};
+use super::staging_window::{k_slices, write_window, Window};
 
 /// The type products are accumulated in.
 #[derive(Clone, Copy, PartialEq)]
@@ -153,8 +153,7 @@ fn k_slice(l: &Lowerer, ashape: &[i64], bshape: &[i64], ae: Scalar, be: Scalar) 
     };
     let (a, b) = (per_k(ashape, ae), per_k(bshape, be));
     let fits = |ks: i64| ((a * ks + 15) & !15) + b * ks <= room(l);
-    let slices = (0..kdim.max(1).trailing_zeros()).rev().map(|k| 1i64 << k);
-    std::iter::once(kdim).chain(slices).find(|&ks| fits(ks))
+    k_slices(kdim, 1).find(|&ks| fits(ks))
 }
 
 /// Lowers `mmaf`, `mmai` and dequantized `mmaf_scaled`.

@@ -31,6 +31,7 @@ use super::mma_sync_smem::{
     operand_buffers, pack, staged_bytes, swizzled, FragmentAddrs, Operands,
 };
 use super::staging::{barrier, room};
+use super::staging_window::k_slices;
 
 /// The most accumulator registers per thread a plan may use.
 const MAX_ACC_REGS: i64 = 128;
@@ -191,7 +192,7 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
         return None;
     }
-    k_slices(kind, k).find(|&ks| plan_bytes(kind, batch, mm, nn, ks) <= STAGE_BUDGET)?;
+    k_slices(k, kind.k()).find(|&ks| plan_bytes(kind, batch, mm, nn, ks) <= STAGE_BUDGET)?;
     Some(Plan {
         acc: acc_layout(&shape, grid, kind.m()),
         grid,
@@ -207,16 +208,6 @@ const STAGE_BUDGET: i64 = 96 * 1024;
 /// at a time take.
 fn plan_bytes(kind: Kind, batch: i64, mm: i64, nn: i64, ks: i64) -> i64 {
     batch * ((mm + nn) * (ks + 16) * kind.bytes() + (ks * 8 * kind.bytes()))
-}
-
-/// The K extents operands may be staged in, longest first: all of `k`,
-/// then its power-of-two slices down to one instruction K step.
-fn k_slices(kind: Kind, k: i64) -> impl Iterator<Item = i64> {
-    let slices = (0..k.max(1).trailing_zeros())
-        .rev()
-        .map(|b| 1i64 << b)
-        .filter(move |&ks| ks >= kind.k());
-    std::iter::once(k).chain(slices)
 }
 
 /// The PTX type name of operand elements `s` (`signed` for integers).
@@ -278,7 +269,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let batch = if rank == 3 { shape[0] } else { 1 };
     let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
     let swizzle = swizzled(l, &a, &b);
-    let ks = k_slices(plan.kind, kk)
+    let ks = k_slices(kk, plan.kind.k())
         .find(|&ks| {
             staged_bytes(plan.kind, batch, (mm, nn), ks, swizzle) <= STAGE_BUDGET.min(room(l))
         })

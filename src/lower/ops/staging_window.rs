@@ -68,6 +68,16 @@ impl Window {
     }
 }
 
+/// The K extents a `k`-long reduction may be staged in, longest first:
+/// all of `k`, then its power-of-two slices down to `min`.
+pub fn k_slices(k: i64, min: i64) -> impl Iterator<Item = i64> {
+    let slices = (0..k.max(1).trailing_zeros())
+        .rev()
+        .map(|b| 1i64 << b)
+        .filter(move |&ks| ks >= min);
+    std::iter::once(k).chain(slices)
+}
+
 /// Which elements of a layout a thread holds in window `w`: the thread's
 /// slice-picking bits, in a register when threads differ in them.
 pub struct Selector {
