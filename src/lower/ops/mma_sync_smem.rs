@@ -18,12 +18,11 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 use smallvec::smallvec;
-use std::collections::BTreeMap;
 
 use super::mma_sync::Kind;
 use super::mma_sync_swizzle::{Swizzle, Swizzled};
 use super::staging::{alloc, write, Buffer, Placement};
-use super::staging_window::{write_window, Guard, Selector, Window};
+use super::staging_window::{slice_groups, write_window, Guard, Selector, Window};
 
 /// Where the staged operands lie.
 pub struct Operands {
@@ -281,13 +280,7 @@ fn store(
     }
     let v = 1usize << vbits;
     // Vectors grouped by the window slice their register part picks.
-    let mut groups: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-    for r0 in (0..layout.num_registers()).step_by(v) {
-        if layout.canonical_register(r0) == r0 {
-            let high = window.map_or(0, |w| w.high(&layout.apply(r0, 0)));
-            groups.entry(high).or_default().push(r0);
-        }
-    }
+    let groups = slice_groups(window, layout, (0..layout.num_registers()).step_by(v));
     let selector = window.map(|w| Selector::new(l, layout, w));
     for (high, starts) in groups {
         let guard = selector

@@ -68,6 +68,21 @@ impl Window {
     }
 }
 
+/// The canonical registers of `regs` in `layout`, grouped by the slice
+/// bits of their register part under `window` (one group without one).
+pub fn slice_groups(
+    window: Option<Window>,
+    layout: &LinearLayout,
+    regs: impl Iterator<Item = usize>,
+) -> BTreeMap<i64, Vec<usize>> {
+    let mut groups: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for r in regs.filter(|&r| layout.canonical_register(r) == r) {
+        let high = window.map_or(0, |w| w.high(&layout.apply(r, 0)));
+        groups.entry(high).or_default().push(r);
+    }
+    groups
+}
+
 /// The K extents a `k`-long reduction may be staged in, longest first:
 /// all of `k`, then its power-of-two slices down to `min`.
 pub fn k_slices(k: i64, min: i64) -> impl Iterator<Item = i64> {
@@ -142,16 +157,7 @@ impl Selector {
 pub fn write_window(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement, w: Window) {
     let layout = &t.layout;
     let sel = Selector::new(l, layout, w);
-    // Canonical registers grouped by their slice-picking bits.
-    let mut groups: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-    for r in 0..layout.num_registers() {
-        if layout.canonical_register(r) == r {
-            groups
-                .entry(w.high(&layout.apply(r, 0)))
-                .or_default()
-                .push(r);
-        }
-    }
+    let mut groups = slice_groups(Some(w), layout, 0..layout.num_registers());
     if sel.thread.is_none() {
         groups.retain(|&high, _| high == w.lo);
     }
