@@ -354,10 +354,7 @@ impl<'m> Lowerer<'m> {
                     if let Some(c) = super::ops::remat::rematerialize(self, v, layout) {
                         return Ok(c);
                     }
-                    if let Some(c) = super::ops::shuffle_convert::convert(self, &t, layout) {
-                        return Ok(c);
-                    }
-                    return super::ops::staging::convert(self, &t, layout);
+                    return self.move_tile(&t, layout);
                 }
             }
         }
@@ -366,6 +363,15 @@ impl<'m> Lowerer<'m> {
             layout: layout.clone(),
             regs,
         })
+    }
+
+    /// Tile `t` moved between threads into `layout` (of the same shape):
+    /// warp shuffles where they suffice, else shared memory.
+    pub fn move_tile(&mut self, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
+        if let Some(c) = super::ops::shuffle_convert::convert(self, t, layout) {
+            return Ok(c);
+        }
+        super::ops::staging::convert(self, t, layout)
     }
 
     /// The layout assigned to result `v`.

@@ -10,10 +10,9 @@
 use std::rc::Rc;
 
 use crate::lower::assign::default_layout;
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::kernel::Lowerer;
 use crate::lower::layout::LinearLayout;
 use crate::lower::view::{Extent, PartitionInfo};
-use crate::lower::LowerError;
 
 use super::staging::{room, slot_bytes};
 
@@ -102,15 +101,6 @@ pub fn load_layout_in(
         return None;
     }
     load_layout(p, wanted, l.warps)
-}
-
-/// Moves loaded tile `t` into `wanted` (warp shuffles where they suffice,
-/// else shared memory).
-pub fn convert(l: &mut Lowerer, t: &Tile, wanted: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
-    if let Some(c) = super::shuffle_convert::convert(l, t, wanted) {
-        return Ok(c);
-    }
-    super::staging::convert(l, t, wanted)
 }
 
 #[cfg(test)]

@@ -716,7 +716,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     }
     let mut t = Tile { elem, layout, regs };
     if t.layout != wanted {
-        t = super::coalesce::convert(l, &t, &wanted)?;
+        t = l.move_tile(&t, &wanted)?;
     }
     l.bind(res, t);
     Ok(())
