@@ -5,6 +5,7 @@
 //! integers, so every sum is exact whatever the order, and runs in the PTX
 //! emulator after the real ptxas accepts it.
 mod common;
+use common::shared_bytes;
 use common::xorshift as values;
 
 use ptx_emu::{bytes, Device, Module, Param};
@@ -122,17 +123,6 @@ fn enc_f32(x: &[f64]) -> Vec<u8> {
 
 fn dec_f32(b: &[u8]) -> Vec<f64> {
     bytes::to_f32(b).into_iter().map(f64::from).collect()
-}
-
-/// The `.shared` bytes the PTX declares.
-fn shared_bytes(ptx: &str) -> usize {
-    ptx.lines()
-        .find_map(|l| {
-            let l = l.trim();
-            l.starts_with(".shared")
-                .then(|| l.rsplit_once('[')?.1.trim_end_matches("];").parse().ok())?
-        })
-        .unwrap_or(0)
 }
 
 #[test]

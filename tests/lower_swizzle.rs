@@ -6,6 +6,7 @@
 //! operands, the pipelined K loops), take less shared memory per stage,
 //! and assemble.
 mod common;
+use common::shared_bytes;
 
 #[path = "../ptx-emu/tests/support/kernels.rs"]
 #[allow(dead_code, unused_macros, unused_imports)]
@@ -57,13 +58,6 @@ fn on(gpus: &[Gpu], check: fn()) {
         GPU.with(|g| g.set(gpu));
         check();
     }
-}
-
-/// The bytes of the entry's shared scratch array.
-fn shared_bytes(ptx: &str) -> i64 {
-    let at = ptx.find("__tile_smem[").expect("a shared scratch array") + 12;
-    let len = ptx[at..].find(']').expect("array size");
-    ptx[at..at + len].parse().expect("a number")
 }
 
 /// The pipeline stages of a K loop: one commit group each.

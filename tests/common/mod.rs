@@ -227,3 +227,14 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The bytes of the entry's shared scratch array in `ptx` (0 when it
+/// declares none).
+pub fn shared_bytes(ptx: &str) -> i64 {
+    let Some(at) = ptx.find("__tile_smem[") else {
+        return 0;
+    };
+    let at = at + "__tile_smem[".len();
+    let len = ptx[at..].find(']').expect("array size");
+    ptx[at..at + len].parse().expect("a number")
+}
