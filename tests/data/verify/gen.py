@@ -119,18 +119,23 @@ def loop_continue_types(cb, tt, p):
     nb.done()
 
 
+def if_eq(cb, tt, a, b, then, other):
+    """`if a == b { then() } else { other() }` over i32 scalars, no results."""
+    c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), a, b, E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
+    ib = E.encode_IfOp(cb, [], c)
+    with ib.new_block([]):
+        then()
+    with ib.new_block([]):
+        other()
+    ib.done()
+
+
 @case
 def break_in_for(cb, tt, p):
     z, one = c_i32(cb, tt, 0), c_i32(cb, tt, 1)
     nb = E.encode_ForOp(cb, [], z, one, one, [], False)
     with nb.new_block([T(tt, tt.I32, [])]) as args:
-        c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), args[0], one, E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
-        ib = E.encode_IfOp(cb, [], c)
-        with ib.new_block([]):
-            E.encode_BreakOp(cb, [])
-        with ib.new_block([]):
-            E.encode_YieldOp(cb, [])
-        ib.done()
+        if_eq(cb, tt, args[0], one, lambda: E.encode_BreakOp(cb, []), lambda: E.encode_YieldOp(cb, []))
         E.encode_ContinueOp(cb, [])
     nb.done()
 
@@ -140,13 +145,7 @@ def return_in_for(cb, tt, p):
     z, one = c_i32(cb, tt, 0), c_i32(cb, tt, 1)
     nb = E.encode_ForOp(cb, [], z, one, one, [], False)
     with nb.new_block([T(tt, tt.I32, [])]) as args:
-        c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), args[0], one, E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
-        ib = E.encode_IfOp(cb, [], c)
-        with ib.new_block([]):
-            E.encode_ReturnOp(cb, [])
-        with ib.new_block([]):
-            E.encode_YieldOp(cb, [])
-        ib.done()
+        if_eq(cb, tt, args[0], one, lambda: E.encode_ReturnOp(cb, []), lambda: E.encode_YieldOp(cb, []))
         E.encode_ContinueOp(cb, [])
     nb.done()
 
@@ -537,14 +536,10 @@ def reduce_impure_body(cb, tt, p):
     with nb.new_block([T(tt, f32(tt), []), T(tt, f32(tt), [])]) as args:
         # Token ops are memory-effect-free; an if that prints is not.
         E.encode_MakeTokenOp(cb, tt.Token)
-        c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), c_i32(cb, tt, 0), c_i32(cb, tt, 1), E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
-        ib = E.encode_IfOp(cb, [], c)
-        with ib.new_block([]):
+        def prints():
             E.encode_PrintTkoOp(cb, tt.Token, [], None, 'x')
             E.encode_YieldOp(cb, [])
-        with ib.new_block([]):
-            E.encode_YieldOp(cb, [])
-        ib.done()
+        if_eq(cb, tt, c_i32(cb, tt, 0), c_i32(cb, tt, 1), prints, lambda: E.encode_YieldOp(cb, []))
         E.encode_YieldOp(cb, [args[0]])
     nb.done()
 
@@ -630,13 +625,8 @@ def entry_no_terminator_div_by(cb, tt, p):
 
 @case
 def entry_ends_in_if(cb, tt, p):
-    c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), c_i32(cb, tt, 2), c_i32(cb, tt, 3), E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
-    ib = E.encode_IfOp(cb, [], c)
-    with ib.new_block([]):
-        E.encode_ReturnOp(cb, [])
-    with ib.new_block([]):
-        E.encode_ReturnOp(cb, [])
-    ib.done()
+    ret = lambda: E.encode_ReturnOp(cb, [])
+    if_eq(cb, tt, c_i32(cb, tt, 2), c_i32(cb, tt, 3), ret, ret)
 
 
 @case
@@ -729,13 +719,7 @@ def for_ends_in_return(cb, tt, p):
 @case
 def return_in_if_in_for(cb, tt, p):
     def body(i):
-        c = E.encode_CmpIOp(cb, T(tt, tt.I1, []), i, c_i32(cb, tt, 1), E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
-        ib = E.encode_IfOp(cb, [], c)
-        with ib.new_block([]):
-            E.encode_ReturnOp(cb, [])
-        with ib.new_block([]):
-            E.encode_YieldOp(cb, [])
-        ib.done()
+        if_eq(cb, tt, i, c_i32(cb, tt, 1), lambda: E.encode_ReturnOp(cb, []), lambda: E.encode_YieldOp(cb, []))
         E.encode_ContinueOp(cb, [])
     for_0_to_4(cb, tt, body)
 
