@@ -1,10 +1,12 @@
 //! Constant offsets carried out of 32-bit index arithmetic, so that
 //! neighbouring accesses share one address.
 //!
-//! `mul.wide (x + c), k`, with `x` a known multiple of `2^t` and
-//! `0 <= c < 2^t`, is `mul.wide x, k` plus `c * k`: adding `c` sets only bits
-//! `x` has clear, so the 32-bit sum neither carries nor overflows, and its
-//! widening (signed or not) is the widened `x` plus `c`. Then
+//! `mul.wide (x + c), k`, with `0 <= c < 2^31` setting only bits known to
+//! be clear in `x` (`x` a multiple of `2^t` and `c < 2^t`, or `x` masked
+//! below `c`'s bits), is `mul.wide x, k` plus `c * k`: the 32-bit sum
+//! neither carries nor overflows, and its widening (signed or not) is the
+//! widened `x` plus `c`. An `or` or `xor` of such a constant is the same sum
+//! (layouts combine a thread's and a register's coordinate bits by xor). Then
 //! `base + (y + imm)` becomes `(base + y) + imm`. CSE shares `mul.wide x, k`
 //! and `base + y` with the access at `x`, and ptxas folds the constant
 //! into the second access's address (`[r+4]`), as it does for NVIDIA's
@@ -58,7 +60,7 @@ impl Sums {
 struct Pass<'a> {
     defs: &'a RegCounts,
     sums: Sums,
-    /// Known trailing zero bits (when some) of 32-bit single definitions,
+    /// Bits known to be zero (when some) of 32-bit single definitions,
     /// from their definitions seen so far.
     zeros: HashMap<Reg, u32>,
     next_reg: u32,
@@ -100,8 +102,9 @@ impl Pass<'_> {
         self.sums.truncate(mark);
     }
 
-    /// Notes what `i` tells: a sum of a register and a constant, or the
-    /// trailing zeros of a 32-bit value.
+    /// Notes what `i` tells: a sum of a register and a constant (an `add`,
+    /// or an `or`/`xor` of a constant whose bits the register has clear), or
+    /// the bits of a 32-bit value known to be zero.
     fn record(&mut self, i: &Inst) {
         if i.guard.is_some() || i.tys.len() != 1 {
             return;
@@ -113,12 +116,12 @@ impl Pass<'_> {
             return;
         }
         if i.tys[0].bits() == 32 {
-            let n = self.trailing_zeros(i);
-            if n > 0 {
+            let n = self.known_zeros(i);
+            if n != 0 {
                 self.zeros.insert(*d, n);
             }
         }
-        let Some((d, x, c)) = reg_plus_imm(i) else {
+        let Some((d, x, c)) = reg_plus_imm(i).or_else(|| self.disjoint_or(i)) else {
             return;
         };
         if !is_ssa(self.defs, &x) {
@@ -139,23 +142,71 @@ impl Pass<'_> {
         }
     }
 
-    /// A lower bound on the trailing zero bits of what the 32-bit
-    /// instruction `i` computes.
-    fn trailing_zeros(&self, i: &Inst) -> u32 {
-        let tz = |o: &Operand| match o {
-            Operand::Imm(v) => (*v as u32).trailing_zeros(),
-            Operand::Reg(x) => self.zeros.get(x).copied().unwrap_or(0),
+    /// The bits of the 32-bit register `x` known to be zero.
+    fn zeros_of(&self, x: &Reg) -> u32 {
+        self.zeros.get(x).copied().unwrap_or(0)
+    }
+
+    /// The bits known to be zero in what the 32-bit instruction `i`
+    /// computes.
+    fn known_zeros(&self, i: &Inst) -> u32 {
+        let kz = |o: &Operand| match o {
+            Operand::Imm(v) => !(*v as u32),
+            Operand::Reg(x) => self.zeros_of(x),
             _ => 0,
         };
-        let n = match (i.opc, i.srcs.as_slice()) {
-            (Opc::Mov, [a]) => tz(a),
-            (Opc::Mul, [a, b]) if i.mods.as_slice() == ["lo"] => tz(a) + tz(b),
-            (Opc::Shl, [a, Operand::Imm(k)]) => tz(a) + (*k as u32).min(32),
-            (Opc::And, [a, b]) => tz(a).max(tz(b)),
-            (Opc::Add | Opc::Or, [a, b]) => tz(a).min(tz(b)),
-            _ => 0,
+        // The low bits below the lowest possibly-set bit.
+        let low = |z: u32| -> u32 {
+            let n = z.trailing_ones();
+            if n >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << n) - 1
+            }
         };
-        n.min(32)
+        match (i.opc, i.srcs.as_slice()) {
+            (Opc::Mov, [a]) => kz(a),
+            (Opc::Mul, [a, b]) if i.mods.as_slice() == ["lo"] => {
+                let n = low(kz(a)).count_ones() + low(kz(b)).count_ones();
+                if n >= 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << n) - 1
+                }
+            }
+            (Opc::Shl, [a, Operand::Imm(k)]) if (0..32).contains(k) => {
+                kz(a) << k | ((1u32 << k) - 1)
+            }
+            (Opc::Shr, [a, Operand::Imm(k)])
+                if (0..32).contains(k) && matches!(i.tys[0], Ty::U32 | Ty::B32) =>
+            {
+                kz(a) >> k | !(u32::MAX >> k)
+            }
+            (Opc::And, [a, b]) => kz(a) | kz(b),
+            (Opc::Or | Opc::Xor, [a, b]) => kz(a) & kz(b),
+            (Opc::Add, [a, b]) if i.mods.is_empty() => low(kz(a)) & low(kz(b)),
+            _ => 0,
+        }
+    }
+
+    /// `d = x | c` or `d = x ^ c` with the bits of the constant `c` clear in
+    /// `x`: the sum `x + c`.
+    fn disjoint_or(&self, i: &Inst) -> Option<(Reg, Reg, i64)> {
+        if !matches!(i.opc, Opc::Or | Opc::Xor)
+            || i.guard.is_some()
+            || i.tys.as_slice() != [Ty::B32]
+        {
+            return None;
+        }
+        match (i.dsts.as_slice(), i.srcs.as_slice()) {
+            (
+                [Operand::Reg(d)],
+                [Operand::Reg(x), Operand::Imm(c)] | [Operand::Imm(c), Operand::Reg(x)],
+            ) if (0..1 << 31).contains(c) && (*c as u32) & !self.zeros_of(x) == 0 => {
+                Some((*d, *x, *c))
+            }
+            _ => None,
+        }
     }
 
     /// The two instructions replacing `i`, if a rewrite applies.
@@ -172,8 +223,9 @@ impl Pass<'_> {
         match (i.opc, i.srcs.as_slice()) {
             (Opc::Mul, [Operand::Reg(r), Operand::Imm(k)] | [Operand::Imm(k), Operand::Reg(r)]) => {
                 let &(x, c) = self.sums.narrow.get(r)?;
-                let tz = self.zeros.get(&x).copied().unwrap_or(0);
-                if c == 0 || c >> tz.min(31) != 0 {
+                // Adding `c` sets only bits `x` has clear: no carry, no
+                // overflow.
+                if c == 0 || c >= 1 << 31 || (c as u32) & !self.zeros_of(&x) != 0 {
                     return None;
                 }
                 let m = c.checked_mul(*k)?;
@@ -354,5 +406,87 @@ mod tests {
         // x = 4 * tid takes + 3.
         let insts = loads(&[0, 3], 4);
         assert_eq!(count(&insts, Opc::Mul, &["wide"]), 1, "{insts:#?}");
+    }
+
+    /// Loads `base[(tid & mask) ^ c]` for `c` in `offsets` (how layouts
+    /// combine a thread's coordinate bits with a register's); returns the
+    /// optimized instructions.
+    fn xor_loads(mask: i64, offsets: &[i64]) -> Vec<Inst> {
+        let mut b = Builder::new();
+        let base = b.reg(RegClass::B64);
+        let t = b.tid_x();
+        let x = b.op(
+            Opc::And,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec![Operand::Reg(t), Operand::Imm(mask)],
+        );
+        for &c in offsets {
+            let i = b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                smallvec![Operand::Reg(x), Operand::Imm(c)],
+            );
+            let w = b.op(
+                Opc::Mul,
+                &["wide"],
+                &[Ty::S32],
+                Ty::S64,
+                smallvec![Operand::Reg(i), Operand::Imm(4)],
+            );
+            let a = b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                Ty::S64,
+                smallvec![Operand::Reg(base), Operand::Reg(w)],
+            );
+            let v = b.reg(RegClass::B32);
+            b.push(Inst::new(
+                Opc::Ld,
+                &["global"],
+                &[Ty::B32],
+                smallvec![Operand::Reg(v)],
+                smallvec![Operand::Addr(a, 0)],
+            ));
+            b.push(Inst::new(
+                Opc::St,
+                &["global"],
+                &[Ty::B32],
+                vec![],
+                smallvec![Operand::Addr(a, 0), Operand::Reg(v)],
+            ));
+        }
+        let mut f = b.finish();
+        optimize(&mut f, 1);
+        let mut insts = Vec::new();
+        for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
+        insts
+    }
+
+    #[test]
+    fn xor_of_bits_the_index_has_clear_is_a_carried_offset() {
+        // tid & 7 has bits 3.. clear: ^ 8 and ^ 16 add 32 and 64 bytes to
+        // the address of ^ 0.
+        let insts = xor_loads(7, &[0, 8, 16]);
+        assert_eq!(count(&insts, Opc::Mul, &["wide"]), 1, "{insts:#?}");
+        for m in [32, 64] {
+            assert!(
+                insts
+                    .iter()
+                    .any(|i| i.opc == Opc::Add && i.srcs.get(1) == Some(&Operand::Imm(m))),
+                "+{m}: {insts:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn xor_of_bits_the_index_may_have_set_stays_an_index() {
+        // tid & 12 may have bit 2 set: ^ 4 may subtract.
+        let insts = xor_loads(12, &[0, 4]);
+        assert_eq!(count(&insts, Opc::Mul, &["wide"]), 2, "{insts:#?}");
     }
 }
