@@ -5,10 +5,9 @@
 //! integers, so every sum is exact whatever the order, and runs in the PTX
 //! emulator after the real ptxas accepts it.
 mod common;
+use common::mma::{Elems, F32, F64, I8_I32};
 use common::shared_bytes;
-use common::xorshift as values;
 
-use ptx_emu::{bytes, Device, Module, Param};
 use std::cell::Cell;
 use tileiras::options::{Gpu, Options};
 
@@ -18,48 +17,11 @@ thread_local! {
     static SWIZZLE: Cell<bool> = const { Cell::new(false) };
 }
 
-/// A (`batch x m x k`), B (`batch x k x n`) and C (`batch x m x n`) of
-/// f64 values in `[-4, 4]`.
-fn operands(seed: u64, (batch, m, n, k): (usize, usize, usize, usize)) -> [Vec<f64>; 3] {
-    let (sa, sb, sc) = (batch * m * k, batch * k * n, batch * m * n);
-    let r = values(seed, sa + sb + sc);
-    let small = |v: &u64| (v % 9) as f64 - 4.0;
-    [
-        r[..sa].iter().map(small).collect(),
-        r[sa..sa + sb].iter().map(small).collect(),
-        r[sa + sb..].iter().map(small).collect(),
-    ]
-}
-
-/// How a kernel's operands (A, B) and accumulators (C, D) lie in memory.
-struct Elems {
-    ab: fn(&[f64]) -> Vec<u8>,
-    cd: fn(&[f64]) -> Vec<u8>,
-    dec: fn(&[u8]) -> Vec<f64>,
-}
-
-const F64: Elems = Elems {
-    ab: enc_f64,
-    cd: enc_f64,
-    dec: dec_f64,
-};
-const F32: Elems = Elems {
-    ab: enc_f32,
-    cd: enc_f32,
-    dec: dec_f32,
-};
-const I8_I32: Elems = Elems {
-    ab: enc_i8,
-    cd: enc_i32,
-    dec: dec_i32,
-};
-
-/// Lowers ops kernel `name` for `gpu`, assembles it for `arch`, runs one
-/// tile block on `a`, `b`, `c` (stored as `e` says), and checks `d`
-/// against the exact product; returns the PTX.
+/// Checks kernel `name` (see [`common::mma::check`]) lowered for `gpu`,
+/// swizzled when this thread says so.
 fn check(
     name: &str,
-    (batch, m, n, k): (usize, usize, usize, usize),
+    dims: (usize, usize, usize, usize),
     gpu: Gpu,
     arch: &str,
     e: &Elems,
@@ -69,60 +31,7 @@ fn check(
         always_swizzle: SWIZZLE.with(Cell::get),
         ..Default::default()
     };
-    let (enc, dec) = (e.cd, e.dec);
-    let [a, b, c] = operands(17, (batch, m, n, k));
-    let text = common::ops_ptx_with(name, &options, arch);
-    let module = Module::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let mut dev = Device::new();
-    let pa = dev.alloc_from(&(e.ab)(&a));
-    let pb = dev.alloc_from(&(e.ab)(&b));
-    let pc = dev.alloc_from(&enc(&c));
-    let pd = dev.alloc(c.len() * enc(&[0.0]).len());
-    let params = [pa, pb, pc, pd].map(|p| Param::U64(p.addr()));
-    dev.launch_grid(&module, name, (1, 1, 1), &params)
-        .unwrap_or_else(|e| panic!("{name} {arch}: {e}"));
-    let d = dec(&dev.read(pd));
-    for z in 0..batch {
-        let (a, b) = (&a[z * m * k..], &b[z * k * n..]);
-        for i in 0..m {
-            for j in 0..n {
-                let at = (z * m + i) * n + j;
-                let want = c[at] + (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum::<f64>();
-                assert_eq!(d[at], want, "{name} {arch}: d[{z}, {i}, {j}]");
-            }
-        }
-    }
-    text
-}
-
-fn enc_i8(x: &[f64]) -> Vec<u8> {
-    x.iter().map(|&v| v as i8 as u8).collect()
-}
-
-fn enc_i32(x: &[f64]) -> Vec<u8> {
-    x.iter().flat_map(|&v| (v as i32).to_le_bytes()).collect()
-}
-
-fn dec_i32(b: &[u8]) -> Vec<f64> {
-    b.chunks_exact(4)
-        .map(|w| f64::from(i32::from_le_bytes([w[0], w[1], w[2], w[3]])))
-        .collect()
-}
-
-fn enc_f64(x: &[f64]) -> Vec<u8> {
-    bytes::from_f64(x)
-}
-
-fn dec_f64(b: &[u8]) -> Vec<f64> {
-    bytes::to_f64(b)
-}
-
-fn enc_f32(x: &[f64]) -> Vec<u8> {
-    bytes::from_f32(&x.iter().map(|&v| v as f32).collect::<Vec<_>>())
-}
-
-fn dec_f32(b: &[u8]) -> Vec<f64> {
-    bytes::to_f32(b).into_iter().map(f64::from).collect()
+    common::mma::check(name, dims, &options, arch, e)
 }
 
 #[test]

@@ -43,9 +43,8 @@ pub fn assign(
 ) -> Layouts {
     let mut out: Layouts = HashMap::default();
     seed_mma(m, ops, target, warps, &mut out);
-    let max_bytes = target.max_access_bytes();
-    let bytes = byte_store_widths(m, ops, facts, max_bytes);
-    assign_block(m, ops, facts, warps, max_bytes, &bytes, &mut out);
+    let bytes = byte_store_widths(m, ops, facts, target.max_access_bytes());
+    assign_block(m, ops, facts, target, warps, &bytes, &mut out);
     out
 }
 
@@ -253,11 +252,12 @@ fn assign_block(
     m: &Module,
     ops: &[OpId],
     facts: &HashMap<ValueId, Fact>,
+    target: Target,
     warps: u32,
-    max_bytes: u32,
     bytes: &HashMap<Vec<i64>, i64>,
     out: &mut Layouts,
 ) {
+    let max_bytes = target.max_access_bytes();
     for &id in ops.iter().rev() {
         let op = &m.ops[id];
         // Results nobody demanded get the default layout.
@@ -368,7 +368,7 @@ fn assign_block(
                     }
                 }
                 let (ops, _) = region_ops(op, 0);
-                assign_block(m, &ops, facts, warps, max_bytes, bytes, out);
+                assign_block(m, &ops, facts, target, warps, bytes, out);
             }
             Opcode::If | Opcode::For => {
                 demand_terminators(m, op, out);
@@ -393,7 +393,26 @@ fn assign_block(
                 }
                 for k in (0..op.regions.len()).rev() {
                     let (ops, _) = region_ops(op, k);
-                    assign_block(m, &ops, facts, warps, max_bytes, bytes, out);
+                    assign_block(m, &ops, facts, target, warps, bytes, out);
+                }
+            }
+            Opcode::MmaF | Opcode::MmaI
+                if matches!(
+                    super::ops::mma::engine(m, id, target, warps),
+                    super::ops::mma::Engine::Fma
+                ) =>
+            {
+                // The FMA engine's register path reads A and B in layouts
+                // derived from the accumulator's.
+                let Some(l) = result_layout else { continue };
+                if let Some(acc) = op.operand("acc") {
+                    demand(out, acc, l.clone());
+                }
+                let operands = super::ops::mma_fma_regs::operand_layouts(m, id, &l);
+                for (name, l) in ["lhs", "rhs"].iter().zip(operands.into_iter().flatten()) {
+                    if let Some(v) = op.operand(name) {
+                        demand(out, v, Rc::new(l));
+                    }
                 }
             }
             Opcode::LoadViewTko

@@ -5,6 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 pub mod launch;
+pub mod mma;
 pub mod scaled;
 
 /// `n` deterministic xorshift values from `seed`.

@@ -1,14 +1,20 @@
-//! `mmaf` / `mmai` without tensor cores, the fallback engine: both operands
-//! are staged in shared memory (whole, or one power-of-two K slice at a
-//! time when they do not fit, [`super::staging_window`]) and every thread
-//! runs a k-loop of FMAs for the accumulator elements its layout gives it. Correct for every element
-//! type and shape (2-D, or 3-D batched); used where no tensor-core engine
-//! applies (f32/f64 operands, odd shapes, targets without one).
+//! `mmaf` / `mmai` without tensor cores, the fallback engine. Multiplies
+//! small enough that each thread can hold its rows of A and columns of B
+//! read them straight into registers ([`super::mma_fma_regs`]). Otherwise
+//! both operands are staged in shared memory (whole, or one power-of-two K
+//! slice at a time when they do not fit, [`super::staging_window`]) and
+//! every thread runs a k-loop of FMAs for the accumulator elements its
+//! layout gives it. Correct for every element type and shape (2-D, or 3-D
+//! batched); used where no tensor-core engine applies (f32/f64 operands,
+//! odd shapes, targets without one).
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
 
-use crate::ir::{OpId, Opcode, Scalar};
-use crate::lower::kernel::{class_of, Lowerer, Tile};
+use std::rc::Rc;
+
+use crate::ir::{OpId, Opcode, Scalar, ValueId};
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
@@ -19,16 +25,19 @@ use super::staging_window::{k_slices, write_window, Window};
 
 /// The type products are accumulated in.
 #[derive(Clone, Copy, PartialEq)]
-enum Acc {
+pub enum Acc {
+    /// f32 (f16, bf16, tf32, f8 and f32 operands).
     F32,
+    /// f64.
     F64,
+    /// s32 (8-bit integer operands).
     S32,
 }
 
 /// Converts an element register to the accumulation type.
-fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<Reg, ()> {
+pub fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Option<Reg> {
     let r = |x: Reg| Operand::Reg(x);
-    Ok(match (s, acc) {
+    Some(match (s, acc) {
         (Scalar::F16, Acc::F32) => {
             l.b.op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(v)])
         }
@@ -36,101 +45,7 @@ fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<
         (Scalar::F32 | Scalar::TF32, Acc::F32)
         | (Scalar::F64, Acc::F64)
         | (Scalar::I32, Acc::S32) => v,
-        (Scalar::F8E5M2, Acc::F32) => {
-            let h = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B16],
-                Ty::B16,
-                vec![r(v), Operand::Imm(8)],
-            );
-            l.b.op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(h)])
-        }
-        (Scalar::F8E4M3FN, Acc::F32) => {
-            // s eeee mmm, bias 7; e = 0 subnormal (m * 2^-9); 0x7f NaN.
-            let w =
-                l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U16], Ty::U32, vec![r(v)]);
-            let mag = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(w), Operand::Imm(0x7f)],
-            );
-            let normal = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(mag), Operand::Imm(20)],
-            );
-            let normal = l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                vec![r(normal), Operand::Imm(120 << 23)],
-            );
-            let m = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(w), Operand::Imm(7)],
-            );
-            let mf =
-                l.b.op(Opc::Cvt, &["rn"], &[Ty::F32, Ty::U32], Ty::F32, vec![r(m)]);
-            let sub = l.b.op(
-                Opc::Mul,
-                &["rn"],
-                &[Ty::F32],
-                Ty::F32,
-                vec![r(mf), Operand::F32((2f32).powi(-9).to_bits())],
-            );
-            let is_sub = l.b.op(
-                Opc::Setp,
-                &["lt"],
-                &[Ty::U32],
-                Ty::Pred,
-                vec![r(mag), Operand::Imm(8)],
-            );
-            let x = l.b.op(
-                Opc::Selp,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(sub), r(normal), r(is_sub)],
-            );
-            let is_nan = l.b.op(
-                Opc::Setp,
-                &["eq"],
-                &[Ty::U32],
-                Ty::Pred,
-                vec![r(mag), Operand::Imm(0x7f)],
-            );
-            let x = l.b.op(
-                Opc::Selp,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                smallvec![Operand::Imm(0x7fff_ffff), r(x), r(is_nan)],
-            );
-            let sign = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(w), Operand::Imm(0x80)],
-            );
-            let sign = l.b.op(
-                Opc::Shl,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                vec![r(sign), Operand::Imm(24)],
-            );
-            l.b.op(Opc::Or, &[], &[Ty::B32], Ty::B32, vec![r(x), r(sign)])
-        }
+        (Scalar::F8E5M2 | Scalar::F8E4M3FN, Acc::F32) => super::f8::f8_to_f32(l, s, v),
         (Scalar::I8, Acc::S32) => {
             let t = if signed {
                 [Ty::S32, Ty::S8]
@@ -139,7 +54,7 @@ fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Result<
             };
             l.b.op(Opc::Cvt, &[], &t, Ty::S32, vec![r(v)])
         }
-        _ => return Err(()),
+        _ => return None,
     })
 }
 
@@ -156,59 +71,126 @@ fn k_slice(l: &Lowerer, ashape: &[i64], bshape: &[i64], ae: Scalar, be: Scalar) 
     k_slices(kdim, 1).find(|&ks| fits(ks))
 }
 
+/// What both paths of the engine know of one matrix multiply.
+pub struct Fma {
+    /// The op.
+    pub id: OpId,
+    /// The `lhs` operand.
+    pub a_v: ValueId,
+    /// The `rhs` operand.
+    pub b_v: ValueId,
+    c_v: ValueId,
+    res: ValueId,
+    /// The shape of A.
+    pub ashape: Vec<i64>,
+    bshape: Vec<i64>,
+    cshape: Vec<i64>,
+    /// Element type of A.
+    pub ae: Scalar,
+    /// Element type of B.
+    pub be: Scalar,
+    ce: Scalar,
+    /// Whether A is signed (integer multiplies).
+    pub sa: bool,
+    /// Whether B is signed.
+    pub sb: bool,
+    /// The type products accumulate in.
+    pub acc_kind: Acc,
+    /// The accumulation's PTX type.
+    pub acc_ty: Ty,
+    /// `fma` or `mad`.
+    pub fma_opc: Opc,
+    /// Its modifiers.
+    pub fma_mods: &'static [&'static str],
+}
+
+impl Fma {
+    /// The multiply `id`, or an error naming what the engine cannot do.
+    fn of(l: &Lowerer, id: OpId) -> Result<Fma, LowerError> {
+        let op = &l.m.ops[id];
+        let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
+            op.operand("lhs"),
+            op.operand("rhs"),
+            op.operand("acc"),
+            op.results.first(),
+        ) else {
+            return Err(l.unsupported(id));
+        };
+        let (Some((ashape, _)), Some((bshape, _)), Some((cshape, Elem::Num(ce))), Some((ae, be))) = (
+            value_tile(l.m, a_v),
+            value_tile(l.m, b_v),
+            value_tile(l.m, res),
+            super::mma::operand_elems(l.m, id),
+        ) else {
+            return Err(l.unsupported(id));
+        };
+        let rank = cshape.len();
+        if !(rank == 2 || rank == 3) || ashape.len() != rank || bshape.len() != rank {
+            return Err(l.unsupported_feature(id, "this rank"));
+        }
+        let acc_kind = match ce {
+            Scalar::F64 => Acc::F64,
+            Scalar::I32 => Acc::S32,
+            Scalar::F32 | Scalar::F16 | Scalar::BF16 => Acc::F32,
+            _ => return Err(l.unsupported_feature(id, "this accumulator type")),
+        };
+        let (acc_ty, fma_opc, fma_mods): (Ty, Opc, &'static [&'static str]) = match acc_kind {
+            Acc::F32 => (Ty::F32, Opc::Fma, &["rn"]),
+            Acc::F64 => (Ty::F64, Opc::Fma, &["rn"]),
+            Acc::S32 => (Ty::S32, Opc::Mad, &["lo"]),
+        };
+        let (sa, sb) = if op.opcode == Opcode::MmaI {
+            (
+                enum_attr(l, id, "signedness_lhs") != Some(0),
+                enum_attr(l, id, "signedness_rhs") != Some(0),
+            )
+        } else {
+            (true, true)
+        };
+        Ok(Fma {
+            id,
+            a_v,
+            b_v,
+            c_v,
+            res,
+            ashape,
+            bshape,
+            cshape,
+            ae,
+            be,
+            ce,
+            sa,
+            sb,
+            acc_kind,
+            acc_ty,
+            fma_opc,
+            fma_mods,
+        })
+    }
+}
+
 /// Lowers `mmaf`, `mmai` and dequantized `mmaf_scaled`.
 // The caches are filled by fallible code that also needs `l`; the entry API
 // would hold the map borrow across it.
 #[allow(clippy::map_entry, clippy::needless_range_loop)]
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let op = &l.m.ops[id];
-    let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
-        op.operand("lhs"),
-        op.operand("rhs"),
-        op.operand("acc"),
-        op.results.first(),
-    ) else {
-        return Err(l.unsupported(id));
-    };
-    let (Some((ashape, _)), Some((bshape, _)), Some((cshape, Elem::Num(ce))), Some((ae, be))) = (
-        value_tile(l.m, a_v),
-        value_tile(l.m, b_v),
-        value_tile(l.m, res),
-        super::mma::operand_elems(l.m, id),
-    ) else {
-        return Err(l.unsupported(id));
-    };
-    let rank = cshape.len();
-    if !(rank == 2 || rank == 3) || ashape.len() != rank || bshape.len() != rank {
-        return Err(l.unsupported_feature(id, "this rank"));
+    let f = Fma::of(l, id)?;
+    let layout = l.layout_of(f.res);
+    let acc_in = l.tile_in(id, f.c_v, &layout)?;
+    if let Some(operands) = super::mma_fma_regs::operand_layouts(l.m, id, &layout) {
+        let accs = init_accs(l, &f, &layout, &acc_in)?;
+        super::mma_fma_regs::multiply(l, &f, operands, &accs)?;
+        return finish(l, &f, layout, &accs);
     }
+    let (ashape, bshape, rank) = (&f.ashape, &f.bshape, f.cshape.len());
+    let (ae, be, sa, sb) = (f.ae, f.be, f.sa, f.sb);
+    let (acc_kind, acc_ty, fma_opc, fma_mods) = (f.acc_kind, f.acc_ty, f.fma_opc, f.fma_mods);
     let (m_d, n_d) = (rank - 2, rank - 1);
     let kdim = ashape[rank - 1];
-    let acc_kind = match ce {
-        Scalar::F64 => Acc::F64,
-        Scalar::I32 => Acc::S32,
-        Scalar::F32 | Scalar::F16 | Scalar::BF16 => Acc::F32,
-        _ => return Err(l.unsupported_feature(id, "this accumulator type")),
-    };
-    let (acc_ty, fma_opc, fma_mods): (Ty, Opc, &[&'static str]) = match acc_kind {
-        Acc::F32 => (Ty::F32, Opc::Fma, &["rn"]),
-        Acc::F64 => (Ty::F64, Opc::Fma, &["rn"]),
-        Acc::S32 => (Ty::S32, Opc::Mad, &["lo"]),
-    };
-    let (sa, sb) = if op.opcode == Opcode::MmaI {
-        (
-            enum_attr(l, id, "signedness_lhs") != Some(0),
-            enum_attr(l, id, "signedness_rhs") != Some(0),
-        )
-    } else {
-        (true, true)
-    };
-    let layout = l.layout_of(res);
-    let acc_in = l.tile_in(id, c_v, &layout)?;
     let (a, b) = super::mma::operand_tiles(l, id)?;
     // Operands too large for shared memory whole are staged one K slice
     // at a time.
-    let ks = k_slice(l, &ashape, &bshape, ae, be)
+    let ks = k_slice(l, ashape, bshape, ae, be)
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
     let (mut as_, mut bs_) = (ashape.clone(), bshape.clone());
     as_[rank - 1] = ks;
@@ -227,19 +209,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         barrier(l);
     };
     stage(l, 0);
-    // Accumulator variables, initialised from the acc operand.
+    let accs = init_accs(l, &f, &layout, &acc_in)?;
     let n = layout.num_registers();
-    let mut accs: Vec<Option<Reg>> = vec![None; n];
-    for r in 0..n {
-        if layout.canonical_register(r) != r {
-            continue;
-        }
-        let v = to_acc(l, ce, true, acc_in.regs[r], acc_kind)
-            .map_err(|_| l.unsupported_feature(id, "this accumulator type"))?;
-        let var = l.b.reg(RegClass::for_bits(acc_ty.bits()));
-        l.b.copy(var, v);
-        accs[r] = Some(var);
-    }
     // Row addresses in A (by batch, m) and column addresses in B (by batch, n).
     let coords = coordinates(l, &layout);
     let base = l.b.op(
@@ -366,7 +337,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     slot: i64,
                     s: Scalar,
                     signed: bool|
-         -> Result<Reg, ()> {
+         -> Option<Reg> {
             let a = l.b.op(
                 Opc::Mad,
                 &["lo"],
@@ -399,12 +370,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         for &(r, ka, kb) in &plan {
             if !a_vals.contains_key(&ka) {
                 let v = load(l, a_rows[&ka], 1, abuf.slot, ae, sa)
-                    .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
+                    .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
                 a_vals.insert(ka, v);
             }
             if !b_vals.contains_key(&kb) {
                 let v = load(l, b_cols[&kb], bshape[rank - 1], bbuf.slot, be, sb)
-                    .map_err(|_| l.unsupported_feature(id, "this operand type"))?;
+                    .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
                 b_vals.insert(kb, v);
             }
             let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
@@ -430,26 +401,59 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.b.end_loop();
         barrier(l);
     }
-    // Results in the accumulator's own type.
+    finish(l, &f, layout, &accs)
+}
+
+/// One accumulation variable per canonical register of the accumulator
+/// layout, initialised from the `acc` operand.
+fn init_accs(
+    l: &mut Lowerer,
+    f: &Fma,
+    layout: &LinearLayout,
+    acc_in: &Tile,
+) -> Result<Vec<Option<Reg>>, LowerError> {
+    let n = layout.num_registers();
+    let mut accs: Vec<Option<Reg>> = vec![None; n];
+    for (r, slot) in accs.iter_mut().enumerate() {
+        if layout.canonical_register(r) != r {
+            continue;
+        }
+        let v = to_acc(l, f.ce, true, acc_in.regs[r], f.acc_kind)
+            .ok_or_else(|| l.unsupported_feature(f.id, "this accumulator type"))?;
+        let var = l.b.reg(RegClass::for_bits(f.acc_ty.bits()));
+        l.b.copy(var, v);
+        *slot = Some(var);
+    }
+    Ok(accs)
+}
+
+/// Binds the result: the accumulation variables in the accumulator's own
+/// element type.
+fn finish(
+    l: &mut Lowerer,
+    f: &Fma,
+    layout: Rc<LinearLayout>,
+    accs: &[Option<Reg>],
+) -> Result<(), LowerError> {
+    let n = layout.num_registers();
     let mut regs: Vec<Reg> = Vec::with_capacity(n);
-    for r in 0..n {
+    for (r, acc) in accs.iter().enumerate() {
         let c = layout.canonical_register(r);
         if c != r {
             regs.push(regs[c]);
             continue;
         }
-        let v = accs[r].ok_or_else(|| l.unsupported(id))?;
-        let v = match ce {
-            Scalar::F16 | Scalar::BF16 => super::arith::from_f32(l, ce, v, "rn"),
+        let v = acc.ok_or_else(|| l.unsupported(f.id))?;
+        let v = match f.ce {
+            Scalar::F16 | Scalar::BF16 => super::arith::from_f32(l, f.ce, v, "rn"),
             _ => v,
         };
         regs.push(v);
     }
-    let _ = class_of;
     l.bind(
-        res,
+        f.res,
         Tile {
-            elem: Elem::Num(ce),
+            elem: Elem::Num(f.ce),
             layout,
             regs,
         },

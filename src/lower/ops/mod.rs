@@ -21,6 +21,7 @@ pub mod memory;
 pub mod memory_4bit;
 pub mod mma;
 pub mod mma_fma;
+pub mod mma_fma_regs;
 pub mod mma_scaled;
 pub mod mma_sync;
 pub mod mma_sync_copies;

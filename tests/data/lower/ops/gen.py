@@ -1041,14 +1041,16 @@ def token_flow():
     kernel("token_flow", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), ptr(i32), ptr(i32), i32], body)
 
 
-def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None):
+def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None, keep_a=False):
     """d = a @ b + c (mmai, signed, when `cd` is i32) for a [m, k] and b
     [k, n] of element type `ab` (loaded as `via` and converted to nearest
     when given), c and d [m, n] of `cd`
     (each with a leading `batch` dimension when given), all row-major
     through pointer tiles (base + iota): tiles large enough that moving
     their pointer tiles between layouts, or staging the operands whole,
-    would not fit in shared memory."""
+    would not fit in shared memory; or small ones, for the FMA engine's
+    register path. With `keep_a`, a fifth parameter receives a copy of A,
+    stored through a view after the product (so A's layout is the store's)."""
     lead = [batch] if batch else []
 
     def body(cb, tt, p):
@@ -1072,6 +1074,7 @@ def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None):
             return x
         a = operand(p[0], [m, k])
         b = operand(p[1], [k, n])
+        a_loaded = a
         c = load(cb, tt, ptrs2(p[2], acc, [m, n]), acc, shape=lead + [m, n])
         if cd is i32:
             S = E.Signedness.Signed
@@ -1079,8 +1082,17 @@ def mma_large(name, m, n, k, ab=f16, cd=f32, via=None, batch=None):
         else:
             d = E.encode_MmaFOp(cb, tt.tile(acc, lead + [m, n]), a, b, c, False)
         store(cb, tt, ptrs2(p[3], acc, [m, n]), d)
+        if keep_a:
+            # Through a view, whose store asks for its own layout.
+            TV = tt.tensor_view(e, [m, k], [k, 1], PtrAttr.Missing)
+            PV = tt.partition_view([m, k], TV, [0, 1], PaddingValue.Zero)
+            view = E.encode_MakePartitionViewOp(cb, PV, E.encode_MakeTensorViewOp(cb, TV, p[4], [], []))
+            zero = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (0).to_bytes(4, "little"))
+            E.encode_StoreViewTkoOp(cb, tt.Token, a_loaded, view, [zero, zero], None,
+                                    E.MemoryOrderingSemantics.WEAK, None, None, [False, False])
     mem = via or ab
-    kernel(name, BytecodeVersion.V_13_3, [ptr(mem), ptr(mem), ptr(cd), ptr(cd)], body)
+    params = [ptr(mem), ptr(mem), ptr(cd), ptr(cd)] + ([ptr(ab)] if keep_a else [])
+    kernel(name, BytecodeVersion.V_13_3, params, body)
 
 
 def view_transposes():
@@ -1149,6 +1161,16 @@ mma_large("mma_128x128x128_tf32", 128, 128, 128, ab=tf32, via=f32)
 mma_large("mma_64x64x256_f32", 64, 64, 256, ab=f32)
 mma_large("mma_b4_32x32x256_f64", 32, 32, 256, ab=f64, cd=f64, batch=4)
 mma_large("mma_b2_128x128x256_i8", 128, 128, 256, ab=i8, cd=i32, batch=2)
+# Small enough for the FMA engine's register path (operands read straight
+# into registers, no shared memory).
+mma_large("mma_8x8x8_f32", 8, 8, 8, ab=f32)
+mma_large("mma_16x8x8_f16", 16, 8, 8)
+mma_large("mma_2x2x2_f64", 2, 2, 2, ab=f64, cd=f64)
+mma_large("mma_32x32x1_f32", 32, 32, 1, ab=f32)
+mma_large("mma_64x32x2_f16", 64, 32, 2, cd=f16)
+mma_large("mma_b2_4x8x4_i8", 4, 8, 4, ab=i8, cd=i32, batch=2)
+mma_large("mma_8x16x8_e4m3", 8, 16, 8, ab=e4m3, via=f32)
+mma_large("mma_8x8x8_keep_a_f32", 8, 8, 8, ab=f32, keep_a=True)
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
