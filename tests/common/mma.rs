@@ -129,6 +129,12 @@ pub const F16_F32: Elems = Elems {
     cd: enc_f32,
     dec: dec_f32,
 };
+/// f32 A and B (rounded to a narrower type in the kernel) with f16 C and D.
+pub const F32_F16: Elems = Elems {
+    ab: enc_f32,
+    cd: enc_f16,
+    dec: dec_f16,
+};
 /// f16 throughout.
 pub const F16: Elems = Elems {
     ab: enc_f16,

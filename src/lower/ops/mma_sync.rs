@@ -123,7 +123,9 @@ fn kind_of(opcode: Opcode, a: Scalar, b: Scalar, c: Scalar, target: Target) -> O
         (Opcode::MmaI, Scalar::I8, Scalar::I8, Scalar::I32) => Some(Kind::Byte),
         // sm_120's f64 mma.sync is a long emulation: FMAs are faster there.
         (Opcode::MmaF, Scalar::F64, Scalar::F64, Scalar::F64) if cap < 120 => Some(Kind::F64),
-        (Opcode::MmaF, x, y, Scalar::F32) if f8(x) && f8(y) && cap >= 89 => Some(Kind::Byte),
+        (Opcode::MmaF, x, y, Scalar::F32 | Scalar::F16) if f8(x) && f8(y) && cap >= 89 => {
+            Some(Kind::Byte)
+        }
         _ => None,
     }
 }
