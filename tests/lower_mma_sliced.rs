@@ -34,6 +34,13 @@ fn check(
     common::mma::check(name, dims, &options, arch, e)
 }
 
+/// The conditional branches of a PTX text.
+fn guarded_branches(ptx: &str) -> usize {
+    ptx.lines()
+        .filter(|l| l.trim_start().starts_with("@") && l.contains(" bra"))
+        .count()
+}
+
 #[test]
 fn f64_operands_of_256_kib_run_on_tensor_cores_in_k_slices() {
     // A and B take 128 KiB each: sm_80 and sm_90 stage 64 of K at a time
@@ -45,6 +52,11 @@ fn f64_operands_of_256_kib_run_on_tensor_cores_in_k_slices() {
     ] {
         let text = check("mma_64x64x256_f64", (1, 64, 64, 256), gpu, arch, &F64);
         assert_eq!(text.contains("mma.sync.aligned.m8n8k4"), tensor, "{arch}");
+        // The operands are loaded with K's slice bits in registers, so no
+        // slice store depends on the thread.
+        if tensor {
+            assert_eq!(guarded_branches(&text), 0, "{arch}");
+        }
         assert!(
             shared_bytes(&text) <= 96 * 1024,
             "{arch}: {}",
@@ -119,6 +131,24 @@ fn batched_i8_operands_are_sliced_for_mma_sync() {
 }
 
 #[test]
+fn operands_with_warps_along_k_are_sliced_by_guarded_stores() {
+    // A is stored again through a view, so it keeps the view store's
+    // layout, whose warps step along K: which slice an element belongs to
+    // depends on the thread, and each slice's stores are guarded.
+    for (gpu, arch) in [(Gpu::Sm80, "sm_80"), (Gpu::Sm90, "sm_90a")] {
+        let text = check(
+            "mma_64x64x256_keep_a_f64",
+            (1, 64, 64, 256),
+            gpu,
+            arch,
+            &F64,
+        );
+        assert!(text.contains("mma.sync.aligned.m8n8k4"), "{arch}");
+        assert!(guarded_branches(&text) > 0, "{arch}");
+    }
+}
+
+#[test]
 fn swizzled_operand_slices_match_too() {
     // Under `TILEIR_ALWAYS_SWIZZLE` the slices' rows are unpadded and
     // XOR-swizzled, for every writer and reader.
@@ -127,4 +157,5 @@ fn swizzled_operand_slices_match_too() {
     tf32_operands_of_128_kib_run_on_mma_sync_in_k_slices();
     batched_i8_operands_are_sliced_for_mma_sync();
     batched_f64_operands_are_sliced_per_batch();
+    operands_with_warps_along_k_are_sliced_by_guarded_stores();
 }

@@ -91,7 +91,8 @@ pub fn operand_layouts(
 ) -> Option<[LinearLayout; 2]> {
     match engine(m, id, target, warps) {
         Engine::Wgmma(p) => p.operand_layouts(),
-        Engine::MmaSync(_) | Engine::Fma => None,
+        Engine::MmaSync(p) => mma_sync::operand_layouts(m, id, &p, warps),
+        Engine::Fma => None,
     }
 }
 

@@ -5,7 +5,10 @@
 //! XOR-swizzled unpadded ones under `TILEIR_ALWAYS_SWIZZLE`
 //! ([`super::mma_sync_smem`]); operands larger than the 96 KiB staging
 //! budget (or the shared memory left) are staged one power-of-two K slice
-//! at a time, the accumulator carried from slice to slice. Every warp
+//! at a time, the accumulator carried from slice to slice; layout
+//! assignment is then asked for operands with their warps off K
+//! ([`operand_layouts`]), so that every slice's stores are chosen at
+//! compile time. Every warp
 //! loads its fragments (`ldmatrix` where the fragment is a b16 matrix view
 //! of the data, else `ld.shared`) and issues one `mma.sync` per m16 x n8 tile of its sub-tile and per
 //! instruction K step. The accumulator lives in registers in the layout of
@@ -20,7 +23,7 @@ use std::rc::Rc;
 use crate::ir::{Module, OpId, Opcode, Scalar};
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::mma_sync::{acc_layout, WarpGrid};
-use crate::lower::layout::LinearLayout;
+use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::target::Target;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
@@ -99,6 +102,9 @@ pub struct Plan {
     pub kind: Kind,
     /// Accumulator element type.
     pub acc_elem: Scalar,
+    /// Whether the operands are too large to stage whole, so that their K
+    /// extent is staged in slices.
+    pub sliced: bool,
 }
 
 impl Plan {
@@ -194,13 +200,34 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
         return None;
     }
-    k_slices(k, kind.k()).find(|&ks| plan_bytes(kind, batch, mm, nn, ks) <= STAGE_BUDGET)?;
+    let ks =
+        k_slices(k, kind.k()).find(|&ks| plan_bytes(kind, batch, mm, nn, ks) <= STAGE_BUDGET)?;
     Some(Plan {
         acc: acc_layout(&shape, grid, kind.m()),
         grid,
         kind,
         acc_elem,
+        sliced: ks < k,
     })
+}
+
+/// Layouts for A and B when the plan stages their K extent in slices:
+/// lanes along the last dimension as by default, but warps along M (A)
+/// and N (B) before K, so that the bits of K that pick a slice lie in
+/// registers and each slice's stores need no per-thread guard.
+pub fn operand_layouts(m: &Module, id: OpId, plan: &Plan, warps: u32) -> Option<[LinearLayout; 2]> {
+    if !plan.sliced {
+        return None;
+    }
+    let op = &m.ops[id];
+    let (ashape, _) = value_tile(m, op.operand("lhs")?)?;
+    let (bshape, _) = value_tile(m, op.operand("rhs")?)?;
+    let rank = ashape.len();
+    let w = i64::from(warps);
+    Some([
+        Blocked::for_reduction(&ashape, w, 1, rank - 1).to_linear(&ashape),
+        Blocked::for_reduction(&bshape, w, 1, rank - 2).to_linear(&bshape),
+    ])
 }
 
 /// Shared memory the staged operands may take, in bytes.

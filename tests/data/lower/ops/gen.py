@@ -1161,6 +1161,9 @@ mma_large("mma_128x128x128_tf32", 128, 128, 128, ab=tf32, via=f32)
 mma_large("mma_64x64x256_f32", 64, 64, 256, ab=f32)
 mma_large("mma_b4_32x32x256_f64", 32, 32, 256, ab=f64, cd=f64, batch=4)
 mma_large("mma_b2_128x128x256_i8", 128, 128, 256, ab=i8, cd=i32, batch=2)
+# A also stored through a view, whose layout (warps along K) A keeps: the
+# slices' stores are guarded per thread.
+mma_large("mma_64x64x256_keep_a_f64", 64, 64, 256, ab=f64, cd=f64, keep_a=True)
 # f8 operands into an f16 accumulator (m16n8k32 .f16.e4m3.e4m3.f16 on sm_89+).
 mma_large("mma_64x32x64_e4m3_f16", 64, 32, 64, ab=e4m3, cd=f16, via=f32)
 mma_large("mma_b2_32x32x64_e4m3_f16", 32, 32, 64, ab=e4m3, cd=f16, via=f32, batch=2)
