@@ -577,6 +577,7 @@ pub fn lower_entry<'m>(
     }
     l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
     let mut f = l.b.finish();
+    f.threads = warps * 32;
     optimize(&mut f, options.opt_level);
     let (body, reg_counts) = emit(f);
     let reqntid = warps * 32;

@@ -64,6 +64,9 @@ pub struct LoopStmt {
 pub struct Function {
     /// Next free register number.
     pub next_reg: u32,
+    /// The most threads a tile block runs (`%tid.x` is below it): the
+    /// launch's `.reqntid`, or the hardware's 1024 when unknown.
+    pub threads: u32,
     /// The statements.
     pub body: Vec<Stmt>,
 }
@@ -298,6 +301,7 @@ impl Builder {
         }
         Function {
             next_reg: self.next_reg,
+            threads: 1024,
             body: self.body,
         }
     }

@@ -17,7 +17,7 @@ use smallvec::smallvec;
 use super::opt::is_ssa;
 use super::regs::RegCounts;
 use super::{Function, Stmt};
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Special, Ty};
 
 /// Applies the two rewrites through `f`; whether any applied.
 pub fn carry_offsets(f: &mut Function, defs: &RegCounts) -> bool {
@@ -25,6 +25,7 @@ pub fn carry_offsets(f: &mut Function, defs: &RegCounts) -> bool {
         defs,
         sums: Sums::default(),
         zeros: HashMap::default(),
+        tid_zeros: !(f.threads.max(1).next_power_of_two() - 1),
         next_reg: f.next_reg,
         changed: false,
     };
@@ -63,6 +64,9 @@ struct Pass<'a> {
     /// Bits known to be zero (when some) of 32-bit single definitions,
     /// from their definitions seen so far.
     zeros: HashMap<Reg, u32>,
+    /// The bits of `%tid.x` known to be zero (those at or above the block
+    /// size's).
+    tid_zeros: u32,
     next_reg: u32,
     changed: bool,
 }
@@ -153,6 +157,7 @@ impl Pass<'_> {
         let kz = |o: &Operand| match o {
             Operand::Imm(v) => !(*v as u32),
             Operand::Reg(x) => self.zeros_of(x),
+            Operand::Special(Special::TidX) => self.tid_zeros,
             _ => 0,
         };
         // The low bits below the lowest possibly-set bit.
@@ -412,16 +417,25 @@ mod tests {
     /// combine a thread's coordinate bits with a register's); returns the
     /// optimized instructions.
     fn xor_loads(mask: i64, offsets: &[i64]) -> Vec<Inst> {
+        xor_loads_in(1024, Some(mask), offsets)
+    }
+
+    /// [`xor_loads`] in a block of `threads` threads, the index `tid`
+    /// itself when `mask` is `None`.
+    fn xor_loads_in(threads: u32, mask: Option<i64>, offsets: &[i64]) -> Vec<Inst> {
         let mut b = Builder::new();
         let base = b.reg(RegClass::B64);
         let t = b.tid_x();
-        let x = b.op(
-            Opc::And,
-            &[],
-            &[Ty::B32],
-            Ty::B32,
-            smallvec![Operand::Reg(t), Operand::Imm(mask)],
-        );
+        let x = match mask {
+            Some(mask) => b.op(
+                Opc::And,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                smallvec![Operand::Reg(t), Operand::Imm(mask)],
+            ),
+            None => t,
+        };
         for &c in offsets {
             let i = b.op(
                 Opc::Xor,
@@ -461,10 +475,21 @@ mod tests {
             ));
         }
         let mut f = b.finish();
+        f.threads = threads;
         optimize(&mut f, 1);
         let mut insts = Vec::new();
         for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
         insts
+    }
+
+    #[test]
+    fn thread_indices_have_the_bits_above_the_block_size_clear() {
+        // In a block of 128 threads, tid ^ 128 is tid + 128; with up to
+        // 1024 threads it may not be.
+        let insts = xor_loads_in(128, None, &[0, 128, 256]);
+        assert_eq!(count(&insts, Opc::Mul, &["wide"]), 1, "{insts:#?}");
+        let insts = xor_loads_in(1024, None, &[0, 128]);
+        assert_eq!(count(&insts, Opc::Mul, &["wide"]), 2, "{insts:#?}");
     }
 
     #[test]
