@@ -309,25 +309,26 @@ mod tests {
     use crate::lower::simt::opt::{for_each_inst, optimize};
     use crate::lower::simt::Builder;
 
-    /// Loads `base[2 * tid + c]` for `c` in `offsets` (i32 index sums
-    /// widened by `mul.wide`); returns the optimized instructions.
-    fn loads(offsets: &[i64], factor: i64) -> Vec<Inst> {
+    /// Loads and stores `base[x op c]` for `c` in `offsets`, with `x` what
+    /// `index` makes of `%tid.x` and `op` the 32-bit `combine` (of type
+    /// `ty`), widened by `mul.wide`, in a block of `threads` threads;
+    /// returns the optimized instructions.
+    fn accesses(
+        threads: u32,
+        offsets: &[i64],
+        index: impl FnOnce(&mut Builder, Reg) -> Reg,
+        (combine, ty): (Opc, Ty),
+    ) -> Vec<Inst> {
         let mut b = Builder::new();
         let base = b.reg(RegClass::B64);
         let t = b.tid_x();
-        let x = b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::S32],
-            Ty::S32,
-            smallvec![Operand::Reg(t), Operand::Imm(factor)],
-        );
+        let x = index(&mut b, t);
         for &c in offsets {
             let i = b.op(
-                Opc::Add,
+                combine,
                 &[],
-                &[Ty::S32],
-                Ty::S32,
+                &[ty],
+                ty,
                 smallvec![Operand::Reg(x), Operand::Imm(c)],
             );
             let w = b.op(
@@ -361,10 +362,26 @@ mod tests {
             ));
         }
         let mut f = b.finish();
+        f.threads = threads;
         optimize(&mut f, 1);
         let mut insts = Vec::new();
         for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
         insts
+    }
+
+    /// Accesses `base[factor * tid + c]` for `c` in `offsets` (i32 index
+    /// sums).
+    fn loads(offsets: &[i64], factor: i64) -> Vec<Inst> {
+        let index = |b: &mut Builder, t: Reg| {
+            b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S32],
+                Ty::S32,
+                smallvec![Operand::Reg(t), Operand::Imm(factor)],
+            )
+        };
+        accesses(1024, offsets, index, (Opc::Add, Ty::S32))
     }
 
     fn count(insts: &[Inst], opc: Opc, mods: &[&str]) -> usize {
@@ -413,9 +430,8 @@ mod tests {
         assert_eq!(count(&insts, Opc::Mul, &["wide"]), 1, "{insts:#?}");
     }
 
-    /// Loads `base[(tid & mask) ^ c]` for `c` in `offsets` (how layouts
-    /// combine a thread's coordinate bits with a register's); returns the
-    /// optimized instructions.
+    /// Accesses `base[(tid & mask) ^ c]` for `c` in `offsets` (how layouts
+    /// combine a thread's coordinate bits with a register's).
     fn xor_loads(mask: i64, offsets: &[i64]) -> Vec<Inst> {
         xor_loads_in(1024, Some(mask), offsets)
     }
@@ -423,10 +439,7 @@ mod tests {
     /// [`xor_loads`] in a block of `threads` threads, the index `tid`
     /// itself when `mask` is `None`.
     fn xor_loads_in(threads: u32, mask: Option<i64>, offsets: &[i64]) -> Vec<Inst> {
-        let mut b = Builder::new();
-        let base = b.reg(RegClass::B64);
-        let t = b.tid_x();
-        let x = match mask {
+        let index = |b: &mut Builder, t: Reg| match mask {
             Some(mask) => b.op(
                 Opc::And,
                 &[],
@@ -436,50 +449,7 @@ mod tests {
             ),
             None => t,
         };
-        for &c in offsets {
-            let i = b.op(
-                Opc::Xor,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                smallvec![Operand::Reg(x), Operand::Imm(c)],
-            );
-            let w = b.op(
-                Opc::Mul,
-                &["wide"],
-                &[Ty::S32],
-                Ty::S64,
-                smallvec![Operand::Reg(i), Operand::Imm(4)],
-            );
-            let a = b.op(
-                Opc::Add,
-                &[],
-                &[Ty::S64],
-                Ty::S64,
-                smallvec![Operand::Reg(base), Operand::Reg(w)],
-            );
-            let v = b.reg(RegClass::B32);
-            b.push(Inst::new(
-                Opc::Ld,
-                &["global"],
-                &[Ty::B32],
-                smallvec![Operand::Reg(v)],
-                smallvec![Operand::Addr(a, 0)],
-            ));
-            b.push(Inst::new(
-                Opc::St,
-                &["global"],
-                &[Ty::B32],
-                vec![],
-                smallvec![Operand::Addr(a, 0), Operand::Reg(v)],
-            ));
-        }
-        let mut f = b.finish();
-        f.threads = threads;
-        optimize(&mut f, 1);
-        let mut insts = Vec::new();
-        for_each_inst(&f.body, &mut |i| insts.push(i.clone()));
-        insts
+        accesses(threads, offsets, index, (Opc::Xor, Ty::B32))
     }
 
     #[test]
