@@ -576,11 +576,11 @@ pub fn lower_entry<'m>(
         l.set_loc(ret);
     }
     l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+    let reqntid = warps * 32;
     let mut f = l.b.finish();
-    f.threads = warps * 32;
+    f.threads = reqntid;
     optimize(&mut f, options.opt_level);
     let (body, reg_counts) = emit(f);
-    let reqntid = warps * 32;
     Ok(ptx::Entry {
         name,
         params,

@@ -96,12 +96,6 @@ pub struct Fma {
     pub sb: bool,
     /// The type products accumulate in.
     pub acc_kind: Acc,
-    /// The accumulation's PTX type.
-    pub acc_ty: Ty,
-    /// `fma` or `mad`.
-    pub fma_opc: Opc,
-    /// Its modifiers.
-    pub fma_mods: &'static [&'static str],
 }
 
 impl Fma {
@@ -134,11 +128,6 @@ impl Fma {
             Scalar::F32 | Scalar::F16 | Scalar::BF16 => Acc::F32,
             _ => return Err(l.unsupported_feature(id, "this accumulator type")),
         };
-        let (acc_ty, fma_opc, fma_mods): (Ty, Opc, &'static [&'static str]) = match acc_kind {
-            Acc::F32 => (Ty::F32, Opc::Fma, &["rn"]),
-            Acc::F64 => (Ty::F64, Opc::Fma, &["rn"]),
-            Acc::S32 => (Ty::S32, Opc::Mad, &["lo"]),
-        };
         let (sa, sb) = if op.opcode == Opcode::MmaI {
             (
                 enum_attr(l, id, "signedness_lhs") != Some(0),
@@ -162,10 +151,24 @@ impl Fma {
             sa,
             sb,
             acc_kind,
-            acc_ty,
-            fma_opc,
-            fma_mods,
         })
+    }
+
+    /// Emits `acc += x * y` in the accumulation type (`fma.rn`, or
+    /// `mad.lo` for integers).
+    pub fn accumulate(&self, l: &mut Lowerer, acc: Reg, x: Reg, y: Reg) {
+        let (ty, opc, mods): (Ty, Opc, &[&str]) = match self.acc_kind {
+            Acc::F32 => (Ty::F32, Opc::Fma, &["rn"]),
+            Acc::F64 => (Ty::F64, Opc::Fma, &["rn"]),
+            Acc::S32 => (Ty::S32, Opc::Mad, &["lo"]),
+        };
+        l.b.op_into(
+            acc,
+            opc,
+            mods,
+            &[ty],
+            vec![Operand::Reg(x), Operand::Reg(y), Operand::Reg(acc)],
+        );
     }
 }
 
@@ -184,7 +187,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     let (ashape, bshape, rank) = (&f.ashape, &f.bshape, f.cshape.len());
     let (ae, be, sa, sb) = (f.ae, f.be, f.sa, f.sb);
-    let (acc_kind, acc_ty, fma_opc, fma_mods) = (f.acc_kind, f.acc_ty, f.fma_opc, f.fma_mods);
+    let acc_kind = f.acc_kind;
     let (m_d, n_d) = (rank - 2, rank - 1);
     let kdim = ashape[rank - 1];
     let (a, b) = super::mma::operand_tiles(l, id)?;
@@ -379,17 +382,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 b_vals.insert(kb, v);
             }
             let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
-            l.b.op_into(
-                acc,
-                fma_opc,
-                fma_mods,
-                &[acc_ty],
-                vec![
-                    Operand::Reg(a_vals[&ka]),
-                    Operand::Reg(b_vals[&kb]),
-                    Operand::Reg(acc),
-                ],
-            );
+            f.accumulate(l, acc, a_vals[&ka], b_vals[&kb]);
         }
         l.b.op_into(
             k,
@@ -420,7 +413,8 @@ fn init_accs(
         }
         let v = to_acc(l, f.ce, true, acc_in.regs[r], f.acc_kind)
             .ok_or_else(|| l.unsupported_feature(f.id, "this accumulator type"))?;
-        let var = l.b.reg(RegClass::for_bits(f.acc_ty.bits()));
+        let bits = if f.acc_kind == Acc::F64 { 64 } else { 32 };
+        let var = l.b.reg(RegClass::for_bits(bits));
         l.b.copy(var, v);
         *slot = Some(var);
     }

@@ -10,13 +10,14 @@
 //! the products pair registers by index alone. Layout assignment asks the
 //! operands' producers for these layouts, so loads read them directly.
 use rustc_hash::FxHashMap as HashMap;
+use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode};
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
-use crate::ptx::{Operand, Reg};
+use crate::ptx::Reg;
 
 use super::mma_fma::{to_acc, Fma};
 
@@ -95,8 +96,8 @@ pub fn multiply(
     accs: &[Option<Reg>],
 ) -> Result<(), LowerError> {
     let [al, bl] = layouts;
-    let a = l.tile_in(f.id, f.a_v, &std::rc::Rc::new(al))?;
-    let b = l.tile_in(f.id, f.b_v, &std::rc::Rc::new(bl))?;
+    let a = l.tile_in(f.id, f.a_v, &Rc::new(al))?;
+    let b = l.tile_in(f.id, f.b_v, &Rc::new(bl))?;
     let kdim = f.ashape[f.ashape.len() - 1] as usize;
     let mut converted: [HashMap<Reg, Reg>; 2] = Default::default();
     let mut value =
@@ -121,13 +122,7 @@ pub fn multiply(
             let reg = k | (r * kdim);
             let x = value(l, 0, &a, reg)?;
             let y = value(l, 1, &b, reg)?;
-            l.b.op_into(
-                acc,
-                f.fma_opc,
-                f.fma_mods,
-                &[f.acc_ty],
-                vec![Operand::Reg(x), Operand::Reg(y), Operand::Reg(acc)],
-            );
+            f.accumulate(l, acc, x, y);
         }
     }
     Ok(())
