@@ -160,28 +160,19 @@ impl Pass<'_> {
             Operand::Special(Special::TidX) => self.tid_zeros,
             _ => 0,
         };
-        // The low bits below the lowest possibly-set bit.
-        let low = |z: u32| -> u32 {
-            let n = z.trailing_ones();
+        // The `n` lowest bits.
+        let low = |n: u32| -> u32 {
             if n >= 32 {
                 u32::MAX
             } else {
                 (1u32 << n) - 1
             }
         };
+        let tz = |o: &Operand| kz(o).trailing_ones();
         match (i.opc, i.srcs.as_slice()) {
             (Opc::Mov, [a]) => kz(a),
-            (Opc::Mul, [a, b]) if i.mods.as_slice() == ["lo"] => {
-                let n = low(kz(a)).count_ones() + low(kz(b)).count_ones();
-                if n >= 32 {
-                    u32::MAX
-                } else {
-                    (1u32 << n) - 1
-                }
-            }
-            (Opc::Shl, [a, Operand::Imm(k)]) if (0..32).contains(k) => {
-                kz(a) << k | ((1u32 << k) - 1)
-            }
+            (Opc::Mul, [a, b]) if i.mods.as_slice() == ["lo"] => low(tz(a) + tz(b)),
+            (Opc::Shl, [a, Operand::Imm(k)]) if (0..32).contains(k) => kz(a) << k | low(*k as u32),
             (Opc::Shr, [a, Operand::Imm(k)])
                 if (0..32).contains(k) && matches!(i.tys[0], Ty::U32 | Ty::B32) =>
             {
@@ -189,7 +180,7 @@ impl Pass<'_> {
             }
             (Opc::And, [a, b]) => kz(a) | kz(b),
             (Opc::Or | Opc::Xor, [a, b]) => kz(a) & kz(b),
-            (Opc::Add, [a, b]) if i.mods.is_empty() => low(kz(a)) & low(kz(b)),
+            (Opc::Add, [a, b]) if i.mods.is_empty() => low(tz(a).min(tz(b))),
             _ => 0,
         }
     }
