@@ -377,22 +377,53 @@ pub fn thread_address_from(
         smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
     let start = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
-    let mut addr = start;
-    for (k, b) in layout.thread_bases().iter().enumerate() {
-        let o = byte(b);
+    let bytes: Vec<i64> = layout.thread_bases().iter().map(|b| byte(b)).collect();
+    let addr = match thread_offset(l, tid, &bytes) {
+        Some(o) => bin(l, Opc::Add, Ty::U32, start, Operand::Reg(o)),
+        None => start,
+    };
+    (start, addr)
+}
+
+/// `sum(bit k of tid * bytes[k])`, or `None` when every term is zero. A run
+/// of bits whose bytes double from one bit to the next is one field of
+/// `tid` times the run's first byte offset. The sum does not depend on where
+/// the tile lies, so tiles of one layout share it.
+fn thread_offset(l: &mut Lowerer, tid: Reg, bytes: &[i64]) -> Option<Reg> {
+    let mut sum = None;
+    let mut k = 0;
+    while k < bytes.len() {
+        let o = bytes[k];
         if o == 0 {
+            k += 1;
             continue;
         }
-        let bit = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
-        );
-        addr = mad(l, bit, o, addr);
+        let mut run = 1;
+        while k + run < bytes.len() && bytes[k + run] == o << run {
+            run += 1;
+        }
+        let field = if k == 0 {
+            bin(l, Opc::And, Ty::B32, tid, Operand::Imm((1 << run) - 1))
+        } else {
+            l.b.op(
+                Opc::Bfe,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![
+                    Operand::Reg(tid),
+                    Operand::Imm(k as i64),
+                    Operand::Imm(run as i64)
+                ],
+            )
+        };
+        sum = Some(match sum {
+            None => bin(l, Opc::Mul, Ty::U32, field, Operand::Imm(o)),
+            Some(s) => mad(l, field, o, s),
+        });
+        k += run;
     }
-    (start, addr)
+    sum
 }
 
 /// `opc.ty d, x, y` (u32 result).

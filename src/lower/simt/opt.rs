@@ -172,7 +172,8 @@ pub(super) fn int_cvt(i: &Inst) -> bool {
 }
 
 /// The source an integer instruction reduces to when an operand is an
-/// identity or absorbing immediate (`x + 0`, `x * 1`, `x * 0`, `0 * y + z`).
+/// identity or absorbing immediate (`x + 0`, `x * 1`, `x * 0`, `x & 0`,
+/// `0 * y + z`).
 fn simplify(i: &Inst) -> Option<Operand> {
     let ty = *i.tys.first()?;
     let pred = ty == Ty::Pred;
@@ -201,6 +202,7 @@ fn simplify(i: &Inst) -> Option<Operand> {
         Opc::Mul if lo && imm(0) == Some(1) => reg(1),
         Opc::Mul if lo && (imm(0) == Some(0) || imm(1) == Some(0)) => Some(Operand::Imm(0)),
         Opc::Mad if lo && (imm(0) == Some(0) || imm(1) == Some(0)) => s.get(2).cloned(),
+        Opc::And if imm(0) == Some(0) || imm(1) == Some(0) => Some(Operand::Imm(0)),
         _ => None,
     }
 }
@@ -537,6 +539,32 @@ mod tests {
             smallvec![Operand::Imm(i64::from(i32::MAX)), Operand::Imm(1)],
         );
         assert_eq!(fold(&i), Some(i64::from(i32::MIN)));
+    }
+
+    #[test]
+    fn and_with_zero_is_zero() {
+        let x = Reg {
+            class: RegClass::B32,
+            id: 1,
+        };
+        let and = |a: Operand, b: Operand| {
+            Inst::new(
+                Opc::And,
+                &[],
+                &[Ty::B32],
+                smallvec![Operand::Imm(0)],
+                smallvec![a, b],
+            )
+        };
+        assert_eq!(
+            simplify(&and(Operand::Reg(x), Operand::Imm(0))),
+            Some(Operand::Imm(0))
+        );
+        assert_eq!(
+            simplify(&and(Operand::Imm(0), Operand::Reg(x))),
+            Some(Operand::Imm(0))
+        );
+        assert_eq!(simplify(&and(Operand::Reg(x), Operand::Imm(3))), None);
     }
 
     #[test]

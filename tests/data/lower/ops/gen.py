@@ -1177,6 +1177,8 @@ mma_large("mma_64x32x2_f16", 64, 32, 2, cd=f16)
 mma_large("mma_b2_4x8x4_i8", 4, 8, 4, ab=i8, cd=i32, batch=2)
 mma_large("mma_8x16x8_e4m3", 8, 16, 8, ab=e4m3, via=f32)
 mma_large("mma_8x8x8_keep_a_f32", 8, 8, 8, ab=f32, keep_a=True)
+# f64 on mma.sync with A and B staged through shared memory by every thread.
+mma_large("mma_8x8x8_f64", 8, 8, 8, ab=f64, cd=f64)
 int8_ops()
 mulhi("mulhii_i32", i32)
 mulhi("mulhii_i64", i64)
