@@ -90,6 +90,32 @@ pub struct Lowerer<'m> {
     files: Option<&'m mut Vec<String>>,
 }
 
+/// The runs `(start, len)` of nonzero per-bit offsets `per_bit` in which
+/// each offset doubles the one before, so that the run's bits, taken as one
+/// field, times its first offset give their sum; with `carry_free` also
+/// their xor (no two shifted offsets share a bit).
+pub fn doubling_runs(per_bit: &[i64], carry_free: bool) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut k = 0;
+    while k < per_bit.len() {
+        let o = per_bit[k];
+        if o == 0 {
+            k += 1;
+            continue;
+        }
+        let mut len = 1;
+        while k + len < per_bit.len()
+            && per_bit[k + len] == o << len
+            && (!carry_free || (1..=len).all(|d| o & (o << d) == 0))
+        {
+            len += 1;
+        }
+        runs.push((k, len));
+        k += len;
+    }
+    runs
+}
+
 /// The register class of an element kind.
 pub fn class_of(e: Elem) -> RegClass {
     RegClass::for_bits(e.bits())
@@ -183,17 +209,26 @@ impl<'m> Lowerer<'m> {
         t
     }
 
-    /// Bit `k` of `%tid.x` times `v`: one term of a thread's coordinate
-    /// under a linear layout.
-    fn tid_bit_times(&mut self, k: usize, v: i64) -> Reg {
-        let tid = self.tid();
-        let bit = self.b.op(
+    /// `bfe.u32`: bits `pos .. pos + len` of `x`.
+    pub fn bfe(&mut self, x: Reg, pos: usize, len: usize) -> Reg {
+        self.b.op(
             Opc::Bfe,
             &[],
             &[Ty::U32],
             Ty::U32,
-            smallvec![Operand::Reg(tid), Operand::Imm(k as i64), Operand::Imm(1)],
-        );
+            smallvec![
+                Operand::Reg(x),
+                Operand::Imm(pos as i64),
+                Operand::Imm(len as i64)
+            ],
+        )
+    }
+
+    /// Bit `k` of `%tid.x` times `v`: one term of a thread's coordinate
+    /// under a linear layout.
+    fn tid_bit_times(&mut self, k: usize, v: i64) -> Reg {
+        let tid = self.tid();
+        let bit = self.bfe(tid, k, 1);
         self.b.op(
             Opc::Mul,
             &["lo"],

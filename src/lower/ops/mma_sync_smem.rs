@@ -13,7 +13,7 @@
 //! instead ([`super::mma_sync_swizzle`]), for every writer and reader
 //! (operands in layouts whose bases overlap, written through the general
 //! staging path, keep the padding).
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::kernel::{doubling_runs, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
@@ -391,37 +391,16 @@ pub fn thread_address_from(
 /// the tile lies, so tiles of one layout share it.
 fn thread_offset(l: &mut Lowerer, tid: Reg, bytes: &[i64]) -> Option<Reg> {
     let mut sum = None;
-    let mut k = 0;
-    while k < bytes.len() {
-        let o = bytes[k];
-        if o == 0 {
-            k += 1;
-            continue;
-        }
-        let mut run = 1;
-        while k + run < bytes.len() && bytes[k + run] == o << run {
-            run += 1;
-        }
+    for (k, run) in doubling_runs(bytes, false) {
         let field = if k == 0 {
             bin(l, Opc::And, Ty::B32, tid, Operand::Imm((1 << run) - 1))
         } else {
-            l.b.op(
-                Opc::Bfe,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![
-                    Operand::Reg(tid),
-                    Operand::Imm(k as i64),
-                    Operand::Imm(run as i64)
-                ],
-            )
+            l.bfe(tid, k, run)
         };
         sum = Some(match sum {
-            None => bin(l, Opc::Mul, Ty::U32, field, Operand::Imm(o)),
-            Some(s) => mad(l, field, o, s),
+            None => bin(l, Opc::Mul, Ty::U32, field, Operand::Imm(bytes[k])),
+            Some(s) => mad(l, field, bytes[k], s),
         });
-        k += run;
     }
     sum
 }

@@ -77,17 +77,7 @@ impl Swizzle {
         if self.bits == 0 {
             return o;
         }
-        let src = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(o),
-                Operand::Imm(i64::from(self.shift)),
-                Operand::Imm(i64::from(self.bits)),
-            ],
-        );
+        let src = l.bfe(o, self.shift as usize, self.bits as usize);
         let moved = l.b.op(
             Opc::Shl,
             &[],

@@ -71,17 +71,7 @@ pub(super) fn warp_position(l: &mut Lowerer, warp_bits: &[usize]) -> Reg {
     let tid = l.tid();
     let mut pos: Option<Reg> = None;
     for (j, &k) in warp_bits.iter().enumerate() {
-        let bit = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(tid),
-                Operand::Imm(5 + k as i64),
-                Operand::Imm(1),
-            ],
-        );
+        let bit = l.bfe(tid, 5 + k, 1);
         let t = if j == 0 {
             bit
         } else {

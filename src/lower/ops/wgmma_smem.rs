@@ -12,7 +12,7 @@
 //! to 1024 bytes. The byte offset of an element is then a bitwise-linear
 //! function of its coordinates, which makes addresses a per-thread part
 //! xor a per-register immediate.
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::kernel::{doubling_runs, Lowerer, Tile};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
@@ -217,42 +217,14 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
 pub fn thread_part(l: &mut Lowerer, thread: &[i64]) -> Option<Reg> {
     let tid = l.tid();
     let mut part: Option<Reg> = None;
-    let mut j = 0;
-    while j < thread.len() {
-        let o = thread[j];
-        if o == 0 {
-            j += 1;
-            continue;
-        }
-        let mut run = 1;
-        while j + run < thread.len()
-            && thread[j + run] == o << run
-            && (0..1i64 << (run + 1)).all(|x| {
-                x * o
-                    == (0..=run)
-                        .filter(|b| x >> b & 1 == 1)
-                        .fold(0, |a, b| a ^ (o << b))
-            })
-        {
-            run += 1;
-        }
-        let bits = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(tid),
-                Operand::Imm(j as i64),
-                Operand::Imm(run as i64),
-            ],
-        );
+    for (j, run) in doubling_runs(thread, true) {
+        let bits = l.bfe(tid, j, run);
         let term = l.b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::S32],
             Ty::S32,
-            smallvec![Operand::Reg(bits), Operand::Imm(o)],
+            smallvec![Operand::Reg(bits), Operand::Imm(thread[j])],
         );
         part = Some(match part {
             None => term,
@@ -264,7 +236,6 @@ pub fn thread_part(l: &mut Lowerer, thread: &[i64]) -> Option<Reg> {
                 smallvec![Operand::Reg(p), Operand::Reg(term)],
             ),
         });
-        j += run;
     }
     part
 }

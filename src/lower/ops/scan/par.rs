@@ -171,17 +171,7 @@ pub(super) fn lower(
     let mut last_lane: Option<Reg> = None;
     if m > 0 {
         let tid = l.tid();
-        let mut pos = l.b.op(
-            Opc::Bfe,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(tid),
-                Operand::Imm(k0 as i64),
-                Operand::Imm(m as i64),
-            ],
-        );
+        let mut pos = l.bfe(tid, k0, m);
         if reverse {
             pos = l.b.op(
                 Opc::Xor,
