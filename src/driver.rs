@@ -92,7 +92,7 @@ fn run(
 /// directory), named after it with `extension`. A failure is a warning.
 fn dump(options: &Options, extension: &str, bytes: &[u8], sink: &mut dyn FnMut(&Diagnostic)) {
     let path = dump_path(options.output_path.as_deref(), extension);
-    if let Err(e) = elf::write_atomically(&path, bytes) {
+    if let Err(e) = elf::write_output(&path, bytes) {
         sink(&Diagnostic::new(
             Severity::Warning,
             format!("cannot write debug dump '{}': {e}", path.display()),

@@ -318,6 +318,50 @@ fn empty_module() -> PathBuf {
     common::repo().join("tests/data/empty_module.v13_3.tileir")
 }
 
+/// `-o` names what the output goes to, as with NVIDIA's tileiras: the
+/// standard output through `/proc/self/fd/1` (what `/dev/stdout` names), a
+/// FIFO, or the file a symbolic link names; none of them is replaced by a
+/// regular file.
+#[test]
+fn output_goes_to_streams_fifos_and_link_targets() {
+    let scratch = Scratch::new("cli-streams");
+    let input = vadd();
+    let ptx = |out: &str| {
+        let r = run(
+            &ours(),
+            &["--gpu-name=sm_90", "--emit=ptx", "-o", out, &input],
+            &scratch.0,
+        );
+        assert_eq!(r.code, 0, "{out}: {}", r.stderr);
+        r.stdout
+    };
+    let text = ptx("/proc/self/fd/1");
+    assert!(text.contains(".target sm_90a"), "{text}");
+
+    std::os::unix::fs::symlink("real.ptx", scratch.path("link.ptx")).unwrap();
+    assert_eq!(ptx("link.ptx"), "");
+    assert_eq!(
+        std::fs::read_to_string(scratch.path("real.ptx")).unwrap(),
+        text
+    );
+    let link = std::fs::symlink_metadata(scratch.path("link.ptx")).unwrap();
+    assert!(link.file_type().is_symlink());
+
+    let fifo = scratch.path("pipe");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    assert_eq!(ptx("pipe"), "");
+    assert_eq!(reader.join().unwrap(), text);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
 #[test]
 fn output_kind_follows_extension_or_emit() {
     let scratch = Scratch::new("cli-kinds");

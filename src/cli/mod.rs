@@ -137,7 +137,7 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
             return Ok(status.code());
         }
     };
-    if let Err(e) = crate::elf::write_atomically(Path::new(&output_path), &output.bytes) {
+    if let Err(e) = crate::elf::write_output(Path::new(&output_path), &output.bytes) {
         writeln!(
             err,
             "error: cannot write output file '{output_path}': {}",
@@ -155,7 +155,7 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
             .remarks_output
             .as_deref()
             .unwrap_or("tileir_remarks.yaml");
-        if let Err(e) = crate::elf::write_atomically(Path::new(path), b"") {
+        if let Err(e) = crate::elf::write_output(Path::new(path), b"") {
             writeln!(
                 err,
                 "error: cannot write remarks file '{path}': {}",

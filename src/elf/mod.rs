@@ -14,9 +14,10 @@
 //!   ```
 //! - [`cubin_info::kernels`] reads each kernel's launch facts (registers,
 //!   shared memory, parameters) back from a cubin's `.nv.info` sections.
-//! - [`write_atomically`] writes a file so that readers see the old file or
-//!   the whole new one, never a part, and a failure leaves the old file (or
-//!   no file) in place.
+//! - [`write_output`] writes an output file: a regular file so that readers
+//!   see the old file or the whole new one, never a part, and a failure
+//!   leaves the old file (or no file) in place; a device or FIFO
+//!   (`/dev/null`, `/dev/stdout`) in place; through symbolic links.
 pub mod cubin_info;
 mod host;
 mod write;
@@ -24,7 +25,7 @@ mod write;
 pub use host::{
     host_object, CUBIN_ALIGN, CUBIN_SECTION, CUBIN_SIZE_SYMBOL, CUBIN_SYMBOL, SASS_SECTION,
 };
-pub use write::write_atomically;
+pub use write::write_output;
 
 /// A failure to build an output object.
 #[derive(Debug, thiserror::Error)]
