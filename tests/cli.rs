@@ -234,6 +234,67 @@ fn messages_match_nvidia() {
     }
 }
 
+/// Option errors name the tool as it was invoked, as NVIDIA's do: the
+/// prefix is its file name, the `--help` hint the path it was run by.
+#[test]
+fn option_errors_name_the_program_as_invoked() {
+    let scratch = Scratch::new("cli-argv0");
+    for (who, tool) in [("ours", ours()), ("theirs", theirs())] {
+        let dir = scratch.path(who);
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&tool, dir.join("tool")).unwrap();
+    }
+    for args in [&["--bogus"][..], &["a.tileir", "b.tileir"]] {
+        let a = run(Path::new("./tool"), args, &scratch.path("ours"));
+        let b = run(Path::new("./tool"), args, &scratch.path("theirs"));
+        assert_eq!((a.code, b.code), (1, 1), "{args:?}");
+        let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+        assert_eq!(first(&a.stderr), first(&b.stderr), "{args:?}");
+        assert!(a.stderr.starts_with("tool: "), "{}", a.stderr);
+    }
+    let a = run(
+        Path::new("./tool"),
+        &["a.tileir", "b.tileir"],
+        &scratch.path("ours"),
+    );
+    assert!(a.stderr.contains("See: ./tool --help"), "{}", a.stderr);
+}
+
+/// File names are bytes: input and output paths that are not UTF-8 work.
+#[test]
+fn paths_need_not_be_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let scratch = Scratch::new("cli-bytes");
+    let input = scratch.path("in").join(OsStr::from_bytes(b"k\xff.tileir"));
+    std::fs::create_dir(scratch.path("in")).unwrap();
+    std::fs::copy(vadd(), &input).unwrap();
+    let output = OsStr::from_bytes(b"k\xfe.ptx");
+    let out = Command::new(ours())
+        .arg("--gpu-name=sm_90")
+        .arg("-o")
+        .arg(output)
+        .arg(&input)
+        .current_dir(&scratch.0)
+        .env("CUDA_ROOT", cuda_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let ptx = std::fs::read_to_string(scratch.0.join(output)).unwrap();
+    assert!(ptx.contains(".entry vadd_f32_contig"), "{ptx}");
+    let missing = Command::new(ours())
+        .arg("--gpu-name=sm_90")
+        .arg(OsStr::from_bytes(b"no\xff.tileir"))
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&missing.stderr),
+        "error: unable to read input file 'no\u{fffd}.tileir': No such file or directory\n"
+    );
+}
+
 #[test]
 fn list_versions_and_help() {
     let scratch = Scratch::new("cli-info");

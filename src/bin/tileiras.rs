@@ -3,10 +3,12 @@
 use std::io::Write;
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut args = std::env::args_os();
+    let program = args.next().unwrap_or_else(|| "tileiras".into());
+    let argv: Vec<_> = args.collect();
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr().lock();
-    let code = tileiras::cli::run(&argv, &mut out, &mut err);
+    let code = tileiras::cli::run(&program, &argv, &mut out, &mut err);
     let _ = out.flush();
     let _ = err.flush();
     std::process::exit(code);

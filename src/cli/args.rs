@@ -2,12 +2,15 @@
 //! `--name=value` or `--name value` (one or two dashes), `-O3` (prefix
 //! form), `-o file`; a later occurrence overrides an earlier one.
 use crate::options::{Gpu, HostArch, HostOs, OutputKind, Sanitize};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 /// What the command line asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Args {
     /// The input bytecode file.
-    pub input: Option<String>,
+    pub input: Option<PathBuf>,
     /// `--gpu-name` / `--arch`.
     pub gpu: Option<Gpu>,
     /// `--opt-level` / `-O`, as written (range checked later, like NVIDIA's).
@@ -23,13 +26,13 @@ pub struct Args {
     /// `--sanitize`.
     pub sanitize: Option<Sanitize>,
     /// `--output-file` / `-o`.
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
     /// `--emit`.
     pub emit: Option<OutputKind>,
     /// `--remark-format`.
     pub remark_format: Option<String>,
     /// `--remarks-output-file`.
-    pub remarks_output: Option<String>,
+    pub remarks_output: Option<PathBuf>,
     /// Whether any `--remarks*` category other than `none` was asked for.
     pub remarks_enabled: bool,
     /// `--help` / `--help-hidden`.
@@ -82,46 +85,65 @@ const FLAGS: &[&str] = &[
     "help-hidden",
 ];
 
-/// Parses `argv` without the program name. The error is the complete
-/// message, in NVIDIA's wording (exit code 1).
-pub fn parse(argv: &[String]) -> Result<Args, String> {
+/// Parses `argv` without the program name; `program` is how the tool was
+/// invoked (`argv[0]`). Arguments need not be UTF-8: paths are taken as
+/// they are. The error is the complete message, in NVIDIA's wording (exit
+/// code 1): prefixed with the program's file name, pointing to
+/// `program --help`.
+pub fn parse(argv: &[OsString], program: &OsStr) -> Result<Args, String> {
+    let name = Path::new(program)
+        .file_name()
+        .unwrap_or(program)
+        .to_string_lossy();
+    parse_named(argv, &program.to_string_lossy()).map_err(|e| format!("{name}: {e}"))
+}
+
+fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
     let mut args = Args::default();
     let mut it = argv.iter();
     let mut positional_only = false;
     while let Some(arg) = it.next() {
-        if positional_only || !arg.starts_with('-') || arg == "-" {
-            if args.input.replace(arg.clone()).is_some() {
-                return Err("tileiras: Too many positional arguments specified!\n\
-                            Can specify at most 1 positional arguments: See: tileiras --help"
-                    .to_string());
+        let bytes = arg.as_bytes();
+        if positional_only || !bytes.starts_with(b"-") || bytes == b"-" {
+            if args.input.replace(PathBuf::from(arg)).is_some() {
+                return Err(format!(
+                    "Too many positional arguments specified!\n\
+                     Can specify at most 1 positional arguments: See: {program} --help"
+                ));
             }
             continue;
         }
-        if arg == "--" {
+        if bytes == b"--" {
             positional_only = true;
             continue;
         }
-        let body = arg.trim_start_matches('-');
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
+        let shown = arg.to_string_lossy();
+        let body = &bytes[bytes.iter().take_while(|&&c| c == b'-').count()..];
+        let (name, inline) = match body.iter().position(|&c| c == b'=') {
+            Some(i) => (&body[..i], Some(OsStr::from_bytes(&body[i + 1..]))),
             None => (body, None),
         };
+        let Ok(name) = std::str::from_utf8(name) else {
+            return Err(unknown(&shown, program));
+        };
         // `-O3`: the prefix form of --opt-level.
-        if arg.starts_with("-O") && !arg.starts_with("--") && name != "O" {
-            let v = &arg[2..];
-            args.opt_level = Some(parse_int("-O", v)?);
+        if bytes.starts_with(b"-O") && !bytes.starts_with(b"--") && name != "O" {
+            args.opt_level = Some(parse_int("-O", &shown[2..])?);
             continue;
         }
         if name == "O" {
             match inline {
-                Some(v) => args.opt_level = Some(parse_int("--opt-level", &format!("={v}"))?),
-                None => return Err("tileiras: for the -O option: requires a value!".to_string()),
+                Some(v) => {
+                    let v = format!("={}", v.to_string_lossy());
+                    args.opt_level = Some(parse_int("--opt-level", &v)?)
+                }
+                None => return Err("for the -O option: requires a value!".to_string()),
             }
             continue;
         }
         if FLAGS.contains(&name) {
             if inline.is_some() {
-                return Err(unknown(arg));
+                return Err(unknown(&shown, program));
             }
             match name {
                 "device-debug" | "g" => args.device_debug = true,
@@ -134,31 +156,36 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             continue;
         }
         let Some((_, choices)) = VALUE_OPTIONS.iter().find(|(n, _)| *n == name) else {
-            return Err(unknown(arg));
+            return Err(unknown(&shown, program));
         };
-        let value = match inline {
+        let raw: &OsStr = match inline {
             Some(v) => v,
             None => match it.next() {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(format!(
-                        "tileiras: for the -{name} option: requires a value!"
-                    ))
-                }
+                Some(v) => v,
+                None => return Err(format!("for the -{name} option: requires a value!")),
             },
         };
+        if matches!(name, "output-file" | "o" | "remarks-output-file") {
+            let path = Some(PathBuf::from(raw));
+            if name == "remarks-output-file" {
+                args.remarks_output = path;
+            } else {
+                args.output = path;
+            }
+            continue;
+        }
+        let value = raw.to_string_lossy().into_owned();
         let dashes = if name.len() == 1 { "-" } else { "--" };
         if let Some(choices) = choices {
             if !choices.contains(&value.as_str()) {
                 return Err(format!(
-                    "tileiras: for the {dashes}{name} option: Cannot find option named '{value}'!"
+                    "for the {dashes}{name} option: Cannot find option named '{value}'!"
                 ));
             }
         }
         match name {
             "gpu-name" | "arch" => args.gpu = Some(value.parse().map_err(|e: String| e)?),
             "opt-level" => args.opt_level = Some(parse_int("--opt-level", &value)?),
-            "output-file" | "o" => args.output = Some(value),
             "host-arch" => {
                 args.host_arch = Some(if value == "x86_64" {
                     HostArch::X86_64
@@ -183,7 +210,6 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 })
             }
             "remark-format" => args.remark_format = Some(value),
-            "remarks-output-file" => args.remarks_output = Some(value),
             n if n.starts_with("remarks") => args.remarks_enabled |= value != "none",
             // Accepted for compatibility; they do not change code generation.
             _ => {}
@@ -194,12 +220,12 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
 
 fn parse_int(option: &str, value: &str) -> Result<i64, String> {
     value.parse().map_err(|_| {
-        format!("tileiras: for the {option} option: '{value}' value invalid for integer argument!")
+        format!("for the {option} option: '{value}' value invalid for integer argument!")
     })
 }
 
-fn unknown(arg: &str) -> String {
-    format!("tileiras: Unknown command line argument '{arg}'.  Try: 'tileiras --help'")
+fn unknown(arg: &str, program: &str) -> String {
+    format!("Unknown command line argument '{arg}'.  Try: '{program} --help'")
 }
 
 #[cfg(test)]
@@ -207,7 +233,10 @@ mod tests {
     use super::*;
 
     fn p(args: &[&str]) -> Result<Args, String> {
-        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        parse(
+            &args.iter().map(OsString::from).collect::<Vec<_>>(),
+            OsStr::new("tileiras"),
+        )
     }
 
     #[test]
@@ -223,8 +252,8 @@ mod tests {
         .unwrap();
         assert_eq!(a.gpu, Some(Gpu::Sm90));
         assert_eq!(a.opt_level, Some(2));
-        assert_eq!(a.output.as_deref(), Some("x.cubin"));
-        assert_eq!(a.input.as_deref(), Some("in.tileir"));
+        assert_eq!(a.output.as_deref(), Some(Path::new("x.cubin")));
+        assert_eq!(a.input.as_deref(), Some(Path::new("in.tileir")));
         assert!(a.line_info);
         let a = p(&[
             "-gpu-name",
@@ -239,7 +268,7 @@ mod tests {
         assert_eq!(a.gpu, Some(Gpu::Sm80));
         assert_eq!(a.opt_level, Some(1));
         assert!(a.device_debug);
-        assert_eq!(a.output.as_deref(), Some("y"));
+        assert_eq!(a.output.as_deref(), Some(Path::new("y")));
     }
 
     #[test]
@@ -265,6 +294,25 @@ mod tests {
     }
 
     #[test]
+    fn paths_need_not_be_utf8_and_errors_name_the_program() {
+        use std::os::unix::ffi::OsStringExt;
+        let input = OsString::from_vec(b"in\xff.tileir".to_vec());
+        let inline = OsString::from_vec(b"--output-file=o\xfe.cubin".to_vec());
+        let a = parse(&[input.clone(), inline], OsStr::new("tileiras")).unwrap();
+        assert_eq!(a.input, Some(PathBuf::from(&input)));
+        assert_eq!(
+            a.output,
+            Some(PathBuf::from(OsStr::from_bytes(b"o\xfe.cubin")))
+        );
+        let bad = OsString::from_vec(b"--bo\xffgus".to_vec());
+        assert_eq!(
+            parse(&[bad], OsStr::new("/opt/cuda/bin/tileiras")).unwrap_err(),
+            "tileiras: Unknown command line argument '--bo\u{fffd}gus'.  \
+             Try: '/opt/cuda/bin/tileiras --help'"
+        );
+    }
+
+    #[test]
     fn emit_and_remarks() {
         let a = p(&[
             "--emit=sass",
@@ -275,7 +323,7 @@ mod tests {
         .unwrap();
         assert_eq!(a.emit, Some(OutputKind::Sass));
         assert!(a.remarks_enabled);
-        assert_eq!(a.remarks_output.as_deref(), Some("r.yaml"));
+        assert_eq!(a.remarks_output.as_deref(), Some(Path::new("r.yaml")));
         assert!(p(&["--emit=exe"]).is_err());
     }
 }

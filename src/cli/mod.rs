@@ -3,6 +3,7 @@
 //! returns the exit code; only the binary touches the process's streams.
 pub mod args;
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::Path;
 
@@ -10,16 +11,22 @@ use crate::bytecode::version::SUPPORTED_VERSIONS;
 use crate::error::Status;
 use crate::options::{Options, OutputKind};
 
-/// Runs the tool on `argv` (without the program name); returns the exit code.
-pub fn run(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    match run_inner(argv, out, err) {
+/// Runs the tool on `argv` (without the program name); `program` is how it
+/// was invoked (`argv[0]`), which option errors name. Returns the exit code.
+pub fn run(program: &OsStr, argv: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    match run_inner(program, argv, out, err) {
         Ok(code) => code,
         Err(_) => Status::OutOfResources.code(),
     }
 }
 
-fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<i32> {
-    let args = match args::parse(argv) {
+fn run_inner(
+    program: &OsStr,
+    argv: &[OsString],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<i32> {
+    let args = match args::parse(argv, program) {
         Ok(a) => a,
         Err(message) => {
             writeln!(err, "{message}")?;
@@ -58,7 +65,8 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
         Err(e) => {
             writeln!(
                 err,
-                "error: unable to read input file '{input}': {}",
+                "error: unable to read input file '{}': {}",
+                input.display(),
                 io_reason(&e)
             )?;
             return Ok(Status::OutOfResources.code());
@@ -82,7 +90,8 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
         writeln!(err, "error: invalid optimization level: {opt_level}")?;
         return Ok(Status::InvalidArgument.code());
     }
-    let output_path = args.output.clone().unwrap_or_else(|| "elf.o".to_string());
+    let output_path = args.output.clone().unwrap_or_else(|| "elf.o".into());
+    let shown = output_path.display();
     let mut options = Options {
         gpu,
         opt_level: opt_level as u8,
@@ -90,8 +99,8 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
         line_info: args.line_info,
         output: args
             .emit
-            .unwrap_or_else(|| OutputKind::from_path(&output_path)),
-        output_path: Some(output_path.clone().into()),
+            .unwrap_or_else(|| OutputKind::from_path(&output_path.to_string_lossy())),
+        output_path: Some(output_path.clone()),
         ..Options::default()
     };
     if let Some(a) = args.host_arch {
@@ -107,14 +116,12 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
         writeln!(err, "error: {message}")?;
         return Ok(Status::InvalidArgument.code());
     }
-    let dir = Path::new(&output_path)
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty());
+    let dir = output_path.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(dir) = dir {
         if !dir.is_dir() {
             writeln!(
                 err,
-                "error: cannot write output file '{output_path}': directory '{}' does not exist",
+                "error: cannot write output file '{shown}': directory '{}' does not exist",
                 dir.display()
             )?;
             return Ok(Status::InvalidArgument.code());
@@ -137,10 +144,10 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
             return Ok(status.code());
         }
     };
-    if let Err(e) = crate::elf::write_output(Path::new(&output_path), &output.bytes) {
+    if let Err(e) = crate::elf::write_output(&output_path, &output.bytes) {
         writeln!(
             err,
-            "error: cannot write output file '{output_path}': {}",
+            "error: cannot write output file '{shown}': {}",
             io_reason(&e)
         )?;
         return Ok(Status::OutOfResources.code());
@@ -154,11 +161,12 @@ fn run_inner(argv: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::
         let path = args
             .remarks_output
             .as_deref()
-            .unwrap_or("tileir_remarks.yaml");
-        if let Err(e) = crate::elf::write_output(Path::new(path), b"") {
+            .unwrap_or(Path::new("tileir_remarks.yaml"));
+        if let Err(e) = crate::elf::write_output(path, b"") {
             writeln!(
                 err,
-                "error: cannot write remarks file '{path}': {}",
+                "error: cannot write remarks file '{}': {}",
+                path.display(),
                 io_reason(&e)
             )?;
             return Ok(Status::OutOfResources.code());
