@@ -119,6 +119,22 @@ fn exit_codes_match_nvidia() {
             vec!["--gpu-name=sm_90", &v, "-o", "nodir/x.o"],
             2,
         ),
+        (
+            "output is a directory",
+            vec!["--gpu-name=sm_90", &v, "-o", "."],
+            2,
+        ),
+        ("empty output", vec!["--gpu-name=sm_90", &v, "-o", ""], 2),
+        (
+            "output ends in a slash",
+            vec!["--gpu-name=sm_90", &v, "-o", "x.o/"],
+            2,
+        ),
+        (
+            "output under a file",
+            vec!["--gpu-name=sm_90", &v, "-o", "garbage.bin/x.o"],
+            2,
+        ),
         ("no gpu", vec![&v, "-o", "x.o"], 2),
         (
             "garbage",

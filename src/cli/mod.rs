@@ -116,16 +116,11 @@ fn run_inner(
         writeln!(err, "error: {message}")?;
         return Ok(Status::InvalidArgument.code());
     }
-    let dir = output_path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        if !dir.is_dir() {
-            writeln!(
-                err,
-                "error: cannot write output file '{shown}': directory '{}' does not exist",
-                dir.display()
-            )?;
-            return Ok(Status::InvalidArgument.code());
-        }
+    // Like NVIDIA's tileiras, an output path that cannot name a file is a
+    // configuration error (status 2) found before compiling.
+    if let Some(problem) = output_problem(&output_path) {
+        writeln!(err, "error: cannot write output file '{shown}': {problem}")?;
+        return Ok(Status::InvalidArgument.code());
     }
     // Remarks (launch-bound choices, ...) only with --remarks.
     let show_remarks = args.remarks_enabled;
@@ -173,6 +168,28 @@ fn run_inner(
         }
     }
     Ok(0)
+}
+
+/// Why `path` cannot be written as the output file, if it cannot: it is
+/// empty, a directory, ends in a slash, or lies in a missing directory.
+fn output_problem(path: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.is_empty() {
+        return Some("no file name".into());
+    }
+    if path.is_dir() {
+        return Some("Is a directory".into());
+    }
+    if bytes.ends_with(b"/") || path.file_name().is_none() {
+        return Some("not a file name".into());
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some(format!("'{}' is not a directory", dir.display())),
+        Err(_) => Some(format!("directory '{}' does not exist", dir.display())),
+    }
 }
 
 fn compile_and_report(
