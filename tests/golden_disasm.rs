@@ -270,4 +270,23 @@ fn cli_matches_real_tileirdisasm() {
         assert_eq!(run(&ours), run(&real_tool), "tileirdisasm {args:?}");
     }
     let _ = std::fs::remove_file(&bad);
+    // File names are bytes: names that are not UTF-8 (printed with
+    // U+FFFD by the lossy comparison for both tools).
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let named = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"k\xff.tileir"));
+    std::fs::copy(&vadd, &named).unwrap();
+    let missing = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"no\xfe.tileir"));
+    for path in [&named, &missing] {
+        let run = |exe: &Path| {
+            let o = Command::new(exe).arg(path).output().unwrap();
+            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            (o.status.code(), text(&o.stdout), text(&o.stderr))
+        };
+        assert_eq!(run(&ours), run(&real_tool), "tileirdisasm {path:?}");
+    }
 }

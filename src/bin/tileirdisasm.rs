@@ -1,6 +1,8 @@
 //! The `tileirdisasm` command-line tool: prints TileIR bytecode as text,
 //! like NVIDIA's tool of the same name.
+use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tileiras::ir::print::{print_module, PrintOptions};
@@ -19,24 +21,26 @@ fn help(full: bool) -> String {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
+    // Arguments need not be UTF-8: the input path is taken as it is.
+    let args: Vec<OsString> = std::env::args_os().collect();
     let prog = args
         .first()
-        .cloned()
-        .unwrap_or_else(|| "tileirdisasm".into());
+        .map_or_else(|| "tileirdisasm".into(), |a| a.to_string_lossy());
     let mut debug_info = false;
-    let mut input: Option<String> = None;
+    let mut input: Option<PathBuf> = None;
     let mut positional_only = false;
-    for a in &args[1..] {
+    for raw in args.iter().skip(1) {
+        let text = raw.to_string_lossy();
+        let a: &str = &text;
         if positional_only || !a.starts_with('-') || a == "-" {
             if input.is_some() {
                 eprintln!("tileirdisasm: Too many positional arguments specified!\nCan specify at most 1 positional arguments: See: {prog} --help");
                 return ExitCode::from(1);
             }
-            input = Some(a.clone());
+            input = Some(PathBuf::from(raw));
             continue;
         }
-        match a.as_str() {
+        match a {
             "--" => positional_only = true,
             "-g" | "--g" | "-print-debug-info" | "--print-debug-info" => debug_info = true,
             s if s.starts_with("-g=")
@@ -105,7 +109,10 @@ fn main() -> ExitCode {
                 Some(i) => &text[..i],
                 None => &text,
             };
-            eprintln!("error: error: unable to read input file '{path}': {msg}\n");
+            eprintln!(
+                "error: error: unable to read input file '{}': {msg}\n",
+                path.display()
+            );
             return ExitCode::from(2);
         }
     };
