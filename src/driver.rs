@@ -52,6 +52,14 @@ fn run(
     if gates.dump_bc {
         dump(options, "tileirbc", bytecode, sink);
     }
+    if gates.prefer_tma == Some(true) && options.gpu.capability() >= 90 {
+        // Asked for explicitly, so say that it is not done.
+        sink(&Diagnostic::new(
+            Severity::Warning,
+            "TILEIR_PREFER_TMA_FOR_LOAD_STORE=true has no effect: this compiler does not \
+             generate TMA copies; tensor-view loads and stores use cp.async and vector accesses",
+        ));
+    }
     let module = bytecode::read(bytecode)?;
     verify::verify(&module).map_err(Error::Verify)?;
     verify::invariants::check(&module).map_err(Error::Invariant)?;

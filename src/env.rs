@@ -68,7 +68,9 @@ pub struct Gates {
     pub enable_evo: bool,
     /// `TILE_AS_DEBUG_VERBOSE` is exactly `1`.
     pub verbose: bool,
-    /// `TILEIR_PREFER_TMA_FOR_LOAD_STORE`: `true`, `false`, or unset (`None`).
+    /// `TILEIR_PREFER_TMA_FOR_LOAD_STORE`: `true`, `false`, or unset
+    /// (`None`). The lowering has no TMA path, so `true` only draws a
+    /// warning (sm_90 and newer).
     pub prefer_tma: Option<bool>,
     /// `TILEIR_DELAY_TMA_STORE_WAIT`, 0 when unset.
     pub delay_tma_store_wait: i64,

@@ -311,6 +311,29 @@ fn paths_need_not_be_utf8() {
     );
 }
 
+/// TMA is not generated: asking for it explicitly is answered with a
+/// warning on targets that have it, and the compile still succeeds.
+#[test]
+fn prefer_tma_warns_that_it_has_no_effect() {
+    let scratch = Scratch::new("cli-tma");
+    let compile = |gpu: &str, value: &str| {
+        let out = Command::new(ours())
+            .args([gpu, "-o", "x.cubin", &vadd()])
+            .current_dir(&scratch.0)
+            .env("CUDA_ROOT", cuda_root())
+            .env("TILEIR_PREFER_TMA_FOR_LOAD_STORE", value)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let warned =
+        |s: &str| s.contains("warning: TILEIR_PREFER_TMA_FOR_LOAD_STORE=true has no effect");
+    assert!(warned(&compile("--gpu-name=sm_90", "true")));
+    assert!(!warned(&compile("--gpu-name=sm_90", "false")));
+    assert!(!warned(&compile("--gpu-name=sm_80", "true")));
+}
+
 #[test]
 fn list_versions_and_help() {
     let scratch = Scratch::new("cli-info");
