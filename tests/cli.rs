@@ -419,9 +419,9 @@ fn empty_module() -> PathBuf {
 }
 
 /// `-o` names what the output goes to, as with NVIDIA's tileiras: the
-/// standard output through `/proc/self/fd/1` (what `/dev/stdout` names), a
-/// FIFO, or the file a symbolic link names; none of them is replaced by a
-/// regular file.
+/// standard output as `-` or through `/proc/self/fd/1` (what `/dev/stdout`
+/// names), a FIFO, or the file a symbolic link names; none of them is
+/// replaced by a regular file.
 #[test]
 fn output_goes_to_streams_fifos_and_link_targets() {
     let scratch = Scratch::new("cli-streams");
@@ -437,6 +437,18 @@ fn output_goes_to_streams_fifos_and_link_targets() {
     };
     let text = ptx("/proc/self/fd/1");
     assert!(text.contains(".target sm_90a"), "{text}");
+    assert_eq!(ptx("-"), text, "-o - is the standard output");
+    // With no --emit, `-o -` writes the cubin (no extension to go by).
+    let cubin = Command::new(ours())
+        .args(["--gpu-name=sm_90", "-o", "-", &input])
+        .current_dir(&scratch.0)
+        .env("CUDA_ROOT", cuda_root())
+        .output()
+        .unwrap();
+    assert!(cubin.status.success(), "{cubin:?}");
+    assert_eq!(&cubin.stdout[..4], b"\x7fELF");
+    assert_eq!(cubin.stdout[18], 190, "EM_CUDA");
+    assert!(!scratch.path("-").exists());
 
     std::os::unix::fs::symlink("real.ptx", scratch.path("link.ptx")).unwrap();
     assert_eq!(ptx("link.ptx"), "");

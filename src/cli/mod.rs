@@ -92,15 +92,23 @@ fn run_inner(
     }
     let output_path = args.output.clone().unwrap_or_else(|| "elf.o".into());
     let shown = output_path.display();
+    let to_stdout = output_path.as_os_str() == "-";
     let mut options = Options {
         gpu,
         opt_level: opt_level as u8,
         device_debug: args.device_debug,
         line_info: args.line_info,
-        output: args
-            .emit
-            .unwrap_or_else(|| OutputKind::from_path(&output_path.to_string_lossy())),
-        output_path: Some(output_path.clone()),
+        // `-o -` is the standard output, a cubin unless `--emit` says
+        // otherwise (a stream has no extension to go by; NVIDIA's tool
+        // writes a cubin there too).
+        output: args.emit.unwrap_or_else(|| {
+            if to_stdout {
+                OutputKind::Cubin
+            } else {
+                OutputKind::from_path(&output_path.to_string_lossy())
+            }
+        }),
+        output_path: (!to_stdout).then(|| output_path.clone()),
         ..Options::default()
     };
     if let Some(a) = args.host_arch {
@@ -118,7 +126,7 @@ fn run_inner(
     }
     // Like NVIDIA's tileiras, an output path that cannot name a file is a
     // configuration error (status 2) found before compiling.
-    if let Some(problem) = output_problem(&output_path) {
+    if let Some(problem) = output_problem(&output_path).filter(|_| !to_stdout) {
         writeln!(err, "error: cannot write output file '{shown}': {problem}")?;
         return Ok(Status::InvalidArgument.code());
     }
@@ -139,7 +147,9 @@ fn run_inner(
             return Ok(status.code());
         }
     };
-    if let Err(e) = crate::elf::write_output(&output_path, &output.bytes) {
+    if to_stdout {
+        out.write_all(&output.bytes)?;
+    } else if let Err(e) = crate::elf::write_output(&output_path, &output.bytes) {
         writeln!(
             err,
             "error: cannot write output file '{shown}': {}",
