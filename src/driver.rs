@@ -78,8 +78,15 @@ fn run(
         dump(options, "ptx", ptx.as_bytes(), sink);
     }
     let produced = backend::run(&Request::new(&ptx, options, &gates))?;
+    // ptxas' informational lines (an option the target ignores, say) are
+    // remarks, shown with --remarks; NVIDIA's tool prints none of them.
     for line in produced.ptxas_log.lines().filter(|l| !l.trim().is_empty()) {
-        sink(&Diagnostic::new(Severity::Warning, line));
+        let severity = if line.starts_with("ptxas info") {
+            Severity::Remark
+        } else {
+            Severity::Warning
+        };
+        sink(&Diagnostic::new(severity, line));
     }
     if !produced.cubin.is_empty() {
         let facts = elf::cubin_info::kernels(&produced.cubin)?;

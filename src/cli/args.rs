@@ -74,16 +74,17 @@ const GPU_NAMES: [&str; 12] = [
     "sm_120", "sm_121",
 ];
 const REMARK_CATEGORIES: [&str; 4] = ["none", "all", "memory", "tensorcore"];
-const FLAGS: &[&str] = &[
-    "device-debug",
-    "g",
-    "lineinfo",
-    "list-versions",
-    "print-kernel-info",
-    "version",
-    "help",
-    "help-hidden",
+/// Boolean options (`-g` is an alias of `--device-debug`): bare, or
+/// `=true`/`=false` in LLVM's spellings.
+const BOOL_FLAGS: &[(&str, &str)] = &[
+    ("device-debug", "device-debug"),
+    ("g", "device-debug"),
+    ("lineinfo", "lineinfo"),
+    ("list-versions", "list-versions"),
+    ("print-kernel-info", "print-kernel-info"),
 ];
+/// Options that act and take no value.
+const ACTIONS: &[&str] = &["version", "help", "help-hidden"];
 
 /// Parses `argv` without the program name; `program` is how the tool was
 /// invoked (`argv[0]`). Arguments need not be UTF-8: paths are taken as
@@ -118,7 +119,12 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
             continue;
         }
         let shown = arg.to_string_lossy();
-        let body = &bytes[bytes.iter().take_while(|&&c| c == b'-').count()..];
+        // One or two dashes, as LLVM takes them; `---x` names no option.
+        let dashes = bytes.iter().take_while(|&&c| c == b'-').count();
+        if dashes > 2 {
+            return Err(unknown(&shown, program));
+        }
+        let body = &bytes[dashes..];
         let (name, inline) = match body.iter().position(|&c| c == b'=') {
             Some(i) => (&body[..i], Some(OsStr::from_bytes(&body[i + 1..]))),
             None => (body, None),
@@ -126,9 +132,9 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
         let Ok(name) = std::str::from_utf8(name) else {
             return Err(unknown(&shown, program));
         };
-        // `-O3`: the prefix form of --opt-level.
-        if bytes.starts_with(b"-O") && !bytes.starts_with(b"--") && name != "O" {
-            args.opt_level = Some(parse_int("-O", &shown[2..])?);
+        // `-O3` (or `--O3`): the prefix form of --opt-level.
+        if name.starts_with('O') && name != "O" {
+            args.opt_level = Some(parse_int("--opt-level", &shown[dashes + 1..])?);
             continue;
         }
         if name == "O" {
@@ -141,15 +147,27 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
             }
             continue;
         }
-        if FLAGS.contains(&name) {
-            if inline.is_some() {
-                return Err(unknown(&shown, program));
+        if let Some(&(_, option)) = BOOL_FLAGS.iter().find(|(n, _)| *n == name) {
+            let on = match inline {
+                None => true,
+                Some(v) => parse_bool(option, &v.to_string_lossy())?,
+            };
+            match option {
+                "device-debug" => args.device_debug = on,
+                "lineinfo" => args.line_info = on,
+                "list-versions" => args.list_versions = on,
+                _ => args.print_kernel_info = on,
+            }
+            continue;
+        }
+        if ACTIONS.contains(&name) {
+            if let Some(v) = inline {
+                return Err(format!(
+                    "for the --{name} option: does not allow a value! '{}' specified.",
+                    v.to_string_lossy()
+                ));
             }
             match name {
-                "device-debug" | "g" => args.device_debug = true,
-                "lineinfo" => args.line_info = true,
-                "list-versions" => args.list_versions = true,
-                "print-kernel-info" => args.print_kernel_info = true,
                 "version" => args.version = true,
                 _ => args.help = true,
             }
@@ -224,6 +242,18 @@ fn parse_int(option: &str, value: &str) -> Result<i64, String> {
     })
 }
 
+/// An LLVM boolean option value; errors name the option (an alias's
+/// target).
+fn parse_bool(option: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "true" | "TRUE" | "True" | "1" => Ok(true),
+        "false" | "FALSE" | "False" | "0" => Ok(false),
+        _ => Err(format!(
+            "for the --{option} option: '{value}' is invalid value for boolean argument! Try 0 or 1"
+        )),
+    }
+}
+
 fn unknown(arg: &str, program: &str) -> String {
     format!("Unknown command line argument '{arg}'.  Try: '{program} --help'")
 }
@@ -269,6 +299,11 @@ mod tests {
         assert_eq!(a.opt_level, Some(1));
         assert!(a.device_debug);
         assert_eq!(a.output.as_deref(), Some(Path::new("y")));
+        // Boolean values; a later occurrence wins.
+        let a = p(&["-g", "--device-debug=False", "--lineinfo=1", "--O2"]).unwrap();
+        assert!(!a.device_debug);
+        assert!(a.line_info);
+        assert_eq!(a.opt_level, Some(2));
     }
 
     #[test]
@@ -287,6 +322,18 @@ mod tests {
         assert!(p(&["a", "b"])
             .unwrap_err()
             .starts_with("tileiras: Too many positional arguments specified!"));
+        assert_eq!(
+            p(&["-g=maybe"]).unwrap_err(),
+            "tileiras: for the --device-debug option: 'maybe' is invalid value for boolean \
+             argument! Try 0 or 1"
+        );
+        assert_eq!(
+            p(&["--help=0"]).unwrap_err(),
+            "tileiras: for the --help option: does not allow a value! '0' specified."
+        );
+        assert!(p(&["---lineinfo"])
+            .unwrap_err()
+            .starts_with("tileiras: Unknown command line argument '---lineinfo'."));
         assert_eq!(
             p(&["-O"]).unwrap_err(),
             "tileiras: for the -O option: requires a value!"
