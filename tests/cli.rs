@@ -162,6 +162,76 @@ fn exit_codes_match_nvidia() {
             1,
         ),
         (
+            "apply-controls",
+            vec!["--gpu-name=sm_90", "--apply-controls=acf", &v, "-o", "x.o"],
+            2,
+        ),
+        (
+            "unknown preview feature",
+            vec!["--gpu-name=sm_90", "--preview=simt,x", &v, "-o", "x.o"],
+            1,
+        ),
+        (
+            "simt preview",
+            vec!["--gpu-name=sm_90", "--preview=simt", &v, "-o", "x.o"],
+            0,
+        ),
+        (
+            "library without the simt preview",
+            vec!["--gpu-name=sm_90", "-l", "lib.o", &v, "-o", "x.o"],
+            5,
+        ),
+        (
+            "missing library",
+            vec![
+                "--gpu-name=sm_90",
+                "--preview=simt",
+                "-l",
+                "lib.o",
+                &v,
+                "-o",
+                "x.o",
+            ],
+            5,
+        ),
+        (
+            "library that is not an object",
+            vec![
+                "--gpu-name=sm_90",
+                "--preview=simt",
+                "-l",
+                "garbage.bin",
+                &v,
+                "-o",
+                "x.o",
+            ],
+            5,
+        ),
+        (
+            "library with bad bytecode",
+            vec![
+                "--gpu-name=sm_90",
+                "-l",
+                "lib.o",
+                "garbage.bin",
+                "-o",
+                "x.o",
+            ],
+            3,
+        ),
+        (
+            "bad bytecode and a missing output dir",
+            vec!["--gpu-name=sm_90", "garbage.bin", "-o", "nodir/x.o"],
+            3,
+        ),
+        ("-h", vec!["-h"], 0),
+        ("--help-list", vec!["--help-list"], 0),
+        (
+            "--print-options",
+            vec!["--gpu-name=sm_90", "--print-options", &v, "-o", "x.o"],
+            0,
+        ),
+        (
             "garbage",
             vec!["--gpu-name=sm_90", "garbage.bin", "-o", "x.o"],
             3,
@@ -260,6 +330,17 @@ fn messages_match_nvidia() {
         // ptxas' note that sm_90a ignores the tensor-memory check is no
         // warning: nothing is printed.
         vec!["--gpu-name=sm_90", "--sanitize=memcheck", &v],
+        vec!["--gpu-name=sm_90", "--apply-controls=acf", &v],
+        vec!["--gpu-name=sm_90", "--preview=", &v],
+        vec!["--gpu-name=sm_90", "-l", "lib.o", &v],
+        vec!["--gpu-name=sm_90", "--preview=simt", "-l", "lib.o", &v],
+        vec![
+            "--gpu-name=sm_90",
+            "--preview=simt",
+            "-l",
+            "garbage.bin",
+            &v,
+        ],
         vec![&v],
         vec!["--gpu-name=sm_90", "garbage.bin"],
         vec!["--gpu-name=sm_90", "mlir.bin"],
@@ -371,6 +452,33 @@ fn prefer_tma_warns_that_it_has_no_effect() {
     assert!(warned(&compile("--gpu-name=sm_90", "true")));
     assert!(!warned(&compile("--gpu-name=sm_90", "false")));
     assert!(!warned(&compile("--gpu-name=sm_80", "true")));
+}
+
+/// An object file given with `-l` under the simt preview opens, but this
+/// compiler links no tile libraries: status 4, naming the library.
+#[test]
+fn tile_libraries_are_refused_as_unsupported() {
+    let scratch = Scratch::new("cli-library");
+    let lib = ours().display().to_string();
+    let r = run(
+        &ours(),
+        &[
+            "--gpu-name=sm_90",
+            "--preview=simt",
+            "-l",
+            &lib,
+            &vadd(),
+            "-o",
+            "x.o",
+        ],
+        &scratch.0,
+    );
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!("error: tile library '{lib}': linking tile libraries is not supported\n")
+    );
+    assert!(!scratch.path("x.o").exists());
 }
 
 #[test]

@@ -44,6 +44,12 @@ pub struct Args {
     /// `--print-kernel-info`: print each kernel's launch facts as JSON on
     /// stdout after a successful compile.
     pub print_kernel_info: bool,
+    /// `--preview=simt`.
+    pub preview_simt: bool,
+    /// `-l <path>`: tile libraries to link, in order.
+    pub libraries: Vec<PathBuf>,
+    /// `--apply-controls=<path>`.
+    pub apply_controls: Option<PathBuf>,
 }
 
 /// Options that take a value, with the choices allowed (`None`: any).
@@ -82,9 +88,22 @@ const BOOL_FLAGS: &[(&str, &str)] = &[
     ("lineinfo", "lineinfo"),
     ("list-versions", "list-versions"),
     ("print-kernel-info", "print-kernel-info"),
+    // LLVM's option dumps; NVIDIA's tool prints nothing for them.
+    ("print-options", "print-options"),
+    ("print-all-options", "print-all-options"),
 ];
-/// Options that act and take no value.
-const ACTIONS: &[&str] = &["version", "help", "help-hidden"];
+/// Options that act and take no value (`-h` is `--help`; every help
+/// spelling prints the one help text).
+const ACTIONS: &[&str] = &[
+    "version",
+    "help",
+    "h",
+    "help-hidden",
+    "help-list",
+    "help-list-hidden",
+];
+/// The features `--preview` knows.
+const PREVIEW_FEATURES: &[&str] = &["simt"];
 
 /// Parses `argv` without the program name; `program` is how the tool was
 /// invoked (`argv[0]`). Arguments need not be UTF-8: paths are taken as
@@ -156,7 +175,8 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
                 "device-debug" => args.device_debug = on,
                 "lineinfo" => args.line_info = on,
                 "list-versions" => args.list_versions = on,
-                _ => args.print_kernel_info = on,
+                "print-kernel-info" => args.print_kernel_info = on,
+                _ => {}
             }
             continue;
         }
@@ -183,12 +203,16 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
                 None => return Err(format!("for the -{name} option: requires a value!")),
             },
         };
-        if matches!(name, "output-file" | "o" | "remarks-output-file") {
-            let path = Some(PathBuf::from(raw));
-            if name == "remarks-output-file" {
-                args.remarks_output = path;
-            } else {
-                args.output = path;
+        if matches!(
+            name,
+            "output-file" | "o" | "remarks-output-file" | "l" | "apply-controls"
+        ) {
+            let path = PathBuf::from(raw);
+            match name {
+                "remarks-output-file" => args.remarks_output = Some(path),
+                "l" => args.libraries.push(path),
+                "apply-controls" => args.apply_controls = Some(path),
+                _ => args.output = Some(path),
             }
             continue;
         }
@@ -228,8 +252,19 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
                 })
             }
             "remark-format" => args.remark_format = Some(value),
+            "preview" => {
+                for feature in value.split(',') {
+                    if !PREVIEW_FEATURES.contains(&feature) {
+                        return Err(format!(
+                            "for the --preview option: unknown preview feature '{feature}'; \
+                             supported features: {}",
+                            PREVIEW_FEATURES.join(", ")
+                        ));
+                    }
+                }
+                args.preview_simt = true;
+            }
             n if n.starts_with("remarks") => args.remarks_enabled |= value != "none",
-            // Accepted for compatibility; they do not change code generation.
             _ => {}
         }
     }

@@ -124,11 +124,18 @@ fn run_inner(
         writeln!(err, "error: {message}")?;
         return Ok(Status::InvalidArgument.code());
     }
-    // Like NVIDIA's tileiras, an output path that cannot name a file is a
-    // configuration error (status 2) found before compiling.
-    if let Some(problem) = output_problem(&output_path).filter(|_| !to_stdout) {
-        writeln!(err, "error: cannot write output file '{shown}': {problem}")?;
+    if args.apply_controls.is_some() {
+        writeln!(
+            err,
+            "error: --apply-controls is not supported on this platform"
+        )?;
         return Ok(Status::InvalidArgument.code());
+    }
+    if !args.libraries.is_empty() && well_formed(&bytes) {
+        if let Some((status, message)) = library_problem(&args) {
+            writeln!(err, "error: {message}")?;
+            return Ok(status.code());
+        }
     }
     // Remarks (launch-bound choices, ...) only with --remarks.
     let show_remarks = args.remarks_enabled;
@@ -147,6 +154,12 @@ fn run_inner(
             return Ok(status.code());
         }
     };
+    // Like NVIDIA's tileiras, an output path that cannot name a file is a
+    // configuration error (status 2), found after compiling.
+    if let Some(problem) = output_problem(&output_path).filter(|_| !to_stdout) {
+        writeln!(err, "error: cannot write output file '{shown}': {problem}")?;
+        return Ok(Status::InvalidArgument.code());
+    }
     if to_stdout {
         out.write_all(&output.bytes)?;
     } else if let Err(e) = crate::elf::write_output(&output_path, &output.bytes) {
@@ -178,6 +191,47 @@ fn run_inner(
         }
     }
     Ok(0)
+}
+
+/// Whether `bytes` read and verify as a TileIR module: what bad bytecode
+/// is reported before (status 3) is checked first.
+fn well_formed(bytes: &[u8]) -> bool {
+    crate::bytecode::read(bytes).is_ok_and(|m| {
+        crate::verify::verify(&m).is_ok() && crate::verify::invariants::check(&m).is_ok()
+    })
+}
+
+/// Why the tile libraries (`-l`) of a well-formed program cannot be used,
+/// in NVIDIA's wording where it has one: they need `--preview=simt`, must
+/// open and be objects, and this compiler links none.
+fn library_problem(args: &args::Args) -> Option<(Status, String)> {
+    if !args.preview_simt {
+        return Some((
+            Status::CompileFailed,
+            "libraries require the 'simt' preview feature".into(),
+        ));
+    }
+    // The first library decides: every outcome ends the compile.
+    let lib = args.libraries.first()?;
+    let reason = match std::fs::read(lib) {
+        Err(e) => io_reason(&e),
+        Ok(b) if !b.starts_with(b"\x7fELF") => {
+            "The file was not recognized as a valid object file".into()
+        }
+        Ok(_) => {
+            return Some((
+                Status::Unsupported,
+                format!(
+                    "tile library '{}': linking tile libraries is not supported",
+                    lib.display()
+                ),
+            ))
+        }
+    };
+    Some((
+        Status::CompileFailed,
+        format!("failed to open tile library: {reason}"),
+    ))
 }
 
 /// Why `path` cannot be written as the output file, if it cannot: it is
@@ -231,7 +285,7 @@ USAGE: tileiras [options] <tile bytecode file>
 
 OPTIONS:
   -O                               - Alias for --opt-level
-  --apply-controls=<path>          - Accepted for compatibility; ignored
+  --apply-controls=<path>          - Not supported on this platform (status 2, as NVIDIA's tileiras on Linux)
   --arch                           - Alias for --gpu-name
   --device-debug                   - Generate debug information (if present in the input bytecode)
   --emit=<value>                   - What to write (default: from the output file's extension)
@@ -253,6 +307,7 @@ OPTIONS:
     =sm_110                        -   SM 110
     =sm_120                        -   SM 120
     =sm_121                        -   SM 121
+  -h                               - Alias for --help (also --help-hidden, --help-list, --help-list-hidden)
   --help                           - Display available options
   --host-arch=<value>              - Specify the architecture for the generated host code.
     =x86_64                        -   x86_64
@@ -260,11 +315,13 @@ OPTIONS:
   --host-os=<value>                - Specify the operating system for the generated host code.
     =linux                         -   linux
     =windows                       -   windows
+  -l <path>                        - Tile libraries to link (needs --preview=simt; linking is not supported)
   --lineinfo                       - Generate line-number information (if present in the input bytecode)
   --list-versions                  - List all supported bytecode versions and exit
   -o                               - Alias for --output-file
   --opt-level=<N>                  - Specify optimization level. Default Value: 3.
   --output-file=<file>             - Specify name of output file.
+  --preview=<feature[,feature...]> - Enable one or more named preview features (simt)
   --print-kernel-info              - Print each kernel's launch facts (block, cluster, registers, shared memory, parameters) as JSON on stdout
   --remark-format=<value>          - Specify the format for remark output (command-line, yaml)
   --remarks=<value>                - Enable remarks for a category (none, all, memory, tensorcore)
