@@ -395,15 +395,18 @@ typedef struct tileirasConfig {
    */
   uint32_t output_kind;
   /**
-   * CUDA toolkit root overriding every other lookup, or NULL.
+   * CUDA toolkit root searched before every other place, or NULL. Paths
+   * are bytes (UTF-8 or not).
    */
   const char *cuda_root;
   /**
-   * Path of the ptxas executable, or NULL to look it up.
+   * Path of the ptxas executable (used as given, no fallback), or NULL
+   * to look it up.
    */
   const char *ptxas_path;
   /**
-   * Path of the nvdisasm executable, or NULL to look it up.
+   * Path of the nvdisasm executable (used as given, no fallback), or
+   * NULL to look it up.
    */
   const char *nvdisasm_path;
   /**

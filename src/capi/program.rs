@@ -519,9 +519,10 @@ unsafe fn options_from_config(c: &tileirasConfig) -> Result<Options, String> {
         host_os,
         sanitize,
         output,
-        cuda_root: text(c.cuda_root, "cuda_root")?.map(Into::into),
-        ptxas: text(c.ptxas_path, "ptxas_path")?.map(Into::into),
-        nvdisasm: text(c.nvdisasm_path, "nvdisasm_path")?.map(Into::into),
+        // SAFETY (three paths): NULL or NUL-terminated by contract.
+        cuda_root: unsafe { ptr::opt_path(c.cuda_root) },
+        ptxas: unsafe { ptr::opt_path(c.ptxas_path) },
+        nvdisasm: unsafe { ptr::opt_path(c.nvdisasm_path) },
         tool_timeout: (c.tool_timeout_ms != 0).then(|| Duration::from_millis(c.tool_timeout_ms)),
         output_path: None,
         unlimited_smem: false,

@@ -1,7 +1,9 @@
 //! The only place raw pointers from C become Rust references or slices.
 //! Each helper states the caller contract it relies on; NULL is checked
 //! everywhere and turned into `None`.
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_void, CStr, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 /// Borrows `*ptr` for the call. `None` for NULL.
 ///
@@ -51,6 +53,20 @@ pub(crate) unsafe fn opt_str<'a>(s: *const c_char) -> Result<Option<&'a str>, ()
     // SAFETY: non-NULL and NUL-terminated by contract.
     let c = unsafe { CStr::from_ptr(s) };
     c.to_str().map(Some).map_err(|_| ())
+}
+
+/// An optional path given as a C string: `None` for NULL. A path is bytes,
+/// UTF-8 or not.
+///
+/// # Safety
+/// A non-NULL `s` points to a NUL-terminated string valid for the call.
+pub(crate) unsafe fn opt_path(s: *const c_char) -> Option<PathBuf> {
+    if s.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL and NUL-terminated by contract.
+    let c = unsafe { CStr::from_ptr(s) };
+    Some(PathBuf::from(OsStr::from_bytes(c.to_bytes())))
 }
 
 /// Writes `value` through `out` when it is not NULL; returns whether it did.

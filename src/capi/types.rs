@@ -139,11 +139,14 @@ pub struct tileirasConfig {
     pub sanitize: u32,
     /// A `tileirasOutputKind`; default `TILEIRAS_OUTPUT_CUBIN`.
     pub output_kind: u32,
-    /// CUDA toolkit root overriding every other lookup, or NULL.
+    /// CUDA toolkit root searched before every other place, or NULL. Paths
+    /// are bytes (UTF-8 or not).
     pub cuda_root: *const c_char,
-    /// Path of the ptxas executable, or NULL to look it up.
+    /// Path of the ptxas executable (used as given, no fallback), or NULL
+    /// to look it up.
     pub ptxas_path: *const c_char,
-    /// Path of the nvdisasm executable, or NULL to look it up.
+    /// Path of the nvdisasm executable (used as given, no fallback), or
+    /// NULL to look it up.
     pub nvdisasm_path: *const c_char,
     /// Limit in milliseconds on each external tool's run; 0 for none.
     pub tool_timeout_ms: u64,
