@@ -33,6 +33,8 @@ pub mod lower;
 pub mod options;
 pub mod ptx;
 #[allow(unsafe_code)]
+pub mod signals;
+#[allow(unsafe_code)]
 pub mod toolchain;
 pub mod verify;
 

@@ -3,6 +3,8 @@
 use std::io::Write;
 
 fn main() {
+    // Children and temporary files go with the tool when it is killed.
+    tileiras::signals::install();
     let mut args = std::env::args_os();
     let program = args.next().unwrap_or_else(|| "tileiras".into());
     let argv: Vec<_> = args.collect();

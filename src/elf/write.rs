@@ -90,6 +90,9 @@ fn write_atomically(path: &Path, bytes: &[u8], keep: Option<Permissions>) -> io:
         .suffix(".tmp")
         .permissions(Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
+    // Removed by the signal handler if the tool is killed before the
+    // rename.
+    let _tracked = crate::signals::track_file(tmp.path());
     if let Some(p) = keep {
         tmp.as_file().set_permissions(p)?;
     }

@@ -13,6 +13,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::signals::TempFile;
+
 use super::error::ToolError;
 use super::locate::Toolkit;
 use super::process::Command;
@@ -134,7 +136,7 @@ pub fn dump_sass(toolkit: &Toolkit, cubin: &[u8], job: &DisasmJob) -> Result<Str
             .map_err(|e| ToolError::io(TOOL, "Couldn't create a temporary file", e))?;
             std::fs::write(f.path(), cubin)
                 .map_err(|e| ToolError::io(TOOL, "Couldn't write a temporary file", e))?;
-            let t = f.into_temp_path();
+            let t = TempFile::new(f.into_temp_path());
             (t.to_path_buf(), Some(t))
         }
     };

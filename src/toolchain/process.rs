@@ -20,6 +20,9 @@
 //!   its resource usage is returned.
 //! - All descriptors are created close-on-exec, so concurrent spawns from
 //!   other threads never inherit them.
+//! - In the command-line tool (after [`crate::signals::install`]) each child
+//!   is registered until it is reaped, so a fatal signal to the tool kills
+//!   it; a library user's process registers nothing.
 use std::ffi::{CString, OsStr, OsString};
 use std::fmt;
 use std::io;
@@ -359,6 +362,7 @@ impl Command {
             pid,
             group: self.new_session,
             reaped: false,
+            tracked: Some(crate::signals::track_child(pid, self.new_session)),
         };
         watch(child, out_r, err_r, self.timeout, start)
     }
@@ -736,6 +740,8 @@ struct Child {
     pid: libc::pid_t,
     group: bool,
     reaped: bool,
+    /// Kills the child if the tool is killed first; withdrawn on reaping.
+    tracked: Option<crate::signals::Tracked>,
 }
 
 impl Child {
@@ -807,6 +813,7 @@ impl Child {
                 return Ok(None);
             }
             self.reaped = true;
+            self.tracked = None;
             return Ok(Some((status, usage)));
         }
     }

@@ -59,6 +59,7 @@ use super::locate::Toolkit;
 use super::process::{Command, ResourceUsage};
 use crate::env::Gates;
 use crate::options::{Options, Sanitize};
+use crate::signals::TempFile;
 
 /// Linux's limit on one argv string, NUL included (`MAX_ARG_STRLEN`).
 /// cbindgen:ignore
@@ -222,7 +223,7 @@ impl PtxasJob {
         a
     }
 
-    fn temp(&self, suffix: &str, bytes: &[u8]) -> Result<tempfile::TempPath, ToolError> {
+    fn temp(&self, suffix: &str, bytes: &[u8]) -> Result<TempFile, ToolError> {
         let mut b = tempfile::Builder::new();
         b.prefix("tileiras-").suffix(suffix);
         let f = match &self.temp_dir {
@@ -232,7 +233,7 @@ impl PtxasJob {
         .map_err(|e| ToolError::io(TOOL, "Couldn't create a temporary file", e))?;
         std::fs::write(f.path(), bytes)
             .map_err(|e| ToolError::io(TOOL, "Couldn't write a temporary file", e))?;
-        Ok(f.into_temp_path())
+        Ok(TempFile::new(f.into_temp_path()))
     }
 }
 
@@ -266,8 +267,11 @@ pub fn assemble(toolkit: &Toolkit, job: &PtxasJob) -> Result<Assembled, ToolErro
         Some(HostCode::Bytes(b)) => Some(HostFile::Owned(job.temp(".o", b)?)),
     };
     let mut cmd = Command::new(&toolkit.ptxas);
-    cmd.args(job.argv(ptx_file.as_deref(), host_file.as_ref().map(HostFile::path)))
-        .timeout(job.timeout);
+    cmd.args(job.argv(
+        ptx_file.as_ref().map(TempFile::path),
+        host_file.as_ref().map(HostFile::path),
+    ))
+    .timeout(job.timeout);
     let out = cmd.run().map_err(|e| ToolError::spawn(TOOL, e))?;
     drop(ptx_file);
     drop(host_file);
@@ -306,14 +310,14 @@ pub fn assemble(toolkit: &Toolkit, job: &PtxasJob) -> Result<Assembled, ToolErro
 
 enum HostFile {
     Borrowed(PathBuf),
-    Owned(tempfile::TempPath),
+    Owned(TempFile),
 }
 
 impl HostFile {
     fn path(&self) -> &Path {
         match self {
             HostFile::Borrowed(p) => p,
-            HostFile::Owned(t) => t,
+            HostFile::Owned(t) => t.path(),
         }
     }
 }
