@@ -2,9 +2,10 @@
 //! handle that is created from bytecode and a config, compiled, queried for
 //! its output and log, and destroyed.
 //!
-//! All unsafe code of the crate lives in this module and `toolchain`. Every
-//! exported body runs inside [`boundary::ffi_boundary`], so no panic crosses
-//! the ABI; every pointer from C goes through the helpers in [`ptr`].
+//! All unsafe code of the crate lives in this module, `toolchain` and
+//! `signals`. Every exported body runs inside `boundary::ffi_boundary`, so
+//! no panic crosses the ABI; every pointer from C goes through the helpers
+//! in `ptr`.
 //!
 //! Thread safety: any function may be called from any thread; distinct
 //! programs may be used on different threads at once. A program's own state

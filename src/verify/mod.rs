@@ -113,7 +113,7 @@
 //!   `continue` in `for`, `continue`/`break`/`return` in `loop`, `yield`, `break`,
 //!   `continue` or `return` in `if`, `yield` in `reduce`/`scan`), and
 //!   terminators appear nowhere else (a block ending in a non-terminator is
-//!   reported as NVIDIA does, "block with no terminator, has <op>", where the
+//!   reported as NVIDIA does, "block with no terminator, has `<op>`", where the
 //!   op's generic form is known);
 //! - module bodies hold only globals and entries, and those appear nowhere
 //!   else; their symbol names are distinct;

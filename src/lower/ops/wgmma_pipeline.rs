@@ -1,5 +1,5 @@
 //! A `for` loop whose body loads an A and a B tile and multiplies them on
-//! `wgmma` (the loop shape of [`super::mma_sync_pipeline::loop_shape`]),
+//! `wgmma` (the loop shape of `mma_sync_pipeline::loop_shape`),
 //! software-pipelined over `S` (2 to 4) sets of swizzled operand buffers:
 //!
 //! ```text
