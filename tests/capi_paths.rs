@@ -2,7 +2,7 @@
 //! name is not UTF-8 is used like any other.
 mod common;
 
-use std::ffi::{c_void, CString, OsStr};
+use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -22,47 +22,14 @@ fn compile_with(field: Field, path: &Path) -> Result<Vec<u8>, tileirasResult> {
     let bytes =
         std::fs::read(common::corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir"))
             .unwrap();
-    let mut config = tileirasConfig::default();
-    // SAFETY: a valid, writable config.
-    assert_eq!(
-        unsafe { tileirasConfigInit(&mut config) },
-        tileirasResult::TILEIRAS_SUCCESS
-    );
+    let mut config = common::capi::config();
     config.gpu_name = gpu.as_ptr();
     match field {
         Field::CudaRoot => config.cuda_root = path.as_ptr(),
         Field::Ptxas => config.ptxas_path = path.as_ptr(),
     }
     config.output_kind = tileirasOutputKind::TILEIRAS_OUTPUT_CUBIN as u32;
-    let mut prog: tileirasProgram = std::ptr::null_mut();
-    let mut size = 0usize;
-    // SAFETY: every pointer is valid for the call; the program is destroyed
-    // before the block ends.
-    let cubin = unsafe {
-        let bc = bytes.as_ptr().cast::<c_void>();
-        let created = tileirasProgramCreate(&mut prog, &config, bc, bytes.len());
-        assert_eq!(created, tileirasResult::TILEIRAS_SUCCESS);
-        let compiled = tileirasProgramCompile(prog);
-        if compiled != tileirasResult::TILEIRAS_SUCCESS {
-            tileirasProgramDestroy(&mut prog);
-            return Err(compiled);
-        }
-        assert_eq!(
-            tileirasProgramGetOutputSize(prog, &mut size),
-            tileirasResult::TILEIRAS_SUCCESS
-        );
-        let mut out = vec![0u8; size];
-        assert_eq!(
-            tileirasProgramGetOutput(prog, out.as_mut_ptr().cast()),
-            tileirasResult::TILEIRAS_SUCCESS
-        );
-        assert_eq!(
-            tileirasProgramDestroy(&mut prog),
-            tileirasResult::TILEIRAS_SUCCESS
-        );
-        out
-    };
-    Ok(cubin)
+    common::capi::compile(&config, &bytes)
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! its own process.
 mod common;
 
-use std::ffi::{c_void, CString};
+use std::ffi::CString;
 
 use tileiras::capi::*;
 use tileiras::options::{Gpu, Options};
@@ -11,42 +11,12 @@ use tileiras::options::{Gpu, Options};
 /// PTX for `bytes` on sm_80 through `tileirasProgramCompile`.
 fn compile(bytes: &[u8]) -> String {
     let gpu = CString::new("sm_80").unwrap();
-    let mut config = tileirasConfig::default();
-    // SAFETY: a valid, writable config.
-    assert_eq!(
-        unsafe { tileirasConfigInit(&mut config) },
-        tileirasResult::TILEIRAS_SUCCESS
-    );
+    let mut config = common::capi::config();
     config.gpu_name = gpu.as_ptr();
     config.output_kind = tileirasOutputKind::TILEIRAS_OUTPUT_PTX as u32;
-    let mut prog: tileirasProgram = std::ptr::null_mut();
-    let mut size = 0usize;
-    // SAFETY: every pointer is valid for the call; the program is destroyed
-    // before the function returns.
-    unsafe {
-        let bc = bytes.as_ptr().cast::<c_void>();
-        let created = tileirasProgramCreate(&mut prog, &config, bc, bytes.len());
-        assert_eq!(created, tileirasResult::TILEIRAS_SUCCESS);
-        assert_eq!(
-            tileirasProgramCompile(prog),
-            tileirasResult::TILEIRAS_SUCCESS
-        );
-        assert_eq!(
-            tileirasProgramGetOutputSize(prog, &mut size),
-            tileirasResult::TILEIRAS_SUCCESS
-        );
-        let mut out = vec![0u8; size];
-        assert_eq!(
-            tileirasProgramGetOutput(prog, out.as_mut_ptr().cast()),
-            tileirasResult::TILEIRAS_SUCCESS
-        );
-        assert_eq!(
-            tileirasProgramDestroy(&mut prog),
-            tileirasResult::TILEIRAS_SUCCESS
-        );
-        let text = String::from_utf8(out).expect("PTX text");
-        text.trim_end_matches('\0').to_string()
-    }
+    let out = common::capi::compile(&config, bytes).expect("compiles");
+    let text = String::from_utf8(out).expect("PTX text");
+    text.trim_end_matches('\0').to_string()
 }
 
 /// Our PTX straight from the lowering, swizzled or padded.

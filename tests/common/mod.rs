@@ -4,6 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+pub mod capi;
 pub mod launch;
 pub mod mma;
 pub mod scaled;
