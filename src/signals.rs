@@ -27,9 +27,14 @@ static FILES: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(std::ptr::nul
 /// A child's pid, or minus the process group it leads; 0 for a free slot.
 static CHILDREN: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 
-/// Installs the handlers. Call once, early, from a program's `main`.
+/// Installs the handlers, and gives `SIGPIPE` back its default action
+/// (the Rust runtime ignores it), so that a reader that goes away ends the
+/// tool with `SIGPIPE` as it ends C tools. Call once, early, from a
+/// program's `main`.
 pub fn install() {
     INSTALLED.store(true, Ordering::SeqCst);
+    // SAFETY: setting the default disposition of SIGPIPE.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     for sig in SIGNALS {
         // SAFETY: querying and setting the disposition of a catchable
         // signal with zeroed (valid) sigaction structs; the handler is

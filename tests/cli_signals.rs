@@ -1,6 +1,6 @@
 //! The `tileiras` tool killed mid-compile: its running child is killed, its
 //! temporary files are removed, no output file appears, and it ends with
-//! the signal it got.
+//! the signal it got. A closed standard output ends it with `SIGPIPE`.
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
@@ -67,4 +67,21 @@ fn a_signal_takes_the_child_and_temporary_files_with_the_tool() {
             "nvdisasm {nvdisasm} outlived the tool (signal {signal})"
         );
     }
+}
+
+/// A reader that goes away ends the tool with `SIGPIPE`, as it ends
+/// NVIDIA's (`tileiras -o - k.tileir | true`).
+#[test]
+fn a_closed_standard_output_ends_the_tool_with_sigpipe() {
+    let mut tool = Command::new(env!("CARGO_BIN_EXE_tileiras"))
+        .args(["--gpu-name=sm_90", "-o", "-"])
+        .arg(corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir"))
+        .env("CUDA_ROOT", cuda_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(tool.stdout.take());
+    let status = tool.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
 }
