@@ -152,6 +152,11 @@ fn exit_codes_match_nvidia() {
             2,
         ),
         (
+            "-g= (empty is true) with -O0",
+            vec!["--gpu-name=sm_90", "-g=", "-O0", &v, "-o", "x.o"],
+            0,
+        ),
+        (
             "--lineinfo=TRUE",
             vec!["--gpu-name=sm_90", "--lineinfo=TRUE", &v, "-o", "x.o"],
             0,

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use tileiras::cli::args::{check_preview, parse_bool};
 use tileiras::ir::print::{print_module, PrintOptions};
 use tileiras::{bytecode, verify};
 
@@ -49,18 +50,14 @@ fn main() -> ExitCode {
                 || s.starts_with("--print-debug-info=") =>
             {
                 let v = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
-                debug_info = match v {
-                    "true" | "TRUE" | "True" | "1" | "" => true,
-                    "false" | "FALSE" | "False" | "0" => false,
-                    _ => {
-                        // `-g` is an alias: LLVM names the aliased option.
-                        let (dashes, name) = ("--", "print-debug-info");
-                        eprintln!(
-                            "tileirdisasm: for the {dashes}{name} option: '{v}' is invalid value for boolean argument! Try 0 or 1"
-                        );
+                // `-g` is an alias: LLVM names the aliased option.
+                match parse_bool("print-debug-info", v) {
+                    Ok(on) => debug_info = on,
+                    Err(e) => {
+                        eprintln!("tileirdisasm: {e}");
                         return ExitCode::from(1);
                     }
-                };
+                }
             }
             "--help" | "-help" | "--help-hidden" | "-help-hidden" => {
                 print!("{}", help(true));
@@ -79,11 +76,9 @@ fn main() -> ExitCode {
             }
             s if s.starts_with("--preview=") || s.starts_with("-preview=") => {
                 let list = &s[s.find('=').map_or(s.len(), |i| i + 1)..];
-                for feature in list.split(',') {
-                    if feature != "simt" {
-                        eprintln!("tileirdisasm: for the --preview option: unknown preview feature '{feature}'; supported features: simt");
-                        return ExitCode::from(1);
-                    }
+                if let Err(e) = check_preview(list) {
+                    eprintln!("tileirdisasm: {e}");
+                    return ExitCode::from(1);
                 }
             }
             _ => {

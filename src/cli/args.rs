@@ -35,7 +35,7 @@ pub struct Args {
     pub remarks_output: Option<PathBuf>,
     /// Whether any `--remarks*` category other than `none` was asked for.
     pub remarks_enabled: bool,
-    /// `--help` / `--help-hidden`.
+    /// `--help`, `-h`, `--help-hidden`, `--help-list`, `--help-list-hidden`.
     pub help: bool,
     /// `--version`.
     pub version: bool,
@@ -217,11 +217,11 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
             continue;
         }
         let value = raw.to_string_lossy().into_owned();
-        let dashes = if name.len() == 1 { "-" } else { "--" };
+        let spelled = if name.len() == 1 { "-" } else { "--" };
         if let Some(choices) = choices {
             if !choices.contains(&value.as_str()) {
                 return Err(format!(
-                    "for the {dashes}{name} option: Cannot find option named '{value}'!"
+                    "for the {spelled}{name} option: Cannot find option named '{value}'!"
                 ));
             }
         }
@@ -253,15 +253,7 @@ fn parse_named(argv: &[OsString], program: &str) -> Result<Args, String> {
             }
             "remark-format" => args.remark_format = Some(value),
             "preview" => {
-                for feature in value.split(',') {
-                    if !PREVIEW_FEATURES.contains(&feature) {
-                        return Err(format!(
-                            "for the --preview option: unknown preview feature '{feature}'; \
-                             supported features: {}",
-                            PREVIEW_FEATURES.join(", ")
-                        ));
-                    }
-                }
+                check_preview(&value)?;
                 args.preview_simt = true;
             }
             n if n.starts_with("remarks") => args.remarks_enabled |= value != "none",
@@ -277,14 +269,28 @@ fn parse_int(option: &str, value: &str) -> Result<i64, String> {
     })
 }
 
-/// An LLVM boolean option value; errors name the option (an alias's
-/// target).
-fn parse_bool(option: &str, value: &str) -> Result<bool, String> {
+/// An LLVM boolean option value (empty is true, as in `-g=`); the error,
+/// without the program prefix, names `option` (an alias's target). Shared
+/// with `tileirdisasm`.
+pub fn parse_bool(option: &str, value: &str) -> Result<bool, String> {
     match value {
-        "true" | "TRUE" | "True" | "1" => Ok(true),
+        "" | "true" | "TRUE" | "True" | "1" => Ok(true),
         "false" | "FALSE" | "False" | "0" => Ok(false),
         _ => Err(format!(
             "for the --{option} option: '{value}' is invalid value for boolean argument! Try 0 or 1"
+        )),
+    }
+}
+
+/// Checks a `--preview` list; the error, without the program prefix, names
+/// the first unknown feature. Shared with `tileirdisasm`.
+pub fn check_preview(list: &str) -> Result<(), String> {
+    match list.split(',').find(|f| !PREVIEW_FEATURES.contains(f)) {
+        None => Ok(()),
+        Some(feature) => Err(format!(
+            "for the --preview option: unknown preview feature '{feature}'; supported \
+             features: {}",
+            PREVIEW_FEATURES.join(", ")
         )),
     }
 }
@@ -337,6 +343,7 @@ mod tests {
         // Boolean values; a later occurrence wins.
         let a = p(&["-g", "--device-debug=False", "--lineinfo=1", "--O2"]).unwrap();
         assert!(!a.device_debug);
+        assert!(p(&["--lineinfo="]).unwrap().line_info, "empty is true");
         assert!(a.line_info);
         assert_eq!(a.opt_level, Some(2));
     }

@@ -156,12 +156,11 @@ fn run_inner(
     };
     // Like NVIDIA's tileiras, an output path that cannot name a file is a
     // configuration error (status 2), found after compiling.
-    if let Some(problem) = output_problem(&output_path).filter(|_| !to_stdout) {
-        writeln!(err, "error: cannot write output file '{shown}': {problem}")?;
-        return Ok(Status::InvalidArgument.code());
-    }
     if to_stdout {
         out.write_all(&output.bytes)?;
+    } else if let Some(problem) = output_problem(&output_path) {
+        writeln!(err, "error: cannot write output file '{shown}': {problem}")?;
+        return Ok(Status::InvalidArgument.code());
     } else if let Err(e) = crate::elf::write_output(&output_path, &output.bytes) {
         writeln!(
             err,
