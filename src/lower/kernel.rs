@@ -83,6 +83,11 @@ pub struct Lowerer<'m> {
     pub loops: Vec<LoopCtx>,
     /// How many `if`s enclose the op being lowered.
     pub if_depth: usize,
+    /// Whether a tile block is a cluster of several CTAs
+    /// (`num_cta_in_cga` above 1 on a target with clusters): the launch
+    /// grid then counts clusters, so tile blocks are `%clusterid` and
+    /// their count is `%nclusterid`, not `%nctaid`.
+    pub cluster: bool,
     tid: Option<Reg>,
     /// The entry's heap allocations (`alloca`), freed when it ends.
     pub allocas: Vec<Reg>,
@@ -502,6 +507,7 @@ pub fn lower_entry<'m>(
         yield_targets: Vec::new(),
         loops: Vec::new(),
         if_depth: 0,
+        cluster: false,
         shared_bytes: 0,
         remat_depth: 0,
         local_bytes: 0,
@@ -577,6 +583,7 @@ pub fn lower_entry<'m>(
         && super::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
             .num_cta_in_cga
             .is_some_and(|n| n > 1);
+    l.cluster = cluster;
     if cluster {
         let rank = l.b.op(
             Opc::Mov,

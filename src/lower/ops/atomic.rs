@@ -168,13 +168,19 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             regs.push(regs[c]);
             continue;
         }
+        // What a masked-off element returns: `cmp` for a compare-and-swap
+        // (as NVIDIA's tileiras gives), else 0.
         let d = l.b.reg(class_of(elem));
+        let init = match &cmp {
+            Some(cm) => Operand::Reg(cm.regs[r]),
+            None => Operand::Imm(0),
+        };
         l.b.push(Inst::new(
             Opc::Mov,
             &[],
             &[Ty::from_bits(elem.bits())],
             smallvec![Operand::Reg(d)],
-            smallvec![Operand::Imm(0)],
+            smallvec![init],
         ));
         if let Some(q) = owner {
             l.b.begin_if(q, true);

@@ -93,7 +93,9 @@ fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option
         return None;
     }
     let view = partition(m, o.operand("view")?)?;
-    if view.sparse_dim.is_some() || view.padding != Some(Padding::Zero) {
+    if view.sparse_dim.is_some()
+        || crate::lower::view::load_padding(m, op, view.padding) != Some(Padding::Zero)
+    {
         return None;
     }
     let index = o.operand_group("index").to_vec();

@@ -47,7 +47,7 @@ use super::kernel::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};
 use super::LowerError;
 use crate::ir::{Attr, OpId, Opcode, ValueId};
-use crate::ptx::{Opc, Operand, Reg, Special, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, Special, Ty};
 use smallvec::smallvec;
 
 /// Lowers one op of the entry body.
@@ -67,8 +67,17 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         for &r in &op.results {
             l.vals.insert(r, Lowered::Nothing);
         }
-        if opcode == Opcode::Return && !op.operands.is_empty() {
-            return Err(l.unsupported(id));
+        if opcode == Opcode::Return {
+            if !op.operands.is_empty() {
+                return Err(l.unsupported(id));
+            }
+            if l.if_depth > 0 || !l.loops.is_empty() {
+                // An early exit: the condition of every enclosing `if` is
+                // the same in all threads, so the whole tile block leaves
+                // here, after freeing what the entry allocated.
+                alloca::free_all(l);
+                l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+            }
         }
         return Ok(());
     }
@@ -106,6 +115,10 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     } else {
                         Special::CtaId(axis as u8)
                     }
+                } else if l.cluster {
+                    // The grid counts tile blocks (clusters); `%nctaid`
+                    // counts every CTA of every cluster.
+                    Special::NClusterId(axis as u8)
                 } else {
                     Special::NCtaId(axis as u8)
                 };

@@ -26,20 +26,20 @@ from cuda.tile._bytecode import encodings as E
 from cuda.tile._bytecode.type import SimpleType
 from cuda.tile._bytecode.type_base import PtrAttr, PaddingValue
 from cuda.tile._bytecode.debug_info import MISSING_DEBUG_ATTR_ID
-from cuda.tile._bytecode.attribute import Float, Integer
+from cuda.tile._bytecode.attribute import Float, Integer, EntryHints
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N = 128
 
 
-def kernel(name, version, params, body, globals_=()):
+def kernel(name, version, params, body, globals_=(), hints=None):
     buf = bytearray()
     with write_bytecode(1, buf, version) as w:
         tt = w.type_table
         for g in globals_:
             g(w, tt)
         ps = [tt.tile(p(tt), []) for p in params]
-        with w.function(name, ps, [], True, {}, MISSING_DEBUG_ATTR_ID) as fb:
+        with w.function(name, ps, [], True, hints or {}, MISSING_DEBUG_ATTR_ID) as fb:
             body(fb.code_builder, tt, fb.parameters)
             E.encode_ReturnOp(fb.code_builder, [])
     with open(os.path.join(HERE, f"{name}.tileir"), "wb") as f:
@@ -1188,3 +1188,234 @@ fpowi("fpowi_f16_i16", f16, i16)
 tensor_shape()
 globals_table()
 ordered()
+
+
+def masked_atomics():
+    """old[i] = atomic_rmw(acc + i, x[i]) (or atomic_cas(acc + i, c[i], x[i])) under the
+    mask i % 3 != 0, for every rmw mode and cas; masked-off elements keep acc[i] and
+    return what NVIDIA's tileiras returns there (cmp for cas). Also a masked load_ptr
+    without a padding value. Parameters: x, c, acc, old."""
+    modes = [("and", E.AtomicRMWMode.AND, i32), ("or", E.AtomicRMWMode.OR, i32),
+             ("xor", E.AtomicRMWMode.XOR, i32), ("add", E.AtomicRMWMode.ADD, i32),
+             ("addf", E.AtomicRMWMode.ADDF, f32), ("max", E.AtomicRMWMode.MAX, i32),
+             ("min", E.AtomicRMWMode.MIN, i32), ("umax", E.AtomicRMWMode.UMAX, i32),
+             ("umin", E.AtomicRMWMode.UMIN, i32), ("xchg", E.AtomicRMWMode.XCHG, i32),
+             ("cas", None, i32), ("cas_f32", None, f32), ("load", None, i32)]
+    for name, mode, elem in modes:
+        def body(cb, tt, p, mode=mode, elem=elem, name=name):
+            e = elem(tt)
+            T, I = tt.tile(e, [N]), tt.tile(tt.I32, [N])
+            B = tt.tile(tt.I1, [N])
+            i = E.encode_IotaOp(cb, I)
+            r = E.encode_RemIOp(cb, I, i, E.encode_ConstantOp(cb, I, (3).to_bytes(4, "little")),
+                                E.Signedness.Signed)
+            mask = E.encode_CmpIOp(cb, B, r, E.encode_ConstantOp(cb, I, (0).to_bytes(4, "little")),
+                                   E.ComparisonPredicate.NOT_EQUAL, E.Signedness.Signed)
+            x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+            at = ptrs(cb, tt, p[2], e)
+            if name == "load":
+                old, _ = E.encode_LoadPtrTkoOp(cb, T, tt.Token, at, mask, None, None,
+                                               E.MemoryOrderingSemantics.WEAK, None, None)
+            elif mode is None:
+                c = load(cb, tt, ptrs(cb, tt, p[1], e), e)
+                old, _ = E.encode_AtomicCASTkoOp(cb, T, tt.Token, at, c, x, mask, None,
+                                                 E.MemoryOrderingSemantics.ACQ_REL, E.MemoryScope.DEVICE)
+            else:
+                old, _ = E.encode_AtomicRMWTkoOp(cb, T, tt.Token, at, x, mask, None,
+                                                 E.MemoryOrderingSemantics.RELAXED, E.MemoryScope.DEVICE, mode)
+            store(cb, tt, ptrs(cb, tt, p[3], e), old)
+        kernel(f"masked_{name}", BytecodeVersion.V_13_3, [ptr(elem)] * 4, body)
+
+
+def early_exits():
+    """`return` in nested regions. Parameters x, out (i32, N each) and scalars a, b; each
+    kernel stores to out only on the paths that do not return first:
+    exit_nested_if: if a > 0 { if b > 0 { return } }; out = x.
+    exit_in_else: if a > 0 { } else { return }; out = x.
+    exit_if_results: v = if a > 0 { return } else { yield x + 1 }; out = v.
+    exit_in_loop: acc = 0, k = 0; loop { if k == b { out = acc; return }; if k >= a { break };
+      acc += x; k += 1 }; out = acc - 1."""
+    def scalars(cb, tt):
+        S = tt.tile(tt.I32, [])
+        return S, (lambda v: E.encode_ConstantOp(cb, S, (v & 0xffffffff).to_bytes(4, "little")))
+
+    def gt0(cb, tt, v):
+        S, c = scalars(cb, tt)
+        return E.encode_CmpIOp(cb, tt.tile(tt.I1, []), v, c(0), E.ComparisonPredicate.GREATER_THAN,
+                               E.Signedness.Signed)
+
+    def eq(cb, tt, u, v):
+        return E.encode_CmpIOp(cb, tt.tile(tt.I1, []), u, v, E.ComparisonPredicate.EQUAL, E.Signedness.Signed)
+
+    def splat(cb, tt, s):
+        T = tt.tile(tt.I32, [N])
+        return E.encode_BroadcastOp(cb, T, E.encode_ReshapeOp(cb, tt.tile(tt.I32, [1]), s))
+
+    def nested_if(cb, tt, p):
+        e = tt.I32
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        outer = E.encode_IfOp(cb, [], gt0(cb, tt, p[2]))
+        with outer.new_block([]):
+            inner = E.encode_IfOp(cb, [], gt0(cb, tt, p[3]))
+            with inner.new_block([]):
+                E.encode_ReturnOp(cb, [])
+            with inner.new_block([]):
+                E.encode_YieldOp(cb, [])
+            inner.done()
+            E.encode_YieldOp(cb, [])
+        with outer.new_block([]):
+            E.encode_YieldOp(cb, [])
+        outer.done()
+        store(cb, tt, ptrs(cb, tt, p[1], e), x)
+
+    def in_else(cb, tt, p):
+        e = tt.I32
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        ib = E.encode_IfOp(cb, [], gt0(cb, tt, p[2]))
+        with ib.new_block([]):
+            E.encode_YieldOp(cb, [])
+        with ib.new_block([]):
+            E.encode_ReturnOp(cb, [])
+        ib.done()
+        store(cb, tt, ptrs(cb, tt, p[1], e), x)
+
+    def if_results(cb, tt, p):
+        e = tt.I32
+        T = tt.tile(e, [N])
+        S, c = scalars(cb, tt)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        ib = E.encode_IfOp(cb, [T], gt0(cb, tt, p[2]))
+        with ib.new_block([]):
+            E.encode_ReturnOp(cb, [])
+        with ib.new_block([]):
+            E.encode_YieldOp(cb, [E.encode_AddIOp(cb, T, x, splat(cb, tt, c(1)), E.IntegerOverflow.NONE)])
+        (v,) = ib.done()
+        store(cb, tt, ptrs(cb, tt, p[1], e), v)
+
+    def in_loop(cb, tt, p):
+        e = tt.I32
+        T = tt.tile(e, [N])
+        S, c = scalars(cb, tt)
+        x = load(cb, tt, ptrs(cb, tt, p[0], e), e)
+        zero = E.encode_ConstantOp(cb, T, (0).to_bytes(4, "little"))
+        lb = E.encode_LoopOp(cb, [T], [c(0), zero])
+        with lb.new_block([S, T]) as (k, acc):
+            ib = E.encode_IfOp(cb, [], eq(cb, tt, k, p[3]))
+            with ib.new_block([]):
+                store(cb, tt, ptrs(cb, tt, p[1], e), acc)
+                E.encode_ReturnOp(cb, [])
+            with ib.new_block([]):
+                E.encode_YieldOp(cb, [])
+            ib.done()
+            done = E.encode_CmpIOp(cb, tt.tile(tt.I1, []), k, p[2], E.ComparisonPredicate.GREATER_THAN_OR_EQUAL,
+                                   E.Signedness.Signed)
+            bb = E.encode_IfOp(cb, [], done)
+            with bb.new_block([]):
+                E.encode_BreakOp(cb, [acc])
+            with bb.new_block([]):
+                E.encode_YieldOp(cb, [])
+            bb.done()
+            k1 = E.encode_AddIOp(cb, S, k, c(1), E.IntegerOverflow.NONE)
+            E.encode_ContinueOp(cb, [k1, E.encode_AddIOp(cb, T, acc, x, E.IntegerOverflow.NONE)])
+        (total,) = lb.done()
+        store(cb, tt, ptrs(cb, tt, p[1], e),
+              E.encode_SubIOp(cb, T, total, splat(cb, tt, c(1)), E.IntegerOverflow.NONE))
+
+    for name, body in [("exit_nested_if", nested_if), ("exit_in_else", in_else),
+                       ("exit_if_results", if_results), ("exit_in_loop", in_loop)]:
+        kernel(name, BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), i32, i32], body)
+
+
+masked_atomics()
+early_exits()
+
+
+def grid_stride():
+    """A grid-stride loop over tiles: for t = block id; t < T; t += num_tile_blocks:
+    out[t*N + i] = x[t*N + i] + 1000 * num_tile_blocks + block id, with tile blocks of
+    1, 2 and 4 CTAs (`num_cta_in_cga`): the block id and count are of tile blocks, not
+    CTAs. Parameters x, out and T."""
+    for cga in (1, 2, 4):
+        def body(cb, tt, p):
+            e = tt.I32
+            T, S = tt.tile(e, [N]), tt.tile(e, [])
+            c = lambda v: E.encode_ConstantOp(cb, S, v.to_bytes(4, "little"))
+            bx, _, _ = E.encode_GetTileBlockIdOp(cb, S, S, S)
+            nb, _, _ = E.encode_GetNumTileBlocksOp(cb, S, S, S)
+            tag = E.encode_AddIOp(cb, S, E.encode_MulIOp(cb, S, nb, c(1000), E.IntegerOverflow.NONE), bx,
+                                  E.IntegerOverflow.NONE)
+            P = tt.pointer(e, PtrAttr.Missing)
+            fb = E.encode_ForOp(cb, [], bx, p[2], nb, [], False)
+            with fb.new_block([S]) as (t,):
+                off = E.encode_MulIOp(cb, S, t, c(N), E.IntegerOverflow.NONE)
+                x = load(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[0], off), e), e)
+                y = E.encode_AddIOp(cb, T, x, E.encode_BroadcastOp(cb, T, E.encode_ReshapeOp(
+                    cb, tt.tile(e, [1]), tag)), E.IntegerOverflow.NONE)
+                store(cb, tt, ptrs(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, []), p[1], off), e), y)
+                E.encode_ContinueOp(cb, [])
+            fb.done()
+        kernel(f"grid_stride_cga{cga}", BytecodeVersion.V_13_3, [ptr(i32), ptr(i32), i32], body,
+               hints={"default": EntryHints(num_cta_in_cga=cga)})
+
+
+grid_stride()
+
+
+def mma_unpadded():
+    """d = a @ b (f16 into f32) for a [32, k] and b [k, 32] row-major, k a parameter
+    (ragged: not a multiple of the K tile), read through views that declare no padding
+    value: what lies past k must read as zero, as NVIDIA's staged copies give.
+    mma_unpadded_f16: one 32x32x32 product; a's view does declare zero padding.
+    mma_unpadded_loop_f16: a `for` over K tiles of 16, neither view padded.
+    Parameters a, b, d and k."""
+    def views(cb, tt, p, kt, pad_a):
+        e = f16(tt)
+        D = -(1 << 63)
+        TA = tt.tensor_view(e, [32, D], [D, 1], PtrAttr.Missing)
+        TB = tt.tensor_view(e, [D, 32], [32, 1], PtrAttr.Missing)
+        PA = tt.partition_view([32, kt], TA, [0, 1], pad_a)
+        PB = tt.partition_view([kt, 32], TB, [0, 1], PaddingValue.Missing)
+        va = E.encode_MakePartitionViewOp(cb, PA, E.encode_MakeTensorViewOp(cb, TA, p[0], [p[3]], [p[3]]))
+        vb = E.encode_MakePartitionViewOp(cb, PB, E.encode_MakeTensorViewOp(cb, TB, p[1], [p[3]], []))
+        return va, vb
+
+    def tile_load(cb, tt, view, shape, i, j):
+        v, _ = E.encode_LoadViewTkoOp(cb, tt.tile(f16(tt), shape), tt.Token, view, [i, j], None,
+                                      E.MemoryOrderingSemantics.WEAK, None, None, [False, False])
+        return v
+
+    def out(cb, tt, p, d):
+        P = tt.pointer(f32(tt), PtrAttr.Missing)
+        b = E.encode_BroadcastOp(cb, tt.tile(P, [32, 32]), E.encode_ReshapeOp(cb, tt.tile(P, [1, 1]), p[2]))
+        idx = E.encode_ReshapeOp(cb, tt.tile(tt.I32, [32, 32]), E.encode_IotaOp(cb, tt.tile(tt.I32, [1024])))
+        store(cb, tt, E.encode_OffsetOp(cb, tt.tile(P, [32, 32]), b, idx), d)
+
+    def single(cb, tt, p):
+        va, vb = views(cb, tt, p, 32, PaddingValue.Zero)
+        zero = E.encode_ConstantOp(cb, tt.tile(tt.I32, []), (0).to_bytes(4, "little"))
+        a = tile_load(cb, tt, va, [32, 32], zero, zero)
+        b = tile_load(cb, tt, vb, [32, 32], zero, zero)
+        c = E.encode_ConstantOp(cb, tt.tile(f32(tt), [32, 32]), (0).to_bytes(4, "little"))
+        out(cb, tt, p, E.encode_MmaFOp(cb, tt.tile(f32(tt), [32, 32]), a, b, c, False))
+
+    def looped(cb, tt, p):
+        va, vb = views(cb, tt, p, 16, PaddingValue.Missing)
+        S = tt.tile(tt.I32, [])
+        c = lambda v: E.encode_ConstantOp(cb, S, v.to_bytes(4, "little"))
+        C = tt.tile(f32(tt), [32, 32])
+        n = E.encode_DivIOp(cb, S, E.encode_AddIOp(cb, S, p[3], c(15), E.IntegerOverflow.NONE), c(16),
+                            E.Signedness.Signed, E.RoundingMode.ZERO)
+        nb = E.encode_ForOp(cb, [C], c(0), n, c(1), [E.encode_ConstantOp(cb, C, (0).to_bytes(4, "little"))], False)
+        with nb.new_block([S, C]) as (kt, acc):
+            a = tile_load(cb, tt, va, [32, 16], c(0), kt)
+            b = tile_load(cb, tt, vb, [16, 32], kt, c(0))
+            E.encode_ContinueOp(cb, [E.encode_MmaFOp(cb, C, a, b, acc, False)])
+        (d,) = nb.done()
+        out(cb, tt, p, d)
+
+    params = [ptr(f16), ptr(f16), ptr(f32), i32]
+    kernel("mma_unpadded_f16", BytecodeVersion.V_13_3, params, single)
+    kernel("mma_unpadded_loop_f16", BytecodeVersion.V_13_3, params, looped)
+
+
+mma_unpadded()
