@@ -995,3 +995,43 @@ fn cp_async_completion_arrives_on_an_mbarrier() {
     let e = err_of(&src.replace("COUNT", "9").replace("WAIT", wait), 8);
     assert!(e.msg.contains("never satisfied"), "{e}");
 }
+
+/// A tile block of two CTAs, as cuTile launches it: `.blocksareclusters`
+/// with `.reqnctapercluster 2` and a grid of 3 tile blocks runs 6 CTAs in 3
+/// clusters; without `.blocksareclusters` the grid counts CTAs. Either way
+/// `%nctaid` counts CTAs, `%nclusterid` clusters, and `%clusterid` and
+/// `%cluster_ctarank` place each CTA in its cluster.
+#[test]
+fn cluster_launch_special_registers() {
+    for (directives, grid) in [
+        (".blocksareclusters\n.reqnctapercluster 2, 1, 1\n", 3),
+        (".reqnctapercluster 2, 1, 1\n", 6),
+    ] {
+        let src = format!(
+            "{HEADER}.visible .entry t(.param .u64 out)\n.reqntid 32, 1, 1\n{directives}{{\n\
+             .reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .pred %p<2>;\n\
+             ld.param.u64 %rd0, [out];\n\
+             mov.u32 %r0, %tid.x; setp.ne.u32 %p0, %r0, 0; @%p0 bra DONE;\n\
+             mov.u32 %r1, %ctaid.x; mul.wide.u32 %rd1, %r1, 20; add.s64 %rd1, %rd0, %rd1;\n\
+             st.global.u32 [%rd1], %r1;\n\
+             mov.u32 %r2, %nctaid.x; st.global.u32 [%rd1+4], %r2;\n\
+             mov.u32 %r3, %clusterid.x; st.global.u32 [%rd1+8], %r3;\n\
+             mov.u32 %r4, %nclusterid.x; st.global.u32 [%rd1+12], %r4;\n\
+             mov.u32 %r5, %cluster_ctarank; st.global.u32 [%rd1+16], %r5;\n\
+             DONE:\nret;\n}}\n"
+        );
+        let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+        let mut dev = Device::new();
+        let out = dev.alloc(6 * 20);
+        dev.launch_grid(&m, "t", (grid, 1, 1), &[Param::U64(out.addr())])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let got = u32s(&dev.read(out));
+        for cta in 0..6u32 {
+            assert_eq!(
+                &got[cta as usize * 5..][..5],
+                &[cta, 6, cta / 2, 3, cta % 2],
+                "{directives} CTA {cta}"
+            );
+        }
+    }
+}
