@@ -2,9 +2,9 @@
 //! nvdisasm adapters.
 //!
 //! - [`process`]: a CUDA-agnostic harness ([`process::Command`]):
-//!   `posix_spawn` (or `fork` + `exec` for sessions and limits), captured
-//!   stdout/stderr read with `poll`, a deadline without signals, `wait4`
-//!   status and resource usage.
+//!   `clone(CLONE_VM | CLONE_VFORK)` + `exec` with `PR_SET_PDEATHSIG`, so no
+//!   child outlives the process, captured stdout/stderr read with `poll`, a
+//!   deadline without signals, `wait4` status and resource usage.
 //! - [`locate`]: [`Toolkit::resolve`] finds ptxas and nvdisasm through one
 //!   CUDA-root resolver.
 //! - [`ptxas`]: [`ptxas::assemble`] turns PTX into a cubin.
@@ -15,7 +15,7 @@
 //! Every failure is a [`ToolError`]; the driver maps it to status 5, or 1
 //! when [`ToolError::is_system_resource`].
 //!
-//! Linux only (`posix_spawn`, `pipe2`, `pidfd_open`). Measured
+//! Linux only (`clone`, `prctl`, `pipe2`, `pidfd_open`). Measured
 //! (`cargo bench --bench harness`, 2 shared cores): ptxas on a 9.6 KB PTX
 //! takes about 37 ms either way; the harness' overhead over
 //! `std::process::Command` is below the run-to-run noise (a few percent),
