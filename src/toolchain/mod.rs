@@ -19,7 +19,10 @@
 //! (`cargo bench --bench harness`, 2 shared cores): ptxas on a 9.6 KB PTX
 //! takes about 37 ms either way; the harness' overhead over
 //! `std::process::Command` is below the run-to-run noise (a few percent),
-//! and spawning `/bin/true` costs about 0.8 to 0.95 ms with either.
+//! and spawning `/bin/true` costs about 0.8 to 0.95 ms with either. Measured
+//! again with the `clone` start (same bench, cores busier): `/bin/true`
+//! within -10 to +210 µs of `std::process::Command` (which took 0.97 to
+//! 1.37 ms over three runs), ptxas within 2%.
 //! With NVIDIA's `--nv-host` object, [`ptxas::assemble`] reproduces NVIDIA
 //! tileiras 13.5's cubins byte for byte (`tests/toolchain_ptxas.rs`).
 //!
