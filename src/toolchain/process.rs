@@ -349,7 +349,7 @@ impl Command {
 
         let start = Instant::now();
         // ETXTBSY: the executable was just written and some other thread's
-        // forked child still holds it open for writing until its own exec.
+        // child still holds it open for writing until its own exec.
         // That clears in moments; retry a few times before giving up.
         let mut attempt = 0;
         let pid = loop {
@@ -649,16 +649,10 @@ unsafe fn exec_child(a: &ChildArgs) -> ! {
     };
     // SIGKILL when the thread that cloned us ends. That thread stays in
     // `Command::run` until it has reaped us, so this fires only when the
-    // whole process is gone: SIGKILLed, crashed, or ended without
-    // unwinding. The flag survives `execve` (ptxas is not set-user-ID).
-    if libc::prctl(
-        libc::PR_SET_PDEATHSIG,
-        libc::SIGKILL as libc::c_ulong,
-        0,
-        0,
-        0,
-    ) != 0
-    {
+    // whole process ends mid-run: SIGKILLed, crashed, or exiting from
+    // another thread. The flag survives `execve` (ptxas is not
+    // set-user-ID).
+    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
         fail(126);
     }
     // The parent may have died before the prctl: then we were already
