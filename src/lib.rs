@@ -34,6 +34,7 @@ pub mod options;
 pub mod ptx;
 #[allow(unsafe_code)]
 pub mod signals;
+pub mod tempfiles;
 #[allow(unsafe_code)]
 pub mod toolchain;
 pub mod verify;

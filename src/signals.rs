@@ -5,7 +5,10 @@
 //! (ptxas, nvdisasm) and remove the temporary files still registered, then
 //! end the process with the same signal, so its parent sees the usual
 //! status. A signal the process was started ignoring (`nohup`, a
-//! background job's `SIGINT`) stays ignored.
+//! background job's `SIGINT`) stays ignored. `SIGKILL` runs no handler:
+//! the children die all the same (they ask for the parent-death signal,
+//! see [`crate::toolchain::process`]), and the temporary files are removed
+//! by a later run ([`crate::tempfiles`]).
 //!
 //! Registration is lock-free and a no-op until [`install`]: a process using
 //! the library is never touched. The handler only reads fixed slots and

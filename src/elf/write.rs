@@ -81,9 +81,12 @@ fn write_atomically(path: &Path, bytes: &[u8], keep: Option<Permissions>) -> io:
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
     })?;
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
+    let mut lead = std::ffi::OsString::from(".");
+    lead.push(name);
+    lead.push(".");
+    // Named after this process, so a later write of the same file removes
+    // one left by a process killed before the rename.
+    let prefix = crate::tempfiles::prefix_in(dir, &lead);
     // Dropping `tmp` before `persist` succeeds removes the file.
     let mut tmp = tempfile::Builder::new()
         .prefix(&prefix)

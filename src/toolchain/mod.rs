@@ -2,9 +2,9 @@
 //! nvdisasm adapters.
 //!
 //! - [`process`]: a CUDA-agnostic harness ([`process::Command`]):
-//!   `posix_spawn` (or `fork` + `exec` for sessions and limits), captured
-//!   stdout/stderr read with `poll`, a deadline without signals, `wait4`
-//!   status and resource usage.
+//!   `clone(CLONE_VM | CLONE_VFORK)` + `exec` with `PR_SET_PDEATHSIG`, so no
+//!   child outlives the process, captured stdout/stderr read with `poll`, a
+//!   deadline without signals, `wait4` status and resource usage.
 //! - [`locate`]: [`Toolkit::resolve`] finds ptxas and nvdisasm through one
 //!   CUDA-root resolver.
 //! - [`ptxas`]: [`ptxas::assemble`] turns PTX into a cubin.
@@ -15,11 +15,14 @@
 //! Every failure is a [`ToolError`]; the driver maps it to status 5, or 1
 //! when [`ToolError::is_system_resource`].
 //!
-//! Linux only (`posix_spawn`, `pipe2`, `pidfd_open`). Measured
+//! Linux only (`clone`, `prctl`, `pipe2`, `pidfd_open`). Measured
 //! (`cargo bench --bench harness`, 2 shared cores): ptxas on a 9.6 KB PTX
 //! takes about 37 ms either way; the harness' overhead over
 //! `std::process::Command` is below the run-to-run noise (a few percent),
-//! and spawning `/bin/true` costs about 0.8 to 0.95 ms with either.
+//! and spawning `/bin/true` costs about 0.8 to 0.95 ms with either. Measured
+//! again with the `clone` start (same bench, cores busier): `/bin/true`
+//! within -10 to +210 µs of `std::process::Command` (which took 0.97 to
+//! 1.37 ms over three runs), ptxas within 2%.
 //! With NVIDIA's `--nv-host` object, [`ptxas::assemble`] reproduces NVIDIA
 //! tileiras 13.5's cubins byte for byte (`tests/toolchain_ptxas.rs`).
 //!

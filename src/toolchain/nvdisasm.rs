@@ -13,8 +13,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::signals::TempFile;
-
 use super::error::ToolError;
 use super::locate::Toolkit;
 use super::process::Command;
@@ -127,16 +125,8 @@ pub fn dump_sass(toolkit: &Toolkit, cubin: &[u8], job: &DisasmJob) -> Result<Str
     let (path, temp) = match &job.cubin_path {
         Some(p) => (p.clone(), None),
         None => {
-            let mut b = tempfile::Builder::new();
-            b.prefix("tileiras-").suffix(".cubin");
-            let f = match &job.temp_dir {
-                Some(d) => b.tempfile_in(d),
-                None => b.tempfile(),
-            }
-            .map_err(|e| ToolError::io(TOOL, "Couldn't create a temporary file", e))?;
-            std::fs::write(f.path(), cubin)
+            let t = crate::tempfiles::create(job.temp_dir.as_deref(), ".cubin", cubin)
                 .map_err(|e| ToolError::io(TOOL, "Couldn't write a temporary file", e))?;
-            let t = TempFile::new(f.into_temp_path());
             (t.to_path_buf(), Some(t))
         }
     };

@@ -5,10 +5,23 @@
 //!   (inherited by default, with overrides), stdin from `/dev/null`, and
 //!   stdout/stderr on pipes. With [`Command::merge_stderr`] the child's
 //!   stderr is `dup2`'ed onto its stdout so one buffer holds both, in order.
-//! - `posix_spawn` is the fast path (retried on `EINTR`). `fork` + `execve`
-//!   is used only when a new session or resource limits are requested; the
-//!   child then applies them, and an `exec` failure exits 127 (not found) or
-//!   126 (found but not executable), reported through a close-on-exec pipe.
+//! - Every child is started by `clone(CLONE_VM | CLONE_VFORK)` + `execve`,
+//!   the way glibc's `posix_spawn` starts one (no copy of our address
+//!   space), but running our own code before `exec`: everything it uses
+//!   (argv, envp, limits) is built before the clone, and it makes only
+//!   async-signal-safe calls, with our signal handlers reset to their
+//!   defaults and every signal blocked until just before `exec`. It applies
+//!   a new session or resource limits when asked. An `exec` failure exits
+//!   127 (not found) or 126 (found but not executable) and is reported to
+//!   [`Command::run`] as an error.
+//! - No child outlives us: each asks for `SIGKILL` when the thread that
+//!   started it ends (`PR_SET_PDEATHSIG`), and exits at once if we died
+//!   before it could ask. That thread waits in [`Command::run`] until the
+//!   child is reaped, so the signal comes only when the whole process is
+//!   gone, even by `SIGKILL`, which no handler sees: the command-line tool
+//!   killed by a timeout, or a library user's process that dies mid-compile.
+//!   What the child itself starts is not covered (ptxas and nvdisasm start
+//!   nothing); a new session's group is, on a timeout, as below.
 //! - Both pipes are read concurrently with `poll`, so a child writing
 //!   megabytes to either stream never deadlocks against us.
 //! - A timeout is a deadline on that `poll` loop: no `SIGALRM`, no signal
@@ -29,9 +42,10 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-/// A resource limit the child sets before `exec` (forces the fork path).
+/// A resource limit the child sets before `exec`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rlimit {
     /// The resource, a `libc::RLIMIT_*` constant.
@@ -160,7 +174,7 @@ pub enum SpawnError {
     /// An argument or environment entry held a NUL byte.
     #[error("argument or environment entry contains a NUL byte: {0:?}")]
     Nul(OsString),
-    /// An operating-system call failed (pipes, fork, poll, wait).
+    /// An operating-system call failed (pipes, clone, poll, wait).
     #[error("{context}: {source}")]
     System {
         /// What was being done.
@@ -248,14 +262,14 @@ impl Command {
         self
     }
 
-    /// Runs the child in a new session (`setsid`, fork path); a timeout then
-    /// kills its whole process group.
+    /// Runs the child in a new session (`setsid`); a timeout then kills its
+    /// whole process group.
     pub fn new_session(&mut self, on: bool) -> &mut Command {
         self.new_session = on;
         self
     }
 
-    /// Adds a resource limit the child sets before `exec` (fork path).
+    /// Adds a resource limit the child sets before `exec`.
     pub fn rlimit(&mut self, limit: Rlimit) -> &mut Command {
         self.rlimits.push(limit);
         self
@@ -271,7 +285,9 @@ impl Command {
         &self.args
     }
 
-    /// Whether this command will take the `fork` + `exec` path.
+    /// Whether the child does more than redirect and `exec` (a new session
+    /// or resource limits). Every child starts the same way, by `clone` and
+    /// `exec`; this no longer picks a different path.
     pub fn uses_fork(&self) -> bool {
         self.new_session || !self.rlimits.is_empty()
     }
@@ -333,16 +349,11 @@ impl Command {
 
         let start = Instant::now();
         // ETXTBSY: the executable was just written and some other thread's
-        // forked child still holds it open for writing until its own exec.
+        // child still holds it open for writing until its own exec.
         // That clears in moments; retry a few times before giving up.
         let mut attempt = 0;
         let pid = loop {
-            let r = if self.uses_fork() {
-                self.spawn_fork(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)
-            } else {
-                spawn_posix(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd)
-            };
-            match r {
+            match self.spawn(&exe, &exe_c, &argv, &envp, out_w.as_raw_fd(), err_w_fd) {
                 Err(SpawnError::NotExecutable { ref source, .. })
                     if source.raw_os_error() == Some(libc::ETXTBSY) && attempt < 20 =>
                 {
@@ -460,136 +471,82 @@ fn exec_error(exe: &Path, errno: i32) -> SpawnError {
     }
 }
 
-/// Owns the spawn attribute objects so they are destroyed on every path.
-struct SpawnAttrs {
-    actions: libc::posix_spawn_file_actions_t,
-    attr: libc::posix_spawnattr_t,
-}
-
-impl Drop for SpawnAttrs {
-    fn drop(&mut self) {
-        // SAFETY: both objects were initialised in `spawn_posix` before this
-        // guard was built and are destroyed exactly once, here.
-        unsafe {
-            libc::posix_spawn_file_actions_destroy(&mut self.actions);
-            libc::posix_spawnattr_destroy(&mut self.attr);
-        }
-    }
-}
-
-fn check(rc: libc::c_int, context: &'static str) -> Result<(), SpawnError> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(SpawnError::System {
-            context,
-            source: io::Error::from_raw_os_error(rc),
-        })
-    }
-}
-
-fn spawn_posix(
-    exe: &Path,
-    exe_c: &CString,
-    argv: &[*const libc::c_char],
-    envp: &[*const libc::c_char],
+/// What the cloned child needs, prepared by the parent before `clone`: the
+/// child shares our memory until it calls `execve`, so it allocates nothing
+/// and only reads this (and writes `errno`).
+struct ChildArgs<'a> {
+    exe: &'a CString,
+    argv: &'a [*const libc::c_char],
+    envp: &'a [*const libc::c_char],
     out_w: RawFd,
     err_w: RawFd,
-) -> Result<libc::pid_t, SpawnError> {
-    // SAFETY: zeroed storage is immediately initialised by the *_init calls
-    // below; the guard destroys them afterwards. All pointers passed
-    // (argv/envp arrays, C strings) outlive the calls and are
-    // NUL-terminated; the descriptors are open.
-    unsafe {
-        let mut a = SpawnAttrs {
-            actions: std::mem::zeroed(),
-            attr: std::mem::zeroed(),
+    limits: &'a [(i32, libc::rlimit)],
+    setsid: bool,
+    /// Our pid, for the child's check that it was not orphaned already.
+    parent: libc::pid_t,
+    /// The child's `errno` when it could not `exec`; 0 when it did.
+    errno: AtomicI32,
+}
+
+/// The child's stack: an anonymous mapping with a guard page at its low
+/// end, unmapped on drop (after the child has left it by `exec` or `_exit`).
+struct ChildStack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+/// Room for the child's few frames before `exec`; only touched pages cost.
+const CHILD_STACK: usize = 256 * 1024;
+
+impl ChildStack {
+    fn new() -> io::Result<ChildStack> {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        let len = CHILD_STACK.div_ceil(page) * page + page;
+        // SAFETY: a fresh private anonymous mapping; checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
         };
-        check(
-            libc::posix_spawn_file_actions_init(&mut a.actions),
-            "posix_spawn_file_actions_init",
-        )?;
-        // (On failure the guard destroys both; destroying a zeroed object
-        // is a no-op in glibc.)
-        check(
-            libc::posix_spawnattr_init(&mut a.attr),
-            "posix_spawnattr_init",
-        )?;
-        let devnull = c"/dev/null";
-        check(
-            libc::posix_spawn_file_actions_addopen(
-                &mut a.actions,
-                0,
-                devnull.as_ptr(),
-                libc::O_RDONLY,
-                0,
-            ),
-            "posix_spawn_file_actions_addopen",
-        )?;
-        check(
-            libc::posix_spawn_file_actions_adddup2(&mut a.actions, out_w, 1),
-            "posix_spawn_file_actions_adddup2",
-        )?;
-        check(
-            libc::posix_spawn_file_actions_adddup2(&mut a.actions, err_w, 2),
-            "posix_spawn_file_actions_adddup2",
-        )?;
-        // Default dispositions for the signals a Rust parent may ignore
-        // (SIGPIPE) and an empty mask, whatever this thread has blocked.
-        let mut def: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut def);
-        libc::sigaddset(&mut def, libc::SIGPIPE);
-        check(
-            libc::posix_spawnattr_setsigdefault(&mut a.attr, &def),
-            "posix_spawnattr_setsigdefault",
-        )?;
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        check(
-            libc::posix_spawnattr_setsigmask(&mut a.attr, &empty),
-            "posix_spawnattr_setsigmask",
-        )?;
-        check(
-            libc::posix_spawnattr_setflags(
-                &mut a.attr,
-                (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short,
-            ),
-            "posix_spawnattr_setflags",
-        )?;
-        let mut pid: libc::pid_t = 0;
-        loop {
-            let rc = libc::posix_spawn(
-                &mut pid,
-                exe_c.as_ptr(),
-                &a.actions,
-                &a.attr,
-                argv.as_ptr() as *const *mut libc::c_char,
-                envp.as_ptr() as *const *mut libc::c_char,
-            );
-            match rc {
-                0 => return Ok(pid),
-                libc::EINTR => continue,
-                libc::ENOENT
-                | libc::EACCES
-                | libc::ENOEXEC
-                | libc::EPERM
-                | libc::ENOTDIR
-                | libc::EISDIR
-                | libc::ELOOP
-                | libc::ETXTBSY => return Err(exec_error(exe, rc)),
-                _ => {
-                    return Err(SpawnError::System {
-                        context: "Couldn't spawn",
-                        source: io::Error::from_raw_os_error(rc),
-                    })
-                }
-            }
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
         }
+        let stack = ChildStack { base, len };
+        // SAFETY: the lowest page of the mapping just made.
+        if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    /// The initial stack pointer (stacks grow down on every Linux target
+    /// we build for); page-aligned, so 16-byte aligned.
+    fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of the mapping.
+        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, no longer used by anyone.
+        unsafe { libc::munmap(self.base, self.len) };
     }
 }
 
 impl Command {
-    fn spawn_fork(
+    /// Starts the child with `clone(CLONE_VM | CLONE_VFORK)`, as glibc's
+    /// `posix_spawn` does, but with our own code between `clone` and
+    /// `execve` ([`child_main`]), which asks for `SIGKILL` on our death. We
+    /// are suspended until the child has called `execve` or `_exit`, so the
+    /// outcome of `exec` is known when `clone` returns.
+    fn spawn(
         &self,
         exe: &Path,
         exe_c: &CString,
@@ -598,7 +555,6 @@ impl Command {
         out_w: RawFd,
         err_w: RawFd,
     ) -> Result<libc::pid_t, SpawnError> {
-        let (status_r, status_w) = pipe().map_err(sys("Couldn't create a pipe"))?;
         let limits: Vec<(i32, libc::rlimit)> = self
             .rlimits
             .iter()
@@ -612,101 +568,117 @@ impl Command {
                 )
             })
             .collect();
-        let setsid = self.new_session;
-        // SAFETY: fork in a possibly multi-threaded process. Everything the
-        // child touches was prepared before the fork; the child calls only
-        // async-signal-safe functions (open, dup2, setrlimit, setsid,
-        // sigaction, sigprocmask, execve, write, _exit) and never returns.
-        let pid = unsafe { libc::fork() };
+        let stack = ChildStack::new().map_err(sys("Couldn't map a stack for the child"))?;
+        let args = ChildArgs {
+            exe: exe_c,
+            argv,
+            envp,
+            out_w,
+            err_w,
+            limits: &limits,
+            setsid: self.new_session,
+            // SAFETY: getpid has no preconditions.
+            parent: unsafe { libc::getpid() },
+            errno: AtomicI32::new(0),
+        };
+        // Block every signal around the clone: a handler of ours must never
+        // run in the child, which shares our memory. The child resets the
+        // handlers to their defaults before it unblocks anything.
+        // SAFETY: zeroed sigset_t storage filled by sigfillset; the child
+        // runs `child_main` on its own stack with `args`, both alive until
+        // clone returns (CLONE_VFORK: after the child's execve or _exit).
+        let (pid, clone_errno) = unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            let pid = libc::clone(
+                child_main,
+                stack.top(),
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                &args as *const ChildArgs as *mut libc::c_void,
+            );
+            let clone_errno = io::Error::last_os_error();
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            (pid, clone_errno)
+        };
+        drop(stack);
         if pid < 0 {
-            return Err(sys("Couldn't fork")(io::Error::last_os_error()));
+            return Err(sys("Couldn't spawn")(clone_errno));
         }
-        if pid == 0 {
-            // SAFETY: in the child; see above.
-            unsafe {
-                exec_child(
-                    exe_c,
-                    argv,
-                    envp,
-                    out_w,
-                    err_w,
-                    &limits,
-                    setsid,
-                    status_w.as_raw_fd(),
-                )
-            }
+        let errno = args.errno.load(Ordering::SeqCst);
+        if errno == 0 {
+            return Ok(pid);
         }
-        drop(status_w);
-        // exec closes the status pipe (close-on-exec): EOF means success;
-        // four bytes are the child's errno.
-        let mut buf = [0u8; 4];
-        let mut got = 0;
-        loop {
-            // SAFETY: reading into the unfilled tail of a 4-byte buffer.
-            let n = unsafe {
-                libc::read(
-                    status_r.as_raw_fd(),
-                    buf[got..].as_mut_ptr().cast(),
-                    buf.len() - got,
-                )
-            };
-            if n < 0 {
-                if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                break;
-            }
-            if n == 0 {
-                break;
-            }
-            got += n as usize;
-            if got == buf.len() {
-                break;
-            }
+        let mut status = 0;
+        // SAFETY: reaping our own child, which has exited.
+        unsafe {
+            while libc::waitpid(pid, &mut status, 0) < 0
+                && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+            {}
         }
-        if got == buf.len() {
-            let errno = i32::from_ne_bytes(buf);
-            let mut status = 0;
-            // SAFETY: reaping our own child, which has exited or is exiting.
-            unsafe {
-                while libc::waitpid(pid, &mut status, 0) < 0
-                    && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-                {
-                }
-            }
-            return Err(match exec_error(exe, errno) {
-                SpawnError::NotFound { program, .. } => SpawnError::NotFound {
-                    path: program.display().to_string(),
-                    program,
-                },
-                e => e,
-            });
-        }
-        Ok(pid)
+        Err(match exec_error(exe, errno) {
+            SpawnError::NotFound { program, .. } => SpawnError::NotFound {
+                path: program.display().to_string(),
+                program,
+            },
+            e => e,
+        })
     }
 }
 
-/// The forked child: redirect, limit, exec, or report errno and `_exit`.
+/// The cloned child: die with the thread that started us, reset signal
+/// handlers, redirect, limit, exec; or record `errno` and `_exit` (127 for
+/// a program not found, 126 otherwise).
 ///
+/// Only async-signal-safe calls, no allocation, no unwinding: this runs in
+/// a process that shares the parent's memory until `execve`.
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the parent's `ChildArgs`, alive until we exec or
+    // exit (the parent is suspended meanwhile); see `exec_child`.
+    unsafe { exec_child(&*(arg as *const ChildArgs)) }
+}
+
 /// # Safety
-/// Must be called only in a freshly forked child; all pointers valid.
-#[allow(clippy::too_many_arguments)]
-unsafe fn exec_child(
-    exe: &CString,
-    argv: &[*const libc::c_char],
-    envp: &[*const libc::c_char],
-    out_w: RawFd,
-    err_w: RawFd,
-    limits: &[(i32, libc::rlimit)],
-    setsid: bool,
-    status_w: RawFd,
-) -> ! {
+/// Only in a child cloned by [`Command::spawn`]; all pointers valid.
+unsafe fn exec_child(a: &ChildArgs) -> ! {
     let fail = |code: i32| -> ! {
-        let errno = *libc::__errno_location();
-        let bytes = errno.to_ne_bytes();
-        libc::write(status_w, bytes.as_ptr().cast(), bytes.len());
+        a.errno
+            .store((*libc::__errno_location()).max(1), Ordering::SeqCst);
         libc::_exit(code)
     };
+    // SIGKILL when the thread that cloned us ends. That thread stays in
+    // `Command::run` until it has reaped us, so this fires only when the
+    // whole process ends mid-run: SIGKILLed, crashed, or exiting from
+    // another thread. The flag survives `execve` (ptxas is not
+    // set-user-ID).
+    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+        fail(126);
+    }
+    // The parent may have died before the prctl: then we were already
+    // handed to another process and no signal will come. Go at once.
+    if libc::getppid() != a.parent {
+        libc::_exit(126);
+    }
+    // Handlers are ours, and this process shares our memory: back to the
+    // defaults before anything is unblocked. Ignored signals stay ignored
+    // (as across exec), except SIGPIPE, which Rust ignores for itself.
+    for sig in 1..=64 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+            continue;
+        }
+        if sig == libc::SIGPIPE
+            || (old.sa_sigaction != libc::SIG_IGN && old.sa_sigaction != libc::SIG_DFL)
+        {
+            let mut dfl: libc::sigaction = std::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        }
+    }
     let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
     if null < 0 || libc::dup2(null, 0) < 0 {
         fail(126);
@@ -714,22 +686,21 @@ unsafe fn exec_child(
     if null != 0 {
         libc::close(null);
     }
-    if libc::dup2(out_w, 1) < 0 || libc::dup2(err_w, 2) < 0 {
+    if libc::dup2(a.out_w, 1) < 0 || libc::dup2(a.err_w, 2) < 0 {
         fail(126);
     }
-    for (res, lim) in limits {
+    for (res, lim) in a.limits {
         if libc::setrlimit(*res as _, lim) != 0 {
             fail(126);
         }
     }
-    if setsid && libc::setsid() < 0 {
+    if a.setsid && libc::setsid() < 0 {
         fail(126);
     }
-    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     let mut empty: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut empty);
     libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    libc::execve(exe.as_ptr(), argv.as_ptr(), envp.as_ptr());
+    libc::execve(a.exe.as_ptr(), a.argv.as_ptr(), a.envp.as_ptr());
     let errno = *libc::__errno_location();
     fail(if errno == libc::ENOENT { 127 } else { 126 })
 }

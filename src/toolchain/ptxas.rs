@@ -224,16 +224,8 @@ impl PtxasJob {
     }
 
     fn temp(&self, suffix: &str, bytes: &[u8]) -> Result<TempFile, ToolError> {
-        let mut b = tempfile::Builder::new();
-        b.prefix("tileiras-").suffix(suffix);
-        let f = match &self.temp_dir {
-            Some(d) => b.tempfile_in(d),
-            None => b.tempfile(),
-        }
-        .map_err(|e| ToolError::io(TOOL, "Couldn't create a temporary file", e))?;
-        std::fs::write(f.path(), bytes)
-            .map_err(|e| ToolError::io(TOOL, "Couldn't write a temporary file", e))?;
-        Ok(TempFile::new(f.into_temp_path()))
+        crate::tempfiles::create(self.temp_dir.as_deref(), suffix, bytes)
+            .map_err(|e| ToolError::io(TOOL, "Couldn't write a temporary file", e))
     }
 }
 

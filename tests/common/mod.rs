@@ -187,6 +187,42 @@ pub fn process_exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// Whether process `pid` is dead: gone, or a zombie waiting for whoever
+/// inherited it to reap it.
+pub fn process_dead(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rfind(')')
+            .is_some_and(|i| stat[i + 1..].trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// Waits up to `limit` for `done`; whether it came true.
+pub fn wait_for(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    done()
+}
+
+/// Waits up to a minute for a fake tool to write its pid into `file`
+/// (a whole line), and returns it.
+pub fn wait_for_pid(file: &Path) -> u32 {
+    assert!(
+        wait_for(std::time::Duration::from_secs(60), || {
+            std::fs::read_to_string(file).is_ok_and(|s| s.ends_with('\n'))
+        }),
+        "{} never appeared",
+        file.display()
+    );
+    read_pid(file)
+}
+
 /// Reads a pid a fake tool wrote into `file`.
 pub fn read_pid(file: &Path) -> u32 {
     std::fs::read_to_string(file)
