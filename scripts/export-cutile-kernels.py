@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Export real cuTile kernels from cuTile's own test suite as differential cases.
+
+Run with a Python that has NVIDIA's cuTile (`cuda-tile`) installed; no GPU, driver,
+torch, numpy or pytest is needed:
+
+    python scripts/export-cutile-kernels.py --tests PATH/TO/cutile/test \
+        [--out tests/data/differential/cutile] [--check PATH/TO/tileiras] [--only REGEX]
+
+`--tests` is the `cutile/test` directory of NVIDIA/cutile-python (Apache-2.0).
+Each case becomes NAME.tileir (the bytecode cuTile writes for the kernel and the
+argument specialisation the test launches it with) and NAME.json (grid, one
+argument description per entry parameter, ulp bound, note).
+
+How it works:
+  * `torch`, `pytest` and `numpy` are replaced by permissive stub modules so that the
+    test files import; the kernels (`@ct.kernel` objects at module or class level) are
+    then taken from the imported test modules, so their source is the test's own.
+  * cuTile's C extension loads the CUDA driver through `cuGetProcAddress_v2`; a stub
+    written with ctypes answers every driver entry point with success (driver version
+    13.0, one device of compute capability 8.0), so nothing touches a GPU.
+  * Arrays are small fake objects with `__cuda_array_interface__` (shape, strides,
+    typestr, a fake device pointer aligned to 256 bytes, no two overlapping), so
+    `KernelSignature.from_kernel_args` derives exactly the specialisation `ct.launch`
+    would (divisibility, stride-1 dimensions, constants, scalar types).  bfloat16
+    arrays are specialised as float16 and then retyped to bfloat16.
+  * `ct.compilation.export_kernel(..., output_format="tileir_bytecode")` writes the
+    bytecode (gpu_code sm_80, bytecode version 13.4).
+  * The JSON parameter list is derived from the signature's constraints (see
+    `flatten`) and, with `--disasm`, checked against the entry signature that
+    `tileirdisasm` prints.
+"""
+
+import argparse
+import ctypes
+import dataclasses
+import importlib
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import types
+from io import BytesIO
+
+
+# --------------------------------------------------------------------------------------
+# Stubs for the GPU-side libraries the test files import.
+# --------------------------------------------------------------------------------------
+
+class _Any:
+    """Stands for any torch/pytest/numpy object at import time of a test file."""
+
+    def __init__(self, name="any"):
+        self._n = name
+
+    def __getattr__(self, k):
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        return _Any(self._n + "." + k)
+
+    def __call__(self, *a, **kw):
+        # Decorators (pytest.mark.parametrize(...)(fn), pytest.fixture(fn)) keep fn.
+        if len(a) == 1 and not kw and callable(a[0]) and not isinstance(a[0], _Any):
+            return a[0]
+        return _Any(self._n + "()")
+
+    def __getitem__(self, k):
+        return _Any(self._n + "[]")
+
+    def __iter__(self):
+        return iter(())
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+    def __or__(self, o):
+        return self
+
+    __ror__ = __or__
+
+    def __bool__(self):
+        return True
+
+    def __repr__(self):
+        return f"<stub {self._n}>"
+
+
+class _StubModule(types.ModuleType):
+    def __getattr__(self, k):
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        return _Any(self.__name__ + "." + k)
+
+
+def install_stub_modules():
+    for name in ["torch", "torch.testing", "torch.cuda", "torch.nn", "torch.nn.functional",
+                 "torch.utils", "torch.utils.dlpack", "pytest", "numpy", "cupy",
+                 "ml_dtypes"]:
+        m = _StubModule(name)
+        m.__path__ = []
+        sys.modules[name] = m
+
+
+# --------------------------------------------------------------------------------------
+# A CUDA driver that is not there.
+# --------------------------------------------------------------------------------------
+
+_keep_alive = {}
+_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+
+
+def _driver_stub(name):
+    def f(a0, a1, a2, a3):
+        if name == b"cuDriverGetVersion":
+            ctypes.cast(a0, ctypes.POINTER(ctypes.c_int))[0] = 13000
+        elif name == b"cuDeviceGetCount":
+            ctypes.cast(a0, ctypes.POINTER(ctypes.c_int))[0] = 1
+        elif name == b"cuDeviceGetAttribute":
+            ctypes.cast(a0, ctypes.POINTER(ctypes.c_int))[0] = {
+                _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 8,
+                _CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 0,
+            }.get(a1 or 0, 1)
+        elif name in (b"cuLaunchKernel", b"cuLaunchKernelEx", b"cuLibraryLoadData"):
+            raise RuntimeError("the export must not launch or load anything")
+        return 0
+    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_void_p)(f)
+    _keep_alive[name] = cb
+    return cb
+
+
+def install_fake_driver():
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                             ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p)
+
+    def get_proc(name, pfn, version, flags, status):
+        pfn[0] = ctypes.cast(_driver_stub(name), ctypes.c_void_p).value
+        return 0
+
+    cb = proto(get_proc)
+    _keep_alive["cuGetProcAddress_v2"] = cb
+    m = types.ModuleType("cuda.tile._load_libcuda")
+    m._cuGetProcAddress_v2 = cb
+    m.cuGetProcAddress_v2_ptrptr = ctypes.addressof(cb)
+    sys.modules["cuda.tile._load_libcuda"] = m
+
+
+# --------------------------------------------------------------------------------------
+# Fake arrays and case descriptions.
+# --------------------------------------------------------------------------------------
+
+ELEM = {
+    # elem: (typestr, bytes)
+    "i1": ("|b1", 1), "i8": ("|i1", 1), "i16": ("<i2", 2), "i32": ("<i4", 4),
+    "i64": ("<i8", 8), "u8": ("|u1", 1), "u16": ("<u2", 2), "u32": ("<u4", 4),
+    "u64": ("<u8", 8), "f16": ("<f2", 2), "bf16": ("<f2", 2), "f32": ("<f4", 4),
+    "f64": ("<f8", 8),
+}
+
+
+class A:
+    """An array argument: shape, element type, optional strides (in elements)."""
+
+    def __init__(self, shape, elem, init="random", out=False, strides=None):
+        self.shape = tuple(shape)
+        self.elem = elem
+        self.init = init
+        self.out = out
+        if strides is None:
+            strides, acc = [], 1
+            for d in reversed(self.shape):
+                strides.append(acc)
+                acc *= d
+            strides = tuple(reversed(strides))
+        self.strides = tuple(strides)
+        self.ptr = None
+
+    @property
+    def length(self):
+        if any(d == 0 for d in self.shape):
+            return 1
+        return 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+
+    @property
+    def __cuda_array_interface__(self):
+        typestr, size = ELEM[self.elem]
+        return {"shape": self.shape, "typestr": typestr, "data": (self.ptr, False),
+                "version": 3, "strides": tuple(s * size for s in self.strides)}
+
+
+def T(*elems):
+    """A tuple argument."""
+    return tuple(elems)
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    kernel: str          # "module:attr" or "module:Class.attr"
+    args: list
+    grid: tuple
+    note: str
+    ulp: int = 0
+
+
+CASES = []
+
+
+def case(name, kernel, args, grid, note, ulp=0):
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    CASES.append(Case(name, kernel, list(args), grid, note, ulp))
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+# --------------------------------------------------------------------------------------
+# The cases: kernel, arguments as the test passes them, grid as the test launches it.
+# Sizes follow the test; where a test's arrays exceed ~64K elements or its grid ~64
+# blocks, a smaller size of the same shape class (ragged where the test is) is used
+# and the note says so.
+# --------------------------------------------------------------------------------------
+
+def define_cases():
+    cf = "test_control_flow:"
+    # TestForLoop.test_basic_for_loop: N=256, tile=128, n=5.
+    for k in ["plus_n_one_arg", "plus_n_two_args", "plus_n_step2", "plus_n_two_loops",
+              "plus_n_two_loops_once_each", "plus_n_scalar_acc"]:
+        case(f"cf_{k}", cf + "TestForLoop." + k, [A((256,), "f32", out=True), 5, 128], (2,),
+             f"test_control_flow.py TestForLoop.test_basic_for_loop[{k}]: N=256 tile=128 n=5")
+    for k in ["plus_n_nested_for_loops", "plus_n_nested_for_loops_for_two_variables"]:
+        case(f"cf_{k}", cf + "TestForLoop." + k, [A((256,), "f32", out=True), 5, 128], (2,),
+             f"test_control_flow.py TestForLoop.test_nested_for_loops[{k}]: N=256 tile=128 n=5")
+    for n in [5, 1, 0]:
+        case(f"cf_plus_n_until_2_n{n}", cf + "TestForLoop.plus_n_until_2",
+             [A((256,), "f32", out=True), n, 128], (2,),
+             f"test_control_flow.py TestForLoop.test_break_in_for_loop_1[n={n}]: N=256 tile=128")
+    for n in [0, 3, 8]:
+        case(f"cf_nested_cont_break_if_n{n}", cf + "TestForLoop.nested_cont_break_if",
+             [A((256,), "f32", out=True), n, 128], (2,),
+             f"test_control_flow.py TestForLoop.test_nested_break_continue_in_for_loop[n={n}]:"
+             " N=256 tile=128")
+    case("cf_tuple_fibonacci", cf + "TestForLoop.tuple_fibonacci", [A((3,), "f32", out=True)],
+         (1,), "test_control_flow.py TestForLoop.test_tuple_carried_variable: x of 3 f32")
+    for k in ["plus_n", "break_in_while", "continue_in_while"]:
+        case(f"cf_while_{k}", cf + "TestWhileLoop." + k, [A((256,), "f32", out=True), 5, 128],
+             (2,), f"test_control_flow.py TestWhileLoop.{k}: N=256 tile=128 n=5")
+    for k in ["constant_assigned_inside_loop", "same_constant_two_branches_inside_loop"]:
+        case(f"cf_{k}", cf + "TestWhileLoop." + k, [A((1,), "f32", out=True)], (1,),
+             f"test_control_flow.py TestWhileLoop.test_{k}: x of 1 f32")
+    case("cf_break_const_value", cf + "TestWhileLoop.break_const_value",
+         [A((1,), "i32", out=True)], (1,),
+         "test_control_flow.py TestWhileLoop.test_break_with_const_value: x of 1 i32")
+    for k in ["plus_one_if_true", "plus_or_minus_one"]:
+        for cond, tag in [(True, "true"), (False, "false"), (1, "1"), (0, "0")]:
+            case(f"cf_{k}_{tag}", cf + "TestIfCondtion." + k,
+                 [A((256,), "f32", out=True), cond, 128], (2,),
+                 f"test_control_flow.py TestIfCondtion.test_basic_if[{k}, condition={cond!r}]:"
+                 " N=256 tile=128 (bool specialises to i1, int to i32)")
+    for c0, c1 in [(1, 0), (0, 1)]:
+        case(f"cf_plus_one_two_ifs_{c0}{c1}", cf + "TestIfCondtion.plus_one_two_ifs",
+             [A((256,), "f32", out=True), c0, c1, 128], (2,),
+             f"test_control_flow.py TestIfCondtion.test_two_ifs[{c0}, {c1}]: N=256 tile=128")
+    case("cf_plus_one_nested_ifs", cf + "TestIfCondtion.plus_one_nested_ifs",
+         [A((256,), "f32", out=True), True, False, 128], (2,),
+         "test_control_flow.py TestIfCondtion.test_nested_ifs[True, False]: N=256 tile=128")
+    for k in ["plus_one_two_conditions_and", "plus_one_and_in_variable",
+              "plus_one_two_conditions_or"]:
+        case(f"cf_{k}", cf + "TestIfCondtion." + k,
+             [A((256,), "f32", out=True), 1, 0, 128], (2,),
+             f"test_control_flow.py TestIfCondtion.test_if_two_conditions[{k}, 1, 0]:"
+             " N=256 tile=128")
+    for c0, c1, c2, base in [(1, 5, -5, 100), (0, 0, True, 0), (True, False, -5, 100),
+                             (False, 5, 0, 0)]:
+        tag = "_".join(str(v).lower() for v in (c0, c1, c2, base)).replace("-", "m")
+        case(f"cf_multiple_conditions_in_if_{tag}", cf + "TestIfCondtion.multiple_conditions_in_if",
+             [A((256,), "f32", out=True), c0, c1, c2, base, 128], (2,),
+             f"test_control_flow.py TestIfCondtion.test_if_multiple_conditions"
+             f"[{c0!r}, {c1!r}, {c2!r}, base={base}]: N=256 tile=128")
+    case("cf_if_else_assignment", cf + "TestIfCondtion.if_else_assignment",
+         [A((256,), "f32", out=True), True, 128], (2,),
+         "test_control_flow.py TestIfCondtion.test_if_else_assignment[True]: N=256 tile=128")
+    case("cf_if_else_assignment_type_match", cf + "TestIfCondtion.if_else_assignment_type_match",
+         [A((256,), "f32", out=True), 5, 128], (2,),
+         "test_control_flow.py TestIfCondtion.test_if_else_assignment_type_match[5]:"
+         " N=256 tile=128")
+    case("cf_chain_comparison", cf + "TestIfCondtion.chain_comparison",
+         [A((256,), "f32", out=True), 0, 2, 128], (2,),
+         "test_control_flow.py TestIfCondtion.test_chain_comparison: N=256 tile=128 left=0"
+         " right=2")
+    case("cf_tuple_if_else", cf + "TestIfCondtion.tuple_if_else", [A((3,), "f32", out=True)],
+         (1,), "test_control_flow.py TestIfCondtion.test_if_else_tuple_result: x of 3 f32")
+    case("cf_array_if_else", cf + "TestIfCondtion.array_if_else",
+         [A((1,), "i32", out=True), A((1,), "i32", out=True)], (2,),
+         "test_control_flow.py TestIfCondtion.test_if_else_array_result: x, y of 1 i32,"
+         " grid 2")
+    case("cf_plus_n_skip_2", cf + "TestMixedControlFlow.plus_n_skip_2",
+         [A((256,), "f32", out=True), 5, 128], (2,),
+         "test_control_flow.py TestMixedControlFlow.test_basic_continue[5]: N=256 tile=128")
+    case("cf_more_nested_control_flow", cf + "TestMixedControlFlow.more_nested_control_flow",
+         [A((256,), "f32", out=True), 5, False, 128], (2,),
+         "test_control_flow.py TestMixedControlFlow.test_more_nested_control_flow[5]:"
+         " N=256 tile=128 cond=False")
+    case("cf_valid_undefined_variable", cf + "TestUndefinedVariable.valid_undefined_variable",
+         [A((256,), "f32"), A((256,), "f32", init="zeros", out=True), 128], (2,),
+         "test_control_flow.py TestUndefinedVariable.test_valid_undefined_variable: N=256"
+         " tile=128")
+    case("cf_valid_undefined_variable_in_loop",
+         cf + "TestUndefinedVariable.valid_undefined_variable_in_loop",
+         [A((256,), "f32"), A((256,), "f32", init="zeros", out=True), 128], (2,),
+         "test_control_flow.py TestUndefinedVariable.valid_undefined_variable_in_loop"
+         " (the test launches valid_undefined_variable; this is the loop kernel it declares)"
+         ": N=256 tile=128")
+    case("cf_same_constant_both_branches", cf + "TestUndefinedVariable.same_constant_both_branches",
+         [A((1,), "f32", out=True)], (1,),
+         "test_control_flow.py TestUndefinedVariable.test_same_constant_both_branches")
+    case("cf_loop3_kernel", cf + "TestUndefinedVariable.loop3_kernel",
+         [A((8, 16, 16), "f32"), A((8, 16, 16), "f32", init="zeros", out=True)], (1,),
+         "test_control_flow.py TestUndefinedVariable.test_3loops: 8x16x16 f32, grid 1")
+    for er in [True, False]:
+        case(f"cf_early_return_{str(er).lower()}", cf + "early_return_kernel",
+             [A((512, 128), "f32"), A((512, 1), "f32"), A((512, 128), "f32", init="zeros",
+                                                          out=True), 16, 128, er], (32,),
+             f"test_control_flow.py test_early_return[{er}]: x 512x128, y 512x1 f32, B=16,"
+             " N=128, grid 32")
+
+
+# --------------------------------------------------------------------------------------
+# Export.
+# --------------------------------------------------------------------------------------
+
+def lookup_kernel(ref):
+    mod, attr = ref.split(":")
+    obj = importlib.import_module(mod)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def assign_pointers(args):
+    base = 1 << 20
+    for a in walk_arrays(args):
+        a.ptr = base
+        nbytes = a.length * ELEM[a.elem][1]
+        base += (nbytes + 255) // 256 * 256 + 256
+
+
+def walk_arrays(args):
+    for a in args:
+        if isinstance(a, A):
+            yield a
+        elif isinstance(a, (tuple, list)):
+            yield from walk_arrays(a)
+
+
+def scalar_ty(dtype):
+    name = str(dtype)
+    m = re.search(r"'(\w+)'", name)
+    name = m.group(1) if m else name
+    return {"bool_": "i1", "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32",
+            "int64": "i64", "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
+            "float16": "f16", "bfloat16": "bf16", "float32": "f32",
+            "float64": "f64"}[name]
+
+
+def flatten(constraint, arg, comp):
+    """JSON argument entries of one Python argument, per the cutile_python calling
+    convention: an array is its base pointer, then its shape, then its strides (each in
+    the array's index type); a scalar is one parameter; a constant is none; a tuple is
+    its elements in order."""
+    out = []
+    if isinstance(constraint, comp.ConstantConstraint):
+        return out
+    if isinstance(constraint, comp.ArrayConstraint):
+        assert isinstance(arg, A), (constraint, arg)
+        ity = scalar_ty(constraint.index_dtype)
+        out.append({"buffer": {"elem": arg.elem, "len": arg.length, "init": arg.init,
+                               "output": bool(arg.out)}})
+        for d in arg.shape:
+            out.append({"scalar": {"ty": ity, "value": d}})
+        for s in arg.strides:
+            out.append({"scalar": {"ty": ity, "value": s}})
+        return out
+    if isinstance(constraint, comp.ScalarConstraint):
+        ty = scalar_ty(constraint.dtype)
+        v = arg
+        if ty == "i1":
+            v = 1 if arg else 0
+        elif ty.startswith("f"):
+            v = float(arg)
+        else:
+            v = int(arg)
+        out.append({"scalar": {"ty": ty, "value": v}})
+        return out
+    if isinstance(constraint, comp.TupleConstraint):
+        for c, a in zip(constraint.elements, arg):
+            out.extend(flatten(c, a, comp))
+        return out
+    raise NotImplementedError(f"constraint {constraint!r}")
+
+
+def retype_bf16(constraint, arg, comp, ct):
+    if isinstance(constraint, comp.ArrayConstraint) and isinstance(arg, A) \
+            and arg.elem == "bf16":
+        return dataclasses.replace(constraint, dtype=ct.bfloat16)
+    if isinstance(constraint, comp.TupleConstraint):
+        return dataclasses.replace(constraint, elements=tuple(
+            retype_bf16(c, a, comp, ct) for c, a in zip(constraint.elements, arg)))
+    return constraint
+
+
+def disasm_params(disasm, path):
+    text = subprocess.run([disasm, path], check=True, capture_output=True,
+                          text=True).stdout
+    m = re.search(r"entry @(\w+)\((.*?)\)\s*(optimization_hints|\{)", text, re.S)
+    params = re.findall(r"%\w+: tile<([^>]*>?)>", m.group(2)) if m.group(2).strip() else []
+    return m.group(1), params
+
+
+def param_matches(entry, ty):
+    if "buffer" in entry:
+        return ty == f"ptr<{entry['buffer']['elem']}>" or (
+            entry["buffer"]["elem"] == "i1" and ty == "ptr<i1>")
+    return ty == entry["scalar"]["ty"]
+
+
+def export(case_, outdir, ct, comp, disasm=None, tileiras=None):
+    kernel = lookup_kernel(case_.kernel)
+    assign_pointers(case_.args)
+    has_tuple = any(isinstance(a, tuple) for a in case_.args)
+    cconv = (comp.CallingConvention.cutile_python_v2() if has_tuple
+             else comp.CallingConvention.cutile_python_v1())
+    sig = comp.KernelSignature.from_kernel_args(kernel, case_.args, cconv)
+    params = tuple(retype_bf16(c, a, comp, ct) for c, a in zip(sig.parameters, case_.args))
+    if params != sig.parameters:
+        sig = comp.KernelSignature(params, cconv).with_mangled_symbol(
+            kernel._annotated_function.pyfunc.__name__)
+    io = BytesIO()
+    comp.export_kernel(kernel, [sig], io, gpu_code="sm_80",
+                       output_format="tileir_bytecode", bytecode_version="13.4")
+    args = []
+    for c, a in zip(sig.parameters, case_.args):
+        args.extend(flatten(c, a, comp))
+    tileir = os.path.join(outdir, case_.name + ".tileir")
+    with open(tileir, "wb") as f:
+        f.write(io.getvalue())
+    if disasm:
+        entry, tys = disasm_params(disasm, tileir)
+        assert entry == sig.symbol, (entry, sig.symbol)
+        if len(tys) != len(args) or not all(param_matches(e, t) for e, t in zip(args, tys)):
+            raise RuntimeError(f"{case_.name}: parameters {tys} do not match {args}")
+    if tileiras:
+        subprocess.run([tileiras, "--gpu-name", "sm_80", tileir, "-o", os.devnull],
+                       check=True, capture_output=True)
+    doc = {"entry": sig.symbol, "grid": list(case_.grid), "args": args, "ulp": case_.ulp,
+           "note": case_.note}
+    with open(os.path.join(outdir, case_.name + ".json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tests", required=True, help="cutile-python's cutile/test directory")
+    p.add_argument("--out", default=os.path.join(root, "tests/data/differential/cutile"))
+    p.add_argument("--disasm", help="tileirdisasm, to check each entry signature")
+    p.add_argument("--check", help="NVIDIA tileiras, to check each case compiles for sm_80")
+    p.add_argument("--only", help="regular expression: export only matching case names")
+    p.add_argument("--keep-going", action="store_true")
+    opts = p.parse_args()
+
+    install_stub_modules()
+    install_fake_driver()
+    sys.path.insert(0, os.path.abspath(opts.tests))
+    import cuda.tile as ct
+    import cuda.tile.compilation as comp
+
+    define_cases()
+    os.makedirs(opts.out, exist_ok=True)
+    names = set()
+    failed = []
+    for c in CASES:
+        assert c.name not in names, c.name
+        names.add(c.name)
+        if opts.only and not re.search(opts.only, c.name):
+            continue
+        try:
+            export(c, opts.out, ct, comp, opts.disasm, opts.check)
+            print("ok  ", c.name, flush=True)
+        except Exception as e:  # noqa: BLE001
+            print("FAIL", c.name, type(e).__name__, str(e).strip().splitlines()[-1:],
+                  flush=True)
+            failed.append(c.name)
+            if not opts.keep_going:
+                raise
+    print(f"{len(CASES) - len(failed)} cases exported, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
