@@ -330,6 +330,69 @@ def define_cases():
              " N=128, grid 32")
 
 
+def define_cases_atomic():
+    at = "test_atomic:"
+    ops = {"xchg": 0, "add": 1, "max": 2, "min": 3, "and": 4, "or": 5, "xor": 6}
+    # test_atomic_arith / test_atomic_bitwise, mode "array": 512 elements, TILE=128, grid 4.
+    arith = [("xchg", "f32", "f32"), ("xchg", "i64", "i64"), ("add", "i32", "i32"),
+             ("add", "u64", "u64"), ("add", "f32", "f32"), ("add", "f64", "f64"),
+             ("add", "f32", "f16"), ("add", "i64", "i8"), ("max", "i32", "i32"),
+             ("max", "u32", "u32"), ("min", "i64", "i64"), ("min", "u64", "u64"),
+             ("and", "i32", "i32"), ("or", "u64", "u64"), ("xor", "i64", "i64")]
+    for op, xd, yd in arith:
+        for raw in [0, 1]:
+            if raw and (op, xd) not in [("add", "i32"), ("max", "u32"), ("xchg", "f32"),
+                                        ("xor", "i64")]:
+                continue
+            tag = "_raw" if raw else ""
+            test = "test_atomic_bitwise" if op in ("and", "or", "xor") else "test_atomic_arith"
+            case(f"atomic_{op}_{xd}_{yd}{tag}", at + "atomic_arith_kernel",
+                 [A((512,), xd, out=True), A((512,), yd), A((512,), xd, init="zeros", out=True),
+                  128, ops[op], raw], (4,),
+                 f"test_atomic.py {test}[{op}-{xd}, y={yd}, array, test_raw_memory={bool(raw)}]:"
+                 " 512 elements, TILE=128")
+    for op, xd in [("add", "i32"), ("max", "i64"), ("xchg", "f64"), ("or", "u32")]:
+        for raw in [0, 1]:
+            tag = "_raw" if raw else ""
+            test = "test_atomic_bitwise" if op in ("and", "or", "xor") else "test_atomic_arith"
+            case(f"atomic_scalar_{op}_{xd}{tag}", at + "scalar_atomic_arith_kernel",
+                 [A((1,), xd, out=True), A((1,), xd), A((1,), xd, init="zeros", out=True),
+                  ops[op], raw], (1,),
+                 f"test_atomic.py {test}[{op}-{xd}, y={xd}, scalar,"
+                 f" test_raw_memory={bool(raw)}]: 1 element")
+    for xd, yd in [("i32", "i32"), ("u64", "u64"), ("f32", "f32"), ("f64", "f32"),
+                   ("i64", "i16")]:
+        for raw in [0, 1]:
+            tag = "_raw" if raw else ""
+            case(f"atomic_cas_{xd}_{yd}{tag}", at + "atomic_cas",
+                 [A((512,), xd, out=True), A((512,), yd), A((512,), xd, init="zeros", out=True),
+                  128, raw], (4,),
+                 f"test_atomic.py test_atomic_cas[{xd}, y={yd}, array,"
+                 f" test_raw_memory={bool(raw)}]: 512 elements, TILE=128")
+    for raw in [0, 1]:
+        tag = "_raw" if raw else ""
+        case(f"atomic_scalar_cas_i64{tag}", at + "scalar_atomic_cas",
+             [A((1,), "i64", out=True), A((1,), "i64"), A((1,), "i64", init="zeros", out=True),
+              raw], (1,),
+             f"test_atomic.py test_atomic_cas[i64, y=i64, scalar, test_raw_memory={bool(raw)}]")
+    case("atomic_mixed_scalar_tile", at + "mixed_scalar_tile_atomic",
+         [A((5,), "i32", out=True), A((1,), "i32")], (1,),
+         "test_atomic.py test_mixed_scalar_tile_atomic[False]: x, y i32 (x given 5 elements"
+         " since the kernel touches x[0..4]; the test's x has 1)")
+    case("atomic_raw_memory_mixed_scalar_tile", at + "raw_memory_mixed_scalar_tile_atomic",
+         [A((5,), "i32", out=True), A((1,), "i32")], (1,),
+         "test_atomic.py test_mixed_scalar_tile_atomic[True]: (x given 5 elements since the"
+         " kernel touches x[0..4]; the test's x has 1)")
+    case("atomic_offset_add_with_mask", at + "offset_atomic_add_with_mask",
+         [A((512,), "i32", init="zeros", out=True), A((512,), "i32"), 128], (4,),
+         "test_atomic.py test_atomic_offset_mask: n=512 i32, tile=128")
+    case("atomic_offset_cas_with_mask", at + "offset_atomic_cas_with_mask",
+         [A((512,), "i32", init="range:-1:1", out=True), A((512,), "i32", init="range:-1:1"),
+          A((512,), "i32"), A((512,), "i32", init="zeros", out=True), 128, 256], (4,),
+         "test_atomic.py test_atomic_offset_cas_mask: n=512 i32, tile=128, N_HALF=256"
+         " (x and expected drawn from {-1, 0} so that some compares succeed)")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -379,7 +442,8 @@ def flatten(constraint, arg, comp):
     if isinstance(constraint, comp.ArrayConstraint):
         assert isinstance(arg, A), (constraint, arg)
         ity = scalar_ty(constraint.index_dtype)
-        out.append({"buffer": {"elem": arg.elem, "len": arg.length, "init": arg.init,
+        elem = {"u8": "i8", "u16": "i16", "u32": "i32", "u64": "i64"}.get(arg.elem, arg.elem)
+        out.append({"buffer": {"elem": elem, "len": arg.length, "init": arg.init,
                                "output": bool(arg.out)}})
         for d in arg.shape:
             out.append({"scalar": {"ty": ity, "value": d}})
@@ -483,9 +547,11 @@ def main():
     import cuda.tile.compilation as comp
 
     define_cases()
+    define_cases_atomic()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
+    done = 0
     for c in CASES:
         assert c.name not in names, c.name
         names.add(c.name)
@@ -494,13 +560,14 @@ def main():
         try:
             export(c, opts.out, ct, comp, opts.disasm, opts.check)
             print("ok  ", c.name, flush=True)
+            done += 1
         except Exception as e:  # noqa: BLE001
             print("FAIL", c.name, type(e).__name__, str(e).strip().splitlines()[-1:],
                   flush=True)
             failed.append(c.name)
             if not opts.keep_going:
                 raise
-    print(f"{len(CASES) - len(failed)} cases exported, {len(failed)} failed")
+    print(f"{done} cases exported, {len(failed)} failed")
     return 1 if failed else 0
 
 
