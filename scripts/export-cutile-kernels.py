@@ -76,10 +76,32 @@ class _Any:
     def __mro_entries__(self, bases):
         return (object,)
 
-    def __or__(self, o):
+    def __setitem__(self, k, v):
+        pass
+
+    def _self(self, *a):
         return self
 
-    __ror__ = __or__
+    __or__ = __ror__ = __and__ = __rand__ = __add__ = __radd__ = __sub__ = __rsub__ = _self
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = _self
+    __neg__ = __pos__ = __pow__ = __rpow__ = __matmul__ = __invert__ = _self
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __lt__ = __le__ = __gt__ = __ge__ = _self
+    __enter__ = _self
+
+    def __exit__(self, *a):
+        return False
+
+    def __int__(self):
+        return 1
+
+    def __index__(self):
+        return 1
+
+    def __float__(self):
+        return 1.0
+
+    def __len__(self):
+        return 1
 
     def __bool__(self):
         return True
@@ -393,13 +415,174 @@ def define_cases_atomic():
          " (x and expected drawn from {-1, 0} so that some compares succeed)")
 
 
+def define_cases_reduction():
+    rd = "test_reduction:"
+    # Float sums/products: integer-valued inputs ("range") so that the result does not
+    # depend on the order of the additions and the comparison can be exact.
+    for op in ["max", "min"]:
+        for dt in ["f16", "bf16", "f32"]:
+            for keep in [True, False]:
+                if not keep and dt != "f32":
+                    continue
+                out_shape = (512, 1) if keep else (512,)
+                case(f"reduce_{op}_{dt}_{'keep' if keep else 'squeeze'}",
+                     rd + f"make_reduce_axis1_2d(ct.{op})",
+                     [A((512, 128), dt), A(out_shape, dt, init="zeros", out=True), 16, 128, keep],
+                     (32,), f"test_reduction.py test_reduce_maxminf[{op}, keepdims={keep},"
+                     f" {dt}, tile=16, shape=(512, 128)]")
+    for op, dt in [("max", "i8"), ("min", "i64"), ("max", "i16")]:
+        case(f"reduce_{op}_{dt}", rd + f"make_reduce_axis1_2d(ct.{op})",
+             [A((512, 128), dt), A((512,), dt, init="zeros", out=True), 16, 128, False], (32,),
+             f"test_reduction.py test_reduce_maxmini[{op}, keepdims=False, {dt}, tile=16,"
+             " shape=(512, 128)]")
+    for op, dt in [("max", "f32"), ("min", "f16")]:
+        for keep in [True, False]:
+            case(f"reduce_{op}_all_{dt}_{'keep' if keep else 'squeeze'}",
+                 rd + f"make_reduce_axisNone(ct.{op})",
+                 [A((512, 128), dt), A((1, 1), dt, init="zeros", out=True), 512, 128, keep], (1,),
+                 f"test_reduction.py test_reduce_maxminf_all_axes[{op}, keepdims={keep}, {dt},"
+                 " shape=(512, 128)]")
+    for op, axes in [("max", (1, 2)), ("min", (-1, -2)), ("max", (2, -2))]:
+        for keep in [True, False]:
+            tag = "_".join(str(a).replace("-", "m") for a in axes)
+            case(f"reduce_{op}_two_axes_{tag}_{'keep' if keep else 'squeeze'}",
+                 rd + f"make_reduce_max_two_axes(ct.{op})",
+                 [A((32, 32, 64), "f32"),
+                  A((32, 1, 1) if keep else (32,), "f32", init="zeros", out=True),
+                  16, 32, 64, keep, *axes], (2,),
+                 f"test_reduction.py test_reduce_maxminf_two_axes[axes={axes}, {op},"
+                 f" keepdims={keep}, f32, tile=16, shape=(32, 32, 64)]")
+    for dt, init in [("f32", "range:-4:4"), ("f16", "range:-4:4"), ("bf16", "range:-2:2")]:
+        for keep in [True, False]:
+            case(f"reduce_sum_{dt}_{'keep' if keep else 'squeeze'}",
+                 rd + "make_reduce_axis1_2d(ct.sum)",
+                 [A((512, 128), dt, init=init),
+                  A((512, 1) if keep else (512,), dt, init="zeros", out=True), 16, 128, keep],
+                 (32,), f"test_reduction.py test_reduce_sumprodf[sum, keepdims={keep}, {dt},"
+                 " tile=16, shape=(512, 128)] (integer-valued inputs: exact in any order)")
+    case("reduce_prod_f32", rd + "make_reduce_axis1_2d(ct.prod)",
+         [A((512, 128), "f32", init="range:1:3"), A((512,), "f32", init="zeros", out=True),
+          16, 128, False], (32,),
+         "test_reduction.py test_reduce_sumprodf[prod, keepdims=False, f32, tile=16,"
+         " shape=(512, 128)] (inputs 1 and 2: exact in any order)")
+    for op, dt in [("sum", "i32"), ("prod", "i64"), ("sum", "i8"), ("prod", "i16")]:
+        case(f"reduce_{op}_{dt}", rd + f"make_reduce_axis1_2d(ct.{op})",
+             [A((512, 128), dt), A((512,), dt, init="zeros", out=True), 16, 128, False], (32,),
+             f"test_reduction.py test_reduce_sumprodi[{op}, keepdims=False, {dt}, tile=16,"
+             " shape=(512, 128)]")
+    case("reduce_sum_bool", rd + "make_reduce_axis1_2d(ct.sum)",
+         [A((512, 128), "i1"), A((512,), "i32", init="zeros", out=True), 16, 128, False], (32,),
+         "test_reduction.py test_reduce_sumprodb[sum, keepdims=False, tile=16,"
+         " shape=(512, 128)]")
+    case("reduce_sum_all_f32", rd + "make_reduce_axisNone(ct.sum)",
+         [A((512, 128), "f32", init="range:-4:4"), A((1, 1), "f32", init="zeros", out=True),
+          512, 128, True], (1,),
+         "test_reduction.py test_reduce_sumprodf_all_axes[sum, keepdims=True, f32,"
+         " shape=(512, 128)] (integer-valued inputs)")
+    for op, dt, shape in [("argmax", "f32", (32, 16)), ("argmin", "f16", (32, 16)),
+                          ("argmax", "i32", (2, 4, 4)), ("argmin", "i8", (2, 4, 4)),
+                          ("argmax", "bf16", (32, 16))]:
+        for keep in [False, True]:
+            if keep and dt not in ("f32", "i32"):
+                continue
+            if len(shape) == 2:
+                k = f"make_reduce_axis1_2d(ct.{op})"
+                yshape = (32, 1) if keep else (32,)
+                extra = [16, shape[1], keep]
+            else:
+                k = f"make_reduce_axis1_3d(ct.{op})"
+                yshape = (2, 1, 4) if keep else (2, 4)
+                extra = [16, shape[1], shape[2], keep]
+            case(f"reduce_{op}_{dt}_{len(shape)}d_{'keep' if keep else 'squeeze'}", rd + k,
+                 [A(shape, dt), A(yshape, "i32", init="zeros", out=True), *extra],
+                 (1,), f"test_reduction.py test_reduce_argmaxmin[{op}, keepdims={keep}, {dt},"
+                 f" tile=16, shape={shape}] (ragged: tile 16 over {shape[0]} rows)")
+    for op in ["argmax", "argmin"]:
+        case(f"reduce_{op}_all_f32", rd + f"make_reduce_axisNone(ct.{op})",
+             [A((512, 128), "f32"), A((1, 1), "i32", init="zeros", out=True), 512, 128, True],
+             (1,), f"test_reduction.py test_reduce_argmaxmin_all_axes[keepdims=True, {op}, f32,"
+             " shape=(512, 128)]")
+    for op in ["min", "max"]:
+        for pn in [False, True]:
+            case(f"reduce_{op}_nan_{'propagate' if pn else 'ignore'}",
+                 rd + f"launched(test_reduce_maxmin_nan, ct.{op}, None, None, None, {pn})",
+                 [A((5, 8), "f32"), A((5,), "f32", init="zeros", out=True), 8, 8], (1,),
+                 f"test_reduction.py test_reduce_maxmin_nan[{op}, propagate_nan={pn}]: 5x8 f32"
+                 " loaded as an 8x8 tile padded with NaN")
+    for op in ["argmin", "argmax"]:
+        for pn in [False, True]:
+            case(f"reduce_{op}_nan_{'propagate' if pn else 'ignore'}",
+                 rd + f"launched(test_reduce_argmaxmin_nan, ct.{op}, None, None, None, {pn})",
+                 [A((5, 8), "f32"), A((5,), "i32", init="zeros", out=True), 8, 8], (1,),
+                 f"test_reduction.py test_reduce_argmaxmin_nan[{op}, propagate_nan={pn}]: 5x8"
+                 " f32 loaded as an 8x8 tile padded with NaN")
+    for fl in ["lambda", "def", "operator"]:
+        case(f"reduce_custom_{fl}", rd + f"launched(test_custom_reduction_simple, '{fl}')",
+             [A((16, 16), "i32"), A((16,), "i32", init="zeros", out=True)], (1,),
+             f"test_reduction.py test_custom_reduction_simple[{fl}]: 16x16 i32")
+    case("reduce_custom_keepdims", rd + "launched(test_custom_reduction_keepdims)",
+         [A((16, 16), "i32"), A((1, 16), "i32", init="zeros", out=True)], (1,),
+         "test_reduction.py test_custom_reduction_keepdims: 16x16 i32")
+    case("reduce_custom_last_axis", rd + "launched(test_custom_reduction_last_axis)",
+         [A((16, 16), "i32"), A((16,), "i32", init="zeros", out=True)], (1,),
+         "test_reduction.py test_custom_reduction_last_axis: 16x16 i32")
+    case("reduce_custom_minimum_with_index",
+         rd + "launched(test_custom_reduction_minimum_with_index)",
+         [A((4, 8), "i32", init="range:-8:8"), A((4,), "i32", init="zeros", out=True),
+          A((4,), "i32", init="zeros", out=True)], (1,),
+         "test_reduction.py test_custom_reduction_minimum_with_index: 4x8 i32 (values drawn"
+         " from [-8, 8) so that ties occur)")
+    case("reduce_custom_with_capture", rd + "launched(test_custom_reduction_with_capture)",
+         [A((16, 16), "i32"), A((), "i32", init="range:1:100"),
+          A((16,), "i32", init="zeros", out=True)], (1,),
+         "test_reduction.py test_custom_reduction_with_capture: 16x16 i32, 0-d modulus"
+         " (drawn from [1, 100))")
+    case("reduce_custom_welford", rd + "launched(test_custom_reduction_welford)",
+         [A((1024,), "f32", init="finite"), A((1024,), "f32", init="range:0:100"),
+          A((2,), "f32", init="zeros", out=True)], (1,),
+         "test_reduction.py test_custom_reduction_welford: 1024 f32 values and weights"
+         " (divisions and an order-dependent combine: compare with a tolerance)", ulp=64)
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
 
+class _Launched(Exception):
+    pass
+
+
+def launched(test_fn, *args, nth=0, **kwargs):
+    """The kernel a test function launches (its nth `ct.launch`), for kernels that a
+    test declares locally: the test runs against the stub torch until it launches."""
+    import cuda.tile as ct
+    seen = []
+
+    def fake_launch(stream, grid, kernel, kernel_args, *a, **kw):
+        seen.append(kernel)
+        if len(seen) > nth:
+            raise _Launched()
+
+    saved = ct.launch
+    ct.launch = fake_launch
+    try:
+        test_fn(*args, **kwargs)
+    except _Launched:
+        pass
+    finally:
+        ct.launch = saved
+    if len(seen) <= nth:
+        raise RuntimeError(f"{test_fn.__name__} launched {len(seen)} kernels")
+    return seen[nth]
+
+
 def lookup_kernel(ref):
-    mod, attr = ref.split(":")
+    """`module:attr`, `module:Class.attr`, or `module:expression` evaluated in the test
+    module (a kernel factory call, or `launched(test_function, params...)`)."""
+    mod, attr = ref.split(":", 1)
     obj = importlib.import_module(mod)
+    if "(" in attr:
+        return eval(attr, {**vars(obj), "launched": launched})
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
@@ -548,6 +731,7 @@ def main():
 
     define_cases()
     define_cases_atomic()
+    define_cases_reduction()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
