@@ -544,6 +544,126 @@ def define_cases_reduction():
          " (divisions and an order-dependent combine: compare with a tolerance)", ulp=64)
 
 
+def define_cases_scan_softmax_select():
+    sc = "test_scan:"
+    for dt, init in [("f32", "range:-4:4"), ("f16", "range:-4:4"), ("bf16", "range:-2:2")]:
+        for rev in [False, True]:
+            if rev and dt != "f32":
+                continue
+            case(f"scan_cumsum_{dt}{'_reverse' if rev else ''}", sc + "cumsum_axis1",
+                 [A((32, 32), dt, init=init), A((32, 32), dt, init="zeros", out=True), rev, 32,
+                  32], (1,),
+                 f"test_scan.py test_cumsumf[reverse={rev}, {dt}, shape=(32, 32)]"
+                 " (integer-valued inputs: exact in any order)")
+    for dt in ["i32", "i64", "i8"]:
+        case(f"scan_cumsum_{dt}", sc + "cumsum_axis1",
+             [A((32, 32), dt), A((32, 32), dt, init="zeros", out=True), dt == "i8", 32, 32],
+             (1,), f"test_scan.py test_cumsumi[reverse={dt == 'i8'}, {dt}, shape=(32, 32)]")
+    case("scan_cumsum_bool", sc + "cumsum_axis1",
+         [A((32, 32), "i1"), A((32, 32), "i32", init="zeros", out=True), False, 32, 32], (1,),
+         "test_scan.py test_cumsumb[reverse=False, shape=(32, 32)]")
+    for dt, init in [("f32", "range:1:3"), ("f16", "range:1:3")]:
+        for rev in [False, True]:
+            case(f"scan_cumprod_{dt}{'_reverse' if rev else ''}", sc + "cumprod_axis0",
+                 [A((16, 32), dt, init=init), A((16, 32), dt, init="zeros", out=True), rev, 16,
+                  32], (1,),
+                 f"test_scan.py test_cumprodf[reverse={rev}, {dt}, shape=(16, 32)]"
+                 " (inputs 1 and 2: exact in any order)")
+    case("scan_cumprod_i16", sc + "cumprod_axis0",
+         [A((16, 32), "i16"), A((16, 32), "i16", init="zeros", out=True), True, 16, 32], (1,),
+         "test_scan.py test_cumprodi[reverse=True, i16, shape=(16, 32)]")
+    for fl in ["lambda", "def", "operator"]:
+        case(f"scan_custom_cumsum_{fl}",
+             sc + f"launched(test_scan_custom_cumsum, (16, 16), None, True, '{fl}')",
+             [A((16, 16), "i32"), A((16, 16), "i32", init="zeros", out=True), fl != "def"],
+             (1,), f"test_scan.py test_scan_custom_cumsum[{fl}, reverse={fl != 'def'}, i32,"
+             " shape=(16, 16)]")
+    case("scan_custom_cumprod_f32", sc + "launched(test_scan_custom_cumprod, (16, 32), None, True)",
+         [A((16, 32), "f32", init="range:1:3"), A((16, 32), "f32", init="zeros", out=True), True,
+          16, 32], (1,),
+         "test_scan.py test_scan_custom_cumprod[reverse=True, f32, shape=(16, 32)]"
+         " (inputs 1 and 2)")
+    case("scan_custom_last_axis", sc + "launched(test_custom_scan_last_axis)",
+         [A((16, 16), "i32"), A((16, 16), "i32", init="zeros", out=True)], (1,),
+         "test_scan.py test_custom_scan_last_axis: 16x16 i32")
+
+    sm = "test_softmax:"
+    for dt in ["f32", "f16", "bf16"]:
+        case(f"softmax_{dt}", sm + "softmax",
+             [A((512, 128), dt, init="finite"), A((512, 128), dt, init="zeros", out=True), 16,
+              128], (32,), f"test_softmax.py test_softmax[{dt}, tile=16, shape=(512, 128)]"
+             " (exp and a 128-wide sum: compare with a tolerance)", ulp=8)
+    for dt in ["f32", "f16"]:
+        case(f"softmax_per_row_{dt}", sm + "softmax_per_row",
+             [A((512, 128), dt, init="finite"), A((512, 128), dt, init="zeros", out=True), 512,
+              128], (32,), f"test_softmax.py test_softmax_per_row[{dt}, tile=16,"
+             " shape=(512, 128)]: grid 32, each block loops over rows", ulp=8)
+
+    se = "test_select:"
+    for dt in ["f32", "f16", "bf16"]:
+        case(f"select_masked_copy_{dt}", se + "masked_copy",
+             [A((128,), "i1"), A((128,), dt), A((128,), dt), A((128,), dt, init="zeros",
+                                                                out=True), 128], (1,),
+             f"test_select.py test_mask_copy[{dt}, tile=128, shape=(128,)]")
+    case("select_scalar_f32", se + "select_scalar",
+         [A((128,), "i1"), A((128,), "f32", init="zeros", out=True), 128], (1,),
+         "test_select.py test_select_scalar[f32, tile=128, shape=(128,)]")
+    for dt, xt, mt in [("f32", (128, 128), (1, 128)), ("f16", (1, 128), (128, 1)),
+                       ("bf16", (128, 1), (128, 128)), ("f32", (1, 1), (128, 128))]:
+        out = tuple(max(a, b) for a, b in zip(xt, mt))
+        case(f"select_tensor_scalar_{dt}_x{xt[0]}x{xt[1]}_m{mt[0]}x{mt[1]}",
+             se + "select_tensor_scalar",
+             [A(mt, "i1"), A(xt, dt), A(out, dt, init="zeros", out=True), *mt, *xt], (1,),
+             f"test_select.py test_select_tensor_scalar[mask_tile={mt}, x_tile={xt}, {dt}]")
+
+    pu = "test_pack_unpack:"
+    for dt, nb in [("f32", 4), ("f16", 2), ("i64", 8), ("i8", 1), ("f64", 8), ("bf16", 2)]:
+        case(f"pack_to_bytes_{dt}", pu + "launched(test_pack_to_bytes, None)",
+             [A((128,), dt), A((128 * nb,), "u8", init="zeros", out=True), 128], (1,),
+             f"test_pack_unpack.py test_pack_to_bytes[{dt}]: tile=128")
+    for dt, nb in [("f32", 4), ("i16", 2), ("u64", 8)]:
+        case(f"unpack_from_bytes_{dt}", pu + "launched(test_unpack_from_bytes, None)",
+             [A((32 * nb,), "u8"), A((32,), dt, init="zeros", out=True), 32 * nb], (1,),
+             f"test_pack_unpack.py test_unpack_from_bytes[{dt}]: 32 elements")
+    for xd, yd, n in [("f32", "f32", 128), ("f16", "i32", 64), ("i64", "f16", 512),
+                      ("u8", "bf16", 64)]:
+        xn = 128
+        case(f"pack_unpack_1d_{xd}_to_{yd}", pu + "pack_unpack_1d",
+             [A((xn,), xd), A((n,), yd, init="zeros", out=True), xn], (1,),
+             f"test_pack_unpack.py "
+             + ("test_pack_unpack_roundtrip" if xd == yd else "test_cross_type_pack_unpack")
+             + f"[{xd}, {yd}]: tile=128")
+    case("pack_unpack_roundtrip_0d_i32", pu + "launched(test_pack_unpack_roundtrip_0d, None)",
+         [A((), "i32"), A((), "i32", init="zeros", out=True)], (1,),
+         "test_pack_unpack.py test_pack_unpack_roundtrip_0d[i32]")
+    case("pack_unpack_roundtrip_2d_f16", pu + "launched(test_pack_unpack_roundtrip_2d, None)",
+         [A((64, 128), "f16"), A((64, 128), "f16", init="zeros", out=True), 32, 64], (2, 2),
+         "test_pack_unpack.py test_pack_unpack_roundtrip_2d[f16]: 64x128, tiles 32x64")
+    case("unpack_pack_roundtrip_f16", pu + "launched(test_unpack_pack_roundtrip, ct.float16)",
+         [A((128,), "u8"), A((128,), "u8", init="zeros", out=True), 128], (1,),
+         "test_pack_unpack.py test_unpack_pack_roundtrip[f16]: 128 bytes")
+
+    tr = "test_transpose:"
+    for k in ["permute_tile_2d_explicit_axes", "permute_tile_2d_negative_axes",
+              "transpose_tile_2d_explicit_axes", "transpose_tile_2d_default_axes"]:
+        for dt, um in [("f32", True), ("f16", False)]:
+            case(f"{k}_{dt}_{'method' if um else 'function'}", tr + k,
+                 [A((128, 64), dt), A((64, 128), dt, init="zeros", out=True), um], (1,),
+                 f"test_transpose.py test_permute_2d[{k}, use_method={um}, {dt}]: 128x64")
+    case("transpose_tile_3d_explicit_axes_bf16", tr + "transpose_tile_3d_explicit_axes",
+         [A((1, 8, 2), "bf16"), A((1, 2, 8), "bf16", init="zeros", out=True)], (1,),
+         "test_transpose.py test_transpose_3d[bf16]: 1x8x2")
+    case("transpose_tile_2d_same_axis", tr + "transpose_tile_2d_same_axis",
+         [A((128, 64), "f32"), A((128, 64), "f32", init="zeros", out=True)], (1,),
+         "test_transpose.py test_transpose_2d_same_axis: 128x64 f32")
+    for dt, (m, n), (tm, tn) in [("f32", (200, 136), (32, 32)), ("f16", (96, 80), (64, 16))]:
+        case(f"transpose_kernel_{dt}_{m}x{n}", "kernels.transpose:transpose_kernel",
+             [A((m, n), dt), A((n, m), dt, init="zeros", out=True), tm, tn],
+             (cdiv(m, tm), cdiv(n, tn)),
+             f"kernels/transpose.py transpose_kernel (as bench_transpose.py launches it) on a"
+             f" ragged {m}x{n} {dt} matrix, tiles {tm}x{tn}")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -732,6 +852,7 @@ def main():
     define_cases()
     define_cases_atomic()
     define_cases_reduction()
+    define_cases_scan_softmax_select()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
