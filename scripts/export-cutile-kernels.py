@@ -124,6 +124,16 @@ def install_stub_modules():
         m = _StubModule(name)
         m.__path__ = []
         sys.modules[name] = m
+    # Kernels use numpy's dtypes and constants inside the kernel body (np.float32, np.inf):
+    # give the stub cuTile's own dtypes and the float constants.
+    import cuda.tile as ct
+    np = sys.modules["numpy"]
+    for name in ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64"]:
+        setattr(np, name, getattr(ct, name))
+    np.inf = math.inf
+    np.nan = math.nan
+    np.newaxis = None
 
 
 # --------------------------------------------------------------------------------------
@@ -664,6 +674,159 @@ def define_cases_scan_softmax_select():
              f" ragged {m}x{n} {dt} matrix, tiles {tm}x{tn}")
 
 
+def define_cases_mma():
+    mm = "test_mma:"
+    # Integer-valued float inputs (drawn from [-4, 4)) keep every product and partial sum
+    # exact, so NVIDIA's and our instruction order give the same bits.
+    m, n, k = 2, 8, 16
+    for dt, acc in [("bf16", "f32"), ("f16", "f16"), ("f16", "f32"), ("f32", "f32"),
+                    ("f64", "f64")]:
+        case(f"mma_{dt}_{acc}", mm + "mma_kernel",
+             [A((m, k), dt, init="range:-4:4"), A((k, n), dt, init="range:-4:4"),
+              A((m, n), acc, init="range:-4:4", out=True), m, n, k, False], (1,),
+             f"test_mma.py test_mma_regular_float[{dt}-{acc}, tile_size=(2, 8, 16)]"
+             " (integer-valued inputs)")
+    case("mma_tf32", mm + "mma_tf32_kernel",
+         [A((8, 4), "f32", init="range:-4:4"), A((4, 2), "f32", init="range:-4:4"),
+          A((8, 2), "f32", init="range:-4:4", out=True), 8, 2, 4], (1,),
+         "test_mma.py test_mma_tf32[tile_size=(8, 2, 4)] (integer-valued inputs, exact in tf32)")
+    for dt in ["i8", "u8"]:
+        case(f"mma_{dt}_i32", mm + "mma_kernel",
+             [A((2, 1), dt, init="range:0:32"), A((1, 2), dt, init="range:0:32"),
+              A((2, 2), "i32", out=True), 2, 2, 1, False], (1,),
+             f"test_mma.py test_mma_int[{dt}-i32, tile_size=(2, 2, 1)]")
+    case("mma_i8_u8_i32", mm + "mma_kernel",
+         [A((2, 1), "i8", init="range:0:32"), A((1, 2), "u8", init="range:0:32"),
+          A((2, 2), "i32", out=True), 2, 2, 1, False], (1,),
+         "test_mma.py test_mma_mixed_int_uint[tile_size=(2, 2, 1)]")
+    case("mma_batch_f32", mm + "mma_batch_kernel",
+         [A((4, 16), "f32", init="range:-4:4"), A((2, 16, 8), "f32", init="range:-4:4"),
+          A((2, 4, 8), "f32", init="range:-4:4", out=True), 2, 4, 8, 16], (1,),
+         "test_mma.py test_batch_mma: b=2 m=4 n=8 k=16 f32 (integer-valued inputs)")
+    for xd, yd, acc in [("bf16", "bf16", "bf16"), ("f16", "f16", "f16"), ("f32", "f32", "f32"),
+                        ("f64", "f64", "f64"), ("f16", "f32", "f32"), ("bf16", "f64", "f64")]:
+        case(f"matmul_{xd}_{yd}", mm + "matmul_kernel",
+             [A((2, 16), xd, init="range:-4:4"), A((16, 8), yd, init="range:-4:4"),
+              A((2, 8), acc, init="zeros", out=True), 2, 8, 16], (1,),
+             f"test_mma.py test_matmul[{yd}, {xd}, tile_size=(2, 8, 16)] (integer-valued"
+             " inputs)")
+    for dt in ["u8", "i8"]:
+        case(f"matmul_int_{dt}", mm + "matmul_kernel",
+             [A((16, 16), dt, init="range:0:32"), A((16, 16), dt, init="range:0:32"),
+              A((16, 16), dt, init="zeros", out=True), 16, 16, 16], (1,),
+             f"test_mma.py test_matmul_int[{dt}, tile_size=(16, 16, 16)] (wrapping)")
+    b, m, n, k = 2, 4, 8, 16
+    for ra, rb in [(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)]:
+        ash = {1: (k,), 2: (m, k), 3: (b, m, k)}[ra]
+        bsh = {1: (k,), 2: (k, n), 3: (b, k, n)}[rb]
+        csh = {(1, 1): (1,), (1, 2): (n,), (1, 3): (b, n), (2, 2): (m, n),
+               (2, 3): (b, m, n)}[(ra, rb)]
+        case(f"matmul_nd_{ra}d_{rb}d", mm + "matmul_nd_kernel",
+             [A(ash, "f32", init="range:-4:4"), A(bsh, "f32", init="range:-4:4"),
+              A(csh, "f32", init="zeros", out=True), b, m, n, k], (1,),
+             f"test_mma.py test_matmul_nd[ranks=({ra}, {rb})]: b=2 m=4 n=8 k=16 f32"
+             " (integer-valued inputs)")
+
+    km = "kernels.matmul:"
+    for dt, cdt, (M, N, K), (tm, tn, tk) in [
+            ("f16", "f16", (100, 72, 40), (32, 32, 16)),
+            ("f32", "f32", (64, 48, 33), (32, 16, 16)),
+            ("bf16", "f32", (40, 24, 64), (16, 16, 32))]:
+        case(f"kmatmul_{dt}_{M}x{N}x{K}", km + "matmul_kernel",
+             [A((M, K), dt, init="range:-4:4"), A((K, N), dt, init="range:-4:4"),
+              A((M, N), cdt, init="zeros", out=True), tm, tn, tk],
+             (cdiv(M, tm) * cdiv(N, tn),),
+             f"kernels/matmul.py matmul_kernel (as bench_matmul.py launches it) on ragged"
+             f" {M}x{N}x{K}, tiles {tm}x{tn}x{tk}, {dt} in, {cdt} out (f32 inputs go through"
+             " tf32; integer-valued inputs keep everything exact)")
+    M, N, K, tm, tn, tk = 64, 32, 96, 32, 16, 16
+    case("kmatmul_persistent_f16", km + "persistent_matmul_kernel",
+         [A((M, K), "f16", init="range:-4:4"), A((K, N), "f16", init="range:-4:4"),
+          A((M, N), "f16", init="zeros", out=True), tm, tn, tk], (3,),
+         f"kernels/matmul.py persistent_matmul_kernel {M}x{N}x{K}, tiles {tm}x{tn}x{tk}, 3"
+         " persistent blocks over 4 output tiles")
+    case("kmatmul_batch_f16", km + "batch_matmul_kernel",
+         [A((3, 40, 24), "f16", init="range:-4:4"), A((3, 24, 36), "f16", init="range:-4:4"),
+          A((3, 40, 36), "f16", init="zeros", out=True), 16, 16, 16], (3, 3, 3),
+         "kernels/matmul.py batch_matmul_kernel (as bench_matmul.py launches it): batch 3,"
+         " ragged 40x36x24, tiles 16x16x16")
+    M, N, K, tm, tn, tk, sk = 48, 32, 64, 16, 16, 16, 2
+    nt = cdiv(M, tm) * cdiv(N, tn)
+    case("kmatmul_split_k_f16", km + "matmul_split_k_kernel",
+         [A((M, K), "f16", init="range:-4:4"), A((K, N), "f16", init="range:-4:4"),
+          A((M, N), "f16", init="zeros", out=True), A((nt,), "i32", init="zeros", out=True),
+          A((nt,), "i32", init="zeros", out=True), tm, tn, tk, sk], (nt, sk),
+         f"kernels/matmul.py matmul_split_k_kernel (as bench_matmul.py launches it): {M}x{N}x{K}"
+         f", tiles {tm}x{tn}x{tk}, SPLIT_K={sk}; blocks of one output tile take a spin lock"
+         " (atomic_cas on LOCKS) in turn")
+
+    at = "kernels.attention:fmha_kernel"
+    for dt, b, qh, kh, ql, kl, causal, pos in [
+            ("f16", 1, 8, 8, 15, 63, True, False),
+            ("f16", 1, 8, 8, 32, 63, False, False),
+            ("f32", 1, 8, 8, 15, 63, False, True),
+            ("bf16", 1, 16, 8, 1, 63, True, True),
+            ("f16", 1, 16, 8, 32, 32, True, False),
+            ("f32", 4, 8, 8, 1, 32, False, True)]:
+        d, tm, tn = 32, 8, 16
+        pos_v = kl - 1 if pos else 0
+        case(f"fmha_{dt}_b{b}_qh{qh}_q{ql}_k{kl}_{'causal' if causal else 'full'}"
+             f"{'_pos' if pos else ''}", at,
+             [A((b, qh, ql, d), dt, init="finite"), A((b, kh, kl, d), dt, init="finite"),
+              A((b, kh, kl, d), dt, init="finite"),
+              A((b, qh, ql, d), dt, init="zeros", out=True), 1 / math.sqrt(d), pos_v, d, qh,
+              tm, tn, qh // kh, causal, kl % tn == 0], (cdiv(ql, tm), b * qh),
+             f"test_attention.py test_flash_attention[{dt}, use_input_pos={pos},"
+             f" is_causal={causal}, tile_size=(8, 16), hidden_size=32, k_len={kl}, q_len={ql},"
+             f" k_heads={kh}, q_heads={qh}, batch_size={b}] (exp2, approximate division)",
+             ulp=16)
+
+    ln = "kernels.layer_norm:"
+    for dt, (M, N), tn in [("f32", (48, 300), 128), ("f16", (16, 1000), 256)]:
+        case(f"layer_norm_fwd_{dt}_{M}x{N}", ln + "layer_norm_fwd",
+             [A((M, N), dt, init="finite"), A((N,), dt, init="finite"),
+              A((N,), dt, init="finite"), A((M, N), dt, init="zeros", out=True),
+              A((M,), "f32", init="zeros", out=True), A((M,), "f32", init="zeros", out=True),
+              1e-5, tn], (M,),
+             f"kernels/layer_norm.py layer_norm_fwd (as bench_layer_norm.py launches it) on"
+             f" ragged {M}x{N} {dt}, TILE_N={tn}, eps=1e-5 (sums, division, sqrt)", ulp=16)
+    M, N, tn, G = 48, 300, 128, 8
+    case("layer_norm_bwd_dx_partial_dwdb_f32", ln + "layer_norm_bwd_dx_partial_dwdb",
+         [A((M, N), "f32", init="zeros", out=True), A((M, N), "f32", init="finite"),
+          A((G, N), "f32", init="zeros", out=True), A((G, N), "f32", init="zeros", out=True),
+          A((M, N), "f32", init="finite"), A((N,), "f32", init="finite"),
+          A((M,), "f32", init="finite"), A((M,), "f32", init="finite"),
+          A((G,), "i32", init="zeros", out=True), tn], (M,),
+         f"kernels/layer_norm.py layer_norm_bwd_dx_partial_dwdb (as bench_layer_norm.py"
+         f" launches it) on ragged {M}x{N} f32, GROUP_SIZE_M={G}, TILE_N={tn}; blocks of a"
+         " group take a spin lock (atomic_cas on Locks) in turn, so DW/DB sums depend on the"
+         " block order", ulp=64)
+    case("layer_norm_bwd_dwdb_f32", ln + "layer_norm_bwd_dwdb",
+         [A((G, N), "f32", init="finite"), A((G, N), "f32", init="finite"),
+          A((N,), "f32", init="zeros", out=True), A((N,), "f32", init="zeros", out=True),
+          32, tn], (cdiv(N, tn),),
+         f"kernels/layer_norm.py layer_norm_bwd_dwdb (as bench_layer_norm.py launches it):"
+         f" {G}x{N} partials, TILE_M=32, TILE_N={tn}", ulp=16)
+
+    rn = "kernels.rms_norm:"
+    for k, dt, (M, N), ts in [("rms_norm_kernel", "f32", (40, 300), 128),
+                              ("rms_norm_kernel", "bf16", (8, 1024), 256),
+                              ("rms_norm_kernel_gather", "f16", (40, 300), 128),
+                              ("rms_norm_kernel_gather", "f32", (33, 64), 64)]:
+        case(f"{k}_{dt}_{M}x{N}", rn + k,
+             [A((M, N), dt, init="finite"), A((N,), dt, init="finite"),
+              A((M, N), dt, init="zeros", out=True), A((M,), "f32", init="zeros", out=True),
+              N, 1e-6, ts], (M,),
+             f"kernels/rms_norm.py {k} (as bench_rms_norm.py launches it) on {M}x{N} {dt},"
+             f" TILE_SIZE={ts}, eps=1e-6 (rsqrt)", ulp=16)
+    case("rms_norm_kernel_static_persistent_f16_100x256", rn + "rms_norm_kernel_static_persistent",
+         [A((100, 256), "f16", init="finite"), A((100, 256), "f16", init="zeros", out=True),
+          A((256,), "f16", init="finite"), 16, 64, 256, 1e-6], (4,),
+         "kernels/rms_norm.py rms_norm_kernel_static_persistent (as bench_rms_norm.py launches"
+         " it) on ragged 100x256 f16, tiles 16x64, 4 persistent blocks over 7 row tiles",
+         ulp=16)
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -843,8 +1006,8 @@ def main():
     p.add_argument("--keep-going", action="store_true")
     opts = p.parse_args()
 
-    install_stub_modules()
     install_fake_driver()
+    install_stub_modules()
     sys.path.insert(0, os.path.abspath(opts.tests))
     import cuda.tile as ct
     import cuda.tile.compilation as comp
@@ -853,6 +1016,7 @@ def main():
     define_cases_atomic()
     define_cases_reduction()
     define_cases_scan_softmax_select()
+    define_cases_mma()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
