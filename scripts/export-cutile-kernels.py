@@ -40,6 +40,7 @@ import json
 import math
 import os
 import re
+import struct
 import subprocess
 import sys
 import types
@@ -63,7 +64,8 @@ class _Any:
 
     def __call__(self, *a, **kw):
         # Decorators (pytest.mark.parametrize(...)(fn), pytest.fixture(fn)) keep fn.
-        if len(a) == 1 and not kw and callable(a[0]) and not isinstance(a[0], _Any):
+        if len(a) == 1 and not kw and (isinstance(a[0], (types.FunctionType, type))
+                                        or hasattr(a[0], "_annotated_function")):
             return a[0]
         return _Any(self._n + "()")
 
@@ -124,13 +126,19 @@ def install_stub_modules():
         m = _StubModule(name)
         m.__path__ = []
         sys.modules[name] = m
-    # Kernels use numpy's dtypes and constants inside the kernel body (np.float32, np.inf):
-    # give the stub cuTile's own dtypes and the float constants.
+    # Kernels use numpy's and torch's dtypes and constants inside the kernel body
+    # (np.float32, torch.int32, np.inf): give the stubs cuTile's own dtypes and the
+    # float constants.
     import cuda.tile as ct
     np = sys.modules["numpy"]
     for name in ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                  "uint64", "float16", "float32", "float64"]:
         setattr(np, name, getattr(ct, name))
+    torch = sys.modules["torch"]
+    for name in ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "float16", "bfloat16", "float32", "float64"]:
+        setattr(torch, name, getattr(ct, name))
+    torch.bool = ct.bool_
     np.inf = math.inf
     np.nan = math.nan
     np.newaxis = None
@@ -197,8 +205,9 @@ ELEM = {
 class A:
     """An array argument: shape, element type, optional strides (in elements)."""
 
-    def __init__(self, shape, elem, init="random", out=False, strides=None):
+    def __init__(self, shape, elem, init="random", out=False, strides=None, buflen=None):
         self.shape = tuple(shape)
+        self.buflen = buflen  # the buffer behind a view can be longer than the view
         self.elem = elem
         self.init = init
         self.out = out
@@ -214,8 +223,10 @@ class A:
     @property
     def length(self):
         if any(d == 0 for d in self.shape):
-            return 1
-        return 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+            n = 1
+        else:
+            n = 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+        return max(n, self.buflen or 0)
 
     @property
     def __cuda_array_interface__(self):
@@ -827,6 +838,76 @@ def define_cases_mma():
          ulp=16)
 
 
+def define_cases_gather_scatter():
+    gs = "test_gather_scatter:"
+    for n, tile, xd, yd in [(225, 128, "f32", "f32"), (260, 256, "f16", "f32"),
+                            (128, 128, "i8", "i32"), (260, 128, "i1", "i1"),
+                            (225, 256, "bf16", "bf16"), (260, 128, "i64", "i64")]:
+        case(f"gs_array_copy_1d_{xd}_{yd}_{n}_t{tile}", gs + "array_copy_1d",
+             [A((n,), xd), A((n,), yd, init="zeros", out=True), tile], (cdiv(n, tile),),
+             f"test_gather_scatter.py test_array_copy_1d[{yd}, {xd}, tile={tile},"
+             f" shape=({n},)]")
+    for (m, n), (tx, ty), xd, yd in [((192, 192), (64, 64), "f32", "f32"),
+                                     ((128, 192), (128, 32), "f16", "f16"),
+                                     ((192, 192), (128, 32), "i16", "i32")]:
+        case(f"gs_array_copy_2d_{xd}_{yd}_{m}x{n}_t{tx}x{ty}", gs + "array_copy_2d",
+             [A((m, n), xd), A((m, n), yd, init="zeros", out=True), tx, ty],
+             (cdiv(m, tx), cdiv(n, ty)),
+             f"test_gather_scatter.py test_array_copy_2d[{yd}, {xd}, tile=({tx}, {ty}),"
+             f" shape=({m}, {n})]")
+    case("gs_scalar_copy", gs + "scalar_copy", [A((1,), "f32"), A((1,), "f32", init="zeros",
+                                                                  out=True)], (1,),
+         "test_gather_scatter.py test_scalar_copy")
+    for pv, tag in [(7, "7"), (7.0, "7f"), (math.inf, "inf"), (-math.inf, "minf")]:
+        case(f"gs_custom_padding_constant_{tag}", gs + "custom_padding_constant",
+             [A((6,), "f32"), A((8,), "f32", init="zeros", out=True), pv], (1,),
+             f"test_gather_scatter.py test_custom_padding_constant[{pv}]: 6 elements gathered"
+             " as 8")
+    for k in ["literal_negative_infinity_padding", "custom_padding_1d"]:
+        case(f"gs_{k}", gs + k, [A((6,), "f32"), A((8,), "f32", init="zeros", out=True)], (1,),
+             f"test_gather_scatter.py test_{k}: 6 elements gathered as 8")
+    case("gs_custom_padding_1d_broadcasted_to_2d", gs + "custom_padding_1d_broadcasted_to_2d",
+         [A((5,), "f32"), A((8,), "f32", init="zeros", out=True)], (1,),
+         "test_gather_scatter.py test_custom_padding_1d_broadcasted_to_2d: 5 elements")
+    case("gs_scatter_bounds_checking", gs + "copy_8",
+         [A((8,), "f32"), A((5,), "f32", out=True, buflen=8)], (1,),
+         "test_gather_scatter.py test_scatter_bounds_checking: y is a 5-element view of an"
+         " 8-element buffer; the last 3 elements must survive")
+    case("gs_copy_8_unchecked", gs + "copy_8_unchecked",
+         [A((8,), "f32"), A((8,), "f32", init="zeros", out=True)], (1,),
+         "test_gather_scatter.py test_unchecked")
+    case("gs_gather_with_custom_mask_1d", gs + "gather_with_custom_mask_1d",
+         [A((8,), "f32"), A((8,), "f32", init="zeros", out=True), A((8,), "i1")], (1,),
+         "test_gather_scatter.py test_gather_with_custom_mask_1d")
+    case("gs_gather_with_mask_and_bounds_check", gs + "gather_with_mask_and_bounds_check",
+         [A((10,), "f32"), A((8,), "f32", init="zeros", out=True),
+          A((8,), "i32", init="range:0:24"), A((8,), "i1")], (1,),
+         "test_gather_scatter.py test_gather_with_mask_and_bounds_check: indices drawn from"
+         " [0, 24) into 10 elements (bounds-checked, so out-of-range ones are padded)")
+    case("gs_scatter_with_custom_mask", gs + "scatter_with_custom_mask",
+         [A((8,), "f32"), A((8,), "f32", out=True), A((8,), "i1")], (1,),
+         "test_gather_scatter.py test_scatter_with_custom_mask")
+    case("gs_gather_2d_with_broadcast_mask", gs + "gather_2d_with_broadcast_mask",
+         [A((4, 4), "f32"), A((16,), "f32", init="zeros", out=True), A((4, 1), "i1")], (1,),
+         "test_gather_scatter.py test_gather_2d_with_broadcast_mask")
+    for mv in [True, False]:
+        case(f"gs_gather_with_scalar_mask_{str(mv).lower()}", gs + "gather_with_scalar_mask",
+             [A((8,), "f32"), A((8,), "f32", init="zeros", out=True), mv], (1,),
+             f"test_gather_scatter.py test_gather_with_scalar_mask[{mv}]")
+
+    va = "kernels.vec_add:"
+    for k, shape, tiles in [("vec_add_kernel_1d", (1000,), (1024,)),
+                            ("vec_add_kernel_1d_gather", (3000,), (1024,)),
+                            ("vec_add_kernel_2d", (100, 20), (32, 32)),
+                            ("vec_add_kernel_2d_gather", (70, 300), (2, 512))]:
+        grid = tuple(cdiv(d, t) for d, t in zip(shape, tiles))
+        case(f"{k}_{'x'.join(map(str, shape))}", va + k,
+             [A(shape, "f32"), A(shape, "f32"), A(shape, "f32", init="zeros", out=True),
+              *tiles], grid,
+             f"kernels/vec_add.py {k} as vec_add() launches it (tile sizes from the shape) on"
+             f" ragged {shape} f32")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -921,6 +1002,8 @@ def flatten(constraint, arg, comp):
         v = arg
         if ty == "i1":
             v = 1 if arg else 0
+        elif ty == "f32":
+            v = struct.unpack("<f", struct.pack("<f", float(arg)))[0]  # exactly an f32
         elif ty.startswith("f"):
             v = float(arg)
         else:
@@ -1017,6 +1100,7 @@ def main():
     define_cases_reduction()
     define_cases_scan_softmax_select()
     define_cases_mma()
+    define_cases_gather_scatter()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
