@@ -39,10 +39,12 @@ import importlib
 import json
 import math
 import os
+import pathlib
 import re
 import struct
 import subprocess
 import sys
+import tempfile
 import types
 from io import BytesIO
 
@@ -908,6 +910,122 @@ def define_cases_gather_scatter():
              f" ragged {shape} f32")
 
 
+def define_cases_elementwise():
+    un = "test_unary_elementwise:"
+    # Shape 512 and tile 64, as the tests' fixtures give.
+    approx = {"exp": 2, "exp2": 2, "log": 2, "log2": 2, "sin": 2, "cos": 2, "tan": 4,
+              "sinh": 4, "cosh": 4, "tanh": 4, "rsqrt": 2, "sqrt": 1}
+    for op, xd, yd, init, test in [
+            ("sqrt", "f32", "f32", "random", "test_array_root_ops"),
+            ("sqrt", "i32", "f32", "range:0:100", "test_array_root_ops"),
+            ("rsqrt", "f16", "f16", "random", "test_array_root_ops"),
+            ("log", "f32", "f32", "random", "test_array_log"),
+            ("log2", "bf16", "bf16", "random", "test_array_log"),
+            ("exp", "f32", "f32", "random", "test_array_exp"),
+            ("exp2", "f16", "f16", "random", "test_array_exp"),
+            ("sin", "f32", "f32", "finite", "test_array_trig"),
+            ("cos", "f16", "f16", "finite", "test_array_trig"),
+            ("tan", "f32", "f32", "finite", "test_array_trig"),
+            ("sinh", "f32", "f32", "finite", "test_array_trig"),
+            ("cosh", "bf16", "bf16", "finite", "test_array_trig"),
+            ("tanh", "f32", "f32", "random", "test_array_trig"),
+            ("tanh", "i16", "f32", "random", "test_array_trig"),
+            ("floor", "f32", "f32", "random", "test_array_rounding"),
+            ("ceil", "f16", "f16", "random", "test_array_rounding")]:
+        case(f"unary_{op}_{xd}", un + f"array_kernel('{op}', 'ty = ct.{op}(tx)', TMP)",
+             [A((512,), xd, init=init), A((512,), yd, init="zeros", out=True), 64], (8,),
+             f"test_unary_elementwise.py {test}[{op}, {xd}]: shape (512,), tile 64",
+             ulp=approx.get(op, 0))
+    for body, tag, xd, yd in [("ty = -tx", "neg", "f32", "f32"),
+                              ("ty = ct.negative(tx)", "negative", "i8", "i8"),
+                              ("ty = -tx", "neg", "i1", "i32"),
+                              ("ty = +tx", "pos", "bf16", "bf16"),
+                              ("ty = abs(tx)", "abs", "i64", "i64"),
+                              ("ty = ct.abs(tx)", "ct_abs", "f16", "f16"),
+                              ("ty = ~tx", "bitwise_not", "i32", "i32"),
+                              ("ty = ct.bitwise_not(tx)", "ct_bitwise_not", "i1", "i1")]:
+        case(f"unary_{tag}_{xd}", un + f"array_kernel('{tag}', '{body}', TMP)",
+             [A((512,), xd), A((512,), yd, init="zeros", out=True), 64], (8,),
+             f"test_unary_elementwise.py ({body}) on {xd}: shape (512,), tile 64")
+    case("unary_scalar_neg_f32", un + "scalar_kernel('neg', 'c = -x', TMP)",
+         [1.5, A((512,), "f32", init="zeros", out=True), 64], (8,),
+         "test_unary_elementwise.py test_scalar_neg[f32, is_constant=False]: x is a runtime"
+         " scalar")
+
+    bi = "test_binary_elementwise:"
+    for expr, tag, xd, yd, zd in [
+            ("tz = tx + ty", "add", "f32", "f32", "f32"),
+            ("tz = tx - ty", "sub", "i8", "i32", "i32"),
+            ("tz = tx * ty", "mul", "f16", "f32", "f32"),
+            ("tz = ct.add(tx, ty)", "ct_add", "bf16", "bf16", "bf16"),
+            ("tz = ct.mul(tx, ty)", "ct_mul", "i64", "i16", "i64"),
+            ("tz = ct.sub(tx, ty)", "ct_sub", "i32", "f16", "f16")]:
+        case(f"binary_{tag}_{xd}_{yd}", bi + f"array_kernel('core_arithmetic', '{expr}', TMP)",
+             [A((512,), xd), A((512,), yd), A((512,), zd, init="zeros", out=True), 64], (8,),
+             f"test_binary_elementwise.py test_array_core_arithmetic[{expr}, {yd}, {xd}]:"
+             " shape (512,), tile 64")
+    for sym, fn in [(">", "ct.greater"), ("<=", "ct.less_equal"), ("==", "ct.equal"),
+                    ("!=", "ct.not_equal")]:
+        for dt in ["f32", "i16", "bf16"]:
+            if sym in ("<=", "!=") and dt == "bf16":
+                continue
+            body = f"tz = tx {sym} ty" if dt != "i16" else f"tz = {fn}(tx, ty)"
+            tag = {">": "gt", "<=": "le", "==": "eq", "!=": "ne"}[sym]
+            case(f"binary_cmp_{tag}_{dt}", bi + f"array_kernel('cmp', '{body}', TMP)",
+                 [A((512,), dt), A((512,), dt), A((512,), "i1", init="zeros", out=True), 64],
+                 (8,), f"test_binary_elementwise.py test_array_compare[{dt}, {body}]: shape"
+                 " (512,), tile 64")
+    for fn in ["ct.maximum", "ct.minimum"]:
+        for pn in [False, True]:
+            for dt in ["f32", "f16"]:
+                case(f"binary_{fn[3:]}_nan_{'propagate' if pn else 'ignore'}_{dt}",
+                     bi + f"array_kernel('maxmin_nan', 'tz = {fn}(tx, ty,"
+                     f" propagate_nan={pn})', TMP)",
+                     [A((512,), dt), A((512,), dt), A((512,), dt, init="zeros", out=True), 64],
+                     (8,), f"test_binary_elementwise.py test_array_maxmin_nan[{dt}, {fn},"
+                     f" propagate_nan={pn}]: shape (512,), tile 64")
+    for body, tag, dt in [("tz = max(tx, ty)", "max", "i32"), ("tz = min(tx, ty)", "min", "f32")]:
+        case(f"binary_{tag}_{dt}", bi + f"array_kernel('{tag}', '{body}', TMP)",
+             [A((512,), dt), A((512,), dt), A((512,), dt, init="zeros", out=True), 64], (8,),
+             f"test_binary_elementwise.py test_array_{tag}[{dt}, {body}]")
+    for xd, yd, zd, fn in [("i32", "i32", "i32", "%"), ("f32", "f32", "f32", "%"),
+                           ("i8", "i64", "i64", "ct.mod"), ("f16", "f32", "f32", "ct.mod")]:
+        body = f"tz = tx {fn} ty" if fn == "%" else f"tz = {fn}(tx, ty)"
+        case(f"binary_mod_{xd}_{yd}{'_ct' if fn != '%' else ''}",
+             bi + f"array_kernel('mod', '{body}', TMP)",
+             [A((512,), xd, init="range:0:100"), A((512,), yd, init="range:1:101"),
+              A((512,), zd, init="zeros", out=True), 64], (8,),
+             f"test_binary_elementwise.py test_array_mod[{yd}, {xd}, {fn}]: x in [0, 100),"
+             " y in [1, 101)")
+    for op, tag, zd in [("ct.cdiv", "cdiv", "i32"), ("/", "truediv", "f32"),
+                        ("//", "floordiv", "i32"), ("ct.floordiv", "ct_floordiv", "i64")]:
+        xd = "i64" if zd == "i64" else "i16"
+        body = f"tz = {op}(tx, y)" if op.startswith("ct.") else f"tz = tx {op} y"
+        case(f"binary_array_scalar_{tag}_{xd}", bi + f"array_scalar_kernel('div', '{body}', TMP)",
+             [A((512,), xd, init="range:0:100"), 23, A((512,), zd, init="zeros", out=True), 64],
+             (8,), f"test_binary_elementwise.py test_array_scalar_div[{op}, {xd}]: y=23",
+             ulp=1 if tag == "truediv" else 0)
+    for op, tag in [("/", "truediv"), ("//", "floordiv")]:
+        case(f"binary_array_scalar_{tag}_f32", bi + f"array_scalar_kernel('div', 'tz = tx {op} y', TMP)",
+             [A((512,), "f32"), 23.0, A((512,), "f32", init="zeros", out=True), 64], (8,),
+             f"test_binary_elementwise.py test_array_scalar_div_float[{op}, f32]: y=23.0",
+             ulp=1 if tag == "truediv" else 0)
+    case("binary_array_scalar_add_f16", bi + "array_scalar_kernel('add', 'tz = tx + y', TMP)",
+         [A((512,), "f16"), 5.0, A((512,), "f32", init="zeros", out=True), 64], (8,),
+         "test_binary_elementwise.py test_array_scalar_add[f16]: y=5.0, z f32")
+    case("binary_divmod_i32_i16", bi + "launched(test_divmod, (512,), 64, None, None, divmod)",
+         [A((512,), "i32", init="range:0:100"), A((512,), "i16", init="range:1:101"),
+          A((512,), "i32", init="zeros", out=True), A((512,), "i32", init="zeros", out=True)],
+         (8,), "test_binary_elementwise.py test_divmod[i16, i32, divmod]: x in [0, 100), y in"
+         " [1, 101)")
+    for fn in ["explicit_broadcast_add", "implicit_broadcast_add"]:
+        case(f"binary_{fn}_f32", bi + fn,
+             [A((128,), "f32"), A((128,), "f32"), A((128, 128), "f32", init="zeros", out=True),
+              64], (2, 2),
+             f"test_binary_elementwise.py test_broadcast[{fn}, f32] with shape (128,) instead"
+             " of (512,) to keep z at 16K elements; tile 64")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -946,7 +1064,13 @@ def lookup_kernel(ref):
     mod, attr = ref.split(":", 1)
     obj = importlib.import_module(mod)
     if "(" in attr:
-        return eval(attr, {**vars(obj), "launched": launched})
+        # Kernels built from source text (the elementwise tests' templates) are written to
+        # a fresh directory each time, and the tests' kernel caches are emptied, so that no
+        # two kernels of the same name ever share a source file.
+        if isinstance(getattr(obj, "kernel_cache", None), dict):
+            obj.kernel_cache.clear()
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="cutile-export-"))
+        return eval(attr, {**vars(obj), "launched": launched, "TMP": tmp})
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
@@ -1101,6 +1225,7 @@ def main():
     define_cases_scan_softmax_select()
     define_cases_mma()
     define_cases_gather_scatter()
+    define_cases_elementwise()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
