@@ -1026,6 +1026,194 @@ def define_cases_elementwise():
              " of (512,) to keep z at 16K elements; tile 64")
 
 
+def noncontig(shape):
+    """Strides of torch's make_tensor(..., noncontiguous=True): the last dimension steps by
+    2 through a buffer twice as long."""
+    strides, acc = [], 2
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+def define_cases_memory():
+    ls = "test_load_store:"
+    case("ls_load_store_with_hints_f16", ls + "load_store_with_hints_kernel",
+         [A((32,), "f16"), A((32,), "f16", init="zeros", out=True)], (2,),
+         "test_load_store.py test_load_store_with_hints: 32 f16, TILE_SIZE=16")
+    for lat, tma in [(5, False), (None, None)]:
+        case(f"ls_matmul_latency_{lat}_tma_{tma}".lower(),
+             ls + f"ct.kernel(make_ct_matmul_kernel({lat}, {tma}))",
+             [A((32, 128), "f32", init="range:-4:4"), A((128, 32), "f32", init="range:-4:4"),
+              A((32, 32), "f32", init="zeros", out=True), 32, 16, 64], (1, 2),
+             f"test_load_store.py TestArrayAssumption.test_load_store[allow_tma={tma},"
+             f" latency={lat}]: m=32 n=32 k=128, tiles 32x16x64 (integer-valued inputs)")
+    case("ls_gather_scatter_latency_5", ls + "ct.kernel(make_array_copy_2d_kernel(5))",
+         [A((256, 200), "f32"), A((256, 200), "f32", init="zeros", out=True), 128, 128], (2, 2),
+         "test_load_store.py TestArrayAssumption.test_gather_scatter[latency=5] on a ragged"
+         " 256x200 array instead of 1024x1024; tile 128x128")
+    for n, tile, xd, yd in [(225, 64, "f16", "f32"), (225, 128, "i8", "f32"),
+                            (128, 64, "i1", "i32"), (225, 64, "bf16", "bf16")]:
+        case(f"ls_array_copy_{xd}_{yd}_{n}_t{tile}", ls + "array_copy_1d",
+             [A((n,), xd), A((n,), yd, init="zeros", out=True), tile], (cdiv(n, tile),),
+             f"test_load_store.py test_array_copy_dtype_implicit_cast[{yd}, {xd}, tile={tile},"
+             f" shape=({n},)]")
+    for k in ["load_store_0d_shape", "load_store_scalar", "load_store_0d_tile_index"]:
+        case(f"ls_{k}", ls + k, [A((5,), "f16"), A((5,), "f16", init="zeros", out=True)], (1,),
+             f"test_load_store.py test_load_store_scalar_or_0d[{k}]: 5 f16")
+    case("ls_copy_2d_no_check_bounds", ls + "copy_2d_no_check_bounds",
+         [A((64, 64), "f32"), A((64, 64), "f32", init="zeros", out=True), 32, 32], (2, 2),
+         "test_load_store.py test_load_store_check_bounds: 64x64, tile 32x32")
+
+    cs = "test_cast:"
+    for um in [True, False]:
+        case(f"cast_astype_i32_to_f32_{'method' if um else 'function'}",
+             cs + "array_astype_to_float32",
+             [A((512,), "i32"), A((512,), "f32", init="zeros", out=True), 64, um], (8,),
+             f"test_cast.py test_astype[use_method={um}]: shape (512,), tile 64")
+    for rm in ["None", "ct.RoundingMode.RZ", "ct.RoundingMode.RM", "ct.RoundingMode.RP"]:
+        tag = rm.split(".")[-1].lower()
+        case(f"cast_astype_f64_to_f32_{tag}", cs + f"make_astype_to_f32_kernel({rm})",
+             [A((2,), "f64"), A((2,), "f32", init="zeros", out=True), 2, True], (1,),
+             f"test_cast.py test_astype_rounding_mode_f64_f32[{rm}, use_method=True]")
+    for dt in ["f16", "f32", "bf16", "f64"]:
+        case(f"cast_tf32_{dt}", cs + "kernel_astype_tf32",
+             [A((1024,), dt), A((1024,), dt, init="zeros", out=True), 32], (32,),
+             f"test_cast.py test_cast_tf32[{dt}]: 32x32 viewed as 1024, tile 32")
+    for xd, yd in [("f32", "i32"), ("i64", "f64"), ("f16", "i16"), ("u8", "i8")]:
+        case(f"cast_bitcast_{xd}_{yd}", cs + "array_bitcast",
+             [A((512,), xd), A((512,), yd, init="zeros", out=True), 64], (8,),
+             f"test_cast.py test_array_bitcast[{xd}, {yd}]: shape (512,), tile 64")
+    case("cast_astype_bool_to_float", cs + "array_astype_bool_to_float",
+         [A((1,), "f32", init="zeros", out=True)], (1,), "test_cast.py test_astype_bool_to_float")
+    case("cast_scalar_astype", cs + "scalar_astype", [5, A((1,), "f32", init="zeros", out=True)],
+         (1,), "test_cast.py test_astype_scalar: scalar 5 (i32) to f32")
+
+    rs = "test_reshape:"
+    case("reshape_expanded_copy_f16", rs + "expanded_copy",
+         [A((128,), "f16"), A((128, 1), "f16", init="zeros", out=True), 128], (1,),
+         "test_reshape.py test_expand_dims[f16, tile=128, shape=(128,)]")
+    for um in [True, False]:
+        case(f"reshape_copy_f32_{'method' if um else 'function'}", rs + "reshape_copy",
+             [A((128 * 128,), "f32"), A((128, 128), "f32", init="zeros", out=True), 128, 128,
+              um], (1,), f"test_reshape.py test_reshape_copy[use_method={um}, f32, c_tile=128,"
+             " r_tile=128]")
+    case("reshape_implicit_dim_bf16", rs + "reshape_implicit_dim",
+         [A((128 * 128,), "bf16"), A((128, 128), "bf16", init="zeros", out=True), 128, 128],
+         (1,), "test_reshape.py test_reshape_implicit_dim[bf16, 128, 128]")
+    for ex, ix, ysh in [("tx[:, None, :]", "(bid0, 0, bid1)", (128, 1, 128)),
+                        ("tx[None, ..., None]", "(0, bid0, bid1, 0)", (1, 128, 128, 1)),
+                        ("tx[:, :, np.newaxis]", "(bid0, bid1, 0)", (128, 128, 1))]:
+        tag = "x".join(map(str, ysh))
+        case(f"reshape_new_axis_{tag}",
+             rs + f"jit_kernel('new_axis_indexing', new_axis_indexing_kernel_template.format("
+             f"name='new_axis_indexing', expand_expr='{ex}', index_expr='{ix}'), TMP,"
+             " {'np': np})",
+             [A((128, 128), "f32"), A(ysh, "f32", init="zeros", out=True), 128, 128], (1, 1),
+             f"test_reshape.py test_new_axis_indexing[{ex}, {ix}]: 128x128, tile 128x128")
+
+    ca = "test_cat:"
+    for ax in [0, 1, -1]:
+        case(f"cat2_axis{ax}".replace("-", "m"), ca + "cat2",
+             [A((8,), "i32", init="zeros", out=True), ax], (1,), f"test_cat.py test_cat[{ax}]")
+    case("cat1", ca + "cat1", [A((4,), "i32", init="zeros", out=True)], (1,),
+         "test_cat.py test_cat_with_one_tile")
+
+    ex = "test_extract:"
+    for dt, um in [("f32", True), ("f16", False)]:
+        case(f"extract_1d_{dt}_{'method' if um else 'function'}", ex + "extract_1d",
+             [A((128,), dt), A((128,), dt, init="zeros", out=True), 128, um], (1,),
+             f"test_extract.py test_extract_1d[use_method={um}, {dt}, tile=128, shape=(128,)]")
+    case("extract_2d_bf16", ex + "extract_2d",
+         [A((128, 128), "bf16"), A((128, 128), "bf16", init="zeros", out=True), 128, 128],
+         (1,), "test_extract.py test_extract_2d[bf16, tile=(128, 128), shape=(128, 128)]")
+
+    ins = "test_insert:"
+    for idx, dt, um in [(0, "f32", True), (3, "f16", False)]:
+        case(f"insert_1d_{dt}_idx{idx}", ins + "insert_1d",
+             [A((128,), dt), A((128,), dt, init="zeros", out=True), 128, 32, idx, um], (1,),
+             f"test_insert.py test_insert_1d[use_method={um}, {dt}, idx={idx}, sub=32,"
+             " tile=128, shape=(128,)]")
+    case("insert_2d_f32", ins + "insert_2d",
+         [A((128, 128), "f32"), A((128, 128), "f32", init="zeros", out=True), 128, 128, 64,
+          32, 1, 2], (1,), "test_insert.py test_insert_2d[f32]: tile 128x128, sub 64x32 at"
+         " (1, 2)")
+    case("insert_0d_bf16", ins + "insert_0d",
+         [A((128,), "bf16"), A((128,), "bf16", init="zeros", out=True), 128, 7], (1,),
+         "test_insert.py test_insert_0d[bf16]: tile 128, idx 7")
+    case("insert_dynamic_index_f32", ins + "insert_dynamic_index",
+         [A((128,), "f32"), A((1,), "i32", init="range:0:4"),
+          A((128,), "f32", init="zeros", out=True), 128, 32], (1,),
+         "test_insert.py test_insert_dynamic_index[f32]: tile 128, sub 32, index drawn from"
+         " [0, 4)")
+
+    sl = "test_array_slice:"
+    for n, (a, b), dt in [(16, (2, 7), "f32"), (64, (4, 4), "i16"), (64, (4, 5), "u8")]:
+        case(f"slice_copy_1d_{dt}_{n}_{a}_{b}", sl + "slice_copy_1d",
+             [A((n,), dt), A((n,), dt, init="zeros", out=True), a, b, 8], (1,),
+             f"test_array_slice.py test_slice_1d[({a}, {b}), {dt}, shape=({n},)]: TILE 8")
+    case("slice_copy_static_extent_i64", sl + "slice_copy_static_extent",
+         [A((32,), "i64"), A((32,), "i64", init="zeros", out=True)], (1,),
+         "test_array_slice.py test_slice_constant_bounds_static_extent[i64]")
+    for shape, dt, nc in [((12, 16), "f32", False), ((64, 128), "f16", True),
+                          ((12, 16), "i8", True)]:
+        st = noncontig(shape) if nc else None
+        case(f"slice_copy_2d_{dt}_{shape[0]}x{shape[1]}{'_noncontig' if nc else ''}",
+             sl + "slice_copy_2d",
+             [A(shape, dt, strides=st), A(shape, dt, init="zeros", out=True), 4, 15, 4, 8], (1,),
+             f"test_array_slice.py test_slice_2d[noncontiguous={nc}, {dt}, shape={shape}]:"
+             " start 4, stop 15, tiles 4x8" + (" (x has strides (2N, 2))" if nc else ""))
+    for shape, dt, nc in [((8, 16, 32), "f32", True), ((16, 32, 64), "i32", False)]:
+        st = noncontig(shape) if nc else None
+        case(f"slice_copy_3d_{dt}_{'x'.join(map(str, shape))}{'_noncontig' if nc else ''}",
+             sl + "slice_copy_3d",
+             [A(shape, dt, strides=st), A(shape, dt, init="zeros", out=True), 4, 14, 4, 4, 8],
+             (1,), f"test_array_slice.py test_slice_3d[noncontiguous={nc}, {dt},"
+             f" shape={shape}]: start 4, stop 14, tiles 4x4x8")
+    for dt, nc in [("f32", False), ("bf16", True)]:
+        st = noncontig((12, 16)) if nc else None
+        case(f"slice_ragged_copy_2d_{dt}{'_noncontig' if nc else ''}", sl + "ragged_copy_2d",
+             [A((12, 16), dt, strides=st), A((12, 16), dt, init="zeros", out=True),
+              A((4,), "i32", init="iota"), 4, 8], (3, 2),
+             f"test_array_slice.py test_ragged_copy_2d[noncontiguous={nc}, {dt}]: M=12 N=16,"
+             " tiles 4x8, 3 segments; indptr here is iota [0, 1, 2, 3] (segments of one row)"
+             " instead of the test's [0, 4, 7, 12]")
+    for dt, nc in [("i32", False), ("f16", True)]:
+        case(f"slice_chained_copy_{dt}{'_noncontig' if nc else ''}", sl + "chained_slice_copy",
+             [A((20,), dt, strides=(2,) if nc else None), A((20,), dt, init="zeros", out=True),
+              8], (1,), f"test_array_slice.py test_chained_slice[noncontiguous={nc}, {dt}]")
+
+    rm = "test_raw_array_memory:"
+    for n, tile, dt in [(256, 64, "f32"), (128, 128, "i8")]:
+        case(f"raw_copy_1d_{dt}_{n}_t{tile}", rm + "copy_via_raw_array_memory_1d",
+             [A((n,), dt), A((n,), dt, init="zeros", out=True), tile], (cdiv(n, tile),),
+             f"test_raw_array_memory.py test_copy_via_raw_array_memory_1d[{dt}, tile={tile},"
+             f" shape=({n},)]")
+    case("raw_scalar_load_store", rm + "scalar_load_store_via_raw_array_memory",
+         [A((1,), "f32"), A((1,), "f32", init="zeros", out=True)], (1,),
+         "test_raw_array_memory.py test_scalar_load_store_via_get_raw_memory")
+    case("raw_load_offset_with_padding_value", rm + "load_offset_with_padding_value",
+         [A((8,), "f32"), A((8,), "f32", init="zeros", out=True), -1.5], (1,),
+         "test_raw_array_memory.py test_load_offset_with_padding_value")
+    case("raw_load_store_offset_with_latency", rm + "load_store_offset_with_latency",
+         [A((64,), "f32"), A((64,), "f32", init="zeros", out=True), 64], (1,),
+         "test_raw_array_memory.py test_load_store_offset_with_latency")
+    case("raw_sparse_2d_copy_gather_scatter", rm + "sparse_2d_copy_gather_scatter",
+         [A((8, 8), "f32"), A((8, 8), "f32", init="zeros", out=True),
+          A((8,), "i64", init="range:0:8"), A((8,), "i64", init="range:0:8"), 8], (1,),
+         "test_raw_array_memory.py test_2d_sparse_load_offset_vs_gather_scatter (gather"
+         " half): 8x8, 8 (row, col) pairs drawn from [0, 8)")
+    case("raw_sparse_2d_copy_load_offset", rm + "sparse_2d_copy_load_offset",
+         [A((8, 8), "f32"), A((8, 8), "f32", init="zeros", out=True),
+          A((8,), "i64", init="range:0:64"), 8], (1,),
+         "test_raw_array_memory.py test_2d_sparse_load_offset_vs_gather_scatter (offset"
+         " half): 8x8, 8 offsets drawn from [0, 64)")
+    case("raw_interleave_load_store_gather_scatter_offset",
+         rm + "interleave_load_store_gather_scatter_offset", [A((16,), "f32", out=True)], (1,),
+         "test_raw_array_memory.py test_interleave_load_store_gather_scatter_offset_ordering:"
+         " 16 f32 (ordering of tile, gather/scatter and offset accesses to one array)")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -1226,6 +1414,7 @@ def main():
     define_cases_mma()
     define_cases_gather_scatter()
     define_cases_elementwise()
+    define_cases_memory()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
