@@ -1214,6 +1214,71 @@ def define_cases_memory():
          " 16 f32 (ordering of tile, gather/scatter and offset accesses to one array)")
 
 
+def define_cases_misc():
+    ta = "test_tuple_arguments:"
+    case("tuple_scalar_arg", ta + "kernel_scalar_tuple",
+         [A((8,), "i32"), A((8,), "i32", init="zeros", out=True), T(3, 7)], (1,),
+         "test_tuple_arguments.py test_tuple_scalar_arg: addends (3, 7)")
+    case("tuple_array_arg", ta + "kernel_array_tuple",
+         [T(A((4, 4), "f32"), A((4, 4), "f32")), A((4, 4), "f32", init="zeros", out=True)], (1,),
+         "test_tuple_arguments.py test_tuple_array_arg: a pair of 4x4 f32")
+    case("tuple_mixed_arg", ta + "kernel_mixed_tuple",
+         [T(A((8,), "i32"), 5), A((8,), "i32", init="zeros", out=True)], (1,),
+         "test_tuple_arguments.py test_tuple_mixed_arg: (array, 5)")
+    for ann, tag in [("tuple[ct.IndexedWithInt64, ct.IndexedWithInt64]", "both_i64"),
+                     ("tuple[ct.IndexedWithInt64, ct.Array]", "first_i64")]:
+        case(f"tuple_i64_index_{tag}", ta + f"make_i64_index_tuple_kernel({ann})",
+             [T(A((16,), "f32"), A((16,), "f32")), A((16,), "f32", init="zeros", out=True)], (1,),
+             f"test_tuple_arguments.py test_tuple_i64_index_arg[{tag}]: arrays indexed with"
+             " int64 (their shape and stride parameters are i64)")
+    for ann, vals, tag in [("tuple[ct.ScalarInt64, int]", (2**33 + 7, 5), "i64_first"),
+                           ("tuple[int, ct.ScalarInt64]", (5, 2**33 + 7), "i32_first")]:
+        case(f"tuple_mixed_scalar_{tag}", ta + f"make_mixed_scalar_kernel({ann})",
+             [A((8,), "i64"), T(*vals), A((8,), "i64", init="zeros", out=True)], (1,),
+             f"test_tuple_arguments.py test_mixed_scalar_tuple_arg[{tag}]: scalars {vals}")
+    case("tuple_constant_arg", ta + "kernel_constant_tuple",
+         [A((8,), "f32"), A((8,), "f32", init="zeros", out=True), (8,)], (1,),
+         "test_tuple_arguments.py test_constant_tuple_arg: N=8")
+
+    for v in [2**31, 2**63 - 1]:
+        case(f"int64_kernel_arg_{v}", "test_int64_kernel_args:kernel_with_large_int",
+             [A((1,), "f32", init="zeros", out=True), v], (1,),
+             f"test_int64_kernel_args.py test_int64_kernel_arg_with_annotation[{v}]")
+
+    lp = "test_loop_split:"
+    case("loop_split_ge", lp + "split_ge_kernel", [A((10,), "i32", init="zeros", out=True)], (1,),
+         "test_loop_split.py test_split_ge: 10 i32")
+    case("loop_carried_condition", lp + "loop_carried_condition_kernel",
+         [A((1,), "i32", init="zeros", out=True), 1], (1,),
+         "test_loop_split.py test_loop_carried_condition: stop=1")
+    for sp in [3, 0, 9]:
+        case(f"loop_dynamic_split_boundary_{sp}", lp + "dynamic_split_boundary_kernel",
+             [A((7,), "i32", init="zeros", out=True), sp], (1,),
+             f"test_loop_split.py test_dynamic_split_boundary: 7 i32, split={sp} (the test"
+             " uses 3)")
+
+    fm = "test_fma:"
+    for k in ["mul_add_kernel_local_var", "mul_add_kernel", "mul_sub_kernel", "add_mul_kernel",
+              "sub_mul_kernel"]:
+        case(f"fma_{k}", fm + f"ct.kernel({k})",
+             [A((128, 32), "f32"), A((128, 32), "f32"), A((128, 32), "f32"),
+              A((128, 32), "f32", out=True), 32, 32], (4,),
+             f"test_fma.py test_fma[{k}]: 128x32 f32, TILE 32 (fused multiply-add)")
+    case("fma_mul_add_same_operand", fm + "mul_add_same_operand_kernel",
+         [A((128, 32), "f32"), A((128, 32), "f32", out=True), 32, 32], (4,),
+         "test_fma.py test_fma_skip_when_new_op_uses_deleted_var: 128x32 f32, TILE 32")
+
+    rg = "test_range:"
+    case("range_stop", rg + "copy_range", [10, A((10,), "i32", init="zeros", out=True)], (1,),
+         "test_range.py test_range_stop")
+    case("range_start_stop", rg + "copy_range_2", [1, 11, A((10,), "i32", init="zeros",
+                                                             out=True)], (1,),
+         "test_range.py test_range_start_stop: 1..11")
+    case("range_start_stop_step", rg + "copy_range_3",
+         [1, 11, 2, A((5,), "i32", init="zeros", out=True)], (1,),
+         "test_range.py test_range_start_stop_positive_step: 1..11 step 2")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -1323,7 +1388,7 @@ def flatten(constraint, arg, comp):
         out.append({"scalar": {"ty": ty, "value": v}})
         return out
     if isinstance(constraint, comp.TupleConstraint):
-        for c, a in zip(constraint.elements, arg):
+        for c, a in zip(constraint.items, arg):
             out.extend(flatten(c, a, comp))
         return out
     raise NotImplementedError(f"constraint {constraint!r}")
@@ -1334,8 +1399,8 @@ def retype_bf16(constraint, arg, comp, ct):
             and arg.elem == "bf16":
         return dataclasses.replace(constraint, dtype=ct.bfloat16)
     if isinstance(constraint, comp.TupleConstraint):
-        return dataclasses.replace(constraint, elements=tuple(
-            retype_bf16(c, a, comp, ct) for c, a in zip(constraint.elements, arg)))
+        return comp.TupleConstraint(
+            [retype_bf16(c, a, comp, ct) for c, a in zip(constraint.items, arg)])
     return constraint
 
 
@@ -1415,6 +1480,7 @@ def main():
     define_cases_gather_scatter()
     define_cases_elementwise()
     define_cases_memory()
+    define_cases_misc()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
