@@ -1279,6 +1279,60 @@ def define_cases_misc():
          "test_range.py test_range_start_stop_positive_step: 1..11 step 2")
 
 
+def define_cases_misc2():
+    hf = "test_helper_function:"
+    xy = [A((512, 128), "f32"), A((512, 1), "f32"), A((512, 128), "f32", init="zeros", out=True)]
+    for k, extra, test in [
+            ("ct.kernel(main_kernel_calling_helper)", [], "test_helper_function_multiple_calls"),
+            ("main_kernel_multiple_returns", [], "test_helper_function_multiple_returns"),
+            ("main_kernel_keyword_args", [False], "test_helper_function_keyword_args"
+                                                  "[main_kernel_keyword_args]"),
+            ("main_kernel_keyword_args_default", [], "test_helper_function_keyword_args"
+                                                     "[main_kernel_keyword_args_default]"),
+            ("main_kernel_array_arguments_in_helper", [],
+             "test_helper_function_array_arguments")]:
+        name = k.replace("ct.kernel(", "").replace(")", "")
+        case(f"helper_{name}", hf + k, [*xy, 16, 128, *extra], (32,),
+             f"test_helper_function.py {test}: x 512x128, y 512x1 f32, tile 16")
+    for er in [True, False]:
+        case(f"helper_function_early_return_{str(er).lower()}",
+             hf + "helper_function_early_return_kernel", [*xy, 16, 128, er], (32,),
+             f"test_helper_function.py test_helper_function_early_return[{er}]")
+    case("helper_recursive_calls", hf + "main_kernel_recursive_calls",
+         [A((), "f32"), A((), "f32", init="zeros", out=True), 109], (1,),
+         "test_helper_function.py test_accept_reasonable_recursion: 0-d f32, N=109 (109"
+         " inlined recursive calls)")
+
+    cm = "test_code_motion:"
+    for k in ["simple_yes", "indvar_no", "sideeff_no", "ifelse_yes", "ifelse_indvar_no",
+              "ifelse_sideeff_no", "nested_loops_yes_yes_yes", "nested_loops_no_yes_yes",
+              "entire_loop_yes", "ifelse_cond_indvar_no", "ifelse_carry_no",
+              "carried_from_nested_loop_no"]:
+        case(f"code_motion_{k}", cm + k,
+             [A((3,), "f32", init="zeros", out=True), A((3,), "i32", out=True), 4.0], (1,),
+             f"test_code_motion.py test_hoisting[{k}]: x of 3 f32, a of 3 i32, t=4.0 (sqrt)",
+             ulp=1)
+
+    tb = "test_torch_backward:"
+    case("relu_forward", tb + "relu_forward",
+         [A((5,), "f32"), A((5,), "f32", init="zeros", out=True), 16], (1,),
+         "test_torch_backward.py test_backward_relu (forward): 5 f32, TILE 16 (ragged)")
+    case("relu_backward", tb + "relu_backward",
+         [A((5,), "f32"), A((5,), "f32", out=True), 16], (1,),
+         "test_torch_backward.py test_backward_relu (backward): 5 f32, TILE 16 (ragged)")
+
+    to = "test_token_order:"
+    for k in ["store_buffer", "store_buffer_alternative", "serialized_for_loop",
+              "serialized_while_loop"]:
+        case(f"token_order_{k}", to + f"ct.kernel(TestMemoryBehavior.{k})",
+             [A((1024,), "i32", init="zeros", out=True), 1024], (1,),
+             f"test_token_order.py TestMemoryBehavior.test_memory_behavior[{k}]: 1024 i32")
+    case("token_order_spinning_lock", to + "TestMemoryBehavior.spinning_lock",
+         [A((), "f32", init="range:0:8", out=True), A((), "i32", init="zeros", out=True)], (64,),
+         "test_token_order.py TestMemoryBehavior.test_spinning_lock with 64 blocks instead of"
+         " 1024 (each takes a spin lock by atomic_cas and increments a 0-d f32)")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -1481,6 +1535,7 @@ def main():
     define_cases_elementwise()
     define_cases_memory()
     define_cases_misc()
+    define_cases_misc2()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
