@@ -1333,6 +1333,77 @@ def define_cases_misc2():
          " 1024 (each takes a spin lock by atomic_cas and increments a 0-d f32)")
 
 
+def view(shape, strides, buflen, elem, **kw):
+    """A strided view (slice/permute of a torch tensor) of a buffer of buflen elements."""
+    return A(shape, elem, strides=strides, buflen=buflen, **kw)
+
+
+def define_cases_copy_moe():
+    cp = "test_copy:"
+    for n, step, tile, dt in [(225, 2, 64, "f32"), (128, 1, 128, "i16"), (225, 1, 64, "u8"),
+                              (225, 2, 128, "f64")]:
+        m = len(range(0, n, step))
+        case(f"copy_1d_{dt}_{n}_step{step}_t{tile}", cp + "array_copy_1d",
+             [view((m,), (step,), n, dt), view((m,), (step,), n, dt, init="zeros", out=True),
+              tile], (cdiv(m, tile),),
+             f"test_copy.py test_array_copy_1d[{dt}, stride_step={step}, tile={tile},"
+             f" shape=({n},)]: x[::{step}] into y[::{step}]")
+    for n, step, perm, tile, dt in [(192, 2, (1, 0), (64, 64), "f32"),
+                                    (192, 1, (1, 0), (128, 128), "bf16"),
+                                    (128, 2, (0, 1), (64, 64), "i8")]:
+        m = len(range(0, n, step))
+        st = (n * step, step)
+        st = tuple(st[p] for p in perm)
+        case(f"copy_2d_{dt}_{n}_step{step}_perm{perm[0]}{perm[1]}", cp + "array_copy_2d",
+             [view((m, m), st, n * n, dt), view((m, m), st, n * n, dt, init="zeros", out=True),
+              *tile], (cdiv(m, tile[0]), cdiv(m, tile[1])),
+             f"test_copy.py test_array_copy_2d[{dt}, stride_step={step}, permute={perm},"
+             f" tile={tile}, shape=({n}, {n})]")
+    for step, perm, tile, dt in [(2, (2, 1, 0), (2, 64, 64), "f32"),
+                                 (1, (2, 0, 1), (1, 128, 128), "f16"),
+                                 (2, (0, 1, 2), (2, 64, 64), "i32")]:
+        shape = (4, 128, 128)
+        base = (4, 128, len(range(0, 128, step)))
+        bst = (128 * 128, 128, step)
+        sh = tuple(base[p] for p in perm)
+        st = tuple(bst[p] for p in perm)
+        pt = tuple(tile[p] for p in perm)
+        case(f"copy_3d_{dt}_step{step}_perm{''.join(map(str, perm))}", cp + "array_copy_3d",
+             [view(sh, st, 4 * 128 * 128, dt),
+              view(sh, st, 4 * 128 * 128, dt, init="zeros", out=True), *pt],
+             tuple(cdiv(a, b) for a, b in zip(sh, pt)),
+             f"test_copy.py test_array_copy_3d[{dt}, stride_step={step}, permute={perm},"
+             f" tile={tile}, shape={shape}]: x[:, :, ::{step}].permute({perm})")
+    for pm in ["ZERO", "NEG_ZERO", "NAN", "POS_INF", "NEG_INF"]:
+        case(f"copy_2d_with_padding_{pm.lower()}",
+             cp + f"make_array_copy_2d_with_padding_kernel(PaddingMode.{pm})",
+             [A((63, 63), "f32"), A((64, 64), "f32", out=True), 64, 64], (1, 1),
+             f"test_copy.py test_array_copy_2d_with_padding[{pm}]: a 63x63 array loaded as a"
+             " 64x64 tile into a 64x64 array")
+
+    mo = "kernels.fused_moe:"
+    for M, N, dt in [(16, 200, "f16"), (8, 64, "bf16")]:
+        tn = 1 << (N - 1).bit_length()
+        case(f"moe_silu_and_mul_{dt}_{M}x{N}", mo + "silu_and_mul_kernel",
+             [view((M, N), (2 * N, 1), M * 2 * N, dt, init="finite"),
+              view((M, N), (2 * N, 1), M * 2 * N, dt, init="finite"),
+              A((M, N), dt, init="zeros", out=True), tn], (M,),
+             f"kernels/fused_moe.py silu_and_mul_kernel as bench_moe.py invokes it: A and B are"
+             f" the two halves of an {M}x{2 * N} array (here two buffers of that shape), TILE_N"
+             f" {tn} over {N} columns (exp, approximate division)", ulp=4)
+    T, K, E, N, topk, tm, tn, tk = 24, 64, 4, 48, 2, 16, 16, 32
+    M = 64
+    case("moe_fused_moe_f16", mo + "fused_moe_kernel",
+         [A((T, K), "f16", init="range:-4:4"), A((E, N, K), "f16", init="range:-4:4"),
+          A((T * topk, N), "f16", init="zeros", out=True), A((T * topk,), "f32", init="range:0:4"),
+          A((M,), "i32", init="iota"), A((M // tm,), "i32", init=f"range:0:{E}"), topk, True,
+          tm, tn, tk], (cdiv(M, tm) * cdiv(N, tn),),
+         f"kernels/fused_moe.py fused_moe_kernel as bench_moe.py invokes it: {T} tokens, top-{topk},"
+         f" {E} experts, N={N}, K={K}, tiles {tm}x{tn}x{tk}; sorted_token_ids is iota over {M}"
+         f" slots (ids {T * topk}..{M - 1} are padding, out of bounds and masked), expert ids"
+         " drawn from [0, 4), routing weights integer-valued")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -1536,6 +1607,7 @@ def main():
     define_cases_memory()
     define_cases_misc()
     define_cases_misc2()
+    define_cases_copy_moe()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
