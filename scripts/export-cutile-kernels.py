@@ -6,7 +6,8 @@ Run with a Python that has NVIDIA's cuTile (`cuda-tile`) installed; no GPU, driv
 torch, numpy or pytest is needed:
 
     python scripts/export-cutile-kernels.py --tests PATH/TO/cutile/test \
-        [--out tests/data/differential/cutile] [--check PATH/TO/tileiras] [--only REGEX]
+        [--out tests/data/differential/cutile] [--disasm PATH/TO/tileirdisasm] \
+        [--check PATH/TO/tileiras] [--only REGEX] [--keep-going]
 
 `--tests` is the `cutile/test` directory of NVIDIA/cutile-python (Apache-2.0).
 Each case becomes NAME.tileir (the bytecode cuTile writes for the kernel and the
@@ -1404,6 +1405,86 @@ def define_cases_copy_moe():
          " drawn from [0, 4), routing weights integer-valued")
 
 
+def define_cases_views_typing():
+    tv = "test_tiled_view:"
+    for shape, ts, dt, tma in [(64, 64, "f32", False), ((225,), 128, "i8", True),
+                               ((225,), 64, "bf16", False), (64, 128, "u32", True)]:
+        n = shape[0] if isinstance(shape, tuple) else shape
+        case(f"tiled_view_copy_1d_{dt}_{n}_t{ts}",
+             tv + f"launched(test_tiled_view_copy_1d, {shape!r}, {ts}, None, {tma})",
+             [A((n,), dt), A((n,), dt, init="zeros", out=True), ts], (cdiv(n, ts),),
+             f"test_tiled_view.py test_tiled_view_copy_1d[allow_tma={tma}, {dt},"
+             f" tile_size={ts}, shape={shape!r}]")
+    for shape, ts, dt, nc in [((192, 134), (64, 64), "f32", True),
+                              ((128, 256), (128, 128), "i32", False)]:
+        case(f"tiled_view_copy_2d_{dt}_{shape[0]}x{shape[1]}{'_noncontig' if nc else ''}",
+             tv + f"launched(test_tiled_view_copy_2d, {shape}, {ts}, None, {nc})",
+             [A(shape, dt, strides=noncontig(shape) if nc else None),
+              A(shape, dt, init="zeros", out=True), A((2,), "i32", init="zeros", out=True),
+              *ts], (cdiv(shape[0], ts[0]), cdiv(shape[1], ts[1])),
+             f"test_tiled_view.py test_tiled_view_copy_2d[{dt}, tile_size={ts}, shape={shape},"
+             f" noncontiguous={nc}]")
+    for pm in ["ZERO", "NEG_ZERO", "NAN", "POS_INF", "NEG_INF"]:
+        case(f"tiled_view_padding_mode_{pm.lower()}",
+             tv + f"launched(test_tiled_view_padding_mode, ct.PaddingMode.{pm})",
+             [A((100,), "f32"), A((1,), "f32", init="zeros", out=True), 128], (1,),
+             f"test_tiled_view.py test_tiled_view_padding_mode[{pm}]: tile 1 of 128 over 100"
+             " elements is all padding")
+    for src, dst in [((), (16, 16)), ((1, 16), (128, 16)), ((16, 1), (16, 64))]:
+        xs = src if src else (1, 1)
+        case(f"tiled_view_store_broadcast_{'x'.join(map(str, xs))}_to_"
+             f"{'x'.join(map(str, dst))}",
+             tv + f"launched(test_tiled_view_store_broadcast, {src}, {dst})",
+             [A(xs, "f32"), A(dst, "f32", init="zeros", out=True)], (1,),
+             f"test_tiled_view.py test_tiled_view_store_broadcast[{src}, {dst}]")
+    for ux in [True, False]:
+        case(f"tiled_view_ifelse_result_{str(ux).lower()}",
+             tv + f"launched(test_tiled_view_ifelse_result, {ux})",
+             [A((128,), "f32"), A((128,), "f32"), A((128,), "f32", init="zeros", out=True), 64,
+              ux], (1,), f"test_tiled_view.py test_tiled_view_ifelse_result[{ux}]")
+    case("tiled_view_loop_carried", tv + "launched(test_tiled_view_loop_carried)",
+         [A((128,), "f32"), A((128,), "f32"), A((256,), "f32", init="zeros", out=True), 128],
+         (1,), "test_tiled_view.py test_tiled_view_loop_carried")
+
+    nt = "test_num_tiles:"
+    case("num_tiles_0d", nt + "check_dim_0d", [A((5,), "i32", out=True)], (1,),
+         "test_num_tiles.py test_num_tiles[tile_size=1, shape=(5,)]")
+    case("num_tiles_1d", nt + "check_dim_1d", [A((5,), "i32", out=True), 2], (1,),
+         "test_num_tiles.py test_num_tiles[tile_size=2, shape=(5,)]")
+    for t in [1, 2]:
+        case(f"num_tiles_2d_t{t}", nt + "check_dim_2d", [A((10, 10), "i32", out=True), t], (1,),
+             f"test_num_tiles.py test_num_tiles[tile_size={t}, shape=(10, 10)]")
+
+    for dt in ["i32", "f16", "i8"]:
+        case(f"arange_dynamic_start_step_{dt}", "test_generate:arange_dynamic_start_step",
+             [A((128,), dt, init="zeros", out=True), 1, 64], (2,),
+             f"test_generate.py test_arange_dynamic_start_step[{dt}, tile=64, shape=(128,)]:"
+             " step=1")
+
+    gv = "test_global_variables:"
+    case("global_use_global_variable", gv + "kernel_use_global_variable",
+         [A((128,), "f32"), A((128,), "f32"), A((128,), "f32", init="zeros", out=True)], (1,),
+         "test_global_variables.py test_use_global_variable: 128 f32")
+    case("global_argument_over_global_variable", gv + "kernel_argument_over_global_variable",
+         [A((128,), "f32"), A((128,), "f32"), A((128,), "f32", init="zeros", out=True), 64],
+         (2,), "test_global_variables.py test_kernel_argument_over_global_variable: 128 f32,"
+         " global_int argument 64")
+
+    lt = "test_loose_typing:"
+    for k, t, dt, n in [("propagate_constant_int_then_promote", 5, "i32", 4),
+                        ("propagate_constant_float_then_promote", 5, "f32", 4),
+                        ("pack_tuple_then_getitem_and_promote", 11, "i32", 4),
+                        ("pack_nested_tuple_then_getitem_and_promote", 11, "i32", 4),
+                        ("propagate_constant_int_through_if_else_then_promote", 5, "i32", 4),
+                        ("different_constants_in_if_else_then_promote", 5, "i32", 4),
+                        ("combine_loose_and_strict_int", 5, "i32", 4)]:
+        case(f"loose_{k}", lt + k, [t, A((n,), dt, init="zeros", out=True)], (1,),
+             f"test_loose_typing.py test_{k}: t={t}")
+    case("loose_call_float_and_store", lt + "call_float_and_store",
+         [A((2,), "f16", init="zeros", out=True)], (1,),
+         "test_loose_typing.py test_float_constructor_produces_loosely_typed_constant")
+
+
 # --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
@@ -1583,7 +1664,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--tests", required=True, help="cutile-python's cutile/test directory")
+    p.add_argument("--tests", required=True,
+                   help="cutile-python's test directory, or a .tar.xz holding cutile/test")
     p.add_argument("--out", default=os.path.join(root, "tests/data/differential/cutile"))
     p.add_argument("--disasm", help="tileirdisasm, to check each entry signature")
     p.add_argument("--check", help="NVIDIA tileiras, to check each case compiles for sm_80")
@@ -1593,7 +1675,14 @@ def main():
 
     install_fake_driver()
     install_stub_modules()
-    sys.path.insert(0, os.path.abspath(opts.tests))
+    tests = opts.tests
+    if tests.endswith((".tar.xz", ".tar.gz", ".tar")):
+        import tarfile
+        tmp = tempfile.mkdtemp(prefix="cutile-tests-")
+        with tarfile.open(tests) as tf:
+            tf.extractall(tmp)
+        tests = os.path.join(tmp, "cutile", "test")
+    sys.path.insert(0, os.path.abspath(tests))
     import cuda.tile as ct
     import cuda.tile.compilation as comp
 
@@ -1608,6 +1697,7 @@ def main():
     define_cases_misc()
     define_cases_misc2()
     define_cases_copy_moe()
+    define_cases_views_typing()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
@@ -1627,6 +1717,13 @@ def main():
             failed.append(c.name)
             if not opts.keep_going:
                 raise
+    if not opts.only and not failed:
+        # A full run owns the directory's cases: drop those no longer in the table.
+        for f in sorted(os.listdir(opts.out)):
+            stem, ext = os.path.splitext(f)
+            if ext in (".tileir", ".json") and stem not in names:
+                os.remove(os.path.join(opts.out, f))
+                print("removed stale", f)
     print(f"{done} cases exported, {len(failed)} failed")
     return 1 if failed else 0
 
