@@ -1517,18 +1517,57 @@ def launched(test_fn, *args, nth=0, **kwargs):
     return seen[nth]
 
 
-def lookup_kernel(ref):
+# The bytecode carries debug locations: the directory and name of each function's
+# source file, as cuTile's front end gets it from `inspect.getfile`. The export gives that
+# front end a view of `inspect` whose `getfile` answers paths relative to the scratch
+# directory the tests are imported from ("cutile/test/test_atomic.py") or to cuTile's
+# own package ("cuda/tile/_stub.py", for methods cuTile implements in Python), so that no
+# path of the exporting machine ends up in the bytecode and the output does not depend on
+# where the tests or cuTile were.
+_WORK = None
+
+
+def _portable_path(path):
+    import cuda.tile
+    path = str(path)
+    if not os.path.isabs(path):
+        return path
+    real = os.path.realpath(path)
+    package_root = os.path.dirname(os.path.dirname(os.path.realpath(cuda.tile.__file__)))
+    for root in (_WORK, package_root):
+        if real.startswith(root + os.sep):
+            return os.path.relpath(real, root)
+    return os.path.basename(path)
+
+
+def install_portable_debug_paths():
+    import inspect
+    from cuda.tile._passes import ast2hir
+
+    class _Inspect:
+        def __getattr__(self, name):
+            return getattr(inspect, name)
+
+        @staticmethod
+        def getfile(obj):
+            return _portable_path(inspect.getfile(obj))
+
+    ast2hir.inspect = _Inspect()
+
+
+def lookup_kernel(ref, case_name="kernel"):
     """`module:attr`, `module:Class.attr`, or `module:expression` evaluated in the test
     module (a kernel factory call, or `launched(test_function, params...)`)."""
     mod, attr = ref.split(":", 1)
     obj = importlib.import_module(mod)
     if "(" in attr:
         # Kernels built from source text (the elementwise tests' templates) are written to
-        # a fresh directory each time, and the tests' kernel caches are emptied, so that no
-        # two kernels of the same name ever share a source file.
+        # a directory of the case's own (relative to the working directory), and the tests'
+        # kernel caches are emptied, so that no two kernels share a source file.
         if isinstance(getattr(obj, "kernel_cache", None), dict):
             obj.kernel_cache.clear()
-        tmp = pathlib.Path(tempfile.mkdtemp(prefix="cutile-export-"))
+        tmp = pathlib.Path("generated", case_name)
+        tmp.mkdir(parents=True, exist_ok=True)
         return eval(attr, {**vars(obj), "launched": launched, "TMP": tmp})
     for part in attr.split("."):
         obj = getattr(obj, part)
@@ -1626,7 +1665,7 @@ def param_matches(entry, ty):
 
 
 def export(case_, outdir, ct, comp, disasm=None, tileiras=None):
-    kernel = lookup_kernel(case_.kernel)
+    kernel = lookup_kernel(case_.kernel, case_.name)
     assign_pointers(case_.args)
     has_tuple = any(isinstance(a, tuple) for a in case_.args)
     cconv = (comp.CallingConvention.cutile_python_v2() if has_tuple
@@ -1675,14 +1714,23 @@ def main():
 
     install_fake_driver()
     install_stub_modules()
-    tests = opts.tests
-    if tests.endswith((".tar.xz", ".tar.gz", ".tar")):
+    # Work in a scratch directory holding cutile/test (see _relocate_code).
+    global _WORK
+    _WORK = os.path.realpath(tempfile.mkdtemp(prefix="cutile-export-"))
+    if opts.tests.endswith((".tar.xz", ".tar.gz", ".tar")):
         import tarfile
-        tmp = tempfile.mkdtemp(prefix="cutile-tests-")
-        with tarfile.open(tests) as tf:
-            tf.extractall(tmp)
-        tests = os.path.join(tmp, "cutile", "test")
-    sys.path.insert(0, os.path.abspath(tests))
+        with tarfile.open(opts.tests) as tf:
+            tf.extractall(_WORK)
+    else:
+        import shutil
+        shutil.copytree(opts.tests, os.path.join(_WORK, "cutile", "test"))
+    opts.out = os.path.abspath(opts.out)
+    for tool in ("disasm", "check"):
+        if getattr(opts, tool) and os.sep in getattr(opts, tool):
+            setattr(opts, tool, os.path.abspath(getattr(opts, tool)))
+    os.chdir(_WORK)
+    sys.path.insert(0, os.path.join(_WORK, "cutile", "test"))
+    install_portable_debug_paths()
     import cuda.tile as ct
     import cuda.tile.compilation as comp
 
