@@ -9,7 +9,8 @@ torch, numpy or pytest is needed:
         [--out tests/data/differential/cutile] [--disasm PATH/TO/tileirdisasm] \
         [--check PATH/TO/tileiras] [--only REGEX] [--keep-going]
 
-`--tests` is the `cutile/test` directory of NVIDIA/cutile-python (Apache-2.0).
+`--tests` is the `test` directory of NVIDIA/cutile-python (Apache-2.0), or a tarball
+holding it as `cutile/test`.
 Each case becomes NAME.tileir (the bytecode cuTile writes for the kernel and the
 argument specialisation the test launches it with) and NAME.json (grid, one
 argument description per entry parameter, ulp bound, note).
@@ -18,6 +19,7 @@ How it works:
   * `torch`, `pytest` and `numpy` are replaced by permissive stub modules so that the
     test files import; the kernels (`@ct.kernel` objects at module or class level) are
     then taken from the imported test modules, so their source is the test's own.
+    Kernels a test declares locally are taken from its first `ct.launch` (`launched`).
   * cuTile's C extension loads the CUDA driver through `cuGetProcAddress_v2`; a stub
     written with ctypes answers every driver entry point with success (driver version
     13.0, one device of compute capability 8.0), so nothing touches a GPU.
@@ -31,6 +33,8 @@ How it works:
   * The JSON parameter list is derived from the signature's constraints (see
     `flatten`) and, with `--disasm`, checked against the entry signature that
     `tileirdisasm` prints.
+  * Debug locations in the bytecode name files relative to the tests' directory or to
+    cuTile's package (see `install_portable_debug_paths`).
 """
 
 import argparse
