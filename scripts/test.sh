@@ -3,7 +3,8 @@
 # checks formatting and lints, runs the Rust tests of the whole workspace
 # (they run the real ptxas and nvdisasm) and the corpus kernels in the PTX
 # emulator for every target family, checks that the committed C header
-# is current, and builds and runs the C API tests against an installed prefix.
+# is current, builds and runs the C API tests against an installed prefix,
+# and builds the Python wheel and uses it from a fresh virtual environment.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -27,3 +28,5 @@ if [ -x scripts/capi-tests.sh ]; then
   echo "== C API tests"
   bash scripts/capi-tests.sh
 fi
+echo "== Python wheel: build, install into a fresh environment, compile with it"
+bash scripts/wheel-test.sh

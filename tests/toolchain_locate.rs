@@ -26,7 +26,7 @@ fn env_of(vars: &[(&str, &Path)]) -> SearchEnv {
     SearchEnv::from_lookup(move |k| map.get(k).cloned())
 }
 
-/// Eight places, each with its own ptxas; removing them one by one walks
+/// Ten places, each with its own ptxas; removing them one by one walks
 /// the documented order.
 #[test]
 fn order_of_places() {
@@ -39,6 +39,10 @@ fn order_of_places() {
     let path_var = exe(d, "cpath/bin/ptxas");
     let beside_exe = exe(d, "exe/bin/ptxas");
     let beside_lib = exe(d, "libroot/bin/ptxas");
+    let own_site = exe(
+        d,
+        "wheel/lib/python3.12/site-packages/nvidia/cu13/bin/ptxas",
+    );
     let on_path = exe(d, "onpath/ptxas");
     let pip = exe(d, "venv/lib/python3.12/site-packages/nvidia/cu13/bin/ptxas");
     let all = [
@@ -49,6 +53,7 @@ fn order_of_places() {
         &path_var,
         &beside_exe,
         &beside_lib,
+        &own_site,
         &on_path,
         &pip,
     ];
@@ -71,13 +76,15 @@ fn order_of_places() {
         if i <= 4 {
             vars.push(("CUDA_PATH", d.join("cpath")));
         }
-        if i > 7 {
+        if i > 8 {
             vars.retain(|(k, _)| *k != "PATH");
         }
         let refs: Vec<(&str, &Path)> = vars.iter().map(|(k, v)| (*k, v.as_path())).collect();
         let mut env = env_of(&refs);
         if i <= 5 {
             env.current_exe = Some(d.join("exe/bin/tileiras"));
+        } else if i == 7 {
+            env.current_exe = Some(d.join("wheel/bin/tileiras"));
         }
         if i <= 6 {
             env.library = Some(d.join("libroot/lib/libtileiras.so"));
@@ -211,4 +218,80 @@ fn explicit_bare_name_is_looked_up_in_path() {
             t.path().join("bin").display()
         )
     );
+}
+
+/// A wheel installs `tileiras` in `<venv>/bin` and the library in
+/// `<site>/tileiras_rs/lib`; its `nvidia-cuda-nvcc` dependency puts ptxas in
+/// `<site>/nvidia/cu13/bin`. That ptxas wins over one on `PATH` (an older
+/// system toolkit), for the executable and for the library alike, with no
+/// variable naming the environment.
+#[test]
+fn the_python_environment_holding_tileiras_gives_its_own_ptxas() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let site = d.join("venv/lib/python3.13/site-packages");
+    let pip = exe(&site, "nvidia/cu13/bin/ptxas");
+    exe(&site, "nvidia/cu13/bin/nvdisasm");
+    exe(d, "system/bin/ptxas");
+    let nvdisasm_on_path = exe(d, "system/bin/nvdisasm");
+    // Another environment's packages, named by VIRTUAL_ENV, come later.
+    exe(
+        d,
+        "other/lib/python3.13/site-packages/nvidia/cu13/bin/ptxas",
+    );
+    let env_vars = [
+        ("PATH", d.join("system/bin")),
+        ("VIRTUAL_ENV", d.join("other")),
+    ];
+    let refs: Vec<(&str, &Path)> = env_vars.iter().map(|(k, v)| (*k, v.as_path())).collect();
+
+    let mut from_exe = env_of(&refs);
+    from_exe.current_exe = Some(d.join("venv/bin/tileiras"));
+    let tk = Toolkit::resolve_in(&ToolOverrides::default(), &from_exe).unwrap();
+    assert_eq!(tk.ptxas, pip);
+    assert_eq!(
+        tk.nvdisasm().unwrap(),
+        site.join("nvidia/cu13/bin/nvdisasm")
+    );
+
+    let mut from_lib = env_of(&refs);
+    from_lib.library = Some(site.join("tileiras_rs/lib/libtileiras.so"));
+    let tk = Toolkit::resolve_in(&ToolOverrides::default(), &from_lib).unwrap();
+    assert_eq!(tk.ptxas, pip);
+
+    // A library in a plain prefix (<prefix>/lib) looks in that prefix's
+    // Python folders.
+    let mut from_prefix_lib = env_of(&refs);
+    from_prefix_lib.library = Some(d.join("venv/lib/libtileiras.so"));
+    let tk = Toolkit::resolve_in(&ToolOverrides::default(), &from_prefix_lib).unwrap();
+    assert_eq!(tk.ptxas, pip);
+
+    // Without the pip package, PATH is next.
+    std::fs::remove_file(&pip).unwrap();
+    std::fs::remove_file(site.join("nvidia/cu13/bin/nvdisasm")).unwrap();
+    let tk = Toolkit::resolve_in(&ToolOverrides::default(), &from_exe).unwrap();
+    assert_eq!(tk.ptxas, d.join("system/bin/ptxas"));
+    assert_eq!(tk.nvdisasm().unwrap(), nvdisasm_on_path);
+
+    // And when nothing is found, the place is listed once, in its turn.
+    std::fs::remove_file(d.join("system/bin/ptxas")).unwrap();
+    std::fs::remove_file(d.join("other/lib/python3.13/site-packages/nvidia/cu13/bin/ptxas"))
+        .unwrap();
+    let e = Toolkit::resolve_in(&ToolOverrides::default(), &from_exe).unwrap_err();
+    let text = e.to_string();
+    let own = format!(
+        "{} (pip package nvidia/cu13 beside this tileiras)",
+        pip.display()
+    );
+    assert_eq!(text.matches(&own).count(), 1, "{text}");
+    assert_eq!(
+        text.matches(&pip.display().to_string()).count(),
+        1,
+        "{text}"
+    );
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} in {text}"))
+    };
+    assert!(at(&own) < at("PATH="), "{text}");
 }

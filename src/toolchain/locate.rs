@@ -8,8 +8,14 @@
 //! 4. `<root>/bin/T` where `<root>` is two directories above the current
 //!    executable (`<root>/bin/tileiras`), then two above the shared library
 //!    holding this code (`<root>/lib/libtileiras.so`, found with `dladdr`);
-//! 5. every directory of `PATH`;
-//! 6. `<site>/nvidia/cu13/bin/T` for the site-packages directories of
+//! 5. `<site>/nvidia/cu13/bin/T` for the Python environment this code was
+//!    installed into, so that a wheel's `tileiras` uses the ptxas its own
+//!    `nvidia-cuda-nvcc` dependency brought before any other on `PATH`: the
+//!    `lib/python3*/site-packages` folders of the executable's `<root>`, and
+//!    the `site-packages` (or `dist-packages`) folder holding the library
+//!    (`<site>/tileiras_rs/lib/libtileiras.so`), else those of its `<root>`;
+//! 6. every directory of `PATH`;
+//! 7. `<site>/nvidia/cu13/bin/T` for the site-packages directories of
 //!    pip-installed NVIDIA packages: `VIRTUAL_ENV`, `CONDA_PREFIX`,
 //!    `~/.local`, the prefix of each `python3` on `PATH`, `/usr/local` and
 //!    `/usr` (`lib/python3*/site-packages` and `dist-packages`), and, only
@@ -237,6 +243,17 @@ pub fn find_tool(
         }
         searched.push(format!("{} ({why})", cand.display()));
     }
+    let own = own_site_packages(env);
+    for site in &own {
+        let cand = site.join("nvidia").join("cu13").join("bin").join(tool);
+        if is_executable(&cand) {
+            return Ok(cand);
+        }
+        searched.push(format!(
+            "{} (pip package nvidia/cu13 beside this tileiras)",
+            cand.display()
+        ));
+    }
     if let Some(path) = env.nonempty("PATH") {
         for dir in std::env::split_paths(&path) {
             if dir.as_os_str().is_empty() {
@@ -252,7 +269,7 @@ pub fn find_tool(
         searched.push("PATH (unset)".into());
     }
     let sites = site_packages(env);
-    for site in &sites {
+    for site in sites.iter().filter(|s| !own.contains(s)) {
         let cand = site.join("nvidia").join("cu13").join("bin").join(tool);
         if is_executable(&cand) {
             return Ok(cand);
@@ -261,7 +278,7 @@ pub fn find_tool(
     }
     if env.ask_python {
         for site in python_site_packages(env) {
-            if sites.contains(&site) {
+            if sites.contains(&site) || own.contains(&site) {
                 continue;
             }
             let cand = site.join("nvidia").join("cu13").join("bin").join(tool);
@@ -299,6 +316,35 @@ fn python_dirs(prefix: &Path, out: &mut Vec<PathBuf>) {
             }
         }
     }
+}
+
+/// The site-packages folders of the Python environment the running
+/// executable or library was installed into (a wheel puts `tileiras` in
+/// `<prefix>/bin` and the library in `<site>/tileiras_rs/lib`).
+pub fn own_site_packages(env: &SearchEnv) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(prefix) = env.current_exe.as_deref().and_then(two_up) {
+        python_dirs(&prefix, &mut out);
+    }
+    if let Some(lib) = env.library.as_deref() {
+        let site = lib.ancestors().skip(1).find(|d| {
+            d.file_name()
+                .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+        });
+        match site {
+            Some(site) => {
+                if site.is_dir() && !out.iter().any(|s| s == site) {
+                    out.push(site.to_path_buf());
+                }
+            }
+            None => {
+                if let Some(prefix) = two_up(lib) {
+                    python_dirs(&prefix, &mut out);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Site-packages folders found without running Python.
