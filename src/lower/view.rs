@@ -200,53 +200,14 @@ impl PartitionInfo {
     }
 }
 
-/// The padding a view load `load` gives out-of-bounds elements: the view's
-/// declared one, else zero when the loaded tile only feeds matrix
-/// multiplies as an A or B operand (through reshapes, broadcasts and
-/// permutes), else `None` (NaN). NVIDIA's tileiras stages such operands in
-/// shared memory with copies that zero-fill what lies out of bounds (TMA
-/// on sm_90, `cp.async` with a source size on sm_80), and real kernels rely
-/// on it: flash attention multiplies the padded rows of V by zero
-/// probabilities.
-pub fn load_padding(m: &Module, load: OpId, declared: Option<Padding>) -> Option<Padding> {
-    if declared.is_some() {
-        return declared;
-    }
-    let &tile = m.ops[load].results.first()?;
-    only_mma_operand(m, tile, 0).then_some(Padding::Zero)
-}
-
-/// Whether every use of `v` is an `lhs`/`rhs` operand of a matrix multiply,
-/// directly or through shape-only ops (at most `depth` 8 of them).
-fn only_mma_operand(m: &Module, v: ValueId, depth: u32) -> bool {
-    if depth > 8 {
-        return false;
-    }
-    let mut used = false;
-    for (_, op) in m.ops.iter() {
-        for (k, &operand) in op.operands.iter().enumerate() {
-            if operand != v {
-                continue;
-            }
-            used = true;
-            let ok = match op.opcode {
-                Opcode::MmaF | Opcode::MmaI => {
-                    [op.operand("lhs"), op.operand("rhs")].contains(&Some(v))
-                        && op.operand("acc") != Some(v)
-                }
-                Opcode::Reshape | Opcode::Broadcast | Opcode::Permute => {
-                    k == 0
-                        && op
-                            .results
-                            .first()
-                            .is_some_and(|&r| only_mma_operand(m, r, depth + 1))
-                }
-                _ => false,
-            };
-            if !ok {
-                return false;
-            }
-        }
-    }
-    used
+/// The padding a view load gives out-of-bounds elements: the view's
+/// declared one, else zero. Without a declared padding the values are left
+/// open; NVIDIA's tileiras gives zero wherever they can reach a result:
+/// its staged and async copies zero-fill (TMA on sm_90 and newer,
+/// `cp.async` with a source size on sm_80), its register loads of matrix
+/// operands start from zero, and its sums skip what lies out of bounds.
+/// Real kernels rely on it: flash attention multiplies the padded rows of
+/// V by zero probabilities.
+pub fn load_padding(declared: Option<Padding>) -> Option<Padding> {
+    declared.or(Some(Padding::Zero))
 }

@@ -102,9 +102,12 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                             Operand::F32(std::f32::consts::LOG2_E.to_bits()),
                         ],
                     );
+                    // Subnormal results flush only under the op's `ftz`, as in
+                    // NVIDIA's `ex2.approx.f32`.
+                    let mods: &[&'static str] = if ftz { &["approx", "ftz"] } else { &["approx"] };
                     l.b.op(
                         Opc::Ex2,
-                        &["approx", "ftz"],
+                        mods,
                         &[Ty::F32],
                         Ty::F32,
                         smallvec![Operand::Reg(t)],
@@ -129,19 +132,9 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                     Opcode::Exp => math_f32::exp(l, x),
                     Opcode::Log => math_f32::log(l, x, false),
                     Opcode::Log2 => math_f32::log(l, x, true),
-                    Opcode::Sin => math_f32::sin_cos(l, x, false),
-                    Opcode::Cos => math_f32::sin_cos(l, x, true),
-                    Opcode::Tan => {
-                        let s = math_f32::sin_cos(l, x, false);
-                        let c = math_f32::sin_cos(l, x, true);
-                        l.b.op(
-                            Opc::Div,
-                            &["rn"],
-                            &[Ty::F32],
-                            Ty::F32,
-                            smallvec![Operand::Reg(s), Operand::Reg(c)],
-                        )
-                    }
+                    Opcode::Sin => math_f32::trig(l, x, Opcode::Sin),
+                    Opcode::Cos => math_f32::trig(l, x, Opcode::Cos),
+                    Opcode::Tan => math_f32::trig(l, x, Opcode::Tan),
                     Opcode::SinH => math_f32::sinh_cosh(l, x, false),
                     Opcode::CosH => math_f32::sinh_cosh(l, x, true),
                     _ => math_f32::tanh(l, x),

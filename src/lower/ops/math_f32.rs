@@ -4,7 +4,6 @@
 //! enough on the reduced range.
 use crate::lower::kernel::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
-use smallvec::smallvec;
 
 fn k(x: f32) -> Operand {
     Operand::F32(x.to_bits())
@@ -141,7 +140,8 @@ pub fn log(l: &mut Lowerer, x: Reg, base2: bool) -> Reg {
     sel(l, near, far, is_near)
 }
 
-/// `sin(x)` and `cos(x)` with a three-part Cody-Waite reduction by pi/2.
+/// `sin(x)` and `cos(x)` with a three-part Cody-Waite reduction by pi/2
+/// (accurate below [`FAST_TRIG_LIMIT`]; [`trig`] handles the rest).
 pub fn sin_cos(l: &mut Lowerer, x: Reg, want_cos: bool) -> Reg {
     let c1 = std::f64::consts::FRAC_PI_2 as f32;
     let c2 = (std::f64::consts::FRAC_PI_2 - f64::from(c1)) as f32;
@@ -323,46 +323,77 @@ pub fn atan2(l: &mut Lowerer, y: Reg, x: Reg) -> Reg {
     );
     let a_left = f(l, Opc::Sub, &["rn"], vec![k(PI), r(a)]);
     let a = sel(l, a_left, a, xneg);
-    l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(y), r(a)])
+    let a =
+        l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(y), r(a)]);
+    // A NaN operand gives NaN (the octant selections above can hide it:
+    // atan2(NaN, -inf) would be 3pi/4).
+    let sum = add(l, r(x), r(y));
+    let nan = setp(l, "nan", r(sum), r(sum));
+    sel(l, sum, a, nan)
 }
 
-/// `pow(x, y)` as `2^(y log2|x|)`, with C's rules for negative bases
-/// (integral exponents only), zeros and `y = 0`.
+/// `pow(x, y)`: the f64 `pow` (double-double logarithm and product, C's
+/// rules for negative bases, zeros, infinities and NaNs) of the operands
+/// widened, rounded once to f32. A product `y log2|x|` in f32 loses up to
+/// about 80 ulp; NVIDIA's `powf` is within 2.
 pub fn pow(l: &mut Lowerer, x: Reg, y: Reg) -> Reg {
+    let wx = widen(l, x);
+    let wy = widen(l, y);
+    let p = super::math_f64::pow(l, wx, wy);
+    narrow(l, p)
+}
+
+/// `x` as f64 (exact).
+fn widen(l: &mut Lowerer, x: Reg) -> Reg {
+    l.b.op(Opc::Cvt, &[], &[Ty::F64, Ty::F32], Ty::F64, vec![r(x)])
+}
+
+/// `x` rounded to the nearest f32.
+fn narrow(l: &mut Lowerer, x: Reg) -> Reg {
+    l.b.op(Opc::Cvt, &["rn"], &[Ty::F32, Ty::F64], Ty::F32, vec![r(x)])
+}
+
+/// Where the three-part reduction by pi/2 of [`sin_cos`] stays accurate:
+/// `|x|` below 2^17 (the quotient then has at most 17 bits, so `kk * c1`
+/// and `kk * c2` are exact).
+const FAST_TRIG_LIMIT: f32 = 131_072.0;
+
+/// `sin`, `cos` or `tan` of `x` (`op`): the f32 reduction and polynomials
+/// where `|x|` is below [`FAST_TRIG_LIMIT`], else (only in the threads that
+/// need it) the f64 functions, whose Payne-Hanek reduction is exact up to
+/// `FLT_MAX`, as NVIDIA's are. `sin` and `tan` keep the sign of a zero.
+pub fn trig(l: &mut Lowerer, x: Reg, op: crate::ir::Opcode) -> Reg {
+    use crate::ir::Opcode;
+    let fast = match op {
+        Opcode::Cos => sin_cos(l, x, true),
+        Opcode::Sin => sin_cos(l, x, false),
+        _ => {
+            let s = sin_cos(l, x, false);
+            let c = sin_cos(l, x, true);
+            f(l, Opc::Div, &["rn"], vec![r(s), r(c)])
+        }
+    };
+    // sin and tan of tiny x (zeros included) are x.
+    let fast = if op == Opcode::Cos {
+        fast
+    } else {
+        let ax = f(l, Opc::Abs, &[], vec![r(x)]);
+        let tiny = setp(l, "lt", r(ax), k(2.441_406_3e-4));
+        sel(l, x, fast, tiny)
+    };
+    let res = l.b.reg(crate::ptx::RegClass::B32);
+    l.b.copy(res, fast);
     let ax = f(l, Opc::Abs, &[], vec![r(x)]);
-    let lg = log(l, ax, true);
-    let t = mul(l, r(y), r(lg));
-    let p = f(l, Opc::Ex2, &["approx"], vec![r(t)]);
-    // Negative base: NaN unless y is integral; negative if y is odd.
-    let yi = round_int(l, "rzi", y);
-    let integral = setp(l, "eq", r(yi), r(y));
-    let h = mul(l, r(y), k(0.5));
-    let hi = round_int(l, "rzi", h);
-    let odd = setp(l, "ne", r(hi), r(h));
-    let odd = l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::Pred],
-        Ty::Pred,
-        vec![r(odd), r(integral)],
-    );
-    let np = f(l, Opc::Neg, &[], vec![r(p)]);
-    let signed = sel(l, np, p, odd);
-    let nan = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::F32],
-        Ty::F32,
-        smallvec![Operand::F32(0x7fff_ffff)],
-    );
-    let neg_result = sel(l, signed, nan, integral);
-    let xneg = setp(l, "lt", r(x), k(0.0));
-    let res = sel(l, neg_result, p, xneg);
-    // pow(x, 0) = 1 for every x, NaN included; pow(1, y) = 1.
-    let one = l.b.op(Opc::Mov, &[], &[Ty::F32], Ty::F32, vec![k(1.0)]);
-    let y0 = setp(l, "eq", r(y), k(0.0));
-    let x1 = setp(l, "eq", r(x), k(1.0));
-    let unit =
-        l.b.op(Opc::Or, &[], &[Ty::Pred], Ty::Pred, vec![r(y0), r(x1)]);
-    sel(l, one, res, unit)
+    let big = setp(l, "ge", r(ax), k(FAST_TRIG_LIMIT));
+    l.b.begin_if(big, true);
+    let wx = widen(l, x);
+    let v = match op {
+        Opcode::Cos => super::math_f64_trig::sin_cos(l, wx, true),
+        Opcode::Sin => super::math_f64_trig::sin_cos(l, wx, false),
+        _ => super::math_f64_trig::tan(l, wx),
+    };
+    let v = narrow(l, v);
+    l.b.copy(res, v);
+    l.b.end_if();
+    res
 }

@@ -112,6 +112,39 @@ impl Stream {
                     continue;
                 }
                 let idx = s64(l, Opc::Add, Operand::Reg(a0.start[i]), Operand::Imm(ci));
+                if i + 1 == c.len() {
+                    // Along the chunk: clamp(bound - idx, 0, chunk)
+                    // elements, so a chunk straddling the row's end copies
+                    // only what lies in bounds and zero-fills the rest.
+                    let t = s64(l, Opc::Sub, a0.bound[i].clone(), Operand::Reg(idx));
+                    let t = s64(l, Opc::Max, Operand::Reg(t), Operand::Imm(0));
+                    let t = s64(l, Opc::Min, Operand::Reg(t), Operand::Imm(ld.chunk));
+                    let t = l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[Ty::U32, Ty::S64],
+                        Ty::U32,
+                        smallvec![Operand::Reg(t)],
+                    );
+                    let t = l.b.op(
+                        Opc::Mul,
+                        &["lo"],
+                        &[Ty::U32],
+                        Ty::U32,
+                        smallvec![Operand::Reg(t), Operand::Imm(eb)],
+                    );
+                    size = Some(match size {
+                        Some(p) => l.b.op(
+                            Opc::Min,
+                            &[],
+                            &[Ty::U32],
+                            Ty::U32,
+                            smallvec![Operand::Reg(p), Operand::Reg(t)],
+                        ),
+                        None => t,
+                    });
+                    continue;
+                }
                 let out = l.b.op(
                     Opc::Setp,
                     &["ge"],

@@ -4,7 +4,9 @@
 //! `cp.async` into a ring of stages while the current stage's fragments
 //! feed the tensor cores. Out-of-bounds chunks are zero-filled (`src-size`
 //! 0), so the loads must pad with zero and their chunks must be all in or
-//! all out of bounds (the view's divisibility facts prove it).
+//! all out of bounds (the view's divisibility facts prove it), except along
+//! the chunk's own dimension, where a chunk straddling a row's end copies
+//! only the bytes in bounds (`src-size`) and zero-fills the rest.
 use smallvec::smallvec;
 use std::rc::Rc;
 
@@ -94,7 +96,7 @@ fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option
     }
     let view = partition(m, o.operand("view")?)?;
     if view.sparse_dim.is_some()
-        || crate::lower::view::load_padding(m, op, view.padding) != Some(Padding::Zero)
+        || crate::lower::view::load_padding(view.padding) != Some(Padding::Zero)
     {
         return None;
     }
