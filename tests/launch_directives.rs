@@ -25,6 +25,7 @@ fn module(gpu: Gpu, d: &LaunchDirectives, params: Vec<Param>) -> String {
         launch: Box::new(d.clone().for_target(gpu)),
         reg_counts: Vec::new(),
         shared_bytes: 0,
+        acc_regs: 0,
         local_bytes: 0,
         strings: Vec::new(),
         body: vec![Line::Inst(Box::new(Inst::new(
@@ -565,6 +566,7 @@ fn thread_bound_follows_what_the_body_needs() {
         launch: Box::default(),
         reg_counts: Vec::new(),
         shared_bytes,
+        acc_regs: 0,
         local_bytes: 0,
         strings: Vec::new(),
         body,

@@ -217,6 +217,7 @@ fn parameter_overflow_is_diagnosed_at_the_entry() {
         launch: Box::default(),
         reg_counts: Vec::new(),
         shared_bytes: 0,
+        acc_regs: 0,
         local_bytes: 0,
         strings: Vec::new(),
         body: Vec::new(),

@@ -66,8 +66,19 @@ pub struct Lowerer<'m> {
     pub facts: HashMap<ValueId, Fact>,
     /// Warps per tile block.
     pub warps: u32,
-    /// Bytes of shared memory scratch allocated so far.
+    /// Bytes of shared memory scratch in use at this point of the entry:
+    /// the ops being lowered hold it; an op's scratch is released when the
+    /// op is done ([`Lowerer::release_shared`]).
     pub shared_bytes: u32,
+    /// The most shared memory in use at any point: the entry's size.
+    pub shared_peak: u32,
+    /// Whether an op's scratch is released when the op is done, for later
+    /// ops to reuse (entries that do not fit otherwise).
+    pub reuse_shared: bool,
+    /// The lowest byte of released scratch that threads may still be
+    /// reading (no barrier since): the next buffer reaching it starts with
+    /// a barrier. `u32::MAX` when there is none.
+    pub shared_dirty: u32,
     /// How many values are being recomputed in another layout, one inside
     /// the other ([`super::ops::remat`]).
     pub remat_depth: u32,
@@ -151,6 +162,34 @@ fn param_ty(e: Elem) -> ParamTy {
 }
 
 impl<'m> Lowerer<'m> {
+    /// Releases the shared memory scratch allocated above `mark` (an op's,
+    /// once the op is done): later buffers reuse it, after a barrier if
+    /// they reach it ([`crate::lower::ops::staging::alloc`]).
+    pub fn release_shared(&mut self, mark: u32) {
+        if self.reuse_shared && self.shared_bytes > mark {
+            self.shared_peak = self.shared_peak.max(self.shared_bytes);
+            self.shared_dirty = self.shared_dirty.min(mark);
+            self.shared_bytes = mark;
+        }
+    }
+
+    /// Claims shared memory up to byte `end` for a new buffer: a barrier
+    /// first when the buffer reaches scratch that an earlier op released,
+    /// so no thread still reads it when it is rewritten.
+    pub fn claim_shared(&mut self, end: i64) -> Result<(), LowerError> {
+        let end = u32::try_from(end).map_err(|_| LowerError::Unsupported {
+            what: "a tile too large for shared memory".into(),
+            location: None,
+        })?;
+        if end > self.shared_dirty {
+            crate::lower::ops::staging::barrier(self);
+            self.shared_dirty = u32::MAX;
+        }
+        self.shared_bytes = end;
+        self.shared_peak = self.shared_peak.max(end);
+        Ok(())
+    }
+
     /// Gives the instructions pushed from now on the source position of
     /// `op`, when building line info and the op has one (else they keep the
     /// current position). Returns the position it replaced.
@@ -464,11 +503,44 @@ impl LinearLayout {
 /// Lowers the entry op `entry` to a PTX entry. With `files` (line info
 /// builds), instructions carry the source position of the op they come
 /// from, and the files named are appended to `files`.
-pub fn lower_entry<'m>(
+///
+/// Each op's shared-memory scratch is first its own for the whole entry.
+/// When that does not fit, the entry is lowered again with the scratch of
+/// finished ops reused ([`Lowerer::reuse_shared`]), at the cost of the
+/// barriers reuse needs.
+pub fn lower_entry(
+    m: &Module,
+    entry: OpId,
+    options: &Options,
+    mut files: Option<&mut Vec<String>>,
+) -> Result<ptx::Entry, LowerError> {
+    let known = files.as_ref().map(|f| f.len());
+    match lower_entry_as(m, entry, options, files.as_deref_mut(), false) {
+        Err(e) if out_of_shared_memory(&e) => {
+            if let (Some(f), Some(n)) = (files.as_deref_mut(), known) {
+                f.truncate(n);
+            }
+            lower_entry_as(m, entry, options, files, true)
+        }
+        r => r,
+    }
+}
+
+/// Whether lowering failed for want of shared memory.
+fn out_of_shared_memory(e: &LowerError) -> bool {
+    let what = match e {
+        LowerError::Unsupported { what, .. } => what.as_str(),
+        LowerError::Failed { message, .. } => message.as_str(),
+    };
+    what.contains("too large for shared memory") || what.contains("too much shared memory")
+}
+
+fn lower_entry_as<'m>(
     m: &'m Module,
     entry: OpId,
     options: &Options,
     files: Option<&'m mut Vec<String>>,
+    reuse_shared: bool,
 ) -> Result<ptx::Entry, LowerError> {
     let op = &m.ops[entry];
     let name = match op.attr("sym_name") {
@@ -509,6 +581,9 @@ pub fn lower_entry<'m>(
         if_depth: 0,
         cluster: false,
         shared_bytes: 0,
+        shared_peak: 0,
+        shared_dirty: u32::MAX,
+        reuse_shared,
         remat_depth: 0,
         local_bytes: 0,
         strings: Vec::new(),
@@ -629,7 +704,8 @@ pub fn lower_entry<'m>(
         reqntid,
         launch: Box::default(),
         reg_counts,
-        shared_bytes: l.shared_bytes,
+        shared_bytes: l.shared_bytes.max(l.shared_peak),
+        acc_regs: super::ops::mma::accumulator_registers(m, &block.ops, warps),
         local_bytes: l.local_bytes,
         strings: l.strings,
         body,

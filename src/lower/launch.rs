@@ -100,6 +100,29 @@ pub fn requested(hints: &EntryHints, threads: u32, bound: ThreadBound) -> Launch
     }
 }
 
+/// Registers a thread may use beside its accumulators (addresses, loop
+/// counters, operand fragments, softmax statistics).
+const REGISTER_HEADROOM: u32 = 64;
+
+/// The `occupancy` hint as far as the accumulators allow: the largest
+/// number of CTAs per SM up to `occupancy` at which each of `threads`
+/// threads still gets `acc_regs` registers plus [`REGISTER_HEADROOM`] of
+/// the SM's 64K (at most 255); the hint itself without accumulators. Asking ptxas for more CTAs per SM would
+/// spill the accumulators or fail; NVIDIA's tileiras likewise emits
+/// `.minnctapersm 1` for attention kernels that hint occupancy 2.
+pub fn fitted_occupancy(occupancy: i64, threads: u32, acc_regs: u32) -> i64 {
+    if acc_regs == 0 {
+        return occupancy;
+    }
+    let need = acc_regs.saturating_add(REGISTER_HEADROOM);
+    let cap = |o: i64| ((65_536 / (o.max(1) * i64::from(threads.max(1)))) & !7).min(255);
+    let mut o = occupancy;
+    while o > 1 && cap(o) < i64::from(need) {
+        o -= 1;
+    }
+    o
+}
+
 /// Normalizes and verifies `d` for `gpu`: the remark (when both thread
 /// bounds were set) is pushed to `notes`; every broken rule becomes one
 /// error naming the entry. The result is fitted to the target.
@@ -166,7 +189,23 @@ pub fn plan(
         message,
         location: m.location(op),
     };
-    let hints = entry_hints(m, op, gpu, notes);
+    let mut hints = entry_hints(m, op, gpu, notes);
+    if let Some(occupancy) = hints.occupancy {
+        let fitted = fitted_occupancy(occupancy, e.reqntid, e.acc_regs);
+        if fitted != occupancy {
+            notes.push(
+                Diagnostic::new(
+                    Severity::Remark,
+                    format!(
+                        "entry '{}': occupancy {occupancy} lowered to {fitted}: the accumulators of its matrix multiplies hold {} registers per thread",
+                        e.name, e.acc_regs
+                    ),
+                )
+                .at(m.location(op)),
+            );
+            hints.occupancy = Some(fitted);
+        }
+    }
     if let Some(n) = hints.num_cta_in_cga {
         if !(1..=16).contains(&n) || n & (n - 1) != 0 {
             return Err(fail(format!(
@@ -249,6 +288,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.to_text(Gpu::Sm80), ".reqntid 256\n.minnctapersm 1\n");
+    }
+
+    #[test]
+    fn occupancy_leaves_room_for_the_accumulators() {
+        // No matrix multiply: the hint stands.
+        assert_eq!(fitted_occupancy(4, 128, 0), 4);
+        // 128 threads at 4 CTAs per SM get 128 registers: a 64x256 f32
+        // accumulator (128 per thread) needs 2 CTAs per SM at most.
+        assert_eq!(fitted_occupancy(4, 128, 128), 2);
+        // Two 128x128 f32 accumulators over 256 threads: 128 registers.
+        assert_eq!(fitted_occupancy(2, 256, 128), 1);
+        assert_eq!(fitted_occupancy(2, 256, 32), 2);
     }
 
     #[test]

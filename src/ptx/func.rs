@@ -50,6 +50,10 @@ pub struct Entry {
     pub reg_counts: Vec<(RegClass, u32)>,
     /// Bytes of the entry's shared-memory scratch array ([`SHARED_SYMBOL`]).
     pub shared_bytes: u32,
+    /// Registers per thread that the accumulators of the entry's matrix
+    /// multiplies hold (0 without any): what the `occupancy` hint must
+    /// leave room for.
+    pub acc_regs: u32,
     /// Bytes of the entry's local argument buffer for `vprintf`
     /// ([`LOCAL_SYMBOL`]); 0 when nothing prints.
     pub local_bytes: u32,

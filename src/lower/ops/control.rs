@@ -118,6 +118,11 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
 /// construct's variables, then jumps where a `loop` needs it.
 pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let opcode = l.m.ops[id].opcode;
+    if opcode == Opcode::Continue && l.reuse_shared && l.shared_peak > 0 {
+        // The next iteration's first ops may rewrite scratch that this
+        // iteration's last ops read.
+        super::staging::barrier(l);
+    }
     let (targets, jump) = match opcode {
         Opcode::Yield => (
             l.yield_targets

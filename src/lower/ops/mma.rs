@@ -118,6 +118,29 @@ pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u3
     warps
 }
 
+/// Registers per thread (of `warps` warps) that the accumulators of the
+/// matrix multiplies among `ops` and their regions hold, all together.
+pub fn accumulator_registers(m: &Module, ops: &[OpId], warps: u32) -> u32 {
+    let threads = u64::from(warps.max(1)) * 32;
+    let mut words = 0u64;
+    let mut stack: Vec<OpId> = ops.to_vec();
+    while let Some(id) = stack.pop() {
+        let op = &m.ops[id];
+        if is_mma(op.opcode) {
+            if let Some((shape, elem)) = op.results.first().and_then(|&r| value_tile(m, r)) {
+                let elems: u64 = shape.iter().map(|&d| d.max(1) as u64).product();
+                words += elems * u64::from(elem.bits().max(32) / 32);
+            }
+        }
+        for r in &op.regions {
+            for b in &r.blocks {
+                stack.extend(b.ops.iter().copied());
+            }
+        }
+    }
+    u32::try_from(words.div_ceil(threads)).unwrap_or(u32::MAX)
+}
+
 /// Lowers `mmaf`, `mmai` and `mmaf_scaled` with the engine [`engine`]
 /// picks.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {

@@ -53,7 +53,11 @@ use smallvec::smallvec;
 /// Lowers one op of the entry body.
 pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let before = l.set_loc(id);
+    let mark = l.shared_bytes;
     let r = lower_op_here(l, id);
+    // The op's shared-memory scratch is dead once it is done: its result
+    // lives in registers.
+    l.release_shared(mark);
     l.b.loc = before;
     r
 }

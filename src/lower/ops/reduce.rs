@@ -276,8 +276,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             regions.push(start);
             end = start + elems_out * ngroups * esize;
         }
-        l.shared_bytes =
-            u32::try_from(end).map_err(|_| l.unsupported_feature(id, "too much shared memory"))?;
+        l.claim_shared(end)
+            .map_err(|_| l.unsupported_feature(id, "too much shared memory"))?;
         for (i, e) in elems.iter().enumerate() {
             let esize = i64::from(e.bits().max(32) / 8);
             let ty = if esize == 8 { Ty::B64 } else { Ty::B32 };

@@ -82,16 +82,13 @@ pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerErr
     let slot = slot_bytes(e);
     let offset = (i64::from(l.shared_bytes) + 15) & !15;
     let end = offset + shape.iter().product::<i64>() * slot;
-    l.shared_bytes = u32::try_from(end).map_err(|_| LowerError::Unsupported {
-        what: "a tile too large for shared memory".into(),
-        location: None,
-    })?;
     if end > l.target.max_shared_bytes() {
         return Err(LowerError::Unsupported {
             what: "a tile too large for shared memory".into(),
             location: None,
         });
     }
+    l.claim_shared(end)?;
     Ok(Buffer {
         offset,
         shape: shape.to_vec(),
