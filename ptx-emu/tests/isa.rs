@@ -995,3 +995,32 @@ fn cp_async_completion_arrives_on_an_mbarrier() {
     let e = err_of(&src.replace("COUNT", "9").replace("WAIT", wait), 8);
     assert!(e.msg.contains("never satisfied"), "{e}");
 }
+
+/// The mixed-precision forms (PTX 8.6, sm_100+): `add/sub.f32.f16|bf16`
+/// widen their first operand, `fma.f32.f16|bf16` their first two, exactly,
+/// then compute in f32 with the instruction's rounding.
+#[test]
+fn mixed_precision_f32_with_half_operands() {
+    let o = u32s(&run("
+        mov.b16 %h1, 0x3e00; mov.b32 %f1, 0f3F800000;
+        sub.rn.f32.f16 %f2, %h1, %f1; st.global.b32 [%rd0], %f2;
+        add.rn.f32.f16 %f3, %h1, %f1; st.global.b32 [%rd0+4], %f3;
+        mov.b16 %h2, 0x4040; mov.b16 %h3, 0xbf80; mov.b32 %f4, 0f3F000000;
+        fma.rn.f32.bf16 %f5, %h2, %h3, %f4; st.global.b32 [%rd0+8], %f5;
+        add.rn.f32.bf16 %f6, %h3, %f4; st.global.b32 [%rd0+12], %f6;
+        mov.b16 %h4, 0x0001; mov.b32 %f7, 0f00000000;
+        add.rz.f32.f16 %f8, %h4, %f7; st.global.b32 [%rd0+16], %f8;
+        mov.b16 %h5, 0x7e00;
+        sub.rn.f32.f16 %f9, %h5, %f1; st.global.b32 [%rd0+20], %f9;
+    "));
+    assert_eq!(f32::from_bits(o[0]), 0.5, "1.5 (f16) - 1");
+    assert_eq!(f32::from_bits(o[1]), 2.5, "1.5 (f16) + 1");
+    assert_eq!(f32::from_bits(o[2]), -2.5, "3 (bf16) * -1 (bf16) + 0.5");
+    assert_eq!(f32::from_bits(o[3]), -0.5, "-1 (bf16) + 0.5");
+    assert_eq!(
+        f32::from_bits(o[4]),
+        2f32.powi(-24),
+        "f16 subnormal widens exactly"
+    );
+    assert!(f32::from_bits(o[5]).is_nan(), "NaN (f16) - 1");
+}
