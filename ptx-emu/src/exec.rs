@@ -1719,6 +1719,25 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 set!(0, r);
             }
         }
+        OpK::Simd16 => {
+            let (a, b) = (v!(1), v!(2));
+            let mut r = 0u64;
+            for lane in 0..2 {
+                let (x, y) = ((a >> (16 * lane)) & 0xffff, (b >> (16 * lane)) & 0xffff);
+                let (x, y) = match ty {
+                    Ty::S16 => (sext(x, 16), sext(y, 16)),
+                    _ => (x as i64, y as i64),
+                };
+                let z = match inst.sub {
+                    0 => x.wrapping_add(y),
+                    1 => x.wrapping_sub(y),
+                    2 => x.min(y),
+                    _ => x.max(y),
+                };
+                r |= ((z as u64) & 0xffff) << (16 * lane);
+            }
+            set!(0, r);
+        }
         OpK::Add | OpK::Sub => {
             let (a, b) = (widen_mixed(inst, v!(1)), v!(2));
             let sub = inst.op == OpK::Sub;

@@ -1024,3 +1024,30 @@ fn mixed_precision_f32_with_half_operands() {
     );
     assert!(f32::from_bits(o[5]).is_nan(), "NaN (f16) - 1");
 }
+
+/// `add/sub/min/max.{s,u}16x2` (sm_90+) work on two 16-bit lanes: each
+/// lane wraps on its own, min/max compare signed or unsigned lanes.
+#[test]
+fn simd_16x2_integer_lanes() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x7fff0001; mov.b32 %r2, 0x0001ffff;
+        add.s16x2 %r3, %r1, %r2; st.global.b32 [%rd0], %r3;
+        add.u16x2 %r4, %r1, %r2; st.global.b32 [%rd0+4], %r4;
+        sub.s16x2 %r5, %r1, %r2; st.global.b32 [%rd0+8], %r5;
+        min.s16x2 %r6, %r1, %r2; st.global.b32 [%rd0+12], %r6;
+        min.u16x2 %r7, %r1, %r2; st.global.b32 [%rd0+16], %r7;
+        max.s16x2 %r8, %r1, %r2; st.global.b32 [%rd0+20], %r8;
+    "));
+    assert_eq!(
+        o[0], 0x8000_0000,
+        "0x7fff+1 wraps, 1+0xffff carries nothing into the high lane"
+    );
+    assert_eq!(o[1], 0x8000_0000);
+    assert_eq!(o[2], 0x7ffe_0002, "0x7fff-1, 1-(-1)");
+    assert_eq!(
+        o[3], 0x0001_ffff,
+        "signed: min(0x7fff, 1) = 1, min(1, -1) = -1"
+    );
+    assert_eq!(o[4], 0x0001_0001, "unsigned: min(1, 0xffff) = 1");
+    assert_eq!(o[5], 0x7fff_0001);
+}
