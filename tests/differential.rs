@@ -90,6 +90,34 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
 /// goes when its fix lands.
 const EXPECTED_MISMATCHES: &[(&[&str], &[&str], &str)] = &[
     (
+        &[
+            "targeted/early_return_f32",
+            "targeted/early_return_loop_f32",
+        ],
+        &["sm_80", "sm_90", "sm_120"],
+        "known bug: a return inside an if is dropped (the block goes on to the code after the if)",
+    ),
+    (
+        &["targeted/masked_atomics_i32"],
+        &["sm_80", "sm_90"],
+        "known bug: masked-off lanes of a masked atomic_cas return 0 instead of the compare value",
+    ),
+    (
+        &["targeted/grid_stride_cluster2_f32"],
+        &["sm_90", "sm_120"],
+        "known bug: get_num_tile_blocks reads %nctaid instead of %nclusterid with clusters \
+         (num_blocks 6 for 3 tile blocks of 2 CTAs)",
+    ),
+    (
+        &[
+            "targeted/unpadded_matmul_f16",
+            "targeted/unpadded_row_sum_f32",
+        ],
+        &["sm_80", "sm_90"],
+        "known bug: out-of-bounds elements of an unpadded view load are NaN where NVIDIA's \
+         staged/async copies zero-fill them",
+    ),
+    (
         &["corpus/exp_log_f32", "corpus/exp_log_f32_normal"],
         &["sm_80", "sm_90", "sm_120"],
         "exp rounding<approx> flushes subnormal results to zero: ours is \
