@@ -417,7 +417,7 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
                 }
                 continue;
             }
-            (Err(e), Some((_, _, why))) => {
+            (Err(_), Some((_, _, why))) => {
                 let mut r = report.lock().unwrap();
                 r.tallies.entry(source(case)).or_default().not_run += 1;
                 r.seen_not_run.push((case.name.clone(), nv_gpu.to_string()));
@@ -425,7 +425,6 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
                     r.notes
                         .push(format!("not run: {} (NVIDIA {nv_gpu}): {why}", case.name));
                 }
-                let _ = e;
                 continue;
             }
             (Ok(_), Some(_)) => {
@@ -478,8 +477,9 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
                     r.seen_mismatch
                         .push((case.name.clone(), gpu.name().to_string()));
                     r.notes.push(format!(
-                        "expected mismatch ({bug}): {} seed {seed} ({pair}): {w}",
-                        case.name
+                        "expected mismatch ({bug}): {} seed {seed} ({pair}): {}",
+                        case.name,
+                        w.lines().next().unwrap_or_default()
                     ));
                 }
                 // a listed case may match with some seeds

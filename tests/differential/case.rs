@@ -8,6 +8,7 @@ use std::path::Path;
 /// An element type of a buffer or a scalar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {
+    /// A boolean, one byte (0 or 1).
     I1,
     I8,
     I16,
@@ -21,11 +22,13 @@ pub enum Elem {
     Bf16,
     F32,
     F64,
+    /// float8 e4m3fn (no infinities; NaN is S.1111.111).
     F8e4m3,
     F8e5m2,
 }
 
 impl Elem {
+    /// The type named in a case (`f32`, `bf16`, `i1`...).
     pub fn parse(s: &str) -> Result<Elem, String> {
         Ok(match s {
             "i1" | "bool" => Elem::I1,
@@ -46,6 +49,7 @@ impl Elem {
             _ => return Err(format!("unknown element type {s:?}")),
         })
     }
+    /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
             Elem::I1 | Elem::I8 | Elem::U8 | Elem::F8e4m3 | Elem::F8e5m2 => 1,
@@ -66,6 +70,7 @@ impl Elem {
             _ => None,
         }
     }
+    /// True for the signed integer types.
     fn signed(self) -> bool {
         matches!(self, Elem::I8 | Elem::I16 | Elem::I32 | Elem::I64)
     }
@@ -198,7 +203,7 @@ fn f32_to_small(x: f32, e: u32, m: u32) -> u64 {
     sign | (ex << m) | (man - (1 << m))
 }
 
-/// How a buffer is filled.
+/// How a buffer is filled (`init` in a case).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Init {
     /// Floats with NaN, ±Inf, -0 and subnormals mixed in; integers of every
@@ -212,6 +217,7 @@ pub enum Init {
     /// Random normal floats of magnitude about 2^-6 to 2^6 and ±0: no NaN,
     /// infinity, subnormal or huge value (integers as `Random`).
     Normal,
+    /// All zero bytes.
     Zeros,
     /// The element index.
     Iota,
@@ -268,9 +274,13 @@ impl Init {
 /// One entry parameter.
 #[derive(Clone, Debug)]
 pub enum Arg {
+    /// A device buffer: the parameter is its address.
     Buffer {
+        /// Element type.
         elem: Elem,
+        /// Length in elements.
         len: usize,
+        /// Initial contents.
         init: Init,
         /// This buffer's ulp bound, overriding the case's.
         ulp: Option<u64>,
@@ -285,13 +295,17 @@ pub enum Arg {
 pub struct Case {
     /// `<source>/<name>`.
     pub name: String,
+    /// TileIR bytecode.
     pub bytecode: Vec<u8>,
+    /// The entry to launch (the module's only one when absent).
     pub entry: Option<String>,
     /// Tile blocks in x, y, z.
     pub grid: [u32; 3],
+    /// One per entry parameter.
     pub args: Vec<Arg>,
     /// Ulps by which float elements may differ (0: bitwise).
     pub ulp: u64,
+    /// Free text shown with a mismatch.
     pub note: String,
 }
 
@@ -431,15 +445,18 @@ pub fn fnv(b: &[u8]) -> u64 {
 /// Deterministic xorshift generator.
 pub struct Rng(u64);
 impl Rng {
+    /// A generator for `seed` (any value).
     pub fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
     }
+    /// The next 64 random bits.
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
+    /// A number in `[0, n)`.
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
@@ -543,7 +560,9 @@ fn ulp_distance(elem: Elem, a: u64, b: u64) -> u64 {
 /// One differing element.
 #[derive(Clone, Debug)]
 pub struct Diff {
+    /// Element index in the buffer.
     pub index: usize,
+    /// NVIDIA's and our element, value and bits.
     pub nvidia: String,
     pub ours: String,
 }
