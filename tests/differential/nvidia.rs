@@ -114,8 +114,11 @@ pub fn ptx(bytecode: &[u8], gpu: &str) -> Result<String, String> {
             String::from_utf8_lossy(&run.stdout)
         );
     };
-    // write the cache entry under a temporary name, then rename it
-    let part = cache.join(format!("{key}.{}", std::process::id()));
+    // write the cache entry under a name of its own (two threads may
+    // compile the same module at once), then rename it into place
+    static PARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = PARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let part = cache.join(format!("{key}.{}.{n}", std::process::id()));
     match text {
         Some(text) => {
             std::fs::write(&part, &text).unwrap();
