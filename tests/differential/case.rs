@@ -216,7 +216,8 @@ pub enum Init {
     Ints,
     /// Random normal floats of magnitude about 2^-6 to 2^6 and ±0: no NaN,
     /// infinity, subnormal or huge value (integers as `Random`).
-    Normal,
+    /// `normal:E`: the same with magnitudes below 2^(E+1) (E at most 6).
+    Normal(i64),
     /// All zero bytes.
     Zeros,
     /// The element index.
@@ -240,7 +241,7 @@ impl Init {
         Ok(match s {
             "random" => Init::Random,
             "finite" => Init::Finite,
-            "normal" => Init::Normal,
+            "normal" => Init::Normal(6),
             "ints" => Init::Ints,
             "zeros" => Init::Zeros,
             "iota" => Init::Iota,
@@ -259,6 +260,7 @@ impl Init {
                             Init::NonZero(lo, hi)
                         }
                     }
+                    ["normal", e] => Init::Normal(int(e)?.clamp(-6, 6)),
                     ["arrays", elem, count, len] => Init::Arrays {
                         elem: Elem::parse(elem)?,
                         count: int(count)? as usize,
@@ -465,7 +467,7 @@ impl Rng {
 /// A random float of `e`/`m` bits: mostly moderate magnitudes (about
 /// 2^-6 to 2^6), some zeros, subnormals and huge values, and (unless
 /// `finite`) NaN and infinities.
-fn random_float(rng: &mut Rng, elem: Elem, finite: bool, normal: bool) -> u64 {
+fn random_float(rng: &mut Rng, elem: Elem, finite: bool, normal: Option<i64>) -> u64 {
     let (e, m) = elem.float().unwrap();
     let sign = (rng.next() & 1) << (e + m);
     let emax = (1u64 << e) - 1;
@@ -473,9 +475,9 @@ fn random_float(rng: &mut Rng, elem: Elem, finite: bool, normal: bool) -> u64 {
     let man = rng.next() & ((1u64 << m) - 1);
     let r = match normal {
         // zeros, else moderate magnitudes
-        true if rng.below(20) == 0 => 0,
-        true => 6 + rng.below(34),
-        false => rng.below(40),
+        Some(_) if rng.below(20) == 0 => 0,
+        Some(_) => 10 + rng.below(30),
+        None => rng.below(40),
     };
     let bits = match r {
         0 | 1 => 0,
@@ -485,8 +487,11 @@ fn random_float(rng: &mut Rng, elem: Elem, finite: bool, normal: bool) -> u64 {
         5 if !finite => (emax << m) | (1 << (m - 1)),
         6..=9 => ((bias + rng.below(3)) << m) | (man & !((1u64 << m.saturating_sub(3)) - 1)),
         _ => {
-            let span = bias.min(6);
-            ((bias - span + rng.below(2 * span + 1)) << m) | man
+            // a binade within `span` of 1, below 2^(top+1)
+            let span = bias.min(6) as i64;
+            let top = normal.map_or(span, |e| e.clamp(-span, span));
+            let off = rng.below((span + top + 1) as u64) as i64 - span;
+            (((bias as i64 + off) as u64) << m) | man
         }
     };
     let b = sign | bits;
@@ -525,12 +530,16 @@ fn fill(rng: &mut Rng, elem: Elem, len: usize, init: &Init) -> Vec<u8> {
                 };
                 elem.encode(v, &mut out)
             }
-            Init::Random | Init::Finite | Init::Normal if elem.float().is_some() => {
-                let b = random_float(rng, elem, *init != Init::Random, *init == Init::Normal);
+            Init::Random | Init::Finite | Init::Normal(_) if elem.float().is_some() => {
+                let normal = match init {
+                    Init::Normal(e) => Some(*e),
+                    _ => None,
+                };
+                let b = random_float(rng, elem, *init != Init::Random, normal);
                 out.extend_from_slice(&b.to_le_bytes()[..elem.size()]);
             }
             Init::Ints => elem.encode_int(rng.below(17) as i64 - 8, &mut out),
-            Init::Random | Init::Finite | Init::Normal => {
+            Init::Random | Init::Finite | Init::Normal(_) => {
                 let v = match rng.below(4) {
                     0 => rng.next() as i64,
                     1 => (rng.next() as i64) >> 24,

@@ -162,9 +162,11 @@ K = {
                              grid=[3, 1, 1]),
     "strided_window_f32": dict(dims={"x": [100], "out": [25, 8]}, grid=[25, 1, 1]),
     "exp_log_f32": dict(
-        ulp={"o_log": 1, "o_log2": 1}, grid=[4, 1, 1],
-        note="log and log2 within 1 ulp of NVIDIA's",
-        variants={"normal": dict(init={"x": "normal"})}),
+        ulp={"o_log": 2, "o_log2": 2}, grid=[4, 1, 1],
+        note="log and log2 within 2 ulp of NVIDIA's",
+        variants={"normal": dict(init={"x": "normal:5"},
+                                 note="|x| below 64: exp(x) stays normal; log and log2 within "
+                                 "2 ulp of NVIDIA's")}),
     "trig_f32": dict(
         ulp={"o_sin": 2, "o_cos": 2, "o_tan": 4, "o_sinh": 2, "o_cosh": 2}, grid=[4, 1, 1],
         note="sin, cos, sinh, cosh within 2 ulp of NVIDIA's, tan within 4",
