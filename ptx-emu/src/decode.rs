@@ -142,7 +142,21 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
     inst.ty = types.first().copied().unwrap_or(Ty::None);
     inst.ty2 = types.get(1).copied().unwrap_or(Ty::None);
     let has = |s: &str| parts[1..].contains(&s);
+    // two 16-bit lanes in a 32-bit register: add/sub/min/max.{s,u}16x2
+    let simd16 = if has("s16x2") {
+        Some(Ty::S16)
+    } else if has("u16x2") {
+        Some(Ty::U16)
+    } else {
+        None
+    };
+    let simd16_op = ["add", "sub", "min", "max"].iter().position(|b| *b == base);
+    if let (Some(ty), Some(code)) = (simd16, simd16_op) {
+        inst.ty = ty;
+        inst.sub = code as u8;
+    }
     inst.op = match base {
+        _ if simd16.is_some() && simd16_op.is_some() => OpK::Simd16,
         "mov" => OpK::Mov,
         "ld" | "ldu" | "st" => {
             // strong (non-weak) accesses take part in synchronisation, never in data races
@@ -543,8 +557,10 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         || (base == "cvt" && has("pack"));
     let vector_atomic = matches!(inst.op, OpK::Atom | OpK::Red) && inst.vec > 1;
     let async_store = matches!(inst.op, OpK::St | OpK::Red) && has("async");
-    if unsupported_mod
-        || packed_int
+    // the 16x2 forms take no modifier (no .sat)
+    let simd16 = inst.op == OpK::Simd16;
+    if simd16 && parts.len() != 2
+        || !simd16 && (unsupported_mod || packed_int)
         || vector_atomic
         || async_store
         || inst.ty == Ty::B128
@@ -586,6 +602,7 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         | OpK::Stmatrix
         | OpK::Isspacep => 2,
         OpK::Add
+        | OpK::Simd16
         | OpK::Sub
         | OpK::Mul
         | OpK::Mul24

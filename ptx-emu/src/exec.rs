@@ -1719,8 +1719,27 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 set!(0, r);
             }
         }
-        OpK::Add | OpK::Sub => {
+        OpK::Simd16 => {
             let (a, b) = (v!(1), v!(2));
+            let mut r = 0u64;
+            for lane in 0..2 {
+                let (x, y) = ((a >> (16 * lane)) & 0xffff, (b >> (16 * lane)) & 0xffff);
+                let (x, y) = match ty {
+                    Ty::S16 => (sext(x, 16), sext(y, 16)),
+                    _ => (x as i64, y as i64),
+                };
+                let z = match inst.sub {
+                    0 => x.wrapping_add(y),
+                    1 => x.wrapping_sub(y),
+                    2 => x.min(y),
+                    _ => x.max(y),
+                };
+                r |= ((z as u64) & 0xffff) << (16 * lane);
+            }
+            set!(0, r);
+        }
+        OpK::Add | OpK::Sub => {
+            let (a, b) = (widen_mixed(inst, v!(1)), v!(2));
             let sub = inst.op == OpK::Sub;
             let r = if ty.float() {
                 fadd(ty, a, b, inst.rnd, inst.ftz, inst.sat, sub)
@@ -1784,7 +1803,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             set!(0, r);
         }
         OpK::Fma => {
-            let (a, b, c) = (v!(1), v!(2), v!(3));
+            let (a, b, c) = (widen_mixed(inst, v!(1)), widen_mixed(inst, v!(2)), v!(3));
             set!(0, ffma(ty, a, b, c, inst.rnd, inst.ftz, inst.sat));
         }
         OpK::Div => {
@@ -4045,4 +4064,16 @@ fn wgmma(
         }
     }
     Ok(())
+}
+
+/// The mixed-precision forms `add/sub.f32.f16`, `add/sub.f32.bf16`
+/// (first operand) and `fma.f32.f16`, `fma.f32.bf16` (first two operands)
+/// take a half-precision operand, converted exactly to f32; any other
+/// instruction's operand is returned as is.
+fn widen_mixed(inst: &Inst, v: u64) -> u64 {
+    match (inst.ty, inst.ty2) {
+        (Ty::F32, Ty::F16) => (fl::f16_to_f64(v as u16) as f32).to_bits() as u64,
+        (Ty::F32, Ty::BF16) => (fl::bf16_to_f64(v as u16) as f32).to_bits() as u64,
+        _ => v,
+    }
 }

@@ -394,6 +394,9 @@ pub enum Opnd {
 #[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpK {
+    /// `add/sub/min/max.{s,u}16x2`: `sub` 0-3 names the operation, `ty`
+    /// the lanes' signedness (`S16`/`U16`).
+    Simd16,
     Nop,
     Mov,
     Ld,

@@ -1035,3 +1035,59 @@ fn cluster_launch_special_registers() {
         }
     }
 }
+
+/// The mixed-precision forms (PTX 8.6, sm_100+): `add/sub.f32.f16|bf16`
+/// widen their first operand, `fma.f32.f16|bf16` their first two, exactly,
+/// then compute in f32 with the instruction's rounding.
+#[test]
+fn mixed_precision_f32_with_half_operands() {
+    let o = u32s(&run("
+        mov.b16 %h1, 0x3e00; mov.b32 %f1, 0f3F800000;
+        sub.rn.f32.f16 %f2, %h1, %f1; st.global.b32 [%rd0], %f2;
+        add.rn.f32.f16 %f3, %h1, %f1; st.global.b32 [%rd0+4], %f3;
+        mov.b16 %h2, 0x4040; mov.b16 %h3, 0xbf80; mov.b32 %f4, 0f3F000000;
+        fma.rn.f32.bf16 %f5, %h2, %h3, %f4; st.global.b32 [%rd0+8], %f5;
+        add.rn.f32.bf16 %f6, %h3, %f4; st.global.b32 [%rd0+12], %f6;
+        mov.b16 %h4, 0x0001; mov.b32 %f7, 0f00000000;
+        add.rz.f32.f16 %f8, %h4, %f7; st.global.b32 [%rd0+16], %f8;
+        mov.b16 %h5, 0x7e00;
+        sub.rn.f32.f16 %f9, %h5, %f1; st.global.b32 [%rd0+20], %f9;
+    "));
+    assert_eq!(f32::from_bits(o[0]), 0.5, "1.5 (f16) - 1");
+    assert_eq!(f32::from_bits(o[1]), 2.5, "1.5 (f16) + 1");
+    assert_eq!(f32::from_bits(o[2]), -2.5, "3 (bf16) * -1 (bf16) + 0.5");
+    assert_eq!(f32::from_bits(o[3]), -0.5, "-1 (bf16) + 0.5");
+    assert_eq!(
+        f32::from_bits(o[4]),
+        2f32.powi(-24),
+        "f16 subnormal widens exactly"
+    );
+    assert!(f32::from_bits(o[5]).is_nan(), "NaN (f16) - 1");
+}
+
+/// `add/sub/min/max.{s,u}16x2` (sm_90+) work on two 16-bit lanes: each
+/// lane wraps on its own, min/max compare signed or unsigned lanes.
+#[test]
+fn simd_16x2_integer_lanes() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x7fff0001; mov.b32 %r2, 0x0001ffff;
+        add.s16x2 %r3, %r1, %r2; st.global.b32 [%rd0], %r3;
+        add.u16x2 %r4, %r1, %r2; st.global.b32 [%rd0+4], %r4;
+        sub.s16x2 %r5, %r1, %r2; st.global.b32 [%rd0+8], %r5;
+        min.s16x2 %r6, %r1, %r2; st.global.b32 [%rd0+12], %r6;
+        min.u16x2 %r7, %r1, %r2; st.global.b32 [%rd0+16], %r7;
+        max.s16x2 %r8, %r1, %r2; st.global.b32 [%rd0+20], %r8;
+    "));
+    assert_eq!(
+        o[0], 0x8000_0000,
+        "0x7fff+1 wraps, 1+0xffff carries nothing into the high lane"
+    );
+    assert_eq!(o[1], 0x8000_0000);
+    assert_eq!(o[2], 0x7ffe_0002, "0x7fff-1, 1-(-1)");
+    assert_eq!(
+        o[3], 0x0001_ffff,
+        "signed: min(0x7fff, 1) = 1, min(1, -1) = -1"
+    );
+    assert_eq!(o[4], 0x0001_0001, "unsigned: min(1, 0xffff) = 1");
+    assert_eq!(o[5], 0x7fff_0001);
+}

@@ -1,0 +1,237 @@
+"""Writes targeted differential cases (`tests/differential.rs`): small cuTile
+kernels aimed at lowering paths the corpus leaves untested -- early returns
+in nested regions, masked atomics (every read-modify-write mode and CAS) whose
+masked-off lanes' results are stored, grid-stride loops over the number of
+tile blocks (with 2-CTA clusters too), and unpadded loads of ragged shapes
+feeding an MMA and a reduction.
+
+Run with the cuTile Python venv:
+`.tools/venv/bin/python tests/data/differential/targeted/gen.py`.
+It writes `NAME.tileir` (bytecode 13.3) and `NAME.json` for every kernel.
+"""
+import json
+import linecache
+import os
+import types
+
+import cuda.tile as ct
+from cuda.tile.compilation import (ArrayConstraint, CallingConvention,
+                                   KernelSignature, ScalarConstraint,
+                                   export_kernel)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+f16, f32, i32 = ct.float16, ct.float32, ct.int32
+ZERO = ct.PaddingMode.ZERO
+
+
+def C(dtype, ndim):
+    """C-contiguous, 16-byte aligned array (int32 shapes and strides)."""
+    elems16 = max(1, 128 // dtype.bitwidth)
+    return ArrayConstraint(dtype, ndim, index_dtype=i32, stride_lower_bound_incl=0,
+                           alias_groups=(), may_alias_internally=False,
+                           stride_constant=(None,) * (ndim - 1) + (1,),
+                           stride_divisible_by=(elems16,) * (ndim - 1) + (1,),
+                           base_addr_divisible_by=16)
+
+
+# The kernels, compiled under the relative file name `targeted.py` (their
+# debug locations name it) rather than this file's path.
+SOURCE = '''
+@ct.kernel
+def early_return_f32(x, out, n):
+    """Blocks b >= n store 2*x and return early; the others store x + 1."""
+    b = ct.bid(0)
+    t = ct.load(x, index=(b,), shape=(128,), padding_mode=ZERO)
+    if b >= n:
+        ct.store(out, index=(b,), tile=t * 2.0)
+        return
+    ct.store(out, index=(b,), tile=t + 1.0)
+
+
+@ct.kernel
+def early_return_loop_f32(x, out, n):
+    """A loop whose body returns from inside an if (nested in an if on
+    bid(1)) when k reaches b % n, storing the sum of the tiles before it;
+    blocks that finish the loop store the full sum minus 1. Block (b, c)
+    writes out tile 2*b + c."""
+    b = ct.bid(0)
+    o = b * 2 + ct.bid(1)
+    acc = ct.full((128,), 0.0, dtype=f32)
+    for k in range(4):
+        t = ct.load(x, index=(b * 4 + k,), shape=(128,), padding_mode=ZERO)
+        if ct.bid(1) == 0:
+            if k == b % n:
+                ct.store(out, index=(o,), tile=acc)
+                return
+        acc = acc + t
+    ct.store(out, index=(o,), tile=acc - 1.0)
+
+
+@ct.kernel
+def masked_atomics_i32(v, cas, xchg, add, mx, mn, an, orr, xo, o_old, n):
+    """Masked atomics on raw memory, mask = (i < n) & (w % 3 != 0): each mode's
+    returned tile (masked-off lanes included) is stored to its row of o_old
+    (o_old: [8, 128 * grid])."""
+    b = ct.bid(0)
+    i = ct.arange(128, dtype=i32) + b * 128
+    w = ct.load(v, index=(b,), shape=(128,), padding_mode=ZERO)
+    m = (i < n) & ((w % 3) != 0)
+    r0 = cas.get_raw_memory().atomic_cas_offset(i, 7, w, mask=m)
+    ct.store(o_old, index=(0, b), tile=ct.reshape(r0, (1, 128)))
+    r1 = xchg.get_raw_memory().atomic_xchg_offset(i, w, mask=m)
+    ct.store(o_old, index=(1, b), tile=ct.reshape(r1, (1, 128)))
+    r2 = add.get_raw_memory().atomic_add_offset(i, w, mask=m)
+    ct.store(o_old, index=(2, b), tile=ct.reshape(r2, (1, 128)))
+    r3 = mx.get_raw_memory().atomic_max_offset(i, w, mask=m)
+    ct.store(o_old, index=(3, b), tile=ct.reshape(r3, (1, 128)))
+    r4 = mn.get_raw_memory().atomic_min_offset(i, w, mask=m)
+    ct.store(o_old, index=(4, b), tile=ct.reshape(r4, (1, 128)))
+    r5 = an.get_raw_memory().atomic_and_offset(i, w, mask=m)
+    ct.store(o_old, index=(5, b), tile=ct.reshape(r5, (1, 128)))
+    r6 = orr.get_raw_memory().atomic_or_offset(i, w, mask=m)
+    ct.store(o_old, index=(6, b), tile=ct.reshape(r6, (1, 128)))
+    r7 = xo.get_raw_memory().atomic_xor_offset(i, w, mask=m)
+    ct.store(o_old, index=(7, b), tile=ct.reshape(r7, (1, 128)))
+
+
+@ct.kernel
+def masked_load_store_f32(x, out, n):
+    """Masked raw loads (padding -3) and stores with a mixed mask."""
+    b = ct.bid(0)
+    i = ct.arange(128, dtype=i32) + b * 128
+    m = (i < n) & ((i % 5) != 1)
+    t = x.get_raw_memory().load_offset(i, mask=m, padding_value=-3.0)
+    out.get_raw_memory().store_offset(i, t * 2.0 + 1.0, mask=(i < n) & ((i % 7) != 2))
+
+
+@ct.kernel
+def grid_stride_f32(x, out, o_blocks):
+    """Grid-stride loop over the tiles with ct.num_blocks; o_blocks[b] =
+    num_blocks(0)."""
+    b = ct.bid(0)
+    for t in range(b, ct.num_tiles(x, 0, shape=(256,)), ct.num_blocks(0)):
+        v = ct.load(x, index=(t,), shape=(256,), padding_mode=ZERO)
+        ct.store(out, index=(t,), tile=v * 3.0)
+    ct.store(o_blocks, index=(b,), tile=ct.full((1,), ct.num_blocks(0), dtype=i32))
+
+
+@ct.kernel(num_ctas=2)
+def grid_stride_cluster2_f32(x, out, o_blocks):
+    """grid_stride_f32 with 2-CTA tile blocks (clusters from sm_90)."""
+    b = ct.bid(0)
+    for t in range(b, ct.num_tiles(x, 0, shape=(256,)), ct.num_blocks(0)):
+        v = ct.load(x, index=(t,), shape=(256,), padding_mode=ZERO)
+        ct.store(out, index=(t,), tile=v * 3.0)
+    ct.store(o_blocks, index=(b,), tile=ct.full((1,), ct.num_blocks(0), dtype=i32))
+
+
+@ct.kernel
+def unpadded_matmul_f16(a, b, c):
+    """c = a @ b (f16 in, f32 acc) with unpadded tile loads of ragged shapes
+    (the K tail of the last step lies past the arrays)."""
+    acc = ct.full((64, 64), 0.0, dtype=f32)
+    for k in range(ct.num_tiles(a, 1, shape=(64, 32))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(64, 32))
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(32, 64))
+        acc = ct.mma(x, y, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+@ct.kernel
+def unpadded_row_sum_f32(x, out):
+    """out[i] = sum of the row's 128-column tiles, loaded without padding
+    (the last tile is ragged)."""
+    acc = ct.full((16, 128), 0.0, dtype=f32)
+    for j in range(ct.num_tiles(x, 1, shape=(16, 128))):
+        acc = acc + ct.load(x, index=(ct.bid(0), j), shape=(16, 128))
+    ct.store(out, index=(ct.bid(0),), tile=ct.sum(acc, axis=1))
+'''
+
+
+def _kernels():
+    fname = "targeted.py"
+    src = "import cuda.tile as ct\nf16, f32, i32 = ct.float16, ct.float32, ct.int32\n" \
+        "ZERO = ct.PaddingMode.ZERO\n" + SOURCE
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    mod = types.ModuleType("targeted")
+    mod.__file__ = fname
+    exec(compile(src, fname, "exec"), mod.__dict__)
+    return mod
+
+
+K = _kernels()
+
+
+def buf(elem, length, init="random"):
+    return {"buffer": {"elem": elem, "len": length, "init": init}}
+
+
+def arr(elem, shape, init="random"):
+    """A C-contiguous array's arguments (rows padded to 16 bytes)."""
+    size = {"f16": 2, "f32": 4, "i32": 4}[elem]
+    strides, acc = [], 1
+    for k in reversed(range(len(shape))):
+        if k < len(shape) - 1:
+            acc = -(-acc // (16 // size)) * (16 // size)
+        strides.insert(0, acc)
+        acc *= shape[k]
+    length = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+    return [buf(elem, length, init)] + [{"scalar": {"ty": "i32", "value": v}}
+                                        for v in shape + strides]
+
+
+def i32s(v):
+    return {"scalar": {"ty": "i32", "value": v}}
+
+
+N_ATOM = 1000
+CASES = [
+    (K.early_return_f32, [C(f32, 1), C(f32, 1), ScalarConstraint(i32)],
+     dict(grid=[8, 1, 1], args=arr("f32", [1000]) + arr("f32", [1000]) + [i32s(5)],
+          note="blocks 5.. return early")),
+    (K.early_return_loop_f32, [C(f32, 1), C(f32, 1), ScalarConstraint(i32)],
+     dict(grid=[6, 2, 1], args=arr("f32", [3000]) + arr("f32", [1500]) + [i32s(3)],
+          note="returns from an if nested in an if in a loop; blocks (b, 1) never return early")),
+    (K.masked_atomics_i32, [C(i32, 1)] * 9 + [C(i32, 2), ScalarConstraint(i32)],
+     dict(grid=[8, 1, 1],
+          args=arr("i32", [1024], "range:-50:50")
+          + sum((arr("i32", [1024], "range:0:12") for _ in range(8)), [])
+          + arr("i32", [8, 1024]) + [i32s(N_ATOM)],
+          note="masked-off lanes of every atomic mode; cas expects 7")),
+    (K.masked_load_store_f32, [C(f32, 1), C(f32, 1), ScalarConstraint(i32)],
+     dict(grid=[8, 1, 1], args=arr("f32", [1024]) + arr("f32", [1024]) + [i32s(1000)],
+          note="mixed load and store masks")),
+    (K.grid_stride_f32, [C(f32, 1), C(f32, 1), C(i32, 1)],
+     dict(grid=[3, 1, 1], args=arr("f32", [5000]) + arr("f32", [5000]) + arr("i32", [3]),
+          note="3 tile blocks stride over 20 tiles")),
+    (K.grid_stride_cluster2_f32, [C(f32, 1), C(f32, 1), C(i32, 1)],
+     dict(grid=[3, 1, 1], args=arr("f32", [5000]) + arr("f32", [5000]) + arr("i32", [3]),
+          note="3 tile blocks of 2 CTAs stride over 20 tiles")),
+    (K.unpadded_matmul_f16, [C(f16, 2), C(f16, 2), C(f32, 2)],
+     dict(grid=[2, 2, 1],
+          args=arr("f16", [100, 70], "range:-3:4") + arr("f16", [70, 120], "range:-3:4")
+          + arr("f32", [100, 120]),
+          note="K = 70: the last K step's tiles stick out of a and b, unpadded")),
+    (K.unpadded_row_sum_f32, [C(f32, 2), C(f32, 1)],
+     dict(grid=[3, 1, 1], args=arr("f32", [40, 300], "range:-3:4") + arr("f32", [40]),
+          note="300 columns: the last 128-column tile is ragged, unpadded")),
+]
+
+
+def main():
+    for kernel, params, case in CASES:
+        name = kernel._pyfunc.__name__
+        sig = KernelSignature(params, CallingConvention.cutile_python_v1(), symbol=name)
+        export_kernel(kernel, [sig], os.path.join(HERE, name + ".tileir"),
+                      output_format="tileir_bytecode", bytecode_version="13.3")
+        out = {"entry": name, "grid": case["grid"]}
+        lines = ["{", ' "entry": %s,' % json.dumps(name),
+                 ' "grid": %s,' % json.dumps(case["grid"]),
+                 ' "args": [\n  ' + ",\n  ".join(json.dumps(a) for a in case["args"]) + "\n ],",
+                 ' "note": %s' % json.dumps(case["note"]), "}"]
+        del out
+        with open(os.path.join(HERE, name + ".json"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+main()

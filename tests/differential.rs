@@ -1,0 +1,632 @@
+//! Differential oracle: NVIDIA's PTX against ours, both run in `ptx-emu`
+//! on identical inputs.
+//!
+//! Every case (`tests/data/differential/<source>/NAME.tileir` + `NAME.json`,
+//! format in that folder's README; the random programs of
+//! `tests/data/lower/random` converted to cases here) is compiled by
+//! NVIDIA's `tileiras` for sm_80 and sm_120 (the PTX captured at its ptxas
+//! call, `differential/nvidia.rs`) and by this compiler for sm_80, sm_90
+//! and sm_120. Each seed fills the buffers (NaN, ±Inf, -0 among the floats)
+//! and both sides run on the same memory image; then every buffer, the
+//! `printf` output and any trap are compared: our sm_80 and sm_90 PTX with
+//! NVIDIA's sm_80 results, our sm_120 PTX with NVIDIA's sm_120 results.
+//! Floats compare bit for bit (any NaN equal to any NaN) unless the case
+//! grants an ulp bound.
+//!
+//! `DIFFERENTIAL_SEEDS` (default 2) sets the seeds a case runs with,
+//! `DIFFERENTIAL_FILTER` keeps the cases whose name contains it,
+//! `DIFFERENTIAL_DIRS` adds case folders (`:`-separated) and
+//! `DIFFERENTIAL_RANDOM` names another random-program folder
+//! (`scripts/differential-sweep.sh` runs the long sweep).
+
+#[path = "differential/case.rs"]
+mod case;
+#[path = "differential/nvidia.rs"]
+mod nvidia;
+#[path = "differential/random.rs"]
+mod random;
+
+use case::{Arg, Case, Diff};
+use ptx_emu::{Device, ErrorKind, Module, Param};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use tileiras::options::Gpu;
+
+/// NVIDIA's target and the targets of ours compared with its results.
+const TARGETS: &[(&str, &[Gpu])] = &[
+    ("sm_80", &[Gpu::Sm80, Gpu::Sm90]),
+    ("sm_120", &[Gpu::Sm120]),
+];
+
+/// Cases NVIDIA's side cannot run, with the reason: (case name, NVIDIA
+/// target, reason). A listed case that runs fails the test.
+const NOT_RUN: &[(&str, &str, &str)] = &[
+    (
+        "corpus/matmul_fp8_e4m3",
+        "sm_80",
+        "NVIDIA's tileiras refuses f8E4M3FN for sm_80",
+    ),
+    (
+        "corpus/mma_scaled_mxfp8",
+        "sm_80",
+        "NVIDIA's tileiras refuses f8E4M3FN for sm_80",
+    ),
+];
+
+/// Known mismatches: (cases, our targets, the bug); a case name ending in
+/// `*` stands for every case it starts. Every listed (case, target) must
+/// mismatch with some seed (a `*` pattern: some case of it), else the test
+/// fails, so an entry goes when its fix lands.
+const EXPECTED_MISMATCHES: &[(&[&str], &[&str], &str)] = &[
+    (
+        &[
+            "targeted/early_return_f32",
+            "targeted/early_return_loop_f32",
+            "targeted_random/exit_*",
+        ],
+        &["sm_80", "sm_90", "sm_120"],
+        "known bug: a return inside an if is dropped (the block goes on to the code after the if)",
+    ),
+    (
+        &["targeted/masked_atomics_i32"],
+        &["sm_80", "sm_90"],
+        "known bug: masked-off lanes of a masked atomic_cas return 0 instead of the compare value",
+    ),
+    (
+        &["targeted_random/atomic_cas_*"],
+        &["sm_80", "sm_90", "sm_120"],
+        "known bug: masked-off lanes of a masked atomic_cas return 0 instead of the compare value",
+    ),
+    (
+        &[
+            "targeted/grid_stride_cluster2_f32",
+            "targeted_random/stride_c2_*",
+        ],
+        &["sm_90", "sm_120"],
+        "known bug: get_num_tile_blocks reads %nctaid instead of %nclusterid with clusters \
+         (num_blocks 6 for 3 tile blocks of 2 CTAs)",
+    ),
+    (
+        &[
+            "targeted/unpadded_matmul_f16",
+            "targeted/unpadded_row_sum_f32",
+            "targeted_random/unpadded_*",
+        ],
+        &["sm_80", "sm_90"],
+        "known bug: out-of-bounds elements of an unpadded view load are NaN where NVIDIA's \
+         staged/async copies zero-fill them",
+    ),
+    (
+        &["corpus/exp_log_f32"],
+        &["sm_80", "sm_90", "sm_120"],
+        "exp rounding<approx> flushes subnormal results to zero: ours is \
+         ex2.approx.ftz.f32, NVIDIA's ex2.approx.f32 (o_exp_approx of x below about -87)",
+    ),
+    (
+        &[
+            "corpus/pow_atan2_floor_ceil_f32",
+            "corpus/pow_atan2_floor_ceil_f32_normal",
+        ],
+        &["sm_80", "sm_90", "sm_120"],
+        "pow is up to about 80 ulp from NVIDIA's (whose powf is within 2 ulp) on moderate \
+         inputs; pow(-inf, 2.5) is NaN instead of +inf; atan2 with a NaN operand is not NaN \
+         (e.g. atan2(NaN, -inf) = 2.356)",
+    ),
+    (
+        &["corpus/trig_f32"],
+        &["sm_80", "sm_90", "sm_120"],
+        "sin, cos and tan of |x| near FLT_MAX (about 2e38) give inf or NaN where NVIDIA's \
+         reduce the argument exactly; sin(-0) and tan(-0) give +0, NVIDIA's -0",
+    ),
+    (
+        &[
+            "corpus/matmul_bf16_tma_ragged_n",
+            "corpus/matmul_f16_cluster2_ragged_n",
+            "corpus/matmul_f16_f16acc_ragged_n",
+            "corpus/matmul_f16_tma_ragged_n",
+        ],
+        &["sm_80", "sm_90"],
+        "a 16-byte cp.async chunk of b that straddles a row's end (N not a multiple of the \
+         chunk) copies all 16 bytes (src-size is 16 or 0, never the bytes left): reads past \
+         the array's last element, which NVIDIA's never touches",
+    ),
+    (
+        &[
+            "corpus/matmul_i8_i32_ragged_n",
+            "corpus/matmul_tf32_ragged_n",
+        ],
+        &["sm_80"],
+        "a 16-byte cp.async chunk of b that straddles a row's end (N not a multiple of the \
+         chunk) copies all 16 bytes (src-size is 16 or 0, never the bytes left): reads past \
+         the array's last element, which NVIDIA's never touches",
+    ),
+];
+
+/// Whether `case` is `pattern` (or starts it, for a pattern ending in `*`).
+fn matches(pattern: &str, case: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => case.starts_with(prefix),
+        None => pattern == case,
+    }
+}
+
+/// The known bug of (case, our target), if listed.
+fn expected_mismatch(case: &str, gpu: &str) -> Option<&'static str> {
+    EXPECTED_MISMATCHES
+        .iter()
+        .find(|(cases, gpus, _)| cases.iter().any(|p| matches(p, case)) && gpus.contains(&gpu))
+        .map(|e| e.2)
+}
+
+/// NVIDIA refusals that any case may meet: (a fragment of tileiras'
+/// message, the reason the case does not run).
+const KNOWN_REFUSALS: &[(&str, &str)] = &[(
+    "rounding mode 'negative_inf' is not allowed with 'unsigned' flag",
+    "cuTile 1.7.0 emits unsigned floordiv as divi unsigned rounding<negative_inf>, \
+     which NVIDIA's verifier rejects",
+)];
+
+/// Why a PTX whose entry takes tensor maps after the case's parameters
+/// does not run: NVIDIA's host callbacks build them at launch (sm_120 TMA).
+const TENSOR_MAPS: &str = "the entry takes tensor maps (hidden parameters its host callbacks fill)";
+
+/// What a run left behind.
+enum Outcome {
+    /// Every buffer's bytes and the `printf` output (lines sorted).
+    Done(Vec<Vec<u8>>, String),
+    /// The emulator stopped the kernel (trap, fault, race...).
+    Failed(ErrorKind, String),
+}
+
+/// Runs `ptx` on the case's inputs; `Err` when the PTX cannot run as the
+/// case describes it.
+///
+/// `race_check` turns the emulator's race reports on: NVIDIA's PTX has
+/// benign races (lanes holding copies of a replicated tile's element store
+/// the same value to one shared address without a barrier), so only ours
+/// runs with them.
+fn run(ptx: &str, case: &Case, inputs: &[Vec<u8>], race_check: bool) -> Result<Outcome, String> {
+    let m = Module::parse(ptx).map_err(|e| format!("emulator cannot parse the PTX: {e}"))?;
+    let k = match &case.entry {
+        Some(e) => m.kernel(e).ok_or_else(|| format!("no entry {e}"))?,
+        None if m.kernels.len() == 1 => &m.kernels[0],
+        None => return Err("several entries and no \"entry\"".into()),
+    };
+    let extra = k.params.get(case.args.len()..).unwrap_or(&[]);
+    if !extra.is_empty() && extra.iter().all(|p| p.size == 128) {
+        return Err(TENSOR_MAPS.into());
+    }
+    if k.params.len() != case.args.len() {
+        return Err(format!(
+            "the entry takes {} parameters ({}), the case gives {}",
+            k.params.len(),
+            k.params
+                .iter()
+                .map(|p| p.size.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            case.args.len()
+        ));
+    }
+    let mut dev = Device::new();
+    dev.race_check = race_check;
+    let mut bufs = Vec::new();
+    let mut params = Vec::new();
+    let mut inputs = inputs.iter();
+    for (a, d) in case.args.iter().zip(&k.params) {
+        match a {
+            Arg::Buffer { .. } => {
+                let p = dev.alloc_from(inputs.next().unwrap());
+                bufs.push(p);
+                params.push(Param::U64(p.addr()));
+            }
+            Arg::Scalar { bytes, signed } => {
+                // the declared width: wider sign- or zero-extends, narrower truncates
+                let fill = if *signed && bytes.last().is_some_and(|b| b & 0x80 != 0) {
+                    0xff
+                } else {
+                    0
+                };
+                let mut b = bytes.clone();
+                b.resize(d.size as usize, fill);
+                params.push(match b.len() {
+                    4 => Param::U32(u32::from_le_bytes(b.try_into().unwrap())),
+                    8 => Param::U64(u64::from_le_bytes(b.try_into().unwrap())),
+                    _ => Param::Bytes(b),
+                });
+            }
+        }
+    }
+    // the arrays that `arrays:` tables list, after the parameters' buffers
+    let listed = case.listed_arrays();
+    let mut rows: Vec<Vec<u8>> = vec![Vec::new(); bufs.len()];
+    for (_, len, table) in &listed {
+        let p = dev.alloc_from(inputs.next().unwrap());
+        bufs.push(p);
+        for v in [p.addr(), *len as u64, 1] {
+            rows[*table].extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    for (k, r) in rows.iter().enumerate().filter(|(_, r)| !r.is_empty()) {
+        dev.write(bufs[k], r);
+    }
+    let g = case.grid;
+    Ok(
+        match dev.launch_grid(&m, &k.name, (g[0], g[1], g[2]), &params) {
+            Ok(r) => {
+                let mut lines: Vec<&str> = r.printf.lines().collect();
+                lines.sort_unstable();
+                Outcome::Done(
+                    bufs.iter().map(|p| dev.read(*p)).collect(),
+                    lines.join("\n"),
+                )
+            }
+            Err(e) => Outcome::Failed(e.kind, e.to_string()),
+        },
+    )
+}
+
+/// The buffers to compare: argument index, element type, ulp bound.
+fn compared(case: &Case) -> Vec<(usize, case::Elem, u64)> {
+    let listed = case.listed_arrays();
+    case.args
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| match a {
+            Arg::Buffer { elem, ulp, .. } => Some((k, *elem, ulp.unwrap_or(case.ulp))),
+            Arg::Scalar { .. } => None,
+        })
+        .chain(
+            listed
+                .iter()
+                .enumerate()
+                .map(|(k, (elem, _, _))| (case.args.len() + k, *elem, case.ulp)),
+        )
+        .collect()
+}
+
+/// Compares NVIDIA's outcome with ours: `None` when they agree, else what
+/// differs (per buffer: how many elements, by how many ulps, the first two).
+fn differences(case: &Case, nv: &Outcome, ours: &Outcome) -> Option<String> {
+    match (nv, ours) {
+        (Outcome::Done(a, pa), Outcome::Done(b, pb)) => {
+            let mut out = Vec::new();
+            for ((k, elem, ulp), (x, y)) in compared(case).into_iter().zip(a.iter().zip(b)) {
+                let mut diffs: Vec<Diff> = Vec::new();
+                let (n, worst) = case::compare(elem, ulp, x, y, &mut diffs);
+                if n == 0 {
+                    continue;
+                }
+                let worst = match worst {
+                    0 => String::new(),
+                    w => format!(", floats by up to {w} ulp"),
+                };
+                let first: Vec<String> = diffs
+                    .iter()
+                    .take(2)
+                    .map(|d| format!("[{}] NVIDIA {}, ours {}", d.index, d.nvidia, d.ours))
+                    .collect();
+                out.push(format!(
+                    "args[{k}] ({elem:?}): {n} of {} elements differ{worst}: {}",
+                    x.len() / elem.size(),
+                    first.join("; ")
+                ));
+            }
+            if out.is_empty() && pa != pb {
+                out.push(format!(
+                    "printf output differs:\nNVIDIA:\n{pa}\nours:\n{pb}"
+                ));
+            }
+            (!out.is_empty()).then(|| out.join("\n    "))
+        }
+        (Outcome::Failed(ka, _), Outcome::Failed(kb, _)) if ka == kb => None,
+        (Outcome::Failed(_, e), Outcome::Done(..)) => {
+            Some(format!("NVIDIA's run failed ({e}), ours did not"))
+        }
+        (Outcome::Done(..), Outcome::Failed(_, e)) => {
+            Some(format!("our run failed ({e}), NVIDIA's did not"))
+        }
+        (Outcome::Failed(_, a), Outcome::Failed(_, b)) => Some(format!(
+            "NVIDIA's run failed ({a}), ours failed otherwise ({b})"
+        )),
+    }
+}
+
+/// With `DIFFERENTIAL_DUMP` set, writes a mismatching run's inputs and both
+/// outcomes' buffers there (`<case>.<seed>.<target>/{in,nvidia,ours}.<k>.bin`).
+fn dump(case: &Case, seed: u64, gpu: &str, inputs: &[Vec<u8>], nv: &Outcome, ours: &Outcome) {
+    let Some(root) = std::env::var_os("DIFFERENTIAL_DUMP") else {
+        return;
+    };
+    let dir = Path::new(&root).join(format!("{}.{seed}.{gpu}", case.name.replace('/', "_")));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ks: Vec<usize> = compared(case).iter().map(|c| c.0).collect();
+    for (what, bufs) in [
+        ("in", Some(inputs)),
+        (
+            "nvidia",
+            match nv {
+                Outcome::Done(b, _) => Some(&b[..]),
+                Outcome::Failed(..) => None,
+            },
+        ),
+        (
+            "ours",
+            match ours {
+                Outcome::Done(b, _) => Some(&b[..]),
+                Outcome::Failed(..) => None,
+            },
+        ),
+    ] {
+        for (k, b) in ks.iter().zip(bufs.unwrap_or(&[])) {
+            std::fs::write(dir.join(format!("{what}.{k}.bin")), b).unwrap();
+        }
+    }
+}
+
+/// Result counts of one source.
+#[derive(Default, Clone)]
+struct Tally {
+    cases: usize,
+    /// (case, seed, target pair) comparisons that matched.
+    matched: usize,
+    expected_mismatches: usize,
+    not_run: usize,
+}
+
+/// Everything one run of the suite found.
+#[derive(Default)]
+struct Report {
+    tallies: BTreeMap<String, Tally>,
+    /// Unexpected problems, one a line.
+    failures: Vec<String>,
+    /// Expected mismatches seen, and not-run cases, for the log.
+    notes: Vec<String>,
+    /// Entries of the two lists that were seen.
+    seen_not_run: Vec<(String, String)>,
+    seen_mismatch: Vec<(String, String)>,
+}
+
+fn source(case: &Case) -> String {
+    case.name.split('/').next().unwrap().to_string()
+}
+
+/// Runs one case with one seed on every target pair.
+fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
+    let inputs = case.inputs(seed);
+    let module = tileiras::bytecode::read(&case.bytecode);
+    for (nv_gpu, ours) in TARGETS {
+        let listed = NOT_RUN
+            .iter()
+            .find(|(n, g, _)| *n == case.name && g == nv_gpu);
+        let nv =
+            nvidia::ptx(&case.bytecode, nv_gpu).and_then(|ptx| run(&ptx, case, &inputs, false));
+        let nv = match (nv, listed) {
+            (Ok(o), None) => o,
+            (Err(e), None)
+                if e == TENSOR_MAPS || KNOWN_REFUSALS.iter().any(|k| e.contains(k.0)) =>
+            {
+                let why = KNOWN_REFUSALS
+                    .iter()
+                    .find(|k| e.contains(k.0))
+                    .map_or(TENSOR_MAPS, |k| k.1);
+                let mut r = report.lock().unwrap();
+                r.tallies.entry(source(case)).or_default().not_run += 1;
+                if seed == 1 {
+                    r.notes
+                        .push(format!("not run: {} (NVIDIA {nv_gpu}): {why}", case.name));
+                }
+                continue;
+            }
+            (Err(_), Some((_, _, why))) => {
+                let mut r = report.lock().unwrap();
+                r.tallies.entry(source(case)).or_default().not_run += 1;
+                r.seen_not_run.push((case.name.clone(), nv_gpu.to_string()));
+                if seed == 1 {
+                    r.notes
+                        .push(format!("not run: {} (NVIDIA {nv_gpu}): {why}", case.name));
+                }
+                continue;
+            }
+            (Ok(_), Some(_)) => {
+                report.lock().unwrap().failures.push(format!(
+                    "{} (NVIDIA {nv_gpu}) runs now: remove its NOT_RUN entry",
+                    case.name
+                ));
+                continue;
+            }
+            (Err(e), None) => {
+                let first = e.lines().find(|l| l.contains("error")).unwrap_or(&e);
+                report
+                    .lock()
+                    .unwrap()
+                    .failures
+                    .push(format!("{} (NVIDIA {nv_gpu}): {first}", case.name));
+                continue;
+            }
+        };
+        for gpu in *ours {
+            let pair = format!("NVIDIA {nv_gpu} / ours {}", gpu.name());
+            let ptx = match &module {
+                Ok(m) => tileiras::lower::lower(
+                    m,
+                    &tileiras::options::Options {
+                        gpu: *gpu,
+                        ..Default::default()
+                    },
+                )
+                .map_err(|e| format!("lowering failed: {e}")),
+                Err(e) => Err(format!("reading the bytecode failed: {e}")),
+            };
+            let what = match ptx.and_then(|p| run(&p, case, &inputs, true)) {
+                Ok(o) => {
+                    let d = differences(case, &nv, &o);
+                    if d.is_some() {
+                        dump(case, seed, gpu.name(), &inputs, &nv, &o);
+                    }
+                    d
+                }
+                Err(e) => Some(e),
+            };
+            let expected = expected_mismatch(&case.name, gpu.name());
+            let mut r = report.lock().unwrap();
+            let tally = r.tallies.entry(source(case)).or_default();
+            match (what, expected) {
+                (None, None) => tally.matched += 1,
+                (Some(w), Some(bug)) => {
+                    tally.expected_mismatches += 1;
+                    r.seen_mismatch
+                        .push((case.name.clone(), gpu.name().to_string()));
+                    r.notes.push(format!(
+                        "expected mismatch ({bug}): {} seed {seed} ({pair}): {}",
+                        case.name,
+                        w.lines().next().unwrap_or_default()
+                    ));
+                }
+                // a listed case may match with some seeds
+                (None, Some(_)) => tally.matched += 1,
+                (Some(w), None) => r.failures.push(format!(
+                    "{} seed {seed} ({pair}): {w} [{}]",
+                    case.name, case.note
+                )),
+            }
+        }
+    }
+}
+
+/// The case folders: every folder under `tests/data/differential`, then
+/// `$DIFFERENTIAL_DIRS`.
+fn case_dirs() -> Vec<(String, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/differential");
+    let mut dirs: Vec<(String, PathBuf)> = std::fs::read_dir(&root)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            p.is_dir()
+                .then(|| (p.file_name().unwrap().to_string_lossy().into_owned(), p))
+        })
+        .collect();
+    dirs.sort();
+    if let Some(extra) = std::env::var_os("DIFFERENTIAL_DIRS") {
+        for p in std::env::split_paths(&extra) {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            dirs.push((name, p));
+        }
+    }
+    dirs
+}
+
+#[test]
+fn nvidia_and_our_ptx_agree_in_the_emulator() {
+    let start = std::time::Instant::now();
+    let seeds: u64 = std::env::var("DIFFERENTIAL_SEEDS")
+        .map(|s| s.parse().expect("DIFFERENTIAL_SEEDS: a number"))
+        .unwrap_or(2);
+    let filter = std::env::var("DIFFERENTIAL_FILTER").unwrap_or_default();
+    let mut cases = Vec::new();
+    for (name, dir) in case_dirs() {
+        cases.extend(Case::load_dir(&dir, &name));
+    }
+    let random_dir = std::env::var("DIFFERENTIAL_RANDOM")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/lower/random").into());
+    cases.extend(random::cases(Path::new(&random_dir)));
+    cases.retain(|c| c.name.contains(&filter));
+    let report = Mutex::new(Report::default());
+    for c in &cases {
+        report
+            .lock()
+            .unwrap()
+            .tallies
+            .entry(source(c))
+            .or_default()
+            .cases += 1;
+    }
+    let work: Vec<(&Case, u64)> = cases
+        .iter()
+        .flat_map(|c| (1..=seeds).map(move |s| (c, s)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((case, seed)) = work.get(i) else {
+                    break;
+                };
+                let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    check(case, *seed, &report)
+                }));
+                if let Err(p) = caught {
+                    let msg = p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    report
+                        .lock()
+                        .unwrap()
+                        .failures
+                        .push(format!("{} seed {seed}: panicked: {msg}", case.name));
+                }
+            });
+        }
+    });
+    let mut r = report.into_inner().unwrap();
+    // stale list entries (only when the whole suite ran)
+    if filter.is_empty() {
+        for (n, g, why) in NOT_RUN {
+            if !r.seen_not_run.iter().any(|(a, b)| a == n && b == g) {
+                r.failures.push(format!(
+                    "NOT_RUN entry {n} (NVIDIA {g}, {why}) was not needed"
+                ));
+            }
+        }
+        for (cases, gpus, bug) in EXPECTED_MISMATCHES {
+            for n in *cases {
+                for g in *gpus {
+                    let mismatched = r.seen_mismatch.iter().any(|(a, b)| matches(n, a) && b == g);
+                    if !mismatched {
+                        r.failures.push(format!(
+                            "{n} (ours {g}) matches NVIDIA now: remove it from \
+                             EXPECTED_MISMATCHES ({bug})"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for n in &r.notes {
+        eprintln!("{n}");
+    }
+    let mut total = Tally::default();
+    for (src, t) in &r.tallies {
+        eprintln!(
+            "{src}: {} cases, {} comparisons matched, {} expected mismatches, {} not run",
+            t.cases, t.matched, t.expected_mismatches, t.not_run
+        );
+        total.matched += t.matched;
+        total.cases += t.cases;
+    }
+    eprintln!(
+        "{} cases x {seeds} seeds: {} comparisons matched in {:.1?}",
+        total.cases,
+        total.matched,
+        start.elapsed()
+    );
+    r.failures.sort();
+    assert!(
+        r.failures.is_empty(),
+        "{} failures:\n{}",
+        r.failures.len(),
+        r.failures.join("\n")
+    );
+    if filter.is_empty() {
+        assert!(total.matched >= 500, "only {} comparisons", total.matched);
+    }
+}
