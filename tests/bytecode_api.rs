@@ -113,3 +113,19 @@ fn parents_value_types_and_dense_constants() {
         .iter()
         .all(|&b| f32::from_bits(b as u32) == f32::NEG_INFINITY));
 }
+
+/// cuTile writes one call-site location per inlined call: its own test of
+/// reasonable recursion inlines 109 calls, a chain of debug attributes far
+/// deeper than any attribute nesting. NVIDIA's tileiras reads it; so must
+/// we, with every op's location resolved.
+#[test]
+fn deep_chains_of_inlined_call_sites_read() {
+    let path = common::repo().join("tests/data/differential/cutile/helper_recursive_calls.tileir");
+    let m = bytecode::read(&std::fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let located = m
+        .ops
+        .iter()
+        .filter(|(id, _)| m.location(*id).is_some())
+        .count();
+    assert!(located > 100, "{located} ops with a location");
+}

@@ -30,6 +30,10 @@ pub const MAX_BLOCKS: u64 = 1;
 pub const MAX_NESTING: usize = 64;
 /// Deepest nesting of tagged attributes (arrays, dictionaries) and types.
 pub const MAX_ATTR_DEPTH: usize = 32;
+/// Longest chain of debug attributes (a location's scope, a call site's
+/// caller and callee): cuTile writes one call site per inlined call, 109
+/// deep in its own recursion test.
+pub const MAX_DEBUG_DEPTH: usize = 1024;
 /// Most dimensions of a shaped type.
 pub const MAX_RANK: u64 = 64;
 /// Most entries in an attribute array or dictionary.

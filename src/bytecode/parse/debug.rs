@@ -96,7 +96,7 @@ pub(super) fn read_debug<'a>(mut s: Reader<'a>, ctx: &mut Ctx<'a>) -> Result<(),
             match next {
                 Some(nx) => {
                     steps += 1;
-                    if steps > MAX_ATTR_DEPTH {
+                    if steps > MAX_DEBUG_DEPTH {
                         ctx.module.debug[Handle::<DebugAttr>::from_index(i)] = DebugAttr::Unknown;
                         break;
                     }
@@ -120,7 +120,7 @@ pub(super) fn debug_validity(m: &Module, parsed: &[bool]) -> Vec<bool> {
             1 | 3 => return false,
             _ => {}
         }
-        if !parsed[i] || depth > MAX_ATTR_DEPTH {
+        if !parsed[i] || depth > MAX_DEBUG_DEPTH {
             state[i] = 3;
             return false;
         }

@@ -374,7 +374,7 @@ impl<'a> Ctx<'a> {
         if let Some(Some(kind)) = self.debug.decoded.borrow().get(slot) {
             return Ok(*kind == want);
         }
-        if depth > MAX_ATTR_DEPTH || visiting.contains(&id) {
+        if depth > MAX_DEBUG_DEPTH || visiting.contains(&id) {
             return Ok(false);
         }
         visiting.push(id);
