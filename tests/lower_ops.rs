@@ -865,3 +865,27 @@ fn large_matmul_recomputes_its_pointer_tiles_instead_of_moving_them() {
         }
     }
 }
+
+/// A tile whose move through shared memory needs more than the target has
+/// (a 256x512 f32 permute, 512 KiB) is status 4, and the message names the
+/// op and the bytes needed and available.
+#[test]
+fn a_tile_too_large_for_shared_memory_names_the_op_and_the_bytes() {
+    let path = common::repo().join("tests/data/lower/ops/permute_huge_f32.tileir");
+    let m = tileiras::bytecode::read(&std::fs::read(path).unwrap()).unwrap();
+    for (gpu, available) in [(Gpu::Sm80, 166_912), (Gpu::Sm90, 232_448)] {
+        let options = Options {
+            gpu,
+            ..Default::default()
+        };
+        let e = tileiras::lower::lower(&m, &options).unwrap_err();
+        assert!(e.is_unsupported(), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "'cuda_tile.permute' op with a tile too large for shared memory \
+                 (524288 bytes needed, {available} available) is not supported by this compiler"
+            )
+        );
+    }
+}

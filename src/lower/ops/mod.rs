@@ -54,12 +54,25 @@ use smallvec::smallvec;
 pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let before = l.set_loc(id);
     let mark = l.shared_bytes;
-    let r = lower_op_here(l, id);
+    let r = lower_op_here(l, id).map_err(|e| named(l, id, e));
     // The op's shared-memory scratch is dead once it is done: its result
     // lives in registers.
     l.release_shared(mark);
     l.b.loc = before;
     r
+}
+
+/// An unsupported-feature error raised below op `id` without naming an op
+/// (a shared-memory buffer that does not fit, say) names `id` and its
+/// location.
+fn named(l: &Lowerer, id: OpId, e: LowerError) -> LowerError {
+    match e {
+        LowerError::Unsupported {
+            what,
+            location: None,
+        } if !what.starts_with('\'') => l.unsupported_feature(id, &what),
+        e => e,
+    }
 }
 
 /// Lowers one op at the current source position.

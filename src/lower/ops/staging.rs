@@ -84,7 +84,10 @@ pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerErr
     let end = offset + shape.iter().product::<i64>() * slot;
     if end > l.target.max_shared_bytes() {
         return Err(LowerError::Unsupported {
-            what: "a tile too large for shared memory".into(),
+            what: format!(
+                "a tile too large for shared memory ({end} bytes needed, {} available)",
+                l.target.max_shared_bytes()
+            ),
             location: None,
         });
     }

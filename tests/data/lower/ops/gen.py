@@ -1419,3 +1419,18 @@ def mma_unpadded():
 
 
 mma_unpadded()
+
+
+def permute_huge():
+    """y = permute(x, [1, 0]) of a 256x512 f32 tile: 512 KiB through shared memory,
+    more than any target has (status 4, naming the op and the bytes)."""
+    def body(cb, tt, p):
+        e = f32(tt)
+        n = 256 * 512
+        x = E.encode_ReshapeOp(cb, tt.tile(e, [256, 512]), load(cb, tt, ptrs(cb, tt, p[0], e, n=n), e, shape=[n]))
+        y = E.encode_PermuteOp(cb, tt.tile(e, [512, 256]), x, [1, 0])
+        store(cb, tt, ptrs(cb, tt, p[1], e, n=n), E.encode_ReshapeOp(cb, tt.tile(e, [n]), y))
+    kernel("permute_huge_f32", BytecodeVersion.V_13_3, [ptr(f32)] * 2, body)
+
+
+permute_huge()
