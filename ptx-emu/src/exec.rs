@@ -1366,6 +1366,19 @@ fn int_to_exact(v: u64, ty: Ty) -> (f64, f64) {
     }
 }
 
+/// An 8-bit integer result of type `dt` as the (at least 16-bit) register
+/// holds it: sign-extended for a signed type, zero-extended otherwise (PTX
+/// ISA, "Operand Size Exceeding Instruction-Type Size": `cvt.s8.s32` into a
+/// 16-bit register gives 0xff80 for -128, not 0x0080). Register widths are
+/// not tracked, so the extension stops at 16 bits.
+fn widen_dst(dt: Ty, v: u64) -> u64 {
+    if dt.signed() && dt.bits() == 8 {
+        sext(v, 8) as u64 & 0xffff
+    } else {
+        v
+    }
+}
+
 fn cvt(inst: &Inst, a: u64) -> u64 {
     let (dt, st) = (inst.ty, inst.ty2);
     let rnd = inst.rnd;
@@ -1383,18 +1396,17 @@ fn cvt(inst: &Inst, a: u64) -> u64 {
             } else {
                 (0, (1i128 << db) - 1)
             };
-            return (v.clamp(lo, hi) as u64) & mask(db);
+            return widen_dst(dt, (v.clamp(lo, hi) as u64) & mask(db));
         }
-        return if dt.signed() {
-            (v as i64) as u64 & mask(db)
-        } else {
-            (v as u64) & mask(db)
-        };
+        return widen_dst(dt, (v as u64) & mask(db));
     }
     if st.float() && !dt.float() {
         let x = fget(st, a, inst.ftz);
         let mode = if rnd == Rnd::None { Rnd::Rzi } else { rnd };
-        return fl::f_to_int(x, mode, dt.bits(), dt.signed());
+        return widen_dst(
+            dt,
+            fl::f_to_int(x, mode, dt.bits(), dt.signed()) & mask(dt.bits()),
+        );
     }
     let (h, lo) = if st.float() {
         (fget(st, a, inst.ftz), 0.0)

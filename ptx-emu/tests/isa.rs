@@ -1091,3 +1091,22 @@ fn simd_16x2_integer_lanes() {
     assert_eq!(o[4], 0x0001_0001, "unsigned: min(1, 0xffff) = 1");
     assert_eq!(o[5], 0x7fff_0001);
 }
+
+/// `cvt.s8.s32` and `cvt.rzi.s8.f32` into a 16-bit register sign-extend the
+/// byte to the register (NVIDIA's i8 reductions take element 0 of each word
+/// this way and then compare with `max.s16`); `cvt.u8.s32` zero-extends.
+#[test]
+fn conversions_to_8_bits_extend_to_the_register() {
+    let o = u32s(&run("
+        mov.b32 %r1, 0x1234fe80;
+        cvt.s8.s32 %h1, %r1; cvt.u32.u16 %r2, %h1; st.global.b32 [%rd0], %r2;
+        cvt.u8.s32 %h2, %r1; cvt.u32.u16 %r3, %h2; st.global.b32 [%rd0+4], %r3;
+        mov.b32 %f1, 0fC2FE0000;
+        cvt.rzi.s8.f32 %h3, %f1; cvt.u32.u16 %r4, %h3; st.global.b32 [%rd0+8], %r4;
+        mov.b16 %h4, 0x0001; max.s16 %h5, %h1, %h4; cvt.u32.u16 %r5, %h5; st.global.b32 [%rd0+12], %r5;
+    "));
+    assert_eq!(o[0], 0xff80, "cvt.s8.s32 of 0x80");
+    assert_eq!(o[1], 0x0080, "cvt.u8.s32 of 0x80");
+    assert_eq!(o[2], 0xff81, "cvt.rzi.s8.f32 of -127");
+    assert_eq!(o[3], 0x0001, "max.s16(-128, 1)");
+}
