@@ -67,6 +67,26 @@ fn s64(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
     l.b.op(opc, &[], &[Ty::S64], Ty::S64, vec![a, b])
 }
 
+/// The bytes a chunk of `chunk` elements of `eb` bytes copies when `left`
+/// (s64) elements remain in bounds: clamp(left, 0, chunk) * eb, and at most
+/// `cap` (another dimension's size) when given.
+fn bytes_in_bounds(l: &mut Lowerer, left: Reg, chunk: i64, eb: i64, cap: Option<Reg>) -> Reg {
+    let t = s64(l, Opc::Max, Operand::Reg(left), Operand::Imm(0));
+    let t = s64(l, Opc::Min, Operand::Reg(t), Operand::Imm(chunk));
+    let t = l.b.op(
+        Opc::Cvt,
+        &[],
+        &[Ty::U32, Ty::S64],
+        Ty::U32,
+        smallvec![Operand::Reg(t)],
+    );
+    let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
+    match cap {
+        Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
+        None => t,
+    }
+}
+
 impl Stream {
     /// The state at the first iteration (`ivt` holds the lower bound).
     pub(super) fn new(
@@ -113,36 +133,10 @@ impl Stream {
                 }
                 let idx = s64(l, Opc::Add, Operand::Reg(a0.start[i]), Operand::Imm(ci));
                 if i + 1 == c.len() {
-                    // Along the chunk: clamp(bound - idx, 0, chunk)
-                    // elements, so a chunk straddling the row's end copies
-                    // only what lies in bounds and zero-fills the rest.
-                    let t = s64(l, Opc::Sub, a0.bound[i].clone(), Operand::Reg(idx));
-                    let t = s64(l, Opc::Max, Operand::Reg(t), Operand::Imm(0));
-                    let t = s64(l, Opc::Min, Operand::Reg(t), Operand::Imm(ld.chunk));
-                    let t = l.b.op(
-                        Opc::Cvt,
-                        &[],
-                        &[Ty::U32, Ty::S64],
-                        Ty::U32,
-                        smallvec![Operand::Reg(t)],
-                    );
-                    let t = l.b.op(
-                        Opc::Mul,
-                        &["lo"],
-                        &[Ty::U32],
-                        Ty::U32,
-                        smallvec![Operand::Reg(t), Operand::Imm(eb)],
-                    );
-                    size = Some(match size {
-                        Some(p) => l.b.op(
-                            Opc::Min,
-                            &[],
-                            &[Ty::U32],
-                            Ty::U32,
-                            smallvec![Operand::Reg(p), Operand::Reg(t)],
-                        ),
-                        None => t,
-                    });
+                    // Along the chunk: a chunk straddling the row's end
+                    // copies only what lies in bounds and zero-fills the rest.
+                    let left = s64(l, Opc::Sub, a0.bound[i].clone(), Operand::Reg(idx));
+                    size = Some(bytes_in_bounds(l, left, ld.chunk, eb, size));
                     continue;
                 }
                 let out = l.b.op(
@@ -212,22 +206,8 @@ impl Stream {
             let inv = self.inv[k];
             let size = match self.rem {
                 Some((rem, _)) if last => {
-                    // clamp(rem - c, 0, chunk) elements.
-                    let t = s64(l, Opc::Sub, Operand::Reg(rem), Operand::Imm(c));
-                    let t = s64(l, Opc::Max, Operand::Reg(t), Operand::Imm(0));
-                    let t = s64(l, Opc::Min, Operand::Reg(t), Operand::Imm(ld.chunk));
-                    let t = l.b.op(
-                        Opc::Cvt,
-                        &[],
-                        &[Ty::U32, Ty::S64],
-                        Ty::U32,
-                        smallvec![Operand::Reg(t)],
-                    );
-                    let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
-                    Some(match inv {
-                        Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
-                        None => t,
-                    })
+                    let left = s64(l, Opc::Sub, Operand::Reg(rem), Operand::Imm(c));
+                    Some(bytes_in_bounds(l, left, ld.chunk, eb, inv))
                 }
                 Some((rem, _)) => {
                     let inside = l.b.op(
