@@ -70,7 +70,8 @@ pub struct Lowerer<'m> {
     /// the ops being lowered hold it; an op's scratch is released when the
     /// op is done ([`Lowerer::release_shared`]).
     pub shared_bytes: u32,
-    /// The most shared memory in use at any point: the entry's size.
+    /// The most shared memory in use at any point: the entry's size (every
+    /// buffer is claimed through [`Lowerer::claim_shared`]).
     pub shared_peak: u32,
     /// Whether an op's scratch is released when the op is done, for later
     /// ops to reuse (entries that do not fit otherwise).
@@ -167,7 +168,6 @@ impl<'m> Lowerer<'m> {
     /// they reach it ([`crate::lower::ops::staging::alloc`]).
     pub fn release_shared(&mut self, mark: u32) {
         if self.reuse_shared && self.shared_bytes > mark {
-            self.shared_peak = self.shared_peak.max(self.shared_bytes);
             self.shared_dirty = self.shared_dirty.min(mark);
             self.shared_bytes = mark;
         }
@@ -704,7 +704,7 @@ fn lower_entry_as<'m>(
         reqntid,
         launch: Box::default(),
         reg_counts,
-        shared_bytes: l.shared_bytes.max(l.shared_peak),
+        shared_bytes: l.shared_peak,
         acc_regs: super::ops::mma::accumulator_registers(m, &block.ops, warps),
         local_bytes: l.local_bytes,
         strings: l.strings,
