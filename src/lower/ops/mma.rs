@@ -99,15 +99,24 @@ pub fn operand_layouts(
 /// The warps per tile block an entry whose body is `ops` wants: the most
 /// any of its matrix multiplies' engines asks for, else `default`.
 pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u32 {
-    let mut warps = default;
+    nested_mmas(m, ops)
+        .into_iter()
+        .map(|id| {
+            wgmma::preferred_warps(m, id, target)
+                .or_else(|| mma_sync::preferred_warps(m, id, target))
+                .unwrap_or(default)
+        })
+        .fold(default, u32::max)
+}
+
+/// The matrix multiplies among `ops` and in their regions.
+fn nested_mmas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+    let mut found = Vec::new();
     let mut stack: Vec<OpId> = ops.to_vec();
     while let Some(id) = stack.pop() {
         let op = &m.ops[id];
         if is_mma(op.opcode) {
-            let want = wgmma::preferred_warps(m, id, target)
-                .or_else(|| mma_sync::preferred_warps(m, id, target))
-                .unwrap_or(default);
-            warps = warps.max(want);
+            found.push(id);
         }
         for r in &op.regions {
             for b in &r.blocks {
@@ -115,29 +124,21 @@ pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u3
             }
         }
     }
-    warps
+    found
 }
 
 /// Registers per thread (of `warps` warps) that the accumulators of the
 /// matrix multiplies among `ops` and their regions hold, all together.
 pub fn accumulator_registers(m: &Module, ops: &[OpId], warps: u32) -> u32 {
     let threads = u64::from(warps.max(1)) * 32;
-    let mut words = 0u64;
-    let mut stack: Vec<OpId> = ops.to_vec();
-    while let Some(id) = stack.pop() {
-        let op = &m.ops[id];
-        if is_mma(op.opcode) {
-            if let Some((shape, elem)) = op.results.first().and_then(|&r| value_tile(m, r)) {
-                let elems: u64 = shape.iter().map(|&d| d.max(1) as u64).product();
-                words += elems * u64::from(elem.bits().max(32) / 32);
-            }
-        }
-        for r in &op.regions {
-            for b in &r.blocks {
-                stack.extend(b.ops.iter().copied());
-            }
-        }
-    }
+    let words: u64 = nested_mmas(m, ops)
+        .into_iter()
+        .filter_map(|id| value_tile(m, *m.ops[id].results.first()?))
+        .map(|(shape, elem)| {
+            let elems: u64 = shape.iter().map(|&d| d.max(1) as u64).product();
+            elems * u64::from(elem.bits().max(32) / 32)
+        })
+        .sum();
     u32::try_from(words.div_ceil(threads)).unwrap_or(u32::MAX)
 }
 
