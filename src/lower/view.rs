@@ -202,12 +202,13 @@ impl PartitionInfo {
 
 /// The padding a view load gives out-of-bounds elements: the view's
 /// declared one, else zero. Without a declared padding the values are left
-/// open; NVIDIA's tileiras gives zero wherever they can reach a result:
-/// its staged and async copies zero-fill (TMA on sm_90 and newer,
-/// `cp.async` with a source size on sm_80), its register loads of matrix
-/// operands start from zero, and its sums skip what lies out of bounds.
-/// Real kernels rely on it: flash attention multiplies the padded rows of
-/// V by zero probabilities.
-pub fn load_padding(declared: Option<Padding>) -> Option<Padding> {
-    declared.or(Some(Padding::Zero))
+/// open; NVIDIA's tileiras gives zero wherever the differential runner saw
+/// them reach a result: its staged and async copies zero-fill (TMA on sm_90
+/// and newer, `cp.async` with a source size on sm_80) and its register
+/// loads of matrix operands start from zero. (Its sm_80 sums over such
+/// loads add a stale register instead: undefined, and not matched.) Real
+/// kernels rely on zero: flash attention multiplies the padded rows of V
+/// by zero probabilities.
+pub fn load_padding(declared: Option<Padding>) -> Padding {
+    declared.unwrap_or(Padding::Zero)
 }

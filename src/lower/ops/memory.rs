@@ -643,7 +643,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
     let mut a = prepare(l, op, &p, &index, &layout)?;
     let vec = vec_for(&p, &layout, l);
-    let pad = padding_bits(p.elem, crate::lower::view::load_padding(p.padding))
+    let pad = padding_bits(p.elem, Some(crate::lower::view::load_padding(p.padding)))
         .ok_or_else(|| l.unsupported_feature(op, "this padding value for its element type"))?;
     let n = layout.num_registers();
     let mut regs: Vec<Option<Reg>> = vec![None; n];

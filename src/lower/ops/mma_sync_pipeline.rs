@@ -95,8 +95,7 @@ fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option
         return None;
     }
     let view = partition(m, o.operand("view")?)?;
-    if view.sparse_dim.is_some()
-        || crate::lower::view::load_padding(view.padding) != Some(Padding::Zero)
+    if view.sparse_dim.is_some() || crate::lower::view::load_padding(view.padding) != Padding::Zero
     {
         return None;
     }
