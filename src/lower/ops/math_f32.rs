@@ -374,16 +374,15 @@ pub fn trig(l: &mut Lowerer, x: Reg, op: crate::ir::Opcode) -> Reg {
         }
     };
     // sin and tan of tiny x (zeros included) are x.
+    let ax = f(l, Opc::Abs, &[], vec![r(x)]);
     let fast = if op == Opcode::Cos {
         fast
     } else {
-        let ax = f(l, Opc::Abs, &[], vec![r(x)]);
         let tiny = setp(l, "lt", r(ax), k(2.441_406_3e-4));
         sel(l, x, fast, tiny)
     };
     let res = l.b.reg(crate::ptx::RegClass::B32);
     l.b.copy(res, fast);
-    let ax = f(l, Opc::Abs, &[], vec![r(x)]);
     let big = setp(l, "ge", r(ax), k(FAST_TRIG_LIMIT));
     l.b.begin_if(big, true);
     let wx = widen(l, x);
