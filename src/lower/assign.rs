@@ -111,8 +111,8 @@ fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layo
                 demand(out, acc, l);
             }
             let operands = super::ops::mma::operand_layouts(m, id, target, warps);
-            for (name, l) in ["lhs", "rhs"].iter().zip(operands.into_iter().flatten()) {
-                if let Some(v) = op.operand(name) {
+            for (name, l) in ["lhs", "rhs"].iter().zip(operands) {
+                if let (Some(v), Some(l)) = (op.operand(name), l) {
                     operand_seeds.push((v, Rc::new(l)));
                 }
             }

@@ -44,6 +44,16 @@ impl WarpGrid {
         }
     }
 
+    /// Every warp along M, each owning whole rows (`warps` m16 tiles at
+    /// least fit in `m`); row reductions then stay within a warp.
+    pub fn rows(warps: i64) -> WarpGrid {
+        WarpGrid {
+            m: warps,
+            n: 1,
+            total: warps,
+        }
+    }
+
     /// Rows of one warp's sub-tile.
     pub fn tile_m(&self, m: i64) -> i64 {
         m / self.m

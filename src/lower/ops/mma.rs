@@ -82,17 +82,18 @@ pub fn acc_layout(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Li
     }
 }
 
-/// Layouts the op's engine would like its A and B operands in, if any.
+/// Layouts the op's engine would like its A and B operands in, where it
+/// has a wish.
 pub fn operand_layouts(
     m: &Module,
     id: OpId,
     target: Target,
     warps: u32,
-) -> Option<[LinearLayout; 2]> {
+) -> [Option<LinearLayout>; 2] {
     match engine(m, id, target, warps) {
-        Engine::Wgmma(p) => p.operand_layouts(),
+        Engine::Wgmma(p) => p.operand_layouts().map_or([None, None], |l| l.map(Some)),
         Engine::MmaSync(p) => mma_sync::operand_layouts(m, id, &p, warps),
-        Engine::Fma => None,
+        Engine::Fma => [None, None],
     }
 }
 

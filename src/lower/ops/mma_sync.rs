@@ -195,7 +195,12 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     let (shape, k, kind, acc_elem) = shape_kind(m, id, target)?;
     let rank = shape.len();
     let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
-    let grid = WarpGrid::for_tile(mm, nn, i64::from(warps));
+    let w = i64::from(warps);
+    let grid = if kind == Kind::Half && mm / kind.m() >= w && super::mma_chain::chained(m, id) {
+        WarpGrid::rows(w)
+    } else {
+        WarpGrid::for_tile(mm, nn, w)
+    };
     let batch = if rank == 3 { shape[0] } else { 1 };
     if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
         return None;
@@ -211,23 +216,43 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     })
 }
 
-/// Layouts for A and B when the plan stages their K extent in slices:
-/// lanes along the last dimension as by default, but warps along M (A)
-/// and N (B) before K, so that the bits of K that pick a slice lie in
-/// registers and each slice's stores need no per-thread guard.
-pub fn operand_layouts(m: &Module, id: OpId, plan: &Plan, warps: u32) -> Option<[LinearLayout; 2]> {
-    if !plan.sliced {
-        return None;
-    }
+/// Layouts for A and B: A in registers as fragments ([`a_fragment_layout`])
+/// when the warps own whole rows of 16-bit products; when the plan stages
+/// K in slices, lanes along the last dimension as by default, but warps
+/// along M (A) and N (B) before K, so that the bits of K that pick a slice
+/// lie in registers and each slice's stores need no per-thread guard.
+pub fn operand_layouts(
+    m: &Module,
+    id: OpId,
+    plan: &Plan,
+    warps: u32,
+) -> [Option<LinearLayout>; 2] {
     let op = &m.ops[id];
-    let (ashape, _) = value_tile(m, op.operand("lhs")?)?;
-    let (bshape, _) = value_tile(m, op.operand("rhs")?)?;
+    let (Some((ashape, _)), Some((bshape, _))) = (
+        op.operand("lhs").and_then(|v| value_tile(m, v)),
+        op.operand("rhs").and_then(|v| value_tile(m, v)),
+    ) else {
+        return [None, None];
+    };
     let rank = ashape.len();
     let w = i64::from(warps);
-    Some([
-        Blocked::for_reduction(&ashape, w, 1, rank - 1).to_linear(&ashape),
-        Blocked::for_reduction(&bshape, w, 1, rank - 2).to_linear(&bshape),
-    ])
+    let sliced = |shape: &[i64], d: usize| {
+        plan.sliced
+            .then(|| Blocked::for_reduction(shape, w, 1, d).to_linear(shape))
+    };
+    [
+        a_fragment_layout(plan, &ashape).or_else(|| sliced(&ashape, rank - 1)),
+        sliced(&bshape, rank - 2),
+    ]
+}
+
+/// The layout in which an A operand of shape `ashape` is the plan's A
+/// fragments, register for register: m16n8k16 only, with warps owning
+/// whole rows. Two n8 accumulator tiles are one k16 A fragment, so this is
+/// the accumulator layout of a product of A's shape on the same warps.
+pub fn a_fragment_layout(plan: &Plan, ashape: &[i64]) -> Option<LinearLayout> {
+    (plan.kind == Kind::Half && plan.grid.n == 1 && ashape.len() >= 2)
+        .then(|| acc_layout(ashape, plan.grid, 16))
 }
 
 /// Shared memory the staged operands may take, in bytes.
@@ -298,12 +323,18 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let batch = if rank == 3 { shape[0] } else { 1 };
     let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
     let swizzle = swizzled(l, &a, &b);
+    // A already in fragment order stays in registers.
+    let a_regs = a_fragment_layout(plan, &a.layout.shape)
+        .is_some_and(|f| f == *a.layout)
+        .then(|| a_fragments(l, &a));
+    let staged_m = if a_regs.is_some() { 0 } else { mm };
     let ks = k_slices(kk, plan.kind.k())
         .find(|&ks| {
-            staged_bytes(plan.kind, batch, (mm, nn), ks, swizzle) <= STAGE_BUDGET.min(room(l))
+            staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle)
+                <= STAGE_BUDGET.min(room(l))
         })
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
-    let staged = operand_buffers(l, plan.kind, &a, &b, ks)?;
+    let staged = operand_buffers(l, plan.kind, (&a, &b), ks, a_regs.is_none())?;
     staged.stage(l, &a, &b, 0);
     barrier(l);
     let ops = &staged.ops;
@@ -317,11 +348,18 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     );
     let frags = fragment_addrs(l, plan, ops, base, &shape);
     let mut acc = acc_fragments(l, plan, &acc_in.regs);
-    let mma = Mmas::new(plan, &shape, ks, ae, be, sa, sb);
+    let mut mma = Mmas::new(plan, &shape, ks, ae, be, sa, sb);
     for s in 0..kk / ks {
         if s > 0 {
             staged.stage(l, &a, &b, s);
             barrier(l);
+        }
+        if let Some(regs) = &a_regs {
+            mma.a_regs = Some(ARegs {
+                frags: regs.clone(),
+                k_steps: kk / plan.kind.k(),
+                first: s * (ks / plan.kind.k()),
+            });
         }
         mma.emit(l, ops, &frags, &mut acc, false);
         barrier(l);
@@ -376,6 +414,43 @@ pub fn fragment_addrs(
     FragmentAddrs::new(l, ops, base, lane, m0, n0)
 }
 
+/// The A fragments of tile `a`, which is in [`a_fragment_layout`]: for
+/// batch `b`, m16 tile `mt`, K step `kt` (index `(b * MT + mt) * KT +
+/// kt`), the packed pairs of C elements 0-1 and 2-3 of the n8 tiles `2 kt`
+/// and `2 kt + 1` of a product of A's shape.
+fn a_fragments(l: &mut Lowerer, a: &Tile) -> Vec<Vec<Reg>> {
+    let shape = &a.layout.shape;
+    let rank = shape.len();
+    let nt_n = shape[rank - 1] / 8;
+    let regs = &a.regs;
+    let tiles = regs.len() as i64 / (4 * nt_n);
+    let mut out = Vec::new();
+    for t in 0..tiles {
+        for kt in 0..nt_n / 2 {
+            let r = |nt: i64, c: i64| regs[(4 * (t * nt_n + nt) + c) as usize];
+            let (n0, n1) = (2 * kt, 2 * kt + 1);
+            out.push(vec![
+                pack(l, r(n0, 0), r(n0, 1)),
+                pack(l, r(n0, 2), r(n0, 3)),
+                pack(l, r(n1, 0), r(n1, 1)),
+                pack(l, r(n1, 2), r(n1, 3)),
+            ]);
+        }
+    }
+    out
+}
+
+/// A fragments held in registers (see [`a_fragments`]), for the K steps
+/// from `first` on.
+pub struct ARegs {
+    /// Fragments by `(batch * MT + mt) * k_steps + kt`.
+    pub frags: Vec<Vec<Reg>>,
+    /// K steps in all.
+    pub k_steps: i64,
+    /// The first K step the instructions multiply.
+    pub first: i64,
+}
+
 /// The accumulator registers (`[batch,] M x N` in the plan's layout) as
 /// `mma.sync` C fragments: 4 per m16 x n8 tile, f16 pairs packed.
 pub fn acc_fragments(l: &mut Lowerer, plan: &Plan, regs: &[Reg]) -> Vec<Vec<Reg>> {
@@ -411,6 +486,8 @@ pub struct Mmas {
     /// Whether A and B fragments are rounded to tf32 once loaded (the
     /// operands were f32 rounded by `ftof`).
     pub round: (bool, bool),
+    /// A's fragments, when in registers rather than in shared memory.
+    pub a_regs: Option<ARegs>,
     mods: [&'static str; 9],
     batch: i64,
     mt_n: i64,
@@ -446,6 +523,7 @@ impl Mmas {
         let (aty, bty) = (operand_ty(ae, sa), operand_ty(be, sb));
         Mmas {
             round: (false, false),
+            a_regs: None,
             mods: [
                 "sync", "aligned", shape_mod, "row", "col", dty, aty, bty, cty,
             ],
@@ -470,7 +548,12 @@ impl Mmas {
         for bt in 0..self.batch {
             for kt in 0..self.k_steps {
                 let mut af: Vec<Vec<Reg>> = (0..mt_n)
-                    .map(|mt| frags.load_a(l, ops, bt, mt, kt))
+                    .map(|mt| match &self.a_regs {
+                        Some(a) => {
+                            a.frags[((bt * mt_n + mt) * a.k_steps + a.first + kt) as usize].clone()
+                        }
+                        None => frags.load_a(l, ops, bt, mt, kt),
+                    })
                     .collect();
                 let mut bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, nt_n, kt);
                 for (on, frags) in [(self.round.0, &mut af), (self.round.1, &mut bf)] {

@@ -61,7 +61,8 @@ pub struct Staged {
     pub ks: i64,
     /// K in all.
     kk: i64,
-    a: Dest,
+    /// A's buffer; none when A's fragments are in registers.
+    a: Option<Dest>,
     b: Dest,
 }
 
@@ -85,7 +86,8 @@ pub fn swizzled(l: &Lowerer, a: &Tile, b: &Tile) -> bool {
 }
 
 /// Bytes [`operand_buffers`] takes for `[batch,] M x K` and `K x N`
-/// operands of `kind` staged `ks` elements of K at a time.
+/// operands of `kind` staged `ks` elements of K at a time (`mm` 0: A is
+/// not staged).
 pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizzle: bool) -> i64 {
     let eb = kind.bytes();
     let (apad, bpad) = row_pads(kind, swizzle);
@@ -110,13 +112,14 @@ pub fn row_pads(kind: Kind, swizzle: bool) -> (i64, i64) {
 
 /// Allocates the buffers for tiles `a` (`[batch,] M x K`) and `b`
 /// (`[batch,] K x N`) staged `ks` elements of K at a time (all of K, or a
-/// power-of-two slice of it); [`Staged::stage`] writes each slice.
+/// power-of-two slice of it); [`Staged::stage`] writes each slice. A gets
+/// no buffer unless `stage_a` (its fragments are then in registers).
 pub fn operand_buffers(
     l: &mut Lowerer,
     kind: Kind,
-    a: &Tile,
-    b: &Tile,
+    (a, b): (&Tile, &Tile),
     ks: i64,
+    stage_a: bool,
 ) -> Result<Staged, LowerError> {
     let eb = kind.bytes();
     let ashape = &a.layout.shape;
@@ -133,14 +136,18 @@ pub fn operand_buffers(
     let (apad, bpad) = row_pads(kind, swizzle);
     let identity = Placement::identity(rank);
     let astride = (ks + apad) * eb;
-    let abuf = alloc(l, &with(mm, ks + apad), a.elem)?;
-    let mut a_strides = vec![mm * astride, astride, eb];
-    a_strides.drain(..3 - rank);
-    let at = Dest {
-        buf: abuf,
-        strides: a_strides,
-        swizzle: swizzle.then(|| Swizzle::for_rows(astride)),
-        place: identity.clone(),
+    let at = if stage_a {
+        let abuf = alloc(l, &with(mm, ks + apad), a.elem)?;
+        let mut a_strides = vec![mm * astride, astride, eb];
+        a_strides.drain(..3 - rank);
+        Some(Dest {
+            buf: abuf,
+            strides: a_strides,
+            swizzle: swizzle.then(|| Swizzle::for_rows(astride)),
+            place: identity.clone(),
+        })
+    } else {
+        None
     };
     let (bt, bstride) = if kind == Kind::Byte {
         let stride = (ks + bpad) * eb;
@@ -183,7 +190,7 @@ pub fn operand_buffers(
     Ok(Staged {
         ops: Operands {
             kind,
-            a: (at.buf.offset, astride, mm * astride),
+            a: (at.as_ref().map_or(0, |d| d.buf.offset), astride, mm * astride),
             b: (bt.buf.offset, bstride, b_rows * bstride),
             b_natural: false,
             swizzle,
@@ -203,9 +210,10 @@ impl Staged {
         let eb = self.ops.kind.bytes();
         let window = |dim: usize| (self.ks < self.kk).then(|| Window::slice(dim, self.ks, s));
         for (t, to, w) in [
-            (a, &self.a, window(rank - 1)),
-            (b, &self.b, window(rank - 2)),
+            (a, self.a.as_ref(), window(rank - 1)),
+            (b, Some(&self.b), window(rank - 2)),
         ] {
+            let Some(to) = to else { continue };
             if !store(l, t, to.buf.offset, &to.strides, eb, to.swizzle, w) {
                 match w {
                     Some(w) => write_window(l, t, &to.buf, &to.place, w),

@@ -20,6 +20,7 @@ pub mod math_f64_trig;
 pub mod memory;
 pub mod memory_4bit;
 pub mod mma;
+pub mod mma_chain;
 pub mod mma_fma;
 pub mod mma_fma_regs;
 pub mod mma_scaled;
