@@ -48,6 +48,9 @@ pub enum Lowered {
     Tile(Tile),
     /// A token, a view, or anything else with no runtime form here.
     Nothing,
+    /// A tile copied straight into a product's B buffer
+    /// ([`crate::lower::ops::mma_sync_direct`]).
+    DirectB(std::rc::Rc<crate::lower::ops::mma_sync_direct::DirectB>),
 }
 
 /// State while lowering one entry.

@@ -628,6 +628,9 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let (Some(view), Some(&res)) = (o.operand("view"), o.results.first()) else {
         return Err(l.unsupported(op));
     };
+    if super::mma_sync_direct::lower_load(l, op)? {
+        return Ok(());
+    }
     let index = o.operand_group("index").to_vec();
     let mut p = partition(l.m, view)
         .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;

@@ -76,7 +76,7 @@ fn derived(m: &Module, block: &Block, id: OpId) -> HashSet<ValueId> {
 }
 
 /// The block whose op list holds `id`.
-fn enclosing_block(m: &Module, id: OpId) -> Option<&Block> {
+pub(super) fn enclosing_block(m: &Module, id: OpId) -> Option<&Block> {
     if m.body.ops.contains(&id) {
         return Some(&m.body);
     }

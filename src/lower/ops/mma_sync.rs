@@ -317,6 +317,15 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let rank = shape.len();
     let kk = ashape[rank - 1];
     let acc_in = l.tile_in(id, c_v, &layout)?;
+    let mma = Mmas::new(plan, &shape, kk, ae, be, sa, sb);
+    if let Some(d) = op
+        .operand("rhs")
+        .and_then(|v| super::mma_sync_direct::direct(l, v))
+    {
+        let acc = direct_b(l, id, plan, (a_v, &ashape), &d, mma, &acc_in.regs)?;
+        l.bind(res, acc);
+        return Ok(());
+    }
     let (a, b) = super::mma::operand_tiles(l, id)?;
     // Operands too large for the budget or the shared memory left are
     // staged one K slice at a time.
@@ -348,7 +357,10 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     );
     let frags = fragment_addrs(l, plan, ops, base, &shape);
     let mut acc = acc_fragments(l, plan, &acc_in.regs);
-    let mut mma = Mmas::new(plan, &shape, ks, ae, be, sa, sb);
+    let mut mma = Mmas {
+        k_steps: ks / plan.kind.k(),
+        ..mma
+    };
     for s in 0..kk / ks {
         if s > 0 {
             staged.stage(l, &a, &b, s);
@@ -374,6 +386,64 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         },
     );
     Ok(())
+}
+
+/// The product `id` by `plan` of A (`a_v`, of shape `ashape`) in
+/// registers as fragments and B copied straight into shared memory (`d`),
+/// accumulating into `acc`: waits for the copies, multiplies, and returns
+/// the result tile.
+fn direct_b(
+    l: &mut Lowerer,
+    id: OpId,
+    plan: &Plan,
+    (a_v, ashape): (crate::ir::ValueId, &[i64]),
+    d: &super::mma_sync_direct::DirectB,
+    mut mma: Mmas,
+    acc: &[Reg],
+) -> Result<Tile, LowerError> {
+    let frag = a_fragment_layout(plan, ashape).ok_or_else(|| l.unsupported(id))?;
+    let a = l.tile_in(id, a_v, &Rc::new(frag))?;
+    mma.a_regs = Some(ARegs {
+        frags: a_fragments(l, &a),
+        k_steps: mma.k_steps,
+        first: 0,
+    });
+    let rank = plan.acc.shape.len();
+    let (kk, nn) = (ashape[rank - 1], plan.acc.shape[rank - 1]);
+    let rows = if d.nk { nn } else { kk };
+    let ops = Operands {
+        kind: plan.kind,
+        a: (0, 0, 0),
+        b: (d.offset, d.stride, rows * d.stride),
+        b_natural: false,
+        b_nk: d.nk,
+        swizzle: false,
+    };
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &["wait_group"],
+        &[],
+        vec![],
+        smallvec![Operand::Imm(0)],
+    ));
+    barrier(l);
+    let base = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Symbol(SHARED_SYMBOL)],
+    );
+    let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
+    let mut acc = acc_fragments(l, plan, acc);
+    mma.emit(l, &ops, &frags, &mut acc, false);
+    // The next writer of the buffer waits for every warp's reads.
+    barrier(l);
+    Ok(Tile {
+        elem: Elem::Num(plan.acc_elem),
+        layout: Rc::new(plan.acc.clone()),
+        regs: acc_registers(l, plan, acc),
+    })
 }
 
 /// Each lane's fragment base addresses for operands `ops` at `base`.

@@ -397,6 +397,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         a: (buf.offset, astride, mm * astride),
         b: (buf.offset + abytes, bstride, kk * bstride),
         b_natural: true,
+        b_nk: false,
         swizzle,
     };
     let (Some(sa), Some(sb)) = (

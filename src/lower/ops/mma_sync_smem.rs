@@ -35,6 +35,9 @@ pub struct Operands {
     /// 8-bit B stored `[K][N + pad]` rather than transposed: its fragments
     /// are gathered byte by byte.
     pub b_natural: bool,
+    /// 16-bit B stored transposed, `[N][K + pad]` (K along each row), and
+    /// read with plain `ldmatrix`.
+    pub b_nk: bool,
     /// Rows unpadded and swizzled ([`super::mma_sync_swizzle`]): the row
     /// strides are the row lengths.
     pub swizzle: bool,
@@ -193,6 +196,7 @@ pub fn operand_buffers(
             a: (at.as_ref().map_or(0, |d| d.buf.offset), astride, mm * astride),
             b: (bt.buf.offset, bstride, b_rows * bstride),
             b_natural: false,
+            b_nk: false,
             swizzle,
         },
         ks,
@@ -463,7 +467,7 @@ impl FragmentAddrs {
         let a = mad(l, hi, 16, a);
         let b = match ops.kind {
             Kind::F64 => b,
-            Kind::Half => {
+            Kind::Half if !ops.b_nk => {
                 // ldmatrix .trans: row k = lane % 16, columns n0 + 8 (lane / 16).
                 let b = mad(l, lo4, ops.b.1, b);
                 let b = mad(l, hi, 16, b);
@@ -485,7 +489,7 @@ impl FragmentAddrs {
                 let b = mad(l, k, 4 * ops.b.1, b);
                 bin(l, Opc::Add, Ty::U32, b, Operand::Reg(n))
             }
-            Kind::Byte => {
+            Kind::Half | Kind::Byte => {
                 // ldmatrix on B^T: row n0 + lane % 8 + 8 (lane / 16),
                 // 16-byte column (lane / 8) % 2.
                 let r = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(7));
@@ -608,7 +612,7 @@ impl FragmentAddrs {
                 }
             }
             Kind::Half | Kind::Byte => {
-                let trans = k == Kind::Half;
+                let trans = k == Kind::Half && !ops.b_nk;
                 let mut nt = 0;
                 while nt < nt_n {
                     let two = nt + 1 < nt_n;

@@ -26,6 +26,7 @@ pub mod mma_fma_regs;
 pub mod mma_scaled;
 pub mod mma_sync;
 pub mod mma_sync_copies;
+pub mod mma_sync_direct;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
 pub mod mma_sync_swizzle;
@@ -57,8 +58,15 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let mark = l.shared_bytes;
     let r = lower_op_here(l, id).map_err(|e| named(l, id, e));
     // The op's shared-memory scratch is dead once it is done: its result
-    // lives in registers.
-    l.release_shared(mark);
+    // lives in registers. A tile copied into a product's B buffer keeps
+    // its buffer until the op enclosing both is done.
+    let copied = l.m.ops[id]
+        .results
+        .first()
+        .is_some_and(|v| matches!(l.vals.get(v), Some(Lowered::DirectB(_))));
+    if !copied {
+        l.release_shared(mark);
+    }
     l.b.loc = before;
     r
 }
@@ -159,6 +167,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             }
             Ok(())
         }
+        Opcode::Reshape if mma_sync_direct::forward_reshape(l, id) => Ok(()),
         Opcode::Constant | Opcode::Reshape | Opcode::Broadcast | Opcode::Iota => {
             shape::lower(l, id)
         }
