@@ -179,10 +179,16 @@ fn shape_kind(m: &Module, id: OpId, target: Target) -> Option<(Vec<i64>, i64, Ki
 }
 
 /// The warps per tile block this engine wants for op `id`, if it applies:
-/// eight for tiles of 128 x 128 and more (as NVIDIA's tileiras), else four.
+/// eight for tiles of 128 x 128 and more (as NVIDIA's tileiras), else four;
+/// for a chained product ([`super::mma_chain`]), one per m16 row tile,
+/// four to eight.
 pub fn preferred_warps(m: &Module, id: OpId, target: Target) -> Option<u32> {
-    let (shape, _, _, _) = shape_kind(m, id, target)?;
+    let (shape, _, kind, _) = shape_kind(m, id, target)?;
     let rank = shape.len();
+    // A chain's warps own whole rows: as many as there are m16 tiles.
+    if kind == Kind::Half && super::mma_chain::chained(m, id) {
+        return Some((shape[rank - 2] / 16).clamp(4, 8) as u32);
+    }
     Some(if shape[rank - 2] * shape[rank - 1] >= 128 * 128 {
         8
     } else {
@@ -205,8 +211,14 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
         return None;
     }
-    let ks =
-        k_slices(k, kind.k()).find(|&ks| plan_bytes(kind, batch, mm, nn, ks) <= STAGE_BUDGET)?;
+    // Rows-owning warps multiply 16-bit A from registers: only B is staged.
+    let staged_m = if kind == Kind::Half && grid.n == 1 {
+        0
+    } else {
+        mm
+    };
+    let ks = k_slices(k, kind.k())
+        .find(|&ks| plan_bytes(kind, batch, staged_m, nn, ks) <= STAGE_BUDGET)?;
     Some(Plan {
         acc: acc_layout(&shape, grid, kind.m()),
         grid,
@@ -221,12 +233,7 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
 /// K in slices, lanes along the last dimension as by default, but warps
 /// along M (A) and N (B) before K, so that the bits of K that pick a slice
 /// lie in registers and each slice's stores need no per-thread guard.
-pub fn operand_layouts(
-    m: &Module,
-    id: OpId,
-    plan: &Plan,
-    warps: u32,
-) -> [Option<LinearLayout>; 2] {
+pub fn operand_layouts(m: &Module, id: OpId, plan: &Plan, warps: u32) -> [Option<LinearLayout>; 2] {
     let op = &m.ops[id];
     let (Some((ashape, _)), Some((bshape, _))) = (
         op.operand("lhs").and_then(|v| value_tile(m, v)),
@@ -339,8 +346,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let staged_m = if a_regs.is_some() { 0 } else { mm };
     let ks = k_slices(kk, plan.kind.k())
         .find(|&ks| {
-            staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle)
-                <= STAGE_BUDGET.min(room(l))
+            staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle) <= STAGE_BUDGET.min(room(l))
         })
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
     let staged = operand_buffers(l, plan.kind, (&a, &b), ks, a_regs.is_none())?;
@@ -439,6 +445,12 @@ fn direct_b(
     mma.emit(l, &ops, &frags, &mut acc, false);
     // The next writer of the buffer waits for every warp's reads.
     barrier(l);
+    // Where scratch is reused, the buffer is free again when it is the
+    // last one claimed (a later B copy, say, may take its place).
+    let end = d.offset + rows * d.stride;
+    if i64::from(l.shared_bytes) == end {
+        l.release_shared(u32::try_from(d.offset).unwrap_or(u32::MAX));
+    }
     Ok(Tile {
         elem: Elem::Num(plan.acc_elem),
         layout: Rc::new(plan.acc.clone()),

@@ -193,7 +193,11 @@ pub fn operand_buffers(
     Ok(Staged {
         ops: Operands {
             kind,
-            a: (at.as_ref().map_or(0, |d| d.buf.offset), astride, mm * astride),
+            a: (
+                at.as_ref().map_or(0, |d| d.buf.offset),
+                astride,
+                mm * astride,
+            ),
             b: (bt.buf.offset, bstride, b_rows * bstride),
             b_natural: false,
             b_nk: false,
