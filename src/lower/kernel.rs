@@ -83,6 +83,10 @@ pub struct Lowerer<'m> {
     /// reading (no barrier since): the next buffer reaching it starts with
     /// a barrier. `u32::MAX` when there is none.
     pub shared_dirty: u32,
+    /// The loads whose `cp.async` copies into a product's B buffer are
+    /// committed and not yet waited for, oldest first
+    /// ([`super::ops::mma_sync_direct`]).
+    pub copies_in_flight: Vec<OpId>,
     /// How many values are being recomputed in another layout, one inside
     /// the other ([`super::ops::remat`]).
     pub remat_depth: u32,
@@ -586,6 +590,7 @@ fn lower_entry_as<'m>(
         shared_bytes: 0,
         shared_peak: 0,
         shared_dirty: u32::MAX,
+        copies_in_flight: Vec::new(),
         reuse_shared,
         remat_depth: 0,
         local_bytes: 0,

@@ -108,8 +108,12 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         .and_then(|r| r.blocks.first())
         .map(|b| b.ops.clone())
         .unwrap_or_default();
+    // B tiles copied straight to shared memory start copying first.
+    let early = super::mma_sync_direct::issue_early(l, &ops)?;
     for op in ops {
-        lower_op(l, op)?;
+        if !early.contains(&op) {
+            lower_op(l, op)?;
+        }
     }
     Ok(())
 }

@@ -425,13 +425,7 @@ fn direct_b(
         b_nk: d.nk,
         swizzle: false,
     };
-    l.b.push(Inst::new(
-        Opc::CpAsync,
-        &["wait_group"],
-        &[],
-        vec![],
-        smallvec![Operand::Imm(0)],
-    ));
+    super::mma_sync_direct::wait_for(l, d.load);
     barrier(l);
     let base = l.b.op(
         Opc::Mov,

@@ -147,6 +147,65 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64
     Some((user, p, cd, chunk))
 }
 
+/// The rows, the bytes per row and the orientation (`[N][K]`) of the B
+/// buffer of a copy of `p` along tile dimension `cd`.
+fn buffer_shape(p: &PartitionInfo, cd: usize) -> (i64, i64, bool) {
+    let rank = p.tile_shape.len();
+    let (kk, nn) = (p.tile_shape[rank - 2], p.tile_shape[rank - 1]);
+    let nk = cd == rank - 2;
+    let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
+    (rows, cols * 2 + ROW_PAD, nk)
+}
+
+/// Issues, before the other ops of a block `ops`, the direct copies of the
+/// block's loads whose operands all come from outside the block and that
+/// no op writing memory (or holding regions other than a reduction's or
+/// a scan's combiner) precedes: their latency then
+/// overlaps everything up to their products. Returns the loads issued.
+pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerError> {
+    let mut out = Vec::new();
+    let mut inside = rustc_hash::FxHashSet::default();
+    for &id in ops {
+        let op = &l.m.ops[id];
+        let writes = matches!(
+            op.opcode,
+            Opcode::StorePtrTko
+                | Opcode::StoreViewTko
+                | Opcode::AtomicRMWTko
+                | Opcode::AtomicCASTko
+                | Opcode::AtomicRedViewTko
+                | Opcode::PrintTko
+        );
+        let pure_regions = matches!(op.opcode, Opcode::Reduce | Opcode::Scan);
+        if writes || !(op.regions.is_empty() || pure_regions) {
+            break;
+        }
+        let outside = op.operands.iter().all(|v| !inside.contains(v));
+        inside.extend(op.results.iter().copied());
+        if op.opcode != Opcode::LoadViewTko || !outside {
+            continue;
+        }
+        let fits = candidate(l, id).is_some_and(|(_, p, cd, _)| {
+            let (rows, stride, _) = buffer_shape(&p, cd);
+            rows * stride <= super::staging::room(l)
+        });
+        if !fits {
+            continue;
+        }
+        let before = l.set_loc(id);
+        super::tokens::order(l, id);
+        let done = lower_load(l, id);
+        l.b.loc = before;
+        if done? {
+            if let Some(&t) = l.m.ops[id].results.get(1) {
+                l.vals.insert(t, Lowered::Nothing);
+            }
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
 /// The layout the copies run in: `chunk` contiguous elements per thread
 /// along tile dimension `cd`, lanes then warps along it first.
 fn copy_layout(shape: &[i64], cd: usize, chunk: i64, warps: u32) -> LinearLayout {
@@ -181,10 +240,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         return Ok(false);
     };
     let rank = p.tile_shape.len();
-    let (kk, nn) = (p.tile_shape[rank - 2], p.tile_shape[rank - 1]);
-    let nk = cd == rank - 2;
-    let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
-    let stride = cols * 2 + ROW_PAD;
+    let (rows, stride, nk) = buffer_shape(&p, cd);
     if rows * stride > super::staging::room(l) {
         return Ok(false);
     }
@@ -263,6 +319,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         vec![],
         vec![],
     ));
+    l.copies_in_flight.push(load);
     let d = Rc::new(DirectB {
         load,
         mma,
@@ -371,6 +428,26 @@ pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
         }
         _ => false,
     }
+}
+
+/// Waits for the copies of `load` (`cp.async.wait_group` allowing the
+/// copies committed after it to go on).
+pub fn wait_for(l: &mut Lowerer, load: OpId) {
+    let later = match l.copies_in_flight.iter().position(|&x| x == load) {
+        Some(p) => {
+            let later = l.copies_in_flight.len() - p - 1;
+            l.copies_in_flight.drain(..=p);
+            later
+        }
+        None => 0,
+    };
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &["wait_group"],
+        &[],
+        vec![],
+        smallvec![Operand::Imm(later as i64)],
+    ));
 }
 
 /// The direct copy `v` was lowered to, if any.
