@@ -3,7 +3,9 @@
 //!
 //! Engines, tried in order: `wgmma` (sm_90a warpgroup MMA from shared
 //! memory, [`wgmma`]), `mma.sync` (sm_80 and newer, [`mma_sync`]), and FMAs
-//! on the CUDA cores ([`mma_fma`]), which handles everything. An engine's
+//! on the CUDA cores ([`mma_fma`]), which handles everything. Chained
+//! products ([`super::mma_chain`], attention) go to `mma.sync` on every
+//! target: their A operands are already fragments in registers there. An engine's
 //! plan fixes the accumulator's layout, which layout assignment seeds
 //! before anything else so loop-carried accumulators stay in registers.
 //!
@@ -63,7 +65,13 @@ pub enum Engine {
 
 /// The engine for the matrix multiply `id` in an entry of `warps` warps.
 pub fn engine(m: &Module, id: OpId, target: Target, warps: u32) -> Engine {
-    if let Some(p) = wgmma::plan(m, id, target, warps) {
+    // Chained products (attention) multiply from registers on mma.sync,
+    // whose A fragments their warps already hold.
+    let chained = || {
+        super::mma_chain::chained(m, id)
+            && mma_sync::plan(m, id, target, warps).is_some_and(|p| p.grid.n == 1)
+    };
+    if let Some(p) = wgmma::plan(m, id, target, warps).filter(|_| !chained()) {
         return Engine::Wgmma(p);
     }
     if let Some(p) = mma_sync::plan(m, id, target, warps) {
@@ -104,6 +112,7 @@ pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u3
         .into_iter()
         .map(|id| {
             wgmma::preferred_warps(m, id, target)
+                .filter(|_| !super::mma_chain::chained(m, id))
                 .or_else(|| mma_sync::preferred_warps(m, id, target))
                 .unwrap_or(default)
         })
