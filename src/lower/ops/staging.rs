@@ -328,7 +328,6 @@ pub fn read(
     let addrs = addresses(l, &layout, buf, place, |r| {
         layout.canonical_register(r) == r
     });
-    let ty = slot_ty(buf.slot);
     let mut regs: Vec<Reg> = Vec::new();
     for (r, (a, off)) in addrs.into_iter().enumerate() {
         let c = layout.canonical_register(r);
@@ -336,15 +335,24 @@ pub fn read(
             regs.push(regs[c]);
             continue;
         }
+        regs.push(read_one(l, elem, buf, Operand::Addr(a, off)));
+    }
+    Tile { elem, layout, regs }
+}
+
+/// Loads one element of kind `elem` from `buf` at `at`.
+pub(super) fn read_one(l: &mut Lowerer, elem: Elem, buf: &Buffer, at: Operand) -> Reg {
+    let ty = slot_ty(buf.slot);
+    {
         let d = l.b.reg_for(ty);
         l.b.push(Inst::new(
             Opc::Ld,
             &["shared"],
             &[ty],
             smallvec![Operand::Reg(d)],
-            smallvec![Operand::Addr(a, off)],
+            smallvec![at],
         ));
-        let d = match class_of(elem) {
+        match class_of(elem) {
             RegClass::B16 if buf.slot == 4 => l.b.op(
                 Opc::Cvt,
                 &[],
@@ -360,14 +368,19 @@ pub fn read(
                 smallvec![Operand::Reg(d), Operand::Imm(0)],
             ),
             _ => d,
-        };
-        regs.push(d);
+        }
     }
-    Tile { elem, layout, regs }
 }
 
 /// Redistributes `t` to `layout` through shared memory.
 pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
+    let bytes = t.layout.shape.iter().product::<i64>() * slot_bytes(t.elem);
+    if bytes > room(l) {
+        // Too large for the shared memory left: a slice at a time.
+        if let Some(c) = super::staging_window::convert_in_slices(l, t, layout)? {
+            return Ok(c);
+        }
+    }
     let buf = alloc(l, &t.layout.shape, t.elem)?;
     let place = Placement::identity(t.layout.shape.len());
     write(l, t, &buf, &place);

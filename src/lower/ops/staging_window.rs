@@ -13,11 +13,16 @@ use std::collections::BTreeMap;
 
 use smallvec::smallvec;
 
-use crate::lower::kernel::{Lowerer, Tile};
+use std::rc::Rc;
+
+use crate::lower::kernel::{class_of, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
+use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
-use super::staging::{addresses, write_regs, Buffer, Placement};
+use super::staging::{
+    addresses, alloc, barrier, read_one, room, slot_bytes, write_regs, Buffer, Placement,
+};
 
 /// The aligned window `[lo, lo + len)` along tile dimension `dim` (`len` a
 /// power of two, `lo` a multiple of it).
@@ -179,6 +184,77 @@ pub fn write_window(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement, 
     if owner.is_some() {
         l.b.end_if();
     }
+}
+
+/// Redistributes `t` to `layout` through shared memory one aligned slice
+/// of its first dimension longer than 1 at a time, the longest slice that
+/// fits the shared memory left: each slice written, then read by the
+/// threads holding its elements in `layout`. `None` when even a slice of
+/// one does not fit.
+pub fn convert_in_slices(
+    l: &mut Lowerer,
+    t: &Tile,
+    layout: &Rc<LinearLayout>,
+) -> Result<Option<Tile>, LowerError> {
+    let shape = &t.layout.shape;
+    let Some(dim) = shape.iter().position(|&d| d > 1) else {
+        return Ok(None);
+    };
+    let slot = slot_bytes(t.elem);
+    let total = shape.iter().product::<i64>() * slot;
+    let room = room(l);
+    let Some(len) = k_slices(shape[dim], 1)
+        .skip(1)
+        .find(|&len| total / shape[dim] * len <= room)
+    else {
+        return Ok(None);
+    };
+    let mut bshape = shape.clone();
+    bshape[dim] = len;
+    let buf = alloc(l, &bshape, t.elem)?;
+    let place = Placement::identity(shape.len());
+    let n = layout.num_registers();
+    let mut out: Vec<Option<Reg>> = vec![None; n];
+    for r in (0..n).filter(|&r| layout.canonical_register(r) == r) {
+        out[r] = Some(l.b.reg(class_of(t.elem)));
+    }
+    for s in 0..shape[dim] / len {
+        let w = Window::slice(dim, len, s);
+        write_window(l, t, &buf, &place, w);
+        barrier(l);
+        let sel = Selector::new(l, layout, w);
+        let mut groups = slice_groups(Some(w), layout, 0..n);
+        if sel.thread.is_none() {
+            groups.retain(|&high, _| high == w.lo);
+        }
+        let mut wanted = vec![false; n];
+        for &r in groups.values().flatten() {
+            wanted[r] = true;
+        }
+        let inner = w.layout(layout);
+        let addrs = addresses(l, &inner, &buf, &place, |r| wanted[r]);
+        for (high, regs) in groups {
+            let guard = sel.guard(l, high);
+            Selector::guarded(l, guard, |l| {
+                for r in regs {
+                    let (a, off) = addrs[r];
+                    let v = read_one(l, t.elem, &buf, Operand::Addr(a, off));
+                    if let Some(d) = out[r] {
+                        l.b.copy(d, v);
+                    }
+                }
+            });
+        }
+        barrier(l);
+    }
+    let regs = (0..n)
+        .map(|r| out[layout.canonical_register(r)].expect("canonical registers are read"))
+        .collect();
+    Ok(Some(Tile {
+        elem: t.elem,
+        layout: layout.clone(),
+        regs,
+    }))
 }
 
 #[cfg(test)]
