@@ -118,12 +118,25 @@ fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option
     })
 }
 
-/// The load op feeding mma operand `v` in `body`, and whether an f32 ->
-/// tf32 `ftof` sits between them.
-fn source(m: &Module, v: ValueId, body: &[OpId]) -> Option<(OpId, bool)> {
+/// The load op feeding mma operand `v` in `body`, whether an f32 ->
+/// tf32 `ftof` sits between them, and the ops between them (the `ftof`,
+/// a `reshape` dropping the load's leading dimensions of 1).
+fn source(m: &Module, v: ValueId, body: &[OpId]) -> Option<(OpId, bool, usize)> {
     let d = def_op(m, v).filter(|d| body.contains(d))?;
     match m.ops[d].opcode {
-        Opcode::LoadViewTko => Some((d, false)),
+        Opcode::LoadViewTko => Some((d, false, 0)),
+        Opcode::Reshape => {
+            let src = *m.ops[d].operands.first()?;
+            let (ld, round, between) = source(m, src, body)?;
+            let (from, _) = value_tile(m, src)?;
+            let (to, _) = value_tile(m, v)?;
+            let lead = from.len().checked_sub(to.len())?;
+            (from[lead..] == to[..] && from[..lead].iter().all(|&d| d == 1)).then_some((
+                ld,
+                round,
+                between + 1,
+            ))
+        }
         Opcode::FToF => {
             let src = *m.ops[d].operands.first()?;
             let ld = def_op(m, src).filter(|d| body.contains(d))?;
@@ -132,7 +145,7 @@ fn source(m: &Module, v: ValueId, body: &[OpId]) -> Option<(OpId, bool)> {
             (m.ops[ld].opcode == Opcode::LoadViewTko
                 && from == Elem::Num(Scalar::F32)
                 && to == Elem::Num(Scalar::TF32))
-            .then_some((ld, true))
+            .then_some((ld, true, 1))
         }
         _ => None,
     }
@@ -150,7 +163,7 @@ pub(super) fn loop_shape(l: &Lowerer, id: OpId) -> Option<LoopShape> {
     let (&[iv, acc_arg], n) = (block.args.as_slice(), body.len()) else {
         return None;
     };
-    if !(4..=6).contains(&n) || op.results.len() != 1 || op.operand_group("initValues").len() != 1 {
+    if !(4..=8).contains(&n) || op.results.len() != 1 || op.operand_group("initValues").len() != 1 {
         return None;
     }
     let (mma, cont) = (body[n - 2], body[n - 1]);
@@ -165,17 +178,22 @@ pub(super) fn loop_shape(l: &Lowerer, id: OpId) -> Option<LoopShape> {
         return None;
     }
     let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
-    let (a, ra) = source(m, lhs, body)?;
-    let (b, rb) = source(m, rhs, body)?;
+    let (a, ra, between_a) = source(m, lhs, body)?;
+    let (b, rb, between_b) = source(m, rhs, body)?;
     // Nothing else in the body.
-    if a == b || n != 4 + usize::from(ra) + usize::from(rb) {
+    if a == b || n != 4 + between_a + between_b {
         return None;
     }
     let a = load(l, m, a, body, iv)?;
     let b = load(l, m, b, body, iv)?;
     let (ashape, _) = value_tile(m, lhs)?;
     let (bshape, _) = value_tile(m, rhs)?;
-    if a.view.tile_shape != ashape || b.view.tile_shape != bshape {
+    // The loads' tiles are the operands, but for leading dimensions of 1.
+    let same = |tile: &[i64], operand: &[i64]| {
+        let lead = tile.len().saturating_sub(operand.len());
+        tile[lead..] == operand[..] && tile[..lead].iter().all(|&d| d == 1)
+    };
+    if !same(&a.view.tile_shape, &ashape) || !same(&b.view.tile_shape, &bshape) {
         return None;
     }
     Some(LoopShape {
