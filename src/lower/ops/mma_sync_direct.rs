@@ -242,7 +242,20 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     let rank = p.tile_shape.len();
     let (rows, stride, nk) = buffer_shape(&p, cd);
     if rows * stride > super::staging::room(l) {
-        return Ok(false);
+        if l.reuse_shared {
+            // Through registers, then.
+            return Ok(false);
+        }
+        // Out of shared memory: the entry is lowered again with scratch
+        // reused op by op, where the buffer may fit.
+        return Err(LowerError::Unsupported {
+            what: format!(
+                "a tile too large for shared memory ({} bytes needed, {} available)",
+                rows * stride,
+                super::staging::room(l)
+            ),
+            location: None,
+        });
     }
     let buf = alloc(
         l,
