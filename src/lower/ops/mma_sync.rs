@@ -189,11 +189,20 @@ pub fn preferred_warps(m: &Module, id: OpId, target: Target) -> Option<u32> {
     if kind == Kind::Half && super::mma_chain::chained(m, id) {
         return Some((shape[rank - 2] / 16).clamp(4, 8) as u32);
     }
-    Some(if shape[rank - 2] * shape[rank - 1] >= 128 * 128 {
+    let least = if shape[rank - 2] * shape[rank - 1] >= 128 * 128 {
         8
     } else {
         4
-    })
+    };
+    // More warps when the accumulator needs their registers.
+    let batch: i64 = shape[..rank - 2].iter().product();
+    let elems = batch * shape[rank - 2] * shape[rank - 1];
+    Some(
+        [least, 16]
+            .into_iter()
+            .find(|&w| elems / (32 * w) <= MAX_ACC_REGS)
+            .unwrap_or(least) as u32,
+    )
 }
 
 /// The plan for op `id` in an entry of `warps` warps, if this engine applies.

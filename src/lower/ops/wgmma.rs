@@ -163,7 +163,9 @@ pub fn preferred_warps(m: &Module, id: OpId, target: Target) -> Option<u32> {
 pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     let (mnk, types) = shape(m, id, target)?;
     operands(mnk, types)?;
-    if warps % 4 != 0 || warps == 0 {
+    // Beyond two warpgroups, 128 registers a thread cannot hold an
+    // m64n256 accumulator and the instruction's operands.
+    if warps % 4 != 0 || warps == 0 || warps > 8 {
         return None;
     }
     let groups = i64::from(warps / 4);
