@@ -6,8 +6,14 @@ Run with a Python that has NVIDIA's cuTile (`cuda-tile`) installed; no GPU, driv
 torch, numpy or pytest is needed:
 
     python scripts/export-cutile-kernels.py --tests PATH/TO/cutile/test \
-        [--out tests/data/differential/cutile] [--disasm PATH/TO/tileirdisasm] \
-        [--check PATH/TO/tileiras] [--only REGEX] [--keep-going]
+        [--set cutile|bench] [--out tests/data/differential/SET] \
+        [--disasm PATH/TO/tileirdisasm] [--check PATH/TO/tileiras] [--only REGEX] \
+        [--keep-going]
+
+`--set cutile` (the default) exports the kernels of cuTile's tests to
+tests/data/differential/cutile; `--set bench` exports the kernels of cuTile's benchmarks
+at their large tiles to tests/data/differential/bench (`define_cases_bench`). A run
+writes only its own set's folder.
 
 `--tests` is the `test` directory of NVIDIA/cutile-python (Apache-2.0), or a tarball
 holding it as `cutile/test`.
