@@ -59,7 +59,7 @@ fi
 [ ${#kernels[@]} -gt 0 ] || { echo "bench-static: no kernel matches" >&2; exit 1; }
 
 cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
-ours="$here/target/release/tileiras"
+ours="${CARGO_TARGET_DIR:-$here/target}/release/tileiras"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 
 # NVIDIA's tileiras runs the ptxas beside its resolved path (so a hard link or a copy, not
