@@ -1543,11 +1543,11 @@ def define_cases_bench():
 
     # fmha_kernel at head dim 128 as bench_attention.py launches it: tiles 128x128
     # (prefill, causal; occupancy 2) and 64x256 (decode: one query, input_pos k_len-1, not
-    # causal; occupancy 4), the tuned configurations of benchmark_tuning.json.
+    # causal; occupancy 4), the tuned configurations of benchmark_tuning.json. (f16, causal,
+    # 128x128 with EVEN_K is ../repro's fmha_d128_causal_128x128.)
     at = "kernels.attention:"
     d = 128
     for name, dt, b, qh, kh, ql, kl, causal, (tm, tn), occ in [
-            ("f16_causal_128x128", "f16", 1, 1, 1, 256, 256, True, (128, 128), 2),
             ("f16_causal_128x128_ragged", "f16", 1, 1, 1, 200, 200, True, (128, 128), 2),
             ("f16_full_128x128_ragged", "f16", 1, 1, 1, 130, 200, False, (128, 128), 2),
             ("bf16_gqa_causal_128x128", "bf16", 1, 2, 1, 256, 256, True, (128, 128), 2),
