@@ -6,8 +6,14 @@ Run with a Python that has NVIDIA's cuTile (`cuda-tile`) installed; no GPU, driv
 torch, numpy or pytest is needed:
 
     python scripts/export-cutile-kernels.py --tests PATH/TO/cutile/test \
-        [--out tests/data/differential/cutile] [--disasm PATH/TO/tileirdisasm] \
-        [--check PATH/TO/tileiras] [--only REGEX] [--keep-going]
+        [--set cutile|bench] [--out tests/data/differential/SET] \
+        [--disasm PATH/TO/tileirdisasm] [--check PATH/TO/tileiras] [--only REGEX] \
+        [--keep-going]
+
+`--set cutile` (the default) exports the kernels of cuTile's tests to
+tests/data/differential/cutile; `--set bench` exports the kernels of cuTile's benchmarks
+at their large tiles to tests/data/differential/bench (`define_cases_bench`). A run
+writes only its own set's folder.
 
 `--tests` is the `test` directory of NVIDIA/cutile-python (Apache-2.0), or a tarball
 holding it as `cutile/test`.
@@ -29,7 +35,7 @@ How it works:
     would (divisibility, stride-1 dimensions, constants, scalar types).  bfloat16
     arrays are specialised as float16 and then retyped to bfloat16.
   * `ct.compilation.export_kernel(..., output_format="tileir_bytecode")` writes the
-    bytecode (gpu_code sm_80, bytecode version 13.4).
+    bytecode (gpu_code sm_80, or sm_120 for float8 cases, bytecode version 13.4).
   * The JSON parameter list is derived from the signature's constraints (see
     `flatten`) and, with `--disasm`, checked against the entry signature that
     `tileirdisasm` prints.
@@ -206,6 +212,8 @@ ELEM = {
     "i64": ("<i8", 8), "u8": ("|u1", 1), "u16": ("<u2", 2), "u32": ("<u4", 4),
     "u64": ("<u8", 8), "f16": ("<f2", 2), "bf16": ("<f2", 2), "f32": ("<f4", 4),
     "f64": ("<f8", 8),
+    # float8 arrays are specialised as int8 and then retyped (see `retype_narrow_floats`)
+    "f8e4m3": ("|i1", 1), "f8e5m2": ("|i1", 1),
 }
 
 
@@ -255,14 +263,15 @@ class Case:
     grid: tuple
     note: str
     ulp: int = 0
+    gpu: str = "sm_80"  # the target the bytecode is exported for (`--check` compiles for it)
 
 
 CASES = []
 
 
-def case(name, kernel, args, grid, note, ulp=0):
+def case(name, kernel, args, grid, note, ulp=0, gpu="sm_80"):
     grid = tuple(grid) + (1,) * (3 - len(grid))
-    CASES.append(Case(name, kernel, list(args), grid, note, ulp))
+    CASES.append(Case(name, kernel, list(args), grid, note, ulp, gpu))
 
 
 def cdiv(a, b):
@@ -1490,6 +1499,122 @@ def define_cases_views_typing():
 
 
 # --------------------------------------------------------------------------------------
+# The bench set (`--set bench`, tests/data/differential/bench): the kernels cuTile's
+# benchmarks (bench_*.py) launch, at the tile sizes they launch them with
+# (benchmark_tuning.json and the benchmarks' fixed tiles), on small ragged problems so that
+# the emulator runs them in seconds. `scripts/bench-static.sh` compares our and NVIDIA's
+# code for them (registers, spills, shared memory, tensor-core instructions per loop).
+# --------------------------------------------------------------------------------------
+
+def define_cases_bench():
+    km = "kernels.matmul:"
+    # matmul_kernel: bench_matmul.py's tuning space has tm, tn in {128, 256}, tk in
+    # {32, 64, 128}. f32 inputs go through tf32 (the kernel casts them); float8 is not
+    # benchmarked with this kernel, but ct.mma takes it (f32 accumulator, C in f32).
+    # Integer-valued inputs keep every product and sum exact.
+    for tm, tn, tk in [(128, 128, 64), (128, 256, 64), (256, 128, 64)]:
+        M, N, K = tm + 72, tn - 40, 2 * tk - 8
+        for dt, cdt in [("f16", "f16"), ("bf16", "bf16"), ("f32", "f32"), ("f8e4m3", "f32")]:
+            tag = {"f32": "tf32"}.get(dt, dt)
+            case(f"matmul_{tag}_{tm}x{tn}x{tk}", km + "matmul_kernel",
+                 [A((M, K), dt, init="range:-4:4"), A((K, N), dt, init="range:-4:4"),
+                  A((M, N), cdt, init="zeros", out=True), tm, tn, tk],
+                 (cdiv(M, tm) * cdiv(N, tn),),
+                 f"kernels/matmul.py matmul_kernel (bench_matmul.py's kernel) at tiles"
+                 f" {tm}x{tn}x{tk}, {dt} in{' (as tf32)' if dt == 'f32' else ''}, {cdt} out,"
+                 f" on a ragged {M}x{N}x{K} problem (integer-valued inputs: exact)",
+                 gpu="sm_120" if dt.startswith("f8") else "sm_80")
+    # batch_matmul_kernel: bench_matmul.py's bench_batch_matmul (C in f32; float8 inputs,
+    # B200 tuned 256x256x128), and f16 inputs at 128x256x128. One ragged output tile a
+    # batch; 128x256: two batches, two K steps; 256x256: one batch, one ragged K step (the
+    # emulator takes seconds for each step of such a block; f16 at 256x256x128 was left
+    # out for that).
+    for dt, (tm, tn, tk) in [("f16", (128, 256, 128)), ("f8e4m3", (256, 256, 128))]:
+        big = tm * tn >= 256 * 256
+        b, M, N, K = (1 if big else 2), tm - 28, tn - 44, tk + (-28 if big else 72)
+        case(f"batch_matmul_{dt}_{tm}x{tn}x{tk}", km + "batch_matmul_kernel",
+             [A((b, M, K), dt, init="range:-4:4"), A((b, K, N), dt, init="range:-4:4"),
+              A((b, M, N), "f32", init="zeros", out=True), tm, tn, tk],
+             (b, cdiv(M, tm), cdiv(N, tn)),
+             f"kernels/matmul.py batch_matmul_kernel as bench_matmul.py launches it, tiles"
+             f" {tm}x{tn}x{tk}, {dt} in, f32 out, batch {b}, ragged {M}x{N}x{K}"
+             " (integer-valued inputs: exact)",
+             gpu="sm_120" if dt.startswith("f8") else "sm_80")
+
+    # fmha_kernel at head dim 128 as bench_attention.py launches it: tiles 128x128
+    # (prefill, causal; occupancy 2) and 64x256 (decode: one query, input_pos k_len-1, not
+    # causal; occupancy 4), the tuned configurations of benchmark_tuning.json. (f16, causal,
+    # 128x128 with EVEN_K is ../repro's fmha_d128_causal_128x128.)
+    at = "kernels.attention:"
+    d = 128
+    for name, dt, b, qh, kh, ql, kl, causal, (tm, tn), occ in [
+            ("f16_causal_128x128_ragged", "f16", 1, 1, 1, 200, 200, True, (128, 128), 2),
+            ("f16_full_128x128_ragged", "f16", 1, 1, 1, 100, 200, False, (128, 128), 2),
+            ("bf16_gqa_causal_128x128", "bf16", 1, 2, 1, 128, 128, True, (128, 128), 2),
+            ("f16_decode_64x256", "f16", 2, 1, 1, 1, 512, False, (64, 256), 4),
+            ("bf16_gqa_decode_64x256_ragged", "bf16", 1, 2, 1, 1, 200, False, (64, 256), 4)]:
+        pos = 0 if ql == kl else kl - 1
+        even_k = kl % tn == 0
+        case(f"fmha_d128_{name}", at + f"fmha_kernel.replace_hints(occupancy={occ})",
+             [A((b, qh, ql, d), dt, init="range:-2:3"), A((b, kh, kl, d), dt, init="range:-2:3"),
+              A((b, kh, kl, d), dt, init="range:-2:3"),
+              A((b, qh, ql, d), dt, init="zeros", out=True), 1 / math.sqrt(d), pos, d, qh,
+              tm, tn, qh // kh, causal, even_k], (cdiv(ql, tm), b * qh),
+             f"kernels/attention.py fmha_kernel as bench_attention.py launches it: head dim"
+             f" {d}, tiles {tm}x{tn}, occupancy {occ}, {dt}, batch {b}, {qh} query heads,"
+             f" {kh} key heads, q_len {ql}, k_len {kl}, causal={causal}, EVEN_K={even_k},"
+             f" input_pos {pos} (exp2, approximate division)", ulp=8)
+
+    # FFT as bench_fft.py launches it: N = 16*16*16, the packed kernel (kernels/fft.py,
+    # BS=2 rows a block, D=64) and the reference kernel (kernels/fft_ref.py, a block a
+    # row), complex32 (f16) and complex64 (f32); batch 4 (complex64 packed: 2) instead of
+    # 16K. The factor matrices are inputs like any other: small integers here.
+    F0 = F1 = F2 = 16
+    N = F0 * F1 * F2
+    for dt, tag in [("f16", "c32"), ("f32", "c64")]:
+        w = [A((F0, F0, 2), dt, init="range:-1:2"), A((F1, F1, 2), dt, init="range:-1:2"),
+             A((F2, F2, 2), dt, init="range:-1:2"), A((F0, F1 * F2, 2), dt, init="range:-1:2"),
+             A((F1, F2, 2), dt, init="range:-1:2")]
+        batch, BS, D = (4 if dt == "f16" else 2), 2, 64
+        case(f"fft_{tag}", "kernels.fft:fft_kernel",
+             [A((batch, N * 2 // D, D), dt, init="range:-1:2"),
+              A((batch, N * 2 // D, D), dt, init="zeros", out=True), *w,
+              N, F0, F1, F2, BS, D], (cdiv(batch, BS),),
+             f"kernels/fft.py fft_kernel as bench_fft.py's cutile_fft launches it: N={N}"
+             f" ({F0}x{F1}x{F2}), BS={BS}, D={D}, {tag} as {dt} pairs, batch {batch};"
+             " factors and data drawn from {-1, 0, 1}", ulp=2 if dt == "f16" else 0)
+        w = [A(a.shape, dt, init="range:-1:2") for a in w]
+        batch = 2
+        case(f"fft_ref_{tag}", "kernels.fft_ref:fft_kernel",
+             [A((batch, N, 2), dt, init="range:-1:2"),
+              A((batch, N, 2), dt, init="zeros", out=True), *w, N, F0, F1, F2], (batch,),
+             f"kernels/fft_ref.py fft_kernel as bench_fft.py's cutile_fft_ref (FFT_IMPL=ref)"
+             f" launches it: N={N} ({F0}x{F1}x{F2}), {tag} as {dt} pairs, batch {batch};"
+             " factors and data drawn from {-1, 0, 1}", ulp=2 if dt == "f16" else 0)
+
+    # fused_moe_kernel at bench_moe.py's tiles 128x128x64: its first call (f16, the
+    # tokens replicated top-k times, no routing weight) and its second (bf16, one replica,
+    # output scaled by the routing weight).
+    mo = "kernels.fused_moe:fused_moe_kernel"
+    tm, tn, tk = 128, 128, 64
+    for dt, T, K, E, N, topk, replicas, weighted in [("f16", 40, 200, 4, 192, 2, 2, False),
+                                                     ("bf16", 80, 136, 4, 200, 1, 1, True)]:
+        M = 2 * tm
+        case(f"fused_moe_{dt}_{tm}x{tn}x{tk}{'_weighted' if weighted else ''}", mo,
+             [A((T, K), dt, init="range:-4:4"), A((E, N, K), dt, init="range:-4:4"),
+              A((T * replicas, N), dt, init="zeros", out=True),
+              A((T * replicas,), dt, init="range:0:4"), A((M,), "i32", init="iota"),
+              A((M // tm,), "i32", init=f"range:0:{E}"), replicas, weighted, tm, tn, tk],
+             (cdiv(M, tm) * cdiv(N, tn),),
+             f"kernels/fused_moe.py fused_moe_kernel as bench_moe.py invokes it"
+             f" ({'second' if weighted else 'first'} call): tiles {tm}x{tn}x{tk}, {dt},"
+             f" A {T}x{K}, {E} experts of {N}x{K}, {replicas} replica(s) a token,"
+             f" mul_routed_weight={weighted}; sorted_token_ids is iota over {M} slots (ids"
+             f" {T * replicas}..{M - 1} are padding: out of bounds, masked), expert ids drawn"
+             " from the experts, integer-valued data (exact)")
+
+
+# --------------------------------------------------------------------------------------
 # Export.
 # --------------------------------------------------------------------------------------
 
@@ -1643,13 +1768,16 @@ def flatten(constraint, arg, comp):
     raise NotImplementedError(f"constraint {constraint!r}")
 
 
-def retype_bf16(constraint, arg, comp, ct):
+def retype_narrow_floats(constraint, arg, comp, ct):
+    """bfloat16 arrays were specialised as float16, float8 ones as int8 (the fake arrays'
+    typestr has no name for them): give their constraints the real element type."""
+    real = {"bf16": ct.bfloat16, "f8e4m3": ct.float8_e4m3fn, "f8e5m2": ct.float8_e5m2}
     if isinstance(constraint, comp.ArrayConstraint) and isinstance(arg, A) \
-            and arg.elem == "bf16":
-        return dataclasses.replace(constraint, dtype=ct.bfloat16)
+            and arg.elem in real:
+        return dataclasses.replace(constraint, dtype=real[arg.elem])
     if isinstance(constraint, comp.TupleConstraint):
         return comp.TupleConstraint(
-            [retype_bf16(c, a, comp, ct) for c, a in zip(constraint.items, arg)])
+            [retype_narrow_floats(c, a, comp, ct) for c, a in zip(constraint.items, arg)])
     return constraint
 
 
@@ -1663,7 +1791,9 @@ def disasm_params(disasm, path):
 
 def param_matches(entry, ty):
     if "buffer" in entry:
-        return ty == f"ptr<{entry['buffer']['elem']}>" or (
+        elem = {"f8e4m3": "f8E4M3FN", "f8e5m2": "f8E5M2"}.get(entry["buffer"]["elem"],
+                                                             entry["buffer"]["elem"])
+        return ty == f"ptr<{elem}>" or (
             entry["buffer"]["elem"] == "i1" and ty == "ptr<i1>")
     return ty == entry["scalar"]["ty"]
 
@@ -1675,12 +1805,13 @@ def export(case_, outdir, ct, comp, disasm=None, tileiras=None):
     cconv = (comp.CallingConvention.cutile_python_v2() if has_tuple
              else comp.CallingConvention.cutile_python_v1())
     sig = comp.KernelSignature.from_kernel_args(kernel, case_.args, cconv)
-    params = tuple(retype_bf16(c, a, comp, ct) for c, a in zip(sig.parameters, case_.args))
+    params = tuple(retype_narrow_floats(c, a, comp, ct)
+                   for c, a in zip(sig.parameters, case_.args))
     if params != sig.parameters:
         sig = comp.KernelSignature(params, cconv).with_mangled_symbol(
             kernel._annotated_function.pyfunc.__name__)
     io = BytesIO()
-    comp.export_kernel(kernel, [sig], io, gpu_code="sm_80",
+    comp.export_kernel(kernel, [sig], io, gpu_code=case_.gpu,
                        output_format="tileir_bytecode", bytecode_version="13.4")
     args = []
     for c, a in zip(sig.parameters, case_.args):
@@ -1694,7 +1825,7 @@ def export(case_, outdir, ct, comp, disasm=None, tileiras=None):
         if len(tys) != len(args) or not all(param_matches(e, t) for e, t in zip(args, tys)):
             raise RuntimeError(f"{case_.name}: parameters {tys} do not match {args}")
     if tileiras:
-        subprocess.run([tileiras, "--gpu-name", "sm_80", tileir, "-o", os.devnull],
+        subprocess.run([tileiras, "--gpu-name", case_.gpu, tileir, "-o", os.devnull],
                        check=True, capture_output=True)
     doc = {"entry": sig.symbol, "grid": list(case_.grid), "args": args, "ulp": case_.ulp,
            "note": case_.note}
@@ -1709,12 +1840,18 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tests", required=True,
                    help="cutile-python's test directory, or a .tar.xz holding cutile/test")
-    p.add_argument("--out", default=os.path.join(root, "tests/data/differential/cutile"))
+    p.add_argument("--set", choices=["cutile", "bench"], default="cutile",
+                   help="which case table: cutile (the tests' kernels, default) or bench"
+                   " (the benchmarks' kernels at their large tiles)")
+    p.add_argument("--out", help="output folder (default: tests/data/differential/SET)")
     p.add_argument("--disasm", help="tileirdisasm, to check each entry signature")
-    p.add_argument("--check", help="NVIDIA tileiras, to check each case compiles for sm_80")
+    p.add_argument("--check", help="NVIDIA tileiras, to check each case compiles for its"
+                   " target (sm_80; float8 cases sm_120)")
     p.add_argument("--only", help="regular expression: export only matching case names")
     p.add_argument("--keep-going", action="store_true")
     opts = p.parse_args()
+    if opts.out is None:
+        opts.out = os.path.join(root, "tests/data/differential", opts.set)
 
     install_fake_driver()
     install_stub_modules()
@@ -1738,18 +1875,21 @@ def main():
     import cuda.tile as ct
     import cuda.tile.compilation as comp
 
-    define_cases()
-    define_cases_atomic()
-    define_cases_reduction()
-    define_cases_scan_softmax_select()
-    define_cases_mma()
-    define_cases_gather_scatter()
-    define_cases_elementwise()
-    define_cases_memory()
-    define_cases_misc()
-    define_cases_misc2()
-    define_cases_copy_moe()
-    define_cases_views_typing()
+    if opts.set == "bench":
+        define_cases_bench()
+    else:
+        define_cases()
+        define_cases_atomic()
+        define_cases_reduction()
+        define_cases_scan_softmax_select()
+        define_cases_mma()
+        define_cases_gather_scatter()
+        define_cases_elementwise()
+        define_cases_memory()
+        define_cases_misc()
+        define_cases_misc2()
+        define_cases_copy_moe()
+        define_cases_views_typing()
     os.makedirs(opts.out, exist_ok=True)
     names = set()
     failed = []
