@@ -47,10 +47,15 @@ pub fn contiguous_dim(p: &PartitionInfo) -> Option<usize> {
 /// The default blocked layout of `shape` for `warps` warps with dimension
 /// `cd` fastest (the lanes step along it).
 pub fn along(shape: &[i64], cd: usize, warps: u32) -> Rc<LinearLayout> {
+    along_vec(shape, cd, warps, 1)
+}
+
+/// [`along`] with `vec` contiguous elements per thread along `cd`.
+pub fn along_vec(shape: &[i64], cd: usize, warps: u32, vec: i64) -> Rc<LinearLayout> {
     let rank = shape.len();
     let order: Vec<usize> = (0..rank).filter(|&d| d != cd).chain([cd]).collect();
     let moved_shape: Vec<i64> = order.iter().map(|&d| shape[d]).collect();
-    let moved = default_layout(&moved_shape, warps, 1);
+    let moved = default_layout(&moved_shape, warps, vec);
     let back = |bases: &[Vec<i64>]| -> Vec<Vec<i64>> {
         bases
             .iter()

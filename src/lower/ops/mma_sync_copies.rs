@@ -49,7 +49,7 @@ fn access(
 }
 
 /// `addr + imm` of an address operand as an s64 register.
-fn flat(l: &mut Lowerer, o: Operand) -> Reg {
+pub(super) fn flat(l: &mut Lowerer, o: Operand) -> Reg {
     match o {
         Operand::Addr(r, imm) => l.b.op(
             Opc::Add,
@@ -85,6 +85,51 @@ fn bytes_in_bounds(l: &mut Lowerer, left: Reg, chunk: i64, eb: i64, cap: Option<
         Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
         None => t,
     }
+}
+
+/// The bytes the chunk of `chunk` elements of `eb` bytes at tile coordinate
+/// `c` copies (the rest zero-filled), checking every dimension of `a` but
+/// `skip`: all of them when every dimension is in bounds, none when one
+/// other than `along` (the chunk's dimension) is out, and what is left of
+/// the row along `along`; `None` when no dimension needs a check.
+pub(super) fn chunk_bytes(
+    l: &mut Lowerer,
+    a: &Access,
+    c: &[i64],
+    skip: Option<usize>,
+    along: usize,
+    (chunk, eb): (i64, i64),
+) -> Option<Reg> {
+    let mut size: Option<Reg> = None;
+    for (i, &ci) in c.iter().enumerate() {
+        if Some(i) == skip || !a.check[i] {
+            continue;
+        }
+        let idx = s64(l, Opc::Add, Operand::Reg(a.start[i]), Operand::Imm(ci));
+        if i == along {
+            // A chunk straddling the row's end copies only what lies in
+            // bounds and zero-fills the rest.
+            let left = s64(l, Opc::Sub, a.bound[i].clone(), Operand::Reg(idx));
+            size = Some(bytes_in_bounds(l, left, chunk, eb, size));
+            continue;
+        }
+        let out = l.b.op(
+            Opc::Setp,
+            &["ge"],
+            &[Ty::U64],
+            Ty::Pred,
+            smallvec![Operand::Reg(idx), a.bound[i].clone()],
+        );
+        let prev = size.map_or(Operand::Imm(chunk * eb), Operand::Reg);
+        size = Some(l.b.op(
+            Opc::Selp,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
+        ));
+    }
+    size
 }
 
 impl Stream {
@@ -126,36 +171,8 @@ impl Stream {
             let var = l.b.reg(RegClass::B64);
             l.b.copy(var, x);
             addrs.push(var);
-            let mut size: Option<Reg> = None;
-            for (i, &ci) in c.iter().enumerate() {
-                if i == dim || !a0.check[i] {
-                    continue;
-                }
-                let idx = s64(l, Opc::Add, Operand::Reg(a0.start[i]), Operand::Imm(ci));
-                if i + 1 == c.len() {
-                    // Along the chunk: a chunk straddling the row's end
-                    // copies only what lies in bounds and zero-fills the rest.
-                    let left = s64(l, Opc::Sub, a0.bound[i].clone(), Operand::Reg(idx));
-                    size = Some(bytes_in_bounds(l, left, ld.chunk, eb, size));
-                    continue;
-                }
-                let out = l.b.op(
-                    Opc::Setp,
-                    &["ge"],
-                    &[Ty::U64],
-                    Ty::Pred,
-                    smallvec![Operand::Reg(idx), a0.bound[i].clone()],
-                );
-                let prev = size.map_or(Operand::Imm(bytes), Operand::Reg);
-                size = Some(l.b.op(
-                    Opc::Selp,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
-                ));
-            }
-            inv.push(size);
+            let along = c.len() - 1;
+            inv.push(chunk_bytes(l, &a0, &c, Some(dim), along, (ld.chunk, eb)));
         }
         let rem = if a0.check[dim] {
             let r = s64(

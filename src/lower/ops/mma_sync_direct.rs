@@ -15,16 +15,18 @@ use std::rc::Rc;
 
 use crate::ir::{Opcode, Padding, ValueId};
 use crate::lower::kernel::{Lowered, Lowerer};
-use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::values::value_tile;
-use crate::lower::view::{partition, Extent, PartitionInfo};
+use crate::lower::view::{partition, PartitionInfo};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+use crate::ptx::{Inst, Opc, Operand};
 
+use super::coalesce::along_vec;
 use super::memory::{element, ordering, prepare};
 use super::mma::{engine, Engine};
 use super::mma_sync::{a_fragment_layout, Kind};
-use super::mma_sync_smem::{bin, thread_address_from};
+use super::mma_sync_copies::{chunk_bytes, flat};
+use super::mma_sync_pipeline::chunk_along;
+use super::mma_sync_smem::thread_address_from;
 use super::staging::alloc;
 use crate::ir::OpId;
 
@@ -37,8 +39,6 @@ const ROW_PAD: i64 = 16;
 pub struct DirectB {
     /// The load.
     pub load: OpId,
-    /// The product it feeds.
-    pub mma: OpId,
     /// The buffer's byte offset in the scratch array.
     pub offset: i64,
     /// Bytes per buffer row.
@@ -62,28 +62,6 @@ fn only_user(l: &Lowerer, v: ValueId) -> Option<OpId> {
         user = Some(id);
     }
     user
-}
-
-/// Elements per 16-byte chunk along tile dimension `cd` of `p`, when
-/// every chunk starts 16-byte aligned.
-fn chunk(l: &Lowerer, p: &PartitionInfo, cd: usize) -> Option<i64> {
-    let eb = i64::from(p.elem.bits() / 8);
-    let v = 16 / eb;
-    let d = *p.dim_map.get(cd)?;
-    let fact = |e: &Extent| match e {
-        Extent::Static(s) => crate::lower::facts::largest_pow2_dividing(s.unsigned_abs()) as i64,
-        Extent::Dynamic(x) => l.facts.get(x).map_or(1, |f| f.divisor as i64),
-    };
-    let base_align = l.facts.get(&p.base).map_or(1, |f| f.divisor as i64);
-    (p.strides.get(d) == Some(&Extent::Static(1))
-        && p.tile_shape[cd] % v == 0
-        && p.steps[cd] % v == 0
-        && base_align % 16 == 0
-        && p.strides
-            .iter()
-            .enumerate()
-            .all(|(k, s)| k == d || fact(s) % v == 0))
-    .then_some(v)
 }
 
 /// The load `load` as a direct B copy, if it is one: a weak, zero-padded
@@ -140,10 +118,9 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64
     if !block.ops.contains(&user) {
         return None;
     }
-    let cd = [rank - 1, rank - 2]
+    let (cd, chunk) = [rank - 1, rank - 2]
         .into_iter()
-        .find(|&cd| chunk(l, &p, cd).is_some())?;
-    let chunk = chunk(l, &p, cd)?;
+        .find_map(|cd| Some((cd, chunk_along(l, &p, cd, &[16])?)))?;
     Some((user, p, cd, chunk))
 }
 
@@ -206,37 +183,10 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
     Ok(out)
 }
 
-/// The layout the copies run in: `chunk` contiguous elements per thread
-/// along tile dimension `cd`, lanes then warps along it first.
-fn copy_layout(shape: &[i64], cd: usize, chunk: i64, warps: u32) -> LinearLayout {
-    let rank = shape.len();
-    let order: Vec<usize> = (0..rank).filter(|&d| d != cd).chain([cd]).collect();
-    let moved: Vec<i64> = order.iter().map(|&d| shape[d]).collect();
-    let l = Blocked::default_for(&moved, i64::from(warps), chunk).to_linear(&moved);
-    let back = |bases: &[Vec<i64>]| -> Vec<Vec<i64>> {
-        bases
-            .iter()
-            .map(|b| {
-                let mut c = vec![0; rank];
-                for (k, &d) in order.iter().enumerate() {
-                    c[d] = b[k];
-                }
-                c
-            })
-            .collect()
-    };
-    LinearLayout {
-        shape: shape.to_vec(),
-        register: back(&l.register),
-        lane: back(&l.lane),
-        warp: back(&l.warp),
-    }
-}
-
 /// Lowers load `load` as a direct B copy if it is one (binding its result
 /// to the copy); false, with nothing emitted, otherwise.
 pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
-    let Some((mma, p, cd, chunk)) = candidate(l, load) else {
+    let Some((_, p, cd, chunk)) = candidate(l, load) else {
         return Ok(false);
     };
     let rank = p.tile_shape.len();
@@ -262,7 +212,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         &[rows * stride / 2],
         crate::lower::values::Elem::Num(crate::ir::Scalar::F16),
     )?;
-    let layout = copy_layout(&p.tile_shape, cd, chunk, l.warps);
+    let layout = along_vec(&p.tile_shape, cd, l.warps, chunk);
     if !super::mma_sync_smem::disjoint(&layout) {
         return Err(l.unsupported_feature(load, "this copy layout"));
     }
@@ -295,21 +245,9 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         let checks = std::mem::replace(&mut a.check, vec![false; rank]);
         let (_, addr) = element(l, &mut a, &c, r);
         a.check = checks;
-        let size = chunk_size(l, &a, &c, cd, chunk);
-        let src = match addr {
-            Operand::Addr(reg, off) => {
-                let x = l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::S64],
-                    Ty::S64,
-                    smallvec![Operand::Reg(reg), Operand::Imm(off)],
-                );
-                Operand::Addr(x, 0)
-            }
-            Operand::Reg(reg) => Operand::Addr(reg, 0),
-            other => other,
-        };
+        let size = chunk_bytes(l, &a, &c, None, cd, (chunk, 2));
+        // cp.async takes the address whole: no immediate offset.
+        let src = Operand::Addr(flat(l, addr), 0);
         let mut srcs = vec![Operand::Addr(smem, imm), src, Operand::Imm(bytes)];
         if let Some(s) = size {
             srcs.push(Operand::Reg(s));
@@ -335,7 +273,6 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     l.copies_in_flight.push(load);
     let d = Rc::new(DirectB {
         load,
-        mma,
         offset: buf.offset,
         stride,
         nk,
@@ -344,85 +281,6 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         l.vals.insert(res, Lowered::DirectB(d));
     }
     Ok(true)
-}
-
-/// The bytes chunk `c` copies (the rest zero-filled): all of them when
-/// every dimension is in bounds, none when one other than `cd` is out,
-/// and what is left of the row along `cd`; `None` when no dimension needs
-/// a check.
-fn chunk_size(
-    l: &mut Lowerer,
-    a: &super::memory::Access,
-    c: &[i64],
-    cd: usize,
-    chunk: i64,
-) -> Option<Reg> {
-    let mut size: Option<Reg> = None;
-    let bytes = chunk * 2;
-    for (i, &ci) in c.iter().enumerate() {
-        if !a.check[i] {
-            continue;
-        }
-        let idx = l.b.op(
-            Opc::Add,
-            &[],
-            &[Ty::S64],
-            Ty::S64,
-            smallvec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
-        );
-        if i == cd {
-            let left = l.b.op(
-                Opc::Sub,
-                &[],
-                &[Ty::S64],
-                Ty::S64,
-                smallvec![a.bound[i].clone(), Operand::Reg(idx)],
-            );
-            let t = l.b.op(
-                Opc::Max,
-                &[],
-                &[Ty::S64],
-                Ty::S64,
-                smallvec![Operand::Reg(left), Operand::Imm(0)],
-            );
-            let t = l.b.op(
-                Opc::Min,
-                &[],
-                &[Ty::S64],
-                Ty::S64,
-                smallvec![Operand::Reg(t), Operand::Imm(chunk)],
-            );
-            let t = l.b.op(
-                Opc::Cvt,
-                &[],
-                &[Ty::U32, Ty::S64],
-                Ty::U32,
-                smallvec![Operand::Reg(t)],
-            );
-            let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(2));
-            size = Some(match size {
-                Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
-                None => t,
-            });
-            continue;
-        }
-        let out = l.b.op(
-            Opc::Setp,
-            &["ge"],
-            &[Ty::U64],
-            Ty::Pred,
-            smallvec![Operand::Reg(idx), a.bound[i].clone()],
-        );
-        let prev = size.map_or(Operand::Imm(bytes), Operand::Reg);
-        size = Some(l.b.op(
-            Opc::Selp,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
-        ));
-    }
-    size
 }
 
 /// Binds the result of `reshape` op `id` to its operand's direct copy

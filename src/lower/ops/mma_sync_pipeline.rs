@@ -68,19 +68,31 @@ struct Pattern {
 /// Elements per copy chunk of `p` (4, 8 or 16 bytes), if every chunk is
 /// aligned (a chunk crossing the tensor's edge copies its in-bounds part).
 fn chunk(l: &Lowerer, p: &PartitionInfo) -> Option<i64> {
+    chunk_along(l, p, p.tile_shape.len().checked_sub(1)?, &[16, 8, 4])
+}
+
+/// Elements per copy chunk of `p` along tile dimension `cd`, the widest of
+/// `widths` (bytes) at which every chunk is aligned: `cd` runs along
+/// memory, and the tile, its steps, the base and the other strides are
+/// multiples of the chunk.
+pub(super) fn chunk_along(
+    l: &Lowerer,
+    p: &PartitionInfo,
+    cd: usize,
+    widths: &[i64],
+) -> Option<i64> {
     let eb = i64::from(p.elem.bits() / 8);
-    let last = p.tile_shape.len().checked_sub(1)?;
-    let d = p.dim_map[last];
+    let d = *p.dim_map.get(cd)?;
     let fact = |e: &Extent| match e {
         Extent::Static(s) => crate::lower::facts::largest_pow2_dividing(s.unsigned_abs()) as i64,
         Extent::Dynamic(x) => l.facts.get(x).map_or(1, |f| f.divisor as i64),
     };
     let base_align = l.facts.get(&p.base).map_or(1, |f| f.divisor as i64);
-    [16, 8, 4].into_iter().map(|b| b / eb).find(|&v| {
+    widths.iter().map(|b| b / eb).find(|&v| {
         v >= 1
-            && p.strides[d] == Extent::Static(1)
-            && p.tile_shape[last] % v == 0
-            && p.steps[last] % v == 0
+            && p.strides.get(d) == Some(&Extent::Static(1))
+            && p.tile_shape[cd] % v == 0
+            && p.steps[cd] % v == 0
             && base_align % (v * eb) == 0
             && p.strides
                 .iter()
