@@ -180,6 +180,16 @@ impl<'m> Lowerer<'m> {
         }
     }
 
+    /// Releases the scratch above `mark` whether or not scratch is reused
+    /// op by op: for a construct that is done and never runs again (one
+    /// outside every loop), so no thread reaches that scratch through it.
+    pub fn release_scope(&mut self, mark: u32) {
+        if self.shared_bytes > mark {
+            self.shared_dirty = self.shared_dirty.min(mark);
+            self.shared_bytes = mark;
+        }
+    }
+
     /// Claims shared memory up to byte `end` for a new buffer: a barrier
     /// first when the buffer reaches scratch that an earlier op released,
     /// so no thread still reads it when it is rewritten.

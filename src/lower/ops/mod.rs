@@ -66,6 +66,12 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .is_some_and(|v| matches!(l.vals.get(v), Some(Lowered::DirectB(_))));
     if !copied {
         l.release_shared(mark);
+        if !l.m.ops[id].regions.is_empty() && l.loops.is_empty() {
+            // A construct outside every loop (a loop, say) is never
+            // re-entered: what follows may reuse its scratch, with a
+            // barrier before the first write there.
+            l.release_scope(mark);
+        }
     }
     l.b.loc = before;
     r
