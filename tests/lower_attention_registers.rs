@@ -1,11 +1,15 @@
 //! Attention at head dimension 128 with 128 x 128 tiles (cuTile's
 //! `fmha_kernel` as its benchmark tunes it) keeps its tiles where
-//! FlashAttention-2 does, on `mma.sync` (sm_90 included): the accumulators, the row
-//! statistics and P in registers, warps owning whole rows, Q as A
-//! fragments, and K and V copied global-to-shared with `cp.async` (both
-//! issued at the top of the loop body, each waited for by its product).
-//! ptxas then needs no local memory. That the results are right is the
-//! differential runner's part (`tests/differential.rs`, `repro` cases).
+//! FlashAttention does: the accumulators, the row statistics and P in
+//! registers, warps owning whole rows, and K and V copied global-to-shared
+//! with `cp.async` (both issued at the top of the loop body, each waited
+//! for by its product). On `mma.sync` (sm_80, sm_100) Q is A fragments in
+//! registers; on sm_90's `wgmma` (as FlashAttention-3 and NVIDIA's
+//! tileiras) Q is written once into shared memory and read through a
+//! descriptor, P is the register A operand of `P·V`, and K and V land in
+//! swizzled buffers. ptxas then needs no local memory. That the results
+//! are right is the differential runner's part (`tests/differential.rs`,
+//! `repro` and `bench` cases).
 mod common;
 
 use tileiras::options::{Gpu, Options};
@@ -54,12 +58,39 @@ fn attention_tiles_stay_in_registers_without_spilling() {
         for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100] {
             let (text, log) = compile(name, gpu);
             assert_eq!(spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
-            // Q and P are A fragments in registers: every ldmatrix reads B.
             let ldmatrix: Vec<&str> = text.lines().filter(|l| l.contains("ldmatrix")).collect();
-            assert!(!ldmatrix.is_empty(), "{name} on {gpu:?}");
-            // K (K along memory, [N][K] rows) without .trans, V with.
-            assert!(ldmatrix.iter().any(|l| !l.contains(".trans")), "{name}");
-            assert!(ldmatrix.iter().any(|l| l.contains(".trans")), "{name}");
+            let wgmma: Vec<&str> = text
+                .lines()
+                .filter(|l| l.contains("wgmma.mma_async"))
+                .collect();
+            if gpu == Gpu::Sm90 {
+                // Q·Kᵀ with both operands through descriptors (`{d}, adesc,
+                // bdesc, ...`, K-major B); P·V with P in registers (`{d},
+                // {a}, bdesc`) and V MN-major (imm-trans-b 1).
+                assert!(ldmatrix.is_empty(), "{name}: no ldmatrix on sm_90");
+                let reg_a = |l: &&str| l.matches('{').count() == 2;
+                assert!(
+                    wgmma
+                        .iter()
+                        .any(|l| !reg_a(l) && l.trim_end().ends_with("0, 0;")),
+                    "{name}: Q from shared memory"
+                );
+                assert!(
+                    wgmma
+                        .iter()
+                        .any(|l| reg_a(l) && l.trim_end().ends_with("1, 1, 1;")),
+                    "{name}: P from registers"
+                );
+                assert!(!text.contains("mma.sync"), "{name}: wgmma only");
+            } else {
+                // Q and P are A fragments in registers: every ldmatrix
+                // reads B.
+                assert!(!ldmatrix.is_empty(), "{name} on {gpu:?}");
+                assert!(wgmma.is_empty(), "{name} on {gpu:?}");
+                // K (K along memory, [N][K] rows) without .trans, V with.
+                assert!(ldmatrix.iter().any(|l| !l.contains(".trans")), "{name}");
+                assert!(ldmatrix.iter().any(|l| l.contains(".trans")), "{name}");
+            }
             // Both copies in flight before the first product waits for K.
             assert!(
                 text.lines()

@@ -3911,24 +3911,32 @@ fn wgmma(
         tid: tid_of(g0),
     };
     let ops = &inst.ops;
-    if matches!(ops[1], Opnd::Vec(_)) {
-        return Err(e(
-            ErrorKind::Unsupported,
-            None,
-            "wgmma with A in registers is not supported",
-        ));
-    }
-    let (dva, dvb) = (
-        val(&r0, &ops[1], l, cta, ti0),
-        val(&r0, &ops[2], l, cta, ti0),
-    );
+    // A in registers: `d, {a...}, b-desc, scale-d, imm-scale-a,
+    // imm-scale-b, imm-trans-b` (16-bit types only).
+    let a_regs = match &ops[1] {
+        Opnd::Vec(v) if es == 2 && v.len() == 4 => Some(v.clone()),
+        Opnd::Vec(_) => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("`{op}` with A in registers is not supported"),
+            ))
+        }
+        _ => None,
+    };
+    let dva = match a_regs {
+        Some(_) => 0,
+        None => val(&r0, &ops[1], l, cta, ti0),
+    };
+    let dvb = val(&r0, &ops[2], l, cta, ti0);
     for &g in group {
         let rg = &cta.regs[g * nr..(g + 1) * nr];
         let tg = Ti {
             t: g,
             tid: tid_of(g),
         };
-        if val(rg, &ops[1], l, cta, tg) != dva || val(rg, &ops[2], l, cta, tg) != dvb {
+        let a_differs = a_regs.is_none() && val(rg, &ops[1], l, cta, tg) != dva;
+        if a_differs || val(rg, &ops[2], l, cta, tg) != dvb {
             return Err(e(
                 ErrorKind::Unsupported,
                 None,
@@ -3962,10 +3970,10 @@ fn wgmma(
     } else {
         (false, false)
     };
-    let (tr_a, tr_b) = if ops.len() > 7 {
-        (imm(6) == 1, imm(7) == 1)
-    } else {
-        (false, false)
+    let (tr_a, tr_b) = match (a_regs.is_some(), ops.len()) {
+        (true, 7..) => (false, imm(6) == 1),
+        (false, 8..) => (imm(6) == 1, imm(7) == 1),
+        _ => (false, false),
     };
     let conv = |ty: Ty, v: u64| -> f64 {
         match ty {
@@ -3990,10 +3998,32 @@ fn wgmma(
         Ok(u32::from_le_bytes(b) as u64)
     };
     let mut a = vec![0f64; m * k];
-    for i in 0..m {
-        for kk in 0..k {
-            let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a))?);
-            a[i * k + kk] = if neg_a { -v } else { v };
+    if let Some(regs) = &a_regs {
+        // The m16n8k16 A fragment per warp: register `i` of lane (g, t)
+        // holds row 16 w + g + 8 (i % 2), columns 8 (i / 2) + 2 t + {0, 1}.
+        for (wi, &g) in group.iter().enumerate() {
+            let (w, lane) = (wi / 32, wi % 32);
+            let (gr, t) = (lane / 4, lane % 4);
+            for (i, reg) in regs.iter().enumerate() {
+                let tg = Ti {
+                    t: g,
+                    tid: tid_of(g),
+                };
+                let word = val(&cta.regs[g * nr..(g + 1) * nr], reg, l, cta, tg);
+                let row = 16 * w + gr + 8 * (i % 2);
+                for h in 0..2 {
+                    let col = 8 * (i / 2) + 2 * t + h;
+                    let v = conv(at, (word >> (16 * h)) & 0xffff);
+                    a[row * k + col] = if neg_a { -v } else { v };
+                }
+            }
+        }
+    } else {
+        for i in 0..m {
+            for kk in 0..k {
+                let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a))?);
+                a[i * k + kk] = if neg_a { -v } else { v };
+            }
         }
     }
     let mut b = vec![0f64; k * n];

@@ -87,6 +87,10 @@ pub struct Lowerer<'m> {
     /// committed and not yet waited for, oldest first
     /// ([`super::ops::mma_sync_direct`]).
     pub copies_in_flight: Vec<OpId>,
+    /// Loop-invariant A operands of `wgmma` products written once into
+    /// swizzled buffers before the loop: byte offset and layout
+    /// ([`super::ops::wgmma_regs`]).
+    pub staged_a: HashMap<ValueId, (i64, super::ops::wgmma_smem::Smem)>,
     /// How many values are being recomputed in another layout, one inside
     /// the other ([`super::ops::remat`]).
     pub remat_depth: u32,
@@ -601,6 +605,7 @@ fn lower_entry_as<'m>(
         shared_peak: 0,
         shared_dirty: u32::MAX,
         copies_in_flight: Vec::new(),
+        staged_a: HashMap::default(),
         reuse_shared,
         remat_depth: 0,
         local_bytes: 0,

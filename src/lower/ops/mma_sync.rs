@@ -416,8 +416,29 @@ fn direct_b(
     mut mma: Mmas,
     acc: &[Reg],
 ) -> Result<Tile, LowerError> {
+    if let (Some(s), Some(&(offset, sa))) = (&d.swizzled, l.staged_a.get(&a_v)) {
+        let a = super::wgmma_regs::AOperand::Smem(offset, sa);
+        let regs = super::wgmma_regs::multiply(l, id, plan, a, d, s, acc);
+        release_direct(l, d);
+        return Ok(Tile {
+            elem: Elem::Num(plan.acc_elem),
+            layout: Rc::new(plan.acc.clone()),
+            regs,
+        });
+    }
     let frag = a_fragment_layout(plan, ashape).ok_or_else(|| l.unsupported(id))?;
     let a = l.tile_in(id, a_v, &Rc::new(frag))?;
+    if let Some(s) = &d.swizzled {
+        let frags = a_fragments(l, &a);
+        let a = super::wgmma_regs::AOperand::Regs(&frags);
+        let regs = super::wgmma_regs::multiply(l, id, plan, a, d, s, acc);
+        release_direct(l, d);
+        return Ok(Tile {
+            elem: Elem::Num(plan.acc_elem),
+            layout: Rc::new(plan.acc.clone()),
+            regs,
+        });
+    }
     mma.a_regs = Some(ARegs {
         frags: a_fragments(l, &a),
         k_steps: mma.k_steps,
@@ -448,17 +469,21 @@ fn direct_b(
     mma.emit(l, &ops, &frags, &mut acc, false);
     // The next writer of the buffer waits for every warp's reads.
     barrier(l);
-    // Where scratch is reused, the buffer is free again when it is the
-    // last one claimed (a later B copy, say, may take its place).
-    let end = d.offset + rows * d.stride;
-    if i64::from(l.shared_bytes) == end {
-        l.release_shared(u32::try_from(d.offset).unwrap_or(u32::MAX));
-    }
+    release_direct(l, d);
     Ok(Tile {
         elem: Elem::Num(plan.acc_elem),
         layout: Rc::new(plan.acc.clone()),
         regs: acc_registers(l, plan, acc),
     })
+}
+
+/// Where scratch is reused, a direct copy's buffer is free again once read
+/// when it is the last one claimed (a later B copy, say, may take its
+/// place).
+fn release_direct(l: &mut Lowerer, d: &super::mma_sync_direct::DirectB) {
+    if i64::from(l.shared_bytes) == d.end {
+        l.release_shared(u32::try_from(d.offset).unwrap_or(u32::MAX));
+    }
 }
 
 /// Each lane's fragment base addresses for operands `ops` at `base`.

@@ -28,6 +28,8 @@ use super::mma_sync_copies::{chunk_bytes, flat};
 use super::mma_sync_pipeline::chunk_along;
 use super::mma_sync_smem::thread_address_from;
 use super::staging::alloc;
+use super::wgmma::aligned_base;
+use super::wgmma_smem::{Addresses, Smem};
 use crate::ir::OpId;
 
 /// Bytes of padding at the end of each buffer row (keeps `ldmatrix`
@@ -45,6 +47,12 @@ pub struct DirectB {
     pub stride: i64,
     /// Rows `[N][K]` (K along memory) rather than `[K][N]`.
     pub nk: bool,
+    /// The swizzled layout of a buffer that `wgmma` reads
+    /// ([`super::wgmma_regs`]), 1024-aligned above `offset`; else rows of
+    /// `stride` bytes.
+    pub swizzled: Option<Smem>,
+    /// The scratch byte just past the buffer.
+    pub end: i64,
 }
 
 /// The single user of `v` and whether it is the only use in the whole
@@ -124,6 +132,20 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64
     Some((user, p, cd, chunk))
 }
 
+/// Whether the B operand of product `id` is a load in the same block that
+/// is copied directly (where shared memory allows).
+pub fn copies_b(l: &Lowerer, id: OpId) -> bool {
+    let mut v = l.m.ops[id].operand("rhs");
+    let mut def = v.and_then(|v| crate::lower::view::def_op(l.m, v));
+    if let Some(r) = def.filter(|&d| l.m.ops[d].opcode == Opcode::Reshape) {
+        v = l.m.ops[r].operands.first().copied();
+        def = v.and_then(|v| crate::lower::view::def_op(l.m, v));
+    }
+    def.is_some_and(|d| {
+        l.m.ops[d].opcode == Opcode::LoadViewTko && candidate(l, d).is_some_and(|c| c.0 == id)
+    })
+}
+
 /// The rows, the bytes per row and the orientation (`[N][K]`) of the B
 /// buffer of a copy of `p` along tile dimension `cd`.
 fn buffer_shape(p: &PartitionInfo, cd: usize) -> (i64, i64, bool) {
@@ -132,6 +154,19 @@ fn buffer_shape(p: &PartitionInfo, cd: usize) -> (i64, i64, bool) {
     let nk = cd == rank - 2;
     let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
     (rows, cols * 2 + ROW_PAD, nk)
+}
+
+/// The bytes the B buffer of product `user` takes for a copy of `p` along
+/// tile dimension `cd`, and its swizzled layout where `wgmma` reads it.
+fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, Option<Smem>) {
+    let rank = p.tile_shape.len();
+    let (rows, stride, nk) = buffer_shape(p, cd);
+    let kn = [p.tile_shape[rank - 2], p.tile_shape[rank - 1]];
+    match super::wgmma_regs::b_layout(l, user, kn, nk) {
+        // Room to align the buffer to 1024 bytes.
+        Some(s) => (s.bytes() + 1024, Some(s)),
+        None => (rows * stride, None),
+    }
 }
 
 /// Issues, before the other ops of a block `ops`, the direct copies of the
@@ -162,9 +197,8 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
         if op.opcode != Opcode::LoadViewTko || !outside {
             continue;
         }
-        let fits = candidate(l, id).is_some_and(|(_, p, cd, _)| {
-            let (rows, stride, _) = buffer_shape(&p, cd);
-            rows * stride <= super::staging::room(l)
+        let fits = candidate(l, id).is_some_and(|(user, p, cd, _)| {
+            buffer_bytes(l, user, &p, cd).0 <= super::staging::room(l)
         });
         if !fits {
             continue;
@@ -186,12 +220,13 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
 /// Lowers load `load` as a direct B copy if it is one (binding its result
 /// to the copy); false, with nothing emitted, otherwise.
 pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
-    let Some((_, p, cd, chunk)) = candidate(l, load) else {
+    let Some((user, p, cd, chunk)) = candidate(l, load) else {
         return Ok(false);
     };
     let rank = p.tile_shape.len();
-    let (rows, stride, nk) = buffer_shape(&p, cd);
-    if rows * stride > super::staging::room(l) {
+    let (_, stride, nk) = buffer_shape(&p, cd);
+    let (bytes, swizzled) = buffer_bytes(l, user, &p, cd);
+    if bytes > super::staging::room(l) {
         if l.reuse_shared {
             // Through registers, then.
             return Ok(false);
@@ -201,7 +236,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         return Err(LowerError::Unsupported {
             what: format!(
                 "a tile too large for shared memory ({} bytes needed, {} available)",
-                rows * stride,
+                bytes,
                 super::staging::room(l)
             ),
             location: None,
@@ -209,9 +244,10 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     }
     let buf = alloc(
         l,
-        &[rows * stride / 2],
+        &[bytes / 2],
         crate::lower::values::Elem::Num(crate::ir::Scalar::F16),
     )?;
+    let end = i64::from(l.shared_bytes);
     let layout = along_vec(&p.tile_shape, cd, l.warps, chunk);
     if !super::mma_sync_smem::disjoint(&layout) {
         return Err(l.unsupported_feature(load, "this copy layout"));
@@ -224,9 +260,18 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
             k * stride + n * 2
         }
     };
-    let (_, smem) = thread_address_from(l, &layout, buf.offset, byte);
     let index = l.m.ops[load].operand_group("index").to_vec();
     let mut a = prepare(l, load, &p, &index, &layout)?;
+    // The destination: padded rows, or the swizzled layout (a thread part
+    // xor a register part, from a 1024-aligned base).
+    let mut dest = match &swizzled {
+        Some(s) => {
+            let base = aligned_base(l, buf.offset);
+            let off = |b: &[i64]| s.offset(b[rank - 1], b[rank - 2]);
+            Dest::Swizzled(Addresses::new(l, &layout, off, base))
+        }
+        None => Dest::Rows(thread_address_from(l, &layout, buf.offset, byte).1),
+    };
     let owner = l.owner_pred(&layout);
     if let Some(q) = owner {
         l.b.begin_if(q, true);
@@ -237,10 +282,16 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let imm: i64 = (0..layout.register.len())
-            .filter(|k| r >> k & 1 == 1)
-            .map(|k| byte(&layout.register[k]))
-            .sum();
+        let (smem, imm) = match &mut dest {
+            Dest::Rows(smem) => {
+                let imm: i64 = (0..layout.register.len())
+                    .filter(|k| r >> k & 1 == 1)
+                    .map(|k| byte(&layout.register[k]))
+                    .sum();
+                (*smem, imm)
+            }
+            Dest::Swizzled(addrs) => addrs.at(l, r),
+        };
         // Chunk start's address, without its bounds check.
         let checks = std::mem::replace(&mut a.check, vec![false; rank]);
         let (_, addr) = element(l, &mut a, &c, r);
@@ -276,11 +327,21 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         offset: buf.offset,
         stride,
         nk,
+        swizzled,
+        end,
     });
     if let Some(&res) = l.m.ops[load].results.first() {
         l.vals.insert(res, Lowered::DirectB(d));
     }
     Ok(true)
+}
+
+/// Where a copy's chunks land.
+enum Dest {
+    /// Padded rows: the thread's address plus a register immediate.
+    Rows(crate::ptx::Reg),
+    /// A swizzled `wgmma` layout.
+    Swizzled(Addresses),
 }
 
 /// Binds the result of `reshape` op `id` to its operand's direct copy

@@ -43,6 +43,7 @@ pub mod subbyte;
 pub mod tokens;
 pub mod wgmma;
 pub mod wgmma_pipeline;
+pub mod wgmma_regs;
 pub mod wgmma_smem;
 
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};
@@ -55,6 +56,11 @@ use smallvec::smallvec;
 /// Lowers one op of the entry body.
 pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let before = l.set_loc(id);
+    if l.m.ops[id].opcode == Opcode::For && l.loops.is_empty() && l.if_depth == 0 {
+        // Staged for the rest of the entry (the scratch of ops at the
+        // entry's top level stays theirs), later loops included.
+        wgmma_regs::stage_invariant_a(l, id).map_err(|e| named(l, id, e))?;
+    }
     let mark = l.shared_bytes;
     let r = lower_op_here(l, id).map_err(|e| named(l, id, e));
     // The op's shared-memory scratch is dead once it is done: its result

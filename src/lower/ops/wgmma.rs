@@ -182,7 +182,7 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
 }
 
 /// The PTX type suffix of a `wgmma` operand or accumulator type.
-fn type_name(s: Scalar, signed: bool) -> &'static str {
+pub(super) fn type_name(s: Scalar, signed: bool) -> &'static str {
     match s {
         Scalar::F16 => "f16",
         Scalar::BF16 => "bf16",
@@ -197,7 +197,7 @@ fn type_name(s: Scalar, signed: bool) -> &'static str {
 }
 
 /// The `.m64nNkK` shape modifier (N a multiple of 8 up to 256).
-fn shape_name(n: i64, k: i64) -> &'static str {
+pub(super) fn shape_name(n: i64, k: i64) -> &'static str {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let names = NAMES.get_or_init(|| {
         [8, 16, 32]
@@ -360,29 +360,6 @@ pub(super) fn descriptors(
     abase: Reg,
     bbase: Reg,
 ) -> (Reg, Reg) {
-    let desc_base = |l: &mut Lowerer, base: Reg, s: &Smem| -> Reg {
-        let units = l.b.op(
-            Opc::Shr,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(base), Operand::Imm(4)],
-        );
-        let wide = l.b.op(
-            Opc::Cvt,
-            &[],
-            &[Ty::U64, Ty::U32],
-            Ty::U64,
-            smallvec![Operand::Reg(units)],
-        );
-        l.b.op(
-            Opc::Or,
-            &[],
-            &[Ty::B64],
-            Ty::B64,
-            smallvec![Operand::Reg(wide), Operand::Imm(s.descriptor_bits() as i64)],
-        )
-    };
     let rows = plan.mnk[0] / plan.groups;
     let a_group = if plan.groups > 1 {
         // This warpgroup's first row: (tid / 128) * rows.
@@ -411,7 +388,34 @@ pub(super) fn descriptors(
     } else {
         abase
     };
-    (desc_base(l, a_group, asmem), desc_base(l, bbase, bsmem))
+    (descriptor(l, a_group, asmem), descriptor(l, bbase, bsmem))
+}
+
+/// The matrix descriptor of operand layout `s` at the shared address
+/// `base`: the start address in 16-byte units or'ed with the layout's
+/// constant bits.
+pub(super) fn descriptor(l: &mut Lowerer, base: Reg, s: &Smem) -> Reg {
+    let units = l.b.op(
+        Opc::Shr,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(base), Operand::Imm(4)],
+    );
+    let wide = l.b.op(
+        Opc::Cvt,
+        &[],
+        &[Ty::U64, Ty::U32],
+        Ty::U64,
+        smallvec![Operand::Reg(units)],
+    );
+    l.b.op(
+        Opc::Or,
+        &[],
+        &[Ty::B64],
+        Ty::B64,
+        smallvec![Operand::Reg(wide), Operand::Imm(s.descriptor_bits() as i64)],
+    )
 }
 
 /// The accumulator as `wgmma` registers, in fresh registers (variables the

@@ -13,6 +13,7 @@
 //! function of its coordinates, which makes addresses a per-thread part
 //! xor a per-register immediate.
 use crate::lower::kernel::{doubling_runs, Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
@@ -96,6 +97,104 @@ impl Smem {
     }
 }
 
+/// Shared addresses of a register tile's elements in a swizzled buffer at
+/// a 1024-aligned address: the byte offsets are linear (xor) in the
+/// coordinate bits, so each is a per-thread part xor a per-register
+/// immediate.
+pub struct Addresses {
+    base: Reg,
+    part: Option<Reg>,
+    tbase: Reg,
+    /// The bits the per-thread part may set.
+    pub thread_mask: i64,
+    /// The byte offset each register bit adds (xor).
+    pub regs: Vec<i64>,
+    by_low: rustc_hash::FxHashMap<i64, Reg>,
+}
+
+impl Addresses {
+    /// The addresses of `layout`'s elements at `base`, `off` giving the
+    /// byte offset of a coordinate. Emits the per-thread part.
+    pub fn new(
+        l: &mut Lowerer,
+        layout: &LinearLayout,
+        off: impl Fn(&[i64]) -> i64,
+        base: Reg,
+    ) -> Addresses {
+        let thread: Vec<i64> = layout.thread_bases().iter().map(|b| off(b)).collect();
+        let regs: Vec<i64> = layout.register.iter().map(|b| off(b)).collect();
+        let thread_mask = thread.iter().fold(0, |a, &b| a | b);
+        let part = thread_part(l, &thread);
+        let tbase = match part {
+            Some(p) => l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(base), Operand::Reg(p)],
+            ),
+            None => base,
+        };
+        Addresses {
+            base,
+            part,
+            tbase,
+            thread_mask,
+            regs,
+            by_low: Default::default(),
+        }
+    }
+
+    /// The address of register `r0`'s element: a register and an
+    /// immediate offset.
+    pub fn at(&mut self, l: &mut Lowerer, r0: usize) -> (Reg, i64) {
+        let ro = (0..self.regs.len())
+            .filter(|&b| r0 >> b & 1 == 1)
+            .fold(0, |a, b| a ^ self.regs[b]);
+        // Bits under 1024 may meet the thread's swizzle bits (xor); the
+        // rest never meet the thread's bits (add, as an immediate).
+        let (lo, hi) = (ro & 1023, ro & !1023);
+        if hi & self.thread_mask != 0 {
+            let x = l.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                smallvec![
+                    Operand::Reg(self.part.unwrap_or(self.base)),
+                    Operand::Imm(ro)
+                ],
+            );
+            let a = if self.part.is_some() {
+                l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![Operand::Reg(self.base), Operand::Reg(x)],
+                )
+            } else {
+                x
+            };
+            (a, 0)
+        } else if lo == 0 {
+            (self.tbase, hi)
+        } else {
+            let tbase = self.tbase;
+            let a = *self.by_low.entry(lo).or_insert_with(|| {
+                l.b.op(
+                    Opc::Xor,
+                    &[],
+                    &[Ty::B32],
+                    Ty::B32,
+                    smallvec![Operand::Reg(tbase), Operand::Imm(lo)],
+                )
+            });
+            (a, hi)
+        }
+    }
+}
+
 /// Writes the elements of `t` (shape `[mn, k]`, or `[k, mn]` when
 /// `k_first`) into the operand buffer at the 1024-aligned shared address
 /// `base`. Each thread stores up to 16 contiguous bytes at a time.
@@ -108,11 +207,12 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
             op.offset(c[0], c[1])
         }
     };
-    // Offsets are linear in the coordinate bits: one per thread bit, one
-    // per register bit.
-    let thread: Vec<i64> = layout.thread_bases().iter().map(|b| off(b)).collect();
-    let regs: Vec<i64> = layout.register.iter().map(|b| off(b)).collect();
-    let thread_mask = thread.iter().fold(0, |a, &b| a | b);
+    let owner = l.owner_pred(&layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    let mut addrs = Addresses::new(l, &layout, off, base);
+    let regs = addrs.regs.clone();
     // Vector bits: register bits stepping one element, two, four... (up
     // to 16 bytes), as long as nothing else touches the vector's bytes.
     let mut vb: Vec<usize> = Vec::new();
@@ -126,74 +226,19 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
         let align = (op.es << vb.len()) - 1;
         let others = (0..regs.len())
             .filter(|b| !vb.contains(b))
-            .fold(thread_mask, |a, b| a | regs[b]);
+            .fold(addrs.thread_mask, |a, b| a | regs[b]);
         if vb.is_empty() || others & align == 0 {
             break;
         }
         vb.pop();
     }
     let vmask = vb.iter().fold(0usize, |a, &b| a | 1 << b);
-    let owner = l.owner_pred(&layout);
-    if let Some(q) = owner {
-        l.b.begin_if(q, true);
-    }
-    let part = thread_part(l, &thread);
-    let tbase = match part {
-        Some(p) => l.b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(base), Operand::Reg(p)],
-        ),
-        None => base,
-    };
     let n = layout.num_registers();
-    let mut by_low: rustc_hash::FxHashMap<i64, Reg> = Default::default();
     for r0 in 0..n {
         if r0 & vmask != 0 || layout.canonical_register(r0) != r0 {
             continue;
         }
-        let ro = (0..regs.len())
-            .filter(|&b| r0 >> b & 1 == 1)
-            .fold(0, |a, b| a ^ regs[b]);
-        // Bits under 1024 may meet the thread's swizzle bits (xor); the
-        // rest never meet the thread's bits (add, as an immediate).
-        let (lo, hi) = (ro & 1023, ro & !1023);
-        let addr_reg = if hi & thread_mask != 0 {
-            let x = l.b.op(
-                Opc::Xor,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                smallvec![Operand::Reg(part.unwrap_or(base)), Operand::Imm(ro)],
-            );
-            let a = if part.is_some() {
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Reg(base), Operand::Reg(x)],
-                )
-            } else {
-                x
-            };
-            (a, 0)
-        } else if lo == 0 {
-            (tbase, hi)
-        } else {
-            let a = *by_low.entry(lo).or_insert_with(|| {
-                l.b.op(
-                    Opc::Xor,
-                    &[],
-                    &[Ty::B32],
-                    Ty::B32,
-                    smallvec![Operand::Reg(tbase), Operand::Imm(lo)],
-                )
-            });
-            (a, hi)
-        };
+        let (addr, imm) = addrs.at(l, r0);
         let vals: Vec<Reg> = (0..1usize << vb.len())
             .map(|i| {
                 let r = vb
@@ -203,7 +248,7 @@ pub fn write(l: &mut Lowerer, t: &Tile, op: &Smem, k_first: bool, base: Reg) {
                 t.regs[r]
             })
             .collect();
-        store(l, &vals, op.es, addr_reg.0, addr_reg.1);
+        store(l, &vals, op.es, addr, imm);
     }
     if owner.is_some() {
         l.b.end_if();

@@ -1,0 +1,265 @@
+//! Chained products (attention's `Q·Kᵀ` and `P·V`, [`super::mma_chain`])
+//! on sm_90a's warpgroup tensor cores: A from registers, B from a buffer
+//! its tile was copied into straight from global memory
+//! ([`super::mma_sync_direct`]).
+//!
+//! The `mma.sync` plan of such a product gives every warp 16 whole rows
+//! (`WarpGrid::rows`). When the warps fill whole warpgroups (`M = 16 x
+//! warps`, 4 or 8 warps), that plan's accumulator layout is the `wgmma`
+//! accumulator layout ([`crate::lower::layout::wgmma`]) and its A
+//! fragments (the m16n8k16 ones) are `wgmma`'s A register fragments. So
+//! only the B buffer and the instructions change: the copy lands in the
+//! swizzled canonical layout of [`super::wgmma_smem`] (K-major for `Kᵀ`,
+//! MN-major for V), and each warpgroup issues one `m64nNk16` per K step:
+//!
+//! ```text
+//! cp.async.wait_group; fence.proxy.async; bar.sync
+//! wgmma.fence; wgmma.mma_async {acc}, {a}, bdesc, ...; wgmma.commit_group; wgmma.wait_group 0
+//! bar.sync (before the buffer is rewritten)
+//! ```
+use smallvec::smallvec;
+
+use crate::ir::{OpId, Scalar, ValueId};
+use crate::lower::kernel::Lowerer;
+use crate::lower::values::{value_tile, Elem};
+use crate::lower::LowerError;
+use crate::options::Gpu;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+
+use super::mma::{engine, operand_elems, Engine};
+use super::mma_sync::{a_fragment_layout, Kind, Plan};
+use super::mma_sync_direct::{copies_b, wait_for, DirectB};
+use super::staging::{alloc, barrier, room};
+use super::wgmma::{aligned_base, descriptor, shape_name, sync_op, type_name};
+use super::wgmma_smem::{write, Smem};
+
+/// Whether product `id` under its `mma.sync` plan `plan` runs on `wgmma`
+/// when its B operand is copied directly.
+pub fn applies(l: &Lowerer, id: OpId, plan: &Plan) -> bool {
+    let shape = &plan.acc.shape;
+    let warps = i64::from(l.warps);
+    let half = matches!(
+        operand_elems(l.m, id),
+        Some((a, b)) if a == b && matches!(a, Scalar::F16 | Scalar::BF16)
+    );
+    l.target.gpu == Gpu::Sm90
+        && half
+        && plan.kind == Kind::Half
+        && plan.acc_elem == Scalar::F32
+        && !plan.sliced
+        && shape.len() == 2
+        && plan.grid.n == 1
+        && plan.grid.m == warps
+        && warps % 4 == 0
+        && shape[0] == 16 * warps
+        && shape[1] % 8 == 0
+        && shape[1] <= 256
+}
+
+/// The layout of the B buffer of product `user` (B of `k x n`, copied as
+/// `[N][K]` rows when `nk`) when the product runs on `wgmma`.
+pub fn b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<Smem> {
+    let Engine::MmaSync(plan) = engine(l.m, user, l.target, l.warps) else {
+        return None;
+    };
+    if !applies(l, user, &plan) {
+        return None;
+    }
+    Smem::new(n, k, 2, !nk)
+}
+
+/// Before loop `id` (at the entry's top level), for each product of its
+/// body that runs here with A defined outside the loop (attention's Q):
+/// writes A once into a swizzled K-major buffer that the product reads
+/// through a descriptor ([`Lowerer::staged_a`]), so A's registers are free
+/// inside the loop, as NVIDIA's attention keeps Q. The buffer serves later
+/// loops too (attention's second loop), so A's registers die at the first.
+/// Returns the values staged. Nothing is staged where the shared memory
+/// left is too small.
+pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, LowerError> {
+    let body: Vec<OpId> = l.m.ops[id]
+        .regions
+        .first()
+        .and_then(|r| r.blocks.first())
+        .map(|b| b.ops.clone())
+        .unwrap_or_default();
+    let mut staged = Vec::new();
+    for op in body {
+        if !super::mma::is_mma(l.m.ops[op].opcode) {
+            continue;
+        }
+        let Engine::MmaSync(plan) = engine(l.m, op, l.target, l.warps) else {
+            continue;
+        };
+        let Some(a_v) = l.m.ops[op].operand("lhs") else {
+            continue;
+        };
+        let [m, k] = match value_tile(l.m, a_v) {
+            Some((shape, _)) if shape.len() == 2 => [shape[0], shape[1]],
+            _ => continue,
+        };
+        let Some(frag) = a_fragment_layout(&plan, &[m, k]) else {
+            continue;
+        };
+        let eligible = applies(l, op, &plan)
+            && l.vals.contains_key(&a_v)
+            && !l.staged_a.contains_key(&a_v)
+            && *l.layout_of(a_v) == frag
+            && copies_b(l, op);
+        let Some(s) = Smem::new(m, k, 2, false).filter(|_| eligible) else {
+            continue;
+        };
+        if s.bytes() + 1024 > room(l) {
+            continue;
+        }
+        let t = l.tile_in(op, a_v, &std::rc::Rc::new(frag))?;
+        let buf = alloc(l, &[(s.bytes() + 1024) / 2], Elem::Num(Scalar::F16))?;
+        let base = aligned_base(l, buf.offset);
+        write(l, &t, &s, false, base);
+        proxy_fence(l);
+        l.staged_a.insert(a_v, (buf.offset, s));
+        staged.push(a_v);
+    }
+    Ok(staged)
+}
+
+/// `fence.proxy.async.shared::cta`: this thread's shared-memory writes
+/// reach the tensor cores' (async) proxy.
+fn proxy_fence(l: &mut Lowerer) {
+    l.b.push(Inst::new(
+        Opc::Fence,
+        &["proxy", "async", "shared::cta"],
+        &[],
+        vec![],
+        vec![],
+    ));
+}
+
+/// Where a `wgmma` product's A operand is.
+pub enum AOperand<'a> {
+    /// Fragments in registers, one per K step of 16.
+    Regs(&'a [Vec<Reg>]),
+    /// A swizzled K-major buffer at this scratch offset.
+    Smem(i64, Smem),
+}
+
+/// Accumulates product `id` (by `plan`) into `acc`: A from `a`, B in the
+/// swizzled buffer `s` of copy `d`. Returns the accumulator's registers in
+/// the plan's layout.
+pub fn multiply(
+    l: &mut Lowerer,
+    id: OpId,
+    plan: &Plan,
+    a: AOperand,
+    d: &DirectB,
+    s: &Smem,
+    acc: &[Reg],
+) -> Vec<Reg> {
+    let (ae, _) = operand_elems(l.m, id).unwrap_or((Scalar::F16, Scalar::F16));
+    let [_, n] = [plan.acc.shape[0], plan.acc.shape[1]];
+    let k = match &a {
+        AOperand::Regs(f) => 16 * f.len() as i64,
+        AOperand::Smem(_, sa) => sa.k,
+    };
+    wait_for(l, d.load);
+    // The copies' writes reach the tensor cores' (async) proxy.
+    proxy_fence(l);
+    barrier(l);
+    let base = aligned_base(l, d.offset);
+    let desc = descriptor(l, base, s);
+    let adesc = match &a {
+        AOperand::Smem(offset, sa) => {
+            let abase = aligned_base(l, *offset);
+            // This warpgroup's 64 rows: (tid / 128) * start(64, 0).
+            let abase = if l.warps > 4 {
+                let tid = l.tid();
+                let g = l.b.op(
+                    Opc::Shr,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![Operand::Reg(tid), Operand::Imm(7)],
+                );
+                l.b.op(
+                    Opc::Mad,
+                    &["lo"],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![
+                        Operand::Reg(g),
+                        Operand::Imm(sa.start(64, 0)),
+                        Operand::Reg(abase)
+                    ],
+                )
+            } else {
+                abase
+            };
+            Some((descriptor(l, abase, sa), *sa))
+        }
+        AOperand::Regs(_) => None,
+    };
+    let words: Vec<Reg> = acc
+        .iter()
+        .map(|&r| {
+            let w = l.b.reg(RegClass::B32);
+            l.b.copy(w, r);
+            w
+        })
+        .collect();
+    let scale_d = l.imm(Elem::Num(Scalar::I1), 1);
+    let ty = type_name(ae, true);
+    let mods = [
+        "mma_async",
+        "sync",
+        "aligned",
+        shape_name(n, 16),
+        "f32",
+        ty,
+        ty,
+    ];
+    sync_op(l, &["fence", "sync", "aligned"], vec![]);
+    let step = |l: &mut Lowerer, desc: Reg, off: i64| {
+        if off == 0 {
+            desc
+        } else {
+            l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::S64],
+                Ty::S64,
+                smallvec![Operand::Reg(desc), Operand::Imm(off >> 4)],
+            )
+        }
+    };
+    for kt in 0..k / 16 {
+        let dk = step(l, desc, s.start(0, 16 * kt));
+        let mut srcs: smallvec::SmallVec<[Operand; 4]> = match (&a, adesc) {
+            (AOperand::Regs(f), _) => smallvec![Operand::Vec(f[kt as usize].clone())],
+            (_, Some((ad, sa))) => smallvec![Operand::Reg(step(l, ad, sa.start(0, 16 * kt)))],
+            _ => smallvec![],
+        };
+        srcs.extend([
+            Operand::Reg(dk),
+            Operand::Reg(scale_d),
+            Operand::Imm(1),
+            Operand::Imm(1),
+        ]);
+        if adesc.is_some() {
+            // A K-major.
+            srcs.push(Operand::Imm(0));
+        }
+        srcs.push(Operand::Imm(i64::from(s.mn_major)));
+        l.b.push(Inst::new(
+            Opc::Wgmma,
+            &mods,
+            &[],
+            smallvec![Operand::Vec(words.clone())],
+            srcs.into_vec(),
+        ));
+    }
+    sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
+    sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    // The next writer of the buffer waits for every warpgroup's reads.
+    barrier(l);
+    words
+}
