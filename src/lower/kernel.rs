@@ -91,6 +91,12 @@ pub struct Lowerer<'m> {
     /// swizzled buffers before the loop: byte offset and layout
     /// ([`super::ops::wgmma_regs`]).
     pub staged_a: HashMap<ValueId, (i64, super::ops::wgmma_smem::Smem)>,
+    /// Direct B loads whose copies a loop's prologue issued, and their
+    /// buffers ([`super::ops::mma_sync_direct::prefetch`]).
+    pub prefetched: HashMap<OpId, std::rc::Rc<super::ops::mma_sync_direct::DirectB>>,
+    /// Next-iteration copies of prefetched loads waiting to be issued
+    /// ([`super::ops::mma_sync_direct::defer_next`]).
+    pub next_copies: Vec<std::rc::Rc<super::ops::mma_sync_direct::DirectB>>,
     /// How many values are being recomputed in another layout, one inside
     /// the other ([`super::ops::remat`]).
     pub remat_depth: u32,
@@ -606,6 +612,8 @@ fn lower_entry_as<'m>(
         shared_dirty: u32::MAX,
         copies_in_flight: Vec::new(),
         staged_a: HashMap::default(),
+        prefetched: HashMap::default(),
+        next_copies: Vec::new(),
         reuse_shared,
         remat_depth: 0,
         local_bytes: 0,

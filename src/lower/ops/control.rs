@@ -275,6 +275,13 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     // A `continue` inside an `if` jumps back to the header, so the header
     // advances the induction variable: `iv = next; next = iv + step`.
     let early = early_continue(l.m, op);
+    // The first iteration's B tiles start copying before the loop.
+    let prefetched = match args.first() {
+        Some(&a) if !early && narrow.is_none() => {
+            super::mma_sync_direct::prefetch(l, id, a, step, ity)?
+        }
+        _ => Vec::new(),
+    };
     let next = early.then(|| {
         let n = l.b.reg(RegClass::for_bits(ity.bits()));
         l.b.copy(n, iv);
@@ -309,6 +316,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         if_depth: l.if_depth,
     });
     lower_region(l, id, 0)?;
+    super::mma_sync_direct::issue_next(l)?;
     l.loops.pop();
     if !early {
         l.b.op_into(
@@ -320,6 +328,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         );
     }
     l.b.end_loop();
+    super::mma_sync_direct::drain(l, &prefetched);
     for (&r, t) in op.results.iter().zip(vars) {
         bind_var(l, r, t);
     }

@@ -412,13 +412,16 @@ fn direct_b(
     id: OpId,
     plan: &Plan,
     (a_v, ashape): (crate::ir::ValueId, &[i64]),
-    d: &super::mma_sync_direct::DirectB,
+    d: &Rc<super::mma_sync_direct::DirectB>,
     mut mma: Mmas,
     acc: &[Reg],
 ) -> Result<Tile, LowerError> {
+    // Copies deferred by earlier products go out before this one waits.
+    super::mma_sync_direct::issue_next(l)?;
     if let (Some(s), Some(&(offset, sa))) = (&d.swizzled, l.staged_a.get(&a_v)) {
         let a = super::wgmma_regs::AOperand::Smem(offset, sa);
         let regs = super::wgmma_regs::multiply(l, id, plan, a, d, s, acc);
+        super::mma_sync_direct::defer_next(l, d);
         release_direct(l, d);
         return Ok(Tile {
             elem: Elem::Num(plan.acc_elem),
@@ -432,6 +435,7 @@ fn direct_b(
         let frags = a_fragments(l, &a);
         let a = super::wgmma_regs::AOperand::Regs(&frags);
         let regs = super::wgmma_regs::multiply(l, id, plan, a, d, s, acc);
+        super::mma_sync_direct::defer_next(l, d);
         release_direct(l, d);
         return Ok(Tile {
             elem: Elem::Num(plan.acc_elem),
@@ -469,6 +473,7 @@ fn direct_b(
     mma.emit(l, &ops, &frags, &mut acc, false);
     // The next writer of the buffer waits for every warp's reads.
     barrier(l);
+    super::mma_sync_direct::defer_next(l, d);
     release_direct(l, d);
     Ok(Tile {
         elem: Elem::Num(plan.acc_elem),
@@ -481,7 +486,7 @@ fn direct_b(
 /// when it is the last one claimed (a later B copy, say, may take its
 /// place).
 fn release_direct(l: &mut Lowerer, d: &super::mma_sync_direct::DirectB) {
-    if i64::from(l.shared_bytes) == d.end {
+    if d.next.is_none() && i64::from(l.shared_bytes) == d.end {
         l.release_shared(u32::try_from(d.offset).unwrap_or(u32::MAX));
     }
 }

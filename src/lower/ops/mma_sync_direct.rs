@@ -27,7 +27,7 @@ use super::mma_sync::{a_fragment_layout, Kind};
 use super::mma_sync_copies::{chunk_bytes, flat};
 use super::mma_sync_pipeline::chunk_along;
 use super::mma_sync_smem::thread_address_from;
-use super::staging::alloc;
+use super::staging::{alloc, room};
 use super::wgmma::aligned_base;
 use super::wgmma_smem::{Addresses, Smem};
 use crate::ir::OpId;
@@ -53,6 +53,9 @@ pub struct DirectB {
     pub swizzled: Option<Smem>,
     /// The scratch byte just past the buffer.
     pub end: i64,
+    /// For a load prefetched before its loop, how its product issues the
+    /// next iteration's copy into the buffer ([`prefetch`]).
+    pub next: Option<NextCopy>,
 }
 
 /// The single user of `v` and whether it is the only use in the whole
@@ -197,9 +200,10 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
         if op.opcode != Opcode::LoadViewTko || !outside {
             continue;
         }
-        let fits = candidate(l, id).is_some_and(|(user, p, cd, _)| {
-            buffer_bytes(l, user, &p, cd).0 <= super::staging::room(l)
-        });
+        let fits = l.prefetched.contains_key(&id)
+            || candidate(l, id).is_some_and(|(user, p, cd, _)| {
+                buffer_bytes(l, user, &p, cd).0 <= super::staging::room(l)
+            });
         if !fits {
             continue;
         }
@@ -218,14 +222,19 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
 }
 
 /// Lowers load `load` as a direct B copy if it is one (binding its result
-/// to the copy); false, with nothing emitted, otherwise.
+/// to the copy); false, with nothing emitted, otherwise. A load prefetched
+/// before its loop ([`prefetch`]) is bound to the copy already in flight.
 pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
+    if let Some(d) = l.prefetched.get(&load).cloned() {
+        if let Some(&res) = l.m.ops[load].results.first() {
+            l.vals.insert(res, Lowered::DirectB(d));
+        }
+        return Ok(true);
+    }
     let Some((user, p, cd, chunk)) = candidate(l, load) else {
         return Ok(false);
     };
-    let rank = p.tile_shape.len();
-    let (_, stride, nk) = buffer_shape(&p, cd);
-    let (bytes, swizzled) = buffer_bytes(l, user, &p, cd);
+    let (bytes, _) = buffer_bytes(l, user, &p, cd);
     if bytes > super::staging::room(l) {
         if l.reuse_shared {
             // Through registers, then.
@@ -242,12 +251,59 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
             location: None,
         });
     }
+    let d = Rc::new(buffer(l, load, user, &p, cd, None)?);
+    copy(l, &d, &p, cd, chunk, None)?;
+    if let Some(&res) = l.m.ops[load].results.first() {
+        l.vals.insert(res, Lowered::DirectB(d));
+    }
+    Ok(true)
+}
+
+/// Allocates the B buffer of product `user` for the copy of `load` (`p`
+/// along tile dimension `cd`).
+fn buffer(
+    l: &mut Lowerer,
+    load: OpId,
+    user: OpId,
+    p: &PartitionInfo,
+    cd: usize,
+    next: Option<NextCopy>,
+) -> Result<DirectB, LowerError> {
+    let (_, stride, nk) = buffer_shape(p, cd);
+    let (bytes, swizzled) = buffer_bytes(l, user, p, cd);
     let buf = alloc(
         l,
         &[bytes / 2],
         crate::lower::values::Elem::Num(crate::ir::Scalar::F16),
     )?;
-    let end = i64::from(l.shared_bytes);
+    Ok(DirectB {
+        load,
+        offset: buf.offset,
+        stride,
+        nk,
+        swizzled,
+        end: i64::from(l.shared_bytes),
+        next,
+    })
+}
+
+/// Issues the `cp.async` copies of `d.load` (`p` along tile dimension
+/// `cd`, `chunk` elements a copy) into `d`'s buffer and commits them as a
+/// group. With `next`, the copies are the next iteration's: the load's
+/// index is taken at the induction variable plus the step, and bounds are
+/// checked along every dimension it indexes (past the last tile, nothing
+/// is read).
+fn copy(
+    l: &mut Lowerer,
+    d: &DirectB,
+    p: &PartitionInfo,
+    cd: usize,
+    chunk: i64,
+    next: Option<&NextCopy>,
+) -> Result<(), LowerError> {
+    let load = d.load;
+    let rank = p.tile_shape.len();
+    let (stride, nk) = (d.stride, d.nk);
     let layout = along_vec(&p.tile_shape, cd, l.warps, chunk);
     if !super::mma_sync_smem::disjoint(&layout) {
         return Err(l.unsupported_feature(load, "this copy layout"));
@@ -261,16 +317,48 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         }
     };
     let index = l.m.ops[load].operand_group("index").to_vec();
-    let mut a = prepare(l, load, &p, &index, &layout)?;
+    // The next iteration's index: the induction variable rebound to
+    // `iv + step` while the addresses are computed.
+    let saved = match next {
+        Some(n) => {
+            let Some(Lowered::Tile(t)) = l.vals.get(&n.iv).cloned() else {
+                return Err(l.unsupported(load));
+            };
+            let ahead = l.b.op(
+                Opc::Add,
+                &[],
+                &[n.ty],
+                n.ty,
+                smallvec![Operand::Reg(t.regs[0]), Operand::Reg(n.step)],
+            );
+            let mut moved = t.clone();
+            moved.regs = vec![ahead];
+            l.vals.insert(n.iv, Lowered::Tile(moved));
+            Some((n.iv, t))
+        }
+        None => None,
+    };
+    let prepared = prepare(l, load, p, &index, &layout);
+    if let Some((iv, t)) = saved {
+        l.vals.insert(iv, Lowered::Tile(t));
+    }
+    let mut a = prepared?;
+    if let Some(n) = next {
+        for (i, v) in index.iter().enumerate() {
+            if *v == n.iv {
+                a.check[i] = true;
+            }
+        }
+    }
     // The destination: padded rows, or the swizzled layout (a thread part
     // xor a register part, from a 1024-aligned base).
-    let mut dest = match &swizzled {
+    let mut dest = match &d.swizzled {
         Some(s) => {
-            let base = aligned_base(l, buf.offset);
+            let base = aligned_base(l, d.offset);
             let off = |b: &[i64]| s.offset(b[rank - 1], b[rank - 2]);
             Dest::Swizzled(Addresses::new(l, &layout, off, base))
         }
-        None => Dest::Rows(thread_address_from(l, &layout, buf.offset, byte).1),
+        None => Dest::Rows(thread_address_from(l, &layout, d.offset, byte).1),
     };
     let owner = l.owner_pred(&layout);
     if let Some(q) = owner {
@@ -322,18 +410,144 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         vec![],
     ));
     l.copies_in_flight.push(load);
-    let d = Rc::new(DirectB {
-        load,
-        offset: buf.offset,
-        stride,
-        nk,
-        swizzled,
-        end,
-    });
-    if let Some(&res) = l.m.ops[load].results.first() {
-        l.vals.insert(res, Lowered::DirectB(d));
+    Ok(())
+}
+
+/// The most accumulator registers a thread of a prefetching loop's
+/// products may hold ([`prefetch`]).
+const MAX_ACC_REGS_AHEAD: usize = 64;
+
+/// How a prefetched copy finds the next iteration's tile.
+#[derive(Clone, Debug)]
+pub struct NextCopy {
+    /// The loop's induction variable.
+    pub iv: ValueId,
+    /// The step register.
+    pub step: crate::ptx::Reg,
+    /// The induction variable's type.
+    pub ty: crate::ptx::Ty,
+}
+
+/// Before loop `id` (induction variable `iv`, bound to the first value,
+/// stepping by `step` of type `ty`): issues the copies of the first
+/// iteration's direct B loads, those at the top level of the body indexed
+/// by `iv` and by values from before the loop, when nothing in the body
+/// writes memory. Each product then has its load's next copy issued into
+/// the same buffer once it has read it ([`defer_next`]), so a tile's copy
+/// overlaps the rest of the iteration rather than only the ops before its
+/// product.
+/// Returns the loads prefetched ([`drain`] them after the loop).
+pub fn prefetch(
+    l: &mut Lowerer,
+    id: OpId,
+    iv: ValueId,
+    step: crate::ptx::Reg,
+    ty: crate::ptx::Ty,
+) -> Result<Vec<OpId>, LowerError> {
+    let body: Vec<OpId> = l.m.ops[id]
+        .regions
+        .first()
+        .and_then(|r| r.blocks.first())
+        .map(|b| b.ops.clone())
+        .unwrap_or_default();
+    if writes_memory(l, &body) {
+        return Ok(Vec::new());
     }
-    Ok(true)
+    let mut picked = Vec::new();
+    for &load in &body {
+        if l.m.ops[load].opcode != Opcode::LoadViewTko {
+            continue;
+        }
+        let Some((user, p, cd, chunk)) = candidate(l, load) else {
+            continue;
+        };
+        // The next copy's addresses cost registers while the products'
+        // operands hold theirs: where an accumulator takes more than 64 a
+        // thread, the loop would spill, and goes without.
+        let Engine::MmaSync(plan) = engine(l.m, user, l.target, l.warps) else {
+            continue;
+        };
+        if plan.acc.num_registers() > MAX_ACC_REGS_AHEAD {
+            return Ok(Vec::new());
+        }
+        let index = l.m.ops[load].operand_group("index").to_vec();
+        let ahead = index.iter().all(|v| *v == iv || l.vals.contains_key(v));
+        if ahead && body.contains(&user) {
+            picked.push((load, user, p, cd, chunk));
+        }
+    }
+    let mut out = Vec::new();
+    for (load, user, p, cd, chunk) in picked {
+        if buffer_bytes(l, user, &p, cd).0 > room(l) {
+            continue;
+        }
+        let next = NextCopy { iv, step, ty };
+        let d = Rc::new(buffer(l, load, user, &p, cd, Some(next))?);
+        copy(l, &d, &p, cd, chunk, None)?;
+        l.prefetched.insert(load, d);
+        out.push(load);
+    }
+    Ok(out)
+}
+
+/// Whether any op of `ops` (or of their regions) writes memory.
+fn writes_memory(l: &Lowerer, ops: &[OpId]) -> bool {
+    ops.iter().any(|&id| {
+        let op = &l.m.ops[id];
+        matches!(
+            op.opcode,
+            Opcode::StorePtrTko
+                | Opcode::StoreViewTko
+                | Opcode::AtomicRMWTko
+                | Opcode::AtomicCASTko
+                | Opcode::AtomicRedViewTko
+                | Opcode::PrintTko
+        ) || op
+            .regions
+            .iter()
+            .any(|r| r.blocks.iter().any(|b| writes_memory(l, &b.ops)))
+    })
+}
+
+/// Defers the next iteration's copy of a prefetched load whose product
+/// has read the buffer (every thread past a barrier) to the next product
+/// or the end of the body ([`issue_next`]): issued there, its addresses
+/// take registers where the product's operands no longer do.
+pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
+    if d.next.is_some() {
+        l.next_copies.push(d.clone());
+    }
+}
+
+/// Issues the deferred next-iteration copies ([`defer_next`]).
+pub fn issue_next(l: &mut Lowerer) -> Result<(), LowerError> {
+    for d in std::mem::take(&mut l.next_copies) {
+        let (Some(next), Some((_, p, cd, chunk))) = (&d.next, candidate(l, d.load)) else {
+            return Err(l.unsupported(d.load));
+        };
+        copy(l, &d, &p, cd, chunk, Some(next))?;
+    }
+    Ok(())
+}
+
+/// After a loop whose loads `loads` were prefetched: waits for the copies
+/// still in flight (past the last iteration), so their buffers may serve
+/// again.
+pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
+    if loads.is_empty() {
+        return;
+    }
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &["wait_group"],
+        &[],
+        vec![],
+        smallvec![Operand::Imm(0)],
+    ));
+    l.copies_in_flight.clear();
+    for x in loads {
+        l.prefetched.remove(x);
+    }
 }
 
 /// Where a copy's chunks land.
