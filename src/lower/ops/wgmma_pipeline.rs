@@ -5,10 +5,14 @@
 //! ```text
 //! prologue: fill stages 0 .. S-2 (cp.async, then
 //!           cp.async.mbarrier.arrive.noinc on the stage's full barrier)
-//! loop k:   if k + S - 1 < n: wait empty[(k-1) % S]; fill it with k + S - 1
-//!           wait full[k % S]; fence.proxy.async; wgmma ...; wait_group 0
-//!           mbarrier.arrive empty[k % S]
+//! loop k:   wait full[k % S]; fence.proxy.async; wgmma ...; wait_group 1
+//!           if k > 0: mbarrier.arrive empty[(k-1) % S]
+//!           if k + S - 1 < n: wait empty[(k-1) % S]; fill it with k + S - 1
+//! after:    wait_group 0
 //! ```
+//!
+//! One multiply stays in flight while the next iteration waits for its
+//! stage: the tensor cores never wait for the threads' bookkeeping.
 //!
 //! `cp.async` writes each 16-byte chunk straight into its swizzled place
 //! (chunks past the tensor's edge copy their in-bounds bytes and zero-fill
@@ -364,12 +368,6 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &[ity],
         smallvec![Operand::Reg(ahead), Operand::Reg(step)],
     );
-    let go = bounds.before_end(l, ahead);
-    l.b.begin_if(go, true);
-    let free = scaled(l, wr, 8, empty);
-    wait_phase(l, free, wr_parity);
-    fill(l, wr);
-    l.b.end_if();
     let ready = scaled(l, rd, 8, full);
     wait_phase(l, ready, rd_parity);
     l.b.push(Inst::new(
@@ -388,9 +386,25 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     );
     let descs = (moved(l, adesc, off), moved(l, bdesc, off));
     wgmma::multiply(l, &plan, signs, (&asmem, &bsmem), descs, &acc);
-    wgmma::sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    let done = scaled(l, rd, 8, empty);
-    mbarrier(l, "arrive", done, None);
+    // This multiply stays in flight: the previous one is done, and its
+    // stage (the one written next) is free once every warpgroup says so.
+    wgmma::sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(1)]);
+    let later = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[ity],
+        Ty::Pred,
+        smallvec![Operand::Reg(iv), Operand::Reg(lb)],
+    );
+    let free = scaled(l, wr, 8, empty);
+    l.b.begin_if(later, true);
+    mbarrier(l, "arrive", free, None);
+    l.b.end_if();
+    let go = bounds.before_end(l, ahead);
+    l.b.begin_if(go, true);
+    wait_phase(l, free, wr_parity);
+    fill(l, wr);
+    l.b.end_if();
     for (r, parity) in [(rd, rd_parity), (wr, wr_parity)] {
         let wrapped = advance_ring(l, r, 1, stages);
         flip(l, parity, wrapped);
@@ -403,6 +417,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         smallvec![Operand::Reg(iv), Operand::Reg(step)],
     );
     l.b.end_loop();
+    wgmma::sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     // Every thread is past its last wait before the barriers go away.
     barrier(l);
     l.b.begin_if(first, true);
