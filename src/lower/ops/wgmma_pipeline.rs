@@ -5,7 +5,7 @@
 //! ```text
 //! prologue: fill stages 0 .. S-2 (cp.async, then
 //!           cp.async.mbarrier.arrive.noinc on the stage's full barrier)
-//! loop k:   wait full[k % S]; fence.proxy.async; wgmma ...; wait_group 1
+//! loop k:   wait full[k % S]; fence.proxy.async; wgmma ...; wait_group 1 (or 0)
 //!           if k > 0: mbarrier.arrive empty[(k-1) % S]
 //!           if k + S - 1 < n: wait empty[(k-1) % S]; fill it with k + S - 1
 //! after:    wait_group 0
@@ -222,6 +222,10 @@ fn stage_count(room: i64, set: i64) -> Option<i64> {
         .find(|s| s * set + 1024 + 16 * s <= room)
 }
 
+/// The most accumulator registers a thread may hold for a multiply to stay
+/// in flight across iterations.
+const MAX_ACC_REGS_IN_FLIGHT: i64 = 64;
+
 /// Lowers `for` op `id` pipelined on `wgmma`, if its body has the shape
 /// and the stages fit; false (and nothing emitted) otherwise.
 pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
@@ -386,9 +390,16 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     );
     let descs = (moved(l, adesc, off), moved(l, bdesc, off));
     wgmma::multiply(l, &plan, signs, (&asmem, &bsmem), descs, &acc);
-    // This multiply stays in flight: the previous one is done, and its
-    // stage (the one written next) is free once every warpgroup says so.
-    wgmma::sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(1)]);
+    // This multiply stays in flight (where the accumulator takes at most
+    // 64 registers a thread: larger ones ran slower so on an H100): the
+    // previous one is done, and its stage (the one written next) is free
+    // once every warpgroup says so.
+    let in_flight = i64::from(mm * nn / threads <= MAX_ACC_REGS_IN_FLIGHT);
+    wgmma::sync_op(
+        l,
+        &["wait_group", "sync", "aligned"],
+        vec![Operand::Imm(in_flight)],
+    );
     let later = l.b.op(
         Opc::Setp,
         &["ne"],
