@@ -108,3 +108,66 @@ fn attention_tiles_stay_in_registers_without_spilling() {
         }
     }
 }
+
+/// The first loop of our PTX `text`: the lines from a backward branch's
+/// target label to the branch.
+fn first_loop(text: &str) -> (usize, usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(target) = l
+            .trim()
+            .strip_prefix("bra ")
+            .or_else(|| l.trim().strip_prefix("bra.uni").map(|r| r.trim_start()))
+        else {
+            continue;
+        };
+        let label = format!("{}:", target.trim().trim_end_matches(';'));
+        if let Some(at) = lines[..i].iter().position(|x| x.trim() == label) {
+            return (at, i);
+        }
+    }
+    panic!("no loop in:\n{text}");
+}
+
+/// K and V are prefetched across iterations: the loop's first tiles are
+/// copied before it, each iteration copies the next K and V (one group
+/// each) once their products have read the buffers and waits for one
+/// group at a time, and the copies past the last iteration are waited
+/// for after the loop, before the buffers serve again.
+#[test]
+fn attention_copies_the_next_tiles_during_each_iteration() {
+    for gpu in [Gpu::Sm80, Gpu::Sm90] {
+        let (text, _) = compile(KERNELS[0], gpu);
+        let lines: Vec<&str> = text.lines().collect();
+        let (start, end) = first_loop(&text);
+        let count = |from: usize, to: usize, what: &str| {
+            lines[from..to]
+                .iter()
+                .filter(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") == what)
+                .count()
+        };
+        assert!(
+            count(0, start, "cp.async.commit_group;") >= 2,
+            "{gpu:?}: prologue"
+        );
+        assert_eq!(
+            count(start, end, "cp.async.commit_group;"),
+            2,
+            "{gpu:?}: body"
+        );
+        assert_eq!(
+            count(start, end, "cp.async.wait_group 1;"),
+            2,
+            "{gpu:?}: waits"
+        );
+        let drain = lines[end..]
+            .iter()
+            .find(|l| l.contains("cp.async.wait_group"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+        assert_eq!(
+            drain.as_deref(),
+            Some("cp.async.wait_group 0;"),
+            "{gpu:?}: drain"
+        );
+    }
+}

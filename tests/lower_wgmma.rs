@@ -117,3 +117,43 @@ fn matmuls_use_wgmma_and_gmma_without_spills() {
         assert!(gmma > 0, "{name}: no GMMA in the SASS");
     }
 }
+
+/// Our sm_90 PTX of the differential `bench` kernel `name`.
+fn bench_ptx(name: &str) -> String {
+    let path = common::repo().join(format!("tests/data/differential/bench/{name}.tileir"));
+    let module = tileiras::bytecode::read(&std::fs::read(&path).expect("read bytecode"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = Options {
+        gpu: Gpu::Sm90,
+        ..Default::default()
+    };
+    tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// A pipelined K loop keeps one multiply in flight (`wait_group 1` in the
+/// loop, `wait_group 0` after it) where the accumulator takes at most 64
+/// registers a thread (128x128 over two warpgroups); larger ones (128x256,
+/// 64 + 64 more) wait for each multiply.
+#[test]
+fn pipelined_loops_keep_one_multiply_in_flight_where_it_pays() {
+    let waits = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("wgmma.wait_group"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let small = waits(&bench_ptx("matmul_f16_128x128x64"));
+    assert_eq!(
+        small,
+        [
+            "wgmma.wait_group.sync.aligned 1;",
+            "wgmma.wait_group.sync.aligned 0;"
+        ],
+        "128x128"
+    );
+    let large = waits(&bench_ptx("matmul_f16_128x256x64"));
+    assert!(
+        !large.is_empty() && large.iter().all(|w| w.ends_with(" 0;")),
+        "128x256: {large:?}"
+    );
+}
