@@ -1,0 +1,112 @@
+//! `wgmma.mma_async` with A in registers: each thread of the warpgroup
+//! holds A as the PTX ISA's register fragment places it (per warp, rows
+//! `16 w + g` and `+ 8`, column pairs `2 t` and `+ 8`, as `mma.sync`'s
+//! m16n8k16 A), B is read through a descriptor of the no-swizzle K-major
+//! layout, and the accumulator comes back in the D fragment. The result is
+//! checked against a CPU product.
+
+use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
+
+/// The f16 encoding of `x`, a normal f16 value (or zero) with a short mantissa.
+fn f16_bits(x: f32) -> u32 {
+    if x == 0.0 {
+        return 0;
+    }
+    let b = x.to_bits();
+    let e = ((b >> 23) & 0xff) + 15 - 127;
+    (b >> 16 & 0x8000) | e << 10 | (b >> 13 & 0x3ff)
+}
+
+/// A small value exact in f16, from `i`.
+fn value(i: u64) -> f32 {
+    let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+    ((h % 15) as i64 - 7) as f32 / 4.0
+}
+
+#[test]
+fn register_a_operand_follows_the_isa_fragment() {
+    let (m, n, k) = (64usize, 8usize, 16usize);
+    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
+    // Per thread, 4 A words: register i holds row 16 w + g + 8 (i % 2),
+    // columns 8 (i / 2) + 2 t and + 1 (low half first).
+    let mut words = vec![0u32; 128 * 4];
+    for tid in 0..128 {
+        let (w, lane) = (tid / 32, tid % 32);
+        let (g, t) = (lane / 4, lane % 4);
+        for i in 0..4 {
+            let row = 16 * w + g + 8 * (i % 2);
+            let col = 8 * (i / 2) + 2 * t;
+            words[tid * 4 + i] = f16_bits(a[row * k + col]) | f16_bits(a[row * k + col + 1]) << 16;
+        }
+    }
+    // B (k x n) K-major without swizzle: element (n, k) at byte
+    // (n % 8) 16 + (k % 8) 2 + (k / 8) LBO, LBO = 128 (SBO 256 unused).
+    let mut bsmem = vec![0u16; 128];
+    for kk in 0..k {
+        for j in 0..n {
+            let at = (j % 8) * 16 + (kk % 8) * 2 + (kk / 8) * 128;
+            bsmem[at / 2] = f16_bits(b[kk * n + j]) as u16;
+        }
+    }
+    for pair in bsmem.chunks(2) {
+        words.push(u32::from(pair[0]) | u32::from(pair[1]) << 16);
+    }
+    let desc_bits: u64 = (128 >> 4) << 16 | (256 >> 4) << 32;
+    let src = format!(
+        ".version 8.7\n.target sm_90a\n.address_size 64\n\
+         .visible .entry t(.param .u64 out, .param .u64 aux)\n{{\n\
+         .reg .b32 %r<60>;\n.reg .b64 %rd<20>;\n.reg .pred %p<4>;\n\
+         .shared .align 1024 .b8 bsm[256];\n\
+         ld.param.u64 %rd0, [out];\nld.param.u64 %rd1, [aux];\n\
+         mov.u32 %r1, %tid.x;\n\
+         mul.wide.u32 %rd2, %r1, 16;\nadd.s64 %rd3, %rd1, %rd2;\n\
+         ld.global.v4.b32 {{%r10, %r11, %r12, %r13}}, [%rd3];\n\
+         setp.lt.u32 %p1, %r1, 16;\n\
+         @!%p1 bra SKIP;\n\
+         add.s64 %rd4, %rd1, 2048;\nadd.s64 %rd5, %rd4, %rd2;\n\
+         ld.global.v4.b32 {{%r20, %r21, %r22, %r23}}, [%rd5];\n\
+         mov.u32 %r30, bsm;\nmad.lo.u32 %r31, %r1, 16, %r30;\n\
+         st.shared.v4.b32 [%r31], {{%r20, %r21, %r22, %r23}};\n\
+         SKIP:\n\
+         fence.proxy.async.shared::cta;\nbar.sync 0;\n\
+         mov.u32 %r32, bsm;\nshr.u32 %r33, %r32, 4;\ncvt.u64.u32 %rd6, %r33;\n\
+         or.b64 %rd7, %rd6, {desc_bits};\n\
+         setp.eq.u32 %p2, %r1, %r1;\n\
+         mov.b32 %r40, 0;\nmov.b32 %r41, 0;\nmov.b32 %r42, 0;\nmov.b32 %r43, 0;\n\
+         wgmma.fence.sync.aligned;\n\
+         wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {{%r40, %r41, %r42, %r43}}, \
+         {{%r10, %r11, %r12, %r13}}, %rd7, %p2, 1, 1, 0;\n\
+         wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n\
+         add.s64 %rd9, %rd0, %rd2;\n\
+         st.global.v4.b32 [%rd9], {{%r40, %r41, %r42, %r43}};\n\
+         ret;\n}}\n"
+    );
+    let md = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(128 * 16);
+    let aux = dev.alloc_from(&bytes::from_u32(&words));
+    dev.launch(
+        &md,
+        "t",
+        LaunchConfig::grid1d(1, 128),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let d = bytes::to_u32(&dev.read(out));
+    // D: register i of lane (g, t) in warp w is row 16 w + g + 8 (i / 2),
+    // column 2 t + i % 2.
+    for tid in 0..128 {
+        let (w, lane) = (tid / 32, tid % 32);
+        let (g, t) = (lane / 4, lane % 4);
+        for i in 0..4 {
+            let (row, col) = (16 * w + g + 8 * (i / 2), 2 * t + i % 2);
+            let want: f32 = (0..k).map(|kk| a[row * k + kk] * b[kk * n + col]).sum();
+            let got = f32::from_bits(d[tid * 4 + i]);
+            assert_eq!(
+                got, want,
+                "thread {tid} register {i} (row {row}, column {col})"
+            );
+        }
+    }
+}
