@@ -5,14 +5,17 @@
 //! ```text
 //! prologue: fill stages 0 .. S-2 (cp.async, then
 //!           cp.async.mbarrier.arrive.noinc on the stage's full barrier)
-//! loop k:   wait full[k % S]; fence.proxy.async; wgmma ...; wait_group 1 (or 0)
+//! loop k:   wait full[k % S]; fence.proxy.async; wgmma ...; wait_group 1
 //!           if k > 0: mbarrier.arrive empty[(k-1) % S]
 //!           if k + S - 1 < n: wait empty[(k-1) % S]; fill it with k + S - 1
 //! after:    wait_group 0
 //! ```
 //!
 //! One multiply stays in flight while the next iteration waits for its
-//! stage: the tensor cores never wait for the threads' bookkeeping.
+//! stage: the tensor cores never wait for the threads' bookkeeping. For
+//! accumulators of more than 64 registers a thread (which ran slower so),
+//! each iteration fills first, then multiplies and waits (`wait_group 0`),
+//! releasing its own stage.
 //!
 //! `cp.async` writes each 16-byte chunk straight into its swizzled place
 //! (chunks past the tensor's edge copy their in-bounds bytes and zero-fill
@@ -372,6 +375,24 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &[ity],
         smallvec![Operand::Reg(ahead), Operand::Reg(step)],
     );
+    // Where the multiply stays in flight (an accumulator of at most 64
+    // registers a thread: larger ones ran slower so on an H100), the
+    // previous multiply is done after it is issued, and its stage (the one
+    // written next) is refilled once every warpgroup has released it.
+    // Otherwise the stage is refilled first, so the copies run during the
+    // multiply, which is waited for and its own stage released.
+    let in_flight = mm * nn / threads <= MAX_ACC_REGS_IN_FLIGHT;
+    let free = scaled(l, wr, 8, empty);
+    let refill = |l: &mut Lowerer| {
+        let go = bounds.before_end(l, ahead);
+        l.b.begin_if(go, true);
+        wait_phase(l, free, wr_parity);
+        fill(l, wr);
+        l.b.end_if();
+    };
+    if !in_flight {
+        refill(l);
+    }
     let ready = scaled(l, rd, 8, full);
     wait_phase(l, ready, rd_parity);
     l.b.push(Inst::new(
@@ -390,32 +411,27 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     );
     let descs = (moved(l, adesc, off), moved(l, bdesc, off));
     wgmma::multiply(l, &plan, signs, (&asmem, &bsmem), descs, &acc);
-    // This multiply stays in flight (where the accumulator takes at most
-    // 64 registers a thread: larger ones ran slower so on an H100): the
-    // previous one is done, and its stage (the one written next) is free
-    // once every warpgroup says so.
-    let in_flight = i64::from(mm * nn / threads <= MAX_ACC_REGS_IN_FLIGHT);
     wgmma::sync_op(
         l,
         &["wait_group", "sync", "aligned"],
-        vec![Operand::Imm(in_flight)],
+        vec![Operand::Imm(i64::from(in_flight))],
     );
-    let later = l.b.op(
-        Opc::Setp,
-        &["ne"],
-        &[ity],
-        Ty::Pred,
-        smallvec![Operand::Reg(iv), Operand::Reg(lb)],
-    );
-    let free = scaled(l, wr, 8, empty);
-    l.b.begin_if(later, true);
-    mbarrier(l, "arrive", free, None);
-    l.b.end_if();
-    let go = bounds.before_end(l, ahead);
-    l.b.begin_if(go, true);
-    wait_phase(l, free, wr_parity);
-    fill(l, wr);
-    l.b.end_if();
+    if in_flight {
+        let later = l.b.op(
+            Opc::Setp,
+            &["ne"],
+            &[ity],
+            Ty::Pred,
+            smallvec![Operand::Reg(iv), Operand::Reg(lb)],
+        );
+        l.b.begin_if(later, true);
+        mbarrier(l, "arrive", free, None);
+        l.b.end_if();
+        refill(l);
+    } else {
+        let done = scaled(l, rd, 8, empty);
+        mbarrier(l, "arrive", done, None);
+    }
     for (r, parity) in [(rd, rd_parity), (wr, wr_parity)] {
         let wrapped = advance_ring(l, r, 1, stages);
         flip(l, parity, wrapped);
