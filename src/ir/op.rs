@@ -131,4 +131,12 @@ impl Op {
             _ => None,
         }
     }
+    /// The ops of the first block of the first region (a loop's or a
+    /// function's body); none for an op without regions.
+    pub fn body_ops(&self) -> &[OpId] {
+        self.regions
+            .first()
+            .and_then(|r| r.blocks.first())
+            .map_or(&[], |b| b.ops.as_slice())
+    }
 }

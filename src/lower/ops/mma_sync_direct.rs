@@ -26,7 +26,7 @@ use super::memory::{element, ordering, prepare};
 use super::mma::{engine, Engine};
 use super::mma_sync::{a_fragment_layout, Kind};
 use super::mma_sync_copies::{chunk_bytes, flat};
-use super::mma_sync_pipeline::chunk_along;
+use super::mma_sync_pipeline::{chunk_along, commit, wait};
 use super::mma_sync_smem::thread_address_from;
 use super::staging::{alloc, room};
 use super::wgmma::aligned_base;
@@ -57,6 +57,12 @@ pub struct DirectB {
     /// For a load prefetched before its loop, how its product issues the
     /// next iteration's copy into the buffer ([`prefetch`]).
     pub next: Option<NextCopy>,
+    /// The view and partition the load reads.
+    part: PartitionInfo,
+    /// The tile dimension the copies run along.
+    cd: usize,
+    /// Elements a copy.
+    chunk: i64,
 }
 
 /// The single user of `v` and whether it is the only use in the whole
@@ -183,17 +189,8 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
     let mut inside = rustc_hash::FxHashSet::default();
     for &id in ops {
         let op = &l.m.ops[id];
-        let writes = matches!(
-            op.opcode,
-            Opcode::StorePtrTko
-                | Opcode::StoreViewTko
-                | Opcode::AtomicRMWTko
-                | Opcode::AtomicCASTko
-                | Opcode::AtomicRedViewTko
-                | Opcode::PrintTko
-        );
         let pure_regions = matches!(op.opcode, Opcode::Reduce | Opcode::Scan);
-        if writes || !(op.regions.is_empty() || pure_regions) {
+        if writes(op.opcode) || !(op.regions.is_empty() || pure_regions) {
             break;
         }
         let outside = op.operands.iter().all(|v| !inside.contains(v));
@@ -252,8 +249,8 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
             location: None,
         });
     }
-    let d = Rc::new(buffer(l, load, user, &p, cd, None)?);
-    copy(l, &d, &p, cd, chunk, None)?;
+    let d = Rc::new(buffer(l, load, (user, p, cd, chunk), None)?);
+    copy(l, &d, None)?;
     if let Some(&res) = l.m.ops[load].results.first() {
         l.vals.insert(res, Lowered::DirectB(d));
     }
@@ -261,17 +258,15 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
 }
 
 /// Allocates the B buffer of product `user` for the copy of `load` (`p`
-/// along tile dimension `cd`).
+/// along tile dimension `cd`, `chunk` elements a copy).
 fn buffer(
     l: &mut Lowerer,
     load: OpId,
-    user: OpId,
-    p: &PartitionInfo,
-    cd: usize,
+    (user, p, cd, chunk): (OpId, PartitionInfo, usize, i64),
     next: Option<NextCopy>,
 ) -> Result<DirectB, LowerError> {
-    let (_, stride, nk) = buffer_shape(p, cd);
-    let (bytes, swizzled) = buffer_bytes(l, user, p, cd);
+    let (_, stride, nk) = buffer_shape(&p, cd);
+    let (bytes, swizzled) = buffer_bytes(l, user, &p, cd);
     let buf = alloc(
         l,
         &[bytes / 2],
@@ -285,24 +280,19 @@ fn buffer(
         swizzled,
         end: i64::from(l.shared_bytes),
         next,
+        part: p,
+        cd,
+        chunk,
     })
 }
 
-/// Issues the `cp.async` copies of `d.load` (`p` along tile dimension
-/// `cd`, `chunk` elements a copy) into `d`'s buffer and commits them as a
-/// group. With `next`, the copies are the next iteration's: the load's
-/// index is taken at the induction variable plus the step, and bounds are
-/// checked along every dimension it indexes (past the last tile, nothing
-/// is read).
-fn copy(
-    l: &mut Lowerer,
-    d: &DirectB,
-    p: &PartitionInfo,
-    cd: usize,
-    chunk: i64,
-    next: Option<&NextCopy>,
-) -> Result<(), LowerError> {
-    let load = d.load;
+/// Issues the `cp.async` copies of `d.load` into `d`'s buffer and commits
+/// them as a group. With `next`, the copies are the next iteration's: the
+/// load's index is taken at the induction variable plus the step, and
+/// bounds are checked along every dimension it indexes (past the last
+/// tile, nothing is read).
+fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), LowerError> {
+    let (load, p, cd, chunk) = (d.load, &d.part, d.cd, d.chunk);
     let rank = p.tile_shape.len();
     let (stride, nk) = (d.stride, d.nk);
     let layout = along_vec(&p.tile_shape, cd, l.warps, chunk);
@@ -403,13 +393,7 @@ fn copy(
     if owner.is_some() {
         l.b.end_if();
     }
-    l.b.push(Inst::new(
-        Opc::CpAsync,
-        &["commit_group"],
-        &[],
-        vec![],
-        vec![],
-    ));
+    commit(l);
     l.copies_in_flight.push(load);
     Ok(())
 }
@@ -445,21 +429,17 @@ pub fn prefetch(
     step: crate::ptx::Reg,
     ty: crate::ptx::Ty,
 ) -> Result<Vec<OpId>, LowerError> {
-    let body: Vec<OpId> = l.m.ops[id]
-        .regions
-        .first()
-        .and_then(|r| r.blocks.first())
-        .map(|b| b.ops.clone())
-        .unwrap_or_default();
+    let m = l.m;
+    let body = m.ops[id].body_ops();
     // On sm_12x, ptxas spills what the next copies' addresses add (the
     // 128x128 attention loops: 32 -> 140 bytes); there the copies stay at
     // the top of the body.
     let consumer = matches!(l.target.gpu, Gpu::Sm120 | Gpu::Sm121);
-    if consumer || writes_memory(l, &body) {
+    if consumer || writes_memory(l, body) {
         return Ok(Vec::new());
     }
     let mut picked = Vec::new();
-    for &load in &body {
+    for &load in body {
         if l.m.ops[load].opcode != Opcode::LoadViewTko {
             continue;
         }
@@ -487,8 +467,8 @@ pub fn prefetch(
             continue;
         }
         let next = NextCopy { iv, step, ty };
-        let d = Rc::new(buffer(l, load, user, &p, cd, Some(next))?);
-        copy(l, &d, &p, cd, chunk, None)?;
+        let d = Rc::new(buffer(l, load, (user, p, cd, chunk), Some(next))?);
+        copy(l, &d, None)?;
         l.prefetched.insert(load, d);
         out.push(load);
     }
@@ -499,19 +479,18 @@ pub fn prefetch(
 fn writes_memory(l: &Lowerer, ops: &[OpId]) -> bool {
     ops.iter().any(|&id| {
         let op = &l.m.ops[id];
-        matches!(
-            op.opcode,
-            Opcode::StorePtrTko
-                | Opcode::StoreViewTko
-                | Opcode::AtomicRMWTko
-                | Opcode::AtomicCASTko
-                | Opcode::AtomicRedViewTko
-                | Opcode::PrintTko
-        ) || op
-            .regions
-            .iter()
-            .any(|r| r.blocks.iter().any(|b| writes_memory(l, &b.ops)))
+        writes(op.opcode)
+            || op
+                .regions
+                .iter()
+                .any(|r| r.blocks.iter().any(|b| writes_memory(l, &b.ops)))
     })
+}
+
+/// Whether op kind `opcode` writes memory or prints (which no copy may
+/// move before).
+fn writes(opcode: Opcode) -> bool {
+    super::tokens::writes(opcode) || opcode == Opcode::PrintTko
 }
 
 /// Defers the next iteration's copy of a prefetched load whose product
@@ -527,10 +506,7 @@ pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
 /// Issues the deferred next-iteration copies ([`defer_next`]).
 pub fn issue_next(l: &mut Lowerer) -> Result<(), LowerError> {
     for d in std::mem::take(&mut l.next_copies) {
-        let (Some(next), Some((_, p, cd, chunk))) = (&d.next, candidate(l, d.load)) else {
-            return Err(l.unsupported(d.load));
-        };
-        copy(l, &d, &p, cd, chunk, Some(next))?;
+        copy(l, &d, d.next.as_ref())?;
     }
     Ok(())
 }
@@ -542,13 +518,7 @@ pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
     if loads.is_empty() {
         return;
     }
-    l.b.push(Inst::new(
-        Opc::CpAsync,
-        &["wait_group"],
-        &[],
-        vec![],
-        smallvec![Operand::Imm(0)],
-    ));
+    wait(l, 0);
     l.copies_in_flight.clear();
     for x in loads {
         l.prefetched.remove(x);
@@ -592,13 +562,7 @@ pub fn wait_for(l: &mut Lowerer, load: OpId) {
         }
         None => 0,
     };
-    l.b.push(Inst::new(
-        Opc::CpAsync,
-        &["wait_group"],
-        &[],
-        vec![],
-        smallvec![Operand::Imm(later as i64)],
-    ));
+    wait(l, later as i64);
 }
 
 /// The direct copy `v` was lowered to, if any.

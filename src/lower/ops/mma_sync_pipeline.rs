@@ -371,7 +371,8 @@ pub(super) fn advance_ring(l: &mut Lowerer, r: Reg, by: i64, wrap: i64) -> Reg {
     at_end
 }
 
-fn commit(l: &mut Lowerer) {
+/// `cp.async.commit_group`.
+pub(super) fn commit(l: &mut Lowerer) {
     l.b.push(Inst::new(
         Opc::CpAsync,
         &["commit_group"],
@@ -381,7 +382,8 @@ fn commit(l: &mut Lowerer) {
     ));
 }
 
-fn wait(l: &mut Lowerer, n: i64) {
+/// `cp.async.wait_group n`: all but the `n` newest groups complete.
+pub(super) fn wait(l: &mut Lowerer, n: i64) {
     l.b.push(Inst::new(
         Opc::CpAsync,
         &["wait_group"],

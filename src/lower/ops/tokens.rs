@@ -30,6 +30,11 @@ fn access(opcode: Opcode) -> Option<Access> {
     }
 }
 
+/// Whether op kind `opcode` writes memory.
+pub fn writes(opcode: Opcode) -> bool {
+    access(opcode) == Some(Access::Write)
+}
+
 /// The accesses a token stands for (through `join_tokens`).
 fn producers(m: &Module, token: ValueId, out: &mut Vec<Access>, depth: usize) {
     if depth > 64 {
