@@ -309,17 +309,11 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     );
     write(l, &a, &asmem, false, abase);
     write(l, &b, &bsmem, true, bbase);
-    l.b.push(Inst::new(
-        Opc::Fence,
-        &["proxy", "async", "shared::cta"],
-        &[],
-        vec![],
-        vec![],
-    ));
+    proxy_fence(l);
     barrier(l);
 
     let descs = descriptors(l, plan, &asmem, &bsmem, abase, bbase);
-    let acc = acc_words(l, plan, &acc_in.regs);
+    let acc = acc_words(l, plan.types[2], &acc_in.regs);
     multiply(l, plan, signedness(l, id), (&asmem, &bsmem), descs, &acc);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     match phase {
@@ -362,53 +356,85 @@ pub(super) fn descriptors(
 ) -> (Reg, Reg) {
     let rows = plan.mnk[0] / plan.groups;
     let a_group = if plan.groups > 1 {
-        // This warpgroup's first row: (tid / 128) * rows.
-        let tid = l.tid();
-        let g = l.b.op(
-            Opc::Shr,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(tid), Operand::Imm(7)],
-        );
-        let off = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(g), Operand::Imm(asmem.start(rows, 0))],
-        );
-        l.b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(abase), Operand::Reg(off)],
-        )
+        group_base(l, abase, asmem.start(rows, 0))
     } else {
         abase
     };
     (descriptor(l, a_group, asmem), descriptor(l, bbase, bsmem))
 }
 
-/// The matrix descriptor of operand layout `s` at the shared address
-/// `base`: the start address in 16-byte units or'ed with the layout's
-/// constant bits.
-pub(super) fn descriptor(l: &mut Lowerer, base: Reg, s: &Smem) -> Reg {
+/// `base` moved to this thread's warpgroup's part of an operand whose
+/// warpgroups take `bytes` each: `base + (tid / 128) * bytes`.
+pub(super) fn group_base(l: &mut Lowerer, base: Reg, bytes: i64) -> Reg {
+    let tid = l.tid();
+    let g = l.b.op(
+        Opc::Shr,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(tid), Operand::Imm(7)],
+    );
+    l.b.op(
+        Opc::Mad,
+        &["lo"],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(g), Operand::Imm(bytes), Operand::Reg(base)],
+    )
+}
+
+/// `fence.proxy.async.shared::cta`: this thread's shared-memory writes
+/// (stores, finished `cp.async` copies) reach the tensor cores' (async)
+/// proxy.
+pub(super) fn proxy_fence(l: &mut Lowerer) {
+    l.b.push(Inst::new(
+        Opc::Fence,
+        &["proxy", "async", "shared::cta"],
+        &[],
+        vec![],
+        vec![],
+    ));
+}
+
+/// A shared byte count (a u32 register, a multiple of 16) in a
+/// descriptor's 16-byte units, as a u64.
+pub(super) fn descriptor_units(l: &mut Lowerer, bytes: Reg) -> Reg {
     let units = l.b.op(
         Opc::Shr,
         &[],
         &[Ty::U32],
         Ty::U32,
-        smallvec![Operand::Reg(base), Operand::Imm(4)],
+        smallvec![Operand::Reg(bytes), Operand::Imm(4)],
     );
-    let wide = l.b.op(
+    l.b.op(
         Opc::Cvt,
         &[],
         &[Ty::U64, Ty::U32],
         Ty::U64,
         smallvec![Operand::Reg(units)],
-    );
+    )
+}
+
+/// Descriptor `desc` moved on by `bytes` (a multiple of 16) of its
+/// operand.
+pub(super) fn descriptor_at(l: &mut Lowerer, desc: Reg, bytes: i64) -> Reg {
+    if bytes == 0 {
+        return desc;
+    }
+    l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::S64],
+        Ty::S64,
+        smallvec![Operand::Reg(desc), Operand::Imm(bytes >> 4)],
+    )
+}
+
+/// The matrix descriptor of operand layout `s` at the shared address
+/// `base`: the start address in 16-byte units or'ed with the layout's
+/// constant bits.
+pub(super) fn descriptor(l: &mut Lowerer, base: Reg, s: &Smem) -> Reg {
+    let wide = descriptor_units(l, base);
     l.b.op(
         Opc::Or,
         &[],
@@ -418,10 +444,11 @@ pub(super) fn descriptor(l: &mut Lowerer, base: Reg, s: &Smem) -> Reg {
     )
 }
 
-/// The accumulator as `wgmma` registers, in fresh registers (variables the
-/// multiplies update in place): f32/s32 one per element, f16 two per word.
-pub(super) fn acc_words(l: &mut Lowerer, plan: &Plan, regs: &[Reg]) -> Vec<Reg> {
-    if plan.types[2] == Scalar::F16 {
+/// The accumulator (of element type `acc`) as `wgmma` registers, in fresh
+/// registers (variables the multiplies update in place): f32/s32 one per
+/// element, f16 two per word.
+pub(super) fn acc_words(l: &mut Lowerer, acc: Scalar, regs: &[Reg]) -> Vec<Reg> {
+    if acc == Scalar::F16 {
         regs.chunks(2)
             .map(|p| {
                 let w = l.b.reg(RegClass::B32);
@@ -496,19 +523,9 @@ pub(super) fn multiply(
     let mut descs: rustc_hash::FxHashMap<(bool, i64), Reg> = Default::default();
     let mut desc = |l: &mut Lowerer, is_a: bool, off: i64| -> Reg {
         let base = if is_a { adesc } else { bdesc };
-        *descs.entry((is_a, off)).or_insert_with(|| {
-            if off == 0 {
-                base
-            } else {
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::S64],
-                    Ty::S64,
-                    smallvec![Operand::Reg(base), Operand::Imm(off >> 4)],
-                )
-            }
-        })
+        *descs
+            .entry((is_a, off))
+            .or_insert_with(|| descriptor_at(l, base, off))
     };
     for k0 in (0..k).step_by(ki as usize) {
         for c in 0..rows / 64 {

@@ -187,14 +187,7 @@ fn scaled(l: &mut Lowerer, index: Reg, scale: i64, base: Reg) -> Reg {
 
 /// Descriptor `d` moved on by `bytes` (a u32 register, a multiple of 16).
 fn moved(l: &mut Lowerer, d: Reg, bytes: Reg) -> Reg {
-    let units = bin(l, Opc::Shr, Ty::U32, bytes, Operand::Imm(4));
-    let wide = l.b.op(
-        Opc::Cvt,
-        &[],
-        &[Ty::U64, Ty::U32],
-        Ty::U64,
-        smallvec![Operand::Reg(units)],
-    );
+    let wide = wgmma::descriptor_units(l, bytes);
     l.b.op(
         Opc::Add,
         &[],
@@ -310,7 +303,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let sa = staged(l, ca, aligned);
     let sb = staged(l, cb, bbuf);
     let (adesc, bdesc) = wgmma::descriptors(l, &plan, &asmem, &bsmem, aligned, bbuf);
-    let acc = wgmma::acc_words(l, &plan, &init.regs);
+    let acc = wgmma::acc_words(l, plan.types[2], &init.regs);
     let signs = wgmma::signedness(l, pat.mma);
 
     let (step, ity) = (bounds.step, bounds.ity);
@@ -395,13 +388,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     }
     let ready = scaled(l, rd, 8, full);
     wait_phase(l, ready, rd_parity);
-    l.b.push(Inst::new(
-        Opc::Fence,
-        &["proxy", "async", "shared::cta"],
-        &[],
-        vec![],
-        vec![],
-    ));
+    wgmma::proxy_fence(l);
     let off = l.b.op(
         Opc::Mul,
         &["lo"],

@@ -24,13 +24,16 @@ use crate::lower::kernel::Lowerer;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::options::Gpu;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg};
 
 use super::mma::{engine, operand_elems, Engine};
 use super::mma_sync::{a_fragment_layout, Kind, Plan};
 use super::mma_sync_direct::{copies_b, wait_for, DirectB};
 use super::staging::{alloc, barrier, room};
-use super::wgmma::{aligned_base, descriptor, shape_name, sync_op, type_name};
+use super::wgmma::{
+    acc_words, aligned_base, descriptor, descriptor_at, group_base, proxy_fence, shape_name,
+    sync_op, type_name,
+};
 use super::wgmma_smem::{write, Smem};
 
 /// Whether product `id` under its `mma.sync` plan `plan` runs on `wgmma`
@@ -77,14 +80,10 @@ pub fn b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<S
 /// Returns the values staged. Nothing is staged where the shared memory
 /// left is too small.
 pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, LowerError> {
-    let body: Vec<OpId> = l.m.ops[id]
-        .regions
-        .first()
-        .and_then(|r| r.blocks.first())
-        .map(|b| b.ops.clone())
-        .unwrap_or_default();
+    let m = l.m;
+    let body = m.ops[id].body_ops();
     let mut staged = Vec::new();
-    for op in body {
+    for &op in body {
         if !super::mma::is_mma(l.m.ops[op].opcode) {
             continue;
         }
@@ -123,18 +122,6 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
     Ok(staged)
 }
 
-/// `fence.proxy.async.shared::cta`: this thread's shared-memory writes
-/// reach the tensor cores' (async) proxy.
-fn proxy_fence(l: &mut Lowerer) {
-    l.b.push(Inst::new(
-        Opc::Fence,
-        &["proxy", "async", "shared::cta"],
-        &[],
-        vec![],
-        vec![],
-    ));
-}
-
 /// Where a `wgmma` product's A operand is.
 pub enum AOperand<'a> {
     /// Fragments in registers, one per K step of 16.
@@ -167,45 +154,25 @@ pub fn multiply(
     barrier(l);
     let base = aligned_base(l, d.offset);
     let desc = descriptor(l, base, s);
-    let adesc = match &a {
+    // A as each K step reads it: fragments, or a descriptor of this
+    // warpgroup's 64 rows.
+    enum Source<'a> {
+        Regs(&'a [Vec<Reg>]),
+        Desc(Reg, Smem),
+    }
+    let a = match a {
+        AOperand::Regs(f) => Source::Regs(f),
         AOperand::Smem(offset, sa) => {
-            let abase = aligned_base(l, *offset);
-            // This warpgroup's 64 rows: (tid / 128) * start(64, 0).
+            let abase = aligned_base(l, offset);
             let abase = if l.warps > 4 {
-                let tid = l.tid();
-                let g = l.b.op(
-                    Opc::Shr,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Reg(tid), Operand::Imm(7)],
-                );
-                l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![
-                        Operand::Reg(g),
-                        Operand::Imm(sa.start(64, 0)),
-                        Operand::Reg(abase)
-                    ],
-                )
+                group_base(l, abase, sa.start(64, 0))
             } else {
                 abase
             };
-            Some((descriptor(l, abase, sa), *sa))
+            Source::Desc(descriptor(l, abase, &sa), sa)
         }
-        AOperand::Regs(_) => None,
     };
-    let words: Vec<Reg> = acc
-        .iter()
-        .map(|&r| {
-            let w = l.b.reg(RegClass::B32);
-            l.b.copy(w, r);
-            w
-        })
-        .collect();
+    let words = acc_words(l, plan.acc_elem, acc);
     let scale_d = l.imm(Elem::Num(Scalar::I1), 1);
     let ty = type_name(ae, true);
     let mods = [
@@ -218,33 +185,20 @@ pub fn multiply(
         ty,
     ];
     sync_op(l, &["fence", "sync", "aligned"], vec![]);
-    let step = |l: &mut Lowerer, desc: Reg, off: i64| {
-        if off == 0 {
-            desc
-        } else {
-            l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::S64],
-                Ty::S64,
-                smallvec![Operand::Reg(desc), Operand::Imm(off >> 4)],
-            )
-        }
-    };
     for kt in 0..k / 16 {
-        let dk = step(l, desc, s.start(0, 16 * kt));
-        let mut srcs: smallvec::SmallVec<[Operand; 4]> = match (&a, adesc) {
-            (AOperand::Regs(f), _) => smallvec![Operand::Vec(f[kt as usize].clone())],
-            (_, Some((ad, sa))) => smallvec![Operand::Reg(step(l, ad, sa.start(0, 16 * kt)))],
-            _ => smallvec![],
+        let dk = descriptor_at(l, desc, s.start(0, 16 * kt));
+        let a_src = match &a {
+            Source::Regs(f) => Operand::Vec(f[kt as usize].clone()),
+            Source::Desc(ad, sa) => Operand::Reg(descriptor_at(l, *ad, sa.start(0, 16 * kt))),
         };
-        srcs.extend([
+        let mut srcs = vec![
+            a_src,
             Operand::Reg(dk),
             Operand::Reg(scale_d),
             Operand::Imm(1),
             Operand::Imm(1),
-        ]);
-        if adesc.is_some() {
+        ];
+        if matches!(a, Source::Desc(..)) {
             // A K-major.
             srcs.push(Operand::Imm(0));
         }
@@ -254,7 +208,7 @@ pub fn multiply(
             &mods,
             &[],
             smallvec![Operand::Vec(words.clone())],
-            srcs.into_vec(),
+            srcs,
         ));
     }
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
