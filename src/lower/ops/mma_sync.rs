@@ -405,46 +405,52 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
 
 /// The product `id` by `plan` of A (`a_v`, of shape `ashape`) in
 /// registers as fragments and B copied straight into shared memory (`d`),
-/// accumulating into `acc`: waits for the copies, multiplies, and returns
-/// the result tile.
+/// accumulating into `acc`: waits for the copies, multiplies (on `wgmma`
+/// where the copy landed in its layout, [`super::wgmma_regs`]), and
+/// returns the result tile.
 fn direct_b(
     l: &mut Lowerer,
     id: OpId,
     plan: &Plan,
     (a_v, ashape): (crate::ir::ValueId, &[i64]),
     d: &Rc<super::mma_sync_direct::DirectB>,
-    mut mma: Mmas,
+    mma: Mmas,
     acc: &[Reg],
 ) -> Result<Tile, LowerError> {
     // Copies deferred by earlier products go out before this one waits.
     super::mma_sync_direct::issue_next(l)?;
+    let regs = direct_b_product(l, id, plan, (a_v, ashape), d, mma, acc)?;
+    super::mma_sync_direct::defer_next(l, d);
+    release_direct(l, d);
+    Ok(Tile {
+        elem: Elem::Num(plan.acc_elem),
+        layout: Rc::new(plan.acc.clone()),
+        regs,
+    })
+}
+
+/// The multiply of [`direct_b`]: the accumulator's registers after it.
+fn direct_b_product(
+    l: &mut Lowerer,
+    id: OpId,
+    plan: &Plan,
+    (a_v, ashape): (crate::ir::ValueId, &[i64]),
+    d: &super::mma_sync_direct::DirectB,
+    mut mma: Mmas,
+    acc: &[Reg],
+) -> Result<Vec<Reg>, LowerError> {
+    use super::wgmma_regs::{multiply, AOperand};
     if let (Some(s), Some(&(offset, sa))) = (&d.swizzled, l.staged_a.get(&a_v)) {
-        let a = super::wgmma_regs::AOperand::Smem(offset, sa);
-        let regs = super::wgmma_regs::multiply(l, id, plan, a, d, s, acc);
-        super::mma_sync_direct::defer_next(l, d);
-        release_direct(l, d);
-        return Ok(Tile {
-            elem: Elem::Num(plan.acc_elem),
-            layout: Rc::new(plan.acc.clone()),
-            regs,
-        });
+        return Ok(multiply(l, id, plan, AOperand::Smem(offset, sa), d, s, acc));
     }
     let frag = a_fragment_layout(plan, ashape).ok_or_else(|| l.unsupported(id))?;
     let a = l.tile_in(id, a_v, &Rc::new(frag))?;
+    let frags = a_fragments(l, &a);
     if let Some(s) = &d.swizzled {
-        let frags = a_fragments(l, &a);
-        let a = super::wgmma_regs::AOperand::Regs(&frags);
-        let regs = super::wgmma_regs::multiply(l, id, plan, a, d, s, acc);
-        super::mma_sync_direct::defer_next(l, d);
-        release_direct(l, d);
-        return Ok(Tile {
-            elem: Elem::Num(plan.acc_elem),
-            layout: Rc::new(plan.acc.clone()),
-            regs,
-        });
+        return Ok(multiply(l, id, plan, AOperand::Regs(&frags), d, s, acc));
     }
     mma.a_regs = Some(ARegs {
-        frags: a_fragments(l, &a),
+        frags,
         k_steps: mma.k_steps,
         first: 0,
     });
@@ -473,13 +479,7 @@ fn direct_b(
     mma.emit(l, &ops, &frags, &mut acc, false);
     // The next writer of the buffer waits for every warp's reads.
     barrier(l);
-    super::mma_sync_direct::defer_next(l, d);
-    release_direct(l, d);
-    Ok(Tile {
-        elem: Elem::Num(plan.acc_elem),
-        layout: Rc::new(plan.acc.clone()),
-        regs: acc_registers(l, plan, acc),
-    })
+    Ok(acc_registers(l, plan, acc))
 }
 
 /// Where scratch is reused, a direct copy's buffer is free again once read
