@@ -51,6 +51,9 @@ pub enum Lowered {
     /// A tile copied straight into a product's B buffer
     /// ([`crate::lower::ops::mma_sync_direct`]).
     DirectB(std::rc::Rc<crate::lower::ops::mma_sync_direct::DirectB>),
+    /// A load its product reads one K slice at a time
+    /// ([`crate::lower::ops::mma_stream`]).
+    Streamed(std::rc::Rc<crate::lower::ops::mma_stream::Streamed>),
 }
 
 /// State while lowering one entry.

@@ -628,11 +628,11 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let (Some(view), Some(&res)) = (o.operand("view"), o.results.first()) else {
         return Err(l.unsupported(op));
     };
-    if super::mma_sync_direct::lower_load(l, op)? {
+    if super::mma_sync_direct::lower_load(l, op)? || super::mma_stream::lower_load(l, op) {
         return Ok(());
     }
     let index = o.operand_group("index").to_vec();
-    let mut p = partition(l.m, view)
+    let p = partition(l.m, view)
         .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;
     if p.elem.bits() == 4 {
         return super::memory_4bit::load_view(l, op, &p, &index, res, &ord);
@@ -642,10 +642,89 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     // would have each lane read its own row.
     let layout = super::coalesce::load_layout_in(l, &p, &wanted).unwrap_or_else(|| wanted.clone());
     let elem = p.elem;
+    let regs = read(l, op, &p, &index, &layout, &ord)?;
+    let mut t = Tile { elem, layout, regs };
+    if t.layout != wanted {
+        t = l.move_tile(&t, &wanted)?;
+    }
+    l.bind(res, t);
+    Ok(())
+}
+
+/// Reads the tile of view `p` at `index` (tile indices) in `layout` (of
+/// `p`'s tile shape) with `ord`'s ordering, out-of-bounds elements padded.
+/// Returns the registers of the tile.
+pub(super) fn read(
+    l: &mut Lowerer,
+    op: OpId,
+    p: &PartitionInfo,
+    index: &[ValueId],
+    layout: &LinearLayout,
+    ord: &[&'static str],
+) -> Result<Vec<Reg>, LowerError> {
+    let mut stored_p = p.clone();
+    stored_p.elem = stored(p.elem);
+    let mut a = prepare(l, op, &stored_p, index, layout)?;
+    read_at(l, op, p, layout, &mut a, ord)
+}
+
+impl Access {
+    /// Moves the access `by` elements along tile dimension `d`; `step`
+    /// holds `by` times the dimension's stride in bytes when that stride
+    /// is dynamic.
+    pub(super) fn advance(&mut self, l: &mut Lowerer, d: usize, by: i64, step: Option<Reg>) {
+        self.start[d] = l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            smallvec![Operand::Reg(self.start[d]), Operand::Imm(by)],
+        );
+        let bytes = match (self.stride[d], step) {
+            (Extent::Static(n), _) => Operand::Imm(n * by * self.esize),
+            (_, Some(r)) => Operand::Reg(r),
+            _ => return,
+        };
+        self.addr0 = l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            smallvec![Operand::Reg(self.addr0), bytes],
+        );
+        self.checked.clear();
+        self.rows_at.clear();
+    }
+
+    /// `by` times the stride of tile dimension `d` in bytes, in a register
+    /// when the stride is dynamic.
+    pub(super) fn step(&self, l: &mut Lowerer, d: usize, by: i64) -> Option<Reg> {
+        let r = self.stride_reg[d]?;
+        Some(l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S64],
+            Ty::S64,
+            smallvec![Operand::Reg(r), Operand::Imm(by * self.esize)],
+        ))
+    }
+}
+
+/// [`read`] through access `a` (prepared for `p` with its elements as
+/// stored).
+pub(super) fn read_at(
+    l: &mut Lowerer,
+    op: OpId,
+    p: &PartitionInfo,
+    layout: &LinearLayout,
+    a: &mut Access,
+    ord: &[&'static str],
+) -> Result<Vec<Reg>, LowerError> {
+    let elem = p.elem;
+    let mut p = p.clone();
     p.elem = stored(elem);
     let ty = mem_ty(p.elem).map_err(|w| l.unsupported_feature(op, w))?;
-    let mut a = prepare(l, op, &p, &index, &layout)?;
-    let vec = vec_for(&p, &layout, l);
+    let vec = vec_for(&p, layout, l);
     let pad = padding_bits(p.elem, Some(crate::lower::view::load_padding(p.padding)))
         .ok_or_else(|| l.unsupported_feature(op, "this padding value for its element type"))?;
     let n = layout.num_registers();
@@ -659,7 +738,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             continue;
         }
         let c = layout.apply(r, 0);
-        let (oob, addr) = element(l, &mut a, &c, r);
+        let (oob, addr) = element(l, a, &c, r);
         // Sub-word elements load as packed 32-bit words, split after.
         let bits = p.elem.bits();
         let packed = super::packed::words(bits, vec);
@@ -693,7 +772,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
             2 => (vec!["global", "v2"], Operand::Vec(words.clone())),
             _ => (vec!["global", "v4"], Operand::Vec(words.clone())),
         };
-        let mods = with_ordering(&ord, mods);
+        let mods = with_ordering(ord, mods);
         l.b.push(Inst::new(Opc::Ld, &mods, &[lty], vec![dsts], vec![addr]));
         if oob.is_some() {
             l.b.end_if();
@@ -717,12 +796,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     if elem != p.elem {
         regs = regs.into_iter().map(|b| byte_to_pred(l, b)).collect();
     }
-    let mut t = Tile { elem, layout, regs };
-    if t.layout != wanted {
-        t = l.move_tile(&t, &wanted)?;
-    }
-    l.bind(res, t);
-    Ok(())
+    Ok(regs)
 }
 
 /// Lowers `store_view_tko`.

@@ -31,7 +31,7 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 
 use super::arith::enum_attr;
 use super::mma_sync_smem::{
-    operand_buffers, pack, staged_bytes, swizzled, FragmentAddrs, Operands,
+    operand_buffers, pack, staged_bytes, swizzled, FragmentAddrs, Operands, Staged,
 };
 use super::staging::{barrier, room};
 use super::staging_window::k_slices;
@@ -342,27 +342,69 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         l.bind(res, acc);
         return Ok(());
     }
-    let (a, b) = super::mma::operand_tiles(l, id)?;
+    let (a, b) = super::mma_stream::operands(l, id)?;
     // Operands too large for the budget or the shared memory left are
-    // staged one K slice at a time.
+    // staged one K slice at a time; streamed ones are read a slice at a
+    // time too, the next slice while the current one is multiplied.
     let batch = if rank == 3 { shape[0] } else { 1 };
     let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
-    let swizzle = swizzled(l, &a, &b);
+    let swizzle = swizzled(l, a.disjoint(), b.disjoint());
     // A already in fragment order stays in registers.
-    let a_regs = a_fragment_layout(plan, &a.layout.shape)
-        .is_some_and(|f| f == *a.layout)
-        .then(|| a_fragments(l, &a));
+    let a_regs = a
+        .tile()
+        .filter(|a| a_fragment_layout(plan, &a.layout.shape).is_some_and(|f| f == *a.layout))
+        .map(|a| a_fragments(l, a));
     let staged_m = if a_regs.is_some() { 0 } else { mm };
+    let (ashape, bshape) = (a.shape(), b.shape());
+    let threads = i64::from(l.warps) * 32;
+    let slice_words =
+        |ks: i64| a.slice_words(rank - 1, ks, threads) + b.slice_words(rank - 2, ks, threads);
+    let streamed = slice_words(kk) > 0;
+    let bytes = |ks: i64| staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle);
     let ks = k_slices(kk, plan.kind.k())
         .find(|&ks| {
-            staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle) <= STAGE_BUDGET.min(room(l))
+            bytes(ks) <= STAGE_BUDGET.min(room(l))
+                && (slice_words(ks) <= super::mma_stream::SLICE_WORDS || ks == plan.kind.k())
         })
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
-    let staged = operand_buffers(l, plan.kind, (&a, &b), ks, a_regs.is_none())?;
-    staged.stage(l, &a, &b, 0);
+    // Streamed slices alternate between two sets of buffers where they fit.
+    let sets = if streamed && ks < kk && 2 * bytes(ks) <= STAGE_BUDGET.min(room(l)) {
+        2
+    } else {
+        1
+    };
+    let elems = (
+        a.tile().map_or(Elem::Num(ae), |t| t.elem),
+        b.tile().map_or(Elem::Num(be), |t| t.elem),
+    );
+    let staged: Vec<Staged> = (0..sets)
+        .map(|_| {
+            operand_buffers(
+                l,
+                plan.kind,
+                (&ashape, &bshape),
+                elems,
+                ks,
+                a_regs.is_none(),
+                swizzle,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let slices = kk / ks;
+    let mut reads = super::mma_stream::Slices::new(l, (&a, &b), rank, ks)?;
+    let stage = |l: &mut Lowerer, to: &Staged, slice: &[Option<Tile>; 2], s: i64| match (
+        a.part(&slice[0]),
+        b.part(&slice[1]),
+    ) {
+        (Some(pa), Some(pb)) => {
+            to.stage(l, pa, pb, s);
+            Ok(())
+        }
+        _ => Err(l.unsupported(id)),
+    };
+    let first = reads.next(l)?;
+    stage(l, &staged[0], &first, 0)?;
     barrier(l);
-    let ops = &staged.ops;
-
     let base = l.b.op(
         Opc::Mov,
         &[],
@@ -370,17 +412,23 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         Ty::U32,
         smallvec![Operand::Symbol(SHARED_SYMBOL)],
     );
-    let frags = fragment_addrs(l, plan, ops, base, &shape);
+    let frags: Vec<FragmentAddrs> = staged
+        .iter()
+        .map(|st| fragment_addrs(l, plan, &st.ops, base, &shape))
+        .collect();
     let mut acc = acc_fragments(l, plan, &acc_in.regs);
     let mut mma = Mmas {
         k_steps: ks / plan.kind.k(),
         ..mma
     };
-    for s in 0..kk / ks {
-        if s > 0 {
-            staged.stage(l, &a, &b, s);
-            barrier(l);
-        }
+    for s in 0..slices {
+        let set = (s as usize) % staged.len();
+        // The next slice's reads go out before this one's products.
+        let next = if s + 1 < slices {
+            Some(reads.next(l)?)
+        } else {
+            None
+        };
         if let Some(regs) = &a_regs {
             mma.a_regs = Some(ARegs {
                 frags: regs.clone(),
@@ -388,7 +436,19 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
                 first: s * (ks / plan.kind.k()),
             });
         }
-        mma.emit(l, ops, &frags, &mut acc, false);
+        mma.emit(l, &staged[set].ops, &frags[set], &mut acc, false);
+        let Some(next) = next else {
+            barrier(l);
+            break;
+        };
+        // With one set, every thread is done reading it before it is
+        // rewritten; with two, the barrier after the writes of the other
+        // set orders them after the reads of two slices back.
+        if staged.len() == 1 {
+            barrier(l);
+        }
+        let to = &staged[(s as usize + 1) % staged.len()];
+        stage(l, to, &next, s + 1)?;
         barrier(l);
     }
     let regs = acc_registers(l, plan, acc);

@@ -67,7 +67,7 @@ pub struct DirectB {
 
 /// The single user of `v` and whether it is the only use in the whole
 /// entry.
-fn only_user(l: &Lowerer, v: ValueId) -> Option<OpId> {
+pub(super) fn only_user(l: &Lowerer, v: ValueId) -> Option<OpId> {
     let mut user = None;
     for id in l.m.walk() {
         let uses = l.m.ops[id].operands.iter().filter(|&&o| o == v).count();

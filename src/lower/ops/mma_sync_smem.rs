@@ -15,6 +15,7 @@
 //! staging path, keep the padding).
 use crate::lower::kernel::{doubling_runs, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
+use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
 use smallvec::smallvec;
@@ -80,12 +81,13 @@ struct Dest {
 }
 
 /// Whether [`operand_buffers`] swizzles rather than pads the rows of
-/// operands `a` and `b`.
-pub fn swizzled(l: &Lowerer, a: &Tile, b: &Tile) -> bool {
+/// operands `a` and `b` (whether each is written with one address per
+/// thread and an immediate per register).
+pub fn swizzled(l: &Lowerer, a_disjoint: bool, b_disjoint: bool) -> bool {
     // A layout whose bases overlap is written element by element through
     // the general staging path, which knows no swizzle: such operands keep
     // the padded rows.
-    l.target.always_swizzle && disjoint(&a.layout) && disjoint(&b.layout)
+    l.target.always_swizzle && a_disjoint && b_disjoint
 }
 
 /// Bytes [`operand_buffers`] takes for `[batch,] M x K` and `K x N`
@@ -120,13 +122,13 @@ pub fn row_pads(kind: Kind, swizzle: bool) -> (i64, i64) {
 pub fn operand_buffers(
     l: &mut Lowerer,
     kind: Kind,
-    (a, b): (&Tile, &Tile),
+    (ashape, bshape): (&[i64], &[i64]),
+    (a_elem, b_elem): (Elem, Elem),
     ks: i64,
     stage_a: bool,
+    swizzle: bool,
 ) -> Result<Staged, LowerError> {
     let eb = kind.bytes();
-    let ashape = &a.layout.shape;
-    let bshape = &b.layout.shape;
     let rank = ashape.len();
     let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
     let lead: Vec<i64> = ashape[..rank - 2].to_vec();
@@ -135,12 +137,11 @@ pub fn operand_buffers(
         s.extend([rows, cols]);
         s
     };
-    let swizzle = swizzled(l, a, b);
     let (apad, bpad) = row_pads(kind, swizzle);
     let identity = Placement::identity(rank);
     let astride = (ks + apad) * eb;
     let at = if stage_a {
-        let abuf = alloc(l, &with(mm, ks + apad), a.elem)?;
+        let abuf = alloc(l, &with(mm, ks + apad), a_elem)?;
         let mut a_strides = vec![mm * astride, astride, eb];
         a_strides.drain(..3 - rank);
         Some(Dest {
@@ -154,7 +155,7 @@ pub fn operand_buffers(
     };
     let (bt, bstride) = if kind == Kind::Byte {
         let stride = (ks + bpad) * eb;
-        let buf = alloc(l, &with(nn, ks + bpad), b.elem)?;
+        let buf = alloc(l, &with(nn, ks + bpad), b_elem)?;
         let mut strides = vec![nn * stride, eb, stride];
         strides.drain(..3 - rank);
         let mut dims: Vec<usize> = (0..rank).collect();
@@ -175,7 +176,7 @@ pub fn operand_buffers(
         )
     } else {
         let stride = (nn + bpad) * eb;
-        let buf = alloc(l, &with(ks, nn + bpad), b.elem)?;
+        let buf = alloc(l, &with(ks, nn + bpad), b_elem)?;
         let mut strides = vec![ks * stride, stride, eb];
         strides.drain(..3 - rank);
         let sw = swizzle.then(|| Swizzle::for_rows(stride));
@@ -210,18 +211,30 @@ pub fn operand_buffers(
     })
 }
 
+/// What of one operand a K slice is written from.
+#[derive(Clone, Copy)]
+pub enum Part<'a> {
+    /// The whole tile, of which the slice's elements are written.
+    Whole(&'a Tile),
+    /// The slice alone, at its coordinates within the slice.
+    Slice(&'a Tile),
+}
+
 impl Staged {
-    /// Writes slice `s` of K of tiles `a` and `b` (all of them when one
+    /// Writes slice `s` of K of operands `a` and `b` (all of them when one
     /// slice covers K).
-    pub fn stage(&self, l: &mut Lowerer, a: &Tile, b: &Tile, s: i64) {
-        let rank = a.layout.shape.len();
+    pub fn stage(&self, l: &mut Lowerer, a: Part, b: Part, s: i64) {
         let eb = self.ops.kind.bytes();
-        let window = |dim: usize| (self.ks < self.kk).then(|| Window::slice(dim, self.ks, s));
-        for (t, to, w) in [
-            (a, self.a.as_ref(), window(rank - 1)),
-            (b, Some(&self.b), window(rank - 2)),
-        ] {
+        for (part, to, kdim) in [(a, self.a.as_ref(), 1), (b, Some(&self.b), 2)] {
             let Some(to) = to else { continue };
+            let (t, w) = match part {
+                Part::Whole(t) => {
+                    let rank = t.layout.shape.len();
+                    let w = (self.ks < self.kk).then(|| Window::slice(rank - kdim, self.ks, s));
+                    (t, w)
+                }
+                Part::Slice(t) => (t, None),
+            };
             if !store(l, t, to.buf.offset, &to.strides, eb, to.swizzle, w) {
                 match w {
                     Some(w) => write_window(l, t, &to.buf, &to.place, w),

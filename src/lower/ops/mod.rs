@@ -24,6 +24,7 @@ pub mod mma_chain;
 pub mod mma_fma;
 pub mod mma_fma_regs;
 pub mod mma_scaled;
+pub mod mma_stream;
 pub mod mma_sync;
 pub mod mma_sync_copies;
 pub mod mma_sync_direct;
@@ -45,6 +46,7 @@ pub mod wgmma;
 pub mod wgmma_pipeline;
 pub mod wgmma_regs;
 pub mod wgmma_smem;
+pub mod wgmma_stream;
 
 use super::kernel::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};
@@ -179,7 +181,11 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             }
             Ok(())
         }
-        Opcode::Reshape if mma_sync_direct::forward_reshape(l, id) => Ok(()),
+        Opcode::Reshape
+            if mma_sync_direct::forward_reshape(l, id) || mma_stream::forward_reshape(l, id) =>
+        {
+            Ok(())
+        }
         Opcode::Constant | Opcode::Reshape | Opcode::Broadcast | Opcode::Iota => {
             shape::lower(l, id)
         }

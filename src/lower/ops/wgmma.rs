@@ -22,7 +22,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::kernel::{Lowered, Lowerer, Tile};
 use crate::lower::layout::{wgmma as frag, LinearLayout};
 use crate::lower::target::Target;
 use crate::lower::values::{value_tile, Elem};
@@ -261,6 +261,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let (Some(c_v), Some(&res)) = (op.operand("acc"), op.results.first()) else {
         return Err(l.unsupported(id));
     };
+    let streamed = [op.operand("lhs"), op.operand("rhs")]
+        .iter()
+        .any(|v| v.is_some_and(|v| matches!(l.vals.get(&v), Some(Lowered::Streamed(_)))));
+    if streamed {
+        let operands = super::mma_stream::operands(l, id)?;
+        return super::wgmma_stream::lower(l, id, plan, operands);
+    }
     let (asmem, bsmem) = operands(plan.mnk, plan.types).ok_or_else(|| l.unsupported(id))?;
     let layout = Rc::new(plan.acc.clone());
     let acc_in = l.tile_in(id, c_v, &layout)?;

@@ -1,0 +1,393 @@
+//! Operands read one K slice at a time.
+//!
+//! A tensor-view load whose only user is an operand of an `mma.sync`
+//! product (or of a `wgmma` product, with the other operand such a load
+//! too, [`super::wgmma_stream`]) in the same block (through a reshape dropping leading 1s), with
+//! nothing between them that writes memory, is not read where it stands
+//! when its tile and the product's accumulator would crowd the registers.
+//! The product reads it instead, one K slice at a time: each slice into
+//! registers in a coalesced layout, then on into the slice's shared-memory
+//! buffer ([`super::mma_sync`]). The next slice's reads are in flight while
+//! the tensor cores multiply the current one. This is the path of operands
+//! that `cp.async` cannot copy, such as rows that are not 16-byte aligned
+//! (a ragged batch matmul's), and of the products outside a pipelined loop.
+use std::rc::Rc;
+
+use crate::ir::{OpId, Opcode, ValueId};
+use crate::lower::kernel::{Lowered, Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::values::value_tile;
+use crate::lower::view::{partition, PartitionInfo};
+use crate::lower::LowerError;
+use crate::ptx::Reg;
+
+use super::coalesce::along_vec;
+use super::memory::{ordering, prepare, read_at, Access};
+use super::mma::{engine, Engine};
+use super::mma_sync::Kind;
+use super::mma_sync_smem::Part;
+
+/// Registers a thread would give the accumulator and the whole operand
+/// tiles above which loaded operands are streamed.
+const MAX_WORDS: i64 = 160;
+/// Registers a thread may give one slice of the streamed operands.
+pub const SLICE_WORDS: i64 = 24;
+/// Bytes a thread stores to shared memory at once.
+const STORE_BYTES: i64 = 16;
+
+/// A load its product reads slice by slice.
+#[derive(Clone, Debug)]
+pub struct Streamed {
+    /// The load.
+    pub load: OpId,
+    /// The view and partition it reads.
+    part: PartitionInfo,
+    /// Its tile indices.
+    index: Vec<ValueId>,
+    /// Leading dimensions of 1 the operand drops.
+    lead: usize,
+}
+
+/// An operand of a product: a tile in registers, or a load streamed.
+pub enum Source {
+    /// In registers.
+    Tile(Tile),
+    /// Read slice by slice.
+    Streamed(Rc<Streamed>),
+}
+
+impl Source {
+    /// The operand's shape.
+    pub fn shape(&self) -> Vec<i64> {
+        match self {
+            Source::Tile(t) => t.layout.shape.clone(),
+            Source::Streamed(s) => s.part.tile_shape[s.lead..].to_vec(),
+        }
+    }
+
+    /// The tile, when in registers.
+    pub fn tile(&self) -> Option<&Tile> {
+        match self {
+            Source::Tile(t) => Some(t),
+            Source::Streamed(_) => None,
+        }
+    }
+
+    /// Whether the operand is written with one address per thread and an
+    /// immediate per register (always so for a streamed one).
+    pub fn disjoint(&self) -> bool {
+        self.tile()
+            .map_or(true, |t| super::mma_sync_smem::disjoint(&t.layout))
+    }
+
+    /// What its K slice is written from: the whole tile, or `slice`, the
+    /// slice read of a streamed operand.
+    pub fn part<'a>(&'a self, slice: &'a Option<Tile>) -> Option<Part<'a>> {
+        match self {
+            Source::Tile(t) => Some(Part::Whole(t)),
+            Source::Streamed(_) => slice.as_ref().map(Part::Slice),
+        }
+    }
+
+    /// Bytes per element.
+    fn bytes(&self) -> i64 {
+        match self {
+            Source::Tile(t) => i64::from(t.elem.bits().max(8) / 8),
+            Source::Streamed(s) => i64::from(s.part.elem.bits().max(8) / 8),
+        }
+    }
+
+    /// Registers a thread of `threads` gives slice `ks` of K (`kdim`) of a
+    /// streamed operand; 0 for one in registers.
+    pub fn slice_words(&self, kdim: usize, ks: i64, threads: i64) -> i64 {
+        match self {
+            Source::Tile(_) => 0,
+            Source::Streamed(_) => {
+                let shape = self.shape();
+                let whole: i64 = shape.iter().product();
+                (whole / shape[kdim] * ks * self.bytes() + 4 * threads - 1) / (4 * threads)
+            }
+        }
+    }
+}
+
+/// The operands `lhs`, `rhs` of product `id` (dequantized for
+/// `mmaf_scaled`).
+pub fn operands(l: &mut Lowerer, id: OpId) -> Result<(Source, Source), LowerError> {
+    let op = &l.m.ops[id];
+    if op.opcode == Opcode::MmaFScaled {
+        let (a, b) = super::mma::operand_tiles(l, id)?;
+        return Ok((Source::Tile(a), Source::Tile(b)));
+    }
+    let (Some(a), Some(b)) = (op.operand("lhs"), op.operand("rhs")) else {
+        return Err(l.unsupported(id));
+    };
+    let source = |v: ValueId| match l.vals.get(&v) {
+        Some(Lowered::Streamed(s)) => Ok(Source::Streamed(s.clone())),
+        _ => l.tile(id, v).map(Source::Tile),
+    };
+    Ok((source(a)?, source(b)?))
+}
+
+/// The product `load` feeds, the view it reads, and the operand value
+/// (the load's result or its reshape), if the load may be streamed: a
+/// weak tensor-view load of 8-, 16- or 32-bit elements whose tile (leading
+/// dimensions of 1 aside) is one operand of an `mmaf` / `mmai` later in
+/// the same block, with no op between them that writes memory or holds
+/// regions.
+fn streamable(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, ValueId)> {
+    let m = l.m;
+    let o = &m.ops[load];
+    if o.opcode != Opcode::LoadViewTko || !ordering(l, load).is_ok_and(|o| o.is_empty()) {
+        return None;
+    }
+    let p = partition(m, o.operand("view")?)?;
+    if p.sparse_dim.is_some() || !matches!(p.elem.bits(), 8 | 16 | 32) {
+        return None;
+    }
+    let mut v = *o.results.first()?;
+    let mut user = super::mma_sync_direct::only_user(l, v)?;
+    if m.ops[user].opcode == Opcode::Reshape {
+        v = *m.ops[user].results.first()?;
+        user = super::mma_sync_direct::only_user(l, v)?;
+    }
+    let mo = &m.ops[user];
+    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
+    if !matches!(mo.opcode, Opcode::MmaF | Opcode::MmaI) || (lhs == v) == (rhs == v) {
+        return None;
+    }
+    let (shape, _) = value_tile(m, v)?;
+    let lead = p.tile_shape.len().checked_sub(shape.len())?;
+    if p.tile_shape[lead..] != shape[..] || p.tile_shape[..lead].iter().any(|&d| d != 1) {
+        return None;
+    }
+    // The load first, the product later in the same block, nothing that
+    // writes memory between them.
+    let block = super::mma_chain::enclosing_block(m, load)?;
+    let at = |x: OpId| block.ops.iter().position(|&y| y == x);
+    let (from, to) = (at(load)?, at(user)?);
+    if block.ops[from + 1..to]
+        .iter()
+        .any(|&x| super::tokens::writes(m.ops[x].opcode) || !m.ops[x].regions.is_empty())
+    {
+        return None;
+    }
+    Some((user, p, v))
+}
+
+/// The load defining operand `v` (through a reshape), if any.
+fn loaded(l: &Lowerer, v: ValueId) -> Option<OpId> {
+    let mut d = crate::lower::view::def_op(l.m, v)?;
+    if l.m.ops[d].opcode == Opcode::Reshape {
+        d = crate::lower::view::def_op(l.m, *l.m.ops[d].operands.first()?)?;
+    }
+    Some(d)
+}
+
+/// The product `load` is streamed into, and the view it reads, if it is
+/// [`streamable`] into a product on `mma.sync` (whose B is not copied
+/// directly), or on `wgmma` with the other operand streamable too, where
+/// an operand is a load `cp.async` cannot copy (not in aligned chunks),
+/// and the accumulator and both operand tiles would take more than
+/// [`MAX_WORDS`] registers a thread.
+fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo)> {
+    let m = l.m;
+    let (user, p, v) = streamable(l, load)?;
+    let mo = &m.ops[user];
+    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
+    match engine(m, user, l.target, l.warps) {
+        Engine::MmaSync(plan) => {
+            if plan.kind == Kind::F64 || super::mma_sync_direct::copies_b(l, user) {
+                return None;
+            }
+        }
+        Engine::Wgmma(_) => {
+            let other = if lhs == v { rhs } else { lhs };
+            let (u, _, _) = streamable(l, loaded(l, other)?)?;
+            if u != user {
+                return None;
+            }
+        }
+        Engine::Fma => return None,
+    }
+    // Only where `cp.async` cannot copy an operand (its pipelines and
+    // direct copies take the others).
+    let copyable = |v: ValueId| {
+        loaded(l, v)
+            .and_then(|d| streamable(l, d))
+            .is_some_and(|(_, p, _)| {
+                super::mma_sync_pipeline::chunk_along(l, &p, p.tile_shape.len() - 1, &[16, 8, 4])
+                    .is_some()
+            })
+    };
+    if copyable(lhs) && copyable(rhs) {
+        return None;
+    }
+    // Register pressure of the product done whole.
+    let words = |v: ValueId| {
+        value_tile(m, v).map_or(0, |(s, e)| {
+            s.iter().product::<i64>() * i64::from(e.bits().max(8) / 8) / 4
+        })
+    };
+    let threads = i64::from(l.warps) * 32;
+    let total = words(lhs) + words(rhs) + words(*mo.results.first()?);
+    (total / threads > MAX_WORDS).then_some((user, p))
+}
+
+/// Lowers load `load` as a streamed operand if it is one (binding its
+/// result, and emitting nothing); false otherwise.
+pub fn lower_load(l: &mut Lowerer, load: OpId) -> bool {
+    let Some((_, part)) = candidate(l, load) else {
+        return false;
+    };
+    let o = &l.m.ops[load];
+    let Some((shape, _)) = o
+        .results
+        .first()
+        .and_then(|&r| super::mma_sync_direct::only_user(l, r))
+        .and_then(|u| value_tile(l.m, *l.m.ops[u].results.first()?))
+    else {
+        return false;
+    };
+    let s = Streamed {
+        load,
+        lead: part.tile_shape.len().saturating_sub(shape.len()),
+        part,
+        index: o.operand_group("index").to_vec(),
+    };
+    if let Some(&res) = o.results.first() {
+        l.vals.insert(res, Lowered::Streamed(Rc::new(s)));
+    }
+    true
+}
+
+/// Reads the K slices of a product's streamed operands, in order.
+pub struct Slices {
+    /// A's and B's readers (none for an operand in registers).
+    readers: [Option<Reader>; 2],
+}
+
+impl Slices {
+    /// Readers of slices of `ks` elements of K of the streamed ones of
+    /// operands `a` and `b` (of rank `rank`).
+    pub fn new(
+        l: &mut Lowerer,
+        (a, b): (&Source, &Source),
+        rank: usize,
+        ks: i64,
+    ) -> Result<Slices, LowerError> {
+        let mut reader = |src: &Source, kdim: usize| match src {
+            Source::Streamed(s) => Reader::new(l, s, kdim, ks).map(Some),
+            Source::Tile(_) => Ok(None),
+        };
+        Ok(Slices {
+            readers: [reader(a, rank - 1)?, reader(b, rank - 2)?],
+        })
+    }
+
+    /// Reads the next slice of each streamed operand.
+    pub fn next(&mut self, l: &mut Lowerer) -> Result<[Option<Tile>; 2], LowerError> {
+        let mut out = [None, None];
+        for (o, r) in out.iter_mut().zip(&mut self.readers) {
+            if let Some(r) = r {
+                *o = Some(r.next(l)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Reads one streamed operand's K slices, in order: each a tile of the
+/// operand's shape but the slice's length along K, each thread holding
+/// runs of up to 16 bytes along the dimension memory runs along (stored to
+/// shared memory as one vector). The addresses of a slice are the last
+/// one's plus a constant.
+struct Reader {
+    load: OpId,
+    /// The view, with the slice's tile shape.
+    part: PartitionInfo,
+    /// The copy layout over the load's tile dimensions.
+    layout: LinearLayout,
+    /// The same over the operand's.
+    operand: Rc<LinearLayout>,
+    access: Access,
+    /// The load's tile dimension along K.
+    d: usize,
+    ks: i64,
+    /// A slice's length times the stride along K in bytes, when dynamic.
+    step: Option<Reg>,
+    /// Whether a slice was read.
+    started: bool,
+}
+
+impl Reader {
+    fn new(l: &mut Lowerer, s: &Streamed, kdim: usize, ks: i64) -> Result<Reader, LowerError> {
+        let mut part = s.part.clone();
+        let d = s.lead + kdim;
+        part.tile_shape[d] = ks;
+        let rank = part.tile_shape.len();
+        let eb = i64::from(part.elem.bits() / 8);
+        let run = (STORE_BYTES / eb).min(part.tile_shape[rank - 1]);
+        let layout = (*along_vec(&part.tile_shape, rank - 1, l.warps, run)).clone();
+        let access = prepare(l, s.load, &part, &s.index, &layout)?;
+        let step = access.step(l, d, ks);
+        // The operand's layout: the same bases without the leading 1s.
+        let drop = |bases: &[Vec<i64>]| -> Vec<Vec<i64>> {
+            bases.iter().map(|b| b[s.lead..].to_vec()).collect()
+        };
+        let operand = Rc::new(LinearLayout {
+            shape: part.tile_shape[s.lead..].to_vec(),
+            register: drop(&layout.register),
+            lane: drop(&layout.lane),
+            warp: drop(&layout.warp),
+        });
+        Ok(Reader {
+            load: s.load,
+            part,
+            layout,
+            operand,
+            access,
+            d,
+            ks,
+            step,
+            started: false,
+        })
+    }
+
+    fn next(&mut self, l: &mut Lowerer) -> Result<Tile, LowerError> {
+        if self.started {
+            self.access.advance(l, self.d, self.ks, self.step);
+        }
+        self.started = true;
+        let regs = read_at(
+            l,
+            self.load,
+            &self.part,
+            &self.layout,
+            &mut self.access,
+            &[],
+        )?;
+        Ok(Tile {
+            elem: self.part.elem,
+            layout: self.operand.clone(),
+            regs,
+        })
+    }
+}
+
+/// Binds the result of reshape `id` to the streamed load it reshapes;
+/// false when its operand is not one.
+pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
+    let op = &l.m.ops[id];
+    let (Some(src), Some(&res)) = (op.operands.first(), op.results.first()) else {
+        return false;
+    };
+    match l.vals.get(src) {
+        Some(Lowered::Streamed(s)) => {
+            let s = s.clone();
+            l.vals.insert(res, Lowered::Streamed(s));
+            true
+        }
+        _ => false,
+    }
+}
