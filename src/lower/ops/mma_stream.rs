@@ -1,16 +1,17 @@
 //! Operands read one K slice at a time.
 //!
-//! A tensor-view load whose only user is an operand of an `mma.sync`
-//! product (or of a `wgmma` product, with the other operand such a load
-//! too, [`super::wgmma_stream`]) in the same block (through a reshape dropping leading 1s), with
-//! nothing between them that writes memory, is not read where it stands
-//! when its tile and the product's accumulator would crowd the registers.
-//! The product reads it instead, one K slice at a time: each slice into
-//! registers in a coalesced layout, then on into the slice's shared-memory
-//! buffer ([`super::mma_sync`]). The next slice's reads are in flight while
-//! the tensor cores multiply the current one. This is the path of operands
-//! that `cp.async` cannot copy, such as rows that are not 16-byte aligned
-//! (a ragged batch matmul's), and of the products outside a pipelined loop.
+//! A product one of whose operands `cp.async` cannot copy (rows not
+//! 16-byte aligned, as in a ragged batch matmul) cannot be pipelined by
+//! copies; loading its operand tiles whole next to a large accumulator
+//! crowds the registers. So a tensor-view load whose only user is an
+//! operand of such an `mma.sync` product (or of a `wgmma` product, the
+//! other operand such a load too, [`super::wgmma_stream`]) in the same
+//! block, through a reshape dropping leading 1s and with nothing between
+//! them that writes memory, is not read where it stands. The product reads
+//! it instead, one K slice at a time: each slice into registers in a
+//! coalesced layout, then on into the slice's shared-memory buffer
+//! ([`super::mma_sync`]). The next slice's reads are in flight while the
+//! tensor cores multiply the current one.
 use std::rc::Rc;
 
 use crate::ir::{OpId, Opcode, ValueId};
