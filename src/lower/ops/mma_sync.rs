@@ -423,9 +423,19 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     };
     for s in 0..slices {
         let set = (s as usize) % staged.len();
-        // The next slice's reads go out before this one's products.
+        let other = (s as usize + 1) % staged.len();
+        // The next slice's reads go out before this one's products. With
+        // two sets, they are written into the other one at once: the
+        // barrier that ended the last slice ordered the writes after the
+        // reads of two slices back.
         let next = if s + 1 < slices {
-            Some(reads.next(l)?)
+            let next = reads.next(l)?;
+            if staged.len() == 2 {
+                stage(l, &staged[other], &next, s + 1)?;
+                None
+            } else {
+                Some(next)
+            }
         } else {
             None
         };
@@ -437,19 +447,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
             });
         }
         mma.emit(l, &staged[set].ops, &frags[set], &mut acc, false);
-        let Some(next) = next else {
-            barrier(l);
-            break;
-        };
-        // With one set, every thread is done reading it before it is
-        // rewritten; with two, the barrier after the writes of the other
-        // set orders them after the reads of two slices back.
-        if staged.len() == 1 {
+        barrier(l);
+        if let Some(next) = next {
+            // One set: every thread is done reading it before it is
+            // rewritten.
+            stage(l, &staged[other], &next, s + 1)?;
             barrier(l);
         }
-        let to = &staged[(s as usize + 1) % staged.len()];
-        stage(l, to, &next, s + 1)?;
-        barrier(l);
     }
     let regs = acc_registers(l, plan, acc);
     l.bind(
