@@ -34,6 +34,7 @@ pub mod mma_sync_swizzle;
 pub mod movement;
 pub mod packed;
 pub mod reduce;
+pub mod register_need;
 pub mod remat;
 pub mod scan;
 pub mod shape;

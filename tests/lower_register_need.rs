@@ -1,0 +1,56 @@
+//! Entries whose products pick no warps (FMA products, elementwise work)
+//! take as many as their tiles' registers need: cuTile's complex FFT
+//! (f32 real and imaginary planes, `mmaf` on 16 x 16 x 256 f32 tiles on
+//! the CUDA cores, four products live at once) needs some 400 registers a
+//! thread over four warps and ran on them with 800 to 880 bytes of
+//! spills; over eight it needs none. That its results are right is the
+//! differential runner's part (`tests/differential.rs`, `bench` cases).
+mod common;
+
+use tileiras::options::{Gpu, Options};
+
+/// Our PTX for kernel `file` (under `tests/data/differential`) on `gpu`,
+/// and ptxas' `-v` log.
+fn compile(file: &str, gpu: Gpu) -> (String, String) {
+    let path = common::repo().join(format!("tests/data/differential/{file}.tileir"));
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let options = Options {
+        gpu,
+        ..Default::default()
+    };
+    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let (_, log) = common::assemble(
+        &text,
+        &[
+            "-arch",
+            gpu.ptx_target(),
+            "--opt-level",
+            "3",
+            "--enable-extended-smem=true",
+            "-v",
+        ],
+    );
+    (text, log)
+}
+
+#[test]
+fn fft_tiles_spread_over_eight_warps_without_spilling() {
+    for name in ["bench/fft_c64", "bench/fft_ref_c64"] {
+        for gpu in [Gpu::Sm80, Gpu::Sm120] {
+            let (text, log) = compile(name, gpu);
+            assert!(text.contains(".reqntid 256"), "{name} on {gpu:?}");
+            assert!(
+                log.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+                "{name} on {gpu:?}:\n{log}"
+            );
+        }
+    }
+}
+
+#[test]
+fn entries_with_few_registers_keep_four_warps() {
+    // Elementwise f32 arithmetic on small tiles: nothing to spread.
+    let (text, _) = compile("corpus/arith_f32", Gpu::Sm80);
+    assert!(text.contains(".reqntid 128"), "{text}");
+}
