@@ -283,6 +283,18 @@ impl<'m> Lowerer<'m> {
         t
     }
 
+    /// `mov.u32 d, __tile_smem`: the address of the shared-memory scratch
+    /// array, in a fresh register.
+    pub fn shared_base(&mut self) -> Reg {
+        self.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Symbol(ptx::SHARED_SYMBOL)],
+        )
+    }
+
     /// `bfe.u32`: bits `pos .. pos + len` of `x`.
     pub fn bfe(&mut self, x: Reg, pos: usize, len: usize) -> Reg {
         self.b.op(

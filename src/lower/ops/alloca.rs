@@ -12,7 +12,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use super::staging::{alloc, barrier};
@@ -77,13 +77,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .ok_or_else(|| l.unsupported_feature(id, "this allocation size"))?;
     let slot = alloc(l, &[1], Elem::Num(crate::ir::Scalar::I64))?;
     let r = |x: Reg| Operand::Reg(x);
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let tid = l.tid();
     let first = l.b.op(
         Opc::Setp,

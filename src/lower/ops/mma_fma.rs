@@ -17,7 +17,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
-use crate::ptx::{Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::enum_attr;
 use super::staging::{alloc, barrier, coordinates, room, slot_bytes, write, Placement};
@@ -216,13 +216,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let n = layout.num_registers();
     // Row addresses in A (by batch, m) and column addresses in B (by batch, n).
     let coords = coordinates(l, &layout);
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::default();
     let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::default();
     let mut plan = Vec::new();

@@ -27,7 +27,7 @@ use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::target::Target;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::enum_attr;
 use super::mma_sync_smem::{
@@ -405,13 +405,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let first = reads.next(l)?;
     stage(l, &staged[0], &first, 0)?;
     barrier(l);
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let frags: Vec<FragmentAddrs> = staged
         .iter()
         .map(|st| fragment_addrs(l, plan, &st.ops, base, &shape))
@@ -531,13 +525,7 @@ fn direct_b_product(
     };
     super::mma_sync_direct::wait_for(l, d.load);
     barrier(l);
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
     mma.emit(l, &ops, &frags, &mut acc, false);

@@ -16,7 +16,7 @@ use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::view::{def_op, partition, Extent, PartitionInfo};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::enum_attr;
 use super::memory::ordering;
@@ -510,13 +510,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &[Ty::U32],
         smallvec![Operand::Imm((stages - 1) * stage_bytes)],
     );
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let shape = layout.shape.clone();
     let frags = fragment_addrs(l, &pat.plan, &ops, base, &shape);
     let (Some((_, Elem::Num(ae))), Some((_, Elem::Num(be)))) = (

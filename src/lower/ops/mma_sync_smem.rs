@@ -17,7 +17,7 @@ use crate::lower::kernel::{doubling_runs, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
 use super::mma_sync::Kind;
@@ -398,13 +398,7 @@ pub fn thread_address_from(
     byte: impl Fn(&[i64]) -> i64,
 ) -> (Reg, Reg) {
     let tid = l.tid();
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let start = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(off));
     let bytes: Vec<i64> = layout.thread_bases().iter().map(|b| byte(b)).collect();
     let addr = match thread_offset(l, tid, &bytes) {

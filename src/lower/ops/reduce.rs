@@ -10,7 +10,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use super::lower_op;
 use super::shape::flat_index;
@@ -260,13 +260,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let elems_out: i64 = sliced.shape.iter().product();
         let ngroups = 1i64 << warp_bits.len();
         let group = warp_position(l, &warp_bits);
-        let base = l.b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Symbol(SHARED_SYMBOL)],
-        );
+        let base = l.shared_base();
         // One scratch region per operand: [result element][warp group].
         let mut regions = Vec::new();
         let mut end = i64::from(l.shared_bytes);

@@ -6,7 +6,7 @@ use crate::ir::{Attr, OpId};
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
 use super::reduce::combine;
@@ -130,13 +130,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         strides[d] = strides[d + 1] * shape[d + 1];
     }
     let tid = l.tid();
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     for pass in 0..(lines + threads - 1) / threads {
         let line = l.b.op(
             Opc::Add,

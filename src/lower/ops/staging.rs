@@ -11,7 +11,7 @@ use crate::lower::kernel::{class_of, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// sm_90's shared memory per tile block, 227 KiB (ptxas runs with
 /// `--enable-extended-smem=true` as NVIDIA's tileiras does); other targets'
@@ -188,13 +188,7 @@ pub(super) fn addresses(
     for d in (0..buf.shape.len().saturating_sub(1)).rev() {
         strides[d] = strides[d + 1] * buf.shape[d + 1];
     }
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let start = l.b.op(
         Opc::Add,
         &[],

@@ -11,7 +11,7 @@ use crate::ir::{OpId, Scalar};
 use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use super::elementwise;
@@ -48,13 +48,7 @@ pub fn pack_unpack(
     barrier(l);
     let coords = coordinates(l, &layout);
     let r = Operand::Reg;
-    let base = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let base = l.shared_base();
     let base = l.b.op(
         Opc::Add,
         &[],

@@ -28,7 +28,7 @@ use crate::lower::target::Target;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::options::Gpu;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::enum_attr;
 use super::staging::{alloc, barrier};
@@ -232,13 +232,7 @@ pub(super) fn signedness(l: &Lowerer, id: OpId) -> (bool, bool) {
 
 /// `(addr + 1023) & -1024` of the shared scratch array's byte `offset`.
 pub(super) fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
-    let sym = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let sym = l.shared_base();
     let raw = l.b.op(
         Opc::Add,
         &[],

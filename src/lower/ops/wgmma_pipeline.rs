@@ -35,7 +35,7 @@ use crate::lower::kernel::{Lowerer, Tile};
 use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty, SHARED_SYMBOL};
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use super::mma::{engine, Engine};
 use super::mma_sync_copies::Stream;
@@ -265,13 +265,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let region = alloc(l, &[stages * set + 1024], Elem::Num(Scalar::I8))?;
     let bar_buf = alloc(l, &[16 * stages], Elem::Num(Scalar::I8))?;
     let aligned = wgmma::aligned_base(l, region.offset);
-    let sym = l.b.op(
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Symbol(SHARED_SYMBOL)],
-    );
+    let sym = l.shared_base();
     let full = bin(l, Opc::Add, Ty::U32, sym, Operand::Imm(bar_buf.offset));
     let empty = bin(l, Opc::Add, Ty::U32, full, Operand::Imm(8 * stages));
     // Thread 0 sets up the barriers; the block's barrier publishes them.

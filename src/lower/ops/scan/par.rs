@@ -17,7 +17,6 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::ops::reduce::{combine, shfl, warp_position};
 use crate::lower::ops::shape::flat_index;
 use crate::lower::ops::staging::{alloc, barrier, Buffer};
-use crate::ptx::SHARED_SYMBOL;
 
 use super::{load, store};
 
@@ -253,13 +252,7 @@ pub(super) fn lower(
             .iter()
             .map(|&e| alloc(l, &[nlines, nw], e))
             .collect::<Result<_, _>>()?;
-        let base = l.b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Symbol(SHARED_SYMBOL)],
-        );
+        let base = l.shared_base();
         // One writer per line and warp: the last lane along `dim`, and
         // the first of any replicas.
         let tb = layout.thread_bases();
