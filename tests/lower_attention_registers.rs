@@ -12,44 +12,13 @@
 //! `repro` and `bench` cases).
 mod common;
 
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 const KERNELS: [&str; 2] = ["fmha_d128_causal_128x128", "fmha_d128_bf16_gqa_128x128"];
 
 /// Our PTX for repro kernel `name` on `gpu`, and ptxas' `-v` log.
 fn compile(name: &str, gpu: Gpu) -> (String, String) {
-    let file = common::repo().join(format!("tests/data/differential/repro/{name}.tileir"));
-    let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let (_, log) = common::assemble(
-        &text,
-        &[
-            "-arch",
-            gpu.ptx_target(),
-            "--opt-level",
-            "3",
-            "--enable-extended-smem=true",
-            "-v",
-        ],
-    );
-    (text, log)
-}
-
-/// The spill store and load bytes ptxas reports.
-fn spills(log: &str) -> (u64, u64) {
-    let num = |what: &str| -> u64 {
-        log.split(',')
-            .find(|p| p.contains(what))
-            .and_then(|p| p.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no '{what}' in ptxas' log:\n{log}"))
-    };
-    (num("bytes spill stores"), num("bytes spill loads"))
+    common::compile_verbose(&format!("tests/data/differential/repro/{name}.tileir"), gpu)
 }
 
 #[test]
@@ -57,7 +26,7 @@ fn attention_tiles_stay_in_registers_without_spilling() {
     for name in KERNELS {
         for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100] {
             let (text, log) = compile(name, gpu);
-            assert_eq!(spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
+            assert_eq!(common::spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
             let ldmatrix: Vec<&str> = text.lines().filter(|l| l.contains("ldmatrix")).collect();
             let wgmma: Vec<&str> = text
                 .lines()

@@ -9,39 +9,11 @@
 //! `bench` cases: ragged M, N and K against NVIDIA's PTX).
 mod common;
 
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 /// Our PTX for bench kernel `name` on `gpu`, and ptxas' `-v` log.
 fn compile(name: &str, gpu: Gpu) -> (String, String) {
-    let file = common::repo().join(format!("tests/data/differential/bench/{name}.tileir"));
-    let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let (_, log) = common::assemble(
-        &text,
-        &[
-            "-arch",
-            gpu.ptx_target(),
-            "--opt-level",
-            "3",
-            "--enable-extended-smem=true",
-            "-v",
-        ],
-    );
-    (text, log)
-}
-
-/// The spill store bytes ptxas reports.
-fn spill_stores(log: &str) -> u64 {
-    log.split(',')
-        .find(|p| p.contains("bytes spill stores"))
-        .and_then(|p| p.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no spill count in ptxas' log:\n{log}"))
+    common::compile_verbose(&format!("tests/data/differential/bench/{name}.tileir"), gpu)
 }
 
 #[test]
@@ -74,7 +46,7 @@ fn unaligned_operands_are_read_slice_by_slice_between_the_multiplies() {
         // No slice is read twice.
         let loads = text.lines().filter(|l| l.contains("ld.global.b16")).count();
         assert_eq!(loads, 192, "{gpu:?}");
-        let spilled = spill_stores(&log);
+        let (spilled, _) = common::spills(&log);
         assert!(spilled <= 160, "{gpu:?}: {spilled} bytes spilled\n{log}");
     }
 }

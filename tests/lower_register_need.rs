@@ -7,31 +7,12 @@
 //! differential runner's part (`tests/differential.rs`, `bench` cases).
 mod common;
 
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 /// Our PTX for kernel `file` (under `tests/data/differential`) on `gpu`,
 /// and ptxas' `-v` log.
 fn compile(file: &str, gpu: Gpu) -> (String, String) {
-    let path = common::repo().join(format!("tests/data/differential/{file}.tileir"));
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let (_, log) = common::assemble(
-        &text,
-        &[
-            "-arch",
-            gpu.ptx_target(),
-            "--opt-level",
-            "3",
-            "--enable-extended-smem=true",
-            "-v",
-        ],
-    );
-    (text, log)
+    common::compile_verbose(&format!("tests/data/differential/{file}.tileir"), gpu)
 }
 
 #[test]
@@ -40,10 +21,7 @@ fn fft_tiles_spread_over_eight_warps_without_spilling() {
         for gpu in [Gpu::Sm80, Gpu::Sm120] {
             let (text, log) = compile(name, gpu);
             assert!(text.contains(".reqntid 256"), "{name} on {gpu:?}");
-            assert!(
-                log.contains(" 0 bytes spill stores, 0 bytes spill loads"),
-                "{name} on {gpu:?}:\n{log}"
-            );
+            assert_eq!(common::spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
         }
     }
 }

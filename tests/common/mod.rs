@@ -139,6 +139,44 @@ pub fn assemble(ptx: &str, args: &[&str]) -> (Vec<u8>, String) {
     (std::fs::read(&cubin).expect("cubin"), log)
 }
 
+/// Our PTX for the bytecode at `path` (relative to the repository) on
+/// `gpu`, and the log of ptxas assembling it with `-v` at `--opt-level 3`
+/// and extended shared memory (the flags NVIDIA's tileiras gives it).
+pub fn compile_verbose(path: &str, gpu: tileiras::options::Gpu) -> (String, String) {
+    let file = repo().join(path);
+    let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let options = tileiras::options::Options {
+        gpu,
+        ..Default::default()
+    };
+    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (_, log) = assemble(
+        &text,
+        &[
+            "-arch",
+            gpu.ptx_target(),
+            "--opt-level",
+            "3",
+            "--enable-extended-smem=true",
+            "-v",
+        ],
+    );
+    (text, log)
+}
+
+/// The spill store and load bytes a ptxas `-v` log reports.
+pub fn spills(log: &str) -> (u64, u64) {
+    let num = |what: &str| -> u64 {
+        log.split(',')
+            .find(|p| p.contains(what))
+            .and_then(|p| p.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no '{what}' in ptxas' log:\n{log}"))
+    };
+    (num("bytes spill stores"), num("bytes spill loads"))
+}
+
 /// The real tools.
 pub fn toolkit() -> tileiras::toolchain::Toolkit {
     let root = cuda_root();

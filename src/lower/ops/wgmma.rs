@@ -327,15 +327,8 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         ),
         None => barrier(l),
     }
-    let regs = acc_tile_regs(l, plan, &acc);
-    l.bind(
-        res,
-        Tile {
-            elem: Elem::Num(plan.types[2]),
-            layout,
-            regs,
-        },
-    );
+    let t = acc_tile(l, plan, layout, &acc);
+    l.bind(res, t);
     Ok(())
 }
 
@@ -474,8 +467,23 @@ pub(super) fn acc_words(l: &mut Lowerer, acc: Scalar, regs: &[Reg]) -> Vec<Reg> 
     }
 }
 
+/// The accumulator tile (in `layout`, the plan's) of the `wgmma`
+/// registers `acc`.
+pub(super) fn acc_tile(
+    l: &mut Lowerer,
+    plan: &Plan,
+    layout: Rc<LinearLayout>,
+    acc: &[Reg],
+) -> Tile {
+    Tile {
+        elem: Elem::Num(plan.types[2]),
+        layout,
+        regs: acc_tile_regs(l, plan, acc),
+    }
+}
+
 /// The accumulator tile's registers from the `wgmma` registers `acc`.
-pub(super) fn acc_tile_regs(l: &mut Lowerer, plan: &Plan, acc: &[Reg]) -> Vec<Reg> {
+fn acc_tile_regs(l: &mut Lowerer, plan: &Plan, acc: &[Reg]) -> Vec<Reg> {
     if plan.types[2] != Scalar::F16 {
         return acc.to_vec();
     }

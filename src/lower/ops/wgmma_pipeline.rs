@@ -31,7 +31,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::kernel::Lowerer;
 use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
@@ -432,16 +432,9 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     each_barrier(l, "inval", None);
     l.b.end_if();
 
-    let regs = wgmma::acc_tile_regs(l, &plan, &acc);
+    let t = wgmma::acc_tile(l, &plan, layout, &acc);
     if let Some(&r) = op.results.first() {
-        l.bind(
-            r,
-            Tile {
-                elem: Elem::Num(plan.types[2]),
-                layout,
-                regs,
-            },
-        );
+        l.bind(r, t);
     }
     Ok(true)
 }

@@ -14,7 +14,7 @@
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::kernel::Lowerer;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
@@ -24,7 +24,7 @@ use super::mma_stream::{Slices, Source, SLICE_WORDS};
 use super::staging::{alloc, barrier};
 use super::staging_window::k_slices;
 use super::wgmma::{
-    acc_tile_regs, acc_words, aligned_base, b_offset, descriptors, multiply, operands, proxy_fence,
+    acc_tile, acc_words, aligned_base, b_offset, descriptors, multiply, operands, proxy_fence,
     set_bytes, signedness, sync_op, Plan,
 };
 use super::wgmma_smem::write;
@@ -111,14 +111,7 @@ pub fn lower(
     }
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     barrier(l);
-    let regs = acc_tile_regs(l, plan, &acc);
-    l.bind(
-        res,
-        Tile {
-            elem: Elem::Num(plan.types[2]),
-            layout,
-            regs,
-        },
-    );
+    let t = acc_tile(l, plan, layout, &acc);
+    l.bind(res, t);
     Ok(())
 }
