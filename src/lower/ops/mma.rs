@@ -106,30 +106,34 @@ pub fn operand_layouts(
 }
 
 /// The warps per tile block an entry whose body is `ops` wants: the most
-/// any of its matrix multiplies' engines asks for, else `default`.
+/// any of its matrix multiplies' engines asks for, else `default`; then,
+/// unless a chained product fixes them, doubled (up to eight) while its
+/// tiles would need more than [`NEED_REGS`] registers a thread
+/// ([`super::register_need`]).
 pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u32 {
-    let wanted: Vec<Option<u32>> = nested_mmas(m, ops)
-        .into_iter()
-        .map(|id| {
+    let products = nested_mmas(m, ops);
+    let mut warps = products
+        .iter()
+        .filter_map(|&id| {
             wgmma::preferred_warps(m, id, target)
                 .filter(|_| !super::mma_chain::chained(m, id))
                 .or_else(|| mma_sync::preferred_warps(m, id, target))
         })
-        .collect();
-    if wanted.iter().any(Option::is_some) {
-        return wanted.into_iter().flatten().fold(default, u32::max);
+        .fold(default, u32::max);
+    // A chain's warps own whole rows: its count stands.
+    if products.iter().any(|&id| super::mma_chain::chained(m, id)) {
+        return warps;
     }
-    // No product picks them: as many as the tiles' registers need.
+    // More warps while the tiles' registers need them.
     let need = super::register_need::peak_words(m, ops);
-    let mut warps = default;
     while warps < MAX_NEED_WARPS && need / (u64::from(warps) * 32) > NEED_REGS {
         warps *= 2;
     }
     warps
 }
 
-/// Registers a thread's tiles may need at once before an entry whose
-/// products pick no warps takes more warps.
+/// Registers a thread's tiles may need at once before an entry takes more
+/// warps.
 const NEED_REGS: u64 = 192;
 /// The most warps an entry takes for its tiles' registers.
 const MAX_NEED_WARPS: u32 = 8;

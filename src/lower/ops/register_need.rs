@@ -2,8 +2,8 @@
 //! the tiles live at one point, from liveness over the entry's ops in
 //! order. A reshape shares its source's registers and a splat constant
 //! takes none worth counting; an op with regions adds its regions' own
-//! peak to what lives across it. This sets the warps of entries whose
-//! products do not pick them ([`super::mma::entry_warps`]).
+//! peak to what lives across it. Entries take more warps while this is
+//! high ([`super::mma::entry_warps`]).
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::{Module, OpId, Opcode, ValueId};
