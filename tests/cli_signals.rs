@@ -6,7 +6,7 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -29,15 +29,24 @@ fn a_signal_takes_the_child_and_temporary_files_with_the_tool() {
             .unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let out = tempfile::tempdir().unwrap();
-        let mut tool = Command::new(env!("CARGO_BIN_EXE_tileiras"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tileiras"));
+        command
             .args(["--gpu-name=sm_90", "--emit=sass", "-o", "k.sass"])
             .arg(corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir"))
             .current_dir(out.path())
             .env("CUDA_ROOT", root.path())
             .env("TMPDIR", tmp.path())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::null());
+        // The tool keeps a signal it starts ignoring ignored (as under
+        // `nohup`, which may run these tests): it starts with the default.
+        // SAFETY: `signal` is async-signal-safe, as a pre-exec hook needs.
+        unsafe {
+            command.pre_exec(move || {
+                libc::signal(signal, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut tool = command.spawn().unwrap();
         let pid_file = bin.join("hang.pid");
         assert!(
             wait_for(Duration::from_secs(60), || pid_file.exists()
