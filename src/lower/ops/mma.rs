@@ -109,7 +109,7 @@ pub fn operand_layouts(
 /// any of its matrix multiplies' engines asks for, else `default`; then,
 /// unless a chained product fixes them, doubled (up to eight) while its
 /// tiles would need more than [`NEED_REGS`] registers a thread
-/// ([`super::register_need`]).
+/// ([`super::register_need`]) and every product keeps its engine.
 pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u32 {
     let products = nested_mmas(m, ops);
     let mut warps = products
@@ -124,9 +124,23 @@ pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u3
     if products.iter().any(|&id| super::mma_chain::chained(m, id)) {
         return warps;
     }
-    // More warps while the tiles' registers need them.
+    // More warps while the tiles' registers need them, as long as every
+    // product keeps its engine.
     let need = super::register_need::peak_words(m, ops);
-    while warps < MAX_NEED_WARPS && need / (u64::from(warps) * 32) > NEED_REGS {
+    let kinds = |w: u32| -> Vec<u8> {
+        products
+            .iter()
+            .map(|&id| match engine(m, id, target, w) {
+                Engine::Wgmma(_) => 0,
+                Engine::MmaSync(_) => 1,
+                Engine::Fma => 2,
+            })
+            .collect()
+    };
+    while warps < MAX_NEED_WARPS
+        && need / (u64::from(warps) * 32) > NEED_REGS
+        && kinds(warps * 2) == kinds(warps)
+    {
         warps *= 2;
     }
     warps
