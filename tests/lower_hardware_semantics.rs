@@ -19,32 +19,14 @@ mod common;
 use common::xorshift;
 
 use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Gpu;
 
 const TARGETS: [Gpu; 3] = [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120];
 
 /// Our PTX for the bytecode at `path` (relative to the repository), after
 /// checking that ptxas accepts it.
 fn ptx(path: &str, gpu: Gpu) -> String {
-    let file = common::repo().join(path);
-    let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{path}: {e}"));
-    common::assemble(
-        &text,
-        &[
-            "-arch",
-            gpu.ptx_target(),
-            "--opt-level",
-            "3",
-            "--enable-extended-smem=true",
-        ],
-    );
-    text
+    common::compile_verbose(path, gpu).0
 }
 
 fn repro(name: &str) -> String {

@@ -185,13 +185,13 @@ fn loaded(l: &Lowerer, v: ValueId) -> Option<OpId> {
     Some(d)
 }
 
-/// The product `load` is streamed into, and the view it reads, if it is
-/// [`streamable`] into a product on `mma.sync` (whose B is not copied
+/// The view `load` reads and the leading dimensions of 1 its operand
+/// drops, if it is [`streamable`] into a product on `mma.sync` (whose B is not copied
 /// directly), or on `wgmma` with the other operand streamable too, where
 /// an operand is a load `cp.async` cannot copy (not in aligned chunks),
 /// and the accumulator and both operand tiles would take more than
 /// [`MAX_WORDS`] registers a thread.
-fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo)> {
+fn candidate(l: &Lowerer, load: OpId) -> Option<(PartitionInfo, usize)> {
     let m = l.m;
     let (user, p, v) = streamable(l, load)?;
     let mo = &m.ops[user];
@@ -232,27 +232,20 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo)> {
     };
     let threads = i64::from(l.warps) * 32;
     let total = words(lhs) + words(rhs) + words(*mo.results.first()?);
-    (total / threads > MAX_WORDS).then_some((user, p))
+    let lead = p.tile_shape.len() - value_tile(m, v)?.0.len();
+    (total / threads > MAX_WORDS).then_some((p, lead))
 }
 
 /// Lowers load `load` as a streamed operand if it is one (binding its
 /// result, and emitting nothing); false otherwise.
 pub fn lower_load(l: &mut Lowerer, load: OpId) -> bool {
-    let Some((_, part)) = candidate(l, load) else {
+    let Some((part, lead)) = candidate(l, load) else {
         return false;
     };
     let o = &l.m.ops[load];
-    let Some((shape, _)) = o
-        .results
-        .first()
-        .and_then(|&r| super::mma_sync_direct::only_user(l, r))
-        .and_then(|u| value_tile(l.m, *l.m.ops[u].results.first()?))
-    else {
-        return false;
-    };
     let s = Streamed {
         load,
-        lead: part.tile_shape.len().saturating_sub(shape.len()),
+        lead,
         part,
         index: o.operand_group("index").to_vec(),
     };
@@ -373,22 +366,5 @@ impl Reader {
             layout: self.operand.clone(),
             regs,
         })
-    }
-}
-
-/// Binds the result of reshape `id` to the streamed load it reshapes;
-/// false when its operand is not one.
-pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
-    let op = &l.m.ops[id];
-    let (Some(src), Some(&res)) = (op.operands.first(), op.results.first()) else {
-        return false;
-    };
-    match l.vals.get(src) {
-        Some(Lowered::Streamed(s)) => {
-            let s = s.clone();
-            l.vals.insert(res, Lowered::Streamed(s));
-            true
-        }
-        _ => false,
     }
 }

@@ -533,18 +533,18 @@ enum Dest {
     Swizzled(Addresses),
 }
 
-/// Binds the result of `reshape` op `id` to its operand's direct copy
-/// (the copy's tile, with leading dimensions of 1 dropped); false when the
-/// operand is no direct copy.
+/// Binds the result of reshape `id` to what its operand was lowered to
+/// when that is a load a product reads itself (copied directly, or
+/// streamed, [`super::mma_stream`]); false otherwise.
 pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
     let op = &l.m.ops[id];
     let (Some(src), Some(&res)) = (op.operands.first(), op.results.first()) else {
         return false;
     };
     match l.vals.get(src) {
-        Some(Lowered::DirectB(d)) => {
-            let d = d.clone();
-            l.vals.insert(res, Lowered::DirectB(d));
+        Some(v @ (Lowered::DirectB(_) | Lowered::Streamed(_))) => {
+            let v = v.clone();
+            l.vals.insert(res, v);
             true
         }
         _ => false,

@@ -182,11 +182,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             }
             Ok(())
         }
-        Opcode::Reshape
-            if mma_sync_direct::forward_reshape(l, id) || mma_stream::forward_reshape(l, id) =>
-        {
-            Ok(())
-        }
+        Opcode::Reshape if mma_sync_direct::forward_reshape(l, id) => Ok(()),
         Opcode::Constant | Opcode::Reshape | Opcode::Broadcast | Opcode::Iota => {
             shape::lower(l, id)
         }
