@@ -94,6 +94,9 @@ pub struct Lowerer<'m> {
     /// swizzled buffers before the loop: byte offset and layout
     /// ([`super::ops::wgmma_regs`]).
     pub staged_a: HashMap<ValueId, (i64, super::ops::wgmma_smem::Smem)>,
+    /// Loop-invariant A operands of `mma.sync` products written once into
+    /// row-major buffers before the loop ([`super::ops::mma_sync_staged_a`]).
+    pub rows_a: HashMap<ValueId, super::ops::mma_sync_staged_a::RowsA>,
     /// Direct B loads whose copies a loop's prologue issued, and their
     /// buffers ([`super::ops::mma_sync_direct::prefetch`]).
     pub prefetched: HashMap<OpId, std::rc::Rc<super::ops::mma_sync_direct::DirectB>>,
@@ -627,6 +630,7 @@ fn lower_entry_as<'m>(
         shared_dirty: u32::MAX,
         copies_in_flight: Vec::new(),
         staged_a: HashMap::default(),
+        rows_a: HashMap::default(),
         prefetched: HashMap::default(),
         next_copies: Vec::new(),
         reuse_shared,

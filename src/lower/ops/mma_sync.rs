@@ -307,6 +307,10 @@ fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
     (lo, hi)
 }
 
+/// Accumulator registers a thread from which [`Mmas`] loads B a pair of
+/// n8 tiles at a time.
+const CHUNKED_ACC_REGS: i64 = 64;
+
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
@@ -501,23 +505,27 @@ fn direct_b_product(
     if let (Some(s), Some(&(offset, sa))) = (&d.swizzled, l.staged_a.get(&a_v)) {
         return Ok(multiply(l, id, plan, AOperand::Smem(offset, sa), d, s, acc));
     }
-    let frag = a_fragment_layout(plan, ashape).ok_or_else(|| l.unsupported(id))?;
-    let a = l.tile_in(id, a_v, &Rc::new(frag))?;
-    let frags = a_fragments(l, &a);
-    if let Some(s) = &d.swizzled {
-        return Ok(multiply(l, id, plan, AOperand::Regs(&frags), d, s, acc));
+    // A staged before the loop is read a fragment at a time.
+    let rows_a = l.rows_a.get(&a_v).copied().filter(|_| d.swizzled.is_none());
+    if rows_a.is_none() {
+        let frag = a_fragment_layout(plan, ashape).ok_or_else(|| l.unsupported(id))?;
+        let a = l.tile_in(id, a_v, &Rc::new(frag))?;
+        let frags = a_fragments(l, &a);
+        if let Some(s) = &d.swizzled {
+            return Ok(multiply(l, id, plan, AOperand::Regs(&frags), d, s, acc));
+        }
+        mma.a_regs = Some(ARegs {
+            frags,
+            k_steps: mma.k_steps,
+            first: 0,
+        });
     }
-    mma.a_regs = Some(ARegs {
-        frags,
-        k_steps: mma.k_steps,
-        first: 0,
-    });
     let rank = plan.acc.shape.len();
     let (kk, nn) = (ashape[rank - 1], plan.acc.shape[rank - 1]);
     let rows = if d.nk { nn } else { kk };
     let ops = Operands {
         kind: plan.kind,
-        a: (0, 0, 0),
+        a: rows_a.map_or((0, 0, 0), |r| (r.offset, r.stride, 0)),
         b: (d.offset, d.stride, rows * d.stride),
         b_natural: false,
         b_nk: d.nk,
@@ -656,6 +664,7 @@ pub struct Mmas {
     /// A's fragments, when in registers rather than in shared memory.
     pub a_regs: Option<ARegs>,
     mods: [&'static str; 9],
+    kind: Kind,
     batch: i64,
     mt_n: i64,
     nt_n: i64,
@@ -694,10 +703,27 @@ impl Mmas {
             mods: [
                 "sync", "aligned", shape_mod, "row", "col", dty, aty, bty, cty,
             ],
+            kind: plan.kind,
             batch: if rank == 3 { shape[0] } else { 1 },
             mt_n: plan.grid.tile_m(shape[rank - 2]) / plan.kind.m(),
             nt_n: plan.grid.tile_n(shape[rank - 1]) / 8,
             k_steps: k / plan.kind.k(),
+        }
+    }
+
+    /// How many n8 tiles' B fragments are loaded at a time: two (one
+    /// `ldmatrix.x4`) ahead of their products where the accumulator takes
+    /// [`CHUNKED_ACC_REGS`] registers or more a thread, so B holds 4
+    /// registers rather than 2 per n8 tile of the warp (attention's S, 64
+    /// to 128 registers, next to O and Q); all at once otherwise. 8-bit B
+    /// keeps the batch: ptxas schedules those products worse one pair at a
+    /// time.
+    fn b_chunk(&self) -> i64 {
+        let acc_regs = self.mt_n * self.nt_n * 4;
+        if self.kind != Kind::Byte && acc_regs >= CHUNKED_ACC_REGS {
+            2
+        } else {
+            self.nt_n
         }
     }
 
@@ -722,35 +748,44 @@ impl Mmas {
                         None => frags.load_a(l, ops, bt, mt, kt),
                     })
                     .collect();
-                let mut bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, nt_n, kt);
-                for (on, frags) in [(self.round.0, &mut af), (self.round.1, &mut bf)] {
-                    if on {
-                        for r in frags.iter_mut().flatten() {
+                if self.round.0 {
+                    for r in af.iter_mut().flatten() {
+                        *r = super::cast::round_to_tf32(l, *r);
+                    }
+                }
+                let chunk = self.b_chunk();
+                let mut n0 = 0;
+                while n0 < nt_n {
+                    let n1 = (n0 + chunk).min(nt_n);
+                    let mut bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, n0..n1, kt);
+                    if self.round.1 {
+                        for r in bf.iter_mut().flatten() {
                             *r = super::cast::round_to_tf32(l, *r);
                         }
                     }
-                }
-                for mt in 0..mt_n {
-                    for nt in 0..nt_n {
-                        let t = ((bt * mt_n + mt) * nt_n + nt) as usize;
-                        let d: Vec<Reg> = if in_place {
-                            acc[t].clone()
-                        } else {
-                            acc[t].iter().map(|r| l.b.reg(r.class)).collect()
-                        };
-                        l.b.push(Inst::new(
-                            Opc::Mma,
-                            &self.mods,
-                            &[],
-                            smallvec![Operand::Vec(d.clone())],
-                            vec![
-                                Operand::Vec(af[mt as usize].clone()),
-                                Operand::Vec(bf[nt as usize].clone()),
-                                Operand::Vec(acc[t].clone()),
-                            ],
-                        ));
-                        acc[t] = d;
+                    for mt in 0..mt_n {
+                        for nt in n0..n1 {
+                            let t = ((bt * mt_n + mt) * nt_n + nt) as usize;
+                            let d: Vec<Reg> = if in_place {
+                                acc[t].clone()
+                            } else {
+                                acc[t].iter().map(|r| l.b.reg(r.class)).collect()
+                            };
+                            l.b.push(Inst::new(
+                                Opc::Mma,
+                                &self.mods,
+                                &[],
+                                smallvec![Operand::Vec(d.clone())],
+                                vec![
+                                    Operand::Vec(af[mt as usize].clone()),
+                                    Operand::Vec(bf[(nt - n0) as usize].clone()),
+                                    Operand::Vec(acc[t].clone()),
+                                ],
+                            ));
+                            acc[t] = d;
+                        }
                     }
+                    n0 = n1;
                 }
             }
         }

@@ -179,6 +179,22 @@ fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, 
     }
 }
 
+/// The bytes the B buffers of the direct copies among `ops` take: all of
+/// them, or the largest where scratch is reused op by op (each buffer is
+/// free once its product has read it).
+pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
+    let bytes = ops
+        .iter()
+        .filter(|&&id| l.m.ops[id].opcode == Opcode::LoadViewTko)
+        .filter_map(|&id| candidate(l, id))
+        .map(|(user, p, cd, _)| buffer_bytes(l, user, &p, cd).0);
+    if l.reuse_shared {
+        bytes.max().unwrap_or(0)
+    } else {
+        bytes.sum()
+    }
+}
+
 /// Issues, before the other ops of a block `ops`, the direct copies of the
 /// block's loads whose operands all come from outside the block and that
 /// no op writing memory (or holding regions other than a reduction's or

@@ -335,6 +335,13 @@ fn store(
     true
 }
 
+/// Writes tile `t` (whose layout is [`disjoint`]) into shared memory at
+/// byte offset `off` with byte `strides` per tile dimension, unswizzled.
+pub fn store_rows(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64]) {
+    let written = store(l, t, off, strides, t.elem.bits() as i64 / 8, None, None);
+    debug_assert!(written, "store_rows of a layout whose bases overlap");
+}
+
 /// `st.shared` of registers `regs` (consecutive elements of `eb` bytes,
 /// 16-bit pairs packed into words) at the address `at` gives.
 fn store_vector(l: &mut Lowerer, regs: &[Reg], eb: i64, at: impl FnOnce(&mut Lowerer) -> Operand) {
@@ -572,14 +579,14 @@ impl FragmentAddrs {
         ldmatrix(l, at, 4, false)
     }
 
-    /// The B fragments (2 registers each) of the `nt_n` n8 tiles at K step
-    /// `kt`, batch `bt`.
+    /// The B fragments (2 registers each) of n8 tiles `nts` at K step `kt`,
+    /// batch `bt`.
     pub fn load_b(
         &self,
         l: &mut Lowerer,
         ops: &Operands,
         bt: i64,
-        nt_n: i64,
+        nts: std::ops::Range<i64>,
         kt: i64,
     ) -> Vec<Vec<Reg>> {
         let k = ops.kind;
@@ -587,14 +594,14 @@ impl FragmentAddrs {
         let mut out = Vec::new();
         match k {
             Kind::F64 => {
-                for nt in 0..nt_n {
+                for nt in nts {
                     let off = bt * bstride + kt * 4 * stride + nt * 8 * 8;
                     let at = self.b_at(l, off);
                     out.push(vec![ld_shared(l, at, Ty::B64)]);
                 }
             }
             Kind::Tf32 => {
-                for nt in 0..nt_n {
+                for nt in nts {
                     let off = bt * bstride + kt * 8 * stride + nt * 8 * 4;
                     let at = self.b_at(l, off);
                     let r0 = ld_shared(l, at, Ty::B32);
@@ -604,7 +611,7 @@ impl FragmentAddrs {
                 }
             }
             Kind::Byte if ops.b_natural => {
-                for nt in 0..nt_n {
+                for nt in nts {
                     let frag = (0..2)
                         .map(|r| {
                             let off = bt * bstride + (kt * 32 + 16 * r) * stride + nt * 8;
@@ -624,9 +631,9 @@ impl FragmentAddrs {
             }
             Kind::Half | Kind::Byte => {
                 let trans = k == Kind::Half && !ops.b_nk;
-                let mut nt = 0;
-                while nt < nt_n {
-                    let two = nt + 1 < nt_n;
+                let mut nt = nts.start;
+                while nt < nts.end {
+                    let two = nt + 1 < nts.end;
                     let off = bt * bstride
                         + if trans {
                             kt * 16 * stride + nt * 8 * 2

@@ -30,6 +30,7 @@ pub mod mma_sync_copies;
 pub mod mma_sync_direct;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
+pub mod mma_sync_staged_a;
 pub mod mma_sync_swizzle;
 pub mod movement;
 pub mod packed;
@@ -63,6 +64,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         // Staged for the rest of the entry (the scratch of ops at the
         // entry's top level stays theirs), later loops included.
         wgmma_regs::stage_invariant_a(l, id).map_err(|e| named(l, id, e))?;
+        mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
     }
     let mark = l.shared_bytes;
     let r = lower_op_here(l, id).map_err(|e| named(l, id, e));

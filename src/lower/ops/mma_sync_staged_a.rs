@@ -1,0 +1,100 @@
+//! Loop-invariant A operands of `mma.sync` products (attention's Q) kept
+//! in shared memory where registers are short.
+//!
+//! A chained product's A normally stays in registers as fragments across
+//! the loop ([`super::mma_sync`]). In decode attention (64 rows over four
+//! warps, 256 keys a tile) S takes 128 registers a thread, O 64 and Q 32:
+//! more than ptxas can hold with the loop's addresses. Where the loop's
+//! accumulators and invariant A fragments together exceed
+//! [`MAX_WORDS`] a thread, each such A is written once before the loop into
+//! a row-major buffer (`[M][K + 8]`, rows padded by 16 bytes as the staged
+//! operands of [`super::mma_sync_smem`]) and the products read one
+//! fragment a K step with `ldmatrix`, as `wgmma` reads a staged Q through a
+//! descriptor ([`super::wgmma_regs::stage_invariant_a`]).
+use std::rc::Rc;
+
+use crate::ir::{OpId, ValueId};
+use crate::lower::kernel::Lowerer;
+use crate::lower::values::value_tile;
+use crate::lower::LowerError;
+
+use super::mma::{engine, is_mma, Engine};
+use super::mma_sync::{a_fragment_layout, Kind};
+use super::mma_sync_direct::{body_buffer_bytes, copies_b};
+use super::mma_sync_smem::{disjoint, row_pads, store_rows};
+use super::staging::{alloc, room};
+
+/// Words a thread of accumulators and invariant A fragments a loop holds
+/// in registers at most; past it, those A operands are staged.
+const MAX_WORDS: i64 = 160;
+
+/// Where a staged A operand lies: its byte offset in the scratch array and
+/// the bytes per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowsA {
+    /// Byte offset of row 0.
+    pub offset: i64,
+    /// Bytes per row (K elements plus the padding).
+    pub stride: i64,
+}
+
+/// Before loop `id` (at the entry's top level): stages the invariant A
+/// operands of the `mma.sync` products of its body when registers are
+/// short (see the module comment) and the shared memory left holds them
+/// beside the body's B buffers. Records them in [`Lowerer::rows_a`].
+pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let m = l.m;
+    let body = m.ops[id].body_ops();
+    let mut words = 0;
+    let mut staged = Vec::new();
+    for &op in body {
+        if !is_mma(m.ops[op].opcode) {
+            continue;
+        }
+        let Engine::MmaSync(plan) = engine(m, op, l.target, l.warps) else {
+            continue;
+        };
+        let acc_bits = i64::from(plan.acc_elem.bit_width());
+        words += (plan.acc.num_registers() as i64 * acc_bits).div_euclid(32);
+        let Some(a_v) = m.ops[op].operand("lhs") else {
+            continue;
+        };
+        let [mm, kk] = match value_tile(m, a_v) {
+            Some((shape, _)) if shape.len() == 2 => [shape[0], shape[1]],
+            _ => continue,
+        };
+        let Some(frag) = a_fragment_layout(&plan, &[mm, kk]) else {
+            continue;
+        };
+        let invariant = l.vals.contains_key(&a_v) && *l.layout_of(a_v) == frag && disjoint(&frag);
+        if !invariant || super::wgmma_regs::applies(l, op, &plan) || !copies_b(l, op) {
+            continue;
+        }
+        words += frag.num_registers() as i64 / 2;
+        if !l.rows_a.contains_key(&a_v) && !staged.iter().any(|s: &(OpId, ValueId, _)| s.1 == a_v) {
+            staged.push((op, a_v, (mm, kk, frag)));
+        }
+    }
+    let threads = i64::from(l.warps) * 32;
+    if words <= MAX_WORDS || threads == 0 {
+        return Ok(());
+    }
+    let needed = body_buffer_bytes(l, body);
+    for (op, a_v, (mm, kk, frag)) in staged {
+        let stride = (kk + row_pads(Kind::Half, false).0) * 2;
+        if mm * stride + 16 + needed > room(l) {
+            continue;
+        }
+        let t = l.tile_in(op, a_v, &Rc::new(frag))?;
+        let buf = alloc(l, &[mm, stride / 2], t.elem)?;
+        store_rows(l, &t, buf.offset, &[stride, 2]);
+        l.rows_a.insert(
+            a_v,
+            RowsA {
+                offset: buf.offset,
+                stride,
+            },
+        );
+    }
+    Ok(())
+}
