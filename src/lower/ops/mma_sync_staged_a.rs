@@ -14,7 +14,7 @@
 use std::rc::Rc;
 
 use crate::ir::{OpId, ValueId};
-use crate::lower::kernel::Lowerer;
+use crate::lower::kernel::{Lowered, Lowerer};
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
 
@@ -66,7 +66,9 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let Some(frag) = a_fragment_layout(&plan, &[mm, kk]) else {
             continue;
         };
-        let invariant = l.vals.contains_key(&a_v) && *l.layout_of(a_v) == frag && disjoint(&frag);
+        // Defined before the loop as a tile in fragment order.
+        let invariant = matches!(l.vals.get(&a_v), Some(Lowered::Tile(t)) if *t.layout == frag)
+            && disjoint(&frag);
         if !invariant || super::wgmma_regs::applies(l, op, &plan) || !copies_b(l, op) {
             continue;
         }
