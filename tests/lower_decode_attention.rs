@@ -39,3 +39,27 @@ fn attention_with_registers_to_spare_keeps_q_in_registers() {
     let (plain, trans) = ldmatrix_counts(&text);
     assert_eq!(plain, trans);
 }
+
+#[test]
+fn where_scratch_is_reused_v_copies_during_the_softmax() {
+    // sm_120's shared memory holds K's buffer or V's, not both: V's copy
+    // goes out once S's product has read K, before the exponentials.
+    let path = "tests/data/differential/bench/fmha_d128_f16_decode_64x256.tileir";
+    let (text, _) = common::compile_verbose(path, Gpu::Sm120);
+    let at = |what: &str| text.match_indices(what).map(|(i, _)| i).collect::<Vec<_>>();
+    let (commits, exps, waits) = (
+        at("cp.async.commit_group"),
+        at("ex2.approx"),
+        at("cp.async.wait_group"),
+    );
+    assert!(
+        commits.len() >= 2 && !exps.is_empty(),
+        "{commits:?} {exps:?}"
+    );
+    // K's copy, its wait, V's copy, then the softmax; V's wait after it.
+    assert!(commits[1] < exps[0], "V is copied after the softmax starts");
+    assert!(
+        waits.iter().any(|&w| w > exps[0]),
+        "V waited for before the softmax"
+    );
+}

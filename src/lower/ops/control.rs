@@ -109,10 +109,22 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         .map(|b| b.ops.clone())
         .unwrap_or_default();
     // B tiles copied straight to shared memory start copying first.
-    let early = super::mma_sync_direct::issue_early(l, &ops)?;
-    for op in ops {
-        if !early.contains(&op) {
-            lower_op(l, op)?;
+    let mut early = super::mma_sync_direct::issue_early(l, &ops)?;
+    for (i, &op) in ops.iter().enumerate() {
+        if early.contains(&op) {
+            continue;
+        }
+        lower_op(l, op)?;
+        // Where scratch is reused, a product frees its B buffer once read:
+        // the copies that did not fit before start now rather than where
+        // they stand (attention's V during the softmax after Q·Kᵀ).
+        if l.reuse_shared && super::mma::is_mma(l.m.ops[op].opcode) {
+            let rest: Vec<OpId> = ops[i + 1..]
+                .iter()
+                .copied()
+                .filter(|o| !early.contains(o))
+                .collect();
+            early.extend(super::mma_sync_direct::issue_early(l, &rest)?);
         }
     }
     Ok(())
