@@ -6,6 +6,7 @@
 //! Registers written in one place only are SSA values; registers written in
 //! several places (the results of `if`s, loop-carried values, loads
 //! overwriting their padding) are variables, and the passes leave them be.
+pub mod barriers;
 pub mod cse;
 pub mod emit;
 pub mod licm;

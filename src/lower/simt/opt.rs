@@ -3,7 +3,8 @@
 //! of widened 32-bit values ([`super::widen`]), common-subexpression
 //! elimination with copy propagation ([`super::cse`]), dead-code
 //! elimination and (from level 2) loop-invariant code motion
-//! ([`super::licm`]).
+//! ([`super::licm`]); then barriers repeating the one before them go
+//! ([`super::barriers`]).
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
 
@@ -38,6 +39,7 @@ pub fn optimize(f: &mut Function, opt_level: u8) {
             break;
         }
     }
+    super::barriers::drop_repeated(&mut f.body);
 }
 
 /// What a pass changed.
