@@ -711,13 +711,14 @@ impl Mmas {
         }
     }
 
-    /// How many n8 tiles' B fragments are loaded at a time: two (one
-    /// `ldmatrix.x4`) ahead of their products where the accumulator takes
-    /// [`CHUNKED_ACC_REGS`] registers or more a thread, so B holds 4
-    /// registers rather than 2 per n8 tile of the warp (attention's S, 64
-    /// to 128 registers, next to O and Q); all at once otherwise. 8-bit B
-    /// keeps the batch: ptxas schedules those products worse one pair at a
-    /// time.
+    /// How many n8 tiles' B fragments are loaded at a time. Where the
+    /// accumulator takes [`CHUNKED_ACC_REGS`] registers or more a thread
+    /// (attention's S, 64 to 128, beside O and Q): two, one `ldmatrix.x4`
+    /// right before their products, so B holds 4 registers at a time
+    /// rather than 2 for every n8 tile of the K step. Otherwise all at
+    /// once. 8-bit B keeps the batch: ptxas schedules those products worse
+    /// a pair at a time (the f8 matmuls on sm_100 spilled 344 bytes, not
+    /// 224).
     fn b_chunk(&self) -> i64 {
         let acc_regs = self.mt_n * self.nt_n * 4;
         if self.kind != Kind::Byte && acc_regs >= CHUNKED_ACC_REGS {
