@@ -335,11 +335,11 @@ fn store(
     true
 }
 
-/// Writes tile `t` (whose layout is [`disjoint`]) into shared memory at
-/// byte offset `off` with byte `strides` per tile dimension, unswizzled.
-pub fn store_rows(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64]) {
-    let written = store(l, t, off, strides, t.elem.bits() as i64 / 8, None, None);
-    debug_assert!(written, "store_rows of a layout whose bases overlap");
+/// Writes tile `t` into shared memory at byte offset `off` with byte
+/// `strides` per tile dimension, unswizzled; false (nothing written) when
+/// its layout is not [`disjoint`].
+pub fn store_rows(l: &mut Lowerer, t: &Tile, off: i64, strides: &[i64]) -> bool {
+    store(l, t, off, strides, t.elem.bits() as i64 / 8, None, None)
 }
 
 /// `st.shared` of registers `regs` (consecutive elements of `eb` bytes,

@@ -77,8 +77,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             staged.push((op, a_v, (mm, kk, frag)));
         }
     }
-    let threads = i64::from(l.warps) * 32;
-    if words <= MAX_WORDS || threads == 0 {
+    if words <= MAX_WORDS {
         return Ok(());
     }
     let needed = body_buffer_bytes(l, body);
@@ -89,7 +88,9 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         let t = l.tile_in(op, a_v, &Rc::new(frag))?;
         let buf = alloc(l, &[mm, stride / 2], t.elem)?;
-        store_rows(l, &t, buf.offset, &[stride, 2]);
+        if !store_rows(l, &t, buf.offset, &[stride, 2]) {
+            continue;
+        }
         l.rows_a.insert(
             a_v,
             RowsA {
