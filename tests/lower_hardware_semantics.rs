@@ -12,7 +12,7 @@
 //!   zero out of bounds.
 //!
 //! The first kernels of each kind are the bytecode cuTile wrote on the GPU
-//! (`../shared/gpu/repro/`); the others come from
+//! (`tests/data/lower/hardware/`); the others come from
 //! `tests/data/lower/ops/gen.py`. Each runs in the PTX emulator for sm_80,
 //! sm_90 and sm_120 after the real ptxas accepts it.
 mod common;
@@ -30,7 +30,7 @@ fn ptx(path: &str, gpu: Gpu) -> String {
 }
 
 fn repro(name: &str) -> String {
-    format!("../shared/gpu/repro/{name}.tileir")
+    format!("tests/data/lower/hardware/{name}.tileir")
 }
 
 fn op(name: &str) -> String {
