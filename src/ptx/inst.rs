@@ -296,6 +296,66 @@ pub enum Opc {
 }
 
 impl Opc {
+    /// Moves, integer and bit arithmetic, comparisons and conversions: the
+    /// result comes from the sources alone, cheaply, and cannot trap.
+    pub fn is_simple(self) -> bool {
+        matches!(
+            self,
+            Opc::Mov
+                | Opc::Add
+                | Opc::Sub
+                | Opc::Mul
+                | Opc::Mad
+                | Opc::Fma
+                | Opc::Min
+                | Opc::Max
+                | Opc::Neg
+                | Opc::Abs
+                | Opc::And
+                | Opc::Or
+                | Opc::Xor
+                | Opc::Not
+                | Opc::Shl
+                | Opc::Shr
+                | Opc::Setp
+                | Opc::Selp
+                | Opc::Cvt
+                | Opc::Copysign
+                | Opc::Brev
+                | Opc::Clz
+                | Opc::Popc
+                | Opc::Bfe
+                | Opc::Prmt
+                | Opc::Mul24
+                | Opc::Cnot
+                | Opc::Cvta
+        )
+    }
+
+    /// Whether the instruction only reads and writes registers (warp
+    /// shuffles and `mma.sync` included): no memory, no synchronisation,
+    /// no control flow.
+    pub fn registers_only(self) -> bool {
+        self.is_simple()
+            || matches!(
+                self,
+                Opc::Div
+                    | Opc::Rem
+                    | Opc::Rcp
+                    | Opc::Sqrt
+                    | Opc::Rsqrt
+                    | Opc::Ex2
+                    | Opc::Lg2
+                    | Opc::Sin
+                    | Opc::Cos
+                    | Opc::Tanh
+                    | Opc::Testp
+                    | Opc::Shfl
+                    | Opc::Mma
+                    | Opc::CvtPackE2m1x2
+                    | Opc::CvtUnpackE2m1x2
+            )
+    }
     /// The mnemonic (`add`).
     pub fn name(self) -> &'static str {
         match self {

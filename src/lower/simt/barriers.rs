@@ -23,7 +23,7 @@ pub fn drop_repeated(body: &mut Vec<Stmt>) -> bool {
                     return false;
                 }
                 after_barrier = true;
-            } else if !registers_only(i) {
+            } else if !i.opc.registers_only() {
                 after_barrier = false;
             }
             true
@@ -56,99 +56,43 @@ fn full_barrier(i: &Inst) -> bool {
         && matches!(i.srcs.as_slice(), [Operand::Imm(0)])
 }
 
-/// Whether `i` only reads and writes registers (warp shuffles and
-/// `mma.sync` included): no memory, no synchronisation, no control flow.
-fn registers_only(i: &Inst) -> bool {
-    matches!(
-        i.opc,
-        Opc::Mov
-            | Opc::Add
-            | Opc::Sub
-            | Opc::Mul
-            | Opc::Mad
-            | Opc::Fma
-            | Opc::Div
-            | Opc::Rem
-            | Opc::Min
-            | Opc::Max
-            | Opc::Neg
-            | Opc::Abs
-            | Opc::And
-            | Opc::Or
-            | Opc::Xor
-            | Opc::Not
-            | Opc::Shl
-            | Opc::Shr
-            | Opc::Setp
-            | Opc::Selp
-            | Opc::Cvt
-            | Opc::Rcp
-            | Opc::Sqrt
-            | Opc::Rsqrt
-            | Opc::Ex2
-            | Opc::Lg2
-            | Opc::Sin
-            | Opc::Cos
-            | Opc::Tanh
-            | Opc::Testp
-            | Opc::Copysign
-            | Opc::Brev
-            | Opc::Clz
-            | Opc::Popc
-            | Opc::Bfe
-            | Opc::Prmt
-            | Opc::Mul24
-            | Opc::Cnot
-            | Opc::Shfl
-            | Opc::Mma
-            | Opc::Cvta
-            | Opc::CvtPackE2m1x2
-            | Opc::CvtUnpackE2m1x2
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ptx::{Reg, RegClass, Ty};
+    use crate::lower::simt::Builder;
+    use crate::ptx::{RegClass, Ty};
     use smallvec::smallvec;
 
-    fn bar() -> Stmt {
-        Stmt::Inst(Box::new(Inst::new(
+    fn bar(b: &mut Builder) {
+        b.push(Inst::new(
             Opc::Bar,
             &["sync"],
             &[],
             vec![],
             smallvec![Operand::Imm(0)],
-        )))
+        ));
     }
 
-    fn add(d: u32) -> Stmt {
-        let r = |id| Reg {
-            class: RegClass::B32,
-            id,
-        };
-        Stmt::Inst(Box::new(Inst::new(
+    fn add_one(b: &mut Builder) {
+        let t = b.tid_x();
+        b.op(
             Opc::Add,
             &[],
             &[Ty::U32],
-            smallvec![Operand::Reg(r(d))],
-            smallvec![Operand::Reg(r(d + 1)), Operand::Imm(1)],
-        )))
+            Ty::U32,
+            smallvec![Operand::Reg(t), Operand::Imm(1)],
+        );
     }
 
-    fn store() -> Stmt {
-        let r = Reg {
-            class: RegClass::B32,
-            id: 9,
-        };
-        Stmt::Inst(Box::new(Inst::new(
+    fn store(b: &mut Builder) {
+        let t = b.tid_x();
+        b.push(Inst::new(
             Opc::St,
             &["shared"],
             &[Ty::B32],
             vec![],
-            smallvec![Operand::Addr(r, 0), Operand::Reg(r)],
-        )))
+            smallvec![Operand::Addr(t, 0), Operand::Reg(t)],
+        ));
     }
 
     fn barriers(body: &[Stmt]) -> usize {
@@ -159,19 +103,30 @@ mod tests {
 
     #[test]
     fn a_barrier_after_register_work_alone_goes() {
-        let mut body = vec![bar(), add(1), bar(), add(3), bar()];
-        assert!(drop_repeated(&mut body));
-        assert_eq!(barriers(&body), 1);
-        assert_eq!(body.len(), 3);
+        let mut b = Builder::new();
+        bar(&mut b);
+        add_one(&mut b);
+        bar(&mut b);
+        add_one(&mut b);
+        bar(&mut b);
+        let mut f = b.finish();
+        assert!(drop_repeated(&mut f.body));
+        assert_eq!(barriers(&f.body), 1);
     }
 
     #[test]
     fn a_memory_access_or_a_branch_between_keeps_both() {
-        let mut body = vec![bar(), store(), bar()];
-        assert!(!drop_repeated(&mut body));
-        assert_eq!(barriers(&body), 2);
-        let mut body = vec![bar(), Stmt::Continue, bar()];
-        assert!(!drop_repeated(&mut body));
-        assert_eq!(barriers(&body), 2);
+        let mut b = Builder::new();
+        bar(&mut b);
+        store(&mut b);
+        bar(&mut b);
+        let p = b.reg(RegClass::Pred);
+        b.begin_if(p, true);
+        add_one(&mut b);
+        b.end_if();
+        bar(&mut b);
+        let mut f = b.finish();
+        assert!(!drop_repeated(&mut f.body));
+        assert_eq!(barriers(&f.body), 3);
     }
 }

@@ -73,37 +73,7 @@ fn scan(
 /// Whether `i` computes its result from its sources alone, cannot trap and
 /// is cheap to run once more than needed.
 fn movable(i: &Inst, defs: &RegCounts) -> bool {
-    let pure = matches!(
-        i.opc,
-        Opc::Mov
-            | Opc::Add
-            | Opc::Sub
-            | Opc::Mul
-            | Opc::Mad
-            | Opc::Fma
-            | Opc::Min
-            | Opc::Max
-            | Opc::Neg
-            | Opc::Abs
-            | Opc::And
-            | Opc::Or
-            | Opc::Xor
-            | Opc::Not
-            | Opc::Shl
-            | Opc::Shr
-            | Opc::Setp
-            | Opc::Selp
-            | Opc::Cvt
-            | Opc::Copysign
-            | Opc::Brev
-            | Opc::Clz
-            | Opc::Popc
-            | Opc::Bfe
-            | Opc::Prmt
-            | Opc::Mul24
-            | Opc::Cnot
-            | Opc::Cvta
-    );
+    let pure = i.opc.is_simple();
     let single = matches!(i.dsts.as_slice(), [Operand::Reg(d)] if defs.get(d) == Some(&1));
     // Only plain register and immediate sources: no memory, no parameter;
     // a `mov` may also pack a vector of registers into one.
