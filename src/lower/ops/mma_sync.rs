@@ -656,6 +656,17 @@ pub fn acc_registers(l: &mut Lowerer, plan: &Plan, acc: Vec<Vec<Reg>>) -> Vec<Re
     regs
 }
 
+/// Fragments `frags`, rounded to tf32 when `on` (operands of f32 that
+/// `ftof` rounded).
+fn rounded(l: &mut Lowerer, on: bool, mut frags: Vec<Vec<Reg>>) -> Vec<Vec<Reg>> {
+    if on {
+        for r in frags.iter_mut().flatten() {
+            *r = super::cast::round_to_tf32(l, *r);
+        }
+    }
+    frags
+}
+
 /// The `mma.sync` instructions of one matrix multiply.
 pub struct Mmas {
     /// Whether A and B fragments are rounded to tf32 once loaded (the
@@ -739,9 +750,10 @@ impl Mmas {
         in_place: bool,
     ) {
         let (mt_n, nt_n) = (self.mt_n, self.nt_n);
+        let chunk = self.b_chunk();
         for bt in 0..self.batch {
             for kt in 0..self.k_steps {
-                let mut af: Vec<Vec<Reg>> = (0..mt_n)
+                let af: Vec<Vec<Reg>> = (0..mt_n)
                     .map(|mt| match &self.a_regs {
                         Some(a) => {
                             a.frags[((bt * mt_n + mt) * a.k_steps + a.first + kt) as usize].clone()
@@ -749,46 +761,41 @@ impl Mmas {
                         None => frags.load_a(l, ops, bt, mt, kt),
                     })
                     .collect();
-                if self.round.0 {
-                    for r in af.iter_mut().flatten() {
-                        *r = super::cast::round_to_tf32(l, *r);
-                    }
-                }
-                let chunk = self.b_chunk();
-                let mut n0 = 0;
-                while n0 < nt_n {
+                let af = rounded(l, self.round.0, af);
+                for n0 in (0..nt_n).step_by(chunk as usize) {
                     let n1 = (n0 + chunk).min(nt_n);
-                    let mut bf: Vec<Vec<Reg>> = frags.load_b(l, ops, bt, n0..n1, kt);
-                    if self.round.1 {
-                        for r in bf.iter_mut().flatten() {
-                            *r = super::cast::round_to_tf32(l, *r);
+                    let bf = frags.load_b(l, ops, bt, n0..n1, kt);
+                    let bf = rounded(l, self.round.1, bf);
+                    for (mt, a) in af.iter().enumerate() {
+                        for (nt, b) in (n0..n1).zip(&bf) {
+                            let t = (bt * mt_n + mt as i64) * nt_n + nt;
+                            self.product(l, a, b, &mut acc[t as usize], in_place);
                         }
                     }
-                    for mt in 0..mt_n {
-                        for nt in n0..n1 {
-                            let t = ((bt * mt_n + mt) * nt_n + nt) as usize;
-                            let d: Vec<Reg> = if in_place {
-                                acc[t].clone()
-                            } else {
-                                acc[t].iter().map(|r| l.b.reg(r.class)).collect()
-                            };
-                            l.b.push(Inst::new(
-                                Opc::Mma,
-                                &self.mods,
-                                &[],
-                                smallvec![Operand::Vec(d.clone())],
-                                vec![
-                                    Operand::Vec(af[mt as usize].clone()),
-                                    Operand::Vec(bf[(nt - n0) as usize].clone()),
-                                    Operand::Vec(acc[t].clone()),
-                                ],
-                            ));
-                            acc[t] = d;
-                        }
-                    }
-                    n0 = n1;
                 }
             }
         }
+    }
+
+    /// One `mma.sync` of fragments `a` and `b` into `acc` (in place, or
+    /// into fresh registers that then stand for it).
+    fn product(&self, l: &mut Lowerer, a: &[Reg], b: &[Reg], acc: &mut Vec<Reg>, in_place: bool) {
+        let d: Vec<Reg> = if in_place {
+            acc.clone()
+        } else {
+            acc.iter().map(|r| l.b.reg(r.class)).collect()
+        };
+        l.b.push(Inst::new(
+            Opc::Mma,
+            &self.mods,
+            &[],
+            smallvec![Operand::Vec(d.clone())],
+            vec![
+                Operand::Vec(a.to_vec()),
+                Operand::Vec(b.to_vec()),
+                Operand::Vec(acc.clone()),
+            ],
+        ));
+        *acc = d;
     }
 }
