@@ -54,8 +54,9 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let Engine::MmaSync(plan) = engine(m, op, l.target, l.warps) else {
             continue;
         };
-        let acc_bits = i64::from(plan.acc_elem.bit_width());
-        words += (plan.acc.num_registers() as i64 * acc_bits).div_euclid(32);
+        // An accumulator element takes a register of its own, 16-bit ones
+        // too (as `register_need` counts them).
+        words += plan.acc.num_registers() as i64;
         let Some(a_v) = m.ops[op].operand("lhs") else {
             continue;
         };
