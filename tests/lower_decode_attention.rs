@@ -10,8 +10,12 @@ mod common;
 
 use tileiras::options::Gpu;
 
-/// The plain and the transposing `ldmatrix.x4` instructions of `ptx`.
-fn ldmatrix_counts(ptx: &str) -> (usize, usize) {
+/// The plain and the transposing `ldmatrix.x4` instructions of bench
+/// kernel `name` on sm_80, after checking that ptxas spills nothing.
+fn spill_free_ldmatrix_counts(name: &str) -> (usize, usize) {
+    let path = format!("tests/data/differential/bench/{name}.tileir");
+    let (ptx, log) = common::compile_verbose(&path, Gpu::Sm80);
+    assert_eq!(common::spills(&log), (0, 0), "{name}:\n{log}");
     let count = |what: &str| ptx.matches(what).count();
     (
         count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
@@ -21,22 +25,16 @@ fn ldmatrix_counts(ptx: &str) -> (usize, usize) {
 
 #[test]
 fn decode_attention_reads_q_from_shared_memory_without_spilling() {
-    let path = "tests/data/differential/bench/fmha_d128_bf16_gqa_decode_64x256_ragged.tileir";
-    let (text, log) = common::compile_verbose(path, Gpu::Sm80);
-    assert_eq!(common::spills(&log), (0, 0), "{log}");
     // Kᵀ's fragments (plain ldmatrix) and V's (.trans) are as many; Q's
     // add a plain ldmatrix a K step of S's product.
-    let (plain, trans) = ldmatrix_counts(&text);
+    let (plain, trans) = spill_free_ldmatrix_counts("fmha_d128_bf16_gqa_decode_64x256_ragged");
     assert!(trans > 0 && plain > trans, "plain {plain}, trans {trans}");
 }
 
 #[test]
 fn attention_with_registers_to_spare_keeps_q_in_registers() {
     // 128 rows over eight warps: S and O take 64 registers a thread each.
-    let path = "tests/data/differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
-    let (text, log) = common::compile_verbose(path, Gpu::Sm80);
-    assert_eq!(common::spills(&log), (0, 0), "{log}");
-    let (plain, trans) = ldmatrix_counts(&text);
+    let (plain, trans) = spill_free_ldmatrix_counts("fmha_d128_f16_causal_128x128_ragged");
     assert_eq!(plain, trans);
 }
 
