@@ -1,10 +1,11 @@
-//! Decode attention on `mma.sync` (64 rows over four warps, 256 keys a
-//! tile) holds S (128 registers a thread) and O (64) across its loop.
-//! Where that and Q's fragments (32 more) exceed what a thread holds, Q
-//! is written to shared memory once before the loop and
-//! read a fragment a K step (`mma_sync_staged_a`), and B fragments are
-//! loaded a pair of n8 tiles at a time next to their products. That the
-//! results are right is the differential runner's part
+//! Decode attention on `mma.sync` (64 rows, 256 keys a tile): over four
+//! warps S would take 128 registers a thread and O 64. The chain is split
+//! over warp pairs (`mma_chain::split`): eight warps, each pair owning 16
+//! rows, each warp half of S's columns and a partial O summed after the
+//! loop (`mma_split_sum`). Q is written to shared memory once before the
+//! loop and read a fragment a K step (`mma_sync_staged_a`), and B
+//! fragments are loaded a pair of n8 tiles at a time next to their
+//! products. That the results are right is the differential runner's part
 //! (`tests/differential.rs`, `bench` cases).
 mod common;
 
@@ -29,6 +30,23 @@ fn decode_attention_reads_q_from_shared_memory_without_spilling() {
     // add a plain ldmatrix a K step of S's product.
     let (plain, trans) = spill_free_ldmatrix_counts("fmha_d128_bf16_gqa_decode_64x256_ragged");
     assert!(trans > 0 && plain > trans, "plain {plain}, trans {trans}");
+}
+
+#[test]
+fn decode_attention_splits_over_warp_pairs_without_spilling() {
+    let path = "tests/data/differential/bench/fmha_d128_f16_decode_64x256.tileir";
+    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        let (ptx, log) = common::compile_verbose(path, gpu);
+        assert_eq!(common::spills(&log), (0, 0), "{gpu:?}:\n{log}");
+        assert!(ptx.contains(".reqntid 256"), "{gpu:?}: not eight warps");
+        // Each warp: S of 16 x 128 (16 n8 tiles, 8 K steps) and its half
+        // of P·V (16 n8 tiles, 8 K steps).
+        assert_eq!(
+            ptx.matches("mma.sync.aligned.m16n8k16").count(),
+            256,
+            "{gpu:?}"
+        );
+    }
 }
 
 #[test]

@@ -265,6 +265,10 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         copies_into(l, id, *v, t, &mut pairs)?;
     }
     parallel_copy(l, &pairs);
+    let split = super::mma_chain::split_result(l.m, id, l.warps);
+    if let Some((i, false)) = split {
+        super::mma_split_sum::zero_second_half(l, id, &vars[i])?;
+    }
     let args = op
         .regions
         .first()
@@ -341,6 +345,10 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     l.b.end_loop();
     super::mma_sync_direct::drain(l, &prefetched);
+    let mut vars = vars;
+    if let Some((i, _)) = split {
+        vars[i] = super::mma_split_sum::sum_pairs(l, id, &vars[i])?;
+    }
     for (&r, t) in op.results.iter().zip(vars) {
         bind_var(l, r, t);
     }

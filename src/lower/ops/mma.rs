@@ -69,7 +69,8 @@ pub fn engine(m: &Module, id: OpId, target: Target, warps: u32) -> Engine {
     // whose A fragments their warps already hold.
     let chained = || {
         super::mma_chain::chained(m, id)
-            && mma_sync::plan(m, id, target, warps).is_some_and(|p| p.grid.n == 1)
+            && mma_sync::plan(m, id, target, warps)
+                .is_some_and(|p| p.grid.n == 1 || p.split.is_some())
     };
     if let Some(p) = wgmma::plan(m, id, target, warps).filter(|_| !chained()) {
         return Engine::Wgmma(p);

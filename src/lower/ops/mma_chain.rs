@@ -8,10 +8,21 @@
 //! exchange, and the first product's accumulator registers are already the
 //! second product's A fragments (m16n8k16: the C fragments of two adjacent
 //! n8 tiles are one A fragment of k16), so P never leaves the registers.
+//!
+//! A chain with half as many m16 row tiles as the warps its registers need
+//! (decode attention: 64 rows, S of 64 x 256 and O of 64 x 128 in f32 are
+//! 192 registers a thread over four warps) is split over warp pairs
+//! ([`split`]): both warps of a pair own the same rows, each computes half
+//! of S's columns, and multiplies its half of P by the matching half of
+//! V's rows into a partial O that the loop carries. The row statistics
+//! then cross the pair through shared memory (`reduce` does that for any
+//! layout), and the pair's partial accumulators are summed once, after the
+//! loop ([`super::mma_split_sum`]).
 use rustc_hash::FxHashSet as HashSet;
 
-use crate::ir::{Block, Module, OpId, Opcode, ValueId};
-use crate::lower::values::value_tile;
+use crate::ir::{Block, Module, OpId, Opcode, Scalar, ValueId};
+use crate::lower::values::{constant_bits, value_tile, Elem};
+use crate::lower::view::def_op;
 
 use super::mma::is_mma;
 
@@ -73,6 +84,211 @@ fn derived(m: &Module, block: &Block, id: OpId) -> HashSet<ValueId> {
         }
     }
     set
+}
+
+/// A product's part in a chain split over warp pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// The first product (`S = Q·Kᵀ`): the warps of a pair take half of
+    /// its columns each.
+    Columns,
+    /// The second product (`O = P·V + O`): each warp of a pair multiplies
+    /// the half of K its P holds, into a partial accumulator.
+    K,
+}
+
+/// A chain in a `for` body that [`split`] splits.
+struct SplitChain {
+    first: OpId,
+    second: OpId,
+    /// Rows of both products.
+    rows: i64,
+    /// The loop-carried value the second product accumulates.
+    slot: usize,
+    /// Whether that value starts at zero.
+    zero_init: bool,
+}
+
+/// Accumulator registers a thread above which a chain is split over warp
+/// pairs (with one warp per m16 row tile).
+const SPLIT_REGS: i64 = 160;
+
+/// The part product `id` takes in a chain split over warp pairs, if its
+/// loop's chain is split: two `mmaf` of f16 or bf16 into f32 in
+/// one `for` body, the second's A computed from the first's result; both
+/// of `M` rows, with `2 M / 16` warps at most eight, and accumulators of
+/// more than [`SPLIT_REGS`] registers a thread over `M / 16` warps. The
+/// second product's accumulator must be loop-carried and be used in the
+/// body only scaled by a broadcast row value, as its own accumulator and by
+/// `continue`: halves summed after the loop are then the whole (the second
+/// warp of each pair starts from zero).
+pub fn split(m: &Module, id: OpId) -> Option<Split> {
+    let c = split_chain(m, enclosing_for(m, id)?)?;
+    if id == c.first {
+        Some(Split::Columns)
+    } else if id == c.second {
+        Some(Split::K)
+    } else {
+        None
+    }
+}
+
+/// The warps a split chain's products want: two per m16 row tile.
+pub fn split_warps(m: &Module, id: OpId) -> Option<u32> {
+    let c = split_chain(m, enclosing_for(m, id)?)?;
+    u32::try_from(2 * c.rows / 16).ok()
+}
+
+/// The result of `for` op `for_id` that holds the partial accumulators of
+/// a split chain, when its chain is split in an entry of `warps` warps, and
+/// whether its initial value is zero.
+pub fn split_result(m: &Module, for_id: OpId, warps: u32) -> Option<(usize, bool)> {
+    let c = split_chain(m, for_id)?;
+    (i64::from(warps) == 2 * c.rows / 16).then_some((c.slot, c.zero_init))
+}
+
+/// The `for` op whose body holds `id`.
+fn enclosing_for(m: &Module, id: OpId) -> Option<OpId> {
+    m.ops.iter().find_map(|(o, op)| {
+        (op.opcode == Opcode::For
+            && op
+                .regions
+                .first()
+                .and_then(|r| r.blocks.first())
+                .is_some_and(|b| b.ops.contains(&id)))
+        .then_some(o)
+    })
+}
+
+/// The chain of `for` op `for_id` split over warp pairs (see [`split`]).
+fn split_chain(m: &Module, for_id: OpId) -> Option<SplitChain> {
+    let op = &m.ops[for_id];
+    let block = op.regions.first()?.blocks.first()?;
+    let mmas: Vec<OpId> = block
+        .ops
+        .iter()
+        .copied()
+        .filter(|&o| is_mma(m.ops[o].opcode))
+        .collect();
+    let [p1, p2] = mmas[..] else {
+        return None;
+    };
+    let lhs2 = m.ops[p2].operand("lhs")?;
+    if !derived(m, block, p1).contains(&lhs2) {
+        return None;
+    }
+    let mut rows = 0;
+    let mut words = 0;
+    for p in [p1, p2] {
+        let o = &m.ops[p];
+        let half = |name: &str| {
+            matches!(
+                o.operand(name).and_then(|v| value_tile(m, v)),
+                Some((_, Elem::Num(Scalar::F16 | Scalar::BF16)))
+            )
+        };
+        let (shape, elem) = value_tile(m, *o.results.first()?)?;
+        if o.opcode != Opcode::MmaF
+            || !half("lhs")
+            || !half("rhs")
+            || elem != Elem::Num(Scalar::F32)
+            || shape.len() != 2
+            || shape[1] % 32 != 0
+        {
+            return None;
+        }
+        rows = shape[0];
+        words += shape[0] * shape[1];
+    }
+    let tiles = rows / 16;
+    if rows % 16 != 0
+        || tiles < 2
+        || 2 * tiles > 8
+        || value_tile(m, *m.ops[p1].results.first()?)?.0[0] != rows
+        || words / (32 * tiles) <= SPLIT_REGS
+    {
+        return None;
+    }
+    // The second product's accumulator: a loop-carried value, perhaps
+    // scaled by a broadcast row value first.
+    let acc = m.ops[p2].operand("acc")?;
+    let (arg, scale) = match def_op(m, acc) {
+        None => (acc, None),
+        Some(d) => {
+            let mo = &m.ops[d];
+            let [x, y] = mo.operands[..] else {
+                return None;
+            };
+            let row_value = |v: ValueId| {
+                def_op(m, v).is_some_and(|b| {
+                    let bo = &m.ops[b];
+                    bo.opcode == Opcode::Broadcast
+                        && bo
+                            .operands
+                            .first()
+                            .and_then(|&s| value_tile(m, s))
+                            .is_some_and(|(s, _)| s.last() == Some(&1))
+                })
+            };
+            let arg = if row_value(y) { x } else { y };
+            if mo.opcode != Opcode::MulF || !row_value(if arg == x { y } else { x }) {
+                return None;
+            }
+            (arg, Some(d))
+        }
+    };
+    let slot = block.args.iter().position(|&a| a == arg)?.checked_sub(1)?;
+    let res2 = *m.ops[p2].results.first()?;
+    let term = *block.ops.last()?;
+    let continues = &m.ops[term];
+    if continues.opcode != Opcode::Continue
+        || continues.operands.get(slot) != Some(&res2)
+        || uses(m, &block.ops, arg) != [scale.unwrap_or(p2)]
+        || (scale.is_some() && uses(m, &block.ops, acc) != [p2])
+        || uses(m, &block.ops, res2) != [term]
+        || exits_early(m, &block.ops[..block.ops.len() - 1])
+    {
+        return None;
+    }
+    let init = *op.operand_group("initValues").get(slot)?;
+    let zero_init = def_op(m, init).is_some_and(|d| {
+        m.ops[d].opcode == Opcode::Constant
+            && constant_bits(m, &m.ops[d]).is_some_and(|b| b.iter().all(|&x| x == 0))
+    });
+    Some(SplitChain {
+        first: p1,
+        second: p2,
+        rows,
+        slot,
+        zero_init,
+    })
+}
+
+/// Whether a `continue` or `break` lies among `ops` or in their regions
+/// (one that leaves an iteration early could carry another value).
+fn exits_early(m: &Module, ops: &[OpId]) -> bool {
+    ops.iter().any(|&o| {
+        let op = &m.ops[o];
+        matches!(op.opcode, Opcode::Continue | Opcode::Break)
+            || op
+                .regions
+                .iter()
+                .flat_map(|r| &r.blocks)
+                .any(|b| exits_early(m, &b.ops))
+    })
+}
+
+/// The ops among `ops` and their regions that use `v`, once per use.
+fn uses(m: &Module, ops: &[OpId], v: ValueId) -> Vec<OpId> {
+    let mut out = Vec::new();
+    for &o in ops {
+        let op = &m.ops[o];
+        out.extend(op.operands.iter().filter(|&&x| x == v).map(|_| o));
+        for b in op.regions.iter().flat_map(|r| &r.blocks) {
+            out.extend(uses(m, &b.ops, v));
+        }
+    }
+    out
 }
 
 /// The block whose op list holds `id`.

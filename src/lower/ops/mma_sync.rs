@@ -30,6 +30,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::enum_attr;
+use super::mma_chain::Split;
 use super::mma_sync_smem::{
     operand_buffers, pack, staged_bytes, swizzled, FragmentAddrs, Operands, Staged,
 };
@@ -105,12 +106,33 @@ pub struct Plan {
     /// Whether the operands are too large to stage whole, so that their K
     /// extent is staged in slices.
     pub sliced: bool,
+    /// The product's part in a chain split over warp pairs: its warps
+    /// beyond `grid.m x grid.n` then split the columns (already in `grid`)
+    /// or K, rather than replicate the tile.
+    pub split: Option<Split>,
+    /// The product's K extent.
+    pub k: i64,
 }
 
 impl Plan {
     /// The accumulator (and result) layout.
     pub fn acc_layout(&self) -> LinearLayout {
         self.acc.clone()
+    }
+
+    /// How many parts the warps split K into (two for [`Split::K`]).
+    pub fn k_parts(&self) -> i64 {
+        if self.split == Some(Split::K) {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Whether the warps hold A as fragments in registers: 16-bit
+    /// operands, warps owning whole rows or splitting a chain.
+    fn a_in_registers(&self) -> bool {
+        self.kind == Kind::Half && (self.grid.n == 1 || self.split.is_some())
     }
 }
 
@@ -185,7 +207,13 @@ fn shape_kind(m: &Module, id: OpId, target: Target) -> Option<(Vec<i64>, i64, Ki
 pub fn preferred_warps(m: &Module, id: OpId, target: Target) -> Option<u32> {
     let (shape, _, kind, _) = shape_kind(m, id, target)?;
     let rank = shape.len();
-    // A chain's warps own whole rows: as many as there are m16 tiles.
+    // A chain's warps own whole rows: as many as there are m16 tiles, or
+    // two for each where the chain is split over warp pairs.
+    if kind == Kind::Half {
+        if let Some(w) = super::mma_chain::split_warps(m, id) {
+            return Some(w);
+        }
+    }
     if kind == Kind::Half && super::mma_chain::chained(m, id) {
         return Some((shape[rank - 2] / 16).clamp(4, 8) as u32);
     }
@@ -211,17 +239,31 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
     let rank = shape.len();
     let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
     let w = i64::from(warps);
-    let grid = if kind == Kind::Half && mm / kind.m() >= w && super::mma_chain::chained(m, id) {
-        WarpGrid::rows(w)
-    } else {
-        WarpGrid::for_tile(mm, nn, w)
+    let split = (kind == Kind::Half && rank == 2 && w == 2 * mm / 16)
+        .then(|| super::mma_chain::split(m, id))
+        .flatten();
+    let grid = match split {
+        Some(Split::Columns) => WarpGrid {
+            m: mm / 16,
+            n: 2,
+            total: w,
+        },
+        Some(Split::K) => WarpGrid {
+            m: mm / 16,
+            n: 1,
+            total: w,
+        },
+        None if kind == Kind::Half && mm / kind.m() >= w && super::mma_chain::chained(m, id) => {
+            WarpGrid::rows(w)
+        }
+        None => WarpGrid::for_tile(mm, nn, w),
     };
     let batch = if rank == 3 { shape[0] } else { 1 };
     if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
         return None;
     }
     // Rows-owning warps multiply 16-bit A from registers: only B is staged.
-    let staged_m = if kind == Kind::Half && grid.n == 1 {
+    let staged_m = if kind == Kind::Half && (grid.n == 1 || split.is_some()) {
         0
     } else {
         mm
@@ -234,6 +276,8 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
         kind,
         acc_elem,
         sliced: ks < k,
+        split,
+        k,
     })
 }
 
@@ -265,10 +309,16 @@ pub fn operand_layouts(m: &Module, id: OpId, plan: &Plan, warps: u32) -> [Option
 /// The layout in which an A operand of shape `ashape` is the plan's A
 /// fragments, register for register: m16n8k16 only, with warps owning
 /// whole rows. Two n8 accumulator tiles are one k16 A fragment, so this is
-/// the accumulator layout of a product of A's shape on the same warps.
+/// the accumulator layout of a product of A's shape on the same warps
+/// (those splitting K holding their part of its columns; those splitting
+/// N the same fragments).
 pub fn a_fragment_layout(plan: &Plan, ashape: &[i64]) -> Option<LinearLayout> {
-    (plan.kind == Kind::Half && plan.grid.n == 1 && ashape.len() >= 2)
-        .then(|| acc_layout(ashape, plan.grid, 16))
+    let grid = WarpGrid {
+        m: plan.grid.m,
+        n: plan.k_parts(),
+        total: plan.grid.total,
+    };
+    (plan.a_in_registers() && ashape.len() >= 2).then(|| acc_layout(ashape, grid, 16))
 }
 
 /// Shared memory the staged operands may take, in bytes.
@@ -345,6 +395,10 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         let acc = direct_b(l, id, plan, (a_v, &ashape), &d, mma, &acc_in.regs)?;
         l.bind(res, acc);
         return Ok(());
+    }
+    if plan.split == Some(Split::K) {
+        // Only a B copied straight into shared memory is read by K part.
+        return Err(l.unsupported_feature(id, "a split chain's B operand not copied directly"));
     }
     let (a, b) = super::mma_stream::operands(l, id)?;
     // Operands too large for the budget or the shared memory left are
@@ -586,7 +640,21 @@ pub fn fragment_addrs(
     let wn = op2(l, Opc::And, Ty::B32, wn, grid.n - 1);
     let m0 = op2(l, Opc::Mul, Ty::U32, wm, tm);
     let n0 = op2(l, Opc::Mul, Ty::U32, wn, tn);
-    FragmentAddrs::new(l, ops, base, lane, m0, n0)
+    let addrs = FragmentAddrs::new(l, ops, base, lane, m0, n0);
+    if plan.k_parts() == 1 {
+        return addrs;
+    }
+    // Warps splitting K start at their part's first row of B (column of A).
+    let wk = op2(
+        l,
+        Opc::Shr,
+        Ty::U32,
+        warp,
+        i64::from((grid.m * grid.n).trailing_zeros()),
+    );
+    let wk = op2(l, Opc::And, Ty::B32, wk, plan.k_parts() - 1);
+    let k0 = op2(l, Opc::Mul, Ty::U32, wk, plan.k / plan.k_parts());
+    addrs.at_k(l, ops, k0)
 }
 
 /// The A fragments of tile `a`, which is in [`a_fragment_layout`]: for
@@ -594,9 +662,16 @@ pub fn fragment_addrs(
 /// kt`), the packed pairs of C elements 0-1 and 2-3 of the n8 tiles `2 kt`
 /// and `2 kt + 1` of a product of A's shape.
 fn a_fragments(l: &mut Lowerer, a: &Tile) -> Vec<Vec<Reg>> {
-    let shape = &a.layout.shape;
-    let rank = shape.len();
-    let nt_n = shape[rank - 1] / 8;
+    let rank = a.layout.shape.len();
+    // The thread's n8 tiles: the register bases along the columns, less
+    // the one within a fragment.
+    let col_bits = a
+        .layout
+        .register
+        .iter()
+        .filter(|b| b[rank - 1] != 0)
+        .count();
+    let nt_n = 1i64 << col_bits.saturating_sub(1);
     let regs = &a.regs;
     let tiles = regs.len() as i64 / (4 * nt_n);
     let mut out = Vec::new();
@@ -718,7 +793,7 @@ impl Mmas {
             batch: if rank == 3 { shape[0] } else { 1 },
             mt_n: plan.grid.tile_m(shape[rank - 2]) / plan.kind.m(),
             nt_n: plan.grid.tile_n(shape[rank - 1]) / 8,
-            k_steps: k / plan.kind.k(),
+            k_steps: k / plan.k_parts() / plan.kind.k(),
         }
     }
 

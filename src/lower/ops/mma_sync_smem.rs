@@ -552,6 +552,20 @@ impl FragmentAddrs {
         }
     }
 
+    /// The same addresses moved `k0` elements along K: A's columns, B's
+    /// rows (its columns where stored transposed). Unswizzled operands
+    /// only.
+    pub fn at_k(&self, l: &mut Lowerer, ops: &Operands, k0: Reg) -> FragmentAddrs {
+        debug_assert!(self.swizzled.is_none());
+        let eb = ops.kind.bytes();
+        let b_step = if ops.b_nk { eb } else { ops.b.1 };
+        FragmentAddrs {
+            a: mad(l, k0, eb, self.a),
+            b: mad(l, k0, b_step, self.b),
+            swizzled: None,
+        }
+    }
+
     /// The address of A's element `off` logical bytes past the lane's.
     fn a_at(&self, l: &mut Lowerer, off: i64) -> Operand {
         match &self.swizzled {

@@ -28,6 +28,12 @@ use super::staging::{alloc, room};
 /// in registers at most; past it, those A operands are staged.
 const MAX_WORDS: i64 = 160;
 
+/// [`MAX_WORDS`] for a chain split over warp pairs
+/// ([`super::mma_chain::split`]). Decode attention split over eight warps
+/// holds exactly 160 (S 64, O 64, Q 32) and spilled 4 to 76 bytes with Q
+/// in registers (sm_100, sm_120), none with Q staged.
+const SPLIT_MAX_WORDS: i64 = 128;
+
 /// Where a staged A operand lies: its byte offset in the scratch array and
 /// the bytes per row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +52,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let m = l.m;
     let body = m.ops[id].body_ops();
     let mut words = 0;
+    let mut split = false;
     let mut staged = Vec::new();
     for &op in body {
         if !is_mma(m.ops[op].opcode) {
@@ -57,6 +64,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         // An accumulator element takes a register of its own, 16-bit ones
         // too (as `register_need` counts them).
         words += plan.acc.num_registers() as i64;
+        split |= plan.split.is_some();
         let Some(a_v) = m.ops[op].operand("lhs") else {
             continue;
         };
@@ -78,7 +86,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             staged.push((op, a_v, (mm, kk, frag)));
         }
     }
-    if words <= MAX_WORDS {
+    if words <= if split { SPLIT_MAX_WORDS } else { MAX_WORDS } {
         return Ok(());
     }
     let needed = body_buffer_bytes(l, body);

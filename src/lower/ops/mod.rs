@@ -24,6 +24,7 @@ pub mod mma_chain;
 pub mod mma_fma;
 pub mod mma_fma_regs;
 pub mod mma_scaled;
+pub mod mma_split_sum;
 pub mod mma_stream;
 pub mod mma_sync;
 pub mod mma_sync_copies;

@@ -1,0 +1,142 @@
+//! The sum, after the loop, of the partial accumulators that the two warps
+//! of each pair hold in a chain split over K ([`super::mma_chain::split`]).
+//!
+//! Each thread writes its registers to shared memory (`[register][thread]`,
+//! consecutive lanes in consecutive words), and after a barrier reads the
+//! same registers of its partner, the thread of the other warp of the pair,
+//! and adds. Both warps then hold the whole sum: `a + b` and `b + a` round
+//! alike, so the tile is replicated over the pair as its layout says. As
+//! many registers go at a time as the shared memory left holds.
+use smallvec::smallvec;
+
+use crate::ir::OpId;
+use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::layout::LinearLayout;
+use crate::lower::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
+
+use super::staging::{barrier, room};
+
+/// The warp bit of the pairs over which tile `t`'s layout is replicated.
+fn pair_bit(l: &Lowerer, id: OpId, t: &Tile) -> Result<usize, LowerError> {
+    t.layout
+        .warp
+        .iter()
+        .position(|b| LinearLayout::is_zero(b))
+        .ok_or_else(|| l.unsupported(id))
+}
+
+/// Zeroes the variables `t` (f32) in the second warp of each pair, before
+/// a split loop whose partial accumulator starts from a value other than
+/// zero: the first warp's copy carries it, once.
+pub fn zero_second_half(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<(), LowerError> {
+    let bit = pair_bit(l, id, t)?;
+    let tid = l.tid();
+    let half = l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::U32,
+        smallvec![Operand::Reg(tid), Operand::Imm(32 << bit)],
+    );
+    let second = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[Ty::U32],
+        Ty::Pred,
+        smallvec![Operand::Reg(half), Operand::Imm(0)],
+    );
+    for &r in &t.regs {
+        l.b.op_into(
+            r,
+            Opc::Selp,
+            &[],
+            &[Ty::F32],
+            vec![Operand::F32(0), Operand::Reg(r), Operand::Reg(second)],
+        );
+    }
+    Ok(())
+}
+
+/// Tile `t` (f32, in a layout replicated over one warp bit, the pair's)
+/// summed over each warp pair, for the `for` op `id`.
+pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError> {
+    let bit = pair_bit(l, id, t)?;
+    let threads = i64::from(l.warps) * 32;
+    let n = t.regs.len().max(1);
+    let mut chunk = n;
+    while chunk > 1 && threads * chunk as i64 * 4 > room(l) {
+        chunk = chunk.div_ceil(2);
+    }
+    let mark = l.shared_bytes;
+    let start = (i64::from(mark) + 15) & !15;
+    l.claim_shared(start + threads * chunk as i64 * 4)
+        .map_err(|_| l.unsupported_feature(id, "too much shared memory"))?;
+    let base = l.shared_base();
+    let tid = l.tid();
+    let slot = |l: &mut Lowerer, thread: Reg| {
+        l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(thread), Operand::Imm(4), Operand::Reg(base)],
+        )
+    };
+    let own = slot(l, tid);
+    let partner = l.b.op(
+        Opc::Xor,
+        &[],
+        &[Ty::B32],
+        Ty::U32,
+        smallvec![Operand::Reg(tid), Operand::Imm(32 << bit)],
+    );
+    let other = slot(l, partner);
+    let mut regs = Vec::with_capacity(t.regs.len());
+    for (round, part) in t.regs.chunks(chunk).enumerate() {
+        if round > 0 {
+            // Every thread has read the last round's words.
+            barrier(l);
+        }
+        for (j, &r) in part.iter().enumerate() {
+            let off = start + j as i64 * threads * 4;
+            l.b.push(Inst::new(
+                Opc::St,
+                &["shared"],
+                &[Ty::F32],
+                vec![],
+                smallvec![Operand::Addr(own, off), Operand::Reg(r)],
+            ));
+        }
+        barrier(l);
+        for (j, &r) in part.iter().enumerate() {
+            let off = start + j as i64 * threads * 4;
+            let x = l.b.reg_for(Ty::F32);
+            l.b.push(Inst::new(
+                Opc::Ld,
+                &["shared"],
+                &[Ty::F32],
+                smallvec![Operand::Reg(x)],
+                smallvec![Operand::Addr(other, off)],
+            ));
+            let sum = l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::F32],
+                Ty::F32,
+                smallvec![Operand::Reg(r), Operand::Reg(x)],
+            );
+            regs.push(sum);
+        }
+    }
+    if l.loops.is_empty() {
+        l.release_scope(mark);
+    } else {
+        l.release_shared(mark);
+    }
+    Ok(Tile {
+        elem: t.elem,
+        layout: t.layout.clone(),
+        regs,
+    })
+}
