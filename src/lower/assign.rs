@@ -7,6 +7,8 @@
 //! demanded of its result on to its operands (elementwise ops unchanged,
 //! `broadcast` collapses the broadcast dimensions, `reshape` reinterprets
 //! the coordinates). Values nobody constrains get the default blocked layout.
+//! A value held across a loop for a use after it takes no layout from that
+//! use that costs more registers than the default one: the use converts.
 //!
 //! Before that, matrix multiplies seed their accumulators with the layout
 //! their engine computes in (`ops::mma`), and the seed spreads along
@@ -258,8 +260,16 @@ fn assign_block(
     out: &mut Layouts,
 ) {
     let max_bytes = target.max_access_bytes();
+    let held = held_across_loops(m, ops);
     for &id in ops.iter().rev() {
         let op = &m.ops[id];
+        // Operands held across a loop that this op is first to constrain.
+        let fresh: Vec<ValueId> = op
+            .operands
+            .iter()
+            .copied()
+            .filter(|v| held.contains(v) && !out.contains_key(v))
+            .collect();
         // Results nobody demanded get the default layout.
         for &r in &op.results {
             if let Some((shape, _)) = value_tile(m, r) {
@@ -430,5 +440,57 @@ fn assign_block(
                 }
             }
         }
+        // A value held across a loop for a use after it keeps no layout
+        // that takes more registers than the default: the use converts.
+        for v in fresh {
+            let Some((shape, _)) = value_tile(m, v) else {
+                continue;
+            };
+            let compact = default_layout(&shape, warps, 1);
+            if out
+                .get(&v)
+                .is_some_and(|l| distinct_registers(l) > distinct_registers(&compact))
+            {
+                out.remove(&v);
+            }
+        }
     }
+}
+
+/// The registers of a layout that hold distinct elements.
+fn distinct_registers(l: &LinearLayout) -> usize {
+    1 << l
+        .register
+        .iter()
+        .filter(|b| !LinearLayout::is_zero(b))
+        .count()
+}
+
+/// The values defined by ops of `ops` that a later op of `ops` uses (in
+/// its regions too) with a `for` or `loop` op between the two: their
+/// registers are held across that loop.
+fn held_across_loops(m: &Module, ops: &[OpId]) -> std::collections::HashSet<ValueId> {
+    fn uses(m: &Module, id: OpId, out: &mut Vec<ValueId>) {
+        let op = &m.ops[id];
+        out.extend(op.operands.iter().copied());
+        for b in op.regions.iter().flat_map(|r| &r.blocks) {
+            for &inner in &b.ops {
+                uses(m, inner, out);
+            }
+        }
+    }
+    let mut before_loop = std::collections::HashSet::new();
+    let mut since_loop = Vec::new();
+    let mut held = std::collections::HashSet::new();
+    for &id in ops {
+        let op = &m.ops[id];
+        let mut used = Vec::new();
+        uses(m, id, &mut used);
+        held.extend(used.into_iter().filter(|v| before_loop.contains(v)));
+        if matches!(op.opcode, Opcode::For | Opcode::Loop) {
+            before_loop.extend(since_loop.drain(..));
+        }
+        since_loop.extend(op.results.iter().copied());
+    }
+    held
 }
