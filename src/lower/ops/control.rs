@@ -266,8 +266,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     parallel_copy(l, &pairs);
     let split = super::mma_chain::split_result(l.m, id, l.warps);
-    if let Some((i, false)) = split {
-        super::mma_split_sum::zero_second_half(l, id, &vars[i])?;
+    if let Some(s) = split.filter(|s| s.zero_second_half) {
+        super::mma_split_sum::zero_second_half(l, id, &vars[s.slot])?;
     }
     let args = op
         .regions
@@ -346,8 +346,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     l.b.end_loop();
     super::mma_sync_direct::drain(l, &prefetched);
     let mut vars = vars;
-    if let Some((i, _)) = split {
-        vars[i] = super::mma_split_sum::sum_pairs(l, id, &vars[i])?;
+    if let Some(s) = split.filter(|s| s.sum_after) {
+        vars[s.slot] = super::mma_split_sum::sum_pairs(l, id, &vars[s.slot])?;
     }
     for (&r, t) in op.results.iter().zip(vars) {
         bind_var(l, r, t);

@@ -17,7 +17,8 @@
 //! V's rows into a partial O that the loop carries. The row statistics
 //! then cross the pair through shared memory (`reduce` does that for any
 //! layout), and the pair's partial accumulators are summed once, after the
-//! loop ([`super::mma_split_sum`]).
+//! loop ([`super::mma_split_sum`]), or after the next split loop where they
+//! start it (ragged attention's masked last tiles).
 use rustc_hash::FxHashSet as HashSet;
 
 use crate::ir::{Block, Module, OpId, Opcode, Scalar, ValueId};
@@ -139,12 +140,58 @@ pub fn split_warps(m: &Module, id: OpId) -> Option<u32> {
     u32::try_from(2 * c.rows / 16).ok()
 }
 
-/// The result of `for` op `for_id` that holds the partial accumulators of
-/// a split chain, when its chain is split in an entry of `warps` warps, and
-/// whether its initial value is zero.
-pub fn split_result(m: &Module, for_id: OpId, warps: u32) -> Option<(usize, bool)> {
+/// The loop-carried partial accumulators of a split chain's `for` op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitResult {
+    /// The loop-carried value (and result) they are.
+    pub slot: usize,
+    /// Whether the second warp of each pair zeroes its copy of the initial
+    /// value first: unless that is zero, or another split loop's partial
+    /// accumulators handed over.
+    pub zero_second_half: bool,
+    /// Whether the pairs sum them after the loop: unless they are handed
+    /// over to the next split loop (attention's masked second loop) as
+    /// its initial value.
+    pub sum_after: bool,
+}
+
+/// The partial accumulators of `for` op `for_id`, when its chain is split
+/// in an entry of `warps` warps.
+pub fn split_result(m: &Module, for_id: OpId, warps: u32) -> Option<SplitResult> {
     let c = split_chain(m, for_id)?;
-    (i64::from(warps) == 2 * c.rows / 16).then_some((c.slot, c.zero_init))
+    if i64::from(warps) != 2 * c.rows / 16 {
+        return None;
+    }
+    let init = *m.ops[for_id].operand_group("initValues").get(c.slot)?;
+    let handed_in = def_op(m, init).is_some_and(|d| handed_over(m, d));
+    Some(SplitResult {
+        slot: c.slot,
+        zero_second_half: !c.zero_init && !handed_in,
+        sum_after: !handed_over(m, for_id),
+    })
+}
+
+/// Whether the partial accumulators of split `for` op `for_id` go, as its
+/// only use, to another split loop as the initial value of its partial
+/// accumulators (of as many rows).
+fn handed_over(m: &Module, for_id: OpId) -> bool {
+    let Some(c) = split_chain(m, for_id) else {
+        return false;
+    };
+    let Some(&res) = m.ops[for_id].results.get(c.slot) else {
+        return false;
+    };
+    let Some(block) = enclosing_block(m, for_id) else {
+        return false;
+    };
+    let [next] = uses(m, &block.ops, res)[..] else {
+        return false;
+    };
+    let op = &m.ops[next];
+    op.opcode == Opcode::For
+        && split_chain(m, next).is_some_and(|n| {
+            n.rows == c.rows && op.operand_group("initValues").get(n.slot) == Some(&res)
+        })
 }
 
 /// The `for` op whose body holds `id`.
