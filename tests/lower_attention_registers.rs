@@ -78,6 +78,38 @@ fn attention_tiles_stay_in_registers_without_spilling() {
     }
 }
 
+#[test]
+fn on_sm120_q_is_staged_beside_swizzled_k_and_v() {
+    // 99 KiB hold padded K and V (68 KiB) or Q beside them only unpadded:
+    // K's and V's rows are swizzled, Q is written once into shared memory
+    // and read a fragment a K step, and ptxas spills nothing.
+    for name in KERNELS {
+        let (text, log) = compile(name, Gpu::Sm120);
+        assert_eq!(common::spills(&log), (0, 0), "{name}:\n{log}");
+        let smem: i64 = text
+            .lines()
+            .find_map(|l| l.split("__tile_smem[").nth(1))
+            .and_then(|r| r.split(']').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no shared memory"));
+        assert!(
+            smem > 96 * 1024 && smem <= 99 * 1024,
+            "{name}: {smem} bytes"
+        );
+        let (plain, trans) = (
+            text.matches("ldmatrix.sync.aligned.m8n8.x4.shared.b16")
+                .count(),
+            text.matches("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")
+                .count(),
+        );
+        // Kᵀ's and V's fragments are as many; Q's add plain ones.
+        assert!(
+            plain > trans && trans > 0,
+            "{name}: {plain} plain, {trans} .trans"
+        );
+    }
+}
+
 /// The first loop of our PTX `text`: the lines from a backward branch's
 /// target label to the branch.
 fn first_loop(text: &str) -> (usize, usize) {

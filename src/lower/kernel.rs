@@ -97,6 +97,9 @@ pub struct Lowerer<'m> {
     /// Loop-invariant A operands of `mma.sync` products written once into
     /// row-major buffers before the loop ([`super::ops::mma_sync_staged_a`]).
     pub rows_a: HashMap<ValueId, super::ops::mma_sync_staged_a::RowsA>,
+    /// Whether direct B buffers are unpadded, their rows swizzled, to leave
+    /// room for a staged A ([`super::ops::mma_sync_staged_a`]).
+    pub swizzle_direct: bool,
     /// Direct B loads whose copies a loop's prologue issued, and their
     /// buffers ([`super::ops::mma_sync_direct::prefetch`]).
     pub prefetched: HashMap<OpId, std::rc::Rc<super::ops::mma_sync_direct::DirectB>>,
@@ -631,6 +634,7 @@ fn lower_entry_as<'m>(
         copies_in_flight: Vec::new(),
         staged_a: HashMap::default(),
         rows_a: HashMap::default(),
+        swizzle_direct: false,
         prefetched: HashMap::default(),
         next_copies: Vec::new(),
         reuse_shared,

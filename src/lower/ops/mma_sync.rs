@@ -583,7 +583,7 @@ fn direct_b_product(
         b: (d.offset, d.stride, rows * d.stride),
         b_natural: false,
         b_nk: d.nk,
-        swizzle: false,
+        swizzle: [false, d.rows_swizzled],
     };
     super::mma_sync_direct::wait_for(l, d.load);
     barrier(l);

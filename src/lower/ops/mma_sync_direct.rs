@@ -28,6 +28,7 @@ use super::mma_sync::{a_fragment_layout, Kind};
 use super::mma_sync_copies::{chunk_bytes, flat};
 use super::mma_sync_pipeline::{chunk_along, commit, wait};
 use super::mma_sync_smem::thread_address_from;
+use super::mma_sync_swizzle::{Swizzle, Swizzled};
 use super::staging::{alloc, room};
 use super::wgmma::aligned_base;
 use super::wgmma_smem::{Addresses, Smem};
@@ -46,6 +47,8 @@ pub struct DirectB {
     pub offset: i64,
     /// Bytes per buffer row.
     pub stride: i64,
+    /// Rows unpadded and swizzled ([`Lowerer::swizzle_direct`]).
+    pub rows_swizzled: bool,
     /// Rows `[N][K]` (K along memory) rather than `[K][N]`.
     pub nk: bool,
     /// The swizzled layout of a buffer that `wgmma` reads
@@ -157,20 +160,25 @@ pub fn copies_b(l: &Lowerer, id: OpId) -> bool {
 }
 
 /// The rows, the bytes per row and the orientation (`[N][K]`) of the B
-/// buffer of a copy of `p` along tile dimension `cd`.
-fn buffer_shape(p: &PartitionInfo, cd: usize) -> (i64, i64, bool) {
+/// buffer of a copy of `p` along tile dimension `cd`, and whether its rows
+/// are swizzled rather than padded (where [`Lowerer::swizzle_direct`] asks
+/// and a row is a power of two bytes).
+fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, bool) {
     let rank = p.tile_shape.len();
     let (kk, nn) = (p.tile_shape[rank - 2], p.tile_shape[rank - 1]);
     let nk = cd == rank - 2;
     let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
-    (rows, cols * 2 + ROW_PAD, nk)
+    let row = cols * 2;
+    let swizzled = l.swizzle_direct && row >= 128 && row & (row - 1) == 0;
+    let stride = if swizzled { row } else { row + ROW_PAD };
+    (rows, stride, nk, swizzled)
 }
 
 /// The bytes the B buffer of product `user` takes for a copy of `p` along
 /// tile dimension `cd`, and its swizzled layout where `wgmma` reads it.
 fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, Option<Smem>) {
     let rank = p.tile_shape.len();
-    let (rows, stride, nk) = buffer_shape(p, cd);
+    let (rows, stride, nk, _) = buffer_shape(l, p, cd);
     let kn = [p.tile_shape[rank - 2], p.tile_shape[rank - 1]];
     match super::wgmma_regs::b_layout(l, user, kn, nk) {
         // Room to align the buffer to 1024 bytes.
@@ -281,7 +289,7 @@ fn buffer(
     (user, p, cd, chunk): (OpId, PartitionInfo, usize, i64),
     next: Option<NextCopy>,
 ) -> Result<DirectB, LowerError> {
-    let (_, stride, nk) = buffer_shape(&p, cd);
+    let (_, stride, nk, rows_swizzled) = buffer_shape(l, &p, cd);
     let (bytes, swizzled) = buffer_bytes(l, user, &p, cd);
     let buf = alloc(
         l,
@@ -292,6 +300,7 @@ fn buffer(
         load,
         offset: buf.offset,
         stride,
+        rows_swizzled: rows_swizzled && swizzled.is_none(),
         nk,
         swizzled,
         end: i64::from(l.shared_bytes),
@@ -365,6 +374,10 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
             let off = |b: &[i64]| s.offset(b[rank - 1], b[rank - 2]);
             Dest::Swizzled(Addresses::new(l, &layout, off, base))
         }
+        None if d.rows_swizzled => {
+            let (start, at) = thread_address_from(l, &layout, d.offset, byte);
+            Dest::SwizzledRows(Swizzled::new(l, Swizzle::for_rows(stride), start, at))
+        }
         None => Dest::Rows(thread_address_from(l, &layout, d.offset, byte).1),
     };
     let owner = l.owner_pred(&layout);
@@ -386,6 +399,16 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
                 (*smem, imm)
             }
             Dest::Swizzled(addrs) => addrs.at(l, r),
+            Dest::SwizzledRows(s) => {
+                let imm: i64 = (0..layout.register.len())
+                    .filter(|k| r >> k & 1 == 1)
+                    .map(|k| byte(&layout.register[k]))
+                    .sum();
+                match s.addr(l, imm) {
+                    Operand::Addr(at, imm) => (at, imm),
+                    _ => return Err(l.unsupported(load)),
+                }
+            }
         };
         // Chunk start's address, without its bounds check.
         let checks = std::mem::replace(&mut a.check, vec![false; rank]);
@@ -547,6 +570,8 @@ enum Dest {
     Rows(crate::ptx::Reg),
     /// A swizzled `wgmma` layout.
     Swizzled(Addresses),
+    /// Unpadded rows, swizzled for `ldmatrix`.
+    SwizzledRows(Swizzled),
 }
 
 /// Binds the result of reshape `id` to what its operand was lowered to

@@ -430,7 +430,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         b: (buf.offset + abytes, bstride, kk * bstride),
         b_natural: true,
         b_nk: false,
-        swizzle,
+        swizzle: [swizzle; 2],
     };
     let (Some(sa), Some(sb)) = (
         staged(l, &pat.a, ops.a.0, astride, ops.a_swizzle()),

@@ -39,20 +39,20 @@ pub struct Operands {
     /// 16-bit B stored transposed, `[N][K + pad]` (K along each row), and
     /// read with plain `ldmatrix`.
     pub b_nk: bool,
-    /// Rows unpadded and swizzled ([`super::mma_sync_swizzle`]): the row
-    /// strides are the row lengths.
-    pub swizzle: bool,
+    /// A's and B's rows unpadded and swizzled
+    /// ([`super::mma_sync_swizzle`]): their row strides are the row lengths.
+    pub swizzle: [bool; 2],
 }
 
 impl Operands {
     /// A's swizzle, when swizzled.
     pub fn a_swizzle(&self) -> Option<Swizzle> {
-        self.swizzle.then(|| Swizzle::for_rows(self.a.1))
+        self.swizzle[0].then(|| Swizzle::for_rows(self.a.1))
     }
 
     /// B's swizzle, when swizzled.
     pub fn b_swizzle(&self) -> Option<Swizzle> {
-        self.swizzle.then(|| Swizzle::for_rows(self.b.1))
+        self.swizzle[1].then(|| Swizzle::for_rows(self.b.1))
     }
 }
 
@@ -202,7 +202,7 @@ pub fn operand_buffers(
             b: (bt.buf.offset, bstride, b_rows * bstride),
             b_natural: false,
             b_nk: false,
-            swizzle,
+            swizzle: [swizzle; 2],
         },
         ks,
         kk,
@@ -381,8 +381,10 @@ pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
 pub struct FragmentAddrs {
     a: Reg,
     b: Reg,
-    /// A's and B's swizzled bases, when the operands are swizzled.
-    swizzled: Option<(Swizzled, Swizzled)>,
+    /// A's swizzled base, when A is swizzled.
+    sa: Option<Swizzled>,
+    /// B's swizzled base, when B is swizzled.
+    sb: Option<Swizzled>,
 }
 
 /// The shared-memory address of this thread's first element of a tile in
@@ -525,30 +527,22 @@ impl FragmentAddrs {
     /// The lane's addresses `a`, `b` in buffers starting at `starts`,
     /// swizzled as `ops` are.
     fn at(l: &mut Lowerer, ops: &Operands, starts: (Reg, Reg), a: Reg, b: Reg) -> Self {
-        let swizzled = match (ops.a_swizzle(), ops.b_swizzle()) {
-            (Some(sa), Some(sb)) => Some((
-                Swizzled::new(l, sa, starts.0, a),
-                Swizzled::new(l, sb, starts.1, b),
-            )),
-            _ => None,
-        };
-        FragmentAddrs { a, b, swizzled }
+        let sa = ops.a_swizzle().map(|s| Swizzled::new(l, s, starts.0, a));
+        let sb = ops.b_swizzle().map(|s| Swizzled::new(l, s, starts.1, b));
+        FragmentAddrs { a, b, sa, sb }
     }
 
     /// The same addresses moved by `off` bytes (another pipeline stage).
     pub fn offset(&self, l: &mut Lowerer, off: Reg) -> FragmentAddrs {
-        if let Some((sa, sb)) = &self.swizzled {
-            let swizzled = Some((sa.offset(l, off), sb.offset(l, off)));
-            return FragmentAddrs {
-                a: self.a,
-                b: self.b,
-                swizzled,
-            };
-        }
+        let moved = |l: &mut Lowerer, r: Reg, s: &Option<Swizzled>| match s {
+            Some(_) => r,
+            None => bin(l, Opc::Add, Ty::U32, r, Operand::Reg(off)),
+        };
         FragmentAddrs {
-            a: bin(l, Opc::Add, Ty::U32, self.a, Operand::Reg(off)),
-            b: bin(l, Opc::Add, Ty::U32, self.b, Operand::Reg(off)),
-            swizzled: None,
+            a: moved(l, self.a, &self.sa),
+            b: moved(l, self.b, &self.sb),
+            sa: self.sa.map(|s| s.offset(l, off)),
+            sb: self.sb.map(|s| s.offset(l, off)),
         }
     }
 
@@ -556,28 +550,29 @@ impl FragmentAddrs {
     /// rows (its columns where stored transposed). Unswizzled operands
     /// only.
     pub fn at_k(&self, l: &mut Lowerer, ops: &Operands, k0: Reg) -> FragmentAddrs {
-        debug_assert!(self.swizzled.is_none());
+        debug_assert!(self.sa.is_none() && self.sb.is_none());
         let eb = ops.kind.bytes();
         let b_step = if ops.b_nk { eb } else { ops.b.1 };
         FragmentAddrs {
             a: mad(l, k0, eb, self.a),
             b: mad(l, k0, b_step, self.b),
-            swizzled: None,
+            sa: None,
+            sb: None,
         }
     }
 
     /// The address of A's element `off` logical bytes past the lane's.
     fn a_at(&self, l: &mut Lowerer, off: i64) -> Operand {
-        match &self.swizzled {
-            Some((sa, _)) => sa.addr(l, off),
+        match &self.sa {
+            Some(sa) => sa.addr(l, off),
             None => Operand::Addr(self.a, off),
         }
     }
 
     /// The address of B's element `off` logical bytes past the lane's.
     fn b_at(&self, l: &mut Lowerer, off: i64) -> Operand {
-        match &self.swizzled {
-            Some((_, sb)) => sb.addr(l, off),
+        match &self.sb {
+            Some(sb) => sb.addr(l, off),
             None => Operand::Addr(self.b, off),
         }
     }

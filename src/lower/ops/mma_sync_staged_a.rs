@@ -2,21 +2,27 @@
 //! in shared memory where registers are short.
 //!
 //! A chained product's A normally stays in registers as fragments across
-//! the loop ([`super::mma_sync`]). In decode attention (64 rows over four
-//! warps, 256 keys a tile) S takes 128 registers a thread, O 64 and Q 32:
-//! more than ptxas can hold with the loop's addresses. Where the loop's
-//! accumulators and invariant A fragments together exceed
-//! [`MAX_WORDS`] a thread, each such A is written once before the loop into
-//! a row-major buffer (`[M][K + 8]`, rows padded by 16 bytes as the staged
-//! operands of [`super::mma_sync_smem`]) and the products read one
-//! fragment a K step with `ldmatrix`, as `wgmma` reads a staged Q through a
-//! descriptor ([`super::wgmma_regs::stage_invariant_a`]).
+//! the loop ([`super::mma_sync`]). Attention with S and O of 64 registers
+//! a thread each and Q's 32 is at the edge of what ptxas holds with the
+//! loop's addresses. Where the loop's accumulators and invariant A
+//! fragments together exceed [`MAX_WORDS`] a thread ([`SHORT_MAX_WORDS`]
+//! on sm_12x and for split chains), each such A is written once before the
+//! loop into a row-major buffer (`[M][K + 8]`, rows padded by 16 bytes as
+//! the staged operands of [`super::mma_sync_smem`]) and the products read
+//! one fragment a K step with `ldmatrix`, as `wgmma` reads a staged Q
+//! through a descriptor ([`super::wgmma_regs::stage_invariant_a`]).
+//!
+//! Where padded B buffers leave no room for it (sm_120's 99 KiB: K and V
+//! of 128 x 128 take 68 KiB padded, Q 34 KiB), the direct B buffers lose
+//! their padding and swizzle their rows instead
+//! ([`Lowerer::swizzle_direct`]).
 use std::rc::Rc;
 
 use crate::ir::{OpId, ValueId};
 use crate::lower::kernel::{Lowered, Lowerer};
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
+use crate::options::Gpu;
 
 use super::mma::{engine, is_mma, Engine};
 use super::mma_sync::{a_fragment_layout, Kind};
@@ -28,11 +34,12 @@ use super::staging::{alloc, room};
 /// in registers at most; past it, those A operands are staged.
 const MAX_WORDS: i64 = 160;
 
-/// [`MAX_WORDS`] for a chain split over warp pairs
-/// ([`super::mma_chain::split`]). Decode attention split over eight warps
-/// holds exactly 160 (S 64, O 64, Q 32) and spilled 4 to 76 bytes with Q
-/// in registers (sm_100, sm_120), none with Q staged.
-const SPLIT_MAX_WORDS: i64 = 128;
+/// [`MAX_WORDS`] on sm_12x and for a chain split over warp pairs
+/// ([`super::mma_chain::split`]). Both attention shapes hold exactly 160
+/// (S 64, O 64, Q 32): the 128 x 128 loops spilled 8 to 12 bytes on sm_120
+/// with Q in registers, decode split over eight warps 4 to 76 (sm_100,
+/// sm_120); none with Q staged.
+const SHORT_MAX_WORDS: i64 = 128;
 
 /// Where a staged A operand lies: its byte offset in the scratch array and
 /// the bytes per row.
@@ -86,12 +93,27 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             staged.push((op, a_v, (mm, kk, frag)));
         }
     }
-    if words <= if split { SPLIT_MAX_WORDS } else { MAX_WORDS } {
+    let consumer = matches!(l.target.gpu, Gpu::Sm120 | Gpu::Sm121);
+    let most = if split || consumer {
+        SHORT_MAX_WORDS
+    } else {
+        MAX_WORDS
+    };
+    if words <= most {
         return Ok(());
     }
-    let needed = body_buffer_bytes(l, body);
+    let mut needed = body_buffer_bytes(l, body);
     for (op, a_v, (mm, kk, frag)) in staged {
         let stride = (kk + row_pads(Kind::Half, false).0) * 2;
+        if mm * stride + 16 + needed > room(l) && !l.swizzle_direct {
+            // Unpadded, swizzled B buffers may leave the room.
+            l.swizzle_direct = true;
+            needed = body_buffer_bytes(l, body);
+            l.swizzle_direct = mm * stride + 16 + needed <= room(l);
+            if !l.swizzle_direct {
+                needed = body_buffer_bytes(l, body);
+            }
+        }
         if mm * stride + 16 + needed > room(l) {
             continue;
         }
