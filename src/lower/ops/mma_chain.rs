@@ -34,12 +34,7 @@ pub fn chained(m: &Module, id: OpId) -> bool {
     let Some(block) = enclosing_block(m, id) else {
         return false;
     };
-    let mmas: Vec<OpId> = block
-        .ops
-        .iter()
-        .copied()
-        .filter(|&o| is_mma(m.ops[o].opcode))
-        .collect();
+    let mmas = block_mmas(m, block);
     if mmas.len() < 2 {
         return false;
     }
@@ -211,12 +206,7 @@ fn enclosing_for(m: &Module, id: OpId) -> Option<OpId> {
 fn split_chain(m: &Module, for_id: OpId) -> Option<SplitChain> {
     let op = &m.ops[for_id];
     let block = op.regions.first()?.blocks.first()?;
-    let mmas: Vec<OpId> = block
-        .ops
-        .iter()
-        .copied()
-        .filter(|&o| is_mma(m.ops[o].opcode))
-        .collect();
+    let mmas = block_mmas(m, block);
     let [p1, p2] = mmas[..] else {
         return None;
     };
@@ -336,6 +326,16 @@ fn uses(m: &Module, ops: &[OpId], v: ValueId) -> Vec<OpId> {
         }
     }
     out
+}
+
+/// The matrix multiplies of `block`'s own op list.
+fn block_mmas(m: &Module, block: &Block) -> Vec<OpId> {
+    block
+        .ops
+        .iter()
+        .copied()
+        .filter(|&o| is_mma(m.ops[o].opcode))
+        .collect()
 }
 
 /// The block whose op list holds `id`.
