@@ -2,8 +2,11 @@
 kernels aimed at lowering paths the corpus leaves untested -- early returns
 in nested regions, masked atomics (every read-modify-write mode and CAS) whose
 masked-off lanes' results are stored, grid-stride loops over the number of
-tile blocks (with 2-CTA clusters too), and unpadded loads of ragged shapes
-feeding an MMA and a reduction.
+tile blocks (with 2-CTA clusters too), unpadded loads of ragged shapes
+feeding an MMA and a reduction, and decode-shaped attention whose chain
+splits over warp pairs, or must not (a loop-carried accumulator that starts
+at a value other than zero, one read again after its loop, one clamped in
+the loop).
 
 Run with the cuTile Python venv:
 `.tools/venv/bin/python tests/data/differential/targeted/gen.py`.
@@ -145,6 +148,69 @@ def unpadded_row_sum_f32(x, out):
     for j in range(ct.num_tiles(x, 1, shape=(16, 128))):
         acc = acc + ct.load(x, index=(ct.bid(0), j), shape=(16, 128))
     ct.store(out, index=(ct.bid(0),), tile=ct.sum(acc, axis=1))
+
+
+def attend(qt, k, v, j, m_i, l_i, acc):
+    """One 256-key step of online-softmax attention (64 rows, head dim 128,
+    K rows [keys][128])."""
+    kt = ct.load(k, index=(0, j), shape=(128, 256), order=(1, 0))
+    s = ct.mma(qt, kt, ct.full((64, 256), 0.0, dtype=f32))
+    m_ij = max(m_i, ct.max(s, axis=-1, keepdims=True) * 0.125)
+    p = ct.exp2(s * 0.125 - m_ij, flush_to_zero=True)
+    alpha = ct.exp2(m_i - m_ij, flush_to_zero=True)
+    l_i = l_i * alpha + ct.sum(p, axis=-1, keepdims=True)
+    acc = acc * alpha
+    vt = ct.load(v, index=(j, 0), shape=(256, 128))
+    acc = ct.mma(p.astype(f16), vt, acc)
+    return m_ij, l_i, acc
+
+
+@ct.kernel
+def split_attention_init_f16(q, k, v, out, n):
+    """Decode-shaped attention (split over warp pairs) whose accumulator
+    starts at 0.5 (and the running maximum at 0, so that start is not
+    scaled away): only one warp of each pair may carry it."""
+    b = ct.bid(0)
+    qt = ct.load(q, index=(b, 0), shape=(64, 128))
+    m_i = ct.full((64, 1), 0.0, dtype=f32)
+    l_i = ct.full((64, 1), 1.0, dtype=f32)
+    acc = ct.full((64, 128), 0.5, dtype=f32)
+    for j in range(n):
+        m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
+    ct.store(out, index=(b, 0), tile=(acc / l_i).astype(f16))
+
+
+@ct.kernel
+def split_attention_two_loops_f16(q, k, v, out, mid, n):
+    """Two split loops over the key tiles [0, n) and [n, 2n), the first
+    one's accumulator also stored (so summed between the loops, not handed
+    over)."""
+    b = ct.bid(0)
+    qt = ct.load(q, index=(b, 0), shape=(64, 128))
+    m_i = ct.full((64, 1), -1.0e30, dtype=f32)
+    l_i = ct.full((64, 1), 0.0, dtype=f32)
+    acc = ct.full((64, 128), 0.0, dtype=f32)
+    for j in range(n):
+        m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
+    ct.store(mid, index=(b, 0), tile=(acc / l_i).astype(f16))
+    for j in range(n, 2 * n):
+        m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
+    ct.store(out, index=(b, 0), tile=(acc / l_i).astype(f16))
+
+
+@ct.kernel
+def clamped_attention_f16(q, k, v, out, n):
+    """Decode-shaped attention whose accumulator is clamped in the loop:
+    halves could not be summed after it, so the chain is not split."""
+    b = ct.bid(0)
+    qt = ct.load(q, index=(b, 0), shape=(64, 128))
+    m_i = ct.full((64, 1), -1.0e30, dtype=f32)
+    l_i = ct.full((64, 1), 0.0, dtype=f32)
+    acc = ct.full((64, 128), 0.0, dtype=f32)
+    for j in range(n):
+        m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
+        acc = ct.where(acc > 2.0, 2.0, acc)
+    ct.store(out, index=(b, 0), tile=(acc / l_i).astype(f16))
 '''
 
 
@@ -185,6 +251,9 @@ def i32s(v):
 
 
 N_ATOM = 1000
+# Attention inputs: small integers (random floats hold NaN and infinities,
+# whose softmax is NaN throughout).
+QKV = "range:-2:3"
 CASES = [
     (K.early_return_f32, [C(f32, 1), C(f32, 1), ScalarConstraint(i32)],
      dict(grid=[8, 1, 1], args=arr("f32", [1000]) + arr("f32", [1000]) + [i32s(5)],
@@ -215,6 +284,24 @@ CASES = [
     (K.unpadded_row_sum_f32, [C(f32, 2), C(f32, 1)],
      dict(grid=[3, 1, 1], args=arr("f32", [40, 300], "range:-3:4") + arr("f32", [40]),
           note="300 columns: the last 128-column tile is ragged, unpadded")),
+    (K.split_attention_init_f16, [C(f16, 2)] * 4 + [ScalarConstraint(i32)],
+     dict(grid=[2, 1, 1],
+          args=arr("f16", [128, 128], QKV) + arr("f16", [512, 128], QKV)
+          + arr("f16", [512, 128], QKV)
+          + arr("f16", [128, 128]) + [i32s(2)],
+          ulp=8, note="accumulator starting at 0.5, two key tiles")),
+    (K.split_attention_two_loops_f16, [C(f16, 2)] * 5 + [ScalarConstraint(i32)],
+     dict(grid=[2, 1, 1],
+          args=arr("f16", [128, 128], QKV) + arr("f16", [512, 128], QKV)
+          + arr("f16", [512, 128], QKV)
+          + arr("f16", [128, 128]) + arr("f16", [128, 128]) + [i32s(1)],
+          ulp=8, note="one key tile a loop; the first loop's result stored too")),
+    (K.clamped_attention_f16, [C(f16, 2)] * 4 + [ScalarConstraint(i32)],
+     dict(grid=[2, 1, 1],
+          args=arr("f16", [128, 128], QKV) + arr("f16", [512, 128], QKV)
+          + arr("f16", [512, 128], QKV)
+          + arr("f16", [128, 128]) + [i32s(2)],
+          ulp=8, note="accumulator clamped to 2 in the loop")),
 ]
 
 
@@ -227,8 +314,10 @@ def main():
         out = {"entry": name, "grid": case["grid"]}
         lines = ["{", ' "entry": %s,' % json.dumps(name),
                  ' "grid": %s,' % json.dumps(case["grid"]),
-                 ' "args": [\n  ' + ",\n  ".join(json.dumps(a) for a in case["args"]) + "\n ],",
-                 ' "note": %s' % json.dumps(case["note"]), "}"]
+                 ' "args": [\n  ' + ",\n  ".join(json.dumps(a) for a in case["args"]) + "\n ],"]
+        if "ulp" in case:
+            lines.append(' "ulp": %d,' % case["ulp"])
+        lines += [' "note": %s' % json.dumps(case["note"]), "}"]
         del out
         with open(os.path.join(HERE, name + ".json"), "w") as f:
             f.write("\n".join(lines) + "\n")
