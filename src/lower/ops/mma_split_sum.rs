@@ -5,8 +5,9 @@
 //! consecutive lanes in consecutive words), and after a barrier reads the
 //! same registers of its partner, the thread of the other warp of the pair,
 //! and adds. Both warps then hold the whole sum: `a + b` and `b + a` round
-//! alike, so the tile is replicated over the pair as its layout says. As
-//! many registers go at a time as the shared memory left holds.
+//! alike, so the tile is replicated over the pair as its layout says.
+//! [`ROUND_REGS`] registers go at a time, fewer where the shared memory
+//! left holds fewer.
 use smallvec::smallvec;
 
 use crate::ir::OpId;
@@ -16,6 +17,10 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
 use super::staging::{barrier, room};
+
+/// Registers a thread writes in one round (16 KiB over eight warps): the
+/// scratch then costs no occupancy the loop's buffers leave.
+const ROUND_REGS: usize = 16;
 
 /// The warp bit of the pairs over which tile `t`'s layout is replicated.
 fn pair_bit(l: &Lowerer, id: OpId, t: &Tile) -> Result<usize, LowerError> {
@@ -64,7 +69,7 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
     let bit = pair_bit(l, id, t)?;
     let threads = i64::from(l.warps) * 32;
     let n = t.regs.len().max(1);
-    let mut chunk = n;
+    let mut chunk = n.min(ROUND_REGS);
     while chunk > 1 && threads * chunk as i64 * 4 > room(l) {
         chunk = chunk.div_ceil(2);
     }
