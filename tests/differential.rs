@@ -13,7 +13,8 @@
 //! with its sm_80 ones where its sm_120 PTX takes tensor maps (which its
 //! host fills at launch, so that PTX cannot run here).
 //! Floats compare bit for bit (any NaN equal to any NaN) unless the case
-//! grants an ulp bound.
+//! grants an ulp bound. A case may ask for our PTX compiled with swizzled
+//! operand buffers too (`swizzled_too`).
 //!
 //! `DIFFERENTIAL_SEEDS` (default 2) sets the seeds a case runs with,
 //! `DIFFERENTIAL_FILTER` keeps the cases whose name contains it,
@@ -412,13 +413,26 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
         if *nv_gpu == "sm_80" {
             sm80 = Some(nv.clone());
         }
-        for gpu in *ours {
-            let pair = format!("NVIDIA {nv_gpu} / ours {}", gpu.name());
+        let variants: &[bool] = if case.swizzled_too {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let ours = ours
+            .iter()
+            .flat_map(|g| variants.iter().map(move |&s| (g, s)));
+        for (gpu, swizzled) in ours {
+            let pair = format!(
+                "NVIDIA {nv_gpu} / ours {}{}",
+                gpu.name(),
+                if swizzled { " swizzled" } else { "" }
+            );
             let ptx = match &module {
                 Ok(m) => tileiras::lower::lower(
                     m,
                     &tileiras::options::Options {
                         gpu: *gpu,
+                        always_swizzle: swizzled,
                         ..Default::default()
                     },
                 )

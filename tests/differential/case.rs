@@ -307,6 +307,9 @@ pub struct Case {
     pub args: Vec<Arg>,
     /// Ulps by which float elements may differ (0: bitwise).
     pub ulp: u64,
+    /// Whether our PTX also runs compiled with swizzled operand buffers
+    /// (`TILEIR_ALWAYS_SWIZZLE`).
+    pub swizzled_too: bool,
     /// Free text shown with a mismatch.
     pub note: String,
 }
@@ -366,6 +369,10 @@ impl Case {
             grid,
             args,
             ulp: j.get("ulp").and_then(Value::as_u64).unwrap_or(0),
+            swizzled_too: j
+                .get("swizzled_too")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             note: j.get("note").and_then(Value::as_str).unwrap_or("").into(),
         })
     }

@@ -105,6 +105,7 @@ fn case(dir: &Path, prog: &Value) -> Case {
         grid,
         args,
         ulp: if sums || exp { 16 } else { 0 },
+        swizzled_too: false,
         note: match (sums, exp) {
             (true, _) => "float sums: inputs are small integers, floats within 16 ulp".into(),
             (false, true) => "exp: floats within 16 ulp".into(),

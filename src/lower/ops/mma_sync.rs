@@ -396,10 +396,6 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         l.bind(res, acc);
         return Ok(());
     }
-    if plan.split == Some(Split::K) {
-        // Only a B copied straight into shared memory is read by K part.
-        return Err(l.unsupported_feature(id, "a split chain's B operand not copied directly"));
-    }
     let (a, b) = super::mma_stream::operands(l, id)?;
     // Operands too large for the budget or the shared memory left are
     // staged one K slice at a time; streamed ones are read a slice at a
@@ -419,10 +415,15 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         |ks: i64| a.slice_words(rank - 1, ks, threads) + b.slice_words(rank - 2, ks, threads);
     let streamed = slice_words(kk) > 0;
     let bytes = |ks: i64| staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle);
+    // Warps splitting K each read their part of one slice of the whole K.
+    let parts = plan.k_parts();
     let ks = k_slices(kk, plan.kind.k())
+        .filter(|&ks| parts == 1 || ks == kk)
         .find(|&ks| {
             bytes(ks) <= STAGE_BUDGET.min(room(l))
-                && (slice_words(ks) <= super::mma_stream::SLICE_WORDS || ks == plan.kind.k())
+                && (parts > 1
+                    || slice_words(ks) <= super::mma_stream::SLICE_WORDS
+                    || ks == plan.kind.k())
         })
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
     // Streamed slices alternate between two sets of buffers where they fit.
@@ -470,7 +471,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         .collect();
     let mut acc = acc_fragments(l, plan, &acc_in.regs);
     let mut mma = Mmas {
-        k_steps: ks / plan.kind.k(),
+        k_steps: ks / parts / plan.kind.k(),
         ..mma
     };
     for s in 0..slices {
@@ -494,8 +495,8 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         if let Some(regs) = &a_regs {
             mma.a_regs = Some(ARegs {
                 frags: regs.clone(),
-                k_steps: kk / plan.kind.k(),
-                first: s * (ks / plan.kind.k()),
+                k_steps: kk / parts / plan.kind.k(),
+                first: s * (ks / parts / plan.kind.k()),
             });
         }
         mma.emit(l, &staged[set].ops, &frags[set], &mut acc, false);

@@ -547,17 +547,17 @@ impl FragmentAddrs {
     }
 
     /// The same addresses moved `k0` elements along K: A's columns, B's
-    /// rows (its columns where stored transposed). Unswizzled operands
-    /// only.
+    /// rows (its columns where stored transposed); a swizzled operand's
+    /// moved address is swizzled afresh.
     pub fn at_k(&self, l: &mut Lowerer, ops: &Operands, k0: Reg) -> FragmentAddrs {
-        debug_assert!(self.sa.is_none() && self.sb.is_none());
         let eb = ops.kind.bytes();
         let b_step = if ops.b_nk { eb } else { ops.b.1 };
+        let (a, b) = (mad(l, k0, eb, self.a), mad(l, k0, b_step, self.b));
         FragmentAddrs {
-            a: mad(l, k0, eb, self.a),
-            b: mad(l, k0, b_step, self.b),
-            sa: None,
-            sb: None,
+            a,
+            b,
+            sa: self.sa.map(|s| s.rebased(l, a)),
+            sb: self.sb.map(|s| s.rebased(l, b)),
         }
     }
 

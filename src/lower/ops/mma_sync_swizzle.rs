@@ -131,6 +131,11 @@ impl Swizzled {
         }
     }
 
+    /// The base, in the same buffer, of unswizzled address `addr`.
+    pub fn rebased(&self, l: &mut Lowerer, addr: Reg) -> Swizzled {
+        Swizzled::new(l, self.sw, self.start, addr)
+    }
+
     /// The same base in a copy of the buffer `by` bytes on.
     pub fn offset(&self, l: &mut Lowerer, by: Reg) -> Swizzled {
         let at = add(l, Opc::Add, self.at, by);

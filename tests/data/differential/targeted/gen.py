@@ -289,19 +289,19 @@ CASES = [
           args=arr("f16", [64, 128], QKV) + arr("f16", [512, 128], QKV)
           + arr("f16", [512, 128], QKV)
           + arr("f16", [64, 128]) + [i32s(2)],
-          ulp=8, note="accumulator starting at 0.5, two key tiles")),
+          ulp=8, swizzled_too=True, note="accumulator starting at 0.5, two key tiles")),
     (K.split_attention_two_loops_f16, [C(f16, 2)] * 5 + [ScalarConstraint(i32)],
      dict(grid=[1, 1, 1],
           args=arr("f16", [64, 128], QKV) + arr("f16", [512, 128], QKV)
           + arr("f16", [512, 128], QKV)
           + arr("f16", [64, 128]) + arr("f16", [64, 128]) + [i32s(1)],
-          ulp=8, note="one key tile a loop; the first loop's result stored too")),
+          ulp=8, swizzled_too=True, note="one key tile a loop; the first loop's result stored too")),
     (K.clamped_attention_f16, [C(f16, 2)] * 4 + [ScalarConstraint(i32)],
      dict(grid=[1, 1, 1],
           args=arr("f16", [64, 128], QKV) + arr("f16", [512, 128], QKV)
           + arr("f16", [512, 128], QKV)
           + arr("f16", [64, 128]) + [i32s(2)],
-          ulp=8, note="accumulator clamped to 2 in the loop")),
+          ulp=8, swizzled_too=True, note="accumulator clamped to 2 in the loop")),
 ]
 
 
@@ -317,6 +317,8 @@ def main():
                  ' "args": [\n  ' + ",\n  ".join(json.dumps(a) for a in case["args"]) + "\n ],"]
         if "ulp" in case:
             lines.append(' "ulp": %d,' % case["ulp"])
+        if case.get("swizzled_too"):
+            lines.append(' "swizzled_too": true,')
         lines += [' "note": %s' % json.dumps(case["note"]), "}"]
         del out
         with open(os.path.join(HERE, name + ".json"), "w") as f:
