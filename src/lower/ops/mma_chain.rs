@@ -214,9 +214,8 @@ fn split_chain(m: &Module, for_id: OpId) -> Option<SplitChain> {
     if !derived(m, block, p1).contains(&lhs2) {
         return None;
     }
-    let mut rows = 0;
-    let mut words = 0;
-    for p in [p1, p2] {
+    // Two f16/bf16 products into f32 of as many rows, [M, N] each.
+    let shape = |p: OpId| -> Option<[i64; 2]> {
         let o = &m.ops[p];
         let half = |name: &str| {
             matches!(
@@ -224,31 +223,41 @@ fn split_chain(m: &Module, for_id: OpId) -> Option<SplitChain> {
                 Some((_, Elem::Num(Scalar::F16 | Scalar::BF16)))
             )
         };
-        let (shape, elem) = value_tile(m, *o.results.first()?)?;
-        if o.opcode != Opcode::MmaF
-            || !half("lhs")
-            || !half("rhs")
-            || elem != Elem::Num(Scalar::F32)
-            || shape.len() != 2
-            || shape[1] % 32 != 0
-        {
-            return None;
+        match value_tile(m, *o.results.first()?)? {
+            (s, Elem::Num(Scalar::F32))
+                if o.opcode == Opcode::MmaF && half("lhs") && half("rhs") && s.len() == 2 =>
+            {
+                Some([s[0], s[1]])
+            }
+            _ => None,
         }
-        rows = shape[0];
-        words += shape[0] * shape[1];
-    }
+    };
+    let ([rows, n1], [rows2, n2]) = (shape(p1)?, shape(p2)?);
     let tiles = rows / 16;
-    if rows % 16 != 0
+    if rows != rows2
+        || rows % 16 != 0
+        || n1 % 32 != 0
+        || n2 % 32 != 0
         || tiles < 2
         || 2 * tiles > 8
-        || value_tile(m, *m.ops[p1].results.first()?)?.0[0] != rows
-        || words / (32 * tiles) <= SPLIT_REGS
+        || rows * (n1 + n2) / (32 * tiles) <= SPLIT_REGS
     {
         return None;
     }
     // The second product's accumulator: a loop-carried value, perhaps
     // scaled by a broadcast row value first.
     let acc = m.ops[p2].operand("acc")?;
+    let row_value = |v: ValueId| {
+        def_op(m, v).is_some_and(|b| {
+            let bo = &m.ops[b];
+            bo.opcode == Opcode::Broadcast
+                && bo
+                    .operands
+                    .first()
+                    .and_then(|&s| value_tile(m, s))
+                    .is_some_and(|(s, _)| s.last() == Some(&1))
+        })
+    };
     let (arg, scale) = match def_op(m, acc) {
         None => (acc, None),
         Some(d) => {
@@ -256,19 +265,8 @@ fn split_chain(m: &Module, for_id: OpId) -> Option<SplitChain> {
             let [x, y] = mo.operands[..] else {
                 return None;
             };
-            let row_value = |v: ValueId| {
-                def_op(m, v).is_some_and(|b| {
-                    let bo = &m.ops[b];
-                    bo.opcode == Opcode::Broadcast
-                        && bo
-                            .operands
-                            .first()
-                            .and_then(|&s| value_tile(m, s))
-                            .is_some_and(|(s, _)| s.last() == Some(&1))
-                })
-            };
-            let arg = if row_value(y) { x } else { y };
-            if mo.opcode != Opcode::MulF || !row_value(if arg == x { y } else { x }) {
+            let (arg, by) = if row_value(y) { (x, y) } else { (y, x) };
+            if mo.opcode != Opcode::MulF || !row_value(by) {
                 return None;
             }
             (arg, Some(d))

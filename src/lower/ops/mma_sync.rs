@@ -129,11 +129,16 @@ impl Plan {
         }
     }
 
-    /// Whether the warps hold A as fragments in registers: 16-bit
-    /// operands, warps owning whole rows or splitting a chain.
+    /// Whether the warps hold A as fragments in registers.
     fn a_in_registers(&self) -> bool {
-        self.kind == Kind::Half && (self.grid.n == 1 || self.split.is_some())
+        a_in_registers(self.kind, self.grid, self.split)
     }
+}
+
+/// Whether warps over `grid` hold A as fragments in registers: 16-bit
+/// operands, warps owning whole rows or splitting a chain.
+fn a_in_registers(kind: Kind, grid: WarpGrid, split: Option<Split>) -> bool {
+    kind == Kind::Half && (grid.n == 1 || split.is_some())
 }
 
 /// The operand kind of element types `a`, `b` with accumulator `c`, if
@@ -263,7 +268,7 @@ pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
         return None;
     }
     // Rows-owning warps multiply 16-bit A from registers: only B is staged.
-    let staged_m = if kind == Kind::Half && (grid.n == 1 || split.is_some()) {
+    let staged_m = if a_in_registers(kind, grid, split) {
         0
     } else {
         mm
