@@ -37,6 +37,12 @@ impl Target {
         }
     }
 
+    /// Whether the GPU is a consumer Blackwell (sm_120, sm_121), where
+    /// ptxas allocates the attention loops' registers tighter.
+    pub fn is_sm12x(self) -> bool {
+        matches!(self.gpu, Gpu::Sm120 | Gpu::Sm121)
+    }
+
     /// Warps per tile block for elementwise and shape kernels (one
     /// warpgroup, as NVIDIA's tileiras uses).
     pub fn elementwise_warps(self) -> u32 {

@@ -18,7 +18,6 @@ use crate::lower::kernel::{Lowered, Lowerer};
 use crate::lower::values::value_tile;
 use crate::lower::view::{partition, PartitionInfo};
 use crate::lower::LowerError;
-use crate::options::Gpu;
 use crate::ptx::{Inst, Opc, Operand};
 
 use super::coalesce::along_vec;
@@ -390,25 +389,18 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
             continue;
         }
         let c = layout.apply(r, 0);
+        // The register's byte offset from the thread's first element.
+        let imm: i64 = (0..layout.register.len())
+            .filter(|k| r >> k & 1 == 1)
+            .map(|k| byte(&layout.register[k]))
+            .sum();
         let (smem, imm) = match &mut dest {
-            Dest::Rows(smem) => {
-                let imm: i64 = (0..layout.register.len())
-                    .filter(|k| r >> k & 1 == 1)
-                    .map(|k| byte(&layout.register[k]))
-                    .sum();
-                (*smem, imm)
-            }
+            Dest::Rows(smem) => (*smem, imm),
             Dest::Swizzled(addrs) => addrs.at(l, r),
-            Dest::SwizzledRows(s) => {
-                let imm: i64 = (0..layout.register.len())
-                    .filter(|k| r >> k & 1 == 1)
-                    .map(|k| byte(&layout.register[k]))
-                    .sum();
-                match s.addr(l, imm) {
-                    Operand::Addr(at, imm) => (at, imm),
-                    _ => return Err(l.unsupported(load)),
-                }
-            }
+            Dest::SwizzledRows(s) => match s.addr(l, imm) {
+                Operand::Addr(at, imm) => (at, imm),
+                _ => return Err(l.unsupported(load)),
+            },
         };
         // Chunk start's address, without its bounds check.
         let checks = std::mem::replace(&mut a.check, vec![false; rank]);
@@ -473,8 +465,7 @@ pub fn prefetch(
     // On sm_12x, ptxas spills what the next copies' addresses add (the
     // 128x128 attention loops: 32 -> 140 bytes); there the copies stay at
     // the top of the body.
-    let consumer = matches!(l.target.gpu, Gpu::Sm120 | Gpu::Sm121);
-    if consumer || writes_memory(l, body) {
+    if l.target.is_sm12x() || writes_memory(l, body) {
         return Ok(Vec::new());
     }
     let mut picked = Vec::new();

@@ -22,7 +22,6 @@ use crate::ir::{OpId, ValueId};
 use crate::lower::kernel::{Lowered, Lowerer};
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
-use crate::options::Gpu;
 
 use super::mma::{engine, is_mma, Engine};
 use super::mma_sync::{a_fragment_layout, Kind};
@@ -93,8 +92,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             staged.push((op, a_v, (mm, kk, frag)));
         }
     }
-    let consumer = matches!(l.target.gpu, Gpu::Sm120 | Gpu::Sm121);
-    let most = if split || consumer {
+    let most = if split || l.target.is_sm12x() {
         SHORT_MAX_WORDS
     } else {
         MAX_WORDS
@@ -102,19 +100,16 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     if words <= most {
         return Ok(());
     }
-    let mut needed = body_buffer_bytes(l, body);
     for (op, a_v, (mm, kk, frag)) in staged {
         let stride = (kk + row_pads(Kind::Half, false).0) * 2;
-        if mm * stride + 16 + needed > room(l) && !l.swizzle_direct {
+        // A beside the body's B buffers (16 bytes for alignment).
+        let fits = |l: &Lowerer| mm * stride + 16 + body_buffer_bytes(l, body) <= room(l);
+        if !fits(l) && !l.swizzle_direct {
             // Unpadded, swizzled B buffers may leave the room.
             l.swizzle_direct = true;
-            needed = body_buffer_bytes(l, body);
-            l.swizzle_direct = mm * stride + 16 + needed <= room(l);
-            if !l.swizzle_direct {
-                needed = body_buffer_bytes(l, body);
-            }
+            l.swizzle_direct = fits(l);
         }
-        if mm * stride + 16 + needed > room(l) {
+        if !fits(l) {
             continue;
         }
         let t = l.tile_in(op, a_v, &Rc::new(frag))?;
