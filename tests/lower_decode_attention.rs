@@ -14,9 +14,7 @@ use tileiras::options::Gpu;
 /// The plain and the transposing `ldmatrix.x4` instructions of bench
 /// kernel `name` on sm_80, after checking that ptxas spills nothing.
 fn spill_free_ldmatrix_counts(name: &str) -> (usize, usize) {
-    let path = format!("tests/data/differential/bench/{name}.tileir");
-    let (ptx, log) = common::compile_verbose(&path, Gpu::Sm80);
-    assert_eq!(common::spills(&log), (0, 0), "{name}:\n{log}");
+    let ptx = common::spill_free_bench(name, Gpu::Sm80);
     let count = |what: &str| ptx.matches(what).count();
     (
         count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
@@ -38,10 +36,8 @@ fn decode_attention_splits_over_warp_pairs_without_spilling() {
         "fmha_d128_f16_decode_64x256",
         "fmha_d128_bf16_gqa_decode_64x256_ragged",
     ] {
-        let path = format!("tests/data/differential/bench/{name}.tileir");
         for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
-            let (ptx, log) = common::compile_verbose(&path, gpu);
-            assert_eq!(common::spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
+            let ptx = common::spill_free_bench(name, gpu);
             assert!(ptx.contains(".reqntid 256"), "{name} on {gpu:?}");
             // The pair's partial O (64 registers a thread) is summed once
             // through shared memory: the ragged kernel's first loop hands

@@ -17,10 +17,8 @@ fn moe_token_rows_cross_the_loop_in_one_register() {
         "fused_moe_f16_128x128x64",
         "fused_moe_bf16_128x128x64_weighted",
     ] {
-        let path = format!("tests/data/differential/bench/{name}.tileir");
         for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
-            let (ptx, log) = common::compile_verbose(&path, gpu);
-            assert_eq!(common::spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
+            let ptx = common::spill_free_bench(name, gpu);
             // The token rows are loaded once a thread (the default layout
             // of 128 elements over 256 threads), not 64 times.
             let rows = ptx.matches("ld.global.b32").count();

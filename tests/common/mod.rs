@@ -165,6 +165,15 @@ pub fn compile_verbose(path: &str, gpu: tileiras::options::Gpu) -> (String, Stri
     (text, log)
 }
 
+/// Our PTX for the bench kernel `name` (`tests/data/differential/bench`)
+/// on `gpu`, after checking that ptxas spills nothing.
+pub fn spill_free_bench(name: &str, gpu: tileiras::options::Gpu) -> String {
+    let path = format!("tests/data/differential/bench/{name}.tileir");
+    let (ptx, log) = compile_verbose(&path, gpu);
+    assert_eq!(spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
+    ptx
+}
+
 /// The spill store and load bytes a ptxas `-v` log reports.
 pub fn spills(log: &str) -> (u64, u64) {
     let num = |what: &str| -> u64 {

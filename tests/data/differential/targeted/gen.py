@@ -250,10 +250,20 @@ def i32s(v):
     return {"scalar": {"ty": "i32", "value": v}}
 
 
-N_ATOM = 1000
 # Attention inputs: small integers (random floats hold NaN and infinities,
 # whose softmax is NaN throughout).
 QKV = "range:-2:3"
+
+
+def attention_args(outs, n):
+    """q (64 x 128), k and v (512 x 128), `outs` outputs (64 x 128) and the
+    key tile count `n` of the attention kernels."""
+    return (arr("f16", [64, 128], QKV) + arr("f16", [512, 128], QKV)
+            + arr("f16", [512, 128], QKV) + sum((arr("f16", [64, 128]) for _ in range(outs)), [])
+            + [i32s(n)])
+
+
+N_ATOM = 1000
 CASES = [
     (K.early_return_f32, [C(f32, 1), C(f32, 1), ScalarConstraint(i32)],
      dict(grid=[8, 1, 1], args=arr("f32", [1000]) + arr("f32", [1000]) + [i32s(5)],
@@ -285,23 +295,14 @@ CASES = [
      dict(grid=[3, 1, 1], args=arr("f32", [40, 300], "range:-3:4") + arr("f32", [40]),
           note="300 columns: the last 128-column tile is ragged, unpadded")),
     (K.split_attention_init_f16, [C(f16, 2)] * 4 + [ScalarConstraint(i32)],
-     dict(grid=[1, 1, 1],
-          args=arr("f16", [64, 128], QKV) + arr("f16", [512, 128], QKV)
-          + arr("f16", [512, 128], QKV)
-          + arr("f16", [64, 128]) + [i32s(2)],
-          ulp=8, swizzled_too=True, note="accumulator starting at 0.5, two key tiles")),
+     dict(grid=[1, 1, 1], args=attention_args(1, 2), ulp=8, swizzled_too=True,
+          note="accumulator starting at 0.5, two key tiles")),
     (K.split_attention_two_loops_f16, [C(f16, 2)] * 5 + [ScalarConstraint(i32)],
-     dict(grid=[1, 1, 1],
-          args=arr("f16", [64, 128], QKV) + arr("f16", [512, 128], QKV)
-          + arr("f16", [512, 128], QKV)
-          + arr("f16", [64, 128]) + arr("f16", [64, 128]) + [i32s(1)],
-          ulp=8, swizzled_too=True, note="one key tile a loop; the first loop's result stored too")),
+     dict(grid=[1, 1, 1], args=attention_args(2, 1), ulp=8, swizzled_too=True,
+          note="one key tile a loop; the first loop's result stored too")),
     (K.clamped_attention_f16, [C(f16, 2)] * 4 + [ScalarConstraint(i32)],
-     dict(grid=[1, 1, 1],
-          args=arr("f16", [64, 128], QKV) + arr("f16", [512, 128], QKV)
-          + arr("f16", [512, 128], QKV)
-          + arr("f16", [64, 128]) + [i32s(2)],
-          ulp=8, swizzled_too=True, note="accumulator clamped to 2 in the loop")),
+     dict(grid=[1, 1, 1], args=attention_args(1, 2), ulp=8, swizzled_too=True,
+          note="accumulator clamped to 2 in the loop")),
 ]
 
 
