@@ -16,7 +16,7 @@
 //! never leaves its registers. Inside loops that multiply, the values
 //! computed from an accumulator inherit its layout too
 //! ([`super::assign_forward`]).
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 use super::facts::Fact;
@@ -469,24 +469,16 @@ fn distinct_registers(l: &LinearLayout) -> usize {
 /// The values defined by ops of `ops` that a later op of `ops` uses (in
 /// its regions too) with a `for` or `loop` op between the two: their
 /// registers are held across that loop.
-fn held_across_loops(m: &Module, ops: &[OpId]) -> std::collections::HashSet<ValueId> {
-    fn uses(m: &Module, id: OpId, out: &mut Vec<ValueId>) {
-        let op = &m.ops[id];
-        out.extend(op.operands.iter().copied());
-        for b in op.regions.iter().flat_map(|r| &r.blocks) {
-            for &inner in &b.ops {
-                uses(m, inner, out);
-            }
-        }
-    }
-    let mut before_loop = std::collections::HashSet::new();
+fn held_across_loops(m: &Module, ops: &[OpId]) -> HashSet<ValueId> {
+    let mut before_loop = HashSet::default();
     let mut since_loop = Vec::new();
-    let mut held = std::collections::HashSet::new();
+    let mut held = HashSet::default();
     for &id in ops {
         let op = &m.ops[id];
-        let mut used = Vec::new();
-        uses(m, id, &mut used);
-        held.extend(used.into_iter().filter(|v| before_loop.contains(v)));
+        let used = all_ops(m, &[id])
+            .into_iter()
+            .flat_map(|o| m.ops[o].operands.iter().copied());
+        held.extend(used.filter(|v| before_loop.contains(v)));
         if matches!(op.opcode, Opcode::For | Opcode::Loop) {
             before_loop.extend(since_loop.drain(..));
         }
