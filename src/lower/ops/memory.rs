@@ -37,6 +37,12 @@ pub(super) struct Access {
     /// Out-of-bounds predicates already computed, by tile dimension and
     /// register offset along it (one access's elements share them).
     checked: FxHashMap<(usize, i64), Reg>,
+    /// Per tile dimension: whether its start and extent are known
+    /// non-negative (its checks then compare the room left, in 32 bits).
+    nonneg: Vec<bool>,
+    /// Per tile dimension: the room left, `clamp(bound - start, 0, 2^31-1)`
+    /// (u32), once computed.
+    room: Vec<Option<Reg>>,
     /// Row addresses already computed (dense views), by the register
     /// offsets along the dimensions of dynamic stride.
     rows_at: FxHashMap<SmallVec<[i64; 4]>, Reg>,
@@ -177,6 +183,7 @@ pub(super) fn prepare(
     let mut stride = Vec::new();
     let mut stride_reg = Vec::new();
     let mut check = Vec::new();
+    let mut nonneg = Vec::new();
     for i in 0..rank {
         let d = p.dim_map[i];
         if p.sparse_dim == Some(i) {
@@ -198,8 +205,18 @@ pub(super) fn prepare(
                 Extent::Dynamic(v) => Some(widen(l, op, v)?),
             });
             check.push(true);
+            nonneg.push(false);
             continue;
         }
+        // A start `index * step + thread offset` from an index of at most
+        // 32 bits known non-negative, and an extent known non-negative.
+        let narrow = l.tile(op, index[i]).is_ok_and(|t| t.elem.bits() <= 32);
+        let known = |v: ValueId| l.facts.get(&v).is_some_and(|f| f.nonneg);
+        let extent_nonneg = match p.shape[d] {
+            Extent::Static(n) => n >= 0,
+            Extent::Dynamic(v) => known(v),
+        };
+        nonneg.push(narrow && known(index[i]) && p.steps[i] >= 0 && extent_nonneg);
         let idx = widen(l, op, index[i])?;
         let mut s = l.b.op(
             Opc::Mul,
@@ -331,6 +348,8 @@ pub(super) fn prepare(
         check,
         rows,
         checked: FxHashMap::default(),
+        room: vec![None; nonneg.len()],
+        nonneg,
         rows_at: FxHashMap::default(),
     })
 }
@@ -357,6 +376,21 @@ pub(super) fn element(
                 Ty::Pred,
                 smallvec![Operand::Reg(row), a.bound[i].clone()],
             )
+        } else if let Some(&p) = a.checked.get(&(i, ci)) {
+            p
+        } else if a.nonneg[i] {
+            // No wrap-around: out of bounds when the room left is at most
+            // `ci`; one 32-bit register serves every offset.
+            let room = a.room(l, i);
+            let p = l.b.op(
+                Opc::Setp,
+                &["le"],
+                &[Ty::U32],
+                Ty::Pred,
+                smallvec![Operand::Reg(room), Operand::Imm(ci)],
+            );
+            a.checked.insert((i, ci), p);
+            p
         } else {
             *a.checked.entry((i, ci)).or_insert_with(|| {
                 let idx = if ci == 0 {
@@ -669,6 +703,39 @@ pub(super) fn read(
 }
 
 impl Access {
+    /// `clamp(bound - start, 0, 2^31 - 1)` of tile dimension `d` as u32,
+    /// computed once until the access moves.
+    fn room(&mut self, l: &mut Lowerer, d: usize) -> Reg {
+        if let Some(r) = self.room[d] {
+            return r;
+        }
+        let s64 = |l: &mut Lowerer, opc: Opc, a: Operand, b: Operand| {
+            l.b.op(opc, &[], &[Ty::S64], Ty::S64, smallvec![a, b])
+        };
+        let left = s64(
+            l,
+            Opc::Sub,
+            self.bound[d].clone(),
+            Operand::Reg(self.start[d]),
+        );
+        let left = s64(l, Opc::Max, Operand::Reg(left), Operand::Imm(0));
+        let left = s64(
+            l,
+            Opc::Min,
+            Operand::Reg(left),
+            Operand::Imm(i64::from(i32::MAX)),
+        );
+        let r = l.b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U32, Ty::S64],
+            Ty::U32,
+            smallvec![Operand::Reg(left)],
+        );
+        self.room[d] = Some(r);
+        r
+    }
+
     /// Moves the access `by` elements along tile dimension `d`; `step`
     /// holds `by` times the dimension's stride in bytes when that stride
     /// is dynamic.
@@ -680,6 +747,8 @@ impl Access {
             Ty::S64,
             smallvec![Operand::Reg(self.start[d]), Operand::Imm(by)],
         );
+        self.checked.clear();
+        self.room[d] = None;
         let bytes = match (self.stride[d], step) {
             (Extent::Static(n), _) => Operand::Imm(n * by * self.esize),
             (_, Some(r)) => Operand::Reg(r),
@@ -692,7 +761,6 @@ impl Access {
             Ty::S64,
             smallvec![Operand::Reg(self.addr0), bytes],
         );
-        self.checked.clear();
         self.rows_at.clear();
     }
 
