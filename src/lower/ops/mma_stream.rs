@@ -20,13 +20,15 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::values::value_tile;
 use crate::lower::view::{partition, PartitionInfo};
 use crate::lower::LowerError;
-use crate::ptx::Reg;
+use crate::ptx::{Inst, Opc, Operand, Reg};
 
 use super::coalesce::along_vec;
-use super::memory::{ordering, prepare, read_at, Access};
+use super::memory::{element, ordering, prepare, read_at, Access};
 use super::mma::{engine, Engine};
 use super::mma_sync::Kind;
+use super::mma_sync_copies::chunk_bytes;
 use super::mma_sync_smem::Part;
+use super::mma_sync_swizzle::{Swizzle, Swizzled};
 
 /// Registers a thread would give the accumulator and the whole operand
 /// tiles above which loaded operands are streamed.
@@ -257,29 +259,51 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> bool {
 
 /// Reads the K slices of a product's streamed operands, in order.
 pub struct Slices {
-    /// A's and B's readers (none for an operand in registers).
+    /// A's and B's readers (none for an operand in registers or copied).
     readers: [Option<Reader>; 2],
+    /// A's copier, when A's slices go global-to-shared with `cp.async`.
+    copier: Option<Copier>,
 }
 
 impl Slices {
     /// Readers of slices of `ks` elements of K of the streamed ones of
-    /// operands `a` and `b` (of rank `rank`).
+    /// operands `a` and `b` (of rank `rank`). With `copy_a`, a streamed A
+    /// whose slices `cp.async` can copy (aligned chunks, zero padding, the
+    /// element size of `kind`'s buffer) is copied rather than read
+    /// ([`Slices::copy`]).
     pub fn new(
         l: &mut Lowerer,
         (a, b): (&Source, &Source),
         rank: usize,
         ks: i64,
+        copy_a: Option<Kind>,
     ) -> Result<Slices, LowerError> {
+        let copier = match (a, copy_a) {
+            (Source::Streamed(s), Some(kind)) => Copier::new(l, s, rank - 1, ks, kind)?,
+            _ => None,
+        };
         let mut reader = |src: &Source, kdim: usize| match src {
             Source::Streamed(s) => Reader::new(l, s, kdim, ks).map(Some),
             Source::Tile(_) => Ok(None),
         };
+        let ra = if copier.is_some() {
+            None
+        } else {
+            reader(a, rank - 1)?
+        };
         Ok(Slices {
-            readers: [reader(a, rank - 1)?, reader(b, rank - 2)?],
+            readers: [ra, reader(b, rank - 2)?],
+            copier,
         })
     }
 
-    /// Reads the next slice of each streamed operand.
+    /// Whether A's slices are copied with `cp.async` (its slice then comes
+    /// from [`Slices::copy`], not [`Slices::next`]).
+    pub fn copies_a(&self) -> bool {
+        self.copier.is_some()
+    }
+
+    /// Reads the next slice of each streamed operand read into registers.
     pub fn next(&mut self, l: &mut Lowerer) -> Result<[Option<Tile>; 2], LowerError> {
         let mut out = [None, None];
         for (o, r) in out.iter_mut().zip(&mut self.readers) {
@@ -288,6 +312,160 @@ impl Slices {
             }
         }
         Ok(out)
+    }
+
+    /// Copies A's next slice into `to` (its offset, byte strides and
+    /// swizzle) with `cp.async`, as one committed group; nothing when A is
+    /// not copied. The copies land once `cp.async.wait_group` says so.
+    pub fn copy(&mut self, l: &mut Lowerer, to: Option<CopyDest>) {
+        if let (Some(c), Some(to)) = (&mut self.copier, to) {
+            c.copy(l, to);
+            super::mma_sync_pipeline::commit(l);
+        }
+    }
+}
+
+/// Where a copied slice lands: the buffer's byte offset, each operand
+/// dimension's byte stride, and the rows' swizzle.
+pub struct CopyDest<'a> {
+    /// Byte offset of the buffer in shared memory.
+    pub off: i64,
+    /// Byte stride of each operand dimension.
+    pub strides: &'a [i64],
+    /// The rows' swizzle, if any.
+    pub swizzle: Option<Swizzle>,
+}
+
+/// Copies one streamed operand's K slices global-to-shared with
+/// `cp.async`, in order: each thread copies chunks of up to 16 bytes along
+/// the dimension memory runs along, zero-filling what lies out of bounds
+/// (a chunk straddling a row's end copies its in-bounds part). No register
+/// holds the data.
+struct Copier {
+    /// The view, with the slice's tile shape.
+    part: PartitionInfo,
+    /// The copy layout over the load's tile dimensions.
+    layout: LinearLayout,
+    access: Access,
+    /// Leading dimensions of 1 the operand drops.
+    lead: usize,
+    /// The load's tile dimension along K.
+    d: usize,
+    ks: i64,
+    /// Elements per chunk.
+    chunk: i64,
+    /// A slice's length times the stride along K in bytes, when dynamic.
+    step: Option<Reg>,
+    /// Whether a slice was copied.
+    started: bool,
+}
+
+impl Copier {
+    /// The copier of `s`'s slices of `ks` along operand dimension `kdim`,
+    /// if `cp.async` can copy them into `kind`'s buffers.
+    fn new(
+        l: &mut Lowerer,
+        s: &Streamed,
+        kdim: usize,
+        ks: i64,
+        kind: Kind,
+    ) -> Result<Option<Copier>, LowerError> {
+        let mut part = s.part.clone();
+        let d = s.lead + kdim;
+        part.tile_shape[d] = ks;
+        let rank = part.tile_shape.len();
+        let eb = i64::from(part.elem.bits() / 8);
+        if eb != kind.bytes()
+            || crate::lower::view::load_padding(part.padding) != crate::ir::Padding::Zero
+        {
+            return Ok(None);
+        }
+        let Some(chunk) = super::mma_sync_pipeline::chunk_along(l, &part, rank - 1, &[16, 8, 4])
+        else {
+            return Ok(None);
+        };
+        let run = (STORE_BYTES / eb).min(part.tile_shape[rank - 1]);
+        let layout = (*along_vec(&part.tile_shape, rank - 1, l.warps, run)).clone();
+        // A chunk's elements are consecutive registers along the row.
+        let bits = chunk.trailing_zeros() as usize;
+        let along_row = (0..bits).all(|k| {
+            layout.register.get(k).is_some_and(|b| {
+                b.iter()
+                    .enumerate()
+                    .all(|(i, &x)| x == if i == rank - 1 { 1 << k } else { 0 })
+            })
+        });
+        if !along_row || !super::mma_sync_smem::disjoint(&layout) {
+            return Ok(None);
+        }
+        let access = prepare(l, s.load, &part, &s.index, &layout)?;
+        let step = access.step(l, d, ks);
+        Ok(Some(Copier {
+            part,
+            layout,
+            access,
+            lead: s.lead,
+            d,
+            ks,
+            chunk,
+            step,
+            started: false,
+        }))
+    }
+
+    fn copy(&mut self, l: &mut Lowerer, to: CopyDest) {
+        if self.started {
+            self.access.advance(l, self.d, self.ks, self.step);
+        }
+        self.started = true;
+        let lead = self.lead;
+        let byte =
+            |b: &[i64]| -> i64 { b[lead..].iter().zip(to.strides).map(|(x, s)| x * s).sum() };
+        let layout = &self.layout;
+        let (start, smem) = super::mma_sync_smem::thread_address_from(l, layout, to.off, byte);
+        let swizzled = to.swizzle.map(|sw| Swizzled::new(l, sw, start, smem));
+        let eb = i64::from(self.part.elem.bits() / 8);
+        let bytes = self.chunk * eb;
+        let cache = if bytes == 16 { "cg" } else { "ca" };
+        let rank = self.part.tile_shape.len();
+        let owner = l.owner_pred(layout);
+        if let Some(q) = owner {
+            l.b.begin_if(q, true);
+        }
+        for r in (0..layout.num_registers()).step_by(self.chunk as usize) {
+            if layout.canonical_register(r) != r {
+                continue;
+            }
+            let c = layout.apply(r, 0);
+            let imm = (0..layout.register.len())
+                .filter(|k| r >> k & 1 == 1)
+                .map(|k| byte(&layout.register[k]))
+                .sum::<i64>();
+            let (_, from) = element(l, &mut self.access, &c, r);
+            let from = match from {
+                Operand::Reg(x) => Operand::Addr(x, 0),
+                a => a,
+            };
+            let size = chunk_bytes(l, &self.access, &c, None, rank - 1, (self.chunk, eb));
+            let dst = match &swizzled {
+                Some(s) => s.addr(l, imm),
+                None => Operand::Addr(smem, imm),
+            };
+            let mut srcs = vec![dst, from, Operand::Imm(bytes)];
+            if let Some(s) = size {
+                srcs.push(Operand::Reg(s));
+            }
+            l.b.push(Inst::new(
+                Opc::CpAsync,
+                &[cache, "shared", "global"],
+                &[],
+                vec![],
+                srcs,
+            ));
+        }
+        if owner.is_some() {
+            l.b.end_if();
+        }
     }
 }
 

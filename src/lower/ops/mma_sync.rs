@@ -455,19 +455,34 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         })
         .collect::<Result<_, _>>()?;
     let slices = kk / ks;
-    let mut reads = super::mma_stream::Slices::new(l, (&a, &b), rank, ks)?;
-    let stage = |l: &mut Lowerer, to: &Staged, slice: &[Option<Tile>; 2], s: i64| match (
-        a.part(&slice[0]),
-        b.part(&slice[1]),
-    ) {
-        (Some(pa), Some(pb)) => {
-            to.stage(l, pa, pb, s);
-            Ok(())
+    // A streamed A whose rows `cp.async` can copy goes global-to-shared
+    // without registers (B still through them).
+    let copy_a = a_regs.is_none().then_some(plan.kind);
+    let mut reads = super::mma_stream::Slices::new(l, (&a, &b), rank, ks, copy_a)?;
+    let copies = reads.copies_a();
+    let stage = |l: &mut Lowerer,
+                 reads: &mut super::mma_stream::Slices,
+                 to: &Staged,
+                 slice: &[Option<Tile>; 2],
+                 s: i64| {
+        reads.copy(l, to.a_dest());
+        match (a.part(&slice[0]), b.part(&slice[1])) {
+            (pa, Some(pb)) if pa.is_some() || copies => {
+                to.stage(l, pa, pb, s);
+                Ok(())
+            }
+            _ => Err(l.unsupported(id)),
         }
-        _ => Err(l.unsupported(id)),
+    };
+    // Every thread's copies land before the barrier that shows them.
+    let barrier = |l: &mut Lowerer| {
+        if copies {
+            super::mma_sync_pipeline::wait(l, 0);
+        }
+        barrier(l);
     };
     let first = reads.next(l)?;
-    stage(l, &staged[0], &first, 0)?;
+    stage(l, &mut reads, &staged[0], &first, 0)?;
     barrier(l);
     let base = l.shared_base();
     let frags: Vec<FragmentAddrs> = staged
@@ -489,7 +504,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         let next = if s + 1 < slices {
             let next = reads.next(l)?;
             if staged.len() == 2 {
-                stage(l, &staged[other], &next, s + 1)?;
+                stage(l, &mut reads, &staged[other], &next, s + 1)?;
                 None
             } else {
                 Some(next)
@@ -509,7 +524,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         if let Some(next) = next {
             // One set: every thread is done reading it before it is
             // rewritten.
-            stage(l, &staged[other], &next, s + 1)?;
+            stage(l, &mut reads, &staged[other], &next, s + 1)?;
             barrier(l);
         }
     }

@@ -211,6 +211,17 @@ pub fn operand_buffers(
     })
 }
 
+impl Staged {
+    /// Where a copy of A's slice lands, when A has a buffer.
+    pub fn a_dest(&self) -> Option<super::mma_stream::CopyDest<'_>> {
+        self.a.as_ref().map(|d| super::mma_stream::CopyDest {
+            off: d.buf.offset,
+            strides: &d.strides,
+            swizzle: d.swizzle,
+        })
+    }
+}
+
 /// What of one operand a K slice is written from.
 #[derive(Clone, Copy)]
 pub enum Part<'a> {
@@ -222,11 +233,14 @@ pub enum Part<'a> {
 
 impl Staged {
     /// Writes slice `s` of K of operands `a` and `b` (all of them when one
-    /// slice covers K).
-    pub fn stage(&self, l: &mut Lowerer, a: Part, b: Part, s: i64) {
+    /// slice covers K); `a` none: A is copied into its buffer otherwise
+    /// ([`Staged::a_dest`]).
+    pub fn stage(&self, l: &mut Lowerer, a: Option<Part>, b: Part, s: i64) {
         let eb = self.ops.kind.bytes();
-        for (part, to, kdim) in [(a, self.a.as_ref(), 1), (b, Some(&self.b), 2)] {
-            let Some(to) = to else { continue };
+        for (part, to, kdim) in [(a, self.a.as_ref(), 1), (Some(b), Some(&self.b), 2)] {
+            let (Some(part), Some(to)) = (part, to) else {
+                continue;
+            };
             let (t, w) = match part {
                 Part::Whole(t) => {
                     let rank = t.layout.shape.len();

@@ -88,7 +88,7 @@ pub fn lower(
     let acc_in = l.tile_in(id, c_v, &layout)?;
     let acc = acc_words(l, plan.types[2], &acc_in.regs);
     let signs = signedness(l, id);
-    let mut reads = Slices::new(l, (&a, &b), 2, ks)?;
+    let mut reads = Slices::new(l, (&a, &b), 2, ks, None)?;
     for s in 0..slices {
         let [Some(ta), Some(tb)] = reads.next(l)? else {
             return Err(l.unsupported(id));

@@ -3,7 +3,9 @@ kernels aimed at lowering paths the corpus leaves untested -- early returns
 in nested regions, masked atomics (every read-modify-write mode and CAS) whose
 masked-off lanes' results are stored, grid-stride loops over the number of
 tile blocks (with 2-CTA clusters too), unpadded loads of ragged shapes
-feeding an MMA and a reduction, and decode-shaped attention whose chain
+feeding an MMA and a reduction, a large-tile product whose B rows are not
+aligned (B read through registers, A copied, K ending inside a chunk), and
+decode-shaped attention whose chain
 splits over warp pairs, or must not (a loop-carried accumulator that starts
 at a value other than zero, one read again after its loop, one clamped in
 the loop).
@@ -211,6 +213,19 @@ def clamped_attention_f16(q, k, v, out, n):
         m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
         acc = ct.where(acc > 2.0, 2.0, acc)
     ct.store(out, index=(b, 0), tile=(acc / l_i).astype(f16))
+
+
+@ct.kernel
+def unaligned_b_matmul_f16(a, b, c):
+    """c = a @ b (f16 in, f32 acc) on 128 x 256 x 128 tiles: b's row stride
+    has no divisibility, so its rows go through registers and a's through
+    cp.async, one K slice at a time; K = 199 ends inside a 16-byte chunk."""
+    acc = ct.full((128, 256), 0.0, dtype=f32)
+    for k in range(ct.num_tiles(a, 1, shape=(128, 128))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(128, 128), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(128, 256), padding_mode=ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc)
 '''
 
 
@@ -226,6 +241,15 @@ def _kernels():
 
 
 K = _kernels()
+
+
+def U(dtype, ndim):
+    """As `C`, but the strides carry no divisibility (rows may start at any
+    element)."""
+    return ArrayConstraint(dtype, ndim, index_dtype=i32, stride_lower_bound_incl=0,
+                           alias_groups=(), may_alias_internally=False,
+                           stride_constant=(None,) * (ndim - 1) + (1,),
+                           stride_divisible_by=(1,) * ndim, base_addr_divisible_by=16)
 
 
 def buf(elem, length, init="random"):
@@ -244,6 +268,12 @@ def arr(elem, shape, init="random"):
     length = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
     return [buf(elem, length, init)] + [{"scalar": {"ty": "i32", "value": v}}
                                         for v in shape + strides]
+
+
+def rows(elem, shape, stride, init="random"):
+    """A 2-d array's arguments, its rows `stride` elements apart."""
+    length = 1 + (shape[0] - 1) * stride + shape[1] - 1
+    return [buf(elem, length, init)] + [i32s(v) for v in shape + [stride, 1]]
 
 
 def i32s(v):
@@ -291,6 +321,12 @@ CASES = [
           args=arr("f16", [100, 70], "range:-3:4") + arr("f16", [70, 120], "range:-3:4")
           + arr("f32", [100, 120]),
           note="K = 70: the last K step's tiles stick out of a and b, unpadded")),
+    (K.unaligned_b_matmul_f16, [C(f16, 2), U(f16, 2), C(f32, 2)],
+     dict(grid=[1, 1, 1],
+          args=arr("f16", [100, 199], "range:-3:4") + rows("f16", [199, 212], 213, "range:-3:4")
+          + arr("f32", [100, 212]),
+          note="b's rows 213 elements apart (odd: every other row starts off 4-byte alignment); "
+               "K = 199, the last of a's 16-byte chunks per row part out of bounds")),
     (K.unpadded_row_sum_f32, [C(f32, 2), C(f32, 1)],
      dict(grid=[3, 1, 1], args=arr("f32", [40, 300], "range:-3:4") + arr("f32", [40]),
           note="300 columns: the last 128-column tile is ragged, unpadded")),
