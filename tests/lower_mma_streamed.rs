@@ -9,7 +9,7 @@
 //! bytes; A's slices through registers too, 16 to 76. The bounds checks
 //! compare each dimension's room left in 32 bits
 //! (`memory::Access::room`): one register for a row's eight columns, where
-//! 64-bit compares of each column's index kept eight. That the results are
+//! 64-bit compares of each column's index kept eight live. That the results are
 //! right is the differential runner's part (`tests/differential.rs`,
 //! `bench` cases: ragged M, N and K against NVIDIA's PTX).
 mod common;
@@ -49,6 +49,10 @@ fn unaligned_operands_are_read_slice_by_slice_between_the_multiplies() {
             count("ld.global.b16", &lines),
             count("cp.async.cg.shared.global", &lines),
         );
+        // Every bounds check compares a dimension's room left in 32 bits
+        // (the indices are block ids and the loop's induction variable,
+        // known non-negative).
+        assert_eq!(count(".u64 \t%p", &lines), 0, "{gpu:?}: 64-bit compares");
         if tensor == "mma.sync" {
             // A: two 16-byte chunks a thread a slice, copied.
             assert_eq!((loads, copies), (128, 8), "{gpu:?}");

@@ -1,4 +1,4 @@
-//! Value facts from `assume` and constants: known power-of-two
+//! Value facts from `assume`, constants and counting loops: known power-of-two
 //! divisibility and non-negativity of scalar values, used to prove
 //! alignment for vector accesses and to pick zero- or sign-extension.
 use rustc_hash::FxHashMap as HashMap;
@@ -30,9 +30,7 @@ pub fn analyze(m: &Module, ops: &[OpId]) -> HashMap<ValueId, Fact> {
     nested(m, ops, &mut all);
     for id in all {
         let op = &m.ops[id];
-        let Some(&res) = op.results.first() else {
-            continue;
-        };
+        let res = op.results.first().copied();
         match op.opcode {
             Opcode::GetTileBlockId | Opcode::GetNumTileBlocks => {
                 for &r in &op.results {
@@ -64,10 +62,37 @@ pub fn analyze(m: &Module, ops: &[OpId]) -> HashMap<ValueId, Fact> {
                     Some(Attr::Bounded { lb: Some(lb), .. }) if *lb >= 0 => f.nonneg = true,
                     _ => {}
                 }
-                facts.insert(res, f);
+                if let Some(res) = res {
+                    facts.insert(res, f);
+                }
+            }
+            Opcode::For => {
+                // An induction variable counting up from a non-negative
+                // lower bound by a non-negative step, below its upper bound
+                // (signed, or unsigned and non-negative), is non-negative.
+                let known = |name: &str| {
+                    op.operand(name)
+                        .and_then(|v| facts.get(&v))
+                        .is_some_and(|f| f.nonneg)
+                };
+                let below = !op.has_flag("unsignedCmp") || known("upperBound");
+                let iv = op
+                    .regions
+                    .first()
+                    .and_then(|r| r.blocks.first())
+                    .and_then(|b| b.args.first());
+                if let (true, Some(&iv)) = (known("lowerBound") && known("step") && below, iv) {
+                    facts.insert(
+                        iv,
+                        Fact {
+                            divisor: 1,
+                            nonneg: true,
+                        },
+                    );
+                }
             }
             Opcode::Constant => {
-                if let Some(v) = crate::lower::values::splat_int(m, op) {
+                if let (Some(v), Some(res)) = (crate::lower::values::splat_int(m, op), res) {
                     let divisor = if v == 0 {
                         1 << 32
                     } else {

@@ -378,10 +378,9 @@ pub(super) fn element(
             )
         } else if let Some(&p) = a.checked.get(&(i, ci)) {
             p
-        } else if a.nonneg[i] {
+        } else if let Some(room) = a.room(l, i) {
             // No wrap-around: out of bounds when the room left is at most
             // `ci`; one 32-bit register serves every offset.
-            let room = a.room(l, i);
             let p = l.b.op(
                 Opc::Setp,
                 &["le"],
@@ -704,10 +703,15 @@ pub(super) fn read(
 
 impl Access {
     /// `clamp(bound - start, 0, 2^31 - 1)` of tile dimension `d` as u32,
-    /// computed once until the access moves.
-    fn room(&mut self, l: &mut Lowerer, d: usize) -> Reg {
+    /// computed once until the access moves; none unless the dimension's
+    /// start and extent are known non-negative (the room then decides every
+    /// bounds check exactly: offset `c` is out when the room is at most `c`).
+    pub(super) fn room(&mut self, l: &mut Lowerer, d: usize) -> Option<Reg> {
+        if !self.nonneg[d] {
+            return None;
+        }
         if let Some(r) = self.room[d] {
-            return r;
+            return Some(r);
         }
         let s64 = |l: &mut Lowerer, opc: Opc, a: Operand, b: Operand| {
             l.b.op(opc, &[], &[Ty::S64], Ty::S64, smallvec![a, b])
@@ -733,7 +737,7 @@ impl Access {
             smallvec![Operand::Reg(left)],
         );
         self.room[d] = Some(r);
-        r
+        Some(r)
     }
 
     /// Moves the access `by` elements along tile dimension `d`; `step`

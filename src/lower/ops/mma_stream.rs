@@ -446,7 +446,7 @@ impl Copier {
                 Operand::Reg(x) => Operand::Addr(x, 0),
                 a => a,
             };
-            let size = chunk_bytes(l, &self.access, &c, None, rank - 1, (self.chunk, eb));
+            let size = chunk_bytes(l, &mut self.access, &c, None, rank - 1, (self.chunk, eb));
             let dst = match &swizzled {
                 Some(s) => s.addr(l, imm),
                 None => Operand::Addr(smem, imm),

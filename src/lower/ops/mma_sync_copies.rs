@@ -94,7 +94,7 @@ fn bytes_in_bounds(l: &mut Lowerer, left: Reg, chunk: i64, eb: i64, cap: Option<
 /// the row along `along`; `None` when no dimension needs a check.
 pub(super) fn chunk_bytes(
     l: &mut Lowerer,
-    a: &Access,
+    a: &mut Access,
     c: &[i64],
     skip: Option<usize>,
     along: usize,
@@ -103,6 +103,42 @@ pub(super) fn chunk_bytes(
     let mut size: Option<Reg> = None;
     for (i, &ci) in c.iter().enumerate() {
         if Some(i) == skip || !a.check[i] {
+            continue;
+        }
+        if let Some(room) = a.room(l, i) {
+            // The room left in 32 bits (see `Access::room`).
+            let prev = size.map_or(Operand::Imm(chunk * eb), Operand::Reg);
+            size = Some(if i == along {
+                let left = l.b.op(
+                    Opc::Sub,
+                    &[],
+                    &[Ty::S32],
+                    Ty::S32,
+                    smallvec![Operand::Reg(room), Operand::Imm(ci)],
+                );
+                let t = bin(l, Opc::Max, Ty::S32, left, Operand::Imm(0));
+                let t = bin(l, Opc::Min, Ty::S32, t, Operand::Imm(chunk));
+                let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
+                match size {
+                    Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
+                    None => t,
+                }
+            } else {
+                let out = l.b.op(
+                    Opc::Setp,
+                    &["le"],
+                    &[Ty::U32],
+                    Ty::Pred,
+                    smallvec![Operand::Reg(room), Operand::Imm(ci)],
+                );
+                l.b.op(
+                    Opc::Selp,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
+                )
+            });
             continue;
         }
         let idx = s64(l, Opc::Add, Operand::Reg(a.start[i]), Operand::Imm(ci));
@@ -172,7 +208,14 @@ impl Stream {
             l.b.copy(var, x);
             addrs.push(var);
             let along = c.len() - 1;
-            inv.push(chunk_bytes(l, &a0, &c, Some(dim), along, (ld.chunk, eb)));
+            inv.push(chunk_bytes(
+                l,
+                &mut a0,
+                &c,
+                Some(dim),
+                along,
+                (ld.chunk, eb),
+            ));
         }
         let rem = if a0.check[dim] {
             let r = s64(

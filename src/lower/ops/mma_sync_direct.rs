@@ -406,7 +406,7 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
         let checks = std::mem::replace(&mut a.check, vec![false; rank]);
         let (_, addr) = element(l, &mut a, &c, r);
         a.check = checks;
-        let size = chunk_bytes(l, &a, &c, None, cd, (chunk, 2));
+        let size = chunk_bytes(l, &mut a, &c, None, cd, (chunk, 2));
         // cp.async takes the address whole: no immediate offset.
         let src = Operand::Addr(flat(l, addr), 0);
         let mut srcs = vec![Operand::Addr(smem, imm), src, Operand::Imm(bytes)];
