@@ -20,13 +20,13 @@ use crate::lower::layout::LinearLayout;
 use crate::lower::values::value_tile;
 use crate::lower::view::{partition, PartitionInfo};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg};
+use crate::ptx::{Operand, Reg};
 
 use super::coalesce::along_vec;
-use super::memory::{element, ordering, prepare, read_at, Access};
+use super::memory::{ordering, prepare, read_at, Access};
 use super::mma::{engine, Engine};
 use super::mma_sync::Kind;
-use super::mma_sync_copies::chunk_bytes;
+use super::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
 use super::mma_sync_smem::Part;
 use super::mma_sync_swizzle::{Swizzle, Swizzled};
 
@@ -426,7 +426,6 @@ impl Copier {
         let swizzled = to.swizzle.map(|sw| Swizzled::new(l, sw, start, smem));
         let eb = i64::from(self.part.elem.bits() / 8);
         let bytes = self.chunk * eb;
-        let cache = if bytes == 16 { "cg" } else { "ca" };
         let rank = self.part.tile_shape.len();
         let owner = l.owner_pred(layout);
         if let Some(q) = owner {
@@ -441,27 +440,13 @@ impl Copier {
                 .filter(|k| r >> k & 1 == 1)
                 .map(|k| byte(&layout.register[k]))
                 .sum::<i64>();
-            let (_, from) = element(l, &mut self.access, &c, r);
-            let from = match from {
-                Operand::Reg(x) => Operand::Addr(x, 0),
-                a => a,
-            };
+            let from = chunk_source(l, &mut self.access, &c, r);
             let size = chunk_bytes(l, &mut self.access, &c, None, rank - 1, (self.chunk, eb));
             let dst = match &swizzled {
                 Some(s) => s.addr(l, imm),
                 None => Operand::Addr(smem, imm),
             };
-            let mut srcs = vec![dst, from, Operand::Imm(bytes)];
-            if let Some(s) = size {
-                srcs.push(Operand::Reg(s));
-            }
-            l.b.push(Inst::new(
-                Opc::CpAsync,
-                &[cache, "shared", "global"],
-                &[],
-                vec![],
-                srcs,
-            ));
+            cp_async(l, dst, from, bytes, size);
         }
         if owner.is_some() {
             l.b.end_if();

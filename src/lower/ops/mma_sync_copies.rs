@@ -68,23 +68,52 @@ fn s64(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
 }
 
 /// The bytes a chunk of `chunk` elements of `eb` bytes copies when `left`
-/// (s64) elements remain in bounds: clamp(left, 0, chunk) * eb, and at most
-/// `cap` (another dimension's size) when given.
-fn bytes_in_bounds(l: &mut Lowerer, left: Reg, chunk: i64, eb: i64, cap: Option<Reg>) -> Reg {
-    let t = s64(l, Opc::Max, Operand::Reg(left), Operand::Imm(0));
-    let t = s64(l, Opc::Min, Operand::Reg(t), Operand::Imm(chunk));
+/// (of type `ty`, s64 or s32) elements remain in bounds: clamp(left, 0,
+/// chunk) * eb, and at most `cap` (another dimension's size) when given.
+fn bytes_in_bounds(
+    l: &mut Lowerer,
+    (left, ty): (Reg, Ty),
+    chunk: i64,
+    eb: i64,
+    cap: Option<Reg>,
+) -> Reg {
     let t = l.b.op(
-        Opc::Cvt,
+        Opc::Max,
         &[],
-        &[Ty::U32, Ty::S64],
-        Ty::U32,
-        smallvec![Operand::Reg(t)],
+        &[ty],
+        ty,
+        smallvec![Operand::Reg(left), Operand::Imm(0)],
     );
+    let t = l.b.op(
+        Opc::Min,
+        &[],
+        &[ty],
+        ty,
+        smallvec![Operand::Reg(t), Operand::Imm(chunk)],
+    );
+    let t = if ty == Ty::S64 {
+        l.b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U32, Ty::S64],
+            Ty::U32,
+            smallvec![Operand::Reg(t)],
+        )
+    } else {
+        t
+    };
     let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
     match cap {
         Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
         None => t,
     }
+}
+
+/// How a chunk's dimension is checked: by the room left (u32), or by its
+/// index (s64).
+enum Check {
+    Room(Reg),
+    Index(Reg),
 }
 
 /// The bytes the chunk of `chunk` elements of `eb` bytes at tile coordinate
@@ -105,57 +134,41 @@ pub(super) fn chunk_bytes(
         if Some(i) == skip || !a.check[i] {
             continue;
         }
-        if let Some(room) = a.room(l, i) {
-            // The room left in 32 bits (see `Access::room`).
-            let prev = size.map_or(Operand::Imm(chunk * eb), Operand::Reg);
-            size = Some(if i == along {
-                let left = l.b.op(
-                    Opc::Sub,
-                    &[],
-                    &[Ty::S32],
-                    Ty::S32,
-                    smallvec![Operand::Reg(room), Operand::Imm(ci)],
-                );
-                let t = bin(l, Opc::Max, Ty::S32, left, Operand::Imm(0));
-                let t = bin(l, Opc::Min, Ty::S32, t, Operand::Imm(chunk));
-                let t = bin(l, Opc::Mul, Ty::U32, t, Operand::Imm(eb));
-                match size {
-                    Some(v) => bin(l, Opc::Min, Ty::U32, t, Operand::Reg(v)),
-                    None => t,
-                }
-            } else {
-                let out = l.b.op(
-                    Opc::Setp,
-                    &["le"],
-                    &[Ty::U32],
-                    Ty::Pred,
-                    smallvec![Operand::Reg(room), Operand::Imm(ci)],
-                );
-                l.b.op(
-                    Opc::Selp,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Imm(0), prev, Operand::Reg(out)],
-                )
-            });
-            continue;
-        }
-        let idx = s64(l, Opc::Add, Operand::Reg(a.start[i]), Operand::Imm(ci));
+        // The room left in 32 bits where it decides (`Access::room`), else
+        // the chunk's 64-bit index against the extent.
+        let check = match a.room(l, i) {
+            Some(room) => Check::Room(room),
+            None => Check::Index(s64(l, Opc::Add, Operand::Reg(a.start[i]), Operand::Imm(ci))),
+        };
         if i == along {
             // A chunk straddling the row's end copies only what lies in
             // bounds and zero-fills the rest.
-            let left = s64(l, Opc::Sub, a.bound[i].clone(), Operand::Reg(idx));
+            let left = match check {
+                Check::Room(room) => (bin(l, Opc::Sub, Ty::S32, room, Operand::Imm(ci)), Ty::S32),
+                Check::Index(idx) => (
+                    s64(l, Opc::Sub, a.bound[i].clone(), Operand::Reg(idx)),
+                    Ty::S64,
+                ),
+            };
             size = Some(bytes_in_bounds(l, left, chunk, eb, size));
             continue;
         }
-        let out = l.b.op(
-            Opc::Setp,
-            &["ge"],
-            &[Ty::U64],
-            Ty::Pred,
-            smallvec![Operand::Reg(idx), a.bound[i].clone()],
-        );
+        let out = match check {
+            Check::Room(room) => l.b.op(
+                Opc::Setp,
+                &["le"],
+                &[Ty::U32],
+                Ty::Pred,
+                smallvec![Operand::Reg(room), Operand::Imm(ci)],
+            ),
+            Check::Index(idx) => l.b.op(
+                Opc::Setp,
+                &["ge"],
+                &[Ty::U64],
+                Ty::Pred,
+                smallvec![Operand::Reg(idx), a.bound[i].clone()],
+            ),
+        };
         let prev = size.map_or(Operand::Imm(chunk * eb), Operand::Reg);
         size = Some(l.b.op(
             Opc::Selp,
@@ -166,6 +179,34 @@ pub(super) fn chunk_bytes(
         ));
     }
     size
+}
+
+/// `cp.async` of a `bytes`-byte chunk from global `src` to shared `dst`,
+/// copying only `size` bytes (the rest zero-filled) when given.
+pub(super) fn cp_async(l: &mut Lowerer, dst: Operand, src: Operand, bytes: i64, size: Option<Reg>) {
+    let cache = if bytes == 16 { "cg" } else { "ca" };
+    let mut srcs = vec![dst, src, Operand::Imm(bytes)];
+    if let Some(s) = size {
+        srcs.push(Operand::Reg(s));
+    }
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &[cache, "shared", "global"],
+        &[],
+        vec![],
+        srcs,
+    ));
+}
+
+/// The global address of the chunk at register coordinate `c` (register
+/// `r`) of access `a`, whole (`cp.async` takes no immediate offset), its
+/// bounds left to [`chunk_bytes`].
+pub(super) fn chunk_source(l: &mut Lowerer, a: &mut Access, c: &[i64], r: usize) -> Operand {
+    let checks = std::mem::take(&mut a.check);
+    a.check = vec![false; checks.len()];
+    let (_, addr) = element(l, a, c, r);
+    a.check = checks;
+    Operand::Addr(flat(l, addr), 0)
 }
 
 impl Stream {
@@ -254,7 +295,6 @@ impl Stream {
             Some(_) => st.smem,
             None => bin(l, Opc::Add, Ty::U32, st.smem, Operand::Reg(stage)),
         };
-        let cache = if self.bytes == 16 { "cg" } else { "ca" };
         let last = self.dim + 1 == ld.view.tile_shape.len();
         let eb = self.bytes / ld.chunk;
         let owner = l.owner_pred(&st.layout);
@@ -267,7 +307,7 @@ impl Stream {
             let size = match self.rem {
                 Some((rem, _)) if last => {
                     let left = s64(l, Opc::Sub, Operand::Reg(rem), Operand::Imm(c));
-                    Some(bytes_in_bounds(l, left, ld.chunk, eb, inv))
+                    Some(bytes_in_bounds(l, (left, Ty::S64), ld.chunk, eb, inv))
                 }
                 Some((rem, _)) => {
                     let inside = l.b.op(
@@ -292,21 +332,7 @@ impl Stream {
                 Some(s) => s.addr(l, imm),
                 None => Operand::Addr(dst, imm),
             };
-            let mut srcs = vec![
-                to,
-                Operand::Addr(self.addrs[k], 0),
-                Operand::Imm(self.bytes),
-            ];
-            if let Some(s) = size {
-                srcs.push(Operand::Reg(s));
-            }
-            l.b.push(Inst::new(
-                Opc::CpAsync,
-                &[cache, "shared", "global"],
-                &[],
-                vec![],
-                srcs,
-            ));
+            cp_async(l, to, Operand::Addr(self.addrs[k], 0), self.bytes, size);
         }
         if owner.is_some() {
             l.b.end_if();

@@ -18,13 +18,13 @@ use crate::lower::kernel::{Lowered, Lowerer};
 use crate::lower::values::value_tile;
 use crate::lower::view::{partition, PartitionInfo};
 use crate::lower::LowerError;
-use crate::ptx::{Inst, Opc, Operand};
+use crate::ptx::{Opc, Operand};
 
 use super::coalesce::along_vec;
-use super::memory::{element, ordering, prepare};
+use super::memory::{ordering, prepare};
 use super::mma::{engine, Engine};
 use super::mma_sync::{a_fragment_layout, Kind};
-use super::mma_sync_copies::{chunk_bytes, flat};
+use super::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
 use super::mma_sync_pipeline::{chunk_along, commit, wait};
 use super::mma_sync_smem::thread_address_from;
 use super::mma_sync_swizzle::{Swizzle, Swizzled};
@@ -402,24 +402,9 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
                 _ => return Err(l.unsupported(load)),
             },
         };
-        // Chunk start's address, without its bounds check.
-        let checks = std::mem::replace(&mut a.check, vec![false; rank]);
-        let (_, addr) = element(l, &mut a, &c, r);
-        a.check = checks;
+        let src = chunk_source(l, &mut a, &c, r);
         let size = chunk_bytes(l, &mut a, &c, None, cd, (chunk, 2));
-        // cp.async takes the address whole: no immediate offset.
-        let src = Operand::Addr(flat(l, addr), 0);
-        let mut srcs = vec![Operand::Addr(smem, imm), src, Operand::Imm(bytes)];
-        if let Some(s) = size {
-            srcs.push(Operand::Reg(s));
-        }
-        l.b.push(Inst::new(
-            Opc::CpAsync,
-            &["cg", "shared", "global"],
-            &[],
-            vec![],
-            srcs,
-        ));
+        cp_async(l, Operand::Addr(smem, imm), src, bytes, size);
     }
     if owner.is_some() {
         l.b.end_if();
