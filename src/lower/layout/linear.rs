@@ -65,6 +65,16 @@ impl LinearLayout {
         c
     }
 
+    /// The sum of `offset` over the register bases set in `reg`: register
+    /// `reg`'s offset from register 0 where `offset` maps bases to offsets
+    /// that add (disjoint bases).
+    pub fn register_offset(&self, reg: usize, offset: impl Fn(&[i64]) -> i64) -> i64 {
+        (0..self.register.len())
+            .filter(|k| reg >> k & 1 == 1)
+            .map(|k| offset(&self.register[k]))
+            .sum()
+    }
+
     /// The thread-index bases: lane bits then warp bits, indexed by `tid` bit.
     pub fn thread_bases(&self) -> Vec<Vec<i64>> {
         self.lane.iter().chain(&self.warp).cloned().collect()

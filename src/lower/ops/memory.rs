@@ -354,6 +354,11 @@ pub(super) fn prepare(
     })
 }
 
+/// `opc` of `a` and `b` in s64.
+pub(super) fn s64(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
+    l.b.op(opc, &[], &[Ty::S64], Ty::S64, smallvec![a, b])
+}
+
 /// The out-of-bounds predicate and address of the element at register
 /// coordinate `c` (`None` predicate: always in bounds).
 pub(super) fn element(
@@ -378,39 +383,33 @@ pub(super) fn element(
             )
         } else if let Some(&p) = a.checked.get(&(i, ci)) {
             p
-        } else if let Some(room) = a.room(l, i) {
-            // No wrap-around: out of bounds when the room left is at most
-            // `ci`; one 32-bit register serves every offset.
-            let p = l.b.op(
-                Opc::Setp,
-                &["le"],
-                &[Ty::U32],
-                Ty::Pred,
-                smallvec![Operand::Reg(room), Operand::Imm(ci)],
-            );
+        } else {
+            let p = match a.room(l, i) {
+                // No wrap-around: out of bounds when the room left is at
+                // most `ci`; one 32-bit register serves every offset.
+                Some(room) => l.b.op(
+                    Opc::Setp,
+                    &["le"],
+                    &[Ty::U32],
+                    Ty::Pred,
+                    smallvec![Operand::Reg(room), Operand::Imm(ci)],
+                ),
+                None => {
+                    let idx = match ci {
+                        0 => a.start[i],
+                        _ => s64(l, Opc::Add, Operand::Reg(a.start[i]), Operand::Imm(ci)),
+                    };
+                    l.b.op(
+                        Opc::Setp,
+                        &["ge"],
+                        &[Ty::U64],
+                        Ty::Pred,
+                        smallvec![Operand::Reg(idx), a.bound[i].clone()],
+                    )
+                }
+            };
             a.checked.insert((i, ci), p);
             p
-        } else {
-            *a.checked.entry((i, ci)).or_insert_with(|| {
-                let idx = if ci == 0 {
-                    a.start[i]
-                } else {
-                    l.b.op(
-                        Opc::Add,
-                        &[],
-                        &[Ty::S64],
-                        Ty::S64,
-                        smallvec![Operand::Reg(a.start[i]), Operand::Imm(ci)],
-                    )
-                };
-                l.b.op(
-                    Opc::Setp,
-                    &["ge"],
-                    &[Ty::U64],
-                    Ty::Pred,
-                    smallvec![Operand::Reg(idx), a.bound[i].clone()],
-                )
-            })
         };
         oob = Some(match oob {
             None => p,
@@ -713,9 +712,6 @@ impl Access {
         if let Some(r) = self.room[d] {
             return Some(r);
         }
-        let s64 = |l: &mut Lowerer, opc: Opc, a: Operand, b: Operand| {
-            l.b.op(opc, &[], &[Ty::S64], Ty::S64, smallvec![a, b])
-        };
         let left = s64(
             l,
             Opc::Sub,

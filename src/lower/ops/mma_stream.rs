@@ -336,15 +336,16 @@ pub struct CopyDest<'a> {
     pub swizzle: Option<Swizzle>,
 }
 
-/// Copies one streamed operand's K slices global-to-shared with
-/// `cp.async`, in order: each thread copies chunks of up to 16 bytes along
-/// the dimension memory runs along, zero-filling what lies out of bounds
-/// (a chunk straddling a row's end copies its in-bounds part). No register
-/// holds the data.
-struct Copier {
+/// Walks one streamed operand's K slices, in order: the view with the
+/// slice's tile shape, its coalesced layout (runs of up to 16 bytes along
+/// the dimension memory runs along) and an access that moves a slice along
+/// K at a time (the addresses of a slice are the last one's plus a
+/// constant).
+struct SliceWalk {
+    load: OpId,
     /// The view, with the slice's tile shape.
     part: PartitionInfo,
-    /// The copy layout over the load's tile dimensions.
+    /// The layout over the load's tile dimensions.
     layout: LinearLayout,
     access: Access,
     /// Leading dimensions of 1 the operand drops.
@@ -352,12 +353,71 @@ struct Copier {
     /// The load's tile dimension along K.
     d: usize,
     ks: i64,
-    /// Elements per chunk.
-    chunk: i64,
     /// A slice's length times the stride along K in bytes, when dynamic.
     step: Option<Reg>,
-    /// Whether a slice was copied.
+    /// Whether a slice was taken.
     started: bool,
+}
+
+impl SliceWalk {
+    /// The slice's view, layout and K dimension of `s`'s slices of `ks`
+    /// along operand dimension `kdim` (nothing emitted).
+    fn plan(
+        l: &Lowerer,
+        s: &Streamed,
+        kdim: usize,
+        ks: i64,
+    ) -> (PartitionInfo, LinearLayout, usize) {
+        let mut part = s.part.clone();
+        let d = s.lead + kdim;
+        part.tile_shape[d] = ks;
+        let rank = part.tile_shape.len();
+        let eb = i64::from(part.elem.bits() / 8);
+        let run = (STORE_BYTES / eb).min(part.tile_shape[rank - 1]);
+        let layout = (*along_vec(&part.tile_shape, rank - 1, l.warps, run)).clone();
+        (part, layout, d)
+    }
+
+    /// The walk over `s`'s slices as [`SliceWalk::plan`] laid them out.
+    fn start(
+        l: &mut Lowerer,
+        s: &Streamed,
+        (part, layout, d): (PartitionInfo, LinearLayout, usize),
+        ks: i64,
+    ) -> Result<SliceWalk, LowerError> {
+        let access = prepare(l, s.load, &part, &s.index, &layout)?;
+        let step = access.step(l, d, ks);
+        Ok(SliceWalk {
+            load: s.load,
+            part,
+            layout,
+            access,
+            lead: s.lead,
+            d,
+            ks,
+            step,
+            started: false,
+        })
+    }
+
+    /// Moves the access to the next slice (the first: where it is).
+    fn next(&mut self, l: &mut Lowerer) {
+        if self.started {
+            self.access.advance(l, self.d, self.ks, self.step);
+        }
+        self.started = true;
+    }
+}
+
+/// Copies one streamed operand's K slices global-to-shared with
+/// `cp.async`, in order: each thread copies chunks of up to 16 bytes along
+/// the dimension memory runs along, zero-filling what lies out of bounds
+/// (a chunk straddling a row's end copies its in-bounds part). No register
+/// holds the data.
+struct Copier {
+    walk: SliceWalk,
+    /// Elements per chunk.
+    chunk: i64,
 }
 
 impl Copier {
@@ -370,9 +430,7 @@ impl Copier {
         ks: i64,
         kind: Kind,
     ) -> Result<Option<Copier>, LowerError> {
-        let mut part = s.part.clone();
-        let d = s.lead + kdim;
-        part.tile_shape[d] = ks;
+        let (part, layout, d) = SliceWalk::plan(l, s, kdim, ks);
         let rank = part.tile_shape.len();
         let eb = i64::from(part.elem.bits() / 8);
         if eb != kind.bytes()
@@ -384,8 +442,6 @@ impl Copier {
         else {
             return Ok(None);
         };
-        let run = (STORE_BYTES / eb).min(part.tile_shape[rank - 1]);
-        let layout = (*along_vec(&part.tile_shape, rank - 1, l.warps, run)).clone();
         // A chunk's elements are consecutive registers along the row.
         let bits = chunk.trailing_zeros() as usize;
         let along_row = (0..bits).all(|k| {
@@ -398,35 +454,22 @@ impl Copier {
         if !along_row || !super::mma_sync_smem::disjoint(&layout) {
             return Ok(None);
         }
-        let access = prepare(l, s.load, &part, &s.index, &layout)?;
-        let step = access.step(l, d, ks);
-        Ok(Some(Copier {
-            part,
-            layout,
-            access,
-            lead: s.lead,
-            d,
-            ks,
-            chunk,
-            step,
-            started: false,
-        }))
+        let walk = SliceWalk::start(l, s, (part, layout, d), ks)?;
+        Ok(Some(Copier { walk, chunk }))
     }
 
     fn copy(&mut self, l: &mut Lowerer, to: CopyDest) {
-        if self.started {
-            self.access.advance(l, self.d, self.ks, self.step);
-        }
-        self.started = true;
-        let lead = self.lead;
+        self.walk.next(l);
+        let w = &mut self.walk;
+        let lead = w.lead;
         let byte =
             |b: &[i64]| -> i64 { b[lead..].iter().zip(to.strides).map(|(x, s)| x * s).sum() };
-        let layout = &self.layout;
+        let layout = &w.layout;
         let (start, smem) = super::mma_sync_smem::thread_address_from(l, layout, to.off, byte);
         let swizzled = to.swizzle.map(|sw| Swizzled::new(l, sw, start, smem));
-        let eb = i64::from(self.part.elem.bits() / 8);
+        let eb = i64::from(w.part.elem.bits() / 8);
         let bytes = self.chunk * eb;
-        let rank = self.part.tile_shape.len();
+        let rank = w.part.tile_shape.len();
         let owner = l.owner_pred(layout);
         if let Some(q) = owner {
             l.b.begin_if(q, true);
@@ -436,12 +479,9 @@ impl Copier {
                 continue;
             }
             let c = layout.apply(r, 0);
-            let imm = (0..layout.register.len())
-                .filter(|k| r >> k & 1 == 1)
-                .map(|k| byte(&layout.register[k]))
-                .sum::<i64>();
-            let from = chunk_source(l, &mut self.access, &c, r);
-            let size = chunk_bytes(l, &mut self.access, &c, None, rank - 1, (self.chunk, eb));
+            let imm = layout.register_offset(r, byte);
+            let from = chunk_source(l, &mut w.access, &c, r);
+            let size = chunk_bytes(l, &mut w.access, &c, None, rank - 1, (self.chunk, eb));
             let dst = match &swizzled {
                 Some(s) => s.addr(l, imm),
                 None => Operand::Addr(smem, imm),
@@ -457,75 +497,37 @@ impl Copier {
 /// Reads one streamed operand's K slices, in order: each a tile of the
 /// operand's shape but the slice's length along K, each thread holding
 /// runs of up to 16 bytes along the dimension memory runs along (stored to
-/// shared memory as one vector). The addresses of a slice are the last
-/// one's plus a constant.
+/// shared memory as one vector).
 struct Reader {
-    load: OpId,
-    /// The view, with the slice's tile shape.
-    part: PartitionInfo,
-    /// The copy layout over the load's tile dimensions.
-    layout: LinearLayout,
-    /// The same over the operand's.
+    walk: SliceWalk,
+    /// The walk's layout over the operand's dimensions.
     operand: Rc<LinearLayout>,
-    access: Access,
-    /// The load's tile dimension along K.
-    d: usize,
-    ks: i64,
-    /// A slice's length times the stride along K in bytes, when dynamic.
-    step: Option<Reg>,
-    /// Whether a slice was read.
-    started: bool,
 }
 
 impl Reader {
     fn new(l: &mut Lowerer, s: &Streamed, kdim: usize, ks: i64) -> Result<Reader, LowerError> {
-        let mut part = s.part.clone();
-        let d = s.lead + kdim;
-        part.tile_shape[d] = ks;
-        let rank = part.tile_shape.len();
-        let eb = i64::from(part.elem.bits() / 8);
-        let run = (STORE_BYTES / eb).min(part.tile_shape[rank - 1]);
-        let layout = (*along_vec(&part.tile_shape, rank - 1, l.warps, run)).clone();
-        let access = prepare(l, s.load, &part, &s.index, &layout)?;
-        let step = access.step(l, d, ks);
+        let planned = SliceWalk::plan(l, s, kdim, ks);
+        let walk = SliceWalk::start(l, s, planned, ks)?;
         // The operand's layout: the same bases without the leading 1s.
+        let (layout, lead) = (&walk.layout, s.lead);
         let drop = |bases: &[Vec<i64>]| -> Vec<Vec<i64>> {
-            bases.iter().map(|b| b[s.lead..].to_vec()).collect()
+            bases.iter().map(|b| b[lead..].to_vec()).collect()
         };
         let operand = Rc::new(LinearLayout {
-            shape: part.tile_shape[s.lead..].to_vec(),
+            shape: walk.part.tile_shape[lead..].to_vec(),
             register: drop(&layout.register),
             lane: drop(&layout.lane),
             warp: drop(&layout.warp),
         });
-        Ok(Reader {
-            load: s.load,
-            part,
-            layout,
-            operand,
-            access,
-            d,
-            ks,
-            step,
-            started: false,
-        })
+        Ok(Reader { walk, operand })
     }
 
     fn next(&mut self, l: &mut Lowerer) -> Result<Tile, LowerError> {
-        if self.started {
-            self.access.advance(l, self.d, self.ks, self.step);
-        }
-        self.started = true;
-        let regs = read_at(
-            l,
-            self.load,
-            &self.part,
-            &self.layout,
-            &mut self.access,
-            &[],
-        )?;
+        self.walk.next(l);
+        let w = &mut self.walk;
+        let regs = read_at(l, w.load, &w.part, &w.layout, &mut w.access, &[])?;
         Ok(Tile {
-            elem: self.part.elem,
+            elem: w.part.elem,
             layout: self.operand.clone(),
             regs,
         })

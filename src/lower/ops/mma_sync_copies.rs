@@ -8,7 +8,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
-use super::memory::{element, prepare, Access};
+use super::memory::{element, prepare, s64, Access};
 use super::mma_sync_pipeline::{Load, Staged};
 use super::mma_sync_smem::bin;
 
@@ -61,10 +61,6 @@ pub(super) fn flat(l: &mut Lowerer, o: Operand) -> Reg {
         Operand::Reg(r) => r,
         _ => unreachable!("element() returns an address"),
     }
-}
-
-fn s64(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
-    l.b.op(opc, &[], &[Ty::S64], Ty::S64, vec![a, b])
 }
 
 /// The bytes a chunk of `chunk` elements of `eb` bytes copies when `left`

@@ -390,21 +390,18 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
         }
         let c = layout.apply(r, 0);
         // The register's byte offset from the thread's first element.
-        let imm: i64 = (0..layout.register.len())
-            .filter(|k| r >> k & 1 == 1)
-            .map(|k| byte(&layout.register[k]))
-            .sum();
-        let (smem, imm) = match &mut dest {
-            Dest::Rows(smem) => (*smem, imm),
-            Dest::Swizzled(addrs) => addrs.at(l, r),
-            Dest::SwizzledRows(s) => match s.addr(l, imm) {
-                Operand::Addr(at, imm) => (at, imm),
-                _ => return Err(l.unsupported(load)),
-            },
+        let imm = layout.register_offset(r, byte);
+        let dst = match &mut dest {
+            Dest::Rows(smem) => Operand::Addr(*smem, imm),
+            Dest::Swizzled(addrs) => {
+                let (at, imm) = addrs.at(l, r);
+                Operand::Addr(at, imm)
+            }
+            Dest::SwizzledRows(s) => s.addr(l, imm),
         };
         let src = chunk_source(l, &mut a, &c, r);
         let size = chunk_bytes(l, &mut a, &c, None, cd, (chunk, 2));
-        cp_async(l, Operand::Addr(smem, imm), src, bytes, size);
+        cp_async(l, dst, src, bytes, size);
     }
     if owner.is_some() {
         l.b.end_if();

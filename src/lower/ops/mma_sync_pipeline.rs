@@ -273,13 +273,7 @@ fn staged(
     let chunks = (0..layout.num_registers())
         .step_by(ld.chunk as usize)
         .filter(|&r| layout.canonical_register(r) == r)
-        .map(|r| {
-            let imm = (0..layout.register.len())
-                .filter(|k| r >> k & 1 == 1)
-                .map(|k| byte(&layout.register[k]))
-                .sum::<i64>();
-            (r, imm)
-        })
+        .map(|r| (r, layout.register_offset(r, byte)))
         .collect();
     Some(Staged {
         layout: Rc::new(layout),
