@@ -36,7 +36,7 @@ fn decode_attention_splits_over_warp_pairs_without_spilling() {
         "fmha_d128_f16_decode_64x256",
         "fmha_d128_bf16_gqa_decode_64x256_ragged",
     ] {
-        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        for gpu in common::TARGETS {
             let ptx = common::spill_free_bench(name, gpu);
             assert!(ptx.contains(".reqntid 256"), "{name} on {gpu:?}");
             // The pair's partial O (64 registers a thread) is summed once

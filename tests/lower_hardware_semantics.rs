@@ -275,7 +275,7 @@ fn num_tile_blocks_counts_tile_blocks_not_ctas() {
     const N: usize = 128;
     let (tiles, grid) = (7usize, 3u32);
     let x: Vec<i32> = (0..(tiles * N) as i32).collect();
-    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+    for gpu in common::TARGETS {
         for cga in [1, 2, 4] {
             let text = ptx(&op(&format!("grid_stride_cga{cga}")), gpu);
             let m = Module::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));

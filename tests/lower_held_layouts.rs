@@ -9,15 +9,13 @@
 //! part (`tests/differential.rs`, `bench` and `cutile` cases).
 mod common;
 
-use tileiras::options::Gpu;
-
 #[test]
 fn moe_token_rows_cross_the_loop_in_one_register() {
     for name in [
         "fused_moe_f16_128x128x64",
         "fused_moe_bf16_128x128x64_weighted",
     ] {
-        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        for gpu in common::TARGETS {
             let ptx = common::spill_free_bench(name, gpu);
             // The token rows are loaded once a thread (the default layout
             // of 128 elements over 256 threads), not 64 times.

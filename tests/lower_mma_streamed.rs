@@ -7,11 +7,12 @@
 //! instructions, and the tiles are never whole in registers. Loading both
 //! tiles whole next to the 128-register accumulator spilled 438 to 816
 //! bytes; A's slices through registers too, 16 to 76. The bounds checks
-//! compare each dimension's room left in 32 bits
-//! (`memory::Access::room`): one register for a row's eight columns, where
-//! 64-bit compares of each column's index kept eight live. That the results are
-//! right is the differential runner's part (`tests/differential.rs`,
-//! `bench` cases: ragged M, N and K against NVIDIA's PTX).
+//! compare each dimension's room left in 32 bits (`memory::Access::room`):
+//! one register for a row's eight columns, where 64-bit compares of each
+//! column's index kept eight live. That the results are right is the
+//! differential runner's part (`tests/differential.rs`, `bench` cases:
+//! ragged M, N and K against NVIDIA's PTX; `targeted/unaligned_b_matmul_f16`:
+//! B rows 213 elements apart, K ending inside a chunk of A).
 mod common;
 
 use tileiras::options::Gpu;

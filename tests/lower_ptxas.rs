@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use tileiras::options::{Gpu, Options};
+use tileiras::options::Options;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -56,7 +56,7 @@ fn supported_kernels_assemble_for_every_family() {
     for name in &kernels {
         let module =
             tileiras::bytecode::read(&bytecode(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        for gpu in common::TARGETS {
             let options = Options {
                 gpu,
                 ..Default::default()

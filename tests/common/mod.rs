@@ -165,6 +165,16 @@ pub fn compile_verbose(path: &str, gpu: tileiras::options::Gpu) -> (String, Stri
     (text, log)
 }
 
+/// The targets the large-tile kernels are checked on: one of each family
+/// with its own register allocation (Ampere, Hopper, Blackwell, consumer
+/// Blackwell).
+pub const TARGETS: [tileiras::options::Gpu; 4] = [
+    tileiras::options::Gpu::Sm80,
+    tileiras::options::Gpu::Sm90,
+    tileiras::options::Gpu::Sm100,
+    tileiras::options::Gpu::Sm120,
+];
+
 /// Our PTX for the bench kernel `name` (`tests/data/differential/bench`)
 /// on `gpu`, after checking that ptxas spills nothing.
 pub fn spill_free_bench(name: &str, gpu: tileiras::options::Gpu) -> String {

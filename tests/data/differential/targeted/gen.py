@@ -167,16 +167,21 @@ def attend(qt, k, v, j, m_i, l_i, acc):
     return m_ij, l_i, acc
 
 
+def start(q, b, m0, l0, acc0):
+    """Block b's Q tile (64 rows) and the running maximum, sum and
+    accumulator, filled with m0, l0 and acc0."""
+    qt = ct.load(q, index=(b, 0), shape=(64, 128))
+    return (qt, ct.full((64, 1), m0, dtype=f32), ct.full((64, 1), l0, dtype=f32),
+            ct.full((64, 128), acc0, dtype=f32))
+
+
 @ct.kernel
 def split_attention_init_f16(q, k, v, out, n):
     """Decode-shaped attention (split over warp pairs) whose accumulator
     starts at 0.5 (and the running maximum at 0, so that start is not
     scaled away): only one warp of each pair may carry it."""
     b = ct.bid(0)
-    qt = ct.load(q, index=(b, 0), shape=(64, 128))
-    m_i = ct.full((64, 1), 0.0, dtype=f32)
-    l_i = ct.full((64, 1), 1.0, dtype=f32)
-    acc = ct.full((64, 128), 0.5, dtype=f32)
+    qt, m_i, l_i, acc = start(q, b, 0.0, 1.0, 0.5)
     for j in range(n):
         m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
     ct.store(out, index=(b, 0), tile=(acc / l_i).astype(f16))
@@ -188,10 +193,7 @@ def split_attention_two_loops_f16(q, k, v, out, mid, n):
     one's accumulator also stored (so summed between the loops, not handed
     over)."""
     b = ct.bid(0)
-    qt = ct.load(q, index=(b, 0), shape=(64, 128))
-    m_i = ct.full((64, 1), -1.0e30, dtype=f32)
-    l_i = ct.full((64, 1), 0.0, dtype=f32)
-    acc = ct.full((64, 128), 0.0, dtype=f32)
+    qt, m_i, l_i, acc = start(q, b, -1.0e30, 0.0, 0.0)
     for j in range(n):
         m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
     ct.store(mid, index=(b, 0), tile=(acc / l_i).astype(f16))
@@ -205,10 +207,7 @@ def clamped_attention_f16(q, k, v, out, n):
     """Decode-shaped attention whose accumulator is clamped in the loop:
     halves could not be summed after it, so the chain is not split."""
     b = ct.bid(0)
-    qt = ct.load(q, index=(b, 0), shape=(64, 128))
-    m_i = ct.full((64, 1), -1.0e30, dtype=f32)
-    l_i = ct.full((64, 1), 0.0, dtype=f32)
-    acc = ct.full((64, 128), 0.0, dtype=f32)
+    qt, m_i, l_i, acc = start(q, b, -1.0e30, 0.0, 0.0)
     for j in range(n):
         m_i, l_i, acc = attend(qt, k, v, j, m_i, l_i, acc)
         acc = ct.where(acc > 2.0, 2.0, acc)
