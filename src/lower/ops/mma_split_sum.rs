@@ -36,28 +36,18 @@ fn pair_bit(l: &Lowerer, id: OpId, t: &Tile) -> Result<usize, LowerError> {
 /// zero: the first warp's copy carries it, once.
 pub fn zero_second_half(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<(), LowerError> {
     let bit = pair_bit(l, id, t)?;
-    let tid = l.tid();
-    let half = l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::B32],
-        Ty::U32,
-        smallvec![Operand::Reg(tid), Operand::Imm(32 << bit)],
-    );
-    let second = l.b.op(
-        Opc::Setp,
-        &["ne"],
-        &[Ty::U32],
-        Ty::Pred,
-        smallvec![Operand::Reg(half), Operand::Imm(0)],
-    );
+    // The first warp of the pair: its pair bit of `%tid.x` is zero.
+    let all_bits = (l.warps * 32).trailing_zeros() as usize;
+    let first = l
+        .owner_pred_of(32 << bit, all_bits)
+        .ok_or_else(|| l.unsupported(id))?;
     for &r in &t.regs {
         l.b.op_into(
             r,
             Opc::Selp,
             &[],
             &[Ty::F32],
-            vec![Operand::F32(0), Operand::Reg(r), Operand::Reg(second)],
+            vec![Operand::Reg(r), Operand::F32(0), Operand::Reg(first)],
         );
     }
     Ok(())
