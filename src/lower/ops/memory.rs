@@ -210,7 +210,8 @@ pub(super) fn prepare(
         }
         // A start `index * step + thread offset` from an index of at most
         // 32 bits known non-negative, and an extent known non-negative.
-        let narrow = l.tile(op, index[i]).is_ok_and(|t| t.elem.bits() <= 32);
+        let narrow =
+            crate::lower::values::value_tile(l.m, index[i]).is_some_and(|(_, e)| e.bits() <= 32);
         let known = |v: ValueId| l.facts.get(&v).is_some_and(|f| f.nonneg);
         let extent_nonneg = match p.shape[d] {
             Extent::Static(n) => n >= 0,

@@ -191,15 +191,10 @@ fn handed_over(m: &Module, for_id: OpId) -> bool {
 
 /// The `for` op whose body holds `id`.
 fn enclosing_for(m: &Module, id: OpId) -> Option<OpId> {
-    m.ops.iter().find_map(|(o, op)| {
-        (op.opcode == Opcode::For
-            && op
-                .regions
-                .first()
-                .and_then(|r| r.blocks.first())
-                .is_some_and(|b| b.ops.contains(&id)))
-        .then_some(o)
-    })
+    let (Some(o), _) = enclosing(m, id)? else {
+        return None;
+    };
+    (m.ops[o].opcode == Opcode::For).then_some(o)
 }
 
 /// The chain of `for` op `for_id` split over warp pairs (see [`split`]).
@@ -338,13 +333,20 @@ fn block_mmas(m: &Module, block: &Block) -> Vec<OpId> {
 
 /// The block whose op list holds `id`.
 pub(super) fn enclosing_block(m: &Module, id: OpId) -> Option<&Block> {
+    enclosing(m, id).map(|(_, b)| b)
+}
+
+/// The block whose op list holds `id`, and the op whose region it is (none
+/// for the entry body).
+fn enclosing(m: &Module, id: OpId) -> Option<(Option<OpId>, &Block)> {
     if m.body.ops.contains(&id) {
-        return Some(&m.body);
+        return Some((None, &m.body));
     }
-    m.ops.iter().find_map(|(_, op)| {
+    m.ops.iter().find_map(|(o, op)| {
         op.regions
             .iter()
             .flat_map(|r| &r.blocks)
             .find(|b| b.ops.contains(&id))
+            .map(|b| (Some(o), b))
     })
 }
