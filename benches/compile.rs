@@ -48,12 +48,7 @@ fn repo() -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    let p = repo().join("../shared/corpus");
-    if p.is_dir() {
-        p
-    } else {
-        repo().join("../../shared/corpus")
-    }
+    repo().join("tests/data/corpus")
 }
 
 fn primary(kernel: &str) -> PathBuf {

@@ -11,11 +11,7 @@ fn corpus() -> PathBuf {
     if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
         return PathBuf::from(p);
     }
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        return p;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus"))
 }
 
 fn main() {

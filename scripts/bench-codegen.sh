@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compiles corpus kernels with our pipeline and NVIDIA's reference PTX,
+# Compiles corpus kernels (tests/data/corpus) with our pipeline and with
+# NVIDIA's tileiras (its PTX captured by a ptxas wrapper beside a copy of it),
 # assembles both with the real ptxas (tileiras' own flags) and prints SASS
 # instruction counts (the whole kernel without the NOPs that pad it, and its
 # largest loop: the instructions from a backward branch's target up to the
@@ -7,8 +8,7 @@
 #   scripts/bench-codegen.sh [--gpu sm_90] [kernel ...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-corpus="${CORPUS:-$here/../shared/corpus}"
-[ -d "$corpus" ] || corpus="$here/../../shared/corpus"
+corpus="${CORPUS:-$here/tests/data/corpus}"
 cuda="${CUDA_ROOT:-$here/.tools/cuda}"
 gpu=sm_90
 if [ "${1:-}" = "--gpu" ]; then gpu="$2"; shift 2; fi
@@ -20,6 +20,20 @@ if [ ${#kernels[@]} -eq 0 ]; then
 fi
 cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+# NVIDIA's tileiras runs the ptxas beside its resolved path (a hard link or a
+# copy, not a symbolic link) and loads ../lib/libnvvm.so.4: a shadow tree
+# whose ptxas saves the .ptx it is given and stops there.
+mkdir -p "$tmp/nv/bin" "$tmp/nv/lib"
+ln "$cuda/bin/tileiras" "$tmp/nv/bin/tileiras" 2>/dev/null || cp "$cuda/bin/tileiras" "$tmp/nv/bin/tileiras"
+ln -s "$(readlink -f "$cuda/lib/libnvvm.so.4")" "$tmp/nv/lib/libnvvm.so.4"
+cat >"$tmp/nv/bin/ptxas" <<'EOF'
+#!/bin/sh
+for a in "$@"; do
+  case "$a" in *.ptx) cp "$a" "$BENCH_CODEGEN_PTX" ;; esac
+done
+exit 3
+EOF
+chmod +x "$tmp/nv/bin/ptxas"
 # Instructions, without the NOPs that pad the code to its alignment.
 sass_count() { "$cuda/bin/nvdisasm" -c "$1" | grep -E '^\s+/\*[0-9a-f]{4,}\*/' | grep -cvE '\sNOP ?;' || true; }
 loop_count() {
@@ -53,7 +67,10 @@ for k in "${kernels[@]}"; do
   "$cuda/bin/ptxas" -arch "$arch" "$tmp/$k.ptx" -o "$tmp/$k.cubin" --opt-level 3 --enable-extended-smem=true
   ours=$(sass_count "$tmp/$k.cubin"); oloop=$(loop_count "$tmp/$k.cubin"); oregs=$(regs "$tmp/$k.ptx")
   nv=-; nloop=-; nregs=-
-  ref="$corpus/$k/ref.$gpu.ptx"
+  ref="$tmp/$k.ref.ptx"
+  rm -f "$ref"
+  BENCH_CODEGEN_PTX="$ref" env -u CUDA_ROOT -u CUDA_HOME -u CUDA_PATH \
+    "$tmp/nv/bin/tileiras" --gpu-name="$gpu" "$f" -o "$tmp/$k.nv.cubin" >/dev/null 2>&1 || true
   if [ -f "$ref" ]; then
     "$cuda/bin/ptxas" -arch "$arch" "$ref" -o "$tmp/$k.ref.cubin" --opt-level 3 --enable-extended-smem=true
     nv=$(sass_count "$tmp/$k.ref.cubin"); nloop=$(loop_count "$tmp/$k.ref.cubin"); nregs=$(regs "$ref")

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Static benchmark of large-tile kernels, ours against NVIDIA's (not a timed test: nothing
 # runs on a GPU). For each kernel of tests/data/differential/bench (cuTile's benchmark
-# kernels at their benchmark tiles) and each ../shared/gpu/repro/fmha_*.tileir (when that
-# folder is beside the checkout), and for each target sm_80, sm_90, sm_100, sm_120, it
+# kernels at their benchmark tiles) and each tests/data/repro/fmha_*.tileir, and for each target sm_80, sm_90, sm_100, sm_120, it
 # compiles the bytecode with our tileiras (--emit=ptx) and with NVIDIA's (its PTX captured
 # by a ptxas wrapper beside a copy of it), assembles both PTX files with the same ptxas
 # flags (`--opt-level 3 --enable-extended-smem=true -v`, arch sm_80/sm_90a/sm_100a/
@@ -27,8 +26,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cuda="${CUDA_ROOT:-$here/.tools/cuda}"
-repro="${REPRO:-$here/../shared/gpu/repro}"
-[ -d "$repro" ] || repro="$here/../../shared/gpu/repro"
+repro="${REPRO:-$here/tests/data/repro}"
 gpus=()
 filters=()
 while [ $# -gt 0 ]; do

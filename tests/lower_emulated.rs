@@ -17,7 +17,7 @@
 #[allow(dead_code)]
 mod kernels;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus");
 
 /// The docstring: each tf32 matmul input is rounded to tf32 (10 mantissa
 /// bits, to nearest even) before the mma, as this compiler's `ftof` does.

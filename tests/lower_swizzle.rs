@@ -17,7 +17,7 @@ use std::process::Command;
 
 use tileiras::options::{Gpu, Options};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus");
 
 /// This compiler rounds tf32 matmul inputs to nearest, as the docstring says.
 const TF32_ROUNDS: bool = true;

@@ -21,7 +21,11 @@ fn options(output: OutputKind) -> Options {
 fn every_output_kind() {
     let ptx = corpus_ptx("arith_f32", "sm_90");
     let gates = Gates::default();
-    let host = HostCode::File(corpus().join("arith_f32/ref.sm_90.nv_host.o"));
+    let host = HostCode::File(
+        nvidia_reference::build("arith_f32", "sm_90")
+            .unwrap()
+            .nv_host,
+    );
 
     let o = options(OutputKind::Ptx);
     let p = backend::run(&Request::new(&ptx, &o, &gates)).unwrap();

@@ -30,21 +30,6 @@ fn check_cubin(cubin: &[u8]) {
     assert_eq!(object::elf::EM_CUDA, object::elf::Machine(190));
 }
 
-/// `targets.<sm>.cubin_bytes` from a corpus meta.json, without a JSON parser.
-fn reference_cubin_size(kernel: &str, sm: &str) -> usize {
-    let meta = std::fs::read_to_string(corpus().join(kernel).join("meta.json")).unwrap();
-    let t = meta.find("\"targets\"").unwrap();
-    let s = t + meta[t..].find(&format!("\"{sm}\"")).unwrap();
-    let c = s + meta[s..].find("\"cubin_bytes\":").unwrap() + "\"cubin_bytes\":".len();
-    meta[c..]
-        .trim_start()
-        .split(|ch: char| !ch.is_ascii_digit())
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 fn job(kernel: &str, gpu: Gpu) -> PtxasJob {
     let sm = if gpu == Gpu::Sm90 { "sm_90" } else { "sm_100" };
     let options = Options {
@@ -71,32 +56,24 @@ fn corpus_ptx_assembles_for_sm90a_and_sm100a() {
 fn with_the_reference_host_object_the_cubin_matches_nvidia_tileiras() {
     let tk = toolkit();
     for kernel in KERNELS {
+        let nvidia = nvidia_reference::build(kernel, "sm_90").unwrap();
         let mut j = job(kernel, Gpu::Sm90);
-        j.host_code = Some(HostCode::File(
-            corpus().join(kernel).join("ref.sm_90.nv_host.o"),
-        ));
+        j.host_code = Some(HostCode::File(nvidia.nv_host.clone()));
         let out = ptxas::assemble(&tk, &j).unwrap();
         check_cubin(&out.cubin);
-        assert_eq!(
-            out.cubin.len(),
-            reference_cubin_size(kernel, "sm_90"),
-            "{kernel}"
-        );
-        // Byte for byte what ptxas gives with NVIDIA tileiras' own argv.
-        let dir = corpus().join(kernel);
+        // Byte for byte the cubin NVIDIA's tileiras wrote...
+        assert_eq!(out.cubin, std::fs::read(&nvidia.cubin).unwrap(), "{kernel}");
+        // ...and what ptxas gives with NVIDIA tileiras' own argv.
         let tmp = tempfile::tempdir().unwrap();
         let reference = tmp.path().join("ref.cubin");
         let st = std::process::Command::new(&tk.ptxas)
             .arg("-arch")
             .arg("sm_90a")
-            .arg(dir.join("ref.sm_90.ptx"))
+            .arg(&nvidia.ptx)
             .arg("-o")
             .arg(&reference)
             .args(["--opt-level", "3", "--enable-extended-smem=true"])
-            .arg(format!(
-                "--nv-host={}",
-                dir.join("ref.sm_90.nv_host.o").display()
-            ))
+            .arg(format!("--nv-host={}", nvidia.nv_host.display()))
             .arg("-uumn")
             .status()
             .unwrap();
@@ -105,9 +82,7 @@ fn with_the_reference_host_object_the_cubin_matches_nvidia_tileiras() {
         // The same object passed as bytes (a temporary file) gives the same cubin.
         let tmp = tempfile::tempdir().unwrap();
         let mut j2 = j.clone();
-        j2.host_code = Some(HostCode::Bytes(
-            std::fs::read(corpus().join(kernel).join("ref.sm_90.nv_host.o")).unwrap(),
-        ));
+        j2.host_code = Some(HostCode::Bytes(std::fs::read(&nvidia.nv_host).unwrap()));
         j2.temp_dir = Some(tmp.path().to_owned());
         assert_eq!(ptxas::assemble(&tk, &j2).unwrap().cubin, out.cubin);
         assert!(entries(tmp.path()).is_empty());

@@ -1,22 +1,10 @@
 //! Throughput check: a 1M-element vector add through NVIDIA's reference PTX.
 //! Prints the emulator's instructions per second (run with `--nocapture`).
 
-use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
+#[path = "../../tests/common/nvidia_reference.rs"]
+mod nvidia_reference;
 
-fn corpus_file(rel: &str) -> std::path::PathBuf {
-    let mut d = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let direct = d.join("../../shared/corpus").join(rel);
-    if direct.exists() {
-        return direct;
-    }
-    while d.pop() {
-        let c = d.join("shared/corpus").join(rel);
-        if c.exists() {
-            return c;
-        }
-    }
-    direct
-}
+use ptx_emu::{bytes, Device, LaunchConfig, Module, Param};
 
 #[test]
 fn vadd_1m_throughput() {
@@ -25,7 +13,7 @@ fn vadd_1m_throughput() {
     } else {
         1 << 20
     };
-    let text = std::fs::read_to_string(corpus_file("vadd_f32_contig/ref.sm_90.ptx")).unwrap();
+    let text = nvidia_reference::ptx("vadd_f32_contig", "sm_90");
     let m = Module::parse(&text).unwrap();
     let mut dev = Device::new();
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
@@ -69,7 +57,7 @@ fn matmul_f16_256_throughput() {
     } else {
         (256, 256, 256)
     };
-    let text = std::fs::read_to_string(corpus_file("matmul_f16_tma/ref.sm_90.ptx")).unwrap();
+    let text = nvidia_reference::ptx("matmul_f16_tma", "sm_90");
     let module = Module::parse(&text).unwrap();
     let mut dev = Device::new();
     let f16 = |x: f32| -> u16 {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 pub mod capi;
 pub mod launch;
 pub mod mma;
+pub mod nvidia_reference;
 pub mod scaled;
 
 /// `n` deterministic xorshift values from `seed`.
@@ -202,28 +203,16 @@ pub fn toolkit() -> tileiras::toolchain::Toolkit {
     tileiras::toolchain::Toolkit::from_paths(root.join("bin/ptxas"), root.join("bin/nvdisasm"))
 }
 
-/// The shared corpus folder: `TILEIRAS_CORPUS`, else `../shared/corpus`
-/// next to the checkout, else `shared/corpus` in the nearest ancestor that
-/// has one (a worktree sits one level deeper than the main checkout).
+/// The corpus folder, `tests/data/corpus`: one folder a kernel, with its
+/// bytecode and `meta.json`.
 pub fn corpus() -> PathBuf {
-    if let Some(p) = std::env::var_os("TILEIRAS_CORPUS") {
-        return PathBuf::from(p);
-    }
-    let direct = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if direct.is_dir() {
-        return direct;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/corpus"))
-        .find(|p| p.is_dir())
-        .unwrap_or(direct)
+    nvidia_reference::corpus()
 }
 
-/// A corpus PTX file's text.
+/// The PTX NVIDIA's tileiras writes for a corpus kernel (made at run time
+/// and cached, see [`nvidia_reference`]).
 pub fn corpus_ptx(kernel: &str, sm: &str) -> String {
-    let p = corpus().join(kernel).join(format!("ref.{sm}.ptx"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    nvidia_reference::ptx(kernel, sm)
 }
 
 /// Copies `tests/fake-tools/<script>` into a fresh folder as an executable

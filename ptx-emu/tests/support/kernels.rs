@@ -12,24 +12,13 @@
 
 use ptx_emu::{bytes, DevPtr, Device, LaunchConfig, Module, Param};
 
-/// The corpus directory: `<repo>/../shared/corpus`, else the nearest
-/// ancestor's `shared/corpus` (worktrees live deeper), else `$PTX_EMU_CORPUS`.
+/// The corpus directory: `$PTX_EMU_CORPUS`, else the including crate's
+/// `CORPUS` (the repository's `tests/data/corpus`).
 pub fn corpus() -> std::path::PathBuf {
     if let Ok(p) = std::env::var("PTX_EMU_CORPUS") {
         return p.into();
     }
-    let p = std::path::PathBuf::from(crate::CORPUS);
-    if p.exists() {
-        return p;
-    }
-    let mut d = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    while d.pop() {
-        let c = d.join("shared/corpus");
-        if c.exists() {
-            return c;
-        }
-    }
-    p
+    std::path::PathBuf::from(crate::CORPUS)
 }
 
 /// The kernel's PTX (from the including test crate), parsed.

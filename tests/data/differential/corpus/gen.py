@@ -1,6 +1,6 @@
 """Writes the differential cases of the corpus kernels (`tests/differential.rs`):
-for every kernel of the shared corpus (`../shared/corpus` next to the
-checkout, or the folder given as the only argument) `NAME.tileir` (its
+for every kernel of the corpus (`tests/data/corpus`, or the folder given
+as the only argument) `NAME.tileir` (its
 primary bytecode) and `NAME.json` (arguments and grid), plus extra launches
 of some kernels (`NAME_VARIANT.json` naming the same bytecode).
 
@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = (sys.argv[1] if len(sys.argv) > 1
-          else os.path.join(HERE, "../../../../../shared/corpus"))
+          else os.path.join(HERE, "../../corpus"))
 
 ELEM = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
         "int32": "i32", "int64": "i64", "int16": "i16", "int8": "i8", "uint8": "u8",

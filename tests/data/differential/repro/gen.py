@@ -1,7 +1,7 @@
 # Writes differential cases for the cuTile attention kernels that an H100
 # run found this compiler refusing (status 4, their operands' scratch did not
 # fit shared memory side by side): the bytecode cuTile Python wrote there
-# (../shared/gpu/repro/, copied here) with arguments for one or two tile
+# (tests/data/repro/) with arguments for one or two tile
 # blocks of head 0. Run from this folder: python3 gen.py
 # (The decode kernel, 64x256 tiles, is left out: the emulator stops NVIDIA's
 # sm_80 PTX of it at a read of shared memory nothing wrote.)
@@ -9,7 +9,7 @@ import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPRO = os.path.join(HERE, "../../../../../shared/gpu/repro")
+REPRO = os.path.join(HERE, "../../repro")
 
 
 def copy_without_kit_paths(src, dst):

@@ -1,0 +1,304 @@
+//! NVIDIA's outputs for the corpus kernels (`tests/data/corpus`), made at
+//! run time by the tools `scripts/setup.sh` installs and cached, since the
+//! repository keeps only the bytecode.
+//!
+//! NVIDIA's `tileiras` runs the `ptxas` beside its own executable. A shadow
+//! tool tree (`bin/tileiras`, a `bin/ptxas` script that copies its `.ptx`
+//! input and its `--nv-host=` object aside before running the real ptxas,
+//! `lib/libnvvm.so.4`) captures both, and `tileiras -o` writes the cubin.
+//! One compile per (kernel, target) gives the PTX, the host object and the
+//! cubin; `nvdisasm -c` of that cubin gives the SASS. Entries are cached
+//! under the test's target temporary folder, keyed by the tools' version
+//! text and the bytecode's hash, so a new toolkit or changed bytecode makes
+//! them again.
+//!
+//! Self-contained (std only), so the emulator's tests include it too.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// The repository root: the nearest ancestor of the including crate's
+/// manifest folder that holds `tests/data/corpus`.
+pub fn repo() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .find(|a| a.join("tests/data/corpus").is_dir())
+        .unwrap_or(here)
+        .to_path_buf()
+}
+
+/// The corpus folder: one folder a kernel, with its bytecode and `meta.json`.
+pub fn corpus() -> PathBuf {
+    repo().join("tests/data/corpus")
+}
+
+/// The names of the corpus kernels, sorted.
+pub fn kernels() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(corpus())
+        .unwrap_or_else(|e| panic!("{}: {e}", corpus().display()))
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The kernel's primary bytecode file: version 13.3, else 13.4.
+pub fn primary(kernel: &str) -> PathBuf {
+    let dir = corpus().join(kernel);
+    ["v13_3", "v13_4"]
+        .iter()
+        .map(|v| dir.join(format!("{kernel}.{v}.tileir")))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{kernel}: no primary bytecode in {}", dir.display()))
+}
+
+/// The CUDA root: `CUDA_ROOT`, else `<repo>/.tools/cuda`.
+pub fn cuda_root() -> PathBuf {
+    std::env::var_os("CUDA_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".tools/cuda"))
+}
+
+/// One of NVIDIA's tools under the CUDA root; panics (the test fails, never
+/// skips) with the fix when it is missing.
+pub fn tool(name: &str) -> PathBuf {
+    let p = cuda_root().join("bin").join(name);
+    assert!(
+        p.is_file(),
+        "{} is missing: run scripts/setup.sh or set CUDA_ROOT",
+        p.display()
+    );
+    p
+}
+
+/// 64-bit FNV-1a.
+fn fnv(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The cache folder (named after the tools' versions) and the shadow tool
+/// tree in it, built once.
+fn tree() -> &'static (PathBuf, PathBuf) {
+    static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    TREE.get_or_init(|| {
+        let mut versions = Vec::new();
+        for t in ["tileiras", "ptxas", "nvdisasm"] {
+            let out = Command::new(tool(t))
+                .arg("--version")
+                .output()
+                .unwrap_or_else(|e| panic!("{t} --version: {e}"));
+            versions.extend_from_slice(&out.stdout);
+        }
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("nvidia-reference-{:016x}", fnv(&versions)));
+        let shadow = cache.join("tool");
+        if !shadow.join("bin/ptxas").exists() {
+            // built aside, then renamed into place (another test process
+            // may have done the same meanwhile)
+            let part = cache.join(format!("tool-{}", std::process::id()));
+            build_shadow(&part);
+            if std::fs::rename(&part, &shadow).is_err() {
+                let _ = std::fs::remove_dir_all(&part);
+            }
+        }
+        (cache, shadow)
+    })
+}
+
+/// Builds the shadow tool tree at `at`.
+fn build_shadow(at: &Path) {
+    let _ = std::fs::remove_dir_all(at);
+    std::fs::create_dir_all(at.join("bin")).unwrap();
+    std::fs::create_dir_all(at.join("lib")).unwrap();
+    // tileiras finds ptxas next to its resolved path: a hard link or a
+    // copy, not a symbolic link
+    let (tileiras, shadow) = (tool("tileiras"), at.join("bin/tileiras"));
+    if std::fs::hard_link(&tileiras, &shadow).is_err() {
+        std::fs::copy(&tileiras, &shadow).unwrap();
+    }
+    let nvvm = std::fs::canonicalize(cuda_root().join("lib/libnvvm.so.4")).unwrap();
+    std::os::unix::fs::symlink(nvvm, at.join("lib/libnvvm.so.4")).unwrap();
+    let real = std::fs::canonicalize(tool("ptxas")).unwrap();
+    let quoted = real.to_str().unwrap().replace('\'', r"'\''");
+    let script = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    \
+         --nv-host=*) cp \"${{a#--nv-host=}}\" \"$NVIDIA_REFERENCE_OUT/nv_host.o\" || exit 2 ;;\n    \
+         *.ptx) cp \"$a\" \"$NVIDIA_REFERENCE_OUT/k.ptx\" || exit 2 ;;\n  \
+         esac\ndone\nexec '{quoted}' \"$@\"\n"
+    );
+    let ptxas = at.join("bin/ptxas");
+    std::fs::write(&ptxas, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ptxas, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// What NVIDIA's `tileiras` made of one kernel for one target: files in the
+/// cache, kept for the whole test run.
+#[derive(Clone, Debug)]
+pub struct Build {
+    /// The PTX it handed to ptxas.
+    pub ptx: PathBuf,
+    /// The host object it handed to ptxas as `--nv-host=` (absent where it
+    /// passed none).
+    pub nv_host: PathBuf,
+    /// The cubin it wrote.
+    pub cubin: PathBuf,
+    dir: PathBuf,
+}
+
+impl Build {
+    /// The PTX's text.
+    pub fn ptx_text(&self) -> String {
+        std::fs::read_to_string(&self.ptx).unwrap()
+    }
+
+    /// `nvdisasm -c` of the cubin, with every run of blanks collapsed to
+    /// one space and trailing blanks removed; cached beside the cubin.
+    pub fn sass(&self) -> String {
+        let file = self.dir.join("sass.txt");
+        if let Ok(t) = std::fs::read_to_string(&file) {
+            return t;
+        }
+        let out = Command::new(tool("nvdisasm"))
+            .arg("-c")
+            .arg(&self.cubin)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "nvdisasm -c {}: {}",
+            self.cubin.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = squeeze(&String::from_utf8_lossy(&out.stdout));
+        write_atomic(&file, text.as_bytes());
+        text
+    }
+}
+
+/// Every run of blanks in each line collapsed to one space, trailing ones
+/// removed (the corpus' SASS normalisation).
+pub fn squeeze(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for line in s.lines() {
+        let mut prev_blank = false;
+        let mut l = String::new();
+        for c in line.chars() {
+            if c == ' ' || c == '\t' {
+                if !prev_blank {
+                    l.push(' ');
+                }
+                prev_blank = true;
+            } else {
+                l.push(c);
+                prev_blank = false;
+            }
+        }
+        out.push_str(l.trim_end_matches(' '));
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `data` to `path` through a file of its own, renamed into place.
+fn write_atomic(path: &Path, data: &[u8]) {
+    static PARTS: AtomicUsize = AtomicUsize::new(0);
+    let n = PARTS.fetch_add(1, Ordering::Relaxed);
+    let part = path.with_extension(format!("part-{}-{n}", std::process::id()));
+    std::fs::write(&part, data).unwrap();
+    std::fs::rename(&part, path).unwrap();
+}
+
+/// NVIDIA's build of the corpus kernel for `sm` (`sm_90`, `sm_100`...), or
+/// its message where it refuses the kernel for that target.
+pub fn build(kernel: &str, sm: &str) -> Result<Build, String> {
+    build_file(&primary(kernel), sm)
+}
+
+/// The kernel's PTX from NVIDIA's `tileiras` for `sm`; panics where it
+/// refuses the kernel.
+pub fn ptx(kernel: &str, sm: &str) -> String {
+    build(kernel, sm)
+        .unwrap_or_else(|e| panic!("NVIDIA's tileiras refuses {kernel} for {sm}: {e}"))
+        .ptx_text()
+}
+
+/// NVIDIA's build of the bytecode file `input` for `sm`, or its message
+/// where it refuses the module.
+pub fn build_file(input: &Path, sm: &str) -> Result<Build, String> {
+    static TMP: AtomicUsize = AtomicUsize::new(0);
+    let (cache, shadow) = tree();
+    let bytecode = std::fs::read(input).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+    let dir = cache.join(format!("{:016x}.{sm}", fnv(&bytecode)));
+    let refused = cache.join(format!("{:016x}.{sm}.refused", fnv(&bytecode)));
+    let done = |dir: &Path| Build {
+        ptx: dir.join("k.ptx"),
+        nv_host: dir.join("nv_host.o"),
+        cubin: dir.join("k.cubin"),
+        dir: dir.to_path_buf(),
+    };
+    if dir.join("k.cubin").is_file() {
+        return Ok(done(&dir));
+    }
+    if let Ok(msg) = std::fs::read_to_string(&refused) {
+        return Err(msg);
+    }
+    let n = TMP.fetch_add(1, Ordering::Relaxed);
+    let part = cache.join(format!("part-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&part);
+    std::fs::create_dir_all(&part).unwrap();
+    let out = Command::new(shadow.join("bin/tileiras"))
+        .arg("--gpu-name")
+        .arg(sm)
+        .arg(input)
+        .arg("-o")
+        .arg(part.join("k.cubin"))
+        .env("NVIDIA_REFERENCE_OUT", &part)
+        // these would point tileiras at another ptxas than the shadow one
+        .env_remove("CUDA_ROOT")
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_PATH")
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", shadow.join("bin/tileiras").display()));
+    if !out.status.success() || !part.join("k.cubin").is_file() {
+        let msg = String::from_utf8_lossy(&out.stderr).into_owned();
+        let _ = std::fs::remove_dir_all(&part);
+        // Only a refusal in words is cached: a run killed on a loaded
+        // machine says nothing and is tried again next time.
+        assert!(
+            msg.contains("error"),
+            "tileiras --gpu-name {sm} {} failed without a message ({})",
+            input.display(),
+            out.status
+        );
+        write_atomic(&refused, msg.as_bytes());
+        return Err(msg);
+    }
+    if std::fs::rename(&part, &dir).is_err() {
+        // another thread or process got there first
+        let _ = std::fs::remove_dir_all(&part);
+    }
+    Ok(done(&dir))
+}
+
+/// NVIDIA's `tileirdisasm` of `input` (with `-g` when `debug_info`): whether
+/// it succeeded, its standard output and its standard error.
+pub fn disasm(input: &Path, debug_info: bool) -> (bool, String, String) {
+    let mut c = Command::new(tool("tileirdisasm"));
+    if debug_info {
+        c.arg("-g");
+    }
+    let o = c.arg(input).output().expect("run tileirdisasm");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
