@@ -49,15 +49,13 @@ fn vadd() -> Vec<u8> {
 /// What NVIDIA's tool prints on stderr for `bytes`, line by line without
 /// the `error: ` prefix, and its exit status.
 fn real_errors(bytes: &[u8], tag: &str) -> (Vec<String>, i32) {
-    let dir = std::env::temp_dir().join(format!("tileiras-bytecode-errors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{tag}.tileirbc"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{tag}.tileirbc"));
     std::fs::write(&path, bytes).unwrap();
     let o = Command::new(tool())
         .arg(&path)
         .output()
         .expect("run tileirdisasm");
-    let _ = std::fs::remove_file(&path);
     let lines = String::from_utf8_lossy(&o.stderr)
         .lines()
         .map(|l| l.strip_prefix("error: ").unwrap_or(l).to_string())
@@ -452,15 +450,14 @@ fn mutants_nvidia_accepts_print_identically() {
     let files = corpus_files();
     let mut rng = Rng(0xd1ff_0000_0000_0042);
     let (mut accepted, mut rejected) = (0, 0);
+    let dir = tempfile::tempdir().unwrap();
     for round in 0..400 {
         let (path, data) = &files[rng.below(files.len())];
         // One byte changed: most mutants stay readable.
         let mut d = data.clone();
         let i = rng.below(d.len());
         d[i] = rng.next() as u8;
-        let dir = std::env::temp_dir().join(format!("tileiras-mutants-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(format!("m{round}.tileirbc"));
+        let file = dir.path().join(format!("m{round}.tileirbc"));
         std::fs::write(&file, &d).unwrap();
         let o = Command::new(tool()).arg(&file).output().unwrap();
         let _ = std::fs::remove_file(&file);

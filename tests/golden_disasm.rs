@@ -213,7 +213,8 @@ fn cli_matches_real_tileirdisasm() {
     let real_tool = tool();
     let vadd = common::corpus().join("vadd_f32_strided/vadd_f32_strided.v13_3.tileir");
     let vadd = vadd.to_str().unwrap().to_string();
-    let bad = std::env::temp_dir().join(format!("tileiras-cli-bad-{}.bin", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.bin");
     std::fs::write(&bad, b"not bytecode").unwrap();
     let bad = bad.to_str().unwrap().to_string();
     let cases: Vec<Vec<String>> = vec![
@@ -237,7 +238,6 @@ fn cli_matches_real_tileirdisasm() {
         };
         assert_eq!(run(&ours), run(&real_tool), "tileirdisasm {args:?}");
     }
-    let _ = std::fs::remove_file(&bad);
     // File names are bytes: names that are not UTF-8 (printed with
     // U+FFFD by the lossy comparison for both tools).
     use std::os::unix::ffi::OsStrExt;
