@@ -61,7 +61,7 @@ regs() { "$cuda/bin/ptxas" -arch "$arch" "$1" -o /dev/null --opt-level 3 --enabl
 printf '%-26s %8s %8s %6s %6s %6s %6s\n' kernel "ours" "nvidia" "loop" "nv" "regs" "nv"
 for k in "${kernels[@]}"; do
   f="$corpus/$k/$k.v13_3.tileir"; [ -f "$f" ] || f="$corpus/$k/$k.v13_4.tileir"
-  if ! "$here/target/release/tileiras" --gpu-name="$gpu" "$f" -o "$tmp/$k.ptx" 2>"$tmp/err"; then
+  if ! "$here/target/release/tileiras" --gpu-name="$gpu" --emit=ptx "$f" -o "$tmp/$k.ptx" 2>"$tmp/err"; then
     printf '%-26s %s\n' "$k" "FAILED: $(head -c 100 "$tmp/err")"; continue
   fi
   "$cuda/bin/ptxas" -arch "$arch" "$tmp/$k.ptx" -o "$tmp/$k.cubin" --opt-level 3 --enable-extended-smem=true

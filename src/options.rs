@@ -126,18 +126,6 @@ pub enum OutputKind {
 }
 
 impl OutputKind {
-    /// The kind implied by an output file name: `.cubin`, `.ptx`, `.sass`,
-    /// anything else a host relocatable object.
-    pub fn from_path(path: &str) -> OutputKind {
-        let ext = path.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-        match ext {
-            "cubin" => OutputKind::Cubin,
-            "ptx" => OutputKind::Ptx,
-            "sass" => OutputKind::Sass,
-            _ => OutputKind::HostObject,
-        }
-    }
-
     /// Whether the output is text (PTX or SASS).
     pub fn is_text(self) -> bool {
         matches!(self, OutputKind::Ptx | OutputKind::Sass)
@@ -269,15 +257,6 @@ mod tests {
         assert!("sm_75".parse::<Gpu>().is_err());
         assert_eq!(Gpu::Sm90.capability(), 90);
         assert_eq!(Gpu::Sm121.capability(), 121);
-    }
-
-    #[test]
-    fn output_kind_follows_extension() {
-        assert_eq!(OutputKind::from_path("a.cubin"), OutputKind::Cubin);
-        assert_eq!(OutputKind::from_path("dir.x/a.ptx"), OutputKind::Ptx);
-        assert_eq!(OutputKind::from_path("a.sass"), OutputKind::Sass);
-        assert_eq!(OutputKind::from_path("elf.o"), OutputKind::HostObject);
-        assert_eq!(OutputKind::from_path("noext"), OutputKind::HostObject);
     }
 
     #[test]

@@ -413,6 +413,7 @@ fn paths_need_not_be_utf8() {
     let output = OsStr::from_bytes(b"k\xfe.ptx");
     let out = Command::new(ours())
         .arg("--gpu-name=sm_90")
+        .arg("--emit=ptx")
         .arg("-o")
         .arg(output)
         .arg(&input)
@@ -626,9 +627,42 @@ fn output_goes_to_streams_fifos_and_link_targets() {
         .is_fifo());
 }
 
+/// A cubin's ELF type and machine.
+fn elf_kind(bytes: &[u8]) -> (u16, u16) {
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    (
+        u16::from_le_bytes([bytes[16], bytes[17]]),
+        u16::from_le_bytes([bytes[18], bytes[19]]),
+    )
+}
+
+/// A cubin whatever `-o` names, the default `elf.o` too, as NVIDIA's
+/// tileiras writes; PTX, SASS or a host object only with `--emit`.
 #[test]
-fn output_kind_follows_extension_or_emit() {
-    let scratch = Scratch::new("cli-kinds");
+fn output_is_a_cubin_unless_emit_says_otherwise() {
+    const CUBIN: (u16, u16) = (2, 190); // ET_EXEC, EM_CUDA
+    let (scratch, nvidia) = (Scratch::new("cli-kinds"), Scratch::new("cli-kinds-nvidia"));
+    let input = vadd();
+    for name in [
+        "k.cubin", "k.o", "k.obj", "k.bin", "k.ptx", "k.sass", "k", "",
+    ] {
+        let mut args = vec!["--gpu-name=sm_90", input.as_str()];
+        if !name.is_empty() {
+            args.extend(["-o", name]);
+        }
+        let file = if name.is_empty() { "elf.o" } else { name };
+        for (tool, dir) in [(ours(), &scratch), (theirs(), &nvidia)] {
+            let r = run(&tool, &args, &dir.0);
+            assert_eq!(r.code, 0, "{} {args:?}: {}", tool.display(), r.stderr);
+            let out = std::fs::read(dir.path(file)).unwrap();
+            assert_eq!(elf_kind(&out), CUBIN, "{} -o {file}", tool.display());
+        }
+    }
+}
+
+#[test]
+fn emit_picks_the_output_kind() {
+    let scratch = Scratch::new("cli-emit");
     let input = empty_module().display().to_string();
     let compile = |args: &[&str]| {
         let mut all = vec!["--gpu-name=sm_90", input.as_str()];
@@ -636,42 +670,40 @@ fn output_kind_follows_extension_or_emit() {
         let r = run(&ours(), &all, &scratch.0);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
     };
-    compile(&["-o", "k.cubin"]);
-    let cubin = std::fs::read(scratch.path("k.cubin")).unwrap();
-    assert_eq!(&cubin[..4], b"\x7fELF");
-    assert_eq!(u16::from_le_bytes([cubin[18], cubin[19]]), 190, "EM_CUDA");
+    compile(&["--emit=cubin", "-o", "k.ptx"]);
+    let cubin = std::fs::read(scratch.path("k.ptx")).unwrap();
+    assert_eq!(elf_kind(&cubin), (2, 190));
 
-    compile(&["-o", "k.ptx"]);
+    compile(&["--emit=ptx", "-o", "k.ptx"]);
     let ptx = std::fs::read_to_string(scratch.path("k.ptx")).unwrap();
     assert!(ptx.contains(".target sm_90a"), "{ptx}");
 
-    compile(&["-o", "k.sass"]);
+    compile(&["--emit=sass", "-o", "k.sass"]);
     let sass = std::fs::read_to_string(scratch.path("k.sass")).unwrap();
     assert!(sass.contains(".target\tsm_90a"), "{sass}");
 
     compile(&["--emit=ptx", "-o", "k.bin"]);
     assert_eq!(std::fs::read_to_string(scratch.path("k.bin")).unwrap(), ptx);
 
-    // Default name and kind: a host relocatable object `elf.o` embedding the cubin.
-    compile(&[]);
+    // A host relocatable object embedding the cubin, for the default name too.
+    compile(&["--emit=obj"]);
     let obj = std::fs::read(scratch.path("elf.o")).unwrap();
-    assert_eq!(&obj[..4], b"\x7fELF");
-    assert_eq!(u16::from_le_bytes([obj[16], obj[17]]), 1, "ET_REL");
+    assert_eq!(elf_kind(&obj), (1, 62), "ET_REL, EM_X86_64");
     assert!(
         obj.windows(cubin.len()).any(|w| w == cubin.as_slice()),
         "the object embeds the cubin"
     );
 
-    compile(&["--host-os=windows", "-o", "k.obj"]);
+    compile(&["--emit=obj", "--host-os=windows", "-o", "k.obj"]);
     let coff = std::fs::read(scratch.path("k.obj")).unwrap();
     assert_eq!(
         u16::from_le_bytes([coff[0], coff[1]]),
         0x8664,
         "COFF x86-64 machine"
     );
-    compile(&["--host-arch=aarch64", "-o", "k.o"]);
+    compile(&["--emit=obj", "--host-arch=aarch64", "-o", "k.o"]);
     let arm = std::fs::read(scratch.path("k.o")).unwrap();
-    assert_eq!(u16::from_le_bytes([arm[18], arm[19]]), 183, "EM_AARCH64");
+    assert_eq!(elf_kind(&arm).1, 183, "EM_AARCH64");
 
     // Remarks requested in YAML: the file exists (empty: none are produced).
     compile(&[

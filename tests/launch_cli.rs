@@ -36,8 +36,11 @@ fn run_with(
 fn prints_the_librarys_kernel_info() {
     let dir = common::Scratch::new("launch-cli");
     let input = common::corpus().join("vadd_f32_contig/vadd_f32_contig.v13_3.tileir");
-    for (file, kind) in [("k.cubin", OutputKind::Cubin), ("k.ptx", OutputKind::Ptx)] {
-        let (code, stdout, stderr) = run(&input, &dir.path(file));
+    for (file, kind, emit) in [
+        ("k.cubin", OutputKind::Cubin, "--emit=cubin"),
+        ("k.ptx", OutputKind::Ptx, "--emit=ptx"),
+    ] {
+        let (code, stdout, stderr) = run_with(&input, &dir.path(file), &[emit]);
         assert_eq!(code, 0, "{stderr}");
         assert!(stderr.is_empty(), "{stderr}");
         let options = Options {

@@ -98,16 +98,9 @@ fn run_inner(
         opt_level: opt_level as u8,
         device_debug: args.device_debug,
         line_info: args.line_info,
-        // `-o -` is the standard output, a cubin unless `--emit` says
-        // otherwise (a stream has no extension to go by; NVIDIA's tool
-        // writes a cubin there too).
-        output: args.emit.unwrap_or_else(|| {
-            if to_stdout {
-                OutputKind::Cubin
-            } else {
-                OutputKind::from_path(&output_path.to_string_lossy())
-            }
-        }),
+        // A cubin whatever the output is named (`elf.o`, `k.o`, `k.ptx`,
+        // `-`), as NVIDIA's tool writes; another kind only with `--emit`.
+        output: args.emit.unwrap_or(OutputKind::Cubin),
         output_path: (!to_stdout).then(|| output_path.clone()),
         ..Options::default()
     };
@@ -287,11 +280,11 @@ OPTIONS:
   --apply-controls=<path>          - Not supported on this platform (status 2, as NVIDIA's tileiras on Linux)
   --arch                           - Alias for --gpu-name
   --device-debug                   - Generate debug information (if present in the input bytecode)
-  --emit=<value>                   - What to write (default: from the output file's extension)
-    =cubin                         -   cubin (.cubin)
-    =obj                           -   host relocatable object embedding the cubin (any other extension)
-    =ptx                           -   PTX text (.ptx)
-    =sass                          -   SASS text (.sass)
+  --emit=<value>                   - What to write, whatever the output file is named (default: cubin)
+    =cubin                         -   cubin
+    =obj                           -   host relocatable object embedding the cubin
+    =ptx                           -   PTX text
+    =sass                          -   SASS text
   -g                               - Alias for --device-debug
   --gpu-name=<value>               - Specify name of NVIDIA GPU to generate code for.
     =sm_80                         -   SM 80
