@@ -66,7 +66,10 @@ fn failures_map_to_status_codes() {
     assert_eq!(e.status(), Status::CompileFailed);
     assert_eq!(
         e.to_string(),
-        "cannot find ptxas; looked in:\n  /nonexistent/ptxas (explicit ptxas path)"
+        format!(
+            "cannot find ptxas; looked in:\n  /nonexistent/ptxas (explicit ptxas path)\n{}",
+            tileiras::toolchain::install_hint("ptxas")
+        )
     );
     let o = options(OutputKind::Cubin);
     let e = backend::run(&Request::new(

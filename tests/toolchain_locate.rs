@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use tileiras::toolchain::{SearchEnv, ToolOverrides, Toolkit};
+use tileiras::toolchain::{install_hint, SearchEnv, ToolOverrides, Toolkit};
 
 /// Makes `<dir>/<rel>` an executable file.
 fn exe(dir: &Path, rel: &str) -> PathBuf {
@@ -125,7 +125,9 @@ fn nothing_found_lists_every_place() {
              \x20 {d}/cp/bin/ptxas (CUDA_PATH)\n\
              \x20 {d}/x/bin/ptxas (two directories above the executable)\n\
              \x20 PATH=/nonexistent/a:/nonexistent/b\n\
-             \x20 {d}/venv/lib/python3.12/site-packages/nvidia/cu13/bin/ptxas (pip package nvidia/cu13)"
+             \x20 {d}/venv/lib/python3.12/site-packages/nvidia/cu13/bin/ptxas (pip package nvidia/cu13)\n\
+             hint: set CUDA_ROOT to a CUDA 13.5 or later toolkit, or run `pip install nvidia-cuda-nvcc` \
+             (13.5 or later) in the Python environment tileiras is installed in"
         )
     );
     assert_eq!(
@@ -144,7 +146,10 @@ fn explicit_path_that_is_missing_is_an_error_not_a_fallthrough() {
     let e = Toolkit::resolve_in(&o, &env).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "cannot find ptxas; looked in:\n  /nonexistent/ptxas (explicit ptxas path)"
+        format!(
+            "cannot find ptxas; looked in:\n  /nonexistent/ptxas (explicit ptxas path)\n{}",
+            install_hint("ptxas")
+        )
     );
 }
 
@@ -214,8 +219,9 @@ fn explicit_bare_name_is_looked_up_in_path() {
     assert_eq!(
         Toolkit::resolve_in(&o, &env).unwrap_err().to_string(),
         format!(
-            "cannot find ptxas; looked in:\n  other-ptxas (explicit ptxas name, in PATH={})",
-            t.path().join("bin").display()
+            "cannot find ptxas; looked in:\n  other-ptxas (explicit ptxas name, in PATH={})\n{}",
+            t.path().join("bin").display(),
+            install_hint("ptxas")
         )
     );
 }

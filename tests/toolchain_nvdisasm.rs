@@ -138,6 +138,8 @@ fn missing_nvdisasm_lists_where_it_looked() {
     let e = nvdisasm::disassemble(&tk, b"x", None).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "cannot find nvdisasm; looked in:\n  /nonexistent/nvdisasm (explicit nvdisasm path)"
+        "cannot find nvdisasm; looked in:\n  /nonexistent/nvdisasm (explicit nvdisasm path)\n\
+         hint: set CUDA_ROOT to a CUDA toolkit, or install the wheel's `sass` extra \
+         (`pip install \"tileiras-rs[sass]\"`, which brings `nvidia-cuda-nvdisasm`)"
     );
 }

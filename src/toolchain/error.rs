@@ -10,7 +10,7 @@ use super::process::{SpawnError, Termination};
 pub enum ToolError {
     /// The toolkit or the tool could not be found; `searched` lists every
     /// place looked, in order.
-    #[error("cannot find {tool}; looked in:\n{}", searched.iter().map(|s| format!("  {s}")).collect::<Vec<_>>().join("\n"))]
+    #[error("{}", not_found_message(tool, searched))]
     NotFound {
         /// The tool (`ptxas`, `nvdisasm`).
         tool: String,
@@ -64,6 +64,33 @@ pub enum ToolError {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// How to get `tool` when it cannot be found: the line that ends the
+/// not-found message.
+pub fn install_hint(tool: &str) -> String {
+    match tool {
+        "ptxas" => "hint: set CUDA_ROOT to a CUDA 13.5 or later toolkit, or run \
+                    `pip install nvidia-cuda-nvcc` (13.5 or later) in the Python \
+                    environment tileiras is installed in"
+            .into(),
+        "nvdisasm" => "hint: set CUDA_ROOT to a CUDA toolkit, or install the wheel's \
+                       `sass` extra (`pip install \"tileiras-rs[sass]\"`, which brings \
+                       `nvidia-cuda-nvdisasm`)"
+            .into(),
+        _ => format!("hint: set CUDA_ROOT to a CUDA toolkit that has {tool}"),
+    }
+}
+
+fn not_found_message(tool: &str, searched: &[String]) -> String {
+    let mut m = format!("cannot find {tool}; looked in:");
+    for s in searched {
+        m.push_str("\n  ");
+        m.push_str(s);
+    }
+    m.push('\n');
+    m.push_str(&install_hint(tool));
+    m
 }
 
 fn failed_message(tool: &str, program: &Path, t: &Termination, output: &str) -> String {

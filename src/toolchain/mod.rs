@@ -41,5 +41,5 @@ pub mod nvdisasm;
 pub mod process;
 pub mod ptxas;
 
-pub use error::ToolError;
+pub use error::{install_hint, ToolError};
 pub use locate::{SearchEnv, ToolOverrides, Toolkit};
