@@ -27,7 +27,15 @@ if [ -f "$stamp" ] && [ -x "$tools/cuda/bin/ptxas" ]; then
 fi
 mkdir -p "$tools"
 python3 -m venv "$tools/venv"
-"$tools/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${packages[@]}"
+# On a terminal pip shows what it fetches and its progress (about 660 MB);
+# in CI, or with the output going elsewhere, it stays quiet.
+if [ -t 1 ] && [ -z "${CI:-}" ]; then
+  echo "setup: installing NVIDIA's ptxas, nvdisasm, tileiras and libNVVM, cuTile Python and CMake into .tools/ (about 660 MB)"
+  quiet=(--progress-bar on)
+else
+  quiet=(--quiet)
+fi
+"$tools/venv/bin/python" -m pip install "${quiet[@]}" --disable-pip-version-check "${packages[@]}"
 site="$("$tools/venv/bin/python" -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13"))')"
 ln -sfn "$site" "$tools/cuda"
 for tool in ptxas nvdisasm tileiras tileirdisasm; do
