@@ -11,8 +11,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# CMake and pkg-config: the system's, else those the set-up installs.
+if ! command -v cmake >/dev/null; then
+  [ -x "$root/.tools/venv/bin/cmake" ] || bash scripts/setup.sh
+  export PATH="$PATH:$root/.tools/venv/bin"
+fi
 bash scripts/wheel.sh build/wheel/dist
-wheel="$(ls build/wheel/dist/tileiras_rs-*.whl)"
+wheel="$(ls build/wheel/dist/tileiras_rs-*_"$(uname -m)".whl)"
 work="$root/build/wheel/test"
 venv="$work/venv"
 rm -rf "$work"
