@@ -79,7 +79,7 @@ if [ ! -f "$stamp" ] || [ ! -x "$ptxas" ]; then
   "$python" -m pip download --quiet --disable-pip-version-check --no-deps \
     --platform manylinux2014_aarch64 --only-binary=:all: \
     --dest "$dir/wheels" "nvidia-cuda-nvcc==$cuda_version"
-  wheel="$(ls "$dir/wheels"/nvidia_cuda_nvcc-"$cuda_version"-*aarch64*.whl)"
+  wheel="$(ls "$dir/wheels/nvidia_cuda_nvcc-$cuda_version-"*aarch64*.whl)"
   "$python" - "$wheel" "$dir" <<'PY'
 import os, sys, zipfile
 wheel, dest = sys.argv[1:]
