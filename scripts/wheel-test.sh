@@ -8,11 +8,17 @@
 # - exports a cuTile kernel to a cubin, which runs the tileiras cuTile finds;
 # - checks the paths tileiras_rs reports, and builds and runs a C program
 #   against the wheel's CMake package and against its pkg-config file.
+# Then the linux aarch64 wheel, under emulation (scripts/wheel-aarch64-test.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# CMake and pkg-config: the system's, else those the set-up installs.
+if ! command -v cmake >/dev/null; then
+  [ -x "$root/.tools/venv/bin/cmake" ] || bash scripts/setup.sh
+  export PATH="$PATH:$root/.tools/venv/bin"
+fi
 bash scripts/wheel.sh build/wheel/dist
-wheel="$(ls build/wheel/dist/tileiras_rs-*.whl)"
+wheel="$(ls build/wheel/dist/tileiras_rs-*_"$(uname -m)".whl)"
 work="$root/build/wheel/test"
 venv="$work/venv"
 rm -rf "$work"
@@ -127,3 +133,4 @@ cc -o "$work/consumer/pc_version" "$work/consumer/version.c" \
 same "$(LD_LIBRARY_PATH="$(user python -m tileiras_rs --library-dir)" "$work/consumer/pc_version")" "$version" \
   "version from the pkg-config consumer"
 echo "wheel-test: $(basename "$wheel") installs and works"
+bash scripts/wheel-aarch64-test.sh

@@ -110,6 +110,29 @@ fn unexecutable_program_is_reported_on_both_paths() {
     assert_eq!(err.to_string(), expected);
 }
 
+/// An executable file of no format the kernel runs (an ELF header for no
+/// machine): `execve` fails with ENOEXEC, and the errno comes back from the
+/// child however `clone` shared its memory.
+#[test]
+fn program_of_an_unknown_format_reports_its_errno() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("foreign");
+    let mut bytes = b"\x7fELF\x02\x01\x01".to_vec();
+    bytes.resize(64, 0);
+    std::fs::write(&tool, &bytes).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let expected = format!(
+        "{}: Program could not be executed: Exec format error (os error {})",
+        tool.display(),
+        libc::ENOEXEC
+    );
+    for session in [false, true] {
+        let err = Command::new(&tool).new_session(session).run().unwrap_err();
+        assert!(matches!(err, SpawnError::NotExecutable { .. }), "{err:?}");
+        assert_eq!(err.to_string(), expected);
+    }
+}
+
 fn hard_core_limit() -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,

@@ -13,7 +13,11 @@
 //!   defaults and every signal blocked until just before `exec`. It applies
 //!   a new session or resource limits when asked. An `exec` failure exits
 //!   127 (not found) or 126 (found but not executable) and is reported to
-//!   [`Command::run`] as an error.
+//!   [`Command::run`] as an error, with the child's `errno`, which comes
+//!   back on a close-on-exec pipe: nothing relies on the child sharing our
+//!   memory, so the report is the same where `clone` gives the child a copy
+//!   of it instead (user-mode emulators such as `qemu-aarch64` run
+//!   `CLONE_VM | CLONE_VFORK` as a `fork`).
 //! - No child outlives us: each asks for `SIGKILL` when the thread that
 //!   started it ends (`PR_SET_PDEATHSIG`), and exits at once if we died
 //!   before it could ask. That thread waits in [`Command::run`] until the
@@ -42,7 +46,6 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A resource limit the child sets before `exec`.
@@ -473,7 +476,7 @@ fn exec_error(exe: &Path, errno: i32) -> SpawnError {
 
 /// What the cloned child needs, prepared by the parent before `clone`: the
 /// child shares our memory until it calls `execve`, so it allocates nothing
-/// and only reads this (and writes `errno`).
+/// and only reads this.
 struct ChildArgs<'a> {
     exe: &'a CString,
     argv: &'a [*const libc::c_char],
@@ -484,8 +487,10 @@ struct ChildArgs<'a> {
     setsid: bool,
     /// Our pid, for the child's check that it was not orphaned already.
     parent: libc::pid_t,
-    /// The child's `errno` when it could not `exec`; 0 when it did.
-    errno: AtomicI32,
+    /// Write end of the close-on-exec pipe that carries the child's `errno`
+    /// when it cannot `exec`: `execve` closes it, so the parent reads end
+    /// of file when the child did exec.
+    errno_w: RawFd,
 }
 
 /// The child's stack: an anonymous mapping with a guard page at its low
@@ -569,6 +574,7 @@ impl Command {
             })
             .collect();
         let stack = ChildStack::new().map_err(sys("Couldn't map a stack for the child"))?;
+        let (errno_r, errno_w) = pipe().map_err(sys("Couldn't create a pipe"))?;
         let args = ChildArgs {
             exe: exe_c,
             argv,
@@ -579,7 +585,7 @@ impl Command {
             setsid: self.new_session,
             // SAFETY: getpid has no preconditions.
             parent: unsafe { libc::getpid() },
-            errno: AtomicI32::new(0),
+            errno_w: errno_w.as_raw_fd(),
         };
         // Block every signal around the clone: a handler of ours must never
         // run in the child, which shares our memory. The child resets the
@@ -603,13 +609,25 @@ impl Command {
             (pid, clone_errno)
         };
         drop(stack);
+        // Our copy of the write end must go, or the read below never ends.
+        drop(errno_w);
         if pid < 0 {
             return Err(sys("Couldn't spawn")(clone_errno));
         }
-        let errno = args.errno.load(Ordering::SeqCst);
-        if errno == 0 {
-            return Ok(pid);
-        }
+        // End of file: the child exec'd. Four bytes: its errno.
+        let errno = match read_errno(&errno_r) {
+            Ok(None) => return Ok(pid),
+            Ok(Some(errno)) => errno,
+            Err(e) => {
+                // Nothing known of the exec: the child must not run on.
+                // SAFETY: killing and reaping our own unreaped child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                }
+                return Err(sys("Couldn't read the child's exec status")(e));
+            }
+        };
         let mut status = 0;
         // SAFETY: reaping our own child, which has exited.
         unsafe {
@@ -624,6 +642,42 @@ impl Command {
             },
             e => e,
         })
+    }
+}
+
+/// Reads the `errno` a child that could not `exec` wrote to its status pipe:
+/// `None` at end of file (it did exec, or it exited before writing anything).
+fn read_errno(fd: &OwnedFd) -> io::Result<Option<i32>> {
+    let mut buf = [0u8; 4];
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: reading into the unfilled tail of our own buffer.
+        let n = unsafe {
+            libc::read(
+                fd.as_raw_fd(),
+                buf[got..].as_mut_ptr().cast(),
+                buf.len() - got,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    match got {
+        0 => Ok(None),
+        4 => Ok(Some(i32::from_ne_bytes(buf))),
+        _ => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "a partial errno from the child",
+        )),
     }
 }
 
@@ -643,8 +697,10 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// Only in a child cloned by [`Command::spawn`]; all pointers valid.
 unsafe fn exec_child(a: &ChildArgs) -> ! {
     let fail = |code: i32| -> ! {
-        a.errno
-            .store((*libc::__errno_location()).max(1), Ordering::SeqCst);
+        let errno = (*libc::__errno_location()).max(1).to_ne_bytes();
+        // A pipe write of 4 bytes is atomic; on failure the exit code alone
+        // tells the parent.
+        libc::write(a.errno_w, errno.as_ptr().cast(), errno.len());
         libc::_exit(code)
     };
     // SIGKILL when the thread that cloned us ends. That thread stays in
