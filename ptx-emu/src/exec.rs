@@ -37,6 +37,7 @@ const WIN_SIZE: u64 = 0x100_0000_0000;
 /// shared memory densely, innermost dimension fastest, then swizzled: within
 /// byte offset bits `[4, 4+log2(swz/16))` are XORed with bits `[7, ...)` (the
 /// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned).
+/// A `cp.async.bulk.tensor` reads the hardware's format too ([`crate::HwTensorMap`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TensorMap {
     /// Global base address.
@@ -3003,7 +3004,23 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     let mut tb = vec![0u8; 128];
     read_bytes(dev, l, cta, Space::Generic, tmap_addr, &mut tb, t, 64)
         .or_else(|_| read_bytes(dev, l, cta, Space::Param, tmap_addr, &mut tb, t, 64))?;
-    let tm = TensorMap::decode(&tb).ok_or_else(|| e(ErrorKind::BadLaunch, Some(tmap_addr), "tensor map parameter does not hold the emulator's tensor-map encoding (see ptx_emu::TensorMap)"))?;
+    // the emulator's own encoding, else the hardware's (as NVIDIA's host
+    // callbacks write it)
+    let tm = match TensorMap::decode(&tb) {
+        Some(tm) => tm,
+        None => crate::HwTensorMap::decode(&tb)
+            .map_err(|why| {
+                e(
+                    ErrorKind::BadLaunch,
+                    Some(tmap_addr),
+                    format!(
+                        "tensor map parameter holds neither the emulator's encoding \
+                         (ptx_emu::TensorMap) nor a hardware tensor map: {why}"
+                    ),
+                )
+            })?
+            .to_tensor_map(),
+    };
     if tm.dims.len() != coords.len() {
         return Err(e(
             ErrorKind::BadLaunch,

@@ -2,6 +2,8 @@
 //! arguments, NVIDIA's PTX and host object for it, and the parameter
 //! buffer a launch of its entry hands the argument-change callback.
 
+#![allow(dead_code)] // each test uses part of it
+
 use std::path::Path;
 
 /// The offset the callbacks for `gpu` align parameters relative to: the
