@@ -1887,7 +1887,9 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 fminmax(ty, a, b, max, inst.sub == 1, inst.ftz)
             } else if ty.signed() {
                 let (x, y) = (sext(a, bits), sext(b, bits));
-                (if max { x.max(y) } else { x.min(y) } as u64) & m
+                let r = if max { x.max(y) } else { x.min(y) };
+                // .relu clamps a negative result at 0
+                (if inst.sub2 == 1 { r.max(0) } else { r } as u64) & m
             } else {
                 let (x, y) = (a & m, b & m);
                 if max {
