@@ -4,8 +4,16 @@
 //! by the `nv-host` crate and run in a child process. On hosts that are
 //! not x86-64 Linux the tests say so and pass without running anything.
 
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux")),
+    allow(dead_code, unused_imports)
+)]
 #[path = "differential/nvidia.rs"]
 mod nvidia;
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux")),
+    allow(dead_code, unused_imports)
+)]
 #[path = "nv_host/support.rs"]
 mod support;
 

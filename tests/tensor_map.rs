@@ -7,8 +7,16 @@
 //! L2-promotion bit NVIDIA sets for arrays of 128 KiB or more. On hosts
 //! that are not x86-64 Linux the test says so and passes without running.
 
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux")),
+    allow(dead_code, unused_imports)
+)]
 #[path = "differential/nvidia.rs"]
 mod nvidia;
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux")),
+    allow(dead_code, unused_imports)
+)]
 #[path = "nv_host/support.rs"]
 mod support;
 
