@@ -68,16 +68,10 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "NVIDIA's tileiras refuses f8E4M3FN for sm_80",
     ),
     (
-        "corpus/matmul_fp8_e4m3",
-        "sm_120",
-        "the emulator lacks ldmatrix.m16n16.x2.trans.shared.b8, which NVIDIA's sm_120 f8 \
-         products use",
-    ),
-    (
         "corpus/mma_scaled_mxfp8",
         "sm_120",
-        "the emulator lacks ldmatrix.m16n16.x2.trans.shared.b8, which NVIDIA's sm_120 f8 \
-         products use",
+        "the emulator lacks mma.sync.kind::mxf8f6f4.block_scale (NVIDIA's sm_120 block-scaled \
+         product)",
     ),
     (
         "corpus/mma_scaled_mxfp8",

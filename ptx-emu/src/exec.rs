@@ -3443,6 +3443,60 @@ fn try_collective(
     Ok(true)
 }
 
+/// `ldmatrix.m16n16.{x1,x2}.trans.b8`: matrix i's 16 rows of 16 bytes come
+/// from the addresses of lanes 16i..16i+15; of the transposed matrix, lane
+/// holds row lane/4 (register 2i) and row lane/4 + 8 (register 2i+1),
+/// bytes 4(lane%4)..+3 each (the B operand of `mma.m16n8k32` with 8-bit
+/// types).
+fn ldmatrix_m16n16_b8(
+    dev: &mut Device,
+    l: &mut Launch,
+    cta: &mut Cta,
+    inst: &Inst,
+    group: &[usize],
+) -> R<()> {
+    let nr = cta.nregs;
+    let w0 = group[0];
+    let rl = match &inst.ops[0] {
+        Opnd::Vec(v) => v.clone(),
+        x => vec![x.clone()],
+    };
+    let nmat = inst.sub as usize;
+    if rl.len() != 2 * nmat {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{}` takes {} registers", inst.opcode, 2 * nmat),
+        ));
+    }
+    for i in 0..nmat {
+        let mut mat = [[0u8; 16]; 16];
+        for (r, row) in mat.iter_mut().enumerate() {
+            let g = w0 + 16 * i + r;
+            let regs = cta.regs[g * nr..(g + 1) * nr].to_vec();
+            let a = mem_addr(&regs, &inst.ops[1], l);
+            let a = if inst.space == Space::Generic
+                && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a)
+            {
+                a - SHARED_WIN
+            } else {
+                a
+            };
+            read_bytes(dev, l, cta, Space::Shared, a, row, w0, 16)?;
+        }
+        for lane in 0..32 {
+            for j in 0..2 {
+                let col = lane / 4 + 8 * j;
+                let v = (0..4).fold(0u64, |v, b| {
+                    v | u64::from(mat[4 * (lane % 4) + b][col]) << (8 * b)
+                });
+                wr(cta, w0 + lane, &rl[2 * i + j], v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `ldmatrix`/`stmatrix` `.m8n8` with `.x1/.x2/.x4` and `.trans`, b16 elements.
 fn ldst_matrix(
     dev: &mut Device,
@@ -3452,6 +3506,14 @@ fn ldst_matrix(
     group: &[usize],
     tid_of: &dyn Fn(usize) -> (u32, u32, u32),
 ) -> R<()> {
+    if inst.opcode.contains("m16n16")
+        && inst.opcode.ends_with("b8")
+        && inst.op == OpK::Ldmatrix
+        && inst.sub2 == 1
+        && inst.sub <= 2
+    {
+        return ldmatrix_m16n16_b8(dev, l, cta, inst, group);
+    }
     if !inst.opcode.contains("m8n8") || !inst.opcode.ends_with("b16") {
         return Err(e(
             ErrorKind::Unsupported,
