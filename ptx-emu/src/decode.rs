@@ -232,7 +232,9 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         "neg" => OpK::Neg,
         "min" | "max" => {
             inst.sub = has("NaN") as u8;
-            if has("xorsign") {
+            // .relu (clamp at 0) is emulated for signed integers only
+            inst.sub2 = has("relu") as u8;
+            if has("xorsign") || has("relu") && !has("s32") && !has("s16") {
                 OpK::Unsupported
             } else if base == "min" {
                 OpK::Min
@@ -550,7 +552,7 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
     });
     let unsupported_mod = unknown_type
         || has("cc")
-        || has("relu")
+        || has("relu") && !matches!(inst.op, OpK::Min | OpK::Max)
         || has("xorsign")
         || has("oob")
         || has("rs")

@@ -37,6 +37,7 @@ const WIN_SIZE: u64 = 0x100_0000_0000;
 /// shared memory densely, innermost dimension fastest, then swizzled: within
 /// byte offset bits `[4, 4+log2(swz/16))` are XORed with bits `[7, ...)` (the
 /// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned).
+/// A `cp.async.bulk.tensor` reads the hardware's format too ([`crate::HwTensorMap`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TensorMap {
     /// Global base address.
@@ -1886,7 +1887,9 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 fminmax(ty, a, b, max, inst.sub == 1, inst.ftz)
             } else if ty.signed() {
                 let (x, y) = (sext(a, bits), sext(b, bits));
-                (if max { x.max(y) } else { x.min(y) } as u64) & m
+                let r = if max { x.max(y) } else { x.min(y) };
+                // .relu clamps a negative result at 0
+                (if inst.sub2 == 1 { r.max(0) } else { r } as u64) & m
             } else {
                 let (x, y) = (a & m, b & m);
                 if max {
@@ -3003,7 +3006,23 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     let mut tb = vec![0u8; 128];
     read_bytes(dev, l, cta, Space::Generic, tmap_addr, &mut tb, t, 64)
         .or_else(|_| read_bytes(dev, l, cta, Space::Param, tmap_addr, &mut tb, t, 64))?;
-    let tm = TensorMap::decode(&tb).ok_or_else(|| e(ErrorKind::BadLaunch, Some(tmap_addr), "tensor map parameter does not hold the emulator's tensor-map encoding (see ptx_emu::TensorMap)"))?;
+    // the emulator's own encoding, else the hardware's (as NVIDIA's host
+    // callbacks write it)
+    let tm = match TensorMap::decode(&tb) {
+        Some(tm) => tm,
+        None => crate::HwTensorMap::decode(&tb)
+            .map_err(|why| {
+                e(
+                    ErrorKind::BadLaunch,
+                    Some(tmap_addr),
+                    format!(
+                        "tensor map parameter holds neither the emulator's encoding \
+                         (ptx_emu::TensorMap) nor a hardware tensor map: {why}"
+                    ),
+                )
+            })?
+            .to_tensor_map(),
+    };
     if tm.dims.len() != coords.len() {
         return Err(e(
             ErrorKind::BadLaunch,
@@ -3424,6 +3443,60 @@ fn try_collective(
     Ok(true)
 }
 
+/// `ldmatrix.m16n16.{x1,x2}.trans.b8`: matrix i's 16 rows of 16 bytes come
+/// from the addresses of lanes 16i..16i+15; of the transposed matrix, lane
+/// holds row lane/4 (register 2i) and row lane/4 + 8 (register 2i+1),
+/// bytes 4(lane%4)..+3 each (the B operand of `mma.m16n8k32` with 8-bit
+/// types).
+fn ldmatrix_m16n16_b8(
+    dev: &mut Device,
+    l: &mut Launch,
+    cta: &mut Cta,
+    inst: &Inst,
+    group: &[usize],
+) -> R<()> {
+    let nr = cta.nregs;
+    let w0 = group[0];
+    let rl = match &inst.ops[0] {
+        Opnd::Vec(v) => v.clone(),
+        x => vec![x.clone()],
+    };
+    let nmat = inst.sub as usize;
+    if rl.len() != 2 * nmat {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{}` takes {} registers", inst.opcode, 2 * nmat),
+        ));
+    }
+    for i in 0..nmat {
+        let mut mat = [[0u8; 16]; 16];
+        for (r, row) in mat.iter_mut().enumerate() {
+            let g = w0 + 16 * i + r;
+            let regs = cta.regs[g * nr..(g + 1) * nr].to_vec();
+            let a = mem_addr(&regs, &inst.ops[1], l);
+            let a = if inst.space == Space::Generic
+                && (SHARED_WIN..SHARED_WIN + WIN_SIZE).contains(&a)
+            {
+                a - SHARED_WIN
+            } else {
+                a
+            };
+            read_bytes(dev, l, cta, Space::Shared, a, row, w0, 16)?;
+        }
+        for lane in 0..32 {
+            for j in 0..2 {
+                let col = lane / 4 + 8 * j;
+                let v = (0..4).fold(0u64, |v, b| {
+                    v | u64::from(mat[4 * (lane % 4) + b][col]) << (8 * b)
+                });
+                wr(cta, w0 + lane, &rl[2 * i + j], v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `ldmatrix`/`stmatrix` `.m8n8` with `.x1/.x2/.x4` and `.trans`, b16 elements.
 fn ldst_matrix(
     dev: &mut Device,
@@ -3433,6 +3506,14 @@ fn ldst_matrix(
     group: &[usize],
     tid_of: &dyn Fn(usize) -> (u32, u32, u32),
 ) -> R<()> {
+    if inst.opcode.contains("m16n16")
+        && inst.opcode.ends_with("b8")
+        && inst.op == OpK::Ldmatrix
+        && inst.sub2 == 1
+        && inst.sub <= 2
+    {
+        return ldmatrix_m16n16_b8(dev, l, cta, inst, group);
+    }
     if !inst.opcode.contains("m8n8") || !inst.opcode.ends_with("b16") {
         return Err(e(
             ErrorKind::Unsupported,

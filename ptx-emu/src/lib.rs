@@ -46,12 +46,14 @@
 mod decode;
 mod exec;
 pub mod float;
+pub mod hw_tensor_map;
 pub mod ir;
 mod parse;
 mod race;
 pub mod scale;
 
 pub use exec::TensorMap;
+pub use hw_tensor_map::{HwElem, HwTensorMap};
 pub use ir::Module;
 pub use parse::ParseError;
 

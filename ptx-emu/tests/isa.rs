@@ -623,6 +623,21 @@ fn error_carry_chain_is_unsupported() {
 }
 
 #[test]
+fn min_max_relu_clamp_signed_results_at_zero() {
+    let o = u32s(&run("
+        mov.b32 %r1, -5; mov.b32 %r2, 3; mov.b32 %r3, 9;
+        min.relu.s32 %r4, %r1, %r2; st.global.b32 [%rd0], %r4;
+        min.relu.s32 %r5, %r2, %r3; st.global.b32 [%rd0+4], %r5;
+        max.relu.s32 %r6, %r1, -2; st.global.b32 [%rd0+8], %r6;
+        min.s32 %r7, %r1, %r2; st.global.b32 [%rd0+12], %r7;
+    "));
+    assert_eq!(o[..4], [0, 3, 0, -5i32 as u32]);
+    // float .relu (NaN handling) is not emulated
+    let e = err_of("mov.b32 %f1, 1.0; min.relu.f32 %f2, %f1, %f1;", 1);
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+}
+
+#[test]
 fn bit_find_extend_dot() {
     let o = u32s(&run("
         mov.b32 %r1, 0x00f00000; bfind.u32 %r2, %r1; st.global.b32 [%rd0], %r2;
