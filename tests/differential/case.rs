@@ -226,6 +226,11 @@ pub enum Init {
     Range(i64, i64),
     /// The same without 0 (divisors).
     NonZero(i64, i64),
+    /// Every pair of the element type's special values
+    /// ([`special_values`], `n` of them): element `i` holds the
+    /// `(i / n) mod n`-th (`pairs:0`) or the `i mod n`-th (`pairs:1`), the
+    /// same at every seed.
+    Pairs(bool),
     /// An i64 table of `count` rows (base address, length, stride 1) of
     /// further buffers of `elem` and `len` elements, random, which the
     /// runner allocates after the parameters' buffers (a list of arrays).
@@ -260,6 +265,8 @@ impl Init {
                             Init::NonZero(lo, hi)
                         }
                     }
+                    ["pairs", "0"] => Init::Pairs(false),
+                    ["pairs", "1"] => Init::Pairs(true),
                     ["normal", e] => Init::Normal(int(e)?.clamp(-6, 6)),
                     ["arrays", elem, count, len] => Init::Arrays {
                         elem: Elem::parse(elem)?,
@@ -511,10 +518,50 @@ fn random_float(rng: &mut Rng, elem: Elem, finite: bool, normal: Option<i64>) ->
     }
 }
 
+/// The special values of a float type, as bits: ±0, the smallest and
+/// largest subnormals, the smallest normal, 0.5, 1, 1.5, 2, 2.5, 3, 10,
+/// the largest finite value, ±inf (none in e4m3) and NaN of either sign.
+pub fn special_values(elem: Elem) -> Vec<u64> {
+    let Some((e, m)) = elem.float() else {
+        return Vec::new();
+    };
+    let emax = (1u64 << e) - 1;
+    let sign = 1u64 << (e + m);
+    let mant = (1u64 << m) - 1;
+    let enc = |v: f64| {
+        let mut b = Vec::new();
+        elem.encode(v, &mut b);
+        elem.bits(&b)
+    };
+    let (largest, inf) = if elem == Elem::F8e4m3 {
+        (0x7e, None)
+    } else {
+        (((emax - 1) << m) | mant, Some(emax << m))
+    };
+    let mut mags = vec![0, 1, mant, 1 << m];
+    mags.extend([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 10.0].map(enc));
+    mags.push(largest);
+    mags.extend(inf);
+    let nan = if elem == Elem::F8e4m3 {
+        0x7f
+    } else {
+        (emax << m) | (1 << (m - 1))
+    };
+    mags.push(nan);
+    mags.iter().flat_map(|&b| [b, b | sign]).collect()
+}
+
 fn fill(rng: &mut Rng, elem: Elem, len: usize, init: &Init) -> Vec<u8> {
     let mut out = Vec::with_capacity(len * elem.size());
+    let specials = special_values(elem);
     for i in 0..len {
         match init {
+            Init::Pairs(inner) if !specials.is_empty() => {
+                let n = specials.len();
+                let k = if *inner { i % n } else { i / n % n };
+                out.extend_from_slice(&specials[k].to_le_bytes()[..elem.size()]);
+            }
+            Init::Pairs(_) => elem.encode_int(0, &mut out),
             Init::Zeros => elem.encode_int(0, &mut out),
             Init::Iota => elem.encode_int(i as i64, &mut out),
             Init::Range(lo, hi) => {
