@@ -267,21 +267,24 @@ fn run(
     )
 }
 
-/// The buffers to compare: argument index, element type, ulp bound.
-fn compared(case: &Case) -> Vec<(usize, case::Elem, u64)> {
+/// The buffers to compare: argument index, element type, ulp and absolute
+/// bounds.
+fn compared(case: &Case) -> Vec<(usize, case::Elem, u64, f64)> {
     let listed = case.listed_arrays();
     case.args
         .iter()
         .enumerate()
         .filter_map(|(k, a)| match a {
-            Arg::Buffer { elem, ulp, .. } => Some((k, *elem, ulp.unwrap_or(case.ulp))),
+            Arg::Buffer {
+                elem, ulp, atol, ..
+            } => Some((k, *elem, ulp.unwrap_or(case.ulp), atol.unwrap_or(case.atol))),
             Arg::Scalar { .. } => None,
         })
         .chain(
             listed
                 .iter()
                 .enumerate()
-                .map(|(k, (elem, _, _))| (case.args.len() + k, *elem, case.ulp)),
+                .map(|(k, (elem, _, _))| (case.args.len() + k, *elem, case.ulp, case.atol)),
         )
         .collect()
 }
@@ -292,9 +295,9 @@ fn differences(case: &Case, nv: &Outcome, ours: &Outcome) -> Option<String> {
     match (nv, ours) {
         (Outcome::Done(a, pa), Outcome::Done(b, pb)) => {
             let mut out = Vec::new();
-            for ((k, elem, ulp), (x, y)) in compared(case).into_iter().zip(a.iter().zip(b)) {
+            for ((k, elem, ulp, atol), (x, y)) in compared(case).into_iter().zip(a.iter().zip(b)) {
                 let mut diffs: Vec<Diff> = Vec::new();
-                let (n, worst) = case::compare(elem, ulp, x, y, &mut diffs);
+                let (n, worst) = case::compare(elem, ulp, atol, x, y, &mut diffs);
                 if n == 0 {
                     continue;
                 }

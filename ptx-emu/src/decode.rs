@@ -12,7 +12,15 @@ pub mod mulmode {
     pub const WIDE: u8 = 2;
 }
 
-/// Atomic operations.
+/// Carry-chain flags of an integer `add`/`sub`/`mad` (in `Inst::sub2`).
+pub mod carry {
+    /// Adds the carry flag in (`addc`, `subc`, `madc`).
+    pub const IN: u8 = 1;
+    /// Writes the carry flag out (`.cc`).
+    pub const OUT: u8 = 2;
+}
+
+/// Atomic operations (in `Inst::sub`).
 pub mod atomop {
     #![allow(missing_docs)]
     pub const ADD: u8 = 0;
@@ -182,8 +190,8 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             // cvt.rn.f16x2.f32 d, a, b ; cvt.frnd2{.relu}{.satfinite}.f16.f32 etc.
             OpK::Cvt
         }
-        "add" => OpK::Add,
-        "sub" => OpK::Sub,
+        "add" | "addc" => OpK::Add,
+        "sub" | "subc" => OpK::Sub,
         "mul" => {
             inst.sub = if has("hi") {
                 mulmode::HI
@@ -194,7 +202,7 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             };
             OpK::Mul
         }
-        "mad" => {
+        "mad" | "madc" => {
             inst.sub = if has("hi") {
                 mulmode::HI
             } else if has("wide") {
@@ -532,8 +540,19 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
         },
         _ => OpK::Unsupported,
     };
-    // Carry chains (.cc, addc/subc/madc) and .relu are not emulated: refuse them
-    // rather than compute a wrong answer.
+    // Carry chains (.cc, addc/subc/madc) of 32- and 64-bit integers, lo or
+    // hi halves for mad: the carry flag in and out.
+    let chain_ok =
+        matches!(inst.op, OpK::Add | OpK::Sub) || inst.op == OpK::Mad && inst.sub != mulmode::WIDE;
+    let chain_ok =
+        chain_ok && matches!(inst.ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64) && !inst.sat;
+    let carry_in = matches!(base, "addc" | "subc" | "madc");
+    if chain_ok {
+        inst.sub2 = (carry_in as u8 * carry::IN) | (has("cc") as u8 * carry::OUT);
+    }
+    let bad_chain = (carry_in || has("cc")) && !chain_ok;
+    // .relu is emulated on min/max only: refuse it elsewhere rather than
+    // compute a wrong answer.
     // Also refused: packed-integer types (u16x2...), stochastic rounding,
     // cvt.pack, vector atomics, st.async/red.async and 128-bit values.
     let packed_int = parts[1..].iter().any(|p| {
@@ -551,7 +570,7 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             && Ty::parse(p).is_none()
     });
     let unsupported_mod = unknown_type
-        || has("cc")
+        || bad_chain
         || has("relu") && !matches!(inst.op, OpK::Min | OpK::Max)
         || has("xorsign")
         || has("oob")

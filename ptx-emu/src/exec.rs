@@ -2,7 +2,7 @@
 
 #![allow(clippy::too_many_arguments)]
 
-use crate::decode::{atomop, mulmode};
+use crate::decode::{atomop, carry, mulmode};
 use crate::float::{self as fl, Fmt};
 use crate::ir::*;
 use crate::{Device, EmuError, ErrorKind, LaunchConfig, LaunchResult, Param};
@@ -226,6 +226,8 @@ struct Cta {
     bar_waiting: [Vec<u32>; 16],
     /// bar.red accumulators.
     bar_red: [u32; 16],
+    /// Each thread's carry flag (`CC.CF`) of the integer carry chains.
+    carry: Vec<bool>,
 }
 
 /// Per-thread fixed info.
@@ -419,6 +421,7 @@ impl Cta {
             bar_expected: [0; 16],
             bar_waiting: Default::default(),
             bar_red: [0; 16],
+            carry: Vec::new(),
         }
     }
 }
@@ -461,6 +464,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         bar_expected: [0; 16],
         bar_waiting: Default::default(),
         bar_red: [0; 16],
+        carry: vec![false; n],
     }
 }
 
@@ -1760,6 +1764,16 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 let (x, y) = (sext(a, 32), sext(b, 32));
                 let r = if sub { x - y } else { x + y };
                 (r.clamp(i32::MIN as i64, i32::MAX as i64) as u64) & m
+            } else if inst.sub2 != 0 {
+                // a carry chain (add.cc, addc, sub.cc, subc): the carry in
+                // (addc/subc) and out (.cc) is CC.CF, a borrow for subtraction
+                let cin = (inst.sub2 & carry::IN != 0 && cta.carry[t]) as i128;
+                let (x, y) = ((a & m) as i128, (b & m) as i128);
+                let full = if sub { x - y - cin } else { x + y + cin };
+                if inst.sub2 & carry::OUT != 0 {
+                    cta.carry[t] = if sub { full < 0 } else { full >> bits != 0 };
+                }
+                (full as u64) & m
             } else if sub {
                 a.wrapping_sub(b) & m
             } else {
@@ -1806,6 +1820,15 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                     if inst.sat && ty == Ty::S32 && inst.sub == mulmode::HI {
                         let s = sext(prod, 32) + sext(c, 32);
                         (s.clamp(i32::MIN as i64, i32::MAX as i64) as u64) & m
+                    } else if inst.sub2 != 0 {
+                        // mad.cc, madc: the product's half plus c plus the
+                        // carry in, the carry out to CC.CF
+                        let cin = (inst.sub2 & carry::IN != 0 && cta.carry[t]) as u128;
+                        let full = (prod & m) as u128 + (c & m) as u128 + cin;
+                        if inst.sub2 & carry::OUT != 0 {
+                            cta.carry[t] = full >> bits != 0;
+                        }
+                        (full as u64) & m
                     } else {
                         prod.wrapping_add(c) & wm
                     }

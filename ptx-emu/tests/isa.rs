@@ -617,8 +617,41 @@ fn mma_sync_m16n8k16_fragments() {
 }
 
 #[test]
-fn error_carry_chain_is_unsupported() {
-    let e = err_of("mov.b32 %r1, 1; add.cc.u32 %r2, %r1, %r1;", 1);
+fn carry_chains() {
+    // 64-bit sums and differences from 32-bit halves, and the 64 x 64
+    // product's halves the way NVIDIA's f64 trig reduction computes them.
+    let o = u32s(&run("
+        mov.b32 %r1, 0xffffffff; mov.b32 %r2, 1; mov.b32 %r3, 2;
+        add.cc.u32 %r4, %r1, %r2; addc.u32 %r5, %r3, 0;
+        st.global.b32 [%rd0], %r4; st.global.b32 [%rd0+4], %r5;
+        sub.cc.u32 %r6, %r2, %r3; subc.cc.u32 %r7, %r3, %r3; subc.u32 %r8, %r3, 0;
+        st.global.b32 [%rd0+8], %r6; st.global.b32 [%rd0+12], %r7; st.global.b32 [%rd0+16], %r8;
+        add.cc.u32 %r9, %r2, %r2; addc.u32 %r10, 0, 0; st.global.b32 [%rd0+20], %r10;
+        mad.lo.cc.u32 %r11, %r1, %r1, %r1; madc.hi.u32 %r12, %r1, %r1, 0;
+        st.global.b32 [%rd0+24], %r11; st.global.b32 [%rd0+28], %r12;
+        mov.b64 %rd2, 0xffffffffffffffff; add.cc.u64 %rd3, %rd2, %rd2; addc.cc.u64 %rd4, 0, 0;
+        addc.u32 %r13, 5, 0;
+        st.global.b64 [%rd0+32], %rd3; st.global.b64 [%rd0+40], %rd4; st.global.b32 [%rd0+48], %r13;
+    "));
+    assert_eq!(
+        (o[0], o[1]),
+        (0, 3),
+        "0xffffffff + 1 carries into the high word"
+    );
+    assert_eq!(o[2], 0xffff_ffff, "1 - 2 wraps");
+    assert_eq!(o[3], 0xffff_ffff, "the borrow goes into subc");
+    assert_eq!(o[4], 1, "2 - 0 - borrow");
+    assert_eq!(o[5], 0, "no carry out of 1 + 1");
+    // 0xffffffff^2 + 0xffffffff = 0xffffffff_00000000: lo 0, carry into hi
+    assert_eq!((o[6], o[7]), (0, 0xffff_ffff));
+    assert_eq!(o[8] as u64 | (o[9] as u64) << 32, 0xffff_ffff_ffff_fffe);
+    assert_eq!(o[10] as u64 | (o[11] as u64) << 32, 1, "64-bit carry");
+    assert_eq!(o[12], 5, "addc.cc.u64 of 0 + 0 + 1 carries nothing out");
+}
+
+#[test]
+fn error_wide_carry_chain_is_unsupported() {
+    let e = err_of("mov.b32 %r1, 1; mad.wide.cc.u32 %rd2, %r1, %r1, %rd1;", 1);
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
 }
 

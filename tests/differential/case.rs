@@ -226,6 +226,11 @@ pub enum Init {
     Range(i64, i64),
     /// The same without 0 (divisors).
     NonZero(i64, i64),
+    /// Every pair of the element type's special values
+    /// ([`special_values`], `n` of them): element `i` holds the
+    /// `(i / n) mod n`-th (`pairs:0`) or the `i mod n`-th (`pairs:1`), the
+    /// same at every seed.
+    Pairs(bool),
     /// An i64 table of `count` rows (base address, length, stride 1) of
     /// further buffers of `elem` and `len` elements, random, which the
     /// runner allocates after the parameters' buffers (a list of arrays).
@@ -260,6 +265,8 @@ impl Init {
                             Init::NonZero(lo, hi)
                         }
                     }
+                    ["pairs", "0"] => Init::Pairs(false),
+                    ["pairs", "1"] => Init::Pairs(true),
                     ["normal", e] => Init::Normal(int(e)?.clamp(-6, 6)),
                     ["arrays", elem, count, len] => Init::Arrays {
                         elem: Elem::parse(elem)?,
@@ -286,6 +293,8 @@ pub enum Arg {
         init: Init,
         /// This buffer's ulp bound, overriding the case's.
         ulp: Option<u64>,
+        /// This buffer's absolute bound, overriding the case's.
+        atol: Option<f64>,
     },
     /// A scalar's little-endian bytes (its type's width) and whether it
     /// sign-extends.
@@ -307,6 +316,9 @@ pub struct Case {
     pub args: Vec<Arg>,
     /// Ulps by which float elements may differ (0: bitwise).
     pub ulp: u64,
+    /// An absolute difference float elements may also have, on top of
+    /// `ulp` ulps of the larger (for results that cancel).
+    pub atol: f64,
     /// Whether our PTX also runs compiled with swizzled operand buffers
     /// (`TILEIR_ALWAYS_SWIZZLE`).
     pub swizzled_too: bool,
@@ -338,11 +350,13 @@ impl Case {
                 let len = b["len"].as_u64().ok_or_else(|| err("len".into()))? as usize;
                 let init = Init::parse(b["init"].as_str().unwrap_or("random")).map_err(err)?;
                 let ulp = b.get("ulp").and_then(Value::as_u64);
+                let atol = b.get("atol").and_then(Value::as_f64);
                 args.push(Arg::Buffer {
                     elem,
                     len,
                     init,
                     ulp,
+                    atol,
                 });
             } else if let Some(s) = a.get("scalar") {
                 let ty = Elem::parse(s["ty"].as_str().unwrap_or("")).map_err(err)?;
@@ -369,6 +383,7 @@ impl Case {
             grid,
             args,
             ulp: j.get("ulp").and_then(Value::as_u64).unwrap_or(0),
+            atol: j.get("atol").and_then(Value::as_f64).unwrap_or(0.0),
             swizzled_too: j
                 .get("swizzled_too")
                 .and_then(Value::as_bool)
@@ -511,10 +526,50 @@ fn random_float(rng: &mut Rng, elem: Elem, finite: bool, normal: Option<i64>) ->
     }
 }
 
+/// The special values of a float type, as bits: ±0, the smallest and
+/// largest subnormals, the smallest normal, 0.5, 1, 1.5, 2, 2.5, 3, 10,
+/// the largest finite value, ±inf (none in e4m3) and NaN of either sign.
+pub fn special_values(elem: Elem) -> Vec<u64> {
+    let Some((e, m)) = elem.float() else {
+        return Vec::new();
+    };
+    let emax = (1u64 << e) - 1;
+    let sign = 1u64 << (e + m);
+    let mant = (1u64 << m) - 1;
+    let enc = |v: f64| {
+        let mut b = Vec::new();
+        elem.encode(v, &mut b);
+        elem.bits(&b)
+    };
+    let (largest, inf) = if elem == Elem::F8e4m3 {
+        (0x7e, None)
+    } else {
+        (((emax - 1) << m) | mant, Some(emax << m))
+    };
+    let mut mags = vec![0, 1, mant, 1 << m];
+    mags.extend([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 10.0].map(enc));
+    mags.push(largest);
+    mags.extend(inf);
+    let nan = if elem == Elem::F8e4m3 {
+        0x7f
+    } else {
+        (emax << m) | (1 << (m - 1))
+    };
+    mags.push(nan);
+    mags.iter().flat_map(|&b| [b, b | sign]).collect()
+}
+
 fn fill(rng: &mut Rng, elem: Elem, len: usize, init: &Init) -> Vec<u8> {
     let mut out = Vec::with_capacity(len * elem.size());
+    let specials = special_values(elem);
     for i in 0..len {
         match init {
+            Init::Pairs(inner) if !specials.is_empty() => {
+                let n = specials.len();
+                let k = if *inner { i % n } else { i / n % n };
+                out.extend_from_slice(&specials[k].to_le_bytes()[..elem.size()]);
+            }
+            Init::Pairs(_) => elem.encode_int(0, &mut out),
             Init::Zeros => elem.encode_int(0, &mut out),
             Init::Iota => elem.encode_int(i as i64, &mut out),
             Init::Range(lo, hi) => {
@@ -556,7 +611,30 @@ fn fill(rng: &mut Rng, elem: Elem, len: usize, init: &Init) -> Vec<u8> {
             }
         }
     }
+    if *init == Init::Random {
+        place_specials(rng, elem, &specials, &mut out);
+    }
     out
+}
+
+/// Puts every special value of a float type at a position drawn from `rng`
+/// (distinct positions; a seed-drawn run of them where the buffer is
+/// shorter than the list), so that any seed reaches them all.
+fn place_specials(rng: &mut Rng, elem: Elem, specials: &[u64], out: &mut [u8]) {
+    let s = elem.size();
+    let len = out.len() / s;
+    if specials.is_empty() || len == 0 {
+        return;
+    }
+    let mut pos: Vec<usize> = (0..len).collect();
+    let n = specials.len().min(len);
+    let first = rng.below(specials.len() as u64) as usize;
+    for j in 0..n {
+        let k = j + rng.below((len - j) as u64) as usize;
+        pos.swap(j, k);
+        let b = specials[(first + j) % specials.len()];
+        out[pos[j] * s..(pos[j] + 1) * s].copy_from_slice(&b.to_le_bytes()[..s]);
+    }
 }
 
 /// Ulp distance of two non-NaN floats (bits); +0 and -0 are zero apart.
@@ -592,13 +670,22 @@ pub fn show(elem: Elem, bits: u64) -> String {
     }
 }
 
-/// Compares one buffer: bitwise, any NaN equal to any NaN, or within
-/// `ulp` for floats. Returns the count of differing elements (the first
-/// few into `diffs`) and the largest ulp distance of differing non-NaN
-/// floats.
+/// The distance from a float's magnitude to the next larger one (its ulp).
+fn spacing(elem: Elem, bits: u64) -> f64 {
+    let (e, m) = elem.float().unwrap();
+    let mag = bits & ((1u64 << (e + m)) - 1);
+    (elem.to_f64(mag + 1) - elem.to_f64(mag)).abs()
+}
+
+/// Compares one buffer: bitwise, any NaN equal to any NaN, or for floats
+/// within `ulp` ulps, or apart by at most `atol` plus `ulp` ulps of the
+/// larger magnitude (finite values). Returns the count of differing
+/// elements (the first few into `diffs`) and the largest ulp distance of
+/// differing non-NaN floats.
 pub fn compare(
     elem: Elem,
     ulp: u64,
+    atol: f64,
     nv: &[u8],
     ours: &[u8],
     diffs: &mut Vec<Diff>,
@@ -613,7 +700,15 @@ pub fn compare(
         let ok = elem.float().is_some()
             && match (elem.is_nan(a), elem.is_nan(b)) {
                 (true, true) => true,
-                (false, false) => ulp > 0 && ulp_distance(elem, a, b) <= ulp,
+                (false, false) => {
+                    let (x, y) = (elem.to_f64(a), elem.to_f64(b));
+                    let big = if x.abs() >= y.abs() { a } else { b };
+                    ulp > 0 && ulp_distance(elem, a, b) <= ulp
+                        || atol > 0.0
+                            && x.is_finite()
+                            && y.is_finite()
+                            && (x - y).abs() <= atol + ulp as f64 * spacing(elem, big)
+                }
                 _ => false,
             };
         if !ok {
@@ -669,13 +764,32 @@ mod tests {
         let mut d = Vec::new();
         let f = |x: f32| x.to_bits().to_le_bytes().to_vec();
         let nan2 = f32::from_bits(0x7fc0_0001);
-        assert_eq!(compare(Elem::F32, 0, &f(f32::NAN), &f(nan2), &mut d).0, 0);
-        assert_eq!(compare(Elem::F32, 0, &f(0.0), &f(-0.0), &mut d).0, 1);
+        assert_eq!(
+            compare(Elem::F32, 0, 0.0, &f(f32::NAN), &f(nan2), &mut d).0,
+            0
+        );
+        assert_eq!(compare(Elem::F32, 0, 0.0, &f(0.0), &f(-0.0), &mut d).0, 1);
         let next = f32::from_bits(1.0f32.to_bits() + 2);
-        assert_eq!(compare(Elem::F32, 2, &f(1.0), &f(next), &mut d).0, 0);
-        assert_eq!(compare(Elem::F32, 1, &f(1.0), &f(next), &mut d).0, 1);
-        assert_eq!(compare(Elem::F32, 9, &f(1.0), &f(f32::NAN), &mut d).0, 1);
-        assert_eq!(compare(Elem::I32, 9, &f(1.0), &f(next), &mut d).0, 1);
+        assert_eq!(compare(Elem::F32, 2, 0.0, &f(1.0), &f(next), &mut d).0, 0);
+        assert_eq!(compare(Elem::F32, 1, 0.0, &f(1.0), &f(next), &mut d).0, 1);
+        assert_eq!(
+            compare(Elem::F32, 9, 0.0, &f(1.0), &f(f32::NAN), &mut d).0,
+            1
+        );
+        assert_eq!(compare(Elem::I32, 9, 0.0, &f(1.0), &f(next), &mut d).0, 1);
         assert_eq!(d.len(), 4);
+        // an absolute bound for results near zero, on top of the ulps
+        let (a, b) = (f(1e-6), f(1.5e-6));
+        assert_eq!(compare(Elem::F32, 1, 0.0, &a, &b, &mut d).0, 1);
+        assert_eq!(compare(Elem::F32, 1, 1e-6, &a, &b, &mut d).0, 0);
+        assert_eq!(compare(Elem::F32, 0, 1e-7, &a, &b, &mut d).0, 1);
+        assert_eq!(
+            compare(Elem::F32, 1, 1e3, &f(1.0), &f(f32::INFINITY), &mut d).0,
+            1
+        );
+        assert_eq!(
+            compare(Elem::F32, 0, 1e3, &f(1.0), &f(f32::NAN), &mut d).0,
+            1
+        );
     }
 }

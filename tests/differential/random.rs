@@ -67,6 +67,7 @@ fn case(dir: &Path, prog: &Value) -> Case {
             len,
             init: if sums { Init::Ints } else { Init::Random },
             ulp: None,
+            atol: None,
         });
         let dims: Vec<usize> = if rank == 1 {
             vec![cols, step]
@@ -105,6 +106,7 @@ fn case(dir: &Path, prog: &Value) -> Case {
         grid,
         args,
         ulp: if sums || exp { 16 } else { 0 },
+        atol: 0.0,
         swizzled_too: false,
         note: match (sums, exp) {
             (true, _) => "float sums: inputs are small integers, floats within 16 ulp".into(),

@@ -115,6 +115,21 @@ pub fn lower(l: &mut Lowerer, id: OpId, s: Scalar) -> Result<(), LowerError> {
                 }))
             })
         }
+        // `tanh.approx.f32` (sm_75 and newer), as NVIDIA's tileiras emits
+        // for the approximate rounding mode.
+        Opcode::TanH if wide == Ty::F32 && enum_attr(l, id, "rounding_mode") == Some(4) => {
+            elementwise(l, id, &ops, |l, r| {
+                Ok(through(l, r[0], &|l, x| {
+                    l.b.op(
+                        Opc::Tanh,
+                        &["approx"],
+                        &[Ty::F32],
+                        Ty::F32,
+                        smallvec![Operand::Reg(x)],
+                    )
+                }))
+            })
+        }
         Opcode::Exp
         | Opcode::Log
         | Opcode::Log2

@@ -326,9 +326,10 @@ pub fn atan2(l: &mut Lowerer, y: Reg, x: Reg) -> Reg {
     let a =
         l.b.op(Opc::Copysign, &[], &[Ty::F32], Ty::F32, vec![r(y), r(a)]);
     // A NaN operand gives NaN (the octant selections above can hide it:
-    // atan2(NaN, -inf) would be 3pi/4).
+    // atan2(NaN, -inf) would be 3pi/4). The test is on the operands, not
+    // their sum: inf + -inf is NaN, but atan2(±inf, ∓inf) is ±pi/4, ±3pi/4.
+    let nan = setp(l, "nan", r(x), r(y));
     let sum = add(l, r(x), r(y));
-    let nan = setp(l, "nan", r(sum), r(sum));
     sel(l, sum, a, nan)
 }
 

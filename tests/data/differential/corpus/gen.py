@@ -158,8 +158,12 @@ K = {
         note="x in -2..2: sums and products exact in any order"),
     "slice_dynamic_f32": dict(dims={"x": [500], "out": [300]},
                               scalars={"off": 37, "n": 300}, grid=[3, 1, 1]),
-    "softmax_rows_f32": dict(dims={"x": [10, 200], "out": [10, 200]}, init={"x": "finite"},
-                             grid=[3, 1, 1]),
+    "softmax_rows_f32": dict(
+        dims={"x": [10, 200], "out": [10, 200]}, init={"x": "finite"}, ulp={"out": 399},
+        grid=[3, 1, 1],
+        note="the row's sum of N = 200 positive exponentials runs in an order each compiler "
+        "chooses: each side within (N-1)u of the exact sum, the two within 2(N-1) = 398 ulp, "
+        "then one division (399)"),
     "strided_window_f32": dict(dims={"x": [100], "out": [25, 8]}, grid=[25, 1, 1]),
     "exp_log_f32": dict(
         ulp={"o_log": 2, "o_log2": 2}, grid=[4, 1, 1],
