@@ -578,7 +578,9 @@ pub fn lower_entry(
 fn out_of_shared_memory(e: &LowerError) -> bool {
     let what = match e {
         LowerError::Unsupported { what, .. } => what.as_str(),
-        LowerError::Failed { message, .. } => message.as_str(),
+        LowerError::Failed { message, .. } | LowerError::TooLarge { message, .. } => {
+            message.as_str()
+        }
     };
     what.contains("too large for shared memory") || what.contains("too much shared memory")
 }

@@ -67,6 +67,18 @@ pub enum LowerError {
         /// Where the op is, from debug info.
         location: Option<Location>,
     },
+    /// A constant of the program (a stride, shape, offset or tile size),
+    /// or one computed from such constants, does not fit where it must go:
+    /// 64-bit arithmetic on it overflows, or an instruction operand cannot
+    /// hold it. The program is valid; this compiler cannot lower it
+    /// (status 4).
+    #[error("{message}")]
+    TooLarge {
+        /// What overflowed, and where it was going.
+        message: String,
+        /// Where the op is, from debug info.
+        location: Option<Location>,
+    },
     /// Lowering failed.
     #[error("{message}")]
     Failed {
@@ -80,15 +92,18 @@ pub enum LowerError {
 impl LowerError {
     /// Whether this is an unsupported-feature error (status 4).
     pub fn is_unsupported(&self) -> bool {
-        matches!(self, LowerError::Unsupported { .. })
+        matches!(
+            self,
+            LowerError::Unsupported { .. } | LowerError::TooLarge { .. }
+        )
     }
 
     /// The diagnostic shown for this error.
     pub fn diagnostic(&self) -> Diagnostic {
         let location = match self {
-            LowerError::Unsupported { location, .. } | LowerError::Failed { location, .. } => {
-                location.clone()
-            }
+            LowerError::Unsupported { location, .. }
+            | LowerError::TooLarge { location, .. }
+            | LowerError::Failed { location, .. } => location.clone(),
         };
         Diagnostic::error(self.to_string()).at(location)
     }
@@ -168,5 +183,11 @@ pub fn lower_module(
     out.items
         .extend(entries.into_iter().map(crate::ptx::Item::Entry));
     out.files = files;
+    // Each op's instructions were checked as they were built (with its
+    // location); this also covers what the optimizer made of them.
+    crate::ptx::check::module(&out).map_err(|message| LowerError::TooLarge {
+        message,
+        location: None,
+    })?;
     Ok((out, notes))
 }

@@ -69,6 +69,15 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     let mark = l.shared_bytes;
     let r = lower_op_here(l, id).map_err(|e| named(l, id, e));
+    // An immediate that does not fit its operand is this op's error,
+    // unless an op inside it (or its own error) came first.
+    let r = match l.b.overflow.take() {
+        Some(why) if r.is_ok() => Err(LowerError::TooLarge {
+            message: format!("'{}' op: {why}", l.m.ops[id].name()),
+            location: l.m.location(id),
+        }),
+        _ => r,
+    };
     // The op's shared-memory scratch is dead once it is done: its result
     // lives in registers. A tile copied into a product's B buffer keeps
     // its buffer until the op enclosing both is done.

@@ -100,6 +100,10 @@ pub struct Builder {
     /// The source position given to the instructions pushed from now on
     /// (line info builds only).
     pub loc: Option<SrcLoc>,
+    /// The first instruction pushed with an immediate that does not fit
+    /// its operand ([`crate::ptx::check::inst`]), why; the op being
+    /// lowered takes it as its error ([`crate::lower::ops::lower_op`]).
+    pub overflow: Option<String>,
     next_reg: u32,
     stack: Vec<Frame>,
     body: Vec<Stmt>,
@@ -154,6 +158,9 @@ impl Builder {
 
     /// Appends an instruction.
     pub fn push(&mut self, mut inst: Inst) {
+        if self.overflow.is_none() {
+            self.overflow = crate::ptx::check::inst(&inst).err();
+        }
         if inst.loc.is_none() {
             inst.loc = self.loc;
         }
