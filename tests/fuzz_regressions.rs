@@ -1,6 +1,7 @@
 //! Inputs that fuzzing found (kept under `tests/data/fuzz/`, listed in its
 //! `expected.txt`) compile, or fail with the status and diagnostic listed
-//! there, on every target family: never a panic, never a ptxas rejection.
+//! there, on every target family (and with line info on sm_90): never a
+//! panic, never a ptxas rejection.
 mod common;
 
 use tileiras::options::{Gpu, Options, OutputKind};
@@ -42,9 +43,14 @@ fn fuzz_finds_compile_or_fail_cleanly() {
     let dir = common::repo().join("tests/data/fuzz");
     for (file, status, text) in expected() {
         let bytes = std::fs::read(dir.join(&file)).expect("read");
-        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
+        let runs = [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120]
+            .into_iter()
+            .map(|gpu| (gpu, false))
+            .chain([(Gpu::Sm90, true)]);
+        for (gpu, line_info) in runs {
             let options = Options {
                 gpu,
+                line_info,
                 output: OutputKind::Cubin,
                 cuda_root: Some(common::cuda_root()),
                 ..Options::default()
