@@ -39,6 +39,16 @@
 //! and goes to the same engines (`ops/mma_scaled.rs`). Target facts (clusters, bf16 arithmetic, vector width)
 //! live in `target.rs`. An op or feature not handled yet is a
 //! [`LowerError::Unsupported`] naming the op and its source location.
+//!
+//! Constants from the input (tensor-view shapes, strides and offsets) may be
+//! any 64-bit value: arithmetic folding them into immediates uses
+//! `checked_*` and fails with [`LowerError::TooLarge`] at the op (status 4)
+//! rather than wrap; a function doing such arithmetic carries
+//! `#[deny(clippy::arithmetic_side_effects)]` (`ops::memory`'s
+//! `static_offsets_fit`, all of `crate::ptx::check`). Tile sizes are
+//! bounded by the verifier (2^24 elements). Every instruction built is
+//! range-checked as it is pushed ([`crate::ptx::check`]), so an immediate
+//! that does not fit its operand is the op's located error too.
 pub mod assign;
 pub mod assign_forward;
 pub mod facts;

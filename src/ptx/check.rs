@@ -4,6 +4,10 @@
 //! rejects a few, such as a barrier number above 15 or a `bfe` position
 //! above 255). Lowering checks each instruction as it is built
 //! (`simt::Builder::push`) and the whole module before it is printed.
+//!
+//! The immediates come from the input: this module does no unchecked
+//! arithmetic on them.
+#![deny(clippy::arithmetic_side_effects)]
 use super::inst::{Inst, Opc, Operand, RegClass, Ty};
 
 /// Checks the immediates of `i`: `Err` says which operand does not fit and
@@ -12,9 +16,10 @@ pub fn inst(i: &Inst) -> Result<(), String> {
     let fail = |k: usize, v: i64, why: &str| {
         let mut text = String::new();
         let _ = super::Writer::new(&mut text).inst(i);
+        // Operands counted from 1 across destinations and sources.
+        let n = k.saturating_add(i.dsts.len()).saturating_add(1);
         Err(format!(
-            "immediate {v} does not fit operand {} of `{text}` ({why})",
-            k + i.dsts.len() + 1
+            "immediate {v} does not fit operand {n} of `{text}` ({why})"
         ))
     };
     if let Some(n) = vector_width(i) {
@@ -38,7 +43,7 @@ pub fn inst(i: &Inst) -> Result<(), String> {
                 if v < lo || v > hi {
                     return fail(k, v, why);
                 }
-                if i.opc == Opc::Bar && k == 1 && v % 32 != 0 {
+                if i.opc == Opc::Bar && k == 1 && v.rem_euclid(32) != 0 {
                     return fail(k, v, "a thread count not a multiple of 32");
                 }
             }
@@ -74,7 +79,11 @@ fn bits_range(bits: u32) -> (i64, i64) {
     match bits {
         0 | 1 => (0, 1),
         b if b >= 64 => (i64::MIN, i64::MAX),
-        b => (-(1i64 << (b - 1)), (1i64 << b) - 1),
+        // 2..=63 bits: the shifts cannot overflow.
+        b => (
+            i64::MIN.checked_shr(64u32.saturating_sub(b)).unwrap_or(0),
+            i64::MAX.checked_shr(63u32.saturating_sub(b)).unwrap_or(0),
+        ),
     }
 }
 
@@ -103,7 +112,7 @@ fn imm_range(i: &Inst, k: usize) -> (i64, i64, &'static str) {
         Opc::Cvt => typed(i.tys.get(1).or(i.tys.first())),
         Opc::Selp if k == 2 => (0, 1, "a predicate"),
         Opc::Mad if has("wide") && k == 2 => {
-            let (lo, hi) = bits_range(2 * width(i.tys.first()));
+            let (lo, hi) = bits_range(width(i.tys.first()).saturating_mul(2));
             (lo, hi, "the width of its wide type")
         }
         Opc::Ld | Opc::St | Opc::Atom | Opc::Red => typed(i.tys.last()),
