@@ -68,10 +68,13 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
     }
     let mark = l.shared_bytes;
+    // An immediate that does not fit its operand is the error of the op
+    // that pushed it: one pushed before this op (by the op enclosing it)
+    // waits until this op is done.
+    let pending = l.b.overflow.take();
     let r = lower_op_here(l, id).map_err(|e| named(l, id, e));
-    // An immediate that does not fit its operand is this op's error,
-    // unless an op inside it (or its own error) came first.
-    let r = match l.b.overflow.take() {
+    let own = std::mem::replace(&mut l.b.overflow, pending);
+    let r = match own {
         Some(why) if r.is_ok() => Err(LowerError::TooLarge {
             message: format!("'{}' op: {why}", l.m.ops[id].name()),
             location: l.m.location(id),

@@ -314,3 +314,43 @@ impl Builder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smallvec::smallvec;
+
+    #[test]
+    fn an_immediate_that_does_not_fit_is_kept_for_the_op() {
+        let mut b = Builder::new();
+        let t = b.tid_x();
+        b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(t), Operand::Imm(4294967295)],
+        );
+        assert_eq!(b.overflow, None);
+        b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(t), Operand::Imm(1 << 32)],
+        );
+        b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U16],
+            Ty::U16,
+            smallvec![Operand::Reg(t), Operand::Imm(1 << 16)],
+        );
+        // The first one is kept.
+        let why = b.overflow.take().expect("an overflow");
+        assert!(
+            why.starts_with("immediate 4294967296 does not fit operand 3"),
+            "{why}"
+        );
+    }
+}
