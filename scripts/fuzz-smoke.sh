@@ -15,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+echo "== fuzz smoke: each fuzz target for a bounded time from its seeds"
 seconds=${FUZZ_SECONDS:-40}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
