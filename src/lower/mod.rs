@@ -44,8 +44,8 @@
 //! any 64-bit value: arithmetic folding them into immediates uses
 //! `checked_*` and fails with [`LowerError::TooLarge`] at the op (status 4)
 //! rather than wrap; a function doing such arithmetic carries
-//! `#[deny(clippy::arithmetic_side_effects)]` (`ops::memory`'s
-//! `static_offsets_fit`, all of `crate::ptx::check`). Tile sizes are
+//! `#[deny(clippy::arithmetic_side_effects)]` (all of `ops::static_offsets`
+//! and of `crate::ptx::check`). Tile sizes are
 //! bounded by the verifier (2^24 elements). Every instruction built is
 //! range-checked as it is pushed ([`crate::ptx::check`]), so an immediate
 //! that does not fit its operand is the op's located error too.

@@ -255,7 +255,7 @@ pub(super) fn prepare(
         check.push(!inbounds.get(i).copied().unwrap_or(false));
     }
     let esize = i64::from(p.elem.bits().max(8) / 8);
-    static_offsets_fit(l, op, &p.tile_shape, &stride, esize)?;
+    super::static_offsets::fit(l, op, &p.tile_shape, &stride, esize)?;
     let base = l.tile(op, p.base)?.regs[0];
     let mut off: Option<Reg> = None;
     for i in 0..rank {
@@ -354,53 +354,6 @@ pub(super) fn prepare(
         nonneg,
         rows_at: FxHashMap::default(),
     })
-}
-
-/// Checks that the byte offsets [`element`] folds from static strides fit
-/// 64 bits: a coordinate `c` of dimension `i` is below `shape[i]`, its
-/// offset `c * stride * esize`, and the offsets of all dimensions add up.
-/// A stride from the input large enough to overflow is a located error
-/// rather than a wrapped immediate.
-#[deny(clippy::arithmetic_side_effects)]
-fn static_offsets_fit(
-    l: &Lowerer,
-    op: OpId,
-    shape: &[i64],
-    stride: &[Extent],
-    esize: i64,
-) -> Result<(), LowerError> {
-    let mut total = Some(0i64);
-    for (&n, s) in shape.iter().zip(stride) {
-        let Extent::Static(s) = *s else { continue };
-        let bytes = s.checked_mul(esize);
-        let span = n
-            .checked_sub(1)
-            .and_then(|c| bytes.and_then(|b| b.checked_mul(c)))
-            .and_then(i64::checked_abs);
-        total = match (total, span) {
-            (Some(t), Some(d)) => t.checked_add(d),
-            _ => None,
-        };
-    }
-    match total {
-        Some(_) => Ok(()),
-        None => Err(LowerError::TooLarge {
-            message: format!(
-                "'{}' op: the byte offsets of its tile's elements, from static strides [{}] \
-                 of {esize}-byte elements, overflow 64 bits",
-                l.m.ops[op].name(),
-                stride
-                    .iter()
-                    .map(|s| match s {
-                        Extent::Static(n) => n.to_string(),
-                        Extent::Dynamic(_) => "?".into(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            location: l.m.location(op),
-        }),
-    }
 }
 
 /// `opc` of `a` and `b` in s64.

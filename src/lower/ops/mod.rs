@@ -43,6 +43,7 @@ pub mod shape;
 pub mod shuffle_convert;
 pub mod staging;
 pub mod staging_window;
+pub mod static_offsets;
 pub mod subbyte;
 pub mod tokens;
 pub mod wgmma;
