@@ -52,5 +52,6 @@ if [ -x scripts/capi-tests.sh ]; then
   echo "== C API tests"
   bash scripts/capi-tests.sh
 fi
+bash scripts/fuzz-smoke.sh
 echo "== Python wheel: build, install into a fresh environment, compile with it"
 bash scripts/wheel-test.sh

@@ -26,6 +26,18 @@ pub fn ptx_name(name: &str) -> String {
     out
 }
 
+/// Whether `name` is a PTX identifier (`[a-zA-Z][a-zA-Z0-9_$]*`, or
+/// `[_$%][a-zA-Z0-9_$]+`), as an entry's name must be: ptxas cannot parse
+/// any other.
+pub fn is_ptx_identifier(name: &str) -> bool {
+    let follows = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$';
+    match name.as_bytes() {
+        [first, rest @ ..] if first.is_ascii_alphabetic() => rest.iter().all(follows),
+        [b'_' | b'$' | b'%', rest @ ..] => !rest.is_empty() && rest.iter().all(follows),
+        _ => false,
+    }
+}
+
 /// The byte array of the `global` op `id`: its value's elements in order,
 /// little-endian, each in its natural size (`i1` in a byte).
 pub fn lower_global(m: &Module, id: OpId) -> Result<GlobalBytes, LowerError> {
@@ -65,11 +77,17 @@ pub fn lower_global(m: &Module, id: OpId) -> Result<GlobalBytes, LowerError> {
 
 #[cfg(test)]
 mod tests {
-    use super::ptx_name;
+    use super::{is_ptx_identifier, ptx_name};
 
     #[test]
     fn names_become_distinct_ptx_identifiers() {
         assert_eq!(ptx_name("print_mutex"), "print_mutex");
+        for good in ["k", "K9", "_k", "$k", "%k", "a$b_c9", "__"] {
+            assert!(is_ptx_identifier(good), "{good}");
+        }
+        for bad in ["", "_", "$", "9k", "a.b", "a-b", "k\u{16}x", "é", "a b"] {
+            assert!(!is_ptx_identifier(bad), "{bad}");
+        }
         assert_eq!(ptx_name("a.b"), "a$2eb");
         assert_eq!(ptx_name("a_2eb"), "a_2eb");
         assert_eq!(ptx_name("9lives"), "$39lives");

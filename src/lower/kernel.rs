@@ -578,7 +578,9 @@ pub fn lower_entry(
 fn out_of_shared_memory(e: &LowerError) -> bool {
     let what = match e {
         LowerError::Unsupported { what, .. } => what.as_str(),
-        LowerError::Failed { message, .. } => message.as_str(),
+        LowerError::Failed { message, .. } | LowerError::TooLarge { message, .. } => {
+            message.as_str()
+        }
     };
     what.contains("too large for shared memory") || what.contains("too much shared memory")
 }
@@ -592,6 +594,14 @@ fn lower_entry_as<'m>(
 ) -> Result<ptx::Entry, LowerError> {
     let op = &m.ops[entry];
     let name = match op.attr("sym_name") {
+        // The kernel's symbol is its name, which the caller launches it by:
+        // not one to respell.
+        Some(Attr::String(s)) if !super::globals::is_ptx_identifier(s) => {
+            return Err(LowerError::Unsupported {
+                what: format!("an entry named {s:?}, not a PTX identifier,"),
+                location: m.location(entry),
+            })
+        }
         Some(Attr::String(s)) => s.clone(),
         _ => {
             return Err(LowerError::Failed {

@@ -39,6 +39,16 @@
 //! and goes to the same engines (`ops/mma_scaled.rs`). Target facts (clusters, bf16 arithmetic, vector width)
 //! live in `target.rs`. An op or feature not handled yet is a
 //! [`LowerError::Unsupported`] naming the op and its source location.
+//!
+//! Constants from the input (tensor-view shapes, strides and offsets) may be
+//! any 64-bit value: arithmetic folding them into immediates uses
+//! `checked_*` and fails with [`LowerError::TooLarge`] at the op (status 4)
+//! rather than wrap; a function doing such arithmetic carries
+//! `#[deny(clippy::arithmetic_side_effects)]` (all of `ops::static_offsets`
+//! and of `crate::ptx::check`). Tile sizes are
+//! bounded by the verifier (2^24 elements). Every instruction built is
+//! range-checked as it is pushed ([`crate::ptx::check`]), so an immediate
+//! that does not fit its operand is the op's located error too.
 pub mod assign;
 pub mod assign_forward;
 pub mod facts;
@@ -67,6 +77,18 @@ pub enum LowerError {
         /// Where the op is, from debug info.
         location: Option<Location>,
     },
+    /// A constant of the program (a stride, shape, offset or tile size),
+    /// or one computed from such constants, does not fit where it must go:
+    /// 64-bit arithmetic on it overflows, or an instruction operand cannot
+    /// hold it. The program is valid; this compiler cannot lower it
+    /// (status 4).
+    #[error("{message}")]
+    TooLarge {
+        /// What overflowed, and where it was going.
+        message: String,
+        /// Where the op is, from debug info.
+        location: Option<Location>,
+    },
     /// Lowering failed.
     #[error("{message}")]
     Failed {
@@ -80,15 +102,18 @@ pub enum LowerError {
 impl LowerError {
     /// Whether this is an unsupported-feature error (status 4).
     pub fn is_unsupported(&self) -> bool {
-        matches!(self, LowerError::Unsupported { .. })
+        matches!(
+            self,
+            LowerError::Unsupported { .. } | LowerError::TooLarge { .. }
+        )
     }
 
     /// The diagnostic shown for this error.
     pub fn diagnostic(&self) -> Diagnostic {
         let location = match self {
-            LowerError::Unsupported { location, .. } | LowerError::Failed { location, .. } => {
-                location.clone()
-            }
+            LowerError::Unsupported { location, .. }
+            | LowerError::TooLarge { location, .. }
+            | LowerError::Failed { location, .. } => location.clone(),
         };
         Diagnostic::error(self.to_string()).at(location)
     }
@@ -168,5 +193,11 @@ pub fn lower_module(
     out.items
         .extend(entries.into_iter().map(crate::ptx::Item::Entry));
     out.files = files;
+    // Each op's instructions were checked as they were built (with its
+    // location); this also covers what the optimizer made of them.
+    crate::ptx::check::module(&out).map_err(|message| LowerError::TooLarge {
+        message,
+        location: None,
+    })?;
     Ok((out, notes))
 }

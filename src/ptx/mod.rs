@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use crate::options::{Gpu, Options};
 
+pub mod check;
 pub mod directives;
 pub mod dwarf;
 pub mod func;

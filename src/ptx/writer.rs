@@ -360,13 +360,11 @@ fn operand(out: &mut impl Write, o: &Operand) -> fmt::Result {
         Operand::Addr(r, off) => {
             out.write_char('[')?;
             reg(out, *r)?;
-            match off {
-                0 => {}
-                o if *o > 0 => {
-                    out.write_char('+')?;
-                    decimal(out, *o as u64)?;
-                }
-                o => signed(out, *o)?,
+            // `[%rd1+-8]` for a negative offset, as NVIDIA writes it:
+            // ptxas rejects `[%rd1-8]`.
+            if *off != 0 {
+                out.write_char('+')?;
+                signed(out, *off)?;
             }
             out.write_char(']')
         }

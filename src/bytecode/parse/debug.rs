@@ -190,10 +190,22 @@ pub(super) fn parse_debug_attr(
             scope_line: r.varint()?,
             declaration: ctx.version >= V13_5 && r.varint()? & 1 != 0,
         },
-        6 => DebugAttr::CallSite {
-            callee: id(&mut r)?,
-            caller: id(&mut r)?,
-        },
+        // A callee or caller of 0 is the unknown location, as in NVIDIA's
+        // reader (its tileiras compiles such a module): the call site is
+        // then an unknown location, and its ops keep the position before
+        // them.
+        6 => {
+            let mut peek = r;
+            let (callee, caller) = (peek.varint()?, peek.varint()?);
+            if callee == 0 || caller == 0 {
+                DebugAttr::Unknown
+            } else {
+                DebugAttr::CallSite {
+                    callee: id(&mut r)?,
+                    caller: id(&mut r)?,
+                }
+            }
+        }
         _ => DebugAttr::Unknown,
     })
 }

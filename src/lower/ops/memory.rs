@@ -255,6 +255,7 @@ pub(super) fn prepare(
         check.push(!inbounds.get(i).copied().unwrap_or(false));
     }
     let esize = i64::from(p.elem.bits().max(8) / 8);
+    super::static_offsets::fit(l, op, &p.tile_shape, &stride, esize)?;
     let base = l.tile(op, p.base)?.regs[0];
     let mut off: Option<Reg> = None;
     for i in 0..rank {

@@ -43,6 +43,7 @@ pub mod shape;
 pub mod shuffle_convert;
 pub mod staging;
 pub mod staging_window;
+pub mod static_offsets;
 pub mod subbyte;
 pub mod tokens;
 pub mod wgmma;
@@ -68,7 +69,19 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
     }
     let mark = l.shared_bytes;
+    // An immediate that does not fit its operand is the error of the op
+    // that pushed it: one pushed before this op (by the op enclosing it)
+    // waits until this op is done.
+    let pending = l.b.overflow.take();
     let r = lower_op_here(l, id).map_err(|e| named(l, id, e));
+    let own = std::mem::replace(&mut l.b.overflow, pending);
+    let r = match own {
+        Some(why) if r.is_ok() => Err(LowerError::TooLarge {
+            message: format!("'{}' op: {why}", l.m.ops[id].name()),
+            location: l.m.location(id),
+        }),
+        _ => r,
+    };
     // The op's shared-memory scratch is dead once it is done: its result
     // lives in registers. A tile copied into a product's B buffer keeps
     // its buffer until the op enclosing both is done.

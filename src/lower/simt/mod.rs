@@ -100,6 +100,10 @@ pub struct Builder {
     /// The source position given to the instructions pushed from now on
     /// (line info builds only).
     pub loc: Option<SrcLoc>,
+    /// The first instruction pushed with an immediate that does not fit
+    /// its operand ([`crate::ptx::check::inst`]), why; the op being
+    /// lowered takes it as its error ([`crate::lower::ops::lower_op`]).
+    pub overflow: Option<String>,
     next_reg: u32,
     stack: Vec<Frame>,
     body: Vec<Stmt>,
@@ -154,6 +158,9 @@ impl Builder {
 
     /// Appends an instruction.
     pub fn push(&mut self, mut inst: Inst) {
+        if self.overflow.is_none() {
+            self.overflow = crate::ptx::check::inst(&inst).err();
+        }
         if inst.loc.is_none() {
             inst.loc = self.loc;
         }
@@ -305,5 +312,45 @@ impl Builder {
             threads: 1024,
             body: self.body,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smallvec::smallvec;
+
+    #[test]
+    fn an_immediate_that_does_not_fit_is_kept_for_the_op() {
+        let mut b = Builder::new();
+        let t = b.tid_x();
+        b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(t), Operand::Imm(4294967295)],
+        );
+        assert_eq!(b.overflow, None);
+        b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(t), Operand::Imm(1 << 32)],
+        );
+        b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U16],
+            Ty::U16,
+            smallvec![Operand::Reg(t), Operand::Imm(1 << 16)],
+        );
+        // The first one is kept.
+        let why = b.overflow.take().expect("an overflow");
+        assert!(
+            why.starts_with("immediate 4294967296 does not fit operand 3"),
+            "{why}"
+        );
     }
 }
