@@ -22,6 +22,18 @@ from cuda.tile.compilation import ArrayConstraint, CallingConvention, KernelSign
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+
+def relative_paths(path, dirs):
+    """Rewrites the absolute folders `dirs` that the debug locations of the
+    bytecode at `path` name as relative ones of the same length
+    (`./././`), so the string table stays valid and the committed file
+    names no folder of the machine that wrote it."""
+    data = open(path, "rb").read()
+    for d in dirs:
+        d = os.path.abspath(d).encode()
+        data = data.replace(d, b"./" * (len(d) // 2) + b"/" * (len(d) % 2))
+    open(path, "wb").write(data)
+
 def contiguous(dtype, ndim):
     """C-contiguous, 16-byte aligned array with 16-byte multiple strides."""
     elems16 = max(1, 128 // dtype.bitwidth)
@@ -122,6 +134,8 @@ def main():
                               CallingConvention.cutile_python_v1(), symbol="k")
         export_kernel(kernel, [sig], os.path.join(HERE, f"{name}.tileir"),
                       output_format="tileir_bytecode", bytecode_version="13.3")
+        relative_paths(os.path.join(HERE, f"{name}.tileir"),
+                       [HERE, os.path.dirname(os.path.dirname(os.path.dirname(ct.__file__)))])
         index.append({"name": name, "kind": "mma" if pad == "mma" else "sum",
                       "arrays": [{"elem": str(t), "bits": t.bitwidth, "tile": list(tile)}
                                  for t, tile in arrays]})

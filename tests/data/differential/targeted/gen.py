@@ -420,12 +420,26 @@ for _name, _t, _exprs in SPECIAL_KERNELS:
                        note="special values: " + ", ".join(n for n, _ in _exprs))))
 
 
+def relative_paths(path, dirs):
+    """Rewrites the absolute folders `dirs` that the debug locations of the
+    bytecode at `path` name as relative ones of the same length
+    (`./././`), so the string table stays valid and the committed file
+    names no folder of the machine that wrote it."""
+    data = open(path, "rb").read()
+    for d in dirs:
+        d = os.path.abspath(d).encode()
+        data = data.replace(d, b"./" * (len(d) // 2) + b"/" * (len(d) % 2))
+    open(path, "wb").write(data)
+
+
 def main():
     for kernel, params, case in CASES:
         name = kernel._pyfunc.__name__
         sig = KernelSignature(params, CallingConvention.cutile_python_v1(), symbol=name)
         export_kernel(kernel, [sig], os.path.join(HERE, name + ".tileir"),
                       output_format="tileir_bytecode", bytecode_version="13.3")
+        relative_paths(os.path.join(HERE, name + ".tileir"),
+                       [HERE, os.path.dirname(os.path.dirname(os.path.dirname(ct.__file__)))])
         out = {"entry": name, "grid": case["grid"]}
         lines = ["{", ' "entry": %s,' % json.dumps(name),
                  ' "grid": %s,' % json.dumps(case["grid"]),
