@@ -106,14 +106,6 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
 /// fails, so an entry goes when its fix lands.
 const EXPECTED_MISMATCHES: &[(&[&str], &[&str], &str)] = &[
     (
-        &["cutile/layer_norm_bwd_dwdb_f32"],
-        &["sm_90", "sm_120"],
-        "summation order, which cuTile leaves unspecified: NVIDIA's sm_90 and sm_120 code adds the 8 \
-         partial rows as a halving tree (x0+x4, x1+x5, ...), ours and NVIDIA's sm_80 code in \
-         row order; the rows cancel (sums near 1e-2 of terms near 10), so the orders differ \
-         by up to 192 ulp",
-    ),
-    (
         &[
             "targeted/unpadded_row_sum_f32",
             "targeted_random/unpadded_sum_*",
