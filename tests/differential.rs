@@ -104,19 +104,17 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
 /// `*` stands for every case it starts. Every listed (case, target) must
 /// mismatch with some seed (a `*` pattern: some case of it), else the test
 /// fails, so an entry goes when its fix lands.
-const EXPECTED_MISMATCHES: &[(&[&str], &[&str], &str)] = &[
-    (
-        &[
-            "targeted/unpadded_row_sum_f32",
-            "targeted_random/unpadded_sum_*",
-        ],
-        &["sm_80"],
-        "undefined on NVIDIA's side: a sum over an unpadded view load of a ragged tile; \
+const EXPECTED_MISMATCHES: &[(&[&str], &[&str], &str)] = &[(
+    &[
+        "targeted/unpadded_row_sum_f32",
+        "targeted_random/unpadded_sum_*",
+    ],
+    &["sm_80"],
+    "undefined on NVIDIA's side: a sum over an unpadded view load of a ragged tile; \
      NVIDIA's sm_80 code skips the load of an out-of-bounds element and adds whatever its \
      register held from the previous tile (its sm_90 and newer code zero-fills through \
      TMA, as ours does everywhere)",
-    ),
-];
+)];
 
 /// Whether `case` is `pattern` (or starts it, for a pattern ending in `*`).
 fn matches(pattern: &str, case: &str) -> bool {
