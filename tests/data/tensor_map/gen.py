@@ -15,24 +15,16 @@ as cuTile writes shapes).
 
 import json
 import os
+import sys
 
 import cuda.tile as ct
 from cuda.tile.compilation import ArrayConstraint, CallingConvention, KernelSignature, export_kernel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from debug_paths import relative_paths  # noqa: E402
 
 
-
-def relative_paths(path, dirs):
-    """Rewrites the absolute folders `dirs` that the debug locations of the
-    bytecode at `path` name as relative ones of the same length
-    (`./././`), so the string table stays valid and the committed file
-    names no folder of the machine that wrote it."""
-    data = open(path, "rb").read()
-    for d in dirs:
-        d = os.path.abspath(d).encode()
-        data = data.replace(d, b"./" * (len(d) // 2) + b"/" * (len(d) % 2))
-    open(path, "wb").write(data)
 
 def contiguous(dtype, ndim):
     """C-contiguous, 16-byte aligned array with 16-byte multiple strides."""

@@ -17,6 +17,7 @@ It writes `NAME.tileir` (bytecode 13.3) and `NAME.json` for every kernel.
 import json
 import linecache
 import os
+import sys
 import types
 
 import cuda.tile as ct
@@ -25,6 +26,8 @@ from cuda.tile.compilation import (ArrayConstraint, CallingConvention,
                                    export_kernel)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+from debug_paths import relative_paths  # noqa: E402
 f16, f32, i32 = ct.float16, ct.float32, ct.int32
 ZERO = ct.PaddingMode.ZERO
 
@@ -418,18 +421,6 @@ for _name, _t, _exprs in SPECIAL_KERNELS:
                        + sum((arr(_t, [SPECIAL_N], "zeros", SPECIAL_ULP.get((_t, n)))
                               for n, _ in _exprs), []),
                        note="special values: " + ", ".join(n for n, _ in _exprs))))
-
-
-def relative_paths(path, dirs):
-    """Rewrites the absolute folders `dirs` that the debug locations of the
-    bytecode at `path` name as relative ones of the same length
-    (`./././`), so the string table stays valid and the committed file
-    names no folder of the machine that wrote it."""
-    data = open(path, "rb").read()
-    for d in dirs:
-        d = os.path.abspath(d).encode()
-        data = data.replace(d, b"./" * (len(d) // 2) + b"/" * (len(d) % 2))
-    open(path, "wb").write(data)
 
 
 def main():
