@@ -320,32 +320,25 @@ mod tests {
     use super::*;
     use smallvec::smallvec;
 
+    /// `add.<ty> _, t, imm`.
+    fn add(b: &mut Builder, t: Reg, ty: Ty, imm: i64) {
+        b.op(
+            Opc::Add,
+            &[],
+            &[ty],
+            ty,
+            smallvec![Operand::Reg(t), Operand::Imm(imm)],
+        );
+    }
+
     #[test]
     fn an_immediate_that_does_not_fit_is_kept_for_the_op() {
         let mut b = Builder::new();
         let t = b.tid_x();
-        b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(t), Operand::Imm(4294967295)],
-        );
+        add(&mut b, t, Ty::U32, 4294967295);
         assert_eq!(b.overflow, None);
-        b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(t), Operand::Imm(1 << 32)],
-        );
-        b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U16],
-            Ty::U16,
-            smallvec![Operand::Reg(t), Operand::Imm(1 << 16)],
-        );
+        add(&mut b, t, Ty::U32, 1 << 32);
+        add(&mut b, t, Ty::U16, 1 << 16);
         // The first one is kept.
         let why = b.overflow.take().expect("an overflow");
         assert!(
