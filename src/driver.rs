@@ -68,6 +68,11 @@ fn run(
         always_swizzle: gates.always_swizzle,
         ..options.clone()
     };
+    if gates.dump_plan {
+        let plans = lower::plan::plan_module(&module, &lowering)?;
+        let text: String = plans.iter().map(|p| p.dump(&module)).collect();
+        dump(options, "plan", text.as_bytes(), sink);
+    }
     let (ptx_module, notes) = lower::lower_module(&module, &lowering)?;
     for d in &notes {
         sink(d);

@@ -14,6 +14,7 @@
 //! | `TILEIR_PREFER_TMA_FOR_LOAD_STORE` | `true` / `false` | [`Gates::prefer_tma`] |
 //! | `TILEIR_DELAY_TMA_STORE_WAIT` | base-10 integer | [`Gates::delay_tma_store_wait`] |
 //! | `PTX_KNOBS_PATH` | path, verbatim | [`Gates::ptx_knobs_path`] |
+//! | `TILEIRAS_DEBUG_DUMP_PLAN` | presence (this compiler's own) | [`Gates::dump_plan`] |
 //!
 //! Where NVIDIA's tool aborts (a non-number in
 //! `TILEIR_DELAY_TMA_STORE_WAIT`), [`Gates::from_env`] returns a
@@ -40,6 +41,8 @@ pub const PREFER_TMA: &str = "TILEIR_PREFER_TMA_FOR_LOAD_STORE";
 pub const DELAY_TMA_STORE_WAIT: &str = "TILEIR_DELAY_TMA_STORE_WAIT";
 /// `PTX_KNOBS_PATH`.
 pub const PTX_KNOBS_PATH: &str = "PTX_KNOBS_PATH";
+/// `TILEIRAS_DEBUG_DUMP_PLAN`: this compiler's own, not NVIDIA's.
+pub const DUMP_PLAN: &str = "TILEIRAS_DEBUG_DUMP_PLAN";
 
 /// A variable whose value cannot be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +63,9 @@ pub struct Gates {
     pub dump_bc: bool,
     /// `TILEIR_DEBUG_DUMP_LLVM` is set: dump the lowered IR.
     pub dump_llvm: bool,
+    /// `TILEIRAS_DEBUG_DUMP_PLAN` is set: dump each entry's lowering plan
+    /// ([`crate::lower::plan::Plan::dump`]).
+    pub dump_plan: bool,
     /// `TILEIR_ALWAYS_SWIZZLE` is set: force swizzled shared layouts.
     pub always_swizzle: bool,
     /// `TILE_AS_DEBUG_UNLIMITED_SMEM` is set: no shared-memory cap.
@@ -111,6 +117,7 @@ impl Gates {
         Ok(Gates {
             dump_bc: present(DUMP_BC),
             dump_llvm: present(DUMP_LLVM),
+            dump_plan: present(DUMP_PLAN),
             always_swizzle: present(ALWAYS_SWIZZLE),
             unlimited_smem: present(UNLIMITED_SMEM),
             enable_evo: present(ENABLE_EVO),

@@ -28,9 +28,11 @@ fn presence_only_gates_ignore_the_value() {
             ("TILEIR_ALWAYS_SWIZZLE", v),
             ("TILE_AS_DEBUG_UNLIMITED_SMEM", v),
             ("MLIR_ENABLE_EVO", v),
+            ("TILEIRAS_DEBUG_DUMP_PLAN", v),
         ])
         .unwrap();
         assert!(g.dump_bc && g.dump_llvm && g.always_swizzle && g.unlimited_smem && g.enable_evo);
+        assert!(g.dump_plan);
     }
 }
 

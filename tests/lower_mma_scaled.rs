@@ -374,7 +374,8 @@ fn batched_matmul_matches_the_reference() {
 #[test]
 fn accumulator_keeps_the_engine_layout_across_the_loop() {
     use tileiras::ir::Opcode;
-    use tileiras::lower::{assign::assign, facts::analyze, ops::mma, target::Target};
+    use tileiras::lower::{ops::mma, plan::plan_entry};
+    use tileiras::options::Options;
     let module = tileiras::bytecode::read(&corpus_bytes()).expect("bytecode");
     let entry = *module
         .top_level()
@@ -392,12 +393,15 @@ fn accumulator_keeps_the_engine_layout_across_the_loop() {
     let mma_id = find(&loop_body.ops, Opcode::MmaFScaled);
     let mma_op = &module.ops[mma_id];
     for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
-        let target = Target::new(gpu);
-        let warps = mma::entry_warps(&module, &body.ops, target, target.elementwise_warps());
-        assert_eq!(warps, 8, "{gpu}");
-        let facts = analyze(&module, &body.ops);
-        let layouts = assign(&module, &body.ops, &facts, target, warps);
-        let acc = mma::acc_layout(&module, mma_id, target, warps).expect("a tensor-core engine");
+        let options = Options {
+            gpu,
+            ..Default::default()
+        };
+        let plan = plan_entry(&module, entry, &options).expect("plan");
+        assert_eq!(plan.warps, 8, "{gpu}");
+        let layouts = &plan.layouts;
+        let engine = plan.engine(mma_id).expect("the product has an engine");
+        let acc = mma::acc_layout(engine).expect("a tensor-core engine");
         for v in [
             mma_op.results[0],
             mma_op.operand("acc").expect("acc"),

@@ -21,6 +21,7 @@ use std::rc::Rc;
 
 use super::facts::Fact;
 use super::layout::{Blocked, LinearLayout};
+use super::ops::mma::Engine;
 use super::target::Target;
 use super::values::value_tile;
 use super::view::partition;
@@ -28,6 +29,9 @@ use crate::ir::{Module, OpId, Opcode, ValueId};
 
 /// Layouts per tile value.
 pub type Layouts = HashMap<ValueId, Rc<LinearLayout>>;
+
+/// The engine of each matrix multiply of the entry.
+pub type Engines = HashMap<OpId, Engine>;
 
 /// The default blocked layout of `shape` for `warps` warps with `vec`
 /// contiguous elements per thread.
@@ -42,12 +46,30 @@ pub fn assign(
     facts: &HashMap<ValueId, Fact>,
     target: Target,
     warps: u32,
+    engines: &Engines,
 ) -> Layouts {
     let mut out: Layouts = HashMap::default();
-    seed_mma(m, ops, target, warps, &mut out);
+    seed_mma(m, ops, warps, engines, &mut out);
     let bytes = byte_store_widths(m, ops, facts, target.max_access_bytes());
-    assign_block(m, ops, facts, target, warps, &bytes, &mut out);
+    let cx = Cx {
+        facts,
+        target,
+        warps,
+        engines,
+        bytes: &bytes,
+    };
+    assign_block(m, ops, &cx, &mut out);
     out
+}
+
+/// What the walk over an entry's body reads besides the module.
+#[derive(Clone, Copy)]
+struct Cx<'a> {
+    facts: &'a HashMap<ValueId, Fact>,
+    target: Target,
+    warps: u32,
+    engines: &'a Engines,
+    bytes: &'a HashMap<Vec<i64>, i64>,
 }
 
 /// The widest vector of the 8-bit (and `i1`, stored as bytes) view stores
@@ -94,17 +116,17 @@ fn all_ops(m: &Module, ops: &[OpId]) -> Vec<OpId> {
 /// Seeds the accumulators of matrix multiplies with their engine's layout
 /// and spreads each seed over the values a loop or `if` ties to it (init,
 /// region argument, terminator operand, result).
-fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layouts) {
+fn seed_mma(m: &Module, ops: &[OpId], warps: u32, engines: &Engines, out: &mut Layouts) {
     let all = all_ops(m, ops);
     // Operand layouts are wishes for cheap staging: they come last, after
     // the accumulators' layouts have spread.
     let mut operand_seeds = Vec::new();
     for &id in &all {
         let op = &m.ops[id];
-        if !super::ops::mma::is_mma(op.opcode) {
+        let Some(engine) = engines.get(&id) else {
             continue;
-        }
-        if let Some(l) = super::ops::mma::acc_layout(m, id, target, warps) {
+        };
+        if let Some(l) = super::ops::mma::acc_layout(engine) {
             let l = Rc::new(l);
             if let Some(&r) = op.results.first() {
                 demand(out, r, l.clone());
@@ -112,7 +134,7 @@ fn seed_mma(m: &Module, ops: &[OpId], target: Target, warps: u32, out: &mut Layo
             if let Some(acc) = op.operand("acc") {
                 demand(out, acc, l);
             }
-            let operands = super::ops::mma::operand_layouts(m, id, target, warps);
+            let operands = super::ops::mma::operand_layouts(m, id, engine, warps);
             for (name, l) in ["lhs", "rhs"].iter().zip(operands) {
                 if let (Some(v), Some(l)) = (op.operand(name), l) {
                     operand_seeds.push((v, Rc::new(l)));
@@ -250,15 +272,14 @@ fn loop_exits(m: &Module, op: &crate::ir::Op, out: &mut Vec<OpId>) {
     }
 }
 
-fn assign_block(
-    m: &Module,
-    ops: &[OpId],
-    facts: &HashMap<ValueId, Fact>,
-    target: Target,
-    warps: u32,
-    bytes: &HashMap<Vec<i64>, i64>,
-    out: &mut Layouts,
-) {
+fn assign_block(m: &Module, ops: &[OpId], cx: &Cx, out: &mut Layouts) {
+    let Cx {
+        facts,
+        target,
+        warps,
+        engines,
+        bytes,
+    } = *cx;
     let max_bytes = target.max_access_bytes();
     let held = held_across_loops(m, ops);
     for &id in ops.iter().rev() {
@@ -378,7 +399,7 @@ fn assign_block(
                     }
                 }
                 let (ops, _) = region_ops(op, 0);
-                assign_block(m, &ops, facts, target, warps, bytes, out);
+                assign_block(m, &ops, cx, out);
             }
             Opcode::If | Opcode::For => {
                 demand_terminators(m, op, out);
@@ -403,15 +424,10 @@ fn assign_block(
                 }
                 for k in (0..op.regions.len()).rev() {
                     let (ops, _) = region_ops(op, k);
-                    assign_block(m, &ops, facts, target, warps, bytes, out);
+                    assign_block(m, &ops, cx, out);
                 }
             }
-            Opcode::MmaF | Opcode::MmaI
-                if matches!(
-                    super::ops::mma::engine(m, id, target, warps),
-                    super::ops::mma::Engine::Fma
-                ) =>
-            {
+            Opcode::MmaF | Opcode::MmaI if matches!(engines.get(&id), Some(Engine::Fma)) => {
                 // The FMA engine's register path reads A and B in layouts
                 // derived from the accumulator's.
                 let Some(l) = result_layout else { continue };

@@ -4,14 +4,13 @@ use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use super::assign::{assign, Layouts};
-use super::facts::{analyze, Fact};
+use super::assign::Layouts;
 use super::layout::LinearLayout;
+use super::plan::Plan;
 use super::simt::{emit::emit, opt::optimize, Builder};
-use super::target::Target;
 use super::values::{elem_of, Elem};
 use super::LowerError;
-use crate::ir::{Attr, Module, OpId, Opcode, Scalar, Type, ValueId};
+use crate::ir::{Module, OpId, Opcode, Scalar, Type, ValueId};
 use crate::options::Options;
 use crate::ptx::{self, Inst, Opc, Operand, ParamTy, Reg, RegClass, Special, Ty};
 
@@ -60,18 +59,15 @@ pub enum Lowered {
 pub struct Lowerer<'m> {
     /// The module.
     pub m: &'m Module,
-    /// Target facts.
-    pub target: Target,
+    /// The entry's plan: target, warps, layouts, engines.
+    pub plan: &'m Plan,
     /// The SIMT body under construction.
     pub b: Builder,
     /// Lowered values.
     pub vals: HashMap<ValueId, Lowered>,
-    /// Chosen layouts.
-    pub layouts: Layouts,
-    /// Value facts.
-    pub facts: HashMap<ValueId, Fact>,
-    /// Warps per tile block.
-    pub warps: u32,
+    /// Layouts that replace the plan's while a value is recomputed in
+    /// another layout ([`super::ops::remat`]).
+    pub remat_layouts: Layouts,
     /// Bytes of shared memory scratch in use at this point of the entry:
     /// the ops being lowered hold it; an op's scratch is released when the
     /// op is done ([`Lowerer::release_shared`]).
@@ -121,11 +117,6 @@ pub struct Lowerer<'m> {
     pub loops: Vec<LoopCtx>,
     /// How many `if`s enclose the op being lowered.
     pub if_depth: usize,
-    /// Whether a tile block is a cluster of several CTAs
-    /// (`num_cta_in_cga` above 1 on a target with clusters): the launch
-    /// grid then counts clusters, so tile blocks are `%clusterid` and
-    /// their count is `%nclusterid`, not `%nctaid`.
-    pub cluster: bool,
     tid: Option<Reg>,
     /// The entry's heap allocations (`alloca`), freed when it ends.
     pub allocas: Vec<Reg>,
@@ -418,7 +409,7 @@ impl<'m> Lowerer<'m> {
     pub fn owner_pred_of(&mut self, mask: i64, spanned: usize) -> Option<Reg> {
         // Thread bits the layout does not span replicate too (a 0-d tile
         // lives in every thread).
-        let all_bits = (self.warps * 32).trailing_zeros();
+        let all_bits = (self.plan.warps * 32).trailing_zeros();
         let mask = (spanned as u32..all_bits).fold(mask, |m, k| m | 1 << k);
         if mask == 0 {
             return None;
@@ -503,8 +494,9 @@ impl<'m> Lowerer<'m> {
 
     /// The layout assigned to result `v`.
     pub fn layout_of(&self, v: ValueId) -> Rc<LinearLayout> {
-        self.layouts
+        self.remat_layouts
             .get(&v)
+            .or_else(|| self.plan.layouts.get(&v))
             .cloned()
             .unwrap_or_else(|| Rc::new(LinearLayout::default_scalar()))
     }
@@ -559,16 +551,17 @@ impl LinearLayout {
 pub fn lower_entry(
     m: &Module,
     entry: OpId,
+    plan: &Plan,
     options: &Options,
     mut files: Option<&mut Vec<String>>,
 ) -> Result<ptx::Entry, LowerError> {
     let known = files.as_ref().map(|f| f.len());
-    match lower_entry_as(m, entry, options, files.as_deref_mut(), false) {
+    match lower_entry_as(m, entry, plan, options, files.as_deref_mut(), false) {
         Err(e) if out_of_shared_memory(&e) => {
             if let (Some(f), Some(n)) = (files.as_deref_mut(), known) {
                 f.truncate(n);
             }
-            lower_entry_as(m, entry, options, files, true)
+            lower_entry_as(m, entry, plan, options, files, true)
         }
         r => r,
     }
@@ -588,56 +581,23 @@ fn out_of_shared_memory(e: &LowerError) -> bool {
 fn lower_entry_as<'m>(
     m: &'m Module,
     entry: OpId,
+    plan: &'m Plan,
     options: &Options,
     files: Option<&'m mut Vec<String>>,
     reuse_shared: bool,
 ) -> Result<ptx::Entry, LowerError> {
-    let op = &m.ops[entry];
-    let name = match op.attr("sym_name") {
-        // The kernel's symbol is its name, which the caller launches it by:
-        // not one to respell.
-        Some(Attr::String(s)) if !super::globals::is_ptx_identifier(s) => {
-            return Err(LowerError::Unsupported {
-                what: format!("an entry named {s:?}, not a PTX identifier,"),
-                location: m.location(entry),
-            })
-        }
-        Some(Attr::String(s)) => s.clone(),
-        _ => {
-            return Err(LowerError::Failed {
-                message: "entry without a name".into(),
-                location: m.location(entry),
-            })
-        }
-    };
-    let block = op
-        .regions
-        .first()
-        .and_then(|r| r.blocks.first())
-        .ok_or_else(|| LowerError::Failed {
-            message: "entry without a body".into(),
-            location: m.location(entry),
-        })?;
-    let target = Target {
-        unlimited_smem: options.unlimited_smem,
-        always_swizzle: options.always_swizzle,
-        ..Target::new(options.gpu)
-    };
-    let warps = super::ops::mma::entry_warps(m, &block.ops, target, target.elementwise_warps());
-    let facts = analyze(m, &block.ops);
-    let layouts = assign(m, &block.ops, &facts, target, warps);
+    let block = super::plan::entry_block(m, entry)?;
+    let name = plan.name.clone();
+    let warps = plan.warps;
     let mut l = Lowerer {
         m,
-        target,
+        plan,
         b: Builder::new(),
         vals: HashMap::default(),
-        layouts,
-        facts,
-        warps,
+        remat_layouts: HashMap::default(),
         yield_targets: Vec::new(),
         loops: Vec::new(),
         if_depth: 0,
-        cluster: false,
         shared_bytes: 0,
         shared_peak: 0,
         shared_dirty: u32::MAX,
@@ -718,11 +678,7 @@ fn lower_entry_as<'m>(
     l.tid();
     // A tile block of several CTAs (a cluster): the first CTA does the
     // tile block's work and the others have none.
-    let cluster = target.has_clusters()
-        && super::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
-            .num_cta_in_cga
-            .is_some_and(|n| n > 1);
-    l.cluster = cluster;
+    let cluster = plan.cluster;
     if cluster {
         let rank = l.b.op(
             Opc::Mov,
@@ -769,7 +725,7 @@ fn lower_entry_as<'m>(
         launch: Box::default(),
         reg_counts,
         shared_bytes: l.shared_peak,
-        acc_regs: super::ops::mma::accumulator_registers(m, &block.ops, warps),
+        acc_regs: plan.acc_regs,
         local_bytes: l.local_bytes,
         strings: l.strings,
         body,

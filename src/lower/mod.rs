@@ -57,6 +57,7 @@ pub mod kernel;
 pub mod launch;
 pub mod layout;
 pub mod ops;
+pub mod plan;
 pub mod simt;
 pub mod target;
 pub mod values;
@@ -143,8 +144,14 @@ pub fn lower_module(
         match module.ops[id].opcode {
             Opcode::Global => globals.push(globals::lower_global(module, id)?),
             Opcode::Entry => {
-                let mut e =
-                    kernel::lower_entry(module, id, options, line_info.then_some(&mut files))?;
+                let plan = plan::plan_entry(module, id, options)?;
+                let mut e = kernel::lower_entry(
+                    module,
+                    id,
+                    &plan,
+                    options,
+                    line_info.then_some(&mut files),
+                )?;
                 launch::plan(module, id, options, &mut e, &mut notes)?;
                 entries.push(e);
             }

@@ -170,7 +170,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Ty::F16 => opc != Opc::Div && rnd == "rn",
                 Ty::BF16 => {
                     rnd == "rn"
-                        && (opc == Opc::Fma || (l.target.has_bf16_arith() && opc != Opc::Div))
+                        && (opc == Opc::Fma || (l.plan.target.has_bf16_arith() && opc != Opc::Div))
                 }
                 _ => true,
             };

@@ -75,7 +75,7 @@ fn mode(l: &Lowerer, id: OpId, e: Elem) -> Result<(&'static str, Ty), LowerError
 /// Whether a bf16 atomic add must be a compare-and-swap loop (no
 /// `atom.add.bf16` before sm_90).
 fn bf16_add_needs_cas(l: &Lowerer, name: &str, ty: Ty) -> bool {
-    name == "add.noftz" && ty == Ty::BF16 && l.target.gpu.capability() < 90
+    name == "add.noftz" && ty == Ty::BF16 && l.plan.target.gpu.capability() < 90
 }
 
 /// `*addr += v` on a bf16 element with a compare-and-swap loop (16-bit

@@ -131,7 +131,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 if ft == Ty::F64 && tt == Ty::BF16 {
                     return Ok(f64_to_bf16(l, r[0], rnd));
                 }
-                if fb == 16 && tb == 16 && l.target.gpu.capability() < 90 {
+                if fb == 16 && tb == 16 && l.plan.target.gpu.capability() < 90 {
                     // f16 <-> bf16 has a `cvt` from sm_90; before, through
                     // f32, which holds both exactly: one rounding.
                     let w = to_f32(l, from, r[0]);
@@ -245,7 +245,7 @@ fn cvt_tf32(l: &mut Lowerer, rnd: &'static str, x: Reg) -> Reg {
 /// The f32 in `x` rounded toward zero to tf32: `cvt.rz` from sm_90, before
 /// it the low 13 bits cleared (a NaN stays a NaN).
 fn truncate_to_tf32(l: &mut Lowerer, x: Reg) -> Reg {
-    if l.target.gpu.capability() >= 90 {
+    if l.plan.target.gpu.capability() >= 90 {
         return cvt_tf32(l, "rz", x);
     }
     let cleared = l.b.op(
@@ -402,7 +402,7 @@ fn f8_conversion(
 /// register): to nearest even, natively from sm_90 (`cvt.rn.tf32.f32`),
 /// on the bits before.
 pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
-    if l.target.gpu.capability() >= 90 {
+    if l.plan.target.gpu.capability() >= 90 {
         return cvt_tf32(l, "rn", x);
     }
     // Before sm_90 only `.rna` exists: round to nearest
@@ -456,7 +456,7 @@ pub fn round_to_tf32(l: &mut Lowerer, x: crate::ptx::Reg) -> crate::ptx::Reg {
 /// rounds to bf16 exactly as the integer would.
 fn int_to_bf16(l: &mut Lowerer, x: Reg, ft: Ty) -> Reg {
     let reg = Operand::Reg;
-    if l.target.gpu.capability() >= 90 {
+    if l.plan.target.gpu.capability() >= 90 {
         let (x, ft) = match ft {
             Ty::S8 => (cvt(l, &[], Ty::S16, ft, x), Ty::S16),
             Ty::U8 => (cvt(l, &[], Ty::U16, ft, x), Ty::U16),

@@ -105,7 +105,7 @@ pub fn load_layout_in(
     if bytes > room(l) {
         return None;
     }
-    load_layout(p, wanted, l.warps)
+    load_layout(p, wanted, l.plan.warps)
 }
 
 #[cfg(test)]

@@ -265,7 +265,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         copies_into(l, id, *v, t, &mut pairs)?;
     }
     parallel_copy(l, &pairs);
-    let split = super::mma_chain::split_result(l.m, id, l.warps);
+    let split = super::mma_chain::split_result(l.m, id, l.plan.warps);
     if let Some(s) = split.filter(|s| s.zero_second_half) {
         super::mma_split_sum::zero_second_half(l, id, &vars[s.slot])?;
     }

@@ -382,7 +382,7 @@ pub fn lower_assert(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     l.b.begin_if(all, false);
     let mut args = Vec::new();
     for axis in 0..3u8 {
-        let s = if l.target.has_clusters() {
+        let s = if l.plan.target.has_clusters() {
             Special::ClusterId(axis)
         } else {
             Special::CtaId(axis)

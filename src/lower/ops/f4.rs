@@ -29,7 +29,7 @@ use super::{elementwise, f8};
 /// bit 31.
 pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
     let r = Operand::Reg;
-    if l.target.has_e2m1_cvt() {
+    if l.plan.target.has_e2m1_cvt() {
         let h2 = l.b.op(Opc::CvtUnpackE2m1x2, &[], &[], Ty::B32, vec![r(b)]);
         let lo =
             l.b.op(Opc::Cvt, &[], &[Ty::U16, Ty::U32], Ty::U16, vec![r(h2)]);
@@ -55,7 +55,7 @@ pub fn f4_to_f32(l: &mut Lowerer, b: Reg) -> Reg {
 /// - NaN gives 0x7; the sign is the f32's.
 pub fn f32_to_f4(l: &mut Lowerer, x: Reg) -> Reg {
     let r = Operand::Reg;
-    if l.target.has_e2m1_cvt() {
+    if l.plan.target.has_e2m1_cvt() {
         let zero = l.b.op(
             Opc::Mov,
             &[],

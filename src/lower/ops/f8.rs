@@ -38,7 +38,7 @@ fn max_finite(e: Scalar) -> i64 {
 /// 0x7F) becomes NaN.
 pub fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
     let r = Operand::Reg;
-    if l.target.gpu.capability() >= 89 {
+    if l.plan.target.gpu.capability() >= 89 {
         // sm_89+ converts f8 pairs in hardware: the low byte's value is the
         // low half of the f16x2 result (f16 holds every f8 value exactly).
         let pair = if e == Scalar::F8E5M2 {
@@ -88,7 +88,7 @@ pub fn f8_to_f32(l: &mut Lowerer, e: Scalar, b: Reg) -> Reg {
 /// `cvt.rn.satfinite` semantics: by that instruction on sm_89 and newer,
 /// on the bits before (see [`f32_to_f8_bits`]).
 pub fn f32_to_f8(l: &mut Lowerer, e: Scalar, x: Reg) -> Reg {
-    if l.target.gpu.capability() >= 89 {
+    if l.plan.target.gpu.capability() >= 89 {
         // `cvt.rn.satfinite.e4m3x2.f32 d, a, b` puts `a` in the high byte
         // and `b` in the low one: `a` is 0, which converts to 0.
         let pair = if e == Scalar::F8E5M2 {

@@ -167,8 +167,8 @@ fn from_f32_to(l: &mut Lowerer, to: Scalar, x: Reg, pow2: Pow2, f16_rnd: &'stati
 /// Whether the target converts `s` with `cvt`'s scale forms.
 fn native(l: &Lowerer, s: Scalar) -> bool {
     match s {
-        Scalar::F8E8M0FNU => l.target.gpu.capability() >= 100,
-        _ => l.target.gpu == Gpu::Sm107,
+        Scalar::F8E8M0FNU => l.plan.target.gpu.capability() >= 100,
+        _ => l.plan.target.gpu == Gpu::Sm107,
     }
 }
 

@@ -53,7 +53,7 @@ pub(super) struct Access {
 fn widen(l: &mut Lowerer, op: OpId, v: ValueId) -> Result<Reg, LowerError> {
     let t = l.tile(op, v)?;
     let r = t.regs[0];
-    let nonneg = l.facts.get(&v).is_some_and(|f| f.nonneg);
+    let nonneg = l.plan.facts.get(&v).is_some_and(|f| f.nonneg);
     let from = match (t.elem, nonneg) {
         (Elem::Num(Scalar::I64), _) => return Ok(r),
         (Elem::Num(Scalar::I32), true) => Ty::U32,
@@ -212,7 +212,7 @@ pub(super) fn prepare(
         // 32 bits known non-negative, and an extent known non-negative.
         let narrow =
             crate::lower::values::value_tile(l.m, index[i]).is_some_and(|(_, e)| e.bits() <= 32);
-        let known = |v: ValueId| l.facts.get(&v).is_some_and(|f| f.nonneg);
+        let known = |v: ValueId| l.plan.facts.get(&v).is_some_and(|f| f.nonneg);
         let extent_nonneg = match p.shape[d] {
             Extent::Static(n) => n >= 0,
             Extent::Dynamic(v) => known(v),
@@ -515,7 +515,7 @@ fn vec_for(p: &PartitionInfo, layout: &LinearLayout, l: &Lowerer) -> usize {
         return 1;
     }
     let rank = layout.shape.len();
-    let mut v = p.vector_width(&l.facts, l.target.max_access_bytes()) as usize;
+    let mut v = p.vector_width(&l.plan.facts, l.plan.target.max_access_bytes()) as usize;
     if rank == 0 {
         return 1;
     }

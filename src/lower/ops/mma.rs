@@ -54,6 +54,7 @@ pub fn operand_tiles(l: &mut Lowerer, id: OpId) -> Result<(Tile, Tile), LowerErr
 }
 
 /// The engine chosen for one matrix multiply.
+#[derive(Clone, Debug)]
 pub enum Engine {
     /// Warpgroup MMA (sm_90a).
     Wgmma(wgmma::Plan),
@@ -81,27 +82,26 @@ pub fn engine(m: &Module, id: OpId, target: Target, warps: u32) -> Engine {
     Engine::Fma
 }
 
-/// The accumulator (and result) layout the op's engine needs, if it needs
-/// one.
-pub fn acc_layout(m: &Module, id: OpId, target: Target, warps: u32) -> Option<LinearLayout> {
-    match engine(m, id, target, warps) {
+/// The accumulator (and result) layout `engine` needs, if it needs one.
+pub fn acc_layout(engine: &Engine) -> Option<LinearLayout> {
+    match engine {
         Engine::Wgmma(p) => Some(p.acc_layout()),
         Engine::MmaSync(p) => Some(p.acc_layout()),
         Engine::Fma => None,
     }
 }
 
-/// Layouts the op's engine would like its A and B operands in, where it
-/// has a wish.
+/// Layouts `engine` would like the A and B operands of op `id` in, where
+/// it has a wish.
 pub fn operand_layouts(
     m: &Module,
     id: OpId,
-    target: Target,
+    engine: &Engine,
     warps: u32,
 ) -> [Option<LinearLayout>; 2] {
-    match engine(m, id, target, warps) {
+    match engine {
         Engine::Wgmma(p) => p.operand_layouts().map_or([None, None], |l| l.map(Some)),
-        Engine::MmaSync(p) => mma_sync::operand_layouts(m, id, &p, warps),
+        Engine::MmaSync(p) => mma_sync::operand_layouts(m, id, p, warps),
         Engine::Fma => [None, None],
     }
 }
@@ -186,15 +186,16 @@ pub fn accumulator_registers(m: &Module, ops: &[OpId], warps: u32) -> u32 {
     u32::try_from(words.div_ceil(threads)).unwrap_or(u32::MAX)
 }
 
-/// Lowers `mmaf`, `mmai` and `mmaf_scaled` with the engine [`engine`]
-/// picks.
+/// Lowers `mmaf`, `mmai` and `mmaf_scaled` with the engine the plan
+/// gives it ([`engine`] picked it).
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     if l.m.ops[id].opcode == Opcode::MmaFScaled {
         mma_scaled::check(l, id)?;
     }
-    match engine(l.m, id, l.target, l.warps) {
-        Engine::Wgmma(p) => wgmma::lower(l, id, &p),
-        Engine::MmaSync(p) => mma_sync::lower(l, id, &p),
-        Engine::Fma => mma_fma::lower(l, id),
+    match l.plan.engine(id).cloned() {
+        Some(Engine::Wgmma(p)) => wgmma::lower(l, id, &p),
+        Some(Engine::MmaSync(p)) => mma_sync::lower(l, id, &p),
+        Some(Engine::Fma) => mma_fma::lower(l, id),
+        None => Err(l.unsupported_feature(id, "no engine in the plan")),
     }
 }

@@ -37,7 +37,7 @@ fn pair_bit(l: &Lowerer, id: OpId, t: &Tile) -> Result<usize, LowerError> {
 pub fn zero_second_half(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<(), LowerError> {
     let bit = pair_bit(l, id, t)?;
     // The first warp of the pair: its pair bit of `%tid.x` is zero.
-    let all_bits = (l.warps * 32).trailing_zeros() as usize;
+    let all_bits = (l.plan.warps * 32).trailing_zeros() as usize;
     let first = l
         .owner_pred_of(32 << bit, all_bits)
         .ok_or_else(|| l.unsupported(id))?;
@@ -57,7 +57,7 @@ pub fn zero_second_half(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<(), Lower
 /// summed over each warp pair, for the `for` op `id`.
 pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError> {
     let bit = pair_bit(l, id, t)?;
-    let threads = i64::from(l.warps) * 32;
+    let threads = i64::from(l.plan.warps) * 32;
     let n = t.regs.len().max(1);
     let mut chunk = n.min(ROUND_REGS);
     while chunk > 1 && threads * chunk as i64 * 4 > room(l) {

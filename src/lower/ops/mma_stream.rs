@@ -24,7 +24,7 @@ use crate::ptx::{Operand, Reg};
 
 use super::coalesce::along_vec;
 use super::memory::{ordering, prepare, read_at, Access};
-use super::mma::{engine, Engine};
+use super::mma::Engine;
 use super::mma_sync::Kind;
 use super::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
 use super::mma_sync_smem::Part;
@@ -198,7 +198,7 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(PartitionInfo, usize)> {
     let (user, p, v) = streamable(l, load)?;
     let mo = &m.ops[user];
     let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
-    match engine(m, user, l.target, l.warps) {
+    match l.plan.engine(user)? {
         Engine::MmaSync(plan) => {
             if plan.kind == Kind::F64 || super::mma_sync_direct::copies_b(l, user) {
                 return None;
@@ -232,7 +232,7 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(PartitionInfo, usize)> {
             s.iter().product::<i64>() * i64::from(e.bits().max(8) / 8) / 4
         })
     };
-    let threads = i64::from(l.warps) * 32;
+    let threads = i64::from(l.plan.warps) * 32;
     let total = words(lhs) + words(rhs) + words(*mo.results.first()?);
     let lead = p.tile_shape.len() - value_tile(m, v)?.0.len();
     (total / threads > MAX_WORDS).then_some((p, lead))
@@ -374,7 +374,7 @@ impl SliceWalk {
         let rank = part.tile_shape.len();
         let eb = i64::from(part.elem.bits() / 8);
         let run = (STORE_BYTES / eb).min(part.tile_shape[rank - 1]);
-        let layout = (*along_vec(&part.tile_shape, rank - 1, l.warps, run)).clone();
+        let layout = (*along_vec(&part.tile_shape, rank - 1, l.plan.warps, run)).clone();
         (part, layout, d)
     }
 

@@ -94,6 +94,7 @@ impl Kind {
 }
 
 /// How one matrix multiply maps onto `mma.sync` instructions.
+#[derive(Clone, Debug)]
 pub struct Plan {
     /// The accumulator's layout.
     pub acc: LinearLayout,
@@ -415,7 +416,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         .map(|a| a_fragments(l, a));
     let staged_m = if a_regs.is_some() { 0 } else { mm };
     let (ashape, bshape) = (a.shape(), b.shape());
-    let threads = i64::from(l.warps) * 32;
+    let threads = i64::from(l.plan.warps) * 32;
     let slice_words =
         |ks: i64| a.slice_words(rank - 1, ks, threads) + b.slice_words(rank - 2, ks, threads);
     let streamed = slice_words(kk) > 0;

@@ -22,7 +22,7 @@ use crate::ptx::{Opc, Operand};
 
 use super::coalesce::along_vec;
 use super::memory::{ordering, prepare};
-use super::mma::{engine, Engine};
+use super::mma::Engine;
 use super::mma_sync::{a_fragment_layout, Kind};
 use super::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
 use super::mma_sync_pipeline::{chunk_along, commit, wait};
@@ -92,7 +92,7 @@ pub(super) fn only_user(l: &Lowerer, v: ValueId) -> Option<OpId> {
 fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64)> {
     let m = l.m;
     let o = &m.ops[load];
-    if l.target.always_swizzle || !ordering(l, load).is_ok_and(|o| o.is_empty()) {
+    if l.plan.target.always_swizzle || !ordering(l, load).is_ok_and(|o| o.is_empty()) {
         return None;
     }
     let p = partition(m, o.operand("view")?)?;
@@ -113,7 +113,7 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64
     if mo.opcode != Opcode::MmaF || mo.operand("rhs") != Some(v) || mo.operand("lhs") == Some(v) {
         return None;
     }
-    let Engine::MmaSync(plan) = engine(m, user, l.target, l.warps) else {
+    let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
         return None;
     };
     let (bshape, _) = value_tile(m, v)?;
@@ -319,7 +319,7 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     let (load, p, cd, chunk) = (d.load, &d.part, d.cd, d.chunk);
     let rank = p.tile_shape.len();
     let (stride, nk) = (d.stride, d.nk);
-    let layout = along_vec(&p.tile_shape, cd, l.warps, chunk);
+    let layout = along_vec(&p.tile_shape, cd, l.plan.warps, chunk);
     if !super::mma_sync_smem::disjoint(&layout) {
         return Err(l.unsupported_feature(load, "this copy layout"));
     }
@@ -447,7 +447,7 @@ pub fn prefetch(
     // On sm_12x, ptxas spills what the next copies' addresses add (the
     // 128x128 attention loops: 32 -> 140 bytes); there the copies stay at
     // the top of the body.
-    if l.target.is_sm12x() || writes_memory(l, body) {
+    if l.plan.target.is_sm12x() || writes_memory(l, body) {
         return Ok(Vec::new());
     }
     let mut picked = Vec::new();
@@ -461,7 +461,7 @@ pub fn prefetch(
         // The next copy's addresses cost registers while the products'
         // operands hold theirs: where an accumulator takes more than 64 a
         // thread, the loop would spill, and goes without.
-        let Engine::MmaSync(plan) = engine(l.m, user, l.target, l.warps) else {
+        let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
             continue;
         };
         if plan.acc.num_registers() > MAX_ACC_REGS_AHEAD {

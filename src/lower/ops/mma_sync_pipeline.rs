@@ -85,9 +85,9 @@ pub(super) fn chunk_along(
     let d = *p.dim_map.get(cd)?;
     let fact = |e: &Extent| match e {
         Extent::Static(s) => crate::lower::facts::largest_pow2_dividing(s.unsigned_abs()) as i64,
-        Extent::Dynamic(x) => l.facts.get(x).map_or(1, |f| f.divisor as i64),
+        Extent::Dynamic(x) => l.plan.facts.get(x).map_or(1, |f| f.divisor as i64),
     };
-    let base_align = l.facts.get(&p.base).map_or(1, |f| f.divisor as i64);
+    let base_align = l.plan.facts.get(&p.base).map_or(1, |f| f.divisor as i64);
     widths.iter().map(|b| b / eb).find(|&v| {
         v >= 1
             && p.strides.get(d) == Some(&Extent::Static(1))
@@ -220,8 +220,7 @@ pub(super) fn loop_shape(l: &Lowerer, id: OpId) -> Option<LoopShape> {
 fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     let s = loop_shape(l, id)?;
     // Only where the dispatcher picks mma.sync for this op.
-    let super::mma::Engine::MmaSync(plan) = super::mma::engine(l.m, s.mma, l.target, l.warps)
-    else {
+    let Some(super::mma::Engine::MmaSync(plan)) = l.plan.engine(s.mma).cloned() else {
         return None;
     };
     if (s.round.0 || s.round.1) && plan.kind != Kind::Tf32 || plan.kind == Kind::F64 {
@@ -261,7 +260,7 @@ fn staged(
     let shape = &ld.view.tile_shape;
     let rank = shape.len();
     let eb = i64::from(ld.view.elem.bits() / 8);
-    let layout = Blocked::default_for(shape, i64::from(l.warps), ld.chunk).to_linear(shape);
+    let layout = Blocked::default_for(shape, i64::from(l.plan.warps), ld.chunk).to_linear(shape);
     if !disjoint(&layout) || layout.register.len() < ld.chunk.trailing_zeros() as usize {
         return None;
     }
@@ -406,7 +405,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let batch: i64 = ashape[..rank - 2].iter().product();
     let kind = pat.plan.kind;
     let eb = kind.bytes();
-    let swizzle = l.target.always_swizzle;
+    let swizzle = l.plan.target.always_swizzle;
     let (apad, bpad) = row_pads(kind, swizzle);
     let (astride, bstride) = ((kk + apad) * eb, (nn + bpad) * eb);
     let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);

@@ -87,7 +87,7 @@ pub fn swizzled(l: &Lowerer, a_disjoint: bool, b_disjoint: bool) -> bool {
     // A layout whose bases overlap is written element by element through
     // the general staging path, which knows no swizzle: such operands keep
     // the padded rows.
-    l.target.always_swizzle && a_disjoint && b_disjoint
+    l.plan.target.always_swizzle && a_disjoint && b_disjoint
 }
 
 /// Bytes [`operand_buffers`] takes for `[batch,] M x K` and `K x N`

@@ -23,7 +23,7 @@ use crate::lower::kernel::{Lowered, Lowerer};
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
 
-use super::mma::{engine, is_mma, Engine};
+use super::mma::{is_mma, Engine};
 use super::mma_sync::{a_fragment_layout, Kind};
 use super::mma_sync_direct::{body_buffer_bytes, copies_b};
 use super::mma_sync_smem::{disjoint, row_pads, store_rows};
@@ -64,7 +64,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         if !is_mma(m.ops[op].opcode) {
             continue;
         }
-        let Engine::MmaSync(plan) = engine(m, op, l.target, l.warps) else {
+        let Some(Engine::MmaSync(plan)) = l.plan.engine(op).cloned() else {
             continue;
         };
         // An accumulator element takes a register of its own, 16-bit ones
@@ -92,7 +92,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             staged.push((op, a_v, (mm, kk, frag)));
         }
     }
-    let most = if split || l.target.is_sm12x() {
+    let most = if split || l.plan.target.is_sm12x() {
         SHORT_MAX_WORDS
     } else {
         MAX_WORDS

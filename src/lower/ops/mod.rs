@@ -167,12 +167,12 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let results = op.results.clone();
             for (axis, r) in results.into_iter().enumerate() {
                 let s = if opcode == Opcode::GetTileBlockId {
-                    if l.target.has_clusters() {
+                    if l.plan.target.has_clusters() {
                         Special::ClusterId(axis as u8)
                     } else {
                         Special::CtaId(axis as u8)
                     }
-                } else if l.cluster {
+                } else if l.plan.cluster {
                     // The grid counts tile blocks (clusters); `%nctaid`
                     // counts every CTA of every cluster.
                     Special::NClusterId(axis as u8)

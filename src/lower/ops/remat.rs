@@ -49,15 +49,15 @@ pub fn rematerialize(l: &mut Lowerer, v: ValueId, layout: &Rc<LinearLayout>) -> 
     if l.remat_depth >= MAX_DEPTH || def.results.len() != 1 || !cheap(def.opcode) {
         return None;
     }
-    let saved_layout = l.layouts.insert(v, layout.clone());
+    let saved_layout = l.remat_layouts.insert(v, layout.clone());
     let saved_value = l.vals.remove(&v);
     l.remat_depth += 1;
     let done = super::lower_op(l, op);
     l.remat_depth -= 1;
     let fresh = l.vals.remove(&v);
     match saved_layout {
-        Some(s) => l.layouts.insert(v, s),
-        None => l.layouts.remove(&v),
+        Some(s) => l.remat_layouts.insert(v, s),
+        None => l.remat_layouts.remove(&v),
     };
     if let Some(s) = saved_value {
         l.vals.insert(v, s);

@@ -115,7 +115,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
     let n = shape[dim];
     let lines: i64 = shape.iter().product::<i64>() / n.max(1);
-    let threads = i64::from(l.warps * 32);
+    let threads = i64::from(l.plan.warps * 32);
     let place = Placement::identity(shape.len());
     let mut bufs = Vec::new();
     for t in &inputs {

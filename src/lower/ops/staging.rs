@@ -74,7 +74,7 @@ pub fn slot_bytes(e: Elem) -> i64 {
 /// Shared memory still free after the buffers allocated so far (the next
 /// buffer starts 16-byte aligned).
 pub fn room(l: &Lowerer) -> i64 {
-    l.target.max_shared_bytes() - ((i64::from(l.shared_bytes) + 15) & !15)
+    l.plan.target.max_shared_bytes() - ((i64::from(l.shared_bytes) + 15) & !15)
 }
 
 /// Allocates a buffer of `shape` for elements of kind `e`.
@@ -82,11 +82,11 @@ pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerErr
     let slot = slot_bytes(e);
     let offset = (i64::from(l.shared_bytes) + 15) & !15;
     let end = offset + shape.iter().product::<i64>() * slot;
-    if end > l.target.max_shared_bytes() {
+    if end > l.plan.target.max_shared_bytes() {
         return Err(LowerError::Unsupported {
             what: format!(
                 "a tile too large for shared memory ({end} bytes needed, {} available)",
-                l.target.max_shared_bytes()
+                l.plan.target.max_shared_bytes()
             ),
             location: None,
         });

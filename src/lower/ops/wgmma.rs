@@ -38,6 +38,7 @@ use super::wgmma_smem::{write, Smem};
 const MAX_ACC_REGS: i64 = 128;
 
 /// How one matrix multiply maps onto `wgmma` instructions.
+#[derive(Clone, Debug)]
 pub struct Plan {
     /// The accumulator's layout.
     pub acc: LinearLayout,

@@ -37,7 +37,7 @@ use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use super::mma::{engine, Engine};
+use super::mma::Engine;
 use super::mma_sync_copies::Stream;
 use super::mma_sync_pipeline::{advance_ring, bounds, loop_shape, Load, Staged};
 use super::mma_sync_smem::{bin, disjoint};
@@ -61,7 +61,7 @@ struct CopyPlan {
 /// if every chunk lands contiguously and its offset adds to the thread's.
 fn copy_plan(l: &Lowerer, ld: &Load, smem: &Smem, k_first: bool) -> Option<CopyPlan> {
     let shape = &ld.view.tile_shape;
-    let layout = Blocked::default_for(shape, i64::from(l.warps), ld.chunk).to_linear(shape);
+    let layout = Blocked::default_for(shape, i64::from(l.plan.warps), ld.chunk).to_linear(shape);
     let vec_bits = ld.chunk.trailing_zeros() as usize;
     if shape.len() != 2 || !disjoint(&layout) || layout.register.len() < vec_bits {
         return None;
@@ -228,7 +228,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let Some(pat) = loop_shape(l, id) else {
         return Ok(false);
     };
-    let Engine::Wgmma(plan) = engine(l.m, pat.mma, l.target, l.warps) else {
+    let Some(Engine::Wgmma(plan)) = l.plan.engine(pat.mma).cloned() else {
         return Ok(false);
     };
     let Some((asmem, bsmem)) = wgmma::operands(plan.mnk, plan.types) else {
@@ -246,7 +246,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     // Leave room for the rest of the kernel: the accumulator tile once
     // more (an epilogue's layout change goes through shared memory).
     let [mm, nn, _] = plan.mnk;
-    let cap = l.target.max_shared_bytes().min(MAX_SHARED_BYTES);
+    let cap = l.plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
     let room = cap - i64::from(l.shared_bytes) - mm * nn * 4;
     let set = wgmma::set_bytes(&asmem, &bsmem);
     let Some(stages) = stage_count(room, set) else {
@@ -260,7 +260,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let layout = Rc::new(plan.acc.clone());
     let init = l.tile_in(id, inits[0], &layout)?;
 
-    let threads = i64::from(l.warps) * 32;
+    let threads = i64::from(l.plan.warps) * 32;
     let tid = l.tid();
     let region = alloc(l, &[stages * set + 1024], Elem::Num(Scalar::I8))?;
     let bar_buf = alloc(l, &[16 * stages], Elem::Num(Scalar::I8))?;

@@ -26,7 +26,7 @@ use crate::lower::LowerError;
 use crate::options::Gpu;
 use crate::ptx::{Inst, Opc, Operand, Reg};
 
-use super::mma::{engine, operand_elems, Engine};
+use super::mma::{operand_elems, Engine};
 use super::mma_sync::{a_fragment_layout, Kind, Plan};
 use super::mma_sync_direct::{copies_b, wait_for, DirectB};
 use super::staging::{alloc, barrier, room};
@@ -40,12 +40,12 @@ use super::wgmma_smem::{write, Smem};
 /// when its B operand is copied directly.
 pub fn applies(l: &Lowerer, id: OpId, plan: &Plan) -> bool {
     let shape = &plan.acc.shape;
-    let warps = i64::from(l.warps);
+    let warps = i64::from(l.plan.warps);
     let half = matches!(
         operand_elems(l.m, id),
         Some((a, b)) if a == b && matches!(a, Scalar::F16 | Scalar::BF16)
     );
-    l.target.gpu == Gpu::Sm90
+    l.plan.target.gpu == Gpu::Sm90
         && half
         && plan.kind == Kind::Half
         && plan.acc_elem == Scalar::F32
@@ -62,7 +62,7 @@ pub fn applies(l: &Lowerer, id: OpId, plan: &Plan) -> bool {
 /// The layout of the B buffer of product `user` (B of `k x n`, copied as
 /// `[N][K]` rows when `nk`) when the product runs on `wgmma`.
 pub fn b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<Smem> {
-    let Engine::MmaSync(plan) = engine(l.m, user, l.target, l.warps) else {
+    let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
         return None;
     };
     if !applies(l, user, &plan) {
@@ -87,7 +87,7 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
         if !super::mma::is_mma(l.m.ops[op].opcode) {
             continue;
         }
-        let Engine::MmaSync(plan) = engine(l.m, op, l.target, l.warps) else {
+        let Some(Engine::MmaSync(plan)) = l.plan.engine(op).cloned() else {
             continue;
         };
         let Some(a_v) = l.m.ops[op].operand("lhs") else {
@@ -164,7 +164,7 @@ pub fn multiply(
         AOperand::Regs(f) => Source::Regs(f),
         AOperand::Smem(offset, sa) => {
             let abase = aligned_base(l, offset);
-            let abase = if l.warps > 4 {
+            let abase = if l.plan.warps > 4 {
                 group_base(l, abase, sa.start(64, 0))
             } else {
                 abase

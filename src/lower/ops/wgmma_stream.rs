@@ -41,7 +41,7 @@ pub fn lower(
         return Err(l.unsupported(id));
     };
     let [mm, n, kk] = plan.mnk;
-    let threads = i64::from(l.warps) * 32;
+    let threads = i64::from(l.plan.warps) * 32;
     let es = i64::from(Elem::Num(plan.types[0]).bits() / 8);
     let words = |ks: i64| a.slice_words(1, ks, threads) + b.slice_words(0, ks, threads);
     // Slices within the register allowance whose buffers have a layout.

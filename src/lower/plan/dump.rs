@@ -1,0 +1,110 @@
+//! [`Plan::dump`]: a plan as stable text, one decision a line.
+use std::fmt::Write;
+
+use super::{Plan, Product};
+use crate::ir::{Module, ValueId};
+use crate::lower::ops::mma::Engine;
+use crate::lower::values::{value_tile, Elem};
+
+impl Plan {
+    /// The plan as text: the entry and its warps, then every product with
+    /// its operands and engine. The same module and options give the same
+    /// text.
+    pub fn dump(&self, m: &Module) -> String {
+        let mut s = String::new();
+        let cluster = if self.cluster {
+            "a cluster of CTAs"
+        } else {
+            "one CTA"
+        };
+        let _ = writeln!(
+            s,
+            "entry {} for {}: {} warps ({} threads), {cluster}",
+            self.name,
+            self.target.gpu,
+            self.warps,
+            self.warps * 32
+        );
+        let _ = writeln!(
+            s,
+            "  values: {} with facts, {} with layouts",
+            self.facts.len(),
+            self.layouts.len()
+        );
+        let _ = writeln!(s, "  accumulator registers per thread: {}", self.acc_regs);
+        for (i, p) in self.products.iter().enumerate() {
+            product(&mut s, m, i, p);
+        }
+        s
+    }
+}
+
+/// The lines of one product.
+fn product(s: &mut String, m: &Module, i: usize, p: &Product) {
+    let op = &m.ops[p.op];
+    let at = m
+        .location(p.op)
+        .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
+    let _ = writeln!(s, "  product {i}: '{}' op at {at}", op.name());
+    let operand = |name: &str| op.operand(name).map(|v| tile(m, v));
+    let _ = writeln!(
+        s,
+        "    lhs {}, rhs {}, result {}",
+        operand("lhs").unwrap_or_else(|| "?".into()),
+        operand("rhs").unwrap_or_else(|| "?".into()),
+        op.results
+            .first()
+            .map_or_else(|| "?".into(), |&v| tile(m, v)),
+    );
+    let _ = writeln!(s, "    engine: {}", engine(&p.engine));
+}
+
+/// `128x64 f16`.
+fn tile(m: &Module, v: ValueId) -> String {
+    match value_tile(m, v) {
+        Some((shape, elem)) => {
+            let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+            let elem = match elem {
+                Elem::Num(s) => s.name(),
+                Elem::Ptr => "ptr",
+            };
+            format!("{} {elem}", dims.join("x"))
+        }
+        None => "?".into(),
+    }
+}
+
+/// One line naming the engine and its own plan.
+fn engine(e: &Engine) -> String {
+    match e {
+        Engine::Wgmma(p) => {
+            let [m, n, k] = p.mnk;
+            let [a, b, c] = p.types.map(|t| t.name());
+            format!(
+                "wgmma, {m}x{n}x{k} in {} warpgroup(s) along M, {a} x {b} -> {c}",
+                p.groups
+            )
+        }
+        Engine::MmaSync(p) => {
+            let mut s = format!(
+                "mma.sync {:?} (m{}n8k{}), warps {}x{} of {}, accumulator {}, K {}",
+                p.kind,
+                p.kind.m(),
+                p.kind.k(),
+                p.grid.m,
+                p.grid.n,
+                p.grid.total,
+                p.acc_elem.name(),
+                p.k
+            );
+            if p.sliced {
+                s.push_str(", K staged in slices");
+            }
+            if let Some(split) = p.split {
+                let _ = write!(s, ", chain split over warp pairs by {split:?}");
+            }
+            s
+        }
+        Engine::Fma => "fma (CUDA cores)".into(),
+    }
+}

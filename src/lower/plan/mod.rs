@@ -1,0 +1,157 @@
+//! The plan of one entry: the decisions emission reads, made once, before
+//! any instruction exists.
+//!
+//! [`plan_entry`] runs the analyses over the tile IR (value facts, register
+//! need, product chains), picks the warps of the tile block, the engine of
+//! every matrix multiply ([`Engine`], with that engine's own plan), and the
+//! layout of every tile value. Emission ([`super::kernel`], [`super::ops`])
+//! reads the plan and does not recompute any of it.
+//!
+//! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`
+//! writes it next to the output (`<output>.dump.plan`), and tests assert
+//! decisions on it.
+mod dump;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::assign::{assign, Layouts};
+use super::facts::{analyze, Fact};
+use super::ops::mma::{self, Engine};
+use super::target::Target;
+use super::LowerError;
+use crate::ir::{Attr, Block, Module, OpId, Opcode, ValueId};
+use crate::options::Options;
+
+/// Every decision about one entry that emission reads.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The entry's symbol (a PTX identifier).
+    pub name: String,
+    /// The target, with the environment's shared-memory and swizzle gates.
+    pub target: Target,
+    /// Warps per tile block.
+    pub warps: u32,
+    /// Whether a tile block is a cluster of several CTAs (`num_cta_in_cga`
+    /// above 1 on a target with clusters): the launch grid then counts
+    /// clusters, and the first CTA of each does the tile block's work.
+    pub cluster: bool,
+    /// Value facts (divisibility, sign) from `assume` ops and constants.
+    pub facts: HashMap<ValueId, Fact>,
+    /// The layout of every tile value that has one.
+    pub layouts: Layouts,
+    /// Every matrix multiply of the entry (its regions included), in the
+    /// order of the body, with the engine that computes it.
+    pub products: Vec<Product>,
+    /// Registers per thread the products' accumulators hold, all together.
+    pub acc_regs: u32,
+}
+
+/// One matrix multiply and the engine chosen for it.
+#[derive(Clone, Debug)]
+pub struct Product {
+    /// The `mmaf`, `mmai` or `mmaf_scaled` op.
+    pub op: OpId,
+    /// Its engine, with that engine's plan.
+    pub engine: Engine,
+}
+
+impl Plan {
+    /// The engine of the matrix multiply `op`; ops that are not one of the
+    /// entry's products have none.
+    pub fn engine(&self, op: OpId) -> Option<&Engine> {
+        self.products.iter().find(|p| p.op == op).map(|p| &p.engine)
+    }
+}
+
+/// The plans of every entry of `module`, in module order.
+pub fn plan_module(module: &Module, options: &Options) -> Result<Vec<Plan>, LowerError> {
+    module
+        .top_level()
+        .iter()
+        .filter(|&&id| module.ops[id].opcode == Opcode::Entry)
+        .map(|&id| plan_entry(module, id, options))
+        .collect()
+}
+
+/// The plan of the entry op `entry`.
+pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, LowerError> {
+    let name = entry_name(m, entry)?;
+    let block = entry_block(m, entry)?;
+    let target = Target {
+        unlimited_smem: options.unlimited_smem,
+        always_swizzle: options.always_swizzle,
+        ..Target::new(options.gpu)
+    };
+    let warps = mma::entry_warps(m, &block.ops, target, target.elementwise_warps());
+    let facts = analyze(m, &block.ops);
+    let products: Vec<Product> = products_of(m, &block.ops)
+        .into_iter()
+        .map(|op| Product {
+            op,
+            engine: mma::engine(m, op, target, warps),
+        })
+        .collect();
+    let engines = products.iter().map(|p| (p.op, p.engine.clone())).collect();
+    let layouts = assign(m, &block.ops, &facts, target, warps, &engines);
+    let cluster = target.has_clusters()
+        && super::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
+            .num_cta_in_cga
+            .is_some_and(|n| n > 1);
+    Ok(Plan {
+        name,
+        target,
+        warps,
+        cluster,
+        facts,
+        layouts,
+        acc_regs: mma::accumulator_registers(m, &block.ops, warps),
+        products,
+    })
+}
+
+/// The entry's symbol: its name, which the caller launches it by, so not
+/// one to respell.
+fn entry_name(m: &Module, entry: OpId) -> Result<String, LowerError> {
+    match m.ops[entry].attr("sym_name") {
+        Some(Attr::String(s)) if !super::globals::is_ptx_identifier(s) => {
+            Err(LowerError::Unsupported {
+                what: format!("an entry named {s:?}, not a PTX identifier,"),
+                location: m.location(entry),
+            })
+        }
+        Some(Attr::String(s)) => Ok(s.clone()),
+        _ => Err(LowerError::Failed {
+            message: "entry without a name".into(),
+            location: m.location(entry),
+        }),
+    }
+}
+
+/// The entry's body.
+pub fn entry_block(m: &Module, entry: OpId) -> Result<&Block, LowerError> {
+    m.ops[entry]
+        .regions
+        .first()
+        .and_then(|r| r.blocks.first())
+        .ok_or_else(|| LowerError::Failed {
+            message: "entry without a body".into(),
+            location: m.location(entry),
+        })
+}
+
+/// The matrix multiplies among `ops` and in their regions, in body order.
+fn products_of(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+    let mut found = Vec::new();
+    for &id in ops {
+        let op = &m.ops[id];
+        if mma::is_mma(op.opcode) {
+            found.push(id);
+        }
+        for r in &op.regions {
+            for b in &r.blocks {
+                found.extend(products_of(m, &b.ops));
+            }
+        }
+    }
+    found
+}

@@ -1,0 +1,132 @@
+//! The lowering plan: the decisions made before emission (warps, the engine
+//! of every product and its own plan), asserted on the plan's text dump
+//! rather than on PTX; and `TILEIRAS_DEBUG_DUMP_PLAN`, which writes that
+//! dump next to the output.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tileiras::lower::plan::plan_module;
+use tileiras::options::{Gpu, Options};
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+/// The plan dump of the bytecode at `rel` (under tests/data) on `gpu`.
+fn dump(rel: &str, gpu: Gpu) -> String {
+    let bytes = std::fs::read(data(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let module = tileiras::bytecode::read(&bytes).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let options = Options {
+        gpu,
+        ..Default::default()
+    };
+    let plans = plan_module(&module, &options).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    plans.iter().map(|p| p.dump(&module)).collect()
+}
+
+/// The `engine:` lines of a dump.
+fn engines(dump: &str) -> Vec<&str> {
+    dump.lines()
+        .filter_map(|l| l.trim().strip_prefix("engine: "))
+        .collect()
+}
+
+#[test]
+fn a_large_matmul_runs_on_wgmma_on_sm_90_and_mma_sync_elsewhere() {
+    let rel = "differential/bench/matmul_f16_128x256x64.tileir";
+    let hopper = dump(rel, Gpu::Sm90);
+    assert!(
+        hopper.contains(": 8 warps (256 threads), one CTA"),
+        "{hopper}"
+    );
+    assert_eq!(
+        engines(&hopper),
+        ["wgmma, 128x256x64 in 2 warpgroup(s) along M, f16 x f16 -> f32"],
+        "{hopper}"
+    );
+    assert!(
+        hopper.contains("lhs 128x64 f16, rhs 64x256 f16, result 128x256 f32"),
+        "{hopper}"
+    );
+    for gpu in [Gpu::Sm80, Gpu::Sm100, Gpu::Sm120] {
+        let d = dump(rel, gpu);
+        let e = engines(&d);
+        assert_eq!(e.len(), 1, "{d}");
+        assert!(
+            e[0].starts_with("mma.sync Half (m16n8k16), warps 2x4 of 8"),
+            "{gpu}: {d}"
+        );
+    }
+}
+
+#[test]
+fn attention_chains_stay_on_mma_sync_on_every_target() {
+    // The chained products (S = Q·Kᵀ, O = P·V) multiply from registers,
+    // where their warps hold A's fragments: mma.sync on sm_90 too.
+    let rel = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
+        let d = dump(rel, gpu);
+        let e = engines(&d);
+        assert_eq!(e.len(), 4, "two loops of two products: {d}");
+        assert!(
+            e.iter().all(|e| e.starts_with("mma.sync Half")),
+            "{gpu}: {d}"
+        );
+    }
+}
+
+#[test]
+fn small_or_f32_products_run_on_fma_and_f64_on_its_own_mma() {
+    let d = dump("differential/corpus/matmul_f32.tileir", Gpu::Sm80);
+    assert_eq!(engines(&d), ["fma (CUDA cores)"], "{d}");
+    let d = dump("differential/corpus/matmul_f64_operator.tileir", Gpu::Sm80);
+    let e = engines(&d);
+    assert_eq!(e.len(), 1, "{d}");
+    assert!(e[0].starts_with("mma.sync F64 (m8n8k4)"), "{d}");
+}
+
+#[test]
+fn an_entry_without_products_keeps_the_elementwise_warps() {
+    let d = dump("lower/ops/masked_addf.tileir", Gpu::Sm90);
+    assert!(d.contains(": 4 warps (128 threads), one CTA"), "{d}");
+    assert!(engines(&d).is_empty(), "{d}");
+    assert!(d.contains("accumulator registers per thread: 0"), "{d}");
+}
+
+#[test]
+fn a_two_cta_cluster_is_planned_as_one() {
+    let d = dump("differential/corpus/matmul_f16_cluster2.tileir", Gpu::Sm90);
+    assert!(d.contains("a cluster of CTAs"), "{d}");
+    let d = dump("differential/corpus/matmul_f16_cluster2.tileir", Gpu::Sm80);
+    assert!(d.contains("one CTA"), "sm_80 has no clusters: {d}");
+}
+
+#[test]
+fn the_dump_gate_writes_the_plan_next_to_the_output() {
+    let rel = "differential/bench/matmul_f16_128x256x64.tileir";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("k.ptx");
+    let status = Command::new(env!("CARGO_BIN_EXE_tileiras"))
+        .args(["--gpu-name=sm_90", "--emit=ptx", "-o"])
+        .arg(&out)
+        .arg(data(rel))
+        .env("TILEIRAS_DEBUG_DUMP_PLAN", "")
+        .status()
+        .expect("run tileiras");
+    assert!(status.success());
+    let written = std::fs::read_to_string(tmp.path().join("k.dump.plan")).expect("plan dump");
+    assert_eq!(written, dump(rel, Gpu::Sm90));
+    // Without the variable, no dump.
+    let quiet = tmp.path().join("q.ptx");
+    let status = Command::new(env!("CARGO_BIN_EXE_tileiras"))
+        .args(["--gpu-name=sm_90", "--emit=ptx", "-o"])
+        .arg(&quiet)
+        .arg(data(rel))
+        .env_remove("TILEIRAS_DEBUG_DUMP_PLAN")
+        .status()
+        .expect("run tileiras");
+    assert!(status.success());
+    assert!(!tmp.path().join("q.dump.plan").exists());
+}
