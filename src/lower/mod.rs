@@ -51,14 +51,16 @@
 //! that does not fit its operand is the op's located error too.
 pub mod assign;
 pub mod assign_forward;
+pub mod context;
+pub mod entry;
 pub mod facts;
 pub mod globals;
-pub mod kernel;
 pub mod launch;
 pub mod layout;
 pub mod ops;
 pub mod plan;
 pub mod simt;
+pub mod states;
 pub mod target;
 pub mod values;
 pub mod view;
@@ -145,7 +147,7 @@ pub fn lower_module(
             Opcode::Global => globals.push(globals::lower_global(module, id)?),
             Opcode::Entry => {
                 let plan = plan::plan_entry(module, id, options)?;
-                let mut e = kernel::lower_entry(
+                let mut e = entry::lower_entry(
                     module,
                     id,
                     &plan,

@@ -8,14 +8,14 @@
 //! memory, once all threads are past its previous use (a barrier where the
 //! alloca stands).
 use crate::ir::{Attr, OpId, Type};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
-use super::staging::{alloc, barrier};
+use super::staging::alloc;
 
 /// Allocates, at the current point (the entry's start), every `alloca`
 /// nested in the regions of `ops`; their ops then find their results bound.
@@ -50,7 +50,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
     let res = *op.results.first().ok_or_else(|| l.unsupported(id))?;
     if l.vals.contains_key(&res) {
-        barrier(l);
+        l.barrier();
         return Ok(());
     }
     let int = |name: &str| match op.attr(name) {
@@ -113,7 +113,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         smallvec![Operand::Addr(base, slot.offset), r(p)],
     ));
     l.b.end_if();
-    barrier(l);
+    l.barrier();
     let d = l.b.reg_for(Ty::B64);
     l.b.push(Inst::new(
         Opc::Ld,
@@ -140,7 +140,7 @@ pub fn free_all(l: &mut Lowerer) {
     if l.allocas.is_empty() {
         return;
     }
-    barrier(l);
+    l.barrier();
     let tid = l.tid();
     let first = l.b.op(
         Opc::Setp,

@@ -1,7 +1,7 @@
 //! Arithmetic, comparison, selection and math ops, honouring rounding
 //! modes, flush-to-zero, NaN propagation, signedness.
 use crate::ir::{Attr, OpId, Opcode, Scalar};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};

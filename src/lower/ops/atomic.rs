@@ -3,7 +3,7 @@
 //! updated once (replicated layouts act in their owner threads only, and
 //! the old values are then shared with the replicas through shared memory).
 use crate::ir::{Attr, OpId, Opcode, Scalar};
-use crate::lower::kernel::{class_of, Lowerer, Tile};
+use crate::lower::context::{class_of, Lowerer, Tile};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::view::partition;
 use crate::lower::LowerError;
@@ -11,7 +11,7 @@ use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use super::memory::{element, prepare};
-use super::staging::{alloc, barrier, read, write, Placement};
+use super::staging::{alloc, read, write, Placement};
 
 fn enum_attr(l: &Lowerer, id: OpId, name: &str) -> Option<u8> {
     match l.m.ops[id].attr(name) {
@@ -231,9 +231,9 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.b.begin_if(q, true);
         write(l, &out, &buf, &place);
         l.b.end_if();
-        barrier(l);
+        l.barrier();
         out = read(l, layout, elem, &buf, &place);
-        barrier(l);
+        l.barrier();
     }
     l.bind(res, out);
     Ok(())

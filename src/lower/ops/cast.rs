@@ -2,7 +2,7 @@
 //! float-to-integer (saturating, as PTX `cvt` does), integer-to-float and
 //! bitcasts.
 use crate::ir::{OpId, Opcode, Scalar};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};

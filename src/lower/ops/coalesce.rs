@@ -10,7 +10,7 @@
 use std::rc::Rc;
 
 use crate::lower::assign::default_layout;
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::layout::LinearLayout;
 use crate::lower::view::{Extent, PartitionInfo};
 

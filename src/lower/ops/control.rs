@@ -4,7 +4,7 @@
 //! `yield`/`continue` terminators copy into the innermost construct's
 //! variables.
 use crate::ir::{OpId, Opcode, Scalar};
-use crate::lower::kernel::{class_of, Lowered, Lowerer, Tile};
+use crate::lower::context::{class_of, Lowered, Lowerer, Tile};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::view::{partition, Extent};
 use crate::lower::LowerError;
@@ -137,7 +137,7 @@ pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     if opcode == Opcode::Continue && l.reuse_shared && l.shared_peak > 0 {
         // The next iteration's first ops may rewrite scratch that this
         // iteration's last ops read.
-        super::staging::barrier(l);
+        l.barrier();
     }
     let (targets, jump) = match opcode {
         Opcode::Yield => (
@@ -325,7 +325,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     if let Some(s) = narrow {
         narrow_iv(l, body_iv, iv, s);
     }
-    l.loops.push(crate::lower::kernel::LoopCtx {
+    l.loops.push(crate::lower::context::LoopCtx {
         general: early,
         iter: vars.clone(),
         results: Vec::new(),
@@ -581,7 +581,7 @@ pub fn lower_tensor_shape(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     _ => Ty::U64,
                 };
                 let (dt, st) = (uint(to), uint(from));
-                let d = l.b.reg(crate::lower::kernel::class_of(elem));
+                let d = l.b.reg(crate::lower::context::class_of(elem));
                 l.b.op_into(
                     d,
                     Opc::Cvt,
@@ -645,7 +645,7 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         smallvec![Operand::Imm(1)],
     );
     l.b.begin_loop_body(go, true);
-    l.loops.push(crate::lower::kernel::LoopCtx {
+    l.loops.push(crate::lower::context::LoopCtx {
         general: true,
         iter,
         results: results.clone(),

@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use super::staging;
 use crate::ir::{Attr, OpId, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;

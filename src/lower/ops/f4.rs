@@ -11,7 +11,7 @@
 //! f4E2M1FN value is exact in f16, bf16, f32 and f64 and in the f8 types
 //! f8E4M3FN and f8E5M2, so widening is exact.
 use crate::ir::{OpId, Scalar, ValueId};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;

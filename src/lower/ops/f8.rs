@@ -6,7 +6,7 @@
 //! (infinities included) become it, with their sign; NaN becomes the
 //! positive NaN 0x7F.
 use crate::ir::Scalar;
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 

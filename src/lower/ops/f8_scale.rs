@@ -29,7 +29,7 @@
 //! sm_100 and newer, `.ue5m3x2` on sm_107); bit manipulation elsewhere
 //! gives the same bits.
 use crate::ir::{OpId, Scalar, ValueId};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::LowerError;
 use crate::options::Gpu;
 use crate::ptx::{Opc, Operand, Reg, Ty};

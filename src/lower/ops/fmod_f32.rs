@@ -27,7 +27,7 @@
 //! `y 2^k` from adding `k` to `y`'s f64 exponent field: `k <= 259` keeps
 //! it finite, and it is an f32 value, so converting back is exact.
 //! Nothing flushes subnormals: `remf` has no `flush_to_zero` attribute.
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 

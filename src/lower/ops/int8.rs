@@ -5,7 +5,7 @@
 //! on the raw registers, and the others first extend the byte by the op's
 //! signedness (`cvt.s16.s8` / `cvt.u16.u8`) and compute in 16 bits.
 use crate::ir::{OpId, Opcode, ValueId};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;

@@ -1,7 +1,7 @@
 //! Math functions: square roots, rounding to integral values, and the
 //! transcendental functions (accurate unless the op allows approximation).
 use crate::ir::{OpId, Opcode, Scalar};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;

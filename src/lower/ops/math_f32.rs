@@ -2,7 +2,7 @@
 //! range reductions, short polynomials and the hardware `ex2`/`lg2`
 //! approximations (relative error about 2^-22) where those are accurate
 //! enough on the reduced range.
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
 fn k(x: f32) -> Operand {

@@ -3,7 +3,7 @@
 //! polynomials and double-double corrections (PTX has no f64 `ex2`/`lg2`
 //! approximations); also the small f64 instruction helpers that the
 //! trigonometric functions (`math_f64_trig`) share.
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 

@@ -1,7 +1,7 @@
 //! Payne-Hanek reduction of a huge f64 argument by pi/2: the 53-bit
 //! mantissa times a 192-bit window of the bits of 2/pi (chosen by the
 //! exponent from a table held in selects), in 64-bit integer words.
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 

@@ -1,7 +1,7 @@
 //! Accurate f64 `sin`, `cos`, `tan` and `atan2`: reduction by pi/2 in three
 //! parts (Cody-Waite) for `|x| < 2^50` and by Payne-Hanek beyond, Taylor
 //! polynomials on the reduced argument with its double-double tail.
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use super::math_f64::{

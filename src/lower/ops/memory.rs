@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use crate::ir::{Attr, OpId, Padding, Scalar, ValueId};
-use crate::lower::kernel::{bits_ty, class_of, Lowerer, Tile};
+use crate::lower::context::{bits_ty, class_of, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::view::{partition, Extent, PartitionInfo};

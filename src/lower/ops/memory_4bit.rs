@@ -10,7 +10,7 @@
 //! (`red.and`, `red.or`) on the aligned 32-bit word holding the byte, which
 //! leave the other nibbles alone whatever order they land in.
 use crate::ir::{OpId, Padding, ValueId};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::view::PartitionInfo;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};

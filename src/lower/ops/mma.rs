@@ -12,7 +12,7 @@
 //! `mmaf_scaled` reaches the engines as an `mmaf` of bf16 operands: its
 //! f8 operands are dequantized in registers first ([`mma_scaled`]).
 use crate::ir::{Module, OpId, Opcode, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::target::Target;
 use crate::lower::values::{value_tile, Elem};

@@ -13,14 +13,14 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{OpId, Opcode, Scalar, ValueId};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::enum_attr;
-use super::staging::{alloc, barrier, coordinates, room, slot_bytes, write, Placement};
+use super::staging::{alloc, coordinates, room, slot_bytes, write, Placement};
 use super::staging_window::{k_slices, write_window, Window};
 
 /// The type products are accumulated in.
@@ -209,7 +209,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             write_window(l, &a, &abuf, &place, Window::slice(rank - 1, ks, s));
             write_window(l, &b, &bbuf, &place, Window::slice(rank - 2, ks, s));
         }
-        barrier(l);
+        l.barrier();
     };
     stage(l, 0);
     let accs = init_accs(l, &f, &layout, &acc_in)?;
@@ -386,7 +386,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             smallvec![Operand::Reg(k), Operand::Imm(1)],
         );
         l.b.end_loop();
-        barrier(l);
+        l.barrier();
     }
     finish(l, &f, layout, &accs)
 }

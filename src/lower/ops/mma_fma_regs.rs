@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;

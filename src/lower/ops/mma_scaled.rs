@@ -36,7 +36,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;

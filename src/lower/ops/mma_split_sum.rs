@@ -11,12 +11,12 @@
 use smallvec::smallvec;
 
 use crate::ir::OpId;
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
-use super::staging::{barrier, room};
+use super::staging::room;
 
 /// Registers a thread writes in one round (16 KiB over eight warps): the
 /// scratch then costs no occupancy the loop's buffers leave.
@@ -91,7 +91,7 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
     for (round, part) in t.regs.chunks(chunk).enumerate() {
         if round > 0 {
             // Every thread has read the last round's words.
-            barrier(l);
+            l.barrier();
         }
         for (j, &r) in part.iter().enumerate() {
             let off = start + j as i64 * threads * 4;
@@ -103,7 +103,7 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
                 smallvec![Operand::Addr(own, off), Operand::Reg(r)],
             ));
         }
-        barrier(l);
+        l.barrier();
         for (j, &r) in part.iter().enumerate() {
             let off = start + j as i64 * threads * 4;
             let x = l.b.reg_for(Ty::F32);

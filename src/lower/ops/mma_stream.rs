@@ -15,8 +15,9 @@
 use std::rc::Rc;
 
 use crate::ir::{OpId, Opcode, ValueId};
-use crate::lower::kernel::{Lowered, Lowerer, Tile};
+use crate::lower::context::{Lowered, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
+use crate::lower::states::Deferred;
 use crate::lower::values::value_tile;
 use crate::lower::view::{partition, PartitionInfo};
 use crate::lower::LowerError;
@@ -126,7 +127,10 @@ pub fn operands(l: &mut Lowerer, id: OpId) -> Result<(Source, Source), LowerErro
         return Err(l.unsupported(id));
     };
     let source = |v: ValueId| match l.vals.get(&v) {
-        Some(Lowered::Streamed(s)) => Ok(Source::Streamed(s.clone())),
+        Some(Lowered::Deferred(d)) if d.is::<Streamed>() => d
+            .get::<Streamed>()
+            .map(Source::Streamed)
+            .ok_or_else(|| l.unsupported(id)),
         _ => l.tile(id, v).map(Source::Tile),
     };
     Ok((source(a)?, source(b)?))
@@ -252,7 +256,8 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> bool {
         index: o.operand_group("index").to_vec(),
     };
     if let Some(&res) = o.results.first() {
-        l.vals.insert(res, Lowered::Streamed(Rc::new(s)));
+        l.vals
+            .insert(res, Lowered::Deferred(Deferred::new(Rc::new(s), false)));
     }
     true
 }

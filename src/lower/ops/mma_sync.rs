@@ -21,7 +21,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::mma_sync::{acc_layout, WarpGrid};
 use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::target::Target;
@@ -34,7 +34,7 @@ use super::mma_chain::Split;
 use super::mma_sync_smem::{
     operand_buffers, pack, staged_bytes, swizzled, FragmentAddrs, Operands, Staged,
 };
-use super::staging::{barrier, room};
+use super::staging::room;
 use super::staging_window::k_slices;
 
 /// The most accumulator registers per thread a plan may use.
@@ -480,7 +480,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         if copies {
             super::mma_sync_pipeline::wait(l, 0);
         }
-        barrier(l);
+        l.barrier();
     };
     let first = reads.next(l)?;
     stage(l, &mut reads, &staged[0], &first, 0)?;
@@ -578,11 +578,11 @@ fn direct_b_product(
     acc: &[Reg],
 ) -> Result<Vec<Reg>, LowerError> {
     use super::wgmma_regs::{multiply, AOperand};
-    if let (Some(s), Some(&(offset, sa))) = (&d.swizzled, l.staged_a.get(&a_v)) {
+    if let (Some(s), Some((offset, sa))) = (&d.swizzled, super::wgmma_regs::staged_a(l, a_v)) {
         return Ok(multiply(l, id, plan, AOperand::Smem(offset, sa), d, s, acc));
     }
     // A staged before the loop is read a fragment at a time.
-    let rows_a = l.rows_a.get(&a_v).copied().filter(|_| d.swizzled.is_none());
+    let rows_a = super::mma_sync_staged_a::rows(l, a_v).filter(|_| d.swizzled.is_none());
     if rows_a.is_none() {
         let frag = a_fragment_layout(plan, ashape).ok_or_else(|| l.unsupported(id))?;
         let a = l.tile_in(id, a_v, &Rc::new(frag))?;
@@ -608,13 +608,13 @@ fn direct_b_product(
         swizzle: [false, d.rows_swizzled],
     };
     super::mma_sync_direct::wait_for(l, d.load);
-    barrier(l);
+    l.barrier();
     let base = l.shared_base();
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
     mma.emit(l, &ops, &frags, &mut acc, false);
     // The next writer of the buffer waits for every warp's reads.
-    barrier(l);
+    l.barrier();
     Ok(acc_registers(l, plan, acc))
 }
 

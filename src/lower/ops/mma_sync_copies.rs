@@ -3,7 +3,7 @@
 //! induction variable indexes are computed once, then advanced by a
 //! constant per loop step; the other dimensions' bounds are loop-invariant.
 use crate::ir::ValueId;
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;

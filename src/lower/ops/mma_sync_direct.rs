@@ -14,11 +14,13 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Opcode, Padding, ValueId};
-use crate::lower::kernel::{Lowered, Lowerer};
+use crate::lower::context::{Lowered, Lowerer};
+use crate::lower::states::Deferred;
 use crate::lower::values::value_tile;
 use crate::lower::view::{partition, PartitionInfo};
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand};
+use rustc_hash::FxHashMap as HashMap;
 
 use super::coalesce::along_vec;
 use super::memory::{ordering, prepare};
@@ -37,6 +39,20 @@ use crate::ir::OpId;
 /// phases free of bank conflicts, as the staged operands' rows).
 const ROW_PAD: i64 = 16;
 
+/// The copies of this file's loads while an entry is emitted.
+#[derive(Default)]
+pub struct Copies {
+    /// The loads whose `cp.async` copies into a product's B buffer are
+    /// committed and not yet waited for, oldest first.
+    in_flight: Vec<OpId>,
+    /// Loads whose copies a loop's prologue issued, and their buffers
+    /// ([`prefetch`]).
+    prefetched: HashMap<OpId, Rc<DirectB>>,
+    /// Next-iteration copies of prefetched loads waiting to be issued
+    /// ([`defer_next`]).
+    next: Vec<Rc<DirectB>>,
+}
+
 /// A B operand copied directly: where its buffer lies and how.
 #[derive(Clone, Debug)]
 pub struct DirectB {
@@ -46,7 +62,7 @@ pub struct DirectB {
     pub offset: i64,
     /// Bytes per buffer row.
     pub stride: i64,
-    /// Rows unpadded and swizzled ([`Lowerer::swizzle_direct`]).
+    /// Rows unpadded and swizzled ([`super::mma_sync_staged_a::swizzle_direct`]).
     pub rows_swizzled: bool,
     /// Rows `[N][K]` (K along memory) rather than `[K][N]`.
     pub nk: bool,
@@ -160,7 +176,7 @@ pub fn copies_b(l: &Lowerer, id: OpId) -> bool {
 
 /// The rows, the bytes per row and the orientation (`[N][K]`) of the B
 /// buffer of a copy of `p` along tile dimension `cd`, and whether its rows
-/// are swizzled rather than padded (where [`Lowerer::swizzle_direct`] asks
+/// are swizzled rather than padded (where [`super::mma_sync_staged_a::swizzle_direct`] asks
 /// and a row is a power of two bytes).
 fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, bool) {
     let rank = p.tile_shape.len();
@@ -168,7 +184,8 @@ fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, b
     let nk = cd == rank - 2;
     let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
     let row = cols * 2;
-    let swizzled = l.swizzle_direct && row >= 128 && row & (row - 1) == 0;
+    let swizzled =
+        super::mma_sync_staged_a::swizzle_direct(l) && row >= 128 && row & (row - 1) == 0;
     let stride = if swizzled { row } else { row + ROW_PAD };
     (rows, stride, nk, swizzled)
 }
@@ -221,7 +238,7 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
         if op.opcode != Opcode::LoadViewTko || !outside {
             continue;
         }
-        let fits = l.prefetched.contains_key(&id)
+        let fits = l.states.get::<Copies>().prefetched.contains_key(&id)
             || candidate(l, id).is_some_and(|(user, p, cd, _)| {
                 buffer_bytes(l, user, &p, cd).0 <= super::staging::room(l)
             });
@@ -246,9 +263,10 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
 /// to the copy); false, with nothing emitted, otherwise. A load prefetched
 /// before its loop ([`prefetch`]) is bound to the copy already in flight.
 pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
-    if let Some(d) = l.prefetched.get(&load).cloned() {
+    if let Some(d) = l.states.get::<Copies>().prefetched.get(&load).cloned() {
         if let Some(&res) = l.m.ops[load].results.first() {
-            l.vals.insert(res, Lowered::DirectB(d));
+            l.vals
+                .insert(res, Lowered::Deferred(Deferred::new(d, true)));
         }
         return Ok(true);
     }
@@ -275,7 +293,8 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     let d = Rc::new(buffer(l, load, (user, p, cd, chunk), None)?);
     copy(l, &d, None)?;
     if let Some(&res) = l.m.ops[load].results.first() {
-        l.vals.insert(res, Lowered::DirectB(d));
+        l.vals
+            .insert(res, Lowered::Deferred(Deferred::new(d, true)));
     }
     Ok(true)
 }
@@ -407,7 +426,7 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
         l.b.end_if();
     }
     commit(l);
-    l.copies_in_flight.push(load);
+    l.states.get::<Copies>().in_flight.push(load);
     Ok(())
 }
 
@@ -481,7 +500,7 @@ pub fn prefetch(
         let next = NextCopy { iv, step, ty };
         let d = Rc::new(buffer(l, load, (user, p, cd, chunk), Some(next))?);
         copy(l, &d, None)?;
-        l.prefetched.insert(load, d);
+        l.states.get::<Copies>().prefetched.insert(load, d);
         out.push(load);
     }
     Ok(out)
@@ -511,13 +530,13 @@ fn writes(opcode: Opcode) -> bool {
 /// take registers where the product's operands no longer do.
 pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
     if d.next.is_some() {
-        l.next_copies.push(d.clone());
+        l.states.get::<Copies>().next.push(d.clone());
     }
 }
 
 /// Issues the deferred next-iteration copies ([`defer_next`]).
 pub fn issue_next(l: &mut Lowerer) -> Result<(), LowerError> {
-    for d in std::mem::take(&mut l.next_copies) {
+    for d in std::mem::take(&mut l.states.get::<Copies>().next) {
         copy(l, &d, d.next.as_ref())?;
     }
     Ok(())
@@ -531,9 +550,9 @@ pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
         return;
     }
     wait(l, 0);
-    l.copies_in_flight.clear();
+    l.states.get::<Copies>().in_flight.clear();
     for x in loads {
-        l.prefetched.remove(x);
+        l.states.get::<Copies>().prefetched.remove(x);
     }
 }
 
@@ -556,7 +575,7 @@ pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
         return false;
     };
     match l.vals.get(src) {
-        Some(v @ (Lowered::DirectB(_) | Lowered::Streamed(_))) => {
+        Some(v @ Lowered::Deferred(_)) => {
             let v = v.clone();
             l.vals.insert(res, v);
             true
@@ -568,10 +587,11 @@ pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
 /// Waits for the copies of `load` (`cp.async.wait_group` allowing the
 /// copies committed after it to go on).
 pub fn wait_for(l: &mut Lowerer, load: OpId) {
-    let later = match l.copies_in_flight.iter().position(|&x| x == load) {
+    let in_flight = &mut l.states.get::<Copies>().in_flight;
+    let later = match in_flight.iter().position(|&x| x == load) {
         Some(p) => {
-            let later = l.copies_in_flight.len() - p - 1;
-            l.copies_in_flight.drain(..=p);
+            let later = in_flight.len() - p - 1;
+            in_flight.drain(..=p);
             later
         }
         None => 0,
@@ -582,7 +602,7 @@ pub fn wait_for(l: &mut Lowerer, load: OpId) {
 /// The direct copy `v` was lowered to, if any.
 pub fn direct(l: &Lowerer, v: ValueId) -> Option<Rc<DirectB>> {
     match l.vals.get(&v) {
-        Some(Lowered::DirectB(d)) => Some(d.clone()),
+        Some(Lowered::Deferred(d)) => d.get::<DirectB>(),
         _ => None,
     }
 }

@@ -11,7 +11,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
-use crate::lower::kernel::{class_of, Lowerer, Tile};
+use crate::lower::context::{class_of, Lowerer, Tile};
 use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::view::{def_op, partition, Extent, PartitionInfo};
@@ -24,7 +24,7 @@ use super::mma_sync::{acc_fragments, acc_registers, fragment_addrs, Kind, Mmas, 
 use super::mma_sync_copies::Stream;
 use super::mma_sync_smem::{bin, disjoint, row_pads, Operands};
 use super::mma_sync_swizzle::{Swizzle, Swizzled};
-use super::staging::{alloc, barrier};
+use super::staging::alloc;
 
 /// Shared memory the stages may take, in bytes (fits every sm_80+ target).
 const STAGE_BUDGET: i64 = 96 * 1024;
@@ -527,7 +527,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let p = bounds.before_end(l, iv);
     l.b.begin_loop_body(p, true);
     wait(l, stages - 2);
-    barrier(l);
+    l.barrier();
     l.b.op_into(
         ahead,
         Opc::Add,
@@ -558,7 +558,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     );
     l.b.end_loop();
     wait(l, 0);
-    barrier(l);
+    l.barrier();
     let regs = acc_registers(l, &pat.plan, acc);
     if let Some(&r) = op.results.first() {
         l.bind(

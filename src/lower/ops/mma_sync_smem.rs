@@ -13,7 +13,7 @@
 //! instead ([`super::mma_sync_swizzle`]), for every writer and reader
 //! (operands in layouts whose bases overlap, written through the general
 //! staging path, keep the padding).
-use crate::lower::kernel::{doubling_runs, Lowerer, Tile};
+use crate::lower::context::{doubling_runs, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;

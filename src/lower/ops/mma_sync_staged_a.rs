@@ -15,13 +15,14 @@
 //! Where padded B buffers leave no room for it (sm_120's 99 KiB: K and V
 //! of 128 x 128 take 68 KiB padded, Q 34 KiB), the direct B buffers lose
 //! their padding and swizzle their rows instead
-//! ([`Lowerer::swizzle_direct`]).
+//! ([`swizzle_direct`]).
 use std::rc::Rc;
 
 use crate::ir::{OpId, ValueId};
-use crate::lower::kernel::{Lowered, Lowerer};
+use crate::lower::context::{Lowered, Lowerer};
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::mma::{is_mma, Engine};
 use super::mma_sync::{a_fragment_layout, Kind};
@@ -40,6 +41,27 @@ const MAX_WORDS: i64 = 160;
 /// sm_120); none with Q staged.
 const SHORT_MAX_WORDS: i64 = 128;
 
+/// The A operands staged before loops, while an entry is emitted.
+#[derive(Default)]
+struct Staged {
+    /// Loop-invariant A operands written once into row-major buffers.
+    rows: HashMap<ValueId, RowsA>,
+    /// Whether direct B buffers are unpadded, their rows swizzled, to
+    /// leave room for a staged A ([`super::mma_sync_direct`]).
+    swizzle_direct: bool,
+}
+
+/// Where the A operand `v` was staged, if it was.
+pub fn rows(l: &Lowerer, v: ValueId) -> Option<RowsA> {
+    l.states.peek::<Staged>()?.rows.get(&v).copied()
+}
+
+/// Whether direct B buffers are unpadded, their rows swizzled, to leave
+/// room for a staged A.
+pub fn swizzle_direct(l: &Lowerer) -> bool {
+    l.states.peek::<Staged>().is_some_and(|s| s.swizzle_direct)
+}
+
 /// Where a staged A operand lies: its byte offset in the scratch array and
 /// the bytes per row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +75,7 @@ pub struct RowsA {
 /// Before loop `id` (at the entry's top level): stages the invariant A
 /// operands of the `mma.sync` products of its body when registers are
 /// short (see the module comment) and the shared memory left holds them
-/// beside the body's B buffers. Records them in [`Lowerer::rows_a`].
+/// beside the body's B buffers. Records them for [`rows`].
 pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let m = l.m;
     let body = m.ops[id].body_ops();
@@ -88,7 +110,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             continue;
         }
         words += frag.num_registers() as i64 / 2;
-        if !l.rows_a.contains_key(&a_v) && !staged.iter().any(|s: &(OpId, ValueId, _)| s.1 == a_v) {
+        if rows(l, a_v).is_none() && !staged.iter().any(|s: &(OpId, ValueId, _)| s.1 == a_v) {
             staged.push((op, a_v, (mm, kk, frag)));
         }
     }
@@ -104,10 +126,11 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let stride = (kk + row_pads(Kind::Half, false).0) * 2;
         // A beside the body's B buffers (16 bytes for alignment).
         let fits = |l: &Lowerer| mm * stride + 16 + body_buffer_bytes(l, body) <= room(l);
-        if !fits(l) && !l.swizzle_direct {
+        if !fits(l) && !swizzle_direct(l) {
             // Unpadded, swizzled B buffers may leave the room.
-            l.swizzle_direct = true;
-            l.swizzle_direct = fits(l);
+            l.states.get::<Staged>().swizzle_direct = true;
+            let fit = fits(l);
+            l.states.get::<Staged>().swizzle_direct = fit;
         }
         if !fits(l) {
             continue;
@@ -117,7 +140,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         if !store_rows(l, &t, buf.offset, &[stride, 2]) {
             continue;
         }
-        l.rows_a.insert(
+        l.states.get::<Staged>().rows.insert(
             a_v,
             RowsA {
                 offset: buf.offset,

@@ -35,7 +35,7 @@
 //! disjoint from `t` computes `f(t)` once; an access then is `f(t)` plus
 //! `k` as an immediate when `k` avoids the bits the swizzle reads or
 //! changes, else `f(t) ^ f(k_low) + k_high`.
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
 /// The swizzle of one buffer's rows.

@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod cast;
 pub mod coalesce;
 pub mod control;
+pub mod convert;
 pub mod debug;
 pub mod f4;
 pub mod f8;
@@ -52,7 +53,7 @@ pub mod wgmma_regs;
 pub mod wgmma_smem;
 pub mod wgmma_stream;
 
-use super::kernel::{is_structural, Lowered, Lowerer, Tile};
+use super::context::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};
 use super::LowerError;
 use crate::ir::{Attr, OpId, Opcode, ValueId};
@@ -88,7 +89,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let copied = l.m.ops[id]
         .results
         .first()
-        .is_some_and(|v| matches!(l.vals.get(v), Some(Lowered::DirectB(_))));
+        .is_some_and(|v| matches!(l.vals.get(v), Some(Lowered::Deferred(d)) if d.holds_shared));
     if !copied {
         l.release_shared(mark);
         if !l.m.ops[id].regions.is_empty() && l.loops.is_empty() {

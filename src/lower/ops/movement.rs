@@ -2,13 +2,13 @@
 //! each a write into a shared-memory buffer and a read in the result's
 //! layout (see [`super::staging`]).
 use crate::ir::{Attr, OpId, Opcode};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::values::value_tile;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Ty};
 use smallvec::smallvec;
 
-use super::staging::{alloc, barrier, read, write, Placement};
+use super::staging::{alloc, read, write, Placement};
 use super::subbyte::{is_4bit, pack_unpack};
 
 /// Offsets `index[i] * shape[i]` (u32) for `extract`/`insert` indices.
@@ -65,7 +65,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             };
             let buf = alloc(l, &src.layout.shape, elem)?;
             write(l, &src, &buf, &Placement::identity(rank));
-            barrier(l);
+            l.barrier();
             let place = Placement {
                 dims: perm.iter().map(|&p| p as usize).collect(),
                 offsets: vec![Operand::Imm(0); rank],
@@ -85,7 +85,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             place.offsets[dim] =
                 Operand::Imm(*src.layout.shape.get(dim).ok_or_else(|| l.unsupported(id))?);
             write(l, &rhs, &buf, &place);
-            barrier(l);
+            l.barrier();
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
         Opcode::Pack | Opcode::Unpack if is_4bit(src.elem) || is_4bit(elem) => {
@@ -95,7 +95,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             // Reinterpret the bytes: row-major flat order, little-endian.
             let buf = alloc(l, &src.layout.shape, src.elem)?;
             write(l, &src, &buf, &Placement::identity(src.layout.shape.len()));
-            barrier(l);
+            l.barrier();
             let slot = match elem.bits() {
                 0..=8 => 1,
                 9..=16 => 2,
@@ -125,14 +125,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     .collect();
                 if let Some(r) = at.and_then(|at| super::shuffle_convert::element(l, &src, &at)) {
                     let regs = vec![r; layout.num_registers()];
-                    l.bind(res, crate::lower::kernel::Tile { elem, layout, regs });
+                    l.bind(res, crate::lower::context::Tile { elem, layout, regs });
                     return Ok(());
                 }
             }
             let offs = offsets(l, id, &index, &rshape)?;
             let buf = alloc(l, &src.layout.shape, elem)?;
             write(l, &src, &buf, &Placement::identity(rank));
-            barrier(l);
+            l.barrier();
             read(
                 l,
                 layout,
@@ -154,7 +154,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let offs = offsets(l, id, &index, &small.layout.shape)?;
             let buf = alloc(l, &rshape, elem)?;
             write(l, &dst, &buf, &Placement::identity(rank));
-            barrier(l);
+            l.barrier();
             write(
                 l,
                 &small,
@@ -164,11 +164,11 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     offsets: offs,
                 },
             );
-            barrier(l);
+            l.barrier();
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
     };
-    barrier(l);
+    l.barrier();
     l.bind(res, out);
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! moves eight or sixteen of them. Elements live in 16-bit registers (an
 //! 8-bit one in the low byte, the high byte unspecified), words in 32-bit
 //! registers with element `j` at bits `[j * bits, (j + 1) * bits)`.
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 

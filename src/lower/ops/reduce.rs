@@ -6,7 +6,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Attr, OpId, ValueId};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;

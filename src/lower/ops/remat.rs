@@ -7,7 +7,7 @@
 use std::rc::Rc;
 
 use crate::ir::{Opcode, ValueDef, ValueId};
-use crate::lower::kernel::{Lowered, Lowerer, Tile};
+use crate::lower::context::{Lowered, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 
 /// How deep recomputation may reach through the ops defining a value.

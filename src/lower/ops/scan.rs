@@ -3,7 +3,7 @@
 //! otherwise the operands go to shared memory, one thread per line runs the
 //! combiner along it in order, and every thread reads its elements back.
 use crate::ir::{Attr, OpId};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
@@ -12,7 +12,7 @@ use smallvec::smallvec;
 use super::reduce::combine;
 
 mod par;
-use super::staging::{alloc, barrier, read, write, Buffer, Placement};
+use super::staging::{alloc, read, write, Buffer, Placement};
 
 fn slot_ty(slot: i64) -> Ty {
     match slot {
@@ -123,7 +123,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         write(l, t, &b, &place);
         bufs.push(b);
     }
-    barrier(l);
+    l.barrier();
     // Row-major element strides of the buffer.
     let mut strides = vec![1i64; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {
@@ -248,13 +248,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         l.b.end_if();
     }
-    barrier(l);
+    l.barrier();
     let outs: Vec<Tile> = bufs
         .iter()
         .zip(&elems)
         .map(|(b, e)| read(l, layout.clone(), *e, b, &place))
         .collect();
-    barrier(l);
+    l.barrier();
     for (&r, t) in op.results.iter().zip(outs) {
         l.bind(r, t);
     }

@@ -2,7 +2,7 @@
 //! move no data: layout assignment gave their sources layouts whose
 //! registers already hold the right elements.
 use crate::ir::{OpId, Opcode};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::{constant_bits, value_tile, Elem};
 use crate::lower::LowerError;
@@ -94,7 +94,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             } else if bits.len() <= MAX_SELECT_TABLE {
                 // A small table: select each element by its flat index.
                 let flat = flat_index(l, &layout);
-                let cls = crate::lower::kernel::class_of(elem);
+                let cls = crate::lower::context::class_of(elem);
                 let ty = Ty::from_bits(elem.bits().max(16));
                 let mut regs = Vec::new();
                 for idx in flat {

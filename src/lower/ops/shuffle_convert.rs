@@ -6,7 +6,7 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::layout::linear::flatten;
 use crate::lower::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, RegClass, Ty};

@@ -7,7 +7,7 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::lower::kernel::{class_of, Lowerer, Tile};
+use crate::lower::context::{class_of, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
@@ -97,17 +97,6 @@ pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerErr
         shape: shape.to_vec(),
         slot,
     })
-}
-
-/// `bar.sync 0`.
-pub fn barrier(l: &mut Lowerer) {
-    l.b.push(Inst::new(
-        Opc::Bar,
-        &["sync"],
-        &[],
-        vec![],
-        smallvec![Operand::Imm(0)],
-    ));
 }
 
 /// The coordinate of every register's element along every dimension (u32).
@@ -378,13 +367,13 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<T
     let buf = alloc(l, &t.layout.shape, t.elem)?;
     let place = Placement::identity(t.layout.shape.len());
     write(l, t, &buf, &place);
-    barrier(l);
+    l.barrier();
     let out = read(l, layout.clone(), t.elem, &buf, &place);
     // In a loop, the next iteration rewrites the buffer. Elsewhere a later
     // buffer reaching it starts with a barrier once it is released
     // ([`Lowerer::claim_shared`]), so the reads need not all land first.
     if !l.loops.is_empty() {
-        barrier(l);
+        l.barrier();
     }
     Ok(out)
 }

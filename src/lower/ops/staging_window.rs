@@ -15,14 +15,12 @@ use smallvec::smallvec;
 
 use std::rc::Rc;
 
-use crate::lower::kernel::{class_of, Lowerer, Tile};
+use crate::lower::context::{class_of, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
-use super::staging::{
-    addresses, alloc, barrier, read_one, room, slot_bytes, write_regs, Buffer, Placement,
-};
+use super::staging::{addresses, alloc, read_one, room, slot_bytes, write_regs, Buffer, Placement};
 
 /// The aligned window `[lo, lo + len)` along tile dimension `dim` (`len` a
 /// power of two, `lo` a multiple of it).
@@ -221,7 +219,7 @@ pub fn convert_in_slices(
     for s in 0..shape[dim] / len {
         let w = Window::slice(dim, len, s);
         write_window(l, t, &buf, &place, w);
-        barrier(l);
+        l.barrier();
         let sel = Selector::new(l, layout, w);
         let mut groups = slice_groups(Some(w), layout, 0..n);
         if sel.thread.is_none() {
@@ -245,7 +243,7 @@ pub fn convert_in_slices(
                 }
             });
         }
-        barrier(l);
+        l.barrier();
     }
     let regs = (0..n)
         .map(|r| out[layout.canonical_register(r)].expect("canonical registers are read"))

@@ -4,7 +4,7 @@
 //! `memory::element` adds them up per element.
 #![deny(clippy::arithmetic_side_effects)]
 use crate::ir::OpId;
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::view::Extent;
 use crate::lower::LowerError;
 

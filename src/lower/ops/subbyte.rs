@@ -8,14 +8,14 @@
 //! byte `k`, element `2k + 1` in the high nibble (PTX's `e2m1x2` order:
 //! `cvt.rn.f16x2.e2m1x2` puts the low nibble's value in the low half).
 use crate::ir::{OpId, Scalar};
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use super::elementwise;
-use super::staging::{alloc, barrier, coordinates, write, Placement};
+use super::staging::{alloc, coordinates, write, Placement};
 
 /// Whether `e` is a 4-bit element type.
 pub fn is_4bit(e: Elem) -> bool {
@@ -45,7 +45,7 @@ pub fn pack_unpack(
     let layout = l.layout_of(res);
     let buf = alloc(l, &src.layout.shape, src.elem)?;
     write(l, src, &buf, &Placement::identity(1));
-    barrier(l);
+    l.barrier();
     let coords = coordinates(l, &layout);
     let r = Operand::Reg;
     let base = l.shared_base();

@@ -7,9 +7,7 @@
 //! reads need nothing. Tokens carried by loops or out of `if`s are treated
 //! as writes.
 use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
-use crate::lower::kernel::Lowerer;
-
-use super::staging::barrier;
+use crate::lower::context::Lowerer;
 
 /// What a memory op does to memory.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -79,6 +77,6 @@ pub fn order(l: &mut Lowerer, id: OpId) {
         .iter()
         .any(|&a| a == Access::Write || me == Access::Write);
     if needed {
-        barrier(l);
+        l.barrier();
     }
 }

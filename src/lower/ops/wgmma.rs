@@ -22,7 +22,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar};
-use crate::lower::kernel::{Lowered, Lowerer, Tile};
+use crate::lower::context::{Lowered, Lowerer, Tile};
 use crate::lower::layout::{wgmma as frag, LinearLayout};
 use crate::lower::target::Target;
 use crate::lower::values::{value_tile, Elem};
@@ -31,7 +31,7 @@ use crate::options::Gpu;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use super::arith::enum_attr;
-use super::staging::{alloc, barrier};
+use super::staging::alloc;
 use super::wgmma_smem::{write, Smem};
 
 /// The most accumulator registers per thread a plan may use.
@@ -258,7 +258,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     };
     let streamed = [op.operand("lhs"), op.operand("rhs")]
         .iter()
-        .any(|v| v.is_some_and(|v| matches!(l.vals.get(&v), Some(Lowered::Streamed(_)))));
+        .any(|v| v.is_some_and(|v| matches!(l.vals.get(&v), Some(Lowered::Deferred(d)) if d.is::<super::mma_stream::Streamed>())));
     if streamed {
         let operands = super::mma_stream::operands(l, id)?;
         return super::wgmma_stream::lower(l, id, plan, operands);
@@ -312,7 +312,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     write(l, &a, &asmem, false, abase);
     write(l, &b, &bsmem, true, bbase);
     proxy_fence(l);
-    barrier(l);
+    l.barrier();
 
     let descs = descriptors(l, plan, &asmem, &bsmem, abase, bbase);
     let acc = acc_words(l, plan.types[2], &acc_in.regs);
@@ -326,7 +326,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
             &[Ty::B32],
             smallvec![Operand::Reg(p), Operand::Imm(1)],
         ),
-        None => barrier(l),
+        None => l.barrier(),
     }
     let t = acc_tile(l, plan, layout, &acc);
     l.bind(res, t);

@@ -31,7 +31,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::layout::{Blocked, LinearLayout};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
@@ -41,7 +41,7 @@ use super::mma::Engine;
 use super::mma_sync_copies::Stream;
 use super::mma_sync_pipeline::{advance_ring, bounds, loop_shape, Load, Staged};
 use super::mma_sync_smem::{bin, disjoint};
-use super::staging::{alloc, barrier, MAX_SHARED_BYTES};
+use super::staging::{alloc, MAX_SHARED_BYTES};
 use super::wgmma;
 use super::wgmma_smem::{thread_part, Smem};
 
@@ -285,7 +285,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     l.b.begin_if(first, true);
     each_barrier(l, "init", Some(threads));
     l.b.end_if();
-    barrier(l);
+    l.barrier();
 
     let bbuf = bin(
         l,
@@ -345,9 +345,9 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     // read and its full-barrier parity, the stage written and the parity
     // of its last empty phase (1 at first: a fresh barrier's preceding
     // phase counts as complete).
-    let iv = l.b.reg(crate::lower::kernel::class_of(bounds.lb.elem));
+    let iv = l.b.reg(crate::lower::context::class_of(bounds.lb.elem));
     l.b.copy(iv, lb);
-    let ahead = l.b.reg(crate::lower::kernel::class_of(bounds.lb.elem));
+    let ahead = l.b.reg(crate::lower::context::class_of(bounds.lb.elem));
     l.b.copy(ahead, next);
     let (rd, rd_parity) = (var(l, 0), var(l, 0));
     let (wr, wr_parity) = (var(l, stages - 1), var(l, 1));
@@ -427,7 +427,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     l.b.end_loop();
     wgmma::sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     // Every thread is past its last wait before the barriers go away.
-    barrier(l);
+    l.barrier();
     l.b.begin_if(first, true);
     each_barrier(l, "inval", None);
     l.b.end_if();

@@ -20,16 +20,17 @@
 use smallvec::smallvec;
 
 use crate::ir::{OpId, Scalar, ValueId};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::values::{value_tile, Elem};
 use crate::lower::LowerError;
 use crate::options::Gpu;
 use crate::ptx::{Inst, Opc, Operand, Reg};
+use rustc_hash::FxHashMap as HashMap;
 
 use super::mma::{operand_elems, Engine};
 use super::mma_sync::{a_fragment_layout, Kind, Plan};
 use super::mma_sync_direct::{copies_b, wait_for, DirectB};
-use super::staging::{alloc, barrier, room};
+use super::staging::{alloc, room};
 use super::wgmma::{
     acc_words, aligned_base, descriptor, descriptor_at, group_base, proxy_fence, shape_name,
     sync_op, type_name,
@@ -71,10 +72,21 @@ pub fn b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<S
     Smem::new(n, k, 2, !nk)
 }
 
+/// Loop-invariant A operands of `wgmma` products written once into
+/// swizzled buffers before their loop: byte offset and layout.
+#[derive(Default)]
+struct StagedA(HashMap<ValueId, (i64, Smem)>);
+
+/// Where the A operand `v` was staged for `wgmma`, if it was: its byte
+/// offset and layout.
+pub fn staged_a(l: &Lowerer, v: ValueId) -> Option<(i64, Smem)> {
+    l.states.peek::<StagedA>()?.0.get(&v).copied()
+}
+
 /// Before loop `id` (at the entry's top level), for each product of its
 /// body that runs here with A defined outside the loop (attention's Q):
 /// writes A once into a swizzled K-major buffer that the product reads
-/// through a descriptor ([`Lowerer::staged_a`]), so A's registers are free
+/// through a descriptor ([`staged_a`]), so A's registers are free
 /// inside the loop, as NVIDIA's attention keeps Q. The buffer serves later
 /// loops too (attention's second loop), so A's registers die at the first.
 /// Returns the values staged. Nothing is staged where the shared memory
@@ -102,7 +114,7 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
         };
         let eligible = applies(l, op, &plan)
             && l.vals.contains_key(&a_v)
-            && !l.staged_a.contains_key(&a_v)
+            && staged_a(l, a_v).is_none()
             && *l.layout_of(a_v) == frag
             && copies_b(l, op);
         let Some(s) = Smem::new(m, k, 2, false).filter(|_| eligible) else {
@@ -116,7 +128,7 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
         let base = aligned_base(l, buf.offset);
         write(l, &t, &s, false, base);
         proxy_fence(l);
-        l.staged_a.insert(a_v, (buf.offset, s));
+        l.states.get::<StagedA>().0.insert(a_v, (buf.offset, s));
         staged.push(a_v);
     }
     Ok(staged)
@@ -151,7 +163,7 @@ pub fn multiply(
     wait_for(l, d.load);
     // The copies' writes reach the tensor cores' (async) proxy.
     proxy_fence(l);
-    barrier(l);
+    l.barrier();
     let base = aligned_base(l, d.offset);
     let desc = descriptor(l, base, s);
     // A as each K step reads it: fragments, or a descriptor of this
@@ -214,6 +226,6 @@ pub fn multiply(
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     // The next writer of the buffer waits for every warpgroup's reads.
-    barrier(l);
+    l.barrier();
     words
 }

@@ -12,7 +12,7 @@
 //! to 1024 bytes. The byte offset of an element is then a bitwise-linear
 //! function of its coordinates, which makes addresses a per-thread part
 //! xor a per-register immediate.
-use crate::lower::kernel::{doubling_runs, Lowerer, Tile};
+use crate::lower::context::{doubling_runs, Lowerer, Tile};
 use crate::lower::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;

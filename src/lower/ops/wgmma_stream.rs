@@ -14,14 +14,14 @@
 use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar};
-use crate::lower::kernel::Lowerer;
+use crate::lower::context::Lowerer;
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use super::mma_stream::{Slices, Source, SLICE_WORDS};
-use super::staging::{alloc, barrier};
+use super::staging::alloc;
 use super::staging_window::k_slices;
 use super::wgmma::{
     acc_tile, acc_words, aligned_base, b_offset, descriptors, multiply, operands, proxy_fence,
@@ -101,16 +101,16 @@ pub fn lower(
                 &["wait_group", "sync", "aligned"],
                 vec![Operand::Imm(sets - 1)],
             );
-            barrier(l);
+            l.barrier();
         }
         write(l, &ta, &asmem, false, bases[i].0);
         write(l, &tb, &bsmem, true, bases[i].1);
         proxy_fence(l);
-        barrier(l);
+        l.barrier();
         multiply(l, &sliced, signs, (&asmem, &bsmem), descs[i], &acc);
     }
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    barrier(l);
+    l.barrier();
     let t = acc_tile(l, plan, layout, &acc);
     l.bind(res, t);
     Ok(())

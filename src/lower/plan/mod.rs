@@ -4,7 +4,7 @@
 //! [`plan_entry`] runs the analyses over the tile IR (value facts, register
 //! need, product chains), picks the warps of the tile block, the engine of
 //! every matrix multiply ([`Engine`], with that engine's own plan), and the
-//! layout of every tile value. Emission ([`super::kernel`], [`super::ops`])
+//! layout of every tile value. Emission ([`super::entry`], [`super::ops`])
 //! reads the plan and does not recompute any of it.
 //!
 //! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`

@@ -7,7 +7,7 @@
 //! mixing the dimension with others, positions not ordered registers, then
 //! contiguous lane bits, then warp bits) return `None` before any code.
 use crate::ir::OpId;
-use crate::lower::kernel::{Lowerer, Tile};
+use crate::lower::context::{Lowerer, Tile};
 use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
@@ -16,7 +16,7 @@ use smallvec::smallvec;
 use crate::lower::layout::LinearLayout;
 use crate::lower::ops::reduce::{combine, shfl, warp_position};
 use crate::lower::ops::shape::flat_index;
-use crate::lower::ops::staging::{alloc, barrier, Buffer};
+use crate::lower::ops::staging::{alloc, Buffer};
 
 use super::{load, store};
 
@@ -311,7 +311,7 @@ pub(super) fn lower(
         if writer.is_some() {
             l.b.end_if();
         }
-        barrier(l);
+        l.barrier();
         let rwpos = if reverse {
             l.b.op(
                 Opc::Xor,
@@ -374,7 +374,7 @@ pub(super) fn lower(
             }
         }
         // The scratch may be reused (a loop): wait until everyone has read.
-        barrier(l);
+        l.barrier();
     }
     let res: Option<Vec<Vec<Reg>>> = (0..inputs.len())
         .map(|i| {

@@ -1,5 +1,8 @@
-//! Lowers one entry function: binds parameters, walks the body op by op
-//! (each op family in [`super::ops`]) and produces the PTX entry.
+//! The lowering context of one entry ([`Lowerer`]): the plan it reads, the
+//! SIMT body under construction, what each IR value became, and helpers
+//! every op family uses (thread coordinates, owner predicates, barriers).
+//! It names no op family: [`super::entry`] drives it, the families in
+//! [`super::ops`] extend it.
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
 use std::rc::Rc;
@@ -7,12 +10,12 @@ use std::rc::Rc;
 use super::assign::Layouts;
 use super::layout::LinearLayout;
 use super::plan::Plan;
-use super::simt::{emit::emit, opt::optimize, Builder};
-use super::values::{elem_of, Elem};
+use super::simt::Builder;
+use super::states::{Deferred, States};
+use super::values::Elem;
 use super::LowerError;
-use crate::ir::{Module, OpId, Opcode, Scalar, Type, ValueId};
-use crate::options::Options;
-use crate::ptx::{self, Inst, Opc, Operand, ParamTy, Reg, RegClass, Special, Ty};
+use crate::ir::{Module, OpId, Opcode, Scalar, ValueId};
+use crate::ptx::{self, Inst, Opc, Operand, Reg, RegClass, Special, Ty};
 
 /// A tile held in registers: element `layout.apply(r, tid)` of the tile is
 /// in `regs[r]` of thread `tid`.
@@ -47,12 +50,9 @@ pub enum Lowered {
     Tile(Tile),
     /// A token, a view, or anything else with no runtime form here.
     Nothing,
-    /// A tile copied straight into a product's B buffer
-    /// ([`crate::lower::ops::mma_sync_direct`]).
-    DirectB(std::rc::Rc<crate::lower::ops::mma_sync_direct::DirectB>),
-    /// A load its product reads one K slice at a time
-    /// ([`crate::lower::ops::mma_stream`]).
-    Streamed(std::rc::Rc<crate::lower::ops::mma_stream::Streamed>),
+    /// A value an op family holds in its own form (a load copied straight
+    /// into a product's B buffer, a load its product streams).
+    Deferred(Deferred),
 }
 
 /// State while lowering one entry.
@@ -82,26 +82,9 @@ pub struct Lowerer<'m> {
     /// reading (no barrier since): the next buffer reaching it starts with
     /// a barrier. `u32::MAX` when there is none.
     pub shared_dirty: u32,
-    /// The loads whose `cp.async` copies into a product's B buffer are
-    /// committed and not yet waited for, oldest first
-    /// ([`super::ops::mma_sync_direct`]).
-    pub copies_in_flight: Vec<OpId>,
-    /// Loop-invariant A operands of `wgmma` products written once into
-    /// swizzled buffers before the loop: byte offset and layout
-    /// ([`super::ops::wgmma_regs`]).
-    pub staged_a: HashMap<ValueId, (i64, super::ops::wgmma_smem::Smem)>,
-    /// Loop-invariant A operands of `mma.sync` products written once into
-    /// row-major buffers before the loop ([`super::ops::mma_sync_staged_a`]).
-    pub rows_a: HashMap<ValueId, super::ops::mma_sync_staged_a::RowsA>,
-    /// Whether direct B buffers are unpadded, their rows swizzled, to leave
-    /// room for a staged A ([`super::ops::mma_sync_staged_a`]).
-    pub swizzle_direct: bool,
-    /// Direct B loads whose copies a loop's prologue issued, and their
-    /// buffers ([`super::ops::mma_sync_direct::prefetch`]).
-    pub prefetched: HashMap<OpId, std::rc::Rc<super::ops::mma_sync_direct::DirectB>>,
-    /// Next-iteration copies of prefetched loads waiting to be issued
-    /// ([`super::ops::mma_sync_direct::defer_next`]).
-    pub next_copies: Vec<std::rc::Rc<super::ops::mma_sync_direct::DirectB>>,
+    /// What the op families and engines keep while the entry is emitted,
+    /// each its own type.
+    pub states: States,
     /// How many values are being recomputed in another layout, one inside
     /// the other ([`super::ops::remat`]).
     pub remat_depth: u32,
@@ -164,22 +147,42 @@ pub fn bits_ty(e: Elem) -> Ty {
     }
 }
 
-/// The PTX parameter type of an entry argument of element kind `e`.
-fn param_ty(e: Elem) -> ParamTy {
-    match e {
-        Elem::Ptr => ParamTy::GlobalPtr,
-        Elem::Num(s) => ParamTy::Scalar(match s {
-            Scalar::I64 => Ty::U64,
-            Scalar::F32 => Ty::F32,
-            Scalar::F64 => Ty::F64,
-            Scalar::F16 | Scalar::BF16 | Scalar::I16 => Ty::B16,
-            Scalar::I8 | Scalar::I1 => Ty::U8,
-            _ => Ty::U32,
-        }),
-    }
-}
-
 impl<'m> Lowerer<'m> {
+    /// A context for the entry `plan` plans, with nothing lowered yet.
+    /// With `files` (line info builds), instructions carry source
+    /// positions and the files named are appended there. With
+    /// `reuse_shared`, an op's scratch is released when it is done.
+    pub fn new(
+        m: &'m Module,
+        plan: &'m Plan,
+        files: Option<&'m mut Vec<String>>,
+        reuse_shared: bool,
+    ) -> Lowerer<'m> {
+        let name = &plan.name;
+        Lowerer {
+            m,
+            plan,
+            b: Builder::new(),
+            vals: HashMap::default(),
+            remat_layouts: HashMap::default(),
+            yield_targets: Vec::new(),
+            loops: Vec::new(),
+            if_depth: 0,
+            shared_bytes: 0,
+            shared_peak: 0,
+            shared_dirty: u32::MAX,
+            states: States::default(),
+            reuse_shared,
+            remat_depth: 0,
+            local_bytes: 0,
+            strings: Vec::new(),
+            sym_prefix: format!("__tile_fmt_{name}_"),
+            tid: None,
+            allocas: Vec::new(),
+            files,
+        }
+    }
+
     /// Releases the shared memory scratch allocated above `mark` (an op's,
     /// once the op is done): later buffers reuse it, after a barrier if
     /// they reach it ([`crate::lower::ops::staging::alloc`]).
@@ -209,7 +212,7 @@ impl<'m> Lowerer<'m> {
             location: None,
         })?;
         if end > self.shared_dirty {
-            crate::lower::ops::staging::barrier(self);
+            self.barrier();
             self.shared_dirty = u32::MAX;
         }
         self.shared_bytes = end;
@@ -226,7 +229,7 @@ impl<'m> Lowerer<'m> {
     }
 
     /// [`Lowerer::set_loc`] with the position `loc`.
-    fn set_position(&mut self, loc: Option<crate::diag::Location>) -> Option<ptx::SrcLoc> {
+    pub fn set_position(&mut self, loc: Option<crate::diag::Location>) -> Option<ptx::SrcLoc> {
         let before = self.b.loc;
         let Some(files) = self.files.as_deref_mut() else {
             return before;
@@ -262,6 +265,17 @@ impl<'m> Lowerer<'m> {
             what: format!("'{}' op with {what}", self.m.ops[op].name()),
             location: self.m.location(op),
         }
+    }
+
+    /// `bar.sync 0`: every thread of the tile block waits for the others.
+    pub fn barrier(&mut self) {
+        self.b.push(Inst::new(
+            Opc::Bar,
+            &["sync"],
+            &[],
+            vec![],
+            smallvec![Operand::Imm(0)],
+        ));
     }
 
     /// `%tid.x` (read once).
@@ -445,53 +459,6 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// The lowered tile of `v` redistributed to `layout`: a register
-    /// permutation where the thread distribution agrees, else a trip
-    /// through shared memory.
-    pub fn tile_in(
-        &mut self,
-        op: OpId,
-        v: ValueId,
-        layout: &Rc<LinearLayout>,
-    ) -> Result<Tile, LowerError> {
-        let t = self.tile(op, v)?;
-        if t.layout == *layout || t.layout.shape.is_empty() {
-            return Ok(t);
-        }
-        let same_threads = t.layout.thread_bases() == layout.thread_bases();
-        let mut regs = Vec::with_capacity(layout.num_registers());
-        for r in 0..layout.num_registers() {
-            let want = layout.apply(r, 0);
-            let found = (0..t.layout.num_registers()).find(|&q| t.layout.apply(q, 0) == want);
-            match (same_threads, found) {
-                (true, Some(q)) => regs.push(t.regs[q]),
-                _ => {
-                    if t.layout.shape != layout.shape {
-                        return Err(self.unsupported_feature(op, "mismatched tile shapes"));
-                    }
-                    if let Some(c) = super::ops::remat::rematerialize(self, v, layout) {
-                        return Ok(c);
-                    }
-                    return self.move_tile(&t, layout);
-                }
-            }
-        }
-        Ok(Tile {
-            elem: t.elem,
-            layout: layout.clone(),
-            regs,
-        })
-    }
-
-    /// Tile `t` moved between threads into `layout` (of the same shape):
-    /// warp shuffles where they suffice, else shared memory.
-    pub fn move_tile(&mut self, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
-        if let Some(c) = super::ops::shuffle_convert::convert(self, t, layout) {
-            return Ok(c);
-        }
-        super::ops::staging::convert(self, t, layout)
-    }
-
     /// The layout assigned to result `v`.
     pub fn layout_of(&self, v: ValueId) -> Rc<LinearLayout> {
         self.remat_layouts
@@ -538,199 +505,6 @@ impl LinearLayout {
             warp: Vec::new(),
         }
     }
-}
-
-/// Lowers the entry op `entry` to a PTX entry. With `files` (line info
-/// builds), instructions carry the source position of the op they come
-/// from, and the files named are appended to `files`.
-///
-/// Each op's shared-memory scratch is first its own for the whole entry.
-/// When that does not fit, the entry is lowered again with the scratch of
-/// finished ops reused ([`Lowerer::reuse_shared`]), at the cost of the
-/// barriers reuse needs.
-pub fn lower_entry(
-    m: &Module,
-    entry: OpId,
-    plan: &Plan,
-    options: &Options,
-    mut files: Option<&mut Vec<String>>,
-) -> Result<ptx::Entry, LowerError> {
-    let known = files.as_ref().map(|f| f.len());
-    match lower_entry_as(m, entry, plan, options, files.as_deref_mut(), false) {
-        Err(e) if out_of_shared_memory(&e) => {
-            if let (Some(f), Some(n)) = (files.as_deref_mut(), known) {
-                f.truncate(n);
-            }
-            lower_entry_as(m, entry, plan, options, files, true)
-        }
-        r => r,
-    }
-}
-
-/// Whether lowering failed for want of shared memory.
-fn out_of_shared_memory(e: &LowerError) -> bool {
-    let what = match e {
-        LowerError::Unsupported { what, .. } => what.as_str(),
-        LowerError::Failed { message, .. } | LowerError::TooLarge { message, .. } => {
-            message.as_str()
-        }
-    };
-    what.contains("too large for shared memory") || what.contains("too much shared memory")
-}
-
-fn lower_entry_as<'m>(
-    m: &'m Module,
-    entry: OpId,
-    plan: &'m Plan,
-    options: &Options,
-    files: Option<&'m mut Vec<String>>,
-    reuse_shared: bool,
-) -> Result<ptx::Entry, LowerError> {
-    let block = super::plan::entry_block(m, entry)?;
-    let name = plan.name.clone();
-    let warps = plan.warps;
-    let mut l = Lowerer {
-        m,
-        plan,
-        b: Builder::new(),
-        vals: HashMap::default(),
-        remat_layouts: HashMap::default(),
-        yield_targets: Vec::new(),
-        loops: Vec::new(),
-        if_depth: 0,
-        shared_bytes: 0,
-        shared_peak: 0,
-        shared_dirty: u32::MAX,
-        copies_in_flight: Vec::new(),
-        staged_a: HashMap::default(),
-        rows_a: HashMap::default(),
-        swizzle_direct: false,
-        prefetched: HashMap::default(),
-        next_copies: Vec::new(),
-        reuse_shared,
-        remat_depth: 0,
-        local_bytes: 0,
-        strings: Vec::new(),
-        sym_prefix: format!("__tile_fmt_{name}_"),
-        tid: None,
-        allocas: Vec::new(),
-        files,
-    };
-    // The prologue sits at the function's scope line, as NVIDIA's does.
-    let start = m.scope_location(entry).or_else(|| m.location(entry));
-    l.set_position(start);
-    let decl = l.b.loc;
-
-    let mut params = Vec::new();
-    for (i, &arg) in block.args.iter().enumerate() {
-        let pname = format!("{name}_param_{i}");
-        let elem = match m.types.try_get(m.values[arg].ty) {
-            Some(Type::Tile { element, shape }) if shape.is_empty() => elem_of(m, *element),
-            _ => None,
-        };
-        let Some(elem) = elem else {
-            return Err(LowerError::Unsupported {
-                what: "entry argument of a non-scalar type".into(),
-                location: m.location(entry),
-            });
-        };
-        let pty = param_ty(elem);
-        params.push(ptx::Param {
-            name: pname.clone(),
-            ty: pty,
-        });
-        let load_ty = match pty {
-            ParamTy::GlobalPtr => Ty::B64,
-            ParamTy::Scalar(t) => Ty::from_bits(t.bits()),
-        };
-        let d = l.b.reg(RegClass::for_bits(load_ty.bits().max(16)));
-        l.b.push(Inst::new(
-            Opc::Ld,
-            &["param"],
-            &[load_ty],
-            smallvec![Operand::Reg(d)],
-            smallvec![Operand::Param(pname)],
-        ));
-        let d = if elem.bits() == 1 {
-            // An i1 parameter arrives as a byte.
-            l.b.op(
-                Opc::Setp,
-                &["ne"],
-                &[Ty::B16],
-                Ty::Pred,
-                smallvec![Operand::Reg(d), Operand::Imm(0)],
-            )
-        } else {
-            d
-        };
-        l.bind(
-            arg,
-            Tile {
-                elem,
-                layout: Rc::new(LinearLayout::default_scalar()),
-                regs: vec![d],
-            },
-        );
-    }
-
-    // Read %tid.x up front: the register must dominate every use, even
-    // when the first use is inside a branch or loop (DCE drops it if unused).
-    l.tid();
-    // A tile block of several CTAs (a cluster): the first CTA does the
-    // tile block's work and the others have none.
-    let cluster = plan.cluster;
-    if cluster {
-        let rank = l.b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Special(crate::ptx::Special::ClusterCtaRank)],
-        );
-        let first = l.b.op(
-            Opc::Setp,
-            &["eq"],
-            &[Ty::U32],
-            Ty::Pred,
-            smallvec![Operand::Reg(rank), Operand::Imm(0)],
-        );
-        l.b.begin_if(first, true);
-    }
-    super::ops::alloca::hoist_nested(&mut l, &block.ops)?;
-    for &id in &block.ops {
-        super::ops::lower_op(&mut l, id)?;
-    }
-    super::ops::alloca::free_all(&mut l);
-    if cluster {
-        l.b.end_if();
-    }
-    if let Some(&ret) = block
-        .ops
-        .iter()
-        .rev()
-        .find(|&&o| m.ops[o].opcode == crate::ir::Opcode::Return)
-    {
-        l.set_loc(ret);
-    }
-    l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
-    let reqntid = warps * 32;
-    let mut f = l.b.finish();
-    f.threads = reqntid;
-    optimize(&mut f, options.opt_level);
-    let (body, reg_counts) = emit(f);
-    Ok(ptx::Entry {
-        name,
-        params,
-        reqntid,
-        launch: Box::default(),
-        reg_counts,
-        shared_bytes: l.shared_peak,
-        acc_regs: plan.acc_regs,
-        local_bytes: l.local_bytes,
-        strings: l.strings,
-        body,
-        decl,
-    })
 }
 
 /// Whether `op` is a no-op for code generation (tokens, views, hints).
