@@ -55,12 +55,18 @@ pub enum Lowered {
     Deferred(Deferred),
 }
 
+/// How one op is lowered: [`super::ops::lower_op`].
+pub type LowerOp = fn(&mut Lowerer, OpId) -> Result<(), LowerError>;
+
 /// State while lowering one entry.
 pub struct Lowerer<'m> {
     /// The module.
     pub m: &'m Module,
     /// The entry's plan: target, warps, layouts, engines.
     pub plan: &'m Plan,
+    /// Lowers one op ([`super::ops::lower_op`]): how a construct lowers
+    /// the ops of its regions, and how a value is recomputed.
+    dispatch: LowerOp,
     /// The SIMT body under construction.
     pub b: Builder,
     /// Lowered values.
@@ -148,13 +154,22 @@ pub fn bits_ty(e: Elem) -> Ty {
 }
 
 impl<'m> Lowerer<'m> {
-    /// A context for the entry `plan` plans, with nothing lowered yet.
+    /// Lowers op `id` of a region (or again, in another layout) with the
+    /// op dispatch the context was made with.
+    pub fn lower_op(&mut self, id: OpId) -> Result<(), LowerError> {
+        let dispatch = self.dispatch;
+        dispatch(self, id)
+    }
+
+    /// A context for the entry `plan` plans, with nothing lowered yet;
+    /// `dispatch` lowers one op.
     /// With `files` (line info builds), instructions carry source
     /// positions and the files named are appended there. With
     /// `reuse_shared`, an op's scratch is released when it is done.
     pub fn new(
         m: &'m Module,
         plan: &'m Plan,
+        dispatch: LowerOp,
         files: Option<&'m mut Vec<String>>,
         reuse_shared: bool,
     ) -> Lowerer<'m> {
@@ -162,6 +177,7 @@ impl<'m> Lowerer<'m> {
         Lowerer {
             m,
             plan,
+            dispatch,
             b: Builder::new(),
             vals: HashMap::default(),
             remat_layouts: HashMap::default(),

@@ -77,7 +77,7 @@ fn lower_entry_as<'m>(
     let block = super::plan::entry_block(m, entry)?;
     let name = plan.name.clone();
     let warps = plan.warps;
-    let mut l = Lowerer::new(m, plan, files, reuse_shared);
+    let mut l = Lowerer::new(m, plan, super::ops::lower_op, files, reuse_shared);
     // The prologue sits at the function's scope line, as NVIDIA's does.
     let start = m.scope_location(entry).or_else(|| m.location(entry));
     l.set_position(start);
@@ -160,7 +160,7 @@ fn lower_entry_as<'m>(
     }
     super::ops::alloca::hoist_nested(&mut l, &block.ops)?;
     for &id in &block.ops {
-        super::ops::lower_op(&mut l, id)?;
+        l.lower_op(id)?;
     }
     super::ops::alloca::free_all(&mut l);
     if cluster {

@@ -77,7 +77,7 @@ pub fn lower_global(m: &Module, id: OpId) -> Result<GlobalBytes, LowerError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_ptx_identifier, ptx_name};
+    use crate::lower::globals::{is_ptx_identifier, ptx_name};
 
     #[test]
     fn names_become_distinct_ptx_identifiers() {

@@ -256,7 +256,7 @@ pub fn plan(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::launch::*;
 
     #[test]
     fn hints_become_directives() {

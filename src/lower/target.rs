@@ -74,7 +74,7 @@ impl Target {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::target::*;
 
     #[test]
     fn shared_memory_caps_follow_the_gpu() {

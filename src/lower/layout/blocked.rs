@@ -141,7 +141,7 @@ impl Blocked {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::layout::blocked::*;
 
     #[test]
     fn one_dimensional_cyclic_over_128_threads() {

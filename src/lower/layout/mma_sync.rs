@@ -108,7 +108,7 @@ pub fn acc_layout(shape: &[i64], grid: WarpGrid, m_frag: i64) -> LinearLayout {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::layout::mma_sync::*;
 
     #[test]
     fn single_fragment_matches_the_isa_table() {

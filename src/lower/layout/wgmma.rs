@@ -46,7 +46,7 @@ pub fn accumulator(m: i64, n: i64, groups: i64) -> LinearLayout {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::layout::wgmma::*;
 
     /// The ISA's D fragment for `.f32`/`.s32`: register `i` of lane `l` in
     /// warp `w` is row `16w + l/4 + 8 * ((i % 4) / 2)`, column
@@ -163,7 +163,7 @@ pub fn operand(shape: &[i64], warps: i64, runs: &[(usize, i64)], walk: [usize; 2
 
 #[cfg(test)]
 mod operand_tests {
-    use super::*;
+    use crate::lower::layout::wgmma::*;
     use crate::lower::layout::Blocked;
 
     #[test]

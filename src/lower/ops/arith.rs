@@ -7,7 +7,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
-use super::elementwise;
+use super::elementwise::elementwise;
 
 /// The float PTX type of a float scalar.
 pub fn float_ty(s: Scalar) -> Option<Ty> {

@@ -9,7 +9,7 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use super::arith::{enum_attr, float_ty, from_f32, int_ty, rounding, to_f32};
-use super::elementwise;
+use super::elementwise::elementwise;
 use super::subbyte;
 use super::{f4, f8, f8_scale};
 

@@ -110,8 +110,8 @@ pub fn load_layout_in(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::ir::{Scalar, ValueId};
+    use crate::lower::ops::coalesce::*;
     use crate::lower::values::Elem;
 
     /// A `[64, 32]` f16 tile of a 2-D view with unit stride along tensor

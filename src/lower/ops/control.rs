@@ -11,8 +11,6 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
-use super::lower_op;
-
 /// Fresh variables for result `v` in its assigned layout; none for a token
 /// (it has no runtime form: carried through control flow, it is nothing).
 fn variables(l: &mut Lowerer, id: OpId, v: crate::ir::ValueId) -> Result<Tile, LowerError> {
@@ -114,7 +112,7 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         if early.contains(&op) {
             continue;
         }
-        lower_op(l, op)?;
+        l.lower_op(op)?;
         // Where scratch is reused, a product frees its B buffer once read:
         // the copies that did not fit before start now rather than where
         // they stand (attention's V during the softmax after Q·Kᵀ).

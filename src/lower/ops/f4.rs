@@ -17,7 +17,8 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use super::arith::{from_f32, to_f32};
-use super::{elementwise, f8};
+use super::elementwise::elementwise;
+use super::f8;
 
 /// The f32 value of the f4E2M1FN code in the low nibble of b16 register
 /// `b`: by `cvt.rn.f16x2.e2m1x2` where the target has it (the low half of

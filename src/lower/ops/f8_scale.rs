@@ -37,7 +37,8 @@ use smallvec::smallvec;
 
 use super::arith::{float_ty, from_f32, to_f32};
 use super::cast::f64_to_f32_odd;
-use super::{elementwise, f8};
+use super::elementwise::elementwise;
+use super::f8;
 
 /// Whether `s` is one of the unsigned scale formats.
 pub fn is_scale(s: Scalar) -> bool {

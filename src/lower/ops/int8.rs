@@ -10,7 +10,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
-use super::elementwise;
+use super::elementwise::elementwise;
 
 /// A shift amount: `r`'s low byte, zero-extended to the 32 bits PTX
 /// shifts take.

@@ -7,7 +7,7 @@ use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
 use super::arith::{enum_attr, float_ty, from_f32, rounding, to_f32};
-use super::elementwise;
+use super::elementwise::elementwise;
 use super::fmod_f32;
 use super::math_f32;
 use super::math_f64;

@@ -130,8 +130,8 @@ pub fn multiply(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::lower::assign::default_layout;
+    use crate::lower::ops::mma_fma_regs::*;
 
     /// Every accumulator element's row of A and column of B sit in the
     /// registers its index pairs with, in the same thread.

@@ -181,7 +181,7 @@ fn add(l: &mut Lowerer, opc: Opc, x: Reg, y: Reg) -> Reg {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::ops::mma_sync_swizzle::*;
 
     /// The bank group (bits 4..6) of each of the eight rows `r0..r0 + 8` at
     /// logical chunk `c`.

@@ -1,5 +1,5 @@
 //! Lowering of tile ops, one family per file, each producing SIMT IR for
-//! every register of its result through [`elementwise`].
+//! every register of its result ([`elementwise`] for the elementwise ones).
 pub mod alloca;
 pub mod arith;
 pub mod atomic;
@@ -8,6 +8,7 @@ pub mod coalesce;
 pub mod control;
 pub mod convert;
 pub mod debug;
+pub mod elementwise;
 pub mod f4;
 pub mod f8;
 pub mod f8_scale;
@@ -56,8 +57,8 @@ pub mod wgmma_stream;
 use super::context::{is_structural, Lowered, Lowerer, Tile};
 use super::values::{value_tile, Elem};
 use super::LowerError;
-use crate::ir::{Attr, OpId, Opcode, ValueId};
-use crate::ptx::{Inst, Opc, Operand, Reg, Special, Ty};
+use crate::ir::{Attr, OpId, Opcode};
+use crate::ptx::{Inst, Opc, Operand, Special, Ty};
 use smallvec::smallvec;
 
 /// Lowers one op of the entry body.
@@ -220,7 +221,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             if bits != Some(64) {
                 return Err(l.unsupported_feature(id, "a non-64-bit integer"));
             }
-            elementwise(l, id, &[src], |_, r| Ok(r[0]))
+            elementwise::elementwise(l, id, &[src], |_, r| Ok(r[0]))
         }
         Opcode::If => control::lower_if(l, id),
         Opcode::Reduce => reduce::lower(l, id),
@@ -295,37 +296,4 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         _ => arith::lower(l, id),
     }
-}
-
-/// Lowers an elementwise op: the result's layout is imposed on every
-/// operand, and `f` builds one result register from the operands'
-/// registers at the same index (each distinct element once).
-pub fn elementwise(
-    l: &mut Lowerer,
-    id: OpId,
-    operands: &[ValueId],
-    mut f: impl FnMut(&mut Lowerer, &[Reg]) -> Result<Reg, LowerError>,
-) -> Result<(), LowerError> {
-    let Some(&res) = l.m.ops[id].results.first() else {
-        return Err(l.unsupported(id));
-    };
-    let (_, elem) = value_tile(l.m, res).ok_or_else(|| l.unsupported(id))?;
-    let layout = l.layout_of(res);
-    let tiles = operands
-        .iter()
-        .map(|&v| l.tile_in(id, v, &layout))
-        .collect::<Result<Vec<_>, _>>()?;
-    let n = layout.num_registers();
-    let mut regs: Vec<Reg> = Vec::with_capacity(n);
-    for r in 0..n {
-        let canon = layout.canonical_register(r);
-        if canon != r {
-            regs.push(regs[canon]);
-            continue;
-        }
-        let srcs: Vec<Reg> = tiles.iter().map(|t| t.regs[r]).collect();
-        regs.push(f(l, &srcs)?);
-    }
-    l.bind(res, Tile { elem, layout, regs });
-    Ok(())
 }

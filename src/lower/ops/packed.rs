@@ -98,7 +98,7 @@ pub fn pack(l: &mut Lowerer, elems: &[Reg], bits: u32) -> Reg {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::ops::packed::*;
 
     #[test]
     fn words_per_access() {

@@ -12,7 +12,6 @@ use crate::lower::values::Elem;
 use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use super::lower_op;
 use super::shape::flat_index;
 
 /// Applies the combiner region of `id` to `(lhs_i, rhs_i)` pairs.
@@ -58,7 +57,7 @@ pub(super) fn combine(
             out = Some(inner.operands.clone());
             break;
         }
-        lower_op(l, o)?;
+        l.lower_op(o)?;
     }
     let vals: Vec<ValueId> = out.ok_or_else(|| l.unsupported(id))?;
     vals.iter().map(|&v| Ok(l.tile(id, v)?.regs[0])).collect()

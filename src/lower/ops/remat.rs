@@ -52,7 +52,7 @@ pub fn rematerialize(l: &mut Lowerer, v: ValueId, layout: &Rc<LinearLayout>) -> 
     let saved_layout = l.remat_layouts.insert(v, layout.clone());
     let saved_value = l.vals.remove(&v);
     l.remat_depth += 1;
-    let done = super::lower_op(l, op);
+    let done = l.lower_op(op);
     l.remat_depth -= 1;
     let fresh = l.vals.remove(&v);
     match saved_layout {

@@ -178,7 +178,7 @@ pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg>
 
 #[cfg(test)]
 mod tests {
-    use super::solve;
+    use crate::lower::ops::shuffle_convert::solve;
 
     #[test]
     fn solves_over_gf2() {

@@ -257,7 +257,7 @@ pub fn convert_in_slices(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::ops::staging_window::*;
 
     #[test]
     fn window_masks_the_slice_bits() {

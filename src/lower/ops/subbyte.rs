@@ -14,7 +14,7 @@ use crate::lower::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
-use super::elementwise;
+use super::elementwise::elementwise;
 use super::staging::{alloc, coordinates, write, Placement};
 
 /// Whether `e` is a 4-bit element type.

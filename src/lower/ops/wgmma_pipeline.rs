@@ -441,7 +441,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::ops::wgmma_pipeline::*;
 
     #[test]
     fn stages_are_as_many_as_fit_from_two_to_four() {

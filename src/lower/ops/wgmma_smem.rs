@@ -357,7 +357,7 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::ops::wgmma_smem::*;
 
     #[test]
     fn k_major_128b_matches_the_canonical_layout() {

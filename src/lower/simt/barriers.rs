@@ -58,7 +58,7 @@ fn full_barrier(i: &Inst) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::simt::barriers::*;
     use crate::lower::simt::Builder;
     use crate::ptx::{RegClass, Ty};
     use smallvec::smallvec;

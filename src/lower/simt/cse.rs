@@ -315,7 +315,7 @@ fn apply(body: &mut [Stmt], renames: &Renames) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::simt::cse::*;
     use crate::lower::simt::opt::def_counts;
     use crate::lower::simt::Builder;
     use crate::ptx::Ty;

@@ -224,7 +224,7 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts, hoiste
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::simt::licm::*;
     use crate::lower::simt::opt::def_counts;
     use crate::lower::simt::Builder;
     use crate::ptx::Ty;

@@ -296,7 +296,7 @@ fn reg_plus_imm(i: &Inst) -> Option<(Reg, Reg, i64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::simt::offsets::*;
     use crate::lower::simt::opt::{for_each_inst, optimize};
     use crate::lower::simt::Builder;
 

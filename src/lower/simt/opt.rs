@@ -437,7 +437,7 @@ fn dce_in(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::simt::opt::*;
     use crate::lower::simt::Builder;
     use crate::ptx::{RegClass, Special};
 

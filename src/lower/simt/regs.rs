@@ -107,7 +107,7 @@ impl Versions {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::simt::regs::*;
     use crate::ptx::RegClass;
 
     fn r(id: u32) -> Reg {

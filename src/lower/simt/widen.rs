@@ -135,8 +135,8 @@ fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::lower::simt::opt::optimize;
+    use crate::lower::simt::widen::*;
     use crate::lower::simt::Builder;
     use crate::ptx::{Inst, RegClass, Special};
 
