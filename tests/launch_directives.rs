@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command;
 
-use tileiras::lower::launch;
+use tileiras::lower::plan::launch;
 use tileiras::options::{Gpu, Options};
 use tileiras::ptx::directives::{LaunchDirectives, ThreadBound};
 use tileiras::ptx::{self, params, Inst, Line, Opc, Param, ParamTy, Ty};

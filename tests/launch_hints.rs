@@ -223,9 +223,14 @@ fn parameter_overflow_is_diagnosed_at_the_entry() {
         body: Vec::new(),
         decl: None,
     };
-    let err =
-        tileiras::lower::launch::plan(&m, entry, &options(Gpu::Sm90), &mut e, &mut Vec::new())
-            .unwrap_err();
+    let err = tileiras::lower::plan::launch::plan(
+        &m,
+        entry,
+        &options(Gpu::Sm90),
+        &mut e,
+        &mut Vec::new(),
+    )
+    .unwrap_err();
     let d = err.diagnostic().to_string();
     assert!(d.starts_with("loc(\"kernels.py\":"), "{d}");
     assert!(
@@ -234,5 +239,6 @@ fn parameter_overflow_is_diagnosed_at_the_entry() {
     );
     // One pointer fewer fits.
     e.params.pop();
-    tileiras::lower::launch::plan(&m, entry, &options(Gpu::Sm90), &mut e, &mut Vec::new()).unwrap();
+    tileiras::lower::plan::launch::plan(&m, entry, &options(Gpu::Sm90), &mut e, &mut Vec::new())
+        .unwrap();
 }

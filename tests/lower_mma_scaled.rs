@@ -374,7 +374,7 @@ fn batched_matmul_matches_the_reference() {
 #[test]
 fn accumulator_keeps_the_engine_layout_across_the_loop() {
     use tileiras::ir::Opcode;
-    use tileiras::lower::{ops::mma, plan::plan_entry};
+    use tileiras::lower::plan::{engines, plan_entry};
     use tileiras::options::Options;
     let module = tileiras::bytecode::read(&corpus_bytes()).expect("bytecode");
     let entry = *module
@@ -401,7 +401,7 @@ fn accumulator_keeps_the_engine_layout_across_the_loop() {
         assert_eq!(plan.warps, 8, "{gpu}");
         let layouts = &plan.layouts;
         let engine = plan.engine(mma_id).expect("the product has an engine");
-        let acc = mma::acc_layout(engine).expect("a tensor-core engine");
+        let acc = engines::acc_layout(engine).expect("a tensor-core engine");
         for v in [
             mma_op.results[0],
             mma_op.operand("acc").expect("acc"),

@@ -49,78 +49,17 @@
 //! bounded by the verifier (2^24 elements). Every instruction built is
 //! range-checked as it is pushed ([`crate::ptx::check`]), so an immediate
 //! that does not fit its operand is the op's located error too.
-pub mod assign;
-pub mod assign_forward;
-pub mod context;
-pub mod entry;
-pub mod facts;
-pub mod globals;
-pub mod launch;
-pub mod layout;
-pub mod ops;
+pub mod analysis;
+pub mod emit;
+pub mod error;
 pub mod plan;
 pub mod simt;
-pub mod states;
-pub mod target;
-pub mod values;
-pub mod view;
 
-use crate::diag::{Diagnostic, Location};
+pub use error::LowerError;
+
+use crate::diag::Diagnostic;
 use crate::ir::{Module, Opcode};
 use crate::options::Options;
-
-/// A lowering failure.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum LowerError {
-    /// The program is valid but uses something this compiler cannot lower.
-    #[error("{what} is not supported by this compiler")]
-    Unsupported {
-        /// What is unsupported, naming the op (`'cuda_tile.addf' op`).
-        what: String,
-        /// Where the op is, from debug info.
-        location: Option<Location>,
-    },
-    /// A constant of the program (a stride, shape, offset or tile size),
-    /// or one computed from such constants, does not fit where it must go:
-    /// 64-bit arithmetic on it overflows, or an instruction operand cannot
-    /// hold it. The program is valid; this compiler cannot lower it
-    /// (status 4).
-    #[error("{message}")]
-    TooLarge {
-        /// What overflowed, and where it was going.
-        message: String,
-        /// Where the op is, from debug info.
-        location: Option<Location>,
-    },
-    /// Lowering failed.
-    #[error("{message}")]
-    Failed {
-        /// What went wrong.
-        message: String,
-        /// Where, from debug info.
-        location: Option<Location>,
-    },
-}
-
-impl LowerError {
-    /// Whether this is an unsupported-feature error (status 4).
-    pub fn is_unsupported(&self) -> bool {
-        matches!(
-            self,
-            LowerError::Unsupported { .. } | LowerError::TooLarge { .. }
-        )
-    }
-
-    /// The diagnostic shown for this error.
-    pub fn diagnostic(&self) -> Diagnostic {
-        let location = match self {
-            LowerError::Unsupported { location, .. }
-            | LowerError::TooLarge { location, .. }
-            | LowerError::Failed { location, .. } => location.clone(),
-        };
-        Diagnostic::error(self.to_string()).at(location)
-    }
-}
 
 /// The name of NVIDIA's launch metadata global every module declares.
 pub const LAUNCH_META_DATA: &str = "___NV_TILE_LAUNCH_META_DATA___";
@@ -131,7 +70,7 @@ pub fn lower(module: &Module, options: &Options) -> Result<String, LowerError> {
 }
 
 /// Lowers a verified module to the PTX model, with the warnings and
-/// remarks of launch planning ([`launch::plan`]).
+/// remarks of launch planning ([`plan::launch::plan`]).
 pub fn lower_module(
     module: &Module,
     options: &Options,
@@ -144,17 +83,17 @@ pub fn lower_module(
     let mut globals = Vec::new();
     for &id in module.top_level() {
         match module.ops[id].opcode {
-            Opcode::Global => globals.push(globals::lower_global(module, id)?),
+            Opcode::Global => globals.push(emit::globals::lower_global(module, id)?),
             Opcode::Entry => {
                 let plan = plan::plan_entry(module, id, options)?;
-                let mut e = entry::lower_entry(
+                let mut e = emit::entry::lower_entry(
                     module,
                     id,
                     &plan,
                     options,
                     line_info.then_some(&mut files),
                 )?;
-                launch::plan(module, id, options, &mut e, &mut notes)?;
+                plan::launch::plan(module, id, options, &mut e, &mut notes)?;
                 entries.push(e);
             }
             _ => {

@@ -9,6 +9,7 @@ pub mod directives;
 pub mod dwarf;
 pub mod func;
 pub mod inst;
+pub mod names;
 pub mod params;
 pub mod writer;
 

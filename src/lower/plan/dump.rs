@@ -3,8 +3,8 @@ use std::fmt::Write;
 
 use super::{Plan, Product};
 use crate::ir::{Module, ValueId};
-use crate::lower::ops::mma::Engine;
-use crate::lower::values::{value_tile, Elem};
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::plan::engines::Engine;
 
 impl Plan {
     /// The plan as text: the entry and its warps, then every product with

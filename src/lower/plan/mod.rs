@@ -4,22 +4,29 @@
 //! [`plan_entry`] runs the analyses over the tile IR (value facts, register
 //! need, product chains), picks the warps of the tile block, the engine of
 //! every matrix multiply ([`Engine`], with that engine's own plan), and the
-//! layout of every tile value. Emission ([`super::entry`], [`super::ops`])
+//! layout of every tile value. Emission ([`crate::lower::emit::entry`], [`crate::lower::emit::ops`])
 //! reads the plan and does not recompute any of it.
 //!
 //! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`
 //! writes it next to the output (`<output>.dump.plan`), and tests assert
 //! decisions on it.
+pub mod assign;
+pub mod assign_forward;
 mod dump;
+pub mod engines;
+pub mod launch;
+pub mod layout;
+pub mod target;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::assign::{assign, Layouts};
-use super::facts::{analyze, Fact};
-use super::ops::mma::{self, Engine};
-use super::target::Target;
-use super::LowerError;
 use crate::ir::{Attr, Block, Module, OpId, Opcode, ValueId};
+use crate::lower::analysis::chains::is_mma;
+use crate::lower::analysis::facts::{analyze, Fact};
+use crate::lower::error::LowerError;
+use crate::lower::plan::assign::{assign, Layouts};
+use crate::lower::plan::engines::Engine;
+use crate::lower::plan::target::Target;
 use crate::options::Options;
 
 /// Every decision about one entry that emission reads.
@@ -82,19 +89,19 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         always_swizzle: options.always_swizzle,
         ..Target::new(options.gpu)
     };
-    let warps = mma::entry_warps(m, &block.ops, target, target.elementwise_warps());
+    let warps = engines::entry_warps(m, &block.ops, target, target.elementwise_warps());
     let facts = analyze(m, &block.ops);
     let products: Vec<Product> = products_of(m, &block.ops)
         .into_iter()
         .map(|op| Product {
             op,
-            engine: mma::engine(m, op, target, warps),
+            engine: engines::engine(m, op, target, warps),
         })
         .collect();
     let engines = products.iter().map(|p| (p.op, p.engine.clone())).collect();
     let layouts = assign(m, &block.ops, &facts, target, warps, &engines);
     let cluster = target.has_clusters()
-        && super::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
+        && crate::lower::plan::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
             .num_cta_in_cga
             .is_some_and(|n| n > 1);
     Ok(Plan {
@@ -104,7 +111,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         cluster,
         facts,
         layouts,
-        acc_regs: mma::accumulator_registers(m, &block.ops, warps),
+        acc_regs: engines::accumulator_registers(m, &block.ops, warps),
         products,
     })
 }
@@ -113,7 +120,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
 /// one to respell.
 fn entry_name(m: &Module, entry: OpId) -> Result<String, LowerError> {
     match m.ops[entry].attr("sym_name") {
-        Some(Attr::String(s)) if !super::globals::is_ptx_identifier(s) => {
+        Some(Attr::String(s)) if !crate::ptx::names::is_ptx_identifier(s) => {
             Err(LowerError::Unsupported {
                 what: format!("an entry named {s:?}, not a PTX identifier,"),
                 location: m.location(entry),
@@ -144,7 +151,7 @@ fn products_of(m: &Module, ops: &[OpId]) -> Vec<OpId> {
     let mut found = Vec::new();
     for &id in ops {
         let op = &m.ops[id];
-        if mma::is_mma(op.opcode) {
+        if is_mma(op.opcode) {
             found.push(id);
         }
         for r in &op.regions {

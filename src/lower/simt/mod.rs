@@ -102,7 +102,7 @@ pub struct Builder {
     pub loc: Option<SrcLoc>,
     /// The first instruction pushed with an immediate that does not fit
     /// its operand ([`crate::ptx::check::inst`]), why; the op being
-    /// lowered takes it as its error ([`crate::lower::ops::lower_op`]).
+    /// lowered takes it as its error ([`crate::lower::emit::ops::lower_op`]).
     pub overflow: Option<String>,
     next_reg: u32,
     stack: Vec<Frame>,
@@ -317,7 +317,7 @@ impl Builder {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::lower::simt::*;
     use smallvec::smallvec;
 
     /// `add.<ty> _, t, imm`.

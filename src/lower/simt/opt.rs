@@ -508,7 +508,7 @@ mod tests {
         ));
         let mut f = b.finish();
         optimize(&mut f, 3);
-        let (lines, _) = super::super::emit::emit(f);
+        let (lines, _) = crate::lower::simt::emit::emit(f);
         let mut text = String::new();
         let mut w = crate::ptx::Writer::new(&mut text);
         for l in &lines {

@@ -1,0 +1,538 @@
+//! The lowering context of one entry ([`Lowerer`]): the plan it reads, the
+//! SIMT body under construction, what each IR value became, and helpers
+//! every op family uses (thread coordinates, owner predicates, barriers).
+//! It names no op family: [`crate::lower::emit::entry`] drives it, the families in
+//! [`crate::lower::emit::ops`] extend it.
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
+use std::rc::Rc;
+
+use crate::ir::{Module, OpId, Opcode, Scalar, ValueId};
+use crate::lower::analysis::values::Elem;
+use crate::lower::emit::states::{Deferred, States};
+use crate::lower::error::LowerError;
+use crate::lower::plan::assign::Layouts;
+use crate::lower::plan::layout::LinearLayout;
+use crate::lower::plan::Plan;
+use crate::lower::simt::Builder;
+use crate::ptx::{self, Inst, Opc, Operand, Reg, RegClass, Special, Ty};
+
+/// A tile held in registers: element `layout.apply(r, tid)` of the tile is
+/// in `regs[r]` of thread `tid`.
+#[derive(Clone, Debug)]
+pub struct Tile {
+    /// Element kind.
+    pub elem: Elem,
+    /// Distribution over the tile block.
+    pub layout: Rc<LinearLayout>,
+    /// One register per layout register index (duplicates may repeat).
+    pub regs: Vec<Reg>,
+}
+
+/// An enclosing loop while its body is lowered.
+#[derive(Clone, Debug)]
+pub struct LoopCtx {
+    /// Whether it is a `loop` (`continue`/`break` may sit in nested `if`s)
+    /// rather than a `for` (one `continue`, the body's terminator).
+    pub general: bool,
+    /// Variables `continue` assigns (the loop-carried values).
+    pub iter: Vec<Tile>,
+    /// Variables `break` assigns (the loop's results).
+    pub results: Vec<Tile>,
+    /// `if` nesting depth at the loop body.
+    pub if_depth: usize,
+}
+
+/// What an IR value became.
+#[derive(Clone, Debug)]
+pub enum Lowered {
+    /// A tile (0-d tiles are scalars, the same in every thread).
+    Tile(Tile),
+    /// A token, a view, or anything else with no runtime form here.
+    Nothing,
+    /// A value an op family holds in its own form (a load copied straight
+    /// into a product's B buffer, a load its product streams).
+    Deferred(Deferred),
+}
+
+/// How one op is lowered: [`crate::lower::emit::ops::lower_op`].
+pub type LowerOp = fn(&mut Lowerer, OpId) -> Result<(), LowerError>;
+
+/// State while lowering one entry.
+pub struct Lowerer<'m> {
+    /// The module.
+    pub m: &'m Module,
+    /// The entry's plan: target, warps, layouts, engines.
+    pub plan: &'m Plan,
+    /// Lowers one op ([`crate::lower::emit::ops::lower_op`]): how a construct lowers
+    /// the ops of its regions, and how a value is recomputed.
+    dispatch: LowerOp,
+    /// The SIMT body under construction.
+    pub b: Builder,
+    /// Lowered values.
+    pub vals: HashMap<ValueId, Lowered>,
+    /// Layouts that replace the plan's while a value is recomputed in
+    /// another layout ([`crate::lower::emit::ops::remat`]).
+    pub remat_layouts: Layouts,
+    /// Bytes of shared memory scratch in use at this point of the entry:
+    /// the ops being lowered hold it; an op's scratch is released when the
+    /// op is done ([`Lowerer::release_shared`]).
+    pub shared_bytes: u32,
+    /// The most shared memory in use at any point: the entry's size (every
+    /// buffer is claimed through [`Lowerer::claim_shared`]).
+    pub shared_peak: u32,
+    /// Whether an op's scratch is released when the op is done, for later
+    /// ops to reuse (entries that do not fit otherwise).
+    pub reuse_shared: bool,
+    /// The lowest byte of released scratch that threads may still be
+    /// reading (no barrier since): the next buffer reaching it starts with
+    /// a barrier. `u32::MAX` when there is none.
+    pub shared_dirty: u32,
+    /// What the op families and engines keep while the entry is emitted,
+    /// each its own type.
+    pub states: States,
+    /// How many values are being recomputed in another layout, one inside
+    /// the other ([`crate::lower::emit::ops::remat`]).
+    pub remat_depth: u32,
+    /// Bytes of the local `vprintf` argument buffer needed so far.
+    pub local_bytes: u32,
+    /// The `vprintf` format strings made so far (symbol, NUL-terminated bytes).
+    pub strings: Vec<(String, Vec<u8>)>,
+    /// The prefix of this entry's format-string symbols.
+    pub sym_prefix: String,
+    /// Variables the innermost `yield` (of an `if`) assigns.
+    pub yield_targets: Vec<Vec<Tile>>,
+    /// The enclosing loops, innermost last, for `continue` and `break`.
+    pub loops: Vec<LoopCtx>,
+    /// How many `if`s enclose the op being lowered.
+    pub if_depth: usize,
+    tid: Option<Reg>,
+    /// The entry's heap allocations (`alloca`), freed when it ends.
+    pub allocas: Vec<Reg>,
+    /// The module's `.file` table when building line info, else `None`.
+    files: Option<&'m mut Vec<String>>,
+}
+
+/// The runs `(start, len)` of nonzero per-bit offsets `per_bit` in which
+/// each offset doubles the one before, so that the run's bits, taken as one
+/// field, times its first offset give their sum; with `carry_free` also
+/// their xor (no two shifted offsets share a bit).
+pub fn doubling_runs(per_bit: &[i64], carry_free: bool) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut k = 0;
+    while k < per_bit.len() {
+        let o = per_bit[k];
+        if o == 0 {
+            k += 1;
+            continue;
+        }
+        let mut len = 1;
+        while k + len < per_bit.len()
+            && per_bit[k + len] == o << len
+            && (!carry_free || (1..=len).all(|d| o & (o << d) == 0))
+        {
+            len += 1;
+        }
+        runs.push((k, len));
+        k += len;
+    }
+    runs
+}
+
+/// The register class of an element kind.
+pub fn class_of(e: Elem) -> RegClass {
+    RegClass::for_bits(e.bits())
+}
+
+/// The untyped PTX type moving an element (`.b32`; `.pred` for i1).
+pub fn bits_ty(e: Elem) -> Ty {
+    match e.bits() {
+        1 => Ty::Pred,
+        8 => Ty::B8,
+        b => Ty::from_bits(b),
+    }
+}
+
+impl<'m> Lowerer<'m> {
+    /// Lowers op `id` of a region (or again, in another layout) with the
+    /// op dispatch the context was made with.
+    pub fn lower_op(&mut self, id: OpId) -> Result<(), LowerError> {
+        let dispatch = self.dispatch;
+        dispatch(self, id)
+    }
+
+    /// A context for the entry `plan` plans, with nothing lowered yet;
+    /// `dispatch` lowers one op.
+    /// With `files` (line info builds), instructions carry source
+    /// positions and the files named are appended there. With
+    /// `reuse_shared`, an op's scratch is released when it is done.
+    pub fn new(
+        m: &'m Module,
+        plan: &'m Plan,
+        dispatch: LowerOp,
+        files: Option<&'m mut Vec<String>>,
+        reuse_shared: bool,
+    ) -> Lowerer<'m> {
+        let name = &plan.name;
+        Lowerer {
+            m,
+            plan,
+            dispatch,
+            b: Builder::new(),
+            vals: HashMap::default(),
+            remat_layouts: HashMap::default(),
+            yield_targets: Vec::new(),
+            loops: Vec::new(),
+            if_depth: 0,
+            shared_bytes: 0,
+            shared_peak: 0,
+            shared_dirty: u32::MAX,
+            states: States::default(),
+            reuse_shared,
+            remat_depth: 0,
+            local_bytes: 0,
+            strings: Vec::new(),
+            sym_prefix: format!("__tile_fmt_{name}_"),
+            tid: None,
+            allocas: Vec::new(),
+            files,
+        }
+    }
+
+    /// Releases the shared memory scratch allocated above `mark` (an op's,
+    /// once the op is done): later buffers reuse it, after a barrier if
+    /// they reach it ([`crate::lower::emit::ops::staging::alloc`]).
+    pub fn release_shared(&mut self, mark: u32) {
+        if self.reuse_shared && self.shared_bytes > mark {
+            self.shared_dirty = self.shared_dirty.min(mark);
+            self.shared_bytes = mark;
+        }
+    }
+
+    /// Releases the scratch above `mark` whether or not scratch is reused
+    /// op by op: for a construct that is done and never runs again (one
+    /// outside every loop), so no thread reaches that scratch through it.
+    pub fn release_scope(&mut self, mark: u32) {
+        if self.shared_bytes > mark {
+            self.shared_dirty = self.shared_dirty.min(mark);
+            self.shared_bytes = mark;
+        }
+    }
+
+    /// Claims shared memory up to byte `end` for a new buffer: a barrier
+    /// first when the buffer reaches scratch that an earlier op released,
+    /// so no thread still reads it when it is rewritten.
+    pub fn claim_shared(&mut self, end: i64) -> Result<(), LowerError> {
+        let end = u32::try_from(end).map_err(|_| LowerError::Unsupported {
+            what: "a tile too large for shared memory".into(),
+            location: None,
+        })?;
+        if end > self.shared_dirty {
+            self.barrier();
+            self.shared_dirty = u32::MAX;
+        }
+        self.shared_bytes = end;
+        self.shared_peak = self.shared_peak.max(end);
+        Ok(())
+    }
+
+    /// Gives the instructions pushed from now on the source position of
+    /// `op`, when building line info and the op has one (else they keep the
+    /// current position). Returns the position it replaced.
+    pub fn set_loc(&mut self, op: OpId) -> Option<ptx::SrcLoc> {
+        let loc = self.m.location(op);
+        self.set_position(loc)
+    }
+
+    /// [`Lowerer::set_loc`] with the position `loc`.
+    pub fn set_position(&mut self, loc: Option<crate::diag::Location>) -> Option<ptx::SrcLoc> {
+        let before = self.b.loc;
+        let Some(files) = self.files.as_deref_mut() else {
+            return before;
+        };
+        if let Some(loc) = loc {
+            let file = match files.iter().position(|f| *f == loc.file) {
+                Some(i) => i,
+                None => {
+                    files.push(loc.file);
+                    files.len() - 1
+                }
+            };
+            self.b.loc = Some(ptx::SrcLoc {
+                file: u32::try_from(file + 1).unwrap_or(u32::MAX),
+                line: loc.line,
+                col: loc.column,
+            });
+        }
+        before
+    }
+
+    /// The location-carrying unsupported error for `op`.
+    pub fn unsupported(&self, op: OpId) -> LowerError {
+        LowerError::Unsupported {
+            what: format!("'{}' op", self.m.ops[op].name()),
+            location: self.m.location(op),
+        }
+    }
+
+    /// An unsupported error naming a feature of `op`.
+    pub fn unsupported_feature(&self, op: OpId, what: &str) -> LowerError {
+        LowerError::Unsupported {
+            what: format!("'{}' op with {what}", self.m.ops[op].name()),
+            location: self.m.location(op),
+        }
+    }
+
+    /// `bar.sync 0`: every thread of the tile block waits for the others.
+    pub fn barrier(&mut self) {
+        self.b.push(Inst::new(
+            Opc::Bar,
+            &["sync"],
+            &[],
+            vec![],
+            smallvec![Operand::Imm(0)],
+        ));
+    }
+
+    /// `%tid.x` (read once).
+    pub fn tid(&mut self) -> Reg {
+        if let Some(t) = self.tid {
+            return t;
+        }
+        let t = self.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Special(Special::TidX)],
+        );
+        self.tid = Some(t);
+        t
+    }
+
+    /// `mov.u32 d, __tile_smem`: the address of the shared-memory scratch
+    /// array, in a fresh register.
+    pub fn shared_base(&mut self) -> Reg {
+        self.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Symbol(ptx::SHARED_SYMBOL)],
+        )
+    }
+
+    /// `bfe.u32`: bits `pos .. pos + len` of `x`.
+    pub fn bfe(&mut self, x: Reg, pos: usize, len: usize) -> Reg {
+        self.b.op(
+            Opc::Bfe,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![
+                Operand::Reg(x),
+                Operand::Imm(pos as i64),
+                Operand::Imm(len as i64)
+            ],
+        )
+    }
+
+    /// Bit `k` of `%tid.x` times `v`: one term of a thread's coordinate
+    /// under a linear layout.
+    fn tid_bit_times(&mut self, k: usize, v: i64) -> Reg {
+        let tid = self.tid();
+        let bit = self.bfe(tid, k, 1);
+        self.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::S32],
+            Ty::S32,
+            smallvec![Operand::Reg(bit), Operand::Imm(v)],
+        )
+    }
+
+    /// The xor over the `%tid.x` bits `k` of `values[k]` (bits past
+    /// `values` are zero in every thread): a thread's part of one
+    /// coordinate under a linear layout. A run of bits that lands on
+    /// consecutive bits of the result is one shift, mask and shift.
+    pub fn thread_term(&mut self, values: &[i64]) -> Option<Reg> {
+        let mut acc: Option<Reg> = None;
+        let mut k = 0;
+        while k < values.len() {
+            let v = values[k];
+            if v == 0 || v.count_ones() != 1 {
+                if v != 0 {
+                    let term = self.tid_bit_times(k, v);
+                    acc = Some(self.xor_into(acc, term));
+                }
+                k += 1;
+                continue;
+            }
+            let mut n = 1;
+            while k + n < values.len() && values[k + n] == v << n {
+                n += 1;
+            }
+            let mut t = self.tid();
+            if k > 0 {
+                t = self.b.op(
+                    Opc::Shr,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![Operand::Reg(t), Operand::Imm(k as i64)],
+                );
+            }
+            if k + n < values.len() {
+                t = self.b.op(
+                    Opc::And,
+                    &[],
+                    &[Ty::B32],
+                    Ty::B32,
+                    smallvec![Operand::Reg(t), Operand::Imm((1 << n) - 1)],
+                );
+            }
+            let s = v.trailing_zeros();
+            if s > 0 {
+                t = self.b.op(
+                    Opc::Shl,
+                    &[],
+                    &[Ty::B32],
+                    Ty::B32,
+                    smallvec![Operand::Reg(t), Operand::Imm(i64::from(s))],
+                );
+            }
+            acc = Some(self.xor_into(acc, t));
+            k += n;
+        }
+        acc
+    }
+
+    /// `acc ^ t`, or `t` when nothing is accumulated yet.
+    pub fn xor_into(&mut self, acc: Option<Reg>, t: Reg) -> Reg {
+        match acc {
+            None => t,
+            Some(a) => self.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                smallvec![Operand::Reg(a), Operand::Reg(t)],
+            ),
+        }
+    }
+
+    /// For a layout that replicates elements over threads, the predicate
+    /// "this thread owns its elements" (the replicating `%tid.x` bits are
+    /// zero); stores run only in owners so each element is written once.
+    pub fn owner_pred(&mut self, layout: &LinearLayout) -> Option<Reg> {
+        let mask = layout
+            .thread_bases()
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| LinearLayout::is_zero(b))
+            .fold(0i64, |m, (k, _)| m | 1 << k);
+        self.owner_pred_of(mask, layout.thread_bases().len())
+    }
+
+    /// "The `%tid.x` bits in `mask`, and those at or above `spanned`, are
+    /// zero": the one thread of each replica group.
+    pub fn owner_pred_of(&mut self, mask: i64, spanned: usize) -> Option<Reg> {
+        // Thread bits the layout does not span replicate too (a 0-d tile
+        // lives in every thread).
+        let all_bits = (self.plan.warps * 32).trailing_zeros();
+        let mask = (spanned as u32..all_bits).fold(mask, |m, k| m | 1 << k);
+        if mask == 0 {
+            return None;
+        }
+        let tid = self.tid();
+        let t = self.b.op(
+            Opc::And,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec![Operand::Reg(tid), Operand::Imm(mask)],
+        );
+        Some(self.b.op(
+            Opc::Setp,
+            &["eq"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(t), Operand::Imm(0)],
+        ))
+    }
+
+    /// The lowered tile of `v`.
+    pub fn tile(&self, op: OpId, v: ValueId) -> Result<Tile, LowerError> {
+        match self.vals.get(&v) {
+            Some(Lowered::Tile(t)) => Ok(t.clone()),
+            _ => Err(LowerError::Failed {
+                message: format!(
+                    "'{}' op: operand is not a lowered tile",
+                    self.m.ops[op].name()
+                ),
+                location: self.m.location(op),
+            }),
+        }
+    }
+
+    /// The layout assigned to result `v`.
+    pub fn layout_of(&self, v: ValueId) -> Rc<LinearLayout> {
+        self.remat_layouts
+            .get(&v)
+            .or_else(|| self.plan.layouts.get(&v))
+            .cloned()
+            .unwrap_or_else(|| Rc::new(LinearLayout::default_scalar()))
+    }
+
+    /// Binds `v` to `t`.
+    pub fn bind(&mut self, v: ValueId, t: Tile) {
+        self.vals.insert(v, Lowered::Tile(t));
+    }
+
+    /// Emits `mov` of an immediate into a fresh register for element `e`.
+    pub fn imm(&mut self, e: Elem, bits: u64) -> Reg {
+        let ty = bits_ty(e);
+        let src = match ty {
+            Ty::Pred => Operand::Imm((bits & 1) as i64),
+            Ty::B32 if matches!(e, Elem::Num(Scalar::F32)) => Operand::F32(bits as u32),
+            Ty::B64 if matches!(e, Elem::Num(Scalar::F64)) => Operand::F64(bits),
+            _ => Operand::Imm(bits as i64),
+        };
+        let ty = if ty == Ty::B8 { Ty::B16 } else { ty };
+        let d = self.b.reg(class_of(e));
+        self.b.push(Inst::new(
+            Opc::Mov,
+            &[],
+            &[ty],
+            smallvec![Operand::Reg(d)],
+            vec![src],
+        ));
+        d
+    }
+}
+
+impl LinearLayout {
+    /// The layout of a 0-d tile: one register, the same in every thread.
+    pub fn default_scalar() -> LinearLayout {
+        LinearLayout {
+            shape: Vec::new(),
+            register: Vec::new(),
+            lane: Vec::new(),
+            warp: Vec::new(),
+        }
+    }
+}
+
+/// Whether `op` is a no-op for code generation (tokens, views, hints).
+pub fn is_structural(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        Opcode::MakeToken
+            | Opcode::JoinTokens
+            | Opcode::MakeTensorView
+            | Opcode::MakePartitionView
+            | Opcode::MakeStridedView
+            | Opcode::MakeGatherScatterView
+            | Opcode::Return
+    )
+}

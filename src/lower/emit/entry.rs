@@ -1,0 +1,202 @@
+//! Lowers one entry function: binds parameters, walks the body op by op
+//! (each op family in [`crate::lower::emit::ops`]) and produces the PTX entry.
+use smallvec::smallvec;
+use std::rc::Rc;
+
+use crate::ir::{Module, OpId, Scalar, Type};
+use crate::lower::analysis::values::{elem_of, Elem};
+use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::error::LowerError;
+use crate::lower::plan::layout::LinearLayout;
+use crate::lower::plan::Plan;
+use crate::lower::simt::{emit::emit, opt::optimize};
+use crate::options::Options;
+use crate::ptx::{self, Inst, Opc, Operand, ParamTy, RegClass, Ty};
+
+/// The PTX parameter type of an entry argument of element kind `e`.
+fn param_ty(e: Elem) -> ParamTy {
+    match e {
+        Elem::Ptr => ParamTy::GlobalPtr,
+        Elem::Num(s) => ParamTy::Scalar(match s {
+            Scalar::I64 => Ty::U64,
+            Scalar::F32 => Ty::F32,
+            Scalar::F64 => Ty::F64,
+            Scalar::F16 | Scalar::BF16 | Scalar::I16 => Ty::B16,
+            Scalar::I8 | Scalar::I1 => Ty::U8,
+            _ => Ty::U32,
+        }),
+    }
+}
+
+/// Lowers the entry op `entry` to a PTX entry. With `files` (line info
+/// builds), instructions carry the source position of the op they come
+/// from, and the files named are appended to `files`.
+///
+/// Each op's shared-memory scratch is first its own for the whole entry.
+/// When that does not fit, the entry is lowered again with the scratch of
+/// finished ops reused ([`Lowerer::reuse_shared`]), at the cost of the
+/// barriers reuse needs.
+pub fn lower_entry(
+    m: &Module,
+    entry: OpId,
+    plan: &Plan,
+    options: &Options,
+    mut files: Option<&mut Vec<String>>,
+) -> Result<ptx::Entry, LowerError> {
+    let known = files.as_ref().map(|f| f.len());
+    match lower_entry_as(m, entry, plan, options, files.as_deref_mut(), false) {
+        Err(e) if out_of_shared_memory(&e) => {
+            if let (Some(f), Some(n)) = (files.as_deref_mut(), known) {
+                f.truncate(n);
+            }
+            lower_entry_as(m, entry, plan, options, files, true)
+        }
+        r => r,
+    }
+}
+
+/// Whether lowering failed for want of shared memory.
+fn out_of_shared_memory(e: &LowerError) -> bool {
+    let what = match e {
+        LowerError::Unsupported { what, .. } => what.as_str(),
+        LowerError::Failed { message, .. } | LowerError::TooLarge { message, .. } => {
+            message.as_str()
+        }
+    };
+    what.contains("too large for shared memory") || what.contains("too much shared memory")
+}
+
+fn lower_entry_as<'m>(
+    m: &'m Module,
+    entry: OpId,
+    plan: &'m Plan,
+    options: &Options,
+    files: Option<&'m mut Vec<String>>,
+    reuse_shared: bool,
+) -> Result<ptx::Entry, LowerError> {
+    let block = crate::lower::plan::entry_block(m, entry)?;
+    let name = plan.name.clone();
+    let warps = plan.warps;
+    let mut l = Lowerer::new(
+        m,
+        plan,
+        crate::lower::emit::ops::lower_op,
+        files,
+        reuse_shared,
+    );
+    // The prologue sits at the function's scope line, as NVIDIA's does.
+    let start = m.scope_location(entry).or_else(|| m.location(entry));
+    l.set_position(start);
+    let decl = l.b.loc;
+
+    let mut params = Vec::new();
+    for (i, &arg) in block.args.iter().enumerate() {
+        let pname = format!("{name}_param_{i}");
+        let elem = match m.types.try_get(m.values[arg].ty) {
+            Some(Type::Tile { element, shape }) if shape.is_empty() => elem_of(m, *element),
+            _ => None,
+        };
+        let Some(elem) = elem else {
+            return Err(LowerError::Unsupported {
+                what: "entry argument of a non-scalar type".into(),
+                location: m.location(entry),
+            });
+        };
+        let pty = param_ty(elem);
+        params.push(ptx::Param {
+            name: pname.clone(),
+            ty: pty,
+        });
+        let load_ty = match pty {
+            ParamTy::GlobalPtr => Ty::B64,
+            ParamTy::Scalar(t) => Ty::from_bits(t.bits()),
+        };
+        let d = l.b.reg(RegClass::for_bits(load_ty.bits().max(16)));
+        l.b.push(Inst::new(
+            Opc::Ld,
+            &["param"],
+            &[load_ty],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Param(pname)],
+        ));
+        let d = if elem.bits() == 1 {
+            // An i1 parameter arrives as a byte.
+            l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[Ty::B16],
+                Ty::Pred,
+                smallvec![Operand::Reg(d), Operand::Imm(0)],
+            )
+        } else {
+            d
+        };
+        l.bind(
+            arg,
+            Tile {
+                elem,
+                layout: Rc::new(LinearLayout::default_scalar()),
+                regs: vec![d],
+            },
+        );
+    }
+
+    // Read %tid.x up front: the register must dominate every use, even
+    // when the first use is inside a branch or loop (DCE drops it if unused).
+    l.tid();
+    // A tile block of several CTAs (a cluster): the first CTA does the
+    // tile block's work and the others have none.
+    let cluster = plan.cluster;
+    if cluster {
+        let rank = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Special(crate::ptx::Special::ClusterCtaRank)],
+        );
+        let first = l.b.op(
+            Opc::Setp,
+            &["eq"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(rank), Operand::Imm(0)],
+        );
+        l.b.begin_if(first, true);
+    }
+    crate::lower::emit::ops::alloca::hoist_nested(&mut l, &block.ops)?;
+    for &id in &block.ops {
+        l.lower_op(id)?;
+    }
+    crate::lower::emit::ops::alloca::free_all(&mut l);
+    if cluster {
+        l.b.end_if();
+    }
+    if let Some(&ret) = block
+        .ops
+        .iter()
+        .rev()
+        .find(|&&o| m.ops[o].opcode == crate::ir::Opcode::Return)
+    {
+        l.set_loc(ret);
+    }
+    l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+    let reqntid = warps * 32;
+    let mut f = l.b.finish();
+    f.threads = reqntid;
+    optimize(&mut f, options.opt_level);
+    let (body, reg_counts) = emit(f);
+    Ok(ptx::Entry {
+        name,
+        params,
+        reqntid,
+        launch: Box::default(),
+        reg_counts,
+        shared_bytes: l.shared_peak,
+        acc_regs: plan.acc_regs,
+        local_bytes: l.local_bytes,
+        strings: l.strings,
+        body,
+        decl,
+    })
+}

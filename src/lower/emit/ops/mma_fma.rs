@@ -1,0 +1,455 @@
+//! `mmaf` / `mmai` without tensor cores, the fallback engine. Multiplies
+//! small enough that each thread can hold its rows of A and columns of B
+//! read them straight into registers ([`crate::lower::emit::ops::mma_fma_regs`]). Otherwise
+//! both operands are staged in shared memory (whole, or one power-of-two K
+//! slice at a time when they do not fit, [`crate::lower::emit::ops::staging_window`]) and
+//! every thread runs a k-loop of FMAs for the accumulator elements its
+//! layout gives it. Correct for every element type and shape (2-D, or 3-D
+//! batched); used where no tensor-core engine applies (f32/f64 operands,
+//! odd shapes, targets without one).
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
+
+use std::rc::Rc;
+
+use crate::ir::{OpId, Opcode, Scalar, ValueId};
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::error::LowerError;
+use crate::lower::plan::layout::LinearLayout;
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
+
+use crate::lower::emit::ops::arith::enum_attr;
+use crate::lower::emit::ops::staging::{alloc, coordinates, room, slot_bytes, write, Placement};
+use crate::lower::emit::ops::staging_window::{write_window, Window};
+use crate::lower::plan::engines::k_slices;
+
+/// The type products are accumulated in.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Acc {
+    /// f32 (f16, bf16, tf32, f8 and f32 operands).
+    F32,
+    /// f64.
+    F64,
+    /// s32 (8-bit integer operands).
+    S32,
+}
+
+/// Converts an element register to the accumulation type.
+pub fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Option<Reg> {
+    let r = |x: Reg| Operand::Reg(x);
+    Some(match (s, acc) {
+        (Scalar::F16, Acc::F32) => {
+            l.b.op(Opc::Cvt, &[], &[Ty::F32, Ty::F16], Ty::F32, vec![r(v)])
+        }
+        (Scalar::BF16, Acc::F32) => crate::lower::emit::ops::arith::to_f32(l, s, v),
+        (Scalar::F32 | Scalar::TF32, Acc::F32)
+        | (Scalar::F64, Acc::F64)
+        | (Scalar::I32, Acc::S32) => v,
+        (Scalar::F8E5M2 | Scalar::F8E4M3FN, Acc::F32) => {
+            crate::lower::emit::ops::f8::f8_to_f32(l, s, v)
+        }
+        (Scalar::I8, Acc::S32) => {
+            let t = if signed {
+                [Ty::S32, Ty::S8]
+            } else {
+                [Ty::U32, Ty::U8]
+            };
+            l.b.op(Opc::Cvt, &[], &t, Ty::S32, vec![r(v)])
+        }
+        _ => return None,
+    })
+}
+
+/// The K extent the operands are staged in: all of K when both fit the
+/// shared memory left, else the longest power-of-two slice of it that does
+/// (`None` when not even one K step fits).
+fn k_slice(l: &Lowerer, ashape: &[i64], bshape: &[i64], ae: Scalar, be: Scalar) -> Option<i64> {
+    let kdim = ashape[ashape.len() - 1];
+    let per_k = |shape: &[i64], e: Scalar| {
+        shape.iter().product::<i64>() / kdim.max(1) * slot_bytes(Elem::Num(e))
+    };
+    let (a, b) = (per_k(ashape, ae), per_k(bshape, be));
+    let fits = |ks: i64| ((a * ks + 15) & !15) + b * ks <= room(l);
+    k_slices(kdim, 1).find(|&ks| fits(ks))
+}
+
+/// What both paths of the engine know of one matrix multiply.
+pub struct Fma {
+    /// The op.
+    pub id: OpId,
+    /// The `lhs` operand.
+    pub a_v: ValueId,
+    /// The `rhs` operand.
+    pub b_v: ValueId,
+    c_v: ValueId,
+    res: ValueId,
+    /// The shape of A.
+    pub ashape: Vec<i64>,
+    bshape: Vec<i64>,
+    cshape: Vec<i64>,
+    /// Element type of A.
+    pub ae: Scalar,
+    /// Element type of B.
+    pub be: Scalar,
+    ce: Scalar,
+    /// Whether A is signed (integer multiplies).
+    pub sa: bool,
+    /// Whether B is signed.
+    pub sb: bool,
+    /// The type products accumulate in.
+    pub acc_kind: Acc,
+}
+
+impl Fma {
+    /// The multiply `id`, or an error naming what the engine cannot do.
+    fn of(l: &Lowerer, id: OpId) -> Result<Fma, LowerError> {
+        let op = &l.m.ops[id];
+        let (Some(a_v), Some(b_v), Some(c_v), Some(&res)) = (
+            op.operand("lhs"),
+            op.operand("rhs"),
+            op.operand("acc"),
+            op.results.first(),
+        ) else {
+            return Err(l.unsupported(id));
+        };
+        let (Some((ashape, _)), Some((bshape, _)), Some((cshape, Elem::Num(ce))), Some((ae, be))) = (
+            value_tile(l.m, a_v),
+            value_tile(l.m, b_v),
+            value_tile(l.m, res),
+            crate::lower::plan::engines::operand_elems(l.m, id),
+        ) else {
+            return Err(l.unsupported(id));
+        };
+        let rank = cshape.len();
+        if !(rank == 2 || rank == 3) || ashape.len() != rank || bshape.len() != rank {
+            return Err(l.unsupported_feature(id, "this rank"));
+        }
+        let acc_kind = match ce {
+            Scalar::F64 => Acc::F64,
+            Scalar::I32 => Acc::S32,
+            Scalar::F32 | Scalar::F16 | Scalar::BF16 => Acc::F32,
+            _ => return Err(l.unsupported_feature(id, "this accumulator type")),
+        };
+        let (sa, sb) = if op.opcode == Opcode::MmaI {
+            (
+                enum_attr(l, id, "signedness_lhs") != Some(0),
+                enum_attr(l, id, "signedness_rhs") != Some(0),
+            )
+        } else {
+            (true, true)
+        };
+        Ok(Fma {
+            id,
+            a_v,
+            b_v,
+            c_v,
+            res,
+            ashape,
+            bshape,
+            cshape,
+            ae,
+            be,
+            ce,
+            sa,
+            sb,
+            acc_kind,
+        })
+    }
+
+    /// Emits `acc += x * y` in the accumulation type (`fma.rn`, or
+    /// `mad.lo` for integers).
+    pub fn accumulate(&self, l: &mut Lowerer, acc: Reg, x: Reg, y: Reg) {
+        let (ty, opc, mods): (Ty, Opc, &[&str]) = match self.acc_kind {
+            Acc::F32 => (Ty::F32, Opc::Fma, &["rn"]),
+            Acc::F64 => (Ty::F64, Opc::Fma, &["rn"]),
+            Acc::S32 => (Ty::S32, Opc::Mad, &["lo"]),
+        };
+        l.b.op_into(
+            acc,
+            opc,
+            mods,
+            &[ty],
+            vec![Operand::Reg(x), Operand::Reg(y), Operand::Reg(acc)],
+        );
+    }
+}
+
+/// Lowers `mmaf`, `mmai` and dequantized `mmaf_scaled`.
+// The caches are filled by fallible code that also needs `l`; the entry API
+// would hold the map borrow across it.
+#[allow(clippy::map_entry, clippy::needless_range_loop)]
+pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let f = Fma::of(l, id)?;
+    let layout = l.layout_of(f.res);
+    let acc_in = l.tile_in(id, f.c_v, &layout)?;
+    if let Some(operands) = crate::lower::plan::engines::fma::operand_layouts(l.m, id, &layout) {
+        let accs = init_accs(l, &f, &layout, &acc_in)?;
+        crate::lower::emit::ops::mma_fma_regs::multiply(l, &f, operands, &accs)?;
+        return finish(l, &f, layout, &accs);
+    }
+    let (ashape, bshape, rank) = (&f.ashape, &f.bshape, f.cshape.len());
+    let (ae, be, sa, sb) = (f.ae, f.be, f.sa, f.sb);
+    let acc_kind = f.acc_kind;
+    let (m_d, n_d) = (rank - 2, rank - 1);
+    let kdim = ashape[rank - 1];
+    let (a, b) = crate::lower::emit::ops::mma::operand_tiles(l, id)?;
+    // Operands too large for shared memory whole are staged one K slice
+    // at a time.
+    let ks = k_slice(l, ashape, bshape, ae, be)
+        .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
+    let (mut as_, mut bs_) = (ashape.clone(), bshape.clone());
+    as_[rank - 1] = ks;
+    bs_[rank - 2] = ks;
+    let abuf = alloc(l, &as_, Elem::Num(ae))?;
+    let bbuf = alloc(l, &bs_, Elem::Num(be))?;
+    let stage = |l: &mut Lowerer, s: i64| {
+        let place = Placement::identity(rank);
+        if ks == kdim {
+            write(l, &a, &abuf, &place);
+            write(l, &b, &bbuf, &place);
+        } else {
+            write_window(l, &a, &abuf, &place, Window::slice(rank - 1, ks, s));
+            write_window(l, &b, &bbuf, &place, Window::slice(rank - 2, ks, s));
+        }
+        l.barrier();
+    };
+    stage(l, 0);
+    let accs = init_accs(l, &f, &layout, &acc_in)?;
+    let n = layout.num_registers();
+    // Row addresses in A (by batch, m) and column addresses in B (by batch, n).
+    let coords = coordinates(l, &layout);
+    let base = l.shared_base();
+    let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::default();
+    let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::default();
+    let mut plan = Vec::new();
+    for r in 0..n {
+        if accs[r].is_none() {
+            continue;
+        }
+        let c = layout.apply(r, 0);
+        let bt = if rank == 3 { c[0] } else { 0 };
+        let key_a = (bt, c[m_d]);
+        let key_b = (bt, c[n_d]);
+        if !a_rows.contains_key(&key_a) {
+            // ((batch * M + m) * K) * slot
+            let mut idx = coords[r][m_d];
+            if rank == 3 {
+                idx = l.b.op(
+                    Opc::Mad,
+                    &["lo"],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![
+                        Operand::Reg(coords[r][0]),
+                        Operand::Imm(ashape[1]),
+                        Operand::Reg(idx),
+                    ],
+                );
+            }
+            let off = l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(idx), Operand::Imm(ks * abuf.slot)],
+            );
+            let off = l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(off), Operand::Imm(abuf.offset)],
+            );
+            a_rows.insert(
+                key_a,
+                l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![Operand::Reg(base), Operand::Reg(off)],
+                ),
+            );
+        }
+        if !b_cols.contains_key(&key_b) {
+            // (batch * K * N + n) * slot
+            let mut idx = coords[r][n_d];
+            if rank == 3 {
+                idx = l.b.op(
+                    Opc::Mad,
+                    &["lo"],
+                    &[Ty::U32],
+                    Ty::U32,
+                    vec![
+                        Operand::Reg(coords[r][0]),
+                        Operand::Imm(ks * bshape[2]),
+                        Operand::Reg(idx),
+                    ],
+                );
+            }
+            let off = l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(idx), Operand::Imm(bbuf.slot)],
+            );
+            let off = l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(off), Operand::Imm(bbuf.offset)],
+            );
+            b_cols.insert(
+                key_b,
+                l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![Operand::Reg(base), Operand::Reg(off)],
+                ),
+            );
+        }
+        plan.push((r, key_a, key_b));
+    }
+    // The k-loop, once per slice.
+    for s in 0..kdim / ks {
+        if s > 0 {
+            stage(l, s);
+        }
+        let k = l.b.reg(RegClass::B32);
+        l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], smallvec![Operand::Imm(0)]);
+        l.b.begin_loop();
+        let go = l.b.op(
+            Opc::Setp,
+            &["lt"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(k), Operand::Imm(ks)],
+        );
+        l.b.begin_loop_body(go, true);
+        let load = |l: &mut Lowerer,
+                    addr: Reg,
+                    step: i64,
+                    slot: i64,
+                    s: Scalar,
+                    signed: bool|
+         -> Option<Reg> {
+            let a = l.b.op(
+                Opc::Mad,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                vec![
+                    Operand::Reg(k),
+                    Operand::Imm(step * slot),
+                    Operand::Reg(addr),
+                ],
+            );
+            let ty = match slot {
+                8 => Ty::B64,
+                2 => Ty::B16,
+                1 => Ty::B8,
+                _ => Ty::B32,
+            };
+            let d = l.b.reg(RegClass::for_bits(ty.bits().max(16)));
+            l.b.push(crate::ptx::Inst::new(
+                Opc::Ld,
+                &["shared"],
+                &[ty],
+                smallvec![Operand::Reg(d)],
+                smallvec![Operand::Addr(a, 0)],
+            ));
+            to_acc(l, s, signed, d, acc_kind)
+        };
+        let mut a_vals: HashMap<(i64, i64), Reg> = HashMap::default();
+        let mut b_vals: HashMap<(i64, i64), Reg> = HashMap::default();
+        for &(r, ka, kb) in &plan {
+            if !a_vals.contains_key(&ka) {
+                let v = load(l, a_rows[&ka], 1, abuf.slot, ae, sa)
+                    .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
+                a_vals.insert(ka, v);
+            }
+            if !b_vals.contains_key(&kb) {
+                let v = load(l, b_cols[&kb], bshape[rank - 1], bbuf.slot, be, sb)
+                    .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
+                b_vals.insert(kb, v);
+            }
+            let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
+            f.accumulate(l, acc, a_vals[&ka], b_vals[&kb]);
+        }
+        l.b.op_into(
+            k,
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            smallvec![Operand::Reg(k), Operand::Imm(1)],
+        );
+        l.b.end_loop();
+        l.barrier();
+    }
+    finish(l, &f, layout, &accs)
+}
+
+/// One accumulation variable per canonical register of the accumulator
+/// layout, initialised from the `acc` operand.
+fn init_accs(
+    l: &mut Lowerer,
+    f: &Fma,
+    layout: &LinearLayout,
+    acc_in: &Tile,
+) -> Result<Vec<Option<Reg>>, LowerError> {
+    let n = layout.num_registers();
+    let mut accs: Vec<Option<Reg>> = vec![None; n];
+    for (r, slot) in accs.iter_mut().enumerate() {
+        if layout.canonical_register(r) != r {
+            continue;
+        }
+        let v = to_acc(l, f.ce, true, acc_in.regs[r], f.acc_kind)
+            .ok_or_else(|| l.unsupported_feature(f.id, "this accumulator type"))?;
+        let bits = if f.acc_kind == Acc::F64 { 64 } else { 32 };
+        let var = l.b.reg(RegClass::for_bits(bits));
+        l.b.copy(var, v);
+        *slot = Some(var);
+    }
+    Ok(accs)
+}
+
+/// Binds the result: the accumulation variables in the accumulator's own
+/// element type.
+fn finish(
+    l: &mut Lowerer,
+    f: &Fma,
+    layout: Rc<LinearLayout>,
+    accs: &[Option<Reg>],
+) -> Result<(), LowerError> {
+    let n = layout.num_registers();
+    let mut regs: Vec<Reg> = Vec::with_capacity(n);
+    for (r, acc) in accs.iter().enumerate() {
+        let c = layout.canonical_register(r);
+        if c != r {
+            regs.push(regs[c]);
+            continue;
+        }
+        let v = acc.ok_or_else(|| l.unsupported(f.id))?;
+        let v = match f.ce {
+            Scalar::F16 | Scalar::BF16 => {
+                crate::lower::emit::ops::arith::from_f32(l, f.ce, v, "rn")
+            }
+            _ => v,
+        };
+        regs.push(v);
+    }
+    l.bind(
+        f.res,
+        Tile {
+            elem: Elem::Num(f.ce),
+            layout,
+            regs,
+        },
+    );
+    Ok(())
+}

@@ -1,0 +1,551 @@
+//! Operands read one K slice at a time.
+//!
+//! A product one of whose operands `cp.async` cannot copy (rows not
+//! 16-byte aligned, as in a ragged batch matmul) cannot be pipelined by
+//! copies; loading its operand tiles whole next to a large accumulator
+//! crowds the registers. So a tensor-view load whose only user is an
+//! operand of such an `mma.sync` product (or of a `wgmma` product, the
+//! other operand such a load too, [`crate::lower::emit::ops::wgmma_stream`]) in the same
+//! block, through a reshape dropping leading 1s and with nothing between
+//! them that writes memory, is not read where it stands. The product reads
+//! it instead, one K slice at a time: each slice into registers in a
+//! coalesced layout, then on into the slice's shared-memory buffer
+//! ([`crate::lower::emit::ops::mma_sync`]). The next slice's reads are in flight while the
+//! tensor cores multiply the current one.
+use std::rc::Rc;
+
+use crate::ir::{OpId, Opcode, ValueId};
+use crate::lower::analysis::values::value_tile;
+use crate::lower::analysis::view::{partition, PartitionInfo};
+use crate::lower::emit::context::{Lowered, Lowerer, Tile};
+use crate::lower::emit::states::Deferred;
+use crate::lower::error::LowerError;
+use crate::lower::plan::layout::LinearLayout;
+use crate::ptx::{Operand, Reg};
+
+use crate::lower::emit::ops::memory::{ordering, prepare, read_at, Access};
+use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
+use crate::lower::emit::ops::mma_sync_smem::Part;
+use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
+use crate::lower::plan::engines::mma_sync::Kind;
+use crate::lower::plan::engines::Engine;
+use crate::lower::plan::layout::coalesced::along_vec;
+
+/// Registers a thread would give the accumulator and the whole operand
+/// tiles above which loaded operands are streamed.
+const MAX_WORDS: i64 = 160;
+/// Registers a thread may give one slice of the streamed operands.
+pub const SLICE_WORDS: i64 = 24;
+/// Bytes a thread stores to shared memory at once.
+const STORE_BYTES: i64 = 16;
+
+/// A load its product reads slice by slice.
+#[derive(Clone, Debug)]
+pub struct Streamed {
+    /// The load.
+    pub load: OpId,
+    /// The view and partition it reads.
+    part: PartitionInfo,
+    /// Its tile indices.
+    index: Vec<ValueId>,
+    /// Leading dimensions of 1 the operand drops.
+    lead: usize,
+}
+
+/// An operand of a product: a tile in registers, or a load streamed.
+pub enum Source {
+    /// In registers.
+    Tile(Tile),
+    /// Read slice by slice.
+    Streamed(Rc<Streamed>),
+}
+
+impl Source {
+    /// The operand's shape.
+    pub fn shape(&self) -> Vec<i64> {
+        match self {
+            Source::Tile(t) => t.layout.shape.clone(),
+            Source::Streamed(s) => s.part.tile_shape[s.lead..].to_vec(),
+        }
+    }
+
+    /// The tile, when in registers.
+    pub fn tile(&self) -> Option<&Tile> {
+        match self {
+            Source::Tile(t) => Some(t),
+            Source::Streamed(_) => None,
+        }
+    }
+
+    /// Whether the operand is written with one address per thread and an
+    /// immediate per register (always so for a streamed one).
+    pub fn disjoint(&self) -> bool {
+        self.tile().map_or(true, |t| {
+            crate::lower::emit::ops::mma_sync_smem::disjoint(&t.layout)
+        })
+    }
+
+    /// What its K slice is written from: the whole tile, or `slice`, the
+    /// slice read of a streamed operand.
+    pub fn part<'a>(&'a self, slice: &'a Option<Tile>) -> Option<Part<'a>> {
+        match self {
+            Source::Tile(t) => Some(Part::Whole(t)),
+            Source::Streamed(_) => slice.as_ref().map(Part::Slice),
+        }
+    }
+
+    /// Bytes per element.
+    fn bytes(&self) -> i64 {
+        match self {
+            Source::Tile(t) => i64::from(t.elem.bits().max(8) / 8),
+            Source::Streamed(s) => i64::from(s.part.elem.bits().max(8) / 8),
+        }
+    }
+
+    /// Registers a thread of `threads` gives slice `ks` of K (`kdim`) of a
+    /// streamed operand; 0 for one in registers.
+    pub fn slice_words(&self, kdim: usize, ks: i64, threads: i64) -> i64 {
+        match self {
+            Source::Tile(_) => 0,
+            Source::Streamed(_) => {
+                let shape = self.shape();
+                let whole: i64 = shape.iter().product();
+                (whole / shape[kdim] * ks * self.bytes() + 4 * threads - 1) / (4 * threads)
+            }
+        }
+    }
+}
+
+/// The operands `lhs`, `rhs` of product `id` (dequantized for
+/// `mmaf_scaled`).
+pub fn operands(l: &mut Lowerer, id: OpId) -> Result<(Source, Source), LowerError> {
+    let op = &l.m.ops[id];
+    if op.opcode == Opcode::MmaFScaled {
+        let (a, b) = crate::lower::emit::ops::mma::operand_tiles(l, id)?;
+        return Ok((Source::Tile(a), Source::Tile(b)));
+    }
+    let (Some(a), Some(b)) = (op.operand("lhs"), op.operand("rhs")) else {
+        return Err(l.unsupported(id));
+    };
+    let source = |v: ValueId| match l.vals.get(&v) {
+        Some(Lowered::Deferred(d)) if d.is::<Streamed>() => d
+            .get::<Streamed>()
+            .map(Source::Streamed)
+            .ok_or_else(|| l.unsupported(id)),
+        _ => l.tile(id, v).map(Source::Tile),
+    };
+    Ok((source(a)?, source(b)?))
+}
+
+/// The product `load` feeds, the view it reads, and the operand value
+/// (the load's result or its reshape), if the load may be streamed: a
+/// weak tensor-view load of 8-, 16- or 32-bit elements whose tile (leading
+/// dimensions of 1 aside) is one operand of an `mmaf` / `mmai` later in
+/// the same block, with no op between them that writes memory or holds
+/// regions.
+fn streamable(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, ValueId)> {
+    let m = l.m;
+    let o = &m.ops[load];
+    if o.opcode != Opcode::LoadViewTko || !ordering(l, load).is_ok_and(|o| o.is_empty()) {
+        return None;
+    }
+    let p = partition(m, o.operand("view")?)?;
+    if p.sparse_dim.is_some() || !matches!(p.elem.bits(), 8 | 16 | 32) {
+        return None;
+    }
+    let mut v = *o.results.first()?;
+    let mut user = crate::lower::emit::ops::mma_sync_direct::only_user(l, v)?;
+    if m.ops[user].opcode == Opcode::Reshape {
+        v = *m.ops[user].results.first()?;
+        user = crate::lower::emit::ops::mma_sync_direct::only_user(l, v)?;
+    }
+    let mo = &m.ops[user];
+    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
+    if !matches!(mo.opcode, Opcode::MmaF | Opcode::MmaI) || (lhs == v) == (rhs == v) {
+        return None;
+    }
+    let (shape, _) = value_tile(m, v)?;
+    let lead = p.tile_shape.len().checked_sub(shape.len())?;
+    if p.tile_shape[lead..] != shape[..] || p.tile_shape[..lead].iter().any(|&d| d != 1) {
+        return None;
+    }
+    // The load first, the product later in the same block, nothing that
+    // writes memory between them.
+    let block = crate::lower::analysis::chains::enclosing_block(m, load)?;
+    let at = |x: OpId| block.ops.iter().position(|&y| y == x);
+    let (from, to) = (at(load)?, at(user)?);
+    if block.ops[from + 1..to].iter().any(|&x| {
+        crate::lower::emit::ops::tokens::writes(m.ops[x].opcode) || !m.ops[x].regions.is_empty()
+    }) {
+        return None;
+    }
+    Some((user, p, v))
+}
+
+/// The load defining operand `v` (through a reshape), if any.
+fn loaded(l: &Lowerer, v: ValueId) -> Option<OpId> {
+    let mut d = crate::lower::analysis::view::def_op(l.m, v)?;
+    if l.m.ops[d].opcode == Opcode::Reshape {
+        d = crate::lower::analysis::view::def_op(l.m, *l.m.ops[d].operands.first()?)?;
+    }
+    Some(d)
+}
+
+/// The view `load` reads and the leading dimensions of 1 its operand
+/// drops, if it is [`streamable`] into a product on `mma.sync` (whose B is not copied
+/// directly), or on `wgmma` with the other operand streamable too, where
+/// an operand is a load `cp.async` cannot copy (not in aligned chunks),
+/// and the accumulator and both operand tiles would take more than
+/// [`MAX_WORDS`] registers a thread.
+fn candidate(l: &Lowerer, load: OpId) -> Option<(PartitionInfo, usize)> {
+    let m = l.m;
+    let (user, p, v) = streamable(l, load)?;
+    let mo = &m.ops[user];
+    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
+    match l.plan.engine(user)? {
+        Engine::MmaSync(plan) => {
+            if plan.kind == Kind::F64 || crate::lower::emit::ops::mma_sync_direct::copies_b(l, user)
+            {
+                return None;
+            }
+        }
+        Engine::Wgmma(_) => {
+            let other = if lhs == v { rhs } else { lhs };
+            let (u, _, _) = streamable(l, loaded(l, other)?)?;
+            if u != user {
+                return None;
+            }
+        }
+        Engine::Fma => return None,
+    }
+    // Only where `cp.async` cannot copy an operand (its pipelines and
+    // direct copies take the others).
+    let copyable = |v: ValueId| {
+        loaded(l, v)
+            .and_then(|d| streamable(l, d))
+            .is_some_and(|(_, p, _)| {
+                crate::lower::emit::ops::mma_sync_pipeline::chunk_along(
+                    l,
+                    &p,
+                    p.tile_shape.len() - 1,
+                    &[16, 8, 4],
+                )
+                .is_some()
+            })
+    };
+    if copyable(lhs) && copyable(rhs) {
+        return None;
+    }
+    // Register pressure of the product done whole.
+    let words = |v: ValueId| {
+        value_tile(m, v).map_or(0, |(s, e)| {
+            s.iter().product::<i64>() * i64::from(e.bits().max(8) / 8) / 4
+        })
+    };
+    let threads = i64::from(l.plan.warps) * 32;
+    let total = words(lhs) + words(rhs) + words(*mo.results.first()?);
+    let lead = p.tile_shape.len() - value_tile(m, v)?.0.len();
+    (total / threads > MAX_WORDS).then_some((p, lead))
+}
+
+/// Lowers load `load` as a streamed operand if it is one (binding its
+/// result, and emitting nothing); false otherwise.
+pub fn lower_load(l: &mut Lowerer, load: OpId) -> bool {
+    let Some((part, lead)) = candidate(l, load) else {
+        return false;
+    };
+    let o = &l.m.ops[load];
+    let s = Streamed {
+        load,
+        lead,
+        part,
+        index: o.operand_group("index").to_vec(),
+    };
+    if let Some(&res) = o.results.first() {
+        l.vals
+            .insert(res, Lowered::Deferred(Deferred::new(Rc::new(s), false)));
+    }
+    true
+}
+
+/// Reads the K slices of a product's streamed operands, in order.
+pub struct Slices {
+    /// A's and B's readers (none for an operand in registers or copied).
+    readers: [Option<Reader>; 2],
+    /// A's copier, when A's slices go global-to-shared with `cp.async`.
+    copier: Option<Copier>,
+}
+
+impl Slices {
+    /// Readers of slices of `ks` elements of K of the streamed ones of
+    /// operands `a` and `b` (of rank `rank`). With `copy_a`, a streamed A
+    /// whose slices `cp.async` can copy (aligned chunks, zero padding, the
+    /// element size of `kind`'s buffer) is copied rather than read
+    /// ([`Slices::copy`]).
+    pub fn new(
+        l: &mut Lowerer,
+        (a, b): (&Source, &Source),
+        rank: usize,
+        ks: i64,
+        copy_a: Option<Kind>,
+    ) -> Result<Slices, LowerError> {
+        let copier = match (a, copy_a) {
+            (Source::Streamed(s), Some(kind)) => Copier::new(l, s, rank - 1, ks, kind)?,
+            _ => None,
+        };
+        let mut reader = |src: &Source, kdim: usize| match src {
+            Source::Streamed(s) => Reader::new(l, s, kdim, ks).map(Some),
+            Source::Tile(_) => Ok(None),
+        };
+        let ra = if copier.is_some() {
+            None
+        } else {
+            reader(a, rank - 1)?
+        };
+        Ok(Slices {
+            readers: [ra, reader(b, rank - 2)?],
+            copier,
+        })
+    }
+
+    /// Whether A's slices are copied with `cp.async` (its slice then comes
+    /// from [`Slices::copy`], not [`Slices::next`]).
+    pub fn copies_a(&self) -> bool {
+        self.copier.is_some()
+    }
+
+    /// Reads the next slice of each streamed operand read into registers.
+    pub fn next(&mut self, l: &mut Lowerer) -> Result<[Option<Tile>; 2], LowerError> {
+        let mut out = [None, None];
+        for (o, r) in out.iter_mut().zip(&mut self.readers) {
+            if let Some(r) = r {
+                *o = Some(r.next(l)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Copies A's next slice into `to` (its offset, byte strides and
+    /// swizzle) with `cp.async`, as one committed group; nothing when A is
+    /// not copied. The copies land once `cp.async.wait_group` says so.
+    pub fn copy(&mut self, l: &mut Lowerer, to: Option<CopyDest>) {
+        if let (Some(c), Some(to)) = (&mut self.copier, to) {
+            c.copy(l, to);
+            crate::lower::emit::ops::mma_sync_pipeline::commit(l);
+        }
+    }
+}
+
+/// Where a copied slice lands: the buffer's byte offset, each operand
+/// dimension's byte stride, and the rows' swizzle.
+pub struct CopyDest<'a> {
+    /// Byte offset of the buffer in shared memory.
+    pub off: i64,
+    /// Byte stride of each operand dimension.
+    pub strides: &'a [i64],
+    /// The rows' swizzle, if any.
+    pub swizzle: Option<Swizzle>,
+}
+
+/// Walks one streamed operand's K slices, in order: the view with the
+/// slice's tile shape, its coalesced layout (runs of up to 16 bytes along
+/// the dimension memory runs along) and an access that moves a slice along
+/// K at a time (the addresses of a slice are the last one's plus a
+/// constant).
+struct SliceWalk {
+    load: OpId,
+    /// The view, with the slice's tile shape.
+    part: PartitionInfo,
+    /// The layout over the load's tile dimensions.
+    layout: LinearLayout,
+    access: Access,
+    /// Leading dimensions of 1 the operand drops.
+    lead: usize,
+    /// The load's tile dimension along K.
+    d: usize,
+    ks: i64,
+    /// A slice's length times the stride along K in bytes, when dynamic.
+    step: Option<Reg>,
+    /// Whether a slice was taken.
+    started: bool,
+}
+
+impl SliceWalk {
+    /// The slice's view, layout and K dimension of `s`'s slices of `ks`
+    /// along operand dimension `kdim` (nothing emitted).
+    fn plan(
+        l: &Lowerer,
+        s: &Streamed,
+        kdim: usize,
+        ks: i64,
+    ) -> (PartitionInfo, LinearLayout, usize) {
+        let mut part = s.part.clone();
+        let d = s.lead + kdim;
+        part.tile_shape[d] = ks;
+        let rank = part.tile_shape.len();
+        let eb = i64::from(part.elem.bits() / 8);
+        let run = (STORE_BYTES / eb).min(part.tile_shape[rank - 1]);
+        let layout = (*along_vec(&part.tile_shape, rank - 1, l.plan.warps, run)).clone();
+        (part, layout, d)
+    }
+
+    /// The walk over `s`'s slices as [`SliceWalk::plan`] laid them out.
+    fn start(
+        l: &mut Lowerer,
+        s: &Streamed,
+        (part, layout, d): (PartitionInfo, LinearLayout, usize),
+        ks: i64,
+    ) -> Result<SliceWalk, LowerError> {
+        let access = prepare(l, s.load, &part, &s.index, &layout)?;
+        let step = access.step(l, d, ks);
+        Ok(SliceWalk {
+            load: s.load,
+            part,
+            layout,
+            access,
+            lead: s.lead,
+            d,
+            ks,
+            step,
+            started: false,
+        })
+    }
+
+    /// Moves the access to the next slice (the first: where it is).
+    fn next(&mut self, l: &mut Lowerer) {
+        if self.started {
+            self.access.advance(l, self.d, self.ks, self.step);
+        }
+        self.started = true;
+    }
+}
+
+/// Copies one streamed operand's K slices global-to-shared with
+/// `cp.async`, in order: each thread copies chunks of up to 16 bytes along
+/// the dimension memory runs along, zero-filling what lies out of bounds
+/// (a chunk straddling a row's end copies its in-bounds part). No register
+/// holds the data.
+struct Copier {
+    walk: SliceWalk,
+    /// Elements per chunk.
+    chunk: i64,
+}
+
+impl Copier {
+    /// The copier of `s`'s slices of `ks` along operand dimension `kdim`,
+    /// if `cp.async` can copy them into `kind`'s buffers.
+    fn new(
+        l: &mut Lowerer,
+        s: &Streamed,
+        kdim: usize,
+        ks: i64,
+        kind: Kind,
+    ) -> Result<Option<Copier>, LowerError> {
+        let (part, layout, d) = SliceWalk::plan(l, s, kdim, ks);
+        let rank = part.tile_shape.len();
+        let eb = i64::from(part.elem.bits() / 8);
+        if eb != kind.bytes()
+            || crate::lower::analysis::view::load_padding(part.padding) != crate::ir::Padding::Zero
+        {
+            return Ok(None);
+        }
+        let Some(chunk) = crate::lower::emit::ops::mma_sync_pipeline::chunk_along(
+            l,
+            &part,
+            rank - 1,
+            &[16, 8, 4],
+        ) else {
+            return Ok(None);
+        };
+        // A chunk's elements are consecutive registers along the row.
+        let bits = chunk.trailing_zeros() as usize;
+        let along_row = (0..bits).all(|k| {
+            layout.register.get(k).is_some_and(|b| {
+                b.iter()
+                    .enumerate()
+                    .all(|(i, &x)| x == if i == rank - 1 { 1 << k } else { 0 })
+            })
+        });
+        if !along_row || !crate::lower::emit::ops::mma_sync_smem::disjoint(&layout) {
+            return Ok(None);
+        }
+        let walk = SliceWalk::start(l, s, (part, layout, d), ks)?;
+        Ok(Some(Copier { walk, chunk }))
+    }
+
+    fn copy(&mut self, l: &mut Lowerer, to: CopyDest) {
+        self.walk.next(l);
+        let w = &mut self.walk;
+        let lead = w.lead;
+        let byte =
+            |b: &[i64]| -> i64 { b[lead..].iter().zip(to.strides).map(|(x, s)| x * s).sum() };
+        let layout = &w.layout;
+        let (start, smem) =
+            crate::lower::emit::ops::mma_sync_smem::thread_address_from(l, layout, to.off, byte);
+        let swizzled = to.swizzle.map(|sw| Swizzled::new(l, sw, start, smem));
+        let eb = i64::from(w.part.elem.bits() / 8);
+        let bytes = self.chunk * eb;
+        let rank = w.part.tile_shape.len();
+        let owner = l.owner_pred(layout);
+        if let Some(q) = owner {
+            l.b.begin_if(q, true);
+        }
+        for r in (0..layout.num_registers()).step_by(self.chunk as usize) {
+            if layout.canonical_register(r) != r {
+                continue;
+            }
+            let c = layout.apply(r, 0);
+            let imm = layout.register_offset(r, byte);
+            let from = chunk_source(l, &mut w.access, &c, r);
+            let size = chunk_bytes(l, &mut w.access, &c, None, rank - 1, (self.chunk, eb));
+            let dst = match &swizzled {
+                Some(s) => s.addr(l, imm),
+                None => Operand::Addr(smem, imm),
+            };
+            cp_async(l, dst, from, bytes, size);
+        }
+        if owner.is_some() {
+            l.b.end_if();
+        }
+    }
+}
+
+/// Reads one streamed operand's K slices, in order: each a tile of the
+/// operand's shape but the slice's length along K, each thread holding
+/// runs of up to 16 bytes along the dimension memory runs along (stored to
+/// shared memory as one vector).
+struct Reader {
+    walk: SliceWalk,
+    /// The walk's layout over the operand's dimensions.
+    operand: Rc<LinearLayout>,
+}
+
+impl Reader {
+    fn new(l: &mut Lowerer, s: &Streamed, kdim: usize, ks: i64) -> Result<Reader, LowerError> {
+        let planned = SliceWalk::plan(l, s, kdim, ks);
+        let walk = SliceWalk::start(l, s, planned, ks)?;
+        // The operand's layout: the same bases without the leading 1s.
+        let (layout, lead) = (&walk.layout, s.lead);
+        let drop = |bases: &[Vec<i64>]| -> Vec<Vec<i64>> {
+            bases.iter().map(|b| b[lead..].to_vec()).collect()
+        };
+        let operand = Rc::new(LinearLayout {
+            shape: walk.part.tile_shape[lead..].to_vec(),
+            register: drop(&layout.register),
+            lane: drop(&layout.lane),
+            warp: drop(&layout.warp),
+        });
+        Ok(Reader { walk, operand })
+    }
+
+    fn next(&mut self, l: &mut Lowerer) -> Result<Tile, LowerError> {
+        self.walk.next(l);
+        let w = &mut self.walk;
+        let regs = read_at(l, w.load, &w.part, &w.layout, &mut w.access, &[])?;
+        Ok(Tile {
+            elem: w.part.elem,
+            layout: self.operand.clone(),
+            regs,
+        })
+    }
+}

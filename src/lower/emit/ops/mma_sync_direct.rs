@@ -1,0 +1,610 @@
+//! B operands copied straight from global to shared memory.
+//!
+//! A tensor-view load whose only user is the B operand of an `mma.sync`
+//! product (f16/bf16, A in registers as fragments, [`crate::lower::emit::ops::mma_sync`])
+//! never passes through registers: where the load stands, each thread
+//! issues `cp.async` copies of 16-byte chunks into the product's B buffer
+//! (out-of-bounds bytes zero-filled, as the zero padding reads), and the
+//! product waits for them. The buffer keeps the chunks' memory order: B as
+//! `[K][N + pad]` when N runs along memory (read with `ldmatrix.trans`),
+//! `[N][K + pad]` when K does (a transposed view such as attention's Kᵀ,
+//! read with plain `ldmatrix`). Attention's K and V tiles then cost no
+//! registers, and their copies overlap the work between load and product.
+use smallvec::smallvec;
+use std::rc::Rc;
+
+use crate::ir::{Opcode, Padding, ValueId};
+use crate::lower::analysis::values::value_tile;
+use crate::lower::analysis::view::{partition, PartitionInfo};
+use crate::lower::emit::context::{Lowered, Lowerer};
+use crate::lower::emit::states::Deferred;
+use crate::lower::error::LowerError;
+use crate::ptx::{Opc, Operand};
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::ir::OpId;
+use crate::lower::emit::ops::memory::{ordering, prepare};
+use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
+use crate::lower::emit::ops::mma_sync_pipeline::{chunk_along, commit, wait};
+use crate::lower::emit::ops::mma_sync_smem::thread_address_from;
+use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
+use crate::lower::emit::ops::staging::{alloc, room};
+use crate::lower::emit::ops::wgmma::aligned_base;
+use crate::lower::emit::ops::wgmma_smem::Addresses;
+use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
+use crate::lower::plan::engines::Engine;
+use crate::lower::plan::layout::coalesced::along_vec;
+use crate::lower::plan::layout::smem::Smem;
+
+/// Bytes of padding at the end of each buffer row (keeps `ldmatrix`
+/// phases free of bank conflicts, as the staged operands' rows).
+const ROW_PAD: i64 = 16;
+
+/// The copies of this file's loads while an entry is emitted.
+#[derive(Default)]
+pub struct Copies {
+    /// The loads whose `cp.async` copies into a product's B buffer are
+    /// committed and not yet waited for, oldest first.
+    in_flight: Vec<OpId>,
+    /// Loads whose copies a loop's prologue issued, and their buffers
+    /// ([`prefetch`]).
+    prefetched: HashMap<OpId, Rc<DirectB>>,
+    /// Next-iteration copies of prefetched loads waiting to be issued
+    /// ([`defer_next`]).
+    next: Vec<Rc<DirectB>>,
+}
+
+/// A B operand copied directly: where its buffer lies and how.
+#[derive(Clone, Debug)]
+pub struct DirectB {
+    /// The load.
+    pub load: OpId,
+    /// The buffer's byte offset in the scratch array.
+    pub offset: i64,
+    /// Bytes per buffer row.
+    pub stride: i64,
+    /// Rows unpadded and swizzled ([`crate::lower::emit::ops::mma_sync_staged_a::swizzle_direct`]).
+    pub rows_swizzled: bool,
+    /// Rows `[N][K]` (K along memory) rather than `[K][N]`.
+    pub nk: bool,
+    /// The swizzled layout of a buffer that `wgmma` reads
+    /// ([`crate::lower::emit::ops::wgmma_regs`]), 1024-aligned above `offset`; else rows of
+    /// `stride` bytes.
+    pub swizzled: Option<Smem>,
+    /// The scratch byte just past the buffer.
+    pub end: i64,
+    /// For a load prefetched before its loop, how its product issues the
+    /// next iteration's copy into the buffer ([`prefetch`]).
+    pub next: Option<NextCopy>,
+    /// The view and partition the load reads.
+    part: PartitionInfo,
+    /// The tile dimension the copies run along.
+    cd: usize,
+    /// Elements a copy.
+    chunk: i64,
+}
+
+/// The single user of `v` and whether it is the only use in the whole
+/// entry.
+pub(super) fn only_user(l: &Lowerer, v: ValueId) -> Option<OpId> {
+    let mut user = None;
+    for id in l.m.walk() {
+        let uses = l.m.ops[id].operands.iter().filter(|&&o| o == v).count();
+        if uses == 0 {
+            continue;
+        }
+        if uses > 1 || user.is_some() {
+            return None;
+        }
+        user = Some(id);
+    }
+    user
+}
+
+/// The load `load` as a direct B copy, if it is one: a weak, zero-padded
+/// tensor-view load of 16-bit elements whose tile (leading dimensions of 1
+/// aside) is the B operand of an `mma.sync` product in the same block that
+/// multiplies A from registers, copyable in aligned 16-byte chunks along N
+/// or K.
+fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64)> {
+    let m = l.m;
+    let o = &m.ops[load];
+    if l.plan.target.always_swizzle || !ordering(l, load).is_ok_and(|o| o.is_empty()) {
+        return None;
+    }
+    let p = partition(m, o.operand("view")?)?;
+    if p.sparse_dim.is_some()
+        || p.elem.bits() != 16
+        || crate::lower::analysis::view::load_padding(p.padding) != Padding::Zero
+    {
+        return None;
+    }
+    let res = *o.results.first()?;
+    let mut v = res;
+    let mut user = only_user(l, v)?;
+    if m.ops[user].opcode == Opcode::Reshape {
+        v = *m.ops[user].results.first()?;
+        user = only_user(l, v)?;
+    }
+    let mo = &m.ops[user];
+    if mo.opcode != Opcode::MmaF || mo.operand("rhs") != Some(v) || mo.operand("lhs") == Some(v) {
+        return None;
+    }
+    let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
+        return None;
+    };
+    let (bshape, _) = value_tile(m, v)?;
+    let (ashape, _) = value_tile(m, mo.operand("lhs")?)?;
+    if plan.kind != Kind::Half || plan.sliced || bshape.len() != 2 {
+        return None;
+    }
+    let frag = a_fragment_layout(&plan, &ashape)?;
+    if *l.layout_of(mo.operand("lhs")?) != frag {
+        return None;
+    }
+    // The tile is B's shape with leading 1s.
+    let rank = p.tile_shape.len();
+    if rank < 2
+        || p.tile_shape[rank - 2..] != bshape[..]
+        || p.tile_shape[..rank - 2].iter().any(|&d| d != 1)
+    {
+        return None;
+    }
+    // Both in the same block, the load first.
+    let block = crate::lower::analysis::chains::enclosing_block(m, load)?;
+    if !block.ops.contains(&user) {
+        return None;
+    }
+    let (cd, chunk) = [rank - 1, rank - 2]
+        .into_iter()
+        .find_map(|cd| Some((cd, chunk_along(l, &p, cd, &[16])?)))?;
+    Some((user, p, cd, chunk))
+}
+
+/// Whether the B operand of product `id` is a load in the same block that
+/// is copied directly (where shared memory allows).
+pub fn copies_b(l: &Lowerer, id: OpId) -> bool {
+    let mut v = l.m.ops[id].operand("rhs");
+    let mut def = v.and_then(|v| crate::lower::analysis::view::def_op(l.m, v));
+    if let Some(r) = def.filter(|&d| l.m.ops[d].opcode == Opcode::Reshape) {
+        v = l.m.ops[r].operands.first().copied();
+        def = v.and_then(|v| crate::lower::analysis::view::def_op(l.m, v));
+    }
+    def.is_some_and(|d| {
+        l.m.ops[d].opcode == Opcode::LoadViewTko && candidate(l, d).is_some_and(|c| c.0 == id)
+    })
+}
+
+/// The rows, the bytes per row and the orientation (`[N][K]`) of the B
+/// buffer of a copy of `p` along tile dimension `cd`, and whether its rows
+/// are swizzled rather than padded (where [`crate::lower::emit::ops::mma_sync_staged_a::swizzle_direct`] asks
+/// and a row is a power of two bytes).
+fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, bool) {
+    let rank = p.tile_shape.len();
+    let (kk, nn) = (p.tile_shape[rank - 2], p.tile_shape[rank - 1]);
+    let nk = cd == rank - 2;
+    let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
+    let row = cols * 2;
+    let swizzled = crate::lower::emit::ops::mma_sync_staged_a::swizzle_direct(l)
+        && row >= 128
+        && row & (row - 1) == 0;
+    let stride = if swizzled { row } else { row + ROW_PAD };
+    (rows, stride, nk, swizzled)
+}
+
+/// The bytes the B buffer of product `user` takes for a copy of `p` along
+/// tile dimension `cd`, and its swizzled layout where `wgmma` reads it.
+fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, Option<Smem>) {
+    let rank = p.tile_shape.len();
+    let (rows, stride, nk, _) = buffer_shape(l, p, cd);
+    let kn = [p.tile_shape[rank - 2], p.tile_shape[rank - 1]];
+    match crate::lower::emit::ops::wgmma_regs::b_layout(l, user, kn, nk) {
+        // Room to align the buffer to 1024 bytes.
+        Some(s) => (s.bytes() + 1024, Some(s)),
+        None => (rows * stride, None),
+    }
+}
+
+/// The bytes the B buffers of the direct copies among `ops` take: all of
+/// them, or the largest where scratch is reused op by op (each buffer is
+/// free once its product has read it).
+pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
+    let bytes = ops
+        .iter()
+        .filter(|&&id| l.m.ops[id].opcode == Opcode::LoadViewTko)
+        .filter_map(|&id| candidate(l, id))
+        .map(|(user, p, cd, _)| buffer_bytes(l, user, &p, cd).0);
+    if l.reuse_shared {
+        bytes.max().unwrap_or(0)
+    } else {
+        bytes.sum()
+    }
+}
+
+/// Issues, before the other ops of a block `ops`, the direct copies of the
+/// block's loads whose operands all come from outside the block and that
+/// no op writing memory (or holding regions other than a reduction's or
+/// a scan's combiner) precedes: their latency then
+/// overlaps everything up to their products. Returns the loads issued.
+pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerError> {
+    let mut out = Vec::new();
+    let mut inside = rustc_hash::FxHashSet::default();
+    for &id in ops {
+        let op = &l.m.ops[id];
+        let pure_regions = matches!(op.opcode, Opcode::Reduce | Opcode::Scan);
+        if writes(op.opcode) || !(op.regions.is_empty() || pure_regions) {
+            break;
+        }
+        let outside = op.operands.iter().all(|v| !inside.contains(v));
+        inside.extend(op.results.iter().copied());
+        if op.opcode != Opcode::LoadViewTko || !outside {
+            continue;
+        }
+        let fits = l.states.get::<Copies>().prefetched.contains_key(&id)
+            || candidate(l, id).is_some_and(|(user, p, cd, _)| {
+                buffer_bytes(l, user, &p, cd).0 <= crate::lower::emit::ops::staging::room(l)
+            });
+        if !fits {
+            continue;
+        }
+        let before = l.set_loc(id);
+        crate::lower::emit::ops::tokens::order(l, id);
+        let done = lower_load(l, id);
+        l.b.loc = before;
+        if done? {
+            if let Some(&t) = l.m.ops[id].results.get(1) {
+                l.vals.insert(t, Lowered::Nothing);
+            }
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+/// Lowers load `load` as a direct B copy if it is one (binding its result
+/// to the copy); false, with nothing emitted, otherwise. A load prefetched
+/// before its loop ([`prefetch`]) is bound to the copy already in flight.
+pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
+    if let Some(d) = l.states.get::<Copies>().prefetched.get(&load).cloned() {
+        if let Some(&res) = l.m.ops[load].results.first() {
+            l.vals
+                .insert(res, Lowered::Deferred(Deferred::new(d, true)));
+        }
+        return Ok(true);
+    }
+    let Some((user, p, cd, chunk)) = candidate(l, load) else {
+        return Ok(false);
+    };
+    let (bytes, _) = buffer_bytes(l, user, &p, cd);
+    if bytes > crate::lower::emit::ops::staging::room(l) {
+        if l.reuse_shared {
+            // Through registers, then.
+            return Ok(false);
+        }
+        // Out of shared memory: the entry is lowered again with scratch
+        // reused op by op, where the buffer may fit.
+        return Err(LowerError::Unsupported {
+            what: format!(
+                "a tile too large for shared memory ({} bytes needed, {} available)",
+                bytes,
+                crate::lower::emit::ops::staging::room(l)
+            ),
+            location: None,
+        });
+    }
+    let d = Rc::new(buffer(l, load, (user, p, cd, chunk), None)?);
+    copy(l, &d, None)?;
+    if let Some(&res) = l.m.ops[load].results.first() {
+        l.vals
+            .insert(res, Lowered::Deferred(Deferred::new(d, true)));
+    }
+    Ok(true)
+}
+
+/// Allocates the B buffer of product `user` for the copy of `load` (`p`
+/// along tile dimension `cd`, `chunk` elements a copy).
+fn buffer(
+    l: &mut Lowerer,
+    load: OpId,
+    (user, p, cd, chunk): (OpId, PartitionInfo, usize, i64),
+    next: Option<NextCopy>,
+) -> Result<DirectB, LowerError> {
+    let (_, stride, nk, rows_swizzled) = buffer_shape(l, &p, cd);
+    let (bytes, swizzled) = buffer_bytes(l, user, &p, cd);
+    let buf = alloc(
+        l,
+        &[bytes / 2],
+        crate::lower::analysis::values::Elem::Num(crate::ir::Scalar::F16),
+    )?;
+    Ok(DirectB {
+        load,
+        offset: buf.offset,
+        stride,
+        rows_swizzled: rows_swizzled && swizzled.is_none(),
+        nk,
+        swizzled,
+        end: i64::from(l.shared_bytes),
+        next,
+        part: p,
+        cd,
+        chunk,
+    })
+}
+
+/// Issues the `cp.async` copies of `d.load` into `d`'s buffer and commits
+/// them as a group. With `next`, the copies are the next iteration's: the
+/// load's index is taken at the induction variable plus the step, and
+/// bounds are checked along every dimension it indexes (past the last
+/// tile, nothing is read).
+fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), LowerError> {
+    let (load, p, cd, chunk) = (d.load, &d.part, d.cd, d.chunk);
+    let rank = p.tile_shape.len();
+    let (stride, nk) = (d.stride, d.nk);
+    let layout = along_vec(&p.tile_shape, cd, l.plan.warps, chunk);
+    if !crate::lower::emit::ops::mma_sync_smem::disjoint(&layout) {
+        return Err(l.unsupported_feature(load, "this copy layout"));
+    }
+    let byte = |b: &[i64]| -> i64 {
+        let (k, n) = (b[rank - 2], b[rank - 1]);
+        if nk {
+            n * stride + k * 2
+        } else {
+            k * stride + n * 2
+        }
+    };
+    let index = l.m.ops[load].operand_group("index").to_vec();
+    // The next iteration's index: the induction variable rebound to
+    // `iv + step` while the addresses are computed.
+    let saved = match next {
+        Some(n) => {
+            let Some(Lowered::Tile(t)) = l.vals.get(&n.iv).cloned() else {
+                return Err(l.unsupported(load));
+            };
+            let ahead = l.b.op(
+                Opc::Add,
+                &[],
+                &[n.ty],
+                n.ty,
+                smallvec![Operand::Reg(t.regs[0]), Operand::Reg(n.step)],
+            );
+            let mut moved = t.clone();
+            moved.regs = vec![ahead];
+            l.vals.insert(n.iv, Lowered::Tile(moved));
+            Some((n.iv, t))
+        }
+        None => None,
+    };
+    let prepared = prepare(l, load, p, &index, &layout);
+    if let Some((iv, t)) = saved {
+        l.vals.insert(iv, Lowered::Tile(t));
+    }
+    let mut a = prepared?;
+    if let Some(n) = next {
+        for (i, v) in index.iter().enumerate() {
+            if *v == n.iv {
+                a.check[i] = true;
+            }
+        }
+    }
+    // The destination: padded rows, or the swizzled layout (a thread part
+    // xor a register part, from a 1024-aligned base).
+    let mut dest = match &d.swizzled {
+        Some(s) => {
+            let base = aligned_base(l, d.offset);
+            let off = |b: &[i64]| s.offset(b[rank - 1], b[rank - 2]);
+            Dest::Swizzled(Addresses::new(l, &layout, off, base))
+        }
+        None if d.rows_swizzled => {
+            let (start, at) = thread_address_from(l, &layout, d.offset, byte);
+            Dest::SwizzledRows(Swizzled::new(l, Swizzle::for_rows(stride), start, at))
+        }
+        None => Dest::Rows(thread_address_from(l, &layout, d.offset, byte).1),
+    };
+    let owner = l.owner_pred(&layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    let bytes = chunk * 2;
+    for r in (0..layout.num_registers()).step_by(chunk as usize) {
+        if layout.canonical_register(r) != r {
+            continue;
+        }
+        let c = layout.apply(r, 0);
+        // The register's byte offset from the thread's first element.
+        let imm = layout.register_offset(r, byte);
+        let dst = match &mut dest {
+            Dest::Rows(smem) => Operand::Addr(*smem, imm),
+            Dest::Swizzled(addrs) => {
+                let (at, imm) = addrs.at(l, r);
+                Operand::Addr(at, imm)
+            }
+            Dest::SwizzledRows(s) => s.addr(l, imm),
+        };
+        let src = chunk_source(l, &mut a, &c, r);
+        let size = chunk_bytes(l, &mut a, &c, None, cd, (chunk, 2));
+        cp_async(l, dst, src, bytes, size);
+    }
+    if owner.is_some() {
+        l.b.end_if();
+    }
+    commit(l);
+    l.states.get::<Copies>().in_flight.push(load);
+    Ok(())
+}
+
+/// The most accumulator registers a thread of a prefetching loop's
+/// products may hold ([`prefetch`]).
+const MAX_ACC_REGS_AHEAD: usize = 64;
+
+/// How a prefetched copy finds the next iteration's tile.
+#[derive(Clone, Debug)]
+pub struct NextCopy {
+    /// The loop's induction variable.
+    pub iv: ValueId,
+    /// The step register.
+    pub step: crate::ptx::Reg,
+    /// The induction variable's type.
+    pub ty: crate::ptx::Ty,
+}
+
+/// Before loop `id` (induction variable `iv`, bound to the first value,
+/// stepping by `step` of type `ty`): issues the copies of the first
+/// iteration's direct B loads, those at the top level of the body indexed
+/// by `iv` and by values from before the loop, when nothing in the body
+/// writes memory. Each product then has its load's next copy issued into
+/// the same buffer once it has read it ([`defer_next`]), so a tile's copy
+/// overlaps the rest of the iteration rather than only the ops before its
+/// product.
+/// Returns the loads prefetched ([`drain`] them after the loop).
+pub fn prefetch(
+    l: &mut Lowerer,
+    id: OpId,
+    iv: ValueId,
+    step: crate::ptx::Reg,
+    ty: crate::ptx::Ty,
+) -> Result<Vec<OpId>, LowerError> {
+    let m = l.m;
+    let body = m.ops[id].body_ops();
+    // On sm_12x, ptxas spills what the next copies' addresses add (the
+    // 128x128 attention loops: 32 -> 140 bytes); there the copies stay at
+    // the top of the body.
+    if l.plan.target.is_sm12x() || writes_memory(l, body) {
+        return Ok(Vec::new());
+    }
+    let mut picked = Vec::new();
+    for &load in body {
+        if l.m.ops[load].opcode != Opcode::LoadViewTko {
+            continue;
+        }
+        let Some((user, p, cd, chunk)) = candidate(l, load) else {
+            continue;
+        };
+        // The next copy's addresses cost registers while the products'
+        // operands hold theirs: where an accumulator takes more than 64 a
+        // thread, the loop would spill, and goes without.
+        let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
+            continue;
+        };
+        if plan.acc.num_registers() > MAX_ACC_REGS_AHEAD {
+            return Ok(Vec::new());
+        }
+        let index = l.m.ops[load].operand_group("index").to_vec();
+        let ahead = index.iter().all(|v| *v == iv || l.vals.contains_key(v));
+        if ahead && body.contains(&user) {
+            picked.push((load, user, p, cd, chunk));
+        }
+    }
+    let mut out = Vec::new();
+    for (load, user, p, cd, chunk) in picked {
+        if buffer_bytes(l, user, &p, cd).0 > room(l) {
+            continue;
+        }
+        let next = NextCopy { iv, step, ty };
+        let d = Rc::new(buffer(l, load, (user, p, cd, chunk), Some(next))?);
+        copy(l, &d, None)?;
+        l.states.get::<Copies>().prefetched.insert(load, d);
+        out.push(load);
+    }
+    Ok(out)
+}
+
+/// Whether any op of `ops` (or of their regions) writes memory.
+fn writes_memory(l: &Lowerer, ops: &[OpId]) -> bool {
+    ops.iter().any(|&id| {
+        let op = &l.m.ops[id];
+        writes(op.opcode)
+            || op
+                .regions
+                .iter()
+                .any(|r| r.blocks.iter().any(|b| writes_memory(l, &b.ops)))
+    })
+}
+
+/// Whether op kind `opcode` writes memory or prints (which no copy may
+/// move before).
+fn writes(opcode: Opcode) -> bool {
+    crate::lower::emit::ops::tokens::writes(opcode) || opcode == Opcode::PrintTko
+}
+
+/// Defers the next iteration's copy of a prefetched load whose product
+/// has read the buffer (every thread past a barrier) to the next product
+/// or the end of the body ([`issue_next`]): issued there, its addresses
+/// take registers where the product's operands no longer do.
+pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
+    if d.next.is_some() {
+        l.states.get::<Copies>().next.push(d.clone());
+    }
+}
+
+/// Issues the deferred next-iteration copies ([`defer_next`]).
+pub fn issue_next(l: &mut Lowerer) -> Result<(), LowerError> {
+    for d in std::mem::take(&mut l.states.get::<Copies>().next) {
+        copy(l, &d, d.next.as_ref())?;
+    }
+    Ok(())
+}
+
+/// After a loop whose loads `loads` were prefetched: waits for the copies
+/// still in flight (past the last iteration), so their buffers may serve
+/// again.
+pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
+    if loads.is_empty() {
+        return;
+    }
+    wait(l, 0);
+    l.states.get::<Copies>().in_flight.clear();
+    for x in loads {
+        l.states.get::<Copies>().prefetched.remove(x);
+    }
+}
+
+/// Where a copy's chunks land.
+enum Dest {
+    /// Padded rows: the thread's address plus a register immediate.
+    Rows(crate::ptx::Reg),
+    /// A swizzled `wgmma` layout.
+    Swizzled(Addresses),
+    /// Unpadded rows, swizzled for `ldmatrix`.
+    SwizzledRows(Swizzled),
+}
+
+/// Binds the result of reshape `id` to what its operand was lowered to
+/// when that is a load a product reads itself (copied directly, or
+/// streamed, [`crate::lower::emit::ops::mma_stream`]); false otherwise.
+pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
+    let op = &l.m.ops[id];
+    let (Some(src), Some(&res)) = (op.operands.first(), op.results.first()) else {
+        return false;
+    };
+    match l.vals.get(src) {
+        Some(v @ Lowered::Deferred(_)) => {
+            let v = v.clone();
+            l.vals.insert(res, v);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Waits for the copies of `load` (`cp.async.wait_group` allowing the
+/// copies committed after it to go on).
+pub fn wait_for(l: &mut Lowerer, load: OpId) {
+    let in_flight = &mut l.states.get::<Copies>().in_flight;
+    let later = match in_flight.iter().position(|&x| x == load) {
+        Some(p) => {
+            let later = in_flight.len() - p - 1;
+            in_flight.drain(..=p);
+            later
+        }
+        None => 0,
+    };
+    wait(l, later as i64);
+}
+
+/// The direct copy `v` was lowered to, if any.
+pub fn direct(l: &Lowerer, v: ValueId) -> Option<Rc<DirectB>> {
+    match l.vals.get(&v) {
+        Some(Lowered::Deferred(d)) => d.get::<DirectB>(),
+        _ => None,
+    }
+}

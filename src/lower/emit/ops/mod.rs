@@ -1,0 +1,299 @@
+//! Lowering of tile ops, one family per file, each producing SIMT IR for
+//! every register of its result ([`elementwise`] for the elementwise ones).
+pub mod alloca;
+pub mod arith;
+pub mod atomic;
+pub mod cast;
+pub mod coalesce;
+pub mod control;
+pub mod convert;
+pub mod debug;
+pub mod elementwise;
+pub mod f4;
+pub mod f8;
+pub mod f8_scale;
+pub mod fmod_f32;
+pub mod int8;
+pub mod math;
+pub mod math_f32;
+pub mod math_f64;
+pub mod math_f64_reduce;
+pub mod math_f64_trig;
+pub mod memory;
+pub mod memory_4bit;
+pub mod mma;
+pub mod mma_fma;
+pub mod mma_fma_regs;
+pub mod mma_scaled;
+pub mod mma_split_sum;
+pub mod mma_stream;
+pub mod mma_sync;
+pub mod mma_sync_copies;
+pub mod mma_sync_direct;
+pub mod mma_sync_pipeline;
+pub mod mma_sync_smem;
+pub mod mma_sync_staged_a;
+pub mod mma_sync_swizzle;
+pub mod movement;
+pub mod packed;
+pub mod reduce;
+pub mod remat;
+pub mod scan;
+pub mod shape;
+pub mod shuffle_convert;
+pub mod staging;
+pub mod staging_window;
+pub mod static_offsets;
+pub mod subbyte;
+pub mod tokens;
+pub mod wgmma;
+pub mod wgmma_pipeline;
+pub mod wgmma_regs;
+pub mod wgmma_smem;
+pub mod wgmma_stream;
+
+use crate::ir::{Attr, OpId, Opcode};
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::emit::context::{is_structural, Lowered, Lowerer, Tile};
+use crate::lower::error::LowerError;
+use crate::ptx::{Inst, Opc, Operand, Special, Ty};
+use smallvec::smallvec;
+
+/// Lowers one op of the entry body.
+pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let before = l.set_loc(id);
+    if l.m.ops[id].opcode == Opcode::For && l.loops.is_empty() && l.if_depth == 0 {
+        // Staged for the rest of the entry (the scratch of ops at the
+        // entry's top level stays theirs), later loops included.
+        wgmma_regs::stage_invariant_a(l, id).map_err(|e| named(l, id, e))?;
+        mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
+    }
+    let mark = l.shared_bytes;
+    // An immediate that does not fit its operand is the error of the op
+    // that pushed it: one pushed before this op (by the op enclosing it)
+    // waits until this op is done.
+    let pending = l.b.overflow.take();
+    let r = lower_op_here(l, id).map_err(|e| named(l, id, e));
+    let own = std::mem::replace(&mut l.b.overflow, pending);
+    let r = match own {
+        Some(why) if r.is_ok() => Err(LowerError::TooLarge {
+            message: format!("'{}' op: {why}", l.m.ops[id].name()),
+            location: l.m.location(id),
+        }),
+        _ => r,
+    };
+    // The op's shared-memory scratch is dead once it is done: its result
+    // lives in registers. A tile copied into a product's B buffer keeps
+    // its buffer until the op enclosing both is done.
+    let copied = l.m.ops[id]
+        .results
+        .first()
+        .is_some_and(|v| matches!(l.vals.get(v), Some(Lowered::Deferred(d)) if d.holds_shared));
+    if !copied {
+        l.release_shared(mark);
+        if !l.m.ops[id].regions.is_empty() && l.loops.is_empty() {
+            // A construct outside every loop (a loop, say) is never
+            // re-entered: what follows may reuse its scratch, with a
+            // barrier before the first write there.
+            l.release_scope(mark);
+        }
+    }
+    l.b.loc = before;
+    r
+}
+
+/// An unsupported-feature error raised below op `id` without naming an op
+/// (a shared-memory buffer that does not fit, say) names `id` and its
+/// location.
+fn named(l: &Lowerer, id: OpId, e: LowerError) -> LowerError {
+    match e {
+        LowerError::Unsupported {
+            what,
+            location: None,
+        } if !what.starts_with('\'') => l.unsupported_feature(id, &what),
+        e => e,
+    }
+}
+
+/// Lowers one op at the current source position.
+fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    tokens::order(l, id);
+    let op = &l.m.ops[id];
+    let opcode = op.opcode;
+    if is_structural(opcode) {
+        for &r in &op.results {
+            l.vals.insert(r, Lowered::Nothing);
+        }
+        if opcode == Opcode::Return {
+            if !op.operands.is_empty() {
+                return Err(l.unsupported(id));
+            }
+            if l.if_depth > 0 || !l.loops.is_empty() {
+                // An early exit: the condition of every enclosing `if` is
+                // the same in all threads, so the whole tile block leaves
+                // here, after freeing what the entry allocated.
+                alloca::free_all(l);
+                l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+            }
+        }
+        return Ok(());
+    }
+    match opcode {
+        Opcode::LoadViewTko => {
+            memory::load_view(l, id)?;
+            if let Some(&t) = l.m.ops[id].results.get(1) {
+                l.vals.insert(t, Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::StoreViewTko => {
+            memory::store_view(l, id)?;
+            for &r in &l.m.ops[id].results {
+                l.vals.insert(r, Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::Assume => {
+            let (src, res) = (op.operands.first().copied(), op.results.first().copied());
+            match (src.and_then(|s| l.vals.get(&s).cloned()), res) {
+                (Some(v), Some(r)) => {
+                    l.vals.insert(r, v);
+                    Ok(())
+                }
+                _ => Err(l.unsupported(id)),
+            }
+        }
+        Opcode::GetTileBlockId | Opcode::GetNumTileBlocks => {
+            let results = op.results.clone();
+            for (axis, r) in results.into_iter().enumerate() {
+                let s = if opcode == Opcode::GetTileBlockId {
+                    if l.plan.target.has_clusters() {
+                        Special::ClusterId(axis as u8)
+                    } else {
+                        Special::CtaId(axis as u8)
+                    }
+                } else if l.plan.cluster {
+                    // The grid counts tile blocks (clusters); `%nctaid`
+                    // counts every CTA of every cluster.
+                    Special::NClusterId(axis as u8)
+                } else {
+                    Special::NCtaId(axis as u8)
+                };
+                let d = l.b.op(
+                    Opc::Mov,
+                    &[],
+                    &[Ty::U32],
+                    Ty::U32,
+                    smallvec![Operand::Special(s)],
+                );
+                let layout = l.layout_of(r);
+                l.bind(
+                    r,
+                    Tile {
+                        elem: Elem::Num(crate::ir::Scalar::I32),
+                        layout,
+                        regs: vec![d],
+                    },
+                );
+            }
+            Ok(())
+        }
+        Opcode::Reshape if mma_sync_direct::forward_reshape(l, id) => Ok(()),
+        Opcode::Constant | Opcode::Reshape | Opcode::Broadcast | Opcode::Iota => {
+            shape::lower(l, id)
+        }
+        Opcode::ExtI
+        | Opcode::TruncI
+        | Opcode::FToF
+        | Opcode::FToI
+        | Opcode::IToF
+        | Opcode::Bitcast => cast::lower(l, id),
+        Opcode::Offset => arith::offset(l, id),
+        Opcode::IntToPtr | Opcode::PtrToInt | Opcode::PtrToPtr => {
+            // Pointers are 64-bit integers in registers.
+            let src = *l.m.ops[id]
+                .operands
+                .first()
+                .ok_or_else(|| l.unsupported(id))?;
+            let bits = value_tile(l.m, src).map(|(_, e)| e.bits());
+            if bits != Some(64) {
+                return Err(l.unsupported_feature(id, "a non-64-bit integer"));
+            }
+            elementwise::elementwise(l, id, &[src], |_, r| Ok(r[0]))
+        }
+        Opcode::If => control::lower_if(l, id),
+        Opcode::Reduce => reduce::lower(l, id),
+        Opcode::MmaF | Opcode::MmaI | Opcode::MmaFScaled => mma::lower(l, id),
+        Opcode::Scan => scan::lower(l, id),
+        Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::AtomicRedViewTko => {
+            if opcode == Opcode::AtomicRedViewTko {
+                atomic::lower_red_view(l, id)?;
+            } else {
+                atomic::lower_rmw(l, id)?;
+            }
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.entry(r).or_insert(Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::Permute
+        | Opcode::Cat
+        | Opcode::Extract
+        | Opcode::Insert
+        | Opcode::Pack
+        | Opcode::Unpack => movement::lower(l, id),
+        Opcode::PrintTko => {
+            debug::lower_print(l, id)?;
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.insert(r, Lowered::Nothing);
+            }
+            Ok(())
+        }
+        Opcode::Assert => debug::lower_assert(l, id),
+        Opcode::For => control::lower_for(l, id),
+        Opcode::Loop => control::lower_loop(l, id),
+        Opcode::Yield | Opcode::Continue | Opcode::Break => control::lower_yield(l, id),
+        Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
+        Opcode::GetTensorShape => control::lower_tensor_shape(l, id),
+        Opcode::Alloca => alloca::lower(l, id),
+        Opcode::GetGlobal => {
+            let (Some(Attr::String(name)), Some(&res)) = (op.attr("name"), op.results.first())
+            else {
+                return Err(l.unsupported(id));
+            };
+            let d = l.b.op(
+                Opc::Mov,
+                &[],
+                &[Ty::U64],
+                Ty::U64,
+                smallvec![Operand::Global(crate::ptx::names::ptx_name(name))],
+            );
+            l.bind(
+                res,
+                Tile {
+                    elem: Elem::Ptr,
+                    layout: std::rc::Rc::new(
+                        crate::lower::plan::layout::LinearLayout::default_scalar(),
+                    ),
+                    regs: vec![d],
+                },
+            );
+            Ok(())
+        }
+        Opcode::LoadPtrTko | Opcode::StorePtrTko => {
+            if opcode == Opcode::LoadPtrTko {
+                memory::load_ptr(l, id)?;
+            } else {
+                memory::store_ptr(l, id)?;
+            }
+            let results = l.m.ops[id].results.clone();
+            for r in results {
+                l.vals.entry(r).or_insert(Lowered::Nothing);
+            }
+            Ok(())
+        }
+        _ => arith::lower(l, id),
+    }
+}

@@ -1,0 +1,69 @@
+//! Cheap tiles recomputed in the layout a consumer wants instead of moved
+//! between threads through shared memory: index and pointer tiles built
+//! from iota, constants, broadcasts, reshapes, offsets and integer
+//! arithmetic. Moving a 128x128 pointer tile would take 128 KiB of shared
+//! memory and two barriers; recomputing it takes a few integer
+//! instructions a register.
+use std::rc::Rc;
+
+use crate::ir::{Opcode, ValueDef, ValueId};
+use crate::lower::emit::context::{Lowered, Lowerer, Tile};
+use crate::lower::plan::layout::LinearLayout;
+
+/// How deep recomputation may reach through the ops defining a value.
+const MAX_DEPTH: u32 = 8;
+
+/// Whether `opcode` is pure and cheap to compute again, element by element.
+fn cheap(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        Opcode::Iota
+            | Opcode::Constant
+            | Opcode::Broadcast
+            | Opcode::Reshape
+            | Opcode::Offset
+            | Opcode::AddI
+            | Opcode::SubI
+            | Opcode::MulI
+            | Opcode::ShLI
+            | Opcode::ShRI
+            | Opcode::AndI
+            | Opcode::OrI
+            | Opcode::XOrI
+            | Opcode::MinI
+            | Opcode::MaxI
+            | Opcode::ExtI
+            | Opcode::TruncI
+    )
+}
+
+/// `v` computed again in `layout`, if its defining op is cheap (and so,
+/// through [`Lowerer::tile_in`], each of its operands it needs moved);
+/// `None` when it is not, or recomputing fails (the caller then moves it).
+/// The value keeps its own layout and registers for its other uses.
+pub fn rematerialize(l: &mut Lowerer, v: ValueId, layout: &Rc<LinearLayout>) -> Option<Tile> {
+    let ValueDef::Result { op, .. } = l.m.values.try_get(v)?.def else {
+        return None;
+    };
+    let def = &l.m.ops[op];
+    if l.remat_depth >= MAX_DEPTH || def.results.len() != 1 || !cheap(def.opcode) {
+        return None;
+    }
+    let saved_layout = l.remat_layouts.insert(v, layout.clone());
+    let saved_value = l.vals.remove(&v);
+    l.remat_depth += 1;
+    let done = l.lower_op(op);
+    l.remat_depth -= 1;
+    let fresh = l.vals.remove(&v);
+    match saved_layout {
+        Some(s) => l.remat_layouts.insert(v, s),
+        None => l.remat_layouts.remove(&v),
+    };
+    if let Some(s) = saved_value {
+        l.vals.insert(v, s);
+    }
+    match (done, fresh) {
+        (Ok(()), Some(Lowered::Tile(t))) if t.layout == *layout => Some(t),
+        _ => None,
+    }
+}

@@ -1,0 +1,387 @@
+//! The parallel form of `scan`: each thread scans its registers along the
+//! dimension in order, the lanes scan their totals with `shfl.sync.up`
+//! (`down` when reversed) in log2 steps, the warps exchange their totals
+//! through shared memory, and every element takes the exclusive prefix of
+//! the earlier lanes and warps. The combiner sees the newer value on the
+//! left, as in the sequential path. Layouts it does not handle (a basis
+//! mixing the dimension with others, positions not ordered registers, then
+//! contiguous lane bits, then warp bits) return `None` before any code.
+use crate::ir::OpId;
+use crate::lower::analysis::values::Elem;
+use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::error::LowerError;
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
+use smallvec::smallvec;
+
+use crate::lower::emit::ops::reduce::{combine, shfl, warp_position};
+use crate::lower::emit::ops::shape::flat_index;
+use crate::lower::emit::ops::staging::{alloc, Buffer};
+use crate::lower::plan::layout::LinearLayout;
+
+use crate::lower::emit::ops::scan::{load, store};
+
+/// Shuffles `v` from the lane `delta` below (`up`) or above (`down`).
+fn shuffle(l: &mut Lowerer, v: Reg, delta: i64, down: bool) -> Reg {
+    if down {
+        shfl(l, v, "down", delta, 31)
+    } else {
+        shfl(l, v, "up", delta, 0)
+    }
+}
+
+/// `p ? a : b` for a non-predicate register.
+fn select(l: &mut Lowerer, p: Reg, a: Reg, b: Reg) -> Reg {
+    let ty = match a.class {
+        RegClass::B64 => Ty::B64,
+        RegClass::B16 => Ty::B16,
+        _ => Ty::B32,
+    };
+    l.b.op(
+        Opc::Selp,
+        &[],
+        &[ty],
+        ty,
+        smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Reg(p)],
+    )
+}
+
+/// Lowers the scan in parallel when the layout allows it (see the module
+/// doc); `None` leaves the op untouched for the sequential path.
+pub(super) fn lower(
+    l: &mut Lowerer,
+    id: OpId,
+    inputs: &[Tile],
+    dim: usize,
+    reverse: bool,
+) -> Result<Option<Vec<Vec<Reg>>>, LowerError> {
+    let Some(first) = inputs.first() else {
+        return Ok(None);
+    };
+    let layout = first.layout.clone();
+    let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
+    if elems.iter().any(|e| e.bits() == 1) {
+        return Ok(None);
+    }
+    let n = layout.shape[dim];
+    if n <= 0 || n.count_ones() != 1 {
+        return Ok(None);
+    }
+    let pure = |b: &Vec<i64>| {
+        b[dim] == 0
+            || (b[dim].count_ones() == 1 && b.iter().enumerate().all(|(k, &x)| k == dim || x == 0))
+    };
+    if !layout
+        .register
+        .iter()
+        .chain(&layout.lane)
+        .chain(&layout.warp)
+        .all(pure)
+    {
+        return Ok(None);
+    }
+    // Registers along `dim` cover the low bits of the position, the lanes
+    // the high ones, from contiguous lane bits `k0..k0 + m` in order.
+    let reg_along: i64 = layout.register.iter().map(|b| b[dim]).sum();
+    let a = layout.register.iter().filter(|b| b[dim] != 0).count();
+    if reg_along != (1 << a) - 1 {
+        return Ok(None);
+    }
+    let lane_bits: Vec<usize> = (0..layout.lane.len())
+        .filter(|&k| layout.lane[k][dim] != 0)
+        .collect();
+    let m = lane_bits.len();
+    let k0 = lane_bits.first().copied().unwrap_or(0);
+    for (j, &k) in lane_bits.iter().enumerate() {
+        if k != k0 + j || layout.lane[k][dim] != 1 << (a + j) {
+            return Ok(None);
+        }
+    }
+    let warp_bits: Vec<usize> = (0..layout.warp.len())
+        .filter(|&k| layout.warp[k][dim] != 0)
+        .collect();
+    for (j, &k) in warp_bits.iter().enumerate() {
+        if layout.warp[k][dim] != 1 << (a + m + j) {
+            return Ok(None);
+        }
+    }
+    let w = warp_bits.len();
+    if 1i64 << (a + m + w) != n {
+        return Ok(None);
+    }
+    // 1. Within the thread: each line of registers in processing order.
+    let nregs = layout.num_registers();
+    let along_mask: usize = layout
+        .register
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b[dim] != 0)
+        .fold(0, |mm, (k, _)| mm | 1 << k);
+    let coord = |r: usize| -> i64 {
+        layout
+            .register
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| r >> k & 1 == 1)
+            .map(|(_, b)| b[dim])
+            .sum()
+    };
+    let mut out: Vec<Option<Vec<Reg>>> = vec![None; nregs];
+    // Per line (keyed by its lowest register): the thread's total.
+    let mut totals: Vec<(usize, Vec<Reg>)> = Vec::new();
+    let mut lines: Vec<(usize, Vec<usize>)> = Vec::new();
+    for r in 0..nregs {
+        if layout.canonical_register(r) != r {
+            continue;
+        }
+        let g = r & !along_mask;
+        match lines.iter_mut().find(|(k, _)| *k == g) {
+            Some((_, v)) => v.push(r),
+            None => lines.push((g, vec![r])),
+        }
+    }
+    for (g, regs) in &mut lines {
+        regs.sort_by_key(|&r| coord(r));
+        if reverse {
+            regs.reverse();
+        }
+        let mut acc: Option<Vec<Reg>> = None;
+        for &r in regs.iter() {
+            let vals: Vec<Reg> = inputs.iter().map(|t| t.regs[r]).collect();
+            let next = match acc {
+                None => vals,
+                Some(prev) => combine(l, id, &elems, &vals, &prev)?,
+            };
+            out[r] = Some(next.clone());
+            acc = Some(next);
+        }
+        if let Some(t) = acc {
+            totals.push((*g, t));
+        }
+    }
+    // 2. Across lanes: Hillis-Steele on the totals, then the exclusive
+    // prefix of the earlier lanes into every register.
+    let line_regs = |g: usize| -> Vec<usize> {
+        lines
+            .iter()
+            .find(|(k, _)| *k == g)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut last_lane: Option<Reg> = None;
+    if m > 0 {
+        let tid = l.tid();
+        let mut pos = l.bfe(tid, k0, m);
+        if reverse {
+            pos = l.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
+            );
+        }
+        for s in 0..m {
+            let p = l.b.op(
+                Opc::Setp,
+                &["ge"],
+                &[Ty::U32],
+                Ty::Pred,
+                smallvec![Operand::Reg(pos), Operand::Imm(1 << s)],
+            );
+            for (_, t) in totals.iter_mut() {
+                let other: Vec<Reg> = t
+                    .iter()
+                    .map(|&v| shuffle(l, v, 1 << (k0 + s), reverse))
+                    .collect();
+                let c = combine(l, id, &elems, t, &other)?;
+                *t = c
+                    .iter()
+                    .zip(t.iter())
+                    .map(|(&c, &v)| select(l, p, c, v))
+                    .collect();
+            }
+        }
+        if a == 0 {
+            // One register per line: the lane scan is the result.
+            for (g, t) in &totals {
+                for r in line_regs(*g) {
+                    out[r] = Some(t.clone());
+                }
+            }
+        } else {
+            let p = l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[Ty::U32],
+                Ty::Pred,
+                smallvec![Operand::Reg(pos), Operand::Imm(0)],
+            );
+            for (g, t) in &totals {
+                let before: Vec<Reg> = t.iter().map(|&v| shuffle(l, v, 1 << k0, reverse)).collect();
+                for r in line_regs(*g) {
+                    let mine = out[r].clone().unwrap_or_default();
+                    let c = combine(l, id, &elems, &mine, &before)?;
+                    out[r] = Some(
+                        c.iter()
+                            .zip(&mine)
+                            .map(|(&c, &v)| select(l, p, c, v))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        if w > 0 {
+            last_lane = Some(l.b.op(
+                Opc::Setp,
+                &["eq"],
+                &[Ty::U32],
+                Ty::Pred,
+                smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
+            ));
+        }
+    }
+    // 3. Across warps: each warp's totals through shared memory, then the
+    // exclusive prefix of the earlier warps into every register.
+    if w > 0 {
+        let wpos = warp_position(l, &warp_bits);
+        let nw = 1i64 << w;
+        let sliced = layout.slice(dim);
+        let flat = flat_index(l, &sliced);
+        let nlines: i64 = sliced.shape.iter().product();
+        let bufs: Vec<Buffer> = elems
+            .iter()
+            .map(|&e| alloc(l, &[nlines, nw], e))
+            .collect::<Result<_, _>>()?;
+        let base = l.shared_base();
+        // One writer per line and warp: the last lane along `dim`, and
+        // the first of any replicas.
+        let tb = layout.thread_bases();
+        let mask = tb
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| LinearLayout::is_zero(b))
+            .fold(0i64, |mm, (k, _)| mm | 1 << k);
+        let owner = l.owner_pred_of(mask, tb.len());
+        let writer = match (owner, last_lane) {
+            (Some(o), Some(q)) => Some(l.b.op(
+                Opc::And,
+                &[],
+                &[Ty::Pred],
+                Ty::Pred,
+                smallvec![Operand::Reg(o), Operand::Reg(q)],
+            )),
+            (o, q) => o.or(q),
+        };
+        let addr_of = |l: &mut Lowerer, f: Reg, wp: Operand, b: &Buffer| {
+            let slot = l.b.op(
+                Opc::Mad,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(f), Operand::Imm(nw), wp],
+            );
+            let off = l.b.op(
+                Opc::Mad,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                vec![
+                    Operand::Reg(slot),
+                    Operand::Imm(b.slot),
+                    Operand::Imm(b.offset),
+                ],
+            );
+            l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(base), Operand::Reg(off)],
+            )
+        };
+        if let Some(q) = writer {
+            l.b.begin_if(q, true);
+        }
+        for (g, t) in &totals {
+            for (i, b) in bufs.iter().enumerate() {
+                let addr = addr_of(l, flat[*g], Operand::Reg(wpos), b);
+                store(l, addr, 0, b, t[i]);
+            }
+        }
+        if writer.is_some() {
+            l.b.end_if();
+        }
+        l.barrier();
+        let rwpos = if reverse {
+            l.b.op(
+                Opc::Xor,
+                &[],
+                &[Ty::B32],
+                Ty::B32,
+                smallvec![Operand::Reg(wpos), Operand::Imm(nw - 1)],
+            )
+        } else {
+            wpos
+        };
+        let first_warp = l.b.op(
+            Opc::Setp,
+            &["ne"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(rwpos), Operand::Imm(0)],
+        );
+        for (g, _) in &totals {
+            let addrs: Vec<Reg> = bufs
+                .iter()
+                .map(|b| addr_of(l, flat[*g], Operand::Imm(0), b))
+                .collect();
+            let mut acc: Option<Vec<Reg>> = None;
+            for q in 0..nw - 1 {
+                let wq = if reverse { nw - 1 - q } else { q };
+                let vals: Vec<Reg> = bufs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| load(l, addrs[i], wq * b.slot, b, elems[i]))
+                    .collect();
+                acc = Some(match acc {
+                    None => vals,
+                    Some(prev) => {
+                        let c = combine(l, id, &elems, &vals, &prev)?;
+                        let p = l.b.op(
+                            Opc::Setp,
+                            &["gt"],
+                            &[Ty::U32],
+                            Ty::Pred,
+                            smallvec![Operand::Reg(rwpos), Operand::Imm(q)],
+                        );
+                        c.iter()
+                            .zip(&prev)
+                            .map(|(&c, &v)| select(l, p, c, v))
+                            .collect()
+                    }
+                });
+            }
+            let before = acc.unwrap_or_default();
+            for r in line_regs(*g) {
+                let mine = out[r].clone().unwrap_or_default();
+                let c = combine(l, id, &elems, &mine, &before)?;
+                out[r] = Some(
+                    c.iter()
+                        .zip(&mine)
+                        .map(|(&c, &v)| select(l, first_warp, c, v))
+                        .collect(),
+                );
+            }
+        }
+        // The scratch may be reused (a loop): wait until everyone has read.
+        l.barrier();
+    }
+    let res: Option<Vec<Vec<Reg>>> = (0..inputs.len())
+        .map(|i| {
+            (0..nregs)
+                .map(|r| out[layout.canonical_register(r)].as_ref().map(|v| v[i]))
+                .collect()
+        })
+        .collect();
+    Ok(res)
+}

@@ -1,0 +1,374 @@
+//! Moving tile elements between threads through shared memory: tiles are
+//! written into a row-major scratch buffer at their (mapped, offset)
+//! coordinates and read back in another layout. This is the general layout
+//! conversion, and the data movement of `permute`, `cat`, `extract` and
+//! `insert`. Every use sits in uniform control flow (tile ops are never
+//! under a per-thread branch), so barriers are safe.
+use smallvec::smallvec;
+use std::rc::Rc;
+
+use crate::lower::analysis::values::Elem;
+use crate::lower::emit::context::{class_of, Lowerer, Tile};
+use crate::lower::error::LowerError;
+use crate::lower::plan::layout::LinearLayout;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+
+/// The PTX type moving one slot of `bytes`.
+fn slot_ty(bytes: i64) -> Ty {
+    match bytes {
+        8 => Ty::B64,
+        2 => Ty::B16,
+        1 => Ty::B8,
+        _ => Ty::B32,
+    }
+}
+
+/// A scratch buffer in shared memory.
+#[derive(Clone, Debug)]
+pub struct Buffer {
+    /// Byte offset in the entry's scratch array.
+    pub offset: i64,
+    /// Row-major shape.
+    pub shape: Vec<i64>,
+    /// Bytes per element slot (4 or 8).
+    pub slot: i64,
+}
+
+/// How a tile's dimensions land in a buffer: tile dimension `i` is buffer
+/// dimension `dims[i]`, shifted by `offsets[i]` (buffer dimensions no tile
+/// dimension names are at `fixed`).
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// Buffer dimension of each tile dimension.
+    pub dims: Vec<usize>,
+    /// Offset added along each tile dimension (u32 immediate or register).
+    pub offsets: Vec<Operand>,
+}
+
+impl Placement {
+    /// Tile dimension `i` at buffer dimension `i`, no offset.
+    pub fn identity(rank: usize) -> Placement {
+        Placement {
+            dims: (0..rank).collect(),
+            offsets: vec![Operand::Imm(0); rank],
+        }
+    }
+}
+
+/// Bytes per buffer slot of an element of kind `e`.
+pub fn slot_bytes(e: Elem) -> i64 {
+    match e.bits() {
+        1 => 4,
+        b if b > 32 => 8,
+        0..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    }
+}
+
+/// Shared memory still free after the buffers allocated so far (the next
+/// buffer starts 16-byte aligned).
+pub fn room(l: &Lowerer) -> i64 {
+    l.plan.target.max_shared_bytes() - ((i64::from(l.shared_bytes) + 15) & !15)
+}
+
+/// Allocates a buffer of `shape` for elements of kind `e`.
+pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
+    let slot = slot_bytes(e);
+    let offset = (i64::from(l.shared_bytes) + 15) & !15;
+    let end = offset + shape.iter().product::<i64>() * slot;
+    if end > l.plan.target.max_shared_bytes() {
+        return Err(LowerError::Unsupported {
+            what: format!(
+                "a tile too large for shared memory ({end} bytes needed, {} available)",
+                l.plan.target.max_shared_bytes()
+            ),
+            location: None,
+        });
+    }
+    l.claim_shared(end)?;
+    Ok(Buffer {
+        offset,
+        shape: shape.to_vec(),
+        slot,
+    })
+}
+
+/// The coordinate of every register's element along every dimension (u32).
+pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
+    let all: Vec<usize> = (0..layout.num_registers()).collect();
+    coordinates_of(l, layout, &all)
+}
+
+/// The coordinates of registers `regs`' elements (u32).
+fn coordinates_of(l: &mut Lowerer, layout: &LinearLayout, regs: &[usize]) -> Vec<Vec<Reg>> {
+    let rank = layout.shape.len();
+    let tb = layout.thread_bases();
+    let thread: Vec<Option<Reg>> = (0..rank)
+        .map(|d| {
+            let values: Vec<i64> = tb.iter().map(|b| b[d]).collect();
+            l.thread_term(&values)
+        })
+        .collect();
+    let zero = l.b.op(
+        Opc::Mov,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        smallvec![Operand::Imm(0)],
+    );
+    regs.iter()
+        .map(|&r| {
+            let c = layout.apply(r, 0);
+            (0..rank)
+                .map(|d| {
+                    let t = thread[d].unwrap_or(zero);
+                    if c[d] == 0 {
+                        return t;
+                    }
+                    l.b.op(
+                        Opc::Xor,
+                        &[],
+                        &[Ty::B32],
+                        Ty::B32,
+                        smallvec![Operand::Reg(t), Operand::Imm(c[d])],
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether every register bit and every thread bit of `layout` set
+/// different bits of the coordinates (then xor is addition, and a
+/// register's coordinates are the thread's plus a constant).
+fn disjoint_bits(layout: &LinearLayout) -> bool {
+    let rank = layout.shape.len();
+    let union = |bases: &mut dyn Iterator<Item = &Vec<i64>>| {
+        let mut u = vec![0i64; rank];
+        for b in bases {
+            for (x, y) in u.iter_mut().zip(b) {
+                *x |= y;
+            }
+        }
+        u
+    };
+    let regs = union(&mut layout.register.iter());
+    let threads = union(&mut layout.lane.iter().chain(&layout.warp));
+    regs.iter().zip(&threads).all(|(r, t)| r & t == 0)
+}
+
+/// Shared-memory addresses (register and immediate offset) of the elements
+/// of the registers `want` accepts under `place` (other entries are never
+/// read).
+pub(super) fn addresses(
+    l: &mut Lowerer,
+    layout: &LinearLayout,
+    buf: &Buffer,
+    place: &Placement,
+    want: impl Fn(usize) -> bool,
+) -> Vec<(Reg, i64)> {
+    let mut strides = vec![1i64; buf.shape.len()];
+    for d in (0..buf.shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * buf.shape[d + 1];
+    }
+    let base = l.shared_base();
+    let start = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(base), Operand::Imm(buf.offset)],
+    );
+    // `coords[i]`'s address: `start + sum (coords[i] + offset[i]) * stride`.
+    let address = |l: &mut Lowerer, coords: Vec<Reg>| {
+        let mut addr = start;
+        for (i, ci) in coords.into_iter().enumerate() {
+            let d = place.dims[i];
+            let x = l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(ci), place.offsets[i].clone()],
+            );
+            addr = l.b.op(
+                Opc::Mad,
+                &["lo"],
+                &[Ty::U32],
+                Ty::U32,
+                vec![
+                    Operand::Reg(x),
+                    Operand::Imm(strides[d] * buf.slot),
+                    Operand::Reg(addr),
+                ],
+            );
+        }
+        addr
+    };
+    let n = layout.num_registers();
+    if disjoint_bits(layout) {
+        // One address for the thread; registers differ by immediates.
+        let thread = coordinates_of(l, layout, &[0]).pop().unwrap_or_default();
+        let at = address(l, thread);
+        return (0..n)
+            .map(|r| {
+                let c = layout.apply(r, 0);
+                let imm = c
+                    .iter()
+                    .enumerate()
+                    .map(|(i, ci)| ci * strides[place.dims[i]] * buf.slot)
+                    .sum();
+                (at, imm)
+            })
+            .collect();
+    }
+    let canon: Vec<usize> = (0..n).filter(|&r| want(r)).collect();
+    let mut coords = coordinates_of(l, layout, &canon).into_iter();
+    let mut out = vec![(start, 0); n];
+    for &r in &canon {
+        let c = coords.next().unwrap_or_default();
+        out[r] = (address(l, c), 0);
+    }
+    out
+}
+
+/// Writes every element of `t` into `buf` under `place` (each once).
+pub fn write(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement) {
+    let addrs = addresses(l, &t.layout, buf, place, |r| {
+        t.layout.canonical_register(r) == r
+    });
+    // Replicas hold the same values: one of them writes.
+    let owner = l.owner_pred(&t.layout);
+    if let Some(q) = owner {
+        l.b.begin_if(q, true);
+    }
+    write_all(l, t, buf, &addrs);
+    if owner.is_some() {
+        l.b.end_if();
+    }
+}
+
+fn write_all(l: &mut Lowerer, t: &Tile, buf: &Buffer, addrs: &[(Reg, i64)]) {
+    let canon: Vec<usize> = (0..addrs.len())
+        .filter(|&r| t.layout.canonical_register(r) == r)
+        .collect();
+    write_regs(l, t, buf, addrs, &canon);
+}
+
+/// Stores the elements of `t`'s registers `regs` at their `addrs`.
+pub(super) fn write_regs(
+    l: &mut Lowerer,
+    t: &Tile,
+    buf: &Buffer,
+    addrs: &[(Reg, i64)],
+    regs: &[usize],
+) {
+    let ty = slot_ty(buf.slot);
+    for &r in regs {
+        let (a, off) = addrs[r];
+        let v = t.regs[r];
+        let v = match v.class {
+            RegClass::B16 if buf.slot == 4 => l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::U32, Ty::U16],
+                Ty::U32,
+                smallvec![Operand::Reg(v)],
+            ),
+            RegClass::Pred => l.b.op(
+                Opc::Selp,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+            ),
+            _ => v,
+        };
+        l.b.push(Inst::new(
+            Opc::St,
+            &["shared"],
+            &[ty],
+            vec![],
+            smallvec![Operand::Addr(a, off), Operand::Reg(v)],
+        ));
+    }
+}
+
+/// Reads a tile of `layout` and kind `elem` from `buf` under `place`.
+pub fn read(
+    l: &mut Lowerer,
+    layout: Rc<LinearLayout>,
+    elem: Elem,
+    buf: &Buffer,
+    place: &Placement,
+) -> Tile {
+    let addrs = addresses(l, &layout, buf, place, |r| {
+        layout.canonical_register(r) == r
+    });
+    let mut regs: Vec<Reg> = Vec::new();
+    for (r, (a, off)) in addrs.into_iter().enumerate() {
+        let c = layout.canonical_register(r);
+        if c != r {
+            regs.push(regs[c]);
+            continue;
+        }
+        regs.push(read_one(l, elem, buf, Operand::Addr(a, off)));
+    }
+    Tile { elem, layout, regs }
+}
+
+/// Loads one element of kind `elem` from `buf` at `at`.
+pub(super) fn read_one(l: &mut Lowerer, elem: Elem, buf: &Buffer, at: Operand) -> Reg {
+    let ty = slot_ty(buf.slot);
+    {
+        let d = l.b.reg_for(ty);
+        l.b.push(Inst::new(
+            Opc::Ld,
+            &["shared"],
+            &[ty],
+            smallvec![Operand::Reg(d)],
+            smallvec![at],
+        ));
+        match class_of(elem) {
+            RegClass::B16 if buf.slot == 4 => l.b.op(
+                Opc::Cvt,
+                &[],
+                &[Ty::U16, Ty::U32],
+                Ty::U16,
+                smallvec![Operand::Reg(d)],
+            ),
+            RegClass::Pred => l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[Ty::U32],
+                Ty::Pred,
+                smallvec![Operand::Reg(d), Operand::Imm(0)],
+            ),
+            _ => d,
+        }
+    }
+}
+
+/// Redistributes `t` to `layout` through shared memory.
+pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
+    let bytes = t.layout.shape.iter().product::<i64>() * slot_bytes(t.elem);
+    if bytes > room(l) {
+        // Too large for the shared memory left: a slice at a time.
+        if let Some(c) = crate::lower::emit::ops::staging_window::convert_in_slices(l, t, layout)? {
+            return Ok(c);
+        }
+    }
+    let buf = alloc(l, &t.layout.shape, t.elem)?;
+    let place = Placement::identity(t.layout.shape.len());
+    write(l, t, &buf, &place);
+    l.barrier();
+    let out = read(l, layout.clone(), t.elem, &buf, &place);
+    // In a loop, the next iteration rewrites the buffer. Elsewhere a later
+    // buffer reaching it starts with a barrier once it is released
+    // ([`Lowerer::claim_shared`]), so the reads need not all land first.
+    if !l.loops.is_empty() {
+        l.barrier();
+    }
+    Ok(out)
+}

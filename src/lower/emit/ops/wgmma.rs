@@ -1,0 +1,418 @@
+//! `mmaf` / `mmai` (and dequantized `mmaf_scaled`) on warpgroup tensor cores
+//! (`wgmma.mma_async`, sm_90a).
+//!
+//! Both operands go through shared memory in the swizzled layouts of
+//! [`crate::lower::emit::ops::wgmma_smem`]: A (`m x k`) K-major; B (`k x n`) MN-major for 16-bit
+//! types (the tile's rows are already contiguous along N), K-major for
+//! tf32 and 8-bit types (which `wgmma` reads K-major only). The tile
+//! block's warpgroups split M; each runs `m64nNk*` instructions over its
+//! 64-row blocks, N in chunks of at most 256 and K in steps of 32 bytes,
+//! with the accumulator in registers in the layout of
+//! [`crate::lower::plan::layout::wgmma`]:
+//!
+//! ```text
+//! st.shared (operands, buffer set `phase`); fence.proxy.async; bar.sync
+//! wgmma.fence; wgmma.mma_async ...; wgmma.commit_group; wgmma.wait_group 0
+//! phase ^= 1 (or, with a single set, bar.sync before it is rewritten)
+//! ```
+//!
+//! [`Plan::operand_layouts`] asks layout assignment for A and B layouts
+//! that load row vectors from global memory and store 16-byte vectors.
+use smallvec::smallvec;
+use std::rc::Rc;
+
+use crate::ir::{OpId, Opcode, Scalar};
+use crate::lower::analysis::values::Elem;
+use crate::lower::emit::context::{Lowered, Lowerer, Tile};
+use crate::lower::error::LowerError;
+use crate::lower::plan::layout::LinearLayout;
+use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+
+use crate::lower::emit::ops::arith::enum_attr;
+use crate::lower::emit::ops::staging::alloc;
+use crate::lower::emit::ops::wgmma_smem::write;
+use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
+use crate::lower::plan::layout::smem::Smem;
+
+/// The PTX type suffix of a `wgmma` operand or accumulator type.
+pub(super) fn type_name(s: Scalar, signed: bool) -> &'static str {
+    match s {
+        Scalar::F16 => "f16",
+        Scalar::BF16 => "bf16",
+        Scalar::TF32 => "tf32",
+        Scalar::F32 => "f32",
+        Scalar::F8E4M3FN => "e4m3",
+        Scalar::F8E5M2 => "e5m2",
+        Scalar::I8 if signed => "s8",
+        Scalar::I8 => "u8",
+        _ => "s32",
+    }
+}
+
+/// The `.m64nNkK` shape modifier (N a multiple of 8 up to 256).
+pub(super) fn shape_name(n: i64, k: i64) -> &'static str {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        [8, 16, 32]
+            .iter()
+            .flat_map(|k| (1..=32).map(move |j| format!("m64n{}k{k}", 8 * j)))
+            .collect()
+    });
+    let kk = match k {
+        8 => 0,
+        16 => 1,
+        _ => 2,
+    };
+    &names[kk * 32 + (n / 8 - 1) as usize]
+}
+
+/// A `wgmma` instruction of `mods` with no operands (`fence`, ...).
+pub(super) fn sync_op(l: &mut Lowerer, mods: &[&'static str], srcs: Vec<Operand>) {
+    l.b.push(Inst::new(Opc::Wgmma, mods, &[], vec![], srcs));
+}
+
+/// Whether the multiply's A and B are signed (`mmai`'s signedness).
+pub(super) fn signedness(l: &Lowerer, id: OpId) -> (bool, bool) {
+    if l.m.ops[id].opcode == Opcode::MmaI {
+        (
+            enum_attr(l, id, "signedness_lhs") != Some(0),
+            enum_attr(l, id, "signedness_rhs") != Some(0),
+        )
+    } else {
+        (true, true)
+    }
+}
+
+/// `(addr + 1023) & -1024` of the shared scratch array's byte `offset`.
+pub(super) fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
+    let sym = l.shared_base();
+    let raw = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(sym), Operand::Imm(offset + 1023)],
+    );
+    l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        smallvec![Operand::Reg(raw), Operand::Imm(-1024)],
+    )
+}
+
+/// Lowers op `id` by `plan`.
+pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
+    let op = &l.m.ops[id];
+    let (Some(c_v), Some(&res)) = (op.operand("acc"), op.results.first()) else {
+        return Err(l.unsupported(id));
+    };
+    let streamed = [op.operand("lhs"), op.operand("rhs")]
+        .iter()
+        .any(|v| v.is_some_and(|v| matches!(l.vals.get(&v), Some(Lowered::Deferred(d)) if d.is::<crate::lower::emit::ops::mma_stream::Streamed>())));
+    if streamed {
+        let operands = crate::lower::emit::ops::mma_stream::operands(l, id)?;
+        return crate::lower::emit::ops::wgmma_stream::lower(l, id, plan, operands);
+    }
+    let (asmem, bsmem) = operands(plan.mnk, plan.types).ok_or_else(|| l.unsupported(id))?;
+    let layout = Rc::new(plan.acc.clone());
+    let acc_in = l.tile_in(id, c_v, &layout)?;
+    let (a, b) = crate::lower::emit::ops::mma::operand_tiles(l, id)?;
+
+    // Two sets of operand buffers where they fit, used in turn (a phase
+    // bit flips after every use), so a warpgroup may write the next set
+    // while another still multiplies from this one: one barrier per
+    // multiply. Else one set and a barrier before it is rewritten.
+    let set = set_bytes(&asmem, &bsmem);
+    let used = i64::from(l.shared_bytes);
+    let double = used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES;
+    let region = alloc(
+        l,
+        &[set * if double { 2 } else { 1 } + 1024],
+        Elem::Num(Scalar::I8),
+    )?;
+    let aligned = aligned_base(l, region.offset);
+    let phase = double.then(|| {
+        let p = l.b.reg(RegClass::B32);
+        l.b.prepend(Inst::new(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            smallvec![Operand::Reg(p)],
+            smallvec![Operand::Imm(0)],
+        ));
+        p
+    });
+    let abase = match phase {
+        Some(p) => l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(p), Operand::Imm(set), Operand::Reg(aligned)],
+        ),
+        None => aligned,
+    };
+    let bbase = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(abase), Operand::Imm(b_offset(&asmem))],
+    );
+    write(l, &a, &asmem, false, abase);
+    write(l, &b, &bsmem, true, bbase);
+    proxy_fence(l);
+    l.barrier();
+
+    let descs = descriptors(l, plan, &asmem, &bsmem, abase, bbase);
+    let acc = acc_words(l, plan.types[2], &acc_in.regs);
+    multiply(l, plan, signedness(l, id), (&asmem, &bsmem), descs, &acc);
+    sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    match phase {
+        Some(p) => l.b.op_into(
+            p,
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            smallvec![Operand::Reg(p), Operand::Imm(1)],
+        ),
+        None => l.barrier(),
+    }
+    let t = acc_tile(l, plan, layout, &acc);
+    l.bind(res, t);
+    Ok(())
+}
+
+/// Byte offset of the B buffer from the A buffer in a set.
+pub(super) fn b_offset(a: &Smem) -> i64 {
+    (a.bytes() + 1023) & !1023
+}
+
+/// The matrix descriptors of A (this warpgroup's rows) and B at the shared
+/// addresses `abase` and `bbase`: start address in 16-byte units or'ed
+/// with the layouts' constant bits.
+pub(super) fn descriptors(
+    l: &mut Lowerer,
+    plan: &Plan,
+    asmem: &Smem,
+    bsmem: &Smem,
+    abase: Reg,
+    bbase: Reg,
+) -> (Reg, Reg) {
+    let rows = plan.mnk[0] / plan.groups;
+    let a_group = if plan.groups > 1 {
+        group_base(l, abase, asmem.start(rows, 0))
+    } else {
+        abase
+    };
+    (descriptor(l, a_group, asmem), descriptor(l, bbase, bsmem))
+}
+
+/// `base` moved to this thread's warpgroup's part of an operand whose
+/// warpgroups take `bytes` each: `base + (tid / 128) * bytes`.
+pub(super) fn group_base(l: &mut Lowerer, base: Reg, bytes: i64) -> Reg {
+    let tid = l.tid();
+    let g = l.b.op(
+        Opc::Shr,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(tid), Operand::Imm(7)],
+    );
+    l.b.op(
+        Opc::Mad,
+        &["lo"],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(g), Operand::Imm(bytes), Operand::Reg(base)],
+    )
+}
+
+/// `fence.proxy.async.shared::cta`: this thread's shared-memory writes
+/// (stores, finished `cp.async` copies) reach the tensor cores' (async)
+/// proxy.
+pub(super) fn proxy_fence(l: &mut Lowerer) {
+    l.b.push(Inst::new(
+        Opc::Fence,
+        &["proxy", "async", "shared::cta"],
+        &[],
+        vec![],
+        vec![],
+    ));
+}
+
+/// A shared byte count (a u32 register, a multiple of 16) in a
+/// descriptor's 16-byte units, as a u64.
+pub(super) fn descriptor_units(l: &mut Lowerer, bytes: Reg) -> Reg {
+    let units = l.b.op(
+        Opc::Shr,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(bytes), Operand::Imm(4)],
+    );
+    l.b.op(
+        Opc::Cvt,
+        &[],
+        &[Ty::U64, Ty::U32],
+        Ty::U64,
+        smallvec![Operand::Reg(units)],
+    )
+}
+
+/// Descriptor `desc` moved on by `bytes` (a multiple of 16) of its
+/// operand.
+pub(super) fn descriptor_at(l: &mut Lowerer, desc: Reg, bytes: i64) -> Reg {
+    if bytes == 0 {
+        return desc;
+    }
+    l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::S64],
+        Ty::S64,
+        smallvec![Operand::Reg(desc), Operand::Imm(bytes >> 4)],
+    )
+}
+
+/// The matrix descriptor of operand layout `s` at the shared address
+/// `base`: the start address in 16-byte units or'ed with the layout's
+/// constant bits.
+pub(super) fn descriptor(l: &mut Lowerer, base: Reg, s: &Smem) -> Reg {
+    let wide = descriptor_units(l, base);
+    l.b.op(
+        Opc::Or,
+        &[],
+        &[Ty::B64],
+        Ty::B64,
+        smallvec![Operand::Reg(wide), Operand::Imm(s.descriptor_bits() as i64)],
+    )
+}
+
+/// The accumulator (of element type `acc`) as `wgmma` registers, in fresh
+/// registers (variables the multiplies update in place): f32/s32 one per
+/// element, f16 two per word.
+pub(super) fn acc_words(l: &mut Lowerer, acc: Scalar, regs: &[Reg]) -> Vec<Reg> {
+    if acc == Scalar::F16 {
+        regs.chunks(2)
+            .map(|p| {
+                let w = l.b.reg(RegClass::B32);
+                l.b.push(Inst::new(
+                    Opc::Mov,
+                    &[],
+                    &[Ty::B32],
+                    smallvec![Operand::Reg(w)],
+                    smallvec![Operand::Vec(p.to_vec())],
+                ));
+                w
+            })
+            .collect()
+    } else {
+        regs.iter()
+            .map(|&r| {
+                let w = l.b.reg(RegClass::B32);
+                l.b.copy(w, r);
+                w
+            })
+            .collect()
+    }
+}
+
+/// The accumulator tile (in `layout`, the plan's) of the `wgmma`
+/// registers `acc`.
+pub(super) fn acc_tile(
+    l: &mut Lowerer,
+    plan: &Plan,
+    layout: Rc<LinearLayout>,
+    acc: &[Reg],
+) -> Tile {
+    Tile {
+        elem: Elem::Num(plan.types[2]),
+        layout,
+        regs: acc_tile_regs(l, plan, acc),
+    }
+}
+
+/// The accumulator tile's registers from the `wgmma` registers `acc`.
+fn acc_tile_regs(l: &mut Lowerer, plan: &Plan, acc: &[Reg]) -> Vec<Reg> {
+    if plan.types[2] != Scalar::F16 {
+        return acc.to_vec();
+    }
+    let mut out = Vec::with_capacity(2 * acc.len());
+    for &w in acc {
+        let lo = l.b.reg(RegClass::B16);
+        let hi = l.b.reg(RegClass::B16);
+        l.b.push(Inst::new(
+            Opc::Mov,
+            &[],
+            &[Ty::B32],
+            smallvec![Operand::Vec(vec![lo, hi])],
+            smallvec![Operand::Reg(w)],
+        ));
+        out.extend([lo, hi]);
+    }
+    out
+}
+
+/// `wgmma.fence`, the multiply's `wgmma.mma_async` instructions reading A
+/// and B through descriptors `descs` into `acc`, and `wgmma.commit_group`
+/// (the caller waits for the group).
+pub(super) fn multiply(
+    l: &mut Lowerer,
+    plan: &Plan,
+    (sa, sb): (bool, bool),
+    (asmem, bsmem): (&Smem, &Smem),
+    (adesc, bdesc): (Reg, Reg),
+    acc: &[Reg],
+) {
+    let [mm, n, k] = plan.mnk;
+    let [at, bt, ct] = plan.types;
+    let rows = mm / plan.groups;
+    let scale_d = l.imm(Elem::Num(Scalar::I1), 1);
+    let ni = n.min(256);
+    let es = asmem.es;
+    let ki = 32 / es;
+    let per_frag = if ct == Scalar::F16 { 4 } else { 2 };
+    let int = ct == Scalar::I32;
+    let mut mods: Vec<&'static str> = vec!["mma_async", "sync", "aligned", shape_name(ni, ki)];
+    if int {
+        mods.push("satfinite");
+    }
+    mods.extend([type_name(ct, true), type_name(at, sa), type_name(bt, sb)]);
+    sync_op(l, &["fence", "sync", "aligned"], vec![]);
+    let mut descs: rustc_hash::FxHashMap<(bool, i64), Reg> = Default::default();
+    let mut desc = |l: &mut Lowerer, is_a: bool, off: i64| -> Reg {
+        let base = if is_a { adesc } else { bdesc };
+        *descs
+            .entry((is_a, off))
+            .or_insert_with(|| descriptor_at(l, base, off))
+    };
+    for k0 in (0..k).step_by(ki as usize) {
+        for c in 0..rows / 64 {
+            for nc in 0..n / ni {
+                let da = desc(l, true, asmem.start(64 * c, k0));
+                let db = desc(l, false, bsmem.start(nc * ni, k0));
+                let first = (c * (n / 2) + nc * (ni / 2)) as usize / (per_frag / 2);
+                let count = (ni * 64 / 128) as usize / (per_frag / 2);
+                let d = acc[first..first + count].to_vec();
+                let mut srcs = smallvec![Operand::Reg(da), Operand::Reg(db), Operand::Reg(scale_d)];
+                if !int {
+                    srcs.extend([Operand::Imm(1), Operand::Imm(1)]);
+                }
+                if es == 2 {
+                    srcs.extend([Operand::Imm(0), Operand::Imm(i64::from(bsmem.mn_major))]);
+                }
+                l.b.push(Inst::new(
+                    Opc::Wgmma,
+                    &mods,
+                    &[],
+                    smallvec![Operand::Vec(d)],
+                    srcs,
+                ));
+            }
+        }
+    }
+    sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
+}

@@ -1,0 +1,232 @@
+//! Chained products (attention's `Q·Kᵀ` and `P·V`, [`crate::lower::analysis::chains`])
+//! on sm_90a's warpgroup tensor cores: A from registers, B from a buffer
+//! its tile was copied into straight from global memory
+//! ([`crate::lower::emit::ops::mma_sync_direct`]).
+//!
+//! The `mma.sync` plan of such a product gives every warp 16 whole rows
+//! (`WarpGrid::rows`). When the warps fill whole warpgroups (`M = 16 x
+//! warps`, 4 or 8 warps), that plan's accumulator layout is the `wgmma`
+//! accumulator layout ([`crate::lower::plan::layout::wgmma`]) and its A
+//! fragments (the m16n8k16 ones) are `wgmma`'s A register fragments. So
+//! only the B buffer and the instructions change: the copy lands in the
+//! swizzled canonical layout of [`crate::lower::emit::ops::wgmma_smem`] (K-major for `Kᵀ`,
+//! MN-major for V), and each warpgroup issues one `m64nNk16` per K step:
+//!
+//! ```text
+//! cp.async.wait_group; fence.proxy.async; bar.sync
+//! wgmma.fence; wgmma.mma_async {acc}, {a}, bdesc, ...; wgmma.commit_group; wgmma.wait_group 0
+//! bar.sync (before the buffer is rewritten)
+//! ```
+use smallvec::smallvec;
+
+use crate::ir::{OpId, Scalar, ValueId};
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::emit::context::Lowerer;
+use crate::lower::error::LowerError;
+use crate::options::Gpu;
+use crate::ptx::{Inst, Opc, Operand, Reg};
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::lower::emit::ops::mma_sync_direct::{copies_b, wait_for, DirectB};
+use crate::lower::emit::ops::staging::{alloc, room};
+use crate::lower::emit::ops::wgmma::{
+    acc_words, aligned_base, descriptor, descriptor_at, group_base, proxy_fence, shape_name,
+    sync_op, type_name,
+};
+use crate::lower::emit::ops::wgmma_smem::write;
+use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind, Plan};
+use crate::lower::plan::engines::{operand_elems, Engine};
+use crate::lower::plan::layout::smem::Smem;
+
+/// Whether product `id` under its `mma.sync` plan `plan` runs on `wgmma`
+/// when its B operand is copied directly.
+pub fn applies(l: &Lowerer, id: OpId, plan: &Plan) -> bool {
+    let shape = &plan.acc.shape;
+    let warps = i64::from(l.plan.warps);
+    let half = matches!(
+        operand_elems(l.m, id),
+        Some((a, b)) if a == b && matches!(a, Scalar::F16 | Scalar::BF16)
+    );
+    l.plan.target.gpu == Gpu::Sm90
+        && half
+        && plan.kind == Kind::Half
+        && plan.acc_elem == Scalar::F32
+        && !plan.sliced
+        && shape.len() == 2
+        && plan.grid.n == 1
+        && plan.grid.m == warps
+        && warps % 4 == 0
+        && shape[0] == 16 * warps
+        && shape[1] % 8 == 0
+        && shape[1] <= 256
+}
+
+/// The layout of the B buffer of product `user` (B of `k x n`, copied as
+/// `[N][K]` rows when `nk`) when the product runs on `wgmma`.
+pub fn b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<Smem> {
+    let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
+        return None;
+    };
+    if !applies(l, user, &plan) {
+        return None;
+    }
+    Smem::new(n, k, 2, !nk)
+}
+
+/// Loop-invariant A operands of `wgmma` products written once into
+/// swizzled buffers before their loop: byte offset and layout.
+#[derive(Default)]
+struct StagedA(HashMap<ValueId, (i64, Smem)>);
+
+/// Where the A operand `v` was staged for `wgmma`, if it was: its byte
+/// offset and layout.
+pub fn staged_a(l: &Lowerer, v: ValueId) -> Option<(i64, Smem)> {
+    l.states.peek::<StagedA>()?.0.get(&v).copied()
+}
+
+/// Before loop `id` (at the entry's top level), for each product of its
+/// body that runs here with A defined outside the loop (attention's Q):
+/// writes A once into a swizzled K-major buffer that the product reads
+/// through a descriptor ([`staged_a`]), so A's registers are free
+/// inside the loop, as NVIDIA's attention keeps Q. The buffer serves later
+/// loops too (attention's second loop), so A's registers die at the first.
+/// Returns the values staged. Nothing is staged where the shared memory
+/// left is too small.
+pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, LowerError> {
+    let m = l.m;
+    let body = m.ops[id].body_ops();
+    let mut staged = Vec::new();
+    for &op in body {
+        if !crate::lower::analysis::chains::is_mma(l.m.ops[op].opcode) {
+            continue;
+        }
+        let Some(Engine::MmaSync(plan)) = l.plan.engine(op).cloned() else {
+            continue;
+        };
+        let Some(a_v) = l.m.ops[op].operand("lhs") else {
+            continue;
+        };
+        let [m, k] = match value_tile(l.m, a_v) {
+            Some((shape, _)) if shape.len() == 2 => [shape[0], shape[1]],
+            _ => continue,
+        };
+        let Some(frag) = a_fragment_layout(&plan, &[m, k]) else {
+            continue;
+        };
+        let eligible = applies(l, op, &plan)
+            && l.vals.contains_key(&a_v)
+            && staged_a(l, a_v).is_none()
+            && *l.layout_of(a_v) == frag
+            && copies_b(l, op);
+        let Some(s) = Smem::new(m, k, 2, false).filter(|_| eligible) else {
+            continue;
+        };
+        if s.bytes() + 1024 > room(l) {
+            continue;
+        }
+        let t = l.tile_in(op, a_v, &std::rc::Rc::new(frag))?;
+        let buf = alloc(l, &[(s.bytes() + 1024) / 2], Elem::Num(Scalar::F16))?;
+        let base = aligned_base(l, buf.offset);
+        write(l, &t, &s, false, base);
+        proxy_fence(l);
+        l.states.get::<StagedA>().0.insert(a_v, (buf.offset, s));
+        staged.push(a_v);
+    }
+    Ok(staged)
+}
+
+/// Where a `wgmma` product's A operand is.
+pub enum AOperand<'a> {
+    /// Fragments in registers, one per K step of 16.
+    Regs(&'a [Vec<Reg>]),
+    /// A swizzled K-major buffer at this scratch offset.
+    Smem(i64, Smem),
+}
+
+/// Accumulates product `id` (by `plan`) into `acc`: A from `a`, B in the
+/// swizzled buffer `s` of copy `d`. Returns the accumulator's registers in
+/// the plan's layout.
+pub fn multiply(
+    l: &mut Lowerer,
+    id: OpId,
+    plan: &Plan,
+    a: AOperand,
+    d: &DirectB,
+    s: &Smem,
+    acc: &[Reg],
+) -> Vec<Reg> {
+    let (ae, _) = operand_elems(l.m, id).unwrap_or((Scalar::F16, Scalar::F16));
+    let [_, n] = [plan.acc.shape[0], plan.acc.shape[1]];
+    let k = match &a {
+        AOperand::Regs(f) => 16 * f.len() as i64,
+        AOperand::Smem(_, sa) => sa.k,
+    };
+    wait_for(l, d.load);
+    // The copies' writes reach the tensor cores' (async) proxy.
+    proxy_fence(l);
+    l.barrier();
+    let base = aligned_base(l, d.offset);
+    let desc = descriptor(l, base, s);
+    // A as each K step reads it: fragments, or a descriptor of this
+    // warpgroup's 64 rows.
+    enum Source<'a> {
+        Regs(&'a [Vec<Reg>]),
+        Desc(Reg, Smem),
+    }
+    let a = match a {
+        AOperand::Regs(f) => Source::Regs(f),
+        AOperand::Smem(offset, sa) => {
+            let abase = aligned_base(l, offset);
+            let abase = if l.plan.warps > 4 {
+                group_base(l, abase, sa.start(64, 0))
+            } else {
+                abase
+            };
+            Source::Desc(descriptor(l, abase, &sa), sa)
+        }
+    };
+    let words = acc_words(l, plan.acc_elem, acc);
+    let scale_d = l.imm(Elem::Num(Scalar::I1), 1);
+    let ty = type_name(ae, true);
+    let mods = [
+        "mma_async",
+        "sync",
+        "aligned",
+        shape_name(n, 16),
+        "f32",
+        ty,
+        ty,
+    ];
+    sync_op(l, &["fence", "sync", "aligned"], vec![]);
+    for kt in 0..k / 16 {
+        let dk = descriptor_at(l, desc, s.start(0, 16 * kt));
+        let a_src = match &a {
+            Source::Regs(f) => Operand::Vec(f[kt as usize].clone()),
+            Source::Desc(ad, sa) => Operand::Reg(descriptor_at(l, *ad, sa.start(0, 16 * kt))),
+        };
+        let mut srcs = vec![
+            a_src,
+            Operand::Reg(dk),
+            Operand::Reg(scale_d),
+            Operand::Imm(1),
+            Operand::Imm(1),
+        ];
+        if matches!(a, Source::Desc(..)) {
+            // A K-major.
+            srcs.push(Operand::Imm(0));
+        }
+        srcs.push(Operand::Imm(i64::from(s.mn_major)));
+        l.b.push(Inst::new(
+            Opc::Wgmma,
+            &mods,
+            &[],
+            smallvec![Operand::Vec(words.clone())],
+            srcs,
+        ));
+    }
+    sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
+    sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    // The next writer of the buffer waits for every warpgroup's reads.
+    l.barrier();
+    words
+}

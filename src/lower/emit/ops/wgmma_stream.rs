@@ -1,0 +1,120 @@
+//! `wgmma` products whose operands are both streamed
+//! ([`crate::lower::emit::ops::mma_stream`]): K goes in slices, each slice read from global
+//! memory into registers and written into a set of swizzled buffers, two
+//! sets used in turn where they fit. A slice's reads go out while the
+//! previous slice's multiply is in flight:
+//!
+//! ```text
+//! ld.global (slice s)
+//! wgmma.wait_group sets-1; bar.sync      (once the set was used before)
+//! st.shared (set s % sets); fence.proxy.async; bar.sync
+//! wgmma.fence; wgmma.mma_async ...; wgmma.commit_group
+//! ... after the last slice: wgmma.wait_group 0; bar.sync
+//! ```
+use std::rc::Rc;
+
+use crate::ir::{OpId, Scalar};
+use crate::lower::analysis::values::Elem;
+use crate::lower::emit::context::Lowerer;
+use crate::lower::error::LowerError;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+use smallvec::smallvec;
+
+use crate::lower::emit::ops::mma_stream::{Slices, Source, SLICE_WORDS};
+use crate::lower::emit::ops::staging::alloc;
+use crate::lower::emit::ops::wgmma::{
+    acc_tile, acc_words, aligned_base, b_offset, descriptors, multiply, proxy_fence, signedness,
+    sync_op,
+};
+use crate::lower::emit::ops::wgmma_smem::write;
+use crate::lower::plan::engines::k_slices;
+use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
+
+/// Lowers product `id` by `plan`, its operands `a` and `b` both streamed.
+pub fn lower(
+    l: &mut Lowerer,
+    id: OpId,
+    plan: &Plan,
+    (a, b): (Source, Source),
+) -> Result<(), LowerError> {
+    let op = &l.m.ops[id];
+    let (Some(c_v), Some(&res)) = (op.operand("acc"), op.results.first()) else {
+        return Err(l.unsupported(id));
+    };
+    let [mm, n, kk] = plan.mnk;
+    let threads = i64::from(l.plan.warps) * 32;
+    let es = i64::from(Elem::Num(plan.types[0]).bits() / 8);
+    let words = |ks: i64| a.slice_words(1, ks, threads) + b.slice_words(0, ks, threads);
+    // Slices within the register allowance whose buffers have a layout.
+    let slice = k_slices(kk, 32 / es)
+        .filter(|&ks| words(ks) <= SLICE_WORDS || ks == 32 / es)
+        .find_map(|ks| Some((ks, operands([mm, n, ks], plan.types)?)));
+    let Some((ks, (asmem, bsmem))) = slice else {
+        return Err(l.unsupported(id));
+    };
+    let sliced = Plan {
+        acc: plan.acc.clone(),
+        mnk: [mm, n, ks],
+        groups: plan.groups,
+        types: plan.types,
+    };
+    let slices = kk / ks;
+    let set = set_bytes(&asmem, &bsmem);
+    let used = i64::from(l.shared_bytes);
+    let sets = if slices > 1
+        && used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES
+    {
+        2
+    } else {
+        1
+    };
+    let region = alloc(l, &[sets * set + 1024], Elem::Num(Scalar::I8))?;
+    let aligned = aligned_base(l, region.offset);
+    let mut bases: Vec<(Reg, Reg)> = Vec::new();
+    let mut descs: Vec<(Reg, Reg)> = Vec::new();
+    for i in 0..sets {
+        let add = |l: &mut Lowerer, r: Reg, by: i64| {
+            l.b.op(
+                Opc::Add,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Reg(r), Operand::Imm(by)],
+            )
+        };
+        let abase = add(l, aligned, i * set);
+        let bbase = add(l, abase, b_offset(&asmem));
+        descs.push(descriptors(l, &sliced, &asmem, &bsmem, abase, bbase));
+        bases.push((abase, bbase));
+    }
+    let layout = Rc::new(plan.acc.clone());
+    let acc_in = l.tile_in(id, c_v, &layout)?;
+    let acc = acc_words(l, plan.types[2], &acc_in.regs);
+    let signs = signedness(l, id);
+    let mut reads = Slices::new(l, (&a, &b), 2, ks, None)?;
+    for s in 0..slices {
+        let [Some(ta), Some(tb)] = reads.next(l)? else {
+            return Err(l.unsupported(id));
+        };
+        let i = (s % sets) as usize;
+        if s >= sets {
+            // The set's last multiply is done, in every warpgroup.
+            sync_op(
+                l,
+                &["wait_group", "sync", "aligned"],
+                vec![Operand::Imm(sets - 1)],
+            );
+            l.barrier();
+        }
+        write(l, &ta, &asmem, false, bases[i].0);
+        write(l, &tb, &bsmem, true, bases[i].1);
+        proxy_fence(l);
+        l.barrier();
+        multiply(l, &sliced, signs, (&asmem, &bsmem), descs[i], &acc);
+    }
+    sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    l.barrier();
+    let t = acc_tile(l, plan, layout, &acc);
+    l.bind(res, t);
+    Ok(())
+}

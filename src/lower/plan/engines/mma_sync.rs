@@ -1,0 +1,314 @@
+//! The `mma.sync` engine's plan (warp-level tensor cores, sm_80 and
+//! newer): which products it takes, the instruction kind, how the warps
+//! split the accumulator, whether K is staged in slices, and the layouts
+//! of its accumulator and operands. Emission:
+//! [`crate::lower::emit::ops::mma_sync`].
+use super::k_slices;
+use crate::ir::{Module, OpId, Opcode, Scalar};
+use crate::lower::analysis::chains::Split;
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::plan::layout::mma_sync::{acc_layout, WarpGrid};
+use crate::lower::plan::layout::{Blocked, LinearLayout};
+use crate::lower::plan::target::Target;
+
+/// The most accumulator registers per thread a plan may use.
+const MAX_ACC_REGS: i64 = 128;
+
+/// The operand element kind of an `mma.sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// f16 or bf16 operands (m16n8k16).
+    Half,
+    /// tf32 operands (m16n8k8).
+    Tf32,
+    /// 8-bit integer or float operands (m16n8k32).
+    Byte,
+    /// f64 operands and accumulator (m8n8k4).
+    F64,
+}
+
+impl Kind {
+    /// Instruction K.
+    pub fn k(self) -> i64 {
+        match self {
+            Kind::Half => 16,
+            Kind::Tf32 => 8,
+            Kind::Byte => 32,
+            Kind::F64 => 4,
+        }
+    }
+
+    /// Instruction M.
+    pub fn m(self) -> i64 {
+        if self == Kind::F64 {
+            8
+        } else {
+            16
+        }
+    }
+
+    /// Accumulator registers per instruction tile.
+    pub fn c_regs(self) -> usize {
+        if self == Kind::F64 {
+            2
+        } else {
+            4
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> i64 {
+        match self {
+            Kind::Half => 2,
+            Kind::Tf32 => 4,
+            Kind::Byte => 1,
+            Kind::F64 => 8,
+        }
+    }
+}
+
+/// How one matrix multiply maps onto `mma.sync` instructions.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The accumulator's layout.
+    pub acc: LinearLayout,
+    /// How warps split the accumulator.
+    pub grid: WarpGrid,
+    /// Operand kind.
+    pub kind: Kind,
+    /// Accumulator element type.
+    pub acc_elem: Scalar,
+    /// Whether the operands are too large to stage whole, so that their K
+    /// extent is staged in slices.
+    pub sliced: bool,
+    /// The product's part in a chain split over warp pairs: its warps
+    /// beyond `grid.m x grid.n` then split the columns (already in `grid`)
+    /// or K, rather than replicate the tile.
+    pub split: Option<Split>,
+    /// The product's K extent.
+    pub k: i64,
+}
+
+impl Plan {
+    /// The accumulator (and result) layout.
+    pub fn acc_layout(&self) -> LinearLayout {
+        self.acc.clone()
+    }
+
+    /// How many parts the warps split K into (two for [`Split::K`]).
+    pub fn k_parts(&self) -> i64 {
+        if self.split == Some(Split::K) {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Whether the warps hold A as fragments in registers.
+    fn a_in_registers(&self) -> bool {
+        a_in_registers(self.kind, self.grid, self.split)
+    }
+}
+
+/// Whether warps over `grid` hold A as fragments in registers: 16-bit
+/// operands, warps owning whole rows or splitting a chain.
+fn a_in_registers(kind: Kind, grid: WarpGrid, split: Option<Split>) -> bool {
+    kind == Kind::Half && (grid.n == 1 || split.is_some())
+}
+
+/// The operand kind of element types `a`, `b` with accumulator `c`, if
+/// `mma.sync` computes it on `target`.
+fn kind_of(opcode: Opcode, a: Scalar, b: Scalar, c: Scalar, target: Target) -> Option<Kind> {
+    let cap = target.gpu.capability();
+    if cap < 80 {
+        return None;
+    }
+    let f8 = |s: Scalar| matches!(s, Scalar::F8E4M3FN | Scalar::F8E5M2);
+    match (opcode, a, b, c) {
+        (Opcode::MmaF, Scalar::F16, Scalar::F16, Scalar::F32 | Scalar::F16)
+        | (Opcode::MmaF, Scalar::BF16, Scalar::BF16, Scalar::F32) => Some(Kind::Half),
+        (Opcode::MmaF, Scalar::TF32, Scalar::TF32, Scalar::F32) => Some(Kind::Tf32),
+        (Opcode::MmaI, Scalar::I8, Scalar::I8, Scalar::I32) => Some(Kind::Byte),
+        // sm_120's f64 mma.sync is a long emulation: FMAs are faster there.
+        (Opcode::MmaF, Scalar::F64, Scalar::F64, Scalar::F64) if cap < 120 => Some(Kind::F64),
+        (Opcode::MmaF, x, y, Scalar::F32 | Scalar::F16) if f8(x) && f8(y) && cap >= 89 => {
+            Some(Kind::Byte)
+        }
+        _ => None,
+    }
+}
+
+/// The `[batch,] M x N` result shape and operand kind of op `id`, if
+/// `mma.sync` computes it on `target`.
+fn shape_kind(m: &Module, id: OpId, target: Target) -> Option<(Vec<i64>, i64, Kind, Scalar)> {
+    let op = &m.ops[id];
+    if !crate::lower::analysis::chains::is_mma(op.opcode) {
+        return None;
+    }
+    let (a, b, res) = (op.operand("lhs")?, op.operand("rhs")?, *op.results.first()?);
+    let (ashape, _) = value_tile(m, a)?;
+    let (bshape, _) = value_tile(m, b)?;
+    let (cshape, Elem::Num(ce)) = value_tile(m, res)? else {
+        return None;
+    };
+    let (ae, be) = crate::lower::plan::engines::operand_elems(m, id)?;
+    // `mmaf_scaled` multiplies its dequantized operands as an `mmaf`.
+    let opcode = if op.opcode == Opcode::MmaI {
+        Opcode::MmaI
+    } else {
+        Opcode::MmaF
+    };
+    let kind = kind_of(opcode, ae, be, ce, target)?;
+    let rank = cshape.len();
+    if !(rank == 2 || rank == 3) || ashape.len() != rank || bshape.len() != rank {
+        return None;
+    }
+    let (mm, nn, kk) = (cshape[rank - 2], cshape[rank - 1], ashape[rank - 1]);
+    let pow2 = |x: i64| x > 0 && x & (x - 1) == 0;
+    if mm % kind.m() != 0
+        || nn % 8 != 0
+        || kk % kind.k() != 0
+        || !pow2(mm)
+        || !pow2(nn)
+        || !pow2(kk)
+    {
+        return None;
+    }
+    if rank == 3 && !pow2(cshape[0]) {
+        return None;
+    }
+    Some((cshape, kk, kind, ce))
+}
+
+/// The warps per tile block this engine wants for op `id`, if it applies:
+/// eight for tiles of 128 x 128 and more (as NVIDIA's tileiras), else four;
+/// for a chained product ([`crate::lower::analysis::chains`]), one per m16 row tile,
+/// four to eight.
+pub fn preferred_warps(m: &Module, id: OpId, target: Target) -> Option<u32> {
+    let (shape, _, kind, _) = shape_kind(m, id, target)?;
+    let rank = shape.len();
+    // A chain's warps own whole rows: as many as there are m16 tiles, or
+    // two for each where the chain is split over warp pairs.
+    if kind == Kind::Half {
+        if let Some(w) = crate::lower::analysis::chains::split_warps(m, id) {
+            return Some(w);
+        }
+    }
+    if kind == Kind::Half && crate::lower::analysis::chains::chained(m, id) {
+        return Some((shape[rank - 2] / 16).clamp(4, 8) as u32);
+    }
+    let least = if shape[rank - 2] * shape[rank - 1] >= 128 * 128 {
+        8
+    } else {
+        4
+    };
+    // More warps when the accumulator needs their registers.
+    let batch: i64 = shape[..rank - 2].iter().product();
+    let elems = batch * shape[rank - 2] * shape[rank - 1];
+    Some(
+        [least, 16]
+            .into_iter()
+            .find(|&w| elems / (32 * w) <= MAX_ACC_REGS)
+            .unwrap_or(least) as u32,
+    )
+}
+
+/// The plan for op `id` in an entry of `warps` warps, if this engine applies.
+pub fn plan(m: &Module, id: OpId, target: Target, warps: u32) -> Option<Plan> {
+    let (shape, k, kind, acc_elem) = shape_kind(m, id, target)?;
+    let rank = shape.len();
+    let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
+    let w = i64::from(warps);
+    let split = (kind == Kind::Half && rank == 2 && w == 2 * mm / 16)
+        .then(|| crate::lower::analysis::chains::split(m, id))
+        .flatten();
+    let grid = match split {
+        Some(Split::Columns) => WarpGrid {
+            m: mm / 16,
+            n: 2,
+            total: w,
+        },
+        Some(Split::K) => WarpGrid {
+            m: mm / 16,
+            n: 1,
+            total: w,
+        },
+        None if kind == Kind::Half
+            && mm / kind.m() >= w
+            && crate::lower::analysis::chains::chained(m, id) =>
+        {
+            WarpGrid::rows(w)
+        }
+        None => WarpGrid::for_tile(mm, nn, w),
+    };
+    let batch = if rank == 3 { shape[0] } else { 1 };
+    if batch * mm * nn / (32 * grid.m * grid.n) > MAX_ACC_REGS {
+        return None;
+    }
+    // Rows-owning warps multiply 16-bit A from registers: only B is staged.
+    let staged_m = if a_in_registers(kind, grid, split) {
+        0
+    } else {
+        mm
+    };
+    let ks = k_slices(k, kind.k())
+        .find(|&ks| plan_bytes(kind, batch, staged_m, nn, ks) <= STAGE_BUDGET)?;
+    Some(Plan {
+        acc: acc_layout(&shape, grid, kind.m()),
+        grid,
+        kind,
+        acc_elem,
+        sliced: ks < k,
+        split,
+        k,
+    })
+}
+
+/// Layouts for A and B: A in registers as fragments ([`a_fragment_layout`])
+/// when the warps own whole rows of 16-bit products; when the plan stages
+/// K in slices, lanes along the last dimension as by default, but warps
+/// along M (A) and N (B) before K, so that the bits of K that pick a slice
+/// lie in registers and each slice's stores need no per-thread guard.
+pub fn operand_layouts(m: &Module, id: OpId, plan: &Plan, warps: u32) -> [Option<LinearLayout>; 2] {
+    let op = &m.ops[id];
+    let (Some((ashape, _)), Some((bshape, _))) = (
+        op.operand("lhs").and_then(|v| value_tile(m, v)),
+        op.operand("rhs").and_then(|v| value_tile(m, v)),
+    ) else {
+        return [None, None];
+    };
+    let rank = ashape.len();
+    let w = i64::from(warps);
+    let sliced = |shape: &[i64], d: usize| {
+        plan.sliced
+            .then(|| Blocked::for_reduction(shape, w, 1, d).to_linear(shape))
+    };
+    [
+        a_fragment_layout(plan, &ashape).or_else(|| sliced(&ashape, rank - 1)),
+        sliced(&bshape, rank - 2),
+    ]
+}
+
+/// The layout in which an A operand of shape `ashape` is the plan's A
+/// fragments, register for register: m16n8k16 only, with warps owning
+/// whole rows. Two n8 accumulator tiles are one k16 A fragment, so this is
+/// the accumulator layout of a product of A's shape on the same warps
+/// (those splitting K holding their part of its columns; those splitting
+/// N the same fragments).
+pub fn a_fragment_layout(plan: &Plan, ashape: &[i64]) -> Option<LinearLayout> {
+    let grid = WarpGrid {
+        m: plan.grid.m,
+        n: plan.k_parts(),
+        total: plan.grid.total,
+    };
+    (plan.a_in_registers() && ashape.len() >= 2).then(|| acc_layout(ashape, grid, 16))
+}
+
+/// Shared memory the staged operands may take, in bytes.
+pub const STAGE_BUDGET: i64 = 96 * 1024;
+
+/// A conservative bound on the bytes operands staged `ks` elements of K
+/// at a time take.
+fn plan_bytes(kind: Kind, batch: i64, mm: i64, nn: i64, ks: i64) -> i64 {
+    batch * ((mm + nn) * (ks + 16) * kind.bytes() + (ks * 8 * kind.bytes()))
+}

@@ -1,0 +1,182 @@
+//! The engines that compute matrix multiplies, as the plan sees them: which
+//! engine takes each product ([`engine`]: `wgmma` on sm_90a, [`wgmma`];
+//! `mma.sync` on sm_80 and newer, [`mma_sync`]; FMAs on the CUDA cores,
+//! [`fma`], for everything else), the warps an entry takes for them
+//! ([`entry_warps`]), and the layouts each engine wants for its
+//! accumulator and operands. Chained products (attention,
+//! [`crate::lower::analysis::chains`]) go to `mma.sync` on every target:
+//! their A operands are already fragments in registers there. Each
+//! engine's own plan fixes the accumulator's layout, which layout
+//! assignment seeds before anything else so loop-carried accumulators
+//! stay in registers. Emission of each engine lives in
+//! [`crate::lower::emit::ops`].
+pub mod fma;
+pub mod mma_sync;
+pub mod wgmma;
+
+use crate::ir::{Module, OpId, Opcode, Scalar};
+use crate::lower::analysis::chains::is_mma;
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::plan::layout::LinearLayout;
+use crate::lower::plan::target::Target;
+
+/// The element types of the A and B operands the engine multiplies for op
+/// `id`: the operands' own, or bf16 for the dequantized operands of
+/// `mmaf_scaled`.
+pub fn operand_elems(m: &Module, id: OpId) -> Option<(Scalar, Scalar)> {
+    let op = &m.ops[id];
+    if op.opcode == Opcode::MmaFScaled {
+        return Some((Scalar::BF16, Scalar::BF16));
+    }
+    let elem = |name: &str| match value_tile(m, op.operand(name)?)? {
+        (_, Elem::Num(s)) => Some(s),
+        _ => None,
+    };
+    Some((elem("lhs")?, elem("rhs")?))
+}
+
+/// The engine chosen for one matrix multiply.
+#[derive(Clone, Debug)]
+pub enum Engine {
+    /// Warpgroup MMA (sm_90a).
+    Wgmma(wgmma::Plan),
+    /// Warp-level `mma.sync`.
+    MmaSync(mma_sync::Plan),
+    /// FMAs on the CUDA cores.
+    Fma,
+}
+
+/// The engine for the matrix multiply `id` in an entry of `warps` warps.
+pub fn engine(m: &Module, id: OpId, target: Target, warps: u32) -> Engine {
+    // Chained products (attention) multiply from registers on mma.sync,
+    // whose A fragments their warps already hold.
+    let chained = || {
+        crate::lower::analysis::chains::chained(m, id)
+            && mma_sync::plan(m, id, target, warps)
+                .is_some_and(|p| p.grid.n == 1 || p.split.is_some())
+    };
+    if let Some(p) = wgmma::plan(m, id, target, warps).filter(|_| !chained()) {
+        return Engine::Wgmma(p);
+    }
+    if let Some(p) = mma_sync::plan(m, id, target, warps) {
+        return Engine::MmaSync(p);
+    }
+    Engine::Fma
+}
+
+/// The accumulator (and result) layout `engine` needs, if it needs one.
+pub fn acc_layout(engine: &Engine) -> Option<LinearLayout> {
+    match engine {
+        Engine::Wgmma(p) => Some(p.acc_layout()),
+        Engine::MmaSync(p) => Some(p.acc_layout()),
+        Engine::Fma => None,
+    }
+}
+
+/// Layouts `engine` would like the A and B operands of op `id` in, where
+/// it has a wish.
+pub fn operand_layouts(
+    m: &Module,
+    id: OpId,
+    engine: &Engine,
+    warps: u32,
+) -> [Option<LinearLayout>; 2] {
+    match engine {
+        Engine::Wgmma(p) => p.operand_layouts().map_or([None, None], |l| l.map(Some)),
+        Engine::MmaSync(p) => mma_sync::operand_layouts(m, id, p, warps),
+        Engine::Fma => [None, None],
+    }
+}
+
+/// The warps per tile block an entry whose body is `ops` wants: the most
+/// any of its matrix multiplies' engines asks for, else `default`; then,
+/// unless a chained product fixes them, doubled (up to eight) while its
+/// tiles would need more than [`NEED_REGS`] registers a thread
+/// ([`crate::lower::analysis::register_need`]) and every product keeps its engine.
+pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u32 {
+    let products = nested_mmas(m, ops);
+    let mut warps = products
+        .iter()
+        .filter_map(|&id| {
+            wgmma::preferred_warps(m, id, target)
+                .filter(|_| !crate::lower::analysis::chains::chained(m, id))
+                .or_else(|| mma_sync::preferred_warps(m, id, target))
+        })
+        .fold(default, u32::max);
+    // A chain's warps own whole rows: its count stands.
+    if products
+        .iter()
+        .any(|&id| crate::lower::analysis::chains::chained(m, id))
+    {
+        return warps;
+    }
+    // More warps while the tiles' registers need them, as long as every
+    // product keeps its engine.
+    let need = crate::lower::analysis::register_need::peak_words(m, ops);
+    let kinds = |w: u32| -> Vec<u8> {
+        products
+            .iter()
+            .map(|&id| match engine(m, id, target, w) {
+                Engine::Wgmma(_) => 0,
+                Engine::MmaSync(_) => 1,
+                Engine::Fma => 2,
+            })
+            .collect()
+    };
+    while warps < MAX_NEED_WARPS
+        && need / (u64::from(warps) * 32) > NEED_REGS
+        && kinds(warps * 2) == kinds(warps)
+    {
+        warps *= 2;
+    }
+    warps
+}
+
+/// Registers a thread's tiles may need at once before an entry takes more
+/// warps.
+const NEED_REGS: u64 = 192;
+/// The most warps an entry takes for its tiles' registers.
+const MAX_NEED_WARPS: u32 = 8;
+
+/// The matrix multiplies among `ops` and in their regions.
+fn nested_mmas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+    let mut found = Vec::new();
+    let mut stack: Vec<OpId> = ops.to_vec();
+    while let Some(id) = stack.pop() {
+        let op = &m.ops[id];
+        if is_mma(op.opcode) {
+            found.push(id);
+        }
+        for r in &op.regions {
+            for b in &r.blocks {
+                stack.extend(b.ops.iter().copied());
+            }
+        }
+    }
+    found
+}
+
+/// Registers per thread (of `warps` warps) that the accumulators of the
+/// matrix multiplies among `ops` and their regions hold, all together.
+pub fn accumulator_registers(m: &Module, ops: &[OpId], warps: u32) -> u32 {
+    let threads = u64::from(warps.max(1)) * 32;
+    let words: u64 = nested_mmas(m, ops)
+        .into_iter()
+        .filter_map(|id| value_tile(m, *m.ops[id].results.first()?))
+        .map(|(shape, elem)| {
+            let elems: u64 = shape.iter().map(|&d| d.max(1) as u64).product();
+            elems * u64::from(elem.bits().max(32) / 32)
+        })
+        .sum();
+    u32::try_from(words.div_ceil(threads)).unwrap_or(u32::MAX)
+}
+
+/// The K extents a `k`-long reduction may be staged in, longest first:
+/// all of `k`, then its power-of-two slices down to `min`.
+pub fn k_slices(k: i64, min: i64) -> impl Iterator<Item = i64> {
+    let slices = (0..k.max(1).trailing_zeros())
+        .rev()
+        .map(|b| 1i64 << b)
+        .filter(move |&ks| ks >= min);
+    std::iter::once(k).chain(slices)
+}
