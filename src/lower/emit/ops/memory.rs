@@ -662,11 +662,6 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let (Some(view), Some(&res)) = (o.operand("view"), o.results.first()) else {
         return Err(l.unsupported(op));
     };
-    if crate::lower::emit::ops::mma_sync_direct::lower_load(l, op)?
-        || crate::lower::emit::ops::mma_stream::lower_load(l, op)
-    {
-        return Ok(());
-    }
     let index = o.operand_group("index").to_vec();
     let p = partition(l.m, view)
         .ok_or_else(|| l.unsupported_feature(op, "a view other than a partition view"))?;

@@ -12,24 +12,11 @@
 //! `mmaf_scaled` reaches the engines as an `mmaf` of bf16 operands: its
 //! f8 operands are dequantized in registers first ([`mma_scaled`]).
 use crate::ir::{OpId, Opcode};
-use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
 
 use crate::lower::emit::ops::{mma_fma, mma_scaled, mma_sync, wgmma};
 use crate::lower::plan::engines::Engine;
-
-/// The A and B tiles the engine multiplies for op `id`, in the layouts of
-/// the `lhs` and `rhs` operands (dequantized for `mmaf_scaled`).
-pub fn operand_tiles(l: &mut Lowerer, id: OpId) -> Result<(Tile, Tile), LowerError> {
-    let op = &l.m.ops[id];
-    if op.opcode == Opcode::MmaFScaled {
-        return mma_scaled::dequantized(l, id);
-    }
-    let (Some(a), Some(b)) = (op.operand("lhs"), op.operand("rhs")) else {
-        return Err(l.unsupported(id));
-    };
-    Ok((l.tile(id, a)?, l.tile(id, b)?))
-}
 
 /// Lowers `mmaf`, `mmai` and `mmaf_scaled` with the engine the plan
 /// gives it ([`engine`] picked it).

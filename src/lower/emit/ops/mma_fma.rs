@@ -193,7 +193,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let acc_kind = f.acc_kind;
     let (m_d, n_d) = (rank - 2, rank - 1);
     let kdim = ashape[rank - 1];
-    let (a, b) = crate::lower::emit::ops::mma::operand_tiles(l, id)?;
+    let (a, b) = crate::lower::emit::ops::mma_operands::operand_tiles(l, id)?;
     // Operands too large for shared memory whole are staged one K slice
     // at a time.
     let ks = k_slice(l, ashape, bshape, ae, be)

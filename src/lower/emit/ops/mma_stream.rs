@@ -25,8 +25,8 @@ use crate::ptx::{Operand, Reg};
 
 use crate::lower::emit::ops::memory::{ordering, prepare, read_at, Access};
 use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
-use crate::lower::emit::ops::mma_sync_smem::Part;
-use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
+use crate::lower::emit::ops::mma_sync_smem::{CopyDest, Part};
+use crate::lower::emit::ops::mma_sync_swizzle::Swizzled;
 use crate::lower::plan::engines::mma_sync::Kind;
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::coalesced::along_vec;
@@ -121,7 +121,7 @@ impl Source {
 pub fn operands(l: &mut Lowerer, id: OpId) -> Result<(Source, Source), LowerError> {
     let op = &l.m.ops[id];
     if op.opcode == Opcode::MmaFScaled {
-        let (a, b) = crate::lower::emit::ops::mma::operand_tiles(l, id)?;
+        let (a, b) = crate::lower::emit::ops::mma_operands::operand_tiles(l, id)?;
         return Ok((Source::Tile(a), Source::Tile(b)));
     }
     let (Some(a), Some(b)) = (op.operand("lhs"), op.operand("rhs")) else {
@@ -334,17 +334,6 @@ impl Slices {
             crate::lower::emit::ops::mma_sync_pipeline::commit(l);
         }
     }
-}
-
-/// Where a copied slice lands: the buffer's byte offset, each operand
-/// dimension's byte stride, and the rows' swizzle.
-pub struct CopyDest<'a> {
-    /// Byte offset of the buffer in shared memory.
-    pub off: i64,
-    /// Byte stride of each operand dimension.
-    pub strides: &'a [i64],
-    /// The rows' swizzle, if any.
-    pub swizzle: Option<Swizzle>,
 }
 
 /// Walks one streamed operand's K slices, in order: the view with the

@@ -28,8 +28,8 @@ use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_asy
 use crate::lower::emit::ops::mma_sync_pipeline::{chunk_along, commit, wait};
 use crate::lower::emit::ops::mma_sync_smem::thread_address_from;
 use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
+use crate::lower::emit::ops::staging::aligned_base;
 use crate::lower::emit::ops::staging::{alloc, room};
-use crate::lower::emit::ops::wgmma::aligned_base;
 use crate::lower::emit::ops::wgmma_smem::Addresses;
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;
@@ -198,7 +198,7 @@ fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, 
     let rank = p.tile_shape.len();
     let (rows, stride, nk, _) = buffer_shape(l, p, cd);
     let kn = [p.tile_shape[rank - 2], p.tile_shape[rank - 1]];
-    match crate::lower::emit::ops::wgmma_regs::b_layout(l, user, kn, nk) {
+    match wgmma_b_layout(l, user, kn, nk) {
         // Room to align the buffer to 1024 bytes.
         Some(s) => (s.bytes() + 1024, Some(s)),
         None => (rows * stride, None),
@@ -607,4 +607,16 @@ pub fn direct(l: &Lowerer, v: ValueId) -> Option<Rc<DirectB>> {
         Some(Lowered::Deferred(d)) => d.get::<DirectB>(),
         _ => None,
     }
+}
+
+/// The layout of the B buffer of product `user` (B of `k x n`, copied as
+/// `[N][K]` rows when `nk`) when the product multiplies on `wgmma`
+/// ([`crate::lower::plan::engines::mma_sync::on_wgmma`]).
+fn wgmma_b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<Smem> {
+    let Some(Engine::MmaSync(plan)) = l.plan.engine(user) else {
+        return None;
+    };
+    crate::lower::plan::engines::mma_sync::on_wgmma(l.m, user, plan, l.plan.target, l.plan.warps)
+        .then(|| Smem::new(n, k, 2, !nk))
+        .flatten()
 }

@@ -20,8 +20,8 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::ops::arith::enum_attr;
 use crate::lower::emit::ops::memory::ordering;
-use crate::lower::emit::ops::mma_sync::{acc_fragments, acc_registers, fragment_addrs, Mmas};
 use crate::lower::emit::ops::mma_sync_copies::Stream;
+use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
 use crate::lower::emit::ops::mma_sync_smem::{bin, disjoint, row_pads, Operands};
 use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::staging::alloc;

@@ -27,6 +27,17 @@ use crate::lower::emit::ops::staging_window::{
 };
 use crate::lower::plan::engines::mma_sync::Kind;
 
+/// Where a copied slice lands: the buffer's byte offset, each operand
+/// dimension's byte stride, and the rows' swizzle.
+pub struct CopyDest<'a> {
+    /// Byte offset of the buffer in shared memory.
+    pub off: i64,
+    /// Byte stride of each operand dimension.
+    pub strides: &'a [i64],
+    /// The rows' swizzle, if any.
+    pub swizzle: Option<Swizzle>,
+}
+
 /// Where the staged operands lie.
 pub struct Operands {
     /// Operand kind.
@@ -215,14 +226,12 @@ pub fn operand_buffers(
 
 impl Staged {
     /// Where a copy of A's slice lands, when A has a buffer.
-    pub fn a_dest(&self) -> Option<crate::lower::emit::ops::mma_stream::CopyDest<'_>> {
-        self.a
-            .as_ref()
-            .map(|d| crate::lower::emit::ops::mma_stream::CopyDest {
-                off: d.buf.offset,
-                strides: &d.strides,
-                swizzle: d.swizzle,
-            })
+    pub fn a_dest(&self) -> Option<CopyDest<'_>> {
+        self.a.as_ref().map(|d| CopyDest {
+            off: d.buf.offset,
+            strides: &d.strides,
+            swizzle: d.swizzle,
+        })
     }
 }
 

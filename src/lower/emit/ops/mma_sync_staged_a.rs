@@ -108,7 +108,13 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let invariant = matches!(l.vals.get(&a_v), Some(Lowered::Tile(t)) if *t.layout == frag)
             && disjoint(&frag);
         if !invariant
-            || crate::lower::emit::ops::wgmma_regs::applies(l, op, &plan)
+            || crate::lower::plan::engines::mma_sync::on_wgmma(
+                l.m,
+                op,
+                &plan,
+                l.plan.target,
+                l.plan.warps,
+            )
             || !copies_b(l, op)
         {
             continue;

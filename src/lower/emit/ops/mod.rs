@@ -24,12 +24,14 @@ pub mod memory_4bit;
 pub mod mma;
 pub mod mma_fma;
 pub mod mma_fma_regs;
+pub mod mma_operands;
 pub mod mma_scaled;
 pub mod mma_split_sum;
 pub mod mma_stream;
 pub mod mma_sync;
 pub mod mma_sync_copies;
 pub mod mma_sync_direct;
+pub mod mma_sync_frags;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
 pub mod mma_sync_staged_a;
@@ -140,7 +142,14 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     match opcode {
         Opcode::LoadViewTko => {
-            memory::load_view(l, id)?;
+            // A load a product copies straight into its B buffer, or
+            // streams slice by slice, is lowered by the product's engine;
+            // the others read into registers.
+            let by_product = memory::ordering(l, id).is_ok()
+                && (mma_sync_direct::lower_load(l, id)? || mma_stream::lower_load(l, id));
+            if !by_product {
+                memory::load_view(l, id)?;
+            }
             if let Some(&t) = l.m.ops[id].results.get(1) {
                 l.vals.insert(t, Lowered::Nothing);
             }

@@ -94,6 +94,25 @@ pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerErr
     })
 }
 
+/// `(addr + 1023) & -1024` of the shared scratch array's byte `offset`.
+pub fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
+    let sym = l.shared_base();
+    let raw = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(sym), Operand::Imm(offset + 1023)],
+    );
+    l.b.op(
+        Opc::And,
+        &[],
+        &[Ty::B32],
+        Ty::B32,
+        smallvec![Operand::Reg(raw), Operand::Imm(-1024)],
+    )
+}
+
 /// The coordinate of every register's element along every dimension (u32).
 pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
     let all: Vec<usize> = (0..layout.num_registers()).collect();

@@ -29,7 +29,7 @@ use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::ops::arith::enum_attr;
-use crate::lower::emit::ops::staging::alloc;
+use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::ops::wgmma_smem::write;
 use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
 use crate::lower::plan::layout::smem::Smem;
@@ -83,25 +83,6 @@ pub(super) fn signedness(l: &Lowerer, id: OpId) -> (bool, bool) {
     }
 }
 
-/// `(addr + 1023) & -1024` of the shared scratch array's byte `offset`.
-pub(super) fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
-    let sym = l.shared_base();
-    let raw = l.b.op(
-        Opc::Add,
-        &[],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Reg(sym), Operand::Imm(offset + 1023)],
-    );
-    l.b.op(
-        Opc::And,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        smallvec![Operand::Reg(raw), Operand::Imm(-1024)],
-    )
-}
-
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
@@ -118,7 +99,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let (asmem, bsmem) = operands(plan.mnk, plan.types).ok_or_else(|| l.unsupported(id))?;
     let layout = Rc::new(plan.acc.clone());
     let acc_in = l.tile_in(id, c_v, &layout)?;
-    let (a, b) = crate::lower::emit::ops::mma::operand_tiles(l, id)?;
+    let (a, b) = crate::lower::emit::ops::mma_operands::operand_tiles(l, id)?;
 
     // Two sets of operand buffers where they fit, used in turn (a phase
     // bit flips after every use), so a warpgroup may write the next set

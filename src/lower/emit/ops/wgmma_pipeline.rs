@@ -267,7 +267,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let tid = l.tid();
     let region = alloc(l, &[stages * set + 1024], Elem::Num(Scalar::I8))?;
     let bar_buf = alloc(l, &[16 * stages], Elem::Num(Scalar::I8))?;
-    let aligned = wgmma::aligned_base(l, region.offset);
+    let aligned = crate::lower::emit::ops::staging::aligned_base(l, region.offset);
     let sym = l.shared_base();
     let full = bin(l, Opc::Add, Ty::U32, sym, Operand::Imm(bar_buf.offset));
     let empty = bin(l, Opc::Add, Ty::U32, full, Operand::Imm(8 * stages));

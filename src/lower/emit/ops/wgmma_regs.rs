@@ -23,55 +23,18 @@ use crate::ir::{OpId, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
-use crate::options::Gpu;
 use crate::ptx::{Inst, Opc, Operand, Reg};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::lower::emit::ops::mma_sync_direct::{copies_b, wait_for, DirectB};
-use crate::lower::emit::ops::staging::{alloc, room};
+use crate::lower::emit::ops::staging::{aligned_base, alloc, room};
 use crate::lower::emit::ops::wgmma::{
-    acc_words, aligned_base, descriptor, descriptor_at, group_base, proxy_fence, shape_name,
-    sync_op, type_name,
+    acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
 use crate::lower::emit::ops::wgmma_smem::write;
-use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind, Plan};
+use crate::lower::plan::engines::mma_sync::{a_fragment_layout, on_wgmma, Plan};
 use crate::lower::plan::engines::{operand_elems, Engine};
 use crate::lower::plan::layout::smem::Smem;
-
-/// Whether product `id` under its `mma.sync` plan `plan` runs on `wgmma`
-/// when its B operand is copied directly.
-pub fn applies(l: &Lowerer, id: OpId, plan: &Plan) -> bool {
-    let shape = &plan.acc.shape;
-    let warps = i64::from(l.plan.warps);
-    let half = matches!(
-        operand_elems(l.m, id),
-        Some((a, b)) if a == b && matches!(a, Scalar::F16 | Scalar::BF16)
-    );
-    l.plan.target.gpu == Gpu::Sm90
-        && half
-        && plan.kind == Kind::Half
-        && plan.acc_elem == Scalar::F32
-        && !plan.sliced
-        && shape.len() == 2
-        && plan.grid.n == 1
-        && plan.grid.m == warps
-        && warps % 4 == 0
-        && shape[0] == 16 * warps
-        && shape[1] % 8 == 0
-        && shape[1] <= 256
-}
-
-/// The layout of the B buffer of product `user` (B of `k x n`, copied as
-/// `[N][K]` rows when `nk`) when the product runs on `wgmma`.
-pub fn b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<Smem> {
-    let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
-        return None;
-    };
-    if !applies(l, user, &plan) {
-        return None;
-    }
-    Smem::new(n, k, 2, !nk)
-}
 
 /// Loop-invariant A operands of `wgmma` products written once into
 /// swizzled buffers before their loop: byte offset and layout.
@@ -113,7 +76,7 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
         let Some(frag) = a_fragment_layout(&plan, &[m, k]) else {
             continue;
         };
-        let eligible = applies(l, op, &plan)
+        let eligible = on_wgmma(l.m, op, &plan, l.plan.target, l.plan.warps)
             && l.vals.contains_key(&a_v)
             && staged_a(l, a_v).is_none()
             && *l.layout_of(a_v) == frag

@@ -21,10 +21,9 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 use crate::lower::emit::ops::mma_stream::{Slices, Source, SLICE_WORDS};
-use crate::lower::emit::ops::staging::alloc;
+use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::ops::wgmma::{
-    acc_tile, acc_words, aligned_base, b_offset, descriptors, multiply, proxy_fence, signedness,
-    sync_op,
+    acc_tile, acc_words, b_offset, descriptors, multiply, proxy_fence, signedness, sync_op,
 };
 use crate::lower::emit::ops::wgmma_smem::write;
 use crate::lower::plan::engines::k_slices;

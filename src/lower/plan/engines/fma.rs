@@ -73,8 +73,8 @@ pub fn derived(acc: &LinearLayout, shape: &[i64], drop: usize, k_dim: usize) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::lower::plan::engines::fma::*;
     use crate::lower::plan::assign::default_layout;
+    use crate::lower::plan::engines::fma::*;
 
     /// Every accumulator element's row of A and column of B sit in the
     /// registers its index pairs with, in the same thread.

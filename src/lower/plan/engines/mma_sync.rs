@@ -10,6 +10,7 @@ use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::plan::layout::mma_sync::{acc_layout, WarpGrid};
 use crate::lower::plan::layout::{Blocked, LinearLayout};
 use crate::lower::plan::target::Target;
+use crate::options::Gpu;
 
 /// The most accumulator registers per thread a plan may use.
 const MAX_ACC_REGS: i64 = 128;
@@ -311,4 +312,31 @@ pub const STAGE_BUDGET: i64 = 96 * 1024;
 /// at a time take.
 fn plan_bytes(kind: Kind, batch: i64, mm: i64, nn: i64, ks: i64) -> i64 {
     batch * ((mm + nn) * (ks + 16) * kind.bytes() + (ks * 8 * kind.bytes()))
+}
+
+/// Whether product `id`, planned on `mma.sync` with `plan` in an entry of
+/// `warps` warps, multiplies on sm_90a's `wgmma` instead when its B
+/// operand is copied straight into a buffer: f16/bf16 operands, an f32
+/// accumulator, and every warp owning 16 whole rows of whole warpgroups,
+/// so that the plan's accumulator and A fragments are `wgmma`'s
+/// ([`crate::lower::emit::ops::wgmma_regs`]).
+pub fn on_wgmma(m: &Module, id: OpId, plan: &Plan, target: Target, warps: u32) -> bool {
+    let shape = &plan.acc.shape;
+    let warps = i64::from(warps);
+    let half = matches!(
+        super::operand_elems(m, id),
+        Some((a, b)) if a == b && matches!(a, Scalar::F16 | Scalar::BF16)
+    );
+    target.gpu == Gpu::Sm90
+        && half
+        && plan.kind == Kind::Half
+        && plan.acc_elem == Scalar::F32
+        && !plan.sliced
+        && shape.len() == 2
+        && plan.grid.n == 1
+        && plan.grid.m == warps
+        && warps % 4 == 0
+        && shape[0] == 16 * warps
+        && shape[1] % 8 == 0
+        && shape[1] <= 256
 }
