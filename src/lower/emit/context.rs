@@ -73,7 +73,7 @@ pub struct Lowerer<'m> {
     pub vals: HashMap<ValueId, Lowered>,
     /// Layouts that replace the plan's while a value is recomputed in
     /// another layout ([`crate::lower::emit::ops::remat`]).
-    pub remat_layouts: Layouts,
+    pub layout_overrides: Layouts,
     /// Bytes of shared memory scratch in use at this point of the entry:
     /// the ops being lowered hold it; an op's scratch is released when the
     /// op is done ([`Lowerer::release_shared`]).
@@ -91,15 +91,9 @@ pub struct Lowerer<'m> {
     /// What the op families and engines keep while the entry is emitted,
     /// each its own type.
     pub states: States,
-    /// How many values are being recomputed in another layout, one inside
-    /// the other ([`crate::lower::emit::ops::remat`]).
-    pub remat_depth: u32,
-    /// Bytes of the local `vprintf` argument buffer needed so far.
-    pub local_bytes: u32,
-    /// The `vprintf` format strings made so far (symbol, NUL-terminated bytes).
+    /// The entry's constant byte arrays (`vprintf` format strings,
+    /// lookup tables): symbol and bytes ([`Lowerer::bytes_symbol`]).
     pub strings: Vec<(String, Vec<u8>)>,
-    /// The prefix of this entry's format-string symbols.
-    pub sym_prefix: String,
     /// Variables the innermost `yield` (of an `if`) assigns.
     pub yield_targets: Vec<Vec<Tile>>,
     /// The enclosing loops, innermost last, for `continue` and `break`.
@@ -107,8 +101,6 @@ pub struct Lowerer<'m> {
     /// How many `if`s enclose the op being lowered.
     pub if_depth: usize,
     tid: Option<Reg>,
-    /// The entry's heap allocations (`alloca`), freed when it ends.
-    pub allocas: Vec<Reg>,
     /// The module's `.file` table when building line info, else `None`.
     files: Option<&'m mut Vec<String>>,
 }
@@ -173,14 +165,13 @@ impl<'m> Lowerer<'m> {
         files: Option<&'m mut Vec<String>>,
         reuse_shared: bool,
     ) -> Lowerer<'m> {
-        let name = &plan.name;
         Lowerer {
             m,
             plan,
             dispatch,
             b: Builder::new(),
             vals: HashMap::default(),
-            remat_layouts: HashMap::default(),
+            layout_overrides: HashMap::default(),
             yield_targets: Vec::new(),
             loops: Vec::new(),
             if_depth: 0,
@@ -189,12 +180,8 @@ impl<'m> Lowerer<'m> {
             shared_dirty: u32::MAX,
             states: States::default(),
             reuse_shared,
-            remat_depth: 0,
-            local_bytes: 0,
             strings: Vec::new(),
-            sym_prefix: format!("__tile_fmt_{name}_"),
             tid: None,
-            allocas: Vec::new(),
             files,
         }
     }
@@ -281,6 +268,14 @@ impl<'m> Lowerer<'m> {
             what: format!("'{}' op with {what}", self.m.ops[op].name()),
             location: self.m.location(op),
         }
+    }
+
+    /// A new constant byte array of the entry holding `bytes`: its symbol
+    /// (`__tile_fmt_<entry>_<n>`).
+    pub fn bytes_symbol(&mut self, bytes: Vec<u8>) -> String {
+        let name = format!("__tile_fmt_{}_{}", self.plan.name, self.strings.len());
+        self.strings.push((name.clone(), bytes));
+        name
     }
 
     /// `bar.sync 0`: every thread of the tile block waits for the others.
@@ -477,7 +472,7 @@ impl<'m> Lowerer<'m> {
 
     /// The layout assigned to result `v`.
     pub fn layout_of(&self, v: ValueId) -> Rc<LinearLayout> {
-        self.remat_layouts
+        self.layout_overrides
             .get(&v)
             .or_else(|| self.plan.layouts.get(&v))
             .cloned()

@@ -182,6 +182,7 @@ fn lower_entry_as<'m>(
     }
     l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
     let reqntid = warps * 32;
+    let local_bytes = super::ops::debug::local_bytes(&l);
     let mut f = l.b.finish();
     f.threads = reqntid;
     optimize(&mut f, options.opt_level);
@@ -194,7 +195,7 @@ fn lower_entry_as<'m>(
         reg_counts,
         shared_bytes: l.shared_peak,
         acc_regs: plan.acc_regs,
-        local_bytes: l.local_bytes,
+        local_bytes,
         strings: l.strings,
         body,
         decl,

@@ -17,6 +17,10 @@ use smallvec::smallvec;
 
 use crate::lower::emit::ops::staging::alloc;
 
+/// The entry's heap allocations, freed when it ends ([`free_all`]).
+#[derive(Default)]
+struct Allocations(Vec<Reg>);
+
 /// Allocates, at the current point (the entry's start), every `alloca`
 /// nested in the regions of `ops`; their ops then find their results bound.
 pub fn hoist_nested(l: &mut Lowerer, ops: &[OpId]) -> Result<(), LowerError> {
@@ -122,7 +126,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         vec![r(d)],
         smallvec![Operand::Addr(base, slot.offset)],
     ));
-    l.allocas.push(d);
+    l.states.get::<Allocations>().0.push(d);
     l.bind(
         res,
         Tile {
@@ -137,7 +141,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 /// Frees the entry's allocations (after a barrier, so no thread still
 /// uses them), from thread 0.
 pub fn free_all(l: &mut Lowerer) {
-    if l.allocas.is_empty() {
+    let allocations = l
+        .states
+        .peek::<Allocations>()
+        .map(|a| a.0.clone())
+        .unwrap_or_default();
+    if allocations.is_empty() {
         return;
     }
     l.barrier();
@@ -150,7 +159,7 @@ pub fn free_all(l: &mut Lowerer) {
         smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
     l.b.begin_if(first, true);
-    for p in l.allocas.clone() {
+    for p in allocations {
         l.b.push(Inst::new(
             Opc::Free,
             &[],

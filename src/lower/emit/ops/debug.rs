@@ -22,6 +22,18 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, Special, Ty, LOCAL_SYMBOL};
 
+/// The local `vprintf` argument buffer of the entry.
+#[derive(Default)]
+struct LocalBuffer {
+    /// Bytes the largest argument list needs.
+    bytes: u32,
+}
+
+/// Bytes of the local `vprintf` argument buffer the entry's prints need.
+pub fn local_bytes(l: &Lowerer) -> u32 {
+    l.states.peek::<LocalBuffer>().map_or(0, |b| b.bytes)
+}
+
 /// The most arguments one `vprintf` call takes (CUDA's printf limit).
 pub const MAX_ARGS: usize = 32;
 
@@ -189,7 +201,8 @@ fn vprintf(l: &mut Lowerer, text: &str, args: &[(Reg, Elem, String)]) {
         ));
         off += size;
     }
-    l.local_bytes = l.local_bytes.max(off.max(8) as u32);
+    let buffer = &mut l.states.get::<LocalBuffer>().bytes;
+    *buffer = (*buffer).max(off.max(8) as u32);
     let buf = l.b.op(
         Opc::Cvta,
         &["local"],
@@ -197,10 +210,9 @@ fn vprintf(l: &mut Lowerer, text: &str, args: &[(Reg, Elem, String)]) {
         Ty::U64,
         smallvec![Operand::Reg(local)],
     );
-    let name = format!("{}{}", l.sym_prefix, l.strings.len());
     let mut bytes = text.as_bytes().to_vec();
     bytes.push(0);
-    l.strings.push((name.clone(), bytes));
+    let name = l.bytes_symbol(bytes);
     let sym = l.b.op(
         Opc::Mov,
         &[],

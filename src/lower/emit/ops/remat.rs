@@ -10,6 +10,11 @@ use crate::ir::{Opcode, ValueDef, ValueId};
 use crate::lower::emit::context::{Lowered, Lowerer, Tile};
 use crate::lower::plan::layout::LinearLayout;
 
+/// How many values are being recomputed in another layout, one inside
+/// the other.
+#[derive(Default)]
+struct Depth(u32);
+
 /// How deep recomputation may reach through the ops defining a value.
 const MAX_DEPTH: u32 = 8;
 
@@ -46,18 +51,18 @@ pub fn rematerialize(l: &mut Lowerer, v: ValueId, layout: &Rc<LinearLayout>) -> 
         return None;
     };
     let def = &l.m.ops[op];
-    if l.remat_depth >= MAX_DEPTH || def.results.len() != 1 || !cheap(def.opcode) {
+    if l.states.get::<Depth>().0 >= MAX_DEPTH || def.results.len() != 1 || !cheap(def.opcode) {
         return None;
     }
-    let saved_layout = l.remat_layouts.insert(v, layout.clone());
+    let saved_layout = l.layout_overrides.insert(v, layout.clone());
     let saved_value = l.vals.remove(&v);
-    l.remat_depth += 1;
+    l.states.get::<Depth>().0 += 1;
     let done = l.lower_op(op);
-    l.remat_depth -= 1;
+    l.states.get::<Depth>().0 -= 1;
     let fresh = l.vals.remove(&v);
     match saved_layout {
-        Some(s) => l.remat_layouts.insert(v, s),
-        None => l.remat_layouts.remove(&v),
+        Some(s) => l.layout_overrides.insert(v, s),
+        None => l.layout_overrides.remove(&v),
     };
     if let Some(s) = saved_value {
         l.vals.insert(v, s);

@@ -217,8 +217,7 @@ fn table_lookup(l: &mut Lowerer, elem: Elem, bits: &[u64], layout: &LinearLayout
     for b in bits {
         bytes.extend_from_slice(&b.to_le_bytes()[..width]);
     }
-    let name = format!("{}{}", l.sym_prefix, l.strings.len());
-    l.strings.push((name.clone(), bytes));
+    let name = l.bytes_symbol(bytes);
     let base = l.b.op(
         Opc::Mov,
         &[],
