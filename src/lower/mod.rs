@@ -1,25 +1,36 @@
 //! Lowering from TileIR to PTX.
 //!
-//! The pipeline, one entry at a time, data flowing one way:
+//! One entry at a time, in four stages, each a folder; a stage imports only
+//! the stages before it (`tests/architecture.rs` keeps it so), and what
+//! each stage hands on is a plain value:
 //!
 //! ```text
-//! tile IR ─ facts (assume, constants: divisibility, sign)            facts.rs
-//!         ─ layout assignment: every tile value gets a linear layout   assign.rs, layout/
-//!           (register/lane/warp bases; blocked layouts today, stores
-//!           anchor the choice, 128-bit vectors where provable; eight
-//!           16-bit or sixteen 8-bit elements travel as four packed
-//!           32-bit words, ops/packed.rs)
-//!         ─ per-thread SIMT IR: typed PTX instructions on virtual       simt/, ops/<family>.rs
-//!           registers, structured if/loop/break/continue
-//!         ─ optimizations: constant folding with immediates and        simt/opt.rs,
-//!           integer identities, copy propagation, 64-bit products of    simt/widen.rs
-//!           widened 32-bit values as mul/mad.wide, scoped CSE (also of
-//!           reads of variables until they are written), DCE
-//!           (registers written once only); from -O2 also                simt/licm.rs
-//!           loop-invariant code motion of pure instructions, within
-//!           a live-in register budget
-//!         ─ PTX model: labels, dense register numbering                simt/emit.rs
-//!         ─ text                                                       crate::ptx::Writer
+//! tile IR
+//!   │ analysis/   facts read from the IR alone: divisibility and sign   facts.rs
+//!   │             (assume, constants), views and their partitions,     view.rs, values.rs
+//!   │             product chains (attention), register need            chains.rs, register_need.rs
+//!   ▼
+//!   │ plan/       one Plan per entry, decided before any instruction   mod.rs (Plan, plan_entry)
+//!   │             exists: warps, cluster, the layout of every value     assign.rs, layout/
+//!   │             (linear layouts: register/lane/warp bases; stores
+//!   │             anchor the choice), and every product's engine with   engines/ (mod.rs: the
+//!   │             that engine's own plan: wgmma (sm_90a), mma.sync,      choice; wgmma.rs,
+//!   │             FMAs; launch directives from hints                    mma_sync.rs, fma.rs), launch.rs
+//!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
+//!   ▼
+//!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
+//!   │             (Lowerer: plan, body under construction, lowered       entry.rs, states.rs
+//!   │             values, each family's own state), the entry driver,
+//!   │             one op family a file; the dispatcher hands each op    ops/mod.rs, ops/<family>.rs
+//!   │             to its family, a product to its plan's engine
+//!   ▼
+//!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
+//!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,
+//!   │             folding with immediates, copy propagation, wide        cse.rs, licm.rs, offsets.rs
+//!   │             products, scoped CSE, DCE, from -O2 loop-invariant
+//!   │             code motion; labels and dense register numbering      simt/emit.rs
+//!   ▼
+//! PTX model ─ text                                                      crate::ptx::Writer
 //! ```
 //!
 //! With `--lineinfo` or `-g`, every instruction carries the source position
@@ -27,24 +38,26 @@
 //! `.file`/`.loc` lines; `-g` adds the DWARF compile unit (`ptx::dwarf`).
 //!
 //! Data moves between threads by warp shuffles (reductions) or through a
-//! shared-memory scratch array (`ops/staging.rs`: layout conversions,
+//! shared-memory scratch array (`emit/ops/staging.rs`: layout conversions,
 //! permute/cat/extract/insert, pack/unpack, cross-warp reductions, scans,
-//! the FMA matmul). Matrix multiplies go to an engine (`ops/mma.rs`): on
-//! sm_90a `wgmma` from swizzled shared-memory operands (`ops/wgmma.rs`,
-//! `ops/wgmma_smem.rs`, `layout/wgmma.rs`); elsewhere `mma.sync`
-//! (`ops/mma_sync*.rs`, fragment layouts in `layout/mma_sync.rs`) reads
-//! operands staged in padded shared memory with `ldmatrix`, and a `for` loop
-//! that only loads A and B and multiplies them is pipelined with `cp.async`
-//! stages. `mmaf_scaled` dequantizes its f8 operands to bf16 in registers
-//! and goes to the same engines (`ops/mma_scaled.rs`). Target facts (clusters, bf16 arithmetic, vector width)
-//! live in `target.rs`. An op or feature not handled yet is a
-//! [`LowerError::Unsupported`] naming the op and its source location.
+//! the FMA matmul). A matrix multiply goes to the engine its plan names
+//! (`emit/ops/mma.rs`): on sm_90a `wgmma` from swizzled shared-memory
+//! operands (`emit/ops/wgmma*.rs`, layouts in `plan/layout/smem.rs` and
+//! `plan/layout/wgmma.rs`); elsewhere `mma.sync` (`emit/ops/mma_sync*.rs`,
+//! fragment layouts in `plan/layout/mma_sync.rs`) reads operands staged in
+//! padded shared memory with `ldmatrix`, and a `for` loop that only loads A
+//! and B and multiplies them is pipelined with `cp.async` stages.
+//! `mmaf_scaled` dequantizes its f8 operands to bf16 in registers and goes
+//! to the same engines (`emit/ops/mma_scaled.rs`). Target facts (clusters,
+//! bf16 arithmetic, vector width) live in `plan/target.rs`. An op or
+//! feature not handled yet is a [`LowerError::Unsupported`] naming the op
+//! and its source location.
 //!
 //! Constants from the input (tensor-view shapes, strides and offsets) may be
 //! any 64-bit value: arithmetic folding them into immediates uses
 //! `checked_*` and fails with [`LowerError::TooLarge`] at the op (status 4)
 //! rather than wrap; a function doing such arithmetic carries
-//! `#[deny(clippy::arithmetic_side_effects)]` (all of `ops::static_offsets`
+//! `#[deny(clippy::arithmetic_side_effects)]` (all of `emit::ops::static_offsets`
 //! and of `crate::ptx::check`). Tile sizes are
 //! bounded by the verifier (2^24 elements). Every instruction built is
 //! range-checked as it is pushed ([`crate::ptx::check`]), so an immediate

@@ -94,8 +94,6 @@ pub struct Lowerer<'m> {
     /// The entry's constant byte arrays (`vprintf` format strings,
     /// lookup tables): symbol and bytes ([`Lowerer::bytes_symbol`]).
     pub strings: Vec<(String, Vec<u8>)>,
-    /// Variables the innermost `yield` (of an `if`) assigns.
-    pub yield_targets: Vec<Vec<Tile>>,
     /// The enclosing loops, innermost last, for `continue` and `break`.
     pub loops: Vec<LoopCtx>,
     /// How many `if`s enclose the op being lowered.
@@ -172,7 +170,6 @@ impl<'m> Lowerer<'m> {
             b: Builder::new(),
             vals: HashMap::default(),
             layout_overrides: HashMap::default(),
-            yield_targets: Vec::new(),
             loops: Vec::new(),
             if_depth: 0,
             shared_bytes: 0,

@@ -11,6 +11,10 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
+/// The variables each enclosing `if`'s `yield` assigns, innermost last.
+#[derive(Default)]
+struct YieldTargets(Vec<Vec<Tile>>);
+
 /// Fresh variables for result `v` in its assigned layout; none for a token
 /// (it has no runtime form: carried through control flow, it is nothing).
 fn variables(l: &mut Lowerer, id: OpId, v: crate::ir::ValueId) -> Result<Tile, LowerError> {
@@ -141,7 +145,9 @@ pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     let (targets, jump) = match opcode {
         Opcode::Yield => (
-            l.yield_targets
+            l.states
+                .get::<YieldTargets>()
+                .0
                 .last()
                 .cloned()
                 .ok_or_else(|| l.unsupported(id))?,
@@ -192,7 +198,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .iter()
         .map(|&r| variables(l, id, r))
         .collect::<Result<Vec<_>, _>>()?;
-    l.yield_targets.push(vars.clone());
+    l.states.get::<YieldTargets>().0.push(vars.clone());
     l.if_depth += 1;
     l.b.begin_if(c, true);
     lower_region(l, id, 0)?;
@@ -202,7 +208,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     l.b.end_if();
     l.if_depth -= 1;
-    l.yield_targets.pop();
+    l.states.get::<YieldTargets>().0.pop();
     for (&r, t) in op.results.iter().zip(vars) {
         bind_var(l, r, t);
     }
