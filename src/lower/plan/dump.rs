@@ -4,7 +4,6 @@ use std::fmt::Write;
 use super::{Plan, Product};
 use crate::ir::{Module, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::plan::engines::Engine;
 
 impl Plan {
     /// The plan as text: the entry and its warps, then every product with
@@ -56,7 +55,7 @@ fn product(s: &mut String, m: &Module, i: usize, p: &Product) {
             .first()
             .map_or_else(|| "?".into(), |&v| tile(m, v)),
     );
-    let _ = writeln!(s, "    engine: {}", engine(&p.engine));
+    let _ = writeln!(s, "    engine: {}", p.engine.plan().describe());
 }
 
 /// `128x64 f16`.
@@ -71,40 +70,5 @@ fn tile(m: &Module, v: ValueId) -> String {
             format!("{} {elem}", dims.join("x"))
         }
         None => "?".into(),
-    }
-}
-
-/// One line naming the engine and its own plan.
-fn engine(e: &Engine) -> String {
-    match e {
-        Engine::Wgmma(p) => {
-            let [m, n, k] = p.mnk;
-            let [a, b, c] = p.types.map(|t| t.name());
-            format!(
-                "wgmma, {m}x{n}x{k} in {} warpgroup(s) along M, {a} x {b} -> {c}",
-                p.groups
-            )
-        }
-        Engine::MmaSync(p) => {
-            let mut s = format!(
-                "mma.sync {:?} (m{}n8k{}), warps {}x{} of {}, accumulator {}, K {}",
-                p.kind,
-                p.kind.m(),
-                p.kind.k(),
-                p.grid.m,
-                p.grid.n,
-                p.grid.total,
-                p.acc_elem.name(),
-                p.k
-            );
-            if p.sliced {
-                s.push_str(", K staged in slices");
-            }
-            if let Some(split) = p.split {
-                let _ = write!(s, ", chain split over warp pairs by {split:?}");
-            }
-            s
-        }
-        Engine::Fma => "fma (CUDA cores)".into(),
     }
 }

@@ -5,6 +5,26 @@ use crate::ir::{Module, OpId, Opcode};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::layout::LinearLayout;
 
+/// The FMA engine's plan: it has no decision of its own; its operands'
+/// layouts follow the accumulator's ([`operand_layouts`]), which layout
+/// assignment applies.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan;
+
+impl super::EnginePlan for Plan {
+    fn acc_layout(&self) -> Option<LinearLayout> {
+        None
+    }
+
+    fn operand_layouts(&self, _: &Module, _: OpId, _: u32) -> [Option<LinearLayout>; 2] {
+        [None, None]
+    }
+
+    fn describe(&self) -> String {
+        "fma (CUDA cores)".into()
+    }
+}
+
 /// The most registers (of A and B together, distinct within a thread) the
 /// operands of a register-path multiply may take.
 const MAX_OPERAND_REGS: usize = 64;

@@ -91,11 +91,6 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The accumulator (and result) layout.
-    pub fn acc_layout(&self) -> LinearLayout {
-        self.acc.clone()
-    }
-
     /// How many parts the warps split K into (two for [`Split::K`]).
     pub fn k_parts(&self) -> i64 {
         if self.split == Some(Split::K) {
@@ -108,6 +103,37 @@ impl Plan {
     /// Whether the warps hold A as fragments in registers.
     fn a_in_registers(&self) -> bool {
         a_in_registers(self.kind, self.grid, self.split)
+    }
+}
+
+impl super::EnginePlan for Plan {
+    fn acc_layout(&self) -> Option<LinearLayout> {
+        Some(self.acc.clone())
+    }
+
+    fn operand_layouts(&self, m: &Module, id: OpId, warps: u32) -> [Option<LinearLayout>; 2] {
+        operand_layouts(m, id, self, warps)
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!(
+            "mma.sync {:?} (m{}n8k{}), warps {}x{} of {}, accumulator {}, K {}",
+            self.kind,
+            self.kind.m(),
+            self.kind.k(),
+            self.grid.m,
+            self.grid.n,
+            self.grid.total,
+            self.acc_elem.name(),
+            self.k
+        );
+        if self.sliced {
+            s.push_str(", K staged in slices");
+        }
+        if let Some(split) = self.split {
+            s.push_str(&format!(", chain split over warp pairs by {split:?}"));
+        }
+        s
     }
 }
 

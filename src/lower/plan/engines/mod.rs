@@ -35,6 +35,20 @@ pub fn operand_elems(m: &Module, id: OpId) -> Option<(Scalar, Scalar)> {
     Some((elem("lhs")?, elem("rhs")?))
 }
 
+/// What each engine's own plan tells layout assignment and the plan's
+/// dump. An engine is a file here with its plan type implementing this, a
+/// variant of [`Engine`] and its place in [`engine`]'s order; its emission
+/// is a file under [`crate::lower::emit::ops`].
+pub trait EnginePlan {
+    /// The accumulator (and result) layout it computes in, if it has one.
+    fn acc_layout(&self) -> Option<LinearLayout>;
+    /// Layouts it would like the A and B operands of product `id` in (in
+    /// an entry of `warps` warps), where it has a wish.
+    fn operand_layouts(&self, m: &Module, id: OpId, warps: u32) -> [Option<LinearLayout>; 2];
+    /// Its decisions, in one line of stable text.
+    fn describe(&self) -> String;
+}
+
 /// The engine chosen for one matrix multiply.
 #[derive(Clone, Debug)]
 pub enum Engine {
@@ -64,13 +78,20 @@ pub fn engine(m: &Module, id: OpId, target: Target, warps: u32) -> Engine {
     Engine::Fma
 }
 
+impl Engine {
+    /// The engine's own plan.
+    pub fn plan(&self) -> &dyn EnginePlan {
+        match self {
+            Engine::Wgmma(p) => p,
+            Engine::MmaSync(p) => p,
+            Engine::Fma => &fma::Plan,
+        }
+    }
+}
+
 /// The accumulator (and result) layout `engine` needs, if it needs one.
 pub fn acc_layout(engine: &Engine) -> Option<LinearLayout> {
-    match engine {
-        Engine::Wgmma(p) => Some(p.acc_layout()),
-        Engine::MmaSync(p) => Some(p.acc_layout()),
-        Engine::Fma => None,
-    }
+    engine.plan().acc_layout()
 }
 
 /// Layouts `engine` would like the A and B operands of op `id` in, where
@@ -81,11 +102,7 @@ pub fn operand_layouts(
     engine: &Engine,
     warps: u32,
 ) -> [Option<LinearLayout>; 2] {
-    match engine {
-        Engine::Wgmma(p) => p.operand_layouts().map_or([None, None], |l| l.map(Some)),
-        Engine::MmaSync(p) => mma_sync::operand_layouts(m, id, p, warps),
-        Engine::Fma => [None, None],
-    }
+    engine.plan().operand_layouts(m, id, warps)
 }
 
 /// The warps per tile block an entry whose body is `ops` wants: the most

@@ -26,11 +26,6 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The accumulator (and result) layout.
-    pub fn acc_layout(&self) -> LinearLayout {
-        self.acc.clone()
-    }
-
     /// Layouts for A and B that load up to 16 bytes at a time along the
     /// rows and write up to 16 bytes at a time into the swizzled buffers:
     /// row vectors for A and MN-major B; for K-major B, short row vectors
@@ -49,6 +44,25 @@ impl Plan {
             frag::operand(&[k, n], warps, &[(1, along_n), (0, along_k)], [1, 0])
         };
         Some([frag::operand(&[m, k], warps, &[(1, vec)], [1, 0]), b_layout])
+    }
+}
+
+impl super::EnginePlan for Plan {
+    fn acc_layout(&self) -> Option<LinearLayout> {
+        Some(self.acc.clone())
+    }
+
+    fn operand_layouts(&self, _: &Module, _: OpId, _: u32) -> [Option<LinearLayout>; 2] {
+        Plan::operand_layouts(self).map_or([None, None], |l| l.map(Some))
+    }
+
+    fn describe(&self) -> String {
+        let [m, n, k] = self.mnk;
+        let [a, b, c] = self.types.map(|t| t.name());
+        format!(
+            "wgmma, {m}x{n}x{k} in {} warpgroup(s) along M, {a} x {b} -> {c}",
+            self.groups
+        )
     }
 }
 
