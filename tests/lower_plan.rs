@@ -74,6 +74,11 @@ fn attention_chains_stay_on_mma_sync_on_every_target() {
             e.iter().all(|e| e.starts_with("mma.sync Half")),
             "{gpu}: {d}"
         );
+        assert_eq!(d.matches("in a product chain").count(), 4, "{d}");
+        // On sm_90 the rows-owning warps fill warpgroups: the products run
+        // on wgmma with A from registers where B is copied directly.
+        let on_wgmma = d.matches("on wgmma, A from registers").count();
+        assert_eq!(on_wgmma, if gpu == Gpu::Sm90 { 4 } else { 0 }, "{gpu}: {d}");
     }
 }
 

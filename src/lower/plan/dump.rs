@@ -4,6 +4,8 @@ use std::fmt::Write;
 use super::{Plan, Product};
 use crate::ir::{Module, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::plan::engines::mma_sync::on_wgmma;
+use crate::lower::plan::engines::Engine;
 
 impl Plan {
     /// The plan as text: the entry and its warps, then every product with
@@ -31,15 +33,21 @@ impl Plan {
             self.layouts.len()
         );
         let _ = writeln!(s, "  accumulator registers per thread: {}", self.acc_regs);
+        let _ = writeln!(
+            s,
+            "  tiles live at once: {} words ({} a thread)",
+            self.peak_words,
+            self.peak_words.div_ceil(u64::from(self.warps.max(1)) * 32)
+        );
         for (i, p) in self.products.iter().enumerate() {
-            product(&mut s, m, i, p);
+            product(&mut s, m, self, i, p);
         }
         s
     }
 }
 
 /// The lines of one product.
-fn product(s: &mut String, m: &Module, i: usize, p: &Product) {
+fn product(s: &mut String, m: &Module, plan: &Plan, i: usize, p: &Product) {
     let op = &m.ops[p.op];
     let at = m
         .location(p.op)
@@ -55,7 +63,18 @@ fn product(s: &mut String, m: &Module, i: usize, p: &Product) {
             .first()
             .map_or_else(|| "?".into(), |&v| tile(m, v)),
     );
+    if p.chained {
+        let _ = writeln!(s, "    in a product chain (attention)");
+    }
     let _ = writeln!(s, "    engine: {}", p.engine.plan().describe());
+    if let Engine::MmaSync(e) = &p.engine {
+        if on_wgmma(m, p.op, e, plan.target, plan.warps) {
+            let _ = writeln!(
+                s,
+                "    on wgmma, A from registers, where B is copied straight to shared memory"
+            );
+        }
+    }
 }
 
 /// `128x64 f16`.

@@ -51,6 +51,9 @@ pub struct Plan {
     pub products: Vec<Product>,
     /// Registers per thread the products' accumulators hold, all together.
     pub acc_regs: u32,
+    /// The most 32-bit words the entry's tiles hold at once, the whole tile
+    /// block's ([`crate::lower::analysis::register_need`]).
+    pub peak_words: u64,
 }
 
 /// One matrix multiply and the engine chosen for it.
@@ -60,6 +63,9 @@ pub struct Product {
     pub op: OpId,
     /// Its engine, with that engine's plan.
     pub engine: Engine,
+    /// Whether it is part of a chain (attention's `S = Q·Kᵀ`, `O = P·V`,
+    /// [`crate::lower::analysis::chains`]).
+    pub chained: bool,
 }
 
 impl Plan {
@@ -96,6 +102,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         .map(|op| Product {
             op,
             engine: engines::engine(m, op, target, warps),
+            chained: crate::lower::analysis::chains::chained(m, op),
         })
         .collect();
     let engines = products.iter().map(|p| (p.op, p.engine.clone())).collect();
@@ -112,6 +119,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         facts,
         layouts,
         acc_regs: engines::accumulator_registers(m, &block.ops, warps),
+        peak_words: crate::lower::analysis::register_need::peak_words(m, &block.ops),
         products,
     })
 }
