@@ -1,6 +1,6 @@
 //! Arithmetic, comparison, selection and math ops, honouring rounding
 //! modes, flush-to-zero, NaN propagation, signedness.
-use crate::ir::{Attr, OpId, Opcode, Scalar};
+use crate::ir::{Attr, OpId, Opcode, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
@@ -140,143 +140,37 @@ fn regs(v: &[Reg]) -> Vec<Operand> {
     v.iter().map(|r| Operand::Reg(*r)).collect()
 }
 
+/// An op of the arithmetic family with what its lowering reads: its
+/// opcode, the scalar of its operands, its `flush_to_zero` flag and its
+/// operands.
+struct ArithOp {
+    id: OpId,
+    opcode: Opcode,
+    /// The element scalar of the operands.
+    s: Scalar,
+    ftz: bool,
+    ops: Vec<ValueId>,
+}
+
 /// Lowers the arithmetic family.
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
     let Some(s) = operand_scalar(l, id) else {
         return Err(l.unsupported(id));
     };
-    let ftz = op.has_flag("flush_to_zero");
-    let rnd_attr = enum_attr(l, id, "rounding_mode");
-    let ops = op.operands.clone();
+    let a = ArithOp {
+        id,
+        opcode: op.opcode,
+        s,
+        ftz: op.has_flag("flush_to_zero"),
+        ops: op.operands.clone(),
+    };
     match op.opcode {
         Opcode::AddF | Opcode::SubF | Opcode::MulF | Opcode::DivF | Opcode::Fma => {
-            let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
-            let opc = match op.opcode {
-                Opcode::AddF => Opc::Add,
-                Opcode::SubF => Opc::Sub,
-                Opcode::MulF => Opc::Mul,
-                Opcode::DivF => Opc::Div,
-                _ => Opc::Fma,
-            };
-            let rv = rnd_attr.unwrap_or(0);
-            let rnd: &'static str = match (rv, op.opcode) {
-                (4, Opcode::DivF) if fty != Ty::F64 => "approx",
-                (5, Opcode::DivF) if fty != Ty::F64 => "full",
-                _ => rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?,
-            };
-            // 16-bit arithmetic rounds to nearest only.
-            let native16 = match fty {
-                Ty::F16 => opc != Opc::Div && rnd == "rn",
-                Ty::BF16 => {
-                    rnd == "rn"
-                        && (opc == Opc::Fma || (l.plan.target.has_bf16_arith() && opc != Opc::Div))
-                }
-                _ => true,
-            };
-            let approx_like = matches!(rnd, "approx" | "full");
-            elementwise(l, id, &ops, |l, r| {
-                if native16 {
-                    let mut mods = vec![rnd];
-                    if ftz && (fty == Ty::F32 || fty == Ty::F16) {
-                        mods.push("ftz");
-                    }
-                    let cls = RegClass::for_bits(fty.bits());
-                    let d = l.b.reg(cls);
-                    l.b.push(Inst::new(
-                        opc,
-                        &mods,
-                        &[fty],
-                        smallvec![Operand::Reg(d)],
-                        regs(r),
-                    ));
-                    return Ok(d);
-                }
-                // Through f32: exact widening, then the op and the way back
-                // both round the same way. To nearest, the double rounding
-                // is innocuous for + - * / (24 >= 2*11+2 bits); a directed
-                // rounding composes exactly, the 16-bit values being f32
-                // values.
-                let w: Vec<Reg> = r.iter().map(|&x| to_f32(l, s, x)).collect();
-                let mut mods = vec![rnd];
-                if ftz {
-                    mods.push("ftz");
-                }
-                let d = l.b.reg(RegClass::B32);
-                l.b.push(Inst::new(
-                    opc,
-                    &mods,
-                    &[Ty::F32],
-                    smallvec![Operand::Reg(d)],
-                    regs(&w),
-                ));
-                Ok(from_f32(l, s, d, if approx_like { "rn" } else { rnd }))
-            })
+            float_arith(l, &a)
         }
-        Opcode::MaxF | Opcode::MinF => {
-            let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
-            let opc = if op.opcode == Opcode::MaxF {
-                Opc::Max
-            } else {
-                Opc::Min
-            };
-            let nan = op.has_flag("propagate_nan");
-            elementwise(l, id, &ops, |l, r| {
-                if fty == Ty::F64 && nan {
-                    // No max.NaN for f64: the plain result, or the NaN.
-                    let m = l.b.op(opc, &[], &[fty], fty, regs(r));
-                    let either = l.b.op(Opc::Setp, &["nan"], &[fty], Ty::Pred, regs(r));
-                    let q = l.b.op(Opc::Add, &["rn"], &[fty], fty, regs(r));
-                    return Ok(l.b.op(
-                        Opc::Selp,
-                        &[],
-                        &[fty],
-                        fty,
-                        smallvec![Operand::Reg(q), Operand::Reg(m), Operand::Reg(either)],
-                    ));
-                }
-                let mut mods = Vec::new();
-                if ftz && fty != Ty::F64 {
-                    mods.push("ftz");
-                }
-                if nan {
-                    mods.push("NaN");
-                }
-                let d = l.b.reg(RegClass::for_bits(fty.bits()));
-                l.b.push(Inst::new(
-                    opc,
-                    &mods,
-                    &[fty],
-                    smallvec![Operand::Reg(d)],
-                    regs(r),
-                ));
-                Ok(d)
-            })
-        }
-        Opcode::NegF | Opcode::AbsF => {
-            let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
-            let neg = op.opcode == Opcode::NegF;
-            elementwise(l, id, &ops, |l, r| {
-                let bits = fty.bits();
-                if bits == 16 {
-                    // Sign-bit arithmetic: exact for every value, NaN included.
-                    let (opc, m) = if neg {
-                        (Opc::Xor, 0x8000)
-                    } else {
-                        (Opc::And, 0x7fff)
-                    };
-                    return Ok(l.b.op(
-                        opc,
-                        &[],
-                        &[Ty::B16],
-                        Ty::B16,
-                        smallvec![Operand::Reg(r[0]), Operand::Imm(m)],
-                    ));
-                }
-                let opc = if neg { Opc::Neg } else { Opc::Abs };
-                Ok(l.b.op(opc, &[], &[fty], fty, regs(r)))
-            })
-        }
+        Opcode::MaxF | Opcode::MinF => float_max_min(l, &a),
+        Opcode::NegF | Opcode::AbsF => float_neg_abs(l, &a),
         Opcode::AddI
         | Opcode::SubI
         | Opcode::MulI
@@ -289,134 +183,293 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::MinI
         | Opcode::ShRI
         | Opcode::DivI
-        | Opcode::RemI => int_binary(l, id, s, &op.opcode, &ops),
-        // Modulo 2, -a is a; and |a| of a signed i1 (0 or -1) wraps back
-        // to a.
-        Opcode::NegI | Opcode::AbsI if s.bit_width() == 1 => {
-            elementwise(l, id, &ops, |_, r| Ok(r[0]))
-        }
-        Opcode::NegI | Opcode::AbsI if s.bit_width() == 8 => {
-            crate::lower::emit::ops::int8::unary(l, id, op.opcode == Opcode::NegI, &ops)
-        }
-        Opcode::NegI | Opcode::AbsI => {
-            let ity = int_ty(s, true).ok_or_else(|| l.unsupported(id))?;
-            let opc = if op.opcode == Opcode::NegI {
-                Opc::Neg
-            } else {
-                Opc::Abs
-            };
-            elementwise(l, id, &ops, |l, r| {
-                Ok(l.b.op(opc, &[], &[ity], ity, regs(r)))
-            })
-        }
-        Opcode::CmpF => {
-            let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
-            let pred = enum_attr(l, id, "comparison_predicate").unwrap_or(0);
-            let ordered = enum_attr(l, id, "comparison_ordering") != Some(0);
-            let base = ["eq", "ne", "lt", "le", "gt", "ge"]
-                .get(pred as usize)
-                .copied()
-                .ok_or_else(|| l.unsupported(id))?;
-            let m: &'static str = if ordered {
-                base
-            } else {
-                ["equ", "neu", "ltu", "leu", "gtu", "geu"][pred as usize]
-            };
-            elementwise(l, id, &ops, |l, r| {
-                let (ty, r): (Ty, Vec<Reg>) = if fty.bits() == 16 {
-                    (Ty::F32, r.iter().map(|&x| to_f32(l, s, x)).collect())
-                } else {
-                    (fty, r.to_vec())
-                };
-                Ok(l.b.op(Opc::Setp, &[m], &[ty], Ty::Pred, regs(&r)))
-            })
-        }
-        Opcode::CmpI => {
-            let signed = signed_attr(l, id);
-            let pred = enum_attr(l, id, "comparison_predicate").unwrap_or(0);
-            let m = ["eq", "ne", "lt", "le", "gt", "ge"]
-                .get(pred as usize)
-                .copied()
-                .ok_or_else(|| l.unsupported(id))?;
-            if s == Scalar::I1 {
-                return elementwise(l, id, &ops, |l, r| {
-                    // i1 compares as 0/1 (signed: true is -1).
-                    let w: Vec<Reg> = r
-                        .iter()
-                        .map(|&x| {
-                            let v = if signed { -1 } else { 1 };
-                            l.b.op(
-                                Opc::Selp,
-                                &[],
-                                &[Ty::S32],
-                                Ty::S32,
-                                smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(x)],
-                            )
-                        })
-                        .collect();
-                    Ok(l.b.op(Opc::Setp, &[m], &[Ty::S32], Ty::Pred, regs(&w)))
-                });
-            }
-            let ity = if matches!(m, "eq" | "ne") {
-                Ty::from_bits(s.bit_width())
-            } else {
-                int_ty(s, signed).ok_or_else(|| l.unsupported(id))?
-            };
-            if matches!(ity, Ty::B8 | Ty::S8 | Ty::U8) {
-                return crate::lower::emit::ops::int8::compare(l, id, m, signed, &ops);
-            }
-            elementwise(l, id, &ops, |l, r| {
-                Ok(l.b.op(Opc::Setp, &[m], &[ity], Ty::Pred, regs(r)))
-            })
-        }
-        Opcode::Select => {
-            let Some(rs) = op.results.first().and_then(|&v| value_tile(l.m, v)) else {
-                return Err(l.unsupported(id));
-            };
-            let e = rs.1;
-            elementwise(l, id, &ops, |l, r| {
-                if e.bits() == 1 {
-                    let a = l.b.op(
-                        Opc::And,
-                        &[],
-                        &[Ty::Pred],
-                        Ty::Pred,
-                        smallvec![Operand::Reg(r[0]), Operand::Reg(r[1])],
-                    );
-                    let nc = l.b.op(
-                        Opc::Not,
-                        &[],
-                        &[Ty::Pred],
-                        Ty::Pred,
-                        smallvec![Operand::Reg(r[0])],
-                    );
-                    let b = l.b.op(
-                        Opc::And,
-                        &[],
-                        &[Ty::Pred],
-                        Ty::Pred,
-                        smallvec![Operand::Reg(nc), Operand::Reg(r[2])],
-                    );
-                    return Ok(l.b.op(
-                        Opc::Or,
-                        &[],
-                        &[Ty::Pred],
-                        Ty::Pred,
-                        smallvec![Operand::Reg(a), Operand::Reg(b)],
-                    ));
-                }
-                let ty = Ty::from_bits(e.bits().max(16));
-                Ok(l.b.op(
-                    Opc::Selp,
-                    &[],
-                    &[ty],
-                    ty,
-                    smallvec![Operand::Reg(r[1]), Operand::Reg(r[2]), Operand::Reg(r[0])],
-                ))
-            })
-        }
+        | Opcode::RemI => int_binary(l, id, s, &op.opcode, &a.ops),
+        Opcode::NegI | Opcode::AbsI => int_neg_abs(l, &a),
+        Opcode::CmpF => float_compare(l, &a),
+        Opcode::CmpI => int_compare(l, &a),
+        Opcode::Select => select(l, &a),
         _ => crate::lower::emit::ops::math::lower(l, id, s),
     }
+}
+
+/// `+ - * /` and `fma` on floats, in the op's rounding mode; 16-bit floats
+/// the target cannot compute natively go through f32.
+fn float_arith(l: &mut Lowerer, a: &ArithOp) -> Result<(), LowerError> {
+    let (id, s, ftz) = (a.id, a.s, a.ftz);
+    let rnd_attr = enum_attr(l, id, "rounding_mode");
+    let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
+    let opc = match a.opcode {
+        Opcode::AddF => Opc::Add,
+        Opcode::SubF => Opc::Sub,
+        Opcode::MulF => Opc::Mul,
+        Opcode::DivF => Opc::Div,
+        _ => Opc::Fma,
+    };
+    let rv = rnd_attr.unwrap_or(0);
+    let rnd: &'static str = match (rv, a.opcode) {
+        (4, Opcode::DivF) if fty != Ty::F64 => "approx",
+        (5, Opcode::DivF) if fty != Ty::F64 => "full",
+        _ => rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?,
+    };
+    // 16-bit arithmetic rounds to nearest only.
+    let native16 = match fty {
+        Ty::F16 => opc != Opc::Div && rnd == "rn",
+        Ty::BF16 => {
+            rnd == "rn" && (opc == Opc::Fma || (l.plan.target.has_bf16_arith() && opc != Opc::Div))
+        }
+        _ => true,
+    };
+    let approx_like = matches!(rnd, "approx" | "full");
+    elementwise(l, id, &a.ops, |l, r| {
+        if native16 {
+            let mut mods = vec![rnd];
+            if ftz && (fty == Ty::F32 || fty == Ty::F16) {
+                mods.push("ftz");
+            }
+            let cls = RegClass::for_bits(fty.bits());
+            let d = l.b.reg(cls);
+            l.b.push(Inst::new(
+                opc,
+                &mods,
+                &[fty],
+                smallvec![Operand::Reg(d)],
+                regs(r),
+            ));
+            return Ok(d);
+        }
+        // Through f32: exact widening, then the op and the way back
+        // both round the same way. To nearest, the double rounding
+        // is innocuous for + - * / (24 >= 2*11+2 bits); a directed
+        // rounding composes exactly, the 16-bit values being f32
+        // values.
+        let w: Vec<Reg> = r.iter().map(|&x| to_f32(l, s, x)).collect();
+        let mut mods = vec![rnd];
+        if ftz {
+            mods.push("ftz");
+        }
+        let d = l.b.reg(RegClass::B32);
+        l.b.push(Inst::new(
+            opc,
+            &mods,
+            &[Ty::F32],
+            smallvec![Operand::Reg(d)],
+            regs(&w),
+        ));
+        Ok(from_f32(l, s, d, if approx_like { "rn" } else { rnd }))
+    })
+}
+
+/// `max` and `min` on floats, propagating NaN when the op asks (by hand
+/// for f64, which has no `max.NaN`).
+fn float_max_min(l: &mut Lowerer, a: &ArithOp) -> Result<(), LowerError> {
+    let (id, ftz) = (a.id, a.ftz);
+    let fty = float_ty(a.s).ok_or_else(|| l.unsupported(id))?;
+    let opc = if a.opcode == Opcode::MaxF {
+        Opc::Max
+    } else {
+        Opc::Min
+    };
+    let nan = l.m.ops[id].has_flag("propagate_nan");
+    elementwise(l, id, &a.ops, |l, r| {
+        if fty == Ty::F64 && nan {
+            // No max.NaN for f64: the plain result, or the NaN.
+            let m = l.b.op(opc, &[], &[fty], fty, regs(r));
+            let either = l.b.op(Opc::Setp, &["nan"], &[fty], Ty::Pred, regs(r));
+            let q = l.b.op(Opc::Add, &["rn"], &[fty], fty, regs(r));
+            return Ok(l.b.op(
+                Opc::Selp,
+                &[],
+                &[fty],
+                fty,
+                smallvec![Operand::Reg(q), Operand::Reg(m), Operand::Reg(either)],
+            ));
+        }
+        let mut mods = Vec::new();
+        if ftz && fty != Ty::F64 {
+            mods.push("ftz");
+        }
+        if nan {
+            mods.push("NaN");
+        }
+        let d = l.b.reg(RegClass::for_bits(fty.bits()));
+        l.b.push(Inst::new(
+            opc,
+            &mods,
+            &[fty],
+            smallvec![Operand::Reg(d)],
+            regs(r),
+        ));
+        Ok(d)
+    })
+}
+
+/// `-a` and `|a|` on floats (on the sign bit for 16-bit floats).
+fn float_neg_abs(l: &mut Lowerer, a: &ArithOp) -> Result<(), LowerError> {
+    let fty = float_ty(a.s).ok_or_else(|| l.unsupported(a.id))?;
+    let neg = a.opcode == Opcode::NegF;
+    elementwise(l, a.id, &a.ops, |l, r| {
+        let bits = fty.bits();
+        if bits == 16 {
+            // Sign-bit arithmetic: exact for every value, NaN included.
+            let (opc, m) = if neg {
+                (Opc::Xor, 0x8000)
+            } else {
+                (Opc::And, 0x7fff)
+            };
+            return Ok(l.b.op(
+                opc,
+                &[],
+                &[Ty::B16],
+                Ty::B16,
+                smallvec![Operand::Reg(r[0]), Operand::Imm(m)],
+            ));
+        }
+        let opc = if neg { Opc::Neg } else { Opc::Abs };
+        Ok(l.b.op(opc, &[], &[fty], fty, regs(r)))
+    })
+}
+
+/// `-a` and `|a|` on integers.
+fn int_neg_abs(l: &mut Lowerer, a: &ArithOp) -> Result<(), LowerError> {
+    let (id, s) = (a.id, a.s);
+    if s.bit_width() == 1 {
+        // Modulo 2, -a is a; and |a| of a signed i1 (0 or -1) wraps back
+        // to a.
+        return elementwise(l, id, &a.ops, |_, r| Ok(r[0]));
+    }
+    if s.bit_width() == 8 {
+        return crate::lower::emit::ops::int8::unary(l, id, a.opcode == Opcode::NegI, &a.ops);
+    }
+    let ity = int_ty(s, true).ok_or_else(|| l.unsupported(id))?;
+    let opc = if a.opcode == Opcode::NegI {
+        Opc::Neg
+    } else {
+        Opc::Abs
+    };
+    elementwise(l, id, &a.ops, |l, r| {
+        Ok(l.b.op(opc, &[], &[ity], ity, regs(r)))
+    })
+}
+
+/// `cmpf`: `setp` by the op's predicate and ordering (16-bit floats
+/// compared in f32).
+fn float_compare(l: &mut Lowerer, a: &ArithOp) -> Result<(), LowerError> {
+    let (id, s) = (a.id, a.s);
+    let fty = float_ty(s).ok_or_else(|| l.unsupported(id))?;
+    let pred = enum_attr(l, id, "comparison_predicate").unwrap_or(0);
+    let ordered = enum_attr(l, id, "comparison_ordering") != Some(0);
+    let base = ["eq", "ne", "lt", "le", "gt", "ge"]
+        .get(pred as usize)
+        .copied()
+        .ok_or_else(|| l.unsupported(id))?;
+    let m: &'static str = if ordered {
+        base
+    } else {
+        ["equ", "neu", "ltu", "leu", "gtu", "geu"][pred as usize]
+    };
+    elementwise(l, id, &a.ops, |l, r| {
+        let (ty, r): (Ty, Vec<Reg>) = if fty.bits() == 16 {
+            (Ty::F32, r.iter().map(|&x| to_f32(l, s, x)).collect())
+        } else {
+            (fty, r.to_vec())
+        };
+        Ok(l.b.op(Opc::Setp, &[m], &[ty], Ty::Pred, regs(&r)))
+    })
+}
+
+/// `cmpi`: `setp` by the op's predicate and signedness (i1 compared as
+/// 0/1 or 0/-1 in 32 bits, i8 by its own lowering).
+fn int_compare(l: &mut Lowerer, a: &ArithOp) -> Result<(), LowerError> {
+    let (id, s) = (a.id, a.s);
+    let signed = signed_attr(l, id);
+    let pred = enum_attr(l, id, "comparison_predicate").unwrap_or(0);
+    let m = ["eq", "ne", "lt", "le", "gt", "ge"]
+        .get(pred as usize)
+        .copied()
+        .ok_or_else(|| l.unsupported(id))?;
+    if s == Scalar::I1 {
+        return elementwise(l, id, &a.ops, |l, r| {
+            // i1 compares as 0/1 (signed: true is -1).
+            let w: Vec<Reg> = r
+                .iter()
+                .map(|&x| {
+                    let v = if signed { -1 } else { 1 };
+                    l.b.op(
+                        Opc::Selp,
+                        &[],
+                        &[Ty::S32],
+                        Ty::S32,
+                        smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(x)],
+                    )
+                })
+                .collect();
+            Ok(l.b.op(Opc::Setp, &[m], &[Ty::S32], Ty::Pred, regs(&w)))
+        });
+    }
+    let ity = if matches!(m, "eq" | "ne") {
+        Ty::from_bits(s.bit_width())
+    } else {
+        int_ty(s, signed).ok_or_else(|| l.unsupported(id))?
+    };
+    if matches!(ity, Ty::B8 | Ty::S8 | Ty::U8) {
+        return crate::lower::emit::ops::int8::compare(l, id, m, signed, &a.ops);
+    }
+    elementwise(l, id, &a.ops, |l, r| {
+        Ok(l.b.op(Opc::Setp, &[m], &[ity], Ty::Pred, regs(r)))
+    })
+}
+
+/// `select`: `selp` on its condition (and/or logic for predicates).
+fn select(l: &mut Lowerer, a: &ArithOp) -> Result<(), LowerError> {
+    let id = a.id;
+    let Some(rs) = l.m.ops[id]
+        .results
+        .first()
+        .and_then(|&v| value_tile(l.m, v))
+    else {
+        return Err(l.unsupported(id));
+    };
+    let e = rs.1;
+    elementwise(l, id, &a.ops, |l, r| {
+        if e.bits() == 1 {
+            let a = l.b.op(
+                Opc::And,
+                &[],
+                &[Ty::Pred],
+                Ty::Pred,
+                smallvec![Operand::Reg(r[0]), Operand::Reg(r[1])],
+            );
+            let nc = l.b.op(
+                Opc::Not,
+                &[],
+                &[Ty::Pred],
+                Ty::Pred,
+                smallvec![Operand::Reg(r[0])],
+            );
+            let b = l.b.op(
+                Opc::And,
+                &[],
+                &[Ty::Pred],
+                Ty::Pred,
+                smallvec![Operand::Reg(nc), Operand::Reg(r[2])],
+            );
+            return Ok(l.b.op(
+                Opc::Or,
+                &[],
+                &[Ty::Pred],
+                Ty::Pred,
+                smallvec![Operand::Reg(a), Operand::Reg(b)],
+            ));
+        }
+        let ty = Ty::from_bits(e.bits().max(16));
+        Ok(l.b.op(
+            Opc::Selp,
+            &[],
+            &[ty],
+            ty,
+            smallvec![Operand::Reg(r[1]), Operand::Reg(r[2]), Operand::Reg(r[0])],
+        ))
+    })
 }
 
 /// Integer arithmetic on i1 (predicates; 0 and 1 unsigned, 0 and -1

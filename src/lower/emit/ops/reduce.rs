@@ -213,7 +213,6 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     {
         return Err(l.unsupported_feature(id, "a layout mixing the reduced dimension"));
     }
-    // 1. Within the thread: fold registers that differ only along `dim`.
     let n = layout.num_registers();
     let along_mask: usize = layout
         .register
@@ -221,31 +220,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .enumerate()
         .filter(|(_, b)| along(b))
         .fold(0, |m, (k, _)| m | 1 << k);
-    let mut acc: Vec<Option<Vec<Reg>>> = vec![None; n];
-    for r in 0..n {
-        if layout.canonical_register(r) != r {
-            continue;
-        }
-        let g = r & !along_mask;
-        let vals: Vec<Reg> = inputs.iter().map(|t| t.regs[r]).collect();
-        acc[g] = Some(match acc[g].take() {
-            None => vals,
-            Some(prev) => combine(l, id, &elems, &vals, &prev)?,
-        });
-    }
-    let groups: Vec<usize> = (0..n).filter(|&r| acc[r].is_some()).collect();
-    // 2. Across lanes: butterfly over the lane bits that step along `dim`.
-    for (k, b) in layout.lane.iter().enumerate() {
-        if !along(b) {
-            continue;
-        }
-        for &g in &groups {
-            let mine = acc[g].clone().unwrap_or_default();
-            let other: Vec<Reg> = mine.iter().map(|&v| shuffle(l, v, 1 << k)).collect();
-            acc[g] = Some(combine(l, id, &elems, &other, &mine)?);
-        }
-    }
-    // 3. Across warps: through shared memory.
+    let mut red = Reduction::within_threads(l, id, &inputs, &elems, &layout, along_mask)?;
+    red.across_lanes(l, &layout, dim)?;
     let warp_bits: Vec<usize> = layout
         .warp
         .iter()
@@ -254,190 +230,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .map(|(k, _)| k)
         .collect();
     if !warp_bits.is_empty() {
-        let sliced = layout.slice(dim);
-        let flat = flat_index(l, &sliced);
-        let elems_out: i64 = sliced.shape.iter().product();
-        let ngroups = 1i64 << warp_bits.len();
-        let group = warp_position(l, &warp_bits);
-        let base = l.shared_base();
-        // One scratch region per operand: [result element][warp group].
-        let mut regions = Vec::new();
-        let mut end = i64::from(l.shared_bytes);
-        for e in &elems {
-            let esize = i64::from(e.bits().max(32) / 8);
-            let start = (end + 7) & !7;
-            regions.push(start);
-            end = start + elems_out * ngroups * esize;
-        }
-        l.claim_shared(end)
-            .map_err(|_| l.unsupported_feature(id, "too much shared memory"))?;
-        for (i, e) in elems.iter().enumerate() {
-            let esize = i64::from(e.bits().max(32) / 8);
-            let ty = if esize == 8 { Ty::B64 } else { Ty::B32 };
-            let region = regions[i];
-            let widen = |l: &mut Lowerer, v: Reg| match v.class {
-                RegClass::B16 => l.b.op(
-                    Opc::Cvt,
-                    &[],
-                    &[Ty::U32, Ty::U16],
-                    Ty::U32,
-                    smallvec![Operand::Reg(v)],
-                ),
-                RegClass::Pred => l.b.op(
-                    Opc::Selp,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
-                ),
-                _ => v,
-            };
-            let addr_of = |l: &mut Lowerer, f: Reg, g: Operand| {
-                let slot = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Reg(f), Operand::Imm(ngroups), g],
-                );
-                let off = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![
-                        Operand::Reg(slot),
-                        Operand::Imm(esize),
-                        Operand::Imm(region),
-                    ],
-                );
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Reg(base), Operand::Reg(off)],
-                )
-            };
-            // One writer per (result element, warp group): lanes that
-            // shared the reduced dimension, or replicas, hold the same value.
-            let sliced_bases = sliced.thread_bases();
-            let lanes = layout.lane.len();
-            let mask = sliced_bases
-                .iter()
-                .enumerate()
-                .filter(|(k, b)| {
-                    LinearLayout::is_zero(b) && !(*k >= lanes && warp_bits.contains(&(k - lanes)))
-                })
-                .fold(0i64, |m, (k, _)| m | 1 << k);
-            let owner = l.owner_pred_of(mask, sliced_bases.len());
-            if let Some(q) = owner {
-                l.b.begin_if(q, true);
-            }
-            for &g in &groups {
-                let v = acc[g]
-                    .as_ref()
-                    .map(|a| a[i])
-                    .ok_or_else(|| l.unsupported(id))?;
-                let w = widen(l, v);
-                let a = addr_of(l, flat[g], Operand::Reg(group));
-                l.b.push(Inst::new(
-                    Opc::St,
-                    &["shared"],
-                    &[ty],
-                    vec![],
-                    smallvec![Operand::Addr(a, 0), Operand::Reg(w)],
-                ));
-            }
-            if owner.is_some() {
-                l.b.end_if();
-            }
-        }
-        l.b.push(Inst::new(
-            Opc::Bar,
-            &["sync"],
-            &[],
-            vec![],
-            smallvec![Operand::Imm(0)],
-        ));
-        for &g in &groups {
-            let mut total: Option<Vec<Reg>> = None;
-            for w in 0..ngroups {
-                let mut vals = Vec::new();
-                for (i, e) in elems.iter().enumerate() {
-                    let esize = i64::from(e.bits().max(32) / 8);
-                    let ty = if esize == 8 { Ty::B64 } else { Ty::B32 };
-                    let slot = l.b.op(
-                        Opc::Mad,
-                        &["lo"],
-                        &[Ty::U32],
-                        Ty::U32,
-                        vec![
-                            Operand::Reg(flat[g]),
-                            Operand::Imm(ngroups),
-                            Operand::Imm(w),
-                        ],
-                    );
-                    let off = l.b.op(
-                        Opc::Mad,
-                        &["lo"],
-                        &[Ty::U32],
-                        Ty::U32,
-                        vec![
-                            Operand::Reg(slot),
-                            Operand::Imm(esize),
-                            Operand::Imm(regions[i]),
-                        ],
-                    );
-                    let a = l.b.op(
-                        Opc::Add,
-                        &[],
-                        &[Ty::U32],
-                        Ty::U32,
-                        smallvec![Operand::Reg(base), Operand::Reg(off)],
-                    );
-                    let d = l.b.reg_for(ty);
-                    l.b.push(Inst::new(
-                        Opc::Ld,
-                        &["shared"],
-                        &[ty],
-                        smallvec![Operand::Reg(d)],
-                        smallvec![Operand::Addr(a, 0)],
-                    ));
-                    let d = match e.bits() {
-                        16 | 8 => l.b.op(
-                            Opc::Cvt,
-                            &[],
-                            &[Ty::U16, Ty::U32],
-                            Ty::U16,
-                            smallvec![Operand::Reg(d)],
-                        ),
-                        1 => l.b.op(
-                            Opc::Setp,
-                            &["ne"],
-                            &[Ty::U32],
-                            Ty::Pred,
-                            smallvec![Operand::Reg(d), Operand::Imm(0)],
-                        ),
-                        _ => d,
-                    };
-                    vals.push(d);
-                }
-                total = Some(match total {
-                    None => vals,
-                    Some(prev) => combine(l, id, &elems, &vals, &prev)?,
-                });
-            }
-            acc[g] = total;
-        }
-        // The scratch may be reused (a loop): wait until everyone has read.
-        l.b.push(Inst::new(
-            Opc::Bar,
-            &["sync"],
-            &[],
-            vec![],
-            smallvec![Operand::Imm(0)],
-        ));
+        red.across_warps(l, &layout, dim, &warp_bits)?;
     }
     // The result: the input's distribution with `dim` sliced away.
     let sliced = Rc::new(layout.slice(dim));
@@ -445,7 +238,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let regs: Vec<Reg> = (0..n)
             .map(|r| {
                 let g = layout.canonical_register(r) & !along_mask;
-                acc[g].as_ref().map(|a| a[i])
+                red.acc[g].as_ref().map(|a| a[i])
             })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| l.unsupported(id))?;
@@ -457,4 +250,328 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.bind(res, t);
     }
     Ok(())
+}
+
+/// A reduction in progress: per group of registers that differ only
+/// along the reduced dimension (keyed by its lowest register), the
+/// partial result of every operand.
+struct Reduction<'a> {
+    id: OpId,
+    elems: &'a [Elem],
+    /// Per register: the partial results of its group, at the group's key.
+    acc: Vec<Option<Vec<Reg>>>,
+    /// The keys of the groups, in order.
+    groups: Vec<usize>,
+}
+
+impl<'a> Reduction<'a> {
+    /// Step 1, within the thread: folds the registers of `layout` that
+    /// differ only in the bits of `along_mask` (those along the reduced
+    /// dimension).
+    fn within_threads(
+        l: &mut Lowerer,
+        id: OpId,
+        inputs: &[Tile],
+        elems: &'a [Elem],
+        layout: &LinearLayout,
+        along_mask: usize,
+    ) -> Result<Self, LowerError> {
+        let n = layout.num_registers();
+        let mut acc: Vec<Option<Vec<Reg>>> = vec![None; n];
+        for r in 0..n {
+            if layout.canonical_register(r) != r {
+                continue;
+            }
+            let g = r & !along_mask;
+            let vals: Vec<Reg> = inputs.iter().map(|t| t.regs[r]).collect();
+            acc[g] = Some(match acc[g].take() {
+                None => vals,
+                Some(prev) => combine(l, id, elems, &vals, &prev)?,
+            });
+        }
+        let groups: Vec<usize> = (0..n).filter(|&r| acc[r].is_some()).collect();
+        Ok(Reduction {
+            id,
+            elems,
+            acc,
+            groups,
+        })
+    }
+
+    /// Step 2, across lanes: butterfly over the lane bits of `layout` that
+    /// step along `dim`.
+    fn across_lanes(
+        &mut self,
+        l: &mut Lowerer,
+        layout: &LinearLayout,
+        dim: usize,
+    ) -> Result<(), LowerError> {
+        for (k, b) in layout.lane.iter().enumerate() {
+            if b[dim] == 0 {
+                continue;
+            }
+            for &g in &self.groups {
+                let mine = self.acc[g].clone().unwrap_or_default();
+                let other: Vec<Reg> = mine.iter().map(|&v| shuffle(l, v, 1 << k)).collect();
+                self.acc[g] = Some(combine(l, self.id, self.elems, &other, &mine)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 3, across warps: every warp group stores its partial results
+    /// in shared memory, then every thread combines those of all groups.
+    fn across_warps(
+        &mut self,
+        l: &mut Lowerer,
+        layout: &LinearLayout,
+        dim: usize,
+        warp_bits: &[usize],
+    ) -> Result<(), LowerError> {
+        let sliced = layout.slice(dim);
+        let flat = flat_index(l, &sliced);
+        let elems_out: i64 = sliced.shape.iter().product();
+        let ngroups = 1i64 << warp_bits.len();
+        let group = warp_position(l, warp_bits);
+        let base = l.shared_base();
+        let regions = self.claim_regions(l, elems_out * ngroups)?;
+        let scratch = WarpScratch {
+            flat,
+            ngroups,
+            base,
+            regions,
+        };
+        for i in 0..self.elems.len() {
+            // One writer per (result element, warp group): lanes that
+            // shared the reduced dimension, or replicas, hold the same value.
+            let owner = partial_writer(l, layout, &sliced, warp_bits);
+            if let Some(q) = owner {
+                l.b.begin_if(q, true);
+            }
+            self.store_partials(l, &scratch, i, group)?;
+            if owner.is_some() {
+                l.b.end_if();
+            }
+        }
+        bar_sync(l);
+        for gi in 0..self.groups.len() {
+            let g = self.groups[gi];
+            self.acc[g] = self.combine_partials(l, &scratch, g)?;
+        }
+        // The scratch may be reused (a loop): wait until everyone has read.
+        bar_sync(l);
+        Ok(())
+    }
+
+    /// Claims one scratch region per operand, `slots` slots of its size
+    /// each, 8-byte aligned after the shared memory in use; returns their
+    /// offsets.
+    fn claim_regions(&self, l: &mut Lowerer, slots: i64) -> Result<Vec<i64>, LowerError> {
+        let mut regions = Vec::new();
+        let mut end = i64::from(l.shared_bytes);
+        for &e in self.elems {
+            let start = (end + 7) & !7;
+            regions.push(start);
+            end = start + slots * slot_size(e);
+        }
+        l.claim_shared(end)
+            .map_err(|_| l.unsupported_feature(self.id, "too much shared memory"))?;
+        Ok(regions)
+    }
+
+    /// Stores operand `i`'s partial result of every group in its slot for
+    /// this thread's warp group `group`.
+    fn store_partials(
+        &self,
+        l: &mut Lowerer,
+        scratch: &WarpScratch,
+        i: usize,
+        group: Reg,
+    ) -> Result<(), LowerError> {
+        let e = self.elems[i];
+        for &g in &self.groups {
+            let v = self.acc[g]
+                .as_ref()
+                .map(|a| a[i])
+                .ok_or_else(|| l.unsupported(self.id))?;
+            let w = widen(l, v);
+            let a = scratch.addr(l, scratch.flat[g], Operand::Reg(group), i, e);
+            l.b.push(Inst::new(
+                Opc::St,
+                &["shared"],
+                &[slot_ty(e)],
+                vec![],
+                smallvec![Operand::Addr(a, 0), Operand::Reg(w)],
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads the partial results of group `g` from every warp group's
+    /// slots and combines them in warp-group order.
+    fn combine_partials(
+        &self,
+        l: &mut Lowerer,
+        scratch: &WarpScratch,
+        g: usize,
+    ) -> Result<Option<Vec<Reg>>, LowerError> {
+        let mut total: Option<Vec<Reg>> = None;
+        for w in 0..scratch.ngroups {
+            let mut vals = Vec::new();
+            for (i, &e) in self.elems.iter().enumerate() {
+                let a = scratch.addr(l, scratch.flat[g], Operand::Imm(w), i, e);
+                vals.push(load_partial(l, a, e));
+            }
+            total = Some(match total {
+                None => vals,
+                Some(prev) => combine(l, self.id, self.elems, &vals, &prev)?,
+            });
+        }
+        Ok(total)
+    }
+}
+
+/// The shared scratch of the reduction across warps: per operand a region
+/// of slots indexed `[result element][warp group]`.
+struct WarpScratch {
+    /// Per register group: the flat index of its result element.
+    flat: Vec<Reg>,
+    /// The number of warp groups along the reduced dimension.
+    ngroups: i64,
+    /// The shared window's base address.
+    base: Reg,
+    /// Per operand: the byte offset of its region.
+    regions: Vec<i64>,
+}
+
+impl WarpScratch {
+    /// The shared address of operand `i`'s (of element `e`) slot for the
+    /// result element at flat index `f` and warp group `g`.
+    fn addr(&self, l: &mut Lowerer, f: Reg, g: Operand, i: usize, e: Elem) -> Reg {
+        let slot = l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(f), Operand::Imm(self.ngroups), g],
+        );
+        let off = l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![
+                Operand::Reg(slot),
+                Operand::Imm(slot_size(e)),
+                Operand::Imm(self.regions[i]),
+            ],
+        );
+        l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(self.base), Operand::Reg(off)],
+        )
+    }
+}
+
+/// The bytes of a scratch slot for an element: at least 4.
+fn slot_size(e: Elem) -> i64 {
+    i64::from(e.bits().max(32) / 8)
+}
+
+/// The type a scratch slot for an element is stored and loaded as.
+fn slot_ty(e: Elem) -> Ty {
+    if slot_size(e) == 8 {
+        Ty::B64
+    } else {
+        Ty::B32
+    }
+}
+
+/// `v` widened to the 32 bits of its scratch slot when it is a 16-bit
+/// value or a predicate.
+fn widen(l: &mut Lowerer, v: Reg) -> Reg {
+    match v.class {
+        RegClass::B16 => l.b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U32, Ty::U16],
+            Ty::U32,
+            smallvec![Operand::Reg(v)],
+        ),
+        RegClass::Pred => l.b.op(
+            Opc::Selp,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(v)],
+        ),
+        _ => v,
+    }
+}
+
+/// Loads the scratch slot at `a` holding an element `e`, narrowed back to
+/// its register class.
+fn load_partial(l: &mut Lowerer, a: Reg, e: Elem) -> Reg {
+    let ty = slot_ty(e);
+    let d = l.b.reg_for(ty);
+    l.b.push(Inst::new(
+        Opc::Ld,
+        &["shared"],
+        &[ty],
+        smallvec![Operand::Reg(d)],
+        smallvec![Operand::Addr(a, 0)],
+    ));
+    match e.bits() {
+        16 | 8 => l.b.op(
+            Opc::Cvt,
+            &[],
+            &[Ty::U16, Ty::U32],
+            Ty::U16,
+            smallvec![Operand::Reg(d)],
+        ),
+        1 => l.b.op(
+            Opc::Setp,
+            &["ne"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(d), Operand::Imm(0)],
+        ),
+        _ => d,
+    }
+}
+
+/// The predicate of the one thread per (result element, warp group) that
+/// stores the group's partial result, `None` when every thread does: the
+/// threads that differ only in lanes along the reduced dimension, or are
+/// replicas, hold the same value.
+fn partial_writer(
+    l: &mut Lowerer,
+    layout: &LinearLayout,
+    sliced: &LinearLayout,
+    warp_bits: &[usize],
+) -> Option<Reg> {
+    let sliced_bases = sliced.thread_bases();
+    let lanes = layout.lane.len();
+    let mask = sliced_bases
+        .iter()
+        .enumerate()
+        .filter(|(k, b)| {
+            LinearLayout::is_zero(b) && !(*k >= lanes && warp_bits.contains(&(k - lanes)))
+        })
+        .fold(0i64, |m, (k, _)| m | 1 << k);
+    l.owner_pred_of(mask, sliced_bases.len())
+}
+
+/// `bar.sync 0`.
+fn bar_sync(l: &mut Lowerer) {
+    l.b.push(Inst::new(
+        Opc::Bar,
+        &["sync"],
+        &[],
+        vec![],
+        smallvec![Operand::Imm(0)],
+    ));
 }

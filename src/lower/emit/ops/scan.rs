@@ -13,6 +13,8 @@ use crate::lower::emit::ops::reduce::combine;
 
 mod par;
 use crate::lower::emit::ops::staging::{alloc, read, write, Buffer, Placement};
+use crate::lower::plan::layout::LinearLayout;
+use std::rc::Rc;
 
 fn slot_ty(slot: i64) -> Ty {
     match slot {
@@ -92,8 +94,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     );
     let first = *op.operands.first().ok_or_else(|| l.unsupported(id))?;
     let layout = l.tile(id, first)?.layout;
-    let shape = layout.shape.clone();
-    if dim >= shape.len() {
+    if dim >= layout.shape.len() {
         return Err(l.unsupported(id));
     }
     let inputs: Vec<Tile> = op
@@ -112,43 +113,31 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         return Ok(());
     }
-    let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
-    let n = shape[dim];
-    let lines: i64 = shape.iter().product::<i64>() / n.max(1);
-    let threads = i64::from(l.plan.warps * 32);
-    let place = Placement::identity(shape.len());
-    let mut bufs = Vec::new();
-    for t in &inputs {
-        let b = alloc(l, &shape, t.elem)?;
-        write(l, t, &b, &place);
-        bufs.push(b);
+    let outs = lower_sequential(l, id, &inputs, &layout, dim, reverse)?;
+    for (&r, t) in op.results.iter().zip(outs) {
+        l.bind(r, t);
     }
-    l.barrier();
-    // Row-major element strides of the buffer.
-    let mut strides = vec![1i64; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * shape[d + 1];
-    }
-    let tid = l.tid();
-    let base = l.shared_base();
-    for pass in 0..(lines + threads - 1) / threads {
-        let line = l.b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(tid), Operand::Imm(pass * threads)],
-        );
-        let active = l.b.op(
-            Opc::Setp,
-            &["lt"],
-            &[Ty::U32],
-            Ty::Pred,
-            smallvec![Operand::Reg(line), Operand::Imm(lines)],
-        );
-        l.b.begin_if(active, true);
-        // The line's first element: its coordinates along the other
-        // dimensions, from the line number (row-major, powers of two).
+    Ok(())
+}
+
+/// The sequential scan's shared buffers (one per input, row-major) and
+/// how one thread walks a line of them along `dim`.
+struct LineScan<'a> {
+    id: OpId,
+    elems: &'a [Elem],
+    bufs: &'a [Buffer],
+    shape: &'a [i64],
+    /// Row-major element strides of the buffers.
+    strides: Vec<i64>,
+    dim: usize,
+    reverse: bool,
+}
+
+impl LineScan<'_> {
+    /// The element index of the first element of line number `line`: its
+    /// coordinates along the other dimensions, from the line number
+    /// (row-major, powers of two).
+    fn first_elem(&self, l: &mut Lowerer, line: Reg) -> Reg {
         let mut elem_index = l.b.op(
             Opc::Mov,
             &[],
@@ -157,8 +146,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             smallvec![Operand::Imm(0)],
         );
         let mut rest = line;
-        for d in (0..shape.len()).rev() {
-            if d == dim {
+        for d in (0..self.shape.len()).rev() {
+            if d == self.dim {
                 continue;
             }
             let c = l.b.op(
@@ -166,7 +155,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &[],
                 &[Ty::B32],
                 Ty::B32,
-                smallvec![Operand::Reg(rest), Operand::Imm(shape[d] - 1)],
+                smallvec![Operand::Reg(rest), Operand::Imm(self.shape[d] - 1)],
             );
             rest = l.b.op(
                 Opc::Shr,
@@ -175,7 +164,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Ty::U32,
                 vec![
                     Operand::Reg(rest),
-                    Operand::Imm(i64::from(shape[d].trailing_zeros())),
+                    Operand::Imm(i64::from(self.shape[d].trailing_zeros())),
                 ],
             );
             elem_index = l.b.op(
@@ -185,12 +174,18 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 Ty::U32,
                 vec![
                     Operand::Reg(c),
-                    Operand::Imm(strides[d]),
+                    Operand::Imm(self.strides[d]),
                     Operand::Reg(elem_index),
                 ],
             );
         }
-        let addrs: Vec<Reg> = bufs
+        elem_index
+    }
+
+    /// The shared address of element `elem_index` in each buffer, from the
+    /// shared window's `base`.
+    fn addrs(&self, l: &mut Lowerer, base: Reg, elem_index: Reg) -> Vec<Reg> {
+        self.bufs
             .iter()
             .map(|b| {
                 let off = l.b.op(
@@ -212,8 +207,16 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     smallvec![Operand::Reg(base), Operand::Reg(off)],
                 )
             })
-            .collect();
-        let order: Vec<i64> = if reverse {
+            .collect()
+    }
+
+    /// Runs the combiner along the line starting at `addrs`, in scan
+    /// order, storing every prefix in place.
+    fn scan_line(&self, l: &mut Lowerer, addrs: &[Reg]) -> Result<(), LowerError> {
+        let n = self.shape[self.dim];
+        let stride = self.strides[self.dim];
+        let bufs = self.bufs;
+        let order: Vec<i64> = if self.reverse {
             (0..n).rev().collect()
         } else {
             (0..n).collect()
@@ -225,27 +228,84 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     load(
                         l,
                         addrs[i],
-                        j * strides[dim] * bufs[i].slot,
+                        j * stride * bufs[i].slot,
                         &bufs[i],
-                        elems[i],
+                        self.elems[i],
                     )
                 })
                 .collect();
             let next = match acc {
                 None => vals,
-                Some(prev) => combine(l, id, &elems, &vals, &prev)?,
+                Some(prev) => combine(l, self.id, self.elems, &vals, &prev)?,
             };
             for i in 0..bufs.len() {
-                store(
-                    l,
-                    addrs[i],
-                    j * strides[dim] * bufs[i].slot,
-                    &bufs[i],
-                    next[i],
-                );
+                store(l, addrs[i], j * stride * bufs[i].slot, &bufs[i], next[i]);
             }
             acc = Some(next);
         }
+        Ok(())
+    }
+}
+
+/// Lowers the scan through shared memory (see the module doc): the
+/// operands go to shared buffers, each thread scans whole lines in place,
+/// and the results are read back in `layout`.
+fn lower_sequential(
+    l: &mut Lowerer,
+    id: OpId,
+    inputs: &[Tile],
+    layout: &Rc<LinearLayout>,
+    dim: usize,
+    reverse: bool,
+) -> Result<Vec<Tile>, LowerError> {
+    let shape = layout.shape.clone();
+    let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
+    let n = shape[dim];
+    let lines: i64 = shape.iter().product::<i64>() / n.max(1);
+    let threads = i64::from(l.plan.warps * 32);
+    let place = Placement::identity(shape.len());
+    let mut bufs = Vec::new();
+    for t in inputs {
+        let b = alloc(l, &shape, t.elem)?;
+        write(l, t, &b, &place);
+        bufs.push(b);
+    }
+    l.barrier();
+    // Row-major element strides of the buffer.
+    let mut strides = vec![1i64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    let scan = LineScan {
+        id,
+        elems: &elems,
+        bufs: &bufs,
+        shape: &shape,
+        strides,
+        dim,
+        reverse,
+    };
+    let tid = l.tid();
+    let base = l.shared_base();
+    for pass in 0..(lines + threads - 1) / threads {
+        let line = l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(tid), Operand::Imm(pass * threads)],
+        );
+        let active = l.b.op(
+            Opc::Setp,
+            &["lt"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(line), Operand::Imm(lines)],
+        );
+        l.b.begin_if(active, true);
+        let elem_index = scan.first_elem(l, line);
+        let addrs = scan.addrs(l, base, elem_index);
+        scan.scan_line(l, &addrs)?;
         l.b.end_if();
     }
     l.barrier();
@@ -255,8 +315,5 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .map(|(b, e)| read(l, layout.clone(), *e, b, &place))
         .collect();
     l.barrier();
-    for (&r, t) in op.results.iter().zip(outs) {
-        l.bind(r, t);
-    }
-    Ok(())
+    Ok(outs)
 }

@@ -45,27 +45,23 @@ fn select(l: &mut Lowerer, p: Reg, a: Reg, b: Reg) -> Reg {
     )
 }
 
-/// Lowers the scan in parallel when the layout allows it (see the module
-/// doc); `None` leaves the op untouched for the sequential path.
-pub(super) fn lower(
-    l: &mut Lowerer,
-    id: OpId,
-    inputs: &[Tile],
-    dim: usize,
-    reverse: bool,
-) -> Result<Option<Vec<Vec<Reg>>>, LowerError> {
-    let Some(first) = inputs.first() else {
-        return Ok(None);
-    };
-    let layout = first.layout.clone();
-    let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
-    if elems.iter().any(|e| e.bits() == 1) {
-        return Ok(None);
-    }
-    let n = layout.shape[dim];
-    if n <= 0 || n.count_ones() != 1 {
-        return Ok(None);
-    }
+/// How the scanned dimension spreads over a thread's registers, its warp's
+/// lanes and the warps: low bits in registers, then contiguous lane bits,
+/// then warp bits.
+struct Spread {
+    /// Register bits along the dimension.
+    reg_bits: usize,
+    /// The first lane bit along the dimension.
+    lane_first: usize,
+    /// How many lane bits run along the dimension.
+    lane_bits: usize,
+    /// The warp bits along the dimension, in order.
+    warp_bits: Vec<usize>,
+}
+
+/// How `dim` (of `n` positions) spreads over `layout`, or `None` when the
+/// layout is not one the parallel scan handles (see the module doc).
+fn spread(layout: &LinearLayout, dim: usize, n: i64) -> Option<Spread> {
     let pure = |b: &Vec<i64>| {
         b[dim] == 0
             || (b[dim].count_ones() == 1 && b.iter().enumerate().all(|(k, &x)| k == dim || x == 0))
@@ -77,14 +73,14 @@ pub(super) fn lower(
         .chain(&layout.warp)
         .all(pure)
     {
-        return Ok(None);
+        return None;
     }
     // Registers along `dim` cover the low bits of the position, the lanes
     // the high ones, from contiguous lane bits `k0..k0 + m` in order.
     let reg_along: i64 = layout.register.iter().map(|b| b[dim]).sum();
     let a = layout.register.iter().filter(|b| b[dim] != 0).count();
     if reg_along != (1 << a) - 1 {
-        return Ok(None);
+        return None;
     }
     let lane_bits: Vec<usize> = (0..layout.lane.len())
         .filter(|&k| layout.lane[k][dim] != 0)
@@ -93,7 +89,7 @@ pub(super) fn lower(
     let k0 = lane_bits.first().copied().unwrap_or(0);
     for (j, &k) in lane_bits.iter().enumerate() {
         if k != k0 + j || layout.lane[k][dim] != 1 << (a + j) {
-            return Ok(None);
+            return None;
         }
     }
     let warp_bits: Vec<usize> = (0..layout.warp.len())
@@ -101,14 +97,80 @@ pub(super) fn lower(
         .collect();
     for (j, &k) in warp_bits.iter().enumerate() {
         if layout.warp[k][dim] != 1 << (a + m + j) {
-            return Ok(None);
+            return None;
         }
     }
     let w = warp_bits.len();
     if 1i64 << (a + m + w) != n {
-        return Ok(None);
+        return None;
     }
-    // 1. Within the thread: each line of registers in processing order.
+    Some(Spread {
+        reg_bits: a,
+        lane_first: k0,
+        lane_bits: m,
+        warp_bits,
+    })
+}
+
+/// A parallel scan in progress: the scanned values of every register and
+/// the thread's total of every line along the dimension.
+struct Scan<'a> {
+    id: OpId,
+    elems: &'a [Elem],
+    reverse: bool,
+    /// Per register (canonical ones only): the scanned value of each input.
+    out: Vec<Option<Vec<Reg>>>,
+    /// Per line (keyed by its lowest register): its registers in processing
+    /// order.
+    lines: Vec<(usize, Vec<usize>)>,
+    /// Per line (keyed by its lowest register): the thread's total.
+    totals: Vec<(usize, Vec<Reg>)>,
+}
+
+impl Scan<'_> {
+    /// The registers of line `g`, in processing order.
+    fn line_regs(&self, g: usize) -> Vec<usize> {
+        self.lines
+            .iter()
+            .find(|(k, _)| *k == g)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+
+    /// Combines `before` (the prefix of earlier lanes or warps) into every
+    /// register of line `g` where `p` holds.
+    fn add_prefix(
+        &mut self,
+        l: &mut Lowerer,
+        g: usize,
+        before: &[Reg],
+        p: Reg,
+    ) -> Result<(), LowerError> {
+        for r in self.line_regs(g) {
+            let mine = self.out[r].clone().unwrap_or_default();
+            let c = combine(l, self.id, self.elems, &mine, before)?;
+            self.out[r] = Some(
+                c.iter()
+                    .zip(&mine)
+                    .map(|(&c, &v)| select(l, p, c, v))
+                    .collect(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Step 1, within the thread: groups the registers into lines along `dim`
+/// and scans each line in processing order.
+fn scan_threads<'a>(
+    l: &mut Lowerer,
+    id: OpId,
+    inputs: &[Tile],
+    elems: &'a [Elem],
+    layout: &LinearLayout,
+    dim: usize,
+    reverse: bool,
+) -> Result<Scan<'a>, LowerError> {
     let nregs = layout.num_registers();
     let along_mask: usize = layout
         .register
@@ -126,7 +188,6 @@ pub(super) fn lower(
             .sum()
     };
     let mut out: Vec<Option<Vec<Reg>>> = vec![None; nregs];
-    // Per line (keyed by its lowest register): the thread's total.
     let mut totals: Vec<(usize, Vec<Reg>)> = Vec::new();
     let mut lines: Vec<(usize, Vec<usize>)> = Vec::new();
     for r in 0..nregs {
@@ -149,7 +210,7 @@ pub(super) fn lower(
             let vals: Vec<Reg> = inputs.iter().map(|t| t.regs[r]).collect();
             let next = match acc {
                 None => vals,
-                Some(prev) => combine(l, id, &elems, &vals, &prev)?,
+                Some(prev) => combine(l, id, elems, &vals, &prev)?,
             };
             out[r] = Some(next.clone());
             acc = Some(next);
@@ -158,228 +219,309 @@ pub(super) fn lower(
             totals.push((*g, t));
         }
     }
-    // 2. Across lanes: Hillis-Steele on the totals, then the exclusive
-    // prefix of the earlier lanes into every register.
-    let line_regs = |g: usize| -> Vec<usize> {
-        lines
-            .iter()
-            .find(|(k, _)| *k == g)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
-    let mut last_lane: Option<Reg> = None;
-    if m > 0 {
-        let tid = l.tid();
-        let mut pos = l.bfe(tid, k0, m);
-        if reverse {
-            pos = l.b.op(
-                Opc::Xor,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
-            );
-        }
-        for s in 0..m {
-            let p = l.b.op(
-                Opc::Setp,
-                &["ge"],
-                &[Ty::U32],
-                Ty::Pred,
-                smallvec![Operand::Reg(pos), Operand::Imm(1 << s)],
-            );
-            for (_, t) in totals.iter_mut() {
-                let other: Vec<Reg> = t
-                    .iter()
-                    .map(|&v| shuffle(l, v, 1 << (k0 + s), reverse))
-                    .collect();
-                let c = combine(l, id, &elems, t, &other)?;
-                *t = c
-                    .iter()
-                    .zip(t.iter())
-                    .map(|(&c, &v)| select(l, p, c, v))
-                    .collect();
-            }
-        }
-        if a == 0 {
-            // One register per line: the lane scan is the result.
-            for (g, t) in &totals {
-                for r in line_regs(*g) {
-                    out[r] = Some(t.clone());
-                }
-            }
-        } else {
-            let p = l.b.op(
-                Opc::Setp,
-                &["ne"],
-                &[Ty::U32],
-                Ty::Pred,
-                smallvec![Operand::Reg(pos), Operand::Imm(0)],
-            );
-            for (g, t) in &totals {
-                let before: Vec<Reg> = t.iter().map(|&v| shuffle(l, v, 1 << k0, reverse)).collect();
-                for r in line_regs(*g) {
-                    let mine = out[r].clone().unwrap_or_default();
-                    let c = combine(l, id, &elems, &mine, &before)?;
-                    out[r] = Some(
-                        c.iter()
-                            .zip(&mine)
-                            .map(|(&c, &v)| select(l, p, c, v))
-                            .collect(),
-                    );
-                }
-            }
-        }
-        if w > 0 {
-            last_lane = Some(l.b.op(
-                Opc::Setp,
-                &["eq"],
-                &[Ty::U32],
-                Ty::Pred,
-                smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
-            ));
+    Ok(Scan {
+        id,
+        elems,
+        reverse,
+        out,
+        lines,
+        totals,
+    })
+}
+
+/// Step 2, across lanes: Hillis-Steele on the totals, then the exclusive
+/// prefix of the earlier lanes into every register. Returns whether this
+/// lane is the last along `dim` when warps follow (the writer of the
+/// warp's totals).
+fn scan_lanes(
+    l: &mut Lowerer,
+    s: &mut Scan<'_>,
+    spread: &Spread,
+) -> Result<Option<Reg>, LowerError> {
+    let (k0, m) = (spread.lane_first, spread.lane_bits);
+    let tid = l.tid();
+    let mut pos = l.bfe(tid, k0, m);
+    if s.reverse {
+        pos = l.b.op(
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
+        );
+    }
+    for step in 0..m {
+        let p = l.b.op(
+            Opc::Setp,
+            &["ge"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(pos), Operand::Imm(1 << step)],
+        );
+        for (_, t) in s.totals.iter_mut() {
+            let other: Vec<Reg> = t
+                .iter()
+                .map(|&v| shuffle(l, v, 1 << (k0 + step), s.reverse))
+                .collect();
+            let c = combine(l, s.id, s.elems, t, &other)?;
+            *t = c
+                .iter()
+                .zip(t.iter())
+                .map(|(&c, &v)| select(l, p, c, v))
+                .collect();
         }
     }
-    // 3. Across warps: each warp's totals through shared memory, then the
-    // exclusive prefix of the earlier warps into every register.
-    if w > 0 {
-        let wpos = warp_position(l, &warp_bits);
-        let nw = 1i64 << w;
-        let sliced = layout.slice(dim);
-        let flat = flat_index(l, &sliced);
-        let nlines: i64 = sliced.shape.iter().product();
-        let bufs: Vec<Buffer> = elems
-            .iter()
-            .map(|&e| alloc(l, &[nlines, nw], e))
-            .collect::<Result<_, _>>()?;
-        let base = l.shared_base();
-        // One writer per line and warp: the last lane along `dim`, and
-        // the first of any replicas.
-        let tb = layout.thread_bases();
-        let mask = tb
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| LinearLayout::is_zero(b))
-            .fold(0i64, |mm, (k, _)| mm | 1 << k);
-        let owner = l.owner_pred_of(mask, tb.len());
-        let writer = match (owner, last_lane) {
-            (Some(o), Some(q)) => Some(l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::Pred],
-                Ty::Pred,
-                smallvec![Operand::Reg(o), Operand::Reg(q)],
-            )),
-            (o, q) => o.or(q),
-        };
-        let addr_of = |l: &mut Lowerer, f: Reg, wp: Operand, b: &Buffer| {
-            let slot = l.b.op(
-                Opc::Mad,
-                &["lo"],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![Operand::Reg(f), Operand::Imm(nw), wp],
-            );
-            let off = l.b.op(
-                Opc::Mad,
-                &["lo"],
-                &[Ty::U32],
-                Ty::U32,
-                vec![
-                    Operand::Reg(slot),
-                    Operand::Imm(b.slot),
-                    Operand::Imm(b.offset),
-                ],
-            );
-            l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![Operand::Reg(base), Operand::Reg(off)],
-            )
-        };
-        if let Some(q) = writer {
-            l.b.begin_if(q, true);
-        }
-        for (g, t) in &totals {
-            for (i, b) in bufs.iter().enumerate() {
-                let addr = addr_of(l, flat[*g], Operand::Reg(wpos), b);
-                store(l, addr, 0, b, t[i]);
+    if spread.reg_bits == 0 {
+        // One register per line: the lane scan is the result.
+        for (g, t) in &s.totals {
+            for r in s.line_regs(*g) {
+                s.out[r] = Some(t.clone());
             }
         }
-        if writer.is_some() {
-            l.b.end_if();
-        }
-        l.barrier();
-        let rwpos = if reverse {
-            l.b.op(
-                Opc::Xor,
-                &[],
-                &[Ty::B32],
-                Ty::B32,
-                smallvec![Operand::Reg(wpos), Operand::Imm(nw - 1)],
-            )
-        } else {
-            wpos
-        };
-        let first_warp = l.b.op(
+    } else {
+        let p = l.b.op(
             Opc::Setp,
             &["ne"],
             &[Ty::U32],
             Ty::Pred,
-            smallvec![Operand::Reg(rwpos), Operand::Imm(0)],
+            smallvec![Operand::Reg(pos), Operand::Imm(0)],
         );
-        for (g, _) in &totals {
-            let addrs: Vec<Reg> = bufs
+        for i in 0..s.totals.len() {
+            let g = s.totals[i].0;
+            let before: Vec<Reg> = s.totals[i]
+                .1
                 .iter()
-                .map(|b| addr_of(l, flat[*g], Operand::Imm(0), b))
+                .map(|&v| shuffle(l, v, 1 << k0, s.reverse))
                 .collect();
-            let mut acc: Option<Vec<Reg>> = None;
-            for q in 0..nw - 1 {
-                let wq = if reverse { nw - 1 - q } else { q };
-                let vals: Vec<Reg> = bufs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| load(l, addrs[i], wq * b.slot, b, elems[i]))
-                    .collect();
-                acc = Some(match acc {
-                    None => vals,
-                    Some(prev) => {
-                        let c = combine(l, id, &elems, &vals, &prev)?;
-                        let p = l.b.op(
-                            Opc::Setp,
-                            &["gt"],
-                            &[Ty::U32],
-                            Ty::Pred,
-                            smallvec![Operand::Reg(rwpos), Operand::Imm(q)],
-                        );
-                        c.iter()
-                            .zip(&prev)
-                            .map(|(&c, &v)| select(l, p, c, v))
-                            .collect()
-                    }
-                });
-            }
-            let before = acc.unwrap_or_default();
-            for r in line_regs(*g) {
-                let mine = out[r].clone().unwrap_or_default();
-                let c = combine(l, id, &elems, &mine, &before)?;
-                out[r] = Some(
-                    c.iter()
-                        .zip(&mine)
-                        .map(|(&c, &v)| select(l, first_warp, c, v))
-                        .collect(),
-                );
-            }
+            s.add_prefix(l, g, &before, p)?;
         }
-        // The scratch may be reused (a loop): wait until everyone has read.
-        l.barrier();
     }
+    if spread.warp_bits.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        smallvec![Operand::Reg(pos), Operand::Imm((1 << m) - 1)],
+    )))
+}
+
+/// The shared scratch of step 3: per input a buffer of one slot per line
+/// and warp, at `base`.
+struct WarpScratch {
+    bufs: Vec<Buffer>,
+    base: Reg,
+    /// The number of warps along the dimension.
+    nw: i64,
+}
+
+impl WarpScratch {
+    /// The shared address of the slot of the line at flat index `f` and
+    /// warp `wp` in buffer `b`.
+    fn addr(&self, l: &mut Lowerer, f: Reg, wp: Operand, b: &Buffer) -> Reg {
+        let slot = l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(f), Operand::Imm(self.nw), wp],
+        );
+        let off = l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![
+                Operand::Reg(slot),
+                Operand::Imm(b.slot),
+                Operand::Imm(b.offset),
+            ],
+        );
+        l.b.op(
+            Opc::Add,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(self.base), Operand::Reg(off)],
+        )
+    }
+}
+
+/// The predicate of the one thread per line and warp that writes the
+/// warp's totals: the last lane along `dim` (`last_lane`), and the first
+/// of any replicas.
+fn warp_total_writer(
+    l: &mut Lowerer,
+    layout: &LinearLayout,
+    last_lane: Option<Reg>,
+) -> Option<Reg> {
+    let tb = layout.thread_bases();
+    let mask = tb
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| LinearLayout::is_zero(b))
+        .fold(0i64, |mm, (k, _)| mm | 1 << k);
+    let owner = l.owner_pred_of(mask, tb.len());
+    match (owner, last_lane) {
+        (Some(o), Some(q)) => Some(l.b.op(
+            Opc::And,
+            &[],
+            &[Ty::Pred],
+            Ty::Pred,
+            smallvec![Operand::Reg(o), Operand::Reg(q)],
+        )),
+        (o, q) => o.or(q),
+    }
+}
+
+/// Step 3, across warps: each warp's totals through shared memory, then
+/// the exclusive prefix of the earlier warps into every register.
+fn scan_warps(
+    l: &mut Lowerer,
+    s: &mut Scan<'_>,
+    layout: &LinearLayout,
+    dim: usize,
+    warp_bits: &[usize],
+    last_lane: Option<Reg>,
+) -> Result<(), LowerError> {
+    let wpos = warp_position(l, warp_bits);
+    let nw = 1i64 << warp_bits.len();
+    let sliced = layout.slice(dim);
+    let flat = flat_index(l, &sliced);
+    let nlines: i64 = sliced.shape.iter().product();
+    let bufs: Vec<Buffer> = s
+        .elems
+        .iter()
+        .map(|&e| alloc(l, &[nlines, nw], e))
+        .collect::<Result<_, _>>()?;
+    let base = l.shared_base();
+    let writer = warp_total_writer(l, layout, last_lane);
+    let scratch = WarpScratch { bufs, base, nw };
+    if let Some(q) = writer {
+        l.b.begin_if(q, true);
+    }
+    for (g, t) in &s.totals {
+        for (i, b) in scratch.bufs.iter().enumerate() {
+            let addr = scratch.addr(l, flat[*g], Operand::Reg(wpos), b);
+            store(l, addr, 0, b, t[i]);
+        }
+    }
+    if writer.is_some() {
+        l.b.end_if();
+    }
+    l.barrier();
+    let rwpos = if s.reverse {
+        l.b.op(
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            Ty::B32,
+            smallvec![Operand::Reg(wpos), Operand::Imm(nw - 1)],
+        )
+    } else {
+        wpos
+    };
+    let first_warp = l.b.op(
+        Opc::Setp,
+        &["ne"],
+        &[Ty::U32],
+        Ty::Pred,
+        smallvec![Operand::Reg(rwpos), Operand::Imm(0)],
+    );
+    let groups: Vec<usize> = s.totals.iter().map(|(g, _)| *g).collect();
+    for g in groups {
+        let before = earlier_warps(l, s, &scratch, flat[g], rwpos)?;
+        s.add_prefix(l, g, &before, first_warp)?;
+    }
+    // The scratch may be reused (a loop): wait until everyone has read.
+    l.barrier();
+    Ok(())
+}
+
+/// The combined totals of the warps before this one (`rwpos`, in scan
+/// order) for the line at flat index `f`, read back from the scratch.
+fn earlier_warps(
+    l: &mut Lowerer,
+    s: &Scan<'_>,
+    scratch: &WarpScratch,
+    f: Reg,
+    rwpos: Reg,
+) -> Result<Vec<Reg>, LowerError> {
+    let nw = scratch.nw;
+    let addrs: Vec<Reg> = scratch
+        .bufs
+        .iter()
+        .map(|b| scratch.addr(l, f, Operand::Imm(0), b))
+        .collect();
+    let mut acc: Option<Vec<Reg>> = None;
+    for q in 0..nw - 1 {
+        let wq = if s.reverse { nw - 1 - q } else { q };
+        let vals: Vec<Reg> = scratch
+            .bufs
+            .iter()
+            .enumerate()
+            .map(|(i, b)| load(l, addrs[i], wq * b.slot, b, s.elems[i]))
+            .collect();
+        acc = Some(match acc {
+            None => vals,
+            Some(prev) => {
+                let c = combine(l, s.id, s.elems, &vals, &prev)?;
+                let p = l.b.op(
+                    Opc::Setp,
+                    &["gt"],
+                    &[Ty::U32],
+                    Ty::Pred,
+                    smallvec![Operand::Reg(rwpos), Operand::Imm(q)],
+                );
+                c.iter()
+                    .zip(&prev)
+                    .map(|(&c, &v)| select(l, p, c, v))
+                    .collect()
+            }
+        });
+    }
+    Ok(acc.unwrap_or_default())
+}
+
+/// Lowers the scan in parallel when the layout allows it (see the module
+/// doc); `None` leaves the op untouched for the sequential path.
+pub(super) fn lower(
+    l: &mut Lowerer,
+    id: OpId,
+    inputs: &[Tile],
+    dim: usize,
+    reverse: bool,
+) -> Result<Option<Vec<Vec<Reg>>>, LowerError> {
+    let Some(first) = inputs.first() else {
+        return Ok(None);
+    };
+    let layout = first.layout.clone();
+    let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
+    if elems.iter().any(|e| e.bits() == 1) {
+        return Ok(None);
+    }
+    let n = layout.shape[dim];
+    if n <= 0 || n.count_ones() != 1 {
+        return Ok(None);
+    }
+    let Some(spread) = spread(&layout, dim, n) else {
+        return Ok(None);
+    };
+    let mut s = scan_threads(l, id, inputs, &elems, &layout, dim, reverse)?;
+    let mut last_lane: Option<Reg> = None;
+    if spread.lane_bits > 0 {
+        last_lane = scan_lanes(l, &mut s, &spread)?;
+    }
+    if !spread.warp_bits.is_empty() {
+        scan_warps(l, &mut s, &layout, dim, &spread.warp_bits, last_lane)?;
+    }
+    let nregs = layout.num_registers();
     let res: Option<Vec<Vec<Reg>>> = (0..inputs.len())
         .map(|i| {
             (0..nregs)
-                .map(|r| out[layout.canonical_register(r)].as_ref().map(|v| v[i]))
+                .map(|r| s.out[layout.canonical_register(r)].as_ref().map(|v| v[i]))
                 .collect()
         })
         .collect();
