@@ -272,15 +272,10 @@ fn loop_exits(m: &Module, op: &crate::ir::Op, out: &mut Vec<OpId>) {
     }
 }
 
+/// Assigns layouts to the values of `ops` (a block), walking it backwards so
+/// that each op passes the layouts demanded of its results on to its
+/// operands, and into the blocks of its regions.
 fn assign_block(m: &Module, ops: &[OpId], cx: &Cx, out: &mut Layouts) {
-    let Cx {
-        facts,
-        target,
-        warps,
-        engines,
-        bytes,
-    } = *cx;
-    let max_bytes = target.max_access_bytes();
     let held = held_across_loops(m, ops);
     for &id in ops.iter().rev() {
         let op = &m.ops[id];
@@ -291,187 +286,235 @@ fn assign_block(m: &Module, ops: &[OpId], cx: &Cx, out: &mut Layouts) {
             .copied()
             .filter(|v| held.contains(v) && !out.contains_key(v))
             .collect();
-        // Results nobody demanded get the default layout.
-        for &r in &op.results {
-            if let Some((shape, _)) = value_tile(m, r) {
-                out.entry(r)
-                    .or_insert_with(|| default_layout(&shape, warps, 1));
-            }
-        }
+        default_results(m, op, cx.warps, out);
         let result_layout = op.results.first().and_then(|r| out.get(r)).cloned();
         match op.opcode {
-            Opcode::StoreViewTko => {
-                if let (Some(t), Some(v)) = (op.operand("tile"), op.operand("view")) {
-                    if let (Some((shape, _)), Some(p)) = (value_tile(m, t), partition(m, v)) {
-                        let mut vec = p.vector_width(facts, max_bytes);
-                        // A store already moving 128 bits per access takes
-                        // as many elements per thread as a byte store of
-                        // the same shape (in several such accesses), so
-                        // values shared by both need no layout conversion.
-                        if vec * i64::from(p.elem.bits().max(8) / 8) == i64::from(max_bytes) {
-                            vec = vec.max(bytes.get(&shape).copied().unwrap_or(1));
-                        }
-                        // Lanes along the dimension contiguous in memory.
-                        let layout =
-                            match crate::lower::plan::layout::coalesced::off_last_contiguous_dim(&p)
-                            {
-                                Some(cd) => {
-                                    crate::lower::plan::layout::coalesced::along(&shape, cd, warps)
-                                }
-                                None => default_layout(&shape, warps, vec),
-                            };
-                        demand(out, t, layout);
-                    }
-                }
-            }
-            Opcode::Broadcast => {
-                if let (Some(src), Some(l)) = (op.operands.first(), result_layout) {
-                    if let Some((shape, _)) = value_tile(m, *src) {
-                        let mut c = (*l).clone();
-                        for (d, &s) in shape.iter().enumerate() {
-                            if s == 1 && l.shape.get(d).is_some_and(|&r| r != 1) {
-                                c = c.collapse(d);
-                            }
-                        }
-                        demand(out, *src, Rc::new(c));
-                    }
-                }
-            }
-            Opcode::Reshape => {
-                if let (Some(src), Some(l)) = (op.operands.first(), result_layout) {
-                    if let Some((shape, _)) = value_tile(m, *src) {
-                        demand(out, *src, Rc::new(l.reshape(&shape)));
-                    }
-                }
-            }
-            Opcode::Reduce | Opcode::Scan => {
-                // Reductions and scans take their operands in the default
-                // layout unless a later user chose one (reductions with the
-                // warps off the reduced dimension, so they need no shared
-                // memory); their results come out in the operand's layout
-                // (sliced for a reduction), and users wanting another get a
-                // conversion.
-                let dim = match op.attr("dim") {
-                    Some(crate::ir::Attr::Int(d)) if op.opcode == Opcode::Reduce => {
-                        Some(*d as usize)
-                    }
-                    _ => None,
-                };
-                for &o in &op.operands {
-                    if let Some((shape, _)) = value_tile(m, o) {
-                        let l = match dim {
-                            Some(d) => Rc::new(
-                                Blocked::for_reduction(&shape, i64::from(warps), 1, d)
-                                    .to_linear(&shape),
-                            ),
-                            None => default_layout(&shape, warps, 1),
-                        };
-                        demand(out, o, l);
-                    }
-                }
-            }
-            Opcode::Loop => {
-                // Loop-carried values: the default layout of their shape;
-                // `continue` operands follow them, `break` operands the
-                // results (terminators may sit in nested `if`s).
-                let (_, args) = region_ops(op, 0);
-                for &a in &args {
-                    if let Some((shape, _)) = value_tile(m, a) {
-                        demand(out, a, default_layout(&shape, warps, 1));
-                    }
-                }
-                let inits = op.operand_group("initValues").to_vec();
-                for (v, a) in inits.iter().zip(&args) {
-                    if let Some(l) = out.get(a).cloned() {
-                        demand(out, *v, l);
-                    }
-                }
-                let mut exits = Vec::new();
-                loop_exits(m, op, &mut exits);
-                for t in exits {
-                    let t = &m.ops[t];
-                    let targets: Vec<ValueId> = if t.opcode == Opcode::Break {
-                        op.results.clone()
-                    } else {
-                        args.clone()
-                    };
-                    for (v, r) in t.operands.iter().zip(&targets) {
-                        if let Some(l) = out.get(r).cloned() {
-                            demand(out, *v, l);
-                        }
-                    }
-                }
-                let (ops, _) = region_ops(op, 0);
-                assign_block(m, &ops, cx, out);
-            }
-            Opcode::If | Opcode::For => {
-                demand_terminators(m, op, out);
-                if op.opcode == Opcode::For {
-                    let layouts: Vec<Option<Rc<LinearLayout>>> =
-                        op.results.iter().map(|r| out.get(r).cloned()).collect();
-                    let inits = op.operand_group("initValues").to_vec();
-                    let (_, args) = region_ops(op, 0);
-                    for (i, l) in layouts.into_iter().enumerate() {
-                        if let Some(l) = l {
-                            if let Some(v) = inits.get(i) {
-                                demand(out, *v, l.clone());
-                            }
-                            if let Some(a) = args.get(i + 1) {
-                                demand(out, *a, l);
-                            }
-                        }
-                    }
-                    if let Some(&iv) = args.first() {
-                        demand(out, iv, default_layout(&[], warps, 1));
-                    }
-                }
-                for k in (0..op.regions.len()).rev() {
-                    let (ops, _) = region_ops(op, k);
-                    assign_block(m, &ops, cx, out);
-                }
-            }
-            Opcode::MmaF | Opcode::MmaI if matches!(engines.get(&id), Some(Engine::Fma)) => {
-                // The FMA engine's register path reads A and B in layouts
-                // derived from the accumulator's.
+            Opcode::StoreViewTko => demand_store_tile(m, op, cx, out),
+            Opcode::Broadcast => demand_broadcast_source(m, op, result_layout, out),
+            Opcode::Reshape => demand_reshape_source(m, op, result_layout, out),
+            Opcode::Reduce | Opcode::Scan => demand_reduction_operands(m, op, cx.warps, out),
+            Opcode::Loop => assign_loop(m, op, cx, out),
+            Opcode::If | Opcode::For => assign_if_or_for(m, op, cx, out),
+            Opcode::MmaF | Opcode::MmaI if matches!(cx.engines.get(&id), Some(Engine::Fma)) => {
                 let Some(l) = result_layout else { continue };
-                if let Some(acc) = op.operand("acc") {
-                    demand(out, acc, l.clone());
-                }
-                let operands = crate::lower::plan::engines::fma::operand_layouts(m, id, &l);
-                for (name, l) in ["lhs", "rhs"].iter().zip(operands.into_iter().flatten()) {
-                    if let Some(v) = op.operand(name) {
-                        demand(out, v, Rc::new(l));
-                    }
-                }
+                demand_fma_operands(m, id, &l, out);
             }
             Opcode::LoadViewTko
             | Opcode::MakeTensorView
             | Opcode::MakePartitionView
             | Opcode::Return => {}
-            _ => {
-                // Elementwise: operands of the result's shape share its layout.
-                if let Some(l) = result_layout {
-                    for &o in &op.operands {
-                        if value_tile(m, o).is_some_and(|(s, _)| s == l.shape && !s.is_empty()) {
-                            demand(out, o, l.clone());
-                        }
-                    }
+            _ => demand_elementwise_operands(m, op, result_layout, out),
+        }
+        drop_costly_held_layouts(m, fresh, cx.warps, out);
+    }
+}
+
+/// Gives the tile results of `op` that nobody demanded the default layout.
+fn default_results(m: &Module, op: &crate::ir::Op, warps: u32, out: &mut Layouts) {
+    for &r in &op.results {
+        if let Some((shape, _)) = value_tile(m, r) {
+            out.entry(r)
+                .or_insert_with(|| default_layout(&shape, warps, 1));
+        }
+    }
+}
+
+/// Demands of the tile a view store writes the layout that stores it
+/// coalesced: lanes along the dimension contiguous in memory, vectorized
+/// where the view proves it safe.
+fn demand_store_tile(m: &Module, op: &crate::ir::Op, cx: &Cx, out: &mut Layouts) {
+    let max_bytes = cx.target.max_access_bytes();
+    let warps = cx.warps;
+    if let (Some(t), Some(v)) = (op.operand("tile"), op.operand("view")) {
+        if let (Some((shape, _)), Some(p)) = (value_tile(m, t), partition(m, v)) {
+            let mut vec = p.vector_width(cx.facts, max_bytes);
+            // A store already moving 128 bits per access takes as many
+            // elements per thread as a byte store of the same shape (in
+            // several such accesses), so values shared by both need no
+            // layout conversion.
+            if vec * i64::from(p.elem.bits().max(8) / 8) == i64::from(max_bytes) {
+                vec = vec.max(cx.bytes.get(&shape).copied().unwrap_or(1));
+            }
+            // Lanes along the dimension contiguous in memory.
+            let layout = match crate::lower::plan::layout::coalesced::off_last_contiguous_dim(&p) {
+                Some(cd) => crate::lower::plan::layout::coalesced::along(&shape, cd, warps),
+                None => default_layout(&shape, warps, vec),
+            };
+            demand(out, t, layout);
+        }
+    }
+}
+
+/// Demands of a `broadcast`'s source the result's layout with the
+/// broadcast dimensions collapsed.
+fn demand_broadcast_source(
+    m: &Module,
+    op: &crate::ir::Op,
+    result_layout: Option<Rc<LinearLayout>>,
+    out: &mut Layouts,
+) {
+    if let (Some(src), Some(l)) = (op.operands.first(), result_layout) {
+        if let Some((shape, _)) = value_tile(m, *src) {
+            let mut c = (*l).clone();
+            for (d, &s) in shape.iter().enumerate() {
+                if s == 1 && l.shape.get(d).is_some_and(|&r| r != 1) {
+                    c = c.collapse(d);
+                }
+            }
+            demand(out, *src, Rc::new(c));
+        }
+    }
+}
+
+/// Demands of a `reshape`'s source the result's layout reinterpreted in
+/// the source's shape.
+fn demand_reshape_source(
+    m: &Module,
+    op: &crate::ir::Op,
+    result_layout: Option<Rc<LinearLayout>>,
+    out: &mut Layouts,
+) {
+    if let (Some(src), Some(l)) = (op.operands.first(), result_layout) {
+        if let Some((shape, _)) = value_tile(m, *src) {
+            demand(out, *src, Rc::new(l.reshape(&shape)));
+        }
+    }
+}
+
+/// Reductions and scans take their operands in the default layout unless
+/// a later user chose one (reductions with the warps off the reduced
+/// dimension, so they need no shared memory); their results come out in
+/// the operand's layout (sliced for a reduction), and users wanting another
+/// get a conversion.
+fn demand_reduction_operands(m: &Module, op: &crate::ir::Op, warps: u32, out: &mut Layouts) {
+    let dim = match op.attr("dim") {
+        Some(crate::ir::Attr::Int(d)) if op.opcode == Opcode::Reduce => Some(*d as usize),
+        _ => None,
+    };
+    for &o in &op.operands {
+        if let Some((shape, _)) = value_tile(m, o) {
+            let l = match dim {
+                Some(d) => Rc::new(
+                    Blocked::for_reduction(&shape, i64::from(warps), 1, d).to_linear(&shape),
+                ),
+                None => default_layout(&shape, warps, 1),
+            };
+            demand(out, o, l);
+        }
+    }
+}
+
+/// Loop-carried values of a `loop` take the default layout of their shape;
+/// `continue` operands follow them, `break` operands the results
+/// (terminators may sit in nested `if`s); then assigns the body.
+fn assign_loop(m: &Module, op: &crate::ir::Op, cx: &Cx, out: &mut Layouts) {
+    let (_, args) = region_ops(op, 0);
+    for &a in &args {
+        if let Some((shape, _)) = value_tile(m, a) {
+            demand(out, a, default_layout(&shape, cx.warps, 1));
+        }
+    }
+    let inits = op.operand_group("initValues").to_vec();
+    for (v, a) in inits.iter().zip(&args) {
+        if let Some(l) = out.get(a).cloned() {
+            demand(out, *v, l);
+        }
+    }
+    let mut exits = Vec::new();
+    loop_exits(m, op, &mut exits);
+    for t in exits {
+        let t = &m.ops[t];
+        let targets: Vec<ValueId> = if t.opcode == Opcode::Break {
+            op.results.clone()
+        } else {
+            args.clone()
+        };
+        for (v, r) in t.operands.iter().zip(&targets) {
+            if let Some(l) = out.get(r).cloned() {
+                demand(out, *v, l);
+            }
+        }
+    }
+    let (ops, _) = region_ops(op, 0);
+    assign_block(m, &ops, cx, out);
+}
+
+/// The results' layouts of an `if` or `for` pass to its terminators' operands
+/// (and a `for`'s to its inits and region arguments, its induction variable
+/// taking the scalar default); then assigns its regions, last first.
+fn assign_if_or_for(m: &Module, op: &crate::ir::Op, cx: &Cx, out: &mut Layouts) {
+    demand_terminators(m, op, out);
+    if op.opcode == Opcode::For {
+        let layouts: Vec<Option<Rc<LinearLayout>>> =
+            op.results.iter().map(|r| out.get(r).cloned()).collect();
+        let inits = op.operand_group("initValues").to_vec();
+        let (_, args) = region_ops(op, 0);
+        for (i, l) in layouts.into_iter().enumerate() {
+            if let Some(l) = l {
+                if let Some(v) = inits.get(i) {
+                    demand(out, *v, l.clone());
+                }
+                if let Some(a) = args.get(i + 1) {
+                    demand(out, *a, l);
                 }
             }
         }
-        // A value held across a loop for a use after it keeps no layout
-        // that takes more registers than the default: the use converts.
-        for v in fresh {
-            let Some((shape, _)) = value_tile(m, v) else {
-                continue;
-            };
-            let compact = default_layout(&shape, warps, 1);
-            if out
-                .get(&v)
-                .is_some_and(|l| distinct_registers(l) > distinct_registers(&compact))
-            {
-                out.remove(&v);
+        if let Some(&iv) = args.first() {
+            demand(out, iv, default_layout(&[], cx.warps, 1));
+        }
+    }
+    for k in (0..op.regions.len()).rev() {
+        let (ops, _) = region_ops(op, k);
+        assign_block(m, &ops, cx, out);
+    }
+}
+
+/// The FMA engine's register path reads A and B in layouts derived from
+/// the accumulator's (`l`, the result's): demands them of the operands of
+/// multiply `id`.
+fn demand_fma_operands(m: &Module, id: OpId, l: &Rc<LinearLayout>, out: &mut Layouts) {
+    let op = &m.ops[id];
+    if let Some(acc) = op.operand("acc") {
+        demand(out, acc, l.clone());
+    }
+    let operands = crate::lower::plan::engines::fma::operand_layouts(m, id, l);
+    for (name, l) in ["lhs", "rhs"].iter().zip(operands.into_iter().flatten()) {
+        if let Some(v) = op.operand(name) {
+            demand(out, v, Rc::new(l));
+        }
+    }
+}
+
+/// Elementwise: operands of the result's shape share its layout.
+fn demand_elementwise_operands(
+    m: &Module,
+    op: &crate::ir::Op,
+    result_layout: Option<Rc<LinearLayout>>,
+    out: &mut Layouts,
+) {
+    if let Some(l) = result_layout {
+        for &o in &op.operands {
+            if value_tile(m, o).is_some_and(|(s, _)| s == l.shape && !s.is_empty()) {
+                demand(out, o, l.clone());
             }
+        }
+    }
+}
+
+/// A value held across a loop for a use after it keeps no layout that
+/// takes more registers than the default: the use converts. Drops such
+/// layouts of the values in `fresh`.
+fn drop_costly_held_layouts(m: &Module, fresh: Vec<ValueId>, warps: u32, out: &mut Layouts) {
+    for v in fresh {
+        let Some((shape, _)) = value_tile(m, v) else {
+            continue;
+        };
+        let compact = default_layout(&shape, warps, 1);
+        if out
+            .get(&v)
+            .is_some_and(|l| distinct_registers(l) > distinct_registers(&compact))
+        {
+            out.remove(&v);
         }
     }
 }

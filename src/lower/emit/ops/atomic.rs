@@ -5,7 +5,7 @@
 use crate::ir::{Attr, OpId, Opcode, Scalar};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::analysis::view::partition;
-use crate::lower::emit::context::{class_of, Lowerer, Tile};
+use crate::lower::emit::context::{class_of, Lowered, Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
@@ -286,6 +286,22 @@ pub fn lower_red_view(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     if owner.is_some() {
         l.b.end_if();
+    }
+    Ok(())
+}
+
+/// Lowers the atomics family (op `id`): `atomic_red_view_tko` through its
+/// view, the others through tiles of pointers; results left without a
+/// value (the token) get none.
+pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    if l.m.ops[id].opcode == Opcode::AtomicRedViewTko {
+        lower_red_view(l, id)?;
+    } else {
+        lower_rmw(l, id)?;
+    }
+    let results = l.m.ops[id].results.clone();
+    for r in results {
+        l.vals.entry(r).or_insert(Lowered::Nothing);
     }
     Ok(())
 }

@@ -203,6 +203,20 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
 }
 
+/// Lowers `int_to_ptr`, `ptr_to_int` and `ptr_to_ptr` (op `id`): pointers
+/// are 64-bit integers in registers, so each register passes unchanged.
+pub fn lower_ptr_cast(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let src = *l.m.ops[id]
+        .operands
+        .first()
+        .ok_or_else(|| l.unsupported(id))?;
+    let bits = value_tile(l.m, src).map(|(_, e)| e.bits());
+    if bits != Some(64) {
+        return Err(l.unsupported_feature(id, "a non-64-bit integer"));
+    }
+    elementwise(l, id, &[src], |_, r| Ok(r[0]))
+}
+
 /// `ftof` to tf32 (op `id`, source `src` of float type `from`, rounding
 /// mode `rv`), kept in an f32 register. f16 and bf16 widen exactly; f64
 /// first rounds to f32 to odd, so that the rounding to tf32's 10-bit

@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use crate::ir::{Attr, OpId, Scalar};
 use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::context::{Lowered, Lowerer, Tile};
 use crate::lower::emit::ops::staging;
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
@@ -45,8 +45,20 @@ enum Piece {
     Arg(String, Reg, Elem),
 }
 
-/// Lowers `print_tko`.
+/// Lowers `print_tko` op `id`: its prints, and no value for its results
+/// (the token).
 pub fn lower_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    emit_print(l, id)?;
+    let results = l.m.ops[id].results.clone();
+    for r in results {
+        l.vals.insert(r, Lowered::Nothing);
+    }
+    Ok(())
+}
+
+/// Emits the prints of `print_tko` op `id`: thread 0 of the tile block
+/// calls `vprintf` with every element of its operands.
+fn emit_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let op = &l.m.ops[id];
     let fmt = match op.attr("str") {
         Some(Attr::String(s)) => s.clone(),

@@ -19,15 +19,15 @@
 //! operands, f64 on sm_120 and bf16 accumulators go to the FMA engine.
 use std::rc::Rc;
 
-use crate::ir::{OpId, Opcode};
+use crate::ir::{OpId, Scalar};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::ptx::Reg;
 
-use crate::lower::emit::ops::arith::enum_attr;
+use crate::lower::emit::ops::mma_stream::{Slices, Source};
 use crate::lower::emit::ops::mma_sync_frags::{
-    a_fragments, acc_fragments, acc_registers, fragment_addrs, ARegs, Mmas,
+    a_fragments, acc_fragments, acc_registers, fragment_addrs, signedness, ARegs, Mmas,
 };
 use crate::lower::emit::ops::mma_sync_smem::{
     operand_buffers, staged_bytes, swizzled, FragmentAddrs, Operands, Staged,
@@ -50,14 +50,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     ) else {
         return Err(l.unsupported(id));
     };
-    let (sa, sb) = if op.opcode == Opcode::MmaI {
-        (
-            enum_attr(l, id, "signedness_lhs") != Some(0),
-            enum_attr(l, id, "signedness_rhs") != Some(0),
-        )
-    } else {
-        (true, true)
-    };
+    let (sa, sb) = signedness(l, id);
     let layout = Rc::new(plan.acc.clone());
     let shape = layout.shape.clone();
     let rank = shape.len();
@@ -72,20 +65,99 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         l.bind(res, acc);
         return Ok(());
     }
+    let regs = staged_product(l, id, plan, (ae, be), kk, mma, &acc_in.regs)?;
+    l.bind(
+        res,
+        Tile {
+            elem: Elem::Num(plan.acc_elem),
+            layout,
+            regs,
+        },
+    );
+    Ok(())
+}
+
+/// The product `id` by `plan` (operand elements `ae`, `be`, K `kk`) with
+/// its operands staged in shared memory (A already in fragment order stays
+/// in registers), accumulating into `acc`: the accumulator's registers
+/// after it.
+fn staged_product(
+    l: &mut Lowerer,
+    id: OpId,
+    plan: &Plan,
+    (ae, be): (Scalar, Scalar),
+    kk: i64,
+    mma: Mmas,
+    acc: &[Reg],
+) -> Result<Vec<Reg>, LowerError> {
     let (a, b) = crate::lower::emit::ops::mma_stream::operands(l, id)?;
-    // Operands too large for the budget or the shared memory left are
-    // staged one K slice at a time; streamed ones are read a slice at a
-    // time too, the next slice while the current one is multiplied.
-    let batch = if rank == 3 { shape[0] } else { 1 };
-    let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
+    let rank = plan.acc.shape.len();
     let swizzle = swizzled(l, a.disjoint(), b.disjoint());
     // A already in fragment order stays in registers.
     let a_regs = a
         .tile()
         .filter(|a| a_fragment_layout(plan, &a.layout.shape).is_some_and(|f| f == *a.layout))
         .map(|a| a_fragments(l, a));
-    let staged_m = if a_regs.is_some() { 0 } else { mm };
+    let (ks, sets) = slicing(l, id, plan, (&a, &b), kk, a_regs.is_some(), swizzle)?;
+    let elems = (
+        a.tile().map_or(Elem::Num(ae), |t| t.elem),
+        b.tile().map_or(Elem::Num(be), |t| t.elem),
+    );
     let (ashape, bshape) = (a.shape(), b.shape());
+    let staged: Vec<Staged> = (0..sets)
+        .map(|_| {
+            operand_buffers(
+                l,
+                plan.kind,
+                (&ashape, &bshape),
+                elems,
+                ks,
+                a_regs.is_none(),
+                swizzle,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    // A streamed A whose rows `cp.async` can copy goes global-to-shared
+    // without registers (B still through them).
+    let copy_a = a_regs.is_none().then_some(plan.kind);
+    let reads = Slices::new(l, (&a, &b), rank, ks, copy_a)?;
+    let mut slices = SlicedOperands {
+        id,
+        operands: (&a, &b),
+        copies: reads.copies_a(),
+        reads,
+        staged,
+    };
+    let k = KSlices {
+        kk,
+        ks,
+        a_regs,
+        mma,
+    };
+    multiply_slices(l, plan, &mut slices, k, acc)
+}
+
+/// The K slice length and the number of buffer sets of the staged product
+/// `id` by `plan` of operands `a` and `b` (K `kk`; `a_in_regs`: A stays in
+/// registers; `swizzle`: the buffers are swizzled). Operands too large for
+/// the budget or the shared memory left are staged one K slice at a time;
+/// streamed ones are read a slice at a time too, the next slice while the
+/// current one is multiplied, alternating between two sets of buffers
+/// where they fit.
+fn slicing(
+    l: &Lowerer,
+    id: OpId,
+    plan: &Plan,
+    (a, b): (&Source, &Source),
+    kk: i64,
+    a_in_regs: bool,
+    swizzle: bool,
+) -> Result<(i64, usize), LowerError> {
+    let shape = &plan.acc.shape;
+    let rank = shape.len();
+    let batch = if rank == 3 { shape[0] } else { 1 };
+    let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
+    let staged_m = if a_in_regs { 0 } else { mm };
     let threads = i64::from(l.plan.warps) * 32;
     let slice_words =
         |ks: i64| a.slice_words(rank - 1, ks, threads) + b.slice_words(rank - 2, ks, threads);
@@ -108,75 +180,113 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     } else {
         1
     };
-    let elems = (
-        a.tile().map_or(Elem::Num(ae), |t| t.elem),
-        b.tile().map_or(Elem::Num(be), |t| t.elem),
-    );
-    let staged: Vec<Staged> = (0..sets)
-        .map(|_| {
-            operand_buffers(
-                l,
-                plan.kind,
-                (&ashape, &bshape),
-                elems,
-                ks,
-                a_regs.is_none(),
-                swizzle,
-            )
-        })
-        .collect::<Result<_, _>>()?;
-    let slices = kk / ks;
-    // A streamed A whose rows `cp.async` can copy goes global-to-shared
-    // without registers (B still through them).
-    let copy_a = a_regs.is_none().then_some(plan.kind);
-    let mut reads =
-        crate::lower::emit::ops::mma_stream::Slices::new(l, (&a, &b), rank, ks, copy_a)?;
-    let copies = reads.copies_a();
-    let stage = |l: &mut Lowerer,
-                 reads: &mut crate::lower::emit::ops::mma_stream::Slices,
-                 to: &Staged,
-                 slice: &[Option<Tile>; 2],
-                 s: i64| {
-        reads.copy(l, to.a_dest());
+    Ok((ks, sets))
+}
+
+/// The operands of a product staged slice by slice: their reads and the
+/// sets of buffers the slices land in.
+struct SlicedOperands<'o> {
+    /// The product.
+    id: OpId,
+    /// A and B.
+    operands: (&'o Source, &'o Source),
+    /// The slices' reads (and A's copies).
+    reads: Slices,
+    /// Whether A's slices are copied global-to-shared with `cp.async`.
+    copies: bool,
+    /// One or two sets of buffers.
+    staged: Vec<Staged>,
+}
+
+impl SlicedOperands<'_> {
+    /// Writes `slice` (slice `s` of K) into buffer set `set`.
+    fn stage(
+        &mut self,
+        l: &mut Lowerer,
+        set: usize,
+        slice: &[Option<Tile>; 2],
+        s: i64,
+    ) -> Result<(), LowerError> {
+        let to = &self.staged[set];
+        self.reads.copy(l, to.a_dest());
+        let (a, b) = self.operands;
         match (a.part(&slice[0]), b.part(&slice[1])) {
-            (pa, Some(pb)) if pa.is_some() || copies => {
+            (pa, Some(pb)) if pa.is_some() || self.copies => {
                 to.stage(l, pa, pb, s);
                 Ok(())
             }
-            _ => Err(l.unsupported(id)),
+            _ => Err(l.unsupported(self.id)),
         }
-    };
-    // Every thread's copies land before the barrier that shows them.
-    let barrier = |l: &mut Lowerer| {
-        if copies {
+    }
+
+    /// The barrier after a slice's writes: every thread's copies land
+    /// before the barrier that shows them.
+    fn barrier(&self, l: &mut Lowerer) {
+        if self.copies {
             crate::lower::emit::ops::mma_sync_pipeline::wait(l, 0);
         }
         l.barrier();
-    };
-    let first = reads.next(l)?;
-    stage(l, &mut reads, &staged[0], &first, 0)?;
-    barrier(l);
+    }
+}
+
+/// How a staged product walks K.
+struct KSlices {
+    /// K.
+    kk: i64,
+    /// Elements of K a slice.
+    ks: i64,
+    /// A's fragments, when A stays in registers.
+    a_regs: Option<Vec<Vec<Reg>>>,
+    /// The instructions multiplying the whole K.
+    mma: Mmas,
+}
+
+/// Multiplies the staged operands `ops` by `plan` slice by slice of `k`,
+/// accumulating into `acc`: stages the first slice, then per slice reads
+/// the next one, multiplies the current one and stages the next one (into
+/// the other set of buffers at once where there are two). Returns the
+/// accumulator's registers.
+fn multiply_slices(
+    l: &mut Lowerer,
+    plan: &Plan,
+    ops: &mut SlicedOperands,
+    k: KSlices,
+    acc: &[Reg],
+) -> Result<Vec<Reg>, LowerError> {
+    let KSlices {
+        kk,
+        ks,
+        a_regs,
+        mma,
+    } = k;
+    let parts = plan.k_parts();
+    let slices = kk / ks;
+    let first = ops.reads.next(l)?;
+    ops.stage(l, 0, &first, 0)?;
+    ops.barrier(l);
     let base = l.shared_base();
-    let frags: Vec<FragmentAddrs> = staged
+    let frags: Vec<FragmentAddrs> = ops
+        .staged
         .iter()
-        .map(|st| fragment_addrs(l, plan, &st.ops, base, &shape))
+        .map(|st| fragment_addrs(l, plan, &st.ops, base, &plan.acc.shape))
         .collect();
-    let mut acc = acc_fragments(l, plan, &acc_in.regs);
+    let mut acc = acc_fragments(l, plan, acc);
     let mut mma = Mmas {
         k_steps: ks / parts / plan.kind.k(),
         ..mma
     };
+    let sets = ops.staged.len();
     for s in 0..slices {
-        let set = (s as usize) % staged.len();
-        let other = (s as usize + 1) % staged.len();
+        let set = (s as usize) % sets;
+        let other = (s as usize + 1) % sets;
         // The next slice's reads go out before this one's products. With
         // two sets, they are written into the other one at once: the
         // barrier that ended the last slice ordered the writes after the
         // reads of two slices back.
         let next = if s + 1 < slices {
-            let next = reads.next(l)?;
-            if staged.len() == 2 {
-                stage(l, &mut reads, &staged[other], &next, s + 1)?;
+            let next = ops.reads.next(l)?;
+            if sets == 2 {
+                ops.stage(l, other, &next, s + 1)?;
                 None
             } else {
                 Some(next)
@@ -191,25 +301,16 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
                 first: s * (ks / parts / plan.kind.k()),
             });
         }
-        mma.emit(l, &staged[set].ops, &frags[set], &mut acc, false);
-        barrier(l);
+        mma.emit(l, &ops.staged[set].ops, &frags[set], &mut acc, false);
+        ops.barrier(l);
         if let Some(next) = next {
             // One set: every thread is done reading it before it is
             // rewritten.
-            stage(l, &mut reads, &staged[other], &next, s + 1)?;
-            barrier(l);
+            ops.stage(l, other, &next, s + 1)?;
+            ops.barrier(l);
         }
     }
-    let regs = acc_registers(l, plan, acc);
-    l.bind(
-        res,
-        Tile {
-            elem: Elem::Num(plan.acc_elem),
-            layout,
-            regs,
-        },
-    );
-    Ok(())
+    Ok(acc_registers(l, plan, acc))
 }
 
 /// The product `id` by `plan` of A (`a_v`, of shape `ashape`) in

@@ -18,11 +18,12 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::{Blocked, LinearLayout};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::arith::enum_attr;
 use crate::lower::emit::ops::memory::ordering;
 use crate::lower::emit::ops::mma_sync_copies::Stream;
-use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
-use crate::lower::emit::ops::mma_sync_smem::{bin, disjoint, row_pads, Operands};
+use crate::lower::emit::ops::mma_sync_frags::{
+    acc_fragments, acc_registers, fragment_addrs, signedness, Mmas,
+};
+use crate::lower::emit::ops::mma_sync_smem::{bin, disjoint, row_pads, FragmentAddrs, Operands};
 use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::plan::engines::mma_sync::{Kind, Plan};
@@ -392,19 +393,67 @@ pub(super) fn wait(l: &mut Lowerer, n: i64) {
     ));
 }
 
-/// Lowers `for` op `id` pipelined, if its body has the shape; false (and
-/// nothing emitted) otherwise.
-pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
-    let Some(pat) = pattern(l, id) else {
-        return Ok(false);
-    };
-    let op = &l.m.ops[id];
-    let Some(bounds) = bounds(l, id)? else {
-        return Ok(false);
-    };
-    let (bound, step, ity) = (bounds.lb.clone(), bounds.step, bounds.ity);
-    // Stage buffers: A `[batch][M][K + pad]`, B `[batch][K][N + pad]`, rows
-    // padded by 16 bytes, or unpadded and swizzled under `always_swizzle`.
+/// The `cp.async` copies of a pipelined loop's A and B loads into their
+/// stage buffers.
+pub(super) struct StageCopies<'a> {
+    /// The A and B loads.
+    loads: (&'a Load, &'a Load),
+    /// Their buffers' copy layouts and addresses.
+    staged: (&'a Staged, &'a Staged),
+    /// Their copy state.
+    streams: (Stream, Stream),
+}
+
+impl<'a> StageCopies<'a> {
+    /// The copies of `loads` into `staged` at the loop's first iteration
+    /// (`lb` holds the lower bound of the induction variable `iv`).
+    pub(super) fn new(
+        l: &mut Lowerer,
+        loads: (&'a Load, &'a Load),
+        staged: (&'a Staged, &'a Staged),
+        iv: ValueId,
+        lb: &Tile,
+        bounds: &Bounds,
+    ) -> Result<StageCopies<'a>, LowerError> {
+        let (step, ity) = (bounds.step, bounds.ity);
+        let a = Stream::new(l, loads.0, staged.0, iv, lb, step, ity)?;
+        let b = Stream::new(l, loads.1, staged.1, iv, lb, step, ity)?;
+        Ok(StageCopies {
+            loads,
+            staged,
+            streams: (a, b),
+        })
+    }
+
+    /// Copies the current iteration's A and B tiles into the stage at
+    /// byte offset `off`.
+    pub(super) fn issue(&self, l: &mut Lowerer, off: Reg) {
+        self.streams.0.issue(l, self.loads.0, self.staged.0, off);
+        self.streams.1.issue(l, self.loads.1, self.staged.1, off);
+    }
+}
+
+/// The ring of stage buffers of a pipelined loop.
+struct Ring {
+    /// The stages.
+    stages: i64,
+    /// Bytes of one stage.
+    stage_bytes: i64,
+    /// Where the operands of stage 0 lie.
+    ops: Operands,
+    /// A's copies into its buffer.
+    a: Staged,
+    /// B's copies into its buffer.
+    b: Staged,
+    /// The product's K.
+    kk: i64,
+}
+
+/// Allocates the stage buffers of the loop `id` of `pat`: A `[batch][M][K +
+/// pad]`, B `[batch][K][N + pad]`, rows padded by 16 bytes, or unpadded and
+/// swizzled under `always_swizzle`; as many stages as fit the budget (none
+/// if fewer than two do).
+fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, LowerError> {
     let (ashape, bshape) = (pat.a.view.tile_shape.clone(), pat.b.view.tile_shape.clone());
     let rank = ashape.len();
     let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
@@ -419,7 +468,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let room = STAGE_BUDGET - i64::from(l.shared_bytes);
     let stages = (room / stage_bytes).min(MAX_STAGES);
     if stages < 2 {
-        return Ok(false);
+        return Ok(None);
     }
     let a_elem = pat.a.view.elem;
     let buf = alloc(l, &[stages * stage_bytes / eb], a_elem)?;
@@ -431,19 +480,27 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         b_nk: false,
         swizzle: [swizzle; 2],
     };
-    let (Some(sa), Some(sb)) = (
+    let (Some(a), Some(b)) = (
         staged(l, &pat.a, ops.a.0, astride, ops.a_swizzle()),
         staged(l, &pat.b, ops.b.0, bstride, ops.b_swizzle()),
     ) else {
         return Err(l.unsupported_feature(id, "this copy layout"));
     };
+    Ok(Some(Ring {
+        stages,
+        stage_bytes,
+        ops,
+        a,
+        b,
+        kk,
+    }))
+}
 
-    // The accumulator, in loop variables.
-    let layout = Rc::new(pat.plan.acc.clone());
-    let inits = op.operand_group("initValues").to_vec();
-    let init = l.tile_in(id, inits[0], &layout)?;
-    let frags0 = acc_fragments(l, &pat.plan, &init.regs);
-    let acc: Vec<Vec<Reg>> = frags0
+/// The accumulator fragments of `plan` in registers `init`, copied into
+/// fresh loop variables.
+fn loop_accumulator(l: &mut Lowerer, plan: &Plan, init: &[Reg]) -> Vec<Vec<Reg>> {
+    let frags0 = acc_fragments(l, plan, init);
+    frags0
         .iter()
         .map(|t| {
             t.iter()
@@ -454,28 +511,27 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
                 })
                 .collect()
         })
-        .collect();
+        .collect()
+}
 
-    let lb_reg = bound.regs[0];
-    let ivt = Tile {
-        elem: bound.elem,
-        layout: bound.layout.clone(),
-        regs: vec![lb_reg],
-    };
-    let stage_reg = |l: &mut Lowerer, s: i64| {
-        l.b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Imm(s * stage_bytes)],
-        )
-    };
-    let copies_a = Stream::new(l, &pat.a, &sa, pat.iv, &ivt, step, ity)?;
-    let copies_b = Stream::new(l, &pat.b, &sb, pat.iv, &ivt, step, ity)?;
-    // Prologue: stages 0 .. S-2.
-    let mut next = lb_reg;
-    for s in 0..stages - 1 {
+/// What a pipelined loop's iterations work with: its bounds, its ring of
+/// stages and the copies filling them.
+struct Pipeline<'a> {
+    /// The loop's bounds.
+    bounds: &'a Bounds,
+    /// The ring of stages.
+    ring: &'a Ring,
+    /// The copies into a stage.
+    copies: &'a StageCopies<'a>,
+}
+
+/// Emits the prologue: fills stages 0 .. S-2 with the iterations from the
+/// lower bound `lb` on (those in bounds). Returns the induction value of
+/// the last one.
+fn prologue(l: &mut Lowerer, p: &Pipeline, lb: Reg) -> Reg {
+    let (step, ity) = (p.bounds.step, p.bounds.ity);
+    let mut next = lb;
+    for s in 0..p.ring.stages - 1 {
         if s > 0 {
             next = l.b.op(
                 Opc::Add,
@@ -485,19 +541,42 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
                 smallvec![Operand::Reg(next), Operand::Reg(step)],
             );
         }
-        let go = bounds.before_end(l, next);
-        let off = stage_reg(l, s);
+        let go = p.bounds.before_end(l, next);
+        let off = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Imm(s * p.ring.stage_bytes)],
+        );
         l.b.begin_if(go, true);
-        copies_a.issue(l, &pat.a, &sa, off);
-        copies_b.issue(l, &pat.b, &sb, off);
+        p.copies.issue(l, off);
         l.b.end_if();
         commit(l);
     }
-    // The loop: induction variable, read and write stage offsets, and the
-    // induction value S-1 iterations ahead.
-    let iv = l.b.reg(class_of(bound.elem));
-    l.b.copy(iv, lb_reg);
-    let ahead = l.b.reg(class_of(bound.elem));
+    next
+}
+
+/// The loop variables of a pipelined loop.
+struct RingState {
+    /// The induction variable.
+    iv: Reg,
+    /// The induction value S-1 iterations ahead.
+    ahead: Reg,
+    /// The byte offset of the stage read.
+    rd: Reg,
+    /// The byte offset of the stage written.
+    wr: Reg,
+}
+
+/// The loop variables at the first iteration: the induction variable at
+/// `lb`, `ahead` at `next` (the last iteration the prologue fetched), the
+/// read stage 0 and the write stage S-1.
+fn ring_state(l: &mut Lowerer, p: &Pipeline, lb: Reg, next: Reg) -> RingState {
+    let elem = p.bounds.lb.elem;
+    let iv = l.b.reg(class_of(elem));
+    l.b.copy(iv, lb);
+    let ahead = l.b.reg(class_of(elem));
     l.b.copy(ahead, next);
     let rd = l.b.reg(RegClass::B32);
     l.b.op_into(rd, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(0)]);
@@ -507,31 +586,49 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Opc::Mov,
         &[],
         &[Ty::U32],
-        smallvec![Operand::Imm((stages - 1) * stage_bytes)],
+        smallvec![Operand::Imm((p.ring.stages - 1) * p.ring.stage_bytes)],
     );
-    let base = l.shared_base();
-    let shape = layout.shape.clone();
-    let frags = fragment_addrs(l, &pat.plan, &ops, base, &shape);
+    RingState { iv, ahead, rd, wr }
+}
+
+/// The instructions multiplying a stage's fragments for the loop's
+/// product (`shape`, K `kk`) of `pat`, op `id` the loop.
+fn stage_mmas(
+    l: &Lowerer,
+    id: OpId,
+    pat: &Pattern,
+    shape: &[i64],
+    kk: i64,
+) -> Result<Mmas, LowerError> {
     let (Some((_, Elem::Num(ae))), Some((_, Elem::Num(be)))) = (
         value_tile(l.m, l.m.ops[pat.mma].operand("lhs").unwrap_or(pat.iv)),
         value_tile(l.m, l.m.ops[pat.mma].operand("rhs").unwrap_or(pat.iv)),
     ) else {
         return Err(l.unsupported(id));
     };
-    let (sa_, sb_) = if l.m.ops[pat.mma].opcode == Opcode::MmaI {
-        (
-            enum_attr(l, pat.mma, "signedness_lhs") != Some(0),
-            enum_attr(l, pat.mma, "signedness_rhs") != Some(0),
-        )
-    } else {
-        (true, true)
-    };
-    let mut mmas = Mmas::new(&pat.plan, &shape, kk, ae, be, sa_, sb_);
+    let (sa, sb) = signedness(l, pat.mma);
+    let mut mmas = Mmas::new(&pat.plan, shape, kk, ae, be, sa, sb);
     mmas.round = pat.round;
-    let mut acc = acc;
+    Ok(mmas)
+}
+
+/// Emits the loop: each iteration waits for its stage, fetches the
+/// iteration S-1 ahead into the stage written, multiplies the stage read
+/// (`frags` its fragments' addresses at stage 0) into `acc`, and advances
+/// the ring.
+fn pipelined_loop(
+    l: &mut Lowerer,
+    p: &Pipeline,
+    state: RingState,
+    (frags, mmas): (&FragmentAddrs, &Mmas),
+    acc: &mut [Vec<Reg>],
+) {
+    let RingState { iv, ahead, rd, wr } = state;
+    let (step, ity) = (p.bounds.step, p.bounds.ity);
+    let (stages, stage_bytes) = (p.ring.stages, p.ring.stage_bytes);
     l.b.begin_loop();
-    let p = bounds.before_end(l, iv);
-    l.b.begin_loop_body(p, true);
+    let go_on = p.bounds.before_end(l, iv);
+    l.b.begin_loop_body(go_on, true);
     wait(l, stages - 2);
     l.barrier();
     l.b.op_into(
@@ -543,14 +640,13 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     );
     // `ahead` now is iv + (S-1) * step: the iteration to fetch.
     let fetch = ahead;
-    let go = bounds.before_end(l, fetch);
+    let go = p.bounds.before_end(l, fetch);
     l.b.begin_if(go, true);
-    copies_a.issue(l, &pat.a, &sa, wr);
-    copies_b.issue(l, &pat.b, &sb, wr);
+    p.copies.issue(l, wr);
     l.b.end_if();
     commit(l);
     let f = frags.offset(l, rd);
-    mmas.emit(l, &ops, &f, &mut acc, true);
+    mmas.emit(l, &p.ring.ops, &f, acc, true);
     // Advance the ring.
     for r in [rd, wr] {
         advance_ring(l, r, stage_bytes, stages * stage_bytes);
@@ -563,6 +659,55 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         smallvec![Operand::Reg(iv), Operand::Reg(step)],
     );
     l.b.end_loop();
+}
+
+/// Lowers `for` op `id` pipelined, if its body has the shape; false (and
+/// nothing emitted) otherwise.
+pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
+    let Some(pat) = pattern(l, id) else {
+        return Ok(false);
+    };
+    let op = &l.m.ops[id];
+    let Some(bounds) = bounds(l, id)? else {
+        return Ok(false);
+    };
+    let Some(ring) = stage_ring(l, id, &pat)? else {
+        return Ok(false);
+    };
+    // The accumulator, in loop variables.
+    let layout = Rc::new(pat.plan.acc.clone());
+    let inits = op.operand_group("initValues").to_vec();
+    let init = l.tile_in(id, inits[0], &layout)?;
+    let mut acc = loop_accumulator(l, &pat.plan, &init.regs);
+
+    let lb = bounds.lb.regs[0];
+    let ivt = Tile {
+        elem: bounds.lb.elem,
+        layout: bounds.lb.layout.clone(),
+        regs: vec![lb],
+    };
+    let copies = StageCopies::new(
+        l,
+        (&pat.a, &pat.b),
+        (&ring.a, &ring.b),
+        pat.iv,
+        &ivt,
+        &bounds,
+    )?;
+    let p = Pipeline {
+        bounds: &bounds,
+        ring: &ring,
+        copies: &copies,
+    };
+    let next = prologue(l, &p, lb);
+    // The loop: induction variable, read and write stage offsets, and the
+    // induction value S-1 iterations ahead.
+    let state = ring_state(l, &p, lb, next);
+    let base = l.shared_base();
+    let shape = layout.shape.clone();
+    let frags = fragment_addrs(l, &pat.plan, &ring.ops, base, &shape);
+    let mmas = stage_mmas(l, id, &pat, &shape, ring.kk)?;
+    pipelined_loop(l, &p, state, (&frags, &mmas), &mut acc);
     wait(l, 0);
     l.barrier();
     let regs = acc_registers(l, &pat.plan, acc);

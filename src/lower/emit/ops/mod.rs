@@ -21,6 +21,7 @@ pub mod math_f64_reduce;
 pub mod math_f64_trig;
 pub mod memory;
 pub mod memory_4bit;
+pub mod memory_access;
 pub mod mma;
 pub mod mma_fma;
 pub mod mma_fma_regs;
@@ -43,6 +44,7 @@ pub mod remat;
 pub mod scan;
 pub mod shape;
 pub mod shuffle_convert;
+pub mod special;
 pub mod staging;
 pub mod staging_window;
 pub mod static_offsets;
@@ -54,12 +56,10 @@ pub mod wgmma_regs;
 pub mod wgmma_smem;
 pub mod wgmma_stream;
 
-use crate::ir::{Attr, OpId, Opcode};
-use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::emit::context::{is_structural, Lowered, Lowerer, Tile};
+use crate::ir::{OpId, Opcode};
+use crate::lower::emit::context::{is_structural, Lowered, Lowerer};
 use crate::lower::error::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Special, Ty};
-use smallvec::smallvec;
+use crate::ptx::{Inst, Opc};
 
 /// Lowers one op of the entry body.
 pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
@@ -120,93 +120,15 @@ fn named(l: &Lowerer, id: OpId, e: LowerError) -> LowerError {
 /// Lowers one op at the current source position.
 fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     tokens::order(l, id);
-    let op = &l.m.ops[id];
-    let opcode = op.opcode;
+    let opcode = l.m.ops[id].opcode;
     if is_structural(opcode) {
-        for &r in &op.results {
-            l.vals.insert(r, Lowered::Nothing);
-        }
-        if opcode == Opcode::Return {
-            if !op.operands.is_empty() {
-                return Err(l.unsupported(id));
-            }
-            if l.if_depth > 0 || !l.loops.is_empty() {
-                // An early exit: the condition of every enclosing `if` is
-                // the same in all threads, so the whole tile block leaves
-                // here, after freeing what the entry allocated.
-                alloca::free_all(l);
-                l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
-            }
-        }
-        return Ok(());
+        return lower_structural(l, id);
     }
     match opcode {
-        Opcode::LoadViewTko => {
-            // A load a product copies straight into its B buffer, or
-            // streams slice by slice, is lowered by the product's engine;
-            // the others read into registers.
-            let by_product = memory::ordering(l, id).is_ok()
-                && (mma_sync_direct::lower_load(l, id)? || mma_stream::lower_load(l, id));
-            if !by_product {
-                memory::load_view(l, id)?;
-            }
-            if let Some(&t) = l.m.ops[id].results.get(1) {
-                l.vals.insert(t, Lowered::Nothing);
-            }
-            Ok(())
-        }
-        Opcode::StoreViewTko => {
-            memory::store_view(l, id)?;
-            for &r in &l.m.ops[id].results {
-                l.vals.insert(r, Lowered::Nothing);
-            }
-            Ok(())
-        }
-        Opcode::Assume => {
-            let (src, res) = (op.operands.first().copied(), op.results.first().copied());
-            match (src.and_then(|s| l.vals.get(&s).cloned()), res) {
-                (Some(v), Some(r)) => {
-                    l.vals.insert(r, v);
-                    Ok(())
-                }
-                _ => Err(l.unsupported(id)),
-            }
-        }
-        Opcode::GetTileBlockId | Opcode::GetNumTileBlocks => {
-            let results = op.results.clone();
-            for (axis, r) in results.into_iter().enumerate() {
-                let s = if opcode == Opcode::GetTileBlockId {
-                    if l.plan.target.has_clusters() {
-                        Special::ClusterId(axis as u8)
-                    } else {
-                        Special::CtaId(axis as u8)
-                    }
-                } else if l.plan.cluster {
-                    // The grid counts tile blocks (clusters); `%nctaid`
-                    // counts every CTA of every cluster.
-                    Special::NClusterId(axis as u8)
-                } else {
-                    Special::NCtaId(axis as u8)
-                };
-                let d = l.b.op(
-                    Opc::Mov,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Special(s)],
-                );
-                let layout = l.layout_of(r);
-                l.bind(
-                    r,
-                    Tile {
-                        elem: Elem::Num(crate::ir::Scalar::I32),
-                        layout,
-                        regs: vec![d],
-                    },
-                );
-            }
-            Ok(())
-        }
+        Opcode::LoadViewTko => memory_access::lower_load_view(l, id),
+        Opcode::StoreViewTko => memory_access::lower_store_view(l, id),
+        Opcode::Assume => forward_assume(l, id),
+        Opcode::GetTileBlockId | Opcode::GetNumTileBlocks => special::lower_block_ids(l, id),
         Opcode::Reshape if mma_sync_direct::forward_reshape(l, id) => Ok(()),
         Opcode::Constant | Opcode::Reshape | Opcode::Broadcast | Opcode::Iota => {
             shape::lower(l, id)
@@ -218,33 +140,13 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::IToF
         | Opcode::Bitcast => cast::lower(l, id),
         Opcode::Offset => arith::offset(l, id),
-        Opcode::IntToPtr | Opcode::PtrToInt | Opcode::PtrToPtr => {
-            // Pointers are 64-bit integers in registers.
-            let src = *l.m.ops[id]
-                .operands
-                .first()
-                .ok_or_else(|| l.unsupported(id))?;
-            let bits = value_tile(l.m, src).map(|(_, e)| e.bits());
-            if bits != Some(64) {
-                return Err(l.unsupported_feature(id, "a non-64-bit integer"));
-            }
-            elementwise::elementwise(l, id, &[src], |_, r| Ok(r[0]))
-        }
+        Opcode::IntToPtr | Opcode::PtrToInt | Opcode::PtrToPtr => cast::lower_ptr_cast(l, id),
         Opcode::If => control::lower_if(l, id),
         Opcode::Reduce => reduce::lower(l, id),
         Opcode::MmaF | Opcode::MmaI | Opcode::MmaFScaled => mma::lower(l, id),
         Opcode::Scan => scan::lower(l, id),
         Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::AtomicRedViewTko => {
-            if opcode == Opcode::AtomicRedViewTko {
-                atomic::lower_red_view(l, id)?;
-            } else {
-                atomic::lower_rmw(l, id)?;
-            }
-            let results = l.m.ops[id].results.clone();
-            for r in results {
-                l.vals.entry(r).or_insert(Lowered::Nothing);
-            }
-            Ok(())
+            atomic::lower(l, id)
         }
         Opcode::Permute
         | Opcode::Cat
@@ -252,14 +154,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         | Opcode::Insert
         | Opcode::Pack
         | Opcode::Unpack => movement::lower(l, id),
-        Opcode::PrintTko => {
-            debug::lower_print(l, id)?;
-            let results = l.m.ops[id].results.clone();
-            for r in results {
-                l.vals.insert(r, Lowered::Nothing);
-            }
-            Ok(())
-        }
+        Opcode::PrintTko => debug::lower_print(l, id),
         Opcode::Assert => debug::lower_assert(l, id),
         Opcode::For => control::lower_for(l, id),
         Opcode::Loop => control::lower_loop(l, id),
@@ -267,42 +162,44 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::GetIndexSpaceShape => control::lower_index_space_shape(l, id),
         Opcode::GetTensorShape => control::lower_tensor_shape(l, id),
         Opcode::Alloca => alloca::lower(l, id),
-        Opcode::GetGlobal => {
-            let (Some(Attr::String(name)), Some(&res)) = (op.attr("name"), op.results.first())
-            else {
-                return Err(l.unsupported(id));
-            };
-            let d = l.b.op(
-                Opc::Mov,
-                &[],
-                &[Ty::U64],
-                Ty::U64,
-                smallvec![Operand::Global(crate::ptx::names::ptx_name(name))],
-            );
-            l.bind(
-                res,
-                Tile {
-                    elem: Elem::Ptr,
-                    layout: std::rc::Rc::new(
-                        crate::lower::plan::layout::LinearLayout::default_scalar(),
-                    ),
-                    regs: vec![d],
-                },
-            );
-            Ok(())
-        }
-        Opcode::LoadPtrTko | Opcode::StorePtrTko => {
-            if opcode == Opcode::LoadPtrTko {
-                memory::load_ptr(l, id)?;
-            } else {
-                memory::store_ptr(l, id)?;
-            }
-            let results = l.m.ops[id].results.clone();
-            for r in results {
-                l.vals.entry(r).or_insert(Lowered::Nothing);
-            }
-            Ok(())
-        }
+        Opcode::GetGlobal => special::lower_global(l, id),
+        Opcode::LoadPtrTko | Opcode::StorePtrTko => memory_access::lower_ptr_access(l, id),
         _ => arith::lower(l, id),
+    }
+}
+
+/// Lowers a structural op (tokens, views, `return`): its results get no
+/// value; a `return` inside an `if` or a loop leaves the whole tile block
+/// there.
+fn lower_structural(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = &l.m.ops[id];
+    for &r in &op.results {
+        l.vals.insert(r, Lowered::Nothing);
+    }
+    if op.opcode == Opcode::Return {
+        if !op.operands.is_empty() {
+            return Err(l.unsupported(id));
+        }
+        if l.if_depth > 0 || !l.loops.is_empty() {
+            // An early exit: the condition of every enclosing `if` is
+            // the same in all threads, so the whole tile block leaves
+            // here, after freeing what the entry allocated.
+            alloca::free_all(l);
+            l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
+        }
+    }
+    Ok(())
+}
+
+/// Lowers `assume` (op `id`): its result is its operand's value.
+fn forward_assume(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
+    let op = &l.m.ops[id];
+    let (src, res) = (op.operands.first().copied(), op.results.first().copied());
+    match (src.and_then(|s| l.vals.get(&s).cloned()), res) {
+        (Some(v), Some(r)) => {
+            l.vals.insert(r, v);
+            Ok(())
+        }
+        _ => Err(l.unsupported(id)),
     }
 }

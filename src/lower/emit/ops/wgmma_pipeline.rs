@@ -37,12 +37,14 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::{Blocked, LinearLayout};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::mma_sync_copies::Stream;
-use crate::lower::emit::ops::mma_sync_pipeline::{advance_ring, bounds, loop_shape, Load, Staged};
+use crate::lower::emit::ops::mma_sync_pipeline::{
+    advance_ring, bounds, loop_shape, Bounds, Load, LoopShape, StageCopies, Staged,
+};
 use crate::lower::emit::ops::mma_sync_smem::{bin, disjoint};
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::wgmma;
 use crate::lower::emit::ops::wgmma_smem::thread_part;
+use crate::lower::plan::engines::wgmma::Plan;
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::smem::Smem;
 use crate::lower::plan::target::MAX_SHARED_BYTES;
@@ -224,27 +226,49 @@ fn stage_count(room: i64, set: i64) -> Option<i64> {
 /// in flight across iterations.
 const MAX_ACC_REGS_IN_FLIGHT: i64 = 64;
 
-/// Lowers `for` op `id` pipelined on `wgmma`, if its body has the shape
-/// and the stages fit; false (and nothing emitted) otherwise.
-pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
+/// What pipelining a loop on `wgmma` takes: the loop's shape, the
+/// product's plan, the operands' swizzled layouts and how their chunks land
+/// there, the stages and the loop's bounds.
+struct Pipelined {
+    /// The loop's body.
+    pat: LoopShape,
+    /// The product's plan.
+    plan: Plan,
+    /// A's and B's swizzled layouts.
+    smem: (Smem, Smem),
+    /// A's and B's copies into them.
+    copies: (CopyPlan, CopyPlan),
+    /// The stages.
+    stages: i64,
+    /// Bytes of one stage's set of A and B buffers.
+    set: i64,
+    /// The loop's bounds.
+    bounds: Bounds,
+}
+
+/// How `for` op `id` pipelines on `wgmma`, if its body has the shape, the
+/// product multiplies on `wgmma` with A K-major and B MN-major (neither
+/// rounded to tf32), both operands' chunks land in their swizzled layouts,
+/// at least two stages fit and the induction variable is i32 or i64.
+fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError> {
     let Some(pat) = loop_shape(l, id) else {
-        return Ok(false);
+        return Ok(None);
     };
     let Some(Engine::Wgmma(plan)) = l.plan.engine(pat.mma).cloned() else {
-        return Ok(false);
+        return Ok(None);
     };
     let Some((asmem, bsmem)) = crate::lower::plan::engines::wgmma::operands(plan.mnk, plan.types)
     else {
-        return Ok(false);
+        return Ok(None);
     };
     if pat.round != (false, false) || asmem.mn_major || !bsmem.mn_major {
-        return Ok(false);
+        return Ok(None);
     }
     let (Some(ca), Some(cb)) = (
         copy_plan(l, &pat.a, &asmem, false),
         copy_plan(l, &pat.b, &bsmem, true),
     ) else {
-        return Ok(false);
+        return Ok(None);
     };
     // Leave room for the rest of the kernel: the accumulator tile once
     // more (an epilogue's layout change goes through shared memory).
@@ -253,16 +277,50 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let room = cap - i64::from(l.shared_bytes) - mm * nn * 4;
     let set = crate::lower::plan::engines::wgmma::set_bytes(&asmem, &bsmem);
     let Some(stages) = stage_count(room, set) else {
-        return Ok(false);
+        return Ok(None);
     };
     let Some(bounds) = bounds(l, id)? else {
-        return Ok(false);
+        return Ok(None);
     };
-    let op = &l.m.ops[id];
-    let inits = op.operand_group("initValues").to_vec();
-    let layout = Rc::new(plan.acc.clone());
-    let init = l.tile_in(id, inits[0], &layout)?;
+    Ok(Some(Pipelined {
+        pat,
+        plan,
+        smem: (asmem, bsmem),
+        copies: (ca, cb),
+        stages,
+        set,
+        bounds,
+    }))
+}
 
+/// The stages' mbarriers: a full and an empty one per stage, and the
+/// predicate of thread 0, which sets them up and tears them down.
+struct Barriers {
+    /// The shared address of stage 0's full barrier (the others follow).
+    full: Reg,
+    /// The shared address of stage 0's empty barrier (the others follow).
+    empty: Reg,
+    /// The stages.
+    stages: i64,
+    /// Whether this thread is thread 0.
+    first: Reg,
+}
+
+impl Barriers {
+    /// `mbarrier.<what>` on every barrier (`count`: its source operand).
+    fn each(&self, l: &mut Lowerer, what: &'static str, count: Option<i64>) {
+        for s in 0..2 * self.stages {
+            let a = bin(l, Opc::Add, Ty::U32, self.full, Operand::Imm(8 * s));
+            mbarrier(l, what, a, count);
+        }
+    }
+}
+
+/// Allocates `stages` sets of `set` bytes (plus alignment slack) and the
+/// stages' barriers; thread 0 initializes the barriers to count every
+/// thread, and the block's barrier publishes them. Returns the aligned base
+/// of the sets and the barriers.
+fn set_up_stages(l: &mut Lowerer, stages: i64, set: i64) -> Result<(Reg, Barriers), LowerError> {
     let threads = i64::from(l.plan.warps) * 32;
     let tid = l.tid();
     let region = alloc(l, &[stages * set + 1024], Elem::Num(Scalar::I8))?;
@@ -279,75 +337,113 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         Ty::Pred,
         smallvec![Operand::Reg(tid), Operand::Imm(0)],
     );
-    let each_barrier = |l: &mut Lowerer, what: &'static str, count: Option<i64>| {
-        for s in 0..2 * stages {
-            let a = bin(l, Opc::Add, Ty::U32, full, Operand::Imm(8 * s));
-            mbarrier(l, what, a, count);
-        }
+    let barriers = Barriers {
+        full,
+        empty,
+        stages,
+        first,
     };
     l.b.begin_if(first, true);
-    each_barrier(l, "init", Some(threads));
+    barriers.each(l, "init", Some(threads));
     l.b.end_if();
     l.barrier();
+    Ok((aligned, barriers))
+}
 
-    let bbuf = bin(
-        l,
-        Opc::Add,
-        Ty::U32,
-        aligned,
-        Operand::Imm(wgmma::b_offset(&asmem)),
-    );
-    let sa = staged(l, ca, aligned);
-    let sb = staged(l, cb, bbuf);
-    let (adesc, bdesc) = wgmma::descriptors(l, &plan, &asmem, &bsmem, aligned, bbuf);
-    let acc = wgmma::acc_words(l, plan.types[2], &init.regs);
-    let signs = wgmma::signedness(l, pat.mma);
+/// The stages as the loop fills them.
+struct Stages<'a> {
+    /// The copies of the A and B tiles into a stage.
+    copies: StageCopies<'a>,
+    /// Bytes of one stage.
+    set: i64,
+    /// The stages' barriers.
+    barriers: &'a Barriers,
+    /// The loop's bounds.
+    bounds: &'a Bounds,
+}
 
-    let (step, ity) = (bounds.step, bounds.ity);
-    let lb = bounds.lb.regs[0];
-    let copies_a = Stream::new(l, &pat.a, &sa, pat.iv, &bounds.lb, step, ity)?;
-    let copies_b = Stream::new(l, &pat.b, &sb, pat.iv, &bounds.lb, step, ity)?;
-    let fill = |l: &mut Lowerer, stage: Reg| {
+impl Stages<'_> {
+    /// Fills stage index `stage`: copies the iteration's tiles into it and
+    /// arrives on its full barrier once they have landed.
+    fn fill(&self, l: &mut Lowerer, stage: Reg) {
         let off = l.b.op(
             Opc::Mul,
             &["lo"],
             &[Ty::U32],
             Ty::U32,
-            smallvec![Operand::Reg(stage), Operand::Imm(set)],
+            smallvec![Operand::Reg(stage), Operand::Imm(self.set)],
         );
-        copies_a.issue(l, &pat.a, &sa, off);
-        copies_b.issue(l, &pat.b, &sb, off);
-        let bar = scaled(l, stage, 8, full);
+        self.copies.issue(l, off);
+        let bar = scaled(l, stage, 8, self.barriers.full);
         arrive_on_copies(l, bar);
-    };
-    // Prologue: stages 0 .. S-2.
-    let mut next = lb;
-    for s in 0..stages - 1 {
-        if s > 0 {
-            next = l.b.op(
-                Opc::Add,
+    }
+
+    /// The prologue: fills stages 0 .. S-2 with the iterations from the
+    /// lower bound `lb` on (those in bounds). Returns the induction value
+    /// of the last one.
+    fn prologue(&self, l: &mut Lowerer, lb: Reg) -> Reg {
+        let (step, ity) = (self.bounds.step, self.bounds.ity);
+        let mut next = lb;
+        for s in 0..self.barriers.stages - 1 {
+            if s > 0 {
+                next = l.b.op(
+                    Opc::Add,
+                    &[],
+                    &[ity],
+                    ity,
+                    smallvec![Operand::Reg(next), Operand::Reg(step)],
+                );
+            }
+            let go = self.bounds.before_end(l, next);
+            let stage = l.b.op(
+                Opc::Mov,
                 &[],
-                &[ity],
-                ity,
-                smallvec![Operand::Reg(next), Operand::Reg(step)],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Imm(s)],
             );
+            l.b.begin_if(go, true);
+            self.fill(l, stage);
+            l.b.end_if();
         }
-        let go = bounds.before_end(l, next);
-        let stage = l.b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Imm(s)],
-        );
+        next
+    }
+
+    /// Refills the stage written (its empty barrier at `free`) with the
+    /// iteration S-1 ahead, if in bounds, once every warpgroup has
+    /// released it.
+    fn refill(&self, l: &mut Lowerer, state: &LoopState, free: Reg) {
+        let go = self.bounds.before_end(l, state.ahead);
         l.b.begin_if(go, true);
-        fill(l, stage);
+        wait_phase(l, free, state.wr_parity);
+        self.fill(l, state.wr);
         l.b.end_if();
     }
-    // Loop state: induction variable, the iteration S-1 ahead, the stage
-    // read and its full-barrier parity, the stage written and the parity
-    // of its last empty phase (1 at first: a fresh barrier's preceding
-    // phase counts as complete).
+}
+
+/// The loop's variables: induction variable, the iteration S-1 ahead, the
+/// stage read and its full-barrier parity, the stage written and the
+/// parity of its last empty phase.
+struct LoopState {
+    /// The induction variable.
+    iv: Reg,
+    /// The induction value S-1 iterations ahead.
+    ahead: Reg,
+    /// The index of the stage read.
+    rd: Reg,
+    /// The parity of its full barrier's phase to wait for.
+    rd_parity: Reg,
+    /// The index of the stage written.
+    wr: Reg,
+    /// The parity of its empty barrier's last phase.
+    wr_parity: Reg,
+}
+
+/// The loop's variables at the first iteration: the induction variable at
+/// `lb`, `ahead` at `next` (the last iteration the prologue fetched), the
+/// stage read 0 and the stage written S-1 (its parity 1 at first: a fresh
+/// barrier's preceding phase counts as complete).
+fn loop_state(l: &mut Lowerer, bounds: &Bounds, lb: Reg, next: Reg, stages: i64) -> LoopState {
     let iv =
         l.b.reg(crate::lower::emit::context::class_of(bounds.lb.elem));
     l.b.copy(iv, lb);
@@ -356,7 +452,63 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     l.b.copy(ahead, next);
     let (rd, rd_parity) = (var(l, 0), var(l, 0));
     let (wr, wr_parity) = (var(l, stages - 1), var(l, 1));
+    LoopState {
+        iv,
+        ahead,
+        rd,
+        rd_parity,
+        wr,
+        wr_parity,
+    }
+}
 
+/// A stage's multiply: the product's plan, the operands' signedness,
+/// swizzled layouts and descriptors at stage 0, and the accumulator's
+/// words.
+struct StageMultiply<'a> {
+    /// The product's plan.
+    plan: &'a Plan,
+    /// Whether A and B are signed.
+    signs: (bool, bool),
+    /// A's and B's swizzled layouts.
+    smem: (&'a Smem, &'a Smem),
+    /// A's and B's descriptors at stage 0.
+    descs: (Reg, Reg),
+    /// The accumulator's words.
+    acc: &'a [Reg],
+}
+
+impl StageMultiply<'_> {
+    /// Multiplies the operands of stage index `stage` (`set` bytes a
+    /// stage) into the accumulator.
+    fn emit(&self, l: &mut Lowerer, stage: Reg, set: i64) {
+        let off = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(stage), Operand::Imm(set)],
+        );
+        let descs = (moved(l, self.descs.0, off), moved(l, self.descs.1, off));
+        wgmma::multiply(l, self.plan, self.signs, self.smem, descs, self.acc);
+    }
+}
+
+/// Emits the loop: each iteration waits for the stage read to be full,
+/// multiplies it, releases a stage and refills it with the iteration S-1
+/// ahead, and advances the ring.
+fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &StageMultiply) {
+    let bounds = stages.bounds;
+    let barriers = stages.barriers;
+    let (step, ity, lb) = (bounds.step, bounds.ity, bounds.lb.regs[0]);
+    let &LoopState {
+        iv,
+        ahead,
+        rd,
+        rd_parity,
+        wr,
+        wr_parity,
+    } = state;
     l.b.begin_loop();
     let p = bounds.before_end(l, iv);
     l.b.begin_loop_body(p, true);
@@ -373,30 +525,17 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     // written next) is refilled once every warpgroup has released it.
     // Otherwise the stage is refilled first, so the copies run during the
     // multiply, which is waited for and its own stage released.
+    let [mm, nn, _] = mul.plan.mnk;
+    let threads = i64::from(l.plan.warps) * 32;
     let in_flight = mm * nn / threads <= MAX_ACC_REGS_IN_FLIGHT;
-    let free = scaled(l, wr, 8, empty);
-    let refill = |l: &mut Lowerer| {
-        let go = bounds.before_end(l, ahead);
-        l.b.begin_if(go, true);
-        wait_phase(l, free, wr_parity);
-        fill(l, wr);
-        l.b.end_if();
-    };
+    let free = scaled(l, wr, 8, barriers.empty);
     if !in_flight {
-        refill(l);
+        stages.refill(l, state, free);
     }
-    let ready = scaled(l, rd, 8, full);
+    let ready = scaled(l, rd, 8, barriers.full);
     wait_phase(l, ready, rd_parity);
     wgmma::proxy_fence(l);
-    let off = l.b.op(
-        Opc::Mul,
-        &["lo"],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Reg(rd), Operand::Imm(set)],
-    );
-    let descs = (moved(l, adesc, off), moved(l, bdesc, off));
-    wgmma::multiply(l, &plan, signs, (&asmem, &bsmem), descs, &acc);
+    mul.emit(l, rd, stages.set);
     wgmma::sync_op(
         l,
         &["wait_group", "sync", "aligned"],
@@ -413,13 +552,13 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         l.b.begin_if(later, true);
         mbarrier(l, "arrive", free, None);
         l.b.end_if();
-        refill(l);
+        stages.refill(l, state, free);
     } else {
-        let done = scaled(l, rd, 8, empty);
+        let done = scaled(l, rd, 8, barriers.empty);
         mbarrier(l, "arrive", done, None);
     }
     for (r, parity) in [(rd, rd_parity), (wr, wr_parity)] {
-        let wrapped = advance_ring(l, r, 1, stages);
+        let wrapped = advance_ring(l, r, 1, barriers.stages);
         flip(l, parity, wrapped);
     }
     l.b.op_into(
@@ -430,11 +569,64 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         smallvec![Operand::Reg(iv), Operand::Reg(step)],
     );
     l.b.end_loop();
+}
+
+/// Lowers `for` op `id` pipelined on `wgmma`, if its body has the shape
+/// and the stages fit; false (and nothing emitted) otherwise.
+pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
+    let Some(Pipelined {
+        pat,
+        plan,
+        smem: (asmem, bsmem),
+        copies: (ca, cb),
+        stages,
+        set,
+        bounds,
+    }) = pipelined(l, id)?
+    else {
+        return Ok(false);
+    };
+    let op = &l.m.ops[id];
+    let inits = op.operand_group("initValues").to_vec();
+    let layout = Rc::new(plan.acc.clone());
+    let init = l.tile_in(id, inits[0], &layout)?;
+
+    let (aligned, barriers) = set_up_stages(l, stages, set)?;
+    let bbuf = bin(
+        l,
+        Opc::Add,
+        Ty::U32,
+        aligned,
+        Operand::Imm(wgmma::b_offset(&asmem)),
+    );
+    let sa = staged(l, ca, aligned);
+    let sb = staged(l, cb, bbuf);
+    let descs = wgmma::descriptors(l, &plan, &asmem, &bsmem, aligned, bbuf);
+    let acc = wgmma::acc_words(l, plan.types[2], &init.regs);
+    let signs = wgmma::signedness(l, pat.mma);
+
+    let lb = bounds.lb.regs[0];
+    let ring = Stages {
+        copies: StageCopies::new(l, (&pat.a, &pat.b), (&sa, &sb), pat.iv, &bounds.lb, &bounds)?,
+        set,
+        barriers: &barriers,
+        bounds: &bounds,
+    };
+    let next = ring.prologue(l, lb);
+    let state = loop_state(l, &bounds, lb, next, stages);
+    let mul = StageMultiply {
+        plan: &plan,
+        signs,
+        smem: (&asmem, &bsmem),
+        descs,
+        acc: &acc,
+    };
+    pipelined_loop(l, &ring, &state, &mul);
     wgmma::sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     // Every thread is past its last wait before the barriers go away.
     l.barrier();
-    l.b.begin_if(first, true);
-    each_barrier(l, "inval", None);
+    l.b.begin_if(barriers.first, true);
+    barriers.each(l, "inval", None);
     l.b.end_if();
 
     let t = wgmma::acc_tile(l, &plan, layout, &acc);
