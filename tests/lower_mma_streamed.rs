@@ -7,7 +7,7 @@
 //! instructions, and the tiles are never whole in registers. Loading both
 //! tiles whole next to the 128-register accumulator spilled 438 to 816
 //! bytes; A's slices through registers too, 16 to 76. The bounds checks
-//! compare each dimension's room left in 32 bits (`memory::Access::room`):
+//! compare each dimension's room left in 32 bits (`view_access::Access::room`):
 //! one register for a row's eight columns, where 64-bit compares of each
 //! column's index kept eight live. That the results are right is the
 //! differential runner's part (`tests/differential.rs`, `bench` cases:

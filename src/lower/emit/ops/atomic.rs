@@ -10,8 +10,8 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
-use crate::lower::emit::ops::memory::{element, prepare};
 use crate::lower::emit::ops::staging::{alloc, read, write, Placement};
+use crate::lower::emit::ops::view_access::{element, prepare};
 
 fn enum_attr(l: &Lowerer, id: OpId, name: &str) -> Option<u8> {
     match l.m.ops[id].attr(name) {

@@ -36,57 +36,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::ExtI | Opcode::TruncI if fb == 4 || tb == 4 => {
             subbyte::int4_conversion(l, id, src, from, to, signed)
         }
-        Opcode::ExtI | Opcode::TruncI => elementwise(l, id, &[src], |l, r| {
-            if fb == 1 {
-                let v = if signed && op.opcode == Opcode::ExtI {
-                    -1
-                } else {
-                    1
-                };
-                let t = Ty::from_bits(tb.max(16));
-                let t = if t == Ty::B16 {
-                    Ty::S16
-                } else if t == Ty::B32 {
-                    Ty::S32
-                } else {
-                    Ty::S64
-                };
-                return Ok(l.b.op(
-                    Opc::Selp,
-                    &[],
-                    &[t],
-                    t,
-                    smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(r[0])],
-                ));
-            }
-            if tb == 1 {
-                // An i8 lives in a 16-bit register.
-                let t = Ty::from_bits(fb.max(16));
-                let low = l.b.op(
-                    Opc::And,
-                    &[],
-                    &[t],
-                    t,
-                    smallvec![Operand::Reg(r[0]), Operand::Imm(1)],
-                );
-                return Ok(l.b.op(
-                    Opc::Setp,
-                    &["ne"],
-                    &[t],
-                    Ty::Pred,
-                    smallvec![Operand::Reg(low), Operand::Imm(0)],
-                ));
-            }
-            let (ft, tt) = if op.opcode == Opcode::ExtI {
-                (int_ty(from, signed), int_ty(to, signed))
-            } else {
-                (int_ty(from, false), int_ty(to, false))
-            };
-            let (Some(ft), Some(tt)) = (ft, tt) else {
-                return Err(l.unsupported(id));
-            };
-            Ok(cvt(l, &[], tt, ft, r[0]))
-        }),
+        Opcode::ExtI | Opcode::TruncI => {
+            int_resize(l, id, src, from, to, signed, op.opcode == Opcode::ExtI)
+        }
         Opcode::FToF if from == Scalar::F4E2M1FN || to == Scalar::F4E2M1FN => {
             f4::conversion(l, id, src, from, to, rv)
         }
@@ -96,50 +48,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             f8_scale::conversion(l, id, src, from, to, rv)
         }
         Opcode::FToF if is_f8(from) || is_f8(to) => f8_conversion(l, id, src, from, to, rv),
-        Opcode::FToF => {
-            let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {
-                return Err(l.unsupported(id));
-            };
-            if to == Scalar::TF32 {
-                return to_tf32(l, id, src, from, rv);
-            }
-            // Widening is exact: any rounding mode the verifier allows
-            // (nearest_away included) gives the same value.
-            let rnd = if tb > fb || ft == tt {
-                "rn"
-            } else {
-                rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?
-            };
-            elementwise(l, id, &[src], |l, r| {
-                if tb > fb || (ft == tt) {
-                    // Exact widening (bf16 through its bit pattern).
-                    let w = if from == Scalar::BF16 || from == Scalar::F16 {
-                        to_f32(l, from, r[0])
-                    } else {
-                        r[0]
-                    };
-                    let wt = if from == Scalar::BF16 || from == Scalar::F16 {
-                        Ty::F32
-                    } else {
-                        ft
-                    };
-                    if wt == tt {
-                        return Ok(w);
-                    }
-                    return Ok(cvt(l, &[], tt, wt, w));
-                }
-                if ft == Ty::F64 && tt == Ty::BF16 {
-                    return Ok(f64_to_bf16(l, r[0], rnd));
-                }
-                if fb == 16 && tb == 16 && l.plan.target.gpu.capability() < 90 {
-                    // f16 <-> bf16 has a `cvt` from sm_90; before, through
-                    // f32, which holds both exactly: one rounding.
-                    let w = to_f32(l, from, r[0]);
-                    return Ok(cvt(l, &[rnd], tt, Ty::F32, w));
-                }
-                Ok(cvt(l, &[rnd], tt, ft, r[0]))
-            })
-        }
+        Opcode::FToF => float_to_float(l, id, src, from, to, rv),
         Opcode::IToF if f8_scale::is_scale(to) => f8_scale::from_int(l, id, src, from, to, signed),
         // Through f32, exact below 2^24, far past where both formats
         // saturate (to their largest finite value): one rounding.
@@ -154,44 +63,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             })
         }
         Opcode::FToI if to == Scalar::I1 => ftoi_i1(l, id, src, from),
-        Opcode::FToI => {
-            let tt = int_ty(to, signed)
-                .ok_or_else(|| l.unsupported_feature(id, &format!("'{}' results", to.name())))?;
-            let m: &'static str = match rv {
-                0 => "rni",
-                1 | 6 => "rzi",
-                2 => "rmi",
-                3 => "rpi",
-                _ => return Err(l.unsupported_feature(id, "this rounding mode")),
-            };
-            // bf16 and the 8- and 4-bit floats convert through f32, which
-            // holds every one of their values.
-            let ft = match from {
-                Scalar::BF16 | Scalar::F4E2M1FN => Ty::F32,
-                s if is_f8(s) => Ty::F32,
-                _ => float_ty(from).ok_or_else(|| l.unsupported(id))?,
-            };
-            elementwise(l, id, &[src], |l, r| {
-                let x = match from {
-                    Scalar::F4E2M1FN => f4::f4_to_f32(l, r[0]),
-                    s if f8_scale::is_scale(s) => f8_scale::scale_to_f32(l, s, r[0]),
-                    s if is_f8(s) => f8::f8_to_f32(l, s, r[0]),
-                    Scalar::BF16 => to_f32(l, from, r[0]),
-                    _ => r[0],
-                };
-                Ok(cvt(l, &[m], tt, ft, x))
-            })
-        }
-        Opcode::IToF => {
-            let ft = int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
-            let tt = float_ty(to).ok_or_else(|| l.unsupported(id))?;
-            let rnd =
-                rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
-            if to == Scalar::BF16 {
-                return elementwise(l, id, &[src], |l, r| Ok(int_to_bf16(l, r[0], ft)));
-            }
-            elementwise(l, id, &[src], |l, r| Ok(cvt(l, &[rnd], tt, ft, r[0])))
-        }
+        Opcode::FToI => float_to_int(l, id, src, from, to, signed, rv),
+        Opcode::IToF => int_to_float(l, id, src, from, to, signed, rv),
         _ => {
             // Bitcast between same-width kinds: registers are untyped bits
             // (i1 to i1 included).
@@ -215,6 +88,183 @@ pub fn lower_ptr_cast(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported_feature(id, "a non-64-bit integer"));
     }
     elementwise(l, id, &[src], |_, r| Ok(r[0]))
+}
+
+/// `exti` (`ext`) or `trunci` of `src` from integer type `from` to `to`:
+/// i1 sources select 0 or 1 (-1 when sign-extended), i1 results test the
+/// low bit, the rest convert with `cvt`.
+fn int_resize(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+    to: Scalar,
+    signed: bool,
+    ext: bool,
+) -> Result<(), LowerError> {
+    let (fb, tb) = (from.bit_width(), to.bit_width());
+    elementwise(l, id, &[src], |l, r| {
+        if fb == 1 {
+            let v = if signed && ext { -1 } else { 1 };
+            let t = Ty::from_bits(tb.max(16));
+            let t = if t == Ty::B16 {
+                Ty::S16
+            } else if t == Ty::B32 {
+                Ty::S32
+            } else {
+                Ty::S64
+            };
+            return Ok(l.b.op(
+                Opc::Selp,
+                &[],
+                &[t],
+                t,
+                smallvec![Operand::Imm(v), Operand::Imm(0), Operand::Reg(r[0])],
+            ));
+        }
+        if tb == 1 {
+            // An i8 lives in a 16-bit register.
+            let t = Ty::from_bits(fb.max(16));
+            let low = l.b.op(
+                Opc::And,
+                &[],
+                &[t],
+                t,
+                smallvec![Operand::Reg(r[0]), Operand::Imm(1)],
+            );
+            return Ok(l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[t],
+                Ty::Pred,
+                smallvec![Operand::Reg(low), Operand::Imm(0)],
+            ));
+        }
+        let (ft, tt) = if ext {
+            (int_ty(from, signed), int_ty(to, signed))
+        } else {
+            (int_ty(from, false), int_ty(to, false))
+        };
+        let (Some(ft), Some(tt)) = (ft, tt) else {
+            return Err(l.unsupported(id));
+        };
+        Ok(cvt(l, &[], tt, ft, r[0]))
+    })
+}
+
+/// `ftof` of `src` between float types `from` and `to` other than the 4-
+/// and 8-bit ones, rounding mode `rv`: exact when widening, else one
+/// rounding.
+fn float_to_float(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+    to: Scalar,
+    rv: u8,
+) -> Result<(), LowerError> {
+    let (fb, tb) = (from.bit_width(), to.bit_width());
+    let (Some(ft), Some(tt)) = (float_ty(from), float_ty(to)) else {
+        return Err(l.unsupported(id));
+    };
+    if to == Scalar::TF32 {
+        return to_tf32(l, id, src, from, rv);
+    }
+    // Widening is exact: any rounding mode the verifier allows
+    // (nearest_away included) gives the same value.
+    let rnd = if tb > fb || ft == tt {
+        "rn"
+    } else {
+        rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?
+    };
+    elementwise(l, id, &[src], |l, r| {
+        if tb > fb || (ft == tt) {
+            // Exact widening (bf16 through its bit pattern).
+            let w = if from == Scalar::BF16 || from == Scalar::F16 {
+                to_f32(l, from, r[0])
+            } else {
+                r[0]
+            };
+            let wt = if from == Scalar::BF16 || from == Scalar::F16 {
+                Ty::F32
+            } else {
+                ft
+            };
+            if wt == tt {
+                return Ok(w);
+            }
+            return Ok(cvt(l, &[], tt, wt, w));
+        }
+        if ft == Ty::F64 && tt == Ty::BF16 {
+            return Ok(f64_to_bf16(l, r[0], rnd));
+        }
+        if fb == 16 && tb == 16 && l.plan.target.gpu.capability() < 90 {
+            // f16 <-> bf16 has a `cvt` from sm_90; before, through
+            // f32, which holds both exactly: one rounding.
+            let w = to_f32(l, from, r[0]);
+            return Ok(cvt(l, &[rnd], tt, Ty::F32, w));
+        }
+        Ok(cvt(l, &[rnd], tt, ft, r[0]))
+    })
+}
+
+/// `ftoi` of `src` from float type `from` to integer type `to` (not i1),
+/// rounding to an integer by mode `rv`; saturating, as PTX `cvt` does.
+fn float_to_int(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+    to: Scalar,
+    signed: bool,
+    rv: u8,
+) -> Result<(), LowerError> {
+    let tt = int_ty(to, signed)
+        .ok_or_else(|| l.unsupported_feature(id, &format!("'{}' results", to.name())))?;
+    let m: &'static str = match rv {
+        0 => "rni",
+        1 | 6 => "rzi",
+        2 => "rmi",
+        3 => "rpi",
+        _ => return Err(l.unsupported_feature(id, "this rounding mode")),
+    };
+    // bf16 and the 8- and 4-bit floats convert through f32, which
+    // holds every one of their values.
+    let ft = match from {
+        Scalar::BF16 | Scalar::F4E2M1FN => Ty::F32,
+        s if is_f8(s) => Ty::F32,
+        _ => float_ty(from).ok_or_else(|| l.unsupported(id))?,
+    };
+    elementwise(l, id, &[src], |l, r| {
+        let x = match from {
+            Scalar::F4E2M1FN => f4::f4_to_f32(l, r[0]),
+            s if f8_scale::is_scale(s) => f8_scale::scale_to_f32(l, s, r[0]),
+            s if is_f8(s) => f8::f8_to_f32(l, s, r[0]),
+            Scalar::BF16 => to_f32(l, from, r[0]),
+            _ => r[0],
+        };
+        Ok(cvt(l, &[m], tt, ft, x))
+    })
+}
+
+/// `itof` of `src` from integer type `from` (not i1) to float type `to`
+/// (not a 4- or 8-bit one), rounding mode `rv`.
+fn int_to_float(
+    l: &mut Lowerer,
+    id: OpId,
+    src: crate::ir::ValueId,
+    from: Scalar,
+    to: Scalar,
+    signed: bool,
+    rv: u8,
+) -> Result<(), LowerError> {
+    let ft = int_ty(from, signed).ok_or_else(|| l.unsupported(id))?;
+    let tt = float_ty(to).ok_or_else(|| l.unsupported(id))?;
+    let rnd = rounding(rv).ok_or_else(|| l.unsupported_feature(id, "this rounding mode"))?;
+    if to == Scalar::BF16 {
+        return elementwise(l, id, &[src], |l, r| Ok(int_to_bf16(l, r[0], ft)));
+    }
+    elementwise(l, id, &[src], |l, r| Ok(cvt(l, &[rnd], tt, ft, r[0])))
 }
 
 /// `ftof` to tf32 (op `id`, source `src` of float type `from`, rounding

@@ -68,6 +68,16 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
     let field = u64op(l, Opc::Shr, &[], r(bits), Operand::Imm(52));
     let mant = b64op(l, Opc::And, r(bits), imm(0x000f_ffff_ffff_ffff));
     let m = b64op(l, Opc::Or, r(mant), imm(1 << 52));
+    let win = window(l, field);
+    let (a, b, q) = quadrant_and_fraction(l, m, win);
+    let (rh, rl) = fraction_times_half_pi(l, a, b);
+    (rh, rl, q)
+}
+
+/// The 192-bit window `[w2, w1, w0]` (w2 most significant) of the bits of
+/// 2/pi that the mantissa of an f64 with exponent field `field` (u64)
+/// multiplies.
+fn window(l: &mut Lowerer, field: Reg) -> [Reg; 3] {
     // |x| = m 2^e with e = field - 1075; the window starts at bit
     // e - 1 of 2/pi (weight 2 after scaling), table bit g = e + 62.
     let field =
@@ -107,7 +117,28 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
         Ty::U32,
         smallvec![Operand::Imm(64), r(o)],
     );
-    // t[wi + j] for j in 0..4 by select chains.
+    let words = table_words(l, wi);
+    // The window (w2, w1, w0), w2 most significant.
+    let win: Vec<Reg> = (0..3)
+        .map(|j| {
+            let a =
+                l.b.op(Opc::Shl, &[], &[Ty::B64], Ty::B64, vec![r(words[j]), r(o)]);
+            let b = l.b.op(
+                Opc::Shr,
+                &[],
+                &[Ty::B64],
+                Ty::B64,
+                vec![r(words[j + 1]), r(no)],
+            );
+            b64op(l, Opc::Or, r(a), r(b))
+        })
+        .collect();
+    [win[0], win[1], win[2]]
+}
+
+/// The table words `t[wi + j]` for j in 0..4 (wi: u32), each by a chain of
+/// selects.
+fn table_words(l: &mut Lowerer, wi: Reg) -> Vec<Reg> {
     let hits: Vec<Reg> = (0..17)
         .map(|kk| {
             l.b.op(
@@ -119,7 +150,7 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
             )
         })
         .collect();
-    let words: Vec<Reg> = (0..4)
+    (0..4)
         .map(|j| {
             let mut v = l.b.op(
                 Opc::Mov,
@@ -139,23 +170,15 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
             }
             v
         })
-        .collect();
-    // The window (w2, w1, w0), w2 most significant.
-    let win: Vec<Reg> = (0..3)
-        .map(|j| {
-            let a =
-                l.b.op(Opc::Shl, &[], &[Ty::B64], Ty::B64, vec![r(words[j]), r(o)]);
-            let b = l.b.op(
-                Opc::Shr,
-                &[],
-                &[Ty::B64],
-                Ty::B64,
-                vec![r(words[j + 1]), r(no)],
-            );
-            b64op(l, Opc::Or, r(a), r(b))
-        })
-        .collect();
-    let (w2, w1, w0) = (win[0], win[1], win[2]);
+        .collect()
+}
+
+/// The product `p = m w mod 2^192` of mantissa `m` and window `win`, split
+/// into the fraction below its top two bits, 128 bits `a:b` taken as
+/// signed, and the quadrant `n` (u32): those two bits, plus one when the
+/// fraction is at least one half. Returns `(a, b, n)`.
+fn quadrant_and_fraction(l: &mut Lowerer, m: Reg, win: [Reg; 3]) -> (Reg, Reg, Reg) {
+    let [w2, w1, w0] = win;
     // p = m w mod 2^192.
     let p0 = u64op(l, Opc::Mul, &["lo"], r(m), r(w0));
     let c0 = u64op(l, Opc::Mul, &["hi"], r(m), r(w0));
@@ -178,6 +201,12 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
     let n = u64op(l, Opc::Add, &[], r(n), r(half));
     let q =
         l.b.op(Opc::Cvt, &[], &[Ty::U32, Ty::U64], Ty::U32, vec![r(n)]);
+    (a, b, q)
+}
+
+/// The signed 128-bit fraction `a:b` of a quadrant (from
+/// [`quadrant_and_fraction`]) times pi/2, in double-double `(rh, rl)`.
+fn fraction_times_half_pi(l: &mut Lowerer, a: Reg, b: Reg) -> (Reg, Reg) {
     let f64op = |l: &mut Lowerer, opc: Opc, mods: &[&'static str], srcs: Vec<Operand>| {
         l.b.op(opc, mods, &[Ty::F64], Ty::F64, srcs)
     };
@@ -213,5 +242,5 @@ pub fn payne_hanek(l: &mut Lowerer, ax: Reg) -> (Reg, Reg, Reg) {
     let rl = f64op(l, Opc::Fma, &["rn"], vec![r(fh), c1.clone(), r(nrh)]);
     let rl = f64op(l, Opc::Fma, &["rn"], vec![r(fh), c2, r(rl)]);
     let rl = f64op(l, Opc::Fma, &["rn"], vec![r(fl), c1, r(rl)]);
-    (rh, rl, q)
+    (rh, rl)
 }

@@ -16,7 +16,7 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
-use crate::lower::emit::ops::memory::{element, prepare, Access};
+use crate::lower::emit::ops::view_access::{element, prepare, Access};
 
 /// The f4E2M1FN code a padding value stands for (`None`: an infinity or
 /// NaN, which f4E2M1FN lacks).

@@ -20,7 +20,9 @@ use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::ops::arith::enum_attr;
-use crate::lower::emit::ops::staging::{alloc, coordinates, room, slot_bytes, write, Placement};
+use crate::lower::emit::ops::staging::{
+    alloc, coordinates, room, slot_bytes, write, Buffer, Placement,
+};
 use crate::lower::emit::ops::staging_window::{write_window, Window};
 use crate::lower::plan::engines::k_slices;
 
@@ -176,9 +178,6 @@ impl Fma {
 }
 
 /// Lowers `mmaf`, `mmai` and dequantized `mmaf_scaled`.
-// The caches are filled by fallible code that also needs `l`; the entry API
-// would hold the map borrow across it.
-#[allow(clippy::map_entry, clippy::needless_range_loop)]
 pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let f = Fma::of(l, id)?;
     let layout = l.layout_of(f.res);
@@ -188,210 +187,288 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         crate::lower::emit::ops::mma_fma_regs::multiply(l, &f, operands, &accs)?;
         return finish(l, &f, layout, &accs);
     }
-    let (ashape, bshape, rank) = (&f.ashape, &f.bshape, f.cshape.len());
-    let (ae, be, sa, sb) = (f.ae, f.be, f.sa, f.sb);
-    let acc_kind = f.acc_kind;
-    let (m_d, n_d) = (rank - 2, rank - 1);
-    let kdim = ashape[rank - 1];
-    let (a, b) = crate::lower::emit::ops::mma_operands::operand_tiles(l, id)?;
-    // Operands too large for shared memory whole are staged one K slice
-    // at a time.
-    let ks = k_slice(l, ashape, bshape, ae, be)
-        .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
-    let (mut as_, mut bs_) = (ashape.clone(), bshape.clone());
-    as_[rank - 1] = ks;
-    bs_[rank - 2] = ks;
-    let abuf = alloc(l, &as_, Elem::Num(ae))?;
-    let bbuf = alloc(l, &bs_, Elem::Num(be))?;
-    let stage = |l: &mut Lowerer, s: i64| {
+    let st = Staged::of(l, &f)?;
+    st.stage(l, 0);
+    let accs = init_accs(l, &f, &layout, &acc_in)?;
+    let addrs = operand_addresses(l, &f, &st, &layout, &accs);
+    // The k-loop, once per slice.
+    for s in 0..st.kdim / st.ks {
+        if s > 0 {
+            st.stage(l, s);
+        }
+        k_loop(l, &f, &st, &addrs, &accs)?;
+    }
+    finish(l, &f, layout, &accs)
+}
+
+/// The operands of the shared-memory path: the A and B tiles, the buffers
+/// each holds one K slice of, and that slice's extent.
+struct Staged {
+    /// The A tile.
+    a: Tile,
+    /// The B tile.
+    b: Tile,
+    /// A's buffer: its rows, `ks` elements each.
+    abuf: Buffer,
+    /// B's buffer: `ks` of its rows.
+    bbuf: Buffer,
+    /// The K extent staged at a time.
+    ks: i64,
+    /// All of K.
+    kdim: i64,
+    /// The rank of the product (3 when batched).
+    rank: usize,
+}
+
+impl Staged {
+    /// The operand tiles of multiply `f` and their buffers: all of K when
+    /// both fit the shared memory left, else one K slice at a time.
+    fn of(l: &mut Lowerer, f: &Fma) -> Result<Staged, LowerError> {
+        let (ashape, bshape, rank) = (&f.ashape, &f.bshape, f.cshape.len());
+        let kdim = ashape[rank - 1];
+        let (a, b) = crate::lower::emit::ops::mma_operands::operand_tiles(l, f.id)?;
+        // Operands too large for shared memory whole are staged one K slice
+        // at a time.
+        let ks = k_slice(l, ashape, bshape, f.ae, f.be)
+            .ok_or_else(|| l.unsupported_feature(f.id, "a tile too large for shared memory"))?;
+        let (mut as_, mut bs_) = (ashape.clone(), bshape.clone());
+        as_[rank - 1] = ks;
+        bs_[rank - 2] = ks;
+        let abuf = alloc(l, &as_, Elem::Num(f.ae))?;
+        let bbuf = alloc(l, &bs_, Elem::Num(f.be))?;
+        Ok(Staged {
+            a,
+            b,
+            abuf,
+            bbuf,
+            ks,
+            kdim,
+            rank,
+        })
+    }
+
+    /// Writes K slice `s` of both operands into their buffers, then waits
+    /// for every thread's writes.
+    fn stage(&self, l: &mut Lowerer, s: i64) {
+        let (rank, ks) = (self.rank, self.ks);
         let place = Placement::identity(rank);
-        if ks == kdim {
-            write(l, &a, &abuf, &place);
-            write(l, &b, &bbuf, &place);
+        if ks == self.kdim {
+            write(l, &self.a, &self.abuf, &place);
+            write(l, &self.b, &self.bbuf, &place);
         } else {
-            write_window(l, &a, &abuf, &place, Window::slice(rank - 1, ks, s));
-            write_window(l, &b, &bbuf, &place, Window::slice(rank - 2, ks, s));
+            write_window(
+                l,
+                &self.a,
+                &self.abuf,
+                &place,
+                Window::slice(rank - 1, ks, s),
+            );
+            write_window(
+                l,
+                &self.b,
+                &self.bbuf,
+                &place,
+                Window::slice(rank - 2, ks, s),
+            );
         }
         l.barrier();
-    };
-    stage(l, 0);
-    let accs = init_accs(l, &f, &layout, &acc_in)?;
-    let n = layout.num_registers();
-    // Row addresses in A (by batch, m) and column addresses in B (by batch, n).
-    let coords = coordinates(l, &layout);
+    }
+}
+
+/// A row of A, by (batch, m), or a column of B, by (batch, n).
+type LineKey = (i64, i64);
+
+/// Where the operands of each accumulator register start in shared memory.
+struct OperandAddresses {
+    /// Row addresses in A, by (batch, m).
+    a_rows: HashMap<LineKey, Reg>,
+    /// Column addresses in B, by (batch, n).
+    b_cols: HashMap<LineKey, Reg>,
+    /// Per accumulator register: its index, and its keys into `a_rows` and
+    /// `b_cols`.
+    plan: Vec<(usize, LineKey, LineKey)>,
+}
+
+/// The row addresses in A and column addresses in B the accumulator
+/// registers of `layout` (those with a variable in `accs`) read at k = 0.
+fn operand_addresses(
+    l: &mut Lowerer,
+    f: &Fma,
+    st: &Staged,
+    layout: &LinearLayout,
+    accs: &[Option<Reg>],
+) -> OperandAddresses {
+    let rank = st.rank;
+    let (m_d, n_d) = (rank - 2, rank - 1);
+    let coords = coordinates(l, layout);
     let base = l.shared_base();
-    let mut a_rows: HashMap<(i64, i64), Reg> = HashMap::default();
-    let mut b_cols: HashMap<(i64, i64), Reg> = HashMap::default();
+    let mut a_rows: HashMap<LineKey, Reg> = HashMap::default();
+    let mut b_cols: HashMap<LineKey, Reg> = HashMap::default();
     let mut plan = Vec::new();
-    for r in 0..n {
-        if accs[r].is_none() {
+    for (r, acc) in accs.iter().enumerate() {
+        if acc.is_none() {
             continue;
         }
         let c = layout.apply(r, 0);
         let bt = if rank == 3 { c[0] } else { 0 };
         let key_a = (bt, c[m_d]);
         let key_b = (bt, c[n_d]);
-        if !a_rows.contains_key(&key_a) {
+        a_rows.entry(key_a).or_insert_with(|| {
             // ((batch * M + m) * K) * slot
-            let mut idx = coords[r][m_d];
-            if rank == 3 {
-                idx = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![
-                        Operand::Reg(coords[r][0]),
-                        Operand::Imm(ashape[1]),
-                        Operand::Reg(idx),
-                    ],
-                );
-            }
-            let off = l.b.op(
-                Opc::Mul,
-                &["lo"],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![Operand::Reg(idx), Operand::Imm(ks * abuf.slot)],
-            );
-            let off = l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![Operand::Reg(off), Operand::Imm(abuf.offset)],
-            );
-            a_rows.insert(
-                key_a,
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Reg(base), Operand::Reg(off)],
-                ),
-            );
-        }
-        if !b_cols.contains_key(&key_b) {
+            let batch = (rank == 3).then(|| (coords[r][0], f.ashape[1]));
+            let scale = st.ks * st.abuf.slot;
+            shared_address(l, base, coords[r][m_d], batch, scale, st.abuf.offset)
+        });
+        b_cols.entry(key_b).or_insert_with(|| {
             // (batch * K * N + n) * slot
-            let mut idx = coords[r][n_d];
-            if rank == 3 {
-                idx = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![
-                        Operand::Reg(coords[r][0]),
-                        Operand::Imm(ks * bshape[2]),
-                        Operand::Reg(idx),
-                    ],
-                );
-            }
-            let off = l.b.op(
-                Opc::Mul,
-                &["lo"],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![Operand::Reg(idx), Operand::Imm(bbuf.slot)],
-            );
-            let off = l.b.op(
-                Opc::Add,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![Operand::Reg(off), Operand::Imm(bbuf.offset)],
-            );
-            b_cols.insert(
-                key_b,
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Reg(base), Operand::Reg(off)],
-                ),
-            );
-        }
+            let batch = (rank == 3).then(|| (coords[r][0], st.ks * f.bshape[2]));
+            shared_address(l, base, coords[r][n_d], batch, st.bbuf.slot, st.bbuf.offset)
+        });
         plan.push((r, key_a, key_b));
     }
-    // The k-loop, once per slice.
-    for s in 0..kdim / ks {
-        if s > 0 {
-            stage(l, s);
-        }
-        let k = l.b.reg(RegClass::B32);
-        l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], smallvec![Operand::Imm(0)]);
-        l.b.begin_loop();
-        let go = l.b.op(
-            Opc::Setp,
-            &["lt"],
-            &[Ty::U32],
-            Ty::Pred,
-            smallvec![Operand::Reg(k), Operand::Imm(ks)],
-        );
-        l.b.begin_loop_body(go, true);
-        let load = |l: &mut Lowerer,
-                    addr: Reg,
-                    step: i64,
-                    slot: i64,
-                    s: Scalar,
-                    signed: bool|
-         -> Option<Reg> {
-            let a = l.b.op(
-                Opc::Mad,
-                &["lo"],
-                &[Ty::U32],
-                Ty::U32,
-                vec![
-                    Operand::Reg(k),
-                    Operand::Imm(step * slot),
-                    Operand::Reg(addr),
-                ],
-            );
-            let ty = match slot {
-                8 => Ty::B64,
-                2 => Ty::B16,
-                1 => Ty::B8,
-                _ => Ty::B32,
-            };
-            let d = l.b.reg(RegClass::for_bits(ty.bits().max(16)));
-            l.b.push(crate::ptx::Inst::new(
-                Opc::Ld,
-                &["shared"],
-                &[ty],
-                smallvec![Operand::Reg(d)],
-                smallvec![Operand::Addr(a, 0)],
-            ));
-            to_acc(l, s, signed, d, acc_kind)
-        };
-        let mut a_vals: HashMap<(i64, i64), Reg> = HashMap::default();
-        let mut b_vals: HashMap<(i64, i64), Reg> = HashMap::default();
-        for &(r, ka, kb) in &plan {
-            if !a_vals.contains_key(&ka) {
-                let v = load(l, a_rows[&ka], 1, abuf.slot, ae, sa)
-                    .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
-                a_vals.insert(ka, v);
-            }
-            if !b_vals.contains_key(&kb) {
-                let v = load(l, b_cols[&kb], bshape[rank - 1], bbuf.slot, be, sb)
-                    .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
-                b_vals.insert(kb, v);
-            }
-            let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
-            f.accumulate(l, acc, a_vals[&ka], b_vals[&kb]);
-        }
-        l.b.op_into(
-            k,
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            smallvec![Operand::Reg(k), Operand::Imm(1)],
-        );
-        l.b.end_loop();
-        l.barrier();
+    OperandAddresses {
+        a_rows,
+        b_cols,
+        plan,
     }
-    finish(l, &f, layout, &accs)
+}
+
+/// The u32 shared-memory address `base + offset + (batch * len + idx) *
+/// scale` of a row or column, `batch` and `len` only for batched products.
+fn shared_address(
+    l: &mut Lowerer,
+    base: Reg,
+    idx: Reg,
+    batch: Option<(Reg, i64)>,
+    scale: i64,
+    offset: i64,
+) -> Reg {
+    let mut idx = idx;
+    if let Some((bt, len)) = batch {
+        idx = l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![Operand::Reg(bt), Operand::Imm(len), Operand::Reg(idx)],
+        );
+    }
+    let off = l.b.op(
+        Opc::Mul,
+        &["lo"],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(idx), Operand::Imm(scale)],
+    );
+    let off = l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(off), Operand::Imm(offset)],
+    );
+    l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(base), Operand::Reg(off)],
+    )
+}
+
+/// The k-loop over the staged K slice: at each k, every thread loads the A
+/// and B elements its accumulators need from shared memory and accumulates
+/// their products; then a barrier, before the next slice overwrites them.
+// The caches are filled by fallible code that also needs `l`; the entry API
+// would hold the map borrow across it.
+#[allow(clippy::map_entry)]
+fn k_loop(
+    l: &mut Lowerer,
+    f: &Fma,
+    st: &Staged,
+    addrs: &OperandAddresses,
+    accs: &[Option<Reg>],
+) -> Result<(), LowerError> {
+    let (id, rank, ks, acc_kind) = (f.id, st.rank, st.ks, f.acc_kind);
+    let (abuf, bbuf) = (&st.abuf, &st.bbuf);
+    let k = l.b.reg(RegClass::B32);
+    l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], smallvec![Operand::Imm(0)]);
+    l.b.begin_loop();
+    let go = l.b.op(
+        Opc::Setp,
+        &["lt"],
+        &[Ty::U32],
+        Ty::Pred,
+        smallvec![Operand::Reg(k), Operand::Imm(ks)],
+    );
+    l.b.begin_loop_body(go, true);
+    let load = |l: &mut Lowerer,
+                addr: Reg,
+                step: i64,
+                slot: i64,
+                s: Scalar,
+                signed: bool|
+     -> Option<Reg> {
+        let a = l.b.op(
+            Opc::Mad,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            vec![
+                Operand::Reg(k),
+                Operand::Imm(step * slot),
+                Operand::Reg(addr),
+            ],
+        );
+        let ty = match slot {
+            8 => Ty::B64,
+            2 => Ty::B16,
+            1 => Ty::B8,
+            _ => Ty::B32,
+        };
+        let d = l.b.reg(RegClass::for_bits(ty.bits().max(16)));
+        l.b.push(crate::ptx::Inst::new(
+            Opc::Ld,
+            &["shared"],
+            &[ty],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Addr(a, 0)],
+        ));
+        to_acc(l, s, signed, d, acc_kind)
+    };
+    let mut a_vals: HashMap<LineKey, Reg> = HashMap::default();
+    let mut b_vals: HashMap<LineKey, Reg> = HashMap::default();
+    for &(r, ka, kb) in &addrs.plan {
+        if !a_vals.contains_key(&ka) {
+            let v = load(l, addrs.a_rows[&ka], 1, abuf.slot, f.ae, f.sa)
+                .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
+            a_vals.insert(ka, v);
+        }
+        if !b_vals.contains_key(&kb) {
+            let v = load(
+                l,
+                addrs.b_cols[&kb],
+                f.bshape[rank - 1],
+                bbuf.slot,
+                f.be,
+                f.sb,
+            )
+            .ok_or_else(|| l.unsupported_feature(id, "this operand type"))?;
+            b_vals.insert(kb, v);
+        }
+        let acc = accs[r].ok_or_else(|| l.unsupported(id))?;
+        f.accumulate(l, acc, a_vals[&ka], b_vals[&kb]);
+    }
+    l.b.op_into(
+        k,
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        smallvec![Operand::Reg(k), Operand::Imm(1)],
+    );
+    l.b.end_loop();
+    l.barrier();
+    Ok(())
 }
 
 /// One accumulation variable per canonical register of the accumulator

@@ -23,10 +23,11 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Operand, Reg};
 
-use crate::lower::emit::ops::memory::{ordering, prepare, read_at, Access};
+use crate::lower::emit::ops::memory::{ordering, read_at};
 use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
 use crate::lower::emit::ops::mma_sync_smem::{CopyDest, Part};
 use crate::lower::emit::ops::mma_sync_swizzle::Swizzled;
+use crate::lower::emit::ops::view_access::{prepare, Access};
 use crate::lower::plan::engines::mma_sync::Kind;
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::coalesced::along_vec;

@@ -23,13 +23,14 @@ use crate::ptx::{Opc, Operand};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::OpId;
-use crate::lower::emit::ops::memory::{ordering, prepare};
+use crate::lower::emit::ops::memory::ordering;
 use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
 use crate::lower::emit::ops::mma_sync_pipeline::{chunk_along, commit, wait};
 use crate::lower::emit::ops::mma_sync_smem::thread_address_from;
 use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::staging::aligned_base;
 use crate::lower::emit::ops::staging::{alloc, room};
+use crate::lower::emit::ops::view_access::prepare;
 use crate::lower::emit::ops::wgmma_smem::Addresses;
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;

@@ -50,6 +50,7 @@ pub mod staging_window;
 pub mod static_offsets;
 pub mod subbyte;
 pub mod tokens;
+pub mod view_access;
 pub mod wgmma;
 pub mod wgmma_pipeline;
 pub mod wgmma_regs;

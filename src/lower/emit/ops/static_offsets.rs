@@ -1,16 +1,17 @@
 //! The byte offsets a tensor-view access folds into immediates from the
 //! view's static strides: strides come from the input and may be any 64-bit
 //! value, so their products are checked here, once per access, before
-//! `memory::element` adds them up per element.
+//! `view_access::element` adds them up per element.
 #![deny(clippy::arithmetic_side_effects)]
 use crate::ir::OpId;
 use crate::lower::analysis::view::Extent;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
 
-/// Checks that the byte offsets `memory::element` folds from static strides fit
-/// 64 bits: a coordinate `c` of dimension `i` is below `shape[i]`, its
-/// offset `c * stride * esize`, and the offsets of all dimensions add up.
+/// Checks that the byte offsets `view_access::element` folds from static
+/// strides fit 64 bits: a coordinate `c` of dimension `i` is below
+/// `shape[i]`, its offset `c * stride * esize`, and the offsets of all
+/// dimensions add up.
 /// A stride from the input large enough to overflow is a located error
 /// rather than a wrapped immediate.
 pub(super) fn fit(
