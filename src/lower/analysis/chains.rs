@@ -193,7 +193,7 @@ fn handed_over(m: &Module, for_id: OpId) -> bool {
 }
 
 /// The `for` op whose body holds `id`.
-fn enclosing_for(m: &Module, id: OpId) -> Option<OpId> {
+pub fn enclosing_for(m: &Module, id: OpId) -> Option<OpId> {
     let (Some(o), _) = enclosing(m, id)? else {
         return None;
     };

@@ -220,7 +220,9 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(PartitionInfo, usize)> {
         Engine::Fma => return None,
     }
     // Only where `cp.async` cannot copy an operand (its pipelines and
-    // direct copies take the others).
+    // direct copies take the others), or where the mma.sync pipeline
+    // cannot hold two stages of whole tiles: whole operand tiles would
+    // then pass through registers.
     let copyable = |v: ValueId| {
         loaded(l, v)
             .and_then(|d| streamable(l, d))
@@ -234,7 +236,10 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(PartitionInfo, usize)> {
                 .is_some()
             })
     };
-    if copyable(lhs) && copyable(rhs) {
+    let unstaged = matches!(l.plan.engine(user)?, Engine::MmaSync(_))
+        && crate::lower::analysis::chains::enclosing_for(m, load)
+            .is_some_and(|f| crate::lower::emit::ops::mma_sync_pipeline::too_large_to_stage(l, f));
+    if copyable(lhs) && copyable(rhs) && !unstaged {
         return None;
     }
     // Register pressure of the product done whole.

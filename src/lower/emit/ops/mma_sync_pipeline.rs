@@ -449,24 +449,75 @@ struct Ring {
     kk: i64,
 }
 
+/// One stage of a pipelined loop: A `[batch][M][K + pad]` then B
+/// `[batch][K][N + pad]`.
+struct StageSize {
+    /// A's rows.
+    mm: i64,
+    /// The K extent.
+    kk: i64,
+    /// Bytes per (padded) row of A.
+    astride: i64,
+    /// Bytes per (padded) row of B.
+    bstride: i64,
+    /// Bytes of A's buffer.
+    abytes: i64,
+    /// Bytes of the stage, 128-aligned.
+    stage_bytes: i64,
+}
+
+/// The stage of the loop of `pat`.
+fn stage_size(l: &Lowerer, pat: &Pattern) -> StageSize {
+    let (ashape, bshape) = (&pat.a.view.tile_shape, &pat.b.view.tile_shape);
+    let rank = ashape.len();
+    let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
+    let batch: i64 = ashape[..rank - 2].iter().product();
+    let eb = pat.plan.kind.bytes();
+    let (apad, bpad) = row_pads(pat.plan.kind, l.plan.target.always_swizzle);
+    let (astride, bstride) = ((kk + apad) * eb, (nn + bpad) * eb);
+    let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
+    StageSize {
+        mm,
+        kk,
+        astride,
+        bstride,
+        abytes,
+        stage_bytes: ((abytes + bbytes) + 127) & !127,
+    }
+}
+
+/// How many stages of `stage_bytes` the budget holds beside the scratch
+/// in use (at most [`MAX_STAGES`]).
+fn stage_count(l: &Lowerer, stage_bytes: i64) -> i64 {
+    let room = STAGE_BUDGET - i64::from(l.shared_bytes);
+    (room / stage_bytes).min(MAX_STAGES)
+}
+
+/// Whether `for` op `id` has the pipeline's shape but its whole A and B
+/// tiles are too large for two stages: its products then read their
+/// operands slice by slice ([`super::mma_stream`]) rather than whole
+/// tiles through registers.
+pub(super) fn too_large_to_stage(l: &Lowerer, id: OpId) -> bool {
+    pattern(l, id).is_some_and(|pat| stage_count(l, stage_size(l, &pat).stage_bytes) < 2)
+}
+
 /// Allocates the stage buffers of the loop `id` of `pat`: A `[batch][M][K +
 /// pad]`, B `[batch][K][N + pad]`, rows padded by 16 bytes, or unpadded and
 /// swizzled under `always_swizzle`; as many stages as fit the budget (none
 /// if fewer than two do).
 fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, LowerError> {
-    let (ashape, bshape) = (pat.a.view.tile_shape.clone(), pat.b.view.tile_shape.clone());
-    let rank = ashape.len();
-    let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
-    let batch: i64 = ashape[..rank - 2].iter().product();
+    let StageSize {
+        mm,
+        kk,
+        astride,
+        bstride,
+        abytes,
+        stage_bytes,
+    } = stage_size(l, pat);
     let kind = pat.plan.kind;
     let eb = kind.bytes();
     let swizzle = l.plan.target.always_swizzle;
-    let (apad, bpad) = row_pads(kind, swizzle);
-    let (astride, bstride) = ((kk + apad) * eb, (nn + bpad) * eb);
-    let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
-    let stage_bytes = ((abytes + bbytes) + 127) & !127;
-    let room = STAGE_BUDGET - i64::from(l.shared_bytes);
-    let stages = (room / stage_bytes).min(MAX_STAGES);
+    let stages = stage_count(l, stage_bytes);
     if stages < 2 {
         return Ok(None);
     }
