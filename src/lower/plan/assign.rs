@@ -23,15 +23,12 @@ use crate::ir::{Module, OpId, Opcode, ValueId};
 use crate::lower::analysis::facts::Fact;
 use crate::lower::analysis::values::value_tile;
 use crate::lower::analysis::view::partition;
-use crate::lower::plan::engines::Engine;
+use crate::lower::plan::engines::{engine_of, Engine, Product};
 use crate::lower::plan::layout::{Blocked, LinearLayout};
 use crate::lower::plan::target::Target;
 
 /// Layouts per tile value.
 pub type Layouts = HashMap<ValueId, Rc<LinearLayout>>;
-
-/// The engine of each matrix multiply of the entry.
-pub type Engines = HashMap<OpId, Engine>;
 
 /// The default blocked layout of `shape` for `warps` warps with `vec`
 /// contiguous elements per thread.
@@ -46,16 +43,16 @@ pub fn assign(
     facts: &HashMap<ValueId, Fact>,
     target: Target,
     warps: u32,
-    engines: &Engines,
+    products: &[Product],
 ) -> Layouts {
     let mut out: Layouts = HashMap::default();
-    seed_mma(m, ops, warps, engines, &mut out);
+    seed_mma(m, ops, warps, products, &mut out);
     let bytes = byte_store_widths(m, ops, facts, target.max_access_bytes());
     let cx = Cx {
         facts,
         target,
         warps,
-        engines,
+        products,
         bytes: &bytes,
     };
     assign_block(m, ops, &cx, &mut out);
@@ -68,7 +65,7 @@ struct Cx<'a> {
     facts: &'a HashMap<ValueId, Fact>,
     target: Target,
     warps: u32,
-    engines: &'a Engines,
+    products: &'a [Product],
     bytes: &'a HashMap<Vec<i64>, i64>,
 }
 
@@ -116,14 +113,14 @@ fn all_ops(m: &Module, ops: &[OpId]) -> Vec<OpId> {
 /// Seeds the accumulators of matrix multiplies with their engine's layout
 /// and spreads each seed over the values a loop or `if` ties to it (init,
 /// region argument, terminator operand, result).
-fn seed_mma(m: &Module, ops: &[OpId], warps: u32, engines: &Engines, out: &mut Layouts) {
+fn seed_mma(m: &Module, ops: &[OpId], warps: u32, products: &[Product], out: &mut Layouts) {
     let all = all_ops(m, ops);
     // Operand layouts are wishes for cheap staging: they come last, after
     // the accumulators' layouts have spread.
     let mut operand_seeds = Vec::new();
     for &id in &all {
         let op = &m.ops[id];
-        let Some(engine) = engines.get(&id) else {
+        let Some(engine) = engine_of(products, id) else {
             continue;
         };
         if let Some(l) = crate::lower::plan::engines::acc_layout(engine) {
@@ -295,7 +292,9 @@ fn assign_block(m: &Module, ops: &[OpId], cx: &Cx, out: &mut Layouts) {
             Opcode::Reduce | Opcode::Scan => demand_reduction_operands(m, op, cx.warps, out),
             Opcode::Loop => assign_loop(m, op, cx, out),
             Opcode::If | Opcode::For => assign_if_or_for(m, op, cx, out),
-            Opcode::MmaF | Opcode::MmaI if matches!(cx.engines.get(&id), Some(Engine::Fma)) => {
+            Opcode::MmaF | Opcode::MmaI
+                if matches!(engine_of(cx.products, id), Some(Engine::Fma)) =>
+            {
                 let Some(l) = result_layout else { continue };
                 demand_fma_operands(m, id, &l, out);
             }

@@ -21,11 +21,10 @@ pub mod target;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{Attr, Block, Module, OpId, Opcode, ValueId};
-use crate::lower::analysis::chains::is_mma;
 use crate::lower::analysis::facts::{analyze, Fact};
 use crate::lower::error::LowerError;
 use crate::lower::plan::assign::{assign, Layouts};
-use crate::lower::plan::engines::Engine;
+use crate::lower::plan::engines::{Engine, Product};
 use crate::lower::plan::target::Target;
 use crate::options::Options;
 
@@ -56,23 +55,11 @@ pub struct Plan {
     pub peak_words: u64,
 }
 
-/// One matrix multiply and the engine chosen for it.
-#[derive(Clone, Debug)]
-pub struct Product {
-    /// The `mmaf`, `mmai` or `mmaf_scaled` op.
-    pub op: OpId,
-    /// Its engine, with that engine's plan.
-    pub engine: Engine,
-    /// Whether it is part of a chain (attention's `S = Q·Kᵀ`, `O = P·V`,
-    /// [`crate::lower::analysis::chains`]).
-    pub chained: bool,
-}
-
 impl Plan {
     /// The engine of the matrix multiply `op`; ops that are not one of the
     /// entry's products have none.
     pub fn engine(&self, op: OpId) -> Option<&Engine> {
-        self.products.iter().find(|p| p.op == op).map(|p| &p.engine)
+        engines::engine_of(&self.products, op)
     }
 }
 
@@ -97,7 +84,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
     };
     let warps = engines::entry_warps(m, &block.ops, target, target.elementwise_warps());
     let facts = analyze(m, &block.ops);
-    let products: Vec<Product> = products_of(m, &block.ops)
+    let products: Vec<Product> = engines::products(m, &block.ops)
         .into_iter()
         .map(|op| Product {
             op,
@@ -105,8 +92,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
             chained: crate::lower::analysis::chains::chained(m, op),
         })
         .collect();
-    let engines = products.iter().map(|p| (p.op, p.engine.clone())).collect();
-    let layouts = assign(m, &block.ops, &facts, target, warps, &engines);
+    let layouts = assign(m, &block.ops, &facts, target, warps, &products);
     let cluster = target.has_clusters()
         && crate::lower::plan::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
             .num_cta_in_cga
@@ -152,21 +138,4 @@ pub fn entry_block(m: &Module, entry: OpId) -> Result<&Block, LowerError> {
             message: "entry without a body".into(),
             location: m.location(entry),
         })
-}
-
-/// The matrix multiplies among `ops` and in their regions, in body order.
-fn products_of(m: &Module, ops: &[OpId]) -> Vec<OpId> {
-    let mut found = Vec::new();
-    for &id in ops {
-        let op = &m.ops[id];
-        if is_mma(op.opcode) {
-            found.push(id);
-        }
-        for r in &op.regions {
-            for b in &r.blocks {
-                found.extend(products_of(m, &b.ops));
-            }
-        }
-    }
-    found
 }

@@ -455,23 +455,12 @@ impl WarpScratch {
             Ty::U32,
             smallvec![Operand::Reg(f), Operand::Imm(self.ngroups), g],
         );
-        let off = l.b.op(
-            Opc::Mad,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(slot),
-                Operand::Imm(slot_size(e)),
-                Operand::Imm(self.regions[i]),
-            ],
-        );
-        l.b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(self.base), Operand::Reg(off)],
+        crate::lower::emit::ops::staging::slot_address(
+            l,
+            self.base,
+            slot,
+            slot_size(e),
+            self.regions[i],
         )
     }
 }

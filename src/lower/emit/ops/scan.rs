@@ -188,23 +188,8 @@ impl LineScan<'_> {
         self.bufs
             .iter()
             .map(|b| {
-                let off = l.b.op(
-                    Opc::Mad,
-                    &["lo"],
-                    &[Ty::U32],
-                    Ty::U32,
-                    vec![
-                        Operand::Reg(elem_index),
-                        Operand::Imm(b.slot),
-                        Operand::Imm(b.offset),
-                    ],
-                );
-                l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[Ty::U32],
-                    Ty::U32,
-                    smallvec![Operand::Reg(base), Operand::Reg(off)],
+                crate::lower::emit::ops::staging::slot_address(
+                    l, base, elem_index, b.slot, b.offset,
                 )
             })
             .collect()

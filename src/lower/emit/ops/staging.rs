@@ -113,6 +113,29 @@ pub fn aligned_base(l: &mut Lowerer, offset: i64) -> Reg {
     )
 }
 
+/// `base + index * slot + offset`: the shared address of slot `index` of a
+/// scratch region at byte `offset` whose slots are `slot` bytes.
+pub fn slot_address(l: &mut Lowerer, base: Reg, index: Reg, slot: i64, offset: i64) -> Reg {
+    let off = l.b.op(
+        Opc::Mad,
+        &["lo"],
+        &[Ty::U32],
+        Ty::U32,
+        vec![
+            Operand::Reg(index),
+            Operand::Imm(slot),
+            Operand::Imm(offset),
+        ],
+    );
+    l.b.op(
+        Opc::Add,
+        &[],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(base), Operand::Reg(off)],
+    )
+}
+
 /// The coordinate of every register's element along every dimension (u32).
 pub fn coordinates(l: &mut Lowerer, layout: &LinearLayout) -> Vec<Vec<Reg>> {
     let all: Vec<usize> = (0..layout.num_registers()).collect();

@@ -111,7 +111,7 @@ pub fn operand_layouts(
 /// tiles would need more than [`NEED_REGS`] registers a thread
 /// ([`crate::lower::analysis::register_need`]) and every product keeps its engine.
 pub fn entry_warps(m: &Module, ops: &[OpId], target: Target, default: u32) -> u32 {
-    let products = nested_mmas(m, ops);
+    let products = products(m, ops);
     let mut warps = products
         .iter()
         .filter_map(|&id| {
@@ -155,29 +155,11 @@ const NEED_REGS: u64 = 192;
 /// The most warps an entry takes for its tiles' registers.
 const MAX_NEED_WARPS: u32 = 8;
 
-/// The matrix multiplies among `ops` and in their regions.
-fn nested_mmas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
-    let mut found = Vec::new();
-    let mut stack: Vec<OpId> = ops.to_vec();
-    while let Some(id) = stack.pop() {
-        let op = &m.ops[id];
-        if is_mma(op.opcode) {
-            found.push(id);
-        }
-        for r in &op.regions {
-            for b in &r.blocks {
-                stack.extend(b.ops.iter().copied());
-            }
-        }
-    }
-    found
-}
-
 /// Registers per thread (of `warps` warps) that the accumulators of the
 /// matrix multiplies among `ops` and their regions hold, all together.
 pub fn accumulator_registers(m: &Module, ops: &[OpId], warps: u32) -> u32 {
     let threads = u64::from(warps.max(1)) * 32;
-    let words: u64 = nested_mmas(m, ops)
+    let words: u64 = products(m, ops)
         .into_iter()
         .filter_map(|id| value_tile(m, *m.ops[id].results.first()?))
         .map(|(shape, elem)| {
@@ -196,4 +178,39 @@ pub fn k_slices(k: i64, min: i64) -> impl Iterator<Item = i64> {
         .map(|b| 1i64 << b)
         .filter(move |&ks| ks >= min);
     std::iter::once(k).chain(slices)
+}
+
+/// The matrix multiplies among `ops` and in their regions, in body order.
+pub fn products(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+    let mut found = Vec::new();
+    for &id in ops {
+        let op = &m.ops[id];
+        if is_mma(op.opcode) {
+            found.push(id);
+        }
+        for r in &op.regions {
+            for b in &r.blocks {
+                found.extend(products(m, &b.ops));
+            }
+        }
+    }
+    found
+}
+
+/// One matrix multiply and the engine chosen for it.
+#[derive(Clone, Debug)]
+pub struct Product {
+    /// The `mmaf`, `mmai` or `mmaf_scaled` op.
+    pub op: OpId,
+    /// Its engine, with that engine's plan.
+    pub engine: Engine,
+    /// Whether it is part of a chain (attention's `S = Q·Kᵀ`, `O = P·V`,
+    /// [`crate::lower::analysis::chains`]).
+    pub chained: bool,
+}
+
+/// The engine of product `op` among `products`; ops that are not one of
+/// them have none.
+pub fn engine_of(products: &[Product], op: OpId) -> Option<&Engine> {
+    products.iter().find(|p| p.op == op).map(|p| &p.engine)
 }

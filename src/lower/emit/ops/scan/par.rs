@@ -328,24 +328,7 @@ impl WarpScratch {
             Ty::U32,
             smallvec![Operand::Reg(f), Operand::Imm(self.nw), wp],
         );
-        let off = l.b.op(
-            Opc::Mad,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            vec![
-                Operand::Reg(slot),
-                Operand::Imm(b.slot),
-                Operand::Imm(b.offset),
-            ],
-        );
-        l.b.op(
-            Opc::Add,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(self.base), Operand::Reg(off)],
-        )
+        crate::lower::emit::ops::staging::slot_address(l, self.base, slot, b.slot, b.offset)
     }
 }
 
