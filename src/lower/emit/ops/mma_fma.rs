@@ -12,14 +12,13 @@ use smallvec::smallvec;
 
 use std::rc::Rc;
 
-use crate::ir::{OpId, Opcode, Scalar, ValueId};
+use crate::ir::{OpId, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::arith::enum_attr;
 use crate::lower::emit::ops::staging::{
     alloc, coordinates, room, slot_bytes, write, Buffer, Placement,
 };
@@ -133,14 +132,7 @@ impl Fma {
             Scalar::F32 | Scalar::F16 | Scalar::BF16 => Acc::F32,
             _ => return Err(l.unsupported_feature(id, "this accumulator type")),
         };
-        let (sa, sb) = if op.opcode == Opcode::MmaI {
-            (
-                enum_attr(l, id, "signedness_lhs") != Some(0),
-                enum_attr(l, id, "signedness_rhs") != Some(0),
-            )
-        } else {
-            (true, true)
-        };
+        let (sa, sb) = crate::lower::emit::ops::mma_operands::signedness(l, id);
         Ok(Fma {
             id,
             a_v,

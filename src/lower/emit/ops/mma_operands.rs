@@ -1,7 +1,9 @@
-//! The A and B tiles a product's engine multiplies: its operands, or the
-//! dequantized operands of `mmaf_scaled` ([`super::mma_scaled`]).
+//! What every engine reads of a product's operands: the A and B tiles it
+//! multiplies (its operands, or the dequantized operands of `mmaf_scaled`,
+//! [`super::mma_scaled`]) and whether they are signed.
 use crate::ir::{OpId, Opcode};
 use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::ops::arith::enum_attr;
 use crate::lower::emit::ops::mma_scaled;
 use crate::lower::error::LowerError;
 
@@ -16,4 +18,17 @@ pub fn operand_tiles(l: &mut Lowerer, id: OpId) -> Result<(Tile, Tile), LowerErr
         return Err(l.unsupported(id));
     };
     Ok((l.tile(id, a)?, l.tile(id, b)?))
+}
+
+/// Whether the A and B of multiply `id` are signed (`mmai`'s signedness;
+/// floats always are).
+pub fn signedness(l: &Lowerer, id: OpId) -> (bool, bool) {
+    if l.m.ops[id].opcode == Opcode::MmaI {
+        (
+            enum_attr(l, id, "signedness_lhs") != Some(0),
+            enum_attr(l, id, "signedness_rhs") != Some(0),
+        )
+    } else {
+        (true, true)
+    }
 }

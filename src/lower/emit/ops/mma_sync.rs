@@ -27,7 +27,7 @@ use crate::ptx::Reg;
 
 use crate::lower::emit::ops::mma_stream::{Slices, Source};
 use crate::lower::emit::ops::mma_sync_frags::{
-    a_fragments, acc_fragments, acc_registers, fragment_addrs, signedness, ARegs, Mmas,
+    a_fragments, acc_fragments, acc_registers, fragment_addrs, ARegs, Mmas,
 };
 use crate::lower::emit::ops::mma_sync_smem::{
     operand_buffers, staged_bytes, swizzled, FragmentAddrs, Operands, Staged,
@@ -50,7 +50,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     ) else {
         return Err(l.unsupported(id));
     };
-    let (sa, sb) = signedness(l, id);
+    let (sa, sb) = crate::lower::emit::ops::mma_operands::signedness(l, id);
     let layout = Rc::new(plan.acc.clone());
     let shape = layout.shape.clone();
     let rank = shape.len();

@@ -4,11 +4,10 @@
 //! the instructions multiplying them ([`Mmas`]).
 use smallvec::smallvec;
 
-use crate::ir::{OpId, Opcode, Scalar};
+use crate::ir::Scalar;
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::arith::enum_attr;
 use crate::lower::emit::ops::mma_sync_smem::{pack, FragmentAddrs, Operands};
 use crate::lower::plan::engines::mma_sync::{Kind, Plan};
 
@@ -23,19 +22,6 @@ fn operand_ty(s: Scalar, signed: bool) -> &'static str {
         Scalar::F64 => "f64",
         _ if signed => "s8",
         _ => "u8",
-    }
-}
-
-/// Whether the A and B of multiply `id` are signed (`mmai`'s signedness;
-/// floats always are).
-pub fn signedness(l: &Lowerer, id: OpId) -> (bool, bool) {
-    if l.m.ops[id].opcode == Opcode::MmaI {
-        (
-            enum_attr(l, id, "signedness_lhs") != Some(0),
-            enum_attr(l, id, "signedness_rhs") != Some(0),
-        )
-    } else {
-        (true, true)
     }
 }
 

@@ -20,9 +20,7 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::ops::memory::ordering;
 use crate::lower::emit::ops::mma_sync_copies::Stream;
-use crate::lower::emit::ops::mma_sync_frags::{
-    acc_fragments, acc_registers, fragment_addrs, signedness, Mmas,
-};
+use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
 use crate::lower::emit::ops::mma_sync_smem::{bin, disjoint, row_pads, FragmentAddrs, Operands};
 use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::staging::alloc;
@@ -657,7 +655,7 @@ fn stage_mmas(
     ) else {
         return Err(l.unsupported(id));
     };
-    let (sa, sb) = signedness(l, pat.mma);
+    let (sa, sb) = crate::lower::emit::ops::mma_operands::signedness(l, pat.mma);
     let mut mmas = Mmas::new(&pat.plan, shape, kk, ae, be, sa, sb);
     mmas.round = pat.round;
     Ok(mmas)

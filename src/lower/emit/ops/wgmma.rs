@@ -21,14 +21,13 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::ir::{OpId, Opcode, Scalar};
+use crate::ir::{OpId, Scalar};
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::{Lowered, Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::arith::enum_attr;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::ops::wgmma_smem::write;
 use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
@@ -69,18 +68,6 @@ pub(super) fn shape_name(n: i64, k: i64) -> &'static str {
 /// A `wgmma` instruction of `mods` with no operands (`fence`, ...).
 pub(super) fn sync_op(l: &mut Lowerer, mods: &[&'static str], srcs: Vec<Operand>) {
     l.b.push(Inst::new(Opc::Wgmma, mods, &[], vec![], srcs));
-}
-
-/// Whether the multiply's A and B are signed (`mmai`'s signedness).
-pub(super) fn signedness(l: &Lowerer, id: OpId) -> (bool, bool) {
-    if l.m.ops[id].opcode == Opcode::MmaI {
-        (
-            enum_attr(l, id, "signedness_lhs") != Some(0),
-            enum_attr(l, id, "signedness_rhs") != Some(0),
-        )
-    } else {
-        (true, true)
-    }
 }
 
 /// Lowers op `id` by `plan`.
@@ -149,7 +136,14 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
 
     let descs = descriptors(l, plan, &asmem, &bsmem, abase, bbase);
     let acc = acc_words(l, plan.types[2], &acc_in.regs);
-    multiply(l, plan, signedness(l, id), (&asmem, &bsmem), descs, &acc);
+    multiply(
+        l,
+        plan,
+        crate::lower::emit::ops::mma_operands::signedness(l, id),
+        (&asmem, &bsmem),
+        descs,
+        &acc,
+    );
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     match phase {
         Some(p) => l.b.op_into(

@@ -603,7 +603,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let sb = staged(l, cb, bbuf);
     let descs = wgmma::descriptors(l, &plan, &asmem, &bsmem, aligned, bbuf);
     let acc = wgmma::acc_words(l, plan.types[2], &init.regs);
-    let signs = wgmma::signedness(l, pat.mma);
+    let signs = crate::lower::emit::ops::mma_operands::signedness(l, pat.mma);
 
     let lb = bounds.lb.regs[0];
     let ring = Stages {

@@ -23,7 +23,7 @@ use smallvec::smallvec;
 use crate::lower::emit::ops::mma_stream::{Slices, Source, SLICE_WORDS};
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::ops::wgmma::{
-    acc_tile, acc_words, b_offset, descriptors, multiply, proxy_fence, signedness, sync_op,
+    acc_tile, acc_words, b_offset, descriptors, multiply, proxy_fence, sync_op,
 };
 use crate::lower::emit::ops::wgmma_smem::write;
 use crate::lower::plan::engines::k_slices;
@@ -89,7 +89,7 @@ pub fn lower(
     let layout = Rc::new(plan.acc.clone());
     let acc_in = l.tile_in(id, c_v, &layout)?;
     let acc = acc_words(l, plan.types[2], &acc_in.regs);
-    let signs = signedness(l, id);
+    let signs = crate::lower::emit::ops::mma_operands::signedness(l, id);
     let mut reads = Slices::new(l, (&a, &b), 2, ks, None)?;
     for s in 0..slices {
         let [Some(ta), Some(tb)] = reads.next(l)? else {
