@@ -22,7 +22,9 @@
 //!   │             (Lowerer: plan, body under construction, lowered       entry.rs, states.rs
 //!   │             values, each family's own state), the entry driver,
 //!   │             one op family a file; the dispatcher hands each op    ops/mod.rs, ops/<family>.rs
-//!   │             to its family, a product to its plan's engine
+//!   │             to its family, a product to its plan's engine;
+//!   │             shared-memory scratch placed by one allocator over    scratch.rs
+//!   │             the buffers' live ranges (no second lowering)
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,

@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
+use crate::lower::emit::scratch::{Mark, Place, Scratch};
 use crate::lower::emit::states::{Deferred, States};
 use crate::lower::error::LowerError;
 use crate::lower::plan::assign::Layouts;
@@ -74,20 +75,9 @@ pub struct Lowerer<'m> {
     /// Layouts that replace the plan's while a value is recomputed in
     /// another layout ([`crate::lower::emit::ops::remat`]).
     pub layout_overrides: Layouts,
-    /// Bytes of shared memory scratch in use at this point of the entry:
-    /// the ops being lowered hold it; an op's scratch is released when the
-    /// op is done ([`Lowerer::release_shared`]).
-    pub shared_bytes: u32,
-    /// The most shared memory in use at any point: the entry's size (every
-    /// buffer is claimed through [`Lowerer::claim_shared`]).
-    pub shared_peak: u32,
-    /// Whether an op's scratch is released when the op is done, for later
-    /// ops to reuse (entries that do not fit otherwise).
-    pub reuse_shared: bool,
-    /// The lowest byte of released scratch that threads may still be
-    /// reading (no barrier since): the next buffer reaching it starts with
-    /// a barrier. `u32::MAX` when there is none.
-    pub shared_dirty: u32,
+    /// The shared-memory scratch: one allocator over the buffers' live
+    /// ranges ([`crate::lower::emit::scratch`]).
+    pub scratch: Scratch,
     /// What the op families and engines keep while the entry is emitted,
     /// each its own type.
     pub states: States,
@@ -154,14 +144,12 @@ impl<'m> Lowerer<'m> {
     /// A context for the entry `plan` plans, with nothing lowered yet;
     /// `dispatch` lowers one op.
     /// With `files` (line info builds), instructions carry source
-    /// positions and the files named are appended there. With
-    /// `reuse_shared`, an op's scratch is released when it is done.
+    /// positions and the files named are appended there.
     pub fn new(
         m: &'m Module,
         plan: &'m Plan,
         dispatch: LowerOp,
         files: Option<&'m mut Vec<String>>,
-        reuse_shared: bool,
     ) -> Lowerer<'m> {
         Lowerer {
             m,
@@ -172,52 +160,48 @@ impl<'m> Lowerer<'m> {
             layout_overrides: HashMap::default(),
             loops: Vec::new(),
             if_depth: 0,
-            shared_bytes: 0,
-            shared_peak: 0,
-            shared_dirty: u32::MAX,
+            scratch: Scratch::new(plan.target.max_shared_bytes()),
             states: States::default(),
-            reuse_shared,
             strings: Vec::new(),
             tid: None,
             files,
         }
     }
 
-    /// Releases the shared memory scratch allocated above `mark` (an op's,
-    /// once the op is done): later buffers reuse it, after a barrier if
-    /// they reach it ([`crate::lower::emit::ops::staging::alloc`]).
-    pub fn release_shared(&mut self, mark: u32) {
-        if self.reuse_shared && self.shared_bytes > mark {
-            self.shared_dirty = self.shared_dirty.min(mark);
-            self.shared_bytes = mark;
-        }
-    }
-
-    /// Releases the scratch above `mark` whether or not scratch is reused
-    /// op by op: for a construct that is done and never runs again (one
-    /// outside every loop), so no thread reaches that scratch through it.
-    pub fn release_scope(&mut self, mark: u32) {
-        if self.shared_bytes > mark {
-            self.shared_dirty = self.shared_dirty.min(mark);
-            self.shared_bytes = mark;
-        }
-    }
-
-    /// Claims shared memory up to byte `end` for a new buffer: a barrier
-    /// first when the buffer reaches scratch that an earlier op released,
-    /// so no thread still reads it when it is rewritten.
-    pub fn claim_shared(&mut self, end: i64) -> Result<(), LowerError> {
-        let end = u32::try_from(end).map_err(|_| LowerError::Unsupported {
-            what: "a tile too large for shared memory".into(),
-            location: None,
-        })?;
-        if end > self.shared_dirty {
+    /// Claims a scratch buffer of `bytes` aligned to `align` (a power of
+    /// two) and returns its offset; a barrier first when it lies on bytes
+    /// threads may still read ([`Scratch::claim`]).
+    pub fn claim_scratch(&mut self, bytes: i64, align: i64) -> Result<i64, LowerError> {
+        let place = Place {
+            in_loop: !self.loops.is_empty(),
+            conditional: self.if_depth > 0,
+        };
+        let Some(c) = self.scratch.claim(bytes, align, place) else {
+            return Err(LowerError::Unsupported {
+                what: format!(
+                    "a tile too large for shared memory ({bytes} bytes needed, {} available)",
+                    self.scratch.largest_free()
+                ),
+                location: None,
+            });
+        };
+        if c.barrier {
             self.barrier();
-            self.shared_dirty = u32::MAX;
         }
-        self.shared_bytes = end;
-        self.shared_peak = self.shared_peak.max(end);
-        Ok(())
+        Ok(c.offset)
+    }
+
+    /// Frees the scratch claimed since `mark` (an op's, once the op is
+    /// done): its bytes may hold later buffers that do not fit above.
+    pub fn release_shared(&mut self, mark: Mark) {
+        self.scratch.release(mark);
+    }
+
+    /// Frees the scratch claimed since `mark` and gives its bytes back to
+    /// the top: for a construct that is done and never runs again (one
+    /// outside every loop), so no thread reaches that scratch through it.
+    pub fn release_scope(&mut self, mark: Mark) {
+        self.scratch.release_scope(mark);
     }
 
     /// Gives the instructions pushed from now on the source position of

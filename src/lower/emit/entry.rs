@@ -32,58 +32,21 @@ fn param_ty(e: Elem) -> ParamTy {
 /// builds), instructions carry the source position of the op they come
 /// from, and the files named are appended to `files`.
 ///
-/// Each op's shared-memory scratch is first its own for the whole entry.
-/// When that does not fit, the entry is lowered again with the scratch of
-/// finished ops reused ([`Lowerer::reuse_shared`]), at the cost of the
-/// barriers reuse needs.
-pub fn lower_entry(
-    m: &Module,
-    entry: OpId,
-    plan: &Plan,
-    options: &Options,
-    mut files: Option<&mut Vec<String>>,
-) -> Result<ptx::Entry, LowerError> {
-    let known = files.as_ref().map(|f| f.len());
-    match lower_entry_as(m, entry, plan, options, files.as_deref_mut(), false) {
-        Err(e) if out_of_shared_memory(&e) => {
-            if let (Some(f), Some(n)) = (files.as_deref_mut(), known) {
-                f.truncate(n);
-            }
-            lower_entry_as(m, entry, plan, options, files, true)
-        }
-        r => r,
-    }
-}
-
-/// Whether lowering failed for want of shared memory.
-fn out_of_shared_memory(e: &LowerError) -> bool {
-    let what = match e {
-        LowerError::Unsupported { what, .. } => what.as_str(),
-        LowerError::Failed { message, .. } | LowerError::TooLarge { message, .. } => {
-            message.as_str()
-        }
-    };
-    what.contains("too large for shared memory") || what.contains("too much shared memory")
-}
-
-fn lower_entry_as<'m>(
+/// Shared-memory scratch is placed by one allocator over the buffers'
+/// live ranges ([`crate::lower::emit::scratch`]): every buffer its own
+/// bytes while the entry fits, dead buffers' bytes reused (after a
+/// barrier) where it does not.
+pub fn lower_entry<'m>(
     m: &'m Module,
     entry: OpId,
     plan: &'m Plan,
     options: &Options,
     files: Option<&'m mut Vec<String>>,
-    reuse_shared: bool,
 ) -> Result<ptx::Entry, LowerError> {
     let block = crate::lower::plan::entry_block(m, entry)?;
     let name = plan.name.clone();
     let warps = plan.warps;
-    let mut l = Lowerer::new(
-        m,
-        plan,
-        crate::lower::emit::ops::lower_op,
-        files,
-        reuse_shared,
-    );
+    let mut l = Lowerer::new(m, plan, crate::lower::emit::ops::lower_op, files);
     // The prologue sits at the function's scope line, as NVIDIA's does.
     let start = m.scope_location(entry).or_else(|| m.location(entry));
     l.set_position(start);
@@ -193,7 +156,7 @@ fn lower_entry_as<'m>(
         reqntid,
         launch: Box::default(),
         reg_counts,
-        shared_bytes: l.shared_peak,
+        shared_bytes: u32::try_from(l.scratch.peak()).unwrap_or(u32::MAX),
         acc_regs: plan.acc_regs,
         local_bytes,
         strings: l.strings,

@@ -5,4 +5,5 @@ pub mod context;
 pub mod entry;
 pub mod globals;
 pub mod ops;
+pub mod scratch;
 pub mod states;

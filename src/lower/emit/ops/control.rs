@@ -111,24 +111,22 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         .map(|b| b.ops.clone())
         .unwrap_or_default();
     // B tiles copied straight to shared memory start copying first.
-    let mut early = crate::lower::emit::ops::mma_sync_direct::issue_early(l, &ops)?;
+    let (mut early, mut waiting) =
+        crate::lower::emit::ops::mma_sync_direct::issue_early(l, &ops, None)?;
     for (i, &op) in ops.iter().enumerate() {
         if early.contains(&op) {
             continue;
         }
         l.lower_op(op)?;
-        // Where scratch is reused, a product frees its B buffer once read:
-        // the copies that did not fit before start now rather than where
-        // they stand (attention's V during the softmax after Q·Kᵀ).
-        if l.reuse_shared && crate::lower::analysis::chains::is_mma(l.m.ops[op].opcode) {
-            let rest: Vec<OpId> = ops[i + 1..]
-                .iter()
-                .copied()
-                .filter(|o| !early.contains(o))
-                .collect();
-            early.extend(crate::lower::emit::ops::mma_sync_direct::issue_early(
-                l, &rest,
-            )?);
+        // A product frees its B buffer once read: the copies that did not
+        // fit before start now, over it, rather than where they stand
+        // (attention's V during the softmax after Q·Kᵀ).
+        if !waiting.is_empty() && crate::lower::analysis::chains::is_mma(l.m.ops[op].opcode) {
+            let rest = &ops[i + 1..];
+            let (issued, left) =
+                crate::lower::emit::ops::mma_sync_direct::issue_early(l, rest, Some(&waiting))?;
+            early.extend(issued);
+            waiting = left;
         }
     }
     Ok(())
@@ -138,7 +136,7 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
 /// construct's variables, then jumps where a `loop` needs it.
 pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let opcode = l.m.ops[id].opcode;
-    if opcode == Opcode::Continue && l.reuse_shared && l.shared_peak > 0 {
+    if opcode == Opcode::Continue && l.scratch.reusing() {
         // The next iteration's first ops may rewrite scratch that this
         // iteration's last ops read.
         l.barrier();

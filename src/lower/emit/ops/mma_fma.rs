@@ -20,7 +20,7 @@ use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::ops::staging::{
-    alloc, coordinates, room, slot_bytes, write, Buffer, Placement,
+    alloc, coordinates, room, room_reusing, slot_bytes, write, Buffer, Placement,
 };
 use crate::lower::emit::ops::staging_window::{write_window, Window};
 use crate::lower::plan::engines::k_slices;
@@ -71,8 +71,11 @@ fn k_slice(l: &Lowerer, ashape: &[i64], bshape: &[i64], ae: Scalar, be: Scalar) 
         shape.iter().product::<i64>() / kdim.max(1) * slot_bytes(Elem::Num(e))
     };
     let (a, b) = (per_k(ashape, ae), per_k(bshape, be));
-    let fits = |ks: i64| ((a * ks + 15) & !15) + b * ks <= room(l);
-    k_slices(kdim, 1).find(|&ks| fits(ks))
+    let fits = |ks: i64, room: i64| ((a * ks + 15) & !15) + b * ks <= room;
+    // Above the scratch in use, else over dead buffers.
+    k_slices(kdim, 1)
+        .find(|&ks| fits(ks, room(l)))
+        .or_else(|| k_slices(kdim, 1).find(|&ks| fits(ks, room_reusing(l))))
 }
 
 /// What both paths of the engine know of one matrix multiply.

@@ -63,9 +63,9 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
     while chunk > 1 && threads * chunk as i64 * 4 > room(l) {
         chunk = chunk.div_ceil(2);
     }
-    let mark = l.shared_bytes;
-    let start = (i64::from(mark) + 15) & !15;
-    l.claim_shared(start + threads * chunk as i64 * 4)
+    let mark = l.scratch.mark();
+    let start = l
+        .claim_scratch(threads * chunk as i64 * 4, 16)
         .map_err(|_| l.unsupported_feature(id, "too much shared memory"))?;
     let base = l.shared_base();
     let tid = l.tid();

@@ -32,7 +32,7 @@ use crate::lower::emit::ops::mma_sync_frags::{
 use crate::lower::emit::ops::mma_sync_smem::{
     operand_buffers, staged_bytes, swizzled, FragmentAddrs, Operands, Staged,
 };
-use crate::lower::emit::ops::staging::room;
+use crate::lower::emit::ops::staging::{room, room_reusing};
 use crate::lower::plan::engines::k_slices;
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Plan, STAGE_BUDGET};
 
@@ -165,17 +165,23 @@ fn slicing(
     let bytes = |ks: i64| staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle);
     // Warps splitting K each read their part of one slice of the whole K.
     let parts = plan.k_parts();
-    let ks = k_slices(kk, plan.kind.k())
-        .filter(|&ks| parts == 1 || ks == kk)
-        .find(|&ks| {
-            bytes(ks) <= STAGE_BUDGET.min(room(l))
-                && (parts > 1
-                    || slice_words(ks) <= crate::lower::emit::ops::mma_stream::SLICE_WORDS
-                    || ks == plan.kind.k())
-        })
+    let pick = |room: i64| {
+        k_slices(kk, plan.kind.k())
+            .filter(|&ks| parts == 1 || ks == kk)
+            .find(|&ks| {
+                bytes(ks) <= STAGE_BUDGET.min(room)
+                    && (parts > 1
+                        || slice_words(ks) <= crate::lower::emit::ops::mma_stream::SLICE_WORDS
+                        || ks == plan.kind.k())
+            })
+            .map(|ks| (ks, room))
+    };
+    // Above the scratch in use, else over dead buffers.
+    let (ks, room) = pick(room(l))
+        .or_else(|| pick(room_reusing(l)))
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
     // Streamed slices alternate between two sets of buffers where they fit.
-    let sets = if streamed && ks < kk && 2 * bytes(ks) <= STAGE_BUDGET.min(room(l)) {
+    let sets = if streamed && ks < kk && 2 * bytes(ks) <= STAGE_BUDGET.min(room) {
         2
     } else {
         1
@@ -394,11 +400,11 @@ fn direct_b_product(
     Ok(acc_registers(l, plan, acc))
 }
 
-/// Where scratch is reused, a direct copy's buffer is free again once read
-/// when it is the last one claimed (a later B copy, say, may take its
-/// place).
+/// A direct copy's buffer is free once read, unless it holds the next
+/// iteration's copy too (a later B copy, say, may take its place when
+/// scratch is reused).
 fn release_direct(l: &mut Lowerer, d: &crate::lower::emit::ops::mma_sync_direct::DirectB) {
-    if d.next.is_none() && i64::from(l.shared_bytes) == d.end {
-        l.release_shared(u32::try_from(d.offset).unwrap_or(u32::MAX));
+    if d.next.is_none() {
+        l.scratch.release_at(d.offset);
     }
 }

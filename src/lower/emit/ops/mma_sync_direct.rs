@@ -72,8 +72,6 @@ pub struct DirectB {
     /// ([`crate::lower::emit::ops::wgmma_regs`]), 1024-aligned above `offset`; else rows of
     /// `stride` bytes.
     pub swizzled: Option<Smem>,
-    /// The scratch byte just past the buffer.
-    pub end: i64,
     /// For a load prefetched before its loop, how its product issues the
     /// next iteration's copy into the buffer ([`prefetch`]).
     pub next: Option<NextCopy>,
@@ -207,7 +205,7 @@ fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, 
 }
 
 /// The bytes the B buffers of the direct copies among `ops` take: all of
-/// them, or the largest where scratch is reused op by op (each buffer is
+/// them, or the largest once the entry reuses scratch (each buffer is
 /// free once its product has read it).
 pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
     let bytes = ops
@@ -215,7 +213,7 @@ pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
         .filter(|&&id| l.m.ops[id].opcode == Opcode::LoadViewTko)
         .filter_map(|&id| candidate(l, id))
         .map(|(user, p, cd, _)| buffer_bytes(l, user, &p, cd).0);
-    if l.reuse_shared {
+    if l.scratch.reusing() {
         bytes.max().unwrap_or(0)
     } else {
         bytes.sum()
@@ -226,9 +224,17 @@ pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
 /// block's loads whose operands all come from outside the block and that
 /// no op writing memory (or holding regions other than a reduction's or
 /// a scan's combiner) precedes: their latency then
-/// overlaps everything up to their products. Returns the loads issued.
-pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerError> {
+/// overlaps everything up to their products. With `only`, just those
+/// loads, wherever their buffers fit (over dead buffers too); else where
+/// they fit above the scratch in use. Returns the loads issued and those
+/// left for want of room.
+pub fn issue_early(
+    l: &mut Lowerer,
+    ops: &[OpId],
+    only: Option<&[OpId]>,
+) -> Result<(Vec<OpId>, Vec<OpId>), LowerError> {
     let mut out = Vec::new();
+    let mut waiting = Vec::new();
     let mut inside = rustc_hash::FxHashSet::default();
     for &id in ops {
         let op = &l.m.ops[id];
@@ -238,14 +244,24 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
         }
         let outside = op.operands.iter().all(|v| !inside.contains(v));
         inside.extend(op.results.iter().copied());
-        if op.opcode != Opcode::LoadViewTko || !outside {
+        if op.opcode != Opcode::LoadViewTko || !outside || only.is_some_and(|o| !o.contains(&id)) {
             continue;
         }
-        let fits = l.states.get::<Copies>().prefetched.contains_key(&id)
-            || candidate(l, id).is_some_and(|(user, p, cd, _)| {
-                buffer_bytes(l, user, &p, cd).0 <= crate::lower::emit::ops::staging::room(l)
-            });
+        let room = if only.is_some() {
+            crate::lower::emit::ops::staging::room_reusing(l)
+        } else {
+            crate::lower::emit::ops::staging::room(l)
+        };
+        let copied = l.states.get::<Copies>().prefetched.contains_key(&id);
+        let Some(fits) = (if copied {
+            Some(true)
+        } else {
+            candidate(l, id).map(|(user, p, cd, _)| buffer_bytes(l, user, &p, cd).0 <= room)
+        }) else {
+            continue;
+        };
         if !fits {
+            waiting.push(id);
             continue;
         }
         let before = l.set_loc(id);
@@ -259,7 +275,7 @@ pub fn issue_early(l: &mut Lowerer, ops: &[OpId]) -> Result<Vec<OpId>, LowerErro
             out.push(id);
         }
     }
-    Ok(out)
+    Ok((out, waiting))
 }
 
 /// Lowers load `load` as a direct B copy if it is one (binding its result
@@ -277,21 +293,10 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         return Ok(false);
     };
     let (bytes, _) = buffer_bytes(l, user, &p, cd);
-    if bytes > crate::lower::emit::ops::staging::room(l) {
-        if l.reuse_shared {
-            // Through registers, then.
-            return Ok(false);
-        }
-        // Out of shared memory: the entry is lowered again with scratch
-        // reused op by op, where the buffer may fit.
-        return Err(LowerError::Unsupported {
-            what: format!(
-                "a tile too large for shared memory ({} bytes needed, {} available)",
-                bytes,
-                crate::lower::emit::ops::staging::room(l)
-            ),
-            location: None,
-        });
+    if bytes > crate::lower::emit::ops::staging::room(l) && bytes > l.scratch.largest_free() {
+        // Nowhere in shared memory, not even over dead buffers: through
+        // registers, then.
+        return Ok(false);
     }
     let d = Rc::new(buffer(l, load, (user, p, cd, chunk), None)?);
     copy(l, &d, None)?;
@@ -324,7 +329,6 @@ fn buffer(
         rows_swizzled: rows_swizzled && swizzled.is_none(),
         nk,
         swizzled,
-        end: i64::from(l.shared_bytes),
         next,
         part: p,
         cd,

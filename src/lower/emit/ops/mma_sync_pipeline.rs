@@ -487,7 +487,7 @@ fn stage_size(l: &Lowerer, pat: &Pattern) -> StageSize {
 /// How many stages of `stage_bytes` the budget holds beside the scratch
 /// in use (at most [`MAX_STAGES`]).
 fn stage_count(l: &Lowerer, stage_bytes: i64) -> i64 {
-    let room = STAGE_BUDGET - i64::from(l.shared_bytes);
+    let room = STAGE_BUDGET - l.scratch.top();
     (room / stage_bytes).min(MAX_STAGES)
 }
 

@@ -71,7 +71,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         wgmma_regs::stage_invariant_a(l, id).map_err(|e| named(l, id, e))?;
         mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
     }
-    let mark = l.shared_bytes;
+    let mark = l.scratch.mark();
     // An immediate that does not fit its operand is the error of the op
     // that pushed it: one pushed before this op (by the op enclosing it)
     // waits until this op is done.

@@ -364,19 +364,20 @@ impl<'a> Reduction<'a> {
     }
 
     /// Claims one scratch region per operand, `slots` slots of its size
-    /// each, 8-byte aligned after the shared memory in use; returns their
+    /// each, 8-byte aligned, in one scratch buffer; returns their
     /// offsets.
     fn claim_regions(&self, l: &mut Lowerer, slots: i64) -> Result<Vec<i64>, LowerError> {
         let mut regions = Vec::new();
-        let mut end = i64::from(l.shared_bytes);
+        let mut end = 0;
         for &e in self.elems {
             let start = (end + 7) & !7;
             regions.push(start);
             end = start + slots * slot_size(e);
         }
-        l.claim_shared(end)
+        let base = l
+            .claim_scratch(end, 8)
             .map_err(|_| l.unsupported_feature(self.id, "too much shared memory"))?;
-        Ok(regions)
+        Ok(regions.into_iter().map(|r| base + r).collect())
     }
 
     /// Stores operand `i`'s partial result of every group in its slot for

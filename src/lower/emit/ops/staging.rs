@@ -69,24 +69,27 @@ pub fn slot_bytes(e: Elem) -> i64 {
 /// Shared memory still free after the buffers allocated so far (the next
 /// buffer starts 16-byte aligned).
 pub fn room(l: &Lowerer) -> i64 {
-    l.plan.target.max_shared_bytes() - ((i64::from(l.shared_bytes) + 15) & !15)
+    l.plan.target.max_shared_bytes() - ((l.scratch.top() + 15) & !15)
+}
+
+/// The largest buffer that fits anywhere, over dead buffers included
+/// (which costs a barrier): where an op's first choice of size does not
+/// fit [`room`].
+pub fn room_reusing(l: &Lowerer) -> i64 {
+    l.scratch.largest_free().max(room(l))
 }
 
 /// Allocates a buffer of `shape` for elements of kind `e`.
 pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
     let slot = slot_bytes(e);
-    let offset = (i64::from(l.shared_bytes) + 15) & !15;
-    let end = offset + shape.iter().product::<i64>() * slot;
-    if end > l.plan.target.max_shared_bytes() {
-        return Err(LowerError::Unsupported {
-            what: format!(
-                "a tile too large for shared memory ({end} bytes needed, {} available)",
-                l.plan.target.max_shared_bytes()
-            ),
+    let bytes = shape
+        .iter()
+        .try_fold(slot, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| LowerError::Unsupported {
+            what: "a tile too large for shared memory".into(),
             location: None,
-        });
-    }
-    l.claim_shared(end)?;
+        })?;
+    let offset = l.claim_scratch(bytes, 16)?;
     Ok(Buffer {
         offset,
         shape: shape.to_vec(),
@@ -408,7 +411,7 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<T
     let out = read(l, layout.clone(), t.elem, &buf, &place);
     // In a loop, the next iteration rewrites the buffer. Elsewhere a later
     // buffer reaching it starts with a barrier once it is released
-    // ([`Lowerer::claim_shared`]), so the reads need not all land first.
+    // ([`Lowerer::claim_scratch`]), so the reads need not all land first.
     if !l.loops.is_empty() {
         l.barrier();
     }

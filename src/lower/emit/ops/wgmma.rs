@@ -93,7 +93,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     // while another still multiplies from this one: one barrier per
     // multiply. Else one set and a barrier before it is rewritten.
     let set = set_bytes(&asmem, &bsmem);
-    let used = i64::from(l.shared_bytes);
+    let used = l.scratch.top();
     let double = used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES;
     let region = alloc(
         l,

@@ -274,7 +274,7 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
     // more (an epilogue's layout change goes through shared memory).
     let [mm, nn, _] = plan.mnk;
     let cap = l.plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
-    let room = cap - i64::from(l.shared_bytes) - mm * nn * 4;
+    let room = cap - l.scratch.top() - mm * nn * 4;
     let set = crate::lower::plan::engines::wgmma::set_bytes(&asmem, &bsmem);
     let Some(stages) = stage_count(room, set) else {
         return Ok(None);

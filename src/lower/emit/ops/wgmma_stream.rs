@@ -59,7 +59,7 @@ pub fn lower(
     };
     let slices = kk / ks;
     let set = set_bytes(&asmem, &bsmem);
-    let used = i64::from(l.shared_bytes);
+    let used = l.scratch.top();
     let sets = if slices > 1
         && used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES
     {

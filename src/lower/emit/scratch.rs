@@ -1,0 +1,397 @@
+//! The entry's shared-memory scratch: one allocator over the buffers' live
+//! ranges, in program order.
+//!
+//! A buffer is live from its claim until the op (or construct) that claimed
+//! it is done ([`Scratch::release`]). Where the claim is made decides where
+//! the buffer goes ([`Place`]):
+//! - outside every loop, at the lowest bytes free of live buffers (first
+//!   fit): that code runs once, so reusing a dead buffer's bytes costs at
+//!   most one barrier a CTA;
+//! - in a loop, above every buffer claimed so far (the top) while that
+//!   fits, so a loop never shares a byte between two of its buffers and
+//!   needs no barrier for it; where the top is full, at the lowest bytes
+//!   free of live buffers: a reuse, which costs a barrier at the loop's
+//!   `continue` too ([`Scratch::reusing`]), and from then on every claim
+//!   takes the lowest free bytes, as outside loops.
+//!
+//! Bytes that threads may still read (released since the last barrier
+//! that every later claim follows) are dirty; a buffer placed over them
+//! starts with a barrier ([`Claim::barrier`]). A construct outside every
+//! loop that is done gives its bytes back to the top
+//! ([`Scratch::release_scope`]), as it never runs again.
+//!
+//! Decisions made while emitting that ask how much room there is
+//! ([`Scratch::top`]) see the top, as if nothing were reused.
+
+/// A point in the claims: what a later release frees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// Claims made before the mark.
+    seq: usize,
+    /// The top at the mark.
+    top: i64,
+}
+
+/// One claimed buffer.
+#[derive(Clone, Copy, Debug)]
+struct Buffer {
+    /// Its place in the claims.
+    seq: usize,
+    /// First byte.
+    start: i64,
+    /// One past the last byte.
+    end: i64,
+    /// Not yet released.
+    live: bool,
+}
+
+/// Where a claim is made, which decides where its buffer goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// In a loop: above the top first.
+    pub in_loop: bool,
+    /// Under an `if`: a barrier placed here does not precede every later
+    /// claim, so it cleans no byte.
+    pub conditional: bool,
+}
+
+impl Place {
+    /// Straight-line code outside every loop.
+    pub const ONCE: Place = Place {
+        in_loop: false,
+        conditional: false,
+    };
+    /// Straight-line code of a loop body.
+    pub const LOOP: Place = Place {
+        in_loop: true,
+        conditional: false,
+    };
+}
+
+/// Where a claimed buffer lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// Byte offset in the entry's scratch array.
+    pub offset: i64,
+    /// Whether a barrier must come before the buffer's first write (it
+    /// lies on bytes threads may still be reading).
+    pub barrier: bool,
+}
+
+/// The allocator state of one entry.
+#[derive(Debug)]
+pub struct Scratch {
+    /// Bytes the target offers.
+    capacity: i64,
+    /// Buffers below the top, in claim order.
+    buffers: Vec<Buffer>,
+    /// Claims made so far.
+    seq: usize,
+    /// One past the highest byte of any buffer not given back.
+    top: i64,
+    /// The most bytes in use at any point: the entry's size.
+    peak: i64,
+    /// Released byte ranges that threads may still read.
+    dirty: Vec<(i64, i64)>,
+    /// Buffers of loops placed over dead ones.
+    reuses: usize,
+}
+
+/// `x` rounded up to a multiple of `align` (a power of two).
+fn align_up(x: i64, align: i64) -> i64 {
+    (x + align - 1) & !(align - 1)
+}
+
+impl Scratch {
+    /// An empty scratch of `capacity` bytes.
+    pub fn new(capacity: i64) -> Scratch {
+        Scratch {
+            capacity,
+            buffers: Vec::new(),
+            seq: 0,
+            top: 0,
+            peak: 0,
+            dirty: Vec::new(),
+            reuses: 0,
+        }
+    }
+
+    /// The top: one past the highest byte claimed and not given back.
+    pub fn top(&self) -> i64 {
+        self.top
+    }
+
+    /// The entry's shared-memory size so far.
+    pub fn peak(&self) -> i64 {
+        self.peak
+    }
+
+    /// Whether some buffer of a loop was placed below the top (the loop
+    /// did not fit with every buffer its own bytes).
+    pub fn reusing(&self) -> bool {
+        self.reuses > 0
+    }
+
+    /// The current point: buffers claimed from now on are freed by
+    /// [`Scratch::release`] with it.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            seq: self.seq,
+            top: self.top,
+        }
+    }
+
+    /// The largest buffer (16-byte aligned) that a claim could place now,
+    /// over dead buffers or above the top.
+    pub fn largest_free(&self) -> i64 {
+        self.starts(16)
+            .map(|s| self.free_end(s) - s)
+            .max()
+            .unwrap_or(0)
+            .max(0)
+    }
+
+    /// Candidate starts of a buffer aligned to `align`: the lowest byte
+    /// and the end of each live buffer.
+    fn starts(&self, align: i64) -> impl Iterator<Item = i64> + '_ {
+        [0, self.top]
+            .into_iter()
+            .chain(self.buffers.iter().filter(|b| b.live).map(|b| b.end))
+            .map(move |s| align_up(s, align))
+    }
+
+    /// The end of the free bytes from `start`: the next live buffer's
+    /// start, or the capacity. `start` itself if it lies in a live buffer.
+    fn free_end(&self, start: i64) -> i64 {
+        let mut end = self.capacity;
+        for b in self.buffers.iter().filter(|b| b.live) {
+            if b.start <= start && start < b.end {
+                return start;
+            }
+            if b.start >= start {
+                end = end.min(b.start);
+            }
+        }
+        end
+    }
+
+    /// Claims `bytes` aligned to `align` (a power of two) at `place`:
+    /// see the module's doc. `None` when nothing fits.
+    pub fn claim(&mut self, bytes: i64, align: i64, place: Place) -> Option<Claim> {
+        let bytes = bytes.max(0);
+        let above = align_up(self.top, align);
+        let lowest = || {
+            self.starts(align)
+                .filter(|&s| self.free_end(s) - s >= bytes)
+                .min()
+        };
+        let start = if !place.in_loop || self.reuses > 0 {
+            lowest()?
+        } else if above.checked_add(bytes)? <= self.capacity {
+            above
+        } else {
+            let start = lowest()?;
+            self.reuses += 1;
+            start
+        };
+        let end = start + bytes;
+        let barrier = self.dirty.iter().any(|&(s, e)| s < end && start < e);
+        if barrier && !place.conditional {
+            self.dirty.clear();
+        }
+        self.buffers.push(Buffer {
+            seq: self.seq,
+            start,
+            end,
+            live: true,
+        });
+        self.seq += 1;
+        self.top = self.top.max(end);
+        self.peak = self.peak.max(end);
+        Some(Claim {
+            offset: start,
+            barrier,
+        })
+    }
+
+    /// Frees the buffers claimed since `mark`: their bytes are dead, and
+    /// dirty until a barrier.
+    pub fn release(&mut self, mark: Mark) {
+        for b in self
+            .buffers
+            .iter_mut()
+            .filter(|b| b.live && b.seq >= mark.seq)
+        {
+            b.live = false;
+            self.dirty.push((b.start, b.end));
+        }
+    }
+
+    /// Frees the live buffer that starts at `offset` (one an op is done
+    /// with before its claimer is).
+    pub fn release_at(&mut self, offset: i64) {
+        if let Some(b) = self
+            .buffers
+            .iter_mut()
+            .find(|b| b.live && b.start == offset)
+        {
+            b.live = false;
+            self.dirty.push((b.start, b.end));
+        }
+    }
+
+    /// Frees the buffers claimed since `mark` and gives their bytes above
+    /// the mark's top back to the top: for a construct outside every loop
+    /// that is done.
+    pub fn release_scope(&mut self, mark: Mark) {
+        self.release(mark);
+        let live_top = self
+            .buffers
+            .iter()
+            .filter(|b| b.live)
+            .map(|b| b.end)
+            .max()
+            .unwrap_or(0);
+        let top = mark.top.max(live_top);
+        if self.top > top {
+            self.dirty.push((top, self.top));
+            self.top = top;
+            self.buffers.retain(|b| b.live || b.end <= top);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_that_fit_never_share_bytes() {
+        let mut s = Scratch::new(1000);
+        let m = s.mark();
+        let a = s.claim(100, 16, Place::LOOP).unwrap();
+        s.release(m);
+        let b = s.claim(100, 16, Place::LOOP).unwrap();
+        assert_eq!((a.offset, b.offset), (0, 112));
+        assert!(!a.barrier && !b.barrier && !s.reusing());
+        assert_eq!(s.peak(), 212);
+    }
+
+    #[test]
+    fn a_full_top_reuses_dead_bytes_after_a_barrier() {
+        let mut s = Scratch::new(256);
+        let m = s.mark();
+        s.claim(128, 16, Place::LOOP).unwrap();
+        let keep = s.claim(64, 16, Place::LOOP).unwrap();
+        assert_eq!(keep.offset, 128);
+        // Frees only what was claimed since `m2`.
+        let m2 = s.mark();
+        s.claim(32, 16, Place::LOOP).unwrap();
+        s.release(m2);
+        // Neither above the top (224) nor over the dead [192, 224), which
+        // with the free bytes above it makes 64.
+        assert_eq!(s.claim(128, 16, Place::LOOP), None);
+        s.release(m);
+        let c = s.claim(128, 16, Place::LOOP).unwrap();
+        assert_eq!(
+            c,
+            Claim {
+                offset: 0,
+                barrier: true
+            }
+        );
+        assert!(s.reusing());
+        // The barrier cleaned every dirty byte; once a loop reuses, the
+        // lowest free bytes come first.
+        let d = s.claim(16, 16, Place::LOOP).unwrap();
+        assert_eq!(
+            d,
+            Claim {
+                offset: 128,
+                barrier: false
+            }
+        );
+        assert_eq!(s.peak(), 224);
+    }
+
+    #[test]
+    fn live_buffers_are_never_overlapped() {
+        let mut s = Scratch::new(300);
+        let a = s.claim(100, 16, Place::LOOP).unwrap();
+        let b = s.claim(100, 16, Place::LOOP).unwrap();
+        assert_eq!(b.offset, 112);
+        s.release_at(a.offset);
+        // [0, 100) is dead but too small, and above b there are 76 bytes.
+        assert_eq!(s.claim(150, 16, Place::LOOP), None);
+        let d = s.claim(96, 16, Place::LOOP).unwrap();
+        assert_eq!(
+            d,
+            Claim {
+                offset: 0,
+                barrier: true
+            }
+        );
+        assert_eq!(s.largest_free(), 300 - 224);
+    }
+
+    #[test]
+    fn a_finished_scope_gives_its_bytes_back_to_the_top() {
+        let mut s = Scratch::new(1000);
+        let first = s.claim(64, 16, Place::LOOP).unwrap();
+        let m = s.mark();
+        s.claim(500, 16, Place::LOOP).unwrap();
+        s.release_scope(m);
+        assert_eq!(s.top(), 64);
+        let b = s.claim(32, 16, Place::LOOP).unwrap();
+        assert_eq!(
+            b,
+            Claim {
+                offset: 64,
+                barrier: true
+            }
+        );
+        assert!(!s.reusing());
+        assert_eq!(s.peak(), 564);
+        assert_eq!(first.offset, 0);
+    }
+
+    #[test]
+    fn outside_loops_the_lowest_free_bytes_come_first() {
+        let mut s = Scratch::new(1000);
+        let m = s.mark();
+        s.claim(100, 16, Place::ONCE).unwrap();
+        let kept = s.claim(100, 16, Place::ONCE).unwrap();
+        s.release(m);
+        s.release_at(kept.offset);
+        let m = s.mark();
+        let live = s.claim(300, 16, Place::ONCE).unwrap();
+        assert_eq!(
+            live,
+            Claim {
+                offset: 0,
+                barrier: true
+            }
+        );
+        // Not a loop's reuse: no barrier at any `continue`.
+        assert!(!s.reusing());
+        // In a loop, above the top while it fits.
+        let looped = s.claim(16, 16, Place::LOOP).unwrap();
+        assert_eq!(looped.offset, 304);
+        s.release(m);
+        // A barrier under an `if` cleans nothing for the claims after it.
+        let a = s
+            .claim(
+                200,
+                16,
+                Place {
+                    in_loop: false,
+                    conditional: true,
+                },
+            )
+            .unwrap();
+        assert_eq!((a.offset, a.barrier), (0, true));
+        let b = s.claim(400, 16, Place::ONCE).unwrap();
+        assert_eq!((b.offset, b.barrier), (208, true));
+        assert_eq!(s.peak(), 608);
+    }
+}
