@@ -73,7 +73,11 @@ fn run(
         let text: String = plans.iter().map(|p| p.dump(&module)).collect();
         dump(options, "plan", text.as_bytes(), sink);
     }
-    let (ptx_module, notes) = lower::lower_module(&module, &lowering)?;
+    let (ptx_module, notes, scratch) = lower::lower_module_mapped(&module, &lowering)?;
+    if gates.dump_plan {
+        let text: String = scratch.iter().map(|s| s.dump(&module)).collect();
+        dump(options, "scratch", text.as_bytes(), sink);
+    }
     for d in &notes {
         sink(d);
     }

@@ -64,7 +64,9 @@ pub struct Gates {
     /// `TILEIR_DEBUG_DUMP_LLVM` is set: dump the lowered IR.
     pub dump_llvm: bool,
     /// `TILEIRAS_DEBUG_DUMP_PLAN` is set: dump each entry's lowering plan
-    /// ([`crate::lower::plan::Plan::dump`]).
+    /// ([`crate::lower::plan::Plan::dump`], `.dump.plan`) and, once
+    /// lowered, its shared-memory scratch map
+    /// ([`crate::lower::ScratchMap::dump`], `.dump.scratch`).
     pub dump_plan: bool,
     /// `TILEIR_ALWAYS_SWIZZLE` is set: force swizzled shared layouts.
     pub always_swizzle: bool,

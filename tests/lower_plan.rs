@@ -1,11 +1,12 @@
 //! The lowering plan: the decisions made before emission (warps, the engine
 //! of every product and its own plan), asserted on the plan's text dump
-//! rather than on PTX; and `TILEIRAS_DEBUG_DUMP_PLAN`, which writes that
-//! dump next to the output.
+//! rather than on PTX; the shared-memory scratch map the allocator leaves;
+//! and `TILEIRAS_DEBUG_DUMP_PLAN`, which writes both next to the output.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tileiras::lower::plan::plan_module;
+use tileiras::lower::{lower_module_mapped, ScratchMap};
 use tileiras::options::{Gpu, Options};
 
 fn data(rel: &str) -> PathBuf {
@@ -24,6 +25,19 @@ fn dump(rel: &str, gpu: Gpu) -> String {
     };
     let plans = plan_module(&module, &options).unwrap_or_else(|e| panic!("{rel}: {e}"));
     plans.iter().map(|p| p.dump(&module)).collect()
+}
+
+/// The module at `rel` and its entries' scratch maps on `gpu`.
+fn scratch(rel: &str, gpu: Gpu) -> (tileiras::ir::Module, Vec<ScratchMap>) {
+    let bytes = std::fs::read(data(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let module = tileiras::bytecode::read(&bytes).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let options = Options {
+        gpu,
+        ..Default::default()
+    };
+    let (_, _, maps) =
+        lower_module_mapped(&module, &options).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    (module, maps)
 }
 
 /// The `engine:` lines of a dump.
@@ -123,6 +137,10 @@ fn the_dump_gate_writes_the_plan_next_to_the_output() {
     assert!(status.success());
     let written = std::fs::read_to_string(tmp.path().join("k.dump.plan")).expect("plan dump");
     assert_eq!(written, dump(rel, Gpu::Sm90));
+    let written = std::fs::read_to_string(tmp.path().join("k.dump.scratch")).expect("scratch map");
+    let (m, maps) = scratch(rel, Gpu::Sm90);
+    assert_eq!(written, maps.iter().map(|s| s.dump(&m)).collect::<String>());
+    assert!(written.starts_with("scratch of "), "{written}");
     // Without the variable, no dump.
     let quiet = tmp.path().join("q.ptx");
     let status = Command::new(env!("CARGO_BIN_EXE_tileiras"))
@@ -134,4 +152,71 @@ fn the_dump_gate_writes_the_plan_next_to_the_output() {
         .expect("run tileiras");
     assert!(status.success());
     assert!(!tmp.path().join("q.dump.plan").exists());
+    assert!(!tmp.path().join("q.dump.scratch").exists());
+}
+
+#[test]
+fn where_shared_memory_holds_k_or_v_v_takes_k_s_bytes() {
+    // Decode attention, 64x256 tiles: K's and V's direct copies take
+    // 69,632 bytes each. sm_120's 101,376 bytes hold one of them: V's
+    // buffer lies over K's, after a barrier, and the entry stays below
+    // the two buffers' sum.
+    let rel = "differential/bench/fmha_d128_f16_decode_64x256.tileir";
+    let (m, maps) = scratch(rel, Gpu::Sm120);
+    let map = &maps[0];
+    let loads: Vec<_> = map
+        .buffers
+        .iter()
+        .filter(|b| b.bytes == 69632 && b.in_loop)
+        .collect();
+    assert_eq!(loads.len(), 2, "{}", map.dump(&m));
+    let (k, v) = (loads[0], loads[1]);
+    assert_eq!(k.offset, v.offset, "{}", map.dump(&m));
+    assert!(!k.over_dead && v.over_dead && v.barrier, "{}", map.dump(&m));
+    for b in [k, v] {
+        let op = b.op.expect("claimed by an op");
+        assert_eq!(
+            m.ops[op].name(),
+            "cuda_tile.load_view_tko",
+            "{}",
+            map.dump(&m)
+        );
+    }
+    assert!(map.bytes < 2 * 69632, "{}", map.dump(&m));
+    // sm_80's 166,912 bytes hold both: no buffer of the loop lies over
+    // another, so the loop needs no barrier for it.
+    let (m, maps) = scratch(rel, Gpu::Sm80);
+    let map = &maps[0];
+    assert!(
+        map.buffers.iter().all(|b| !(b.in_loop && b.over_dead)),
+        "{}",
+        map.dump(&m)
+    );
+    assert!(map.bytes >= 2 * 69632, "{}", map.dump(&m));
+}
+
+#[test]
+fn outside_loops_scratch_reuses_the_lowest_free_bytes() {
+    // Attention's epilogue (O / l, after the loop) stages its conversion
+    // over the loop's dead buffers rather than above them; the entry's
+    // size is the highest byte any buffer reached.
+    let rel = "differential/bench/fmha_d128_f16_decode_64x256.tileir";
+    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
+        let (m, maps) = scratch(rel, gpu);
+        let map = &maps[0];
+        let last = map.buffers.last().expect("buffers");
+        assert!(!last.in_loop && last.over_dead, "{gpu}: {}", map.dump(&m));
+        assert!(
+            last.offset + last.bytes < map.bytes,
+            "{gpu}: {}",
+            map.dump(&m)
+        );
+        let top = map
+            .buffers
+            .iter()
+            .map(|b| b.offset + b.bytes)
+            .max()
+            .unwrap_or(0);
+        assert_eq!(map.bytes, top, "{gpu}: {}", map.dump(&m));
+    }
 }

@@ -70,6 +70,7 @@ pub mod error;
 pub mod plan;
 pub mod simt;
 
+pub use emit::scratch::ScratchMap;
 pub use error::LowerError;
 
 use crate::diag::Diagnostic;
@@ -90,7 +91,16 @@ pub fn lower_module(
     module: &Module,
     options: &Options,
 ) -> Result<(crate::ptx::Module, Vec<Diagnostic>), LowerError> {
+    lower_module_mapped(module, options).map(|(ptx, notes, _)| (ptx, notes))
+}
+
+/// [`lower_module`], with each entry's shared-memory scratch map.
+pub fn lower_module_mapped(
+    module: &Module,
+    options: &Options,
+) -> Result<(crate::ptx::Module, Vec<Diagnostic>, Vec<ScratchMap>), LowerError> {
     let mut out = crate::ptx::Module::new(options);
+    let mut maps = Vec::new();
     let mut entries = Vec::new();
     let mut notes = Vec::new();
     let mut files = Vec::new();
@@ -101,7 +111,7 @@ pub fn lower_module(
             Opcode::Global => globals.push(emit::globals::lower_global(module, id)?),
             Opcode::Entry => {
                 let plan = plan::plan_entry(module, id, options)?;
-                let mut e = emit::entry::lower_entry(
+                let (mut e, map) = emit::entry::lower_entry(
                     module,
                     id,
                     &plan,
@@ -110,6 +120,7 @@ pub fn lower_module(
                 )?;
                 plan::launch::plan(module, id, options, &mut e, &mut notes)?;
                 entries.push(e);
+                maps.push(map);
             }
             _ => {
                 return Err(LowerError::Unsupported {
@@ -162,5 +173,5 @@ pub fn lower_module(
         message,
         location: None,
     })?;
-    Ok((out, notes))
+    Ok((out, notes, maps))
 }

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use crate::ir::{Module, OpId, Scalar, Type};
 use crate::lower::analysis::values::{elem_of, Elem};
 use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::scratch::ScratchMap;
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
@@ -42,7 +43,7 @@ pub fn lower_entry<'m>(
     plan: &'m Plan,
     options: &Options,
     files: Option<&'m mut Vec<String>>,
-) -> Result<ptx::Entry, LowerError> {
+) -> Result<(ptx::Entry, ScratchMap), LowerError> {
     let block = crate::lower::plan::entry_block(m, entry)?;
     let name = plan.name.clone();
     let warps = plan.warps;
@@ -150,7 +151,8 @@ pub fn lower_entry<'m>(
     f.threads = reqntid;
     optimize(&mut f, options.opt_level);
     let (body, reg_counts) = emit(f);
-    Ok(ptx::Entry {
+    let scratch = l.scratch.map(&name);
+    let entry = ptx::Entry {
         name,
         params,
         reqntid,
@@ -162,5 +164,6 @@ pub fn lower_entry<'m>(
         strings: l.strings,
         body,
         decl,
-    })
+    };
+    Ok((entry, scratch))
 }

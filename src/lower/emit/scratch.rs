@@ -23,6 +23,10 @@
 //! Decisions made while emitting that ask how much room there is
 //! ([`Scratch::top`]) see the top, as if nothing were reused.
 
+use std::fmt::Write as _;
+
+use crate::ir::{Module, OpId};
+
 /// A point in the claims: what a later release frees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mark {
@@ -78,6 +82,74 @@ pub struct Claim {
     pub barrier: bool,
 }
 
+/// One claim as the allocator placed it: the entry's scratch map, printed
+/// by [`ScratchMap::dump`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// The op being lowered when the buffer was claimed.
+    pub op: Option<OpId>,
+    /// Its size.
+    pub bytes: i64,
+    /// Its offset.
+    pub offset: i64,
+    /// Claimed in a loop.
+    pub in_loop: bool,
+    /// Placed below the top, over bytes of dead buffers.
+    pub over_dead: bool,
+    /// A barrier came before it.
+    pub barrier: bool,
+}
+
+/// The scratch buffers of one entry, in claim order, and its size.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScratchMap {
+    /// The entry's PTX name.
+    pub entry: String,
+    /// Every claim.
+    pub buffers: Vec<Placed>,
+    /// The entry's shared-memory bytes.
+    pub bytes: i64,
+}
+
+impl ScratchMap {
+    /// Stable text: one line a buffer.
+    pub fn dump(&self, m: &Module) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "scratch of {}: {} bytes, {} buffers",
+            self.entry,
+            self.bytes,
+            self.buffers.len()
+        );
+        for (i, b) in self.buffers.iter().enumerate() {
+            let op = b.op.map_or_else(
+                || "the entry".to_string(),
+                |op| {
+                    let at = m
+                        .location(op)
+                        .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
+                    format!("'{}' op at {at}", m.ops[op].name())
+                },
+            );
+            let _ = writeln!(
+                s,
+                "  buffer {i}: {} bytes at {}{}{}{}, for {op}",
+                b.bytes,
+                b.offset,
+                if b.over_dead {
+                    ", over dead buffers"
+                } else {
+                    ""
+                },
+                if b.barrier { ", after a barrier" } else { "" },
+                if b.in_loop { ", in a loop" } else { "" },
+            );
+        }
+        s
+    }
+}
+
 /// The allocator state of one entry.
 #[derive(Debug)]
 pub struct Scratch {
@@ -95,6 +167,10 @@ pub struct Scratch {
     dirty: Vec<(i64, i64)>,
     /// Buffers of loops placed over dead ones.
     reuses: usize,
+    /// The op being lowered: the claimer of the next buffers.
+    pub claimer: Option<OpId>,
+    /// Every claim, in order.
+    log: Vec<Placed>,
 }
 
 /// `x` rounded up to a multiple of `align` (a power of two).
@@ -113,6 +189,8 @@ impl Scratch {
             peak: 0,
             dirty: Vec::new(),
             reuses: 0,
+            claimer: None,
+            log: Vec::new(),
         }
     }
 
@@ -199,6 +277,14 @@ impl Scratch {
         if barrier && !place.conditional {
             self.dirty.clear();
         }
+        self.log.push(Placed {
+            op: self.claimer,
+            bytes,
+            offset: start,
+            in_loop: place.in_loop,
+            over_dead: start < self.top,
+            barrier,
+        });
         self.buffers.push(Buffer {
             seq: self.seq,
             start,
@@ -212,6 +298,15 @@ impl Scratch {
             offset: start,
             barrier,
         })
+    }
+
+    /// The entry's scratch map: every claim so far and the size.
+    pub fn map(&self, entry: &str) -> ScratchMap {
+        ScratchMap {
+            entry: entry.to_string(),
+            buffers: self.log.clone(),
+            bytes: self.peak,
+        }
     }
 
     /// Frees the buffers claimed since `mark`: their bytes are dead, and

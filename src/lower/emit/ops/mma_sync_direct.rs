@@ -265,8 +265,10 @@ pub fn issue_early(
             continue;
         }
         let before = l.set_loc(id);
+        let claimer = l.scratch.claimer.replace(id);
         crate::lower::emit::ops::tokens::order(l, id);
         let done = lower_load(l, id);
+        l.scratch.claimer = claimer;
         l.b.loc = before;
         if done? {
             if let Some(&t) = l.m.ops[id].results.get(1) {
