@@ -168,6 +168,16 @@ impl<'m> Lowerer<'m> {
         }
     }
 
+    /// For an op that has read its own scratch for the last time and, in a
+    /// loop, writes it again next iteration: a barrier before then, paid by
+    /// the loop body's own barriers where they come between, else at its
+    /// end ([`Scratch::owe_barrier`]).
+    pub fn barrier_before_rewrite(&mut self) {
+        if self.scratch.owe_barrier(self.b.depth()) {
+            self.barrier();
+        }
+    }
+
     /// Claims a scratch buffer of `bytes` aligned to `align` (a power of
     /// two) and returns its offset; a barrier first when it lies on bytes
     /// threads may still read ([`Scratch::claim`]).
@@ -268,6 +278,7 @@ impl<'m> Lowerer<'m> {
             vec![],
             smallvec![Operand::Imm(0)],
         ));
+        self.scratch.on_barrier(self.b.depth());
     }
 
     /// `%tid.x` (read once).

@@ -20,6 +20,15 @@
 //! loop that is done gives its bytes back to the top
 //! ([`Scratch::release_scope`]), as it never runs again.
 //!
+//! An op in a loop that reads its own scratch writes it again in the next
+//! iteration: some barrier must come between its last reads and those
+//! writes ([`Scratch::owe_barrier`]). One of the loop body's own barriers
+//! does that when it comes before the op or after it in every iteration
+//! (straight-line in the body, not under an `if` or in an inner loop);
+//! else the body ends with one ([`Scratch::owes_barrier`], at `continue`
+//! and `break`). Outside loops nothing is owed: no op runs twice, and a
+//! buffer placed over another's bytes starts with its barrier.
+//!
 //! Decisions made while emitting that ask how much room there is
 //! ([`Scratch::top`]) see the top, as if nothing were reused.
 
@@ -47,6 +56,26 @@ struct Buffer {
     end: i64,
     /// Not yet released.
     live: bool,
+}
+
+/// The barriers of one loop body being lowered.
+#[derive(Debug)]
+struct Frame {
+    /// Open constructs (ifs, loops) at the body: a barrier at this depth
+    /// runs once every iteration.
+    depth: usize,
+    /// Barriers so far straight-line in the body.
+    barriers: usize,
+    /// For each op owed a barrier, the body's barriers when it was owed:
+    /// paid once more have come.
+    owed: Vec<usize>,
+}
+
+/// What [`Scratch::begin_op`] replaced, for [`Scratch::end_op`].
+#[derive(Clone, Copy, Debug)]
+pub struct OpScope {
+    claimer: Option<OpId>,
+    barriers_before: Option<usize>,
 }
 
 /// Where a claim is made, which decides where its buffer goes.
@@ -168,7 +197,11 @@ pub struct Scratch {
     /// Buffers of loops placed over dead ones.
     reuses: usize,
     /// The op being lowered: the claimer of the next buffers.
-    pub claimer: Option<OpId>,
+    claimer: Option<OpId>,
+    /// The innermost loop body's barriers when that op began.
+    barriers_before: Option<usize>,
+    /// The loop bodies being lowered, innermost last.
+    frames: Vec<Frame>,
     /// Every claim, in order.
     log: Vec<Placed>,
 }
@@ -190,6 +223,8 @@ impl Scratch {
             dirty: Vec::new(),
             reuses: 0,
             claimer: None,
+            barriers_before: None,
+            frames: Vec::new(),
             log: Vec::new(),
         }
     }
@@ -298,6 +333,76 @@ impl Scratch {
             offset: start,
             barrier,
         })
+    }
+
+    /// Op `id` begins: it claims the next buffers. Returns what to give
+    /// [`Scratch::end_op`] when it is done.
+    pub fn begin_op(&mut self, id: OpId) -> OpScope {
+        let before = OpScope {
+            claimer: self.claimer,
+            barriers_before: self.barriers_before,
+        };
+        self.claimer = Some(id);
+        self.barriers_before = self.frames.last().map(|f| f.barriers);
+        before
+    }
+
+    /// The op that [`Scratch::begin_op`] began is done.
+    pub fn end_op(&mut self, scope: OpScope) {
+        self.claimer = scope.claimer;
+        self.barriers_before = scope.barriers_before;
+    }
+
+    /// A loop body begins, `depth` constructs open
+    /// ([`crate::lower::simt::Builder::depth`]).
+    pub fn enter_loop(&mut self, depth: usize) {
+        self.frames.push(Frame {
+            depth,
+            barriers: 0,
+            owed: Vec::new(),
+        });
+    }
+
+    /// The innermost loop body is done.
+    pub fn leave_loop(&mut self) {
+        self.frames.pop();
+    }
+
+    /// A barrier of every thread, `depth` constructs open.
+    pub fn on_barrier(&mut self, depth: usize) {
+        if let Some(f) = self.frames.last_mut() {
+            if f.depth == depth {
+                f.barriers += 1;
+            }
+        }
+    }
+
+    /// The op being lowered, `depth` constructs open, has read its own
+    /// scratch for the last time and writes it again when it runs again
+    /// (the next iteration). Whether it needs a barrier right away: not
+    /// when the loop body has one before the op, nor when the op is
+    /// straight-line in the body (the barrier is owed, paid by a later one
+    /// of the body or at its end); under an `if`, it does.
+    pub fn owe_barrier(&mut self, depth: usize) -> bool {
+        let Some(f) = self.frames.last_mut() else {
+            return false;
+        };
+        if self.barriers_before.is_some_and(|b| b > 0) {
+            return false;
+        }
+        if depth != f.depth {
+            return true;
+        }
+        f.owed.push(f.barriers);
+        false
+    }
+
+    /// Whether the innermost loop body owes a barrier that none of its
+    /// barriers since has paid: one goes before its `continue`/`break`.
+    pub fn owes_barrier(&self) -> bool {
+        self.frames
+            .last()
+            .is_some_and(|f| f.owed.iter().any(|&b| b == f.barriers))
     }
 
     /// The entry's scratch map: every claim so far and the size.
@@ -488,5 +593,56 @@ mod tests {
         let b = s.claim(400, 16, Place::ONCE).unwrap();
         assert_eq!((b.offset, b.barrier), (208, true));
         assert_eq!(s.peak(), 608);
+    }
+
+    #[test]
+    fn a_loop_body_pays_owed_barriers_with_its_own() {
+        let op = |n: usize| OpId::from_index(n);
+        let mut s = Scratch::new(1000);
+        // Outside loops nothing is owed.
+        let scope = s.begin_op(op(0));
+        assert!(!s.owe_barrier(0));
+        s.end_op(scope);
+        assert!(!s.owes_barrier());
+        // Two reductions in a loop body: the second's barrier (between
+        // its writes and reads) pays the first's debt; the first's comes
+        // before the second in every iteration, so the second owes
+        // nothing.
+        s.enter_loop(0);
+        let scope = s.begin_op(op(1));
+        s.on_barrier(0);
+        assert!(!s.owe_barrier(0));
+        s.end_op(scope);
+        assert!(s.owes_barrier());
+        let scope = s.begin_op(op(2));
+        s.on_barrier(0);
+        assert!(!s.owe_barrier(0));
+        s.end_op(scope);
+        assert!(!s.owes_barrier());
+        s.leave_loop();
+        // One reduction alone: paid at the body's end.
+        s.enter_loop(0);
+        let scope = s.begin_op(op(3));
+        s.on_barrier(0);
+        assert!(!s.owe_barrier(0));
+        s.end_op(scope);
+        assert!(s.owes_barrier());
+        s.on_barrier(0);
+        assert!(!s.owes_barrier());
+        s.leave_loop();
+        // Under an `if`, with no barrier of the body before it, an op
+        // needs its barrier right away; a barrier under an `if` pays
+        // nothing.
+        s.enter_loop(0);
+        let scope = s.begin_op(op(4));
+        assert!(s.owe_barrier(1));
+        s.end_op(scope);
+        let scope = s.begin_op(op(5));
+        assert!(!s.owe_barrier(0));
+        s.end_op(scope);
+        s.on_barrier(1);
+        assert!(s.owes_barrier());
+        s.leave_loop();
+        assert!(!s.owes_barrier());
     }
 }

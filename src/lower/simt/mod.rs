@@ -211,6 +211,11 @@ impl Builder {
         self.op_into(dst, Opc::Mov, &[], &[ty], smallvec![Operand::Reg(src)]);
     }
 
+    /// How many constructs (ifs, loops) are open where instructions go now.
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
     /// Opens `if (pred == run_when) { ... }`; close with [`Builder::end_if`].
     pub fn begin_if(&mut self, pred: Reg, run_when: bool) {
         self.stack.push(Frame::If {

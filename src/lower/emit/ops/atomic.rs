@@ -233,7 +233,8 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.b.end_if();
         l.barrier();
         out = read(l, layout, elem, &buf, &place);
-        l.barrier();
+        // In a loop, the next iteration writes the buffer again.
+        l.barrier_before_rewrite();
     }
     l.bind(res, out);
     Ok(())

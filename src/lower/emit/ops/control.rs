@@ -136,7 +136,8 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
 /// construct's variables, then jumps where a `loop` needs it.
 pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let opcode = l.m.ops[id].opcode;
-    if opcode == Opcode::Continue && l.scratch.reusing() {
+    let looping = matches!(opcode, Opcode::Continue | Opcode::Break);
+    if looping && l.scratch.owes_barrier() || opcode == Opcode::Continue && l.scratch.reusing() {
         // The next iteration's first ops may rewrite scratch that this
         // iteration's last ops read.
         l.barrier();
@@ -337,8 +338,10 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         results: Vec::new(),
         if_depth: l.if_depth,
     });
+    l.scratch.enter_loop(l.b.depth());
     lower_region(l, id, 0)?;
     crate::lower::emit::ops::mma_sync_direct::issue_next(l)?;
+    l.scratch.leave_loop();
     l.loops.pop();
     if !early {
         l.b.op_into(
@@ -657,7 +660,9 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         results: results.clone(),
         if_depth: l.if_depth,
     });
+    l.scratch.enter_loop(l.b.depth());
     lower_region(l, id, 0)?;
+    l.scratch.leave_loop();
     l.loops.pop();
     l.b.end_loop();
     for (&r, t) in op.results.iter().zip(results) {

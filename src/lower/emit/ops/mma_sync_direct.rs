@@ -265,10 +265,10 @@ pub fn issue_early(
             continue;
         }
         let before = l.set_loc(id);
-        let claimer = l.scratch.claimer.replace(id);
+        let scope = l.scratch.begin_op(id);
         crate::lower::emit::ops::tokens::order(l, id);
         let done = lower_load(l, id);
-        l.scratch.claimer = claimer;
+        l.scratch.end_op(scope);
         l.b.loc = before;
         if done? {
             if let Some(&t) = l.m.ops[id].results.get(1) {

@@ -72,7 +72,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
     }
     let mark = l.scratch.mark();
-    let claimer = l.scratch.claimer.replace(id);
+    let scope = l.scratch.begin_op(id);
     // An immediate that does not fit its operand is the error of the op
     // that pushed it: one pushed before this op (by the op enclosing it)
     // waits until this op is done.
@@ -102,7 +102,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             l.release_scope(mark);
         }
     }
-    l.scratch.claimer = claimer;
+    l.scratch.end_op(scope);
     l.b.loc = before;
     r
 }

@@ -173,7 +173,8 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
     };
-    l.barrier();
+    // In a loop, the next iteration writes the buffer again.
+    l.barrier_before_rewrite();
     l.bind(res, out);
     Ok(())
 }

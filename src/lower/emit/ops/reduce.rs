@@ -353,13 +353,13 @@ impl<'a> Reduction<'a> {
                 l.b.end_if();
             }
         }
-        bar_sync(l);
+        l.barrier();
         for gi in 0..self.groups.len() {
             let g = self.groups[gi];
             self.acc[g] = self.combine_partials(l, &scratch, g)?;
         }
-        // The scratch may be reused (a loop): wait until everyone has read.
-        bar_sync(l);
+        // In a loop, the next iteration writes the scratch again.
+        l.barrier_before_rewrite();
         Ok(())
     }
 
@@ -553,15 +553,4 @@ fn partial_writer(
         })
         .fold(0i64, |m, (k, _)| m | 1 << k);
     l.owner_pred_of(mask, sliced_bases.len())
-}
-
-/// `bar.sync 0`.
-fn bar_sync(l: &mut Lowerer) {
-    l.b.push(Inst::new(
-        Opc::Bar,
-        &["sync"],
-        &[],
-        vec![],
-        smallvec![Operand::Imm(0)],
-    ));
 }

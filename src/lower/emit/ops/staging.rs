@@ -412,8 +412,6 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<T
     // In a loop, the next iteration rewrites the buffer. Elsewhere a later
     // buffer reaching it starts with a barrier once it is released
     // ([`Lowerer::claim_scratch`]), so the reads need not all land first.
-    if !l.loops.is_empty() {
-        l.barrier();
-    }
+    l.barrier_before_rewrite();
     Ok(out)
 }

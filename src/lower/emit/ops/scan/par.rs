@@ -418,8 +418,8 @@ fn scan_warps(
         let before = earlier_warps(l, s, &scratch, flat[g], rwpos)?;
         s.add_prefix(l, g, &before, first_warp)?;
     }
-    // The scratch may be reused (a loop): wait until everyone has read.
-    l.barrier();
+    // In a loop, the next iteration writes the scratch again.
+    l.barrier_before_rewrite();
     Ok(())
 }
 
