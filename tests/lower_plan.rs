@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use tileiras::lower::emit::scratch::Paid;
 use tileiras::lower::plan::plan_module;
 use tileiras::lower::{lower_module_mapped, ScratchMap};
 use tileiras::options::{Gpu, Options};
@@ -219,4 +220,35 @@ fn outside_loops_scratch_reuses_the_lowest_free_bytes() {
             .unwrap_or(0);
         assert_eq!(map.bytes, top, "{gpu}: {}", map.dump(&m));
     }
+}
+
+#[test]
+fn loop_bodies_pay_the_barriers_ops_owe_with_their_own() {
+    // cuTile's attention with a ragged K: in its loop, the layout
+    // conversions (staged through shared memory) would each end with a
+    // barrier before the next iteration rewrites their buffers; the body's
+    // other barriers come between, so none is added.
+    let (m, maps) = scratch("repro/fmha_kernel_ragged_k.tileir", Gpu::Sm80);
+    let owed = &maps[0].owed;
+    assert!(owed.len() >= 4, "{}", maps[0].dump(&m));
+    assert!(
+        owed.iter()
+            .all(|o| matches!(o.paid, Paid::Before | Paid::After)),
+        "{}",
+        maps[0].dump(&m)
+    );
+    // A spin lock's loop (print_debug, bytecode 13.1): the atomic's
+    // broadcast through shared memory has no other barrier in the body,
+    // so the body pays at its exits.
+    let (m, maps) = scratch(
+        "corpus/print_debug_i32/print_debug_i32.v13_1.tileir",
+        Gpu::Sm80,
+    );
+    let owed = &maps[0].owed;
+    assert!(!owed.is_empty(), "{}", maps[0].dump(&m));
+    assert!(
+        owed.iter().all(|o| o.paid == Paid::AtEnd),
+        "{}",
+        maps[0].dump(&m)
+    );
 }

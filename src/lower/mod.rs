@@ -24,7 +24,9 @@
 //!   │             one op family a file; the dispatcher hands each op    ops/mod.rs, ops/<family>.rs
 //!   │             to its family, a product to its plan's engine;
 //!   │             shared-memory scratch placed by one allocator over    scratch.rs
-//!   │             the buffers' live ranges (no second lowering)
+//!   │             the buffers' live ranges (no second lowering), and
+//!   │             the barriers an op owes before it rewrites its
+//!   │             scratch paid from one account of each loop body
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,

@@ -66,8 +66,8 @@ struct Frame {
     depth: usize,
     /// Barriers so far straight-line in the body.
     barriers: usize,
-    /// For each op owed a barrier, the body's barriers when it was owed:
-    /// paid once more have come.
+    /// The ops that owe a barrier none of the body's has paid yet: their
+    /// entries in [`Scratch::owed`].
     owed: Vec<usize>,
 }
 
@@ -129,6 +129,30 @@ pub struct Placed {
     pub barrier: bool,
 }
 
+/// How the barrier an op owed before rewriting its scratch was paid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paid {
+    /// By a barrier of the loop body before the op.
+    Before,
+    /// By a later barrier of the loop body.
+    After,
+    /// By one at the body's `continue`/`break`.
+    AtEnd,
+    /// By its own, right after the op (under an `if`).
+    Own,
+    /// Not yet (the entry is still being lowered).
+    Open,
+}
+
+/// An op of a loop that owed a barrier before rewriting its scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owed {
+    /// The op.
+    pub op: Option<OpId>,
+    /// How it was paid.
+    pub paid: Paid,
+}
+
 /// The scratch buffers of one entry, in claim order, and its size.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScratchMap {
@@ -138,6 +162,8 @@ pub struct ScratchMap {
     pub buffers: Vec<Placed>,
     /// The entry's shared-memory bytes.
     pub bytes: i64,
+    /// The barriers ops of loops owed, in order.
+    pub owed: Vec<Owed>,
 }
 
 impl ScratchMap {
@@ -152,15 +178,7 @@ impl ScratchMap {
             self.buffers.len()
         );
         for (i, b) in self.buffers.iter().enumerate() {
-            let op = b.op.map_or_else(
-                || "the entry".to_string(),
-                |op| {
-                    let at = m
-                        .location(op)
-                        .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
-                    format!("'{}' op at {at}", m.ops[op].name())
-                },
-            );
+            let op = op_name(m, b.op);
             let _ = writeln!(
                 s,
                 "  buffer {i}: {} bytes at {}{}{}{}, for {op}",
@@ -175,8 +193,31 @@ impl ScratchMap {
                 if b.in_loop { ", in a loop" } else { "" },
             );
         }
+        for o in &self.owed {
+            let paid = match o.paid {
+                Paid::Before => "paid by a barrier before it",
+                Paid::After => "paid by a later barrier of the body",
+                Paid::AtEnd => "paid at the body's end",
+                Paid::Own => "paid by its own",
+                Paid::Open => "not paid",
+            };
+            let _ = writeln!(s, "  barrier owed by {}: {paid}", op_name(m, o.op));
+        }
         s
     }
+}
+
+/// `'name' op at loc(...)`, or "the entry".
+fn op_name(m: &Module, op: Option<OpId>) -> String {
+    op.map_or_else(
+        || "the entry".to_string(),
+        |op| {
+            let at = m
+                .location(op)
+                .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
+            format!("'{}' op at {at}", m.ops[op].name())
+        },
+    )
 }
 
 /// The allocator state of one entry.
@@ -204,6 +245,8 @@ pub struct Scratch {
     frames: Vec<Frame>,
     /// Every claim, in order.
     log: Vec<Placed>,
+    /// Every barrier owed, in order.
+    owed: Vec<Owed>,
 }
 
 /// `x` rounded up to a multiple of `align` (a power of two).
@@ -226,6 +269,7 @@ impl Scratch {
             barriers_before: None,
             frames: Vec::new(),
             log: Vec::new(),
+            owed: Vec::new(),
         }
     }
 
@@ -368,11 +412,19 @@ impl Scratch {
         self.frames.pop();
     }
 
-    /// A barrier of every thread, `depth` constructs open.
+    /// A barrier of every thread, `depth` constructs open: it pays what
+    /// the innermost loop body owes when it runs once every iteration.
     pub fn on_barrier(&mut self, depth: usize) {
-        if let Some(f) = self.frames.last_mut() {
-            if f.depth == depth {
-                f.barriers += 1;
+        let Some(f) = self.frames.last_mut() else {
+            return;
+        };
+        if f.depth != depth {
+            return;
+        }
+        f.barriers += 1;
+        for i in f.owed.drain(..) {
+            if self.owed[i].paid == Paid::Open {
+                self.owed[i].paid = Paid::After;
             }
         }
     }
@@ -387,22 +439,44 @@ impl Scratch {
         let Some(f) = self.frames.last_mut() else {
             return false;
         };
+        let op = self.claimer;
         if self.barriers_before.is_some_and(|b| b > 0) {
+            self.owed.push(Owed {
+                op,
+                paid: Paid::Before,
+            });
             return false;
         }
         if depth != f.depth {
+            self.owed.push(Owed {
+                op,
+                paid: Paid::Own,
+            });
             return true;
         }
-        f.owed.push(f.barriers);
+        f.owed.push(self.owed.len());
+        self.owed.push(Owed {
+            op,
+            paid: Paid::Open,
+        });
         false
     }
 
-    /// Whether the innermost loop body owes a barrier that none of its
-    /// barriers since has paid: one goes before its `continue`/`break`.
-    pub fn owes_barrier(&self) -> bool {
-        self.frames
-            .last()
-            .is_some_and(|f| f.owed.iter().any(|&b| b == f.barriers))
+    /// At a `continue`/`break` of the innermost loop body: whether it owes
+    /// a barrier that none of its barriers since has paid. If so the
+    /// caller puts one there, which pays it (for every exit, where it runs
+    /// once every iteration; else each exit puts its own).
+    pub fn owes_barrier(&mut self) -> bool {
+        let Some(f) = self.frames.last() else {
+            return false;
+        };
+        if f.owed.is_empty() {
+            return false;
+        }
+        for &i in &f.owed {
+            self.owed[i].paid = Paid::AtEnd;
+        }
+        true
     }
 
     /// The entry's scratch map: every claim so far and the size.
@@ -411,6 +485,7 @@ impl Scratch {
             entry: entry.to_string(),
             buffers: self.log.clone(),
             bytes: self.peak,
+            owed: self.owed.clone(),
         }
     }
 
@@ -598,51 +673,59 @@ mod tests {
     #[test]
     fn a_loop_body_pays_owed_barriers_with_its_own() {
         let op = |n: usize| OpId::from_index(n);
+        // `op` in the innermost body: a barrier between its writes and
+        // reads at `depth`, then its debt; true when it pays at once.
+        let reduce = |s: &mut Scratch, id: OpId, depth: usize| {
+            let scope = s.begin_op(id);
+            s.on_barrier(depth);
+            let now = s.owe_barrier(depth);
+            s.end_op(scope);
+            now
+        };
         let mut s = Scratch::new(1000);
         // Outside loops nothing is owed.
-        let scope = s.begin_op(op(0));
-        assert!(!s.owe_barrier(0));
-        s.end_op(scope);
+        assert!(!reduce(&mut s, op(0), 0));
         assert!(!s.owes_barrier());
         // Two reductions in a loop body: the second's barrier (between
         // its writes and reads) pays the first's debt; the first's comes
         // before the second in every iteration, so the second owes
         // nothing.
         s.enter_loop(0);
-        let scope = s.begin_op(op(1));
-        s.on_barrier(0);
-        assert!(!s.owe_barrier(0));
-        s.end_op(scope);
-        assert!(s.owes_barrier());
-        let scope = s.begin_op(op(2));
-        s.on_barrier(0);
-        assert!(!s.owe_barrier(0));
-        s.end_op(scope);
+        assert!(!reduce(&mut s, op(1), 0));
+        assert!(!reduce(&mut s, op(2), 0));
         assert!(!s.owes_barrier());
         s.leave_loop();
         // One reduction alone: paid at the body's end.
         s.enter_loop(0);
-        let scope = s.begin_op(op(3));
-        s.on_barrier(0);
-        assert!(!s.owe_barrier(0));
-        s.end_op(scope);
+        assert!(!reduce(&mut s, op(3), 0));
         assert!(s.owes_barrier());
         s.on_barrier(0);
         assert!(!s.owes_barrier());
         s.leave_loop();
         // Under an `if`, with no barrier of the body before it, an op
-        // needs its barrier right away; a barrier under an `if` pays
-        // nothing.
+        // pays at once; a straight-line one after it owes, and a barrier
+        // under an `if` (an exit there) does not pay it: every exit puts
+        // its own.
         s.enter_loop(0);
-        let scope = s.begin_op(op(4));
-        assert!(s.owe_barrier(1));
-        s.end_op(scope);
-        let scope = s.begin_op(op(5));
-        assert!(!s.owe_barrier(0));
-        s.end_op(scope);
+        assert!(reduce(&mut s, op(4), 1));
+        assert!(!reduce(&mut s, op(5), 0));
+        s.on_barrier(1);
+        assert!(s.owes_barrier());
         s.on_barrier(1);
         assert!(s.owes_barrier());
         s.leave_loop();
-        assert!(!s.owes_barrier());
+        let paid: Vec<Paid> = s.map("k").owed.iter().map(|o| o.paid).collect();
+        assert_eq!(
+            paid,
+            [
+                Paid::After,
+                Paid::Before,
+                Paid::AtEnd,
+                Paid::Own,
+                Paid::AtEnd
+            ]
+        );
+        let ops: Vec<Option<OpId>> = s.map("k").owed.iter().map(|o| o.op).collect();
+        assert_eq!(ops, [1, 2, 3, 4, 5].map(|n| Some(op(n))));
     }
 }
