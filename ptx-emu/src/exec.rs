@@ -3,6 +3,9 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::decode::{atomop, carry, mulmode};
+
+#[path = "tcgen05.rs"]
+mod tcgen05;
 use crate::float::{self as fl, Fmt};
 use crate::ir::*;
 use crate::{Device, EmuError, ErrorKind, LaunchConfig, LaunchResult, Param};
@@ -31,12 +34,13 @@ const WIN_SIZE: u64 = 0x100_0000_0000;
 /// | 24..44 | global dims (u32 x5, innermost first) |
 /// | 48..88 | global strides in bytes (u64 x5; stride of dim 0 is the element size) |
 /// | 88..108 | box dims (u32 x5, innermost first) |
-/// | 108..112 | swizzle: 0 none, 1 = 32B, 2 = 64B, 3 = 128B |
+/// | 108..112 | swizzle: 0 none, 1 = 32B, 2 = 64B, 3 = 128B, 4 = 128B with 32-byte atoms |
 ///
 /// Out-of-bounds box elements are filled with zero. The box is written to
 /// shared memory densely, innermost dimension fastest, then swizzled: within
 /// byte offset bits `[4, 4+log2(swz/16))` are XORed with bits `[7, ...)` (the
-/// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned).
+/// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned);
+/// 128B with 32-byte atoms XORs bits `[5, 7)` with bits `[7, 9)`.
 /// A `cp.async.bulk.tensor` reads the hardware's format too ([`crate::HwTensorMap`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TensorMap {
@@ -50,7 +54,7 @@ pub struct TensorMap {
     pub strides: Vec<u64>,
     /// Box dims, innermost first.
     pub box_dims: Vec<u32>,
-    /// Swizzle mode: 0 none, 1 32B, 2 64B, 3 128B.
+    /// Swizzle mode: 0 none, 1 32B, 2 64B, 3 128B, 4 128B with 32-byte atoms.
     pub swizzle: u32,
 }
 
@@ -99,7 +103,7 @@ impl TensorMap {
             0 => u64::MAX,
             1 => 32,
             2 => 64,
-            3 => 128,
+            3 | 4 => 128,
             s => return Some(format!("swizzle mode {s}")),
         };
         if inner > span {
@@ -228,6 +232,8 @@ struct Cta {
     bar_red: [u32; 16],
     /// Each thread's carry flag (`CC.CF`) of the integer carry chains.
     carry: Vec<bool>,
+    /// Tensor memory (sm_100), made by the first `tcgen05.alloc`.
+    tmem: Option<Box<tcgen05::Tmem>>,
 }
 
 /// Per-thread fixed info.
@@ -422,6 +428,7 @@ impl Cta {
             bar_waiting: Default::default(),
             bar_red: [0; 16],
             carry: Vec::new(),
+            tmem: None,
         }
     }
 }
@@ -465,6 +472,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         bar_waiting: Default::default(),
         bar_red: [0; 16],
         carry: vec![false; n],
+        tmem: None,
     }
 }
 
@@ -1904,23 +1912,27 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             set!(0, r);
         }
         OpK::Min | OpK::Max => {
-            let (a, b) = (v!(1), v!(2));
             let max = inst.op == OpK::Max;
-            let r = if ty.float() {
-                fminmax(ty, a, b, max, inst.sub == 1, inst.ftz)
-            } else if ty.signed() {
-                let (x, y) = (sext(a, bits), sext(b, bits));
-                let r = if max { x.max(y) } else { x.min(y) };
-                // .relu clamps a negative result at 0
-                (if inst.sub2 == 1 { r.max(0) } else { r } as u64) & m
-            } else {
-                let (x, y) = (a & m, b & m);
-                if max {
-                    x.max(y)
+            let pair = |a: u64, b: u64| -> u64 {
+                if ty.float() {
+                    fminmax(ty, a, b, max, inst.sub == 1, inst.ftz)
+                } else if ty.signed() {
+                    let (x, y) = (sext(a, bits), sext(b, bits));
+                    let r = if max { x.max(y) } else { x.min(y) };
+                    // .relu clamps a negative result at 0
+                    (if inst.sub2 == 1 { r.max(0) } else { r } as u64) & m
                 } else {
-                    x.min(y)
+                    let (x, y) = (a & m, b & m);
+                    if max {
+                        x.max(y)
+                    } else {
+                        x.min(y)
+                    }
                 }
             };
+            let r = pair(v!(1), v!(2));
+            // the three-input form (`max.f32 d, a, b, c`, sm_100)
+            let r = if ops.len() > 3 { pair(r, v!(3)) } else { r };
             set!(0, r);
         }
         OpK::And => set!(0, v!(1) & v!(2) & m),
@@ -2563,6 +2575,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         OpK::CpBulkTensor => {
             tma(dev, l, cta, ti, inst)?;
         }
+        OpK::Tcgen05 => return tcgen05::step(dev, l, cta, ti, inst),
         OpK::Unsupported => {
             return Err(e(
                 ErrorKind::Unsupported,
@@ -3071,7 +3084,7 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     let swz = match tm.swizzle {
         1 => 32,
         2 => 64,
-        3 => 128,
+        3 | 4 => 128,
         _ => 0,
     };
     let mut buf = vec![0u8; es];
@@ -3107,9 +3120,14 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         let mut soff = lin * es;
         if swz != 0 {
             // CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: address bits [4..] ^= bits [7..]
-            let m = swz / 16 - 1;
             let _ = row_bytes;
-            soff ^= ((soff >> 7) & m) << 4;
+            if tm.swizzle == 4 {
+                // 128B with 32-byte atoms: bits [5, 7) ^= bits [7, 9)
+                soff ^= ((soff >> 7) & 3) << 5;
+            } else {
+                let m = swz / 16 - 1;
+                soff ^= ((soff >> 7) & m) << 4;
+            }
         }
         if to_global {
             if inb {
@@ -3217,7 +3235,7 @@ fn try_collective(
             let g = t / 128;
             (g * 128..(g * 128 + 128).min(cta.n)).collect()
         }
-        OpK::Ldmatrix | OpK::Stmatrix | OpK::MmaSync => {
+        OpK::Ldmatrix | OpK::Stmatrix | OpK::MmaSync | OpK::Tcgen05 => {
             (w * 32..(w * 32 + 32).min(cta.n)).collect()
         }
         _ => {
@@ -3455,6 +3473,7 @@ fn try_collective(
         OpK::Ldmatrix | OpK::Stmatrix => ldst_matrix(dev, l, cta, inst, &group, tid_of)?,
         OpK::MmaSync => mma_sync(l, cta, inst, &group, tid_of)?,
         OpK::Wgmma => wgmma(dev, l, cta, inst, &group, tid_of)?,
+        OpK::Tcgen05 => tcgen05::collective(dev, l, cta, inst, &group, tid_of)?,
         _ => unreachable!(),
     }
     for &g in &group {
@@ -3925,14 +3944,18 @@ impl Desc {
     /// Shared address of element (mn, k) of an operand (A: mn = row m; B: mn = column n).
     fn addr(&self, mn: u64, k: u64, es: u64, mn_major: bool) -> u64 {
         let t = 16 / es;
-        let a = if self.swz == 0 {
+        // swz 1: tcgen05's 128-byte swizzle with 32-byte atoms
+        let (w, atoms32) = match self.swz {
+            1 => (128, true),
+            w => (w, false),
+        };
+        let a = if w == 0 {
             if mn_major {
                 self.start + (mn % t) * es + (mn / t) * self.lbo + (k % 8) * 16 + (k / 8) * self.sbo
             } else {
                 self.start + (mn % 8) * 16 + (mn / 8) * self.sbo + (k % t) * es + (k / t) * self.lbo
             }
         } else {
-            let w = self.swz;
             if mn_major {
                 let per = w / es;
                 self.start
@@ -3944,7 +3967,10 @@ impl Desc {
                 self.start + (mn % 8) * w + (mn / 8) * self.sbo + k * es
             }
         };
-        let m = match self.swz {
+        if atoms32 {
+            return a ^ (((a >> 7) & 3) << 5);
+        }
+        let m = match w {
             128 => 7,
             64 => 3,
             32 => 1,

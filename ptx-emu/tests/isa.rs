@@ -1158,3 +1158,23 @@ fn conversions_to_8_bits_extend_to_the_register() {
     assert_eq!(o[2], 0xff81, "cvt.rzi.s8.f32 of -127");
     assert_eq!(o[3], 0x0001, "max.s16(-128, 1)");
 }
+
+/// The three-input `min/max` (sm_100's `max.f32 d, a, b, c`) takes all
+/// three: the largest (smallest) may be any of them.
+#[test]
+fn three_input_min_max() {
+    let o = u32s(&run("
+        mov.b32 %f1, 0f3F800000; mov.b32 %f2, 0f40000000; mov.b32 %f3, 0f40400000;
+        max.f32 %f4, %f1, %f2, %f3; st.global.b32 [%rd0], %f4;
+        max.f32 %f5, %f3, %f1, %f2; st.global.b32 [%rd0+4], %f5;
+        min.f32 %f6, %f2, %f3, %f1; st.global.b32 [%rd0+8], %f6;
+        mov.b32 %f7, 0f7FC00000; max.f32 %f8, %f1, %f2, %f7; st.global.b32 [%rd0+12], %f8;
+        mov.u32 %r1, 5; mov.u32 %r2, 9; mov.u32 %r3, 7;
+        max.s32 %r4, %r1, %r3, %r2; st.global.b32 [%rd0+16], %r4;
+    "));
+    assert_eq!(o[0], 0x4040_0000, "max(1, 2, 3)");
+    assert_eq!(o[1], 0x4040_0000, "max(3, 1, 2)");
+    assert_eq!(o[2], 0x3f80_0000, "min(2, 3, 1)");
+    assert_eq!(o[3], 0x4000_0000, "a NaN third input is ignored");
+    assert_eq!(o[4], 9, "max.s32 of three");
+}
