@@ -94,12 +94,6 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
     ),
     (
         "corpus/mma_scaled_mxfp8",
-        "sm_120",
-        "the emulator lacks mma.sync.kind::mxf8f6f4.block_scale (NVIDIA's sm_120 block-scaled \
-         product)",
-    ),
-    (
-        "corpus/mma_scaled_mxfp8",
         "sm_90",
         "NVIDIA's tileiras refuses the block scale type f8E8M0FNU for sm_90",
     ),

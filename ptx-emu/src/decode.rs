@@ -604,6 +604,8 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             && (b[1].is_ascii_digit() && matches!(b[0], b'b' | b's' | b'u' | b'f' | b'e')
                 || b.len() >= 3 && b[0] == b'u' && b[1] == b'e' && b[2].is_ascii_digit())
             && Ty::parse(p).is_none()
+            // the block-scaled mma.sync's scale type
+            && !(base == "mma" && *p == "ue8m0")
     });
     let unsupported_mod = unknown_type
         || bad_chain

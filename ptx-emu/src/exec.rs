@@ -3679,11 +3679,110 @@ fn mma_parts(op: &str) -> (Vec<&str>, &str, Vec<Ty>) {
     (parts, shape, tys)
 }
 
+/// Scales `a` (m x k) and `b` (k x n) of `mma.sync...kind::mxf8f6f4
+/// .block_scale.scale_vec::1X.m16n8k32...ue8m0 d, a, b, c, scale-a,
+/// {byte-id-a, thread-id-a}, scale-b, {byte-id-b, thread-id-b}`: one ue8m0
+/// scale per row of A and column of B, A's row r from byte `byte-id-a` of
+/// lane 4 (r % 8) + 2 thread-id-a + r / 8, B's column c from lane
+/// 4 c + thread-id-b (the lanes of each quad the thread selector picks).
+/// Scales are powers of two, so the scaled operands stay exact.
+fn block_scale(
+    l: &Launch,
+    cta: &Cta,
+    inst: &Inst,
+    group: &[usize],
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+    (m, n, k): (usize, usize, usize),
+    a: &mut [f64],
+    b: &mut [f64],
+) -> R<()> {
+    let op = &*inst.opcode;
+    let ops = &inst.ops;
+    if !op.contains(".kind::mxf8f6f4.")
+        || !op.contains(".scale_vec::1X.")
+        || !op.ends_with(".ue8m0")
+        || (m, n, k) != (16, 8, 32)
+        || ops.len() != 8
+    {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported (block scaling: mxf8f6f4, scale_vec::1X, m16n8k32, ue8m0 only)"),
+        ));
+    }
+    let nr = cta.nregs;
+    let read = |lane: usize, o: &Opnd| -> u64 {
+        let g = group[0] + lane;
+        val(
+            &cta.regs[g * nr..(g + 1) * nr],
+            o,
+            l,
+            cta,
+            Ti {
+                t: g,
+                tid: tid_of(g),
+            },
+        )
+    };
+    let selector = |o: &Opnd| -> R<(u64, u64)> {
+        let v = regs_of_vec(o);
+        let (byte, thread) = match v.as_slice() {
+            [x, y] => (read(0, x) & 0xffff, read(0, y) & 0xffff),
+            _ => {
+                return Err(e(
+                    ErrorKind::Unsupported,
+                    None,
+                    "block-scale selector is not a pair",
+                ))
+            }
+        };
+        if byte > 3 || thread > 1 {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("block-scale selector byte {byte}, thread {thread}"),
+            ));
+        }
+        Ok((byte, thread))
+    };
+    let scale = |lane: usize, o: &Opnd, byte: u64| -> f64 {
+        match (read(lane, o) >> (8 * byte)) & 0xff {
+            0xff => f64::NAN,
+            x => (2f64).powi(x as i32 - 127),
+        }
+    };
+    let (ba, ta) = selector(&ops[5])?;
+    let (bb, tb) = selector(&ops[7])?;
+    // the scale registers, plain or as a one-register vector `{%r}`
+    let (sa, sb) = match (
+        regs_of_vec(&ops[4]).as_slice(),
+        regs_of_vec(&ops[6]).as_slice(),
+    ) {
+        ([x], [y]) => (x.clone(), y.clone()),
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                "block-scale data is not one register",
+            ))
+        }
+    };
+    for r in 0..m {
+        let s = scale(4 * (r % 8) + 2 * ta as usize + r / 8, &sa, ba);
+        a[r * k..(r + 1) * k].iter_mut().for_each(|x| *x *= s);
+    }
+    for c in 0..n {
+        let s = scale(4 * c + tb as usize, &sb, bb);
+        (0..k).for_each(|kk| b[kk * n + c] *= s);
+    }
+    Ok(())
+}
+
 /// `mma.sync.aligned` with the PTX ISA fragment layouts: m16n8k16 / m16n8k8
 /// f16 and bf16 (f32 or f16 accumulators), m16n8k8 / m16n8k4 tf32, m16n8k32 /
 /// m16n8k16 s8/u8 into s32 (wrapping, or clamped with `.satfinite`) and
-/// e4m3/e5m2 into f32 or f16, and m8n8k4 f64. Products are exact and each
-/// output is rounded once.
+/// e4m3/e5m2 into f32 or f16 (also block-scaled, [`block_scale`]), and
+/// m8n8k4 f64. Products are exact and each output is rounded once.
 fn mma_sync(
     l: &Launch,
     cta: &mut Cta,
@@ -3838,6 +3937,9 @@ fn mma_sync(
                 c[(g + 8 * (r / 2)) * n + 2 * t + r % 2] = cget(v, ct);
             }
         }
+    }
+    if parts.contains(&"block_scale") {
+        block_scale(l, cta, inst, group, tid_of, (m, n, k), &mut a, &mut b)?;
     }
     let mut d = vec![0f64; m * n];
     for i in 0..m {
