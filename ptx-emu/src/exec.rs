@@ -567,6 +567,17 @@ fn run_cluster(dev: &mut Device, l: &mut Launch, ids: &[(u32, u32, u32)]) -> Res
             all_exited &= x;
         }
         if all_exited {
+            // tensor memory must be given back before the CTA ends
+            for c in &l.others {
+                let live = c.tmem.as_ref().map_or(0, |tm| tm.live_columns());
+                if live > 0 {
+                    let msg = format!(
+                        "the CTA exited with {live} tensor-memory columns allocated \
+                         (tcgen05.dealloc missing)"
+                    );
+                    return Err(mk_err(l, c, 0, e(ErrorKind::Deadlock, None, msg)));
+                }
+            }
             break;
         }
         if !progress {

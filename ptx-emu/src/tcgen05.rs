@@ -11,7 +11,8 @@
 //!
 //! Misuse reported: an access to columns not allocated, a warp reaching
 //! lanes outside its 32-lane subpartition, a dealloc that does not match an
-//! allocation, an MMA whose operands leave tensor memory.
+//! allocation, an MMA whose operands leave tensor memory, a CTA that ends
+//! with columns still allocated.
 
 use super::*;
 use crate::decode::tcgen05op;
@@ -36,6 +37,10 @@ impl Tmem {
             cells: vec![0; (LANES * COLS) as usize],
             allocs: BTreeMap::new(),
         }
+    }
+    /// Columns allocated and not given back.
+    pub(super) fn live_columns(&self) -> u32 {
+        self.allocs.values().sum()
     }
     fn allocated(&self, col: u32) -> bool {
         self.allocs

@@ -436,11 +436,11 @@ fn error_collective_with_exited_thread() {
 #[test]
 fn error_unsupported() {
     let e = err_of(
-        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%rd0], 32;",
+        "tcgen05.shift.cta_group::1.down [%r1];",
         1,
     );
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
-    assert!(e.msg.contains("tcgen05.alloc"), "{e}");
+    assert!(e.msg.contains("tcgen05.shift"), "{e}");
 }
 
 #[test]

@@ -110,6 +110,11 @@ const LD: &str = "tcgen05.ld.sync.aligned.32x32b.x8.b32 \
 
 /// Runs `kernel(ld)`: D read back (M x N), or the emulator's error.
 fn run(ld: &str) -> (Result<Vec<f32>, ptx_emu::EmuError>, Vec<f32>) {
+    run_source(&kernel(ld))
+}
+
+/// Runs the kernel `src` (as [`kernel`] makes it) on the test's A and B.
+fn run_source(src: &str) -> (Result<Vec<f32>, ptx_emu::EmuError>, Vec<f32>) {
     let a: Vec<f32> = (0..M * K).map(|i| value(i as u64 + 1)).collect();
     let b: Vec<f32> = (0..N * K).map(|i| value(i as u64 + 900)).collect();
     // K-major, no swizzle: (row, k) at (row % 8) 16 + (k % 8) 2 + (k / 8) 128 + (row / 8) 256
@@ -132,7 +137,7 @@ fn run(ld: &str) -> (Result<Vec<f32>, ptx_emu::EmuError>, Vec<f32>) {
     let want: Vec<f32> = (0..M * N)
         .map(|i| (0..K).map(|kk| a[i / N * K + kk] * b[i % N * K + kk]).sum())
         .collect();
-    let md = Module::parse(&kernel(ld)).unwrap_or_else(|e| panic!("{e}"));
+    let md = Module::parse(src).unwrap_or_else(|e| panic!("{e}"));
     let mut dev = Device::new();
     let out = dev.alloc(M * N * 4);
     let aux = dev.alloc_from(&bytes::from_u32(&words));
@@ -178,4 +183,16 @@ fn warp_reaching_another_subpartition_is_reported() {
     let err = run(&ld).0.unwrap_err();
     assert_eq!(err.kind, ErrorKind::OutOfBounds, "{err}");
     assert!(err.msg.contains("reaches lanes"), "{err}");
+}
+
+#[test]
+fn ending_with_tensor_memory_allocated_is_reported() {
+    let src = kernel(LD).replace(
+        "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r40, %r36;",
+        "",
+    );
+    assert_ne!(src, kernel(LD));
+    let err = run_source(&src).0.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Deadlock, "{err}");
+    assert!(err.msg.contains("32 tensor-memory columns"), "{err}");
 }
