@@ -55,33 +55,13 @@ const TARGETS: &[(&str, &[Gpu])] = &[
     ("sm_80", &[Gpu::Sm80]),
     ("sm_90", &[Gpu::Sm90]),
     ("sm_120", &[Gpu::Sm120]),
-    // last: its results are also held against NVIDIA's older targets'
+    // last: its results are also held against NVIDIA's older targets' results
     ("sm_100", &[Gpu::Sm100]),
 ];
-
-/// Reasons a case's NVIDIA sm_100 PTX does not run: its `tcgen05` uses a
-/// CTA pair (2-CTA MMA in a cluster), which the emulator does not model.
-const CTA_PAIR: &str = "NVIDIA's sm_100 PTX uses tcgen05 with cta_group::2 (one MMA across a CTA \
-                        pair of the cluster, tensor memory allocated in both, multicast commits), \
-                        which the emulator lacks";
 
 /// Cases NVIDIA's side cannot run, with the reason: (case name, NVIDIA
 /// target, reason). A listed case that runs fails the test.
 const NOT_RUN: &[(&str, &str, &str)] = &[
-    ("bench/matmul_bf16_128x128x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_bf16_128x256x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_bf16_256x128x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_f16_128x128x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_f16_128x256x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_f16_256x128x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_f8e4m3_128x128x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_f8e4m3_128x256x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_f8e4m3_256x128x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_tf32_128x128x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_tf32_128x256x64", "sm_100", CTA_PAIR),
-    ("bench/matmul_tf32_256x128x64", "sm_100", CTA_PAIR),
-    ("corpus/matmul_f16_cluster2", "sm_100", CTA_PAIR),
-    ("corpus/matmul_f16_cluster2_ragged_n", "sm_100", CTA_PAIR),
     (
         "corpus/matmul_fp8_e4m3",
         "sm_80",

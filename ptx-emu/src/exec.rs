@@ -3169,6 +3169,47 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     }
     if !to_global {
         let (mrank, mb_off) = mbar_target(&r, &ops[2], l, inst, cta.rank)?;
+        // .cta_group::2: the data lands here, the bytes complete on the
+        // pair's mbarrier (in either CTA of the pair)
+        let pair = inst.opcode.contains(".cta_group::2") && inst.sub2 & 2 == 0;
+        // The hardware's shared addresses carry the CTA's rank from bit 24,
+        // and code clears the pair bit (24) to name the even CTA's
+        // mbarrier; the emulator's CTA-local addresses carry no rank, so a
+        // rank-less one is read that way: the even CTA of the pair.
+        let mrank = if pair && mem_addr(&r, &ops[2], l) & CL_FLAG == 0 {
+            cta.rank & !1
+        } else {
+            mrank
+        };
+        let mrank = if pair && mrank == cta.rank ^ 1 {
+            let o = sbase as usize;
+            if o + img.len() > cta.shared.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(sbase),
+                    "TMA box outside shared memory",
+                ));
+            }
+            cta.shared[o..o + img.len()].copy_from_slice(&img);
+            cta.sinit[o..o + img.len()]
+                .iter_mut()
+                .for_each(|b| *b = true);
+            let mb = l.others[mrank as usize]
+                .mbar
+                .get_mut(&mb_off)
+                .ok_or_else(|| {
+                    e(
+                        ErrorKind::UninitShared,
+                        Some(mb_off as u64),
+                        "TMA completes on an uninitialised mbarrier",
+                    )
+                })?;
+            mb.tx -= (total * es) as i64;
+            mbar_check(mb);
+            return Ok(());
+        } else {
+            mrank
+        };
         if mrank != cta.rank {
             return Err(e(
                 ErrorKind::Unsupported,

@@ -42,8 +42,8 @@
 //!   output, as `wgmma`) and `tcgen05.commit` arrives at once; `ld/st` run
 //!   per thread, waits and fences are no-ops. Reads or writes of columns
 //!   not allocated, and a warp reaching lanes outside its 32-lane
-//!   subpartition, are `OutOfBounds` errors. `cta_group::2` (CTA pairs) is
-//!   not supported.
+//!   subpartition, are `OutOfBounds` errors. With `cta_group::2` the even
+//!   CTA of a pair issues the MMA for both (each holds half of A, B and D).
 //! * Global memory written by one CTA (cluster) and read or written by another
 //!   in the same launch is reported as a race too, unless the kernel contains
 //!   atomics or gpu/system-scope fences (which can order CTAs).

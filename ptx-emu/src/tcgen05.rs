@@ -6,8 +6,11 @@
 //! 32 columns. `tcgen05.mma` (issued by one thread) runs at issue: products
 //! are exact and each output is rounded once, as `wgmma` does here, so the
 //! same product split into the same K steps gives the same bits on both.
-//! `tcgen05.commit` then arrives on its mbarrier at once; `tcgen05.ld/st`
-//! run per thread, their waits and fences are no-ops.
+//! `tcgen05.commit` then arrives on its mbarrier at once (on each CTA's of
+//! its mask with `.multicast::cluster`); `tcgen05.ld/st` run per thread,
+//! their waits and fences are no-ops. With `cta_group::2` each CTA of a
+//! pair allocates its own tensor memory (the same columns, as both run the
+//! same allocations) and the even CTA's MMA reads and writes both halves.
 //!
 //! Misuse reported: an access to columns not allocated, a warp reaching
 //! lanes outside its 32-lane subpartition, a dealloc that does not match an
@@ -215,11 +218,6 @@ pub(super) fn step(
     ti: Ti,
     inst: &Inst,
 ) -> R<Flow> {
-    if inst.opcode.contains("cta_group::2") {
-        return Err(unsupported(
-            "tcgen05 with cta_group::2 (a CTA pair's tensor cores) is not supported",
-        ));
-    }
     match inst.sub {
         tcgen05op::ALLOC | tcgen05op::DEALLOC | tcgen05op::RELINQUISH => {
             return Ok(Flow::Block(TS::Coll))
@@ -299,14 +297,30 @@ pub(super) fn collective(
     Ok(())
 }
 
-/// `tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}.b64
-/// [mbar]`: every MMA before it has completed at issue, so it arrives now.
+/// `tcgen05.commit.cta_group::N.mbarrier::arrive::one{.shared::cluster}
+/// {.multicast::cluster}.b64 [mbar]{, cta-mask}`: every MMA before it has
+/// completed at issue, so it arrives now (on the mbarrier at that offset in
+/// each CTA of the mask, with `.multicast::cluster`).
 fn commit(l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
-    if inst.opcode.contains("multicast") || inst.ops.len() != 1 {
+    let multicast = inst.opcode.contains(".multicast::cluster");
+    if inst.ops.len() != 1 + multicast as usize {
         return Err(unsupported(format!("`{}`", inst.opcode)));
     }
     let r = &cta.regs[ti.t * cta.nregs..(ti.t + 1) * cta.nregs];
     let (rank, a) = mbar_target(r, &inst.ops[0], l, inst, cta.rank)?;
+    if multicast {
+        // the mbarrier at the same offset in every CTA of the mask
+        let mask = val(r, &inst.ops[1], l, cta, ti) as u32 & 0xffff;
+        for d in (0..l.others.len() as u32).filter(|d| mask >> d & 1 == 1) {
+            arrive_one(l, cta, ti, d, a)?;
+        }
+        return Ok(());
+    }
+    arrive_one(l, cta, ti, rank, a)
+}
+
+/// One arrival on the mbarrier at shared offset `a` of CTA `rank`.
+fn arrive_one(l: &mut Launch, cta: &mut Cta, ti: Ti, rank: u32, a: u32) -> R<()> {
     let mb = if rank == cta.rank {
         &mut cta.mbar
     } else {
@@ -550,7 +564,27 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         }
     }
     let (m, n) = (id.m, id.n);
-    if !matches!(m, 64 | 128) || n == 0 || n > 256 || n % 8 != 0 {
+    // cta_group::2: the even CTA of a pair issues for both; each holds half
+    // of A's rows and of B's columns at the same shared offsets, and its
+    // half of D: rows 0..M/2 here, the rest in the peer (layout A, M 256:
+    // row i in lane i; layout B, M 128: row i in lane i for columns
+    // 0..N/2, lane 64 + i for the others, at column j % (N/2))
+    let pair = op.contains("cta_group::2");
+    let peer = cta.rank as usize + 1;
+    if pair && (!cta.rank.is_multiple_of(2) || peer >= l.others.len() || !matches!(m, 128 | 256)) {
+        return Err(unsupported(format!(
+            "`{op}` from CTA rank {} of {} with M {m}",
+            cta.rank,
+            l.others.len()
+        )));
+    }
+    if pair && (a_tmem || scaled) {
+        return Err(unsupported(format!(
+            "`{op}` with A in tensor memory or block scaling"
+        )));
+    }
+    let (mh, nh) = if pair { (m / 2, n / 2) } else { (m, n) };
+    if !pair && !matches!(m, 64 | 128) || n == 0 || n > 256 || n % 8 != 0 {
         return Err(unsupported(format!("tcgen05.mma shape M {m} N {n}")));
     }
     let es: u64 = match id.a {
@@ -583,8 +617,8 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     };
     let (dlane, dcol) = (dt >> 16, dt & 0xffff);
     let lane_ok = |lane: u32| match m {
-        128 => lane == 0,
-        _ => lane == 0 || lane == 16,
+        64 => lane == 0 || lane == 16,
+        _ => lane == 0,
     };
     if !lane_ok(dlane) {
         return Err(e(
@@ -626,22 +660,20 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     } else {
         let da = smem_desc(av).map_err(unsupported)?;
         for i in 0..m {
+            let src = if i < mh { &*cta } else { &l.others[peer] };
+            let row = (i % mh) as u64;
             for kk in 0..k {
-                a[i * k + kk] = conv(
-                    id.a,
-                    rd(dev, cta, da.addr(i as u64, kk as u64, es, id.a_mn))?,
-                );
+                a[i * k + kk] = conv(id.a, rd(dev, src, da.addr(row, kk as u64, es, id.a_mn))?);
             }
         }
     }
     let db = smem_desc(bv).map_err(unsupported)?;
     let mut b = vec![0f64; n * k];
     for j in 0..n {
+        let src = if j < nh { &*cta } else { &l.others[peer] };
+        let col = (j % nh) as u64;
         for kk in 0..k {
-            b[j * k + kk] = conv(
-                id.b,
-                rd(dev, cta, db.addr(j as u64, kk as u64, es, id.b_mn))?,
-            );
+            b[j * k + kk] = conv(id.b, rd(dev, src, db.addr(col, kk as u64, es, id.b_mn))?);
         }
     }
     if id.neg_a {
@@ -693,6 +725,16 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     for i in 0..m {
         let lane = row_lane(m, dlane, i);
         for j in 0..n {
+            // where D[i][j] lives: this CTA or the peer, lane, column
+            let (mine, lane, col) = match (pair, m) {
+                (false, _) => (true, lane, dcol + j as u32),
+                (true, 256) => (i < mh, (i % mh) as u32, dcol + j as u32),
+                _ => (
+                    i < mh,
+                    (i % mh) as u32 + if j < nh { 0 } else { 64 },
+                    dcol + (j % nh) as u32,
+                ),
+            };
             let mut acc = 0f64;
             let mut iacc: i64 = 0;
             for kk in 0..k {
@@ -705,7 +747,17 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             if id.scale.is_some() {
                 acc *= sa[i] * sb[j];
             }
-            let cell = tm.cell(lane, dcol + j as u32, "tcgen05.mma writes D to")?;
+            let tm = match mine {
+                true => &mut *tm,
+                false => l.others[peer].tmem.as_deref_mut().ok_or_else(|| {
+                    e(
+                        ErrorKind::OutOfBounds,
+                        None,
+                        "tcgen05.mma: the peer CTA has no tensor memory allocated",
+                    )
+                })?,
+            };
+            let cell = tm.cell(lane, col, "tcgen05.mma writes D to")?;
             let old = *cell as u64;
             *cell = match id.d {
                 Ty::S32 => {

@@ -435,10 +435,7 @@ fn error_collective_with_exited_thread() {
 
 #[test]
 fn error_unsupported() {
-    let e = err_of(
-        "tcgen05.shift.cta_group::1.down [%r1];",
-        1,
-    );
+    let e = err_of("tcgen05.shift.cta_group::1.down [%r1];", 1);
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
     assert!(e.msg.contains("tcgen05.shift"), "{e}");
 }
