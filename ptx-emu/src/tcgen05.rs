@@ -627,6 +627,11 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             format!("tcgen05.mma M {m}: D at lane {dlane}"),
         ));
     }
+    // The peer's shared memory is read by its tensor core, not by one of
+    // its threads: no race bookkeeping there (the mbarriers order it).
+    if pair {
+        with_race(&l.others[peer], |rc| rc.skip = true);
+    }
     let mut a = vec![0f64; m * k];
     if a_tmem {
         let at = av as u32;
@@ -675,6 +680,9 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         for kk in 0..k {
             b[j * k + kk] = conv(id.b, rd(dev, src, db.addr(col, kk as u64, es, id.b_mn))?);
         }
+    }
+    if pair {
+        with_race(&l.others[peer], |rc| rc.skip = false);
     }
     if id.neg_a {
         a.iter_mut().for_each(|x| *x = -*x);

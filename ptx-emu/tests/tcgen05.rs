@@ -196,3 +196,129 @@ fn ending_with_tensor_memory_allocated_is_reported() {
     assert_eq!(err.kind, ErrorKind::Deadlock, "{err}");
     assert!(err.msg.contains("32 tensor-memory columns"), "{err}");
 }
+
+/// `cta_group::2`: two CTAs of a cluster each hold half of A (128 rows of
+/// M 256) and half of B (8 of N 16 columns) at the same shared offsets; the
+/// even CTA issues one MMA and commits it to both CTAs' mbarriers; each
+/// CTA then reads its 128 rows of D (all 16 columns, layout A).
+#[test]
+fn cta_pair_mma_layout_a() {
+    const MP: usize = 256;
+    const NP: usize = 16;
+    let idesc: u32 = 1 << 4 | ((NP as u32) >> 3) << 17 | ((MP as u32) >> 4) << 24;
+    let desc: u64 = (128 >> 4) << 16 | (256 >> 4) << 32 | 1 << 46;
+    let src = format!(
+        ".version 8.7\n.target sm_100a\n.address_size 64\n\
+         .visible .entry t(.param .u64 out, .param .u64 aux)\n.reqnctapercluster 2\n{{\n\
+         .reg .b16 %rs<4>;\n.reg .b32 %r<80>;\n.reg .b64 %rd<20>;\n.reg .pred %p<4>;\n\
+         .shared .align 1024 .b8 asm_[4096];\n.shared .align 1024 .b8 bsm[256];\n\
+         .shared .align 8 .b8 bar[8];\n.shared .align 4 .b8 taddr[4];\n\
+         ld.param.u64 %rd0, [out];\nld.param.u64 %rd1, [aux];\n\
+         mov.u32 %r1, %tid.x;\nmov.u32 %r2, %cluster_ctarank;\n\
+         mad.lo.u32 %r3, %r2, 4352, 0;\ncvt.u64.u32 %rd11, %r3;\nadd.s64 %rd1, %rd1, %rd11;\n\
+         mul.wide.u32 %rd2, %r1, 32;\nadd.s64 %rd3, %rd1, %rd2;\n\
+         ld.global.v4.b32 {{%r10, %r11, %r12, %r13}}, [%rd3];\n\
+         ld.global.v4.b32 {{%r14, %r15, %r16, %r17}}, [%rd3+16];\n\
+         mov.u32 %r30, asm_;\nmad.lo.u32 %r31, %r1, 32, %r30;\n\
+         st.shared.v4.b32 [%r31], {{%r10, %r11, %r12, %r13}};\n\
+         st.shared.v4.b32 [%r31+16], {{%r14, %r15, %r16, %r17}};\n\
+         setp.lt.u32 %p1, %r1, 16;\n@!%p1 bra SKIP;\n\
+         mul.wide.u32 %rd4, %r1, 16;\nadd.s64 %rd5, %rd1, 4096;\nadd.s64 %rd5, %rd5, %rd4;\n\
+         ld.global.v4.b32 {{%r20, %r21, %r22, %r23}}, [%rd5];\n\
+         mov.u32 %r32, bsm;\nmad.lo.u32 %r33, %r1, 16, %r32;\n\
+         st.shared.v4.b32 [%r33], {{%r20, %r21, %r22, %r23}};\n\
+         SKIP:\n\
+         setp.ne.u32 %p2, %r1, 0;\n@%p2 bra NOINIT;\n\
+         mov.u32 %r34, 1;\nmbarrier.init.shared.b64 [bar], %r34;\n\
+         NOINIT:\n\
+         shr.u32 %r35, %r1, 5;\nsetp.ne.u32 %p3, %r35, 0;\n@%p3 bra NOALLOC;\n\
+         mov.u32 %r36, 32;\n\
+         tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [taddr], %r36;\n\
+         tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n\
+         NOALLOC:\n\
+         fence.proxy.async.shared::cta;\ntcgen05.fence::before_thread_sync;\n\
+         barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;\n\
+         tcgen05.fence::after_thread_sync;\n\
+         ld.shared.b32 %r40, [taddr];\n\
+         or.b32 %r37, %r1, %r2;\nsetp.ne.u32 %p2, %r37, 0;\n@%p2 bra WAIT;\n\
+         mov.u32 %r41, asm_;\nshr.u32 %r42, %r41, 4;\ncvt.u64.u32 %rd6, %r42;\n\
+         or.b64 %rd7, %rd6, {desc};\n\
+         mov.u32 %r43, bsm;\nshr.u32 %r44, %r43, 4;\ncvt.u64.u32 %rd8, %r44;\n\
+         or.b64 %rd9, %rd8, {desc};\n\
+         mov.b32 %r45, {idesc};\nmov.b32 %r46, 0;\nsetp.ne.u32 %p1, %r46, 0;\n\
+         tcgen05.mma.cta_group::2.kind::f16.collector::a::discard [%r40], %rd7, %rd9, %r45, \
+         {{%r46, %r46, %r46, %r46, %r46, %r46, %r46, %r46}}, %p1;\n\
+         mov.b16 %rs1, 3;\n\
+         tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], %rs1;\n\
+         WAIT:\n\
+         mov.u32 %r47, 0;\n\
+         LOOP:\n\
+         mbarrier.try_wait.parity.shared.b64 %p3, [bar], %r47;\n@!%p3 bra LOOP;\n\
+         tcgen05.fence::after_thread_sync;\n\
+         shl.b32 %r48, %r35, 21;\nadd.u32 %r50, %r40, %r48;\n\
+         tcgen05.ld.sync.aligned.32x32b.x16.b32 {{%r60, %r61, %r62, %r63, %r64, %r65, %r66, %r67, \
+         %r68, %r69, %r70, %r71, %r72, %r73, %r74, %r75}}, [%r50];\n\
+         tcgen05.wait::ld.sync.aligned;\n\
+         mad.lo.u32 %r51, %r2, 128, %r1;\nmul.wide.u32 %rd12, %r51, 64;\nadd.s64 %rd10, %rd0, %rd12;\n\
+         st.global.v4.b32 [%rd10], {{%r60, %r61, %r62, %r63}};\n\
+         st.global.v4.b32 [%rd10+16], {{%r64, %r65, %r66, %r67}};\n\
+         st.global.v4.b32 [%rd10+32], {{%r68, %r69, %r70, %r71}};\n\
+         st.global.v4.b32 [%rd10+48], {{%r72, %r73, %r74, %r75}};\n\
+         tcgen05.fence::before_thread_sync;\n\
+         barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;\n\
+         setp.ne.u32 %p3, %r35, 0;\n@%p3 bra DONE;\n\
+         mov.u32 %r36, 32;\n\
+         tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r40, %r36;\n\
+         DONE:\n\
+         ret;\n}}\n"
+    );
+    let a: Vec<f32> = (0..MP * K).map(|i| value(i as u64 + 3)).collect();
+    let b: Vec<f32> = (0..NP * K).map(|i| value(i as u64 + 700)).collect();
+    // each CTA's 4352 bytes: its 128 rows of A, then its 8 columns of B
+    let place = |rows: &[f32], n: usize| {
+        let mut s = vec![0u16; n * K];
+        for r in 0..n {
+            for kk in 0..K {
+                let at = (r % 8) * 16 + (kk % 8) * 2 + (kk / 8) * 128 + (r / 8) * 256;
+                s[at / 2] = f16_bits(rows[r * K + kk]);
+            }
+        }
+        s
+    };
+    let mut halves = Vec::new();
+    for c in 0..2 {
+        halves.extend(place(&a[c * 128 * K..(c + 1) * 128 * K], 128));
+        halves.extend(place(&b[c * 8 * K..(c + 1) * 8 * K], 8));
+    }
+    let words: Vec<u32> = halves
+        .chunks(2)
+        .map(|p| u32::from(p[0]) | u32::from(p[1]) << 16)
+        .collect();
+    let md = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let out = dev.alloc(MP * NP * 4);
+    let aux = dev.alloc_from(&bytes::from_u32(&words));
+    let cfg = LaunchConfig {
+        grid: (2, 1, 1),
+        block: (128, 1, 1),
+        cluster: (2, 1, 1),
+        dynamic_smem: 0,
+    };
+    dev.launch(
+        &md,
+        "t",
+        cfg,
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got: Vec<f32> = bytes::to_u32(&dev.read(out))
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    for i in 0..MP {
+        for j in 0..NP {
+            let want: f32 = (0..K).map(|kk| a[i * K + kk] * b[j * K + kk]).sum();
+            assert_eq!(got[i * NP + j], want, "D row {i} column {j}");
+        }
+    }
+}
