@@ -5,11 +5,14 @@
 //! format in that folder's README; the random programs of
 //! `tests/data/lower/random` converted to cases here) is compiled by
 //! NVIDIA's `tileiras` (the PTX and host object captured at its ptxas call,
-//! `differential/nvidia.rs`) and by this compiler for sm_80, sm_90 and
-//! sm_120. Each seed fills the buffers (NaN, ±Inf, -0 among the floats)
+//! `differential/nvidia.rs`) and by this compiler for sm_80, sm_90, sm_100
+//! and sm_120. Each seed fills the buffers (NaN, ±Inf, -0 among the floats)
 //! and both sides run on the same memory image; then every buffer, the
 //! `printf` output and any trap are compared: our PTX for each target with
-//! NVIDIA's results for the same target (sm_80, sm_90, sm_120).
+//! NVIDIA's results for the same target (sm_80, sm_90, sm_100, sm_120).
+//! NVIDIA's sm_100 PTX (tcgen05 and tensor memory) is also held against its
+//! own sm_90 results (else sm_80, else sm_120), which checks the emulator's
+//! tcgen05 independently of our compiler.
 //! Where NVIDIA's entry takes tensor maps (hidden parameters), its host
 //! callbacks fill them from the launch's parameters
 //! (`differential/host_maps.rs`, docs/nv-host-callbacks.md) and the
@@ -52,6 +55,8 @@ const TARGETS: &[(&str, &[Gpu])] = &[
     ("sm_80", &[Gpu::Sm80]),
     ("sm_90", &[Gpu::Sm90]),
     ("sm_120", &[Gpu::Sm120]),
+    // last: its results are also held against NVIDIA's older targets' results
+    ("sm_100", &[Gpu::Sm100]),
 ];
 
 /// Cases NVIDIA's side cannot run, with the reason: (case name, NVIDIA
@@ -66,12 +71,6 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "corpus/mma_scaled_mxfp8",
         "sm_80",
         "NVIDIA's tileiras refuses f8E4M3FN for sm_80",
-    ),
-    (
-        "corpus/mma_scaled_mxfp8",
-        "sm_120",
-        "the emulator lacks mma.sync.kind::mxf8f6f4.block_scale (NVIDIA's sm_120 block-scaled \
-         product)",
     ),
     (
         "corpus/mma_scaled_mxfp8",
@@ -370,6 +369,9 @@ struct Tally {
     stand_ins: usize,
     /// Comparisons made (matched or expected), per NVIDIA target.
     per_target: BTreeMap<&'static str, usize>,
+    /// NVIDIA sm_100 runs whose results equal its sm_90 (else sm_80, else
+    /// sm_120) ones.
+    nv_self: usize,
 }
 
 /// Everything one run of the suite found.
@@ -397,6 +399,8 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
     // run here (tensor maps, on hosts that cannot run its host callbacks):
     // the program, and so the results, are the same.
     let mut sm80: Option<std::rc::Rc<Outcome>> = None;
+    let mut sm90: Option<std::rc::Rc<Outcome>> = None;
+    let mut sm120: Option<std::rc::Rc<Outcome>> = None;
     for (nv_gpu, ours) in TARGETS {
         let listed = NOT_RUN
             .iter()
@@ -472,6 +476,32 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
         };
         if *nv_gpu == "sm_80" {
             sm80 = Some(nv.clone());
+        }
+        if *nv_gpu == "sm_90" && !stand_in {
+            sm90 = Some(nv.clone());
+        }
+        if *nv_gpu == "sm_120" && !stand_in {
+            sm120 = Some(nv.clone());
+        }
+        // The emulator's tcgen05 judged independently: NVIDIA's sm_100
+        // results against its own sm_90 (else sm_80) results.
+        if *nv_gpu == "sm_100" && !stand_in {
+            if let Some((older, o)) = sm90
+                .as_ref()
+                .map(|o| ("sm_90", o))
+                .or(sm80.as_ref().map(|o| ("sm_80", o)))
+                .or(sm120.as_ref().map(|o| ("sm_120", o)))
+            {
+                let mut r = report.lock().unwrap();
+                match differences(case, o, &nv) {
+                    None => r.tallies.entry(source(case)).or_default().nv_self += 1,
+                    Some(d) => r.failures.push(format!(
+                        "{} seed {seed}: NVIDIA's sm_100 results differ from its {older} \
+                         results: {d}",
+                        case.name
+                    )),
+                }
+            }
         }
         let variants: &[bool] = if case.swizzled_too {
             &[false, true]
@@ -657,13 +687,15 @@ fn nvidia_and_our_ptx_agree_in_the_emulator() {
             .collect();
         eprintln!(
             "{src}: {} cases, {} comparisons matched, {} expected mismatches, {} not run, \
-             {} against NVIDIA's sm_80 results for want of its own; {}",
+             {} against NVIDIA's sm_80 results for want of its own; {}; NVIDIA sm_100 equal \
+             to its sm_90, sm_80 or sm_120: {}",
             t.cases,
             t.matched,
             t.expected_mismatches,
             t.not_run,
             t.stand_ins,
-            per.join(", ")
+            per.join(", "),
+            t.nv_self
         );
         total.matched += t.matched;
         total.cases += t.cases;

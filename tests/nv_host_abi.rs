@@ -32,7 +32,7 @@ mod abi {
     use super::{nvidia, skipped};
     use nv_host::Image;
 
-    /// Cases whose sm_90 and sm_120 entries take tensor maps: (folder, name, maps).
+    /// Cases whose sm_90, sm_100 and sm_120 entries take tensor maps: (folder, name, maps).
     const WITH_MAPS: &[(&str, &str, usize)] = &[
         ("corpus", "matmul_f16_tma", 2),
         ("corpus", "batched_matmul_f16", 2),
@@ -59,7 +59,7 @@ mod abi {
     /// capture caches it: a second request reads the same bytes.
     #[test]
     fn host_object_captured_and_cached() {
-        for gpu in ["sm_80", "sm_90", "sm_120"] {
+        for gpu in ["sm_80", "sm_90", "sm_100", "sm_120"] {
             let case = support::case("corpus", "arith_f32");
             let a = nvidia::host_object(&case.bytecode, gpu).unwrap().unwrap();
             assert_eq!(&a[..4], b"\x7fELF", "{gpu}");
@@ -75,7 +75,7 @@ mod abi {
             return;
         }
         for (dir, name, _) in WITH_MAPS {
-            for gpu in ["sm_90", "sm_120"] {
+            for gpu in ["sm_90", "sm_100", "sm_120"] {
                 let (_, _, img) = load(dir, name, gpu);
                 let mut kinds: Vec<&str> = img
                     .relocations()
@@ -136,7 +136,7 @@ mod abi {
         if skipped() {
             return;
         }
-        for gpu in ["sm_80", "sm_90", "sm_120"] {
+        for gpu in ["sm_80", "sm_90", "sm_100", "sm_120"] {
             let (dir, name) = if gpu == "sm_80" {
                 ("corpus", "arith_f32")
             } else {
@@ -191,7 +191,7 @@ mod abi {
     /// The argument-change callback reads the visible parameters from its
     /// fourth argument, a parameter buffer laid out as the parameter bank
     /// (each parameter aligned relative to offset 0x210 on sm_90, to 0 on
-    /// sm_120, so sm_90's tensor maps sit 16 bytes before their PTX
+    /// sm_100 and sm_120, so sm_90's tensor maps sit 16 bytes before their PTX
     /// offsets when the visible parameters end unaligned), writes one
     /// 128-byte descriptor into each hidden parameter's place, whose first
     /// word is the address of one of the arrays, returns 0, and writes no
@@ -202,7 +202,7 @@ mod abi {
             return;
         }
         for (dir, name, maps) in WITH_MAPS {
-            for gpu in ["sm_90", "sm_120"] {
+            for gpu in ["sm_90", "sm_100", "sm_120"] {
                 let (case, module, img) = load(dir, name, gpu);
                 let slots = support::slots(&module.kernels[0], gpu);
                 let hidden = &slots[case.args.len()..];
@@ -254,13 +254,17 @@ mod abi {
     /// parameters ending at PTX offset 0x48; its two maps are PTX
     /// parameters at 0x80 and 0x100, and the sm_90 callback writes them at
     /// buffer offsets 0x70 and 0xf0 (bank offsets 0x280 and 0x300), the
-    /// sm_120 one at 0x80 and 0x100.
+    /// sm_100 and sm_120 ones at 0x80 and 0x100.
     #[test]
     fn descriptor_offsets() {
         if skipped() {
             return;
         }
-        for (gpu, want) in [("sm_90", [0x70, 0xf0]), ("sm_120", [0x80, 0x100])] {
+        for (gpu, want) in [
+            ("sm_90", [0x70, 0xf0]),
+            ("sm_100", [0x80, 0x100]),
+            ("sm_120", [0x80, 0x100]),
+        ] {
             let (case, module, img) = load("corpus", "matmul_f16_tma", gpu);
             let k = &module.kernels[0];
             let ptx: Vec<u32> = k.params[15..].iter().map(|p| p.offset).collect();

@@ -20,6 +20,21 @@ pub mod carry {
     pub const OUT: u8 = 2;
 }
 
+/// The `tcgen05` operations (in `Inst::sub` of [`OpK::Tcgen05`]).
+pub mod tcgen05op {
+    #![allow(missing_docs)]
+    pub const ALLOC: u8 = 0;
+    pub const DEALLOC: u8 = 1;
+    pub const RELINQUISH: u8 = 2;
+    pub const FENCE: u8 = 3;
+    pub const WAIT: u8 = 4;
+    pub const MMA: u8 = 5;
+    pub const COMMIT: u8 = 6;
+    pub const LD: u8 = 7;
+    pub const ST: u8 = 8;
+    pub const CP: u8 = 9;
+}
+
 /// Atomic operations (in `Inst::sub`).
 pub mod atomop {
     #![allow(missing_docs)]
@@ -531,6 +546,27 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             }
         }
         "mma" => OpK::MmaSync,
+        "tcgen05" => {
+            // `Inst::sub`: the tcgen05 operation (`tcgen05op`)
+            inst.sub = match parts.get(1).copied().unwrap_or("") {
+                "alloc" => tcgen05op::ALLOC,
+                "dealloc" => tcgen05op::DEALLOC,
+                "relinquish_alloc_permit" => tcgen05op::RELINQUISH,
+                "fence::before_thread_sync" | "fence::after_thread_sync" => tcgen05op::FENCE,
+                "wait::ld" | "wait::st" => tcgen05op::WAIT,
+                "mma" => tcgen05op::MMA,
+                "commit" => tcgen05op::COMMIT,
+                "ld" => tcgen05op::LD,
+                "st" => tcgen05op::ST,
+                "cp" => tcgen05op::CP,
+                _ => u8::MAX,
+            };
+            if inst.sub == u8::MAX {
+                OpK::Unsupported
+            } else {
+                OpK::Tcgen05
+            }
+        }
         "wgmma" => match parts.get(1).copied() {
             Some("fence") => OpK::WgmmaFence,
             Some("commit_group") => OpK::WgmmaCommit,
@@ -568,6 +604,8 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
             && (b[1].is_ascii_digit() && matches!(b[0], b'b' | b's' | b'u' | b'f' | b'e')
                 || b.len() >= 3 && b[0] == b'u' && b[1] == b'e' && b[2].is_ascii_digit())
             && Ty::parse(p).is_none()
+            // the block-scaled mma.sync's scale type
+            && !(base == "mma" && *p == "ue8m0")
     });
     let unsupported_mod = unknown_type
         || bad_chain

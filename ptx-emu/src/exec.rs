@@ -3,6 +3,9 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::decode::{atomop, carry, mulmode};
+
+#[path = "tcgen05.rs"]
+mod tcgen05;
 use crate::float::{self as fl, Fmt};
 use crate::ir::*;
 use crate::{Device, EmuError, ErrorKind, LaunchConfig, LaunchResult, Param};
@@ -31,12 +34,13 @@ const WIN_SIZE: u64 = 0x100_0000_0000;
 /// | 24..44 | global dims (u32 x5, innermost first) |
 /// | 48..88 | global strides in bytes (u64 x5; stride of dim 0 is the element size) |
 /// | 88..108 | box dims (u32 x5, innermost first) |
-/// | 108..112 | swizzle: 0 none, 1 = 32B, 2 = 64B, 3 = 128B |
+/// | 108..112 | swizzle: 0 none, 1 = 32B, 2 = 64B, 3 = 128B, 4 = 128B with 32-byte atoms |
 ///
 /// Out-of-bounds box elements are filled with zero. The box is written to
 /// shared memory densely, innermost dimension fastest, then swizzled: within
 /// byte offset bits `[4, 4+log2(swz/16))` are XORed with bits `[7, ...)` (the
-/// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned).
+/// CU_TENSOR_MAP_SWIZZLE_32B/64B/128B patterns; the box is assumed 1024-byte aligned);
+/// 128B with 32-byte atoms XORs bits `[5, 7)` with bits `[7, 9)`.
 /// A `cp.async.bulk.tensor` reads the hardware's format too ([`crate::HwTensorMap`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TensorMap {
@@ -50,7 +54,7 @@ pub struct TensorMap {
     pub strides: Vec<u64>,
     /// Box dims, innermost first.
     pub box_dims: Vec<u32>,
-    /// Swizzle mode: 0 none, 1 32B, 2 64B, 3 128B.
+    /// Swizzle mode: 0 none, 1 32B, 2 64B, 3 128B, 4 128B with 32-byte atoms.
     pub swizzle: u32,
 }
 
@@ -99,7 +103,7 @@ impl TensorMap {
             0 => u64::MAX,
             1 => 32,
             2 => 64,
-            3 => 128,
+            3 | 4 => 128,
             s => return Some(format!("swizzle mode {s}")),
         };
         if inner > span {
@@ -228,6 +232,8 @@ struct Cta {
     bar_red: [u32; 16],
     /// Each thread's carry flag (`CC.CF`) of the integer carry chains.
     carry: Vec<bool>,
+    /// Tensor memory (sm_100), made by the first `tcgen05.alloc`.
+    tmem: Option<Box<tcgen05::Tmem>>,
 }
 
 /// Per-thread fixed info.
@@ -422,6 +428,7 @@ impl Cta {
             bar_waiting: Default::default(),
             bar_red: [0; 16],
             carry: Vec::new(),
+            tmem: None,
         }
     }
 }
@@ -465,6 +472,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         bar_waiting: Default::default(),
         bar_red: [0; 16],
         carry: vec![false; n],
+        tmem: None,
     }
 }
 
@@ -559,6 +567,17 @@ fn run_cluster(dev: &mut Device, l: &mut Launch, ids: &[(u32, u32, u32)]) -> Res
             all_exited &= x;
         }
         if all_exited {
+            // tensor memory must be given back before the CTA ends
+            for c in &l.others {
+                let live = c.tmem.as_ref().map_or(0, |tm| tm.live_columns());
+                if live > 0 {
+                    let msg = format!(
+                        "the CTA exited with {live} tensor-memory columns allocated \
+                         (tcgen05.dealloc missing)"
+                    );
+                    return Err(mk_err(l, c, 0, e(ErrorKind::Deadlock, None, msg)));
+                }
+            }
             break;
         }
         if !progress {
@@ -1904,23 +1923,27 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             set!(0, r);
         }
         OpK::Min | OpK::Max => {
-            let (a, b) = (v!(1), v!(2));
             let max = inst.op == OpK::Max;
-            let r = if ty.float() {
-                fminmax(ty, a, b, max, inst.sub == 1, inst.ftz)
-            } else if ty.signed() {
-                let (x, y) = (sext(a, bits), sext(b, bits));
-                let r = if max { x.max(y) } else { x.min(y) };
-                // .relu clamps a negative result at 0
-                (if inst.sub2 == 1 { r.max(0) } else { r } as u64) & m
-            } else {
-                let (x, y) = (a & m, b & m);
-                if max {
-                    x.max(y)
+            let pair = |a: u64, b: u64| -> u64 {
+                if ty.float() {
+                    fminmax(ty, a, b, max, inst.sub == 1, inst.ftz)
+                } else if ty.signed() {
+                    let (x, y) = (sext(a, bits), sext(b, bits));
+                    let r = if max { x.max(y) } else { x.min(y) };
+                    // .relu clamps a negative result at 0
+                    (if inst.sub2 == 1 { r.max(0) } else { r } as u64) & m
                 } else {
-                    x.min(y)
+                    let (x, y) = (a & m, b & m);
+                    if max {
+                        x.max(y)
+                    } else {
+                        x.min(y)
+                    }
                 }
             };
+            let r = pair(v!(1), v!(2));
+            // the three-input form (`max.f32 d, a, b, c`, sm_100)
+            let r = if ops.len() > 3 { pair(r, v!(3)) } else { r };
             set!(0, r);
         }
         OpK::And => set!(0, v!(1) & v!(2) & m),
@@ -2563,6 +2586,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         OpK::CpBulkTensor => {
             tma(dev, l, cta, ti, inst)?;
         }
+        OpK::Tcgen05 => return tcgen05::step(dev, l, cta, ti, inst),
         OpK::Unsupported => {
             return Err(e(
                 ErrorKind::Unsupported,
@@ -3071,7 +3095,7 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     let swz = match tm.swizzle {
         1 => 32,
         2 => 64,
-        3 => 128,
+        3 | 4 => 128,
         _ => 0,
     };
     let mut buf = vec![0u8; es];
@@ -3107,9 +3131,14 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         let mut soff = lin * es;
         if swz != 0 {
             // CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: address bits [4..] ^= bits [7..]
-            let m = swz / 16 - 1;
             let _ = row_bytes;
-            soff ^= ((soff >> 7) & m) << 4;
+            if tm.swizzle == 4 {
+                // 128B with 32-byte atoms: bits [5, 7) ^= bits [7, 9)
+                soff ^= ((soff >> 7) & 3) << 5;
+            } else {
+                let m = swz / 16 - 1;
+                soff ^= ((soff >> 7) & m) << 4;
+            }
         }
         if to_global {
             if inb {
@@ -3140,6 +3169,47 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     }
     if !to_global {
         let (mrank, mb_off) = mbar_target(&r, &ops[2], l, inst, cta.rank)?;
+        // .cta_group::2: the data lands here, the bytes complete on the
+        // pair's mbarrier (in either CTA of the pair)
+        let pair = inst.opcode.contains(".cta_group::2") && inst.sub2 & 2 == 0;
+        // The hardware's shared addresses carry the CTA's rank from bit 24,
+        // and code clears the pair bit (24) to name the even CTA's
+        // mbarrier; the emulator's CTA-local addresses carry no rank, so a
+        // rank-less one is read that way: the even CTA of the pair.
+        let mrank = if pair && mem_addr(&r, &ops[2], l) & CL_FLAG == 0 {
+            cta.rank & !1
+        } else {
+            mrank
+        };
+        let mrank = if pair && mrank == cta.rank ^ 1 {
+            let o = sbase as usize;
+            if o + img.len() > cta.shared.len() {
+                return Err(e(
+                    ErrorKind::OutOfBounds,
+                    Some(sbase),
+                    "TMA box outside shared memory",
+                ));
+            }
+            cta.shared[o..o + img.len()].copy_from_slice(&img);
+            cta.sinit[o..o + img.len()]
+                .iter_mut()
+                .for_each(|b| *b = true);
+            let mb = l.others[mrank as usize]
+                .mbar
+                .get_mut(&mb_off)
+                .ok_or_else(|| {
+                    e(
+                        ErrorKind::UninitShared,
+                        Some(mb_off as u64),
+                        "TMA completes on an uninitialised mbarrier",
+                    )
+                })?;
+            mb.tx -= (total * es) as i64;
+            mbar_check(mb);
+            return Ok(());
+        } else {
+            mrank
+        };
         if mrank != cta.rank {
             return Err(e(
                 ErrorKind::Unsupported,
@@ -3217,7 +3287,7 @@ fn try_collective(
             let g = t / 128;
             (g * 128..(g * 128 + 128).min(cta.n)).collect()
         }
-        OpK::Ldmatrix | OpK::Stmatrix | OpK::MmaSync => {
+        OpK::Ldmatrix | OpK::Stmatrix | OpK::MmaSync | OpK::Tcgen05 => {
             (w * 32..(w * 32 + 32).min(cta.n)).collect()
         }
         _ => {
@@ -3455,6 +3525,7 @@ fn try_collective(
         OpK::Ldmatrix | OpK::Stmatrix => ldst_matrix(dev, l, cta, inst, &group, tid_of)?,
         OpK::MmaSync => mma_sync(l, cta, inst, &group, tid_of)?,
         OpK::Wgmma => wgmma(dev, l, cta, inst, &group, tid_of)?,
+        OpK::Tcgen05 => tcgen05::collective(dev, l, cta, inst, &group, tid_of)?,
         _ => unreachable!(),
     }
     for &g in &group {
@@ -3660,11 +3731,110 @@ fn mma_parts(op: &str) -> (Vec<&str>, &str, Vec<Ty>) {
     (parts, shape, tys)
 }
 
+/// Scales `a` (m x k) and `b` (k x n) of `mma.sync...kind::mxf8f6f4
+/// .block_scale.scale_vec::1X.m16n8k32...ue8m0 d, a, b, c, scale-a,
+/// {byte-id-a, thread-id-a}, scale-b, {byte-id-b, thread-id-b}`: one ue8m0
+/// scale per row of A and column of B, A's row r from byte `byte-id-a` of
+/// lane 4 (r % 8) + 2 thread-id-a + r / 8, B's column c from lane
+/// 4 c + thread-id-b (the lanes of each quad the thread selector picks).
+/// Scales are powers of two, so the scaled operands stay exact.
+fn block_scale(
+    l: &Launch,
+    cta: &Cta,
+    inst: &Inst,
+    group: &[usize],
+    tid_of: &dyn Fn(usize) -> (u32, u32, u32),
+    (m, n, k): (usize, usize, usize),
+    a: &mut [f64],
+    b: &mut [f64],
+) -> R<()> {
+    let op = &*inst.opcode;
+    let ops = &inst.ops;
+    if !op.contains(".kind::mxf8f6f4.")
+        || !op.contains(".scale_vec::1X.")
+        || !op.ends_with(".ue8m0")
+        || (m, n, k) != (16, 8, 32)
+        || ops.len() != 8
+    {
+        return Err(e(
+            ErrorKind::Unsupported,
+            None,
+            format!("`{op}` is not supported (block scaling: mxf8f6f4, scale_vec::1X, m16n8k32, ue8m0 only)"),
+        ));
+    }
+    let nr = cta.nregs;
+    let read = |lane: usize, o: &Opnd| -> u64 {
+        let g = group[0] + lane;
+        val(
+            &cta.regs[g * nr..(g + 1) * nr],
+            o,
+            l,
+            cta,
+            Ti {
+                t: g,
+                tid: tid_of(g),
+            },
+        )
+    };
+    let selector = |o: &Opnd| -> R<(u64, u64)> {
+        let v = regs_of_vec(o);
+        let (byte, thread) = match v.as_slice() {
+            [x, y] => (read(0, x) & 0xffff, read(0, y) & 0xffff),
+            _ => {
+                return Err(e(
+                    ErrorKind::Unsupported,
+                    None,
+                    "block-scale selector is not a pair",
+                ))
+            }
+        };
+        if byte > 3 || thread > 1 {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                format!("block-scale selector byte {byte}, thread {thread}"),
+            ));
+        }
+        Ok((byte, thread))
+    };
+    let scale = |lane: usize, o: &Opnd, byte: u64| -> f64 {
+        match (read(lane, o) >> (8 * byte)) & 0xff {
+            0xff => f64::NAN,
+            x => (2f64).powi(x as i32 - 127),
+        }
+    };
+    let (ba, ta) = selector(&ops[5])?;
+    let (bb, tb) = selector(&ops[7])?;
+    // the scale registers, plain or as a one-register vector `{%r}`
+    let (sa, sb) = match (
+        regs_of_vec(&ops[4]).as_slice(),
+        regs_of_vec(&ops[6]).as_slice(),
+    ) {
+        ([x], [y]) => (x.clone(), y.clone()),
+        _ => {
+            return Err(e(
+                ErrorKind::Unsupported,
+                None,
+                "block-scale data is not one register",
+            ))
+        }
+    };
+    for r in 0..m {
+        let s = scale(4 * (r % 8) + 2 * ta as usize + r / 8, &sa, ba);
+        a[r * k..(r + 1) * k].iter_mut().for_each(|x| *x *= s);
+    }
+    for c in 0..n {
+        let s = scale(4 * c + tb as usize, &sb, bb);
+        (0..k).for_each(|kk| b[kk * n + c] *= s);
+    }
+    Ok(())
+}
+
 /// `mma.sync.aligned` with the PTX ISA fragment layouts: m16n8k16 / m16n8k8
 /// f16 and bf16 (f32 or f16 accumulators), m16n8k8 / m16n8k4 tf32, m16n8k32 /
 /// m16n8k16 s8/u8 into s32 (wrapping, or clamped with `.satfinite`) and
-/// e4m3/e5m2 into f32 or f16, and m8n8k4 f64. Products are exact and each
-/// output is rounded once.
+/// e4m3/e5m2 into f32 or f16 (also block-scaled, [`block_scale`]), and
+/// m8n8k4 f64. Products are exact and each output is rounded once.
 fn mma_sync(
     l: &Launch,
     cta: &mut Cta,
@@ -3820,6 +3990,9 @@ fn mma_sync(
             }
         }
     }
+    if parts.contains(&"block_scale") {
+        block_scale(l, cta, inst, group, tid_of, (m, n, k), &mut a, &mut b)?;
+    }
     let mut d = vec![0f64; m * n];
     for i in 0..m {
         for j in 0..n {
@@ -3925,14 +4098,18 @@ impl Desc {
     /// Shared address of element (mn, k) of an operand (A: mn = row m; B: mn = column n).
     fn addr(&self, mn: u64, k: u64, es: u64, mn_major: bool) -> u64 {
         let t = 16 / es;
-        let a = if self.swz == 0 {
+        // swz 1: tcgen05's 128-byte swizzle with 32-byte atoms
+        let (w, atoms32) = match self.swz {
+            1 => (128, true),
+            w => (w, false),
+        };
+        let a = if w == 0 {
             if mn_major {
                 self.start + (mn % t) * es + (mn / t) * self.lbo + (k % 8) * 16 + (k / 8) * self.sbo
             } else {
                 self.start + (mn % 8) * 16 + (mn / 8) * self.sbo + (k % t) * es + (k / t) * self.lbo
             }
         } else {
-            let w = self.swz;
             if mn_major {
                 let per = w / es;
                 self.start
@@ -3944,7 +4121,10 @@ impl Desc {
                 self.start + (mn % 8) * w + (mn / 8) * self.sbo + k * es
             }
         };
-        let m = match self.swz {
+        if atoms32 {
+            return a ^ (((a >> 7) & 3) << 5);
+        }
+        let m = match w {
             128 => 7,
             64 => 3,
             32 => 1,

@@ -1,5 +1,5 @@
 //! The hardware's 128-byte tensor map (`CUtensorMap`), as NVIDIA's host
-//! callbacks write it for sm_90 and sm_120. The layout was learned by
+//! callbacks write it for sm_90, sm_100 and sm_120. The layout was learned by
 //! running those callbacks over arrays of every rank, element type and
 //! box that cuTile's loads produce (tests/tensor_map.rs checks every field
 //! against the arguments the map was built from). Bits never seen set are
@@ -14,6 +14,7 @@
 //! | | 13..14 | swizzle: 0 none, 1 32 B, 2 64 B, 3 128 B |
 //! | | 16 | round f32 to tf32 |
 //! | | 18 | 1 in every map seen |
+//! | | 19 | with swizzle 3: 128 B with 32-byte atoms (sm_100's maps of tf32 operands read MN-major) |
 //! | | 21 | set by NVIDIA's callbacks where the array spans at least 128 KiB (L2 promotion) |
 //! | 12..28 | | strides of dims 1..4 in bytes, divided by 16 (u32 each) |
 //! | 32..52 | | dims 0..4 minus one (u32 each, innermost first) |
@@ -90,14 +91,15 @@ pub struct HwTensorMap {
     pub strides: Vec<u64>,
     /// Box dims in elements, innermost first.
     pub box_dims: Vec<u32>,
-    /// Swizzle: 0 none, 1 32 B, 2 64 B, 3 128 B.
+    /// Swizzle: 0 none, 1 32 B, 2 64 B, 3 128 B, 4 128 B with 32-byte
+    /// atoms (bit 19 with swizzle 3), as [`TensorMap::swizzle`].
     pub swizzle: u32,
     /// Bit 21 (L2 promotion, set for arrays of at least 128 KiB).
     pub l2_promotion: bool,
 }
 
 /// Bits of word 1's low half that are decoded or constant.
-const KNOWN_FLAGS: u32 = 0xf | 0x70 | 0x780 | 0x6000 | 1 << 16 | 1 << 18 | 1 << 21;
+const KNOWN_FLAGS: u32 = 0xf | 0x70 | 0x780 | 0x6000 | 1 << 16 | 1 << 18 | 1 << 19 | 1 << 21;
 
 impl HwTensorMap {
     /// Decodes 128 bytes; `Err` says what is not a tensor map as seen.
@@ -150,7 +152,11 @@ impl HwTensorMap {
             dims,
             strides,
             box_dims,
-            swizzle: (flags >> 13) & 3,
+            swizzle: match ((flags >> 13) & 3, flags & (1 << 19) != 0) {
+                (s, false) => s,
+                (3, true) => 4,
+                (s, true) => return Err(format!("flags {flags:#x}: bit 19 with swizzle {s}")),
+            },
             l2_promotion: flags & (1 << 21) != 0,
         })
     }
@@ -217,6 +223,13 @@ mod tests {
             assert!(HwTensorMap::decode(&b).is_err(), "byte {byte} bit {bit:#x}");
         }
         assert!(HwTensorMap::decode(b"EMUTMAP\0").is_err());
+        // bit 19 turns the 128-byte swizzle into its 32-byte-atom form; with
+        // another swizzle it was never seen
+        let mut b = bytes(&MATMUL_A);
+        b[10] |= 0x08;
+        assert_eq!(HwTensorMap::decode(&b).unwrap().swizzle, 4);
+        b[9] &= !0x20;
+        assert!(HwTensorMap::decode(&b).is_err());
         let mut own = TensorMap::default().encode();
         own[0..8].copy_from_slice(b"EMUTMAP\0");
         assert!(HwTensorMap::decode(&own).is_err());

@@ -488,6 +488,9 @@ pub enum OpK {
     WgmmaFence,
     WgmmaCommit,
     WgmmaWait,
+    /// A `tcgen05` instruction (sm_100 tensor memory and MMA); `sub`
+    /// names the operation (`decode::tcgen05op`).
+    Tcgen05,
     Unsupported,
 }
 

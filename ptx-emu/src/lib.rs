@@ -37,6 +37,13 @@
 //!   comes from barriers, mbarriers (TMA completion included), cluster barriers
 //!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and
 //!   atomic accesses are exempt.  Turn off with `Device::race_check = false`.
+//! * `tcgen05` (sm_100): each CTA has 128 lanes x 512 columns of tensor
+//!   memory; `tcgen05.mma` runs when issued (exact products, one rounding per
+//!   output, as `wgmma`) and `tcgen05.commit` arrives at once; `ld/st` run
+//!   per thread, waits and fences are no-ops. Reads or writes of columns
+//!   not allocated, and a warp reaching lanes outside its 32-lane
+//!   subpartition, are `OutOfBounds` errors. With `cta_group::2` the even
+//!   CTA of a pair issues the MMA for both (each holds half of A, B and D).
 //! * Global memory written by one CTA (cluster) and read or written by another
 //!   in the same launch is reported as a race too, unless the kernel contains
 //!   atomics or gpu/system-scope fences (which can order CTAs).

@@ -435,12 +435,9 @@ fn error_collective_with_exited_thread() {
 
 #[test]
 fn error_unsupported() {
-    let e = err_of(
-        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%rd0], 32;",
-        1,
-    );
+    let e = err_of("tcgen05.shift.cta_group::1.down [%r1];", 1);
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
-    assert!(e.msg.contains("tcgen05.alloc"), "{e}");
+    assert!(e.msg.contains("tcgen05.shift"), "{e}");
 }
 
 #[test]
@@ -1157,4 +1154,24 @@ fn conversions_to_8_bits_extend_to_the_register() {
     assert_eq!(o[1], 0x0080, "cvt.u8.s32 of 0x80");
     assert_eq!(o[2], 0xff81, "cvt.rzi.s8.f32 of -127");
     assert_eq!(o[3], 0x0001, "max.s16(-128, 1)");
+}
+
+/// The three-input `min/max` (sm_100's `max.f32 d, a, b, c`) takes all
+/// three: the largest (smallest) may be any of them.
+#[test]
+fn three_input_min_max() {
+    let o = u32s(&run("
+        mov.b32 %f1, 0f3F800000; mov.b32 %f2, 0f40000000; mov.b32 %f3, 0f40400000;
+        max.f32 %f4, %f1, %f2, %f3; st.global.b32 [%rd0], %f4;
+        max.f32 %f5, %f3, %f1, %f2; st.global.b32 [%rd0+4], %f5;
+        min.f32 %f6, %f2, %f3, %f1; st.global.b32 [%rd0+8], %f6;
+        mov.b32 %f7, 0f7FC00000; max.f32 %f8, %f1, %f2, %f7; st.global.b32 [%rd0+12], %f8;
+        mov.u32 %r1, 5; mov.u32 %r2, 9; mov.u32 %r3, 7;
+        max.s32 %r4, %r1, %r3, %r2; st.global.b32 [%rd0+16], %r4;
+    "));
+    assert_eq!(o[0], 0x4040_0000, "max(1, 2, 3)");
+    assert_eq!(o[1], 0x4040_0000, "max(3, 1, 2)");
+    assert_eq!(o[2], 0x3f80_0000, "min(2, 3, 1)");
+    assert_eq!(o[3], 0x4000_0000, "a NaN third input is ignored");
+    assert_eq!(o[4], 9, "max.s32 of three");
 }

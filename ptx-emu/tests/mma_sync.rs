@@ -76,6 +76,19 @@ struct Case {
     k: usize,
     /// Accumulator registers are s32 (else f32).
     int: bool,
+    /// Block-scaled (`kind::mxf8f6f4.block_scale.scale_vec::1X`): the
+    /// instruction takes scale-a, {1, 1}, scale-b, {2, 1} after C.
+    scaled: bool,
+}
+
+/// The ue8m0 exponent of the scale of A's row `r` (block-scaled cases).
+fn a_scale(r: usize) -> u32 {
+    127 + (r as u32 % 5) - 2
+}
+
+/// The ue8m0 exponent of the scale of B's column `c`.
+fn b_scale(c: usize) -> u32 {
+    127 + (c as u32 % 3) - 1
 }
 
 /// Row and column of element `j` of A register `r` for lane (g, t).
@@ -113,8 +126,8 @@ fn check(c: &Case) {
         *x = c.el.value(i as u64 + 1000);
     }
     let cval = |i: usize, j: usize| (i * 3 + j) as f64 - 20.0;
-    // Per lane: 4 A words, 2 B words, 4 C words.
-    let mut words = vec![0u32; 32 * 10];
+    // Per lane: 4 A words, 2 B words, 4 C words, scale-a and scale-b.
+    let mut words = vec![0u32; 32 * 12];
     for lane in 0..32 {
         let (g, t) = (lane / 4, lane % 4);
         for r in 0..4 {
@@ -124,7 +137,7 @@ fn check(c: &Case) {
                 let bits = c.el.bits();
                 w |= (a[row * k + col].0 & ((1u64 << bits) - 1) as u32) << (bits * j as u32);
             }
-            words[lane * 10 + r] = w;
+            words[lane * 12 + r] = w;
         }
         for r in 0..2 {
             let mut w = 0u32;
@@ -133,26 +146,46 @@ fn check(c: &Case) {
                 let bits = c.el.bits();
                 w |= (b[kk * n + g].0 & ((1u64 << bits) - 1) as u32) << (bits * j as u32);
             }
-            words[lane * 10 + 4 + r] = w;
+            words[lane * 12 + 4 + r] = w;
         }
         // C: c0, c1 at row g, cols 2t, 2t+1; c2, c3 at row g+8.
         for r in 0..4 {
             let v = cval(g + 8 * (r / 2), 2 * t + r % 2);
-            words[lane * 10 + 6 + r] = if c.int {
+            words[lane * 12 + 6 + r] = if c.int {
                 v as i32 as u32
             } else {
                 (v as f32).to_bits()
             };
         }
+        // Scales: byte 1 of lane 4 (r % 8) + 2 + r / 8 for A's row r, byte
+        // 2 of lane 4 c + 1 for B's column c; every other byte a NaN scale
+        // that must not be read.
+        let mut sa = 0xffff_ffffu32;
+        if lane % 4 >= 2 {
+            let r = lane / 4 + 8 * (lane % 4 - 2);
+            sa = (sa & !0xff00) | a_scale(r) << 8;
+        }
+        let mut sb = 0xffff_ffffu32;
+        if lane % 4 == 1 {
+            sb = (sb & !0xff_0000) | b_scale(lane / 4) << 16;
+        }
+        words[lane * 12 + 10] = sa;
+        words[lane * 12 + 11] = sb;
     }
+    let scales = if c.scaled {
+        ", %r24, {1, 1}, %r25, {2, 1}"
+    } else {
+        ""
+    };
     let body = format!(
-        "mov.u32 %r1, %laneid; mul.wide.u32 %rd2, %r1, 40; add.s64 %rd3, %rd1, %rd2;
+        "mov.u32 %r1, %laneid; mul.wide.u32 %rd2, %r1, 48; add.s64 %rd3, %rd1, %rd2;
         ld.global.b32 %r10, [%rd3]; ld.global.b32 %r11, [%rd3+4];
         ld.global.b32 %r12, [%rd3+8]; ld.global.b32 %r13, [%rd3+12];
         ld.global.b32 %r14, [%rd3+16]; ld.global.b32 %r15, [%rd3+20];
         ld.global.b32 %r16, [%rd3+24]; ld.global.b32 %r17, [%rd3+28];
         ld.global.b32 %r18, [%rd3+32]; ld.global.b32 %r19, [%rd3+36];
-        {} {{%r20, %r21, %r22, %r23}}, {{%r10, %r11, %r12, %r13}}, {{%r14, %r15}}, {{%r16, %r17, %r18, %r19}};
+        ld.global.b32 %r24, [%rd3+40]; ld.global.b32 %r25, [%rd3+44];
+        {} {{%r20, %r21, %r22, %r23}}, {{%r10, %r11, %r12, %r13}}, {{%r14, %r15}}, {{%r16, %r17, %r18, %r19}}{scales};
         mul.wide.u32 %rd4, %r1, 16; add.s64 %rd5, %rd0, %rd4;
         st.global.v4.b32 [%rd5], {{%r20, %r21, %r22, %r23}};",
         c.inst
@@ -179,8 +212,13 @@ fn check(c: &Case) {
         for r in 0..4 {
             let (i, j) = (g + 8 * (r / 2), 2 * t + r % 2);
             let mut want = cval(i, j);
+            let scale = if c.scaled {
+                2f64.powi(a_scale(i) as i32 + b_scale(j) as i32 - 254)
+            } else {
+                1.0
+            };
             for kk in 0..k {
-                want += a[i * k + kk].1 * b[kk * n + j].1;
+                want += a[i * k + kk].1 * b[kk * n + j].1 * scale;
             }
             let got = d[lane * 4 + r];
             if c.int {
@@ -211,6 +249,7 @@ fn m16n8k16_f16_and_bf16() {
             el,
             k: 16,
             int: false,
+            scaled: false,
         });
     }
 }
@@ -222,6 +261,7 @@ fn m16n8k8_tf32() {
         el: El::Tf32,
         k: 8,
         int: false,
+        scaled: false,
     });
 }
 
@@ -239,6 +279,7 @@ fn m16n8k32_s8_u8() {
             el,
             k: 32,
             int: true,
+            scaled: false,
         });
     }
 }
@@ -250,5 +291,17 @@ fn m16n8k32_e4m3() {
         el: El::E4m3,
         k: 32,
         int: false,
+        scaled: false,
+    });
+}
+
+#[test]
+fn m16n8k32_e4m3_block_scaled() {
+    check(&Case {
+        inst: "mma.sync.aligned.kind::mxf8f6f4.block_scale.scale_vec::1X.m16n8k32.row.col.f32.e4m3.e4m3.f32.ue8m0",
+        el: El::E4m3,
+        k: 32,
+        int: false,
+        scaled: true,
     });
 }

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 /// The offset the callbacks for `gpu` align parameters relative to: the
-/// parameters' offset in constant bank 0 on sm_90 (0x210); 0 on sm_120,
-/// where they take the PTX offsets.
+/// parameters' offset in constant bank 0 on sm_90 (0x210); 0 on sm_100
+/// and sm_120, where they take the PTX offsets.
 pub fn param_bank(gpu: &str) -> u32 {
     match gpu {
         "sm_90" => 0x210,
