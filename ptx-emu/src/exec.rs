@@ -2473,29 +2473,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             } else {
                 None
             };
-            let mb = (if mrank == cta.rank {
-                &mut cta.mbar
-            } else {
-                &mut l
-                    .others
-                    .get_mut(mrank as usize)
-                    .ok_or_else(|| {
-                        e(
-                            ErrorKind::OutOfBounds,
-                            Some(a as u64),
-                            "mapa rank outside the cluster",
-                        )
-                    })?
-                    .mbar
-            })
-            .get_mut(&a)
-            .ok_or_else(|| {
-                e(
-                    ErrorKind::UninitShared,
-                    Some(a as u64),
-                    "mbarrier used before mbarrier.init",
-                )
-            })?;
+            let mb = cluster_mbar(l, cta, mrank, a)?;
             let state = mb.phase as u64;
             if inst.op == OpK::MbarExpectTx {
                 mb.tx += extra.unwrap_or(0) as i64;
@@ -2618,6 +2596,33 @@ fn cl_split(a: u64, own: u32) -> (u32, u64) {
     } else {
         (own, a)
     }
+}
+
+/// The initialised mbarrier at shared offset `a` of CTA `rank` of `cta`'s
+/// cluster (`cta` itself when `rank` is its own).
+fn cluster_mbar<'c>(l: &'c mut Launch, cta: &'c mut Cta, rank: u32, a: u32) -> R<&'c mut Mbar> {
+    let mbars = if rank == cta.rank {
+        &mut cta.mbar
+    } else {
+        &mut l
+            .others
+            .get_mut(rank as usize)
+            .ok_or_else(|| {
+                e(
+                    ErrorKind::OutOfBounds,
+                    Some(a as u64),
+                    "mbarrier rank outside the cluster",
+                )
+            })?
+            .mbar
+    };
+    mbars.get_mut(&a).ok_or_else(|| {
+        e(
+            ErrorKind::UninitShared,
+            Some(a as u64),
+            "mbarrier used before mbarrier.init",
+        )
+    })
 }
 
 /// Mbarrier operand: (target CTA rank, shared offset).

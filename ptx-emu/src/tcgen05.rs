@@ -321,29 +321,7 @@ fn commit(l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
 
 /// One arrival on the mbarrier at shared offset `a` of CTA `rank`.
 fn arrive_one(l: &mut Launch, cta: &mut Cta, ti: Ti, rank: u32, a: u32) -> R<()> {
-    let mb = if rank == cta.rank {
-        &mut cta.mbar
-    } else {
-        &mut l
-            .others
-            .get_mut(rank as usize)
-            .ok_or_else(|| {
-                e(
-                    ErrorKind::OutOfBounds,
-                    Some(a as u64),
-                    "rank outside the cluster",
-                )
-            })?
-            .mbar
-    }
-    .get_mut(&a)
-    .ok_or_else(|| {
-        e(
-            ErrorKind::UninitShared,
-            Some(a as u64),
-            "tcgen05.commit on an uninitialised mbarrier",
-        )
-    })?;
+    let mb = cluster_mbar(l, cta, rank, a)?;
     if mb.pending == 0 {
         return Err(e(
             ErrorKind::Unsupported,
