@@ -311,8 +311,7 @@ impl Scratch {
     /// Candidate starts of a buffer aligned to `align`: the lowest byte
     /// and the end of each live buffer.
     fn starts(&self, align: i64) -> impl Iterator<Item = i64> + '_ {
-        [0, self.top]
-            .into_iter()
+        std::iter::once(0)
             .chain(self.buffers.iter().filter(|b| b.live).map(|b| b.end))
             .map(move |s| align_up(s, align))
     }

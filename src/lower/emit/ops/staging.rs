@@ -76,7 +76,7 @@ pub fn room(l: &Lowerer) -> i64 {
 /// (which costs a barrier): where an op's first choice of size does not
 /// fit [`room`].
 pub fn room_reusing(l: &Lowerer) -> i64 {
-    l.scratch.largest_free().max(room(l))
+    l.scratch.largest_free()
 }
 
 /// Allocates a buffer of `shape` for elements of kind `e`.
