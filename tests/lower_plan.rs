@@ -1,6 +1,7 @@
 //! The lowering plan: the decisions made before emission (warps, the engine
-//! of every product and its own plan), asserted on the plan's text dump
-//! rather than on PTX; the shared-memory scratch map the allocator leaves;
+//! of every product and its own plan, the copies and pipelined loops),
+//! asserted on the plan's text dump rather than on PTX; the shared-memory
+//! scratch map the allocator leaves;
 //! and `TILEIRAS_DEBUG_DUMP_PLAN`, which writes both next to the output.
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -121,6 +122,99 @@ fn a_two_cta_cluster_is_planned_as_one() {
     assert!(d.contains("a cluster of CTAs"), "{d}");
     let d = dump("differential/corpus/matmul_f16_cluster2.tileir", Gpu::Sm80);
     assert!(d.contains("one CTA"), "sm_80 has no clusters: {d}");
+}
+
+/// The dump's lines about copies and pipelined loops.
+fn copies(dump: &str) -> Vec<&str> {
+    dump.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("load at ") || l.starts_with("loop at "))
+        .collect()
+}
+
+#[test]
+fn a_matmul_loop_is_planned_pipelined_with_its_engines_ring() {
+    let rel = "differential/bench/matmul_f16_128x128x64.tileir";
+    let at = "loop at loc(\"cutile/test/kernels/matmul.py\":79:4): pipelined, product 0 on";
+    let ampere = dump(rel, Gpu::Sm80);
+    assert_eq!(
+        copies(&ampere),
+        [format!(
+            "{at} mma.sync, cp.async groups, up to 2 stages of 35840 bytes"
+        )],
+        "{ampere}"
+    );
+    let hopper = dump(rel, Gpu::Sm90);
+    assert_eq!(
+        copies(&hopper),
+        [format!(
+            "{at} wgmma, cp.async and mbarriers, up to 4 stages of 32768 bytes"
+        )],
+        "{hopper}"
+    );
+    // Emission places the ring the plan sized: the loop's one buffer.
+    for gpu in [Gpu::Sm80, Gpu::Sm100, Gpu::Sm120] {
+        let bytes = std::fs::read(data(rel)).unwrap();
+        let module = tileiras::bytecode::read(&bytes).unwrap();
+        let options = Options {
+            gpu,
+            ..Default::default()
+        };
+        let plans = plan_module(&module, &options).unwrap();
+        let (&id, p) = plans[0].copies.pipelines.iter().next().expect("a pipeline");
+        let (m, maps) = scratch(rel, gpu);
+        let ring: Vec<_> = maps[0]
+            .buffers
+            .iter()
+            .filter(|b| b.op == Some(id))
+            .collect();
+        assert_eq!(ring.len(), 1, "{gpu}: {}", maps[0].dump(&m));
+        assert_eq!(
+            ring[0].bytes,
+            p.ring.stages() * p.ring.stage_bytes(),
+            "{gpu}: {}",
+            maps[0].dump(&m)
+        );
+    }
+}
+
+#[test]
+fn attention_copies_k_and_v_straight_to_shared_memory() {
+    let rel = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        let d = dump(rel, gpu);
+        let c = copies(&d);
+        assert_eq!(c.len(), 4, "{gpu}: {d}");
+        for (i, line) in c.iter().enumerate() {
+            // Kᵀ runs along K (its last tile dimension), V along N.
+            let along = if i % 2 == 0 { 2 } else { 3 };
+            assert!(
+                line.ends_with(&format!(
+                    "B of product {i}, copied straight to shared memory (cp.async, 8 elements a copy along tile dimension {along})"
+                )),
+                "{gpu}: {d}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_batch_matmul_too_large_for_registers_streams_its_operands() {
+    // cuTile's batch matmul as its tests launch it: on mma.sync the two
+    // operands are read slice by slice; on sm_90's wgmma nothing is.
+    let rel = "differential/bench/batch_matmul_f16_f16out_128x256x128.tileir";
+    for gpu in [Gpu::Sm80, Gpu::Sm100, Gpu::Sm120] {
+        let d = dump(rel, gpu);
+        let c = copies(&d);
+        assert_eq!(c.len(), 2, "{gpu}: {d}");
+        assert!(
+            c.iter()
+                .all(|l| l.ends_with("operand of product 0, streamed slice by slice")),
+            "{gpu}: {d}"
+        );
+    }
+    let hopper = dump(rel, Gpu::Sm90);
+    assert!(copies(&hopper).is_empty(), "{hopper}");
 }
 
 #[test]

@@ -8,14 +8,18 @@
 //! tile IR
 //!   │ analysis/   facts read from the IR alone: divisibility and sign   facts.rs
 //!   │             (assume, constants), views and their partitions,     view.rs, values.rs
-//!   │             product chains (attention), register need            chains.rs, register_need.rs
+//!   │             product chains (attention), register need, what      chains.rs, register_need.rs
+//!   │             memory ops do to memory                               memory.rs
 //!   ▼
 //!   │ plan/       one Plan per entry, decided before any instruction   mod.rs (Plan, plan_entry)
 //!   │             exists: warps, cluster, the layout of every value     assign.rs, layout/
 //!   │             (linear layouts: register/lane/warp bases; stores
 //!   │             anchor the choice), and every product's engine with   engines/ (mod.rs: the
 //!   │             that engine's own plan: wgmma (sm_90a), mma.sync,      choice; wgmma.rs,
-//!   │             FMAs; launch directives from hints                    mma_sync.rs, fma.rs), launch.rs
+//!   │             FMAs; how each load that feeds a product reaches it   mma_sync.rs, fma.rs)
+//!   │             (cp.async straight to a B buffer, streamed slice by   copies/ (direct.rs,
+//!   │             slice) and which loops are pipelined, with the ring    stream.rs, pipeline.rs)
+//!   │             of stages their engine fills; launch directives       launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),

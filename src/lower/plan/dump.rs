@@ -9,7 +9,7 @@ use crate::lower::plan::engines::Engine;
 
 impl Plan {
     /// The plan as text: the entry and its warps, then every product with
-    /// its operands and engine. The same module and options give the same
+    /// its operands and engine, then the copies and pipelined loops. The same module and options give the same
     /// text.
     pub fn dump(&self, m: &Module) -> String {
         let mut s = String::new();
@@ -42,6 +42,7 @@ impl Plan {
         for (i, p) in self.products.iter().enumerate() {
             product(&mut s, m, self, i, p);
         }
+        crate::lower::plan::copies::dump(m, self, &mut s);
         s
     }
 }

@@ -4,7 +4,8 @@
 //! [`plan_entry`] runs the analyses over the tile IR (value facts, register
 //! need, product chains), picks the warps of the tile block, the engine of
 //! every matrix multiply ([`Engine`], with that engine's own plan), and the
-//! layout of every tile value. Emission ([`crate::lower::emit::entry`], [`crate::lower::emit::ops`])
+//! layout of every tile value, and how the loads that feed products reach
+//! them ([`copies`]). Emission ([`crate::lower::emit::entry`], [`crate::lower::emit::ops`])
 //! reads the plan and does not recompute any of it.
 //!
 //! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`
@@ -12,6 +13,7 @@
 //! decisions on it.
 pub mod assign;
 pub mod assign_forward;
+pub mod copies;
 mod dump;
 pub mod engines;
 pub mod launch;
@@ -48,6 +50,9 @@ pub struct Plan {
     /// Every matrix multiply of the entry (its regions included), in the
     /// order of the body, with the engine that computes it.
     pub products: Vec<Product>,
+    /// How the loads that feed products reach them, and the pipelined
+    /// loops.
+    pub copies: copies::Copies,
     /// Registers per thread the products' accumulators hold, all together.
     pub acc_regs: u32,
     /// The most 32-bit words the entry's tiles hold at once, the whole tile
@@ -97,7 +102,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         && crate::lower::plan::launch::entry_hints(m, entry, options.gpu, &mut Vec::new())
             .num_cta_in_cga
             .is_some_and(|n| n > 1);
-    Ok(Plan {
+    let mut plan = Plan {
         name,
         target,
         warps,
@@ -107,7 +112,10 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         acc_regs: engines::accumulator_registers(m, &block.ops, warps),
         peak_words: crate::lower::analysis::register_need::peak_words(m, &block.ops),
         products,
-    })
+        copies: copies::Copies::default(),
+    };
+    plan.copies = copies::plan(m, &block.ops, &plan);
+    Ok(plan)
 }
 
 /// The entry's symbol: its name, which the caller launches it by, so not

@@ -15,26 +15,21 @@
 use std::rc::Rc;
 
 use crate::ir::{OpId, Opcode, ValueId};
-use crate::lower::analysis::values::value_tile;
-use crate::lower::analysis::view::{partition, PartitionInfo};
+use crate::lower::analysis::view::PartitionInfo;
 use crate::lower::emit::context::{Lowered, Lowerer, Tile};
 use crate::lower::emit::states::Deferred;
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Operand, Reg};
 
-use crate::lower::emit::ops::memory::{ordering, read_at};
+use crate::lower::emit::ops::memory::read_at;
 use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
 use crate::lower::emit::ops::mma_sync_smem::{CopyDest, Part};
 use crate::lower::emit::ops::mma_sync_swizzle::Swizzled;
 use crate::lower::emit::ops::view_access::{prepare, Access};
 use crate::lower::plan::engines::mma_sync::Kind;
-use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::coalesced::along_vec;
 
-/// Registers a thread would give the accumulator and the whole operand
-/// tiles above which loaded operands are streamed.
-const MAX_WORDS: i64 = 160;
 /// Registers a thread may give one slice of the streamed operands.
 pub const SLICE_WORDS: i64 = 24;
 /// Bytes a thread stores to shared memory at once.
@@ -81,9 +76,8 @@ impl Source {
     /// Whether the operand is written with one address per thread and an
     /// immediate per register (always so for a streamed one).
     pub fn disjoint(&self) -> bool {
-        self.tile().map_or(true, |t| {
-            crate::lower::emit::ops::mma_sync_smem::disjoint(&t.layout)
-        })
+        self.tile()
+            .map_or(true, |t| crate::lower::plan::layout::disjoint(&t.layout))
     }
 
     /// What its K slice is written from: the whole tile, or `slice`, the
@@ -138,126 +132,13 @@ pub fn operands(l: &mut Lowerer, id: OpId) -> Result<(Source, Source), LowerErro
     Ok((source(a)?, source(b)?))
 }
 
-/// The product `load` feeds, the view it reads, and the operand value
-/// (the load's result or its reshape), if the load may be streamed: a
-/// weak tensor-view load of 8-, 16- or 32-bit elements whose tile (leading
-/// dimensions of 1 aside) is one operand of an `mmaf` / `mmai` later in
-/// the same block, with no op between them that writes memory or holds
-/// regions.
-fn streamable(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, ValueId)> {
-    let m = l.m;
-    let o = &m.ops[load];
-    if o.opcode != Opcode::LoadViewTko || !ordering(l, load).is_ok_and(|o| o.is_empty()) {
-        return None;
-    }
-    let p = partition(m, o.operand("view")?)?;
-    if p.sparse_dim.is_some() || !matches!(p.elem.bits(), 8 | 16 | 32) {
-        return None;
-    }
-    let mut v = *o.results.first()?;
-    let mut user = crate::lower::emit::ops::mma_sync_direct::only_user(l, v)?;
-    if m.ops[user].opcode == Opcode::Reshape {
-        v = *m.ops[user].results.first()?;
-        user = crate::lower::emit::ops::mma_sync_direct::only_user(l, v)?;
-    }
-    let mo = &m.ops[user];
-    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
-    if !matches!(mo.opcode, Opcode::MmaF | Opcode::MmaI) || (lhs == v) == (rhs == v) {
-        return None;
-    }
-    let (shape, _) = value_tile(m, v)?;
-    let lead = p.tile_shape.len().checked_sub(shape.len())?;
-    if p.tile_shape[lead..] != shape[..] || p.tile_shape[..lead].iter().any(|&d| d != 1) {
-        return None;
-    }
-    // The load first, the product later in the same block, nothing that
-    // writes memory between them.
-    let block = crate::lower::analysis::chains::enclosing_block(m, load)?;
-    let at = |x: OpId| block.ops.iter().position(|&y| y == x);
-    let (from, to) = (at(load)?, at(user)?);
-    if block.ops[from + 1..to].iter().any(|&x| {
-        crate::lower::emit::ops::tokens::writes(m.ops[x].opcode) || !m.ops[x].regions.is_empty()
-    }) {
-        return None;
-    }
-    Some((user, p, v))
-}
-
-/// The load defining operand `v` (through a reshape), if any.
-fn loaded(l: &Lowerer, v: ValueId) -> Option<OpId> {
-    let mut d = crate::lower::analysis::view::def_op(l.m, v)?;
-    if l.m.ops[d].opcode == Opcode::Reshape {
-        d = crate::lower::analysis::view::def_op(l.m, *l.m.ops[d].operands.first()?)?;
-    }
-    Some(d)
-}
-
-/// The view `load` reads and the leading dimensions of 1 its operand
-/// drops, if it is [`streamable`] into a product on `mma.sync` (whose B is not copied
-/// directly), or on `wgmma` with the other operand streamable too, where
-/// an operand is a load `cp.async` cannot copy (not in aligned chunks),
-/// and the accumulator and both operand tiles would take more than
-/// [`MAX_WORDS`] registers a thread.
-fn candidate(l: &Lowerer, load: OpId) -> Option<(PartitionInfo, usize)> {
-    let m = l.m;
-    let (user, p, v) = streamable(l, load)?;
-    let mo = &m.ops[user];
-    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
-    match l.plan.engine(user)? {
-        Engine::MmaSync(plan) => {
-            if plan.kind == Kind::F64 || crate::lower::emit::ops::mma_sync_direct::copies_b(l, user)
-            {
-                return None;
-            }
-        }
-        Engine::Wgmma(_) => {
-            let other = if lhs == v { rhs } else { lhs };
-            let (u, _, _) = streamable(l, loaded(l, other)?)?;
-            if u != user {
-                return None;
-            }
-        }
-        Engine::Fma => return None,
-    }
-    // Only where `cp.async` cannot copy an operand (its pipelines and
-    // direct copies take the others), or where the mma.sync pipeline
-    // cannot hold two stages of whole tiles: whole operand tiles would
-    // then pass through registers.
-    let copyable = |v: ValueId| {
-        loaded(l, v)
-            .and_then(|d| streamable(l, d))
-            .is_some_and(|(_, p, _)| {
-                crate::lower::emit::ops::mma_sync_pipeline::chunk_along(
-                    l,
-                    &p,
-                    p.tile_shape.len() - 1,
-                    &[16, 8, 4],
-                )
-                .is_some()
-            })
-    };
-    let unstaged = matches!(l.plan.engine(user)?, Engine::MmaSync(_))
-        && crate::lower::analysis::chains::enclosing_for(m, load)
-            .is_some_and(|f| crate::lower::emit::ops::mma_sync_pipeline::too_large_to_stage(l, f));
-    if copyable(lhs) && copyable(rhs) && !unstaged {
-        return None;
-    }
-    // Register pressure of the product done whole.
-    let words = |v: ValueId| {
-        value_tile(m, v).map_or(0, |(s, e)| {
-            s.iter().product::<i64>() * i64::from(e.bits().max(8) / 8) / 4
-        })
-    };
-    let threads = i64::from(l.plan.warps) * 32;
-    let total = words(lhs) + words(rhs) + words(*mo.results.first()?);
-    let lead = p.tile_shape.len() - value_tile(m, v)?.0.len();
-    (total / threads > MAX_WORDS).then_some((p, lead))
-}
-
 /// Lowers load `load` as a streamed operand if it is one (binding its
 /// result, and emitting nothing); false otherwise.
 pub fn lower_load(l: &mut Lowerer, load: OpId) -> bool {
-    let Some((part, lead)) = candidate(l, load) else {
+    let Some(crate::lower::plan::copies::Stream {
+        view: part, lead, ..
+    }) = l.plan.copies.streamed.get(&load).cloned()
+    else {
         return false;
     };
     let o = &l.m.ops[load];
@@ -444,12 +325,9 @@ impl Copier {
         {
             return Ok(None);
         }
-        let Some(chunk) = crate::lower::emit::ops::mma_sync_pipeline::chunk_along(
-            l,
-            &part,
-            rank - 1,
-            &[16, 8, 4],
-        ) else {
+        let Some(chunk) =
+            crate::lower::plan::copies::pipeline::chunk_along(l.plan, &part, rank - 1, &[16, 8, 4])
+        else {
             return Ok(None);
         };
         // A chunk's elements are consecutive registers along the row.
@@ -461,7 +339,7 @@ impl Copier {
                     .all(|(i, &x)| x == if i == rank - 1 { 1 << k } else { 0 })
             })
         });
-        if !along_row || !crate::lower::emit::ops::mma_sync_smem::disjoint(&layout) {
+        if !along_row || !crate::lower::plan::layout::disjoint(&layout) {
             return Ok(None);
         }
         let walk = SliceWalk::start(l, s, (part, layout, d), ks)?;

@@ -8,9 +8,10 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
-use crate::lower::emit::ops::mma_sync_pipeline::{Load, Staged};
+use crate::lower::emit::ops::mma_sync_pipeline::Staged;
 use crate::lower::emit::ops::mma_sync_smem::bin;
 use crate::lower::emit::ops::view_access::{element, prepare, s64, Access};
+use crate::lower::plan::copies::pipeline::Load;
 
 /// Per-thread copy state of one operand.
 pub(super) struct Stream {

@@ -13,9 +13,8 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::ir::{Opcode, Padding, ValueId};
-use crate::lower::analysis::values::value_tile;
-use crate::lower::analysis::view::{partition, PartitionInfo};
+use crate::ir::{Opcode, ValueId};
+use crate::lower::analysis::view::PartitionInfo;
 use crate::lower::emit::context::{Lowered, Lowerer};
 use crate::lower::emit::states::Deferred;
 use crate::lower::error::LowerError;
@@ -23,16 +22,14 @@ use crate::ptx::{Opc, Operand};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::OpId;
-use crate::lower::emit::ops::memory::ordering;
 use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
-use crate::lower::emit::ops::mma_sync_pipeline::{chunk_along, commit, wait};
+use crate::lower::emit::ops::mma_sync_pipeline::{commit, wait};
 use crate::lower::emit::ops::mma_sync_smem::thread_address_from;
 use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::staging::aligned_base;
 use crate::lower::emit::ops::staging::{alloc, room};
 use crate::lower::emit::ops::view_access::prepare;
 use crate::lower::emit::ops::wgmma_smem::Addresses;
-use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::coalesced::along_vec;
 use crate::lower::plan::layout::smem::Smem;
@@ -83,95 +80,12 @@ pub struct DirectB {
     chunk: i64,
 }
 
-/// The single user of `v` and whether it is the only use in the whole
-/// entry.
-pub(super) fn only_user(l: &Lowerer, v: ValueId) -> Option<OpId> {
-    let mut user = None;
-    for id in l.m.walk() {
-        let uses = l.m.ops[id].operands.iter().filter(|&&o| o == v).count();
-        if uses == 0 {
-            continue;
-        }
-        if uses > 1 || user.is_some() {
-            return None;
-        }
-        user = Some(id);
-    }
-    user
-}
-
-/// The load `load` as a direct B copy, if it is one: a weak, zero-padded
-/// tensor-view load of 16-bit elements whose tile (leading dimensions of 1
-/// aside) is the B operand of an `mma.sync` product in the same block that
-/// multiplies A from registers, copyable in aligned 16-byte chunks along N
-/// or K.
+/// The plan's direct copy of `load`, if it is one: its product, the view
+/// it reads, the tile dimension the copies run along and the elements a
+/// copy ([`crate::lower::plan::copies::direct`]).
 fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64)> {
-    let m = l.m;
-    let o = &m.ops[load];
-    if l.plan.target.always_swizzle || !ordering(l, load).is_ok_and(|o| o.is_empty()) {
-        return None;
-    }
-    let p = partition(m, o.operand("view")?)?;
-    if p.sparse_dim.is_some()
-        || p.elem.bits() != 16
-        || crate::lower::analysis::view::load_padding(p.padding) != Padding::Zero
-    {
-        return None;
-    }
-    let res = *o.results.first()?;
-    let mut v = res;
-    let mut user = only_user(l, v)?;
-    if m.ops[user].opcode == Opcode::Reshape {
-        v = *m.ops[user].results.first()?;
-        user = only_user(l, v)?;
-    }
-    let mo = &m.ops[user];
-    if mo.opcode != Opcode::MmaF || mo.operand("rhs") != Some(v) || mo.operand("lhs") == Some(v) {
-        return None;
-    }
-    let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
-        return None;
-    };
-    let (bshape, _) = value_tile(m, v)?;
-    let (ashape, _) = value_tile(m, mo.operand("lhs")?)?;
-    if plan.kind != Kind::Half || plan.sliced || bshape.len() != 2 {
-        return None;
-    }
-    let frag = a_fragment_layout(&plan, &ashape)?;
-    if *l.layout_of(mo.operand("lhs")?) != frag {
-        return None;
-    }
-    // The tile is B's shape with leading 1s.
-    let rank = p.tile_shape.len();
-    if rank < 2
-        || p.tile_shape[rank - 2..] != bshape[..]
-        || p.tile_shape[..rank - 2].iter().any(|&d| d != 1)
-    {
-        return None;
-    }
-    // Both in the same block, the load first.
-    let block = crate::lower::analysis::chains::enclosing_block(m, load)?;
-    if !block.ops.contains(&user) {
-        return None;
-    }
-    let (cd, chunk) = [rank - 1, rank - 2]
-        .into_iter()
-        .find_map(|cd| Some((cd, chunk_along(l, &p, cd, &[16])?)))?;
-    Some((user, p, cd, chunk))
-}
-
-/// Whether the B operand of product `id` is a load in the same block that
-/// is copied directly (where shared memory allows).
-pub fn copies_b(l: &Lowerer, id: OpId) -> bool {
-    let mut v = l.m.ops[id].operand("rhs");
-    let mut def = v.and_then(|v| crate::lower::analysis::view::def_op(l.m, v));
-    if let Some(r) = def.filter(|&d| l.m.ops[d].opcode == Opcode::Reshape) {
-        v = l.m.ops[r].operands.first().copied();
-        def = v.and_then(|v| crate::lower::analysis::view::def_op(l.m, v));
-    }
-    def.is_some_and(|d| {
-        l.m.ops[d].opcode == Opcode::LoadViewTko && candidate(l, d).is_some_and(|c| c.0 == id)
-    })
+    let d = l.plan.copies.direct.get(&load)?;
+    Some((d.product, d.view.clone(), d.along, d.chunk))
 }
 
 /// The rows, the bytes per row and the orientation (`[N][K]`) of the B
@@ -348,7 +262,7 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     let rank = p.tile_shape.len();
     let (stride, nk) = (d.stride, d.nk);
     let layout = along_vec(&p.tile_shape, cd, l.plan.warps, chunk);
-    if !crate::lower::emit::ops::mma_sync_smem::disjoint(&layout) {
+    if !crate::lower::plan::layout::disjoint(&layout) {
         return Err(l.unsupported_feature(load, "this copy layout"));
     }
     let byte = |b: &[i64]| -> i64 {
@@ -530,7 +444,7 @@ fn writes_memory(l: &Lowerer, ops: &[OpId]) -> bool {
 /// Whether op kind `opcode` writes memory or prints (which no copy may
 /// move before).
 fn writes(opcode: Opcode) -> bool {
-    crate::lower::emit::ops::tokens::writes(opcode) || opcode == Opcode::PrintTko
+    crate::lower::analysis::memory::writes(opcode) || opcode == Opcode::PrintTko
 }
 
 /// Defers the next iteration's copy of a prefetched load whose product

@@ -10,52 +10,24 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
+use crate::ir::{OpId, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::analysis::view::{def_op, partition, Extent, PartitionInfo};
 use crate::lower::emit::context::{class_of, Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::{Blocked, LinearLayout};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::memory::ordering;
 use crate::lower::emit::ops::mma_sync_copies::Stream;
 use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
-use crate::lower::emit::ops::mma_sync_smem::{bin, disjoint, row_pads, FragmentAddrs, Operands};
+use crate::lower::emit::ops::mma_sync_smem::{bin, FragmentAddrs, Operands};
 use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::staging::alloc;
-use crate::lower::plan::engines::mma_sync::{Kind, Plan};
+use crate::lower::plan::copies::pipeline::{Load, StageSize};
+use crate::lower::plan::copies::Ring as PlannedRing;
+use crate::lower::plan::engines::mma_sync::Plan;
+use crate::lower::plan::layout::disjoint;
 
-/// Shared memory the stages may take, in bytes (fits every sm_80+ target).
-const STAGE_BUDGET: i64 = 96 * 1024;
-/// The most stages.
-const MAX_STAGES: i64 = 3;
-
-/// One operand load of the loop body.
-pub(super) struct Load {
-    pub(super) op: OpId,
-    pub(super) view: PartitionInfo,
-    pub(super) index: Vec<ValueId>,
-    /// Elements per `cp.async` chunk.
-    pub(super) chunk: i64,
-}
-
-/// The parts of a `for` loop whose body only loads A and B and multiplies
-/// them into the loop-carried accumulator, whichever engine multiplies.
-pub(super) struct LoopShape {
-    /// The A load.
-    pub(super) a: Load,
-    /// The B load.
-    pub(super) b: Load,
-    /// The `mmaf` / `mmai` op.
-    pub(super) mma: OpId,
-    /// The induction variable.
-    pub(super) iv: ValueId,
-    /// Whether the A and B fragments are rounded to tf32 after loading.
-    pub(super) round: (bool, bool),
-}
-
-/// The loop's parts, when it has the shape this engine pipelines.
+/// The loop's parts, as the plan pipelines it on `mma.sync`.
 struct Pattern {
     a: Load,
     b: Load,
@@ -63,180 +35,26 @@ struct Pattern {
     iv: ValueId,
     plan: Plan,
     round: (bool, bool),
+    stage: StageSize,
+    ring: PlannedRing,
 }
 
-/// Elements per copy chunk of `p` (4, 8 or 16 bytes), if every chunk is
-/// aligned (a chunk crossing the tensor's edge copies its in-bounds part).
-fn chunk(l: &Lowerer, p: &PartitionInfo) -> Option<i64> {
-    chunk_along(l, p, p.tile_shape.len().checked_sub(1)?, &[16, 8, 4])
-}
-
-/// Elements per copy chunk of `p` along tile dimension `cd`, the widest of
-/// `widths` (bytes) at which every chunk is aligned: `cd` runs along
-/// memory, and the tile, its steps, the base and the other strides are
-/// multiples of the chunk.
-pub(super) fn chunk_along(
-    l: &Lowerer,
-    p: &PartitionInfo,
-    cd: usize,
-    widths: &[i64],
-) -> Option<i64> {
-    let eb = i64::from(p.elem.bits() / 8);
-    let d = *p.dim_map.get(cd)?;
-    let fact = |e: &Extent| match e {
-        Extent::Static(s) => {
-            crate::lower::analysis::facts::largest_pow2_dividing(s.unsigned_abs()) as i64
-        }
-        Extent::Dynamic(x) => l.plan.facts.get(x).map_or(1, |f| f.divisor as i64),
-    };
-    let base_align = l.plan.facts.get(&p.base).map_or(1, |f| f.divisor as i64);
-    widths.iter().map(|b| b / eb).find(|&v| {
-        v >= 1
-            && p.strides.get(d) == Some(&Extent::Static(1))
-            && p.tile_shape[cd] % v == 0
-            && p.steps[cd] % v == 0
-            && base_align % (v * eb) == 0
-            && p.strides
-                .iter()
-                .enumerate()
-                .all(|(k, s)| k == d || fact(s) % v == 0)
-    })
-}
-
-fn load(l: &Lowerer, m: &Module, op: OpId, body: &[OpId], iv: ValueId) -> Option<Load> {
-    let o = &m.ops[op];
-    if o.opcode != Opcode::LoadViewTko || !ordering(l, op).is_ok_and(|o| o.is_empty()) {
-        return None;
-    }
-    let view = partition(m, o.operand("view")?)?;
-    if view.sparse_dim.is_some()
-        || crate::lower::analysis::view::load_padding(view.padding) != Padding::Zero
-    {
-        return None;
-    }
-    let index = o.operand_group("index").to_vec();
-    // Indices are the induction variable or defined before the loop.
-    let inside = |v: ValueId| body.iter().any(|&b| m.ops[b].results.contains(&v));
-    if index.iter().any(|&v| v != iv && inside(v)) {
-        return None;
-    }
-    // The induction variable indexes exactly one dimension.
-    if index.iter().filter(|&&v| v == iv).count() != 1 {
-        return None;
-    }
-    let chunk = chunk(l, &view)?;
-    Some(Load {
-        op,
-        view,
-        index,
-        chunk,
-    })
-}
-
-/// The load op feeding mma operand `v` in `body`, whether an f32 ->
-/// tf32 `ftof` sits between them, and the ops between them (the `ftof`,
-/// a `reshape` dropping the load's leading dimensions of 1).
-fn source(m: &Module, v: ValueId, body: &[OpId]) -> Option<(OpId, bool, usize)> {
-    let d = def_op(m, v).filter(|d| body.contains(d))?;
-    match m.ops[d].opcode {
-        Opcode::LoadViewTko => Some((d, false, 0)),
-        Opcode::Reshape => {
-            let src = *m.ops[d].operands.first()?;
-            let (ld, round, between) = source(m, src, body)?;
-            let (from, _) = value_tile(m, src)?;
-            let (to, _) = value_tile(m, v)?;
-            let lead = from.len().checked_sub(to.len())?;
-            (from[lead..] == to[..] && from[..lead].iter().all(|&d| d == 1)).then_some((
-                ld,
-                round,
-                between + 1,
-            ))
-        }
-        Opcode::FToF => {
-            let src = *m.ops[d].operands.first()?;
-            let ld = def_op(m, src).filter(|d| body.contains(d))?;
-            let from = value_tile(m, src)?.1;
-            let to = value_tile(m, v)?.1;
-            (m.ops[ld].opcode == Opcode::LoadViewTko
-                && from == Elem::Num(Scalar::F32)
-                && to == Elem::Num(Scalar::TF32))
-            .then_some((ld, true, 1))
-        }
-        _ => None,
-    }
-}
-
-/// The loop's parts if `for` op `id` has the pipelined shape: a body of
-/// two tensor-view loads (indexed by the induction variable in one
-/// dimension, zero-padded, copyable in aligned chunks), optional f32 ->
-/// tf32 roundings, the multiply and the `continue`.
-pub(super) fn loop_shape(l: &Lowerer, id: OpId) -> Option<LoopShape> {
-    let m = l.m;
-    let op = &m.ops[id];
-    let block = op.regions.first()?.blocks.first()?;
-    let body = &block.ops;
-    let (&[iv, acc_arg], n) = (block.args.as_slice(), body.len()) else {
-        return None;
-    };
-    if !(4..=8).contains(&n) || op.results.len() != 1 || op.operand_group("initValues").len() != 1 {
-        return None;
-    }
-    let (mma, cont) = (body[n - 2], body[n - 1]);
-    let (c, mo) = (&m.ops[cont], &m.ops[mma]);
-    if c.opcode != Opcode::Continue
-        || c.operands != mo.results
-        || !matches!(mo.opcode, Opcode::MmaF | Opcode::MmaI)
-    {
-        return None;
-    }
-    if mo.operand("acc")? != acc_arg {
-        return None;
-    }
-    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
-    let (a, ra, between_a) = source(m, lhs, body)?;
-    let (b, rb, between_b) = source(m, rhs, body)?;
-    // Nothing else in the body.
-    if a == b || n != 4 + between_a + between_b {
-        return None;
-    }
-    let a = load(l, m, a, body, iv)?;
-    let b = load(l, m, b, body, iv)?;
-    let (ashape, _) = value_tile(m, lhs)?;
-    let (bshape, _) = value_tile(m, rhs)?;
-    // The loads' tiles are the operands, but for leading dimensions of 1.
-    let same = |tile: &[i64], operand: &[i64]| {
-        let lead = tile.len().saturating_sub(operand.len());
-        tile[lead..] == operand[..] && tile[..lead].iter().all(|&d| d == 1)
-    };
-    if !same(&a.view.tile_shape, &ashape) || !same(&b.view.tile_shape, &bshape) {
-        return None;
-    }
-    Some(LoopShape {
-        a,
-        b,
-        mma,
-        iv,
-        round: (ra, rb),
-    })
-}
-
+/// The plan's `mma.sync` pipeline of `for` op `id`, if it has one.
 fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
-    let s = loop_shape(l, id)?;
-    // Only where the dispatcher picks mma.sync for this op.
-    let Some(crate::lower::plan::engines::Engine::MmaSync(plan)) = l.plan.engine(s.mma).cloned()
-    else {
+    let p = l.plan.copies.pipelines.get(&id)?;
+    let PlannedRing::MmaSync { plan, stage, .. } = &p.ring else {
         return None;
     };
-    if (s.round.0 || s.round.1) && plan.kind != Kind::Tf32 || plan.kind == Kind::F64 {
-        return None;
-    }
+    let s = p.shape.clone();
     Some(Pattern {
         a: s.a,
         b: s.b,
         mma: s.mma,
         iv: s.iv,
-        plan,
+        plan: plan.clone(),
         round: s.round,
+        stage: *stage,
+        ring: p.ring.clone(),
     })
 }
 
@@ -447,62 +265,10 @@ struct Ring {
     kk: i64,
 }
 
-/// One stage of a pipelined loop: A `[batch][M][K + pad]` then B
-/// `[batch][K][N + pad]`.
-struct StageSize {
-    /// A's rows.
-    mm: i64,
-    /// The K extent.
-    kk: i64,
-    /// Bytes per (padded) row of A.
-    astride: i64,
-    /// Bytes per (padded) row of B.
-    bstride: i64,
-    /// Bytes of A's buffer.
-    abytes: i64,
-    /// Bytes of the stage, 128-aligned.
-    stage_bytes: i64,
-}
-
-/// The stage of the loop of `pat`.
-fn stage_size(l: &Lowerer, pat: &Pattern) -> StageSize {
-    let (ashape, bshape) = (&pat.a.view.tile_shape, &pat.b.view.tile_shape);
-    let rank = ashape.len();
-    let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
-    let batch: i64 = ashape[..rank - 2].iter().product();
-    let eb = pat.plan.kind.bytes();
-    let (apad, bpad) = row_pads(pat.plan.kind, l.plan.target.always_swizzle);
-    let (astride, bstride) = ((kk + apad) * eb, (nn + bpad) * eb);
-    let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
-    StageSize {
-        mm,
-        kk,
-        astride,
-        bstride,
-        abytes,
-        stage_bytes: ((abytes + bbytes) + 127) & !127,
-    }
-}
-
-/// How many stages of `stage_bytes` the budget holds beside the scratch
-/// in use (at most [`MAX_STAGES`]).
-fn stage_count(l: &Lowerer, stage_bytes: i64) -> i64 {
-    let room = STAGE_BUDGET - l.scratch.top();
-    (room / stage_bytes).min(MAX_STAGES)
-}
-
-/// Whether `for` op `id` has the pipeline's shape but its whole A and B
-/// tiles are too large for two stages: its products then read their
-/// operands slice by slice ([`super::mma_stream`]) rather than whole
-/// tiles through registers.
-pub(super) fn too_large_to_stage(l: &Lowerer, id: OpId) -> bool {
-    pattern(l, id).is_some_and(|pat| stage_count(l, stage_size(l, &pat).stage_bytes) < 2)
-}
-
 /// Allocates the stage buffers of the loop `id` of `pat`: A `[batch][M][K +
 /// pad]`, B `[batch][K][N + pad]`, rows padded by 16 bytes, or unpadded and
-/// swizzled under `always_swizzle`; as many stages as fit the budget (none
-/// if fewer than two do).
+/// swizzled under `always_swizzle`; the plan's stages, or as many as fit
+/// the budget beside the scratch in use (none if fewer than two do).
 fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, LowerError> {
     let StageSize {
         mm,
@@ -511,14 +277,13 @@ fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, 
         bstride,
         abytes,
         stage_bytes,
-    } = stage_size(l, pat);
+    } = pat.stage;
     let kind = pat.plan.kind;
     let eb = kind.bytes();
     let swizzle = l.plan.target.always_swizzle;
-    let stages = stage_count(l, stage_bytes);
-    if stages < 2 {
+    let Some(stages) = pat.ring.fit(l.plan, l.scratch.top()) else {
         return Ok(None);
-    }
+    };
     let a_elem = pat.a.view.elem;
     let buf = alloc(l, &[stages * stage_bytes / eb], a_elem)?;
     let ops = Operands {

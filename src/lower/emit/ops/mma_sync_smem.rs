@@ -16,7 +16,7 @@
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::{doubling_runs, Lowerer, Tile};
 use crate::lower::error::LowerError;
-use crate::lower::plan::layout::LinearLayout;
+use crate::lower::plan::layout::{disjoint, LinearLayout};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
@@ -25,7 +25,7 @@ use crate::lower::emit::ops::staging::{alloc, write, Buffer, Placement};
 use crate::lower::emit::ops::staging_window::{
     slice_groups, write_window, Guard, Selector, Window,
 };
-use crate::lower::plan::engines::mma_sync::Kind;
+use crate::lower::plan::engines::mma_sync::{row_pads, Kind};
 
 /// Where a copied slice lands: the buffer's byte offset, each operand
 /// dimension's byte stride, and the rows' swizzle.
@@ -115,17 +115,6 @@ pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizz
         _ => batch * ks * (nn + bpad) * eb,
     };
     ((a + 15) & !15) + b
-}
-
-/// Elements of padding at the end of each A and B buffer row: 16 bytes (32
-/// for tf32 B, whose columns are read per lane), none when swizzled.
-pub fn row_pads(kind: Kind, swizzle: bool) -> (i64, i64) {
-    let eb = kind.bytes();
-    match (swizzle, kind) {
-        (true, _) => (0, 0),
-        (false, Kind::Tf32) => (16 / eb, 8),
-        (false, _) => (16 / eb, 16 / eb),
-    }
 }
 
 /// Allocates the buffers for tiles `a` (`[batch,] M x K`) and `b`
@@ -270,28 +259,6 @@ impl Staged {
             }
         }
     }
-}
-
-/// Whether no two bases of `layout` share a set bit in any dimension:
-/// coordinates are then sums of bases, so addresses are one per-thread
-/// register plus an immediate per register.
-pub fn disjoint(layout: &LinearLayout) -> bool {
-    let rank = layout.shape.len();
-    let mut seen = vec![0i64; rank];
-    for b in layout
-        .register
-        .iter()
-        .chain(&layout.lane)
-        .chain(&layout.warp)
-    {
-        for d in 0..rank {
-            if seen[d] & b[d] != 0 {
-                return false;
-            }
-            seen[d] |= b[d];
-        }
-    }
-    true
 }
 
 /// Writes tile `t` into shared memory at byte offset `off` with byte

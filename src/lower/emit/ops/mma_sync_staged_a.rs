@@ -25,11 +25,13 @@ use crate::lower::error::LowerError;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::lower::analysis::chains::is_mma;
-use crate::lower::emit::ops::mma_sync_direct::{body_buffer_bytes, copies_b};
-use crate::lower::emit::ops::mma_sync_smem::{disjoint, row_pads, store_rows};
+use crate::lower::emit::ops::mma_sync_direct::body_buffer_bytes;
+use crate::lower::emit::ops::mma_sync_smem::store_rows;
 use crate::lower::emit::ops::staging::{alloc, room};
+use crate::lower::plan::engines::mma_sync::row_pads;
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;
+use crate::lower::plan::layout::disjoint;
 
 /// Words a thread of accumulators and invariant A fragments a loop holds
 /// in registers at most; past it, those A operands are staged.
@@ -115,7 +117,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 l.plan.target,
                 l.plan.warps,
             )
-            || !copies_b(l, op)
+            || !l.plan.copies.copies_b(op)
         {
             continue;
         }

@@ -7,31 +7,8 @@
 //! reads need nothing. Tokens carried by loops or out of `if`s are treated
 //! as writes.
 use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
+use crate::lower::analysis::memory::{access, Access};
 use crate::lower::emit::context::Lowerer;
-
-/// What a memory op does to memory.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Access {
-    Read,
-    Write,
-}
-
-fn access(opcode: Opcode) -> Option<Access> {
-    match opcode {
-        Opcode::LoadPtrTko | Opcode::LoadViewTko => Some(Access::Read),
-        Opcode::StorePtrTko
-        | Opcode::StoreViewTko
-        | Opcode::AtomicRMWTko
-        | Opcode::AtomicCASTko
-        | Opcode::AtomicRedViewTko => Some(Access::Write),
-        _ => None,
-    }
-}
-
-/// Whether op kind `opcode` writes memory.
-pub fn writes(opcode: Opcode) -> bool {
-    access(opcode) == Some(Access::Write)
-}
 
 /// The accesses a token stands for (through `join_tokens`).
 fn producers(m: &Module, token: ValueId, out: &mut Vec<Access>, depth: usize) {

@@ -34,76 +34,19 @@ use crate::ir::{OpId, Scalar};
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
-use crate::lower::plan::layout::{Blocked, LinearLayout};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::ops::mma_sync_pipeline::{
-    advance_ring, bounds, loop_shape, Bounds, Load, LoopShape, StageCopies, Staged,
+    advance_ring, bounds, Bounds, StageCopies, Staged,
 };
-use crate::lower::emit::ops::mma_sync_smem::{bin, disjoint};
+use crate::lower::emit::ops::mma_sync_smem::bin;
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::wgmma;
 use crate::lower::emit::ops::wgmma_smem::thread_part;
+use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape};
+use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::wgmma::Plan;
-use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::smem::Smem;
-use crate::lower::plan::target::MAX_SHARED_BYTES;
-
-/// The most stages.
-const MAX_STAGES: i64 = 4;
-
-/// How one operand's chunks land in its swizzled buffer.
-struct CopyPlan {
-    layout: LinearLayout,
-    /// Byte offset of each thread-index bit's chunk.
-    thread: Vec<i64>,
-    /// `(first register, byte offset from the thread's part)` per chunk.
-    chunks: Vec<(usize, i64)>,
-}
-
-/// Plans the copies of `ld` into `smem` (`k_first`: the tile is `[k, mn]`),
-/// if every chunk lands contiguously and its offset adds to the thread's.
-fn copy_plan(l: &Lowerer, ld: &Load, smem: &Smem, k_first: bool) -> Option<CopyPlan> {
-    let shape = &ld.view.tile_shape;
-    let layout = Blocked::default_for(shape, i64::from(l.plan.warps), ld.chunk).to_linear(shape);
-    let vec_bits = ld.chunk.trailing_zeros() as usize;
-    if shape.len() != 2 || !disjoint(&layout) || layout.register.len() < vec_bits {
-        return None;
-    }
-    let off = |c: &[i64]| {
-        if k_first {
-            smem.offset(c[1], c[0])
-        } else {
-            smem.offset(c[0], c[1])
-        }
-    };
-    // A chunk's elements are consecutive bytes.
-    if (0..vec_bits).any(|k| off(&layout.register[k]) != smem.es << k) {
-        return None;
-    }
-    let thread: Vec<i64> = layout.thread_bases().iter().map(|b| off(b)).collect();
-    let mask = thread.iter().fold(0, |a, &b| a | b);
-    let mut chunks = Vec::new();
-    for r in (0..layout.num_registers()).step_by(ld.chunk as usize) {
-        if layout.canonical_register(r) != r {
-            continue;
-        }
-        let imm = (0..layout.register.len())
-            .filter(|k| r >> k & 1 == 1)
-            .fold(0, |a, k| a ^ off(&layout.register[k]));
-        // Disjoint from the thread's bits: the xor is a sum.
-        if imm & mask != 0 {
-            return None;
-        }
-        chunks.push((r, imm));
-    }
-    Some(CopyPlan {
-        layout,
-        thread,
-        chunks,
-    })
-}
-
 /// The copy state of `plan` into the buffer at shared address `base`.
 fn staged(l: &mut Lowerer, plan: CopyPlan, base: Reg) -> Staged {
     let smem = match thread_part(l, &plan.thread) {
@@ -213,15 +156,6 @@ fn arrive_on_copies(l: &mut Lowerer, addr: Reg) {
     ));
 }
 
-/// The stages that fit in `room` bytes of shared memory for sets of
-/// `set` bytes (plus alignment slack and two barriers per stage), if at
-/// least two do.
-fn stage_count(room: i64, set: i64) -> Option<i64> {
-    (2..=MAX_STAGES)
-        .rev()
-        .find(|s| s * set + 1024 + 16 * s <= room)
-}
-
 /// The most accumulator registers a thread may hold for a multiply to stay
 /// in flight across iterations.
 const MAX_ACC_REGS_IN_FLIGHT: i64 = 64;
@@ -251,42 +185,30 @@ struct Pipelined {
 /// rounded to tf32), both operands' chunks land in their swizzled layouts,
 /// at least two stages fit and the induction variable is i32 or i64.
 fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError> {
-    let Some(pat) = loop_shape(l, id) else {
+    let Some(pipe) = l.plan.copies.pipelines.get(&id).cloned() else {
         return Ok(None);
     };
-    let Some(Engine::Wgmma(plan)) = l.plan.engine(pat.mma).cloned() else {
-        return Ok(None);
-    };
-    let Some((asmem, bsmem)) = crate::lower::plan::engines::wgmma::operands(plan.mnk, plan.types)
+    let PlannedRing::Wgmma {
+        plan,
+        smem,
+        copies,
+        set,
+        ..
+    } = pipe.ring.clone()
     else {
         return Ok(None);
     };
-    if pat.round != (false, false) || asmem.mn_major || !bsmem.mn_major {
-        return Ok(None);
-    }
-    let (Some(ca), Some(cb)) = (
-        copy_plan(l, &pat.a, &asmem, false),
-        copy_plan(l, &pat.b, &bsmem, true),
-    ) else {
-        return Ok(None);
-    };
-    // Leave room for the rest of the kernel: the accumulator tile once
-    // more (an epilogue's layout change goes through shared memory).
-    let [mm, nn, _] = plan.mnk;
-    let cap = l.plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
-    let room = cap - l.scratch.top() - mm * nn * 4;
-    let set = crate::lower::plan::engines::wgmma::set_bytes(&asmem, &bsmem);
-    let Some(stages) = stage_count(room, set) else {
+    let Some(stages) = pipe.ring.fit(l.plan, l.scratch.top()) else {
         return Ok(None);
     };
     let Some(bounds) = bounds(l, id)? else {
         return Ok(None);
     };
     Ok(Some(Pipelined {
-        pat,
+        pat: pipe.shape,
         plan,
-        smem: (asmem, bsmem),
-        copies: (ca, cb),
+        smem,
+        copies: *copies,
         stages,
         set,
         bounds,
@@ -634,21 +556,4 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         l.bind(r, t);
     }
     Ok(true)
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::lower::emit::ops::wgmma_pipeline::*;
-
-    #[test]
-    fn stages_are_as_many_as_fit_from_two_to_four() {
-        let set = 32 * 1024;
-        // Each stage also takes 16 bytes of barriers; 1024 bytes align.
-        assert_eq!(stage_count(4 * set + 1024 + 64, set), Some(4));
-        assert_eq!(stage_count(4 * set + 1024 + 63, set), Some(3));
-        assert_eq!(stage_count(10 * set, set), Some(4));
-        assert_eq!(stage_count(2 * set + 1024 + 32, set), Some(2));
-        assert_eq!(stage_count(2 * set + 1024 + 31, set), None);
-        assert_eq!(stage_count(-5, set), None);
-    }
 }

@@ -26,7 +26,7 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg};
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::lower::emit::ops::mma_sync_direct::{copies_b, wait_for, DirectB};
+use crate::lower::emit::ops::mma_sync_direct::{wait_for, DirectB};
 use crate::lower::emit::ops::staging::{aligned_base, alloc, room};
 use crate::lower::emit::ops::wgmma::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
@@ -80,7 +80,7 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
             && l.vals.contains_key(&a_v)
             && staged_a(l, a_v).is_none()
             && *l.layout_of(a_v) == frag
-            && copies_b(l, op);
+            && l.plan.copies.copies_b(op);
         let Some(s) = Smem::new(m, k, 2, false).filter(|_| eligible) else {
             continue;
         };

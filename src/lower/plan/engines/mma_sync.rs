@@ -331,6 +331,17 @@ pub fn a_fragment_layout(plan: &Plan, ashape: &[i64]) -> Option<LinearLayout> {
     (plan.a_in_registers() && ashape.len() >= 2).then(|| acc_layout(ashape, grid, 16))
 }
 
+/// Elements of padding at the end of each A and B buffer row: 16 bytes (32
+/// for tf32 B, whose columns are read per lane), none when swizzled.
+pub fn row_pads(kind: Kind, swizzle: bool) -> (i64, i64) {
+    let eb = kind.bytes();
+    match (swizzle, kind) {
+        (true, _) => (0, 0),
+        (false, Kind::Tf32) => (16 / eb, 8),
+        (false, _) => (16 / eb, 16 / eb),
+    }
+}
+
 /// Shared memory the staged operands may take, in bytes.
 pub const STAGE_BUDGET: i64 = 96 * 1024;
 

@@ -176,3 +176,25 @@ impl LinearLayout {
         }
     }
 }
+
+/// Whether no two bases of `layout` share a set bit in any dimension:
+/// coordinates are then sums of bases, so addresses are one per-thread
+/// register plus an immediate per register.
+pub fn disjoint(layout: &LinearLayout) -> bool {
+    let rank = layout.shape.len();
+    let mut seen = vec![0i64; rank];
+    for b in layout
+        .register
+        .iter()
+        .chain(&layout.lane)
+        .chain(&layout.warp)
+    {
+        for d in 0..rank {
+            if seen[d] & b[d] != 0 {
+                return false;
+            }
+            seen[d] |= b[d];
+        }
+    }
+    true
+}

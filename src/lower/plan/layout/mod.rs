@@ -8,4 +8,4 @@ pub mod smem;
 pub mod wgmma;
 
 pub use blocked::Blocked;
-pub use linear::{HwDim, LinearLayout};
+pub use linear::{disjoint, HwDim, LinearLayout};

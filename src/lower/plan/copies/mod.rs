@@ -1,0 +1,145 @@
+//! How the tile loads that feed products reach them, and which loops are
+//! pipelined: decided for the whole entry before emission.
+//!
+//! - [`direct`]: a B operand of `mma.sync` copied with `cp.async` straight
+//!   into its product's buffer;
+//! - [`stream`]: an operand its product reads slice by slice;
+//! - [`pipeline`]: a loop of two loads and a product, pipelined with a ring
+//!   of stages in shared memory.
+//!
+//! Every other load goes through registers. Whether a direct copy's
+//! buffer fits, and how many stages of a ring fit beside buffers claimed
+//! before its loop, is settled where emission places the buffers.
+pub mod direct;
+pub mod pipeline;
+pub mod stream;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::ir::{Module, OpId, Opcode};
+use crate::lower::plan::Plan;
+
+pub use direct::Direct;
+pub use pipeline::{Pipeline, Ring};
+pub use stream::Stream;
+
+/// The copy mechanisms and pipelined loops of one entry.
+#[derive(Clone, Debug, Default)]
+pub struct Copies {
+    /// Loads copied straight into their product's B buffer, by load op.
+    pub direct: HashMap<OpId, Direct>,
+    /// Loads their products read slice by slice, by load op.
+    pub streamed: HashMap<OpId, Stream>,
+    /// Pipelined `for` loops, by loop op.
+    pub pipelines: HashMap<OpId, Pipeline>,
+}
+
+impl Copies {
+    /// Whether the B operand of product `id` is a load copied directly.
+    pub fn copies_b(&self, id: OpId) -> bool {
+        self.direct.values().any(|d| d.product == id)
+    }
+}
+
+/// The copies of the entry whose body is `ops`, planned with the rest of
+/// `plan` (its engines, layouts and facts).
+pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
+    let mut all = Vec::new();
+    walk(m, ops, &mut all);
+    let mut copies = Copies::default();
+    for &id in &all {
+        match m.ops[id].opcode {
+            Opcode::LoadViewTko => {
+                if let Some(d) = direct::direct(m, plan, id) {
+                    copies.direct.insert(id, d);
+                }
+            }
+            Opcode::For => {
+                if let Some(p) = pipeline::pipeline(m, plan, id) {
+                    copies.pipelines.insert(id, p);
+                }
+            }
+            _ => {}
+        }
+    }
+    for &id in &all {
+        if m.ops[id].opcode == Opcode::LoadViewTko {
+            let direct_b = |user: OpId| copies.copies_b(user);
+            if let Some(s) = stream::stream(m, plan, id, direct_b) {
+                copies.streamed.insert(id, s);
+            }
+        }
+    }
+    copies
+}
+
+/// `ops` and the ops of their regions, in program order.
+fn walk(m: &Module, ops: &[OpId], out: &mut Vec<OpId>) {
+    for &id in ops {
+        out.push(id);
+        for r in &m.ops[id].regions {
+            for b in &r.blocks {
+                walk(m, &b.ops, out);
+            }
+        }
+    }
+}
+
+/// The dump's lines for the copies of `plan`, ordered by op.
+pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
+    use std::fmt::Write;
+    let copies = &plan.copies;
+    let product = |id: OpId| {
+        plan.products
+            .iter()
+            .position(|p| p.op == id)
+            .map_or_else(|| "?".to_string(), |i| i.to_string())
+    };
+    let at = |id: OpId| {
+        m.location(id)
+            .map_or_else(|| "unknown location".to_string(), |l| l.to_string())
+    };
+    let mut ids: Vec<OpId> = copies
+        .direct
+        .keys()
+        .chain(copies.streamed.keys())
+        .chain(copies.pipelines.keys())
+        .copied()
+        .collect();
+    ids.sort();
+    ids.dedup();
+    for id in ids {
+        if let Some(d) = copies.direct.get(&id) {
+            let _ = writeln!(
+                out,
+                "  load at {}: B of product {}, copied straight to shared memory (cp.async, {} elements a copy along tile dimension {})",
+                at(id),
+                product(d.product),
+                d.chunk,
+                d.along
+            );
+        }
+        if let Some(s) = copies.streamed.get(&id) {
+            let _ = writeln!(
+                out,
+                "  load at {}: operand of product {}, streamed slice by slice",
+                at(id),
+                product(s.product)
+            );
+        }
+        if let Some(p) = copies.pipelines.get(&id) {
+            let engine = match p.ring {
+                Ring::MmaSync { .. } => "mma.sync, cp.async groups",
+                Ring::Wgmma { .. } => "wgmma, cp.async and mbarriers",
+            };
+            let _ = writeln!(
+                out,
+                "  loop at {}: pipelined, product {} on {engine}, up to {} stages of {} bytes",
+                at(id),
+                product(p.shape.mma),
+                p.ring.stages(),
+                p.ring.stage_bytes()
+            );
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! Pipelined loops: a `for` loop whose body only loads an A and a B tile
+//! and multiplies them into the loop-carried accumulator is pipelined by
+//! its product's engine, with a ring of stages in shared memory that
+//! `cp.async` fills for the next iterations while the current one
+//! multiplies. This file finds such loops and plans their stages.
+use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::analysis::view::{def_op, partition, Extent, PartitionInfo};
+use crate::lower::plan::engines::mma_sync::{row_pads, Kind, STAGE_BUDGET};
+use crate::lower::plan::engines::{mma_sync, wgmma, Engine};
+use crate::lower::plan::layout::smem::Smem;
+use crate::lower::plan::layout::{disjoint, Blocked, LinearLayout};
+use crate::lower::plan::target::MAX_SHARED_BYTES;
+use crate::lower::plan::Plan;
+
+/// The most stages of an `mma.sync` ring.
+const MMA_SYNC_MAX_STAGES: i64 = 3;
+/// The most stages of a `wgmma` ring.
+const WGMMA_MAX_STAGES: i64 = 4;
+
+/// One operand load of a pipelined loop's body.
+#[derive(Clone, Debug)]
+pub struct Load {
+    /// The load op.
+    pub op: OpId,
+    /// The view and partition it reads.
+    pub view: PartitionInfo,
+    /// Its index operands.
+    pub index: Vec<ValueId>,
+    /// Elements per `cp.async` chunk.
+    pub chunk: i64,
+}
+
+/// The parts of a `for` loop whose body only loads A and B and multiplies
+/// them into the loop-carried accumulator, whichever engine multiplies.
+#[derive(Clone, Debug)]
+pub struct LoopShape {
+    /// The A load.
+    pub a: Load,
+    /// The B load.
+    pub b: Load,
+    /// The `mmaf` / `mmai` op.
+    pub mma: OpId,
+    /// The induction variable.
+    pub iv: ValueId,
+    /// Whether the A and B fragments are rounded to tf32 after loading.
+    pub round: (bool, bool),
+}
+
+/// A pipelined loop: its shape and its engine's ring.
+#[derive(Clone, Debug)]
+pub struct Pipeline {
+    /// The loop's body.
+    pub shape: LoopShape,
+    /// The ring, by the product's engine.
+    pub ring: Ring,
+}
+
+/// A pipelined loop's ring of stages.
+#[derive(Clone, Debug)]
+pub enum Ring {
+    /// `cp.async` groups on `mma.sync`: A `[batch][M][K + pad]` then B
+    /// `[batch][K][N + pad]` a stage.
+    MmaSync {
+        /// The product's plan.
+        plan: mma_sync::Plan,
+        /// One stage.
+        stage: StageSize,
+        /// The stages.
+        stages: i64,
+    },
+    /// Swizzled operand sets on `wgmma`, each with a full and an empty
+    /// mbarrier.
+    Wgmma {
+        /// The product's plan.
+        plan: wgmma::Plan,
+        /// A's and B's swizzled layouts.
+        smem: (Smem, Smem),
+        /// How A's and B's chunks land in them.
+        copies: Box<(CopyPlan, CopyPlan)>,
+        /// Bytes of one set of A and B buffers.
+        set: i64,
+        /// The stages.
+        stages: i64,
+    },
+}
+
+impl Ring {
+    /// The stages.
+    pub fn stages(&self) -> i64 {
+        match self {
+            Ring::MmaSync { stages, .. } | Ring::Wgmma { stages, .. } => *stages,
+        }
+    }
+
+    /// The stages that fit beside `used` bytes of shared memory taken
+    /// before the loop (the plan's stages where nothing is), if two do.
+    pub fn fit(&self, plan: &Plan, used: i64) -> Option<i64> {
+        let stages = match self {
+            Ring::MmaSync { stage, .. } => mma_sync_stages(stage.stage_bytes, used),
+            Ring::Wgmma { plan: p, set, .. } => {
+                let [mm, nn, _] = p.mnk;
+                let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
+                wgmma_stages(cap - used - mm * nn * 4, *set)?
+            }
+        };
+        (stages >= 2).then_some(stages.min(self.stages()))
+    }
+
+    /// Bytes of one stage.
+    pub fn stage_bytes(&self) -> i64 {
+        match self {
+            Ring::MmaSync { stage, .. } => stage.stage_bytes,
+            Ring::Wgmma { set, .. } => *set,
+        }
+    }
+}
+
+/// One stage of an `mma.sync` ring: A `[batch][M][K + pad]` then B
+/// `[batch][K][N + pad]`.
+#[derive(Clone, Copy, Debug)]
+pub struct StageSize {
+    /// A's rows.
+    pub mm: i64,
+    /// The K extent.
+    pub kk: i64,
+    /// Bytes per (padded) row of A.
+    pub astride: i64,
+    /// Bytes per (padded) row of B.
+    pub bstride: i64,
+    /// Bytes of A's buffer.
+    pub abytes: i64,
+    /// Bytes of the stage, 128-aligned.
+    pub stage_bytes: i64,
+}
+
+/// How one operand's chunks land in its swizzled `wgmma` buffer.
+#[derive(Clone, Debug)]
+pub struct CopyPlan {
+    /// The copy layout.
+    pub layout: LinearLayout,
+    /// Byte offset of each thread-index bit's chunk.
+    pub thread: Vec<i64>,
+    /// `(first register, byte offset from the thread's part)` per chunk.
+    pub chunks: Vec<(usize, i64)>,
+}
+
+/// The pipeline of `for` op `id`, if its body has the shape and its
+/// engine's ring holds at least two stages where nothing else takes
+/// shared memory.
+pub fn pipeline(m: &Module, plan: &Plan, id: OpId) -> Option<Pipeline> {
+    let shape = loop_shape(m, plan, id)?;
+    if !bounds_pipeline(m, id) {
+        return None;
+    }
+    let ring = match plan.engine(shape.mma)? {
+        Engine::MmaSync(p) => mma_sync_ring(plan, &shape, p, 0)?,
+        Engine::Wgmma(p) => wgmma_ring(plan, &shape, p, 0)?,
+        Engine::Fma => return None,
+    };
+    Some(Pipeline { shape, ring })
+}
+
+/// Whether the loop's bounds are there and its induction variable is i32
+/// or i64.
+fn bounds_pipeline(m: &Module, id: OpId) -> bool {
+    let op = &m.ops[id];
+    let (Some(lb), Some(_), Some(_)) = (
+        op.operand("lowerBound"),
+        op.operand("upperBound"),
+        op.operand("step"),
+    ) else {
+        return false;
+    };
+    matches!(
+        value_tile(m, lb),
+        Some((_, Elem::Num(Scalar::I64 | Scalar::I32)))
+    )
+}
+
+/// The `mma.sync` ring of a loop of `shape`, with `used` bytes of shared
+/// memory taken before it: as many stages as the budget holds beside them
+/// (at most three), if two do.
+pub fn mma_sync_ring(
+    plan: &Plan,
+    shape: &LoopShape,
+    p: &mma_sync::Plan,
+    used: i64,
+) -> Option<Ring> {
+    if (shape.round.0 || shape.round.1) && p.kind != Kind::Tf32 || p.kind == Kind::F64 {
+        return None;
+    }
+    let stage = stage_size(plan, shape, p.kind);
+    let stages = mma_sync_stages(stage.stage_bytes, used);
+    (stages >= 2).then(|| Ring::MmaSync {
+        plan: p.clone(),
+        stage,
+        stages,
+    })
+}
+
+/// How many `mma.sync` stages of `stage_bytes` the budget holds beside
+/// `used` bytes (at most three).
+fn mma_sync_stages(stage_bytes: i64, used: i64) -> i64 {
+    ((STAGE_BUDGET - used) / stage_bytes).min(MMA_SYNC_MAX_STAGES)
+}
+
+/// Whether `for` op `id` has the `mma.sync` pipeline's shape but its whole
+/// A and B tiles are too large for two stages: its products then read
+/// their operands slice by slice rather than whole tiles through
+/// registers.
+pub fn too_large_to_stage(m: &Module, plan: &Plan, id: OpId) -> bool {
+    let Some(shape) = loop_shape(m, plan, id) else {
+        return false;
+    };
+    let Some(Engine::MmaSync(p)) = plan.engine(shape.mma) else {
+        return false;
+    };
+    if (shape.round.0 || shape.round.1) && p.kind != Kind::Tf32 || p.kind == Kind::F64 {
+        return false;
+    }
+    mma_sync_stages(stage_size(plan, &shape, p.kind).stage_bytes, 0) < 2
+}
+
+/// The stage of an `mma.sync` ring for the loop of `shape`.
+fn stage_size(plan: &Plan, shape: &LoopShape, kind: Kind) -> StageSize {
+    let (ashape, bshape) = (&shape.a.view.tile_shape, &shape.b.view.tile_shape);
+    let rank = ashape.len();
+    let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
+    let batch: i64 = ashape[..rank - 2].iter().product();
+    let eb = kind.bytes();
+    let (apad, bpad) = row_pads(kind, plan.target.always_swizzle);
+    let (astride, bstride) = ((kk + apad) * eb, (nn + bpad) * eb);
+    let (abytes, bbytes) = (batch * mm * astride, batch * kk * bstride);
+    StageSize {
+        mm,
+        kk,
+        astride,
+        bstride,
+        abytes,
+        stage_bytes: ((abytes + bbytes) + 127) & !127,
+    }
+}
+
+/// The `wgmma` ring of a loop of `shape`, with `used` bytes of shared
+/// memory taken before it: A K-major and B MN-major (neither rounded to
+/// tf32), both operands' chunks landing in their swizzled layouts, and as
+/// many stages as fit beside `used` and the accumulator tile once more
+/// (an epilogue's layout change goes through shared memory), if two do.
+pub fn wgmma_ring(plan: &Plan, shape: &LoopShape, p: &wgmma::Plan, used: i64) -> Option<Ring> {
+    let (asmem, bsmem) = wgmma::operands(p.mnk, p.types)?;
+    if shape.round != (false, false) || asmem.mn_major || !bsmem.mn_major {
+        return None;
+    }
+    let ca = copy_plan(plan, &shape.a, &asmem, false)?;
+    let cb = copy_plan(plan, &shape.b, &bsmem, true)?;
+    let [mm, nn, _] = p.mnk;
+    let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
+    let room = cap - used - mm * nn * 4;
+    let set = wgmma::set_bytes(&asmem, &bsmem);
+    let stages = wgmma_stages(room, set)?;
+    Some(Ring::Wgmma {
+        plan: p.clone(),
+        smem: (asmem, bsmem),
+        copies: Box::new((ca, cb)),
+        set,
+        stages,
+    })
+}
+
+/// The `wgmma` stages that fit in `room` bytes of shared memory for sets
+/// of `set` bytes (plus alignment slack and two barriers per stage), if
+/// at least two do.
+pub fn wgmma_stages(room: i64, set: i64) -> Option<i64> {
+    (2..=WGMMA_MAX_STAGES)
+        .rev()
+        .find(|s| s * set + 1024 + 16 * s <= room)
+}
+
+/// Plans the copies of `ld` into `smem` (`k_first`: the tile is `[k, mn]`),
+/// if every chunk lands contiguously and its offset adds to the thread's.
+fn copy_plan(plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<CopyPlan> {
+    let shape = &ld.view.tile_shape;
+    let layout = Blocked::default_for(shape, i64::from(plan.warps), ld.chunk).to_linear(shape);
+    let vec_bits = ld.chunk.trailing_zeros() as usize;
+    if shape.len() != 2 || !disjoint(&layout) || layout.register.len() < vec_bits {
+        return None;
+    }
+    let off = |c: &[i64]| {
+        if k_first {
+            smem.offset(c[1], c[0])
+        } else {
+            smem.offset(c[0], c[1])
+        }
+    };
+    // A chunk's elements are consecutive bytes.
+    if (0..vec_bits).any(|k| off(&layout.register[k]) != smem.es << k) {
+        return None;
+    }
+    let thread: Vec<i64> = layout.thread_bases().iter().map(|b| off(b)).collect();
+    let mask = thread.iter().fold(0, |a, &b| a | b);
+    let mut chunks = Vec::new();
+    for r in (0..layout.num_registers()).step_by(ld.chunk as usize) {
+        if layout.canonical_register(r) != r {
+            continue;
+        }
+        let imm = (0..layout.register.len())
+            .filter(|k| r >> k & 1 == 1)
+            .fold(0, |a, k| a ^ off(&layout.register[k]));
+        // Disjoint from the thread's bits: the xor is a sum.
+        if imm & mask != 0 {
+            return None;
+        }
+        chunks.push((r, imm));
+    }
+    Some(CopyPlan {
+        layout,
+        thread,
+        chunks,
+    })
+}
+
+/// Elements per copy chunk of `p` (4, 8 or 16 bytes), if every chunk is
+/// aligned (a chunk crossing the tensor's edge copies its in-bounds part).
+fn chunk(plan: &Plan, p: &PartitionInfo) -> Option<i64> {
+    chunk_along(plan, p, p.tile_shape.len().checked_sub(1)?, &[16, 8, 4])
+}
+
+/// Elements per copy chunk of `p` along tile dimension `cd`, the widest of
+/// `widths` (bytes) at which every chunk is aligned: `cd` runs along
+/// memory, and the tile, its steps, the base and the other strides are
+/// multiples of the chunk.
+pub fn chunk_along(plan: &Plan, p: &PartitionInfo, cd: usize, widths: &[i64]) -> Option<i64> {
+    let eb = i64::from(p.elem.bits() / 8);
+    let d = *p.dim_map.get(cd)?;
+    let fact = |e: &Extent| match e {
+        Extent::Static(s) => {
+            crate::lower::analysis::facts::largest_pow2_dividing(s.unsigned_abs()) as i64
+        }
+        Extent::Dynamic(x) => plan.facts.get(x).map_or(1, |f| f.divisor as i64),
+    };
+    let base_align = plan.facts.get(&p.base).map_or(1, |f| f.divisor as i64);
+    widths.iter().map(|b| b / eb).find(|&v| {
+        v >= 1
+            && p.strides.get(d) == Some(&Extent::Static(1))
+            && p.tile_shape[cd] % v == 0
+            && p.steps[cd] % v == 0
+            && base_align % (v * eb) == 0
+            && p.strides
+                .iter()
+                .enumerate()
+                .all(|(k, s)| k == d || fact(s) % v == 0)
+    })
+}
+
+/// Whether op `op` is weak: no memory ordering.
+pub fn weak(m: &Module, op: OpId) -> bool {
+    matches!(
+        m.ops[op].attr("memory_ordering_semantics"),
+        None | Some(crate::ir::Attr::Enum(_, 0))
+    )
+}
+
+/// Load `op` of a loop body `body` with induction variable `iv`, if it is
+/// one a ring can copy: weak, zero-padded, indexed by the induction
+/// variable in exactly one dimension and otherwise by values defined
+/// before the loop, in aligned chunks.
+fn load(m: &Module, plan: &Plan, op: OpId, body: &[OpId], iv: ValueId) -> Option<Load> {
+    let o = &m.ops[op];
+    if o.opcode != Opcode::LoadViewTko || !weak(m, op) {
+        return None;
+    }
+    let view = partition(m, o.operand("view")?)?;
+    if view.sparse_dim.is_some()
+        || crate::lower::analysis::view::load_padding(view.padding) != Padding::Zero
+    {
+        return None;
+    }
+    let index = o.operand_group("index").to_vec();
+    // Indices are the induction variable or defined before the loop.
+    let inside = |v: ValueId| body.iter().any(|&b| m.ops[b].results.contains(&v));
+    if index.iter().any(|&v| v != iv && inside(v)) {
+        return None;
+    }
+    // The induction variable indexes exactly one dimension.
+    if index.iter().filter(|&&v| v == iv).count() != 1 {
+        return None;
+    }
+    let chunk = chunk(plan, &view)?;
+    Some(Load {
+        op,
+        view,
+        index,
+        chunk,
+    })
+}
+
+/// The load op feeding mma operand `v` in `body`, whether an f32 ->
+/// tf32 `ftof` sits between them, and the ops between them (the `ftof`,
+/// a `reshape` dropping the load's leading dimensions of 1).
+fn source(m: &Module, v: ValueId, body: &[OpId]) -> Option<(OpId, bool, usize)> {
+    let d = def_op(m, v).filter(|d| body.contains(d))?;
+    match m.ops[d].opcode {
+        Opcode::LoadViewTko => Some((d, false, 0)),
+        Opcode::Reshape => {
+            let src = *m.ops[d].operands.first()?;
+            let (ld, round, between) = source(m, src, body)?;
+            let (from, _) = value_tile(m, src)?;
+            let (to, _) = value_tile(m, v)?;
+            let lead = from.len().checked_sub(to.len())?;
+            (from[lead..] == to[..] && from[..lead].iter().all(|&d| d == 1)).then_some((
+                ld,
+                round,
+                between + 1,
+            ))
+        }
+        Opcode::FToF => {
+            let src = *m.ops[d].operands.first()?;
+            let ld = def_op(m, src).filter(|d| body.contains(d))?;
+            let from = value_tile(m, src)?.1;
+            let to = value_tile(m, v)?.1;
+            (m.ops[ld].opcode == Opcode::LoadViewTko
+                && from == Elem::Num(Scalar::F32)
+                && to == Elem::Num(Scalar::TF32))
+            .then_some((ld, true, 1))
+        }
+        _ => None,
+    }
+}
+
+/// The loop's parts if `for` op `id` has the pipelined shape: a body of
+/// two tensor-view loads (indexed by the induction variable in one
+/// dimension, zero-padded, copyable in aligned chunks), optional f32 ->
+/// tf32 roundings, the multiply and the `continue`.
+pub fn loop_shape(m: &Module, plan: &Plan, id: OpId) -> Option<LoopShape> {
+    let op = &m.ops[id];
+    let block = op.regions.first()?.blocks.first()?;
+    let body = &block.ops;
+    let (&[iv, acc_arg], n) = (block.args.as_slice(), body.len()) else {
+        return None;
+    };
+    if !(4..=8).contains(&n) || op.results.len() != 1 || op.operand_group("initValues").len() != 1 {
+        return None;
+    }
+    let (mma, cont) = (body[n - 2], body[n - 1]);
+    let (c, mo) = (&m.ops[cont], &m.ops[mma]);
+    if c.opcode != Opcode::Continue
+        || c.operands != mo.results
+        || !matches!(mo.opcode, Opcode::MmaF | Opcode::MmaI)
+    {
+        return None;
+    }
+    if mo.operand("acc")? != acc_arg {
+        return None;
+    }
+    let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
+    let (a, ra, between_a) = source(m, lhs, body)?;
+    let (b, rb, between_b) = source(m, rhs, body)?;
+    // Nothing else in the body.
+    if a == b || n != 4 + between_a + between_b {
+        return None;
+    }
+    let a = load(m, plan, a, body, iv)?;
+    let b = load(m, plan, b, body, iv)?;
+    let (ashape, _) = value_tile(m, lhs)?;
+    let (bshape, _) = value_tile(m, rhs)?;
+    // The loads' tiles are the operands, but for leading dimensions of 1.
+    let same = |tile: &[i64], operand: &[i64]| {
+        let lead = tile.len().saturating_sub(operand.len());
+        tile[lead..] == operand[..] && tile[..lead].iter().all(|&d| d == 1)
+    };
+    if !same(&a.view.tile_shape, &ashape) || !same(&b.view.tile_shape, &bshape) {
+        return None;
+    }
+    Some(LoopShape {
+        a,
+        b,
+        mma,
+        iv,
+        round: (ra, rb),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lower::plan::copies::pipeline::wgmma_stages;
+
+    #[test]
+    fn stages_are_as_many_as_fit_from_two_to_four() {
+        let set = 32 * 1024;
+        // Each stage also takes 16 bytes of barriers; 1024 bytes align.
+        assert_eq!(wgmma_stages(4 * set + 1024 + 64, set), Some(4));
+        assert_eq!(wgmma_stages(4 * set + 1024 + 63, set), Some(3));
+        assert_eq!(wgmma_stages(10 * set, set), Some(4));
+        assert_eq!(wgmma_stages(2 * set + 1024 + 32, set), Some(2));
+        assert_eq!(wgmma_stages(2 * set + 1024 + 31, set), None);
+        assert_eq!(wgmma_stages(-5, set), None);
+    }
+}
