@@ -2,6 +2,7 @@
 //! under [`ops`], with the lowering context ([`context::Lowerer`]) they
 //! share.
 pub mod context;
+pub mod copies;
 pub mod entry;
 pub mod globals;
 pub mod ops;

@@ -1,6 +1,6 @@
 //! State the op families and engines keep while one entry is emitted, one
 //! value per type, each type defined and read by the family that owns it
-//! (the `cp.async` copies in flight of [`crate::lower::emit::ops::mma_sync_direct`], say).
+//! (the `cp.async` copies in flight of [`crate::lower::emit::copies::direct`], say).
 //! The lowering context holds them without naming any family, so adding an
 //! engine adds a file, not a field.
 use std::any::{Any, TypeId};

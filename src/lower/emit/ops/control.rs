@@ -111,8 +111,7 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         .map(|b| b.ops.clone())
         .unwrap_or_default();
     // B tiles copied straight to shared memory start copying first.
-    let (mut early, mut waiting) =
-        crate::lower::emit::ops::mma_sync_direct::issue_early(l, &ops, None)?;
+    let (mut early, mut waiting) = crate::lower::emit::copies::direct::issue_early(l, &ops, None)?;
     for (i, &op) in ops.iter().enumerate() {
         if early.contains(&op) {
             continue;
@@ -124,7 +123,7 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         if !waiting.is_empty() && crate::lower::analysis::chains::is_mma(l.m.ops[op].opcode) {
             let rest = &ops[i + 1..];
             let (issued, left) =
-                crate::lower::emit::ops::mma_sync_direct::issue_early(l, rest, Some(&waiting))?;
+                crate::lower::emit::copies::direct::issue_early(l, rest, Some(&waiting))?;
             early.extend(issued);
             waiting = left;
         }
@@ -301,7 +300,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     // The first iteration's B tiles start copying before the loop.
     let prefetched = match args.first() {
         Some(&a) if !early && narrow.is_none() => {
-            crate::lower::emit::ops::mma_sync_direct::prefetch(l, id, a, step, ity)?
+            crate::lower::emit::copies::direct::prefetch(l, id, a, step, ity)?
         }
         _ => Vec::new(),
     };
@@ -340,7 +339,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     });
     l.scratch.enter_loop(l.b.depth());
     lower_region(l, id, 0)?;
-    crate::lower::emit::ops::mma_sync_direct::issue_next(l)?;
+    crate::lower::emit::copies::direct::issue_next(l)?;
     l.scratch.leave_loop();
     l.loops.pop();
     if !early {
@@ -353,7 +352,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         );
     }
     l.b.end_loop();
-    crate::lower::emit::ops::mma_sync_direct::drain(l, &prefetched);
+    crate::lower::emit::copies::direct::drain(l, &prefetched);
     let mut vars = vars;
     if let Some(s) = split.filter(|s| s.sum_after) {
         vars[s.slot] = crate::lower::emit::ops::mma_split_sum::sum_pairs(l, id, &vars[s.slot])?;

@@ -211,7 +211,7 @@ pub(super) fn read(
 
 /// [`read`] through access `a` (prepared for `p` with its elements as
 /// stored).
-pub(super) fn read_at(
+pub(crate) fn read_at(
     l: &mut Lowerer,
     op: OpId,
     p: &PartitionInfo,

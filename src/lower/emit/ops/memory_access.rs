@@ -6,7 +6,8 @@ use crate::ir::{OpId, Opcode};
 use crate::lower::emit::context::{Lowered, Lowerer};
 use crate::lower::error::LowerError;
 
-use crate::lower::emit::ops::{memory, mma_stream, mma_sync_direct};
+use crate::lower::emit::copies::{direct as mma_sync_direct, stream as mma_stream};
+use crate::lower::emit::ops::memory;
 
 /// Lowers `load_view_tko` (op `id`): a load a product copies straight into
 /// its B buffer, or streams slice by slice, is lowered by the product's

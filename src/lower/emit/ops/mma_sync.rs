@@ -25,7 +25,7 @@ use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::ptx::Reg;
 
-use crate::lower::emit::ops::mma_stream::{Slices, Source};
+use crate::lower::emit::copies::stream::{Slices, Source};
 use crate::lower::emit::ops::mma_sync_frags::{
     a_fragments, acc_fragments, acc_registers, fragment_addrs, ARegs, Mmas,
 };
@@ -59,7 +59,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let mma = Mmas::new(plan, &shape, kk, ae, be, sa, sb);
     if let Some(d) = op
         .operand("rhs")
-        .and_then(|v| crate::lower::emit::ops::mma_sync_direct::direct(l, v))
+        .and_then(|v| crate::lower::emit::copies::direct::direct(l, v))
     {
         let acc = direct_b(l, id, plan, (a_v, &ashape), &d, mma, &acc_in.regs)?;
         l.bind(res, acc);
@@ -90,7 +90,7 @@ fn staged_product(
     mma: Mmas,
     acc: &[Reg],
 ) -> Result<Vec<Reg>, LowerError> {
-    let (a, b) = crate::lower::emit::ops::mma_stream::operands(l, id)?;
+    let (a, b) = crate::lower::emit::copies::stream::operands(l, id)?;
     let rank = plan.acc.shape.len();
     let swizzle = swizzled(l, a.disjoint(), b.disjoint());
     // A already in fragment order stays in registers.
@@ -171,7 +171,7 @@ fn slicing(
             .find(|&ks| {
                 bytes(ks) <= STAGE_BUDGET.min(room)
                     && (parts > 1
-                        || slice_words(ks) <= crate::lower::emit::ops::mma_stream::SLICE_WORDS
+                        || slice_words(ks) <= crate::lower::emit::copies::stream::SLICE_WORDS
                         || ks == plan.kind.k())
             })
             .map(|ks| (ks, room))
@@ -229,7 +229,7 @@ impl SlicedOperands<'_> {
     /// before the barrier that shows them.
     fn barrier(&self, l: &mut Lowerer) {
         if self.copies {
-            crate::lower::emit::ops::mma_sync_pipeline::wait(l, 0);
+            crate::lower::emit::copies::cp_async::wait(l, 0);
         }
         l.barrier();
     }
@@ -329,14 +329,14 @@ fn direct_b(
     id: OpId,
     plan: &Plan,
     (a_v, ashape): (crate::ir::ValueId, &[i64]),
-    d: &Rc<crate::lower::emit::ops::mma_sync_direct::DirectB>,
+    d: &Rc<crate::lower::emit::copies::direct::DirectB>,
     mma: Mmas,
     acc: &[Reg],
 ) -> Result<Tile, LowerError> {
     // Copies deferred by earlier products go out before this one waits.
-    crate::lower::emit::ops::mma_sync_direct::issue_next(l)?;
+    crate::lower::emit::copies::direct::issue_next(l)?;
     let regs = direct_b_product(l, id, plan, (a_v, ashape), d, mma, acc)?;
-    crate::lower::emit::ops::mma_sync_direct::defer_next(l, d);
+    crate::lower::emit::copies::direct::defer_next(l, d);
     release_direct(l, d);
     Ok(Tile {
         elem: Elem::Num(plan.acc_elem),
@@ -351,7 +351,7 @@ fn direct_b_product(
     id: OpId,
     plan: &Plan,
     (a_v, ashape): (crate::ir::ValueId, &[i64]),
-    d: &crate::lower::emit::ops::mma_sync_direct::DirectB,
+    d: &crate::lower::emit::copies::direct::DirectB,
     mut mma: Mmas,
     acc: &[Reg],
 ) -> Result<Vec<Reg>, LowerError> {
@@ -389,7 +389,7 @@ fn direct_b_product(
         b_nk: d.nk,
         swizzle: [false, d.rows_swizzled],
     };
-    crate::lower::emit::ops::mma_sync_direct::wait_for(l, d.load);
+    crate::lower::emit::copies::direct::wait_for(l, d.load);
     l.barrier();
     let base = l.shared_base();
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
@@ -403,7 +403,7 @@ fn direct_b_product(
 /// A direct copy's buffer is free once read, unless it holds the next
 /// iteration's copy too (a later B copy, say, may take its place when
 /// scratch is reused).
-fn release_direct(l: &mut Lowerer, d: &crate::lower::emit::ops::mma_sync_direct::DirectB) {
+fn release_direct(l: &mut Lowerer, d: &crate::lower::emit::copies::direct::DirectB) {
     if d.next.is_none() {
         l.scratch.release_at(d.offset);
     }

@@ -10,17 +10,18 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::ir::{OpId, Scalar, ValueId};
+use crate::ir::{OpId, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::emit::context::{class_of, Lowerer, Tile};
 use crate::lower::error::LowerError;
-use crate::lower::plan::layout::{Blocked, LinearLayout};
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::lower::plan::layout::Blocked;
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::mma_sync_copies::Stream;
+use crate::lower::emit::copies::cp_async::{commit, wait};
+use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies, Staged};
+use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
-use crate::lower::emit::ops::mma_sync_smem::{bin, FragmentAddrs, Operands};
-use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
+use crate::lower::emit::ops::mma_sync_smem::{FragmentAddrs, Operands};
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::plan::copies::pipeline::{Load, StageSize};
 use crate::lower::plan::copies::Ring as PlannedRing;
@@ -58,18 +59,6 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     })
 }
 
-/// A staged operand: its copy layout, per-thread shared address, and the
-/// bytes of one stage.
-pub(super) struct Staged {
-    pub(super) layout: Rc<LinearLayout>,
-    pub(super) smem: Reg,
-    /// Shared byte offset of each chunk register from `smem` (logical,
-    /// before the swizzle).
-    pub(super) chunks: Vec<(usize, i64)>,
-    /// The thread's swizzled base, when the buffer is swizzled.
-    pub(super) swizzled: Option<Swizzled>,
-}
-
 /// Plans the copies of `ld` into a buffer of row stride `stride` bytes at
 /// `off`, swizzled by `sw` when given.
 fn staged(
@@ -90,7 +79,7 @@ fn staged(
     strides.drain(..3 - rank);
     let byte = |b: &[i64]| -> i64 { b.iter().zip(&strides).map(|(x, s)| x * s).sum() };
     let (start, smem) =
-        crate::lower::emit::ops::mma_sync_smem::thread_address_from(l, &layout, off, byte);
+        crate::lower::emit::copies::address::thread_address_from(l, &layout, off, byte);
     let swizzled = sw.map(|sw| Swizzled::new(l, sw, start, smem));
     let chunks = (0..layout.num_registers())
         .step_by(ld.chunk as usize)
@@ -103,150 +92,6 @@ fn staged(
         chunks,
         swizzled,
     })
-}
-
-/// The bounds of a pipelined loop.
-pub(super) struct Bounds {
-    /// The lower bound.
-    pub(super) lb: Tile,
-    /// The upper bound.
-    pub(super) ub: Reg,
-    /// The step.
-    pub(super) step: Reg,
-    /// The induction variable's type (s32 or s64).
-    pub(super) ity: Ty,
-    /// The type the loop compares in (unsigned with `unsignedCmp`).
-    cmp: Ty,
-}
-
-impl Bounds {
-    /// Whether induction value `x` is below the upper bound.
-    pub(super) fn before_end(&self, l: &mut Lowerer, x: Reg) -> Reg {
-        l.b.op(
-            Opc::Setp,
-            &["lt"],
-            &[self.cmp],
-            Ty::Pred,
-            smallvec![Operand::Reg(x), Operand::Reg(self.ub)],
-        )
-    }
-}
-
-/// The bounds of `for` op `id`, if its induction variable is i32 or i64.
-pub(super) fn bounds(l: &mut Lowerer, id: OpId) -> Result<Option<Bounds>, LowerError> {
-    let op = &l.m.ops[id];
-    let (Some(lb), Some(ub), Some(step)) = (
-        op.operand("lowerBound"),
-        op.operand("upperBound"),
-        op.operand("step"),
-    ) else {
-        return Ok(None);
-    };
-    let unsigned = op.has_flag("unsignedCmp");
-    let lb = l.tile(id, lb)?;
-    let ity = match lb.elem {
-        Elem::Num(Scalar::I64) => Ty::S64,
-        Elem::Num(Scalar::I32) => Ty::S32,
-        _ => return Ok(None),
-    };
-    let cmp = match (ity, unsigned) {
-        (Ty::S64, true) => Ty::U64,
-        (Ty::S64, false) => Ty::S64,
-        (_, true) => Ty::U32,
-        _ => Ty::S32,
-    };
-    let ub = l.tile(id, ub)?.regs[0];
-    let step = l.tile(id, step)?.regs[0];
-    Ok(Some(Bounds {
-        lb,
-        ub,
-        step,
-        ity,
-        cmp,
-    }))
-}
-
-/// Advances ring position `r` by `by`, back to 0 at `wrap`; returns the
-/// predicate of the wrap.
-pub(super) fn advance_ring(l: &mut Lowerer, r: Reg, by: i64, wrap: i64) -> Reg {
-    let n = bin(l, Opc::Add, Ty::U32, r, Operand::Imm(by));
-    let at_end = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        smallvec![Operand::Reg(n), Operand::Imm(wrap)],
-    );
-    l.b.op_into(
-        r,
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        smallvec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
-    );
-    at_end
-}
-
-/// `cp.async.commit_group`.
-pub(super) fn commit(l: &mut Lowerer) {
-    l.b.push(Inst::new(
-        Opc::CpAsync,
-        &["commit_group"],
-        &[],
-        vec![],
-        vec![],
-    ));
-}
-
-/// `cp.async.wait_group n`: all but the `n` newest groups complete.
-pub(super) fn wait(l: &mut Lowerer, n: i64) {
-    l.b.push(Inst::new(
-        Opc::CpAsync,
-        &["wait_group"],
-        &[],
-        vec![],
-        smallvec![Operand::Imm(n)],
-    ));
-}
-
-/// The `cp.async` copies of a pipelined loop's A and B loads into their
-/// stage buffers.
-pub(super) struct StageCopies<'a> {
-    /// The A and B loads.
-    loads: (&'a Load, &'a Load),
-    /// Their buffers' copy layouts and addresses.
-    staged: (&'a Staged, &'a Staged),
-    /// Their copy state.
-    streams: (Stream, Stream),
-}
-
-impl<'a> StageCopies<'a> {
-    /// The copies of `loads` into `staged` at the loop's first iteration
-    /// (`lb` holds the lower bound of the induction variable `iv`).
-    pub(super) fn new(
-        l: &mut Lowerer,
-        loads: (&'a Load, &'a Load),
-        staged: (&'a Staged, &'a Staged),
-        iv: ValueId,
-        lb: &Tile,
-        bounds: &Bounds,
-    ) -> Result<StageCopies<'a>, LowerError> {
-        let (step, ity) = (bounds.step, bounds.ity);
-        let a = Stream::new(l, loads.0, staged.0, iv, lb, step, ity)?;
-        let b = Stream::new(l, loads.1, staged.1, iv, lb, step, ity)?;
-        Ok(StageCopies {
-            loads,
-            staged,
-            streams: (a, b),
-        })
-    }
-
-    /// Copies the current iteration's A and B tiles into the stage at
-    /// byte offset `off`.
-    pub(super) fn issue(&self, l: &mut Lowerer, off: Reg) {
-        self.streams.0.issue(l, self.loads.0, self.staged.0, off);
-        self.streams.1.issue(l, self.loads.1, self.staged.1, off);
-    }
 }
 
 /// The ring of stage buffers of a pipelined loop.

@@ -25,7 +25,7 @@ use crate::lower::error::LowerError;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::lower::analysis::chains::is_mma;
-use crate::lower::emit::ops::mma_sync_direct::body_buffer_bytes;
+use crate::lower::emit::copies::direct::body_buffer_bytes;
 use crate::lower::emit::ops::mma_sync_smem::store_rows;
 use crate::lower::emit::ops::staging::{alloc, room};
 use crate::lower::plan::engines::mma_sync::row_pads;
@@ -50,7 +50,7 @@ struct Staged {
     /// Loop-invariant A operands written once into row-major buffers.
     rows: HashMap<ValueId, RowsA>,
     /// Whether direct B buffers are unpadded, their rows swizzled, to
-    /// leave room for a staged A ([`crate::lower::emit::ops::mma_sync_direct`]).
+    /// leave room for a staged A ([`crate::lower::emit::copies::direct`]).
     swizzle_direct: bool,
 }
 

@@ -28,15 +28,11 @@ pub mod mma_fma_regs;
 pub mod mma_operands;
 pub mod mma_scaled;
 pub mod mma_split_sum;
-pub mod mma_stream;
 pub mod mma_sync;
-pub mod mma_sync_copies;
-pub mod mma_sync_direct;
 pub mod mma_sync_frags;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
 pub mod mma_sync_staged_a;
-pub mod mma_sync_swizzle;
 pub mod movement;
 pub mod packed;
 pub mod reduce;
@@ -54,7 +50,6 @@ pub mod view_access;
 pub mod wgmma;
 pub mod wgmma_pipeline;
 pub mod wgmma_regs;
-pub mod wgmma_smem;
 pub mod wgmma_stream;
 
 use crate::ir::{OpId, Opcode};
@@ -132,7 +127,7 @@ fn lower_op_here(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Opcode::StoreViewTko => memory_access::lower_store_view(l, id),
         Opcode::Assume => forward_assume(l, id),
         Opcode::GetTileBlockId | Opcode::GetNumTileBlocks => special::lower_block_ids(l, id),
-        Opcode::Reshape if mma_sync_direct::forward_reshape(l, id) => Ok(()),
+        Opcode::Reshape if crate::lower::emit::copies::direct::forward_reshape(l, id) => Ok(()),
         Opcode::Constant | Opcode::Reshape | Opcode::Broadcast | Opcode::Iota => {
             shape::lower(l, id)
         }

@@ -16,11 +16,11 @@ use rustc_hash::FxHashMap;
 use smallvec::{smallvec, SmallVec};
 
 /// Per-access facts shared by every register of one load or store.
-pub(super) struct Access {
+pub(crate) struct Access {
     /// Index of the first element of this thread, per tile dimension (s64).
-    pub(super) start: Vec<Reg>,
+    pub(crate) start: Vec<Reg>,
     /// Tensor extent of each tile dimension (u64 operand).
-    pub(super) bound: Vec<Operand>,
+    pub(crate) bound: Vec<Operand>,
     /// Stride of each tile dimension in elements.
     stride: Vec<Extent>,
     /// Stride registers (s64) for dynamic strides, per tile dimension.
@@ -30,7 +30,7 @@ pub(super) struct Access {
     /// Bytes per element.
     esize: i64,
     /// Whether each tile dimension needs a bounds check.
-    pub(super) check: Vec<bool>,
+    pub(crate) check: Vec<bool>,
     /// For gather/scatter views: the sparse dimension and, per register,
     /// the element's index along it (s64).
     rows: Option<(usize, Vec<Reg>)>,
@@ -158,7 +158,7 @@ fn thread_coords(
 /// Sets up the access of view `p` at tile indices `index` to the elements
 /// of `layout` (of `p`'s tile shape): this thread's start, the extent and
 /// stride along each tile dimension, and the address of its first element.
-pub(super) fn prepare(
+pub(crate) fn prepare(
     l: &mut Lowerer,
     op: OpId,
     p: &PartitionInfo,
@@ -416,13 +416,13 @@ fn sparse_rows(
 }
 
 /// `opc` of `a` and `b` in s64.
-pub(super) fn s64(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
+pub(crate) fn s64(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
     l.b.op(opc, &[], &[Ty::S64], Ty::S64, smallvec![a, b])
 }
 
 /// The out-of-bounds predicate and address of the element at register
 /// coordinate `c` (`None` predicate: always in bounds).
-pub(super) fn element(
+pub(crate) fn element(
     l: &mut Lowerer,
     a: &mut Access,
     c: &[i64],
@@ -571,7 +571,7 @@ impl Access {
     /// computed once until the access moves; none unless the dimension's
     /// start and extent are known non-negative (the room then decides every
     /// bounds check exactly: offset `c` is out when the room is at most `c`).
-    pub(super) fn room(&mut self, l: &mut Lowerer, d: usize) -> Option<Reg> {
+    pub(crate) fn room(&mut self, l: &mut Lowerer, d: usize) -> Option<Reg> {
         if !self.nonneg[d] {
             return None;
         }
@@ -605,7 +605,7 @@ impl Access {
     /// Moves the access `by` elements along tile dimension `d`; `step`
     /// holds `by` times the dimension's stride in bytes when that stride
     /// is dynamic.
-    pub(super) fn advance(&mut self, l: &mut Lowerer, d: usize, by: i64, step: Option<Reg>) {
+    pub(crate) fn advance(&mut self, l: &mut Lowerer, d: usize, by: i64, step: Option<Reg>) {
         self.start[d] = l.b.op(
             Opc::Add,
             &[],
@@ -632,7 +632,7 @@ impl Access {
 
     /// `by` times the stride of tile dimension `d` in bytes, in a register
     /// when the stride is dynamic.
-    pub(super) fn step(&self, l: &mut Lowerer, d: usize, by: i64) -> Option<Reg> {
+    pub(crate) fn step(&self, l: &mut Lowerer, d: usize, by: i64) -> Option<Reg> {
         let r = self.stride_reg[d]?;
         Some(l.b.op(
             Opc::Mul,

@@ -2,7 +2,7 @@
 //! (`wgmma.mma_async`, sm_90a).
 //!
 //! Both operands go through shared memory in the swizzled layouts of
-//! [`crate::lower::emit::ops::wgmma_smem`]: A (`m x k`) K-major; B (`k x n`) MN-major for 16-bit
+//! [`crate::lower::emit::copies::swizzled`]: A (`m x k`) K-major; B (`k x n`) MN-major for 16-bit
 //! types (the tile's rows are already contiguous along N), K-major for
 //! tf32 and 8-bit types (which `wgmma` reads K-major only). The tile
 //! block's warpgroups split M; each runs `m64nNk*` instructions over its
@@ -28,8 +28,8 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
+use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
-use crate::lower::emit::ops::wgmma_smem::write;
 use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
 use crate::lower::plan::layout::smem::Smem;
 
@@ -78,9 +78,9 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     };
     let streamed = [op.operand("lhs"), op.operand("rhs")]
         .iter()
-        .any(|v| v.is_some_and(|v| matches!(l.vals.get(&v), Some(Lowered::Deferred(d)) if d.is::<crate::lower::emit::ops::mma_stream::Streamed>())));
+        .any(|v| v.is_some_and(|v| matches!(l.vals.get(&v), Some(Lowered::Deferred(d)) if d.is::<crate::lower::emit::copies::stream::Streamed>())));
     if streamed {
-        let operands = crate::lower::emit::ops::mma_stream::operands(l, id)?;
+        let operands = crate::lower::emit::copies::stream::operands(l, id)?;
         return crate::lower::emit::ops::wgmma_stream::lower(l, id, plan, operands);
     }
     let (asmem, bsmem) = operands(plan.mnk, plan.types).ok_or_else(|| l.unsupported(id))?;

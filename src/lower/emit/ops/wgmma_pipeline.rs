@@ -36,13 +36,11 @@ use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::mma_sync_pipeline::{
-    advance_ring, bounds, Bounds, StageCopies, Staged,
-};
-use crate::lower::emit::ops::mma_sync_smem::bin;
+use crate::lower::emit::copies::address::bin;
+use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies, Staged};
+use crate::lower::emit::copies::swizzled::thread_part;
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::wgmma;
-use crate::lower::emit::ops::wgmma_smem::thread_part;
 use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape};
 use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::wgmma::Plan;

@@ -1,7 +1,7 @@
 //! Chained products (attention's `Q·Kᵀ` and `P·V`, [`crate::lower::analysis::chains`])
 //! on sm_90a's warpgroup tensor cores: A from registers, B from a buffer
 //! its tile was copied into straight from global memory
-//! ([`crate::lower::emit::ops::mma_sync_direct`]).
+//! ([`crate::lower::emit::copies::direct`]).
 //!
 //! The `mma.sync` plan of such a product gives every warp 16 whole rows
 //! (`WarpGrid::rows`). When the warps fill whole warpgroups (`M = 16 x
@@ -9,7 +9,7 @@
 //! accumulator layout ([`crate::lower::plan::layout::wgmma`]) and its A
 //! fragments (the m16n8k16 ones) are `wgmma`'s A register fragments. So
 //! only the B buffer and the instructions change: the copy lands in the
-//! swizzled canonical layout of [`crate::lower::emit::ops::wgmma_smem`] (K-major for `Kᵀ`,
+//! swizzled canonical layout of [`crate::lower::emit::copies::swizzled`] (K-major for `Kᵀ`,
 //! MN-major for V), and each warpgroup issues one `m64nNk16` per K step:
 //!
 //! ```text
@@ -26,12 +26,12 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg};
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::lower::emit::ops::mma_sync_direct::{wait_for, DirectB};
+use crate::lower::emit::copies::direct::{wait_for, DirectB};
+use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc, room};
 use crate::lower::emit::ops::wgmma::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
-use crate::lower::emit::ops::wgmma_smem::write;
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, on_wgmma, Plan};
 use crate::lower::plan::engines::{operand_elems, Engine};
 use crate::lower::plan::layout::smem::Smem;

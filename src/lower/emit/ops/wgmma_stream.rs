@@ -1,5 +1,5 @@
 //! `wgmma` products whose operands are both streamed
-//! ([`crate::lower::emit::ops::mma_stream`]): K goes in slices, each slice read from global
+//! ([`crate::lower::emit::copies::stream`]): K goes in slices, each slice read from global
 //! memory into registers and written into a set of swizzled buffers, two
 //! sets used in turn where they fit. A slice's reads go out while the
 //! previous slice's multiply is in flight:
@@ -20,12 +20,12 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
-use crate::lower::emit::ops::mma_stream::{Slices, Source, SLICE_WORDS};
+use crate::lower::emit::copies::stream::{Slices, Source, SLICE_WORDS};
+use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::ops::wgmma::{
     acc_tile, acc_words, b_offset, descriptors, multiply, proxy_fence, sync_op,
 };
-use crate::lower::emit::ops::wgmma_smem::write;
 use crate::lower::plan::engines::k_slices;
 use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
 

@@ -181,7 +181,7 @@ fn add(l: &mut Lowerer, opc: Opc, x: Reg, y: Reg) -> Reg {
 
 #[cfg(test)]
 mod tests {
-    use crate::lower::emit::ops::mma_sync_swizzle::*;
+    use crate::lower::emit::copies::swizzle::*;
 
     /// The bank group (bits 4..6) of each of the eight rows `r0..r0 + 8` at
     /// logical chunk `c`.

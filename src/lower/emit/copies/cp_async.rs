@@ -8,13 +8,13 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
-use crate::lower::emit::ops::mma_sync_pipeline::Staged;
-use crate::lower::emit::ops::mma_sync_smem::bin;
+use crate::lower::emit::copies::address::bin;
+use crate::lower::emit::copies::ring::Staged;
 use crate::lower::emit::ops::view_access::{element, prepare, s64, Access};
 use crate::lower::plan::copies::pipeline::Load;
 
 /// Per-thread copy state of one operand.
-pub(super) struct Stream {
+pub(crate) struct Stream {
     /// Global address of each chunk (s64 variables).
     addrs: Vec<Reg>,
     /// Bytes the addresses move per loop step.
@@ -50,7 +50,7 @@ fn access(
 }
 
 /// `addr + imm` of an address operand as an s64 register.
-pub(super) fn flat(l: &mut Lowerer, o: Operand) -> Reg {
+pub(crate) fn flat(l: &mut Lowerer, o: Operand) -> Reg {
     match o {
         Operand::Addr(r, imm) => l.b.op(
             Opc::Add,
@@ -118,7 +118,7 @@ enum Check {
 /// `skip`: all of them when every dimension is in bounds, none when one
 /// other than `along` (the chunk's dimension) is out, and what is left of
 /// the row along `along`; `None` when no dimension needs a check.
-pub(super) fn chunk_bytes(
+pub(crate) fn chunk_bytes(
     l: &mut Lowerer,
     a: &mut Access,
     c: &[i64],
@@ -180,7 +180,7 @@ pub(super) fn chunk_bytes(
 
 /// `cp.async` of a `bytes`-byte chunk from global `src` to shared `dst`,
 /// copying only `size` bytes (the rest zero-filled) when given.
-pub(super) fn cp_async(l: &mut Lowerer, dst: Operand, src: Operand, bytes: i64, size: Option<Reg>) {
+pub(crate) fn cp_async(l: &mut Lowerer, dst: Operand, src: Operand, bytes: i64, size: Option<Reg>) {
     let cache = if bytes == 16 { "cg" } else { "ca" };
     let mut srcs = vec![dst, src, Operand::Imm(bytes)];
     if let Some(s) = size {
@@ -198,7 +198,7 @@ pub(super) fn cp_async(l: &mut Lowerer, dst: Operand, src: Operand, bytes: i64, 
 /// The global address of the chunk at register coordinate `c` (register
 /// `r`) of access `a`, whole (`cp.async` takes no immediate offset), its
 /// bounds left to [`chunk_bytes`].
-pub(super) fn chunk_source(l: &mut Lowerer, a: &mut Access, c: &[i64], r: usize) -> Operand {
+pub(crate) fn chunk_source(l: &mut Lowerer, a: &mut Access, c: &[i64], r: usize) -> Operand {
     let checks = std::mem::take(&mut a.check);
     a.check = vec![false; checks.len()];
     let (_, addr) = element(l, a, c, r);
@@ -208,7 +208,7 @@ pub(super) fn chunk_source(l: &mut Lowerer, a: &mut Access, c: &[i64], r: usize)
 
 impl Stream {
     /// The state at the first iteration (`ivt` holds the lower bound).
-    pub(super) fn new(
+    pub(crate) fn new(
         l: &mut Lowerer,
         ld: &Load,
         st: &Staged,
@@ -286,7 +286,7 @@ impl Stream {
 
     /// Issues the current step's copies into the stage `stage` bytes on,
     /// then advances to the next step.
-    pub(super) fn issue(&self, l: &mut Lowerer, ld: &Load, st: &Staged, stage: Reg) {
+    pub(crate) fn issue(&self, l: &mut Lowerer, ld: &Load, st: &Staged, stage: Reg) {
         let swizzled = st.swizzled.map(|s| s.offset(l, stage));
         let dst = match swizzled {
             Some(_) => st.smem,
@@ -353,4 +353,26 @@ impl Stream {
             );
         }
     }
+}
+
+/// `cp.async.commit_group`.
+pub(crate) fn commit(l: &mut Lowerer) {
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &["commit_group"],
+        &[],
+        vec![],
+        vec![],
+    ));
+}
+
+/// `cp.async.wait_group n`: all but the `n` newest groups complete.
+pub(crate) fn wait(l: &mut Lowerer, n: i64) {
+    l.b.push(Inst::new(
+        Opc::CpAsync,
+        &["wait_group"],
+        &[],
+        vec![],
+        smallvec![Operand::Imm(n)],
+    ));
 }

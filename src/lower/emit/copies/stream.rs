@@ -22,10 +22,10 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Operand, Reg};
 
+use crate::lower::emit::copies::address::{CopyDest, Part};
+use crate::lower::emit::copies::cp_async::{chunk_bytes, chunk_source, cp_async};
+use crate::lower::emit::copies::swizzle::Swizzled;
 use crate::lower::emit::ops::memory::read_at;
-use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
-use crate::lower::emit::ops::mma_sync_smem::{CopyDest, Part};
-use crate::lower::emit::ops::mma_sync_swizzle::Swizzled;
 use crate::lower::emit::ops::view_access::{prepare, Access};
 use crate::lower::plan::engines::mma_sync::Kind;
 use crate::lower::plan::layout::coalesced::along_vec;
@@ -218,7 +218,7 @@ impl Slices {
     pub fn copy(&mut self, l: &mut Lowerer, to: Option<CopyDest>) {
         if let (Some(c), Some(to)) = (&mut self.copier, to) {
             c.copy(l, to);
-            crate::lower::emit::ops::mma_sync_pipeline::commit(l);
+            crate::lower::emit::copies::cp_async::commit(l);
         }
     }
 }
@@ -354,7 +354,7 @@ impl Copier {
             |b: &[i64]| -> i64 { b[lead..].iter().zip(to.strides).map(|(x, s)| x * s).sum() };
         let layout = &w.layout;
         let (start, smem) =
-            crate::lower::emit::ops::mma_sync_smem::thread_address_from(l, layout, to.off, byte);
+            crate::lower::emit::copies::address::thread_address_from(l, layout, to.off, byte);
         let swizzled = to.swizzle.map(|sw| Swizzled::new(l, sw, start, smem));
         let eb = i64::from(w.part.elem.bits() / 8);
         let bytes = self.chunk * eb;

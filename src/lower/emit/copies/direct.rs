@@ -22,14 +22,14 @@ use crate::ptx::{Opc, Operand};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::OpId;
-use crate::lower::emit::ops::mma_sync_copies::{chunk_bytes, chunk_source, cp_async};
-use crate::lower::emit::ops::mma_sync_pipeline::{commit, wait};
-use crate::lower::emit::ops::mma_sync_smem::thread_address_from;
-use crate::lower::emit::ops::mma_sync_swizzle::{Swizzle, Swizzled};
+use crate::lower::emit::copies::address::thread_address_from;
+use crate::lower::emit::copies::cp_async::{chunk_bytes, chunk_source, cp_async};
+use crate::lower::emit::copies::cp_async::{commit, wait};
+use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
+use crate::lower::emit::copies::swizzled::Addresses;
 use crate::lower::emit::ops::staging::aligned_base;
 use crate::lower::emit::ops::staging::{alloc, room};
 use crate::lower::emit::ops::view_access::prepare;
-use crate::lower::emit::ops::wgmma_smem::Addresses;
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::coalesced::along_vec;
 use crate::lower::plan::layout::smem::Smem;
@@ -491,7 +491,7 @@ enum Dest {
 
 /// Binds the result of reshape `id` to what its operand was lowered to
 /// when that is a load a product reads itself (copied directly, or
-/// streamed, [`crate::lower::emit::ops::mma_stream`]); false otherwise.
+/// streamed, [`crate::lower::emit::copies::stream`]); false otherwise.
 pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
     let op = &l.m.ops[id];
     let (Some(src), Some(&res)) = (op.operands.first(), op.results.first()) else {

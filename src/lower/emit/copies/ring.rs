@@ -1,0 +1,151 @@
+//! A ring of stage buffers that `cp.async` fills for the next iterations
+//! of a pipelined loop while the current iteration reads its stage: the
+//! loop's bounds, the copies of each operand into a stage, and the ring
+//! positions that wrap.
+use smallvec::smallvec;
+use std::rc::Rc;
+
+use crate::ir::{OpId, Scalar, ValueId};
+use crate::lower::analysis::values::Elem;
+use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::copies::address::bin;
+use crate::lower::emit::copies::cp_async::Stream;
+use crate::lower::emit::copies::swizzle::Swizzled;
+use crate::lower::error::LowerError;
+use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::layout::LinearLayout;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+/// A staged operand: its copy layout, per-thread shared address, and the
+/// bytes of one stage.
+pub(crate) struct Staged {
+    pub(crate) layout: Rc<LinearLayout>,
+    pub(crate) smem: Reg,
+    /// Shared byte offset of each chunk register from `smem` (logical,
+    /// before the swizzle).
+    pub(crate) chunks: Vec<(usize, i64)>,
+    /// The thread's swizzled base, when the buffer is swizzled.
+    pub(crate) swizzled: Option<Swizzled>,
+}
+
+/// The bounds of a pipelined loop.
+pub(crate) struct Bounds {
+    /// The lower bound.
+    pub(crate) lb: Tile,
+    /// The upper bound.
+    pub(crate) ub: Reg,
+    /// The step.
+    pub(crate) step: Reg,
+    /// The induction variable's type (s32 or s64).
+    pub(crate) ity: Ty,
+    /// The type the loop compares in (unsigned with `unsignedCmp`).
+    cmp: Ty,
+}
+
+impl Bounds {
+    /// Whether induction value `x` is below the upper bound.
+    pub(crate) fn before_end(&self, l: &mut Lowerer, x: Reg) -> Reg {
+        l.b.op(
+            Opc::Setp,
+            &["lt"],
+            &[self.cmp],
+            Ty::Pred,
+            smallvec![Operand::Reg(x), Operand::Reg(self.ub)],
+        )
+    }
+}
+
+/// The bounds of `for` op `id`, if its induction variable is i32 or i64.
+pub(crate) fn bounds(l: &mut Lowerer, id: OpId) -> Result<Option<Bounds>, LowerError> {
+    let op = &l.m.ops[id];
+    let (Some(lb), Some(ub), Some(step)) = (
+        op.operand("lowerBound"),
+        op.operand("upperBound"),
+        op.operand("step"),
+    ) else {
+        return Ok(None);
+    };
+    let unsigned = op.has_flag("unsignedCmp");
+    let lb = l.tile(id, lb)?;
+    let ity = match lb.elem {
+        Elem::Num(Scalar::I64) => Ty::S64,
+        Elem::Num(Scalar::I32) => Ty::S32,
+        _ => return Ok(None),
+    };
+    let cmp = match (ity, unsigned) {
+        (Ty::S64, true) => Ty::U64,
+        (Ty::S64, false) => Ty::S64,
+        (_, true) => Ty::U32,
+        _ => Ty::S32,
+    };
+    let ub = l.tile(id, ub)?.regs[0];
+    let step = l.tile(id, step)?.regs[0];
+    Ok(Some(Bounds {
+        lb,
+        ub,
+        step,
+        ity,
+        cmp,
+    }))
+}
+
+/// Advances ring position `r` by `by`, back to 0 at `wrap`; returns the
+/// predicate of the wrap.
+pub(crate) fn advance_ring(l: &mut Lowerer, r: Reg, by: i64, wrap: i64) -> Reg {
+    let n = bin(l, Opc::Add, Ty::U32, r, Operand::Imm(by));
+    let at_end = l.b.op(
+        Opc::Setp,
+        &["eq"],
+        &[Ty::U32],
+        Ty::Pred,
+        smallvec![Operand::Reg(n), Operand::Imm(wrap)],
+    );
+    l.b.op_into(
+        r,
+        Opc::Selp,
+        &[],
+        &[Ty::B32],
+        smallvec![Operand::Imm(0), Operand::Reg(n), Operand::Reg(at_end)],
+    );
+    at_end
+}
+
+/// The `cp.async` copies of a pipelined loop's A and B loads into their
+/// stage buffers.
+pub(crate) struct StageCopies<'a> {
+    /// The A and B loads.
+    loads: (&'a Load, &'a Load),
+    /// Their buffers' copy layouts and addresses.
+    staged: (&'a Staged, &'a Staged),
+    /// Their copy state.
+    streams: (Stream, Stream),
+}
+
+impl<'a> StageCopies<'a> {
+    /// The copies of `loads` into `staged` at the loop's first iteration
+    /// (`lb` holds the lower bound of the induction variable `iv`).
+    pub(crate) fn new(
+        l: &mut Lowerer,
+        loads: (&'a Load, &'a Load),
+        staged: (&'a Staged, &'a Staged),
+        iv: ValueId,
+        lb: &Tile,
+        bounds: &Bounds,
+    ) -> Result<StageCopies<'a>, LowerError> {
+        let (step, ity) = (bounds.step, bounds.ity);
+        let a = Stream::new(l, loads.0, staged.0, iv, lb, step, ity)?;
+        let b = Stream::new(l, loads.1, staged.1, iv, lb, step, ity)?;
+        Ok(StageCopies {
+            loads,
+            staged,
+            streams: (a, b),
+        })
+    }
+
+    /// Copies the current iteration's A and B tiles into the stage at
+    /// byte offset `off`.
+    pub(crate) fn issue(&self, l: &mut Lowerer, off: Reg) {
+        self.streams.0.issue(l, self.loads.0, self.staged.0, off);
+        self.streams.1.issue(l, self.loads.1, self.staged.1, off);
+    }
+}
