@@ -8,3 +8,4 @@ pub mod globals;
 pub mod ops;
 pub mod scratch;
 pub mod states;
+pub mod wgmma_isa;

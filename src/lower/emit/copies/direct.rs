@@ -50,6 +50,22 @@ pub struct Copies {
     /// Next-iteration copies of prefetched loads waiting to be issued
     /// ([`defer_next`]).
     next: Vec<Rc<DirectB>>,
+    /// Whether buffers lose their row padding and swizzle their rows
+    /// instead ([`set_swizzled_rows`]).
+    swizzled_rows: bool,
+}
+
+/// Whether B buffers from now on are unpadded, their rows swizzled (where
+/// a row is a power of two bytes, 128 or more): an engine that stages
+/// another operand beside them asks for it where padded buffers leave it
+/// no room.
+pub fn set_swizzled_rows(l: &mut Lowerer, on: bool) {
+    l.states.get::<Copies>().swizzled_rows = on;
+}
+
+/// Whether B buffers are unpadded, their rows swizzled.
+pub fn swizzled_rows(l: &Lowerer) -> bool {
+    l.states.peek::<Copies>().is_some_and(|c| c.swizzled_rows)
 }
 
 /// A B operand copied directly: where its buffer lies and how.
@@ -61,12 +77,12 @@ pub struct DirectB {
     pub offset: i64,
     /// Bytes per buffer row.
     pub stride: i64,
-    /// Rows unpadded and swizzled ([`crate::lower::emit::ops::mma_sync_staged_a::swizzle_direct`]).
+    /// Rows unpadded and swizzled ([`swizzled_rows`]).
     pub rows_swizzled: bool,
     /// Rows `[N][K]` (K along memory) rather than `[K][N]`.
     pub nk: bool,
     /// The swizzled layout of a buffer that `wgmma` reads
-    /// ([`crate::lower::emit::ops::wgmma_regs`]), 1024-aligned above `offset`; else rows of
+    /// ([`crate::lower::emit::ops::mma_sync_wgmma`]), 1024-aligned above `offset`; else rows of
     /// `stride` bytes.
     pub swizzled: Option<Smem>,
     /// For a load prefetched before its loop, how its product issues the
@@ -90,7 +106,7 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64
 
 /// The rows, the bytes per row and the orientation (`[N][K]`) of the B
 /// buffer of a copy of `p` along tile dimension `cd`, and whether its rows
-/// are swizzled rather than padded (where [`crate::lower::emit::ops::mma_sync_staged_a::swizzle_direct`] asks
+/// are swizzled rather than padded (where [`swizzled_rows`] asks
 /// and a row is a power of two bytes).
 fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, bool) {
     let rank = p.tile_shape.len();
@@ -98,9 +114,7 @@ fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, b
     let nk = cd == rank - 2;
     let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
     let row = cols * 2;
-    let swizzled = crate::lower::emit::ops::mma_sync_staged_a::swizzle_direct(l)
-        && row >= 128
-        && row & (row - 1) == 0;
+    let swizzled = swizzled_rows(l) && row >= 128 && row & (row - 1) == 0;
     let stride = if swizzled { row } else { row + ROW_PAD };
     (rows, stride, nk, swizzled)
 }

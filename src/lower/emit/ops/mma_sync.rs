@@ -322,7 +322,7 @@ fn multiply_slices(
 /// The product `id` by `plan` of A (`a_v`, of shape `ashape`) in
 /// registers as fragments and B copied straight into shared memory (`d`),
 /// accumulating into `acc`: waits for the copies, multiplies (on `wgmma`
-/// where the copy landed in its layout, [`crate::lower::emit::ops::wgmma_regs`]), and
+/// where the copy landed in its layout, [`crate::lower::emit::ops::mma_sync_wgmma`]), and
 /// returns the result tile.
 fn direct_b(
     l: &mut Lowerer,
@@ -355,10 +355,10 @@ fn direct_b_product(
     mut mma: Mmas,
     acc: &[Reg],
 ) -> Result<Vec<Reg>, LowerError> {
-    use crate::lower::emit::ops::wgmma_regs::{multiply, AOperand};
+    use crate::lower::emit::ops::mma_sync_wgmma::{multiply, AOperand};
     if let (Some(s), Some((offset, sa))) = (
         &d.swizzled,
-        crate::lower::emit::ops::wgmma_regs::staged_a(l, a_v),
+        crate::lower::emit::ops::mma_sync_wgmma::staged_a(l, a_v),
     ) {
         return Ok(multiply(l, id, plan, AOperand::Smem(offset, sa), d, s, acc));
     }

@@ -10,12 +10,12 @@
 //! loop into a row-major buffer (`[M][K + 8]`, rows padded by 16 bytes as
 //! the staged operands of [`crate::lower::emit::ops::mma_sync_smem`]) and the products read
 //! one fragment a K step with `ldmatrix`, as `wgmma` reads a staged Q
-//! through a descriptor ([`crate::lower::emit::ops::wgmma_regs::stage_invariant_a`]).
+//! through a descriptor ([`crate::lower::emit::ops::mma_sync_wgmma::stage_invariant_a`]).
 //!
 //! Where padded B buffers leave no room for it (sm_120's 99 KiB: K and V
 //! of 128 x 128 take 68 KiB padded, Q 34 KiB), the direct B buffers lose
 //! their padding and swizzle their rows instead
-//! ([`swizzle_direct`]).
+//! ([`crate::lower::emit::copies::direct::set_swizzled_rows`]).
 use std::rc::Rc;
 
 use crate::ir::{OpId, ValueId};
@@ -25,7 +25,7 @@ use crate::lower::error::LowerError;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::lower::analysis::chains::is_mma;
-use crate::lower::emit::copies::direct::body_buffer_bytes;
+use crate::lower::emit::copies::direct::{body_buffer_bytes, set_swizzled_rows, swizzled_rows};
 use crate::lower::emit::ops::mma_sync_smem::store_rows;
 use crate::lower::emit::ops::staging::{alloc, room};
 use crate::lower::plan::engines::mma_sync::row_pads;
@@ -49,20 +49,11 @@ const SHORT_MAX_WORDS: i64 = 128;
 struct Staged {
     /// Loop-invariant A operands written once into row-major buffers.
     rows: HashMap<ValueId, RowsA>,
-    /// Whether direct B buffers are unpadded, their rows swizzled, to
-    /// leave room for a staged A ([`crate::lower::emit::copies::direct`]).
-    swizzle_direct: bool,
 }
 
 /// Where the A operand `v` was staged, if it was.
 pub fn rows(l: &Lowerer, v: ValueId) -> Option<RowsA> {
     l.states.peek::<Staged>()?.rows.get(&v).copied()
-}
-
-/// Whether direct B buffers are unpadded, their rows swizzled, to leave
-/// room for a staged A.
-pub fn swizzle_direct(l: &Lowerer) -> bool {
-    l.states.peek::<Staged>().is_some_and(|s| s.swizzle_direct)
 }
 
 /// Where a staged A operand lies: its byte offset in the scratch array and
@@ -138,11 +129,11 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let stride = (kk + row_pads(Kind::Half, false).0) * 2;
         // A beside the body's B buffers (16 bytes for alignment).
         let fits = |l: &Lowerer| mm * stride + 16 + body_buffer_bytes(l, body) <= room(l);
-        if !fits(l) && !swizzle_direct(l) {
+        if !fits(l) && !swizzled_rows(l) {
             // Unpadded, swizzled B buffers may leave the room.
-            l.states.get::<Staged>().swizzle_direct = true;
+            set_swizzled_rows(l, true);
             let fit = fits(l);
-            l.states.get::<Staged>().swizzle_direct = fit;
+            set_swizzled_rows(l, fit);
         }
         if !fits(l) {
             continue;

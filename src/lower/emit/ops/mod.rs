@@ -33,6 +33,7 @@ pub mod mma_sync_frags;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
 pub mod mma_sync_staged_a;
+pub mod mma_sync_wgmma;
 pub mod movement;
 pub mod packed;
 pub mod reduce;
@@ -49,7 +50,6 @@ pub mod tokens;
 pub mod view_access;
 pub mod wgmma;
 pub mod wgmma_pipeline;
-pub mod wgmma_regs;
 pub mod wgmma_stream;
 
 use crate::ir::{OpId, Opcode};
@@ -63,7 +63,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     if l.m.ops[id].opcode == Opcode::For && l.loops.is_empty() && l.if_depth == 0 {
         // Staged for the rest of the entry (the scratch of ops at the
         // entry's top level stays theirs), later loops included.
-        wgmma_regs::stage_invariant_a(l, id).map_err(|e| named(l, id, e))?;
+        mma_sync_wgmma::stage_invariant_a(l, id).map_err(|e| named(l, id, e))?;
         mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
     }
     let mark = l.scratch.mark();

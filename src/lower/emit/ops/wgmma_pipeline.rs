@@ -132,7 +132,7 @@ fn scaled(l: &mut Lowerer, index: Reg, scale: i64, base: Reg) -> Reg {
 
 /// Descriptor `d` moved on by `bytes` (a u32 register, a multiple of 16).
 fn moved(l: &mut Lowerer, d: Reg, bytes: Reg) -> Reg {
-    let wide = wgmma::descriptor_units(l, bytes);
+    let wide = crate::lower::emit::wgmma_isa::descriptor_units(l, bytes);
     l.b.op(
         Opc::Add,
         &[],
@@ -454,9 +454,9 @@ fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &Sta
     }
     let ready = scaled(l, rd, 8, barriers.full);
     wait_phase(l, ready, rd_parity);
-    wgmma::proxy_fence(l);
+    crate::lower::emit::wgmma_isa::proxy_fence(l);
     mul.emit(l, rd, stages.set);
-    wgmma::sync_op(
+    crate::lower::emit::wgmma_isa::sync_op(
         l,
         &["wait_group", "sync", "aligned"],
         vec![Operand::Imm(i64::from(in_flight))],
@@ -522,7 +522,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let sa = staged(l, ca, aligned);
     let sb = staged(l, cb, bbuf);
     let descs = wgmma::descriptors(l, &plan, &asmem, &bsmem, aligned, bbuf);
-    let acc = wgmma::acc_words(l, plan.types[2], &init.regs);
+    let acc = crate::lower::emit::wgmma_isa::acc_words(l, plan.types[2], &init.regs);
     let signs = crate::lower::emit::ops::mma_operands::signedness(l, pat.mma);
 
     let lb = bounds.lb.regs[0];
@@ -542,7 +542,11 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         acc: &acc,
     };
     pipelined_loop(l, &ring, &state, &mul);
-    wgmma::sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    crate::lower::emit::wgmma_isa::sync_op(
+        l,
+        &["wait_group", "sync", "aligned"],
+        vec![Operand::Imm(0)],
+    );
     // Every thread is past its last wait before the barriers go away.
     l.barrier();
     l.b.begin_if(barriers.first, true);

@@ -23,9 +23,8 @@ use smallvec::smallvec;
 use crate::lower::emit::copies::stream::{Slices, Source, SLICE_WORDS};
 use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
-use crate::lower::emit::ops::wgmma::{
-    acc_tile, acc_words, b_offset, descriptors, multiply, proxy_fence, sync_op,
-};
+use crate::lower::emit::ops::wgmma::{acc_tile, b_offset, descriptors, multiply};
+use crate::lower::emit::wgmma_isa::{acc_words, proxy_fence, sync_op};
 use crate::lower::plan::engines::k_slices;
 use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
 

@@ -356,7 +356,7 @@ fn plan_bytes(kind: Kind, batch: i64, mm: i64, nn: i64, ks: i64) -> i64 {
 /// operand is copied straight into a buffer: f16/bf16 operands, an f32
 /// accumulator, and every warp owning 16 whole rows of whole warpgroups,
 /// so that the plan's accumulator and A fragments are `wgmma`'s
-/// ([`crate::lower::emit::ops::wgmma_regs`]).
+/// ([`crate::lower::emit::ops::mma_sync_wgmma`]).
 pub fn on_wgmma(m: &Module, id: OpId, plan: &Plan, target: Target, warps: u32) -> bool {
     let shape = &plan.acc.shape;
     let warps = i64::from(warps);

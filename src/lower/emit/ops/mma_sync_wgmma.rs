@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::lower::emit::copies::direct::{wait_for, DirectB};
 use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc, room};
-use crate::lower::emit::ops::wgmma::{
+use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, on_wgmma, Plan};
