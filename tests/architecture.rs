@@ -8,6 +8,11 @@
 //!   per-thread IR and its optimizer) nothing of the three; `emit` any.
 //! - Each engine's plan (`plan/engines/<engine>.rs`) is its own: the
 //!   engines' files import none of one another.
+//! - So is each engine's emission (`emit/ops/mma_sync*.rs`,
+//!   `emit/ops/wgmma*.rs`, `emit/ops/mma_fma*.rs`): no family imports
+//!   another's files; what they share lives in shared files (the copies
+//!   under `emit/copies/`, `emit/wgmma_isa.rs`, `emit/ops/mma_operands.rs`),
+//!   and the copies and the instruction file import no engine's.
 //! - No circle of imports joins more than six files, nor files of two
 //!   stages.
 //! - No file of the lowering is over 800 lines, no function over 150.
@@ -282,6 +287,19 @@ fn the_graph_sees_the_lowering() {
         "lower::plan::engines::mma_sync",
         "lower::analysis::chains"
     ));
+    assert!(has("lower::emit::ops::wgmma", "lower::emit::wgmma_isa"));
+    assert!(has(
+        "lower::emit::ops::mma_sync_wgmma",
+        "lower::emit::wgmma_isa"
+    ));
+    assert!(has(
+        "lower::emit::ops::wgmma_pipeline",
+        "lower::emit::copies::ring"
+    ));
+    assert!(has(
+        "lower::emit::ops::mma_sync",
+        "lower::emit::ops::mma_sync_frags"
+    ));
 }
 
 #[test]
@@ -329,6 +347,50 @@ fn each_engine_plan_is_its_own() {
     assert!(
         wrong.is_empty(),
         "engines reaching into each other:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The engine whose emission module `m` belongs to, by its file's name.
+fn engine_family(m: &[String]) -> Option<&'static str> {
+    if m.len() != 4 || m[1] != "emit" || m[2] != "ops" {
+        return None;
+    }
+    let f = m[3].as_str();
+    if f.starts_with("mma_sync") {
+        Some("mma.sync")
+    } else if f.starts_with("wgmma") {
+        Some("wgmma")
+    } else if f.starts_with("mma_fma") {
+        Some("fma")
+    } else {
+        None
+    }
+}
+
+/// Whether module `m` is shared by the engines' emission: a copy
+/// mechanism or the `wgmma` instruction.
+fn shared_by_engines(m: &[String]) -> bool {
+    m.len() >= 3 && m[1] == "emit" && (m[2] == "copies" || m[2] == "wgmma_isa")
+}
+
+#[test]
+fn each_engines_emission_is_its_own() {
+    let (_, edges) = graph();
+    let mut wrong = Vec::new();
+    for (from, targets) in &edges {
+        for to in targets {
+            let (a, b) = (engine_family(from), engine_family(to));
+            let across = matches!((a, b), (Some(x), Some(y)) if x != y);
+            let shared_into_engine = shared_by_engines(from) && b.is_some();
+            if across || shared_into_engine {
+                wrong.push(format!("{} -> {}", name(from), name(to)));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "engines' emission reaching into each other:\n{}",
         wrong.join("\n")
     );
 }
