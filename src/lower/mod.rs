@@ -26,11 +26,16 @@
 //!   │             (Lowerer: plan, body under construction, lowered       entry.rs, states.rs
 //!   │             values, each family's own state), the entry driver,
 //!   │             one op family a file; the dispatcher hands each op    ops/mod.rs, ops/<family>.rs
-//!   │             to its family, a product to its plan's engine;
-//!   │             shared-memory scratch placed by one allocator over    scratch.rs
-//!   │             the buffers' live ranges (no second lowering), and
-//!   │             the barriers an op owes before it rewrites its
-//!   │             scratch paid from one account of each loop body
+//!   │             to its family, a product to its plan's engine (each   ops/mma.rs, ops/mma_sync*.rs,
+//!   │             engine's files import none of another's); how          ops/wgmma*.rs, ops/mma_fma*.rs
+//!   │             operands reach shared memory, whichever engine reads  copies/ (cp_async.rs, ring.rs,
+//!   │             them (cp.async, rings of stages, direct B copies,      direct.rs, stream.rs, ...)
+//!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
+//!   │             they share; shared-memory scratch placed by one       scratch.rs
+//!   │             allocator over the buffers' live ranges (no second
+//!   │             lowering), and the barriers an op owes before it
+//!   │             rewrites its scratch paid from one account of each
+//!   │             loop body
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,
@@ -51,10 +56,12 @@
 //! the FMA matmul). A matrix multiply goes to the engine its plan names
 //! (`emit/ops/mma.rs`): on sm_90a `wgmma` from swizzled shared-memory
 //! operands (`emit/ops/wgmma*.rs`, layouts in `plan/layout/smem.rs` and
-//! `plan/layout/wgmma.rs`); elsewhere `mma.sync` (`emit/ops/mma_sync*.rs`,
-//! fragment layouts in `plan/layout/mma_sync.rs`) reads operands staged in
-//! padded shared memory with `ldmatrix`, and a `for` loop that only loads A
-//! and B and multiplies them is pipelined with `cp.async` stages.
+//! `plan/layout/wgmma.rs`, written by `emit/copies/swizzled.rs`); elsewhere
+//! `mma.sync` (`emit/ops/mma_sync*.rs`, fragment layouts in
+//! `plan/layout/mma_sync.rs`) reads operands staged in padded shared memory
+//! with `ldmatrix`, and a `for` loop that only loads A and B and multiplies
+//! them is pipelined with `cp.async` stages (`plan/copies/pipeline.rs`
+//! decides which loops and their stages).
 //! `mmaf_scaled` dequantizes its f8 operands to bf16 in registers and goes
 //! to the same engines (`emit/ops/mma_scaled.rs`). Target facts (clusters,
 //! bf16 arithmetic, vector width) live in `plan/target.rs`. An op or

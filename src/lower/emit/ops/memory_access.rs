@@ -6,7 +6,7 @@ use crate::ir::{OpId, Opcode};
 use crate::lower::emit::context::{Lowered, Lowerer};
 use crate::lower::error::LowerError;
 
-use crate::lower::emit::copies::{direct as mma_sync_direct, stream as mma_stream};
+use crate::lower::emit::copies::{direct, stream};
 use crate::lower::emit::ops::memory;
 
 /// Lowers `load_view_tko` (op `id`): a load a product copies straight into
@@ -14,7 +14,7 @@ use crate::lower::emit::ops::memory;
 /// engine; the others read into registers.
 pub fn lower_load_view(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let by_product = memory::ordering(l, id).is_ok()
-        && (mma_sync_direct::lower_load(l, id)? || mma_stream::lower_load(l, id));
+        && (direct::lower_load(l, id)? || stream::lower_load(l, id));
     if !by_product {
         memory::load_view(l, id)?;
     }

@@ -79,12 +79,12 @@ fn loaded(m: &Module, v: ValueId) -> Option<OpId> {
     Some(d)
 }
 
-/// How `load` is streamed, if it is [`streamable`] into a product on
+/// How `load` is streamed, if it is `streamable` into a product on
 /// `mma.sync` (whose B is not copied directly, `direct_b`), or on `wgmma`
 /// with the other operand streamable too, where an operand is a load
 /// `cp.async` cannot copy (not in aligned chunks) or the loop's pipeline
 /// cannot hold two stages, and the accumulator and both operand tiles
-/// would take more than [`MAX_WORDS`] registers a thread.
+/// would take more than `MAX_WORDS` (160) registers a thread.
 pub fn stream(
     m: &Module,
     plan: &Plan,
