@@ -133,19 +133,7 @@ pub fn descriptor(l: &mut Lowerer, base: Reg, s: &Smem) -> Reg {
 /// element, f16 two per word.
 pub fn acc_words(l: &mut Lowerer, acc: Scalar, regs: &[Reg]) -> Vec<Reg> {
     if acc == Scalar::F16 {
-        regs.chunks(2)
-            .map(|p| {
-                let w = l.b.reg(RegClass::B32);
-                l.b.push(Inst::new(
-                    Opc::Mov,
-                    &[],
-                    &[Ty::B32],
-                    smallvec![Operand::Reg(w)],
-                    smallvec![Operand::Vec(p.to_vec())],
-                ));
-                w
-            })
-            .collect()
+        regs.chunks(2).map(|p| l.b.join(p[0], p[1])).collect()
     } else {
         regs.iter()
             .map(|&r| {

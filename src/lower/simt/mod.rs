@@ -211,6 +211,42 @@ impl Builder {
         self.op_into(dst, Opc::Mov, &[], &[ty], smallvec![Operand::Reg(src)]);
     }
 
+    /// `mov.bN d, {lo, hi}`: two registers of one class joined into one
+    /// of twice the width (b16 halves into b32, b32 halves into b64).
+    pub fn join(&mut self, lo: Reg, hi: Reg) -> Reg {
+        let (class, ty) = match lo.class {
+            RegClass::B16 => (RegClass::B32, Ty::B32),
+            _ => (RegClass::B64, Ty::B64),
+        };
+        let d = self.reg(class);
+        self.push(Inst::new(
+            Opc::Mov,
+            &[],
+            &[ty],
+            smallvec![Operand::Reg(d)],
+            smallvec![Operand::Vec(vec![lo, hi])],
+        ));
+        d
+    }
+
+    /// `mov.bN {lo, hi}, v`: a b32 register split in two b16 ones, a b64
+    /// register in two b32 ones.
+    pub fn split(&mut self, v: Reg) -> (Reg, Reg) {
+        let (class, ty) = match v.class {
+            RegClass::B32 => (RegClass::B16, Ty::B32),
+            _ => (RegClass::B32, Ty::B64),
+        };
+        let (lo, hi) = (self.reg(class), self.reg(class));
+        self.push(Inst::new(
+            Opc::Mov,
+            &[],
+            &[ty],
+            smallvec![Operand::Vec(vec![lo, hi])],
+            smallvec![Operand::Reg(v)],
+        ));
+        (lo, hi)
+    }
+
     /// How many constructs (ifs, loops) are open where instructions go now.
     pub fn depth(&self) -> usize {
         self.stack.len()

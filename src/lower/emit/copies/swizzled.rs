@@ -15,7 +15,7 @@
 use crate::lower::emit::context::{doubling_runs, Lowerer, Tile};
 use crate::lower::plan::layout::smem::Smem;
 use crate::lower::plan::layout::LinearLayout;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
 /// Shared addresses of a register tile's elements in a swizzled buffer at
@@ -241,20 +241,7 @@ fn store(l: &mut Lowerer, vals: &[Reg], es: i64, addr: Reg, off: i64) {
         width = 2;
     }
     if width == 2 && words.len() >= 2 {
-        words = words
-            .chunks(2)
-            .map(|p| {
-                let w = l.b.reg(RegClass::B32);
-                l.b.push(Inst::new(
-                    Opc::Mov,
-                    &[],
-                    &[Ty::B32],
-                    smallvec![Operand::Reg(w)],
-                    smallvec![Operand::Vec(vec![p[0], p[1]])],
-                ));
-                w
-            })
-            .collect();
+        words = words.chunks(2).map(|p| l.b.join(p[0], p[1])).collect();
         width = 4;
     }
     let ty = match width {

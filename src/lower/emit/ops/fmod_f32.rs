@@ -59,14 +59,7 @@ fn s32(l: &mut Lowerer, opc: Opc, a: Operand, b: Operand) -> Reg {
 fn f64_words(l: &mut Lowerer, x: Reg) -> (Reg, Reg) {
     let w =
         l.b.op(Opc::Cvt, &[], &[Ty::F64, Ty::F32], Ty::F64, vec![r(x)]);
-    let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
-    l.b.push(Inst::new(
-        Opc::Mov,
-        &[],
-        &[Ty::B64],
-        smallvec![Operand::Vec(vec![lo, hi])],
-        vec![r(w)],
-    ));
+    let (lo, hi) = l.b.split(w);
     (hi, lo)
 }
 

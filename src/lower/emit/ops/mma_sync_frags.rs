@@ -6,7 +6,7 @@ use smallvec::smallvec;
 
 use crate::ir::Scalar;
 use crate::lower::emit::context::{Lowerer, Tile};
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
 use crate::lower::emit::ops::mma_sync_smem::{pack, FragmentAddrs, Operands};
 use crate::lower::plan::engines::mma_sync::{Kind, Plan};
@@ -27,15 +27,7 @@ fn operand_ty(s: Scalar, signed: bool) -> &'static str {
 
 /// `mov.b32 {lo, hi}, v`: a b32 register split in two b16 registers.
 fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
-    let (lo, hi) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
-    l.b.push(Inst::new(
-        Opc::Mov,
-        &[],
-        &[Ty::B32],
-        smallvec![Operand::Vec(vec![lo, hi])],
-        smallvec![Operand::Reg(v)],
-    ));
-    (lo, hi)
+    l.b.split(v)
 }
 
 /// Accumulator registers a thread from which [`Mmas`] loads B a pair of

@@ -342,15 +342,7 @@ fn store_vector(l: &mut Lowerer, regs: &[Reg], eb: i64, at: impl FnOnce(&mut Low
 
 /// `mov.b32 d, {lo, hi}`: two b16 registers packed.
 pub fn pack(l: &mut Lowerer, lo: Reg, hi: Reg) -> Reg {
-    let d = l.b.reg(RegClass::B32);
-    l.b.push(Inst::new(
-        Opc::Mov,
-        &[],
-        &[Ty::B32],
-        smallvec![Operand::Reg(d)],
-        smallvec![Operand::Vec(vec![lo, hi])],
-    ));
-    d
+    l.b.join(lo, hi)
 }
 
 /// Each lane's base addresses for its fragment loads.

@@ -70,17 +70,7 @@ pub fn unpack(l: &mut Lowerer, w: Reg, bits: u32) -> Vec<Reg> {
 /// first): halves join with `mov.b32 d, {lo, hi}`; for bytes, `prmt`
 /// then picks the low byte of each of the four halves.
 pub fn pack(l: &mut Lowerer, elems: &[Reg], bits: u32) -> Reg {
-    let join = |l: &mut Lowerer, lo: Reg, hi: Reg| {
-        let w = l.b.reg(RegClass::B32);
-        l.b.push(Inst::new(
-            Opc::Mov,
-            &[],
-            &[Ty::B32],
-            smallvec![Operand::Reg(w)],
-            smallvec![Operand::Vec(vec![lo, hi])],
-        ));
-        w
-    };
+    let join = |l: &mut Lowerer, lo: Reg, hi: Reg| l.b.join(lo, hi);
     if bits == 16 {
         return join(l, elems[0], elems[1]);
     }

@@ -122,25 +122,9 @@ pub(super) fn shfl(l: &mut Lowerer, v: Reg, mode: &'static str, b: i64, c: i64) 
     match v.class {
         RegClass::B32 => sh(l, v),
         RegClass::B64 => {
-            let lo = l.b.reg(RegClass::B32);
-            let hi = l.b.reg(RegClass::B32);
-            l.b.push(Inst::new(
-                Opc::Mov,
-                &[],
-                &[Ty::B64],
-                smallvec![Operand::Vec(vec![lo, hi])],
-                smallvec![Operand::Reg(v)],
-            ));
+            let (lo, hi) = l.b.split(v);
             let (slo, shi) = (sh(l, lo), sh(l, hi));
-            let d = l.b.reg(RegClass::B64);
-            l.b.push(Inst::new(
-                Opc::Mov,
-                &[],
-                &[Ty::B64],
-                smallvec![Operand::Reg(d)],
-                smallvec![Operand::Vec(vec![slo, shi])],
-            ));
-            d
+            l.b.join(slo, shi)
         }
         RegClass::B16 => {
             let w = l.b.op(

@@ -155,22 +155,9 @@ pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg>
     match v.class {
         RegClass::B32 => Some(shfl(l, v)),
         RegClass::B64 => {
-            let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
-            l.b.push(crate::ptx::Inst::new(
-                Opc::Mov,
-                &[],
-                &[Ty::B64],
-                smallvec![Operand::Vec(vec![lo, hi])],
-                smallvec![Operand::Reg(v)],
-            ));
+            let (lo, hi) = l.b.split(v);
             let (lo, hi) = (shfl(l, lo), shfl(l, hi));
-            Some(l.b.op(
-                Opc::Mov,
-                &[],
-                &[Ty::B64],
-                Ty::B64,
-                smallvec![Operand::Vec(vec![lo, hi])],
-            ))
+            Some(l.b.join(lo, hi))
         }
         _ => None,
     }

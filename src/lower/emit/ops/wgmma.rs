@@ -173,15 +173,7 @@ fn acc_tile_regs(l: &mut Lowerer, plan: &Plan, acc: &[Reg]) -> Vec<Reg> {
     }
     let mut out = Vec::with_capacity(2 * acc.len());
     for &w in acc {
-        let lo = l.b.reg(RegClass::B16);
-        let hi = l.b.reg(RegClass::B16);
-        l.b.push(Inst::new(
-            Opc::Mov,
-            &[],
-            &[Ty::B32],
-            smallvec![Operand::Vec(vec![lo, hi])],
-            smallvec![Operand::Reg(w)],
-        ));
+        let (lo, hi) = l.b.split(w);
         out.extend([lo, hi]);
     }
     out
