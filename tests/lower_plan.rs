@@ -124,11 +124,12 @@ fn a_two_cta_cluster_is_planned_as_one() {
     assert!(d.contains("one CTA"), "sm_80 has no clusters: {d}");
 }
 
-/// The dump's lines about copies and pipelined loops.
+/// The dump's lines about copies and pipelined loops (staged A aside).
 fn copies(dump: &str) -> Vec<&str> {
     dump.lines()
         .map(str::trim)
         .filter(|l| l.starts_with("load at ") || l.starts_with("loop at "))
+        .filter(|l| !l.contains("staged before it"))
         .collect()
 }
 
@@ -195,6 +196,45 @@ fn attention_copies_k_and_v_straight_to_shared_memory() {
                 "{gpu}: {d}"
             );
         }
+    }
+}
+
+#[test]
+fn attention_stages_q_before_its_loop_where_registers_are_short() {
+    // The causal 128x128 kernel: on sm_90 its products multiply on wgmma
+    // and read Q through a descriptor from a swizzled buffer; on sm_120
+    // (a lower register bound) Q goes into padded rows; on sm_80 it stays
+    // in registers. Emission places the buffer the plan sized.
+    let rel = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    let staged = |d: &str| -> Vec<String> {
+        d.lines()
+            .filter(|l| l.contains("staged before it"))
+            .map(|l| l.split_once("): ").map_or("", |x| x.1).to_string())
+            .collect()
+    };
+    let hopper = dump(rel, Gpu::Sm90);
+    assert_eq!(
+        staged(&hopper),
+        [0, 2].map(|p| format!(
+            "A of product {p} staged before it, swizzled K-major for wgmma (33792 bytes), where shared memory allows"
+        )),
+        "{hopper}"
+    );
+    let blackwell = dump(rel, Gpu::Sm120);
+    assert_eq!(
+        staged(&blackwell),
+        [0, 2].map(|p| format!(
+            "A of product {p} staged before it, in rows of 272 bytes (34816 bytes), where shared memory allows"
+        )),
+        "{blackwell}"
+    );
+    let ampere = dump(rel, Gpu::Sm80);
+    assert!(staged(&ampere).is_empty(), "{ampere}");
+    for (gpu, bytes) in [(Gpu::Sm90, 33792), (Gpu::Sm120, 34816)] {
+        let (m, maps) = scratch(rel, gpu);
+        let first = maps[0].buffers.first().expect("buffers");
+        assert_eq!(first.bytes, bytes, "{gpu}: {}", maps[0].dump(&m));
+        assert!(!first.in_loop, "{gpu}: {}", maps[0].dump(&m));
     }
 }
 

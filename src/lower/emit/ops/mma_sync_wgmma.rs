@@ -20,7 +20,7 @@
 use smallvec::smallvec;
 
 use crate::ir::{OpId, Scalar, ValueId};
-use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg};
@@ -32,8 +32,9 @@ use crate::lower::emit::ops::staging::{aligned_base, alloc, room};
 use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
-use crate::lower::plan::engines::mma_sync::{a_fragment_layout, on_wgmma, Plan};
-use crate::lower::plan::engines::{operand_elems, Engine};
+use crate::lower::plan::copies::staged_a::Form;
+use crate::lower::plan::engines::mma_sync::Plan;
+use crate::lower::plan::engines::operand_elems;
 use crate::lower::plan::layout::smem::Smem;
 
 /// Loop-invariant A operands of `wgmma` products written once into
@@ -48,7 +49,8 @@ pub fn staged_a(l: &Lowerer, v: ValueId) -> Option<(i64, Smem)> {
 }
 
 /// Before loop `id` (at the entry's top level), for each product of its
-/// body that runs here with A defined outside the loop (attention's Q):
+/// body that runs here with A defined outside the loop (attention's Q, as
+/// the plan names them, [`crate::lower::plan::copies::staged_a`]):
 /// writes A once into a swizzled K-major buffer that the product reads
 /// through a descriptor ([`staged_a`]), so A's registers are free
 /// inside the loop, as NVIDIA's attention keeps Q. The buffer serves later
@@ -56,44 +58,23 @@ pub fn staged_a(l: &Lowerer, v: ValueId) -> Option<(i64, Smem)> {
 /// Returns the values staged. Nothing is staged where the shared memory
 /// left is too small.
 pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, LowerError> {
-    let m = l.m;
-    let body = m.ops[id].body_ops();
+    let planned = l.plan.copies.staged_a.get(&id).cloned().unwrap_or_default();
     let mut staged = Vec::new();
-    for &op in body {
-        if !crate::lower::analysis::chains::is_mma(l.m.ops[op].opcode) {
+    for c in planned {
+        let Form::Swizzled(s) = c.form else {
+            continue;
+        };
+        // An earlier loop's buffer serves; nothing where it does not fit.
+        if staged_a(l, c.value).is_some() || c.form.bytes() > room(l) {
             continue;
         }
-        let Some(Engine::MmaSync(plan)) = l.plan.engine(op).cloned() else {
-            continue;
-        };
-        let Some(a_v) = l.m.ops[op].operand("lhs") else {
-            continue;
-        };
-        let [m, k] = match value_tile(l.m, a_v) {
-            Some((shape, _)) if shape.len() == 2 => [shape[0], shape[1]],
-            _ => continue,
-        };
-        let Some(frag) = a_fragment_layout(&plan, &[m, k]) else {
-            continue;
-        };
-        let eligible = on_wgmma(l.m, op, &plan, l.plan.target, l.plan.warps)
-            && l.vals.contains_key(&a_v)
-            && staged_a(l, a_v).is_none()
-            && *l.layout_of(a_v) == frag
-            && l.plan.copies.copies_b(op);
-        let Some(s) = Smem::new(m, k, 2, false).filter(|_| eligible) else {
-            continue;
-        };
-        if s.bytes() + 1024 > room(l) {
-            continue;
-        }
-        let t = l.tile_in(op, a_v, &std::rc::Rc::new(frag))?;
-        let buf = alloc(l, &[(s.bytes() + 1024) / 2], Elem::Num(Scalar::F16))?;
+        let t = l.tile_in(c.product, c.value, &std::rc::Rc::new(c.layout))?;
+        let buf = alloc(l, &[c.form.bytes() / 2], Elem::Num(Scalar::F16))?;
         let base = aligned_base(l, buf.offset);
         write(l, &t, &s, false, base);
         proxy_fence(l);
-        l.states.get::<StagedA>().0.insert(a_v, (buf.offset, s));
-        staged.push(a_v);
+        l.states.get::<StagedA>().0.insert(c.value, (buf.offset, s));
+        staged.push(c.value);
     }
     Ok(staged)
 }

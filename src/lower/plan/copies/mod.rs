@@ -5,13 +5,16 @@
 //!   into its product's buffer;
 //! - [`stream`]: an operand its product reads slice by slice;
 //! - [`pipeline`]: a loop of two loads and a product, pipelined with a ring
-//!   of stages in shared memory.
+//!   of stages in shared memory;
+//! - [`staged_a`]: a loop-invariant A operand written once into shared
+//!   memory before its loop.
 //!
 //! Every other load goes through registers. Whether a direct copy's
 //! buffer fits, and how many stages of a ring fit beside buffers claimed
 //! before its loop, is settled where emission places the buffers.
 pub mod direct;
 pub mod pipeline;
+pub mod staged_a;
 pub mod stream;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -21,6 +24,7 @@ use crate::lower::plan::Plan;
 
 pub use direct::Direct;
 pub use pipeline::{Pipeline, Ring};
+pub use staged_a::StagedA;
 pub use stream::Stream;
 
 /// The copy mechanisms and pipelined loops of one entry.
@@ -32,6 +36,9 @@ pub struct Copies {
     pub streamed: HashMap<OpId, Stream>,
     /// Pipelined `for` loops, by loop op.
     pub pipelines: HashMap<OpId, Pipeline>,
+    /// Loop-invariant A operands staged before the loops at the entry's
+    /// top level, by loop op.
+    pub staged_a: HashMap<OpId, Vec<StagedA>>,
 }
 
 impl Copies {
@@ -60,6 +67,14 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
                 }
             }
             _ => {}
+        }
+    }
+    for &id in ops {
+        if m.ops[id].opcode == Opcode::For {
+            let staged = staged_a::staged_a(m, plan, &copies, id);
+            if !staged.is_empty() {
+                copies.staged_a.insert(id, staged);
+            }
         }
     }
     for &id in &all {
@@ -104,6 +119,7 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
         .keys()
         .chain(copies.streamed.keys())
         .chain(copies.pipelines.keys())
+        .chain(copies.staged_a.keys())
         .copied()
         .collect();
     ids.sort();
@@ -139,6 +155,19 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
                 product(p.shape.mma),
                 p.ring.stages(),
                 p.ring.stage_bytes()
+            );
+        }
+        for a in copies.staged_a.get(&id).into_iter().flatten() {
+            let form = match a.form {
+                staged_a::Form::Rows { stride, .. } => format!("in rows of {stride} bytes"),
+                staged_a::Form::Swizzled(_) => "swizzled K-major for wgmma".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  loop at {}: A of product {} staged before it, {form} ({} bytes), where shared memory allows",
+                at(id),
+                product(a.product),
+                a.form.bytes()
             );
         }
     }
