@@ -1,5 +1,6 @@
-//! What the tile IR's memory ops do to memory.
-use crate::ir::Opcode;
+//! What the tile IR's memory ops do to memory, and the loop shapes that
+//! decide whether copies may move ahead of the ops before them.
+use crate::ir::{Module, OpId, Opcode};
 
 /// What a memory op does to memory.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -26,4 +27,42 @@ pub fn access(opcode: Opcode) -> Option<Access> {
 /// Whether op kind `opcode` writes memory.
 pub fn writes(opcode: Opcode) -> bool {
     access(opcode) == Some(Access::Write)
+}
+
+/// Whether op kind `opcode` writes memory or prints (which no copy may
+/// move before).
+pub fn writes_or_prints(opcode: Opcode) -> bool {
+    writes(opcode) || opcode == Opcode::PrintTko
+}
+
+/// Whether any op of `ops` (or of their regions) writes memory or prints.
+pub fn any_writes(m: &Module, ops: &[OpId]) -> bool {
+    ops.iter().any(|&id| {
+        let op = &m.ops[id];
+        writes_or_prints(op.opcode)
+            || op
+                .regions
+                .iter()
+                .any(|r| r.blocks.iter().any(|b| any_writes(m, &b.ops)))
+    })
+}
+
+/// Whether the body of the `for` op `id` has a `continue` inside an `if`
+/// (not the one ending the body, and not one of a nested loop).
+pub fn early_continue(m: &Module, id: OpId) -> bool {
+    fn nested(m: &Module, id: OpId) -> bool {
+        m.ops[id].regions.iter().flat_map(|r| &r.blocks).any(|b| {
+            b.ops.iter().any(|&x| match m.ops[x].opcode {
+                Opcode::Continue => true,
+                Opcode::If => nested(m, x),
+                _ => false,
+            })
+        })
+    }
+    m.ops[id]
+        .regions
+        .iter()
+        .flat_map(|r| &r.blocks)
+        .flat_map(|b| &b.ops)
+        .any(|&x| m.ops[x].opcode == Opcode::If && nested(m, x))
 }

@@ -149,9 +149,8 @@ pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
 }
 
 /// Issues, before the other ops of a block `ops`, the direct copies of the
-/// block's loads whose operands all come from outside the block and that
-/// no op writing memory (or holding regions other than a reduction's or
-/// a scan's combiner) precedes: their latency then
+/// block's loads the plan issues early
+/// ([`crate::lower::plan::copies::Direct::early`]): their latency then
 /// overlaps everything up to their products. With `only`, just those
 /// loads, wherever their buffers fit (over dead buffers too); else where
 /// they fit above the scratch in use. Returns the loads issued and those
@@ -163,16 +162,9 @@ pub fn issue_early(
 ) -> Result<(Vec<OpId>, Vec<OpId>), LowerError> {
     let mut out = Vec::new();
     let mut waiting = Vec::new();
-    let mut inside = rustc_hash::FxHashSet::default();
     for &id in ops {
-        let op = &l.m.ops[id];
-        let pure_regions = matches!(op.opcode, Opcode::Reduce | Opcode::Scan);
-        if writes(op.opcode) || !(op.regions.is_empty() || pure_regions) {
-            break;
-        }
-        let outside = op.operands.iter().all(|v| !inside.contains(v));
-        inside.extend(op.results.iter().copied());
-        if op.opcode != Opcode::LoadViewTko || !outside || only.is_some_and(|o| !o.contains(&id)) {
+        let early = l.plan.copies.direct.get(&id).is_some_and(|d| d.early);
+        if !early || only.is_some_and(|o| !o.contains(&id)) {
             continue;
         }
         let room = if only.is_some() {
@@ -367,10 +359,6 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     Ok(())
 }
 
-/// The most accumulator registers a thread of a prefetching loop's
-/// products may hold ([`prefetch`]).
-const MAX_ACC_REGS_AHEAD: usize = 64;
-
 /// How a prefetched copy finds the next iteration's tile.
 #[derive(Clone, Debug)]
 pub struct NextCopy {
@@ -384,9 +372,9 @@ pub struct NextCopy {
 
 /// Before loop `id` (induction variable `iv`, bound to the first value,
 /// stepping by `step` of type `ty`): issues the copies of the first
-/// iteration's direct B loads, those at the top level of the body indexed
-/// by `iv` and by values from before the loop, when nothing in the body
-/// writes memory. Each product then has its load's next copy issued into
+/// iteration's direct B loads the plan prefetches
+/// ([`crate::lower::plan::copies::direct::prefetches`]), where their
+/// buffers fit. Each product then has its load's next copy issued into
 /// the same buffer once it has read it ([`defer_next`]), so a tile's copy
 /// overlaps the rest of the iteration rather than only the ops before its
 /// product.
@@ -398,37 +386,12 @@ pub fn prefetch(
     step: crate::ptx::Reg,
     ty: crate::ptx::Ty,
 ) -> Result<Vec<OpId>, LowerError> {
-    let m = l.m;
-    let body = m.ops[id].body_ops();
-    // On sm_12x, ptxas spills what the next copies' addresses add (the
-    // 128x128 attention loops: 32 -> 140 bytes); there the copies stay at
-    // the top of the body.
-    if l.plan.target.is_sm12x() || writes_memory(l, body) {
-        return Ok(Vec::new());
-    }
-    let mut picked = Vec::new();
-    for &load in body {
-        if l.m.ops[load].opcode != Opcode::LoadViewTko {
-            continue;
-        }
-        let Some((user, p, cd, chunk)) = candidate(l, load) else {
-            continue;
-        };
-        // The next copy's addresses cost registers while the products'
-        // operands hold theirs: where an accumulator takes more than 64 a
-        // thread, the loop would spill, and goes without.
-        let Some(Engine::MmaSync(plan)) = l.plan.engine(user).cloned() else {
-            continue;
-        };
-        if plan.acc.num_registers() > MAX_ACC_REGS_AHEAD {
-            return Ok(Vec::new());
-        }
-        let index = l.m.ops[load].operand_group("index").to_vec();
-        let ahead = index.iter().all(|v| *v == iv || l.vals.contains_key(v));
-        if ahead && body.contains(&user) {
-            picked.push((load, user, p, cd, chunk));
-        }
-    }
+    let body = l.m.ops[id].body_ops();
+    let picked: Vec<_> = body
+        .iter()
+        .filter(|load| l.plan.copies.direct.get(load).is_some_and(|d| d.prefetched))
+        .filter_map(|&load| candidate(l, load).map(|c| (load, c.0, c.1, c.2, c.3)))
+        .collect();
     let mut out = Vec::new();
     for (load, user, p, cd, chunk) in picked {
         if buffer_bytes(l, user, &p, cd).0 > room(l) {
@@ -441,24 +404,6 @@ pub fn prefetch(
         out.push(load);
     }
     Ok(out)
-}
-
-/// Whether any op of `ops` (or of their regions) writes memory.
-fn writes_memory(l: &Lowerer, ops: &[OpId]) -> bool {
-    ops.iter().any(|&id| {
-        let op = &l.m.ops[id];
-        writes(op.opcode)
-            || op
-                .regions
-                .iter()
-                .any(|r| r.blocks.iter().any(|b| writes_memory(l, &b.ops)))
-    })
-}
-
-/// Whether op kind `opcode` writes memory or prints (which no copy may
-/// move before).
-fn writes(opcode: Opcode) -> bool {
-    crate::lower::analysis::memory::writes(opcode) || opcode == Opcode::PrintTko
 }
 
 /// Defers the next iteration's copy of a prefetched load whose product

@@ -296,7 +296,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     }
     // A `continue` inside an `if` jumps back to the header, so the header
     // advances the induction variable: `iv = next; next = iv + step`.
-    let early = early_continue(l.m, op);
+    let early = crate::lower::analysis::memory::early_continue(l.m, id);
     // The first iteration's B tiles start copying before the loop.
     let prefetched = match args.first() {
         Some(&a) if !early && narrow.is_none() => {
@@ -406,25 +406,6 @@ fn narrow_iv(l: &mut Lowerer, dst: Reg, iv: Reg, s: Scalar) {
             smallvec![Operand::Reg(iv)],
         );
     }
-}
-
-/// Whether the body of the `for` op `op` has a `continue` inside an `if`
-/// (not the one ending the body, and not one of a nested loop).
-fn early_continue(m: &crate::ir::Module, op: &crate::ir::Op) -> bool {
-    fn nested(m: &crate::ir::Module, op: &crate::ir::Op) -> bool {
-        op.regions.iter().flat_map(|r| &r.blocks).any(|b| {
-            b.ops.iter().any(|&id| match m.ops[id].opcode {
-                Opcode::Continue => true,
-                Opcode::If => nested(m, &m.ops[id]),
-                _ => false,
-            })
-        })
-    }
-    op.regions
-        .iter()
-        .flat_map(|r| &r.blocks)
-        .flat_map(|b| &b.ops)
-        .any(|&id| m.ops[id].opcode == Opcode::If && nested(m, &m.ops[id]))
 }
 
 /// Lowers `get_index_space_shape`: tiles per dimension of a partition view,

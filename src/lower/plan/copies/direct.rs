@@ -22,6 +22,13 @@ pub struct Direct {
     pub along: usize,
     /// Elements a copy.
     pub chunk: i64,
+    /// Issued at the start of its block, before the ops ahead of it (none
+    /// of which writes memory or holds regions other than a reduction's or
+    /// a scan's, nor defines its operands), rather than where it stands.
+    pub early: bool,
+    /// Its first iteration's copy issued before its loop, each later one
+    /// once the product has read the buffer ([`prefetches`]).
+    pub prefetched: bool,
 }
 
 /// The single user of `v` in the whole module, if it has one use.
@@ -105,5 +112,96 @@ pub fn direct(m: &Module, plan: &Plan, load: OpId) -> Option<Direct> {
         view: p,
         along: cd,
         chunk,
+        early: false,
+        prefetched: false,
     })
+}
+
+/// The loads among the first ops of block `ops` (of an `if`, `for` or
+/// `loop`) that no op writing memory or holding regions other than a
+/// reduction's or a scan's precedes, and whose operands come from outside
+/// the block.
+pub fn early_loads(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+    let mut out = Vec::new();
+    let mut inside = rustc_hash::FxHashSet::default();
+    for &id in ops {
+        let op = &m.ops[id];
+        let pure_regions = matches!(op.opcode, Opcode::Reduce | Opcode::Scan);
+        if crate::lower::analysis::memory::writes_or_prints(op.opcode)
+            || !(op.regions.is_empty() || pure_regions)
+        {
+            break;
+        }
+        let outside = op.operands.iter().all(|v| !inside.contains(v));
+        inside.extend(op.results.iter().copied());
+        if op.opcode == Opcode::LoadViewTko && outside {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// Accumulator registers a thread above which a product's next copies
+/// are not issued ahead: their addresses would spill the loop.
+const MAX_ACC_REGS_AHEAD: usize = 64;
+
+/// The direct copies of `for` op `id` whose first iteration's copy is
+/// issued before the loop (`direct`: the entry's direct copies): the loads
+/// at the top level of the body indexed by the induction variable and by
+/// values from before the loop, whose product is at the body's top level
+/// too, when nothing in the body writes memory, no `continue` stands in
+/// an `if`, the induction variable is i32 or i64, and no such product's
+/// accumulator passes 64 registers a thread. Not on sm_12x, where ptxas
+/// spills what the next copies' addresses add (the 128x128 attention
+/// loops: 32 -> 140 bytes).
+pub fn prefetches(
+    m: &Module,
+    plan: &Plan,
+    direct: &rustc_hash::FxHashMap<OpId, Direct>,
+    id: OpId,
+) -> Vec<OpId> {
+    let op = &m.ops[id];
+    let Some(block) = op.regions.first().and_then(|r| r.blocks.first()) else {
+        return Vec::new();
+    };
+    let wide = op.operand("lowerBound").is_some_and(|lb| {
+        matches!(
+            value_tile(m, lb),
+            Some((
+                _,
+                crate::lower::analysis::values::Elem::Num(
+                    crate::ir::Scalar::I32 | crate::ir::Scalar::I64
+                )
+            ))
+        )
+    });
+    let body = &block.ops;
+    if plan.target.is_sm12x()
+        || !wide
+        || block.args.is_empty()
+        || crate::lower::analysis::memory::early_continue(m, id)
+        || crate::lower::analysis::memory::any_writes(m, body)
+    {
+        return Vec::new();
+    }
+    let iv = block.args[0];
+    let inside = |v: ValueId| body.iter().any(|&b| m.ops[b].results.contains(&v));
+    let mut picked = Vec::new();
+    for &load in body {
+        let Some(d) = direct.get(&load) else {
+            continue;
+        };
+        let Some(Engine::MmaSync(mp)) = plan.engine(d.product) else {
+            continue;
+        };
+        if mp.acc.num_registers() > MAX_ACC_REGS_AHEAD {
+            return Vec::new();
+        }
+        let index = m.ops[load].operand_group("index");
+        let ahead = index.iter().all(|&v| v == iv || !inside(v));
+        if ahead && body.contains(&d.product) {
+            picked.push(load);
+        }
+    }
+    picked
 }

@@ -69,6 +69,26 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
             _ => {}
         }
     }
+    for &id in &all {
+        let op = &m.ops[id];
+        if matches!(op.opcode, Opcode::If | Opcode::For | Opcode::Loop) {
+            for r in &op.regions {
+                let Some(b) = r.blocks.first() else { continue };
+                for load in direct::early_loads(m, &b.ops) {
+                    if let Some(d) = copies.direct.get_mut(&load) {
+                        d.early = true;
+                    }
+                }
+            }
+        }
+        if op.opcode == Opcode::For {
+            for load in direct::prefetches(m, plan, &copies.direct, id) {
+                if let Some(d) = copies.direct.get_mut(&load) {
+                    d.prefetched = true;
+                }
+            }
+        }
+    }
     for &id in ops {
         if m.ops[id].opcode == Opcode::For {
             let staged = staged_a::staged_a(m, plan, &copies, id);
@@ -126,9 +146,14 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
     ids.dedup();
     for id in ids {
         if let Some(d) = copies.direct.get(&id) {
+            let when = match (d.prefetched, d.early) {
+                (true, _) => "; its first copy before its loop, each next one once read",
+                (false, true) => "; issued at the start of its block",
+                (false, false) => "",
+            };
             let _ = writeln!(
                 out,
-                "  load at {}: B of product {}, copied straight to shared memory (cp.async, {} elements a copy along tile dimension {})",
+                "  load at {}: B of product {}, copied straight to shared memory (cp.async, {} elements a copy along tile dimension {}){when}",
                 at(id),
                 product(d.product),
                 d.chunk,
