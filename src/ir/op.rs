@@ -131,6 +131,7 @@ impl Op {
             _ => None,
         }
     }
+
     /// The ops of the first block of the first region (a loop's or a
     /// function's body); none for an op without regions.
     pub fn body_ops(&self) -> &[OpId] {
@@ -138,5 +139,15 @@ impl Op {
             .first()
             .and_then(|r| r.blocks.first())
             .map_or(&[], |b| b.ops.as_slice())
+    }
+
+    /// A `for` op's lower bound, upper bound and step, where all three are
+    /// there.
+    pub fn for_bounds(&self) -> Option<(ValueId, ValueId, ValueId)> {
+        Some((
+            self.operand("lowerBound")?,
+            self.operand("upperBound")?,
+            self.operand("step")?,
+        ))
     }
 }

@@ -58,11 +58,7 @@ impl Bounds {
 /// The bounds of `for` op `id`, if its induction variable is i32 or i64.
 pub(crate) fn bounds(l: &mut Lowerer, id: OpId) -> Result<Option<Bounds>, LowerError> {
     let op = &l.m.ops[id];
-    let (Some(lb), Some(ub), Some(step)) = (
-        op.operand("lowerBound"),
-        op.operand("upperBound"),
-        op.operand("step"),
-    ) else {
+    let Some((lb, ub, step)) = op.for_bounds() else {
         return Ok(None);
     };
     let unsigned = op.has_flag("unsignedCmp");
@@ -72,12 +68,7 @@ pub(crate) fn bounds(l: &mut Lowerer, id: OpId) -> Result<Option<Bounds>, LowerE
         Elem::Num(Scalar::I32) => Ty::S32,
         _ => return Ok(None),
     };
-    let cmp = match (ity, unsigned) {
-        (Ty::S64, true) => Ty::U64,
-        (Ty::S64, false) => Ty::S64,
-        (_, true) => Ty::U32,
-        _ => Ty::S32,
-    };
+    let cmp = compare_type(ity, unsigned);
     let ub = l.tile(id, ub)?.regs[0];
     let step = l.tile(id, step)?.regs[0];
     Ok(Some(Bounds {
@@ -87,6 +78,17 @@ pub(crate) fn bounds(l: &mut Lowerer, id: OpId) -> Result<Option<Bounds>, LowerE
         ity,
         cmp,
     }))
+}
+
+/// The type a loop whose induction variable is of type `ity` compares in
+/// (unsigned with `unsignedCmp`).
+pub(crate) fn compare_type(ity: Ty, unsigned: bool) -> Ty {
+    match (ity, unsigned) {
+        (Ty::S64, true) => Ty::U64,
+        (Ty::S64, false) => Ty::S64,
+        (_, true) => Ty::U32,
+        _ => Ty::S32,
+    }
 }
 
 /// Advances ring position `r` by `by`, back to 0 at `wrap`; returns the

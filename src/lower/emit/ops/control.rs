@@ -221,11 +221,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         return Ok(());
     }
     let op = &l.m.ops[id];
-    let (Some(lb), Some(ub), Some(step)) = (
-        op.operand("lowerBound"),
-        op.operand("upperBound"),
-        op.operand("step"),
-    ) else {
+    let Some((lb, ub, step)) = op.for_bounds() else {
         return Err(l.unsupported(id));
     };
     let bound = l.tile(id, lb)?;
@@ -238,12 +234,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Elem::Num(s @ (Scalar::I16 | Scalar::I8 | Scalar::I1)) => (Ty::S32, Some(s)),
         _ => return Err(l.unsupported_feature(id, "a non-integer induction variable")),
     };
-    let cmp_ty = match (ity, unsigned) {
-        (Ty::S64, true) => Ty::U64,
-        (Ty::S64, false) => Ty::S64,
-        (_, true) => Ty::U32,
-        _ => Ty::S32,
-    };
+    let cmp_ty = crate::lower::emit::copies::ring::compare_type(ity, unsigned);
     let wide = |l: &mut Lowerer, r: Reg| match narrow {
         Some(s) => widen_bound(l, r, s, !unsigned),
         None => r,

@@ -164,12 +164,7 @@ pub fn pipeline(m: &Module, plan: &Plan, id: OpId) -> Option<Pipeline> {
 /// Whether the loop's bounds are there and its induction variable is i32
 /// or i64.
 fn bounds_pipeline(m: &Module, id: OpId) -> bool {
-    let op = &m.ops[id];
-    let (Some(lb), Some(_), Some(_)) = (
-        op.operand("lowerBound"),
-        op.operand("upperBound"),
-        op.operand("step"),
-    ) else {
+    let Some((lb, _, _)) = m.ops[id].for_bounds() else {
         return false;
     };
     matches!(
