@@ -37,6 +37,8 @@ mod case;
 mod host_maps;
 #[path = "differential/nvidia.rs"]
 mod nvidia;
+#[path = "common/nvidia_reference.rs"]
+mod nvidia_reference;
 #[path = "differential/random.rs"]
 mod random;
 #[path = "nv_host/support.rs"]

@@ -10,6 +10,8 @@
 )]
 #[path = "differential/nvidia.rs"]
 mod nvidia;
+#[path = "common/nvidia_reference.rs"]
+mod nvidia_reference;
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_os = "linux")),
     allow(dead_code, unused_imports)

@@ -77,17 +77,18 @@ pub fn tool(name: &str) -> PathBuf {
 }
 
 /// 64-bit FNV-1a.
-fn fnv(data: &[u8]) -> u64 {
+pub fn fnv(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
-/// The cache folder (named after the tools' versions) and the shadow tool
-/// tree in it, built once.
-fn tree() -> &'static (PathBuf, PathBuf) {
-    static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    TREE.get_or_init(|| {
+/// A key of the installed tools' versions (`tileiras`, `ptxas`,
+/// `nvdisasm`): caches of what they make are named after it, so a new
+/// toolkit makes them again.
+pub fn versions_key() -> u64 {
+    static KEY: OnceLock<u64> = OnceLock::new();
+    *KEY.get_or_init(|| {
         let mut versions = Vec::new();
         for t in ["tileiras", "ptxas", "nvdisasm"] {
             let out = Command::new(tool(t))
@@ -96,47 +97,60 @@ fn tree() -> &'static (PathBuf, PathBuf) {
                 .unwrap_or_else(|e| panic!("{t} --version: {e}"));
             versions.extend_from_slice(&out.stdout);
         }
+        fnv(&versions)
+    })
+}
+
+/// The cache folder (named after the tools' versions) and the shadow tool
+/// tree in it, built once.
+fn tree() -> &'static (PathBuf, PathBuf) {
+    static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    TREE.get_or_init(|| {
         let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("nvidia-reference-{:016x}", fnv(&versions)));
+            .join(format!("nvidia-reference-{:016x}", versions_key()));
+        let real = std::fs::canonicalize(tool("ptxas")).unwrap();
+        let quoted = real.to_str().unwrap().replace('\'', r"'\''");
+        let script = format!(
+            "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    \
+             --nv-host=*) cp \"${{a#--nv-host=}}\" \"$NVIDIA_REFERENCE_OUT/nv_host.o\" || exit 2 ;;\n    \
+             *.ptx) cp \"$a\" \"$NVIDIA_REFERENCE_OUT/k.ptx\" || exit 2 ;;\n  \
+             esac\ndone\nexec '{quoted}' \"$@\"\n"
+        );
         let shadow = cache.join("tool");
-        if !shadow.join("bin/ptxas").exists() {
-            // built aside, then renamed into place (another test process
-            // may have done the same meanwhile)
-            let part = cache.join(format!("tool-{}", std::process::id()));
-            build_shadow(&part);
-            if std::fs::rename(&part, &shadow).is_err() {
-                let _ = std::fs::remove_dir_all(&part);
-            }
-        }
+        shadow_tree(&shadow, &script);
         (cache, shadow)
     })
 }
 
-/// Builds the shadow tool tree at `at`.
-fn build_shadow(at: &Path) {
-    let _ = std::fs::remove_dir_all(at);
-    std::fs::create_dir_all(at.join("bin")).unwrap();
-    std::fs::create_dir_all(at.join("lib")).unwrap();
+/// A shadow tree of NVIDIA's tools at `at`, unless one is there: NVIDIA's
+/// `tileiras` runs the `ptxas` beside its own executable, so `bin/tileiras`
+/// (a hard link or a copy of the real one), `lib/libnvvm.so.4` and a
+/// `bin/ptxas` script of text `ptxas_script` see what it hands ptxas. Built
+/// aside, then renamed into place (another test process may do the same
+/// meanwhile).
+pub fn shadow_tree(at: &Path, ptxas_script: &str) {
+    if at.join("bin/ptxas").exists() {
+        return;
+    }
+    let part = at.with_extension(format!("part-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&part);
+    std::fs::create_dir_all(part.join("bin")).unwrap();
+    std::fs::create_dir_all(part.join("lib")).unwrap();
     // tileiras finds ptxas next to its resolved path: a hard link or a
     // copy, not a symbolic link
-    let (tileiras, shadow) = (tool("tileiras"), at.join("bin/tileiras"));
+    let (tileiras, shadow) = (tool("tileiras"), part.join("bin/tileiras"));
     if std::fs::hard_link(&tileiras, &shadow).is_err() {
         std::fs::copy(&tileiras, &shadow).unwrap();
     }
     let nvvm = std::fs::canonicalize(cuda_root().join("lib/libnvvm.so.4")).unwrap();
-    std::os::unix::fs::symlink(nvvm, at.join("lib/libnvvm.so.4")).unwrap();
-    let real = std::fs::canonicalize(tool("ptxas")).unwrap();
-    let quoted = real.to_str().unwrap().replace('\'', r"'\''");
-    let script = format!(
-        "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    \
-         --nv-host=*) cp \"${{a#--nv-host=}}\" \"$NVIDIA_REFERENCE_OUT/nv_host.o\" || exit 2 ;;\n    \
-         *.ptx) cp \"$a\" \"$NVIDIA_REFERENCE_OUT/k.ptx\" || exit 2 ;;\n  \
-         esac\ndone\nexec '{quoted}' \"$@\"\n"
-    );
-    let ptxas = at.join("bin/ptxas");
-    std::fs::write(&ptxas, script).unwrap();
+    std::os::unix::fs::symlink(nvvm, part.join("lib/libnvvm.so.4")).unwrap();
+    let ptxas = part.join("bin/ptxas");
+    std::fs::write(&ptxas, ptxas_script).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&ptxas, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if std::fs::rename(&part, at).is_err() {
+        let _ = std::fs::remove_dir_all(&part);
+    }
 }
 
 /// What NVIDIA's `tileiras` made of one kernel for one target: files in the
@@ -208,7 +222,7 @@ pub fn squeeze(s: &str) -> String {
 }
 
 /// Writes `data` to `path` through a file of its own, renamed into place.
-fn write_atomic(path: &Path, data: &[u8]) {
+pub fn write_atomic(path: &Path, data: &[u8]) {
     static PARTS: AtomicUsize = AtomicUsize::new(0);
     let n = PARTS.fetch_add(1, Ordering::Relaxed);
     let part = path.with_extension(format!("part-{}-{n}", std::process::id()));

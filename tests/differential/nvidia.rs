@@ -3,8 +3,9 @@
 //! `--nv-host=<object>` naming the x86-64 object of its host callbacks; a
 //! shadow tool tree (`bin/tileiras`, a `bin/ptxas` script that copies its
 //! `.ptx` argument to `$DIFFERENTIAL_PTX_OUT` and the `--nv-host` object to
-//! `$DIFFERENTIAL_PTX_OUT.host`, `lib/libnvvm.so.4`) captures both. They
-//! are cached per (bytecode hash, target) under the test's target
+//! `$DIFFERENTIAL_PTX_OUT.host`, `lib/libnvvm.so.4`;
+//! [`crate::nvidia_reference::shadow_tree`]) captures both. They are cached
+//! per (tools' versions, bytecode hash, target) under the test's target
 //! temporary folder (`KEY.ptx`, `KEY.nv_host.o` or `KEY.nohost`,
 //! `KEY.refused`). NVIDIA's tileiras takes ptxas from `$CUDA_ROOT`,
 //! `$CUDA_HOME` or `$CUDA_PATH` when set, so it runs without them.
@@ -13,68 +14,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The CUDA root: `CUDA_ROOT`, else `<repo>/.tools/cuda`.
-fn cuda_root() -> PathBuf {
-    std::env::var_os("CUDA_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/cuda"))
-}
+use crate::nvidia_reference::{fnv, shadow_tree, versions_key, write_atomic};
 
-/// The cache folder and the shadow tool tree in it (built once).
+/// The cache folder (named after the tools' versions) and the shadow tool
+/// tree in it (built once), whose `ptxas` copies its `.ptx` argument to
+/// `$DIFFERENTIAL_PTX_OUT` and the `--nv-host` object beside it, then stops
+/// tileiras: the PTX and the host object are all that is wanted.
 fn tree() -> &'static (PathBuf, PathBuf) {
     static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     TREE.get_or_init(|| {
-        let real = cuda_root();
-        let tileiras = real.join("bin/tileiras");
-        let meta = std::fs::metadata(&tileiras).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (run scripts/setup.sh or set CUDA_ROOT)",
-                tileiras.display()
-            )
-        });
         let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("differential-nvidia-{:x}", meta.len()));
-        // `tool2`: the script that also copies the host object
-        let tool = cache.join("tool2");
-        if !tool.join("bin/ptxas").exists() {
-            // built aside, then renamed into place (another test process
-            // may have done the same meanwhile)
-            let part = cache.join(format!("tool-{}", std::process::id()));
-            build_tool(&real, &part);
-            if std::fs::rename(&part, &tool).is_err() {
-                std::fs::remove_dir_all(&part).unwrap();
-            }
-        }
+            .join(format!("differential-nvidia-{:016x}", versions_key()));
+        let script = "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    *.ptx) cp \"$a\" \"$DIFFERENTIAL_PTX_OUT\" || exit 2 ;;\n    --nv-host=*) cp \"${a#--nv-host=}\" \"$DIFFERENTIAL_PTX_OUT.host\" || exit 2 ;;\n  esac\ndone\nexit 3\n";
+        let tool = cache.join("tool");
+        shadow_tree(&tool, script);
         (cache, tool)
-    })
-}
-
-/// Builds the shadow tool tree at `tool`.
-fn build_tool(real: &Path, tool: &Path) {
-    let _ = std::fs::remove_dir_all(tool);
-    std::fs::create_dir_all(tool.join("bin")).unwrap();
-    std::fs::create_dir_all(tool.join("lib")).unwrap();
-    // tileiras finds ptxas next to its resolved path: a hard link or a
-    // copy, not a symbolic link
-    let (tileiras, shadow) = (real.join("bin/tileiras"), tool.join("bin/tileiras"));
-    if std::fs::hard_link(&tileiras, &shadow).is_err() {
-        std::fs::copy(&tileiras, &shadow).unwrap();
-    }
-    let real_nvvm = std::fs::canonicalize(real.join("lib/libnvvm.so.4")).unwrap();
-    std::os::unix::fs::symlink(real_nvvm, tool.join("lib/libnvvm.so.4")).unwrap();
-    // The PTX and the host object are all that is wanted: the script stops
-    // tileiras there.
-    let script = "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    *.ptx) cp \"$a\" \"$DIFFERENTIAL_PTX_OUT\" || exit 2 ;;\n    --nv-host=*) cp \"${a#--nv-host=}\" \"$DIFFERENTIAL_PTX_OUT.host\" || exit 2 ;;\n  esac\ndone\nexit 3\n";
-    let ptxas = tool.join("bin/ptxas");
-    std::fs::write(&ptxas, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&ptxas, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// FNV-1a hash of `b` (the cache key).
-fn fnv(b: &[u8]) -> u64 {
-    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, x| {
-        (h ^ *x as u64).wrapping_mul(0x100_0000_01b3)
     })
 }
 
@@ -122,16 +76,6 @@ pub fn host_object(bytecode: &[u8], gpu: &str) -> Result<Option<Vec<u8>>, String
     capture(bytecode, gpu).map(|c| c.1)
 }
 
-/// Writes `bytes` to `path` through a name of its own, then renames it into
-/// place (two threads or processes may capture the same module at once).
-fn put(path: &Path, bytes: &[u8]) {
-    static PARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = PARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let part = with(path, &format!(".{}.{n}", std::process::id()));
-    std::fs::write(&part, bytes).unwrap();
-    std::fs::rename(&part, path).unwrap();
-}
-
 /// Runs NVIDIA's tileiras on `bytecode` for `gpu` and caches what its
 /// ptxas call saw: the PTX and the host object, or the refusal.
 fn capture(bytecode: &[u8], gpu: &str) -> Result<(String, Option<Vec<u8>>), String> {
@@ -174,14 +118,14 @@ fn capture(bytecode: &[u8], gpu: &str) -> Result<(String, Option<Vec<u8>>), Stri
     match text {
         Some(text) => {
             match &host {
-                Some(h) => put(&with(&key, ".nv_host.o"), h),
-                None => put(&with(&key, ".nohost"), b""),
+                Some(h) => write_atomic(&with(&key, ".nv_host.o"), h),
+                None => write_atomic(&with(&key, ".nohost"), b""),
             }
-            put(&with(&key, ".ptx"), text.as_bytes());
+            write_atomic(&with(&key, ".ptx"), text.as_bytes());
             Ok((text, host))
         }
         None => {
-            put(&with(&key, ".refused"), msg.as_bytes());
+            write_atomic(&with(&key, ".refused"), msg.as_bytes());
             Err(msg)
         }
     }
