@@ -184,7 +184,7 @@ impl<'m> Lowerer<'m> {
     pub fn claim_scratch(&mut self, bytes: i64, align: i64) -> Result<i64, LowerError> {
         let place = Place {
             in_loop: !self.loops.is_empty(),
-            conditional: self.if_depth > 0,
+            conditional: self.b.in_if(),
         };
         let Some(c) = self.scratch.claim(bytes, align, place) else {
             return Err(LowerError::Unsupported {

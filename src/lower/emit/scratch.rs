@@ -83,8 +83,10 @@ pub struct OpScope {
 pub struct Place {
     /// In a loop: above the top first.
     pub in_loop: bool,
-    /// Under an `if`: a barrier placed here does not precede every later
-    /// claim, so it cleans no byte.
+    /// Under an `if` of the body being built
+    /// ([`crate::lower::simt::Builder::in_if`], as the barrier account
+    /// reads [`crate::lower::simt::Builder::depth`]): a barrier placed here
+    /// does not precede every later claim, so it cleans no byte.
     pub conditional: bool,
 }
 

@@ -247,6 +247,12 @@ impl Builder {
         (lo, hi)
     }
 
+    /// Whether an `if` is open where instructions go now (at any depth):
+    /// what goes here may not run.
+    pub fn in_if(&self) -> bool {
+        self.stack.iter().any(|f| matches!(f, Frame::If { .. }))
+    }
+
     /// How many constructs (ifs, loops) are open where instructions go now.
     pub fn depth(&self) -> usize {
         self.stack.len()
