@@ -9,9 +9,13 @@
 //! - [`staged_a`]: a loop-invariant A operand written once into shared
 //!   memory before its loop.
 //!
-//! Every other load goes through registers. Whether a direct copy's
-//! buffer fits, and how many stages of a ring fit beside buffers claimed
-//! before its loop, is settled where emission places the buffers.
+//! Every other load goes through registers. What the plan cannot know yet
+//! is the shared memory left where emission places a buffer: whether a
+//! direct copy's or a staged A's buffer fits there (else the load goes
+//! through registers, or A stays in them), and how many of a ring's stages
+//! fit beside buffers claimed before its loop (the plan's where none are,
+//! as in every kernel under tests/data). Emission settles those, and the
+//! scratch map (`TILEIRAS_DEBUG_DUMP_PLAN`) shows what it placed.
 pub mod direct;
 pub mod pipeline;
 pub mod staged_a;
