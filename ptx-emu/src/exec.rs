@@ -3186,35 +3186,10 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
         } else {
             mrank
         };
-        let mrank = if pair && mrank == cta.rank ^ 1 {
-            let o = sbase as usize;
-            if o + img.len() > cta.shared.len() {
-                return Err(e(
-                    ErrorKind::OutOfBounds,
-                    Some(sbase),
-                    "TMA box outside shared memory",
-                ));
-            }
-            cta.shared[o..o + img.len()].copy_from_slice(&img);
-            cta.sinit[o..o + img.len()]
-                .iter_mut()
-                .for_each(|b| *b = true);
-            let mb = l.others[mrank as usize]
-                .mbar
-                .get_mut(&mb_off)
-                .ok_or_else(|| {
-                    e(
-                        ErrorKind::UninitShared,
-                        Some(mb_off as u64),
-                        "TMA completes on an uninitialised mbarrier",
-                    )
-                })?;
-            mb.tx -= (total * es) as i64;
-            mbar_check(mb);
-            return Ok(());
-        } else {
-            mrank
-        };
+        if pair && mrank == cta.rank ^ 1 {
+            land_box(cta, sbase, &img)?;
+            return complete_tx(&mut l.others[mrank as usize].mbar, mb_off, total * es);
+        }
         if mrank != cta.rank {
             return Err(e(
                 ErrorKind::Unsupported,
@@ -3238,18 +3213,7 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             } else {
                 &mut l.others[d as usize]
             };
-            let o = sbase as usize;
-            if o + img.len() > target.shared.len() {
-                return Err(e(
-                    ErrorKind::OutOfBounds,
-                    Some(sbase),
-                    "TMA box outside shared memory",
-                ));
-            }
-            target.shared[o..o + img.len()].copy_from_slice(&img);
-            target.sinit[o..o + img.len()]
-                .iter_mut()
-                .for_each(|b| *b = true);
+            let o = land_box(target, sbase, &img)?;
             let own = d == me;
             let pc = target_pc;
             with_race(target, |rc| {
@@ -3258,17 +3222,41 @@ fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
                     rc.mbar_release(mb_off, t);
                 }
             });
-            let mb = target.mbar.get_mut(&mb_off).ok_or_else(|| {
-                e(
-                    ErrorKind::UninitShared,
-                    Some(mb_off as u64),
-                    "TMA completes on an uninitialised mbarrier",
-                )
-            })?;
-            mb.tx -= (total * es) as i64;
-            mbar_check(mb);
+            complete_tx(&mut target.mbar, mb_off, total * es)?;
         }
     }
+    Ok(())
+}
+
+/// Lands a TMA box `img` in `target`'s shared memory at `sbase`; its
+/// offset.
+fn land_box(target: &mut Cta, sbase: u64, img: &[u8]) -> R<usize> {
+    let o = sbase as usize;
+    if o + img.len() > target.shared.len() {
+        return Err(e(
+            ErrorKind::OutOfBounds,
+            Some(sbase),
+            "TMA box outside shared memory",
+        ));
+    }
+    target.shared[o..o + img.len()].copy_from_slice(img);
+    target.sinit[o..o + img.len()]
+        .iter_mut()
+        .for_each(|b| *b = true);
+    Ok(o)
+}
+
+/// Completes `bytes` of a TMA copy on the mbarrier at `mb_off` of `mbars`.
+fn complete_tx(mbars: &mut HashMap<u32, Mbar>, mb_off: u32, bytes: usize) -> R<()> {
+    let mb = mbars.get_mut(&mb_off).ok_or_else(|| {
+        e(
+            ErrorKind::UninitShared,
+            Some(mb_off as u64),
+            "TMA completes on an uninitialised mbarrier",
+        )
+    })?;
+    mb.tx -= bytes as i64;
+    mbar_check(mb);
     Ok(())
 }
 

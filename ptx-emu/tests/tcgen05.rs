@@ -28,6 +28,21 @@ const M: usize = 128;
 const N: usize = 8;
 const K: usize = 16;
 
+/// Each thread copies its 32 bytes of A (row `%tid.x`) from `aux` (`%rd1`)
+/// into `asm_`, and the first 16 threads B's 16 bytes each into `bsm`.
+const LOAD_AB: &str = "mul.wide.u32 %rd2, %r1, 32;\nadd.s64 %rd3, %rd1, %rd2;\n\
+     ld.global.v4.b32 {%r10, %r11, %r12, %r13}, [%rd3];\n\
+     ld.global.v4.b32 {%r14, %r15, %r16, %r17}, [%rd3+16];\n\
+     mov.u32 %r30, asm_;\nmad.lo.u32 %r31, %r1, 32, %r30;\n\
+     st.shared.v4.b32 [%r31], {%r10, %r11, %r12, %r13};\n\
+     st.shared.v4.b32 [%r31+16], {%r14, %r15, %r16, %r17};\n\
+     setp.lt.u32 %p1, %r1, 16;\n@!%p1 bra SKIP;\n\
+     mul.wide.u32 %rd4, %r1, 16;\nadd.s64 %rd5, %rd1, 4096;\nadd.s64 %rd5, %rd5, %rd4;\n\
+     ld.global.v4.b32 {%r20, %r21, %r22, %r23}, [%rd5];\n\
+     mov.u32 %r32, bsm;\nmad.lo.u32 %r33, %r1, 16, %r32;\n\
+     st.shared.v4.b32 [%r33], {%r20, %r21, %r22, %r23};\n\
+     SKIP:\n";
+
 /// The kernel: `aux` holds A's 4096 bytes then B's 256 in their shared
 /// layouts; `out` gets D row by row (thread t: row t, 8 floats). `ld` is
 /// the tensor-memory load each thread runs (its address in `%r50`).
@@ -44,19 +59,7 @@ fn kernel(ld: &str) -> String {
          .shared .align 8 .b8 bar[8];\n.shared .align 4 .b8 taddr[4];\n\
          ld.param.u64 %rd0, [out];\nld.param.u64 %rd1, [aux];\n\
          mov.u32 %r1, %tid.x;\n\
-         mul.wide.u32 %rd2, %r1, 32;\nadd.s64 %rd3, %rd1, %rd2;\n\
-         ld.global.v4.b32 {{%r10, %r11, %r12, %r13}}, [%rd3];\n\
-         ld.global.v4.b32 {{%r14, %r15, %r16, %r17}}, [%rd3+16];\n\
-         mov.u32 %r30, asm_;\nmad.lo.u32 %r31, %r1, 32, %r30;\n\
-         st.shared.v4.b32 [%r31], {{%r10, %r11, %r12, %r13}};\n\
-         st.shared.v4.b32 [%r31+16], {{%r14, %r15, %r16, %r17}};\n\
-         setp.lt.u32 %p1, %r1, 16;\n\
-         @!%p1 bra SKIP;\n\
-         mul.wide.u32 %rd4, %r1, 16;\nadd.s64 %rd5, %rd1, 4096;\nadd.s64 %rd5, %rd5, %rd4;\n\
-         ld.global.v4.b32 {{%r20, %r21, %r22, %r23}}, [%rd5];\n\
-         mov.u32 %r32, bsm;\nmad.lo.u32 %r33, %r1, 16, %r32;\n\
-         st.shared.v4.b32 [%r33], {{%r20, %r21, %r22, %r23}};\n\
-         SKIP:\n\
+         {LOAD_AB}\
          setp.ne.u32 %p2, %r1, 0;\n\
          @%p2 bra NOINIT;\n\
          mov.u32 %r34, 1;\nmbarrier.init.shared.b64 [bar], %r34;\n\
@@ -216,18 +219,7 @@ fn cta_pair_mma_layout_a() {
          ld.param.u64 %rd0, [out];\nld.param.u64 %rd1, [aux];\n\
          mov.u32 %r1, %tid.x;\nmov.u32 %r2, %cluster_ctarank;\n\
          mad.lo.u32 %r3, %r2, 4352, 0;\ncvt.u64.u32 %rd11, %r3;\nadd.s64 %rd1, %rd1, %rd11;\n\
-         mul.wide.u32 %rd2, %r1, 32;\nadd.s64 %rd3, %rd1, %rd2;\n\
-         ld.global.v4.b32 {{%r10, %r11, %r12, %r13}}, [%rd3];\n\
-         ld.global.v4.b32 {{%r14, %r15, %r16, %r17}}, [%rd3+16];\n\
-         mov.u32 %r30, asm_;\nmad.lo.u32 %r31, %r1, 32, %r30;\n\
-         st.shared.v4.b32 [%r31], {{%r10, %r11, %r12, %r13}};\n\
-         st.shared.v4.b32 [%r31+16], {{%r14, %r15, %r16, %r17}};\n\
-         setp.lt.u32 %p1, %r1, 16;\n@!%p1 bra SKIP;\n\
-         mul.wide.u32 %rd4, %r1, 16;\nadd.s64 %rd5, %rd1, 4096;\nadd.s64 %rd5, %rd5, %rd4;\n\
-         ld.global.v4.b32 {{%r20, %r21, %r22, %r23}}, [%rd5];\n\
-         mov.u32 %r32, bsm;\nmad.lo.u32 %r33, %r1, 16, %r32;\n\
-         st.shared.v4.b32 [%r33], {{%r20, %r21, %r22, %r23}};\n\
-         SKIP:\n\
+         {LOAD_AB}\
          setp.ne.u32 %p2, %r1, 0;\n@%p2 bra NOINIT;\n\
          mov.u32 %r34, 1;\nmbarrier.init.shared.b64 [bar], %r34;\n\
          NOINIT:\n\
