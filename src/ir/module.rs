@@ -64,7 +64,12 @@ impl Module {
     /// Every op in pre-order (an op, then the ops of its regions), starting
     /// with the top-level ops in order.
     pub fn walk(&self) -> Walk<'_> {
-        let mut stack: Vec<OpId> = self.body.ops.iter().rev().copied().collect();
+        self.walk_from(&self.body.ops)
+    }
+
+    /// Every op of `ops` and of the regions nested in them, in pre-order.
+    pub fn walk_from(&self, ops: &[OpId]) -> Walk<'_> {
+        let mut stack: Vec<OpId> = ops.iter().rev().copied().collect();
         stack.shrink_to_fit();
         Walk {
             module: self,

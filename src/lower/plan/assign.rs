@@ -97,17 +97,7 @@ fn byte_store_widths(
 
 /// Every op of `ops` and of the regions nested in them.
 fn all_ops(m: &Module, ops: &[OpId]) -> Vec<OpId> {
-    let mut out = Vec::new();
-    let mut stack: Vec<OpId> = ops.iter().rev().copied().collect();
-    while let Some(id) = stack.pop() {
-        out.push(id);
-        for r in m.ops[id].regions.iter().rev() {
-            for b in r.blocks.iter().rev() {
-                stack.extend(b.ops.iter().rev().copied());
-            }
-        }
-    }
-    out
+    m.walk_from(ops).collect()
 }
 
 /// Seeds the accumulators of matrix multiplies with their engine's layout

@@ -164,20 +164,9 @@ pub fn prefetches(
     let Some(block) = op.regions.first().and_then(|r| r.blocks.first()) else {
         return Vec::new();
     };
-    let wide = op.operand("lowerBound").is_some_and(|lb| {
-        matches!(
-            value_tile(m, lb),
-            Some((
-                _,
-                crate::lower::analysis::values::Elem::Num(
-                    crate::ir::Scalar::I32 | crate::ir::Scalar::I64
-                )
-            ))
-        )
-    });
     let body = &block.ops;
     if plan.target.is_sm12x()
-        || !wide
+        || !crate::lower::plan::copies::pipeline::wide_induction(m, id)
         || block.args.is_empty()
         || crate::lower::analysis::memory::early_continue(m, id)
         || crate::lower::analysis::memory::any_writes(m, body)

@@ -55,8 +55,7 @@ impl Copies {
 /// The copies of the entry whose body is `ops`, planned with the rest of
 /// `plan` (its engines, layouts and facts).
 pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
-    let mut all = Vec::new();
-    walk(m, ops, &mut all);
+    let all: Vec<OpId> = m.walk_from(ops).collect();
     let mut copies = Copies::default();
     for &id in &all {
         match m.ops[id].opcode {
@@ -110,18 +109,6 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
         }
     }
     copies
-}
-
-/// `ops` and the ops of their regions, in program order.
-fn walk(m: &Module, ops: &[OpId], out: &mut Vec<OpId>) {
-    for &id in ops {
-        out.push(id);
-        for r in &m.ops[id].regions {
-            for b in &r.blocks {
-                walk(m, &b.ops, out);
-            }
-        }
-    }
 }
 
 /// The dump's lines for the copies of `plan`, ordered by op.

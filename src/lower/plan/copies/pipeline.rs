@@ -150,20 +150,20 @@ pub struct CopyPlan {
 /// shared memory.
 pub fn pipeline(m: &Module, plan: &Plan, id: OpId) -> Option<Pipeline> {
     let shape = loop_shape(m, plan, id)?;
-    if !bounds_pipeline(m, id) {
+    if !wide_induction(m, id) {
         return None;
     }
     let ring = match plan.engine(shape.mma)? {
-        Engine::MmaSync(p) => mma_sync_ring(plan, &shape, p, 0)?,
-        Engine::Wgmma(p) => wgmma_ring(plan, &shape, p, 0)?,
+        Engine::MmaSync(p) => mma_sync_ring(plan, &shape, p)?,
+        Engine::Wgmma(p) => wgmma_ring(plan, &shape, p)?,
         Engine::Fma => return None,
     };
     Some(Pipeline { shape, ring })
 }
 
-/// Whether the loop's bounds are there and its induction variable is i32
-/// or i64.
-fn bounds_pipeline(m: &Module, id: OpId) -> bool {
+/// Whether the bounds of `for` op `id` are there and its induction
+/// variable is i32 or i64 (narrower ones count in i32 and are left alone).
+pub fn wide_induction(m: &Module, id: OpId) -> bool {
     let Some((lb, _, _)) = m.ops[id].for_bounds() else {
         return false;
     };
@@ -173,20 +173,11 @@ fn bounds_pipeline(m: &Module, id: OpId) -> bool {
     )
 }
 
-/// The `mma.sync` ring of a loop of `shape`, with `used` bytes of shared
-/// memory taken before it: as many stages as the budget holds beside them
-/// (at most three), if two do.
-pub fn mma_sync_ring(
-    plan: &Plan,
-    shape: &LoopShape,
-    p: &mma_sync::Plan,
-    used: i64,
-) -> Option<Ring> {
-    if (shape.round.0 || shape.round.1) && p.kind != Kind::Tf32 || p.kind == Kind::F64 {
-        return None;
-    }
-    let stage = stage_size(plan, shape, p.kind);
-    let stages = mma_sync_stages(stage.stage_bytes, used);
+/// The `mma.sync` ring of a loop of `shape`: as many stages as the budget
+/// holds (at most three), if two do.
+fn mma_sync_ring(plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan) -> Option<Ring> {
+    let stage = mma_sync_stage(plan, shape, p)?;
+    let stages = mma_sync_stages(stage.stage_bytes, 0);
     (stages >= 2).then(|| Ring::MmaSync {
         plan: p.clone(),
         stage,
@@ -211,10 +202,16 @@ pub fn too_large_to_stage(m: &Module, plan: &Plan, id: OpId) -> bool {
     let Some(Engine::MmaSync(p)) = plan.engine(shape.mma) else {
         return false;
     };
-    if (shape.round.0 || shape.round.1) && p.kind != Kind::Tf32 || p.kind == Kind::F64 {
-        return false;
-    }
-    mma_sync_stages(stage_size(plan, &shape, p.kind).stage_bytes, 0) < 2
+    mma_sync_stage(plan, &shape, p).is_some_and(|s| mma_sync_stages(s.stage_bytes, 0) < 2)
+}
+
+/// The stage of an `mma.sync` ring for the loop of `shape`, where that
+/// engine pipelines it: operands rounded to tf32 only for tf32 products,
+/// and no f64.
+fn mma_sync_stage(plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan) -> Option<StageSize> {
+    let rounded = shape.round.0 || shape.round.1;
+    (!(rounded && p.kind != Kind::Tf32 || p.kind == Kind::F64))
+        .then(|| stage_size(plan, shape, p.kind))
 }
 
 /// The stage of an `mma.sync` ring for the loop of `shape`.
@@ -237,12 +234,11 @@ fn stage_size(plan: &Plan, shape: &LoopShape, kind: Kind) -> StageSize {
     }
 }
 
-/// The `wgmma` ring of a loop of `shape`, with `used` bytes of shared
-/// memory taken before it: A K-major and B MN-major (neither rounded to
+/// The `wgmma` ring of a loop of `shape`: A K-major and B MN-major (neither rounded to
 /// tf32), both operands' chunks landing in their swizzled layouts, and as
-/// many stages as fit beside `used` and the accumulator tile once more
-/// (an epilogue's layout change goes through shared memory), if two do.
-pub fn wgmma_ring(plan: &Plan, shape: &LoopShape, p: &wgmma::Plan, used: i64) -> Option<Ring> {
+/// many stages as fit beside the accumulator tile once more (an
+/// epilogue's layout change goes through shared memory), if two do.
+fn wgmma_ring(plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Option<Ring> {
     let (asmem, bsmem) = wgmma::operands(p.mnk, p.types)?;
     if shape.round != (false, false) || asmem.mn_major || !bsmem.mn_major {
         return None;
@@ -251,7 +247,7 @@ pub fn wgmma_ring(plan: &Plan, shape: &LoopShape, p: &wgmma::Plan, used: i64) ->
     let cb = copy_plan(plan, &shape.b, &bsmem, true)?;
     let [mm, nn, _] = p.mnk;
     let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
-    let room = cap - used - mm * nn * 4;
+    let room = cap - mm * nn * 4;
     let set = wgmma::set_bytes(&asmem, &bsmem);
     let stages = wgmma_stages(room, set)?;
     Some(Ring::Wgmma {
