@@ -2,16 +2,31 @@
 //! chunk's global address and the room left along the dimension the
 //! induction variable indexes are computed once, then advanced by a
 //! constant per loop step; the other dimensions' bounds are loop-invariant.
+use std::rc::Rc;
+
 use crate::ir::ValueId;
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
+use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
 
 use crate::lower::emit::copies::address::bin;
-use crate::lower::emit::copies::ring::Staged;
+use crate::lower::emit::copies::swizzle::Swizzled;
 use crate::lower::emit::ops::view_access::{element, prepare, s64, Access};
 use crate::lower::plan::copies::pipeline::Load;
+
+/// A staged operand: its copy layout, per-thread shared address, and the
+/// bytes of one stage.
+pub(crate) struct Staged {
+    pub(crate) layout: Rc<LinearLayout>,
+    pub(crate) smem: Reg,
+    /// Shared byte offset of each chunk register from `smem` (logical,
+    /// before the swizzle).
+    pub(crate) chunks: Vec<(usize, i64)>,
+    /// The thread's swizzled base, when the buffer is swizzled.
+    pub(crate) swizzled: Option<Swizzled>,
+}
 
 /// Per-thread copy state of one operand.
 pub(crate) struct Stream {

@@ -3,30 +3,15 @@
 //! loop's bounds, the copies of each operand into a stage, and the ring
 //! positions that wrap.
 use smallvec::smallvec;
-use std::rc::Rc;
 
 use crate::ir::{OpId, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::emit::copies::address::bin;
-use crate::lower::emit::copies::cp_async::Stream;
-use crate::lower::emit::copies::swizzle::Swizzled;
+use crate::lower::emit::copies::cp_async::{Staged, Stream};
 use crate::lower::error::LowerError;
 use crate::lower::plan::copies::pipeline::Load;
-use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, Ty};
-
-/// A staged operand: its copy layout, per-thread shared address, and the
-/// bytes of one stage.
-pub(crate) struct Staged {
-    pub(crate) layout: Rc<LinearLayout>,
-    pub(crate) smem: Reg,
-    /// Shared byte offset of each chunk register from `smem` (logical,
-    /// before the swizzle).
-    pub(crate) chunks: Vec<(usize, i64)>,
-    /// The thread's swizzled base, when the buffer is swizzled.
-    pub(crate) swizzled: Option<Swizzled>,
-}
 
 /// The bounds of a pipelined loop.
 pub(crate) struct Bounds {

@@ -17,8 +17,9 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::Blocked;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
+use crate::lower::emit::copies::cp_async::Staged;
 use crate::lower::emit::copies::cp_async::{commit, wait};
-use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies, Staged};
+use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
 use crate::lower::emit::ops::mma_sync_smem::{FragmentAddrs, Operands};

@@ -37,7 +37,8 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::copies::address::bin;
-use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies, Staged};
+use crate::lower::emit::copies::cp_async::Staged;
+use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::wgmma;

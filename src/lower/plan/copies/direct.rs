@@ -31,6 +31,14 @@ pub struct Direct {
     pub prefetched: bool,
 }
 
+/// The entry's direct copies, by load op.
+pub type Directs = rustc_hash::FxHashMap<OpId, Direct>;
+
+/// Whether the B operand of product `id` is a load among `direct`.
+pub fn copies_b(direct: &Directs, id: OpId) -> bool {
+    direct.values().any(|d| d.product == id)
+}
+
 /// The single user of `v` in the whole module, if it has one use.
 pub fn only_user(m: &Module, v: ValueId) -> Option<OpId> {
     let mut user = None;
@@ -154,12 +162,7 @@ const MAX_ACC_REGS_AHEAD: usize = 64;
 /// accumulator passes 64 registers a thread. Not on sm_12x, where ptxas
 /// spills what the next copies' addresses add (the 128x128 attention
 /// loops: 32 -> 140 bytes).
-pub fn prefetches(
-    m: &Module,
-    plan: &Plan,
-    direct: &rustc_hash::FxHashMap<OpId, Direct>,
-    id: OpId,
-) -> Vec<OpId> {
+pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<OpId> {
     let op = &m.ops[id];
     let Some(block) = op.regions.first().and_then(|r| r.blocks.first()) else {
         return Vec::new();

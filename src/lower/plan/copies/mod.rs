@@ -35,7 +35,7 @@ pub use stream::Stream;
 #[derive(Clone, Debug, Default)]
 pub struct Copies {
     /// Loads copied straight into their product's B buffer, by load op.
-    pub direct: HashMap<OpId, Direct>,
+    pub direct: direct::Directs,
     /// Loads their products read slice by slice, by load op.
     pub streamed: HashMap<OpId, Stream>,
     /// Pipelined `for` loops, by loop op.
@@ -48,7 +48,7 @@ pub struct Copies {
 impl Copies {
     /// Whether the B operand of product `id` is a load copied directly.
     pub fn copies_b(&self, id: OpId) -> bool {
-        self.direct.values().any(|d| d.product == id)
+        direct::copies_b(&self.direct, id)
     }
 }
 
@@ -94,7 +94,7 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
     }
     for &id in ops {
         if m.ops[id].opcode == Opcode::For {
-            let staged = staged_a::staged_a(m, plan, &copies, id);
+            let staged = staged_a::staged_a(m, plan, &copies.direct, id);
             if !staged.is_empty() {
                 copies.staged_a.insert(id, staged);
             }
@@ -102,8 +102,7 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
     }
     for &id in &all {
         if m.ops[id].opcode == Opcode::LoadViewTko {
-            let direct_b = |user: OpId| copies.copies_b(user);
-            if let Some(s) = stream::stream(m, plan, id, direct_b) {
+            if let Some(s) = stream::stream(m, plan, &copies.direct, id) {
                 copies.streamed.insert(id, s);
             }
         }

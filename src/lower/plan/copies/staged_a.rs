@@ -13,7 +13,7 @@
 use crate::ir::{Module, OpId, ValueId};
 use crate::lower::analysis::chains::is_mma;
 use crate::lower::analysis::values::value_tile;
-use crate::lower::plan::copies::Copies;
+use crate::lower::plan::copies::direct::{copies_b, Directs};
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, on_wgmma, row_pads, Kind};
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::smem::Smem;
@@ -72,17 +72,17 @@ impl Form {
 }
 
 /// The A operands staged before `for` op `id`, a loop at the entry's top
-/// level, given the entry's direct copies: the swizzled ones first, then
+/// level, given the entry's `direct` copies: the swizzled ones first, then
 /// the rows.
-pub fn staged_a(m: &Module, plan: &Plan, copies: &Copies, id: OpId) -> Vec<StagedA> {
-    let mut out = swizzled(m, plan, copies, id);
-    out.extend(rows(m, plan, copies, id));
+pub fn staged_a(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<StagedA> {
+    let mut out = swizzled(m, plan, direct, id);
+    out.extend(rows(m, plan, direct, id));
     out
 }
 
 /// The A operands of the loop's `mma.sync` products on `wgmma`, defined
 /// before the loop in the A fragments' layout, whose B is copied directly.
-fn swizzled(m: &Module, plan: &Plan, copies: &Copies, id: OpId) -> Vec<StagedA> {
+fn swizzled(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<StagedA> {
     let mut out = Vec::new();
     for &op in m.ops[id].body_ops() {
         let Some((mp, a_v, [mm, kk], frag)) = invariant_a(m, plan, id, op) else {
@@ -90,7 +90,7 @@ fn swizzled(m: &Module, plan: &Plan, copies: &Copies, id: OpId) -> Vec<StagedA> 
         };
         let eligible = on_wgmma(m, op, mp, plan.target, plan.warps)
             && plan.layouts.get(&a_v).is_some_and(|l| **l == frag)
-            && copies.copies_b(op);
+            && copies_b(direct, op);
         if let Some(s) = Smem::new(mm, kk, 2, false).filter(|_| eligible) {
             out.push(StagedA {
                 product: op,
@@ -106,7 +106,7 @@ fn swizzled(m: &Module, plan: &Plan, copies: &Copies, id: OpId) -> Vec<StagedA> 
 /// The A operands the loop's other `mma.sync` products keep in rows,
 /// where its accumulators and invariant A fragments pass the registers'
 /// bound.
-fn rows(m: &Module, plan: &Plan, copies: &Copies, id: OpId) -> Vec<StagedA> {
+fn rows(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<StagedA> {
     let mut words = 0;
     let mut split = false;
     let mut out: Vec<StagedA> = Vec::new();
@@ -125,7 +125,7 @@ fn rows(m: &Module, plan: &Plan, copies: &Copies, id: OpId) -> Vec<StagedA> {
             continue;
         };
         let invariant = plan.layouts.get(&a_v).is_some_and(|l| **l == frag) && disjoint(&frag);
-        if !invariant || on_wgmma(m, op, mp, plan.target, plan.warps) || !copies.copies_b(op) {
+        if !invariant || on_wgmma(m, op, mp, plan.target, plan.warps) || !copies_b(direct, op) {
             continue;
         }
         words += frag.num_registers() as i64 / 2;

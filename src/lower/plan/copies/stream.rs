@@ -6,6 +6,7 @@ use crate::ir::{Module, OpId, Opcode, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::analysis::view::{def_op, partition, PartitionInfo};
 use crate::lower::plan::copies::direct::only_user;
+use crate::lower::plan::copies::direct::{copies_b, Directs};
 use crate::lower::plan::copies::pipeline::{chunk_along, too_large_to_stage, weak};
 use crate::lower::plan::engines::mma_sync::Kind;
 use crate::lower::plan::engines::Engine;
@@ -80,23 +81,18 @@ fn loaded(m: &Module, v: ValueId) -> Option<OpId> {
 }
 
 /// How `load` is streamed, if it is `streamable` into a product on
-/// `mma.sync` (whose B is not copied directly, `direct_b`), or on `wgmma`
+/// `mma.sync` (whose B is not among the entry's `direct` copies), or on `wgmma`
 /// with the other operand streamable too, where an operand is a load
 /// `cp.async` cannot copy (not in aligned chunks) or the loop's pipeline
 /// cannot hold two stages, and the accumulator and both operand tiles
 /// would take more than `MAX_WORDS` (160) registers a thread.
-pub fn stream(
-    m: &Module,
-    plan: &Plan,
-    load: OpId,
-    direct_b: impl Fn(OpId) -> bool,
-) -> Option<Stream> {
+pub fn stream(m: &Module, plan: &Plan, direct: &Directs, load: OpId) -> Option<Stream> {
     let (user, p, v) = streamable(m, load)?;
     let mo = &m.ops[user];
     let (lhs, rhs) = (mo.operand("lhs")?, mo.operand("rhs")?);
     match plan.engine(user)? {
         Engine::MmaSync(mp) => {
-            if mp.kind == Kind::F64 || direct_b(user) {
+            if mp.kind == Kind::F64 || copies_b(direct, user) {
                 return None;
             }
         }
