@@ -413,9 +413,15 @@ impl Scratch {
         self.frames.pop();
     }
 
-    /// A barrier of every thread, `depth` constructs open: it pays what
-    /// the innermost loop body owes when it runs once every iteration.
+    /// A barrier of every thread, `depth` constructs open: outside every
+    /// construct it cleans the dirty bytes (every later claim follows it);
+    /// it pays what the innermost loop body owes when it runs once every
+    /// iteration.
     pub fn on_barrier(&mut self, depth: usize) {
+        if depth == 0 {
+            // Outside every construct: every later claim follows it.
+            self.dirty.clear();
+        }
         let Some(f) = self.frames.last_mut() else {
             return;
         };
@@ -551,6 +557,19 @@ mod tests {
         assert_eq!((a.offset, b.offset), (0, 112));
         assert!(!a.barrier && !b.barrier && !s.reusing());
         assert_eq!(s.peak(), 212);
+    }
+
+    #[test]
+    fn a_barrier_outside_every_construct_cleans_dead_bytes() {
+        for (depth, barrier) in [(0, false), (1, true)] {
+            let mut s = Scratch::new(256);
+            let m = s.mark();
+            s.claim(128, 16, Place::ONCE).unwrap();
+            s.release(m);
+            s.on_barrier(depth);
+            let c = s.claim(128, 16, Place::ONCE).unwrap();
+            assert_eq!((c.offset, c.barrier), (0, barrier), "depth {depth}");
+        }
     }
 
     #[test]
