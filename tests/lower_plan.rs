@@ -394,3 +394,43 @@ fn loop_bodies_pay_the_barriers_ops_owe_with_their_own() {
         maps[0].dump(&m)
     );
 }
+
+#[test]
+fn products_owe_the_barrier_before_their_buffers_are_rewritten() {
+    // cuTile's causal attention on sm_120, where each iteration copies K and
+    // V at its start: the product reading K owes a barrier before the next
+    // copy rewrites it, which the barrier before the product reading V
+    // pays; that product's is paid at the body's end. Two loops, alike.
+    let att = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    let (m, maps) = scratch(att, Gpu::Sm120);
+    let owed: Vec<(String, Paid)> = maps[0]
+        .owed
+        .iter()
+        .map(|o| (o.op.map_or(String::new(), |op| m.ops[op].name()), o.paid))
+        .collect();
+    let mmaf = || "cuda_tile.mmaf".to_string();
+    let pair = [(mmaf(), Paid::After), (mmaf(), Paid::AtEnd)];
+    assert_eq!(owed, [pair.clone(), pair].concat(), "{}", maps[0].dump(&m));
+    // Where the next copy is prefetched (sm_80, sm_90) it is issued right
+    // after the product: the product's own barrier precedes it, and
+    // nothing is owed.
+    for gpu in [Gpu::Sm80, Gpu::Sm90] {
+        let (m, maps) = scratch(att, gpu);
+        assert!(maps[0].owed.is_empty(), "{gpu}: {}", maps[0].dump(&m));
+    }
+    // Outside loops nothing rewrites a product's buffers: no barrier
+    // follows its last reads.
+    let bytes = std::fs::read(data("lower/ops/mma_128x128x32_f16.tileir")).unwrap();
+    let module = tileiras::bytecode::read(&bytes).unwrap();
+    let options = Options {
+        gpu: Gpu::Sm80,
+        ..Default::default()
+    };
+    let (ptx, _, _) = lower_module_mapped(&module, &options).unwrap();
+    let text = ptx.to_text();
+    let last_mma = text
+        .rfind("mma.sync")
+        .expect("the product multiplies on mma.sync");
+    assert!(text[..last_mma].contains("bar.sync"), "{text}");
+    assert!(!text[last_mma..].contains("bar.sync"), "{text}");
+}

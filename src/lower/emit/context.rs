@@ -178,6 +178,16 @@ impl<'m> Lowerer<'m> {
         }
     }
 
+    /// As [`Lowerer::barrier_before_rewrite`], for scratch the next
+    /// iteration rewrites before the op's place in the body (a copy issued
+    /// at the body's start or at its load): paid by a later barrier of the
+    /// body or at its end ([`Scratch::owe_barrier_early`]).
+    pub fn barrier_before_early_rewrite(&mut self) {
+        if self.scratch.owe_barrier_early(self.b.depth()) {
+            self.barrier();
+        }
+    }
+
     /// Claims a scratch buffer of `bytes` aligned to `align` (a power of
     /// two) and returns its offset; a barrier first when it lies on bytes
     /// threads may still read ([`Scratch::claim`]).

@@ -146,6 +146,16 @@ pub enum Paid {
     Open,
 }
 
+/// Where the next iteration rewrites an op's scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rewrite {
+    /// Where the op itself runs: a barrier of the body before it comes
+    /// between its reads and that write.
+    AtOp,
+    /// Before the op's place in the body.
+    BeforeOp,
+}
+
 /// An op of a loop that owed a barrier before rewriting its scratch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Owed {
@@ -443,11 +453,25 @@ impl Scratch {
     /// straight-line in the body (the barrier is owed, paid by a later one
     /// of the body or at its end); under an `if`, it does.
     pub fn owe_barrier(&mut self, depth: usize) -> bool {
+        self.owe(depth, Rewrite::AtOp)
+    }
+
+    /// As [`Scratch::owe_barrier`], for scratch the next iteration rewrites
+    /// before the op's place in the body (a copy issued at the body's start
+    /// or at its load): a barrier of the body before the op does not come
+    /// between, so only a later one, or one at the body's end, pays.
+    pub fn owe_barrier_early(&mut self, depth: usize) -> bool {
+        self.owe(depth, Rewrite::BeforeOp)
+    }
+
+    /// Records the barrier the op being lowered owes (see
+    /// [`Scratch::owe_barrier`]); whether it needs one right away.
+    fn owe(&mut self, depth: usize, rewrite: Rewrite) -> bool {
         let Some(f) = self.frames.last_mut() else {
             return false;
         };
         let op = self.claimer;
-        if self.barriers_before.is_some_and(|b| b > 0) {
+        if rewrite == Rewrite::AtOp && self.barriers_before.is_some_and(|b| b > 0) {
             self.owed.push(Owed {
                 op,
                 paid: Paid::Before,

@@ -416,6 +416,19 @@ pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
     }
 }
 
+/// Once every warp has read the buffer of `d`: the barrier its next copy
+/// waits for. Right away where the load is prefetched (the copy is issued
+/// next, [`defer_next`]); else the next iteration issues it at the body's
+/// start or at the load, so the loop body owes one
+/// ([`Lowerer::barrier_before_early_rewrite`]).
+pub fn read(l: &mut Lowerer, d: &DirectB) {
+    if d.next.is_some() {
+        l.barrier();
+    } else {
+        l.barrier_before_early_rewrite();
+    }
+}
+
 /// Issues the deferred next-iteration copies ([`defer_next`]).
 pub fn issue_next(l: &mut Lowerer) -> Result<(), LowerError> {
     for d in std::mem::take(&mut l.states.get::<Copies>().next) {

@@ -186,12 +186,19 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     st.stage(l, 0);
     let accs = init_accs(l, &f, &layout, &acc_in)?;
     let addrs = operand_addresses(l, &f, &st, &layout, &accs);
-    // The k-loop, once per slice.
-    for s in 0..st.kdim / st.ks {
+    // The k-loop, once per slice; a barrier before the next slice
+    // overwrites the buffers, or the op itself when it runs again.
+    let slices = st.kdim / st.ks;
+    for s in 0..slices {
         if s > 0 {
             st.stage(l, s);
         }
         k_loop(l, &f, &st, &addrs, &accs)?;
+        if s + 1 < slices {
+            l.barrier();
+        } else {
+            l.barrier_before_rewrite();
+        }
     }
     finish(l, &f, layout, &accs)
 }
@@ -373,7 +380,7 @@ fn shared_address(
 
 /// The k-loop over the staged K slice: at each k, every thread loads the A
 /// and B elements its accumulators need from shared memory and accumulates
-/// their products; then a barrier, before the next slice overwrites them.
+/// their products.
 // The caches are filled by fallible code that also needs `l`; the entry API
 // would hold the map borrow across it.
 #[allow(clippy::map_entry)]
@@ -462,7 +469,6 @@ fn k_loop(
         smallvec![Operand::Reg(k), Operand::Imm(1)],
     );
     l.b.end_loop();
-    l.barrier();
     Ok(())
 }
 

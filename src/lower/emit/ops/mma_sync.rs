@@ -308,7 +308,13 @@ fn multiply_slices(
             });
         }
         mma.emit(l, &ops.staged[set].ops, &frags[set], &mut acc, false);
-        ops.barrier(l);
+        if s + 1 < slices {
+            ops.barrier(l);
+        } else {
+            // Every copy has landed; the op itself rewrites the buffers
+            // when it runs again.
+            l.barrier_before_rewrite();
+        }
         if let Some(next) = next {
             // One set: every thread is done reading it before it is
             // rewritten.
@@ -395,8 +401,7 @@ fn direct_b_product(
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
     mma.emit(l, &ops, &frags, &mut acc, false);
-    // The next writer of the buffer waits for every warp's reads.
-    l.barrier();
+    crate::lower::emit::copies::direct::read(l, d);
     Ok(acc_registers(l, plan, acc))
 }
 

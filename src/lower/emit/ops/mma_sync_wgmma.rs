@@ -170,7 +170,6 @@ pub fn multiply(
     }
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    // The next writer of the buffer waits for every warpgroup's reads.
-    l.barrier();
+    crate::lower::emit::copies::direct::read(l, d);
     words
 }
