@@ -1,17 +1,19 @@
 //! A ring of stage buffers that `cp.async` fills for the next iterations
 //! of a pipelined loop while the current iteration reads its stage: the
-//! loop's bounds, the copies of each operand into a stage, and the ring
-//! positions that wrap.
+//! loop's bounds, its prologue (the first stages filled), loop variables
+//! and loop, the copies of each operand into a stage, and the ring
+//! positions that wrap. Each engine's pipeline (`mma_sync_pipeline`,
+//! `wgmma_pipeline`) adds how a stage is filled, waited for and read.
 use smallvec::smallvec;
 
 use crate::ir::{OpId, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
-use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::context::{class_of, Lowerer, Tile};
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::{Staged, Stream};
 use crate::lower::error::LowerError;
 use crate::lower::plan::copies::pipeline::Load;
-use crate::ptx::{Opc, Operand, Reg, Ty};
+use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 /// The bounds of a pipelined loop.
 pub(crate) struct Bounds {
@@ -38,6 +40,92 @@ impl Bounds {
             smallvec![Operand::Reg(x), Operand::Reg(self.ub)],
         )
     }
+
+    /// Induction value `x` one step on, in a fresh register.
+    fn next(&self, l: &mut Lowerer, x: Reg) -> Reg {
+        l.b.op(
+            Opc::Add,
+            &[],
+            &[self.ity],
+            self.ity,
+            smallvec![Operand::Reg(x), Operand::Reg(self.step)],
+        )
+    }
+
+    /// Moves loop variable `x` one step on.
+    pub(crate) fn step_on(&self, l: &mut Lowerer, x: Reg) {
+        l.b.op_into(
+            x,
+            Opc::Add,
+            &[],
+            &[self.ity],
+            smallvec![Operand::Reg(x), Operand::Reg(self.step)],
+        );
+    }
+
+    /// Emits a pipelined loop's prologue: fills stages 0 .. `stages` - 2
+    /// with the iterations from the lower bound `lb` on, each where it is
+    /// in bounds (`fill` gets the stage's index times `unit` in a u32
+    /// register), `after` following each. Returns the induction value of
+    /// the last one.
+    pub(crate) fn prologue(
+        &self,
+        l: &mut Lowerer,
+        (stages, unit): (i64, i64),
+        lb: Reg,
+        fill: impl Fn(&mut Lowerer, Reg),
+        after: impl Fn(&mut Lowerer),
+    ) -> Reg {
+        let mut next = lb;
+        for s in 0..stages - 1 {
+            if s > 0 {
+                next = self.next(l, next);
+            }
+            let go = self.before_end(l, next);
+            let stage = l.b.op(
+                Opc::Mov,
+                &[],
+                &[Ty::U32],
+                Ty::U32,
+                smallvec![Operand::Imm(s * unit)],
+            );
+            l.b.begin_if(go, true);
+            fill(l, stage);
+            l.b.end_if();
+            after(l);
+        }
+        next
+    }
+
+    /// The induction variable at `lb` and the induction value S-1
+    /// iterations ahead at `next` (the last iteration the prologue
+    /// fetched), as fresh loop variables.
+    pub(crate) fn loop_variables(&self, l: &mut Lowerer, lb: Reg, next: Reg) -> (Reg, Reg) {
+        let class = class_of(self.lb.elem);
+        let iv = l.b.reg(class);
+        l.b.copy(iv, lb);
+        let ahead = l.b.reg(class);
+        l.b.copy(ahead, next);
+        (iv, ahead)
+    }
+
+    /// Emits the loop while the induction variable `iv` is below the upper
+    /// bound: `body`, then `iv` one step on.
+    pub(crate) fn emit_loop(&self, l: &mut Lowerer, iv: Reg, body: impl FnOnce(&mut Lowerer)) {
+        l.b.begin_loop();
+        let go_on = self.before_end(l, iv);
+        l.b.begin_loop_body(go_on, true);
+        body(l);
+        self.step_on(l, iv);
+        l.b.end_loop();
+    }
+}
+
+/// A fresh u32 loop variable holding `v`.
+pub(crate) fn counter(l: &mut Lowerer, v: i64) -> Reg {
+    let r = l.b.reg(RegClass::B32);
+    l.b.op_into(r, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(v)]);
+    r
 }
 
 /// The bounds of `for` op `id`, if its induction variable is i32 or i64.

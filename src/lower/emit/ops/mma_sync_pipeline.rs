@@ -7,19 +7,18 @@
 //! all out of bounds (the view's divisibility facts prove it), except along
 //! the chunk's own dimension, where a chunk straddling a row's end copies
 //! only the bytes in bounds (`src-size`) and zero-fills the rest.
-use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::{OpId, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::emit::context::{class_of, Lowerer, Tile};
+use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::Blocked;
-use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Reg, RegClass};
 
 use crate::lower::emit::copies::cp_async::Staged;
 use crate::lower::emit::copies::cp_async::{commit, wait};
-use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies};
+use crate::lower::emit::copies::ring::{advance_ring, bounds, counter, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
 use crate::lower::emit::ops::mma_sync_smem::{FragmentAddrs, Operands};
@@ -186,35 +185,12 @@ struct Pipeline<'a> {
 }
 
 /// Emits the prologue: fills stages 0 .. S-2 with the iterations from the
-/// lower bound `lb` on (those in bounds). Returns the induction value of
-/// the last one.
+/// lower bound `lb` on (those in bounds), each its own `cp.async` group.
+/// Returns the induction value of the last one.
 fn prologue(l: &mut Lowerer, p: &Pipeline, lb: Reg) -> Reg {
-    let (step, ity) = (p.bounds.step, p.bounds.ity);
-    let mut next = lb;
-    for s in 0..p.ring.stages - 1 {
-        if s > 0 {
-            next = l.b.op(
-                Opc::Add,
-                &[],
-                &[ity],
-                ity,
-                smallvec![Operand::Reg(next), Operand::Reg(step)],
-            );
-        }
-        let go = p.bounds.before_end(l, next);
-        let off = l.b.op(
-            Opc::Mov,
-            &[],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Imm(s * p.ring.stage_bytes)],
-        );
-        l.b.begin_if(go, true);
-        p.copies.issue(l, off);
-        l.b.end_if();
-        commit(l);
-    }
-    next
+    let ring = (p.ring.stages, p.ring.stage_bytes);
+    p.bounds
+        .prologue(l, ring, lb, |l, off| p.copies.issue(l, off), commit)
 }
 
 /// The loop variables of a pipelined loop.
@@ -233,21 +209,9 @@ struct RingState {
 /// `lb`, `ahead` at `next` (the last iteration the prologue fetched), the
 /// read stage 0 and the write stage S-1.
 fn ring_state(l: &mut Lowerer, p: &Pipeline, lb: Reg, next: Reg) -> RingState {
-    let elem = p.bounds.lb.elem;
-    let iv = l.b.reg(class_of(elem));
-    l.b.copy(iv, lb);
-    let ahead = l.b.reg(class_of(elem));
-    l.b.copy(ahead, next);
-    let rd = l.b.reg(RegClass::B32);
-    l.b.op_into(rd, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(0)]);
-    let wr = l.b.reg(RegClass::B32);
-    l.b.op_into(
-        wr,
-        Opc::Mov,
-        &[],
-        &[Ty::U32],
-        smallvec![Operand::Imm((p.ring.stages - 1) * p.ring.stage_bytes)],
-    );
+    let (iv, ahead) = p.bounds.loop_variables(l, lb, next);
+    let rd = counter(l, 0);
+    let wr = counter(l, (p.ring.stages - 1) * p.ring.stage_bytes);
     RingState { iv, ahead, rd, wr }
 }
 
@@ -284,41 +248,24 @@ fn pipelined_loop(
     acc: &mut [Vec<Reg>],
 ) {
     let RingState { iv, ahead, rd, wr } = state;
-    let (step, ity) = (p.bounds.step, p.bounds.ity);
     let (stages, stage_bytes) = (p.ring.stages, p.ring.stage_bytes);
-    l.b.begin_loop();
-    let go_on = p.bounds.before_end(l, iv);
-    l.b.begin_loop_body(go_on, true);
-    wait(l, stages - 2);
-    l.barrier();
-    l.b.op_into(
-        ahead,
-        Opc::Add,
-        &[],
-        &[ity],
-        smallvec![Operand::Reg(ahead), Operand::Reg(step)],
-    );
-    // `ahead` now is iv + (S-1) * step: the iteration to fetch.
-    let fetch = ahead;
-    let go = p.bounds.before_end(l, fetch);
-    l.b.begin_if(go, true);
-    p.copies.issue(l, wr);
-    l.b.end_if();
-    commit(l);
-    let f = frags.offset(l, rd);
-    mmas.emit(l, &p.ring.ops, &f, acc, true);
-    // Advance the ring.
-    for r in [rd, wr] {
-        advance_ring(l, r, stage_bytes, stages * stage_bytes);
-    }
-    l.b.op_into(
-        iv,
-        Opc::Add,
-        &[],
-        &[ity],
-        smallvec![Operand::Reg(iv), Operand::Reg(step)],
-    );
-    l.b.end_loop();
+    p.bounds.emit_loop(l, iv, |l| {
+        wait(l, stages - 2);
+        l.barrier();
+        // `ahead` becomes iv + (S-1) * step: the iteration to fetch.
+        p.bounds.step_on(l, ahead);
+        let go = p.bounds.before_end(l, ahead);
+        l.b.begin_if(go, true);
+        p.copies.issue(l, wr);
+        l.b.end_if();
+        commit(l);
+        let f = frags.offset(l, rd);
+        mmas.emit(l, &p.ring.ops, &f, acc, true);
+        // Advance the ring.
+        for r in [rd, wr] {
+            advance_ring(l, r, stage_bytes, stages * stage_bytes);
+        }
+    });
 }
 
 /// Lowers `for` op `id` pipelined, if its body has the shape; false (and

@@ -38,7 +38,7 @@ use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::Staged;
-use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies};
+use crate::lower::emit::copies::ring::{advance_ring, bounds, counter, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::wgmma;
@@ -111,13 +111,6 @@ fn flip(l: &mut Lowerer, p: Reg, wrapped: Reg) {
         &[Ty::B32],
         smallvec![Operand::Reg(p), Operand::Reg(bit)],
     );
-}
-
-/// A fresh u32 variable holding `v`.
-fn var(l: &mut Lowerer, v: i64) -> Reg {
-    let r = l.b.reg(RegClass::B32);
-    l.b.op_into(r, Opc::Mov, &[], &[Ty::U32], smallvec![Operand::Imm(v)]);
-    r
 }
 
 /// `base + index * scale` (u32).
@@ -303,31 +296,9 @@ impl Stages<'_> {
     /// lower bound `lb` on (those in bounds). Returns the induction value
     /// of the last one.
     fn prologue(&self, l: &mut Lowerer, lb: Reg) -> Reg {
-        let (step, ity) = (self.bounds.step, self.bounds.ity);
-        let mut next = lb;
-        for s in 0..self.barriers.stages - 1 {
-            if s > 0 {
-                next = l.b.op(
-                    Opc::Add,
-                    &[],
-                    &[ity],
-                    ity,
-                    smallvec![Operand::Reg(next), Operand::Reg(step)],
-                );
-            }
-            let go = self.bounds.before_end(l, next);
-            let stage = l.b.op(
-                Opc::Mov,
-                &[],
-                &[Ty::U32],
-                Ty::U32,
-                smallvec![Operand::Imm(s)],
-            );
-            l.b.begin_if(go, true);
-            self.fill(l, stage);
-            l.b.end_if();
-        }
-        next
+        let ring = (self.barriers.stages, 1);
+        self.bounds
+            .prologue(l, ring, lb, |l, stage| self.fill(l, stage), |_| {})
     }
 
     /// Refills the stage written (its empty barrier at `free`) with the
@@ -365,14 +336,9 @@ struct LoopState {
 /// stage read 0 and the stage written S-1 (its parity 1 at first: a fresh
 /// barrier's preceding phase counts as complete).
 fn loop_state(l: &mut Lowerer, bounds: &Bounds, lb: Reg, next: Reg, stages: i64) -> LoopState {
-    let iv =
-        l.b.reg(crate::lower::emit::context::class_of(bounds.lb.elem));
-    l.b.copy(iv, lb);
-    let ahead =
-        l.b.reg(crate::lower::emit::context::class_of(bounds.lb.elem));
-    l.b.copy(ahead, next);
-    let (rd, rd_parity) = (var(l, 0), var(l, 0));
-    let (wr, wr_parity) = (var(l, stages - 1), var(l, 1));
+    let (iv, ahead) = bounds.loop_variables(l, lb, next);
+    let (rd, rd_parity) = (counter(l, 0), counter(l, 0));
+    let (wr, wr_parity) = (counter(l, stages - 1), counter(l, 1));
     LoopState {
         iv,
         ahead,
@@ -421,7 +387,7 @@ impl StageMultiply<'_> {
 fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &StageMultiply) {
     let bounds = stages.bounds;
     let barriers = stages.barriers;
-    let (step, ity, lb) = (bounds.step, bounds.ity, bounds.lb.regs[0]);
+    let (ity, lb) = (bounds.ity, bounds.lb.regs[0]);
     let &LoopState {
         iv,
         ahead,
@@ -430,66 +396,52 @@ fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &Sta
         wr,
         wr_parity,
     } = state;
-    l.b.begin_loop();
-    let p = bounds.before_end(l, iv);
-    l.b.begin_loop_body(p, true);
-    l.b.op_into(
-        ahead,
-        Opc::Add,
-        &[],
-        &[ity],
-        smallvec![Operand::Reg(ahead), Operand::Reg(step)],
-    );
-    // Where the multiply stays in flight (an accumulator of at most 64
-    // registers a thread: larger ones ran slower so on an H100), the
-    // previous multiply is done after it is issued, and its stage (the one
-    // written next) is refilled once every warpgroup has released it.
-    // Otherwise the stage is refilled first, so the copies run during the
-    // multiply, which is waited for and its own stage released.
-    let [mm, nn, _] = mul.plan.mnk;
-    let threads = i64::from(l.plan.warps) * 32;
-    let in_flight = mm * nn / threads <= MAX_ACC_REGS_IN_FLIGHT;
-    let free = scaled(l, wr, 8, barriers.empty);
-    if !in_flight {
-        stages.refill(l, state, free);
-    }
-    let ready = scaled(l, rd, 8, barriers.full);
-    wait_phase(l, ready, rd_parity);
-    crate::lower::emit::wgmma_isa::proxy_fence(l);
-    mul.emit(l, rd, stages.set);
-    crate::lower::emit::wgmma_isa::sync_op(
-        l,
-        &["wait_group", "sync", "aligned"],
-        vec![Operand::Imm(i64::from(in_flight))],
-    );
-    if in_flight {
-        let later = l.b.op(
-            Opc::Setp,
-            &["ne"],
-            &[ity],
-            Ty::Pred,
-            smallvec![Operand::Reg(iv), Operand::Reg(lb)],
+    bounds.emit_loop(l, iv, |l| {
+        bounds.step_on(l, ahead);
+        // Where the multiply stays in flight (an accumulator of at most 64
+        // registers a thread: larger ones ran slower so on an H100), the
+        // previous multiply is done after it is issued, and its stage (the
+        // one written next) is refilled once every warpgroup has released
+        // it. Otherwise the stage is refilled first, so the copies run
+        // during the multiply, which is waited for and its own stage
+        // released.
+        let [mm, nn, _] = mul.plan.mnk;
+        let threads = i64::from(l.plan.warps) * 32;
+        let in_flight = mm * nn / threads <= MAX_ACC_REGS_IN_FLIGHT;
+        let free = scaled(l, wr, 8, barriers.empty);
+        if !in_flight {
+            stages.refill(l, state, free);
+        }
+        let ready = scaled(l, rd, 8, barriers.full);
+        wait_phase(l, ready, rd_parity);
+        crate::lower::emit::wgmma_isa::proxy_fence(l);
+        mul.emit(l, rd, stages.set);
+        crate::lower::emit::wgmma_isa::sync_op(
+            l,
+            &["wait_group", "sync", "aligned"],
+            vec![Operand::Imm(i64::from(in_flight))],
         );
-        l.b.begin_if(later, true);
-        mbarrier(l, "arrive", free, None);
-        l.b.end_if();
-        stages.refill(l, state, free);
-    } else {
-        let done = scaled(l, rd, 8, barriers.empty);
-        mbarrier(l, "arrive", done, None);
-    }
-    for (r, parity) in [(rd, rd_parity), (wr, wr_parity)] {
-        let wrapped = advance_ring(l, r, 1, barriers.stages);
-        flip(l, parity, wrapped);
-    }
-    l.b.op_into(
-        iv,
-        Opc::Add,
-        &[],
-        &[ity],
-        smallvec![Operand::Reg(iv), Operand::Reg(step)],
-    );
-    l.b.end_loop();
+        if in_flight {
+            let later = l.b.op(
+                Opc::Setp,
+                &["ne"],
+                &[ity],
+                Ty::Pred,
+                smallvec![Operand::Reg(iv), Operand::Reg(lb)],
+            );
+            l.b.begin_if(later, true);
+            mbarrier(l, "arrive", free, None);
+            l.b.end_if();
+            stages.refill(l, state, free);
+        } else {
+            let done = scaled(l, rd, 8, barriers.empty);
+            mbarrier(l, "arrive", done, None);
+        }
+        for (r, parity) in [(rd, rd_parity), (wr, wr_parity)] {
+            let wrapped = advance_ring(l, r, 1, barriers.stages);
+            flip(l, parity, wrapped);
+        }
+    });
 }
 
 /// Lowers `for` op `id` pipelined on `wgmma`, if its body has the shape
