@@ -33,9 +33,11 @@
 //!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
 //!   │             they share; shared-memory scratch placed by one       scratch.rs
 //!   │             allocator over the buffers' live ranges (no second
-//!   │             lowering), and the barriers an op owes before it
-//!   │             rewrites its scratch paid from one account of each
-//!   │             loop body
+//!   │             lowering); an op's barriers are those between its
+//!   │             own writes and reads: the ones before its scratch is
+//!   │             written again (by itself in the next iteration, by a
+//!   │             copy, by a later buffer on its bytes) come from one
+//!   │             account of each loop body and of the dead bytes
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,

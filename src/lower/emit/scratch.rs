@@ -15,10 +15,10 @@
 //!   takes the lowest free bytes, as outside loops.
 //!
 //! Bytes that threads may still read (released since the last barrier
-//! that every later claim follows) are dirty; a buffer placed over them
-//! starts with a barrier ([`Claim::barrier`]). A construct outside every
-//! loop that is done gives its bytes back to the top
-//! ([`Scratch::release_scope`]), as it never runs again.
+//! that every later claim follows: one outside every construct) are dirty;
+//! a buffer placed over them starts with a barrier ([`Claim::barrier`]). A
+//! construct outside every loop that is done gives its bytes back to the
+//! top ([`Scratch::release_scope`]), as it never runs again.
 //!
 //! An op in a loop that reads its own scratch writes it again in the next
 //! iteration: some barrier must come between its last reads and those
@@ -26,8 +26,14 @@
 //! does that when it comes before the op or after it in every iteration
 //! (straight-line in the body, not under an `if` or in an inner loop);
 //! else the body ends with one ([`Scratch::owes_barrier`], at `continue`
-//! and `break`). Outside loops nothing is owed: no op runs twice, and a
-//! buffer placed over another's bytes starts with its barrier.
+//! and `break`). Where the next iteration rewrites the scratch before the
+//! op's place in the body (a product's B operand, copied at the body's
+//! start or at its load), only a later barrier of the body, or the one at
+//! its end, comes between ([`Scratch::owe_barrier_early`]). Outside loops
+//! nothing is owed: no op runs twice, and a buffer placed over another's
+//! bytes starts with its barrier. So no op ends with a barrier of its own
+//! for the writers after it: the ops' barriers are the ones between their
+//! own writes and reads, and these.
 //!
 //! Decisions made while emitting that ask how much room there is
 //! ([`Scratch::top`]) see the top, as if nothing were reused.

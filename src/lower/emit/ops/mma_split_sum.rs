@@ -124,6 +124,8 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
             regs.push(sum);
         }
     }
+    // In a loop, the next iteration writes the words again.
+    l.barrier_before_rewrite();
     if l.loops.is_empty() {
         l.release_scope(mark);
     } else {

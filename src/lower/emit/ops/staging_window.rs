@@ -209,7 +209,8 @@ pub fn convert_in_slices(
     for r in (0..n).filter(|&r| layout.canonical_register(r) == r) {
         out[r] = Some(l.b.reg(class_of(t.elem)));
     }
-    for s in 0..shape[dim] / len {
+    let windows = shape[dim] / len;
+    for s in 0..windows {
         let w = Window::slice(dim, len, s);
         write_window(l, t, &buf, &place, w);
         l.barrier();
@@ -236,7 +237,12 @@ pub fn convert_in_slices(
                 }
             });
         }
-        l.barrier();
+        if s + 1 < windows {
+            l.barrier();
+        } else {
+            // In a loop, the next iteration writes the buffer again.
+            l.barrier_before_rewrite();
+        }
     }
     let regs = (0..n)
         .map(|r| out[layout.canonical_register(r)].expect("canonical registers are read"))
