@@ -128,7 +128,7 @@ fn a_two_cta_cluster_is_planned_as_one() {
 fn copies(dump: &str) -> Vec<&str> {
     dump.lines()
         .map(str::trim)
-        .filter(|l| l.starts_with("load at ") || l.starts_with("loop at "))
+        .filter(|l| l.starts_with("load at ") || l.starts_with("loop "))
         .filter(|l| !l.contains("staged before it"))
         .collect()
 }
@@ -136,7 +136,7 @@ fn copies(dump: &str) -> Vec<&str> {
 #[test]
 fn a_matmul_loop_is_planned_pipelined_with_its_engines_ring() {
     let rel = "differential/bench/matmul_f16_128x128x64.tileir";
-    let at = "loop at loc(\"cutile/test/kernels/matmul.py\":79:4): pipelined, product 0 on";
+    let at = "loop 1 at loc(\"cutile/test/kernels/matmul.py\":79:4): pipelined, product 0 on";
     let ampere = dump(rel, Gpu::Sm80);
     assert_eq!(
         copies(&ampere),
@@ -212,27 +212,30 @@ fn attention_stages_q_before_its_loop_where_registers_are_short() {
     // The causal 128x128 kernel: on sm_90 its products multiply on wgmma
     // and read Q through a descriptor from a swizzled buffer; on sm_120
     // (a lower register bound) Q goes into padded rows; on sm_80 it stays
-    // in registers. Emission places the buffer the plan sized.
+    // in registers. Emission places the buffer the plan sized. The two
+    // loops (one location) are numbered.
     let rel = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
     let staged = |d: &str| -> Vec<String> {
         d.lines()
+            .map(str::trim)
             .filter(|l| l.contains("staged before it"))
-            .map(|l| l.split_once("): ").map_or("", |x| x.1).to_string())
+            .map(str::to_string)
             .collect()
     };
+    let at = "at loc(\"cutile/test/kernels/attention.py\":78:4)";
     let hopper = dump(rel, Gpu::Sm90);
     assert_eq!(
         staged(&hopper),
-        [0, 2].map(|p| format!(
-            "A of product {p} staged before it, swizzled K-major for wgmma (33792 bytes), where shared memory allows"
+        [(1, 0), (2, 2)].map(|(n, p)| format!(
+            "loop {n} {at}: A of product {p} staged before it, swizzled K-major for wgmma (33792 bytes), where shared memory allows"
         )),
         "{hopper}"
     );
     let blackwell = dump(rel, Gpu::Sm120);
     assert_eq!(
         staged(&blackwell),
-        [0, 2].map(|p| format!(
-            "A of product {p} staged before it, in rows of 272 bytes (34816 bytes), where shared memory allows"
+        [(1, 0), (2, 2)].map(|(n, p)| format!(
+            "loop {n} {at}: A of product {p} staged before it, in rows of 272 bytes (34816 bytes), where shared memory allows"
         )),
         "{blackwell}"
     );

@@ -33,6 +33,8 @@ use crate::options::Options;
 /// Every decision about one entry that emission reads.
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// The entry op.
+    pub entry: OpId,
     /// The entry's symbol (a PTX identifier).
     pub name: String,
     /// The target, with the environment's shared-memory and swizzle gates.
@@ -103,6 +105,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
             .num_cta_in_cga
             .is_some_and(|n| n > 1);
     let mut plan = Plan {
+        entry,
         name,
         target,
         warps,

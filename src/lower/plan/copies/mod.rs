@@ -124,6 +124,15 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
         m.location(id)
             .map_or_else(|| "unknown location".to_string(), |l| l.to_string())
     };
+    // Loops are numbered in op order, as two may share a location.
+    let loops: Vec<OpId> = m
+        .walk_from(m.ops[plan.entry].body_ops())
+        .filter(|&id| matches!(m.ops[id].opcode, Opcode::For | Opcode::Loop))
+        .collect();
+    let a_loop = |id: OpId| {
+        let n = loops.iter().position(|&l| l == id).map_or(0, |i| i + 1);
+        format!("loop {n} at {}", at(id))
+    };
     let mut ids: Vec<OpId> = copies
         .direct
         .keys()
@@ -165,8 +174,8 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             };
             let _ = writeln!(
                 out,
-                "  loop at {}: pipelined, product {} on {engine}, up to {} stages of {} bytes",
-                at(id),
+                "  {}: pipelined, product {} on {engine}, up to {} stages of {} bytes",
+                a_loop(id),
                 product(p.shape.mma),
                 p.ring.stages(),
                 p.ring.stage_bytes()
@@ -179,8 +188,8 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             };
             let _ = writeln!(
                 out,
-                "  loop at {}: A of product {} staged before it, {form} ({} bytes), where shared memory allows",
-                at(id),
+                "  {}: A of product {} staged before it, {form} ({} bytes), where shared memory allows",
+                a_loop(id),
                 product(a.product),
                 a.form.bytes()
             );
