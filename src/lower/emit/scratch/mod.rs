@@ -20,27 +20,21 @@
 //! construct outside every loop that is done gives its bytes back to the
 //! top ([`Scratch::release_scope`]), as it never runs again.
 //!
-//! An op in a loop that reads its own scratch writes it again in the next
-//! iteration: some barrier must come between its last reads and those
-//! writes ([`Scratch::owe_barrier`]). One of the loop body's own barriers
-//! does that when it comes before the op or after it in every iteration
-//! (straight-line in the body, not under an `if` or in an inner loop);
-//! else the body ends with one ([`Scratch::owes_barrier`], at `continue`
-//! and `break`). Where the next iteration rewrites the scratch before the
-//! op's place in the body (a product's B operand, copied at the body's
-//! start or at its load), only a later barrier of the body, or the one at
-//! its end, comes between ([`Scratch::owe_barrier_early`]). Outside loops
-//! nothing is owed: no op runs twice, and a buffer placed over another's
-//! bytes starts with its barrier. So no op ends with a barrier of its own
-//! for the writers after it: the ops' barriers are the ones between their
-//! own writes and reads, and these.
+//! The barriers an op of a loop owes before its scratch is written again
+//! are kept in one account ([`account`]); the claims and those barriers
+//! make the entry's scratch map ([`map`]).
 //!
 //! Decisions made while emitting that ask how much room there is
 //! ([`Scratch::top`]) see the top, as if nothing were reused.
 
-use std::fmt::Write as _;
+pub mod account;
+pub mod map;
 
-use crate::ir::{Module, OpId};
+use crate::ir::OpId;
+
+use account::{Account, Rewrite};
+pub use account::{Owed, Paid};
+pub use map::{Placed, ScratchMap};
 
 /// A point in the claims: what a later release frees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,19 +56,6 @@ struct Buffer {
     end: i64,
     /// Not yet released.
     live: bool,
-}
-
-/// The barriers of one loop body being lowered.
-#[derive(Debug)]
-struct Frame {
-    /// Open constructs (ifs, loops) at the body: a barrier at this depth
-    /// runs once every iteration.
-    depth: usize,
-    /// Barriers so far straight-line in the body.
-    barriers: usize,
-    /// The ops that owe a barrier none of the body's has paid yet: their
-    /// entries in [`Scratch::owed`].
-    owed: Vec<usize>,
 }
 
 /// What [`Scratch::begin_op`] replaced, for [`Scratch::end_op`].
@@ -119,125 +100,6 @@ pub struct Claim {
     pub barrier: bool,
 }
 
-/// One claim as the allocator placed it: the entry's scratch map, printed
-/// by [`ScratchMap::dump`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Placed {
-    /// The op being lowered when the buffer was claimed.
-    pub op: Option<OpId>,
-    /// Its size.
-    pub bytes: i64,
-    /// Its offset.
-    pub offset: i64,
-    /// Claimed in a loop.
-    pub in_loop: bool,
-    /// Placed below the top, over bytes of dead buffers.
-    pub over_dead: bool,
-    /// A barrier came before it.
-    pub barrier: bool,
-}
-
-/// How the barrier an op owed before rewriting its scratch was paid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Paid {
-    /// By a barrier of the loop body before the op.
-    Before,
-    /// By a later barrier of the loop body.
-    After,
-    /// By one at the body's `continue`/`break`.
-    AtEnd,
-    /// By its own, right after the op (under an `if`).
-    Own,
-    /// Not yet (the entry is still being lowered).
-    Open,
-}
-
-/// Where the next iteration rewrites an op's scratch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Rewrite {
-    /// Where the op itself runs: a barrier of the body before it comes
-    /// between its reads and that write.
-    AtOp,
-    /// Before the op's place in the body.
-    BeforeOp,
-}
-
-/// An op of a loop that owed a barrier before rewriting its scratch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Owed {
-    /// The op.
-    pub op: Option<OpId>,
-    /// How it was paid.
-    pub paid: Paid,
-}
-
-/// The scratch buffers of one entry, in claim order, and its size.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScratchMap {
-    /// The entry's PTX name.
-    pub entry: String,
-    /// Every claim.
-    pub buffers: Vec<Placed>,
-    /// The entry's shared-memory bytes.
-    pub bytes: i64,
-    /// The barriers ops of loops owed, in order.
-    pub owed: Vec<Owed>,
-}
-
-impl ScratchMap {
-    /// Stable text: one line a buffer.
-    pub fn dump(&self, m: &Module) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "scratch of {}: {} bytes, {} buffers",
-            self.entry,
-            self.bytes,
-            self.buffers.len()
-        );
-        for (i, b) in self.buffers.iter().enumerate() {
-            let op = op_name(m, b.op);
-            let _ = writeln!(
-                s,
-                "  buffer {i}: {} bytes at {}{}{}{}, for {op}",
-                b.bytes,
-                b.offset,
-                if b.over_dead {
-                    ", over dead buffers"
-                } else {
-                    ""
-                },
-                if b.barrier { ", after a barrier" } else { "" },
-                if b.in_loop { ", in a loop" } else { "" },
-            );
-        }
-        for o in &self.owed {
-            let paid = match o.paid {
-                Paid::Before => "paid by a barrier before it",
-                Paid::After => "paid by a later barrier of the body",
-                Paid::AtEnd => "paid at the body's end",
-                Paid::Own => "paid by its own",
-                Paid::Open => "not paid",
-            };
-            let _ = writeln!(s, "  barrier owed by {}: {paid}", op_name(m, o.op));
-        }
-        s
-    }
-}
-
-/// `'name' op at loc(...)`, or "the entry".
-fn op_name(m: &Module, op: Option<OpId>) -> String {
-    op.map_or_else(
-        || "the entry".to_string(),
-        |op| {
-            let at = m
-                .location(op)
-                .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
-            format!("'{}' op at {at}", m.ops[op].name())
-        },
-    )
-}
-
 /// The allocator state of one entry.
 #[derive(Debug)]
 pub struct Scratch {
@@ -257,14 +119,10 @@ pub struct Scratch {
     reuses: usize,
     /// The op being lowered: the claimer of the next buffers.
     claimer: Option<OpId>,
-    /// The innermost loop body's barriers when that op began.
-    barriers_before: Option<usize>,
-    /// The loop bodies being lowered, innermost last.
-    frames: Vec<Frame>,
+    /// The barriers ops owe before their scratch is written again.
+    account: Account,
     /// Every claim, in order.
     log: Vec<Placed>,
-    /// Every barrier owed, in order.
-    owed: Vec<Owed>,
 }
 
 /// `x` rounded up to a multiple of `align` (a power of two).
@@ -284,10 +142,8 @@ impl Scratch {
             dirty: Vec::new(),
             reuses: 0,
             claimer: None,
-            barriers_before: None,
-            frames: Vec::new(),
+            account: Account::default(),
             log: Vec::new(),
-            owed: Vec::new(),
         }
     }
 
@@ -399,67 +255,46 @@ impl Scratch {
     /// Op `id` begins: it claims the next buffers. Returns what to give
     /// [`Scratch::end_op`] when it is done.
     pub fn begin_op(&mut self, id: OpId) -> OpScope {
-        let before = OpScope {
-            claimer: self.claimer,
-            barriers_before: self.barriers_before,
-        };
-        self.claimer = Some(id);
-        self.barriers_before = self.frames.last().map(|f| f.barriers);
-        before
+        OpScope {
+            claimer: self.claimer.replace(id),
+            barriers_before: self.account.begin_op(),
+        }
     }
 
     /// The op that [`Scratch::begin_op`] began is done.
     pub fn end_op(&mut self, scope: OpScope) {
         self.claimer = scope.claimer;
-        self.barriers_before = scope.barriers_before;
+        self.account.end_op(scope.barriers_before);
     }
 
     /// A loop body begins, `depth` constructs open
     /// ([`crate::lower::simt::Builder::depth`]).
     pub fn enter_loop(&mut self, depth: usize) {
-        self.frames.push(Frame {
-            depth,
-            barriers: 0,
-            owed: Vec::new(),
-        });
+        self.account.enter_loop(depth);
     }
 
     /// The innermost loop body is done.
     pub fn leave_loop(&mut self) {
-        self.frames.pop();
+        self.account.leave_loop();
     }
 
     /// A barrier of every thread, `depth` constructs open: outside every
     /// construct it cleans the dirty bytes (every later claim follows it);
     /// it pays what the innermost loop body owes when it runs once every
-    /// iteration.
+    /// iteration ([`Account::on_barrier`]).
     pub fn on_barrier(&mut self, depth: usize) {
         if depth == 0 {
-            // Outside every construct: every later claim follows it.
             self.dirty.clear();
         }
-        let Some(f) = self.frames.last_mut() else {
-            return;
-        };
-        if f.depth != depth {
-            return;
-        }
-        f.barriers += 1;
-        for i in f.owed.drain(..) {
-            if self.owed[i].paid == Paid::Open {
-                self.owed[i].paid = Paid::After;
-            }
-        }
+        self.account.on_barrier(depth);
     }
 
     /// The op being lowered, `depth` constructs open, has read its own
     /// scratch for the last time and writes it again when it runs again
-    /// (the next iteration). Whether it needs a barrier right away: not
-    /// when the loop body has one before the op, nor when the op is
-    /// straight-line in the body (the barrier is owed, paid by a later one
-    /// of the body or at its end); under an `if`, it does.
+    /// (the next iteration). Whether it needs a barrier right away
+    /// ([`Account::owe`]).
     pub fn owe_barrier(&mut self, depth: usize) -> bool {
-        self.owe(depth, Rewrite::AtOp)
+        self.account.owe(depth, Rewrite::AtOp, self.claimer)
     }
 
     /// As [`Scratch::owe_barrier`], for scratch the next iteration rewrites
@@ -467,53 +302,14 @@ impl Scratch {
     /// or at its load): a barrier of the body before the op does not come
     /// between, so only a later one, or one at the body's end, pays.
     pub fn owe_barrier_early(&mut self, depth: usize) -> bool {
-        self.owe(depth, Rewrite::BeforeOp)
-    }
-
-    /// Records the barrier the op being lowered owes (see
-    /// [`Scratch::owe_barrier`]); whether it needs one right away.
-    fn owe(&mut self, depth: usize, rewrite: Rewrite) -> bool {
-        let Some(f) = self.frames.last_mut() else {
-            return false;
-        };
-        let op = self.claimer;
-        if rewrite == Rewrite::AtOp && self.barriers_before.is_some_and(|b| b > 0) {
-            self.owed.push(Owed {
-                op,
-                paid: Paid::Before,
-            });
-            return false;
-        }
-        if depth != f.depth {
-            self.owed.push(Owed {
-                op,
-                paid: Paid::Own,
-            });
-            return true;
-        }
-        f.owed.push(self.owed.len());
-        self.owed.push(Owed {
-            op,
-            paid: Paid::Open,
-        });
-        false
+        self.account.owe(depth, Rewrite::BeforeOp, self.claimer)
     }
 
     /// At a `continue`/`break` of the innermost loop body: whether it owes
-    /// a barrier that none of its barriers since has paid. If so the
-    /// caller puts one there, which pays it (for every exit, where it runs
-    /// once every iteration; else each exit puts its own).
+    /// a barrier that none of its barriers since has paid
+    /// ([`Account::owes_barrier`]); the caller then puts one there.
     pub fn owes_barrier(&mut self) -> bool {
-        let Some(f) = self.frames.last() else {
-            return false;
-        };
-        if f.owed.is_empty() {
-            return false;
-        }
-        for &i in &f.owed {
-            self.owed[i].paid = Paid::AtEnd;
-        }
-        true
+        self.account.owes_barrier()
     }
 
     /// The entry's scratch map: every claim so far and the size.
@@ -522,7 +318,7 @@ impl Scratch {
             entry: entry.to_string(),
             buffers: self.log.clone(),
             bytes: self.peak,
-            owed: self.owed.clone(),
+            owed: self.account.owed().to_vec(),
         }
     }
 
@@ -777,5 +573,42 @@ mod tests {
         );
         let ops: Vec<Option<OpId>> = s.map("k").owed.iter().map(|o| o.op).collect();
         assert_eq!(ops, [1, 2, 3, 4, 5].map(|n| Some(op(n))));
+    }
+
+    #[test]
+    fn scratch_rewritten_before_the_op_is_paid_only_after_it() {
+        let op = |n: usize| OpId::from_index(n);
+        // A product reading a B buffer the next iteration's copy rewrites
+        // at the body's start: a barrier before the product (its own wait
+        // for the copy) does not come between its reads and that copy.
+        let product = |s: &mut Scratch, id: OpId| {
+            let scope = s.begin_op(id);
+            let now = s.owe_barrier_early(0);
+            s.end_op(scope);
+            now
+        };
+        let mut s = Scratch::new(1000);
+        assert!(!product(&mut s, op(0)), "outside loops nothing is owed");
+        s.enter_loop(0);
+        s.on_barrier(0);
+        // The first product: paid by the second's barrier before it.
+        assert!(!product(&mut s, op(1)));
+        s.on_barrier(0);
+        // The second: nothing after it, so the body's end pays.
+        assert!(!product(&mut s, op(2)));
+        assert!(s.owes_barrier());
+        s.leave_loop();
+        let paid: Vec<Paid> = s.map("k").owed.iter().map(|o| o.paid).collect();
+        assert_eq!(paid, [Paid::After, Paid::AtEnd]);
+        // Where the op itself rewrites its scratch, the barrier before it
+        // pays.
+        let mut s = Scratch::new(1000);
+        s.enter_loop(0);
+        s.on_barrier(0);
+        let scope = s.begin_op(op(3));
+        assert!(!s.owe_barrier(0));
+        s.end_op(scope);
+        assert!(!s.owes_barrier());
+        assert_eq!(s.map("k").owed[0].paid, Paid::Before);
     }
 }

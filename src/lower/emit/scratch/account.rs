@@ -1,0 +1,178 @@
+//! The barriers ops of loops owe before their scratch is written again.
+//!
+//! An op in a loop that reads its own scratch writes it again in the next
+//! iteration: some barrier must come between its last reads and those
+//! writes ([`Account::owe`]). One of the loop body's own barriers does that
+//! when it comes before the op or after it in every iteration
+//! (straight-line in the body, not under an `if` or in an inner loop);
+//! else the body ends with one ([`Account::owes_barrier`], at `continue`
+//! and `break`). Where the next iteration rewrites the scratch before the
+//! op's place in the body (a product's B operand, copied at the body's
+//! start or at its load, [`Rewrite::BeforeOp`]), only a later barrier of
+//! the body, or the one at its end, comes between. Outside loops nothing
+//! is owed: no op runs twice, and a buffer placed over another's bytes
+//! starts with its barrier. So no op ends with a barrier of its own for
+//! the writers after it: the ops' barriers are the ones between their own
+//! writes and reads, and these.
+
+use crate::ir::OpId;
+
+/// The barriers of one loop body being lowered.
+#[derive(Debug)]
+struct Frame {
+    /// Open constructs (ifs, loops) at the body: a barrier at this depth
+    /// runs once every iteration.
+    depth: usize,
+    /// Barriers so far straight-line in the body.
+    barriers: usize,
+    /// The ops that owe a barrier none of the body's has paid yet: their
+    /// entries in [`Account::owed`].
+    owed: Vec<usize>,
+}
+
+/// How the barrier an op owed before rewriting its scratch was paid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paid {
+    /// By a barrier of the loop body before the op.
+    Before,
+    /// By a later barrier of the loop body.
+    After,
+    /// By one at the body's `continue`/`break`.
+    AtEnd,
+    /// By its own, right after the op (under an `if`).
+    Own,
+    /// Not yet (the entry is still being lowered).
+    Open,
+}
+
+/// Where the next iteration rewrites an op's scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rewrite {
+    /// Where the op itself runs: a barrier of the body before it comes
+    /// between its reads and that write.
+    AtOp,
+    /// Before the op's place in the body.
+    BeforeOp,
+}
+
+/// An op of a loop that owed a barrier before rewriting its scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owed {
+    /// The op.
+    pub op: Option<OpId>,
+    /// How it was paid.
+    pub paid: Paid,
+}
+
+/// The account of one entry: the loop bodies being lowered and every
+/// barrier owed.
+#[derive(Debug, Default)]
+pub struct Account {
+    /// The innermost loop body's barriers when the op being lowered began.
+    barriers_before: Option<usize>,
+    /// The loop bodies being lowered, innermost last.
+    frames: Vec<Frame>,
+    /// Every barrier owed, in order.
+    owed: Vec<Owed>,
+}
+
+impl Account {
+    /// An op begins: the loop body's barriers so far come before it.
+    /// Returns what to give [`Account::end_op`] when it is done.
+    pub fn begin_op(&mut self) -> Option<usize> {
+        let before = self.barriers_before;
+        self.barriers_before = self.frames.last().map(|f| f.barriers);
+        before
+    }
+
+    /// The op is done: `before` is what its [`Account::begin_op`] returned.
+    pub fn end_op(&mut self, before: Option<usize>) {
+        self.barriers_before = before;
+    }
+
+    /// A loop body begins, `depth` constructs open
+    /// ([`crate::lower::simt::Builder::depth`]).
+    pub fn enter_loop(&mut self, depth: usize) {
+        self.frames.push(Frame {
+            depth,
+            barriers: 0,
+            owed: Vec::new(),
+        });
+    }
+
+    /// The innermost loop body is done.
+    pub fn leave_loop(&mut self) {
+        self.frames.pop();
+    }
+
+    /// A barrier of every thread, `depth` constructs open: it pays what
+    /// the innermost loop body owes when it runs once every iteration.
+    pub fn on_barrier(&mut self, depth: usize) {
+        let Some(f) = self.frames.last_mut() else {
+            return;
+        };
+        if f.depth != depth {
+            return;
+        }
+        f.barriers += 1;
+        for i in f.owed.drain(..) {
+            if self.owed[i].paid == Paid::Open {
+                self.owed[i].paid = Paid::After;
+            }
+        }
+    }
+
+    /// Op `op`, `depth` constructs open, has read its own scratch for the
+    /// last time, and the next iteration writes it again where `rewrite`
+    /// says. Whether it needs a barrier right away: not when the loop body
+    /// has one before the op and the op itself rewrites the scratch, nor
+    /// when the op is straight-line in the body (the barrier is owed, paid
+    /// by a later one of the body or at its end); under an `if`, it does.
+    pub fn owe(&mut self, depth: usize, rewrite: Rewrite, op: Option<OpId>) -> bool {
+        let Some(f) = self.frames.last_mut() else {
+            return false;
+        };
+        if rewrite == Rewrite::AtOp && self.barriers_before.is_some_and(|b| b > 0) {
+            self.owed.push(Owed {
+                op,
+                paid: Paid::Before,
+            });
+            return false;
+        }
+        if depth != f.depth {
+            self.owed.push(Owed {
+                op,
+                paid: Paid::Own,
+            });
+            return true;
+        }
+        f.owed.push(self.owed.len());
+        self.owed.push(Owed {
+            op,
+            paid: Paid::Open,
+        });
+        false
+    }
+
+    /// At a `continue`/`break` of the innermost loop body: whether it owes
+    /// a barrier that none of its barriers since has paid. If so the
+    /// caller puts one there, which pays it (for every exit, where it runs
+    /// once every iteration; else each exit puts its own).
+    pub fn owes_barrier(&mut self) -> bool {
+        let Some(f) = self.frames.last() else {
+            return false;
+        };
+        if f.owed.is_empty() {
+            return false;
+        }
+        for &i in &f.owed {
+            self.owed[i].paid = Paid::AtEnd;
+        }
+        true
+    }
+
+    /// Every barrier owed so far, in order.
+    pub fn owed(&self) -> &[Owed] {
+        &self.owed
+    }
+}
