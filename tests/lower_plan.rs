@@ -437,3 +437,32 @@ fn products_owe_the_barrier_before_their_buffers_are_rewritten() {
     assert!(text[..last_mma].contains("bar.sync"), "{text}");
     assert!(!text[last_mma..].contains("bar.sync"), "{text}");
 }
+
+#[test]
+fn the_scratch_map_names_the_layout_conversions() {
+    // cuTile's matmul on sm_80: the loop's ring, then the epilogue's
+    // conversion of the accumulator for the f16 cast, over the ring's
+    // bytes once the loop is done.
+    let (m, maps) = scratch("differential/bench/matmul_f16_128x128x64.tileir", Gpu::Sm80);
+    let map = &maps[0];
+    let said: Vec<(Option<&str>, String)> = map
+        .buffers
+        .iter()
+        .map(|b| (b.purpose, b.op.map_or(String::new(), |op| m.ops[op].name())))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (None, "cuda_tile.for".to_string()),
+            (Some("a layout conversion"), "cuda_tile.ftof".to_string())
+        ],
+        "{}",
+        map.dump(&m)
+    );
+    assert!(
+        map.dump(&m)
+            .contains("after a barrier, for a layout conversion in 'cuda_tile.ftof' op at loc("),
+        "{}",
+        map.dump(&m)
+    );
+}

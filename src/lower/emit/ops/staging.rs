@@ -397,6 +397,19 @@ pub(super) fn read_one(l: &mut Lowerer, elem: Elem, buf: &Buffer, at: Operand) -
 
 /// Redistributes `t` to `layout` through shared memory.
 pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
+    let before = l.scratch.set_purpose(Some("a layout conversion"));
+    let out = staged_convert(l, t, layout);
+    l.scratch.set_purpose(before);
+    out
+}
+
+/// [`convert`]: the whole tile at once where it fits, else a slice at a
+/// time.
+fn staged_convert(
+    l: &mut Lowerer,
+    t: &Tile,
+    layout: &Rc<LinearLayout>,
+) -> Result<Tile, LowerError> {
     let bytes = t.layout.shape.iter().product::<i64>() * slot_bytes(t.elem);
     if bytes > room(l) {
         // Too large for the shared memory left: a slice at a time.

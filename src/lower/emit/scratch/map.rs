@@ -13,6 +13,9 @@ use crate::lower::emit::scratch::account::{Owed, Paid};
 pub struct Placed {
     /// The op being lowered when the buffer was claimed.
     pub op: Option<OpId>,
+    /// What the buffer serves where that is not the op's own work (a
+    /// layout conversion of one of its operands).
+    pub purpose: Option<&'static str>,
     /// Its size.
     pub bytes: i64,
     /// Its offset.
@@ -50,7 +53,10 @@ impl ScratchMap {
             self.buffers.len()
         );
         for (i, b) in self.buffers.iter().enumerate() {
-            let op = op_name(m, b.op);
+            let op = match b.purpose {
+                Some(p) => format!("{p} in {}", op_name(m, b.op)),
+                None => op_name(m, b.op),
+            };
             let _ = writeln!(
                 s,
                 "  buffer {i}: {} bytes at {}{}{}{}, for {op}",

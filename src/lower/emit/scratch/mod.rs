@@ -119,6 +119,8 @@ pub struct Scratch {
     reuses: usize,
     /// The op being lowered: the claimer of the next buffers.
     claimer: Option<OpId>,
+    /// What the next buffers serve, where not the claimer's own work.
+    purpose: Option<&'static str>,
     /// The barriers ops owe before their scratch is written again.
     account: Account,
     /// Every claim, in order.
@@ -142,6 +144,7 @@ impl Scratch {
             dirty: Vec::new(),
             reuses: 0,
             claimer: None,
+            purpose: None,
             account: Account::default(),
             log: Vec::new(),
         }
@@ -231,6 +234,7 @@ impl Scratch {
         }
         self.log.push(Placed {
             op: self.claimer,
+            purpose: self.purpose,
             bytes,
             offset: start,
             in_loop: place.in_loop,
@@ -250,6 +254,12 @@ impl Scratch {
             offset: start,
             barrier,
         })
+    }
+
+    /// The next buffers serve `purpose` (or the claimer's own work, with
+    /// `None`), for the scratch map; returns what it replaces.
+    pub fn set_purpose(&mut self, purpose: Option<&'static str>) -> Option<&'static str> {
+        std::mem::replace(&mut self.purpose, purpose)
     }
 
     /// Op `id` begins: it claims the next buffers. Returns what to give
