@@ -421,7 +421,7 @@ pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
 /// next, [`defer_next`]); else the next iteration issues it at the body's
 /// start or at the load, so the loop body owes one
 /// ([`Lowerer::barrier_before_early_rewrite`]).
-pub fn read(l: &mut Lowerer, d: &DirectB) {
+pub fn done_reading(l: &mut Lowerer, d: &DirectB) {
     if d.next.is_some() {
         l.barrier();
     } else {

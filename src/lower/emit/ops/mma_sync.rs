@@ -401,7 +401,7 @@ fn direct_b_product(
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
     mma.emit(l, &ops, &frags, &mut acc, false);
-    crate::lower::emit::copies::direct::read(l, d);
+    crate::lower::emit::copies::direct::done_reading(l, d);
     Ok(acc_registers(l, plan, acc))
 }
 

@@ -170,6 +170,6 @@ pub fn multiply(
     }
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    crate::lower::emit::copies::direct::read(l, d);
+    crate::lower::emit::copies::direct::done_reading(l, d);
     words
 }
