@@ -223,22 +223,19 @@ fn attention_stages_q_before_its_loop_where_registers_are_short() {
             .collect()
     };
     let at = "at loc(\"cutile/test/kernels/attention.py\":78:4)";
-    let hopper = dump(rel, Gpu::Sm90);
-    assert_eq!(
-        staged(&hopper),
-        [(1, 0), (2, 2)].map(|(n, p)| format!(
-            "loop {n} {at}: A of product {p} staged before it, swizzled K-major for wgmma (33792 bytes), where shared memory allows"
-        )),
-        "{hopper}"
-    );
-    let blackwell = dump(rel, Gpu::Sm120);
-    assert_eq!(
-        staged(&blackwell),
-        [(1, 0), (2, 2)].map(|(n, p)| format!(
-            "loop {n} {at}: A of product {p} staged before it, in rows of 272 bytes (34816 bytes), where shared memory allows"
-        )),
-        "{blackwell}"
-    );
+    for (gpu, form) in [
+        (Gpu::Sm90, "swizzled K-major for wgmma (33792 bytes)"),
+        (Gpu::Sm120, "in rows of 272 bytes (34816 bytes)"),
+    ] {
+        let d = dump(rel, gpu);
+        assert_eq!(
+            staged(&d),
+            [(1, 0), (2, 2)].map(|(n, p)| format!(
+                "loop {n} {at}: A of product {p} staged before it, {form}, where shared memory allows"
+            )),
+            "{gpu}: {d}"
+        );
+    }
     let ampere = dump(rel, Gpu::Sm80);
     assert!(staged(&ampere).is_empty(), "{ampere}");
     for (gpu, bytes) in [(Gpu::Sm90, 33792), (Gpu::Sm120, 34816)] {
