@@ -8,9 +8,9 @@
 //! `lib/libnvvm.so.4`) captures both, and `tileiras -o` writes the cubin.
 //! One compile per (kernel, target) gives the PTX, the host object and the
 //! cubin; `nvdisasm -c` of that cubin gives the SASS. Entries are cached
-//! under the test's target temporary folder, keyed by the tools' version
+//! in the user's cache folder ([`cache_root`]), keyed by the tools' version
 //! text and the bytecode's hash, so a new toolkit or changed bytecode makes
-//! them again.
+//! them again, and a fresh clone of the same tools finds them made.
 //!
 //! Self-contained (std only), so the emulator's tests include it too.
 #![allow(dead_code)]
@@ -101,13 +101,42 @@ pub fn versions_key() -> u64 {
     })
 }
 
+/// The folder NVIDIA's outputs are cached under: `TILEIRAS_TEST_CACHE`,
+/// else `tileiras-rs` in `XDG_CACHE_HOME` or `~/.cache`, where it outlives
+/// one checkout (only NVIDIA's tools make what is in it, and every entry is
+/// named after their versions); else, with no home to write to, the test's
+/// target temporary folder. Entries are written aside and renamed into
+/// place, so runs of several checkouts may share it.
+pub fn cache_root() -> PathBuf {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let chosen = env("TILEIRAS_TEST_CACHE").or_else(|| {
+            env("XDG_CACHE_HOME")
+                .or_else(|| env("HOME").map(|h| h.join(".cache")))
+                .map(|c| c.join("tileiras-rs"))
+        });
+        chosen
+            .filter(|p| std::fs::create_dir_all(p).is_ok())
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
+    })
+    .clone()
+}
+
 /// The cache folder (named after the tools' versions) and the shadow tool
-/// tree in it, built once.
+/// tree, built once. The tree points at this checkout's tools, so it stays
+/// in the test's target temporary folder, not in the shared cache.
 fn tree() -> &'static (PathBuf, PathBuf) {
     static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     TREE.get_or_init(|| {
-        let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("nvidia-reference-{:016x}", versions_key()));
+        let name = format!("nvidia-reference-{:016x}", versions_key());
+        let cache = cache_root().join(&name);
+        std::fs::create_dir_all(&cache)
+            .unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
         let real = std::fs::canonicalize(tool("ptxas")).unwrap();
         let quoted = real.to_str().unwrap().replace('\'', r"'\''");
         let script = format!(
@@ -116,7 +145,9 @@ fn tree() -> &'static (PathBuf, PathBuf) {
              *.ptx) cp \"$a\" \"$NVIDIA_REFERENCE_OUT/k.ptx\" || exit 2 ;;\n  \
              esac\ndone\nexec '{quoted}' \"$@\"\n"
         );
-        let shadow = cache.join("tool");
+        let shadow = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(name)
+            .join("tool");
         shadow_tree(&shadow, &script);
         (cache, shadow)
     })

@@ -5,8 +5,8 @@
 //! `.ptx` argument to `$DIFFERENTIAL_PTX_OUT` and the `--nv-host` object to
 //! `$DIFFERENTIAL_PTX_OUT.host`, `lib/libnvvm.so.4`;
 //! [`crate::nvidia_reference::shadow_tree`]) captures both. They are cached
-//! per (tools' versions, bytecode hash, target) under the test's target
-//! temporary folder (`KEY.ptx`, `KEY.nv_host.o` or `KEY.nohost`,
+//! per (tools' versions, bytecode hash, target) in the cache folder
+//! ([`crate::nvidia_reference::cache_root`]: `KEY.ptx`, `KEY.nv_host.o` or `KEY.nohost`,
 //! `KEY.refused`). NVIDIA's tileiras takes ptxas from `$CUDA_ROOT`,
 //! `$CUDA_HOME` or `$CUDA_PATH` when set, so it runs without them.
 
@@ -14,19 +14,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::nvidia_reference::{fnv, shadow_tree, versions_key, write_atomic};
+use crate::nvidia_reference::{cache_root, fnv, shadow_tree, versions_key, write_atomic};
 
 /// The cache folder (named after the tools' versions) and the shadow tool
-/// tree in it (built once), whose `ptxas` copies its `.ptx` argument to
+/// tree (built once, in the test's target temporary folder: it points at
+/// this checkout's tools), whose `ptxas` copies its `.ptx` argument to
 /// `$DIFFERENTIAL_PTX_OUT` and the `--nv-host` object beside it, then stops
 /// tileiras: the PTX and the host object are all that is wanted.
 fn tree() -> &'static (PathBuf, PathBuf) {
     static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     TREE.get_or_init(|| {
-        let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("differential-nvidia-{:016x}", versions_key()));
+        let name = format!("differential-nvidia-{:016x}", versions_key());
+        let cache = cache_root().join(&name);
+        std::fs::create_dir_all(&cache)
+            .unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
         let script = "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    *.ptx) cp \"$a\" \"$DIFFERENTIAL_PTX_OUT\" || exit 2 ;;\n    --nv-host=*) cp \"${a#--nv-host=}\" \"$DIFFERENTIAL_PTX_OUT.host\" || exit 2 ;;\n  esac\ndone\nexit 3\n";
-        let tool = cache.join("tool");
+        let tool = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name).join("tool");
         shadow_tree(&tool, script);
         (cache, tool)
     })
