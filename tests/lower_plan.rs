@@ -463,3 +463,80 @@ fn the_scratch_map_names_the_layout_conversions() {
         map.dump(&m)
     );
 }
+
+/// The `own operand buffers:` lines of a dump.
+fn own_buffers(dump: &str) -> Vec<&str> {
+    dump.lines()
+        .filter_map(|l| l.trim().strip_prefix("own operand buffers: "))
+        .collect()
+}
+
+#[test]
+fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
+    // cuTile's batch matmuls: the plan gives each product's K slices and
+    // the bytes of a set of its buffers; emission places the first slice
+    // that fits, as many sets as the plan wants (wgmma's region one 1024
+    // bytes more, to align it).
+    let f16 = "differential/bench/batch_matmul_f16_f16out_128x256x128.tileir";
+    let f8 = "differential/bench/batch_matmul_f8e4m3_256x256x128.tileir";
+    for (rel, gpu, engine, line, placed) in [
+        (
+            f16,
+            Gpu::Sm80,
+            "mma.sync",
+            "A and B in padded rows, K slices of 32 (27136 bytes a set) or 16 (14592), \
+             the longest that fits; up to 2 sets",
+            2 * 27136,
+        ),
+        (
+            f16,
+            Gpu::Sm90,
+            "wgmma",
+            "A and B in swizzled rows, K 128 (98304 bytes a set); up to 2 sets",
+            2 * 98304 + 1024,
+        ),
+        (
+            f8,
+            Gpu::Sm80,
+            "fma",
+            "A and B in padded rows, K slices of 128 (65536 bytes a set), 64 (32768), \
+             32 (16384), 16 (8192), 8 (4096), 4 (2048), 2 (1024) or 1 (512), \
+             the longest that fits; one set",
+            65536,
+        ),
+        (
+            f8,
+            Gpu::Sm90,
+            "mma.sync",
+            "A and B in padded rows, K slices of 128 (73728 bytes a set), 64 (40960) \
+             or 32 (24576), the longest that fits; one set",
+            73728,
+        ),
+    ] {
+        let d = dump(rel, gpu);
+        assert!(engines(&d)[0].starts_with(engine), "{gpu}: {d}");
+        assert_eq!(own_buffers(&d), [line], "{gpu}: {d}");
+        let (m, maps) = scratch(rel, gpu);
+        let bytes: i64 = maps[0]
+            .buffers
+            .iter()
+            .filter(|b| {
+                b.purpose.is_none() && b.op.is_some_and(|op| m.ops[op].name() == "cuda_tile.mmaf")
+            })
+            .map(|b| b.bytes)
+            .sum();
+        assert_eq!(bytes, placed, "{gpu}: {}", maps[0].dump(&m));
+    }
+    // Attention's rows-owning warps keep A in registers: only B is staged.
+    let d = dump(
+        "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir",
+        Gpu::Sm80,
+    );
+    let own = own_buffers(&d);
+    assert_eq!(own.len(), 4, "{d}");
+    assert!(
+        own.iter().all(|l| l
+            .starts_with("B (A in registers) in padded rows, K slices of 128 (34816 bytes a set)")),
+        "{d}"
+    );
+}

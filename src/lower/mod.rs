@@ -19,7 +19,9 @@
 //!   │             FMAs; how each load that feeds a product reaches it   mma_sync.rs, fma.rs)
 //!   │             (cp.async straight to a B buffer, streamed slice by   copies/ (direct.rs,
 //!   │             slice) and which loops are pipelined, with the ring    stream.rs, pipeline.rs)
-//!   │             of stages their engine fills; launch directives       launch.rs
+//!   │             of stages their engine fills; the buffers each        staging.rs
+//!   │             product stages its own operands in (its engine's K
+//!   │             slices and the bytes of a set); launch directives     launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
@@ -31,8 +33,8 @@
 //!   │             operands reach shared memory, whichever engine reads  copies/ (cp_async.rs, ring.rs,
 //!   │             them (cp.async, rings of stages, direct B copies,      direct.rs, stream.rs, ...)
 //!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
-//!   │             they share; shared-memory scratch placed by one       scratch.rs
-//!   │             allocator over the buffers' live ranges (no second
+//!   │             they share; shared-memory scratch placed by one       scratch/ (mod.rs,
+//!   │             allocator over the buffers' live ranges (no second    account.rs, map.rs)
 //!   │             lowering); an op's barriers are those between its
 //!   │             own writes and reads: the ones before its scratch is
 //!   │             written again (by itself in the next iteration, by a

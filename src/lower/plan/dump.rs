@@ -9,8 +9,10 @@ use crate::lower::plan::engines::Engine;
 
 impl Plan {
     /// The plan as text: the entry and its warps, then every product with
-    /// its operands and engine, then the copies and pipelined loops. The same module and options give the same
-    /// text.
+    /// its operands, engine and own operand buffers (what it stages its
+    /// operands in where no ring or direct copy holds them), then the
+    /// copies and pipelined loops. The same module and options give the
+    /// same text.
     pub fn dump(&self, m: &Module) -> String {
         let mut s = String::new();
         let cluster = if self.cluster {
@@ -68,6 +70,9 @@ fn product(s: &mut String, m: &Module, plan: &Plan, i: usize, p: &Product) {
         let _ = writeln!(s, "    in a product chain (attention)");
     }
     let _ = writeln!(s, "    engine: {}", p.engine.plan().describe());
+    if let Some(staging) = &p.staging {
+        let _ = writeln!(s, "    own operand buffers: {}", staging.describe());
+    }
     if let Engine::MmaSync(e) = &p.engine {
         if on_wgmma(m, p.op, e, plan.target, plan.warps) {
             let _ = writeln!(

@@ -4,9 +4,12 @@
 //! [`plan_entry`] runs the analyses over the tile IR (value facts, register
 //! need, product chains), picks the warps of the tile block, the engine of
 //! every matrix multiply ([`Engine`], with that engine's own plan), and the
-//! layout of every tile value, and how the loads that feed products reach
-//! them ([`copies`]). Emission ([`crate::lower::emit::entry`], [`crate::lower::emit::ops`])
-//! reads the plan and does not recompute any of it.
+//! layout of every tile value, how the loads that feed products reach
+//! them ([`copies`]), and the buffers each product stages its own operands
+//! in ([`staging`]). Emission ([`crate::lower::emit::entry`],
+//! [`crate::lower::emit::ops`]) reads the plan and does not recompute any
+//! of it; what it settles is where a buffer goes, and so which of the
+//! plan's sizes fits the room left there.
 //!
 //! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`
 //! writes it next to the output (`<output>.dump.plan`), and tests assert
@@ -18,6 +21,7 @@ mod dump;
 pub mod engines;
 pub mod launch;
 pub mod layout;
+pub mod staging;
 pub mod target;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -68,6 +72,15 @@ impl Plan {
     pub fn engine(&self, op: OpId) -> Option<&Engine> {
         engines::engine_of(&self.products, op)
     }
+
+    /// The buffers the matrix multiply `op` stages its own operands in,
+    /// where it does.
+    pub fn staging(&self, op: OpId) -> Option<&engines::Staging> {
+        self.products
+            .iter()
+            .find(|p| p.op == op)
+            .and_then(|p| p.staging.as_ref())
+    }
 }
 
 /// The plans of every entry of `module`, in module order.
@@ -97,6 +110,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
             op,
             engine: engines::engine(m, op, target, warps),
             chained: crate::lower::analysis::chains::chained(m, op),
+            staging: None,
         })
         .collect();
     let layouts = assign(m, &block.ops, &facts, target, warps, &products);
@@ -118,6 +132,10 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         copies: copies::Copies::default(),
     };
     plan.copies = copies::plan(m, &block.ops, &plan);
+    let staging = staging::plan(m, &plan);
+    for (p, s) in plan.products.iter_mut().zip(staging) {
+        p.staging = s;
+    }
     Ok(plan)
 }
 

@@ -30,8 +30,6 @@ use crate::lower::emit::ops::view_access::{prepare, Access};
 use crate::lower::plan::engines::mma_sync::Kind;
 use crate::lower::plan::layout::coalesced::along_vec;
 
-/// Registers a thread may give one slice of the streamed operands.
-pub const SLICE_WORDS: i64 = 24;
 /// Bytes a thread stores to shared memory at once.
 const STORE_BYTES: i64 = 16;
 
@@ -86,27 +84,6 @@ impl Source {
         match self {
             Source::Tile(t) => Some(Part::Whole(t)),
             Source::Streamed(_) => slice.as_ref().map(Part::Slice),
-        }
-    }
-
-    /// Bytes per element.
-    fn bytes(&self) -> i64 {
-        match self {
-            Source::Tile(t) => i64::from(t.elem.bits().max(8) / 8),
-            Source::Streamed(s) => i64::from(s.part.elem.bits().max(8) / 8),
-        }
-    }
-
-    /// Registers a thread of `threads` gives slice `ks` of K (`kdim`) of a
-    /// streamed operand; 0 for one in registers.
-    pub fn slice_words(&self, kdim: usize, ks: i64, threads: i64) -> i64 {
-        match self {
-            Source::Tile(_) => 0,
-            Source::Streamed(_) => {
-                let shape = self.shape();
-                let whole: i64 = shape.iter().product();
-                (whole / shape[kdim] * ks * self.bytes() + 4 * threads - 1) / (4 * threads)
-            }
         }
     }
 }

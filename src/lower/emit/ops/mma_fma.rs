@@ -20,10 +20,9 @@ use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 use crate::lower::emit::ops::staging::{
-    alloc, coordinates, room, room_reusing, slot_bytes, write, Buffer, Placement,
+    alloc, coordinates, room, room_reusing, write, Buffer, Placement,
 };
 use crate::lower::emit::ops::staging_window::{write_window, Window};
-use crate::lower::plan::engines::k_slices;
 
 /// The type products are accumulated in.
 #[derive(Clone, Copy, PartialEq)]
@@ -62,20 +61,15 @@ pub fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Opt
     })
 }
 
-/// The K extent the operands are staged in: all of K when both fit the
-/// shared memory left, else the longest power-of-two slice of it that does
-/// (`None` when not even one K step fits).
-fn k_slice(l: &Lowerer, ashape: &[i64], bshape: &[i64], ae: Scalar, be: Scalar) -> Option<i64> {
-    let kdim = ashape[ashape.len() - 1];
-    let per_k = |shape: &[i64], e: Scalar| {
-        shape.iter().product::<i64>() / kdim.max(1) * slot_bytes(Elem::Num(e))
-    };
-    let (a, b) = (per_k(ashape, ae), per_k(bshape, be));
-    let fits = |ks: i64, room: i64| ((a * ks + 15) & !15) + b * ks <= room;
+/// The K extent the plan's staging of product `id` takes: the first of its
+/// slices (all of K, then power-of-two slices) whose buffers fit the shared
+/// memory left, else over dead buffers (`None` when not even one K step
+/// fits anywhere).
+fn k_slice(l: &Lowerer, id: OpId) -> Option<i64> {
+    let slices = &l.plan.staging(id)?.slices;
+    let fits = |room: i64| slices.iter().find(|s| s.bytes <= room).map(|s| s.k);
     // Above the scratch in use, else over dead buffers.
-    k_slices(kdim, 1)
-        .find(|&ks| fits(ks, room(l)))
-        .or_else(|| k_slices(kdim, 1).find(|&ks| fits(ks, room_reusing(l))))
+    fits(room(l)).or_else(|| fits(room_reusing(l)))
 }
 
 /// What both paths of the engine know of one matrix multiply.
@@ -231,7 +225,7 @@ impl Staged {
         let (a, b) = crate::lower::emit::ops::mma_operands::operand_tiles(l, f.id)?;
         // Operands too large for shared memory whole are staged one K slice
         // at a time.
-        let ks = k_slice(l, ashape, bshape, f.ae, f.be)
+        let ks = k_slice(l, f.id)
             .ok_or_else(|| l.unsupported_feature(f.id, "a tile too large for shared memory"))?;
         let (mut as_, mut bs_) = (ashape.clone(), bshape.clone());
         as_[rank - 1] = ks;

@@ -29,11 +29,8 @@ use crate::lower::emit::copies::stream::{Slices, Source};
 use crate::lower::emit::ops::mma_sync_frags::{
     a_fragments, acc_fragments, acc_registers, fragment_addrs, ARegs, Mmas,
 };
-use crate::lower::emit::ops::mma_sync_smem::{
-    operand_buffers, staged_bytes, swizzled, FragmentAddrs, Operands, Staged,
-};
+use crate::lower::emit::ops::mma_sync_smem::{operand_buffers, FragmentAddrs, Operands, Staged};
 use crate::lower::emit::ops::staging::{room, room_reusing};
-use crate::lower::plan::engines::k_slices;
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Plan, STAGE_BUDGET};
 
 /// Lowers op `id` by `plan`.
@@ -92,13 +89,24 @@ fn staged_product(
 ) -> Result<Vec<Reg>, LowerError> {
     let (a, b) = crate::lower::emit::copies::stream::operands(l, id)?;
     let rank = plan.acc.shape.len();
-    let swizzle = swizzled(l, a.disjoint(), b.disjoint());
+    let entry = l.plan;
+    let staging = entry.staging(id).ok_or_else(|| l.unsupported(id))?;
+    let swizzle = staging.swizzle;
+    if swizzle && !(a.disjoint() && b.disjoint()) {
+        return Err(LowerError::Failed {
+            message: "the plan swizzles operand buffers written element by element".into(),
+            location: l.m.location(id),
+        });
+    }
     // A already in fragment order stays in registers.
-    let a_regs = a
-        .tile()
-        .filter(|a| a_fragment_layout(plan, &a.layout.shape).is_some_and(|f| f == *a.layout))
-        .map(|a| a_fragments(l, a));
-    let (ks, sets) = slicing(l, id, plan, (&a, &b), kk, a_regs.is_some(), swizzle)?;
+    let a_regs = match a.tile() {
+        Some(t) if staging.a_in_registers => {
+            let t = in_fragments(l, id, plan, t)?;
+            Some(a_fragments(l, &t))
+        }
+        _ => None,
+    };
+    let (ks, sets) = slicing(l, id, kk)?;
     let elems = (
         a.tile().map_or(Elem::Num(ae), |t| t.elem),
         b.tile().map_or(Elem::Num(be), |t| t.elem),
@@ -138,55 +146,43 @@ fn staged_product(
 }
 
 /// The K slice length and the number of buffer sets of the staged product
-/// `id` by `plan` of operands `a` and `b` (K `kk`; `a_in_regs`: A stays in
-/// registers; `swizzle`: the buffers are swizzled). Operands too large for
-/// the budget or the shared memory left are staged one K slice at a time;
-/// streamed ones are read a slice at a time too, the next slice while the
-/// current one is multiplied, alternating between two sets of buffers
-/// where they fit.
-fn slicing(
-    l: &Lowerer,
-    id: OpId,
-    plan: &Plan,
-    (a, b): (&Source, &Source),
-    kk: i64,
-    a_in_regs: bool,
-    swizzle: bool,
-) -> Result<(i64, usize), LowerError> {
-    let shape = &plan.acc.shape;
-    let rank = shape.len();
-    let batch = if rank == 3 { shape[0] } else { 1 };
-    let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
-    let staged_m = if a_in_regs { 0 } else { mm };
-    let threads = i64::from(l.plan.warps) * 32;
-    let slice_words =
-        |ks: i64| a.slice_words(rank - 1, ks, threads) + b.slice_words(rank - 2, ks, threads);
-    let streamed = slice_words(kk) > 0;
-    let bytes = |ks: i64| staged_bytes(plan.kind, batch, (staged_m, nn), ks, swizzle);
-    // Warps splitting K each read their part of one slice of the whole K.
-    let parts = plan.k_parts();
+/// `id` (K `kk`): the first of the plan's slices whose buffers
+/// fit the budget and the shared memory left, else over dead buffers; two
+/// sets where the plan wants them (streamed operands read the next slice
+/// while the current one is multiplied) and they fit.
+fn slicing(l: &Lowerer, id: OpId, kk: i64) -> Result<(i64, usize), LowerError> {
+    let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
     let pick = |room: i64| {
-        k_slices(kk, plan.kind.k())
-            .filter(|&ks| parts == 1 || ks == kk)
-            .find(|&ks| {
-                bytes(ks) <= STAGE_BUDGET.min(room)
-                    && (parts > 1
-                        || slice_words(ks) <= crate::lower::emit::copies::stream::SLICE_WORDS
-                        || ks == plan.kind.k())
-            })
-            .map(|ks| (ks, room))
+        staging
+            .slices
+            .iter()
+            .find(|s| s.bytes <= STAGE_BUDGET.min(room))
+            .map(|s| (*s, room))
     };
     // Above the scratch in use, else over dead buffers.
-    let (ks, room) = pick(room(l))
+    let (slice, room) = pick(room(l))
         .or_else(|| pick(room_reusing(l)))
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
-    // Streamed slices alternate between two sets of buffers where they fit.
-    let sets = if streamed && ks < kk && 2 * bytes(ks) <= STAGE_BUDGET.min(room) {
+    let sets = if staging.sets > 1 && slice.k < kk && 2 * slice.bytes <= STAGE_BUDGET.min(room) {
         2
     } else {
         1
     };
-    Ok((ks, sets))
+    Ok((slice.k, sets))
+}
+
+/// `t`, the A operand of product `id` that the plan keeps in registers, in
+/// the fragment order `plan` multiplies it in (converted if its layout is
+/// another).
+fn in_fragments(l: &mut Lowerer, id: OpId, plan: &Plan, t: &Tile) -> Result<Tile, LowerError> {
+    let frag = a_fragment_layout(plan, &t.layout.shape).ok_or_else(|| l.unsupported(id))?;
+    if frag == *t.layout {
+        return Ok(t.clone());
+    }
+    let a_v = l.m.ops[id]
+        .operand("lhs")
+        .ok_or_else(|| l.unsupported(id))?;
+    l.tile_in(id, a_v, &Rc::new(frag))
 }
 
 /// The operands of a product staged slice by slice: their reads and the

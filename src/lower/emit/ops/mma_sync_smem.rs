@@ -84,30 +84,6 @@ struct Dest {
     place: Placement,
 }
 
-/// Whether [`operand_buffers`] swizzles rather than pads the rows of
-/// operands `a` and `b` (whether each is written with one address per
-/// thread and an immediate per register).
-pub fn swizzled(l: &Lowerer, a_disjoint: bool, b_disjoint: bool) -> bool {
-    // A layout whose bases overlap is written element by element through
-    // the general staging path, which knows no swizzle: such operands keep
-    // the padded rows.
-    l.plan.target.always_swizzle && a_disjoint && b_disjoint
-}
-
-/// Bytes [`operand_buffers`] takes for `[batch,] M x K` and `K x N`
-/// operands of `kind` staged `ks` elements of K at a time (`mm` 0: A is
-/// not staged).
-pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizzle: bool) -> i64 {
-    let eb = kind.bytes();
-    let (apad, bpad) = row_pads(kind, swizzle);
-    let a = batch * mm * (ks + apad) * eb;
-    let b = match kind {
-        Kind::Byte => batch * nn * (ks + bpad) * eb,
-        _ => batch * ks * (nn + bpad) * eb,
-    };
-    ((a + 15) & !15) + b
-}
-
 /// Allocates the buffers for tiles `a` (`[batch,] M x K`) and `b`
 /// (`[batch,] K x N`) staged `ks` elements of K at a time (all of K, or a
 /// power-of-two slice of it); [`Staged::stage`] writes each slice. A gets

@@ -55,16 +55,7 @@ impl Placement {
     }
 }
 
-/// Bytes per buffer slot of an element of kind `e`.
-pub fn slot_bytes(e: Elem) -> i64 {
-    match e.bits() {
-        1 => 4,
-        b if b > 32 => 8,
-        0..=8 => 1,
-        9..=16 => 2,
-        _ => 4,
-    }
-}
+pub use crate::lower::plan::engines::slot_bytes;
 
 /// Shared memory still free after the buffers allocated so far (the next
 /// buffer starts 16-byte aligned).

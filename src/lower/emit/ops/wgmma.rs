@@ -33,7 +33,7 @@ use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
-use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
+use crate::lower::plan::engines::wgmma::{operands, Plan};
 use crate::lower::plan::layout::smem::Smem;
 
 /// Lowers op `id` by `plan`.
@@ -58,9 +58,11 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     // bit flips after every use), so a warpgroup may write the next set
     // while another still multiplies from this one: one barrier per
     // multiply. Else one set and a barrier before it is rewritten.
-    let set = set_bytes(&asmem, &bsmem);
+    let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
+    let set = staging.slices[0].bytes;
     let used = l.scratch.top();
-    let double = used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES;
+    let double = staging.sets > 1
+        && used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES;
     let region = alloc(
         l,
         &[set * if double { 2 } else { 1 } + 1024],

@@ -20,13 +20,12 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
 
-use crate::lower::emit::copies::stream::{Slices, Source, SLICE_WORDS};
+use crate::lower::emit::copies::stream::{Slices, Source};
 use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::ops::wgmma::{acc_tile, b_offset, descriptors, multiply};
 use crate::lower::emit::wgmma_isa::{acc_words, proxy_fence, sync_op};
-use crate::lower::plan::engines::k_slices;
-use crate::lower::plan::engines::wgmma::{operands, set_bytes, Plan};
+use crate::lower::plan::engines::wgmma::{operands, Plan};
 
 /// Lowers product `id` by `plan`, its operands `a` and `b` both streamed.
 pub fn lower(
@@ -40,16 +39,11 @@ pub fn lower(
         return Err(l.unsupported(id));
     };
     let [mm, n, kk] = plan.mnk;
-    let threads = i64::from(l.plan.warps) * 32;
-    let es = i64::from(Elem::Num(plan.types[0]).bits() / 8);
-    let words = |ks: i64| a.slice_words(1, ks, threads) + b.slice_words(0, ks, threads);
-    // Slices within the register allowance whose buffers have a layout.
-    let slice = k_slices(kk, 32 / es)
-        .filter(|&ks| words(ks) <= SLICE_WORDS || ks == 32 / es)
-        .find_map(|ks| Some((ks, operands([mm, n, ks], plan.types)?)));
-    let Some((ks, (asmem, bsmem))) = slice else {
-        return Err(l.unsupported(id));
-    };
+    // The plan's slice: within the register allowance, its buffers with a
+    // layout.
+    let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
+    let ks = staging.slices[0].k;
+    let (asmem, bsmem) = operands([mm, n, ks], plan.types).ok_or_else(|| l.unsupported(id))?;
     let sliced = Plan {
         acc: plan.acc.clone(),
         mnk: [mm, n, ks],
@@ -57,9 +51,9 @@ pub fn lower(
         types: plan.types,
     };
     let slices = kk / ks;
-    let set = set_bytes(&asmem, &bsmem);
+    let set = staging.slices[0].bytes;
     let used = l.scratch.top();
-    let sets = if slices > 1
+    let sets = if staging.sets > 1
         && used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES
     {
         2

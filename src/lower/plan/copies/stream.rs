@@ -72,7 +72,7 @@ fn streamable(m: &Module, load: OpId) -> Option<(OpId, PartitionInfo, ValueId)> 
 }
 
 /// The load defining operand `v` (through a reshape), if any.
-fn loaded(m: &Module, v: ValueId) -> Option<OpId> {
+pub fn loaded(m: &Module, v: ValueId) -> Option<OpId> {
     let mut d = def_op(m, v)?;
     if m.ops[d].opcode == Opcode::Reshape {
         d = def_op(m, *m.ops[d].operands.first()?)?;

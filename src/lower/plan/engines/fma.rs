@@ -1,8 +1,8 @@
 //! The FMA engine's plan: the layouts its register path reads A and B in,
 //! derived from the accumulator's. Emission:
 //! [`crate::lower::emit::ops::mma_fma`].
-use crate::ir::{Module, OpId, Opcode};
-use crate::lower::analysis::values::value_tile;
+use crate::ir::{Module, OpId, Opcode, Scalar};
+use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::plan::layout::LinearLayout;
 
 /// The FMA engine's plan: it has no decision of its own; its operands'
@@ -22,6 +22,36 @@ impl super::EnginePlan for Plan {
 
     fn describe(&self) -> String {
         "fma (CUDA cores)".into()
+    }
+
+    fn staging(&self, o: &super::Operands) -> Option<super::Staging> {
+        let op = &o.m.ops[o.id];
+        let default = LinearLayout::default_scalar();
+        if operand_layouts(o.m, o.id, o.layouts[2].unwrap_or(&default)).is_some() {
+            // the register path
+            return None;
+        }
+        let (ashape, _) = value_tile(o.m, op.operand("lhs")?)?;
+        let (bshape, _) = value_tile(o.m, op.operand("rhs")?)?;
+        let (ae, be) = super::operand_elems(o.m, o.id)?;
+        let kdim = *ashape.last()?;
+        let per_k = |shape: &[i64], e: Scalar| {
+            shape.iter().product::<i64>() / kdim.max(1) * super::slot_bytes(Elem::Num(e))
+        };
+        let (a, b) = (per_k(&ashape, ae), per_k(&bshape, be));
+        // All of K, else the longest power-of-two slice that fits.
+        let slices = super::k_slices(kdim, 1)
+            .map(|k| super::Slice {
+                k,
+                bytes: ((a * k + 15) & !15) + b * k,
+            })
+            .collect();
+        Some(super::Staging {
+            slices,
+            sets: 1,
+            a_in_registers: false,
+            swizzle: false,
+        })
     }
 }
 

@@ -115,6 +115,53 @@ impl super::EnginePlan for Plan {
         operand_layouts(m, id, self, warps)
     }
 
+    fn staging(&self, o: &super::Operands) -> Option<super::Staging> {
+        let shape = &self.acc.shape;
+        let rank = shape.len();
+        let batch = if rank == 3 { shape[0] } else { 1 };
+        let (mm, nn) = (shape[rank - 2], shape[rank - 1]);
+        let [a, b, _] = o.layouts;
+        // A already in fragment order stays in registers (a dequantized A
+        // is made in its own layout).
+        let a_in_registers = !o.streamed[0]
+            && o.m.ops[o.id].opcode != Opcode::MmaFScaled
+            && a.is_some_and(|a| a_fragment_layout(self, &a.shape).is_some_and(|f| f == *a));
+        // A layout whose bases overlap is written element by element
+        // through the general staging path, which knows no swizzle: such
+        // operands keep the padded rows.
+        let disjoint = |streamed: bool, l: Option<&LinearLayout>| {
+            streamed || l.map_or(true, crate::lower::plan::layout::disjoint)
+        };
+        let swizzle =
+            o.target.always_swizzle && disjoint(o.streamed[0], a) && disjoint(o.streamed[1], b);
+        let staged_m = if a_in_registers { 0 } else { mm };
+        // Operands too large for the budget are staged one K slice at a
+        // time; streamed ones a slice within the registers a thread may
+        // give it. Warps splitting K each read their part of one slice of
+        // the whole K.
+        let parts = self.k_parts();
+        let slices = k_slices(self.k, self.kind.k())
+            .filter(|&ks| parts == 1 || ks == self.k)
+            .filter(|&ks| {
+                parts > 1 || o.slice_words(ks) <= super::SLICE_WORDS || ks == self.kind.k()
+            })
+            .map(|k| super::Slice {
+                k,
+                bytes: staged_bytes(self.kind, batch, (staged_m, nn), k, swizzle),
+            })
+            .filter(|s| s.bytes <= STAGE_BUDGET)
+            .collect();
+        // Streamed slices alternate between two sets of buffers where
+        // they fit.
+        let sets = if o.slice_words(self.k) > 0 { 2 } else { 1 };
+        Some(super::Staging {
+            slices,
+            sets,
+            a_in_registers,
+            swizzle,
+        })
+    }
+
     fn describe(&self) -> String {
         let mut s = format!(
             "mma.sync {:?} (m{}n8k{}), warps {}x{} of {}, accumulator {}, K {}",
@@ -340,6 +387,20 @@ pub fn row_pads(kind: Kind, swizzle: bool) -> (i64, i64) {
         (false, Kind::Tf32) => (16 / eb, 8),
         (false, _) => (16 / eb, 16 / eb),
     }
+}
+
+/// Bytes the buffers of `[batch,] M x K` and `K x N` operands of `kind`
+/// staged `ks` elements of K at a time take (`mm` 0: A is not staged), in
+/// padded rows or, with `swizzle`, swizzled ones.
+pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizzle: bool) -> i64 {
+    let eb = kind.bytes();
+    let (apad, bpad) = row_pads(kind, swizzle);
+    let a = batch * mm * (ks + apad) * eb;
+    let b = match kind {
+        Kind::Byte => batch * nn * (ks + bpad) * eb,
+        _ => batch * ks * (nn + bpad) * eb,
+    };
+    ((a + 15) & !15) + b
 }
 
 /// Shared memory the staged operands may take, in bytes.

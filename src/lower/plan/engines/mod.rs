@@ -47,6 +47,130 @@ pub trait EnginePlan {
     fn operand_layouts(&self, m: &Module, id: OpId, warps: u32) -> [Option<LinearLayout>; 2];
     /// Its decisions, in one line of stable text.
     fn describe(&self) -> String;
+    /// The shared memory product `o.id` takes where it stages its own
+    /// operands (where no pipeline ring or direct copy holds them), if it
+    /// stages them.
+    fn staging(&self, o: &Operands) -> Option<Staging>;
+}
+
+/// Bytes per scratch buffer slot of an element of kind `e`.
+pub fn slot_bytes(e: Elem) -> i64 {
+    match e.bits() {
+        1 => 4,
+        b if b > 32 => 8,
+        0..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    }
+}
+
+/// Registers a thread may give one slice of a product's streamed operands.
+pub const SLICE_WORDS: i64 = 24;
+
+/// What the plan knows of one product's operands when its engine sizes
+/// the buffers it stages them in.
+pub struct Operands<'a> {
+    /// The module.
+    pub m: &'a Module,
+    /// The product.
+    pub id: OpId,
+    /// The target, with its shared-memory gates.
+    pub target: Target,
+    /// Warps per tile block.
+    pub warps: u32,
+    /// The layouts of A, B and the result, where the plan gives them.
+    pub layouts: [Option<&'a LinearLayout>; 3],
+    /// Whether A and B are loads read slice by slice
+    /// ([`crate::lower::plan::copies::stream`]).
+    pub streamed: [bool; 2],
+}
+
+impl Operands<'_> {
+    /// Registers a thread of the tile block gives slice `ks` of K of the
+    /// streamed ones of A and B (none for an operand in registers).
+    pub fn slice_words(&self, ks: i64) -> i64 {
+        let op = &self.m.ops[self.id];
+        let threads = i64::from(self.warps) * 32;
+        let words = |name: &str, streamed: bool, kdim_from_end: usize| {
+            let Some((shape, elem)) = op
+                .operand(name)
+                .filter(|_| streamed)
+                .and_then(|v| value_tile(self.m, v))
+            else {
+                return 0;
+            };
+            let kdim = shape[shape.len() - kdim_from_end];
+            let whole: i64 = shape.iter().product();
+            let bytes = i64::from(elem.bits().max(8) / 8);
+            (whole / kdim * ks * bytes + 4 * threads - 1) / (4 * threads)
+        };
+        words("lhs", self.streamed[0], 1) + words("rhs", self.streamed[1], 2)
+    }
+}
+
+/// The buffers a product stages its operands in, as its engine plans
+/// them: the K slices it may stage at a time, longest first, each with the
+/// bytes one set of its buffers takes; emission takes the first whose
+/// buffers fit the shared memory left where it places them, and as many
+/// sets (up to `sets`) as fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Staging {
+    /// The K slices and the bytes of one set of buffers for each, in the
+    /// engine's order of preference.
+    pub slices: Vec<Slice>,
+    /// Sets of buffers wanted: two where the next slice (or the product's
+    /// next run) is written while the other set is read.
+    pub sets: u32,
+    /// Whether A stays in registers (it is already in the engine's fragment
+    /// order), so only B is staged.
+    pub a_in_registers: bool,
+    /// Whether the buffers' rows are swizzled rather than padded.
+    pub swizzle: bool,
+}
+
+/// One K slice a product may stage its operands in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slice {
+    /// Elements of K staged at a time.
+    pub k: i64,
+    /// Bytes one set of buffers takes for it.
+    pub bytes: i64,
+}
+
+impl Staging {
+    /// One line of stable text: `A and B in padded rows, K slices of 64
+    /// (36864 bytes a set) or 32 (18432), the longest that fits; up to 2
+    /// sets`.
+    pub fn describe(&self) -> String {
+        let a = if self.a_in_registers {
+            "B (A in registers)"
+        } else {
+            "A and B"
+        };
+        let rows = if self.swizzle { "swizzled" } else { "padded" };
+        let slices: Vec<String> = self
+            .slices
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match i {
+                0 => format!("{} ({} bytes a set)", s.k, s.bytes),
+                _ => format!("{} ({})", s.k, s.bytes),
+            })
+            .collect();
+        let slices = match slices.split_last() {
+            None => "none fits".to_string(),
+            Some((only, [])) => format!("K {only}"),
+            Some((last, rest)) => format!(
+                "K slices of {} or {last}, the longest that fits",
+                rest.join(", ")
+            ),
+        };
+        let sets = match self.sets {
+            1 => "one set".to_string(),
+            n => format!("up to {n} sets"),
+        };
+        format!("{a} in {rows} rows, {slices}; {sets}")
+    }
 }
 
 /// The engine chosen for one matrix multiply.
@@ -207,6 +331,9 @@ pub struct Product {
     /// Whether it is part of a chain (attention's `S = Q·Kᵀ`, `O = P·V`,
     /// [`crate::lower::analysis::chains`]).
     pub chained: bool,
+    /// The buffers it stages its own operands in, where it does
+    /// ([`crate::lower::plan::staging`]).
+    pub staging: Option<Staging>,
 }
 
 /// The engine of product `op` among `products`; ops that are not one of
