@@ -20,17 +20,22 @@
 #               barriers (BAR.*) in that loop
 #   spill-free  whether our code has no spill stores or loads
 # Needs scripts/setup.sh (.tools/cuda: ptxas, nvdisasm, NVIDIA's tileiras and libnvvm).
-#   scripts/bench-static.sh [--gpu sm_90] [name-filter ...]
+#   scripts/bench-static.sh [--gpu sm_90] [--ours-only] [name-filter ...]
 # --gpu may be repeated or comma-separated; a filter keeps the kernels whose name
 # (e.g. bench/matmul_f16_128x256x64, repro/fmha_d128_decode_64x256) contains it.
+# --ours-only leaves NVIDIA's side out (its cells read "-"): a before/after comparison of
+# our code alone takes seconds a row, not a minute. TILEIRAS names another build of our
+# tileiras to measure (default: this checkout's, built first).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cuda="${CUDA_ROOT:-$here/.tools/cuda}"
 repro="${REPRO:-$here/tests/data/repro}"
 gpus=()
 filters=()
+ours_only=
 while [ $# -gt 0 ]; do
   case "$1" in
+    --ours-only) ours_only=1; shift ;;
     --gpu) IFS=, read -ra g <<<"$2"; gpus+=("${g[@]}"); shift 2 ;;
     --gpu=*) IFS=, read -ra g <<<"${1#--gpu=}"; gpus+=("${g[@]}"); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d;s/^# \{0,1\}//'; exit 0 ;;
@@ -56,8 +61,13 @@ if [ ${#filters[@]} -gt 0 ]; then
 fi
 [ ${#kernels[@]} -gt 0 ] || { echo "bench-static: no kernel matches" >&2; exit 1; }
 
-cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
-ours="${CARGO_TARGET_DIR:-$here/target}/release/tileiras"
+if [ -n "${TILEIRAS:-}" ]; then
+  ours="$TILEIRAS"
+  [ -x "$ours" ] || { echo "bench-static: TILEIRAS=$ours is not an executable" >&2; exit 1; }
+else
+  cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
+  ours="${CARGO_TARGET_DIR:-$here/target}/release/tileiras"
+fi
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 
 # NVIDIA's tileiras runs the ptxas beside its resolved path (so a hard link or a copy, not
@@ -207,8 +217,12 @@ for k in "${kernels[@]}"; do
     case "$gpu" in sm_90|sm_100|sm_103|sm_110|sm_120|sm_121) arch="${gpu}a" ;; esac
     compile ours "$gpu" "$f"; s_ours=$status
     assemble ours "$arch"; s_ours=$status; read -ra o <<<"$facts"
-    compile nv "$gpu" "$f"; s_nv=$status
-    assemble nv "$arch"; s_nv=$status; read -ra n <<<"$facts"
+    if [ -n "$ours_only" ]; then
+      s_nv=-; n=(- - - - - - - -)
+    else
+      compile nv "$gpu" "$f"; s_nv=$status
+      assemble nv "$arch"; s_nv=$status; read -ra n <<<"$facts"
+    fi
     cells=""
     for i in 0 1 2 3 4 5 6 7; do cells+=" ${o[$i]//_/ } / ${n[$i]//_/ } |"; done
     free=-
