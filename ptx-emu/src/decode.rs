@@ -514,18 +514,17 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
                 OpK::CpBulkWait
             } else if opcode.starts_with("cp.async.ca.") || opcode.starts_with("cp.async.cg.") {
                 OpK::CpAsync
-            } else if opcode == "cp.async.commit_group"
-                || opcode.starts_with("cp.async.wait_group")
-                || opcode == "cp.async.wait_all"
-            {
-                OpK::Nop
+            } else if opcode == "cp.async.commit_group" {
+                OpK::CpAsyncCommit
+            } else if opcode.starts_with("cp.async.wait_group") {
+                OpK::CpAsyncWait
+            } else if opcode == "cp.async.wait_all" {
+                OpK::CpAsyncWaitAll
             } else if opcode.starts_with("cp.async.mbarrier.arrive") {
-                // copies complete at issue; without .noinc the arrive is balanced by its own increment
-                if has("noinc") {
-                    OpK::MbarArrive
-                } else {
-                    OpK::Nop
-                }
+                // the thread's copies complete, then (with .noinc) it arrives;
+                // without .noinc the arrive is balanced by its own increment
+                inst.sub2 = has("noinc") as u8;
+                OpK::CpAsyncArrive
             } else {
                 OpK::Unsupported
             }

@@ -234,6 +234,30 @@ struct Cta {
     carry: Vec<bool>,
     /// Tensor memory (sm_100), made by the first `tcgen05.alloc`.
     tmem: Option<Box<tcgen05::Tmem>>,
+    /// Each thread's `cp.async` copies in flight.
+    cp: Vec<CpQueue>,
+}
+
+/// One thread's `cp.async` copies that have not landed: their source is
+/// read at issue, their shared-memory bytes written when a wait (or
+/// `cp.async.mbarrier.arrive`) completes them, so a read before the wait
+/// sees the old bytes and the race check sees the write at the wait.
+#[derive(Default)]
+struct CpQueue {
+    /// Committed groups, oldest first.
+    groups: std::collections::VecDeque<Vec<CpCopy>>,
+    /// Copies since the last `cp.async.commit_group`.
+    open: Vec<CpCopy>,
+}
+
+/// One `cp.async` in flight.
+struct CpCopy {
+    /// The shared-memory destination address.
+    dst: u64,
+    /// The bytes it writes (the source's, zero-filled past its size).
+    data: [u8; 16],
+    /// Bytes written.
+    size: usize,
 }
 
 /// Per-thread fixed info.
@@ -429,6 +453,7 @@ impl Cta {
             bar_red: [0; 16],
             carry: Vec::new(),
             tmem: None,
+            cp: Vec::new(),
         }
     }
 }
@@ -473,6 +498,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         bar_red: [0; 16],
         carry: vec![false; n],
         tmem: None,
+        cp: (0..n).map(|_| CpQueue::default()).collect(),
     }
 }
 
@@ -2461,8 +2487,14 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 },
             );
         }
-        OpK::MbarArrive | OpK::MbarExpectTx => {
-            // mbarrier.arrive{.expect_tx}.shared.b64 state, [addr]{, count/tx}
+        OpK::CpAsyncArrive if inst.sub2 == 0 => cp_land(dev, l, cta, t, 0, true)?,
+        OpK::MbarArrive | OpK::MbarExpectTx | OpK::CpAsyncArrive => {
+            // mbarrier.arrive{.expect_tx}.shared.b64 state, [addr]{, count/tx};
+            // cp.async.mbarrier.arrive.noinc.shared.b64 [addr] once the
+            // thread's copies have landed
+            if inst.op == OpK::CpAsyncArrive {
+                cp_land(dev, l, cta, t, 0, true)?;
+            }
             let (ai, dst) = match &ops[0] {
                 Opnd::Mem { .. } => (0, false),
                 _ => (1, true),
@@ -2494,7 +2526,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                 mb.pending -= count;
                 mbar_check(mb);
             }
-            if mrank == cta.rank && inst.op == OpK::MbarArrive {
+            if mrank == cta.rank && inst.op != OpK::MbarExpectTx {
                 with_race(cta, |rc| rc.mbar_release(a, t));
             }
             if dst {
@@ -2546,7 +2578,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                     format!("cp.async size {size}"),
                 ));
             }
-            let mut buf = [0u8; 16];
+            let mut data = [0u8; 16];
             if src_size > 0 {
                 read_bytes(
                     dev,
@@ -2554,13 +2586,24 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
                     cta,
                     Space::Global,
                     src,
-                    &mut buf[..src_size],
+                    &mut data[..src_size],
                     t,
                     size,
                 )?;
             }
-            write_bytes(dev, l, cta, Space::Shared, dst, &buf[..size], t, size)?;
+            // lands when a wait completes it
+            cta.cp[t].open.push(CpCopy { dst, data, size });
         }
+        OpK::CpAsyncCommit => {
+            let group = std::mem::take(&mut cta.cp[t].open);
+            cta.cp[t].groups.push_back(group);
+        }
+        OpK::CpAsyncWait => {
+            // all but the newest N committed groups land
+            let keep = v!(0) as usize;
+            cp_land(dev, l, cta, t, keep, false)?;
+        }
+        OpK::CpAsyncWaitAll => cp_land(dev, l, cta, t, 0, true)?,
         OpK::CpBulkTensor => {
             tma(dev, l, cta, ti, inst)?;
         }
@@ -2577,6 +2620,39 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
         }
     }
     Ok(Flow::Next)
+}
+
+/// Lands thread `t`'s `cp.async` copies: every committed group but the
+/// newest `keep`, and with `open` those not yet committed too.
+fn cp_land(
+    dev: &mut Device,
+    l: &Launch,
+    cta: &mut Cta,
+    t: usize,
+    keep: usize,
+    open: bool,
+) -> R<()> {
+    let q = &mut cta.cp[t];
+    let mut landing = Vec::new();
+    while q.groups.len() > keep {
+        landing.extend(q.groups.pop_front().into_iter().flatten());
+    }
+    if open {
+        landing.append(&mut q.open);
+    }
+    for c in landing {
+        write_bytes(
+            dev,
+            l,
+            cta,
+            Space::Shared,
+            c.dst,
+            &c.data[..c.size],
+            t,
+            c.size,
+        )?;
+    }
+    Ok(())
 }
 
 fn mbar_check(mb: &mut Mbar) {

@@ -479,6 +479,14 @@ pub enum OpK {
     MbarInval,
     CpBulkTensor,
     CpAsync,
+    /// `cp.async.commit_group`.
+    CpAsyncCommit,
+    /// `cp.async.wait_group N`.
+    CpAsyncWait,
+    /// `cp.async.wait_all`.
+    CpAsyncWaitAll,
+    /// `cp.async.mbarrier.arrive[.noinc]` (`sub2` 1: `.noinc`).
+    CpAsyncArrive,
     CpBulkCommit,
     CpBulkWait,
     Ldmatrix,

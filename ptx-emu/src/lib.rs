@@ -33,6 +33,12 @@
 //!   CTAs of different clusters run one after another, so a spin-wait on a flag
 //!   written by a later CTA ends with a `Timeout` error (`max_instructions_per_thread`).
 //! * TMA tensor maps use this crate's own 128-byte encoding, see [`TensorMap`].
+//! * `cp.async` reads its source at issue and writes shared memory only when
+//!   the thread's `cp.async.wait_group` / `wait_all` (or
+//!   `cp.async.mbarrier.arrive`) completes its group, as late as the ISA
+//!   allows: a read before the wait sees the old bytes, another thread's read
+//!   not ordered after the wait is a race, and copies a thread never waits
+//!   for never land. TMA copies (`cp.async.bulk`) complete at issue.
 //! * Shared-memory data races are reported (`ErrorKind::Race`): happens-before
 //!   comes from barriers, mbarriers (TMA completion included), cluster barriers
 //!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and

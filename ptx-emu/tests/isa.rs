@@ -1001,6 +1001,54 @@ fn device_function_calls() {
 }
 
 #[test]
+fn cp_async_lands_at_its_wait() {
+    // One thread: the shared word holds 7; a cp.async of 99 over it is in
+    // flight until a wait completes its group. wait_group 1 with two groups
+    // committed lands the older only; wait_all lands the rest, uncommitted
+    // copies included.
+    let body = "
+        .shared .align 16 .b8 sm[64];
+        mov.u32 %r1, sm; mov.b32 %r2, 7;
+        st.shared.b32 [%r1], %r2; st.shared.b32 [%r1+16], %r2; st.shared.b32 [%r1+32], %r2;
+        mov.b32 %r3, 99; st.global.b32 [%rd1], %r3;
+        cp.async.ca.shared.global [%r1], [%rd1], 4;
+        ld.shared.b32 %r4, [%r1]; st.global.b32 [%rd0], %r4;
+        cp.async.commit_group;
+        cp.async.ca.shared.global [%r1+16], [%rd1], 4;
+        cp.async.commit_group;
+        cp.async.ca.shared.global [%r1+32], [%rd1], 4;
+        cp.async.wait_group 1;
+        ld.shared.b32 %r5, [%r1]; st.global.b32 [%rd0+4], %r5;
+        ld.shared.b32 %r6, [%r1+16]; st.global.b32 [%rd0+8], %r6;
+        cp.async.wait_all;
+        ld.shared.b32 %r7, [%r1+16]; st.global.b32 [%rd0+12], %r7;
+        ld.shared.b32 %r8, [%r1+32]; st.global.b32 [%rd0+16], %r8;
+    ";
+    let o = u32s(&run(body));
+    assert_eq!(o[..5], [7, 99, 7, 99, 99]);
+}
+
+#[test]
+fn a_read_of_another_threads_cp_async_without_its_wait_is_a_race() {
+    // Thread 0 copies into the word thread 1 reads after a barrier, but
+    // waits for the copy only after the barrier: the copy lands after the
+    // read, unordered with it.
+    let body = "
+        .shared .align 16 .b8 sm[64];
+        mov.u32 %r1, sm; mov.u32 %r2, %tid.x;
+        setp.eq.u32 %p1, %r2, 0;
+        @%p1 st.shared.b32 [%r1], %r2;
+        @%p1 cp.async.ca.shared.global [%r1], [%rd1], 4;
+        cp.async.commit_group;
+        bar.sync 0;
+        @!%p1 ld.shared.b32 %r4, [%r1];
+        cp.async.wait_group 0;
+    ";
+    let e = run_n(body, 2).expect_err("the copy lands unordered with the read");
+    assert_eq!(e.kind, ErrorKind::Race, "{e}");
+}
+
+#[test]
 fn cp_async_completion_arrives_on_an_mbarrier() {
     // 8 threads each clear their shared slot, then copy 16 bytes into it
     // (4 in bounds, the rest zero-filled) and arrive through `cp.async.mbarrier.arrive.noinc`
