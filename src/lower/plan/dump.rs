@@ -70,9 +70,6 @@ fn product(s: &mut String, m: &Module, plan: &Plan, i: usize, p: &Product) {
         let _ = writeln!(s, "    in a product chain (attention)");
     }
     let _ = writeln!(s, "    engine: {}", p.engine.plan().describe());
-    if let Some(staging) = &p.staging {
-        let _ = writeln!(s, "    own operand buffers: {}", staging.describe());
-    }
     if let Engine::MmaSync(e) = &p.engine {
         if on_wgmma(m, p.op, e, plan.target, plan.warps) {
             let _ = writeln!(
@@ -80,6 +77,9 @@ fn product(s: &mut String, m: &Module, plan: &Plan, i: usize, p: &Product) {
                 "    on wgmma, A from registers, where B is copied straight to shared memory"
             );
         }
+    }
+    if let Some(staging) = &p.staging {
+        let _ = writeln!(s, "    own operand buffers: {}", staging.describe());
     }
 }
 
