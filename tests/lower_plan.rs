@@ -485,14 +485,14 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
             Gpu::Sm80,
             "mma.sync",
             "A and B in padded rows, K slices of 32 (27136 bytes a set) or 16 (14592), \
-             the longest that fits; up to 2 sets",
+             the longest that fits; up to 2 sets, 16-byte aligned",
             2 * 27136,
         ),
         (
             f16,
             Gpu::Sm90,
             "wgmma",
-            "A and B in swizzled rows, K 128 (98304 bytes a set); up to 2 sets",
+            "A and B in swizzled rows, K 128 (98304 bytes a set); up to 2 sets, 1024-byte aligned",
             2 * 98304 + 1024,
         ),
         (
@@ -501,7 +501,7 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
             "fma",
             "A and B in padded rows, K slices of 128 (65536 bytes a set), 64 (32768), \
              32 (16384), 16 (8192), 8 (4096), 4 (2048), 2 (1024) or 1 (512), \
-             the longest that fits; one set",
+             the longest that fits; one set, 16-byte aligned",
             65536,
         ),
         (
@@ -509,7 +509,7 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
             Gpu::Sm90,
             "mma.sync",
             "A and B in padded rows, K slices of 128 (73728 bytes a set), 64 (40960) \
-             or 32 (24576), the longest that fits; one set",
+             or 32 (24576), the longest that fits; one set, 16-byte aligned",
             73728,
         ),
     ] {

@@ -65,7 +65,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         && used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES;
     let region = alloc(
         l,
-        &[set * if double { 2 } else { 1 } + 1024],
+        &[set * if double { 2 } else { 1 } + staging.align],
         Elem::Num(Scalar::I8),
     )?;
     let aligned = aligned_base(l, region.offset);

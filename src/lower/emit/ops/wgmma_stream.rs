@@ -60,7 +60,7 @@ pub fn lower(
     } else {
         1
     };
-    let region = alloc(l, &[sets * set + 1024], Elem::Num(Scalar::I8))?;
+    let region = alloc(l, &[sets * set + staging.align], Elem::Num(Scalar::I8))?;
     let aligned = aligned_base(l, region.offset);
     let mut bases: Vec<(Reg, Reg)> = Vec::new();
     let mut descs: Vec<(Reg, Reg)> = Vec::new();

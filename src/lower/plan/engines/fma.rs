@@ -51,6 +51,7 @@ impl super::EnginePlan for Plan {
             sets: 1,
             a_in_registers: false,
             swizzle: false,
+            align: 16,
         })
     }
 }

@@ -159,6 +159,7 @@ impl super::EnginePlan for Plan {
             sets,
             a_in_registers,
             swizzle,
+            align: 16,
         })
     }
 

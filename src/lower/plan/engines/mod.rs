@@ -126,6 +126,8 @@ pub struct Staging {
     pub a_in_registers: bool,
     /// Whether the buffers' rows are swizzled rather than padded.
     pub swizzle: bool,
+    /// The alignment, in bytes, each buffer of a set starts at.
+    pub align: i64,
 }
 
 /// One K slice a product may stage its operands in.
@@ -140,7 +142,7 @@ pub struct Slice {
 impl Staging {
     /// One line of stable text: `A and B in padded rows, K slices of 64
     /// (36864 bytes a set) or 32 (18432), the longest that fits; up to 2
-    /// sets`.
+    /// sets, 16-byte aligned`.
     pub fn describe(&self) -> String {
         let a = if self.a_in_registers {
             "B (A in registers)"
@@ -169,7 +171,10 @@ impl Staging {
             1 => "one set".to_string(),
             n => format!("up to {n} sets"),
         };
-        format!("{a} in {rows} rows, {slices}; {sets}")
+        format!(
+            "{a} in {rows} rows, {slices}; {sets}, {}-byte aligned",
+            self.align
+        )
     }
 }
 

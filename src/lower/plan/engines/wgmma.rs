@@ -70,6 +70,7 @@ impl super::EnginePlan for Plan {
                 sets: 2,
                 a_in_registers: false,
                 swizzle: true,
+                align: 1024,
             });
         }
         // Streamed: the longest slice within the registers a thread may
@@ -87,6 +88,7 @@ impl super::EnginePlan for Plan {
             sets: if kk / ks > 1 { 2 } else { 1 },
             a_in_registers: false,
             swizzle: true,
+            align: 1024,
         })
     }
 
