@@ -160,7 +160,7 @@ impl Staging {
             })
             .collect();
         let slices = match slices.split_last() {
-            None => "none fits".to_string(),
+            None => "no K slice within the stage budget".to_string(),
             Some((only, [])) => format!("K {only}"),
             Some((last, rest)) => format!(
                 "K slices of {} or {last}, the longest that fits",
