@@ -236,6 +236,23 @@ struct Cta {
     tmem: Option<Box<tcgen05::Tmem>>,
     /// Each thread's `cp.async` copies in flight.
     cp: Vec<CpQueue>,
+    /// Each thread's `wgmma` groups in flight.
+    wg: Vec<WgQueue>,
+    /// Shared-memory byte ranges `wgmma`s in flight read: `(id, start,
+    /// end)`, until a wait of a thread of the warpgroup retires them.
+    wg_reads: Vec<(u64, usize, usize)>,
+    /// The next id of `wg_reads`.
+    wg_next: u64,
+}
+
+/// One thread's `wgmma`s in flight, by the ids of the shared ranges they
+/// read.
+#[derive(Default)]
+struct WgQueue {
+    /// Committed groups, oldest first.
+    groups: std::collections::VecDeque<Vec<u64>>,
+    /// Issued since the last `wgmma.commit_group`.
+    open: Vec<u64>,
 }
 
 /// One thread's `cp.async` copies that have not landed: their source is
@@ -454,6 +471,9 @@ impl Cta {
             carry: Vec::new(),
             tmem: None,
             cp: Vec::new(),
+            wg: Vec::new(),
+            wg_reads: Vec::new(),
+            wg_next: 0,
         }
     }
 }
@@ -499,6 +519,9 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         carry: vec![false; n],
         tmem: None,
         cp: (0..n).map(|_| CpQueue::default()).collect(),
+        wg: (0..n).map(|_| WgQueue::default()).collect(),
+        wg_reads: Vec::new(),
+        wg_next: 0,
     }
 }
 
@@ -901,6 +924,30 @@ fn shared_in_bounds(cta: &Cta, o: usize, size: usize, addr: u64, what: &str) -> 
     Ok(())
 }
 
+/// A write of `size` shared bytes at `o` while a `wgmma` in flight (not
+/// yet retired by a `wgmma.wait_group`) reads them: the multiply may read
+/// either value, so it is reported as a race.
+fn wgmma_reading(cta: &Cta, o: usize, size: usize) -> R<()> {
+    match cta
+        .wg_reads
+        .iter()
+        .find(|&&(_, s, e)| o < e && s < o + size)
+    {
+        Some(&(_, s, e)) => Err(e_race(
+            o,
+            format!(
+                "shared write of {size} bytes at {o:#x} while a wgmma in flight reads \
+                 {s:#x}..{e:#x} (no wgmma.wait_group retired it)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn e_race(o: usize, msg: String) -> E {
+    e(ErrorKind::Race, Some(o as u64), msg)
+}
+
 fn write_bytes(
     dev: &mut Device,
     l: &Launch,
@@ -923,6 +970,7 @@ fn write_bytes(
         }
         Loc::Shared(o) => {
             shared_in_bounds(cta, o, size, addr, "write")?;
+            wgmma_reading(cta, o, size)?;
             if let Some(rc) = cta.race.borrow_mut().as_mut() {
                 rc.write(t, cta.pc[t], o, size)
                     .map_err(|c| race_err(l, t, "write", c))?;
@@ -1607,12 +1655,19 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
     }
     let m = mask(bits);
     match inst.op {
-        OpK::Nop
-        | OpK::WgmmaFence
-        | OpK::WgmmaCommit
-        | OpK::WgmmaWait
-        | OpK::CpBulkCommit
-        | OpK::CpBulkWait => {}
+        OpK::Nop | OpK::WgmmaFence | OpK::CpBulkCommit | OpK::CpBulkWait => {}
+        OpK::WgmmaCommit => {
+            let group = std::mem::take(&mut cta.wg[t].open);
+            cta.wg[t].groups.push_back(group);
+        }
+        OpK::WgmmaWait => {
+            // all but the newest N groups complete: their operands are read
+            let keep = v!(0) as usize;
+            while cta.wg[t].groups.len() > keep {
+                let done = cta.wg[t].groups.pop_front().unwrap_or_default();
+                cta.wg_reads.retain(|(id, _, _)| !done.contains(id));
+            }
+        }
         OpK::Mov => match (&ops[0], &ops[1]) {
             (Opnd::Vec(ds), src) => {
                 let v = val(r!(), src, l, cta, ti);
@@ -3315,6 +3370,7 @@ fn land_box(target: &mut Cta, sbase: u64, img: &[u8]) -> R<usize> {
             "TMA box outside shared memory",
         ));
     }
+    wgmma_reading(target, o, img.len())?;
     target.shared[o..o + img.len()].copy_from_slice(img);
     target.sinit[o..o + img.len()]
         .iter_mut()
@@ -4336,7 +4392,12 @@ fn wgmma(
             t => fget(t, v, false),
         }
     };
-    let mut rd = |addr: u64| -> R<u64> {
+    // the shared bytes A and B are read from, each as one span
+    let mut spans = [(usize::MAX, 0usize); 2];
+    let mut rd = |addr: u64, which: usize| -> R<u64> {
+        let span = &mut spans[which];
+        span.0 = span.0.min(addr as usize);
+        span.1 = span.1.max(addr as usize + es as usize);
         let mut b = [0u8; 4];
         read_bytes(
             dev,
@@ -4374,7 +4435,7 @@ fn wgmma(
     } else {
         for i in 0..m {
             for kk in 0..k {
-                let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a))?);
+                let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a), 0)?);
                 a[i * k + kk] = if neg_a { -v } else { v };
             }
         }
@@ -4382,8 +4443,17 @@ fn wgmma(
     let mut b = vec![0f64; k * n];
     for kk in 0..k {
         for j in 0..n {
-            let v = conv(bt, rd(db.addr(j as u64, kk as u64, es, tr_b))?);
+            let v = conv(bt, rd(db.addr(j as u64, kk as u64, es, tr_b), 1)?);
             b[kk * n + j] = if neg_b { -v } else { v };
+        }
+    }
+    // in flight until a wait of the warpgroup retires it
+    for (start, end) in spans.into_iter().filter(|s| s.0 < s.1) {
+        let id = cta.wg_next;
+        cta.wg_next += 1;
+        cta.wg_reads.push((id, start, end));
+        for &g in group {
+            cta.wg[g].open.push(id);
         }
     }
     let dregs = regs_of_vec(&ops[0]);

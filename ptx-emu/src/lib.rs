@@ -39,6 +39,12 @@
 //!   allows: a read before the wait sees the old bytes, another thread's read
 //!   not ordered after the wait is a race, and copies a thread never waits
 //!   for never land. TMA copies (`cp.async.bulk`) complete at issue.
+//! * `wgmma.mma_async` computes when issued, but the shared bytes it read
+//!   stay in flight until a `wgmma.wait_group` of a thread of its
+//!   warpgroup retires its group: a write to them before that (a store, a
+//!   landing `cp.async`, a TMA box) is reported as a `Race`, as the
+//!   hardware may read either value. Its accumulator registers are not
+//!   watched.
 //! * Shared-memory data races are reported (`ErrorKind::Race`): happens-before
 //!   comes from barriers, mbarriers (TMA completion included), cluster barriers
 //!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and

@@ -23,11 +23,11 @@ fn value(i: u64) -> f32 {
     ((h % 15) as i64 - 7) as f32 / 4.0
 }
 
-#[test]
-fn register_a_operand_follows_the_isa_fragment() {
-    let (m, n, k) = (64usize, 8usize, 16usize);
-    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
-    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
+/// Runs the m64n8k16 product of `a` (registers) and `b` (shared memory),
+/// with `in_flight` between its commit and its wait; the D registers of
+/// the 128 threads.
+fn product(a: &[f32], b: &[f32], in_flight: &str) -> Result<Vec<u32>, ptx_emu::EmuError> {
+    let (n, k) = (8usize, 16usize);
     // Per thread, 4 A words: register i holds row 16 w + g + 8 (i % 2),
     // columns 8 (i / 2) + 2 t and + 1 (low half first).
     let mut words = vec![0u32; 128 * 4];
@@ -77,7 +77,7 @@ fn register_a_operand_follows_the_isa_fragment() {
          wgmma.fence.sync.aligned;\n\
          wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {{%r40, %r41, %r42, %r43}}, \
          {{%r10, %r11, %r12, %r13}}, %rd7, %p2, 1, 1, 0;\n\
-         wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n\
+         wgmma.commit_group.sync.aligned;\n{in_flight}\nwgmma.wait_group.sync.aligned 0;\n\
          add.s64 %rd9, %rd0, %rd2;\n\
          st.global.v4.b32 [%rd9], {{%r40, %r41, %r42, %r43}};\n\
          ret;\n}}\n"
@@ -91,9 +91,16 @@ fn register_a_operand_follows_the_isa_fragment() {
         "t",
         LaunchConfig::grid1d(1, 128),
         &[Param::U64(out.addr()), Param::U64(aux.addr())],
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let d = bytes::to_u32(&dev.read(out));
+    )?;
+    Ok(bytes::to_u32(&dev.read(out)))
+}
+
+#[test]
+fn register_a_operand_follows_the_isa_fragment() {
+    let (m, n, k) = (64usize, 8usize, 16usize);
+    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
+    let d = product(&a, &b, "").unwrap_or_else(|e| panic!("{e}"));
     // D: register i of lane (g, t) in warp w is row 16 w + g + 8 (i / 2),
     // column 2 t + i % 2.
     for tid in 0..128 {
@@ -109,4 +116,20 @@ fn register_a_operand_follows_the_isa_fragment() {
             );
         }
     }
+}
+
+#[test]
+fn a_write_to_an_operand_of_a_wgmma_in_flight_is_a_race() {
+    // B's buffer written between the product's commit and its wait: the
+    // multiply may read either value. After the wait the same write is
+    // fine.
+    let (m, n, k) = (64usize, 8usize, 16usize);
+    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
+    let write = "setp.eq.u32 %p3, %r1, 0;\n@%p3 st.shared.b32 [%r32+64], %r1;";
+    let e = product(&a, &b, write).expect_err("B rewritten in flight");
+    assert_eq!(e.kind, ptx_emu::ErrorKind::Race, "{e}");
+    assert!(e.msg.contains("while a wgmma in flight reads"), "{e}");
+    let after = format!("wgmma.wait_group.sync.aligned 0;\n{write}");
+    product(&a, &b, &after).unwrap_or_else(|e| panic!("{e}"));
 }
