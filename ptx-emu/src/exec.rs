@@ -245,14 +245,50 @@ struct Cta {
     wg_next: u64,
 }
 
-/// One thread's `wgmma`s in flight, by the ids of the shared ranges they
-/// read.
+/// One thread's `wgmma`s in flight: the ids of the shared ranges they
+/// read and the accumulator registers they write.
 #[derive(Default)]
 struct WgQueue {
     /// Committed groups, oldest first.
-    groups: std::collections::VecDeque<Vec<u64>>,
+    groups: std::collections::VecDeque<WgGroup>,
     /// Issued since the last `wgmma.commit_group`.
-    open: Vec<u64>,
+    open: WgGroup,
+}
+
+/// `wgmma`s of one group of one thread.
+#[derive(Default)]
+struct WgGroup {
+    /// Ids of the shared ranges they read (`Cta::wg_reads`).
+    reads: Vec<u64>,
+    /// The accumulator registers they write.
+    regs: Vec<u32>,
+}
+
+impl WgQueue {
+    /// The accumulator register of a `wgmma` in flight an operand (or the
+    /// guard) of `inst` names, if one does.
+    fn touches(&self, inst: &Inst) -> Option<u32> {
+        let held =
+            |r: u32| self.open.regs.contains(&r) || self.groups.iter().any(|g| g.regs.contains(&r));
+        fn find(o: &Opnd, held: &dyn Fn(u32) -> bool) -> Option<u32> {
+            match o {
+                Opnd::Reg(r) | Opnd::NotReg(r) => held(*r).then_some(*r),
+                Opnd::Pair(a, p) => [*a, *p].into_iter().find(|&r| r != u32::MAX && held(r)),
+                Opnd::Vec(v) => v.iter().find_map(|x| find(x, held)),
+                Opnd::Mem { base, extra, .. } => base
+                    .filter(|&b| held(b))
+                    .or_else(|| extra.as_deref().and_then(|x| find(x, held))),
+                _ => None,
+            }
+        }
+        let guard = inst.guard.and_then(|(p, _)| held(p).then_some(p));
+        guard.or_else(|| inst.ops.iter().find_map(|o| find(o, &held)))
+    }
+
+    /// Whether nothing is in flight.
+    fn idle(&self) -> bool {
+        self.groups.is_empty() && self.open.reads.is_empty() && self.open.regs.is_empty()
+    }
 }
 
 /// One thread's `cp.async` copies that have not landed: their source is
@@ -1556,6 +1592,18 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
                 continue;
             }
         }
+        let wgmma_op = matches!(
+            inst.op,
+            OpK::Wgmma | OpK::WgmmaFence | OpK::WgmmaCommit | OpK::WgmmaWait
+        );
+        if !wgmma_op && !cta.wg[t].idle() && cta.wg[t].touches(inst).is_some() {
+            return Err(e(
+                ErrorKind::Race,
+                None,
+                "an operand is an accumulator register of a wgmma in flight \
+                 (no wgmma.wait_group retired it)",
+            ));
+        }
         let flow = step(dev, l, cta, ti, inst)?;
         match flow {
             Flow::Next => {
@@ -1661,11 +1709,12 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             cta.wg[t].groups.push_back(group);
         }
         OpK::WgmmaWait => {
-            // all but the newest N groups complete: their operands are read
+            // all but the newest N groups complete: their operands are
+            // read, their accumulators written
             let keep = v!(0) as usize;
             while cta.wg[t].groups.len() > keep {
                 let done = cta.wg[t].groups.pop_front().unwrap_or_default();
-                cta.wg_reads.retain(|(id, _, _)| !done.contains(id));
+                cta.wg_reads.retain(|(id, _, _)| !done.reads.contains(id));
             }
         }
         OpK::Mov => match (&ops[0], &ops[1]) {
@@ -4453,8 +4502,18 @@ fn wgmma(
         cta.wg_next += 1;
         cta.wg_reads.push((id, start, end));
         for &g in group {
-            cta.wg[g].open.push(id);
+            cta.wg[g].open.reads.push(id);
         }
+    }
+    let acc: Vec<u32> = regs_of_vec(&ops[0])
+        .iter()
+        .filter_map(|o| match o {
+            Opnd::Reg(r) => Some(*r),
+            _ => None,
+        })
+        .collect();
+    for &g in group {
+        cta.wg[g].open.regs.extend(&acc);
     }
     let dregs = regs_of_vec(&ops[0]);
     let f16acc = dt == Ty::F16;

@@ -43,8 +43,8 @@
 //!   stay in flight until a `wgmma.wait_group` of a thread of its
 //!   warpgroup retires its group: a write to them before that (a store, a
 //!   landing `cp.async`, a TMA box) is reported as a `Race`, as the
-//!   hardware may read either value. Its accumulator registers are not
-//!   watched.
+//!   hardware may read either value; so is an instruction other than a
+//!   `wgmma` naming one of its accumulator registers before then.
 //! * Shared-memory data races are reported (`ErrorKind::Race`): happens-before
 //!   comes from barriers, mbarriers (TMA completion included), cluster barriers
 //!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and

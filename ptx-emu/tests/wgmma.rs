@@ -133,3 +133,21 @@ fn a_write_to_an_operand_of_a_wgmma_in_flight_is_a_race() {
     let after = format!("wgmma.wait_group.sync.aligned 0;\n{write}");
     product(&a, &b, &after).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn an_accumulator_register_of_a_wgmma_in_flight_is_not_to_be_touched() {
+    // Reading the accumulator between the product's commit and its wait
+    // is a race with the multiply's write; after the wait it is fine.
+    let (m, n, k) = (64usize, 8usize, 16usize);
+    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
+    let read = "mov.b32 %r50, %r41;";
+    let e = product(&a, &b, read).expect_err("accumulator read in flight");
+    assert_eq!(e.kind, ptx_emu::ErrorKind::Race, "{e}");
+    assert!(
+        e.msg.contains("accumulator register of a wgmma in flight"),
+        "{e}"
+    );
+    let after = format!("wgmma.wait_group.sync.aligned 0;\n{read}");
+    product(&a, &b, &after).unwrap_or_else(|e| panic!("{e}"));
+}
