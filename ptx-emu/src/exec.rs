@@ -4441,12 +4441,10 @@ fn wgmma(
             t => fget(t, v, false),
         }
     };
-    // the shared bytes A and B are read from, each as one span
-    let mut spans = [(usize::MAX, 0usize); 2];
-    let mut rd = |addr: u64, which: usize| -> R<u64> {
-        let span = &mut spans[which];
-        span.0 = span.0.min(addr as usize);
-        span.1 = span.1.max(addr as usize + es as usize);
+    // the shared addresses A and B are read from
+    let mut read_at: Vec<usize> = Vec::new();
+    let mut rd = |addr: u64| -> R<u64> {
+        read_at.push(addr as usize);
         let mut b = [0u8; 4];
         read_bytes(
             dev,
@@ -4484,7 +4482,7 @@ fn wgmma(
     } else {
         for i in 0..m {
             for kk in 0..k {
-                let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a), 0)?);
+                let v = conv(at, rd(da.addr(i as u64, kk as u64, es, tr_a))?);
                 a[i * k + kk] = if neg_a { -v } else { v };
             }
         }
@@ -4492,12 +4490,22 @@ fn wgmma(
     let mut b = vec![0f64; k * n];
     for kk in 0..k {
         for j in 0..n {
-            let v = conv(bt, rd(db.addr(j as u64, kk as u64, es, tr_b), 1)?);
+            let v = conv(bt, rd(db.addr(j as u64, kk as u64, es, tr_b))?);
             b[kk * n + j] = if neg_b { -v } else { v };
         }
     }
-    // in flight until a wait of the warpgroup retires it
-    for (start, end) in spans.into_iter().filter(|s| s.0 < s.1) {
+    // in flight until a wait of the warpgroup retires it, as the runs of
+    // contiguous bytes read
+    read_at.sort_unstable();
+    read_at.dedup();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for a in read_at {
+        match runs.last_mut() {
+            Some(r) if r.1 >= a => r.1 = r.1.max(a + es as usize),
+            _ => runs.push((a, a + es as usize)),
+        }
+    }
+    for (start, end) in runs {
         let id = cta.wg_next;
         cta.wg_next += 1;
         cta.wg_reads.push((id, start, end));
