@@ -32,6 +32,7 @@ use crate::lower::emit::ops::mma_sync_frags::{
 use crate::lower::emit::ops::mma_sync_smem::{operand_buffers, FragmentAddrs, Operands, Staged};
 use crate::lower::emit::ops::staging::{room, room_reusing};
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Plan, STAGE_BUDGET};
+use crate::lower::plan::engines::Staging;
 
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
@@ -106,7 +107,7 @@ fn staged_product(
         }
         _ => None,
     };
-    let (ks, sets) = slicing(l, id, kk)?;
+    let (ks, sets) = slicing(l, id, staging, kk)?;
     let elems = (
         a.tile().map_or(Elem::Num(ae), |t| t.elem),
         b.tile().map_or(Elem::Num(be), |t| t.elem),
@@ -146,12 +147,11 @@ fn staged_product(
 }
 
 /// The K slice length and the number of buffer sets of the staged product
-/// `id` (K `kk`): the first of the plan's slices whose buffers
-/// fit the budget and the shared memory left, else over dead buffers; two
-/// sets where the plan wants them (streamed operands read the next slice
-/// while the current one is multiplied) and they fit.
-fn slicing(l: &Lowerer, id: OpId, kk: i64) -> Result<(i64, usize), LowerError> {
-    let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
+/// `id` by its plan's `staging` (K `kk`): the first of its slices whose
+/// buffers fit the budget and the shared memory left, else over dead
+/// buffers; two sets where the plan wants them (streamed operands read the
+/// next slice while the current one is multiplied) and they fit.
+fn slicing(l: &Lowerer, id: OpId, staging: &Staging, kk: i64) -> Result<(i64, usize), LowerError> {
     let pick = |room: i64| {
         staging
             .slices

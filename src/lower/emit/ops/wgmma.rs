@@ -34,6 +34,7 @@ use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
 use crate::lower::plan::engines::wgmma::{operands, Plan};
+use crate::lower::plan::engines::Staging;
 use crate::lower::plan::layout::smem::Smem;
 
 /// Lowers op `id` by `plan`.
@@ -60,16 +61,10 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     // multiply. Else one set and a barrier before it is rewritten.
     let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
     let set = staging.slices[0].bytes;
-    let used = l.scratch.top();
-    let double = staging.sets > 1
-        && used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES;
-    let region = alloc(
-        l,
-        &[set * if double { 2 } else { 1 } + staging.align],
-        Elem::Num(Scalar::I8),
-    )?;
+    let sets = sets_that_fit(l, staging);
+    let region = alloc(l, &[set * sets + staging.align], Elem::Num(Scalar::I8))?;
     let aligned = aligned_base(l, region.offset);
-    let phase = double.then(|| {
+    let phase = (sets > 1).then(|| {
         let p = l.b.reg(RegClass::B32);
         l.b.prepend(Inst::new(
             Opc::Mov,
@@ -131,6 +126,18 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
 /// Byte offset of the B buffer from the A buffer in a set.
 pub(super) fn b_offset(a: &Smem) -> i64 {
     (a.bytes() + 1023) & !1023
+}
+
+/// The operand sets of `staging` to place: two where the plan wants them
+/// and they fit above the scratch in use, else one.
+pub(super) fn sets_that_fit(l: &Lowerer, staging: &Staging) -> i64 {
+    let set = staging.slices[0].bytes;
+    let room = crate::lower::plan::target::MAX_SHARED_BYTES - l.scratch.top();
+    if staging.sets > 1 && 2 * set + staging.align + 16 <= room {
+        2
+    } else {
+        1
+    }
 }
 
 /// The matrix descriptors of A (this warpgroup's rows) and B at the shared

@@ -23,7 +23,7 @@ use smallvec::smallvec;
 use crate::lower::emit::copies::stream::{Slices, Source};
 use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
-use crate::lower::emit::ops::wgmma::{acc_tile, b_offset, descriptors, multiply};
+use crate::lower::emit::ops::wgmma::{acc_tile, b_offset, descriptors, multiply, sets_that_fit};
 use crate::lower::emit::wgmma_isa::{acc_words, proxy_fence, sync_op};
 use crate::lower::plan::engines::wgmma::{operands, Plan};
 
@@ -52,14 +52,7 @@ pub fn lower(
     };
     let slices = kk / ks;
     let set = staging.slices[0].bytes;
-    let used = l.scratch.top();
-    let sets = if staging.sets > 1
-        && used + 2 * set + 1024 + 16 <= crate::lower::plan::target::MAX_SHARED_BYTES
-    {
-        2
-    } else {
-        1
-    };
+    let sets = sets_that_fit(l, staging);
     let region = alloc(l, &[sets * set + staging.align], Elem::Num(Scalar::I8))?;
     let aligned = aligned_base(l, region.offset);
     let mut bases: Vec<(Reg, Reg)> = Vec::new();

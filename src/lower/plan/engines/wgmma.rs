@@ -58,34 +58,26 @@ impl super::EnginePlan for Plan {
 
     fn staging(&self, o: &super::Operands) -> Option<super::Staging> {
         let [mm, n, kk] = self.mnk;
-        if o.streamed == [false, false] {
+        let whole = o.streamed == [false, false];
+        let (ks, (a, b)) = if whole {
             // The whole product, two sets where they fit: a warpgroup may
             // write the next run's while another still multiplies.
-            let (a, b) = operands(self.mnk, self.types)?;
-            return Some(super::Staging {
-                slices: vec![super::Slice {
-                    k: kk,
-                    bytes: set_bytes(&a, &b),
-                }],
-                sets: 2,
-                a_in_registers: false,
-                swizzle: true,
-                align: 1024,
-            });
-        }
-        // Streamed: the longest slice within the registers a thread may
-        // give it whose buffers have a layout; two sets when K takes
-        // several.
-        let es = operand_bytes(self.types[0])?;
-        let (ks, (a, b)) = super::k_slices(kk, 32 / es)
-            .filter(|&ks| o.slice_words(ks) <= super::SLICE_WORDS || ks == 32 / es)
-            .find_map(|ks| Some((ks, operands([mm, n, ks], self.types)?)))?;
+            (kk, operands(self.mnk, self.types)?)
+        } else {
+            // Streamed: the longest slice within the registers a thread
+            // may give it whose buffers have a layout; two sets when K
+            // takes several.
+            let es = operand_bytes(self.types[0])?;
+            super::k_slices(kk, 32 / es)
+                .filter(|&ks| o.slice_words(ks) <= super::SLICE_WORDS || ks == 32 / es)
+                .find_map(|ks| Some((ks, operands([mm, n, ks], self.types)?)))?
+        };
         Some(super::Staging {
             slices: vec![super::Slice {
                 k: ks,
                 bytes: set_bytes(&a, &b),
             }],
-            sets: if kk / ks > 1 { 2 } else { 1 },
+            sets: if whole || kk / ks > 1 { 2 } else { 1 },
             a_in_registers: false,
             swizzle: true,
             align: 1024,
