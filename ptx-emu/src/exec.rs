@@ -234,10 +234,13 @@ struct Cta {
     carry: Vec<bool>,
     /// Tensor memory (sm_100), made by the first `tcgen05.alloc`.
     tmem: Option<Box<tcgen05::Tmem>>,
-    /// Each thread's `cp.async` copies in flight.
-    cp: Vec<CpQueue>,
-    /// Each thread's `wgmma` groups in flight.
-    wg: Vec<WgQueue>,
+    /// Each thread's `cp.async` copies in flight: their shared-memory bytes
+    /// are written when a wait (or `cp.async.mbarrier.arrive`) completes
+    /// them, so a read before the wait sees the old bytes and the race
+    /// check sees the write at the wait.
+    cp: Vec<InFlight<CpCopy>>,
+    /// Each thread's `wgmma`s in flight.
+    wg: Vec<InFlight<WgOp>>,
     /// Shared-memory byte ranges `wgmma`s in flight read: `(id, start,
     /// end)`, until a wait of a thread of the warpgroup retires them.
     wg_reads: Vec<(u64, usize, usize)>,
@@ -245,62 +248,78 @@ struct Cta {
     wg_next: u64,
 }
 
-/// One thread's `wgmma`s in flight: the ids of the shared ranges they
-/// read and the accumulator registers they write.
-#[derive(Default)]
-struct WgQueue {
+/// One thread's asynchronous operations of one kind (`cp.async` copies,
+/// `wgmma`s) in flight, in commit groups: a commit closes the open group,
+/// a wait retires all but the newest groups.
+struct InFlight<T> {
     /// Committed groups, oldest first.
-    groups: std::collections::VecDeque<WgGroup>,
-    /// Issued since the last `wgmma.commit_group`.
-    open: WgGroup,
+    groups: std::collections::VecDeque<Vec<T>>,
+    /// Issued since the last commit.
+    open: Vec<T>,
 }
 
-/// `wgmma`s of one group of one thread.
-#[derive(Default)]
-struct WgGroup {
-    /// Ids of the shared ranges they read (`Cta::wg_reads`).
+impl<T> Default for InFlight<T> {
+    fn default() -> Self {
+        InFlight {
+            groups: Default::default(),
+            open: Vec::new(),
+        }
+    }
+}
+
+impl<T> InFlight<T> {
+    /// The open group becomes a committed one.
+    fn commit(&mut self) {
+        let group = std::mem::take(&mut self.open);
+        self.groups.push_back(group);
+    }
+
+    /// Retires every committed group but the newest `keep`, and with
+    /// `open` the uncommitted operations too: what completes, oldest first.
+    fn retire(&mut self, keep: usize, open: bool) -> Vec<T> {
+        let mut done = Vec::new();
+        while self.groups.len() > keep {
+            done.extend(self.groups.pop_front().into_iter().flatten());
+        }
+        if open {
+            done.append(&mut self.open);
+        }
+        done
+    }
+
+    /// Every operation in flight.
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.groups.iter().flatten().chain(&self.open)
+    }
+}
+
+/// One `wgmma` in flight, as one thread of its warpgroup sees it.
+struct WgOp {
+    /// Ids of the shared ranges it reads (`Cta::wg_reads`).
     reads: Vec<u64>,
-    /// The accumulator registers they write.
+    /// The accumulator registers it writes.
     regs: Vec<u32>,
 }
 
-impl WgQueue {
-    /// The accumulator register of a `wgmma` in flight an operand (or the
-    /// guard) of `inst` names, if one does.
-    fn touches(&self, inst: &Inst) -> Option<u32> {
-        let held =
-            |r: u32| self.open.regs.contains(&r) || self.groups.iter().any(|g| g.regs.contains(&r));
-        fn find(o: &Opnd, held: &dyn Fn(u32) -> bool) -> Option<u32> {
-            match o {
-                Opnd::Reg(r) | Opnd::NotReg(r) => held(*r).then_some(*r),
-                Opnd::Pair(a, p) => [*a, *p].into_iter().find(|&r| r != u32::MAX && held(r)),
-                Opnd::Vec(v) => v.iter().find_map(|x| find(x, held)),
-                Opnd::Mem { base, extra, .. } => base
-                    .filter(|&b| held(b))
-                    .or_else(|| extra.as_deref().and_then(|x| find(x, held))),
-                _ => None,
-            }
+/// The accumulator register of a `wgmma` among `ops` that an operand (or
+/// the guard) of `inst` names, if one does.
+fn touches(ops: &InFlight<WgOp>, inst: &Inst) -> Option<u32> {
+    // on every instruction: nothing to look for most of the time
+    ops.iter().next()?;
+    let held = |r: u32| ops.iter().any(|w| w.regs.contains(&r));
+    fn find(o: &Opnd, held: &dyn Fn(u32) -> bool) -> Option<u32> {
+        match o {
+            Opnd::Reg(r) | Opnd::NotReg(r) => held(*r).then_some(*r),
+            Opnd::Pair(a, p) => [*a, *p].into_iter().find(|&r| r != u32::MAX && held(r)),
+            Opnd::Vec(v) => v.iter().find_map(|x| find(x, held)),
+            Opnd::Mem { base, extra, .. } => base
+                .filter(|&b| held(b))
+                .or_else(|| extra.as_deref().and_then(|x| find(x, held))),
+            _ => None,
         }
-        let guard = inst.guard.and_then(|(p, _)| held(p).then_some(p));
-        guard.or_else(|| inst.ops.iter().find_map(|o| find(o, &held)))
     }
-
-    /// Whether nothing is in flight.
-    fn idle(&self) -> bool {
-        self.groups.is_empty() && self.open.reads.is_empty() && self.open.regs.is_empty()
-    }
-}
-
-/// One thread's `cp.async` copies that have not landed: their source is
-/// read at issue, their shared-memory bytes written when a wait (or
-/// `cp.async.mbarrier.arrive`) completes them, so a read before the wait
-/// sees the old bytes and the race check sees the write at the wait.
-#[derive(Default)]
-struct CpQueue {
-    /// Committed groups, oldest first.
-    groups: std::collections::VecDeque<Vec<CpCopy>>,
-    /// Copies since the last `cp.async.commit_group`.
-    open: Vec<CpCopy>,
+    let guard = inst.guard.and_then(|(p, _)| held(p).then_some(p));
+    guard.or_else(|| inst.ops.iter().find_map(|o| find(o, &held)))
 }
 
 /// One `cp.async` in flight.
@@ -554,8 +573,8 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         bar_red: [0; 16],
         carry: vec![false; n],
         tmem: None,
-        cp: (0..n).map(|_| CpQueue::default()).collect(),
-        wg: (0..n).map(|_| WgQueue::default()).collect(),
+        cp: (0..n).map(|_| InFlight::default()).collect(),
+        wg: (0..n).map(|_| InFlight::default()).collect(),
         wg_reads: Vec::new(),
         wg_next: 0,
     }
@@ -1596,7 +1615,7 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
             inst.op,
             OpK::Wgmma | OpK::WgmmaFence | OpK::WgmmaCommit | OpK::WgmmaWait
         );
-        if !wgmma_op && !cta.wg[t].idle() && cta.wg[t].touches(inst).is_some() {
+        if !wgmma_op && touches(&cta.wg[t], inst).is_some() {
             return Err(e(
                 ErrorKind::Race,
                 None,
@@ -1704,17 +1723,14 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
     let m = mask(bits);
     match inst.op {
         OpK::Nop | OpK::WgmmaFence | OpK::CpBulkCommit | OpK::CpBulkWait => {}
-        OpK::WgmmaCommit => {
-            let group = std::mem::take(&mut cta.wg[t].open);
-            cta.wg[t].groups.push_back(group);
-        }
+        OpK::WgmmaCommit => cta.wg[t].commit(),
         OpK::WgmmaWait => {
             // all but the newest N groups complete: their operands are
             // read, their accumulators written
             let keep = v!(0) as usize;
-            while cta.wg[t].groups.len() > keep {
-                let done = cta.wg[t].groups.pop_front().unwrap_or_default();
-                cta.wg_reads.retain(|(id, _, _)| !done.reads.contains(id));
+            let done = cta.wg[t].retire(keep, false);
+            for w in done {
+                cta.wg_reads.retain(|(id, _, _)| !w.reads.contains(id));
             }
         }
         OpK::Mov => match (&ops[0], &ops[1]) {
@@ -2698,10 +2714,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
             // lands when a wait completes it
             cta.cp[t].open.push(CpCopy { dst, data, size });
         }
-        OpK::CpAsyncCommit => {
-            let group = std::mem::take(&mut cta.cp[t].open);
-            cta.cp[t].groups.push_back(group);
-        }
+        OpK::CpAsyncCommit => cta.cp[t].commit(),
         OpK::CpAsyncWait => {
             // all but the newest N committed groups land
             let keep = v!(0) as usize;
@@ -2736,15 +2749,7 @@ fn cp_land(
     keep: usize,
     open: bool,
 ) -> R<()> {
-    let q = &mut cta.cp[t];
-    let mut landing = Vec::new();
-    while q.groups.len() > keep {
-        landing.extend(q.groups.pop_front().into_iter().flatten());
-    }
-    if open {
-        landing.append(&mut q.open);
-    }
-    for c in landing {
+    for c in cta.cp[t].retire(keep, open) {
         write_bytes(
             dev,
             l,
@@ -4505,15 +4510,14 @@ fn wgmma(
             _ => runs.push((a, a + es as usize)),
         }
     }
+    let mut reads = Vec::new();
     for (start, end) in runs {
         let id = cta.wg_next;
         cta.wg_next += 1;
         cta.wg_reads.push((id, start, end));
-        for &g in group {
-            cta.wg[g].open.reads.push(id);
-        }
+        reads.push(id);
     }
-    let acc: Vec<u32> = regs_of_vec(&ops[0])
+    let regs: Vec<u32> = regs_of_vec(&ops[0])
         .iter()
         .filter_map(|o| match o {
             Opnd::Reg(r) => Some(*r),
@@ -4521,7 +4525,10 @@ fn wgmma(
         })
         .collect();
     for &g in group {
-        cta.wg[g].open.regs.extend(&acc);
+        cta.wg[g].open.push(WgOp {
+            reads: reads.clone(),
+            regs: regs.clone(),
+        });
     }
     let dregs = regs_of_vec(&ops[0]);
     let f16acc = dt == Ty::F16;
