@@ -42,11 +42,17 @@ fn scratch(rel: &str, gpu: Gpu) -> (tileiras::ir::Module, Vec<ScratchMap>) {
     (module, maps)
 }
 
+/// What the dump's `label: ...` lines say, in order.
+fn said<'d>(dump: &'d str, label: &str) -> Vec<&'d str> {
+    let prefix = format!("{label}: ");
+    dump.lines()
+        .filter_map(|l| l.trim().strip_prefix(prefix.as_str()))
+        .collect()
+}
+
 /// The `engine:` lines of a dump.
 fn engines(dump: &str) -> Vec<&str> {
-    dump.lines()
-        .filter_map(|l| l.trim().strip_prefix("engine: "))
-        .collect()
+    said(dump, "engine")
 }
 
 #[test]
@@ -464,13 +470,6 @@ fn the_scratch_map_names_the_layout_conversions() {
     );
 }
 
-/// The `own operand buffers:` lines of a dump.
-fn own_buffers(dump: &str) -> Vec<&str> {
-    dump.lines()
-        .filter_map(|l| l.trim().strip_prefix("own operand buffers: "))
-        .collect()
-}
-
 #[test]
 fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
     // cuTile's batch matmuls: the plan gives each product's K slices and
@@ -515,7 +514,7 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
     ] {
         let d = dump(rel, gpu);
         assert!(engines(&d)[0].starts_with(engine), "{gpu}: {d}");
-        assert_eq!(own_buffers(&d), [line], "{gpu}: {d}");
+        assert_eq!(said(&d, "own operand buffers"), [line], "{gpu}: {d}");
         let (m, maps) = scratch(rel, gpu);
         let bytes: i64 = maps[0]
             .buffers
@@ -532,7 +531,7 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
         "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir",
         Gpu::Sm80,
     );
-    let own = own_buffers(&d);
+    let own = said(&d, "own operand buffers");
     assert_eq!(own.len(), 4, "{d}");
     assert!(
         own.iter().all(|l| l

@@ -23,11 +23,23 @@ fn value(i: u64) -> f32 {
     ((h % 15) as i64 - 7) as f32 / 4.0
 }
 
+/// The product's shape: m64n8k16.
+const M: usize = 64;
+const N: usize = 8;
+const K: usize = 16;
+
+/// A (M x K) and B (K x N), small values exact in f16.
+fn operands() -> (Vec<f32>, Vec<f32>) {
+    let a = (0..M * K).map(|i| value(i as u64 + 1)).collect();
+    let b = (0..K * N).map(|i| value(i as u64 + 500)).collect();
+    (a, b)
+}
+
 /// Runs the m64n8k16 product of `a` (registers) and `b` (shared memory),
 /// with `in_flight` between its commit and its wait; the D registers of
 /// the 128 threads.
 fn product(a: &[f32], b: &[f32], in_flight: &str) -> Result<Vec<u32>, ptx_emu::EmuError> {
-    let (n, k) = (8usize, 16usize);
+    let (n, k) = (N, K);
     // Per thread, 4 A words: register i holds row 16 w + g + 8 (i % 2),
     // columns 8 (i / 2) + 2 t and + 1 (low half first).
     let mut words = vec![0u32; 128 * 4];
@@ -97,9 +109,8 @@ fn product(a: &[f32], b: &[f32], in_flight: &str) -> Result<Vec<u32>, ptx_emu::E
 
 #[test]
 fn register_a_operand_follows_the_isa_fragment() {
-    let (m, n, k) = (64usize, 8usize, 16usize);
-    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
-    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
+    let (n, k) = (N, K);
+    let (a, b) = operands();
     let d = product(&a, &b, "").unwrap_or_else(|e| panic!("{e}"));
     // D: register i of lane (g, t) in warp w is row 16 w + g + 8 (i / 2),
     // column 2 t + i % 2.
@@ -118,36 +129,31 @@ fn register_a_operand_follows_the_isa_fragment() {
     }
 }
 
-#[test]
-fn a_write_to_an_operand_of_a_wgmma_in_flight_is_a_race() {
-    // B's buffer written between the product's commit and its wait: the
-    // multiply may read either value. After the wait the same write is
-    // fine.
-    let (m, n, k) = (64usize, 8usize, 16usize);
-    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
-    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
-    let write = "setp.eq.u32 %p3, %r1, 0;\n@%p3 st.shared.b32 [%r32+64], %r1;";
-    let e = product(&a, &b, write).expect_err("B rewritten in flight");
+/// `ptx` between the product's commit and its wait is a race whose
+/// message says `says`; after the wait it runs.
+fn race_in_flight(ptx: &str, says: &str) {
+    let (a, b) = operands();
+    let e = product(&a, &b, ptx).expect_err(says);
     assert_eq!(e.kind, ptx_emu::ErrorKind::Race, "{e}");
-    assert!(e.msg.contains("while a wgmma in flight reads"), "{e}");
-    let after = format!("wgmma.wait_group.sync.aligned 0;\n{write}");
+    assert!(e.msg.contains(says), "{e}");
+    let after = format!("wgmma.wait_group.sync.aligned 0;\n{ptx}");
     product(&a, &b, &after).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
-fn an_accumulator_register_of_a_wgmma_in_flight_is_not_to_be_touched() {
-    // Reading the accumulator between the product's commit and its wait
-    // is a race with the multiply's write; after the wait it is fine.
-    let (m, n, k) = (64usize, 8usize, 16usize);
-    let a: Vec<f32> = (0..m * k).map(|i| value(i as u64 + 1)).collect();
-    let b: Vec<f32> = (0..k * n).map(|i| value(i as u64 + 500)).collect();
-    let read = "mov.b32 %r50, %r41;";
-    let e = product(&a, &b, read).expect_err("accumulator read in flight");
-    assert_eq!(e.kind, ptx_emu::ErrorKind::Race, "{e}");
-    assert!(
-        e.msg.contains("accumulator register of a wgmma in flight"),
-        "{e}"
+fn a_write_to_an_operand_of_a_wgmma_in_flight_is_a_race() {
+    // B's buffer written: the multiply may read either value.
+    race_in_flight(
+        "setp.eq.u32 %p3, %r1, 0;\n@%p3 st.shared.b32 [%r32+64], %r1;",
+        "while a wgmma in flight reads",
     );
-    let after = format!("wgmma.wait_group.sync.aligned 0;\n{read}");
-    product(&a, &b, &after).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn an_accumulator_register_of_a_wgmma_in_flight_is_not_to_be_touched() {
+    // The accumulator read: a race with the multiply's write.
+    race_in_flight(
+        "mov.b32 %r50, %r41;",
+        "accumulator register of a wgmma in flight",
+    );
 }

@@ -127,16 +127,10 @@ pub fn cache_root() -> PathBuf {
     .clone()
 }
 
-/// The cache folder (named after the tools' versions) and the shadow tool
-/// tree, built once. The tree points at this checkout's tools, so it stays
-/// in the test's target temporary folder, not in the shared cache.
+/// The cache folder and the shadow tool tree ([`cache_and_tools`]).
 fn tree() -> &'static (PathBuf, PathBuf) {
     static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     TREE.get_or_init(|| {
-        let name = format!("nvidia-reference-{:016x}", versions_key());
-        let cache = cache_root().join(&name);
-        std::fs::create_dir_all(&cache)
-            .unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
         let real = std::fs::canonicalize(tool("ptxas")).unwrap();
         let quoted = real.to_str().unwrap().replace('\'', r"'\''");
         let script = format!(
@@ -145,12 +139,23 @@ fn tree() -> &'static (PathBuf, PathBuf) {
              *.ptx) cp \"$a\" \"$NVIDIA_REFERENCE_OUT/k.ptx\" || exit 2 ;;\n  \
              esac\ndone\nexec '{quoted}' \"$@\"\n"
         );
-        let shadow = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(name)
-            .join("tool");
-        shadow_tree(&shadow, &script);
-        (cache, shadow)
+        cache_and_tools("nvidia-reference", &script)
     })
+}
+
+/// The cache folder `<what>-<tools' versions>` (made if missing) and a
+/// shadow tool tree whose `bin/ptxas` is `ptxas_script`
+/// ([`shadow_tree`]), built once in the test's target temporary folder:
+/// it points at this checkout's tools, so it stays out of the shared cache.
+pub fn cache_and_tools(what: &str, ptxas_script: &str) -> (PathBuf, PathBuf) {
+    let name = format!("{what}-{:016x}", versions_key());
+    let cache = cache_root().join(&name);
+    std::fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
+    let tools = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(name)
+        .join("tool");
+    shadow_tree(&tools, ptxas_script);
+    (cache, tools)
 }
 
 /// A shadow tree of NVIDIA's tools at `at`, unless one is there: NVIDIA's

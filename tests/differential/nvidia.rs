@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::nvidia_reference::{cache_root, fnv, shadow_tree, versions_key, write_atomic};
+use crate::nvidia_reference::{cache_and_tools, fnv, write_atomic};
 
 /// The cache folder (named after the tools' versions) and the shadow tool
 /// tree (built once, in the test's target temporary folder: it points at
@@ -24,14 +24,8 @@ use crate::nvidia_reference::{cache_root, fnv, shadow_tree, versions_key, write_
 fn tree() -> &'static (PathBuf, PathBuf) {
     static TREE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     TREE.get_or_init(|| {
-        let name = format!("differential-nvidia-{:016x}", versions_key());
-        let cache = cache_root().join(&name);
-        std::fs::create_dir_all(&cache)
-            .unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
         let script = "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    *.ptx) cp \"$a\" \"$DIFFERENTIAL_PTX_OUT\" || exit 2 ;;\n    --nv-host=*) cp \"${a#--nv-host=}\" \"$DIFFERENTIAL_PTX_OUT.host\" || exit 2 ;;\n  esac\ndone\nexit 3\n";
-        let tool = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name).join("tool");
-        shadow_tree(&tool, script);
-        (cache, tool)
+        cache_and_tools("differential-nvidia", script)
     })
 }
 

@@ -424,24 +424,12 @@ mod tests {
         assert_eq!(s.claim(128, 16, Place::LOOP), None);
         s.release(m);
         let c = s.claim(128, 16, Place::LOOP).unwrap();
-        assert_eq!(
-            c,
-            Claim {
-                offset: 0,
-                barrier: true
-            }
-        );
+        assert_eq!((c.offset, c.barrier), (0, true));
         assert!(s.reusing());
         // The barrier cleaned every dirty byte; once a loop reuses, the
         // lowest free bytes come first.
         let d = s.claim(16, 16, Place::LOOP).unwrap();
-        assert_eq!(
-            d,
-            Claim {
-                offset: 128,
-                barrier: false
-            }
-        );
+        assert_eq!((d.offset, d.barrier), (128, false));
         assert_eq!(s.peak(), 224);
     }
 
@@ -455,13 +443,7 @@ mod tests {
         // [0, 100) is dead but too small, and above b there are 76 bytes.
         assert_eq!(s.claim(150, 16, Place::LOOP), None);
         let d = s.claim(96, 16, Place::LOOP).unwrap();
-        assert_eq!(
-            d,
-            Claim {
-                offset: 0,
-                barrier: true
-            }
-        );
+        assert_eq!((d.offset, d.barrier), (0, true));
         assert_eq!(s.largest_free(), 300 - 224);
     }
 
@@ -474,13 +456,7 @@ mod tests {
         s.release_scope(m);
         assert_eq!(s.top(), 64);
         let b = s.claim(32, 16, Place::LOOP).unwrap();
-        assert_eq!(
-            b,
-            Claim {
-                offset: 64,
-                barrier: true
-            }
-        );
+        assert_eq!((b.offset, b.barrier), (64, true));
         assert!(!s.reusing());
         assert_eq!(s.peak(), 564);
         assert_eq!(first.offset, 0);
@@ -496,13 +472,7 @@ mod tests {
         s.release_at(kept.offset);
         let m = s.mark();
         let live = s.claim(300, 16, Place::ONCE).unwrap();
-        assert_eq!(
-            live,
-            Claim {
-                offset: 0,
-                barrier: true
-            }
-        );
+        assert_eq!((live.offset, live.barrier), (0, true));
         // Not a loop's reuse: no barrier at any `continue`.
         assert!(!s.reusing());
         // In a loop, above the top while it fits.
