@@ -4,6 +4,7 @@ pub mod blocked;
 pub mod coalesced;
 pub mod linear;
 pub mod mma_sync;
+pub mod shuffle;
 pub mod smem;
 pub mod wgmma;
 
