@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use tileiras::ir::OpId;
 use tileiras::lower::emit::scratch::Paid;
+use tileiras::lower::plan::conversions::How;
 use tileiras::lower::plan::plan_module;
 use tileiras::lower::{lower_module_mapped, ScratchMap};
 use tileiras::options::{Gpu, Options};
@@ -538,4 +540,82 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
             .starts_with("B (A in registers) in padded rows, K slices of 128 (34816 bytes a set)")),
         "{d}"
     );
+}
+
+/// The bytecode files under `dir` (in tests/data), sorted.
+fn tileir_files(dir: &str) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(data(dir))
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tileir"))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
+    // Every elementwise op's conversion the plan sends through shared
+    // memory is a buffer of the scratch map, claimed for that op, of the
+    // plan's bytes (fewer where it goes a window at a time); and every
+    // conversion buffer of an elementwise op is one the plan listed.
+    let mut shared = 0;
+    for rel in [
+        tileir_files("differential/bench"),
+        tileir_files("differential/cutile"),
+    ]
+    .concat()
+    {
+        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
+            let bytes = std::fs::read(data(&rel)).expect("read");
+            let module = tileiras::bytecode::read(&bytes).expect("bytecode");
+            let options = Options {
+                gpu,
+                ..Default::default()
+            };
+            let plans = plan_module(&module, &options).expect("plan");
+            let Ok((_, _, maps)) = lower_module_mapped(&module, &options) else {
+                continue;
+            };
+            for (plan, map) in plans.iter().zip(&maps) {
+                let planned: Vec<(OpId, i64)> = plan
+                    .conversions
+                    .list
+                    .iter()
+                    .filter_map(|c| match c.how {
+                        How::Shared { bytes } => Some((c.op, bytes)),
+                        _ => None,
+                    })
+                    .collect();
+                let made: Vec<(OpId, i64)> = map
+                    .buffers
+                    .iter()
+                    .filter(|b| b.purpose == Some("a layout conversion"))
+                    .filter_map(|b| b.op.map(|op| (op, b.bytes)))
+                    .filter(|(op, _)| plan.conversions.planned.contains(op))
+                    .collect();
+                let context = || {
+                    format!(
+                        "{rel} on {gpu}:\n{}{}",
+                        plan.dump(&module),
+                        map.dump(&module)
+                    )
+                };
+                for &(op, bytes) in &planned {
+                    assert!(
+                        made.iter().any(|&(o, b)| o == op && b <= bytes),
+                        "{}",
+                        context()
+                    );
+                }
+                for &(op, _) in &made {
+                    assert!(planned.iter().any(|&(o, _)| o == op), "{}", context());
+                }
+                shared += planned.len();
+            }
+        }
+    }
+    assert!(shared >= 10, "{shared} conversions through shared memory");
 }

@@ -11,8 +11,8 @@ impl Plan {
     /// The plan as text: the entry and its warps, then every product with
     /// its operands, engine and own operand buffers (what it stages its
     /// operands in where no ring or direct copy holds them), then the
-    /// copies and pipelined loops. The same module and options give the
-    /// same text.
+    /// copies and pipelined loops, then the planned layout conversions.
+    /// The same module and options give the same text.
     pub fn dump(&self, m: &Module) -> String {
         let mut s = String::new();
         let cluster = if self.cluster {
@@ -45,6 +45,7 @@ impl Plan {
             product(&mut s, m, self, i, p);
         }
         crate::lower::plan::copies::dump(m, self, &mut s);
+        crate::lower::plan::conversions::dump(m, self, &mut s);
         s
     }
 }

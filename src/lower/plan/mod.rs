@@ -6,7 +6,8 @@
 //! every matrix multiply ([`Engine`], with that engine's own plan), and the
 //! layout of every tile value, how the loads that feed products reach
 //! them ([`copies`]), and the buffers each product stages its own operands
-//! in ([`staging`]). Emission ([`crate::lower::emit::entry`],
+//! in ([`staging`]), and the operands ops want in another layout
+//! ([`conversions`]). Emission ([`crate::lower::emit::entry`],
 //! [`crate::lower::emit::ops`]) reads the plan and does not recompute any
 //! of it; what it settles is where a buffer goes, and so which of the
 //! plan's sizes fits the room left there.
@@ -16,6 +17,7 @@
 //! decisions on it.
 pub mod assign;
 pub mod assign_forward;
+pub mod conversions;
 pub mod copies;
 mod dump;
 pub mod engines;
@@ -59,6 +61,8 @@ pub struct Plan {
     /// How the loads that feed products reach them, and the pipelined
     /// loops.
     pub copies: copies::Copies,
+    /// The operands ops want in another layout, and how each moves.
+    pub conversions: conversions::Conversions,
     /// Registers per thread the products' accumulators hold, all together.
     pub acc_regs: u32,
     /// The most 32-bit words the entry's tiles hold at once, the whole tile
@@ -130,7 +134,9 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         peak_words: crate::lower::analysis::register_need::peak_words(m, &block.ops),
         products,
         copies: copies::Copies::default(),
+        conversions: conversions::Conversions::default(),
     };
+    plan.conversions = conversions::plan(m, &block.ops, &plan);
     plan.copies = copies::plan(m, &block.ops, &plan);
     let staging = staging::plan(m, &plan);
     for (p, s) in plan.products.iter_mut().zip(staging) {

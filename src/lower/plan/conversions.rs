@@ -1,0 +1,322 @@
+//! The layout conversions of an entry, planned: for each op of a family
+//! whose operands the plan knows it wants in another layout, which operand
+//! moves, to what layout, and how ([`How`]): the registers a thread holds
+//! already (a permutation), the value recomputed in the new layout, warp
+//! shuffles, or a trip through shared memory with the bytes of its buffer.
+//! Emission follows these entries and decides none of them; an op of a
+//! planned family asking for a conversion the plan has not listed is an
+//! internal error.
+//!
+//! Planned so far: the elementwise ops, which want every tile operand in
+//! their result's layout ([`to_result_layout`]). The other families still
+//! decide their operands' layouts as they are emitted.
+use std::fmt::Write;
+use std::rc::Rc;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
+use crate::lower::analysis::values::value_tile;
+use crate::lower::plan::engines::slot_bytes;
+use crate::lower::plan::layout::shuffle::route;
+use crate::lower::plan::layout::LinearLayout;
+use crate::lower::plan::Plan;
+use crate::ptx::RegClass;
+
+/// How a tile reaches the layout an op wants it in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum How {
+    /// Each thread already holds the elements: its registers, reordered.
+    Permute,
+    /// The value's defining op is cheap: computed again in the new layout
+    /// (its own operands converted as it wants them).
+    Recompute,
+    /// Warp shuffles ([`crate::lower::plan::layout::shuffle`]).
+    Shuffle,
+    /// Written to a shared-memory buffer of `bytes` and read back; in
+    /// windows where the room left there is less.
+    Shared {
+        /// The bytes of the whole tile in the buffer.
+        bytes: i64,
+    },
+}
+
+/// One operand an op wants in another layout than its value's.
+#[derive(Clone, Debug)]
+pub struct Conversion {
+    /// The op that wants it.
+    pub op: OpId,
+    /// The operand's value.
+    pub value: ValueId,
+    /// The value's layout.
+    pub from: Rc<LinearLayout>,
+    /// The layout the op wants.
+    pub to: Rc<LinearLayout>,
+    /// How it gets there.
+    pub how: How,
+}
+
+/// The entry's planned conversions.
+#[derive(Clone, Debug, Default)]
+pub struct Conversions {
+    /// The ops whose conversions are planned (every one listed, none
+    /// other).
+    pub planned: HashSet<OpId>,
+    /// The conversions, in the order of the body.
+    pub list: Vec<Conversion>,
+    /// Index into `list` by (op, operand value).
+    index: HashMap<(OpId, ValueId), usize>,
+    /// The layouts reductions and scans hold their results in, where these
+    /// differ from the plan's: the distribution of their first operand
+    /// (less the reduced dimension), whatever layout their users asked for.
+    pub held: HashMap<ValueId, Rc<LinearLayout>>,
+}
+
+impl Conversions {
+    /// The conversion op `op` makes of its operand `v`, where the plan
+    /// covers `op`'s family (`None` otherwise): `Some(None)` where it
+    /// makes none.
+    pub fn of(&self, op: OpId, v: ValueId) -> Option<Option<&Conversion>> {
+        self.planned
+            .contains(&op)
+            .then(|| self.index.get(&(op, v)).map(|&i| &self.list[i]))
+    }
+
+    /// Lists `c`.
+    fn push(&mut self, c: Conversion) {
+        self.index.insert((c.op, c.value), self.list.len());
+        self.list.push(c);
+    }
+}
+
+/// Whether `opcode` is an elementwise op: emission imposes its result's
+/// layout on every tile operand.
+pub fn to_result_layout(opcode: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        opcode,
+        AbsF | AbsI
+            | AddF
+            | AddI
+            | AndI
+            | Atan2
+            | Bitcast
+            | Ceil
+            | CmpF
+            | CmpI
+            | Cos
+            | CosH
+            | DivF
+            | DivI
+            | Exp
+            | Exp2
+            | ExtI
+            | Floor
+            | Fma
+            | FToF
+            | FToI
+            | IToF
+            | Log
+            | Log2
+            | MaxF
+            | MaxI
+            | MinF
+            | MinI
+            | MulF
+            | MulhiI
+            | MulI
+            | NegF
+            | NegI
+            | Offset
+            | OrI
+            | FPowF
+            | FPowI
+            | RemF
+            | RemI
+            | Rsqrt
+            | Select
+            | ShLI
+            | ShRI
+            | Sin
+            | SinH
+            | Sqrt
+            | SubF
+            | SubI
+            | Tan
+            | TanH
+            | TruncI
+            | XOrI
+    )
+}
+
+/// Whether `opcode` is pure and cheap to compute again, element by element
+/// (index and pointer tiles: iota, constants, broadcasts, reshapes,
+/// offsets, integer arithmetic): a value it defines is recomputed in the
+/// layout a consumer wants rather than moved between threads.
+pub fn cheap(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        Opcode::Iota
+            | Opcode::Constant
+            | Opcode::Broadcast
+            | Opcode::Reshape
+            | Opcode::Offset
+            | Opcode::AddI
+            | Opcode::SubI
+            | Opcode::MulI
+            | Opcode::ShLI
+            | Opcode::ShRI
+            | Opcode::AndI
+            | Opcode::OrI
+            | Opcode::XOrI
+            | Opcode::MinI
+            | Opcode::MaxI
+            | Opcode::ExtI
+            | Opcode::TruncI
+    )
+}
+
+/// Whether a tile in `from` holds, in each thread, the elements `to` gives
+/// it: the thread bases agree and every register of `to` is one of `from`.
+pub fn permutes(from: &LinearLayout, to: &LinearLayout) -> bool {
+    from.thread_bases() == to.thread_bases()
+        && (0..to.num_registers()).all(|r| {
+            let want = to.apply(r, 0);
+            (0..from.num_registers()).any(|q| from.apply(q, 0) == want)
+        })
+}
+
+/// How a tile of `v` moves from `from` to `to`.
+fn how(m: &Module, v: ValueId, from: &LinearLayout, to: &LinearLayout) -> How {
+    if permutes(from, to) {
+        return How::Permute;
+    }
+    let recomputable = match m.values[v].def {
+        ValueDef::Result { op, .. } => {
+            let def = &m.ops[op];
+            def.results.len() == 1 && cheap(def.opcode)
+        }
+        _ => false,
+    };
+    if recomputable {
+        return How::Recompute;
+    }
+    let elem = value_tile(m, v).map(|(_, e)| e);
+    let words = elem.is_some_and(|e| RegClass::for_bits(e.bits()) == RegClass::B32);
+    if words && route(from, to).is_some() {
+        return How::Shuffle;
+    }
+    let slot = elem.map_or(4, slot_bytes);
+    let bytes = from.shape.iter().fold(slot, |n, &d| n.saturating_mul(d));
+    How::Shared { bytes }
+}
+
+/// The layouts the results of reduction or scan `id` are held in, where
+/// its first operand's is known: that layout, less the reduced dimension.
+fn hold(
+    m: &Module,
+    id: OpId,
+    layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
+) -> Option<Rc<LinearLayout>> {
+    let op = &m.ops[id];
+    let first = layout(*op.operands.first()?)?;
+    match (op.opcode, op.attr("dim")) {
+        (Opcode::Scan, _) => Some(first),
+        (Opcode::Reduce, Some(crate::ir::Attr::Int(d))) if (*d as usize) < first.shape.len() => {
+            Some(Rc::new(first.slice(*d as usize)))
+        }
+        _ => None,
+    }
+}
+
+/// The conversions of the entry body `ops` under `plan` (its layouts
+/// decided).
+pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Conversions {
+    let mut out = Conversions::default();
+    for id in m.walk_from(ops) {
+        let op = &m.ops[id];
+        if matches!(op.opcode, Opcode::Reduce | Opcode::Scan) {
+            let held = &out.held;
+            let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
+            if let Some(h) = hold(m, id, layout) {
+                for &r in &op.results {
+                    if plan.layouts.get(&r) != Some(&h) {
+                        out.held.insert(r, h.clone());
+                    }
+                }
+            }
+            continue;
+        }
+        if !to_result_layout(op.opcode) {
+            continue;
+        }
+        let Some(to) = op.results.first().and_then(|r| plan.layouts.get(r)) else {
+            continue;
+        };
+        let tiles: Vec<(ValueId, Rc<LinearLayout>)> = op
+            .operands
+            .iter()
+            .filter_map(|&v| {
+                let l = out.held.get(&v).or_else(|| plan.layouts.get(&v));
+                l.map(|l| (v, l.clone()))
+            })
+            .filter(|(_, l)| !l.shape.is_empty())
+            .collect();
+        if tiles.iter().any(|(_, l)| l.shape != to.shape) {
+            // Emission reports the mismatch.
+            continue;
+        }
+        out.planned.insert(id);
+        for (v, from) in tiles {
+            if from == *to || out.index.contains_key(&(id, v)) {
+                continue;
+            }
+            let how = how(m, v, &from, to);
+            out.push(Conversion {
+                op: id,
+                value: v,
+                from,
+                to: to.clone(),
+                how,
+            });
+        }
+    }
+    out
+}
+
+/// The dump's lines: the count of each kind, and one line for each
+/// conversion through shared memory.
+pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
+    let list = &plan.conversions.list;
+    if list.is_empty() {
+        return;
+    }
+    let count = |f: fn(&How) -> bool| list.iter().filter(|c| f(&c.how)).count();
+    let _ = writeln!(
+        s,
+        "  conversions: {} ({} by permuting registers, {} recomputed, {} by shuffles, {} through shared memory)",
+        list.len(),
+        count(|h| *h == How::Permute),
+        count(|h| *h == How::Recompute),
+        count(|h| *h == How::Shuffle),
+        count(|h| matches!(h, How::Shared { .. })),
+    );
+    for c in list {
+        let How::Shared { bytes } = c.how else {
+            continue;
+        };
+        let at = m
+            .location(c.op)
+            .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
+        let k = m.ops[c.op]
+            .operands
+            .iter()
+            .position(|&v| v == c.value)
+            .unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "    '{}' op at {at}: operand {k} to the result's layout through shared memory ({bytes} bytes)",
+            m.ops[c.op].name()
+        );
+    }
+}
