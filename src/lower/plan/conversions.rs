@@ -7,9 +7,11 @@
 //! planned family asking for a conversion the plan has not listed is an
 //! internal error.
 //!
-//! Planned so far: the elementwise ops, which want every tile operand in
-//! their result's layout ([`to_result_layout`]). The other families still
-//! decide their operands' layouts as they are emitted.
+//! Planned so far: the elementwise ops and the atomics, which want every
+//! tile operand in their result's layout ([`to_result_layout`]), and the
+//! reductions and scans, which want them in their first operand's. The
+//! other families still decide their operands' layouts as they are
+//! emitted.
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -229,12 +231,65 @@ fn hold(
     }
 }
 
+/// An operand's value, its layout as held, and the layout its op wants.
+type Want = (ValueId, Rc<LinearLayout>, Rc<LinearLayout>);
+
+/// The layout op `id` wants each of its tile operands in, where the plan
+/// covers its family (`layout` gives a value's layout as held): the
+/// elementwise ops and the atomics their result's, the reductions and scans
+/// their first operand's.
+fn wants(
+    m: &Module,
+    id: OpId,
+    plan: &Plan,
+    layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
+) -> Option<Vec<Want>> {
+    let op = &m.ops[id];
+    let to = match op.opcode {
+        o if to_result_layout(o) || matches!(o, Opcode::AtomicRMWTko | Opcode::AtomicCASTko) => {
+            plan.layouts.get(op.results.first()?)?.clone()
+        }
+        Opcode::Reduce | Opcode::Scan => layout(*op.operands.first()?)?,
+        _ => return None,
+    };
+    let tiles: Vec<_> = op
+        .operands
+        .iter()
+        .filter_map(|&v| layout(v).map(|l| (v, l, to.clone())))
+        .filter(|(_, l, _)| !l.shape.is_empty())
+        .collect();
+    // A mismatch of shapes is emission's error to report.
+    tiles
+        .iter()
+        .all(|(_, l, _)| l.shape == to.shape)
+        .then_some(tiles)
+}
+
 /// The conversions of the entry body `ops` under `plan` (its layouts
 /// decided).
 pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Conversions {
     let mut out = Conversions::default();
     for id in m.walk_from(ops) {
         let op = &m.ops[id];
+        let held = &out.held;
+        let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
+        let Some(tiles) = wants(m, id, plan, layout) else {
+            continue;
+        };
+        out.planned.insert(id);
+        for (v, from, to) in tiles {
+            if from == to || out.index.contains_key(&(id, v)) {
+                continue;
+            }
+            let how = how(m, v, &from, &to);
+            out.push(Conversion {
+                op: id,
+                value: v,
+                from,
+                to,
+                how,
+            });
+        }
         if matches!(op.opcode, Opcode::Reduce | Opcode::Scan) {
             let held = &out.held;
             let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
@@ -245,40 +300,6 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Conversions {
                     }
                 }
             }
-            continue;
-        }
-        if !to_result_layout(op.opcode) {
-            continue;
-        }
-        let Some(to) = op.results.first().and_then(|r| plan.layouts.get(r)) else {
-            continue;
-        };
-        let tiles: Vec<(ValueId, Rc<LinearLayout>)> = op
-            .operands
-            .iter()
-            .filter_map(|&v| {
-                let l = out.held.get(&v).or_else(|| plan.layouts.get(&v));
-                l.map(|l| (v, l.clone()))
-            })
-            .filter(|(_, l)| !l.shape.is_empty())
-            .collect();
-        if tiles.iter().any(|(_, l)| l.shape != to.shape) {
-            // Emission reports the mismatch.
-            continue;
-        }
-        out.planned.insert(id);
-        for (v, from) in tiles {
-            if from == *to || out.index.contains_key(&(id, v)) {
-                continue;
-            }
-            let how = how(m, v, &from, to);
-            out.push(Conversion {
-                op: id,
-                value: v,
-                from,
-                to: to.clone(),
-                how,
-            });
         }
     }
     out
@@ -315,7 +336,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
             .unwrap_or(0);
         let _ = writeln!(
             s,
-            "    '{}' op at {at}: operand {k} to the result's layout through shared memory ({bytes} bytes)",
+            "    '{}' op at {at}: operand {k} through shared memory ({bytes} bytes)",
             m.ops[c.op].name()
         );
     }

@@ -6,8 +6,9 @@
 //! instructions a register.
 use std::rc::Rc;
 
-use crate::ir::{Opcode, ValueDef, ValueId};
+use crate::ir::{ValueDef, ValueId};
 use crate::lower::emit::context::{Lowered, Lowerer, Tile};
+use crate::lower::plan::conversions::cheap;
 use crate::lower::plan::layout::LinearLayout;
 
 /// How many values are being recomputed in another layout, one inside
@@ -17,30 +18,6 @@ struct Depth(u32);
 
 /// How deep recomputation may reach through the ops defining a value.
 const MAX_DEPTH: u32 = 8;
-
-/// Whether `opcode` is pure and cheap to compute again, element by element.
-fn cheap(opcode: Opcode) -> bool {
-    matches!(
-        opcode,
-        Opcode::Iota
-            | Opcode::Constant
-            | Opcode::Broadcast
-            | Opcode::Reshape
-            | Opcode::Offset
-            | Opcode::AddI
-            | Opcode::SubI
-            | Opcode::MulI
-            | Opcode::ShLI
-            | Opcode::ShRI
-            | Opcode::AndI
-            | Opcode::OrI
-            | Opcode::XOrI
-            | Opcode::MinI
-            | Opcode::MaxI
-            | Opcode::ExtI
-            | Opcode::TruncI
-    )
-}
 
 /// `v` computed again in `layout`, if its defining op is cheap (and so,
 /// through [`Lowerer::tile_in`], each of its operands it needs moved);
