@@ -557,10 +557,10 @@ fn tileir_files(dir: &str) -> Vec<String> {
 
 #[test]
 fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
-    // Every elementwise op's conversion the plan sends through shared
-    // memory is a buffer of the scratch map, claimed for that op, of the
-    // plan's bytes (fewer where it goes a window at a time); and every
-    // conversion buffer of an elementwise op is one the plan listed.
+    // Every conversion the plan sends through shared memory is a buffer of
+    // the scratch map, claimed for its op, of the plan's bytes (fewer where
+    // it goes a window at a time); and every conversion buffer of an op
+    // whose conversions the plan covers is one the plan listed.
     let mut shared = 0;
     for rel in [
         tileir_files("differential/bench"),

@@ -8,10 +8,12 @@
 //! internal error.
 //!
 //! Planned so far: the elementwise ops and the atomics, which want every
-//! tile operand in their result's layout ([`to_result_layout`]), and the
-//! reductions and scans, which want them in their first operand's. The
-//! other families still decide their operands' layouts as they are
-//! emitted.
+//! tile operand in their result's layout ([`to_result_layout`]); the
+//! reductions and scans, which want them in their first operand's; and
+//! reshapes and broadcasts, which move no data in their own right and want
+//! their source in the layout their result's is made from
+//! ([`source_layout`]). The other families still decide their operands'
+//! layouts as they are emitted.
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -19,6 +21,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
 use crate::lower::analysis::values::value_tile;
+use crate::lower::plan::copies::stream::loaded;
 use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::layout::shuffle::route;
 use crate::lower::plan::layout::LinearLayout;
@@ -237,7 +240,8 @@ type Want = (ValueId, Rc<LinearLayout>, Rc<LinearLayout>);
 /// The layout op `id` wants each of its tile operands in, where the plan
 /// covers its family (`layout` gives a value's layout as held): the
 /// elementwise ops and the atomics their result's, the reductions and scans
-/// their first operand's.
+/// their first operand's, a reshape or broadcast the layout its result's
+/// is made from.
 fn wants(
     m: &Module,
     id: OpId,
@@ -245,11 +249,21 @@ fn wants(
     layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
 ) -> Option<Vec<Want>> {
     let op = &m.ops[id];
+    let result = || plan.layouts.get(op.results.first()?).cloned();
     let to = match op.opcode {
         o if to_result_layout(o) || matches!(o, Opcode::AtomicRMWTko | Opcode::AtomicCASTko) => {
-            plan.layouts.get(op.results.first()?)?.clone()
+            result()?
         }
         Opcode::Reduce | Opcode::Scan => layout(*op.operands.first()?)?,
+        Opcode::Reshape | Opcode::Broadcast => {
+            let src = *op.operands.first()?;
+            if loaded(m, src).is_some_and(|load| held_by_copy(plan, load)) {
+                // A product's copy holds it: nothing moves.
+                return None;
+            }
+            let (shape, _) = value_tile(m, src)?;
+            Rc::new(source_layout(op.opcode, &*result()?, &shape))
+        }
         _ => return None,
     };
     let tiles: Vec<_> = op
@@ -263,6 +277,28 @@ fn wants(
         .iter()
         .all(|(_, l, _)| l.shape == to.shape)
         .then_some(tiles)
+}
+
+/// Whether the product that reads `load` copies it itself (straight to
+/// shared memory, or streamed slice by slice).
+fn held_by_copy(plan: &Plan, load: OpId) -> bool {
+    plan.copies.direct.contains_key(&load) || plan.copies.streamed.contains_key(&load)
+}
+
+/// The layout the source (of shape `src`) of a reshape or broadcast whose
+/// result is in `result` is wanted in: the same registers, lanes and warps
+/// over the source's shape (a broadcast's stretched dimensions collapsed).
+pub fn source_layout(opcode: Opcode, result: &LinearLayout, src: &[i64]) -> LinearLayout {
+    if opcode == Opcode::Reshape {
+        return result.reshape(src);
+    }
+    let mut c = result.clone();
+    for (d, &s) in src.iter().enumerate() {
+        if s == 1 && result.shape.get(d).is_some_and(|&r| r != 1) {
+            c = c.collapse(d);
+        }
+    }
+    c
 }
 
 /// The conversions of the entry body `ops` under `plan` (its layouts

@@ -7,6 +7,7 @@ use crate::ir::{OpId, Opcode, ValueId};
 use crate::lower::analysis::values::{constant_bits, value_tile, Elem};
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
+use crate::lower::plan::conversions::source_layout;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 use smallvec::smallvec;
@@ -230,17 +231,7 @@ fn reshape_or_broadcast(
         return Err(l.unsupported(id));
     };
     let (src_shape, _) = value_tile(l.m, src).ok_or_else(|| l.unsupported(id))?;
-    let derived = if op.opcode == Opcode::Reshape {
-        layout.reshape(&src_shape)
-    } else {
-        let mut c = (*layout).clone();
-        for (d, &s) in src_shape.iter().enumerate() {
-            if s == 1 && layout.shape.get(d).is_some_and(|&r| r != 1) {
-                c = c.collapse(d);
-            }
-        }
-        c
-    };
+    let derived = source_layout(op.opcode, &layout, &src_shape);
     let t = l.tile_in(id, src, &Rc::new(derived))?;
     let regs = if t.regs.len() == 1 {
         vec![t.regs[0]; layout.num_registers()]
