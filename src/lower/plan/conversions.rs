@@ -7,9 +7,10 @@
 //! planned family asking for a conversion the plan has not listed is an
 //! internal error.
 //!
-//! Planned so far: the elementwise ops and the atomics, which want every
-//! tile operand in their result's layout ([`to_result_layout`]); the
-//! reductions and scans, which want them in their first operand's; and
+//! Planned so far: the elementwise ops, the atomics and the loads through
+//! pointers, which want every tile operand in their result's layout
+//! ([`to_result_layout`]); the reductions and scans, which want them in
+//! their first operand's; the stores, in the stored tile's; and
 //! reshapes and broadcasts, which move no data in their own right and want
 //! their source in the layout their result's is made from
 //! ([`source_layout`]). The other families still decide their operands'
@@ -239,9 +240,10 @@ type Want = (ValueId, Rc<LinearLayout>, Rc<LinearLayout>);
 
 /// The layout op `id` wants each of its tile operands in, where the plan
 /// covers its family (`layout` gives a value's layout as held): the
-/// elementwise ops and the atomics their result's, the reductions and scans
-/// their first operand's, a reshape or broadcast the layout its result's
-/// is made from.
+/// elementwise ops, the atomics and the loads through pointers their
+/// result's, the reductions and scans their first operand's, the stores
+/// their stored tile's, a reshape or broadcast the layout its result's is
+/// made from.
 fn wants(
     m: &Module,
     id: OpId,
@@ -254,7 +256,10 @@ fn wants(
         o if to_result_layout(o) || matches!(o, Opcode::AtomicRMWTko | Opcode::AtomicCASTko) => {
             result()?
         }
+        Opcode::LoadPtrTko => result()?,
         Opcode::Reduce | Opcode::Scan => layout(*op.operands.first()?)?,
+        Opcode::StorePtrTko => layout(op.operand("value")?)?,
+        Opcode::StoreViewTko => layout(op.operand("tile")?)?,
         Opcode::Reshape | Opcode::Broadcast => {
             let src = *op.operands.first()?;
             if loaded(m, src).is_some_and(|load| held_by_copy(plan, load)) {
