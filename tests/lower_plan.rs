@@ -560,7 +560,7 @@ fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
     // Every conversion the plan sends through shared memory is a buffer of
     // the scratch map, claimed for its op, of the plan's bytes (fewer where
     // it goes a window at a time); and every conversion buffer of an op
-    // whose conversions the plan covers is one the plan listed.
+    // all of whose conversions the plan covers is one the plan listed.
     let mut shared = 0;
     for rel in [
         tileir_files("differential/bench"),
@@ -594,7 +594,7 @@ fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
                     .iter()
                     .filter(|b| b.purpose == Some("a layout conversion"))
                     .filter_map(|b| b.op.map(|op| (op, b.bytes)))
-                    .filter(|(op, _)| plan.conversions.planned.contains(op))
+                    .filter(|(op, _)| plan.conversions.whole.contains(op))
                     .collect();
                 let context = || {
                     format!(

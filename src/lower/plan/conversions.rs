@@ -3,18 +3,20 @@
 //! moves, to what layout, and how ([`How`]): the registers a thread holds
 //! already (a permutation), the value recomputed in the new layout, warp
 //! shuffles, or a trip through shared memory with the bytes of its buffer.
-//! Emission follows these entries and decides none of them; an op of a
-//! planned family asking for a conversion the plan has not listed is an
-//! internal error.
+//! Emission follows these entries and decides none of them; a planned
+//! operand converted where the plan lists no conversion (or not converted
+//! where it lists one) is an internal error.
 //!
 //! Planned so far: the elementwise ops, the atomics and the loads through
 //! pointers, which want every tile operand in their result's layout
 //! ([`to_result_layout`]); the reductions and scans, which want them in
-//! their first operand's; the stores, in the stored tile's; and
-//! reshapes and broadcasts, which move no data in their own right and want
-//! their source in the layout their result's is made from
-//! ([`source_layout`]). The other families still decide their operands'
-//! layouts as they are emitted.
+//! their first operand's; the stores, in the stored tile's; reshapes and
+//! broadcasts, which move no data in their own right and want their source
+//! in the layout their result's is made from ([`source_layout`]); and the
+//! products' accumulators (in the result's layout) and scales (where their
+//! operand's elements are, [`scale_layout`]). The engines' conversions of
+//! a product's A and B operands, the movement ops', the loops' and `if`s'
+//! carried values' are still decided as they are emitted.
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -65,9 +67,12 @@ pub struct Conversion {
 /// The entry's planned conversions.
 #[derive(Clone, Debug, Default)]
 pub struct Conversions {
-    /// The ops whose conversions are planned (every one listed, none
-    /// other).
-    pub planned: HashSet<OpId>,
+    /// The operands (op, value) whose conversions are planned: each one
+    /// made is listed, and none other.
+    pub planned: HashSet<(OpId, ValueId)>,
+    /// The ops all of whose operands' conversions are planned (every op but
+    /// the products, whose engines convert some operands of their own).
+    pub whole: HashSet<OpId>,
     /// The conversions, in the order of the body.
     pub list: Vec<Conversion>,
     /// Index into `list` by (op, operand value).
@@ -80,11 +85,10 @@ pub struct Conversions {
 
 impl Conversions {
     /// The conversion op `op` makes of its operand `v`, where the plan
-    /// covers `op`'s family (`None` otherwise): `Some(None)` where it
-    /// makes none.
+    /// covers it (`None` otherwise): `Some(None)` where it makes none.
     pub fn of(&self, op: OpId, v: ValueId) -> Option<Option<&Conversion>> {
         self.planned
-            .contains(&op)
+            .contains(&(op, v))
             .then(|| self.index.get(&(op, v)).map(|&i| &self.list[i]))
     }
 
@@ -239,17 +243,19 @@ fn hold(
 type Want = (ValueId, Rc<LinearLayout>, Rc<LinearLayout>);
 
 /// The layout op `id` wants each of its tile operands in, where the plan
-/// covers its family (`layout` gives a value's layout as held): the
-/// elementwise ops, the atomics and the loads through pointers their
-/// result's, the reductions and scans their first operand's, the stores
-/// their stored tile's, a reshape or broadcast the layout its result's is
-/// made from.
+/// covers its family (`layout` gives a value's layout as held), and
+/// whether that is all of them: the elementwise ops, the atomics and the
+/// loads through pointers their result's, the reductions and scans their
+/// first operand's, the stores their stored tile's, a reshape or broadcast
+/// the layout its result's is made from; of a product, its accumulator in
+/// the result's layout and a scaled product's scales in its operands'
+/// (its engine converts its other operands itself).
 fn wants(
     m: &Module,
     id: OpId,
     plan: &Plan,
     layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
-) -> Option<Vec<Want>> {
+) -> Option<(Vec<Want>, bool)> {
     let op = &m.ops[id];
     let result = || plan.layouts.get(op.results.first()?).cloned();
     let to = match op.opcode {
@@ -269,6 +275,9 @@ fn wants(
             let (shape, _) = value_tile(m, src)?;
             Rc::new(source_layout(op.opcode, &*result()?, &shape))
         }
+        Opcode::MmaF | Opcode::MmaI | Opcode::MmaFScaled => {
+            return Some((product_wants(m, id, result()?, layout), false));
+        }
         _ => return None,
     };
     let tiles: Vec<_> = op
@@ -278,10 +287,64 @@ fn wants(
         .filter(|(_, l, _)| !l.shape.is_empty())
         .collect();
     // A mismatch of shapes is emission's error to report.
-    tiles
-        .iter()
-        .all(|(_, l, _)| l.shape == to.shape)
-        .then_some(tiles)
+    let same = tiles.iter().all(|(_, l, _)| l.shape == to.shape);
+    same.then_some((tiles, true))
+}
+
+/// What product `id`, its result in `result`, wants of its accumulator
+/// and its scales.
+fn product_wants(
+    m: &Module,
+    id: OpId,
+    result: Rc<LinearLayout>,
+    layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
+) -> Vec<Want> {
+    let op = &m.ops[id];
+    let mut out = Vec::new();
+    if let Some((acc, from)) = op.operand("acc").and_then(|v| Some((v, layout(v)?))) {
+        out.push((acc, from, result));
+    }
+    if op.opcode != Opcode::MmaFScaled {
+        return out;
+    }
+    for (operand, scales, from_end) in [("lhs", "lhs_scale", 1), ("rhs", "rhs_scale", 2)] {
+        let scale = |operand: &str, scales: &str| {
+            let (t, s) = (layout(op.operand(operand)?)?, op.operand(scales)?);
+            let kdim = t.shape.len().checked_sub(from_end)?;
+            let (sshape, _) = value_tile(m, s)?;
+            let shift = block_shift(t.shape[kdim], *sshape.get(kdim)?)?;
+            Some((s, layout(s)?, Rc::new(scale_layout(&t, kdim, shift))))
+        };
+        out.extend(scale(operand, scales));
+    }
+    out
+}
+
+/// Of a scaled product's operand with `k` elements along K and `sk` scales:
+/// the log2 of its block size (elements a scale), where that is a power of
+/// two.
+pub fn block_shift(k: i64, sk: i64) -> Option<u32> {
+    let block = if sk > 0 && k % sk == 0 { k / sk } else { 0 };
+    (block > 0 && block & (block - 1) == 0).then(|| block.trailing_zeros())
+}
+
+/// The layout of a scaled product's scales for its operand in `layout`,
+/// whose dimension `kdim` has `1 << shift` elements a scale: each element's
+/// scale where the element is.
+pub fn scale_layout(layout: &LinearLayout, kdim: usize, shift: u32) -> LinearLayout {
+    let map = |b: &Vec<i64>| {
+        let mut b = b.clone();
+        b[kdim] >>= shift;
+        b
+    };
+    let mut shape = layout.shape.clone();
+    shape[kdim] >>= shift;
+    LinearLayout {
+        shape,
+        register: layout.register.iter().map(map).collect(),
+        lane: layout.lane.iter().map(map).collect(),
+        warp: layout.warp.iter().map(map).collect(),
+    }
 }
 
 /// Whether the product that reads `load` copies it itself (straight to
@@ -314,12 +377,17 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Conversions {
         let op = &m.ops[id];
         let held = &out.held;
         let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
-        let Some(tiles) = wants(m, id, plan, layout) else {
+        let Some((tiles, whole)) = wants(m, id, plan, layout) else {
             continue;
         };
-        out.planned.insert(id);
+        if whole {
+            out.whole.insert(id);
+        }
         for (v, from, to) in tiles {
-            if from == to || out.index.contains_key(&(id, v)) {
+            if !out.planned.insert((id, v)) {
+                continue;
+            }
+            if from == to {
                 continue;
             }
             let how = how(m, v, &from, &to);

@@ -39,7 +39,7 @@ use crate::ir::{OpId, Scalar};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
-use crate::lower::plan::layout::LinearLayout;
+use crate::lower::plan::conversions::{block_shift, scale_layout};
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use crate::lower::emit::ops::arith::from_f32;
@@ -112,11 +112,10 @@ fn dequantize(
         return Err(l.unsupported(id));
     };
     let (k, sk) = (t.layout.shape[kdim], sshape[kdim]);
-    let block = if sk > 0 && k % sk == 0 { k / sk } else { 0 };
-    if block <= 0 || block & (block - 1) != 0 {
+    let Some(shift) = block_shift(k, sk) else {
         return Err(l.unsupported_feature(id, "a block size that is not a power of two"));
-    }
-    let layout = Rc::new(scale_layout(&t.layout, kdim, block.trailing_zeros()));
+    };
+    let layout = Rc::new(scale_layout(&t.layout, kdim, shift));
     let s = l.tile_in(id, scales, &layout)?;
     let mut regs: Vec<Reg> = Vec::with_capacity(t.regs.len());
     // Many elements share a scale: decode each scale register once.
@@ -157,23 +156,4 @@ fn dequantize(
         layout: t.layout.clone(),
         regs,
     })
-}
-
-/// The layout of a scale tile that gives each thread, in register `r`, the
-/// scale of the element `layout` puts in register `r`: `layout` with the
-/// coordinate along `kdim` shifted right by `shift` bits.
-pub fn scale_layout(layout: &LinearLayout, kdim: usize, shift: u32) -> LinearLayout {
-    let map = |b: &Vec<i64>| {
-        let mut b = b.clone();
-        b[kdim] >>= shift;
-        b
-    };
-    let mut shape = layout.shape.clone();
-    shape[kdim] >>= shift;
-    LinearLayout {
-        shape,
-        register: layout.register.iter().map(map).collect(),
-        lane: layout.lane.iter().map(map).collect(),
-        warp: layout.warp.iter().map(map).collect(),
-    }
 }
