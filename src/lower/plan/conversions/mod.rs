@@ -14,9 +14,10 @@
 //! broadcasts, which move no data in their own right and want their source
 //! in the layout their result's is made from ([`source_layout`]); and the
 //! products' accumulators (in the result's layout) and scales (where their
-//! operand's elements are, [`scale_layout`]). The engines' conversions of
-//! a product's A and B operands, the movement ops', the loops' and `if`s'
-//! carried values' are still decided as they are emitted.
+//! operand's elements are, [`scale_layout`]); and the values control flow
+//! carries into its variables ([`carried`]). The engines' conversions of a
+//! product's A and B operands and the movement ops' are still decided as
+//! they are emitted.
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -30,6 +31,10 @@ use crate::lower::plan::layout::shuffle::route;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
 use crate::ptx::RegClass;
+
+pub mod carried;
+
+use carried::Scope;
 
 /// How a tile reaches the layout an op wants it in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,7 +245,7 @@ fn hold(
 }
 
 /// An operand's value, its layout as held, and the layout its op wants.
-type Want = (ValueId, Rc<LinearLayout>, Rc<LinearLayout>);
+pub type Want = (ValueId, Rc<LinearLayout>, Rc<LinearLayout>);
 
 /// The layout op `id` wants each of its tile operands in, where the plan
 /// covers its family (`layout` gives a value's layout as held), and
@@ -373,31 +378,23 @@ pub fn source_layout(opcode: Opcode, result: &LinearLayout, src: &[i64]) -> Line
 /// decided).
 pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Conversions {
     let mut out = Conversions::default();
-    for id in m.walk_from(ops) {
+    visit(m, ops, Scope::default(), plan, &mut out);
+    out
+}
+
+/// Plans the conversions of `ops` (in `scope`) and of the ops in their
+/// regions, in the order of the body.
+fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversions) {
+    for &id in ops {
         let op = &m.ops[id];
         let held = &out.held;
         let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
-        let Some((tiles, whole)) = wants(m, id, plan, layout) else {
-            continue;
+        let wanted = match carried::wants(m, id, scope, plan, layout) {
+            Some(tiles) => Some((tiles, true)),
+            None => wants(m, id, plan, layout),
         };
-        if whole {
-            out.whole.insert(id);
-        }
-        for (v, from, to) in tiles {
-            if !out.planned.insert((id, v)) {
-                continue;
-            }
-            if from == to {
-                continue;
-            }
-            let how = how(m, v, &from, &to);
-            out.push(Conversion {
-                op: id,
-                value: v,
-                from,
-                to,
-                how,
-            });
+        if let Some((tiles, whole)) = wanted {
+            list(m, id, tiles, whole, out);
         }
         if matches!(op.opcode, Opcode::Reduce | Opcode::Scan) {
             let held = &out.held;
@@ -410,8 +407,33 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Conversions {
                 }
             }
         }
+        out.held.extend(carried::held(m, id, plan));
+        for r in &op.regions {
+            for b in &r.blocks {
+                visit(m, &b.ops, scope.inside(m, id), plan, out);
+            }
+        }
     }
-    out
+}
+
+/// Lists op `id`'s conversions of `tiles` (all of its own where `whole`).
+fn list(m: &Module, id: OpId, tiles: Vec<Want>, whole: bool, out: &mut Conversions) {
+    if whole {
+        out.whole.insert(id);
+    }
+    for (v, from, to) in tiles {
+        if !out.planned.insert((id, v)) || from == to {
+            continue;
+        }
+        let how = how(m, v, &from, &to);
+        out.push(Conversion {
+            op: id,
+            value: v,
+            from,
+            to,
+            how,
+        });
+    }
 }
 
 /// The dump's lines: the count of each kind, and one line for each
