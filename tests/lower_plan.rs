@@ -8,6 +8,7 @@ use std::process::Command;
 
 use tileiras::ir::OpId;
 use tileiras::lower::emit::scratch::Paid;
+use tileiras::lower::plan::buffers::What;
 use tileiras::lower::plan::conversions::How;
 use tileiras::lower::plan::plan_module;
 use tileiras::lower::{lower_module_mapped, ScratchMap};
@@ -618,4 +619,62 @@ fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
         }
     }
     assert!(shared >= 10, "{shared} conversions through shared memory");
+}
+
+#[test]
+fn the_planned_op_buffers_are_the_ones_claimed() {
+    // The movement ops', reductions' and atomics' own buffers the plan
+    // lists are the scratch map's buffers of those ops, byte for byte, and
+    // they claim no other.
+    let mut listed = 0;
+    for rel in [
+        tileir_files("differential/bench"),
+        tileir_files("differential/cutile"),
+    ]
+    .concat()
+    {
+        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
+            let bytes = std::fs::read(data(&rel)).expect("read");
+            let module = tileiras::bytecode::read(&bytes).expect("bytecode");
+            let options = Options {
+                gpu,
+                ..Default::default()
+            };
+            let plans = plan_module(&module, &options).expect("plan");
+            let Ok((_, _, maps)) = lower_module_mapped(&module, &options) else {
+                continue;
+            };
+            for (plan, map) in plans.iter().zip(&maps) {
+                let planned: Vec<(OpId, i64)> = plan
+                    .buffers
+                    .list
+                    .iter()
+                    .filter(|b| !matches!(b.what, What::Conversion(_)))
+                    .map(|b| (b.op, b.bytes))
+                    .collect();
+                let claimed: Vec<(OpId, i64)> = map
+                    .buffers
+                    .iter()
+                    .filter(|b| b.purpose.is_none())
+                    .filter_map(|b| b.op.map(|op| (op, b.bytes)))
+                    .filter(|(op, _)| plan.buffers.whole.contains(op))
+                    .collect();
+                let context = || {
+                    format!(
+                        "{rel} on {gpu}:\n{}{}",
+                        plan.dump(&module),
+                        map.dump(&module)
+                    )
+                };
+                for b in &planned {
+                    assert!(claimed.contains(b), "{:?} {}", b, context());
+                }
+                for b in &claimed {
+                    assert!(planned.contains(b), "{:?} {}", b, context());
+                }
+                listed += planned.len();
+            }
+        }
+    }
+    assert!(listed >= 10, "{listed} op buffers");
 }

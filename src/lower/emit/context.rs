@@ -13,6 +13,7 @@ use crate::lower::emit::scratch::{Mark, Place, Scratch};
 use crate::lower::emit::states::{Deferred, States};
 use crate::lower::error::LowerError;
 use crate::lower::plan::assign::Layouts;
+use crate::lower::plan::buffers::What;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
 use crate::lower::simt::Builder;
@@ -192,6 +193,7 @@ impl<'m> Lowerer<'m> {
     /// two) and returns its offset; a barrier first when it lies on bytes
     /// threads may still read ([`Scratch::claim`]).
     pub fn claim_scratch(&mut self, bytes: i64, align: i64) -> Result<i64, LowerError> {
+        self.check_planned(bytes)?;
         let place = Place {
             in_loop: !self.loops.is_empty(),
             conditional: self.b.in_if(),
@@ -209,6 +211,34 @@ impl<'m> Lowerer<'m> {
             self.barrier();
         }
         Ok(c.offset)
+    }
+
+    /// Fails where the op claiming a buffer of `bytes` is one whose buffers
+    /// the plan lists ([`crate::lower::plan::buffers`]) and none is of that
+    /// size (a conversion's: at most that size, for a window of it). A
+    /// value being recomputed claims what the plan does not list.
+    fn check_planned(&self, bytes: i64) -> Result<(), LowerError> {
+        let (Some(op), purpose) = self.scratch.claimer() else {
+            return Ok(());
+        };
+        let Some(mut listed) = self.plan.buffers.of(op) else {
+            return Ok(());
+        };
+        let conversion = purpose == Some("a layout conversion");
+        let fits = |b: &crate::lower::plan::buffers::OpBuffer| match b.what {
+            What::Conversion(_) => conversion && bytes <= b.bytes,
+            _ => !conversion && bytes == b.bytes,
+        };
+        if !self.layout_overrides.is_empty() || listed.any(fits) {
+            return Ok(());
+        }
+        Err(LowerError::Failed {
+            message: format!(
+                "'{}' op: a buffer of {bytes} bytes the plan does not list",
+                self.m.ops[op].name()
+            ),
+            location: self.m.location(op),
+        })
     }
 
     /// Frees the scratch claimed since `mark` (an op's, once the op is

@@ -11,7 +11,8 @@ impl Plan {
     /// The plan as text: the entry and its warps, then every product with
     /// its operands, engine and own operand buffers (what it stages its
     /// operands in where no ring or direct copy holds them), then the
-    /// copies and pipelined loops, then the planned layout conversions.
+    /// copies and pipelined loops, then the planned layout conversions and
+    /// op buffers.
     /// The same module and options give the same text.
     pub fn dump(&self, m: &Module) -> String {
         let mut s = String::new();
@@ -46,6 +47,7 @@ impl Plan {
         }
         crate::lower::plan::copies::dump(m, self, &mut s);
         crate::lower::plan::conversions::dump(m, self, &mut s);
+        crate::lower::plan::buffers::dump(m, self, &mut s);
         s
     }
 }

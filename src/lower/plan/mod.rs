@@ -6,8 +6,9 @@
 //! every matrix multiply ([`Engine`], with that engine's own plan), and the
 //! layout of every tile value, how the loads that feed products reach
 //! them ([`copies`]), and the buffers each product stages its own operands
-//! in ([`staging`]), and the operands ops want in another layout
-//! ([`conversions`]). Emission ([`crate::lower::emit::entry`],
+//! in ([`staging`]), the operands ops want in another layout
+//! ([`conversions`]), and the buffers ops claim for their own work
+//! ([`buffers`]). Emission ([`crate::lower::emit::entry`],
 //! [`crate::lower::emit::ops`]) reads the plan and does not recompute any
 //! of it; what it settles is where a buffer goes, and so which of the
 //! plan's sizes fits the room left there.
@@ -17,6 +18,7 @@
 //! decisions on it.
 pub mod assign;
 pub mod assign_forward;
+pub mod buffers;
 pub mod conversions;
 pub mod copies;
 mod dump;
@@ -63,6 +65,8 @@ pub struct Plan {
     pub copies: copies::Copies,
     /// The operands ops want in another layout, and how each moves.
     pub conversions: conversions::Conversions,
+    /// The shared-memory buffers ops claim for their own work.
+    pub buffers: buffers::Buffers,
     /// Registers per thread the products' accumulators hold, all together.
     pub acc_regs: u32,
     /// The most 32-bit words the entry's tiles hold at once, the whole tile
@@ -75,6 +79,15 @@ impl Plan {
     /// entry's products have none.
     pub fn engine(&self, op: OpId) -> Option<&Engine> {
         engines::engine_of(&self.products, op)
+    }
+
+    /// The layout value `v` is held in as emitted: the plan's, or the one a
+    /// reduction, scan or loop holds it in ([`conversions::Conversions::held`]).
+    pub fn held(&self, v: ValueId) -> Option<&std::rc::Rc<layout::LinearLayout>> {
+        self.conversions
+            .held
+            .get(&v)
+            .or_else(|| self.layouts.get(&v))
     }
 
     /// The buffers the matrix multiply `op` stages its own operands in,
@@ -135,8 +148,10 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         products,
         copies: copies::Copies::default(),
         conversions: conversions::Conversions::default(),
+        buffers: buffers::Buffers::default(),
     };
     plan.conversions = conversions::plan(m, &block.ops, &plan);
+    plan.buffers = buffers::plan(m, &block.ops, &plan);
     plan.copies = copies::plan(m, &block.ops, &plan);
     let staging = staging::plan(m, &plan);
     for (p, s) in plan.products.iter_mut().zip(staging) {

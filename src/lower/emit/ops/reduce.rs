@@ -9,6 +9,7 @@ use crate::ir::{Attr, OpId, ValueId};
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
+use crate::lower::plan::buffers::reduce::slot_size;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
@@ -448,11 +449,6 @@ impl WarpScratch {
             self.regions[i],
         )
     }
-}
-
-/// The bytes of a scratch slot for an element: at least 4.
-fn slot_size(e: Elem) -> i64 {
-    i64::from(e.bits().max(32) / 8)
 }
 
 /// The type a scratch slot for an element is stored and loaded as.

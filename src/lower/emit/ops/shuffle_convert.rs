@@ -6,8 +6,7 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::lower::emit::context::{Lowerer, Tile};
-use crate::lower::plan::layout::linear::flatten;
-use crate::lower::plan::layout::shuffle::{route, solve, warp_basis, Route};
+use crate::lower::plan::layout::shuffle::{self, route, Route};
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, RegClass, Ty};
 
@@ -58,16 +57,10 @@ pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Option<T
 /// when some warp does not hold the whole tile (then the caller goes
 /// through shared memory).
 pub fn element(l: &mut Lowerer, t: &Tile, at: &[i64]) -> Option<crate::ptx::Reg> {
-    let src = &t.layout;
-    if at.len() != src.shape.len() || at.iter().zip(&src.shape).any(|(&c, &n)| c < 0 || c >= n) {
-        return None;
-    }
     if t.regs.is_empty() {
         return None;
     }
-    let (basis, nreg) = warp_basis(src)?;
-    let x = solve(&basis, flatten(at, &src.shape) as u64)?;
-    let (reg, lane) = ((x & ((1 << nreg) - 1)) as usize, (x >> nreg) as i64);
+    let (reg, lane) = shuffle::element(&t.layout, at)?;
     let v = t.regs[reg];
     let shfl = |l: &mut Lowerer, w: crate::ptx::Reg| {
         l.b.op(

@@ -262,6 +262,12 @@ impl Scratch {
         std::mem::replace(&mut self.purpose, purpose)
     }
 
+    /// The op claiming the next buffers, and what they serve where that is
+    /// not its own work.
+    pub fn claimer(&self) -> (Option<OpId>, Option<&'static str>) {
+        (self.claimer, self.purpose)
+    }
+
     /// Op `id` begins: it claims the next buffers. Returns what to give
     /// [`Scratch::end_op`] when it is done.
     pub fn begin_op(&mut self, id: OpId) -> OpScope {

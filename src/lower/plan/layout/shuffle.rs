@@ -94,6 +94,19 @@ pub fn route(src: &LinearLayout, dst: &LinearLayout) -> Option<Route> {
     Some(Route { deltas, picks })
 }
 
+/// Where the element at coordinates `at` of a tile in `src` is, for one
+/// `shfl.sync.idx` to fetch it into every thread: its register and lane,
+/// or `None` when some warp does not hold the whole tile (or `at` lies
+/// outside it).
+pub fn element(src: &LinearLayout, at: &[i64]) -> Option<(usize, i64)> {
+    if at.len() != src.shape.len() || at.iter().zip(&src.shape).any(|(&c, &n)| c < 0 || c >= n) {
+        return None;
+    }
+    let (basis, nreg) = warp_basis(src)?;
+    let x = solve(&basis, flatten(at, &src.shape) as u64)?;
+    Some(((x & ((1 << nreg) - 1)) as usize, (x >> nreg) as i64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::solve;

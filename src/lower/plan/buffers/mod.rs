@@ -1,0 +1,186 @@
+//! The shared-memory buffers ops claim for their own work, planned with
+//! their sizes: the layout conversions the plan sends through shared
+//! memory ([`crate::lower::plan::conversions`]), the movement ops' tiles
+//! ([`movement`]), the reductions' partial results across warps
+//! ([`reduce`]), the atomics' old values shared with replicas. Emission claims them as listed: an op whose buffers the
+//! plan covers claiming one it does not list is an internal error. Where
+//! they go is still settled at emission, by the one allocator over their
+//! live ranges ([`crate::lower::emit::scratch`]); the products' buffers
+//! are their engines' ([`crate::lower::plan::staging`], the copies').
+pub mod movement;
+pub mod reduce;
+
+use std::fmt::Write;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use crate::ir::{Module, OpId, Opcode, ValueId};
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::plan::conversions::{to_result_layout, How};
+use crate::lower::plan::engines::slot_bytes;
+use crate::lower::plan::layout::LinearLayout;
+use crate::lower::plan::Plan;
+
+/// What a buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum What {
+    /// An operand on its way to another layout (of this size where it fits
+    /// the room left, else a window of it at a time).
+    Conversion(ValueId),
+    /// A tile a movement op writes and reads back rearranged.
+    Tile,
+    /// A reduction's partial results, one a warp group.
+    Partials,
+    /// The old values an atomic shares with the threads that hold replicas
+    /// of its result.
+    Replicas,
+}
+
+/// One buffer an op claims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpBuffer {
+    /// The op.
+    pub op: OpId,
+    /// What it holds.
+    pub what: What,
+    /// Its size.
+    pub bytes: i64,
+    /// Its alignment.
+    pub align: i64,
+}
+
+/// The entry's planned op buffers.
+#[derive(Clone, Debug, Default)]
+pub struct Buffers {
+    /// The buffers, in the order of the body.
+    pub list: Vec<OpBuffer>,
+    /// The ops all of whose buffers are listed (those of families the plan
+    /// covers).
+    pub whole: HashSet<OpId>,
+}
+
+impl Buffers {
+    /// The buffers of op `op`, where the plan covers them all.
+    pub fn of(&self, op: OpId) -> Option<impl Iterator<Item = &OpBuffer>> {
+        self.whole
+            .contains(&op)
+            .then(|| self.list.iter().filter(move |b| b.op == op))
+    }
+}
+
+/// The bytes of a buffer of `shape` elements of `elem` (as
+/// [`crate::lower::plan::engines::slot_bytes`] stores them), saturating.
+pub fn tile_bytes(shape: &[i64], elem: Elem) -> i64 {
+    shape
+        .iter()
+        .fold(slot_bytes(elem), |n, &d| n.saturating_mul(d))
+}
+
+/// Whether ops of `opcode` claim no buffer of their own (their operands'
+/// conversions aside): the elementwise ops, reshapes and broadcasts, loads
+/// and stores through pointers, and what ends a region.
+fn claims_none(opcode: Opcode) -> bool {
+    to_result_layout(opcode)
+        || matches!(
+            opcode,
+            Opcode::Reshape
+                | Opcode::Broadcast
+                | Opcode::LoadPtrTko
+                | Opcode::StorePtrTko
+                | Opcode::Yield
+                | Opcode::Continue
+                | Opcode::Break
+        )
+}
+
+/// The buffer of atomic `id` whose result some threads hold as replicas of
+/// the one that did the atomic: the old values shared through it.
+fn atomic(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
+    let res = *m.ops[id].results.first()?;
+    let (shape, elem) = value_tile(m, res)?;
+    let scalar = LinearLayout::default_scalar();
+    let layout = plan.layouts.get(&res).map_or(&scalar, |l| &**l);
+    if !replicated(layout, plan.warps) {
+        return Some(Vec::new());
+    }
+    Some(vec![OpBuffer {
+        op: id,
+        what: What::Replicas,
+        bytes: tile_bytes(&shape, elem),
+        align: 16,
+    }])
+}
+
+/// Whether a tile in `layout` lives in more threads than one for some
+/// element, among `warps` warps: a thread bit it does not span or that
+/// adds nothing.
+pub fn replicated(layout: &LinearLayout, warps: u32) -> bool {
+    let bases = layout.thread_bases();
+    let all_bits = (warps * 32).trailing_zeros() as usize;
+    bases.len() < all_bits || bases.iter().any(|b| LinearLayout::is_zero(b))
+}
+
+/// The op buffers of the entry body `ops` under `plan` (its layouts and
+/// conversions decided).
+pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
+    let mut out = Buffers::default();
+    for id in m.walk_from(ops) {
+        let own = match m.ops[id].opcode {
+            Opcode::Permute
+            | Opcode::Cat
+            | Opcode::Extract
+            | Opcode::Insert
+            | Opcode::Pack
+            | Opcode::Unpack => movement::buffers(m, id, plan),
+            Opcode::Reduce => reduce::buffers(m, id, plan),
+            Opcode::AtomicRMWTko | Opcode::AtomicCASTko => atomic(m, id, plan),
+            o if claims_none(o) => Some(Vec::new()),
+            _ => None,
+        };
+        let converted = plan.conversions.list.iter().filter(|c| c.op == id);
+        let mut listed: Vec<OpBuffer> = converted
+            .filter_map(|c| match c.how {
+                How::Shared { bytes } => Some(OpBuffer {
+                    op: id,
+                    what: What::Conversion(c.value),
+                    bytes,
+                    align: 16,
+                }),
+                _ => None,
+            })
+            .collect();
+        match own {
+            Some(own) => {
+                listed.extend(own);
+                out.whole.insert(id);
+            }
+            None if listed.is_empty() => continue,
+            None => {}
+        }
+        out.list.extend(listed);
+    }
+    out
+}
+
+/// The dump's lines: one for each op buffer other than a conversion's
+/// (which [`crate::lower::plan::conversions::dump`] prints).
+pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
+    for b in &plan.buffers.list {
+        let what = match b.what {
+            What::Conversion(_) => continue,
+            What::Tile => "its tile rearranged",
+            What::Partials => "partial results across warps",
+            What::Replicas => "old values shared with replicas",
+        };
+        let at = m
+            .location(b.op)
+            .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
+        let _ = writeln!(
+            s,
+            "  buffer of '{}' op at {at}: {what}, {} bytes, {}-byte aligned",
+            m.ops[b.op].name(),
+            b.bytes,
+            b.align
+        );
+    }
+}

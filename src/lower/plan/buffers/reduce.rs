@@ -1,0 +1,43 @@
+//! The buffer of a reduction whose reduced dimension spans warps: each
+//! warp group's partial results, one region an operand (8-byte aligned),
+//! a slot of at least 4 bytes for each result element and warp group.
+use crate::ir::{Attr, Module, OpId};
+use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::plan::Plan;
+
+use super::{OpBuffer, What};
+
+/// The bytes of a partial result's slot: at least 4.
+pub fn slot_size(e: Elem) -> i64 {
+    i64::from(e.bits().max(32) / 8)
+}
+
+/// The buffers of reduction `id`: its operands reduced in the first one's
+/// layout, whose warps along the reduced dimension make the groups.
+pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
+    let op = &m.ops[id];
+    let Some(Attr::Int(d)) = op.attr("dim") else {
+        return None;
+    };
+    let layout = plan.held(*op.operands.first()?)?;
+    let dim = usize::try_from(*d)
+        .ok()
+        .filter(|&d| d < layout.shape.len())?;
+    let groups = layout.warp.iter().filter(|b| b[dim] != 0).count();
+    if groups == 0 {
+        return Some(Vec::new());
+    }
+    let sliced = layout.slice(dim);
+    let slots = sliced.shape.iter().product::<i64>() << groups;
+    let mut end = 0i64;
+    for &v in &op.operands {
+        let (_, e) = value_tile(m, v)?;
+        end = ((end + 7) & !7) + slots * slot_size(e);
+    }
+    Some(vec![OpBuffer {
+        op: id,
+        what: What::Partials,
+        bytes: end,
+        align: 8,
+    }])
+}
