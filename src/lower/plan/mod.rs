@@ -150,13 +150,13 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         conversions: conversions::Conversions::default(),
         buffers: buffers::Buffers::default(),
     };
-    plan.conversions = conversions::plan(m, &block.ops, &plan);
-    plan.buffers = buffers::plan(m, &block.ops, &plan);
     plan.copies = copies::plan(m, &block.ops, &plan);
     let staging = staging::plan(m, &plan);
     for (p, s) in plan.products.iter_mut().zip(staging) {
         p.staging = s;
     }
+    plan.conversions = conversions::plan(m, &block.ops, &plan);
+    plan.buffers = buffers::plan(m, &block.ops, &plan);
     Ok(plan)
 }
 

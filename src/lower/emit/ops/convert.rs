@@ -55,7 +55,7 @@ impl Lowerer<'_> {
 
     /// Tile `t` (of `v`, an operand of `op`) moved to `layout` as the plan
     /// says.
-    fn follow(
+    pub fn follow(
         &mut self,
         op: OpId,
         v: ValueId,

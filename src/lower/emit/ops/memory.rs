@@ -10,8 +10,10 @@ use crate::ir::{Attr, OpId, Padding, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
 use crate::lower::analysis::view::{partition, PartitionInfo};
 use crate::lower::emit::context::{bits_ty, class_of, Lowerer, Tile};
+use crate::lower::emit::ops::staging::room;
 use crate::lower::emit::ops::view_access::{element, prepare, Access};
 use crate::lower::error::LowerError;
+use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
@@ -178,11 +180,26 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
         return crate::lower::emit::ops::memory_4bit::load_view(l, op, &p, &index, res, &ord);
     }
     let wanted: Rc<LinearLayout> = l.layout_of(res);
-    // Rows read whole, then moved into the users' layout, when theirs
-    // would have each lane read its own row.
+    let elem = p.elem;
+    if let Some(planned) = l.plan.conversions.of(op, res) {
+        // As the plan says: rows read whole, then moved into the users'
+        // layout, where theirs would have each lane read its own row and
+        // shared memory has room for the move.
+        let bytes = p.tile_shape.iter().product::<i64>() * slot_bytes(elem);
+        let moved = planned.filter(|_| bytes <= room(l));
+        let layout = moved.map_or_else(|| wanted.clone(), |c| c.from.clone());
+        let regs = read(l, op, &p, &index, &layout, &ord)?;
+        let mut t = Tile { elem, layout, regs };
+        if let Some(c) = moved {
+            t = l.follow(op, res, &t, &wanted, c.how)?;
+        }
+        l.bind(res, t);
+        return Ok(());
+    }
+    // A load the plan left to its product's copy, read into registers
+    // where the copy does not fit.
     let layout = crate::lower::emit::ops::coalesce::load_layout_in(l, &p, &wanted)
         .unwrap_or_else(|| wanted.clone());
-    let elem = p.elem;
     let regs = read(l, op, &p, &index, &layout, &ord)?;
     let mut t = Tile { elem, layout, regs };
     if t.layout != wanted {

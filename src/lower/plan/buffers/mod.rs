@@ -135,6 +135,7 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
             Opcode::Reduce => reduce::buffers(m, id, plan),
             Opcode::AtomicRMWTko | Opcode::AtomicCASTko => atomic(m, id, plan),
             o if claims_none(o) => Some(Vec::new()),
+            Opcode::LoadViewTko if plan.conversions.whole.contains(&id) => Some(Vec::new()),
             _ => None,
         };
         let converted = plan.conversions.list.iter().filter(|c| c.op == id);

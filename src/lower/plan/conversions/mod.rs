@@ -33,6 +33,7 @@ use crate::lower::plan::Plan;
 use crate::ptx::RegClass;
 
 pub mod carried;
+pub mod loads;
 
 use carried::Scope;
 
@@ -67,6 +68,10 @@ pub struct Conversion {
     pub to: Rc<LinearLayout>,
     /// How it gets there.
     pub how: How,
+    /// Made only where shared memory has room for it when the op is
+    /// emitted (else the op makes its result in the wanted layout as it
+    /// is): a load's move from the rows it reads ([`loads`]).
+    pub where_room: bool,
 }
 
 /// The entry's planned conversions.
@@ -95,6 +100,13 @@ impl Conversions {
         self.planned
             .contains(&(op, v))
             .then(|| self.index.get(&(op, v)).map(|&i| &self.list[i]))
+    }
+
+    /// Lists `c`, if any.
+    fn extend(&mut self, c: Option<Conversion>) {
+        if let Some(c) = c {
+            self.push(c);
+        }
     }
 
     /// Lists `c`.
@@ -354,7 +366,7 @@ pub fn scale_layout(layout: &LinearLayout, kdim: usize, shift: u32) -> LinearLay
 
 /// Whether the product that reads `load` copies it itself (straight to
 /// shared memory, or streamed slice by slice).
-fn held_by_copy(plan: &Plan, load: OpId) -> bool {
+pub fn held_by_copy(plan: &Plan, load: OpId) -> bool {
     plan.copies.direct.contains_key(&load) || plan.copies.streamed.contains_key(&load)
 }
 
@@ -396,6 +408,15 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
         if let Some((tiles, whole)) = wanted {
             list(m, id, tiles, whole, out);
         }
+        if op.opcode == Opcode::LoadViewTko {
+            if let Some(load) = loads::load_view(m, id, plan) {
+                out.whole.insert(id);
+                if let Some(&res) = op.results.first() {
+                    out.planned.insert((id, res));
+                }
+                out.extend(load);
+            }
+        }
         if matches!(op.opcode, Opcode::Reduce | Opcode::Scan) {
             let held = &out.held;
             let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
@@ -432,6 +453,7 @@ fn list(m: &Module, id: OpId, tiles: Vec<Want>, whole: bool, out: &mut Conversio
             from,
             to,
             how,
+            where_room: false,
         });
     }
 }
@@ -460,15 +482,20 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
         let at = m
             .location(c.op)
             .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
-        let k = m.ops[c.op]
-            .operands
-            .iter()
-            .position(|&v| v == c.value)
-            .unwrap_or(0);
+        let k = m.ops[c.op].operands.iter().position(|&v| v == c.value);
         let _ = writeln!(
             s,
-            "    '{}' op at {at}: operand {k} through shared memory ({bytes} bytes)",
-            m.ops[c.op].name()
+            "    '{}' op at {at}: {} through shared memory ({bytes} bytes){}",
+            m.ops[c.op].name(),
+            match k {
+                Some(k) => format!("operand {k}"),
+                None => "its result".into(),
+            },
+            if c.where_room {
+                ", where there is room"
+            } else {
+                ""
+            }
         );
     }
 }
