@@ -21,10 +21,12 @@
 //!   │             slice) and which loops are pipelined, with the ring    stream.rs, pipeline.rs)
 //!   │             of stages their engine fills; the buffers each        staging.rs
 //!   │             product stages its own operands in (its engine's K
-//!   │             slices and the bytes of a set); the operands ops      conversions.rs
+//!   │             slices and the bytes of a set); the operands ops      conversions/
 //!   │             want in another layout, and how each moves
-//!   │             (registers, recomputed, shuffles, shared memory:
-//!   │             the elementwise ops so far); launch directives        launch.rs
+//!   │             (registers, recomputed, shuffles, shared memory);
+//!   │             the buffers ops claim for their own work, sized       buffers/
+//!   │             (conversions, movement, reductions, scans,
+//!   │             atomics); launch directives                           launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),

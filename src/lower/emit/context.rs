@@ -538,18 +538,6 @@ impl<'m> Lowerer<'m> {
     }
 }
 
-impl LinearLayout {
-    /// The layout of a 0-d tile: one register, the same in every thread.
-    pub fn default_scalar() -> LinearLayout {
-        LinearLayout {
-            shape: Vec::new(),
-            register: Vec::new(),
-            lane: Vec::new(),
-            warp: Vec::new(),
-        }
-    }
-}
-
 /// Whether `op` is a no-op for code generation (tokens, views, hints).
 pub fn is_structural(opcode: Opcode) -> bool {
     matches!(

@@ -73,8 +73,13 @@ fn emit_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let regs = if shape.is_empty() {
             vec![t.regs[0]]
         } else {
-            let everywhere = Rc::new(replicated(&t.layout.shape));
-            staging::convert(l, &t, &everywhere)?.regs
+            match l.plan.conversions.of(id, a).flatten() {
+                Some(c) => l.follow(id, a, &t, &c.to, c.how)?.regs,
+                None => {
+                    let everywhere = Rc::new(LinearLayout::replicated(&t.layout.shape));
+                    staging::convert(l, &t, &everywhere)?.regs
+                }
+            }
         };
         tiles.push((shape, elem, regs));
     }
@@ -166,27 +171,6 @@ fn tile_pieces(
         tile_pieces(out, spec, shape, elem, regs, dim + 1, next);
     }
     out.push(Piece::Text("]".into()));
-}
-
-/// The layout holding every element of a tile of `shape` in every thread,
-/// register `r` being the element at row-major index `r`.
-fn replicated(shape: &[i64]) -> LinearLayout {
-    let mut register = Vec::new();
-    for d in (0..shape.len()).rev() {
-        let mut k = 1;
-        while k < shape[d] {
-            let mut b = vec![0; shape.len()];
-            b[d] = k;
-            register.push(b);
-            k *= 2;
-        }
-    }
-    LinearLayout {
-        shape: shape.to_vec(),
-        register,
-        lane: Vec::new(),
-        warp: Vec::new(),
-    }
 }
 
 /// Emits one `vprintf` of `text` (NUL added) with `args` stored in the

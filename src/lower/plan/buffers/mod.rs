@@ -2,13 +2,15 @@
 //! their sizes: the layout conversions the plan sends through shared
 //! memory ([`crate::lower::plan::conversions`]), the movement ops' tiles
 //! ([`movement`]), the reductions' partial results across warps
-//! ([`reduce`]), the atomics' old values shared with replicas. Emission claims them as listed: an op whose buffers the
+//! ([`reduce`]), the scans' ([`scan`]), the atomics' old values shared
+//! with replicas. Emission claims them as listed: an op whose buffers the
 //! plan covers claiming one it does not list is an internal error. Where
 //! they go is still settled at emission, by the one allocator over their
 //! live ranges ([`crate::lower::emit::scratch`]); the products' buffers
 //! are their engines' ([`crate::lower::plan::staging`], the copies').
 pub mod movement;
 pub mod reduce;
+pub mod scan;
 
 use std::fmt::Write;
 
@@ -31,6 +33,9 @@ pub enum What {
     Tile,
     /// A reduction's partial results, one a warp group.
     Partials,
+    /// A scan's totals of its warps, or its whole tile scanned line by
+    /// line.
+    Scan,
     /// The old values an atomic shares with the threads that hold replicas
     /// of its result.
     Replicas,
@@ -133,9 +138,12 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
             | Opcode::Pack
             | Opcode::Unpack => movement::buffers(m, id, plan),
             Opcode::Reduce => reduce::buffers(m, id, plan),
+            Opcode::Scan => scan::buffers(m, id, plan),
             Opcode::AtomicRMWTko | Opcode::AtomicCASTko => atomic(m, id, plan),
             o if claims_none(o) => Some(Vec::new()),
-            Opcode::LoadViewTko if plan.conversions.whole.contains(&id) => Some(Vec::new()),
+            Opcode::LoadViewTko | Opcode::PrintTko if plan.conversions.whole.contains(&id) => {
+                Some(Vec::new())
+            }
             _ => None,
         };
         let converted = plan.conversions.list.iter().filter(|c| c.op == id);
@@ -172,6 +180,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
             What::Tile => "its tile rearranged",
             What::Partials => "partial results across warps",
             What::Replicas => "old values shared with replicas",
+            What::Scan => "a scan's lines or its warps' totals",
         };
         let at = m
             .location(b.op)

@@ -12,12 +12,13 @@
 //! ([`to_result_layout`]); the reductions and scans, which want them in
 //! their first operand's; the stores, in the stored tile's; reshapes and
 //! broadcasts, which move no data in their own right and want their source
-//! in the layout their result's is made from ([`source_layout`]); and the
+//! in the layout their result's is made from ([`source_layout`]); the
 //! products' accumulators (in the result's layout) and scales (where their
-//! operand's elements are, [`scale_layout`]); and the values control flow
-//! carries into its variables ([`carried`]). The engines' conversions of a
-//! product's A and B operands and the movement ops' are still decided as
-//! they are emitted.
+//! operand's elements are, [`scale_layout`]); the values control flow
+//! carries into its variables ([`carried`]); a view load's move from the
+//! rows it reads ([`loads`]); and the tiles `print_tko` gathers into every
+//! thread. The engines' conversions of a product's A and B operands and a
+//! gather's indices are still decided as they are emitted.
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -408,6 +409,9 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
         if let Some((tiles, whole)) = wanted {
             list(m, id, tiles, whole, out);
         }
+        if op.opcode == Opcode::PrintTko {
+            print(m, id, plan, out);
+        }
         if op.opcode == Opcode::LoadViewTko {
             if let Some(load) = loads::load_view(m, id, plan) {
                 out.whole.insert(id);
@@ -434,6 +438,30 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
                 visit(m, &b.ops, scope.inside(m, id), plan, out);
             }
         }
+    }
+}
+
+/// Lists the conversions of `print_tko` op `id`: each tile it prints
+/// gathered into every thread through shared memory.
+fn print(m: &Module, id: OpId, plan: &Plan, out: &mut Conversions) {
+    out.whole.insert(id);
+    for &v in m.ops[id].operand_group("args") {
+        let (Some((shape, elem)), Some(from)) = (value_tile(m, v), plan.held(v)) else {
+            continue;
+        };
+        if shape.is_empty() || !out.planned.insert((id, v)) {
+            continue;
+        }
+        out.push(Conversion {
+            op: id,
+            value: v,
+            from: from.clone(),
+            to: Rc::new(LinearLayout::replicated(&shape)),
+            how: How::Shared {
+                bytes: crate::lower::plan::buffers::tile_bytes(&shape, elem),
+            },
+            where_room: false,
+        });
     }
 }
 

@@ -28,6 +28,37 @@ pub struct LinearLayout {
 }
 
 impl LinearLayout {
+    /// The layout of a 0-d tile: one register, the same in every thread.
+    pub fn default_scalar() -> LinearLayout {
+        LinearLayout {
+            shape: Vec::new(),
+            register: Vec::new(),
+            lane: Vec::new(),
+            warp: Vec::new(),
+        }
+    }
+
+    /// The layout holding every element of a tile of `shape` in every
+    /// thread, register `r` being the element at row-major index `r`.
+    pub fn replicated(shape: &[i64]) -> LinearLayout {
+        let mut register = Vec::new();
+        for d in (0..shape.len()).rev() {
+            let mut k = 1;
+            while k < shape[d] {
+                let mut b = vec![0; shape.len()];
+                b[d] = k;
+                register.push(b);
+                k *= 2;
+            }
+        }
+        LinearLayout {
+            shape: shape.to_vec(),
+            register,
+            lane: Vec::new(),
+            warp: Vec::new(),
+        }
+    }
+
     /// The bases of one hardware dimension.
     pub fn bases(&self, dim: HwDim) -> &[Vec<i64>] {
         match dim {

@@ -16,6 +16,7 @@ use smallvec::smallvec;
 use crate::lower::emit::ops::reduce::{combine, shfl, warp_position};
 use crate::lower::emit::ops::shape::flat_index;
 use crate::lower::emit::ops::staging::{alloc, Buffer};
+use crate::lower::plan::buffers::scan::{spread, Spread};
 use crate::lower::plan::layout::LinearLayout;
 
 use crate::lower::emit::ops::scan::{load, store};
@@ -43,73 +44,6 @@ fn select(l: &mut Lowerer, p: Reg, a: Reg, b: Reg) -> Reg {
         ty,
         smallvec![Operand::Reg(a), Operand::Reg(b), Operand::Reg(p)],
     )
-}
-
-/// How the scanned dimension spreads over a thread's registers, its warp's
-/// lanes and the warps: low bits in registers, then contiguous lane bits,
-/// then warp bits.
-struct Spread {
-    /// Register bits along the dimension.
-    reg_bits: usize,
-    /// The first lane bit along the dimension.
-    lane_first: usize,
-    /// How many lane bits run along the dimension.
-    lane_bits: usize,
-    /// The warp bits along the dimension, in order.
-    warp_bits: Vec<usize>,
-}
-
-/// How `dim` (of `n` positions) spreads over `layout`, or `None` when the
-/// layout is not one the parallel scan handles (see the module doc).
-fn spread(layout: &LinearLayout, dim: usize, n: i64) -> Option<Spread> {
-    let pure = |b: &Vec<i64>| {
-        b[dim] == 0
-            || (b[dim].count_ones() == 1 && b.iter().enumerate().all(|(k, &x)| k == dim || x == 0))
-    };
-    if !layout
-        .register
-        .iter()
-        .chain(&layout.lane)
-        .chain(&layout.warp)
-        .all(pure)
-    {
-        return None;
-    }
-    // Registers along `dim` cover the low bits of the position, the lanes
-    // the high ones, from contiguous lane bits `k0..k0 + m` in order.
-    let reg_along: i64 = layout.register.iter().map(|b| b[dim]).sum();
-    let a = layout.register.iter().filter(|b| b[dim] != 0).count();
-    if reg_along != (1 << a) - 1 {
-        return None;
-    }
-    let lane_bits: Vec<usize> = (0..layout.lane.len())
-        .filter(|&k| layout.lane[k][dim] != 0)
-        .collect();
-    let m = lane_bits.len();
-    let k0 = lane_bits.first().copied().unwrap_or(0);
-    for (j, &k) in lane_bits.iter().enumerate() {
-        if k != k0 + j || layout.lane[k][dim] != 1 << (a + j) {
-            return None;
-        }
-    }
-    let warp_bits: Vec<usize> = (0..layout.warp.len())
-        .filter(|&k| layout.warp[k][dim] != 0)
-        .collect();
-    for (j, &k) in warp_bits.iter().enumerate() {
-        if layout.warp[k][dim] != 1 << (a + m + j) {
-            return None;
-        }
-    }
-    let w = warp_bits.len();
-    if 1i64 << (a + m + w) != n {
-        return None;
-    }
-    Some(Spread {
-        reg_bits: a,
-        lane_first: k0,
-        lane_bits: m,
-        warp_bits,
-    })
 }
 
 /// A parallel scan in progress: the scanned values of every register and
