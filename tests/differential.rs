@@ -719,3 +719,40 @@ fn nvidia_and_our_ptx_agree_in_the_emulator() {
         assert!(total.matched >= 500, "only {} comparisons", total.matched);
     }
 }
+
+#[test]
+fn stale_caches_of_other_tool_versions_are_pruned() {
+    // Three folders beside ours: one of other tools unused for longer
+    // than the limit (pruned), one of other tools used lately (kept), one
+    // of another kind of output (kept); ours is marked used.
+    let root = tempfile::tempdir().expect("tempdir");
+    let ours = "differential-nvidia-00000000000000aa";
+    let old = "differential-nvidia-00000000000000bb";
+    let recent = "differential-nvidia-00000000000000cc";
+    let other = "nvidia-reference-00000000000000bb";
+    for name in [ours, old, recent, other] {
+        std::fs::create_dir_all(root.path().join(name).join("k")).expect("mkdir");
+        let stamp =
+            std::fs::File::create(root.path().join(name).join(".last-used")).expect("stamp");
+        if name != recent {
+            let long_ago = std::time::SystemTime::now() - 2 * nvidia_reference::STALE;
+            stamp.set_modified(long_ago).expect("set time");
+        }
+    }
+    nvidia_reference::prune_stale(
+        root.path(),
+        "differential-nvidia",
+        ours,
+        nvidia_reference::STALE,
+    );
+    let left = |name: &str| root.path().join(name).exists();
+    assert!(left(ours) && left(recent) && left(other));
+    assert!(!left(old));
+    let stamp = std::fs::metadata(root.path().join(ours).join(".last-used")).expect("stamp");
+    let age = stamp
+        .modified()
+        .expect("time")
+        .elapsed()
+        .unwrap_or_default();
+    assert!(age < nvidia_reference::STALE, "{age:?}");
+}

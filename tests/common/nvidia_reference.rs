@@ -106,7 +106,9 @@ pub fn versions_key() -> u64 {
 /// one checkout (only NVIDIA's tools make what is in it, and every entry is
 /// named after their versions); else, with no home to write to, the test's
 /// target temporary folder. Entries are written aside and renamed into
-/// place, so runs of several checkouts may share it.
+/// place, so runs of several checkouts may share it; folders of other
+/// tools' versions no run has used for 30 days are removed
+/// ([`prune_stale`]).
 pub fn cache_root() -> PathBuf {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
@@ -151,11 +153,50 @@ pub fn cache_and_tools(what: &str, ptxas_script: &str) -> (PathBuf, PathBuf) {
     let name = format!("{what}-{:016x}", versions_key());
     let cache = cache_root().join(&name);
     std::fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
+    prune_stale(&cache_root(), what, &name, STALE);
     let tools = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(name)
         .join("tool");
     shadow_tree(&tools, ptxas_script);
     (cache, tools)
+}
+
+/// How long a cache folder of other tools' versions is kept unused.
+pub const STALE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// The file whose time says when a cache folder was last used.
+const USED: &str = ".last-used";
+
+/// Marks the cache folder `name` under `root` used now, and removes the
+/// folders of the same `what` made by other versions of NVIDIA's tools
+/// (`what-` and 16 hex digits) that no run has used for `stale`: a new
+/// toolkit starts a folder beside the old one, which would otherwise stay
+/// for good. A folder another run is filling is in use, so never stale.
+pub fn prune_stale(root: &Path, what: &str, name: &str, stale: std::time::Duration) {
+    let _ = std::fs::write(root.join(name).join(USED), b"");
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(other) = file.to_str() else {
+            continue;
+        };
+        let ours = other
+            .strip_prefix(what)
+            .and_then(|r| r.strip_prefix('-'))
+            .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+        if !ours || other == name {
+            continue;
+        }
+        let used = std::fs::metadata(e.path().join(USED))
+            .or_else(|_| e.metadata())
+            .and_then(|m| m.modified());
+        if used.is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > stale)) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// A shadow tree of NVIDIA's tools at `at`, unless one is there: NVIDIA's
