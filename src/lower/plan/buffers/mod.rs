@@ -3,11 +3,15 @@
 //! memory ([`crate::lower::plan::conversions`]), the movement ops' tiles
 //! ([`movement`]), the reductions' partial results across warps
 //! ([`reduce`]), the scans' ([`scan`]), the atomics' old values shared
-//! with replicas. Emission claims them as listed: an op whose buffers the
-//! plan covers claiming one it does not list is an internal error. Where
-//! they go is still settled at emission, by the one allocator over their
-//! live ranges ([`crate::lower::emit::scratch`]); the products' buffers
-//! are their engines' ([`crate::lower::plan::staging`], the copies').
+//! with replicas, and the sizes a product may stage its own operands in
+//! (its engine's K slices in one set or more,
+//! [`crate::lower::plan::staging`]). Emission claims them as listed: an op
+//! whose buffers the plan covers claiming one it does not list is an
+//! internal error. Which of a product's sizes it takes, and where every
+//! buffer goes, are still settled at emission, by the room left and the
+//! one allocator over the buffers' live ranges
+//! ([`crate::lower::emit::scratch`]); the loops' rings and the direct
+//! copies' buffers are the copies' ([`crate::lower::plan::copies`]).
 pub mod movement;
 pub mod reduce;
 pub mod scan;
@@ -33,6 +37,8 @@ pub enum What {
     Tile,
     /// A reduction's partial results, one a warp group.
     Partials,
+    /// A product's operands staged by itself: one size it may claim.
+    Operands,
     /// A scan's totals of its warps, or its whole tile scanned line by
     /// line.
     Scan,
@@ -98,6 +104,32 @@ fn claims_none(opcode: Opcode) -> bool {
         )
 }
 
+/// The buffers product `id` may stage its own operands in: each K slice
+/// its engine plans, in one set or up to the sets it wants (one of these
+/// is claimed, by the room left, where no ring or direct copy holds its
+/// operands).
+fn product(id: OpId, plan: &Plan) -> Vec<OpBuffer> {
+    let Some(staging) = plan.staging(id) else {
+        return Vec::new();
+    };
+    let mut sizes: Vec<i64> = staging
+        .slices
+        .iter()
+        .flat_map(|s| (1..=staging.sets).flat_map(move |n| staging.claims(s, n)))
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .map(|bytes| OpBuffer {
+            op: id,
+            what: What::Operands,
+            bytes,
+            align: staging.align.min(16),
+        })
+        .collect()
+}
+
 /// The buffer of atomic `id` whose result some threads hold as replicas of
 /// the one that did the atomic: the old values shared through it.
 fn atomic(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
@@ -140,6 +172,7 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
             Opcode::Reduce => reduce::buffers(m, id, plan),
             Opcode::Scan => scan::buffers(m, id, plan),
             Opcode::AtomicRMWTko | Opcode::AtomicCASTko => atomic(m, id, plan),
+            Opcode::MmaF | Opcode::MmaI | Opcode::MmaFScaled => Some(product(id, plan)),
             o if claims_none(o) => Some(Vec::new()),
             Opcode::LoadViewTko | Opcode::PrintTko if plan.conversions.whole.contains(&id) => {
                 Some(Vec::new())
@@ -176,7 +209,8 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
 pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
     for b in &plan.buffers.list {
         let what = match b.what {
-            What::Conversion(_) => continue,
+            // The products' are their lines' "own operand buffers".
+            What::Conversion(_) | What::Operands => continue,
             What::Tile => "its tile rearranged",
             What::Partials => "partial results across warps",
             What::Replicas => "old values shared with replicas",

@@ -27,7 +27,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::copies::stream::loaded;
-use crate::lower::plan::engines::slot_bytes;
+use crate::lower::plan::engines::{fma, slot_bytes, Engine};
 use crate::lower::plan::layout::shuffle::route;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
@@ -294,7 +294,20 @@ fn wants(
             Rc::new(source_layout(op.opcode, &*result()?, &shape))
         }
         Opcode::MmaF | Opcode::MmaI | Opcode::MmaFScaled => {
-            return Some((product_wants(m, id, result()?, layout), false));
+            let result = result()?;
+            let mut tiles = product_wants(m, id, result.clone(), &layout);
+            // On CUDA cores from registers: A and B in the layouts the
+            // engine multiplies them in, and nothing else to convert.
+            let fma = matches!(plan.engine(id), Some(Engine::Fma));
+            let registers = fma.then(|| fma::operand_layouts(m, id, &result)).flatten();
+            if let Some([a, b]) = registers {
+                for (name, to) in [("lhs", a), ("rhs", b)] {
+                    let v = op.operand(name)?;
+                    tiles.push((v, layout(v)?, Rc::new(to)));
+                }
+                return Some((tiles, true));
+            }
+            return Some((tiles, false));
         }
         _ => return None,
     };
@@ -315,7 +328,7 @@ fn product_wants(
     m: &Module,
     id: OpId,
     result: Rc<LinearLayout>,
-    layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
+    layout: &impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
 ) -> Vec<Want> {
     let op = &m.ops[id];
     let mut out = Vec::new();

@@ -44,6 +44,7 @@ impl super::EnginePlan for Plan {
             .map(|k| super::Slice {
                 k,
                 bytes: ((a * k + 15) & !15) + b * k,
+                buffers: [a * k, b * k],
             })
             .collect();
         Some(super::Staging {
@@ -52,6 +53,7 @@ impl super::EnginePlan for Plan {
             a_in_registers: false,
             swizzle: false,
             align: 16,
+            one_region: false,
         })
     }
 }

@@ -145,9 +145,13 @@ impl super::EnginePlan for Plan {
             .filter(|&ks| {
                 parts > 1 || o.slice_words(ks) <= super::SLICE_WORDS || ks == self.kind.k()
             })
-            .map(|k| super::Slice {
-                k,
-                bytes: staged_bytes(self.kind, batch, (staged_m, nn), k, swizzle),
+            .map(|k| {
+                let [a, b] = staged_buffers(self.kind, batch, (staged_m, nn), k, swizzle);
+                super::Slice {
+                    k,
+                    bytes: ((a + 15) & !15) + b,
+                    buffers: [a, b],
+                }
             })
             .filter(|s| s.bytes <= STAGE_BUDGET)
             .collect();
@@ -160,6 +164,7 @@ impl super::EnginePlan for Plan {
             a_in_registers,
             swizzle,
             align: 16,
+            one_region: false,
         })
     }
 
@@ -394,6 +399,19 @@ pub fn row_pads(kind: Kind, swizzle: bool) -> (i64, i64) {
 /// staged `ks` elements of K at a time take (`mm` 0: A is not staged), in
 /// padded rows or, with `swizzle`, swizzled ones.
 pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizzle: bool) -> i64 {
+    let [a, b] = staged_buffers(kind, batch, (mm, nn), ks, swizzle);
+    ((a + 15) & !15) + b
+}
+
+/// The bytes of the A and B buffers of [`staged_bytes`] (A's 0 where `mm`
+/// is).
+pub fn staged_buffers(
+    kind: Kind,
+    batch: i64,
+    (mm, nn): (i64, i64),
+    ks: i64,
+    swizzle: bool,
+) -> [i64; 2] {
     let eb = kind.bytes();
     let (apad, bpad) = row_pads(kind, swizzle);
     let a = batch * mm * (ks + apad) * eb;
@@ -401,7 +419,7 @@ pub fn staged_bytes(kind: Kind, batch: i64, (mm, nn): (i64, i64), ks: i64, swizz
         Kind::Byte => batch * nn * (ks + bpad) * eb,
         _ => batch * ks * (nn + bpad) * eb,
     };
-    ((a + 15) & !15) + b
+    [a, b]
 }
 
 /// Shared memory the staged operands may take, in bytes.

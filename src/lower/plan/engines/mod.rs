@@ -128,6 +128,10 @@ pub struct Staging {
     pub swizzle: bool,
     /// The alignment, in bytes, each buffer of a set starts at.
     pub align: i64,
+    /// Whether every set lies in one region claimed at once, `align` bytes
+    /// more for its alignment (wgmma's), rather than a buffer an operand
+    /// and set.
+    pub one_region: bool,
 }
 
 /// One K slice a product may stage its operands in.
@@ -137,9 +141,25 @@ pub struct Slice {
     pub k: i64,
     /// Bytes one set of buffers takes for it.
     pub bytes: i64,
+    /// The bytes of each buffer of one set, in the order they are claimed
+    /// (A's then B's; 0 for a buffer not claimed), where each is claimed on
+    /// its own (see [`Staging::one_region`]).
+    pub buffers: [i64; 2],
 }
 
 impl Staging {
+    /// The bytes of each buffer claimed to stage `slice` in `sets` sets, in
+    /// claim order.
+    pub fn claims(&self, slice: &Slice, sets: u32) -> Vec<i64> {
+        if self.one_region {
+            return vec![slice.bytes * i64::from(sets) + self.align];
+        }
+        (0..sets)
+            .flat_map(|_| slice.buffers)
+            .filter(|&b| b > 0)
+            .collect()
+    }
+
     /// One line of stable text: `A and B in padded rows, K slices of 64
     /// (36864 bytes a set) or 32 (18432), the longest that fits; up to 2
     /// sets, 16-byte aligned`.

@@ -76,11 +76,13 @@ impl super::EnginePlan for Plan {
             slices: vec![super::Slice {
                 k: ks,
                 bytes: set_bytes(&a, &b),
+                buffers: [set_bytes(&a, &b), 0],
             }],
             sets: if whole || kk / ks > 1 { 2 } else { 1 },
             a_in_registers: false,
             swizzle: true,
             align: 1024,
+            one_region: true,
         })
     }
 
