@@ -657,7 +657,13 @@ fn the_planned_op_buffers_are_the_ones_claimed() {
                     .list
                     .iter()
                     .filter(|b| !matches!(b.what, What::Conversion(_)))
-                    .map(|b| (b.op, b.bytes, b.what == What::Operands))
+                    .map(|b| {
+                        (
+                            b.op,
+                            b.bytes,
+                            matches!(b.what, What::Operands | What::CopiedB),
+                        )
+                    })
                     .collect();
                 let claimed: Vec<(OpId, i64)> = map
                     .buffers

@@ -30,13 +30,9 @@ use crate::lower::emit::copies::swizzled::Addresses;
 use crate::lower::emit::ops::staging::aligned_base;
 use crate::lower::emit::ops::staging::{alloc, room};
 use crate::lower::emit::ops::view_access::prepare;
-use crate::lower::plan::engines::Engine;
+use crate::lower::plan::copies::direct as plan_direct;
 use crate::lower::plan::layout::coalesced::along_vec;
 use crate::lower::plan::layout::smem::Smem;
-
-/// Bytes of padding at the end of each buffer row (keeps `ldmatrix`
-/// phases free of bank conflicts, as the staged operands' rows).
-const ROW_PAD: i64 = 16;
 
 /// The copies of this file's loads while an entry is emitted.
 #[derive(Default)]
@@ -104,32 +100,19 @@ fn candidate(l: &Lowerer, load: OpId) -> Option<(OpId, PartitionInfo, usize, i64
     Some((d.product, d.view.clone(), d.along, d.chunk))
 }
 
-/// The rows, the bytes per row and the orientation (`[N][K]`) of the B
-/// buffer of a copy of `p` along tile dimension `cd`, and whether its rows
-/// are swizzled rather than padded (where [`swizzled_rows`] asks
-/// and a row is a power of two bytes).
+/// The rows, the bytes per row and the orientation of the B buffer of a
+/// copy of `p` along tile dimension `cd`, and whether its rows are
+/// swizzled ([`crate::lower::plan::copies::direct::buffer_shape`], where
+/// [`swizzled_rows`] asks).
 fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, bool) {
-    let rank = p.tile_shape.len();
-    let (kk, nn) = (p.tile_shape[rank - 2], p.tile_shape[rank - 1]);
-    let nk = cd == rank - 2;
-    let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
-    let row = cols * 2;
-    let swizzled = swizzled_rows(l) && row >= 128 && row & (row - 1) == 0;
-    let stride = if swizzled { row } else { row + ROW_PAD };
-    (rows, stride, nk, swizzled)
+    plan_direct::buffer_shape(p, cd, swizzled_rows(l))
 }
 
 /// The bytes the B buffer of product `user` takes for a copy of `p` along
-/// tile dimension `cd`, and its swizzled layout where `wgmma` reads it.
+/// tile dimension `cd`, and its swizzled layout where `wgmma` reads it
+/// ([`crate::lower::plan::copies::direct::buffer_bytes`]).
 fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, Option<Smem>) {
-    let rank = p.tile_shape.len();
-    let (rows, stride, nk, _) = buffer_shape(l, p, cd);
-    let kn = [p.tile_shape[rank - 2], p.tile_shape[rank - 1]];
-    match wgmma_b_layout(l, user, kn, nk) {
-        // Room to align the buffer to 1024 bytes.
-        Some(s) => (s.bytes() + 1024, Some(s)),
-        None => (rows * stride, None),
-    }
+    plan_direct::buffer_bytes(l.m, l.plan, user, p, cd, swizzled_rows(l))
 }
 
 /// The bytes the B buffers of the direct copies among `ops` take: all of
@@ -500,16 +483,4 @@ pub fn direct(l: &Lowerer, v: ValueId) -> Option<Rc<DirectB>> {
         Some(Lowered::Deferred(d)) => d.get::<DirectB>(),
         _ => None,
     }
-}
-
-/// The layout of the B buffer of product `user` (B of `k x n`, copied as
-/// `[N][K]` rows when `nk`) when the product multiplies on `wgmma`
-/// ([`crate::lower::plan::engines::mma_sync::on_wgmma`]).
-fn wgmma_b_layout(l: &Lowerer, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<Smem> {
-    let Some(Engine::MmaSync(plan)) = l.plan.engine(user) else {
-        return None;
-    };
-    crate::lower::plan::engines::mma_sync::on_wgmma(l.m, user, plan, l.plan.target, l.plan.warps)
-        .then(|| Smem::new(n, k, 2, !nk))
-        .flatten()
 }

@@ -3,15 +3,17 @@
 //! memory ([`crate::lower::plan::conversions`]), the movement ops' tiles
 //! ([`movement`]), the reductions' partial results across warps
 //! ([`reduce`]), the scans' ([`scan`]), the atomics' old values shared
-//! with replicas, and the sizes a product may stage its own operands in
-//! (its engine's K slices in one set or more,
-//! [`crate::lower::plan::staging`]). Emission claims them as listed: an op
-//! whose buffers the plan covers claiming one it does not list is an
-//! internal error. Which of a product's sizes it takes, and where every
-//! buffer goes, are still settled at emission, by the room left and the
-//! one allocator over the buffers' live ranges
-//! ([`crate::lower::emit::scratch`]); the loops' rings and the direct
-//! copies' buffers are the copies' ([`crate::lower::plan::copies`]).
+//! with replicas, the sizes a product may stage its own operands in (its
+//! engine's K slices in one set or more, [`crate::lower::plan::staging`]),
+//! and the sizes a load copied straight into its product's B buffer may
+//! take ([`crate::lower::plan::copies::direct::buffer_options`]). Emission
+//! claims them as listed: an op whose buffers the plan covers claiming one
+//! it does not list is an internal error. Which of the sizes an op takes,
+//! and where every buffer goes, are still settled at emission, by the room
+//! left and the one allocator over the buffers' live ranges
+//! ([`crate::lower::emit::scratch`]). Not listed yet: what a loop claims
+//! before its body (its pipeline's ring, staged A operands, the first
+//! copies it prefetches, split sums) and an `alloca`'s slot.
 pub mod movement;
 pub mod reduce;
 pub mod scan;
@@ -39,6 +41,9 @@ pub enum What {
     Partials,
     /// A product's operands staged by itself: one size it may claim.
     Operands,
+    /// A product's B operand copied straight into it by its load: one size
+    /// it may take.
+    CopiedB,
     /// A scan's totals of its warps, or its whole tile scanned line by
     /// line.
     Scan,
@@ -130,6 +135,24 @@ fn product(id: OpId, plan: &Plan) -> Vec<OpBuffer> {
         .collect()
 }
 
+/// The buffer a load its product copies straight to shared memory claims
+/// where it is issued (one of its sizes: rows padded or swizzled); none
+/// for a load its product streams.
+fn copied(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
+    if plan.copies.streamed.contains_key(&id) {
+        return Some(Vec::new());
+    }
+    let d = plan.copies.direct.get(&id)?;
+    let sizes = crate::lower::plan::copies::direct::buffer_options(m, plan, d);
+    let buffer = |bytes| OpBuffer {
+        op: id,
+        what: What::CopiedB,
+        bytes,
+        align: 16,
+    };
+    Some(sizes.into_iter().map(buffer).collect())
+}
+
 /// The buffer of atomic `id` whose result some threads hold as replicas of
 /// the one that did the atomic: the old values shared through it.
 fn atomic(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
@@ -177,6 +200,7 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
             Opcode::LoadViewTko | Opcode::PrintTko if plan.conversions.whole.contains(&id) => {
                 Some(Vec::new())
             }
+            Opcode::LoadViewTko => copied(m, id, plan),
             _ => None,
         };
         let converted = plan.conversions.list.iter().filter(|c| c.op == id);
@@ -210,7 +234,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
     for b in &plan.buffers.list {
         let what = match b.what {
             // The products' are their lines' "own operand buffers".
-            What::Conversion(_) | What::Operands => continue,
+            What::Conversion(_) | What::Operands | What::CopiedB => continue,
             What::Tile => "its tile rearranged",
             What::Partials => "partial results across warps",
             What::Replicas => "old values shared with replicas",

@@ -9,6 +9,7 @@ use crate::lower::analysis::view::{partition, PartitionInfo};
 use crate::lower::plan::copies::pipeline::{chunk_along, weak};
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;
+use crate::lower::plan::layout::smem::Smem;
 use crate::lower::plan::Plan;
 
 /// A load copied straight into its product's B buffer.
@@ -29,6 +30,70 @@ pub struct Direct {
     /// Its first iteration's copy issued before its loop, each later one
     /// once the product has read the buffer ([`prefetches`]).
     pub prefetched: bool,
+}
+
+/// Bytes of padding at the end of each B buffer row (keeps `ldmatrix`
+/// phases free of bank conflicts, as the staged operands' rows).
+pub const ROW_PAD: i64 = 16;
+
+/// The rows, the bytes per row and the orientation (`[N][K]`) of the B
+/// buffer of a copy of `p` along tile dimension `cd`, and whether its rows
+/// are swizzled rather than padded (where `swizzled_rows` asks and a row
+/// is a power of two bytes).
+pub fn buffer_shape(p: &PartitionInfo, cd: usize, swizzled_rows: bool) -> (i64, i64, bool, bool) {
+    let rank = p.tile_shape.len();
+    let (kk, nn) = (p.tile_shape[rank - 2], p.tile_shape[rank - 1]);
+    let nk = cd == rank - 2;
+    let (rows, cols) = if nk { (nn, kk) } else { (kk, nn) };
+    let row = cols * 2;
+    let swizzled = swizzled_rows && row >= 128 && row & (row - 1) == 0;
+    let stride = if swizzled { row } else { row + ROW_PAD };
+    (rows, stride, nk, swizzled)
+}
+
+/// The bytes the B buffer of product `user` takes for a copy of `p` along
+/// tile dimension `cd` (rows swizzled where `swizzled_rows` asks), and its
+/// swizzled layout where `wgmma` reads it.
+pub fn buffer_bytes(
+    m: &Module,
+    plan: &Plan,
+    user: OpId,
+    p: &PartitionInfo,
+    cd: usize,
+    swizzled_rows: bool,
+) -> (i64, Option<Smem>) {
+    let rank = p.tile_shape.len();
+    let (rows, stride, nk, _) = buffer_shape(p, cd, swizzled_rows);
+    let kn = [p.tile_shape[rank - 2], p.tile_shape[rank - 1]];
+    match wgmma_b_layout(m, plan, user, kn, nk) {
+        // Room to align the buffer to 1024 bytes.
+        Some(s) => (s.bytes() + 1024, Some(s)),
+        None => (rows * stride, None),
+    }
+}
+
+/// The sizes the B buffer of direct copy `d` may take: its rows padded, or
+/// swizzled where emission asks (once it finds the shared memory for
+/// the staged A beside them short).
+pub fn buffer_options(m: &Module, plan: &Plan, d: &Direct) -> Vec<i64> {
+    let mut sizes: Vec<i64> = [false, true]
+        .into_iter()
+        .map(|sw| buffer_bytes(m, plan, d.product, &d.view, d.along, sw).0)
+        .collect();
+    sizes.dedup();
+    sizes
+}
+
+/// The layout of the B buffer of product `user` (B of `k x n`, copied as
+/// `[N][K]` rows when `nk`) when the product multiplies on `wgmma`
+/// ([`crate::lower::plan::engines::mma_sync::on_wgmma`]).
+fn wgmma_b_layout(m: &Module, plan: &Plan, user: OpId, [k, n]: [i64; 2], nk: bool) -> Option<Smem> {
+    let Some(Engine::MmaSync(e)) = plan.engine(user) else {
+        return None;
+    };
+    crate::lower::plan::engines::mma_sync::on_wgmma(m, user, e, plan.target, plan.warps)
+        .then(|| Smem::new(n, k, 2, !nk))
+        .flatten()
 }
 
 /// The entry's direct copies, by load op.
