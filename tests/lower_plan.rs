@@ -631,8 +631,9 @@ fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
 fn the_planned_op_buffers_are_the_ones_claimed() {
     // The movement ops', reductions', scans' and atomics' own buffers the
     // plan lists are the scratch map's buffers of those ops, byte for byte,
-    // and they claim no other; a product claims only buffers of the sizes
-    // its engine plans (one K slice in one or two sets, by the room left).
+    // and they claim no other; a product, a load copied straight to its
+    // product or a loop claims only buffers of the sizes the plan lists
+    // for it (which of them, if any, by the room left).
     let mut listed = 0;
     for rel in [
         tileir_files("differential/bench"),
@@ -657,13 +658,7 @@ fn the_planned_op_buffers_are_the_ones_claimed() {
                     .list
                     .iter()
                     .filter(|b| !matches!(b.what, What::Conversion(_)))
-                    .map(|b| {
-                        (
-                            b.op,
-                            b.bytes,
-                            matches!(b.what, What::Operands | What::CopiedB),
-                        )
-                    })
+                    .map(|b| (b.op, b.bytes, b.what.by_room()))
                     .collect();
                 let claimed: Vec<(OpId, i64)> = map
                     .buffers

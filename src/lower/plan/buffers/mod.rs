@@ -5,15 +5,17 @@
 //! ([`reduce`]), the scans' ([`scan`]), the atomics' old values shared
 //! with replicas, the sizes a product may stage its own operands in (its
 //! engine's K slices in one set or more, [`crate::lower::plan::staging`]),
-//! and the sizes a load copied straight into its product's B buffer may
-//! take ([`crate::lower::plan::copies::direct::buffer_options`]). Emission
-//! claims them as listed: an op whose buffers the plan covers claiming one
-//! it does not list is an internal error. Which of the sizes an op takes,
-//! and where every buffer goes, are still settled at emission, by the room
-//! left and the one allocator over the buffers' live ranges
-//! ([`crate::lower::emit::scratch`]). Not listed yet: what a loop claims
-//! before its body (its pipeline's ring, staged A operands, the first
-//! copies it prefetches, split sums) and an `alloca`'s slot.
+//! the sizes a load copied straight into its product's B buffer may take
+//! ([`crate::lower::plan::copies::direct::buffer_options`]), and what a
+//! loop claims around its body ([`loops`]: its ring, staged A operands,
+//! prefetched copies, split sums). Emission claims them as listed: an op
+//! whose buffers the plan covers claiming one it does not list is an
+//! internal error. Which of the sizes an op takes, and where every buffer
+//! goes, are still settled at emission, by the room left and the one
+//! allocator over the buffers' live ranges
+//! ([`crate::lower::emit::scratch`]). Not listed: an `alloca`'s slot (8
+//! bytes, claimed where the entry starts for one nested in a region).
+pub mod loops;
 pub mod movement;
 pub mod reduce;
 pub mod scan;
@@ -44,12 +46,30 @@ pub enum What {
     /// A product's B operand copied straight into it by its load: one size
     /// it may take.
     CopiedB,
+    /// A pipelined loop's ring of stages (or its stages' barriers): one
+    /// size it may take.
+    Ring,
+    /// An A operand staged before its loop.
+    StagedA,
+    /// The partial results warp pairs sum through: one size it may take.
+    SplitSum,
     /// A scan's totals of its warps, or its whole tile scanned line by
     /// line.
     Scan,
     /// The old values an atomic shares with the threads that hold replicas
     /// of its result.
     Replicas,
+}
+
+impl What {
+    /// Whether the op claims it only where the room left allows, or one of
+    /// several sizes listed for it by the room left.
+    pub fn by_room(self) -> bool {
+        !matches!(
+            self,
+            What::Tile | What::Partials | What::Scan | What::Replicas | What::Conversion(_)
+        )
+    }
 }
 
 /// One buffer an op claims.
@@ -201,6 +221,7 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
                 Some(Vec::new())
             }
             Opcode::LoadViewTko => copied(m, id, plan),
+            Opcode::For => Some(loops::buffers(m, id, plan)),
             _ => None,
         };
         let converted = plan.conversions.list.iter().filter(|c| c.op == id);
@@ -235,6 +256,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
         let what = match b.what {
             // The products' are their lines' "own operand buffers".
             What::Conversion(_) | What::Operands | What::CopiedB => continue,
+            What::Ring | What::StagedA | What::SplitSum => continue,
             What::Tile => "its tile rearranged",
             What::Partials => "partial results across warps",
             What::Replicas => "old values shared with replicas",

@@ -1,0 +1,67 @@
+//! The buffers a `for` loop claims before (or right after) its body: its
+//! pipeline's ring of stages (as many as fit, from two to the plan's), the
+//! A operands staged before it (and their conversions into the fragment
+//! layout), the first copies into its products' B buffers it prefetches,
+//! and where its products' chain is split over warp pairs, the buffer the
+//! pairs sum their partial results through (a chunk of registers at a time,
+//! as many as fit).
+use crate::ir::{Module, OpId};
+use crate::lower::analysis::chains::split_result;
+use crate::lower::analysis::values::value_tile;
+use crate::lower::plan::copies::direct::{buffer_options, prefetches};
+use crate::lower::plan::copies::pipeline::Ring;
+use crate::lower::plan::Plan;
+
+use super::{tile_bytes, OpBuffer, What};
+
+/// Registers a split sum moves at a time, at most.
+const ROUND_REGS: i64 = 16;
+
+/// The buffers `for` op `id` may claim.
+pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Vec<OpBuffer> {
+    let mut sizes: Vec<(What, i64)> = Vec::new();
+    match plan.copies.pipelines.get(&id).map(|p| &p.ring) {
+        Some(Ring::MmaSync { stage, stages, .. }) => {
+            sizes.extend((2..=*stages).map(|s| (What::Ring, s * stage.stage_bytes)));
+        }
+        Some(Ring::Wgmma { set, stages, .. }) => {
+            for s in 2..=*stages {
+                sizes.extend([(What::Ring, s * set + 1024), (What::Ring, 16 * s)]);
+            }
+        }
+        None => {}
+    }
+    for c in plan.copies.staged_a.get(&id).into_iter().flatten() {
+        sizes.push((What::StagedA, c.form.bytes()));
+        let held = plan.held(c.value);
+        if let (Some((shape, elem)), Some(false)) =
+            (value_tile(m, c.value), held.map(|h| **h == c.layout))
+        {
+            sizes.push((What::Conversion(c.value), tile_bytes(&shape, elem)));
+        }
+    }
+    for load in prefetches(m, plan, &plan.copies.direct, id) {
+        if let Some(d) = plan.copies.direct.get(&load) {
+            sizes.extend(
+                buffer_options(m, plan, d)
+                    .into_iter()
+                    .map(|b| (What::CopiedB, b)),
+            );
+        }
+    }
+    if split_result(m, id, plan.warps).is_some() {
+        let threads = i64::from(plan.warps) * 32;
+        sizes.extend((1..=ROUND_REGS).map(|c| (What::SplitSum, threads * c * 4)));
+    }
+    sizes.sort_by_key(|&(w, b)| (format!("{w:?}"), b));
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .map(|(what, bytes)| OpBuffer {
+            op: id,
+            what,
+            bytes,
+            align: 16,
+        })
+        .collect()
+}
