@@ -16,9 +16,10 @@
 //! products' accumulators (in the result's layout) and scales (where their
 //! operand's elements are, [`scale_layout`]); the values control flow
 //! carries into its variables ([`carried`]); a view load's move from the
-//! rows it reads ([`loads`]); and the tiles `print_tko` gathers into every
-//! thread. The engines' conversions of a product's A and B operands and a
-//! gather's indices are still decided as they are emitted.
+//! rows it reads ([`loads`]); the tiles `print_tko` gathers into every
+//! thread; and a product's A and B where its engine multiplies them from
+//! registers (`mma.sync`'s A fragments, the FMA register path's operands).
+//! A gather's indices are still converted as they are emitted.
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -27,6 +28,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::copies::stream::loaded;
+use crate::lower::plan::engines::mma_sync::{self, a_fragment_layout};
 use crate::lower::plan::engines::{fma, slot_bytes, Engine};
 use crate::lower::plan::layout::shuffle::route;
 use crate::lower::plan::layout::LinearLayout;
@@ -69,9 +71,11 @@ pub struct Conversion {
     pub to: Rc<LinearLayout>,
     /// How it gets there.
     pub how: How,
-    /// Made only where shared memory has room for it when the op is
-    /// emitted (else the op makes its result in the wanted layout as it
-    /// is): a load's move from the rows it reads ([`loads`]).
+    /// Made only where emission, by the room left, takes the path that
+    /// needs it: a load's move from the rows it reads ([`loads`]), made
+    /// where shared memory has room for it (else the load reads in the
+    /// wanted layout as it is); a product's A into its `mma.sync`
+    /// fragments, made where no buffer staged before its loop holds A.
     pub where_room: bool,
 }
 
@@ -425,6 +429,9 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
         if op.opcode == Opcode::PrintTko {
             print(m, id, plan, out);
         }
+        if let Some(Engine::MmaSync(e)) = plan.engine(id) {
+            fragments(m, id, e, plan, out);
+        }
         if op.opcode == Opcode::LoadViewTko {
             if let Some(load) = loads::load_view(m, id, plan) {
                 out.whole.insert(id);
@@ -452,6 +459,34 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
             }
         }
     }
+}
+
+/// Lists the conversion of product `id`'s A on `mma.sync` (its plan `e`)
+/// into the fragments it multiplies from registers in, where its engine
+/// has them: made where A is not read from a buffer staged before its loop
+/// or copied, which emission settles by the room left.
+fn fragments(m: &Module, id: OpId, e: &mma_sync::Plan, plan: &Plan, out: &mut Conversions) {
+    let Some(a) = m.ops[id].operand("lhs") else {
+        return;
+    };
+    let (Some((shape, _)), Some(from)) = (value_tile(m, a), plan.held(a)) else {
+        return;
+    };
+    let Some(to) = a_fragment_layout(e, &shape) else {
+        return;
+    };
+    if !out.planned.insert((id, a)) || **from == to {
+        return;
+    }
+    let how = how(m, a, from, &to);
+    out.push(Conversion {
+        op: id,
+        value: a,
+        from: from.clone(),
+        to: Rc::new(to),
+        how,
+        where_room: true,
+    });
 }
 
 /// Lists the conversions of `print_tko` op `id`: each tile it prints
