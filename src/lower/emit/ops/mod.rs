@@ -62,9 +62,13 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let before = l.set_loc(id);
     if l.m.ops[id].opcode == Opcode::For && l.loops.is_empty() && l.if_depth == 0 {
         // Staged for the rest of the entry (the scratch of ops at the
-        // entry's top level stays theirs), later loops included.
-        mma_sync_wgmma::stage_invariant_a(l, id).map_err(|e| named(l, id, e))?;
-        mma_sync_staged_a::stage(l, id).map_err(|e| named(l, id, e))?;
+        // entry's top level stays theirs), later loops included; the
+        // buffers are the loop's, as its plan lists them.
+        let outer = l.scratch.claim_for(Some(id));
+        let staged = mma_sync_wgmma::stage_invariant_a(l, id)
+            .and_then(|_| mma_sync_staged_a::stage(l, id).map(|_| ()));
+        l.scratch.claim_for(outer);
+        staged.map_err(|e| named(l, id, e))?;
     }
     let mark = l.scratch.mark();
     let scope = l.scratch.begin_op(id);

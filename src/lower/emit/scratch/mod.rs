@@ -268,6 +268,13 @@ impl Scratch {
         (self.claimer, self.purpose)
     }
 
+    /// The next buffers are claimed for `claimer` (what an op's lowering
+    /// claims ahead of the op itself, whose barrier account has not
+    /// begun); returns the claimer it replaces.
+    pub fn claim_for(&mut self, claimer: Option<OpId>) -> Option<OpId> {
+        std::mem::replace(&mut self.claimer, claimer)
+    }
+
     /// Op `id` begins: it claims the next buffers. Returns what to give
     /// [`Scratch::end_op`] when it is done.
     pub fn begin_op(&mut self, id: OpId) -> OpScope {

@@ -12,7 +12,9 @@ use crate::lower::plan::copies::direct::{buffer_options, prefetches};
 use crate::lower::plan::copies::pipeline::Ring;
 use crate::lower::plan::Plan;
 
-use super::{tile_bytes, OpBuffer, What};
+use crate::lower::plan::engines::tile_bytes;
+
+use super::{OpBuffer, What};
 
 /// Registers a split sum moves at a time, at most.
 const ROUND_REGS: i64 = 16;

@@ -25,9 +25,9 @@ use std::fmt::Write;
 use rustc_hash::FxHashSet as HashSet;
 
 use crate::ir::{Module, OpId, Opcode, ValueId};
-use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::conversions::{to_result_layout, How};
-use crate::lower::plan::engines::slot_bytes;
+use crate::lower::plan::engines::tile_bytes;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
 
@@ -102,14 +102,6 @@ impl Buffers {
             .contains(&op)
             .then(|| self.list.iter().filter(move |b| b.op == op))
     }
-}
-
-/// The bytes of a buffer of `shape` elements of `elem` (as
-/// [`crate::lower::plan::engines::slot_bytes`] stores them), saturating.
-pub fn tile_bytes(shape: &[i64], elem: Elem) -> i64 {
-    shape
-        .iter()
-        .fold(slot_bytes(elem), |n, &d| n.saturating_mul(d))
 }
 
 /// Whether ops of `opcode` claim no buffer of their own (their operands'

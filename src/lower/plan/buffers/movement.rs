@@ -8,7 +8,9 @@ use crate::lower::plan::layout::shuffle;
 use crate::lower::plan::Plan;
 use crate::ptx::RegClass;
 
-use super::{tile_bytes, OpBuffer, What};
+use crate::lower::plan::engines::tile_bytes;
+
+use super::{OpBuffer, What};
 
 /// The buffers of movement op `id`, where its operands are tiles.
 pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {

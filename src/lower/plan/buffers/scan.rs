@@ -8,7 +8,9 @@ use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
 
-use super::{tile_bytes, OpBuffer, What};
+use crate::lower::plan::engines::tile_bytes;
+
+use super::{OpBuffer, What};
 
 /// How the scanned dimension spreads over a thread's registers, its warp's
 /// lanes and the warps: low bits in registers, then contiguous lane bits,

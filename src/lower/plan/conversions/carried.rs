@@ -11,7 +11,8 @@ use crate::ir::{Module, OpId, Opcode, ValueId};
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
 
-use super::Want;
+/// A carried value, its layout as held, and its variable's layout.
+type Carried = (ValueId, Rc<LinearLayout>, Rc<LinearLayout>);
 
 /// Where an op sits: the op whose region holds it, and the innermost
 /// `for` or `loop` around it.
@@ -84,7 +85,7 @@ pub fn wants(
     scope: Scope,
     plan: &Plan,
     layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
-) -> Option<Vec<Want>> {
+) -> Option<Vec<Carried>> {
     let (values, vars) = targets(m, id, scope)?;
     if values.len() != vars.len() {
         // Emission reports the mismatch.

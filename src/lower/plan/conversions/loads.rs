@@ -35,7 +35,7 @@ pub fn load_view(m: &Module, id: OpId, plan: &Plan) -> Option<Option<Conversion>
         How::Shuffle
     } else {
         How::Shared {
-            bytes: crate::lower::plan::buffers::tile_bytes(&p.tile_shape, p.elem),
+            bytes: crate::lower::plan::engines::tile_bytes(&p.tile_shape, p.elem),
         }
     };
     Some(Some(Conversion {

@@ -506,7 +506,7 @@ fn print(m: &Module, id: OpId, plan: &Plan, out: &mut Conversions) {
             from: from.clone(),
             to: Rc::new(LinearLayout::replicated(&shape)),
             how: How::Shared {
-                bytes: crate::lower::plan::buffers::tile_bytes(&shape, elem),
+                bytes: crate::lower::plan::engines::tile_bytes(&shape, elem),
             },
             where_room: false,
         });

@@ -64,6 +64,14 @@ pub fn slot_bytes(e: Elem) -> i64 {
     }
 }
 
+/// The bytes of a buffer of `shape` elements of `elem`, each in its
+/// [`slot_bytes`], saturating.
+pub fn tile_bytes(shape: &[i64], elem: Elem) -> i64 {
+    shape
+        .iter()
+        .fold(slot_bytes(elem), |n, &d| n.saturating_mul(d))
+}
+
 /// Registers a thread may give one slice of a product's streamed operands.
 pub const SLICE_WORDS: i64 = 24;
 
