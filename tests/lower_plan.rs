@@ -10,7 +10,7 @@ use tileiras::ir::OpId;
 use tileiras::lower::emit::scratch::Paid;
 use tileiras::lower::plan::buffers::What;
 use tileiras::lower::plan::conversions::How;
-use tileiras::lower::plan::plan_module;
+use tileiras::lower::plan::{plan_module, Plan};
 use tileiras::lower::{lower_module_mapped, ScratchMap};
 use tileiras::options::{Gpu, Options};
 
@@ -556,21 +556,16 @@ fn tileir_files(dir: &str) -> Vec<String> {
     files
 }
 
-#[test]
-fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
-    // Every conversion the plan sends through shared memory is a buffer of
-    // the scratch map, claimed for its op, of the plan's bytes (fewer where
-    // it goes a window at a time), unless the plan makes it only where
-    // there is room (a load's move from the rows it reads); and every
-    // conversion buffer of an op all of whose conversions the plan covers
-    // is one the plan listed.
-    let mut shared = 0;
-    for rel in [
+/// Calls `check` with the module, each entry's plan and scratch map, and a
+/// description (file, target, plan and map dumps), for every bytecode file
+/// of cuTile's kernels (the bench and the test suite's) on sm_80, sm_90 and
+/// sm_120 that lowers.
+fn each_plan_and_map(mut check: impl FnMut(&Plan, &ScratchMap, &dyn Fn() -> String)) {
+    let files = [
         tileir_files("differential/bench"),
         tileir_files("differential/cutile"),
-    ]
-    .concat()
-    {
+    ];
+    for rel in files.concat() {
         for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
             let bytes = std::fs::read(data(&rel)).expect("read");
             let module = tileiras::bytecode::read(&bytes).expect("bytecode");
@@ -583,22 +578,6 @@ fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
                 continue;
             };
             for (plan, map) in plans.iter().zip(&maps) {
-                let planned: Vec<(OpId, i64, bool)> = plan
-                    .conversions
-                    .list
-                    .iter()
-                    .filter_map(|c| match c.how {
-                        How::Shared { bytes } => Some((c.op, bytes, c.where_room)),
-                        _ => None,
-                    })
-                    .collect();
-                let made: Vec<(OpId, i64)> = map
-                    .buffers
-                    .iter()
-                    .filter(|b| b.purpose == Some("a layout conversion"))
-                    .filter_map(|b| b.op.map(|op| (op, b.bytes)))
-                    .filter(|(op, _)| plan.conversions.whole.contains(op))
-                    .collect();
                 let context = || {
                     format!(
                         "{rel} on {gpu}:\n{}{}",
@@ -606,24 +585,48 @@ fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
                         map.dump(&module)
                     )
                 };
-                for &(op, bytes, where_room) in &planned {
-                    assert!(
-                        where_room || made.iter().any(|&(o, b)| o == op && b <= bytes),
-                        "{}",
-                        context()
-                    );
-                }
-                for &(op, bytes) in &made {
-                    assert!(
-                        planned.iter().any(|&(o, b, _)| o == op && bytes <= b),
-                        "{}",
-                        context()
-                    );
-                }
-                shared += planned.len();
+                check(plan, map, &context);
             }
         }
     }
+}
+
+#[test]
+fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
+    // Every conversion the plan sends through shared memory is a buffer of
+    // the scratch map, claimed for its op, of the plan's bytes (fewer where
+    // it goes a window at a time), unless the plan makes it only where
+    // there is room (a load's move from the rows it reads); and every
+    // conversion buffer of an op all of whose conversions the plan covers
+    // is one the plan listed.
+    let mut shared = 0;
+    each_plan_and_map(|plan, map, context| {
+        let planned: Vec<(OpId, i64, bool)> = plan
+            .conversions
+            .list
+            .iter()
+            .filter_map(|c| match c.how {
+                How::Shared { bytes } => Some((c.op, bytes, c.where_room)),
+                _ => None,
+            })
+            .collect();
+        let made: Vec<(OpId, i64)> = map
+            .buffers
+            .iter()
+            .filter(|b| b.purpose == Some("a layout conversion"))
+            .filter_map(|b| b.op.map(|op| (op, b.bytes)))
+            .filter(|(op, _)| plan.conversions.whole.contains(op))
+            .collect();
+        for &(op, bytes, where_room) in &planned {
+            let made_it = made.iter().any(|&(o, b)| o == op && b <= bytes);
+            assert!(where_room || made_it, "{}", context());
+        }
+        for &(op, bytes) in &made {
+            let listed = planned.iter().any(|&(o, b, _)| o == op && bytes <= b);
+            assert!(listed, "{}", context());
+        }
+        shared += planned.len();
+    });
     assert!(shared >= 10, "{shared} conversions through shared memory");
 }
 
@@ -635,64 +638,30 @@ fn the_planned_op_buffers_are_the_ones_claimed() {
     // product or a loop claims only buffers of the sizes the plan lists
     // for it (which of them, if any, by the room left).
     let mut listed = 0;
-    for rel in [
-        tileir_files("differential/bench"),
-        tileir_files("differential/cutile"),
-    ]
-    .concat()
-    {
-        for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm120] {
-            let bytes = std::fs::read(data(&rel)).expect("read");
-            let module = tileiras::bytecode::read(&bytes).expect("bytecode");
-            let options = Options {
-                gpu,
-                ..Default::default()
-            };
-            let plans = plan_module(&module, &options).expect("plan");
-            let Ok((_, _, maps)) = lower_module_mapped(&module, &options) else {
-                continue;
-            };
-            for (plan, map) in plans.iter().zip(&maps) {
-                let planned: Vec<(OpId, i64, bool)> = plan
-                    .buffers
-                    .list
-                    .iter()
-                    .filter(|b| !matches!(b.what, What::Conversion(_)))
-                    .map(|b| (b.op, b.bytes, b.what.by_room()))
-                    .collect();
-                let claimed: Vec<(OpId, i64)> = map
-                    .buffers
-                    .iter()
-                    .filter(|b| b.purpose.is_none())
-                    .filter_map(|b| b.op.map(|op| (op, b.bytes)))
-                    .filter(|(op, _)| plan.buffers.whole.contains(op))
-                    .collect();
-                let context = || {
-                    format!(
-                        "{rel} on {gpu}:\n{}{}",
-                        plan.dump(&module),
-                        map.dump(&module)
-                    )
-                };
-                for &(op, bytes, option) in &planned {
-                    assert!(
-                        option || claimed.contains(&(op, bytes)),
-                        "{:?} {}",
-                        (op, bytes),
-                        context()
-                    );
-                }
-                for &(op, bytes) in &claimed {
-                    assert!(
-                        planned.iter().any(|&(o, b, _)| (o, b) == (op, bytes)),
-                        "{:?} {}",
-                        (op, bytes),
-                        context()
-                    );
-                }
-                listed += planned.len();
-            }
+    each_plan_and_map(|plan, map, context| {
+        let planned: Vec<(OpId, i64, bool)> = plan
+            .buffers
+            .list
+            .iter()
+            .filter(|b| !matches!(b.what, What::Conversion(_)))
+            .map(|b| (b.op, b.bytes, b.what.by_room()))
+            .collect();
+        let claimed: Vec<(OpId, i64)> = map
+            .buffers
+            .iter()
+            .filter(|b| b.purpose.is_none())
+            .filter_map(|b| b.op.map(|op| (op, b.bytes)))
+            .filter(|(op, _)| plan.buffers.whole.contains(op))
+            .collect();
+        for &(op, bytes, by_room) in &planned {
+            let claimed_it = claimed.contains(&(op, bytes));
+            assert!(by_room || claimed_it, "{:?} {}", (op, bytes), context());
         }
-    }
+        for &(op, bytes) in &claimed {
+            let listed = planned.iter().any(|&(o, b, _)| (o, b) == (op, bytes));
+            assert!(listed, "{:?} {}", (op, bytes), context());
+        }
+        listed += planned.len();
+    });
     assert!(listed >= 10, "{listed} op buffers");
 }

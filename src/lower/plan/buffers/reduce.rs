@@ -1,11 +1,11 @@
 //! The buffer of a reduction whose reduced dimension spans warps: each
 //! warp group's partial results, one region an operand (8-byte aligned),
 //! a slot of at least 4 bytes for each result element and warp group.
-use crate::ir::{Attr, Module, OpId};
+use crate::ir::{Module, OpId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::plan::Plan;
 
-use super::{OpBuffer, What};
+use super::{along_dim, OpBuffer, What};
 
 /// The bytes of a partial result's slot: at least 4.
 pub fn slot_size(e: Elem) -> i64 {
@@ -16,13 +16,7 @@ pub fn slot_size(e: Elem) -> i64 {
 /// layout, whose warps along the reduced dimension make the groups.
 pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
     let op = &m.ops[id];
-    let Some(Attr::Int(d)) = op.attr("dim") else {
-        return None;
-    };
-    let layout = plan.held(*op.operands.first()?)?;
-    let dim = usize::try_from(*d)
-        .ok()
-        .filter(|&d| d < layout.shape.len())?;
+    let (layout, dim) = along_dim(m, id, plan)?;
     let groups = layout.warp.iter().filter(|b| b[dim] != 0).count();
     if groups == 0 {
         return Some(Vec::new());

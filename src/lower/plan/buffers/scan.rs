@@ -3,14 +3,14 @@
 //! whose warps, where the dimension spans several, exchange their totals
 //! through one buffer an operand (`[lines][warps]`); else a sequential scan
 //! through one buffer an operand of the whole tile.
-use crate::ir::{Attr, Module, OpId};
+use crate::ir::{Module, OpId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
 
 use crate::lower::plan::engines::tile_bytes;
 
-use super::{OpBuffer, What};
+use super::{along_dim, OpBuffer, What};
 
 /// How the scanned dimension spreads over a thread's registers, its warp's
 /// lanes and the warps: low bits in registers, then contiguous lane bits,
@@ -83,13 +83,7 @@ pub fn spread(layout: &LinearLayout, dim: usize, n: i64) -> Option<Spread> {
 /// layout.
 pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
     let op = &m.ops[id];
-    let Some(Attr::Int(d)) = op.attr("dim") else {
-        return None;
-    };
-    let layout = plan.held(*op.operands.first()?)?;
-    let dim = usize::try_from(*d)
-        .ok()
-        .filter(|&d| d < layout.shape.len())?;
+    let (layout, dim) = along_dim(m, id, plan)?;
     let elems = op
         .operands
         .iter()
