@@ -13,8 +13,8 @@
 //! internal error. Which of the sizes an op takes, and where every buffer
 //! goes, are still settled at emission, by the room left and the one
 //! allocator over the buffers' live ranges
-//! ([`crate::lower::emit::scratch`]). Not listed: an `alloca`'s slot (8
-//! bytes, claimed where the entry starts for one nested in a region).
+//! ([`crate::lower::emit::scratch`]). An `alloca` nested in a region claims
+//! its slot where the entry starts, for no op.
 pub mod loops;
 pub mod movement;
 pub mod reduce;
@@ -55,6 +55,9 @@ pub enum What {
     StagedA,
     /// The partial results warp pairs sum through: one size it may take.
     SplitSum,
+    /// The address of an `alloca`'s heap memory, handed from thread 0 to
+    /// the others.
+    Slot,
     /// A scan's totals of its warps, or its whole tile scanned line by
     /// line.
     Scan,
@@ -69,7 +72,12 @@ impl What {
     pub fn by_room(self) -> bool {
         !matches!(
             self,
-            What::Tile | What::Partials | What::Scan | What::Replicas | What::Conversion(_)
+            What::Tile
+                | What::Partials
+                | What::Scan
+                | What::Replicas
+                | What::Slot
+                | What::Conversion(_)
         )
     }
 }
@@ -234,6 +242,16 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
             }
             Opcode::LoadViewTko => copied(m, id, plan),
             Opcode::For => Some(loops::buffers(m, id, plan)),
+            // The slot thread 0 hands the heap address over in: where the
+            // alloca stands at the entry's top level; one nested in a region
+            // is allocated where the entry starts.
+            Opcode::Alloca if ops.contains(&id) => Some(vec![OpBuffer {
+                op: id,
+                what: What::Slot,
+                bytes: 8,
+                align: 16,
+            }]),
+            Opcode::Alloca => Some(Vec::new()),
             _ => None,
         };
         let converted = plan.conversions.list.iter().filter(|c| c.op == id);
@@ -272,6 +290,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
             What::Tile => "its tile rearranged",
             What::Partials => "partial results across warps",
             What::Replicas => "old values shared with replicas",
+            What::Slot => "the address of its heap memory",
             What::Scan => "a scan's lines or its warps' totals",
         };
         let at = m
