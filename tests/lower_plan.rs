@@ -665,3 +665,48 @@ fn the_planned_op_buffers_are_the_ones_claimed() {
     });
     assert!(listed >= 10, "{listed} op buffers");
 }
+
+#[test]
+fn the_dump_says_which_conversions_and_op_buffers_go_through_shared_memory() {
+    // Attention's epilogue (O / l): l broadcast to O's rows, then O moved
+    // into the division's layout, both through shared memory; the plan
+    // says so, with the bytes the scratch map's buffers have.
+    let rel = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    let d = dump(rel, Gpu::Sm90);
+    assert_eq!(
+        said(&d, "conversions"),
+        ["2 (0 by permuting registers, 0 recomputed, 0 by shuffles, 2 through shared memory)"],
+        "{d}"
+    );
+    let at = "loc(\"cutile/test/kernels/attention.py\":126:10)";
+    for (op, bytes) in [("broadcast", 512), ("divf", 65536)] {
+        let line =
+            format!("'cuda_tile.{op}' op at {at}: operand 0 through shared memory ({bytes} bytes)");
+        assert!(d.lines().any(|l| l.trim() == line), "{line}\n{d}");
+        let (m, maps) = scratch(rel, Gpu::Sm90);
+        let claimed = maps[0].buffers.iter().any(|b| {
+            b.bytes == bytes
+                && b.purpose == Some("a layout conversion")
+                && b.op
+                    .is_some_and(|o| m.ops[o].name() == format!("cuda_tile.{op}"))
+        });
+        assert!(claimed, "{}", maps[0].dump(&m));
+    }
+    // A transpose writes its 128x64 f16 tile and reads it back permuted.
+    let d = dump(
+        "differential/cutile/permute_tile_2d_explicit_axes_f16_function.tileir",
+        Gpu::Sm80,
+    );
+    let buffers: Vec<&str> = d
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .starts_with("buffer of 'cuda_tile.permute' op")
+        })
+        .collect();
+    assert_eq!(buffers.len(), 1, "{d}");
+    assert!(
+        buffers[0].ends_with("its tile rearranged, 16384 bytes, 16-byte aligned"),
+        "{d}"
+    );
+}

@@ -24,9 +24,9 @@
 //!   │             slices and the bytes of a set); the operands ops      conversions/
 //!   │             want in another layout, and how each moves
 //!   │             (registers, recomputed, shuffles, shared memory);
-//!   │             the buffers ops claim for their own work, sized       buffers/
-//!   │             (conversions, movement, reductions, scans,
-//!   │             atomics); launch directives                           launch.rs
+//!   │             every buffer an op claims, sized (each size it may    buffers/
+//!   │             take by the room left: a product's K slices, a
+//!   │             loop's ring stages); launch directives                launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
@@ -40,11 +40,13 @@
 //!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
 //!   │             they share; shared-memory scratch placed by one       scratch/ (mod.rs,
 //!   │             allocator over the buffers' live ranges (no second    account.rs, map.rs)
-//!   │             lowering); an op's barriers are those between its
-//!   │             own writes and reads: the ones before its scratch is
-//!   │             written again (by itself in the next iteration, by a
-//!   │             copy, by a later buffer on its bytes) come from one
-//!   │             account of each loop body and of the dead bytes
+//!   │             lowering), each a size the plan lists for its op (an
+//!   │             internal error otherwise); an op's barriers are those
+//!   │             between its own writes and reads: the ones before its
+//!   │             scratch is written again (by itself in the next
+//!   │             iteration, by a copy, by a later buffer on its bytes)
+//!   │             come from one account of each loop body and of the
+//!   │             dead bytes
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,
