@@ -24,9 +24,7 @@ use std::fmt::Write;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use std::rc::Rc;
-
-use crate::ir::{Attr, Module, OpId, Opcode, ValueId};
+use crate::ir::{Module, OpId, Opcode, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::conversions::{to_result_layout, How};
 use crate::lower::plan::engines::tile_bytes;
@@ -129,24 +127,6 @@ fn claims_none(opcode: Opcode) -> bool {
                 | Opcode::Continue
                 | Opcode::Break
         )
-}
-
-/// The layout reduction or scan `id` works in (its first operand's, as
-/// held) and the dimension it works along, where these are well formed.
-pub fn along_dim<'p>(
-    m: &Module,
-    id: OpId,
-    plan: &'p Plan,
-) -> Option<(&'p Rc<LinearLayout>, usize)> {
-    let op = &m.ops[id];
-    let Some(Attr::Int(d)) = op.attr("dim") else {
-        return None;
-    };
-    let layout = plan.held(*op.operands.first()?)?;
-    let dim = usize::try_from(*d)
-        .ok()
-        .filter(|&d| d < layout.shape.len())?;
-    Some((layout, dim))
 }
 
 /// The buffers product `id` may stage its own operands in: each K slice

@@ -5,7 +5,9 @@ use crate::ir::{Module, OpId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::plan::Plan;
 
-use super::{along_dim, OpBuffer, What};
+use crate::lower::plan::conversions::along_dim;
+
+use super::{OpBuffer, What};
 
 /// The bytes of a partial result's slot: at least 4.
 pub fn slot_size(e: Elem) -> i64 {
@@ -16,7 +18,7 @@ pub fn slot_size(e: Elem) -> i64 {
 /// layout, whose warps along the reduced dimension make the groups.
 pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
     let op = &m.ops[id];
-    let (layout, dim) = along_dim(m, id, plan)?;
+    let (layout, dim) = along_dim(m, id, |v| plan.held(v).cloned())?;
     let groups = layout.warp.iter().filter(|b| b[dim] != 0).count();
     if groups == 0 {
         return Some(Vec::new());

@@ -4,13 +4,15 @@
 //! through one buffer an operand (`[lines][warps]`); else a sequential scan
 //! through one buffer an operand of the whole tile.
 use crate::ir::{Module, OpId};
-use crate::lower::analysis::values::value_tile;
+use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
 
 use crate::lower::plan::engines::tile_bytes;
 
-use super::{along_dim, OpBuffer, What};
+use crate::lower::plan::conversions::along_dim;
+
+use super::{OpBuffer, What};
 
 /// How the scanned dimension spreads over a thread's registers, its warp's
 /// lanes and the warps: low bits in registers, then contiguous lane bits,
@@ -79,19 +81,28 @@ pub fn spread(layout: &LinearLayout, dim: usize, n: i64) -> Option<Spread> {
     })
 }
 
+/// How a scan of `elems` operands in `layout` along `dim` spreads, where
+/// it runs in parallel (no `i1` operand, a power-of-two dimension, a
+/// spread [`spread`] handles); else it runs line by line.
+pub fn parallel(layout: &LinearLayout, dim: usize, elems: &[Elem]) -> Option<Spread> {
+    let n = layout.shape[dim];
+    if elems.iter().any(|e| e.bits() == 1) || n <= 0 || n.count_ones() != 1 {
+        return None;
+    }
+    spread(layout, dim, n)
+}
+
 /// The buffers of scan `id`: its operands scanned in the first one's
 /// layout.
 pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
     let op = &m.ops[id];
-    let (layout, dim) = along_dim(m, id, plan)?;
+    let (layout, dim) = along_dim(m, id, |v| plan.held(v).cloned())?;
     let elems = op
         .operands
         .iter()
         .map(|&v| value_tile(m, v).map(|(_, e)| e))
         .collect::<Option<Vec<_>>>()?;
-    let n = layout.shape[dim];
-    let parallel = elems.iter().all(|e| e.bits() != 1) && n > 0 && n.count_ones() == 1;
-    let shape = match spread(layout, dim, n).filter(|_| parallel) {
+    let shape = match parallel(&layout, dim, &elems) {
         Some(s) if s.warp_bits.is_empty() => return Some(Vec::new()),
         Some(s) => vec![
             layout.slice(dim).shape.iter().product::<i64>(),

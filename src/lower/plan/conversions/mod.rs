@@ -25,11 +25,11 @@ use std::rc::Rc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::ir::{Module, OpId, Opcode, ValueDef, ValueId};
-use crate::lower::analysis::values::value_tile;
+use crate::ir::{Attr, Module, OpId, Opcode, Scalar, ValueDef, ValueId};
+use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::plan::copies::stream::loaded;
 use crate::lower::plan::engines::mma_sync::{self, a_fragment_layout};
-use crate::lower::plan::engines::{fma, slot_bytes, Engine};
+use crate::lower::plan::engines::{fma, tile_bytes, Engine};
 use crate::lower::plan::layout::shuffle::route;
 use crate::lower::plan::layout::LinearLayout;
 use crate::lower::plan::Plan;
@@ -238,26 +238,42 @@ fn how(m: &Module, v: ValueId, from: &LinearLayout, to: &LinearLayout) -> How {
     if words && route(from, to).is_some() {
         return How::Shuffle;
     }
-    let slot = elem.map_or(4, slot_bytes);
-    let bytes = from.shape.iter().fold(slot, |n, &d| n.saturating_mul(d));
-    How::Shared { bytes }
+    let elem = elem.unwrap_or(Elem::Num(Scalar::F32));
+    How::Shared {
+        bytes: tile_bytes(&from.shape, elem),
+    }
 }
 
-/// The layouts the results of reduction or scan `id` are held in, where
-/// its first operand's is known: that layout, less the reduced dimension.
+/// The layout reduction or scan `id` works in (its first operand's, as
+/// `layout` gives it) and the dimension it works along, where these are
+/// well formed.
+pub fn along_dim(
+    m: &Module,
+    id: OpId,
+    layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
+) -> Option<(Rc<LinearLayout>, usize)> {
+    let op = &m.ops[id];
+    let Some(Attr::Int(d)) = op.attr("dim") else {
+        return None;
+    };
+    let first = layout(*op.operands.first()?)?;
+    let dim = usize::try_from(*d)
+        .ok()
+        .filter(|&d| d < first.shape.len())?;
+    Some((first, dim))
+}
+
+/// The layout the results of reduction or scan `id` are held in: the one
+/// it works in, less a reduction's dimension.
 fn hold(
     m: &Module,
     id: OpId,
     layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
 ) -> Option<Rc<LinearLayout>> {
-    let op = &m.ops[id];
-    let first = layout(*op.operands.first()?)?;
-    match (op.opcode, op.attr("dim")) {
-        (Opcode::Scan, _) => Some(first),
-        (Opcode::Reduce, Some(crate::ir::Attr::Int(d))) if (*d as usize) < first.shape.len() => {
-            Some(Rc::new(first.slice(*d as usize)))
-        }
-        _ => None,
+    let (first, dim) = along_dim(m, id, layout)?;
+    match m.ops[id].opcode {
+        Opcode::Reduce => Some(Rc::new(first.slice(dim))),
+        _ => Some(first),
     }
 }
 
@@ -281,10 +297,14 @@ fn wants(
     let op = &m.ops[id];
     let result = || plan.layouts.get(op.results.first()?).cloned();
     let to = match op.opcode {
-        o if to_result_layout(o) || matches!(o, Opcode::AtomicRMWTko | Opcode::AtomicCASTko) => {
+        o if to_result_layout(o)
+            || matches!(
+                o,
+                Opcode::AtomicRMWTko | Opcode::AtomicCASTko | Opcode::LoadPtrTko
+            ) =>
+        {
             result()?
         }
-        Opcode::LoadPtrTko => result()?,
         Opcode::Reduce | Opcode::Scan => layout(*op.operands.first()?)?,
         Opcode::StorePtrTko => layout(op.operand("value")?)?,
         Opcode::StoreViewTko => layout(op.operand("tile")?)?,
@@ -417,20 +437,23 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Conversions {
 fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversions) {
     for &id in ops {
         let op = &m.ops[id];
-        let held = &out.held;
-        let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
+        let layout = |v| held(out, plan, v);
         let wanted = match carried::wants(m, id, scope, plan, layout) {
             Some(tiles) => Some((tiles, true)),
             None => wants(m, id, plan, layout),
         };
+        let fragment = match plan.engine(id) {
+            Some(Engine::MmaSync(e)) => fragments(m, id, e, layout),
+            _ => None,
+        };
         if let Some((tiles, whole)) = wanted {
-            list(m, id, tiles, whole, out);
+            list(m, id, tiles, whole, false, out);
+        }
+        if let Some(a) = fragment {
+            list(m, id, vec![a], false, true, out);
         }
         if op.opcode == Opcode::PrintTko {
             print(m, id, plan, out);
-        }
-        if let Some(Engine::MmaSync(e)) = plan.engine(id) {
-            fragments(m, id, e, plan, out);
         }
         if op.opcode == Opcode::LoadViewTko {
             if let Some(load) = loads::load_view(m, id, plan) {
@@ -442,9 +465,7 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
             }
         }
         if matches!(op.opcode, Opcode::Reduce | Opcode::Scan) {
-            let held = &out.held;
-            let layout = |v| held.get(&v).or_else(|| plan.layouts.get(&v)).cloned();
-            if let Some(h) = hold(m, id, layout) {
+            if let Some(h) = hold(m, id, |v| held(out, plan, v)) {
                 for &r in &op.results {
                     if plan.layouts.get(&r) != Some(&h) {
                         out.held.insert(r, h.clone());
@@ -461,32 +482,26 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
     }
 }
 
-/// Lists the conversion of product `id`'s A on `mma.sync` (its plan `e`)
-/// into the fragments it multiplies from registers in, where its engine
-/// has them: made where A is not read from a buffer staged before its loop
-/// or copied, which emission settles by the room left.
-fn fragments(m: &Module, id: OpId, e: &mma_sync::Plan, plan: &Plan, out: &mut Conversions) {
-    let Some(a) = m.ops[id].operand("lhs") else {
-        return;
-    };
-    let (Some((shape, _)), Some(from)) = (value_tile(m, a), plan.held(a)) else {
-        return;
-    };
-    let Some(to) = a_fragment_layout(e, &shape) else {
-        return;
-    };
-    if !out.planned.insert((id, a)) || **from == to {
-        return;
-    }
-    let how = how(m, a, from, &to);
-    out.push(Conversion {
-        op: id,
-        value: a,
-        from: from.clone(),
-        to: Rc::new(to),
-        how,
-        where_room: true,
-    });
+/// The layout value `v` is held in, as planned so far: a reduction's,
+/// scan's or loop's where `out` says, else the plan's.
+fn held(out: &Conversions, plan: &Plan, v: ValueId) -> Option<Rc<LinearLayout>> {
+    out.held.get(&v).or_else(|| plan.layouts.get(&v)).cloned()
+}
+
+/// Product `id`'s A on `mma.sync` (its plan `e`) into the fragments it
+/// multiplies from registers in, where its engine has them: made where A
+/// is not read from a buffer staged before its loop or copied, which
+/// emission settles by the room left.
+fn fragments(
+    m: &Module,
+    id: OpId,
+    e: &mma_sync::Plan,
+    layout: impl Fn(ValueId) -> Option<Rc<LinearLayout>>,
+) -> Option<Want> {
+    let a = m.ops[id].operand("lhs")?;
+    let (shape, _) = value_tile(m, a)?;
+    let to = a_fragment_layout(e, &shape)?;
+    Some((a, layout(a)?, Rc::new(to)))
 }
 
 /// Lists the conversions of `print_tko` op `id`: each tile it prints
@@ -494,7 +509,7 @@ fn fragments(m: &Module, id: OpId, e: &mma_sync::Plan, plan: &Plan, out: &mut Co
 fn print(m: &Module, id: OpId, plan: &Plan, out: &mut Conversions) {
     out.whole.insert(id);
     for &v in m.ops[id].operand_group("args") {
-        let (Some((shape, elem)), Some(from)) = (value_tile(m, v), plan.held(v)) else {
+        let (Some((shape, elem)), Some(from)) = (value_tile(m, v), held(out, plan, v)) else {
             continue;
         };
         if shape.is_empty() || !out.planned.insert((id, v)) {
@@ -503,18 +518,27 @@ fn print(m: &Module, id: OpId, plan: &Plan, out: &mut Conversions) {
         out.push(Conversion {
             op: id,
             value: v,
-            from: from.clone(),
+            from,
             to: Rc::new(LinearLayout::replicated(&shape)),
             how: How::Shared {
-                bytes: crate::lower::plan::engines::tile_bytes(&shape, elem),
+                bytes: tile_bytes(&shape, elem),
             },
             where_room: false,
         });
     }
 }
 
-/// Lists op `id`'s conversions of `tiles` (all of its own where `whole`).
-fn list(m: &Module, id: OpId, tiles: Vec<Want>, whole: bool, out: &mut Conversions) {
+/// Lists op `id`'s conversions of `tiles` (all of its own where `whole`;
+/// made only where emission finds the room for the path that needs them
+/// where `where_room`).
+fn list(
+    m: &Module,
+    id: OpId,
+    tiles: Vec<Want>,
+    whole: bool,
+    where_room: bool,
+    out: &mut Conversions,
+) {
     if whole {
         out.whole.insert(id);
     }
@@ -529,7 +553,7 @@ fn list(m: &Module, id: OpId, tiles: Vec<Want>, whole: bool, out: &mut Conversio
             from,
             to,
             how,
-            where_room: false,
+            where_room,
         });
     }
 }

@@ -16,7 +16,7 @@ use smallvec::smallvec;
 use crate::lower::emit::ops::reduce::{combine, shfl, warp_position};
 use crate::lower::emit::ops::shape::flat_index;
 use crate::lower::emit::ops::staging::{alloc, Buffer};
-use crate::lower::plan::buffers::scan::{spread, Spread};
+use crate::lower::plan::buffers::scan::{parallel, Spread};
 use crate::lower::plan::layout::LinearLayout;
 
 use crate::lower::emit::ops::scan::{load, store};
@@ -416,14 +416,7 @@ pub(super) fn lower(
     };
     let layout = first.layout.clone();
     let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
-    if elems.iter().any(|e| e.bits() == 1) {
-        return Ok(None);
-    }
-    let n = layout.shape[dim];
-    if n <= 0 || n.count_ones() != 1 {
-        return Ok(None);
-    }
-    let Some(spread) = spread(&layout, dim, n) else {
+    let Some(spread) = parallel(&layout, dim, &elems) else {
         return Ok(None);
     };
     let mut s = scan_threads(l, id, inputs, &elems, &layout, dim, reverse)?;
