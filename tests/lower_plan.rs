@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tileiras::ir::OpId;
-use tileiras::lower::emit::scratch::Paid;
+use tileiras::lower::emit::scratch::{Paid, CONVERSION};
 use tileiras::lower::plan::buffers::What;
 use tileiras::lower::plan::conversions::How;
 use tileiras::lower::plan::{plan_module, Plan};
@@ -613,7 +613,7 @@ fn the_planned_conversions_are_the_ones_made_through_shared_memory() {
         let made: Vec<(OpId, i64)> = map
             .buffers
             .iter()
-            .filter(|b| b.purpose == Some("a layout conversion"))
+            .filter(|b| b.purpose == Some(CONVERSION))
             .filter_map(|b| b.op.map(|op| (op, b.bytes)))
             .filter(|(op, _)| plan.conversions.whole.contains(op))
             .collect();
@@ -686,7 +686,7 @@ fn the_dump_says_which_conversions_and_op_buffers_go_through_shared_memory() {
         let (m, maps) = scratch(rel, Gpu::Sm90);
         let claimed = maps[0].buffers.iter().any(|b| {
             b.bytes == bytes
-                && b.purpose == Some("a layout conversion")
+                && b.purpose == Some(CONVERSION)
                 && b.op
                     .is_some_and(|o| m.ops[o].name() == format!("cuda_tile.{op}"))
         });

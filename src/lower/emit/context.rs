@@ -221,15 +221,18 @@ impl<'m> Lowerer<'m> {
         let (Some(op), purpose) = self.scratch.claimer() else {
             return Ok(());
         };
+        if !self.layout_overrides.is_empty() {
+            return Ok(());
+        }
         let Some(mut listed) = self.plan.buffers.of(op) else {
             return Ok(());
         };
-        let conversion = purpose == Some("a layout conversion");
+        let conversion = purpose == Some(crate::lower::emit::scratch::CONVERSION);
         let fits = |b: &crate::lower::plan::buffers::OpBuffer| match b.what {
             What::Conversion(_) => conversion && bytes <= b.bytes,
             _ => !conversion && bytes == b.bytes,
         };
-        if !self.layout_overrides.is_empty() || listed.any(fits) {
+        if listed.any(fits) {
             return Ok(());
         }
         Err(LowerError::Failed {

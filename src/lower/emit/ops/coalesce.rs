@@ -7,25 +7,13 @@
 //!   transposed `order`, stored in the natural one) is read along memory
 //!   ([`load_layout`]) and moved through shared memory into its users'
 //!   layout, as NVIDIA's tileiras transposes, where the tile fits.
-use std::rc::Rc;
-
 use crate::lower::analysis::view::PartitionInfo;
 use crate::lower::emit::context::Lowerer;
-use crate::lower::plan::layout::LinearLayout;
+use crate::lower::emit::ops::staging::room;
+use crate::lower::plan::engines::tile_bytes;
 
-use crate::lower::emit::ops::staging::{room, slot_bytes};
-use crate::lower::plan::layout::coalesced::load_layout;
-
-/// [`load_layout`] for a load `l` lowers, when shared memory has room for
-/// the move (else the users' layout, read as it is).
-pub fn load_layout_in(
-    l: &Lowerer,
-    p: &PartitionInfo,
-    wanted: &LinearLayout,
-) -> Option<Rc<LinearLayout>> {
-    let bytes = p.tile_shape.iter().product::<i64>() * slot_bytes(p.elem);
-    if bytes > room(l) {
-        return None;
-    }
-    load_layout(p, wanted, l.plan.warps)
+/// Whether shared memory has room, where the next buffer goes, to move a
+/// tile of view `p` read along memory into its users' layout.
+pub fn room_for_move(l: &Lowerer, p: &PartitionInfo) -> bool {
+    tile_bytes(&p.tile_shape, p.elem) <= room(l)
 }

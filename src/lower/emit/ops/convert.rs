@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::ir::{OpId, ValueId};
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
-use crate::lower::plan::conversions::{permutes, How};
+use crate::lower::plan::conversions::How;
 use crate::lower::plan::layout::LinearLayout;
 
 impl Lowerer<'_> {
@@ -108,7 +108,7 @@ impl Lowerer<'_> {
 /// `t` in `layout` by reordering each thread's registers, where the thread
 /// distribution agrees and each thread holds every element it is given.
 fn permuted(t: &Tile, layout: &Rc<LinearLayout>) -> Option<Tile> {
-    if !permutes(&t.layout, layout) {
+    if t.layout.thread_bases() != layout.thread_bases() {
         return None;
     }
     let regs = (0..layout.num_registers())

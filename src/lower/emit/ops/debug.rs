@@ -73,13 +73,8 @@ fn emit_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         let regs = if shape.is_empty() {
             vec![t.regs[0]]
         } else {
-            match l.plan.conversions.of(id, a).flatten() {
-                Some(c) => l.follow(id, a, &t, &c.to, c.how)?.regs,
-                None => {
-                    let everywhere = Rc::new(LinearLayout::replicated(&t.layout.shape));
-                    staging::convert(l, &t, &everywhere)?.regs
-                }
-            }
+            let everywhere = Rc::new(LinearLayout::replicated(&t.layout.shape));
+            staging::convert(l, &t, &everywhere)?.regs
         };
         tiles.push((shape, elem, regs));
     }

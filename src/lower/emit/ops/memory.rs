@@ -10,10 +10,10 @@ use crate::ir::{Attr, OpId, Padding, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
 use crate::lower::analysis::view::{partition, PartitionInfo};
 use crate::lower::emit::context::{bits_ty, class_of, Lowerer, Tile};
-use crate::lower::emit::ops::staging::room;
+use crate::lower::emit::ops::coalesce::room_for_move;
 use crate::lower::emit::ops::view_access::{element, prepare, Access};
 use crate::lower::error::LowerError;
-use crate::lower::plan::engines::slot_bytes;
+use crate::lower::plan::layout::coalesced::load_layout;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 use smallvec::smallvec;
@@ -181,29 +181,27 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     }
     let wanted: Rc<LinearLayout> = l.layout_of(res);
     let elem = p.elem;
-    if let Some(planned) = l.plan.conversions.of(op, res) {
-        // As the plan says: rows read whole, then moved into the users'
-        // layout, where theirs would have each lane read its own row and
-        // shared memory has room for the move.
-        let bytes = p.tile_shape.iter().product::<i64>() * slot_bytes(elem);
-        let moved = planned.filter(|_| bytes <= room(l));
-        let layout = moved.map_or_else(|| wanted.clone(), |c| c.from.clone());
-        let regs = read(l, op, &p, &index, &layout, &ord)?;
-        let mut t = Tile { elem, layout, regs };
-        if let Some(c) = moved {
-            t = l.follow(op, res, &t, &wanted, c.how)?;
-        }
-        l.bind(res, t);
-        return Ok(());
-    }
-    // A load the plan left to its product's copy, read into registers
-    // where the copy does not fit.
-    let layout = crate::lower::emit::ops::coalesce::load_layout_in(l, &p, &wanted)
-        .unwrap_or_else(|| wanted.clone());
+    // Rows read whole, then moved into the users' layout, where theirs
+    // would have each lane read its own row and shared memory has room for
+    // the move: as the plan says; for a load it does not cover (a gather,
+    // or one left to its product's copy and read into registers where the
+    // copy does not fit), as the rows' layout says.
+    let fits = room_for_move(l, &p);
+    let planned = l.plan.conversions.of(op, res);
+    let rows = match planned {
+        Some(c) => c.filter(|_| fits).map(|c| c.from.clone()),
+        None => fits
+            .then(|| load_layout(&p, &wanted, l.plan.warps))
+            .flatten(),
+    };
+    let layout = rows.unwrap_or_else(|| wanted.clone());
     let regs = read(l, op, &p, &index, &layout, &ord)?;
     let mut t = Tile { elem, layout, regs };
     if t.layout != wanted {
-        t = l.move_tile(&t, &wanted)?;
+        t = match planned.flatten() {
+            Some(c) => l.follow(op, res, &t, &wanted, c.how)?,
+            None => l.move_tile(&t, &wanted)?,
+        };
     }
     l.bind(res, t);
     Ok(())

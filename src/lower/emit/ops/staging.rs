@@ -388,7 +388,9 @@ pub(super) fn read_one(l: &mut Lowerer, elem: Elem, buf: &Buffer, at: Operand) -
 
 /// Redistributes `t` to `layout` through shared memory.
 pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
-    let before = l.scratch.set_purpose(Some("a layout conversion"));
+    let before = l
+        .scratch
+        .set_purpose(Some(crate::lower::emit::scratch::CONVERSION));
     let out = staged_convert(l, t, layout);
     l.scratch.set_purpose(before);
     out

@@ -36,6 +36,9 @@ use account::{Account, Rewrite};
 pub use account::{Owed, Paid};
 pub use map::{Placed, ScratchMap};
 
+/// What a layout conversion's buffer serves ([`Scratch::set_purpose`]).
+pub const CONVERSION: &str = "a layout conversion";
+
 /// A point in the claims: what a later release frees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mark {
