@@ -455,12 +455,7 @@ impl<'m> Lowerer<'m> {
     /// "this thread owns its elements" (the replicating `%tid.x` bits are
     /// zero); stores run only in owners so each element is written once.
     pub fn owner_pred(&mut self, layout: &LinearLayout) -> Option<Reg> {
-        let mask = layout
-            .thread_bases()
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| LinearLayout::is_zero(b))
-            .fold(0i64, |m, (k, _)| m | 1 << k);
+        let mask = layout.replica_bits(self.plan.warps);
         self.owner_pred_of(mask, layout.thread_bases().len())
     }
 

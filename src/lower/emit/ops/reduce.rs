@@ -9,7 +9,7 @@ use crate::ir::{Attr, OpId, ValueId};
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
-use crate::lower::plan::buffers::reduce::slot_size;
+use crate::lower::plan::buffers::reduce::{partial_regions, slot_size};
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
@@ -352,13 +352,7 @@ impl<'a> Reduction<'a> {
     /// each, 8-byte aligned, in one scratch buffer; returns their
     /// offsets.
     fn claim_regions(&self, l: &mut Lowerer, slots: i64) -> Result<Vec<i64>, LowerError> {
-        let mut regions = Vec::new();
-        let mut end = 0;
-        for &e in self.elems {
-            let start = (end + 7) & !7;
-            regions.push(start);
-            end = start + slots * slot_size(e);
-        }
+        let (regions, end) = partial_regions(self.elems, slots);
         let base = l
             .claim_scratch(end, 8)
             .map_err(|_| l.unsupported_feature(self.id, "too much shared memory"))?;

@@ -55,9 +55,13 @@ pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Vec<OpBuffer> {
         let threads = i64::from(plan.warps) * 32;
         sizes.extend((1..=ROUND_REGS).map(|c| (What::SplitSum, threads * c * 4)));
     }
-    sizes.sort_by_key(|&(w, b)| (format!("{w:?}"), b));
-    sizes.dedup();
-    sizes
+    let mut distinct: Vec<(What, i64)> = Vec::with_capacity(sizes.len());
+    for s in sizes {
+        if !distinct.contains(&s) {
+            distinct.push(s);
+        }
+    }
+    distinct
         .into_iter()
         .map(|(what, bytes)| OpBuffer {
             op: id,

@@ -180,7 +180,7 @@ fn atomic(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
     let (shape, elem) = value_tile(m, res)?;
     let scalar = LinearLayout::default_scalar();
     let layout = plan.layouts.get(&res).map_or(&scalar, |l| &**l);
-    if !replicated(layout, plan.warps) {
+    if layout.replica_bits(plan.warps) == 0 {
         return Some(Vec::new());
     }
     Some(vec![OpBuffer {
@@ -189,15 +189,6 @@ fn atomic(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
         bytes: tile_bytes(&shape, elem),
         align: 16,
     }])
-}
-
-/// Whether a tile in `layout` lives in more threads than one for some
-/// element, among `warps` warps: a thread bit it does not span or that
-/// adds nothing.
-pub fn replicated(layout: &LinearLayout, warps: u32) -> bool {
-    let bases = layout.thread_bases();
-    let all_bits = (warps * 32).trailing_zeros() as usize;
-    bases.len() < all_bits || bases.iter().any(|b| LinearLayout::is_zero(b))
 }
 
 /// The op buffers of the entry body `ops` under `plan` (its layouts and

@@ -25,15 +25,30 @@ pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Option<Vec<OpBuffer>> {
     }
     let sliced = layout.slice(dim);
     let slots = sliced.shape.iter().product::<i64>() << groups;
-    let mut end = 0i64;
-    for &v in &op.operands {
-        let (_, e) = value_tile(m, v)?;
-        end = ((end + 7) & !7) + slots * slot_size(e);
-    }
+    let elems = op
+        .operands
+        .iter()
+        .map(|&v| value_tile(m, v).map(|(_, e)| e))
+        .collect::<Option<Vec<_>>>()?;
+    let (_, bytes) = partial_regions(&elems, slots);
     Some(vec![OpBuffer {
         op: id,
         what: What::Partials,
-        bytes: end,
+        bytes,
         align: 8,
     }])
+}
+
+/// The regions of a reduction's partial results, one an operand of
+/// `elems`, `slots` slots each, 8-byte aligned in one buffer: their starts
+/// and the buffer's bytes.
+pub fn partial_regions(elems: &[Elem], slots: i64) -> (Vec<i64>, i64) {
+    let mut regions = Vec::with_capacity(elems.len());
+    let mut end = 0;
+    for &e in elems {
+        let start = (end + 7) & !7;
+        regions.push(start);
+        end = start + slots * slot_size(e);
+    }
+    (regions, end)
 }

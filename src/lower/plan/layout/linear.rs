@@ -28,6 +28,20 @@ pub struct LinearLayout {
 }
 
 impl LinearLayout {
+    /// The thread bits (of a tile block of `warps` warps) along which a
+    /// tile in this layout is only replicated: those whose basis adds
+    /// nothing, and those the layout does not span.
+    pub fn replica_bits(&self, warps: u32) -> i64 {
+        let bases = self.thread_bases();
+        let all_bits = (warps * 32).trailing_zeros() as usize;
+        let zero = bases
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| Self::is_zero(b))
+            .fold(0i64, |m, (k, _)| m | 1 << k);
+        (bases.len()..all_bits).fold(zero, |m, k| m | 1 << k)
+    }
+
     /// The layout of a 0-d tile: one register, the same in every thread.
     pub fn default_scalar() -> LinearLayout {
         LinearLayout {
