@@ -9,11 +9,9 @@ use std::rc::Rc;
 use crate::ir::{Module, OpId};
 use crate::lower::analysis::view::partition;
 use crate::lower::plan::layout::coalesced::load_layout;
-use crate::lower::plan::layout::shuffle::route;
 use crate::lower::plan::Plan;
-use crate::ptx::RegClass;
 
-use super::{Conversion, How};
+use super::{by_shuffles, Conversion, How};
 
 /// The conversion of the result of `load_view_tko` op `id`, where the
 /// plan covers the op: `Some(None)` where it reads in its users' layout,
@@ -30,8 +28,7 @@ pub fn load_view(m: &Module, id: OpId, plan: &Plan) -> Option<Option<Conversion>
     let Some(from) = load_layout(&p, wanted, plan.warps).filter(|f| f != wanted) else {
         return Some(None);
     };
-    let words = RegClass::for_bits(p.elem.bits()) == RegClass::B32;
-    let how = if words && route(&from, wanted).is_some() {
+    let how = if by_shuffles(p.elem, &from, wanted) {
         How::Shuffle
     } else {
         How::Shared {

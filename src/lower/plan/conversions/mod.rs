@@ -218,6 +218,12 @@ pub fn permutes(from: &LinearLayout, to: &LinearLayout) -> bool {
         })
 }
 
+/// Whether warp shuffles move a tile of `elem` from `from` to `to`: 32-bit
+/// registers, and a route ([`route`]).
+pub fn by_shuffles(elem: Elem, from: &LinearLayout, to: &LinearLayout) -> bool {
+    RegClass::for_bits(elem.bits()) == RegClass::B32 && route(from, to).is_some()
+}
+
 /// How a tile of `v` moves from `from` to `to`.
 fn how(m: &Module, v: ValueId, from: &LinearLayout, to: &LinearLayout) -> How {
     if permutes(from, to) {
@@ -234,8 +240,7 @@ fn how(m: &Module, v: ValueId, from: &LinearLayout, to: &LinearLayout) -> How {
         return How::Recompute;
     }
     let elem = value_tile(m, v).map(|(_, e)| e);
-    let words = elem.is_some_and(|e| RegClass::for_bits(e.bits()) == RegClass::B32);
-    if words && route(from, to).is_some() {
+    if elem.is_some_and(|e| by_shuffles(e, from, to)) {
         return How::Shuffle;
     }
     let elem = elem.unwrap_or(Elem::Num(Scalar::F32));
