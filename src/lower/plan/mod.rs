@@ -16,6 +16,7 @@
 //! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`
 //! writes it next to the output (`<output>.dump.plan`), and tests assert
 //! decisions on it.
+pub mod alloc;
 pub mod assign;
 pub mod assign_forward;
 pub mod buffers;

@@ -1,18 +1,9 @@
-//! The entry's shared-memory scratch: one allocator over the buffers' live
-//! ranges, in program order.
-//!
-//! A buffer is live from its claim until the op (or construct) that claimed
-//! it is done ([`Scratch::release`]). Where the claim is made decides where
-//! the buffer goes ([`Place`]):
-//! - outside every loop, at the lowest bytes free of live buffers (first
-//!   fit): that code runs once, so reusing a dead buffer's bytes costs at
-//!   most one barrier a CTA;
-//! - in a loop, above every buffer claimed so far (the top) while that
-//!   fits, so a loop never shares a byte between two of its buffers and
-//!   needs no barrier for it; where the top is full, at the lowest bytes
-//!   free of live buffers: a reuse, which costs a barrier at the loop's
-//!   `continue` too ([`Scratch::reusing`]), and from then on every claim
-//!   takes the lowest free bytes, as outside loops.
+//! The entry's shared-memory scratch as emission claims it: where each
+//! buffer goes is the plan's one allocator's answer
+//! ([`crate::lower::plan::alloc::placer`]: live from its claim until the op
+//! or construct that claimed it is done; first fit outside loops, above
+//! every buffer so far in loops while that fits, [`Scratch::reusing`]
+//! where it does not, which costs a barrier at the loop's `continue` too).
 //!
 //! Bytes that threads may still read (released since the last barrier
 //! that every later claim follows: one outside every construct) are dirty;
@@ -31,6 +22,8 @@ pub mod account;
 pub mod map;
 
 use crate::ir::OpId;
+pub use crate::lower::plan::alloc::placer::Mark;
+use crate::lower::plan::alloc::placer::Placer;
 
 use account::{Account, Rewrite};
 pub use account::{Owed, Paid};
@@ -38,28 +31,6 @@ pub use map::{Placed, ScratchMap};
 
 /// What a layout conversion's buffer serves ([`Scratch::set_purpose`]).
 pub const CONVERSION: &str = "a layout conversion";
-
-/// A point in the claims: what a later release frees.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mark {
-    /// Claims made before the mark.
-    seq: usize,
-    /// The top at the mark.
-    top: i64,
-}
-
-/// One claimed buffer.
-#[derive(Clone, Copy, Debug)]
-struct Buffer {
-    /// Its place in the claims.
-    seq: usize,
-    /// First byte.
-    start: i64,
-    /// One past the last byte.
-    end: i64,
-    /// Not yet released.
-    live: bool,
-}
 
 /// What [`Scratch::begin_op`] replaced, for [`Scratch::end_op`].
 #[derive(Clone, Copy, Debug)]
@@ -106,20 +77,10 @@ pub struct Claim {
 /// The allocator state of one entry.
 #[derive(Debug)]
 pub struct Scratch {
-    /// Bytes the target offers.
-    capacity: i64,
-    /// Buffers below the top, in claim order.
-    buffers: Vec<Buffer>,
-    /// Claims made so far.
-    seq: usize,
-    /// One past the highest byte of any buffer not given back.
-    top: i64,
-    /// The most bytes in use at any point: the entry's size.
-    peak: i64,
+    /// Where buffers go.
+    placer: Placer,
     /// Released byte ranges that threads may still read.
     dirty: Vec<(i64, i64)>,
-    /// Buffers of loops placed over dead ones.
-    reuses: usize,
     /// The op being lowered: the claimer of the next buffers.
     claimer: Option<OpId>,
     /// What the next buffers serve, where not the claimer's own work.
@@ -130,22 +91,12 @@ pub struct Scratch {
     log: Vec<Placed>,
 }
 
-/// `x` rounded up to a multiple of `align` (a power of two).
-fn align_up(x: i64, align: i64) -> i64 {
-    (x + align - 1) & !(align - 1)
-}
-
 impl Scratch {
     /// An empty scratch of `capacity` bytes.
     pub fn new(capacity: i64) -> Scratch {
         Scratch {
-            capacity,
-            buffers: Vec::new(),
-            seq: 0,
-            top: 0,
-            peak: 0,
+            placer: Placer::new(capacity),
             dirty: Vec::new(),
-            reuses: 0,
             claimer: None,
             purpose: None,
             account: Account::default(),
@@ -155,81 +106,38 @@ impl Scratch {
 
     /// The top: one past the highest byte claimed and not given back.
     pub fn top(&self) -> i64 {
-        self.top
+        self.placer.top()
     }
 
     /// The entry's shared-memory size so far.
     pub fn peak(&self) -> i64 {
-        self.peak
+        self.placer.peak()
     }
 
     /// Whether some buffer of a loop was placed below the top (the loop
     /// did not fit with every buffer its own bytes).
     pub fn reusing(&self) -> bool {
-        self.reuses > 0
+        self.placer.reusing()
     }
 
     /// The current point: buffers claimed from now on are freed by
     /// [`Scratch::release`] with it.
     pub fn mark(&self) -> Mark {
-        Mark {
-            seq: self.seq,
-            top: self.top,
-        }
+        self.placer.mark()
     }
 
     /// The largest buffer (16-byte aligned) that a claim could place now,
     /// over dead buffers or above the top.
     pub fn largest_free(&self) -> i64 {
-        self.starts(16)
-            .map(|s| self.free_end(s) - s)
-            .max()
-            .unwrap_or(0)
-            .max(0)
-    }
-
-    /// Candidate starts of a buffer aligned to `align`: the lowest byte
-    /// and the end of each live buffer.
-    fn starts(&self, align: i64) -> impl Iterator<Item = i64> + '_ {
-        std::iter::once(0)
-            .chain(self.buffers.iter().filter(|b| b.live).map(|b| b.end))
-            .map(move |s| align_up(s, align))
-    }
-
-    /// The end of the free bytes from `start`: the next live buffer's
-    /// start, or the capacity. `start` itself if it lies in a live buffer.
-    fn free_end(&self, start: i64) -> i64 {
-        let mut end = self.capacity;
-        for b in self.buffers.iter().filter(|b| b.live) {
-            if b.start <= start && start < b.end {
-                return start;
-            }
-            if b.start >= start {
-                end = end.min(b.start);
-            }
-        }
-        end
+        self.placer.largest_free()
     }
 
     /// Claims `bytes` aligned to `align` (a power of two) at `place`:
     /// see the module's doc. `None` when nothing fits.
     pub fn claim(&mut self, bytes: i64, align: i64, place: Place) -> Option<Claim> {
         let bytes = bytes.max(0);
-        let above = align_up(self.top, align);
-        let lowest = || {
-            self.starts(align)
-                .filter(|&s| self.free_end(s) - s >= bytes)
-                .min()
-        };
-        let start = if !place.in_loop || self.reuses > 0 {
-            lowest()?
-        } else if above.checked_add(bytes)? <= self.capacity {
-            above
-        } else {
-            let start = lowest()?;
-            self.reuses += 1;
-            start
-        };
+        let top = self.placer.top();
+        let start = self.placer.claim(bytes, align, place.in_loop)?;
         let end = start + bytes;
         let barrier = self.dirty.iter().any(|&(s, e)| s < end && start < e);
         if barrier && !place.conditional {
@@ -241,18 +149,9 @@ impl Scratch {
             bytes,
             offset: start,
             in_loop: place.in_loop,
-            over_dead: start < self.top,
+            over_dead: start < top,
             barrier,
         });
-        self.buffers.push(Buffer {
-            seq: self.seq,
-            start,
-            end,
-            live: true,
-        });
-        self.seq += 1;
-        self.top = self.top.max(end);
-        self.peak = self.peak.max(end);
         Some(Claim {
             offset: start,
             barrier,
@@ -343,7 +242,7 @@ impl Scratch {
         ScratchMap {
             entry: entry.to_string(),
             buffers: self.log.clone(),
-            bytes: self.peak,
+            bytes: self.placer.peak(),
             owed: self.account.owed().to_vec(),
         }
     }
@@ -351,47 +250,22 @@ impl Scratch {
     /// Frees the buffers claimed since `mark`: their bytes are dead, and
     /// dirty until a barrier.
     pub fn release(&mut self, mark: Mark) {
-        for b in self
-            .buffers
-            .iter_mut()
-            .filter(|b| b.live && b.seq >= mark.seq)
-        {
-            b.live = false;
-            self.dirty.push((b.start, b.end));
-        }
+        let freed = self.placer.release(mark);
+        self.dirty.extend(freed);
     }
 
     /// Frees the live buffer that starts at `offset` (one an op is done
     /// with before its claimer is).
     pub fn release_at(&mut self, offset: i64) {
-        if let Some(b) = self
-            .buffers
-            .iter_mut()
-            .find(|b| b.live && b.start == offset)
-        {
-            b.live = false;
-            self.dirty.push((b.start, b.end));
-        }
+        self.dirty.extend(self.placer.release_at(offset));
     }
 
     /// Frees the buffers claimed since `mark` and gives their bytes above
     /// the mark's top back to the top: for a construct outside every loop
     /// that is done.
     pub fn release_scope(&mut self, mark: Mark) {
-        self.release(mark);
-        let live_top = self
-            .buffers
-            .iter()
-            .filter(|b| b.live)
-            .map(|b| b.end)
-            .max()
-            .unwrap_or(0);
-        let top = mark.top.max(live_top);
-        if self.top > top {
-            self.dirty.push((top, self.top));
-            self.top = top;
-            self.buffers.retain(|b| b.live || b.end <= top);
-        }
+        let freed = self.placer.release_scope(mark);
+        self.dirty.extend(freed);
     }
 }
 
