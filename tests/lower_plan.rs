@@ -574,9 +574,8 @@ fn each_plan_and_map(mut check: impl FnMut(&Plan, &ScratchMap, &dyn Fn() -> Stri
                 ..Default::default()
             };
             let plans = plan_module(&module, &options).expect("plan");
-            let Ok((_, _, maps)) = lower_module_mapped(&module, &options) else {
-                continue;
-            };
+            let (_, _, maps) = lower_module_mapped(&module, &options)
+                .unwrap_or_else(|e| panic!("{rel} on {gpu}: {e}"));
             for (plan, map) in plans.iter().zip(&maps) {
                 let context = || {
                     format!(
@@ -709,4 +708,42 @@ fn the_dump_says_which_conversions_and_op_buffers_go_through_shared_memory() {
         buffers[0].ends_with("its tile rearranged, 16384 bytes, 16-byte aligned"),
         "{d}"
     );
+}
+
+#[test]
+fn the_plan_places_the_buffers_where_emission_claims_them() {
+    // Where the plan foresees every buffer of an entry, its placement is
+    // the scratch map claim for claim (the op, the size, the offset) and
+    // the entry's size is the map's.
+    let (mut placed, mut claims) = (0, 0);
+    each_plan_and_map(|plan, map, context| {
+        let Some(a) = &plan.placement else {
+            return;
+        };
+        placed += 1;
+        claims += a.claims.len();
+        let planned: Vec<_> = (a.claims.iter())
+            .map(|c| (c.op, c.bytes, c.offset))
+            .collect();
+        let made: Vec<_> = (map.buffers.iter())
+            .map(|b| (b.op, b.bytes, b.offset))
+            .collect();
+        assert_eq!(planned, made, "{}", context());
+        assert_eq!(a.bytes, map.bytes, "{}", context());
+    });
+    eprintln!("{placed} entries placed by the plan, {claims} buffers");
+    assert!(placed > 0 && claims > 0);
+    // A layer norm on sm_90: its reduction's partial results, then the
+    // conversions of a value a multiply takes twice, over them once they
+    // are dead, then a reshape's over both.
+    let d = dump("differential/corpus/layernorm_rows_f32.tileir", Gpu::Sm90);
+    for line in [
+        "placement: 16384 bytes, 4 buffers",
+        "128 bytes at 0: partial results across warps, for 'cuda_tile.reduce' op",
+        "8192 bytes at 0: an operand's layout conversion, for 'cuda_tile.mulf' op",
+        "8192 bytes at 8192: an operand's layout conversion, for 'cuda_tile.mulf' op",
+        "32 bytes at 0: an operand's layout conversion, for 'cuda_tile.reshape' op",
+    ] {
+        assert!(d.contains(line), "no line {line:?} in\n{d}");
+    }
 }

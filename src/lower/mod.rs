@@ -26,7 +26,9 @@
 //!   │             (registers, recomputed, shuffles, shared memory);
 //!   │             every buffer an op claims, sized (each size it may    buffers/
 //!   │             take by the room left: a product's K slices, a
-//!   │             loop's ring stages); launch directives                launch.rs
+//!   │             loop's ring stages); where each goes, by the one      alloc/ (placer.rs,
+//!   │             allocator walking the entry as emission claims,        walk.rs)
+//!   │             where every buffer is foreseen; launch directives     launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
@@ -38,10 +40,11 @@
 //!   │             operands reach shared memory, whichever engine reads  copies/ (cp_async.rs, ring.rs,
 //!   │             them (cp.async, rings of stages, direct B copies,      direct.rs, stream.rs, ...)
 //!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
-//!   │             they share; shared-memory scratch placed by one       scratch/ (mod.rs,
-//!   │             allocator over the buffers' live ranges (no second    account.rs, map.rs)
-//!   │             lowering), each a size the plan lists for its op (an
-//!   │             internal error otherwise); an op's barriers are those
+//!   │             they share; shared-memory scratch placed by the       scratch/ (mod.rs,
+//!   │             plan's allocator over the buffers' live ranges (no    account.rs, map.rs)
+//!   │             second lowering), each a size the plan lists for its
+//!   │             op, where the plan places it when it placed the entry
+//!   │             (an internal error otherwise); an op's barriers are those
 //!   │             between its own writes and reads: the ones before its
 //!   │             scratch is written again (by itself in the next
 //!   │             iteration, by a copy, by a later buffer on its bytes)

@@ -207,10 +207,41 @@ impl<'m> Lowerer<'m> {
                 location: None,
             });
         };
+        self.check_placed(bytes, c.offset)?;
         if c.barrier {
             self.barrier();
         }
         Ok(c.offset)
+    }
+
+    /// Fails where the plan placed the entry's buffers
+    /// ([`crate::lower::plan::alloc::walk`]) and the claim just made is not
+    /// its next one: another op's, another size or another offset (or one
+    /// past its last, with `bytes` `None`, once the entry is done).
+    pub fn check_placed(&self, bytes: i64, offset: i64) -> Result<(), LowerError> {
+        let Some(placement) = &self.plan.placement else {
+            return Ok(());
+        };
+        let made = self.scratch.claims();
+        let (op, _) = self.scratch.claimer();
+        let planned = made.checked_sub(1).and_then(|i| placement.claims.get(i));
+        if planned.is_some_and(|p| (p.op, p.bytes, p.offset) == (op, bytes, offset)) {
+            return Ok(());
+        }
+        let claimer = op.map_or_else(
+            || "the entry".to_string(),
+            |o| format!("'{}' op", self.m.ops[o].name()),
+        );
+        let plan = planned.map_or_else(
+            || "none".to_string(),
+            |p| format!("{} bytes at {}", p.bytes, p.offset),
+        );
+        Err(LowerError::Failed {
+            message: format!(
+                "{claimer}: a buffer of {bytes} bytes at {offset}, where the plan places {plan}"
+            ),
+            location: op.and_then(|o| self.m.location(o)),
+        })
     }
 
     /// Fails where the op claiming a buffer of `bytes` is one whose buffers

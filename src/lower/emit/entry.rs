@@ -133,6 +133,21 @@ pub fn lower_entry<'m>(
         l.lower_op(id)?;
     }
     crate::lower::emit::ops::alloca::free_all(&mut l);
+    if let Some(p) = l
+        .plan
+        .placement
+        .as_ref()
+        .filter(|p| p.claims.len() != l.scratch.claims())
+    {
+        return Err(LowerError::Failed {
+            message: format!(
+                "{} buffers claimed, where the plan places {}",
+                l.scratch.claims(),
+                p.claims.len()
+            ),
+            location: m.location(entry),
+        });
+    }
     if cluster {
         l.b.end_if();
     }

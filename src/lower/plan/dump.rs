@@ -48,6 +48,7 @@ impl Plan {
         crate::lower::plan::copies::dump(m, self, &mut s);
         crate::lower::plan::conversions::dump(m, self, &mut s);
         crate::lower::plan::buffers::dump(m, self, &mut s);
+        crate::lower::plan::alloc::walk::dump(m, self, &mut s);
         s
     }
 }

@@ -8,10 +8,12 @@
 //! them ([`copies`]), and the buffers each product stages its own operands
 //! in ([`staging`]), the operands ops want in another layout
 //! ([`conversions`]), and the buffers ops claim for their own work
-//! ([`buffers`]). Emission ([`crate::lower::emit::entry`],
-//! [`crate::lower::emit::ops`]) reads the plan and does not recompute any
-//! of it; what it settles is where a buffer goes, and so which of the
-//! plan's sizes fits the room left there.
+//! ([`buffers`]), and where each goes ([`alloc`]: placed by the one
+//! allocator, where every buffer of the entry is foreseen). Emission
+//! ([`crate::lower::emit::entry`], [`crate::lower::emit::ops`]) reads the
+//! plan and does not recompute any of it; what it still settles is which
+//! of the plan's sizes fits the room left, and, in an entry the plan did
+//! not place, where a buffer goes.
 //!
 //! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`
 //! writes it next to the output (`<output>.dump.plan`), and tests assert
@@ -68,6 +70,9 @@ pub struct Plan {
     pub conversions: conversions::Conversions,
     /// The shared-memory buffers ops claim for their own work.
     pub buffers: buffers::Buffers,
+    /// Where every buffer goes, where the plan foresees them all
+    /// ([`alloc::walk`]).
+    pub placement: Option<alloc::walk::Allocation>,
     /// Registers per thread the products' accumulators hold, all together.
     pub acc_regs: u32,
     /// The most 32-bit words the entry's tiles hold at once, the whole tile
@@ -150,6 +155,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         copies: copies::Copies::default(),
         conversions: conversions::Conversions::default(),
         buffers: buffers::Buffers::default(),
+        placement: None,
     };
     plan.copies = copies::plan(m, &block.ops, &plan);
     let staging = staging::plan(m, &plan);
@@ -158,6 +164,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
     }
     plan.conversions = conversions::plan(m, &block.ops, &plan);
     plan.buffers = buffers::plan(m, &block.ops, &plan);
+    plan.placement = alloc::walk::allocate(m, &block.ops, &plan);
     Ok(plan)
 }
 

@@ -109,6 +109,11 @@ impl Scratch {
         self.placer.top()
     }
 
+    /// How many buffers have been claimed.
+    pub fn claims(&self) -> usize {
+        self.log.len()
+    }
+
     /// The entry's shared-memory size so far.
     pub fn peak(&self) -> i64 {
         self.placer.peak()

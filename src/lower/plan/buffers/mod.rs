@@ -10,11 +10,10 @@
 //! loop claims around its body ([`loops`]: its ring, staged A operands,
 //! prefetched copies, split sums). Emission claims them as listed: an op
 //! whose buffers the plan covers claiming one it does not list is an
-//! internal error. Which of the sizes an op takes, and where every buffer
-//! goes, are still settled at emission, by the room left and the one
-//! allocator over the buffers' live ranges
-//! ([`crate::lower::emit::scratch`]). An `alloca` nested in a region claims
-//! its slot where the entry starts, for no op.
+//! internal error. Where every buffer goes the plan says where it foresees
+//! them all ([`crate::lower::plan::alloc::walk`]); which of several sizes
+//! an op takes is still settled at emission, by the room left. An `alloca`
+//! nested in a region claims its slot where the entry starts, for no op.
 pub mod loops;
 pub mod movement;
 pub mod reduce;
@@ -65,6 +64,23 @@ pub enum What {
 }
 
 impl What {
+    /// What it holds, in words, for the dump.
+    pub fn describe(self) -> &'static str {
+        match self {
+            What::Conversion(_) => "an operand's layout conversion",
+            What::Tile => "its tile rearranged",
+            What::Partials => "partial results across warps",
+            What::Operands => "its operands staged",
+            What::CopiedB => "its B operand copied",
+            What::Ring => "its ring of stages",
+            What::StagedA => "an A operand staged",
+            What::SplitSum => "the sums of warp pairs",
+            What::Slot => "the address of its heap memory",
+            What::Scan => "a scan's lines or its warps' totals",
+            What::Replicas => "old values shared with replicas",
+        }
+    }
+
     /// Whether the op claims it only where the room left allows, or one of
     /// several sizes listed for it by the room left.
     pub fn by_room(self) -> bool {
@@ -254,16 +270,12 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Buffers {
 /// (which [`crate::lower::plan::conversions::dump`] prints).
 pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
     for b in &plan.buffers.list {
-        let what = match b.what {
-            // The products' are their lines' "own operand buffers".
-            What::Conversion(_) | What::Operands | What::CopiedB => continue,
-            What::Ring | What::StagedA | What::SplitSum => continue,
-            What::Tile => "its tile rearranged",
-            What::Partials => "partial results across warps",
-            What::Replicas => "old values shared with replicas",
-            What::Slot => "the address of its heap memory",
-            What::Scan => "a scan's lines or its warps' totals",
-        };
+        // The products' are their lines' "own operand buffers", the
+        // conversions' their lines', the loops' their copies' lines.
+        if b.what.by_room() || matches!(b.what, What::Conversion(_)) {
+            continue;
+        }
+        let what = b.what.describe();
         let at = m
             .location(b.op)
             .map_or_else(|| "unknown location".to_string(), |l| l.to_string());

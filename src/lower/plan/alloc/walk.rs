@@ -1,0 +1,195 @@
+//! The plan's placement of an entry's buffers: the planned op buffers
+//! ([`crate::lower::plan::buffers`]) claimed and released in the order
+//! emission lowers the ops, by the one allocator ([`Placer`]).
+//!
+//! Each op claims its buffers (its operands' conversions first, then its
+//! own) when it is lowered, and frees them when it is done; an op with
+//! regions frees its own once its regions' ops are done, and one outside
+//! every loop gives its bytes back to the top. An `alloca` nested in a
+//! region takes its slot where the entry starts, for the whole entry.
+//!
+//! The entry is placed only where every buffer it claims is foreseen: an
+//! op whose buffers the plan does not cover, one that claims a size by the
+//! room left (a product staging its operands, a loop's ring or staged A, a
+//! load copied straight into its product's buffer), a conversion too large
+//! for the room left (made a window at a time), or a value recomputed in
+//! another layout (whose ops are lowered again, with what they claim)
+//! leaves the entry to be placed as emission claims.
+use std::fmt::Write;
+
+use crate::ir::{Module, OpId, Opcode};
+use crate::lower::plan::buffers::{OpBuffer, What};
+use crate::lower::plan::conversions::How;
+use crate::lower::plan::Plan;
+
+use super::placer::Placer;
+
+/// One planned buffer and where it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// The op claiming it; `None` for a nested `alloca`'s slot, claimed
+    /// where the entry starts.
+    pub op: Option<OpId>,
+    /// What it holds.
+    pub what: What,
+    /// Its size.
+    pub bytes: i64,
+    /// Its first byte in the entry's scratch.
+    pub offset: i64,
+}
+
+/// Where every buffer of an entry goes, in the order they are claimed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Allocation {
+    /// The buffers, in claim order.
+    pub claims: Vec<Placed>,
+    /// The entry's shared-memory size: the most bytes in use at once.
+    pub bytes: i64,
+}
+
+/// The walk's state.
+struct Walk<'a> {
+    m: &'a Module,
+    plan: &'a Plan,
+    placer: Placer,
+    /// Loops open around the op being walked.
+    loops: usize,
+    out: Vec<Placed>,
+}
+
+/// Places the buffers of the entry body `ops` under `plan` (its op buffers
+/// planned); `None` where some buffer is not foreseen (the module's doc).
+pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Option<Allocation> {
+    let mut w = Walk {
+        m,
+        plan,
+        placer: Placer::new(plan.target.max_shared_bytes()),
+        loops: 0,
+        out: Vec::new(),
+    };
+    for id in nested_allocas(m, ops) {
+        w.claim(None, What::Slot, 8, 16)?;
+        let _ = id;
+    }
+    for &id in ops {
+        w.op(id)?;
+    }
+    Some(Allocation {
+        claims: w.out,
+        bytes: w.placer.peak(),
+    })
+}
+
+/// The `alloca` ops nested in the regions of `ops`, in the order emission
+/// allocates them where the entry starts.
+fn nested_allocas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+    let inner = |id: OpId| {
+        m.ops[id]
+            .regions
+            .iter()
+            .flat_map(|r| r.blocks.iter().flat_map(|b| b.ops.iter().copied()))
+    };
+    let mut stack: Vec<OpId> = ops.iter().flat_map(|&id| inner(id)).collect();
+    let mut out = Vec::new();
+    while let Some(id) = stack.pop() {
+        if m.ops[id].opcode == Opcode::Alloca {
+            out.push(id);
+        }
+        stack.extend(inner(id));
+    }
+    out
+}
+
+impl Walk<'_> {
+    /// Claims `bytes` for `op`, in a loop or not.
+    fn claim(&mut self, op: Option<OpId>, what: What, bytes: i64, align: i64) -> Option<()> {
+        let offset = self.placer.claim(bytes, align, self.loops > 0)?;
+        self.out.push(Placed {
+            op,
+            what,
+            bytes,
+            offset,
+        });
+        Some(())
+    }
+
+    /// Op `id`: its buffers, its regions' ops, then its buffers freed.
+    fn op(&mut self, id: OpId) -> Option<()> {
+        let listed: Vec<OpBuffer> = match self.plan.buffers.of(id) {
+            Some(l) => l.copied().collect(),
+            None if self.plan.buffers.list.iter().any(|b| b.op == id) => return None,
+            None => Vec::new(),
+        };
+        let recomputed =
+            (self.plan.conversions.list.iter()).any(|c| c.op == id && c.how == How::Recompute);
+        if recomputed || listed.iter().any(|b| b.what.by_room()) {
+            return None;
+        }
+        let mark = self.placer.mark();
+        let op = &self.m.ops[id];
+        for b in &listed {
+            // A value an op takes as several operands is converted for
+            // each.
+            let times = match b.what {
+                What::Conversion(_) if b.bytes > self.room() => return None,
+                What::Conversion(v) => op.operands.iter().filter(|&&o| o == v).count().max(1),
+                _ => 1,
+            };
+            for _ in 0..times {
+                self.claim(Some(id), b.what, b.bytes, b.align)?;
+            }
+        }
+        let looping = matches!(op.opcode, Opcode::For | Opcode::Loop);
+        self.loops += usize::from(looping);
+        for r in &op.regions {
+            for b in &r.blocks {
+                for &inner in &b.ops {
+                    self.op(inner)?;
+                }
+            }
+        }
+        self.loops -= usize::from(looping);
+        self.placer.release(mark);
+        if !op.regions.is_empty() && self.loops == 0 {
+            self.placer.release_scope(mark);
+        }
+        Some(())
+    }
+
+    /// Shared memory free above the top (the next buffer starts 16-byte
+    /// aligned).
+    fn room(&self) -> i64 {
+        self.plan.target.max_shared_bytes() - ((self.placer.top() + 15) & !15)
+    }
+}
+
+/// The dump's lines: the size of the entry's scratch and where each
+/// buffer goes, or that emission places them.
+pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
+    let Some(a) = &plan.placement else {
+        let _ = writeln!(
+            s,
+            "  placement: as emission claims (not every buffer foreseen)"
+        );
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "  placement: {} bytes, {} buffers",
+        a.bytes,
+        a.claims.len()
+    );
+    for p in &a.claims {
+        let by = match p.op {
+            Some(op) => {
+                let at = m
+                    .location(op)
+                    .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
+                format!("'{}' op at {at}", m.ops[op].name())
+            }
+            None => "the entry".to_string(),
+        };
+        let what = p.what.describe();
+        let _ = writeln!(s, "    {} bytes at {}: {what}, for {by}", p.bytes, p.offset);
+    }
+}
