@@ -219,7 +219,7 @@ impl<'m> Lowerer<'m> {
     /// its next one: another op's, another size or another offset (or one
     /// past its last, with `bytes` `None`, once the entry is done).
     pub fn check_placed(&self, bytes: i64, offset: i64) -> Result<(), LowerError> {
-        let Some(placement) = &self.plan.placement else {
+        let Ok(placement) = &self.plan.placement else {
             return Ok(());
         };
         let made = self.scratch.claims();

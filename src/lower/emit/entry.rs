@@ -137,6 +137,7 @@ pub fn lower_entry<'m>(
         .plan
         .placement
         .as_ref()
+        .ok()
         .filter(|p| p.claims.len() != l.scratch.claims())
     {
         return Err(LowerError::Failed {

@@ -70,9 +70,9 @@ pub struct Plan {
     pub conversions: conversions::Conversions,
     /// The shared-memory buffers ops claim for their own work.
     pub buffers: buffers::Buffers,
-    /// Where every buffer goes, where the plan foresees them all
-    /// ([`alloc::walk`]).
-    pub placement: Option<alloc::walk::Allocation>,
+    /// Where every buffer goes, where the plan foresees them all, else the
+    /// first it does not ([`alloc::walk`]).
+    pub placement: Result<alloc::walk::Allocation, alloc::walk::Unforeseen>,
     /// Registers per thread the products' accumulators hold, all together.
     pub acc_regs: u32,
     /// The most 32-bit words the entry's tiles hold at once, the whole tile
@@ -155,7 +155,10 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
         copies: copies::Copies::default(),
         conversions: conversions::Conversions::default(),
         buffers: buffers::Buffers::default(),
-        placement: None,
+        placement: Err(alloc::walk::Unforeseen {
+            op: None,
+            why: "not planned yet",
+        }),
     };
     plan.copies = copies::plan(m, &block.ops, &plan);
     let staging = staging::plan(m, &plan);

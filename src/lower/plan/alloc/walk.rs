@@ -47,6 +47,16 @@ pub struct Allocation {
     pub bytes: i64,
 }
 
+/// Why the plan leaves an entry's buffers to be placed as emission claims
+/// them: the first buffer it does not foresee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unforeseen {
+    /// The op claiming it.
+    pub op: Option<OpId>,
+    /// What makes it unforeseen.
+    pub why: &'static str,
+}
+
 /// The walk's state.
 struct Walk<'a> {
     m: &'a Module,
@@ -58,8 +68,8 @@ struct Walk<'a> {
 }
 
 /// Places the buffers of the entry body `ops` under `plan` (its op buffers
-/// planned); `None` where some buffer is not foreseen (the module's doc).
-pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Option<Allocation> {
+/// planned), or says which buffer it does not foresee (the module's doc).
+pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unforeseen> {
     let mut w = Walk {
         m,
         plan,
@@ -67,14 +77,13 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Option<Allocation> {
         loops: 0,
         out: Vec::new(),
     };
-    for id in nested_allocas(m, ops) {
+    for _ in nested_allocas(m, ops) {
         w.claim(None, What::Slot, 8, 16)?;
-        let _ = id;
     }
     for &id in ops {
         w.op(id)?;
     }
-    Some(Allocation {
+    Ok(Allocation {
         claims: w.out,
         bytes: w.placer.peak(),
     })
@@ -102,28 +111,47 @@ fn nested_allocas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
 
 impl Walk<'_> {
     /// Claims `bytes` for `op`, in a loop or not.
-    fn claim(&mut self, op: Option<OpId>, what: What, bytes: i64, align: i64) -> Option<()> {
-        let offset = self.placer.claim(bytes, align, self.loops > 0)?;
+    fn claim(
+        &mut self,
+        op: Option<OpId>,
+        what: What,
+        bytes: i64,
+        align: i64,
+    ) -> Result<(), Unforeseen> {
+        let offset = (self.placer.claim(bytes, align, self.loops > 0)).ok_or(Unforeseen {
+            op,
+            why: "a buffer too large for the shared memory left",
+        })?;
         self.out.push(Placed {
             op,
             what,
             bytes,
             offset,
         });
-        Some(())
+        Ok(())
     }
 
     /// Op `id`: its buffers, its regions' ops, then its buffers freed.
-    fn op(&mut self, id: OpId) -> Option<()> {
+    fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
+        let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
         let listed: Vec<OpBuffer> = match self.plan.buffers.of(id) {
             Some(l) => l.copied().collect(),
-            None if self.plan.buffers.list.iter().any(|b| b.op == id) => return None,
+            None if self.plan.buffers.list.iter().any(|b| b.op == id) => {
+                return unforeseen("an op whose own buffers are not planned")
+            }
             None => Vec::new(),
         };
         let recomputed =
             (self.plan.conversions.list.iter()).any(|c| c.op == id && c.how == How::Recompute);
-        if recomputed || listed.iter().any(|b| b.what.by_room()) {
-            return None;
+        if recomputed {
+            return unforeseen("a value recomputed in another layout");
+        }
+        if let Some(b) = listed.iter().find(|b| b.what.by_room()) {
+            return unforeseen(match b.what {
+                What::Operands => "a product's operands, by the room left",
+                What::CopiedB => "a B operand copied straight to shared memory",
+                _ => "a loop's buffers, by the room left",
+            });
         }
         let mark = self.placer.mark();
         let op = &self.m.ops[id];
@@ -131,7 +159,9 @@ impl Walk<'_> {
             // A value an op takes as several operands is converted for
             // each.
             let times = match b.what {
-                What::Conversion(_) if b.bytes > self.room() => return None,
+                What::Conversion(_) if b.bytes > self.room() => {
+                    return unforeseen("a conversion a window at a time")
+                }
                 What::Conversion(v) => op.operands.iter().filter(|&&o| o == v).count().max(1),
                 _ => 1,
             };
@@ -153,7 +183,7 @@ impl Walk<'_> {
         if !op.regions.is_empty() && self.loops == 0 {
             self.placer.release_scope(mark);
         }
-        Some(())
+        Ok(())
     }
 
     /// Shared memory free above the top (the next buffer starts 16-byte
@@ -166,12 +196,15 @@ impl Walk<'_> {
 /// The dump's lines: the size of the entry's scratch and where each
 /// buffer goes, or that emission places them.
 pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
-    let Some(a) = &plan.placement else {
-        let _ = writeln!(
-            s,
-            "  placement: as emission claims (not every buffer foreseen)"
-        );
-        return;
+    let a = match &plan.placement {
+        Ok(a) => a,
+        Err(u) => {
+            let by =
+                u.op.map_or_else(|| "the entry".to_string(), |op| op_at(m, op));
+            let why = u.why;
+            let _ = writeln!(s, "  placement: as emission claims ({why}, for {by})");
+            return;
+        }
     };
     let _ = writeln!(
         s,
@@ -180,16 +213,17 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
         a.claims.len()
     );
     for p in &a.claims {
-        let by = match p.op {
-            Some(op) => {
-                let at = m
-                    .location(op)
-                    .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
-                format!("'{}' op at {at}", m.ops[op].name())
-            }
-            None => "the entry".to_string(),
-        };
+        let by =
+            p.op.map_or_else(|| "the entry".to_string(), |op| op_at(m, op));
         let what = p.what.describe();
         let _ = writeln!(s, "    {} bytes at {}: {what}, for {by}", p.bytes, p.offset);
     }
+}
+
+/// `op` by name and location, for the dump.
+fn op_at(m: &Module, op: OpId) -> String {
+    let at = m
+        .location(op)
+        .map_or_else(|| "unknown location".to_string(), |l| l.to_string());
+    format!("'{}' op at {at}", m.ops[op].name())
 }
