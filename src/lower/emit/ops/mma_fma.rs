@@ -19,9 +19,7 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::staging::{
-    alloc, coordinates, room, room_reusing, write, Buffer, Placement,
-};
+use crate::lower::emit::ops::staging::{alloc, coordinates, room_now, write, Buffer, Placement};
 use crate::lower::emit::ops::staging_window::{write_window, Window};
 
 /// The type products are accumulated in.
@@ -61,15 +59,13 @@ pub fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Opt
     })
 }
 
-/// The K extent the plan's staging of product `id` takes: the first of its
-/// slices (all of K, then power-of-two slices) whose buffers fit the shared
-/// memory left, else over dead buffers (`None` when not even one K step
-/// fits anywhere).
+/// The K extent the plan's staging of product `id` takes, by the room
+/// left ([`crate::lower::plan::engines::Staging::choose`]; `None` when not
+/// even one K step fits anywhere).
 fn k_slice(l: &Lowerer, id: OpId) -> Option<i64> {
-    let slices = &l.plan.staging(id)?.slices;
-    let fits = |room: i64| slices.iter().find(|s| s.bytes <= room).map(|s| s.k);
-    // Above the scratch in use, else over dead buffers.
-    fits(room(l)).or_else(|| fits(room_reusing(l)))
+    let staging = l.plan.staging(id)?;
+    let engine = l.plan.engine(id)?;
+    staging.choose(engine, 0, room_now(l)).map(|(s, _)| s.k)
 }
 
 /// What both paths of the engine know of one matrix multiply.

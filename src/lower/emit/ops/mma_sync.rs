@@ -30,8 +30,8 @@ use crate::lower::emit::ops::mma_sync_frags::{
     a_fragments, acc_fragments, acc_registers, fragment_addrs, ARegs, Mmas,
 };
 use crate::lower::emit::ops::mma_sync_smem::{operand_buffers, FragmentAddrs, Operands, Staged};
-use crate::lower::emit::ops::staging::{room, room_reusing};
-use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Plan, STAGE_BUDGET};
+use crate::lower::emit::ops::staging::room_now;
+use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Plan};
 use crate::lower::plan::engines::Staging;
 
 /// Lowers op `id` by `plan`.
@@ -147,28 +147,14 @@ fn staged_product(
 }
 
 /// The K slice length and the number of buffer sets of the staged product
-/// `id` by its plan's `staging` (K `kk`): the first of its slices whose
-/// buffers fit the budget and the shared memory left, else over dead
-/// buffers; two sets where the plan wants them (streamed operands read the
-/// next slice while the current one is multiplied) and they fit.
+/// `id` by its plan's `staging` (K `kk`), by the room left
+/// ([`Staging::choose`]).
 fn slicing(l: &Lowerer, id: OpId, staging: &Staging, kk: i64) -> Result<(i64, usize), LowerError> {
-    let pick = |room: i64| {
-        staging
-            .slices
-            .iter()
-            .find(|s| s.bytes <= STAGE_BUDGET.min(room))
-            .map(|s| (*s, room))
-    };
-    // Above the scratch in use, else over dead buffers.
-    let (slice, room) = pick(room(l))
-        .or_else(|| pick(room_reusing(l)))
+    let engine = l.plan.engine(id).ok_or_else(|| l.unsupported(id))?;
+    let (slice, sets) = staging
+        .choose(engine, kk, room_now(l))
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
-    let sets = if staging.sets > 1 && slice.k < kk && 2 * slice.bytes <= STAGE_BUDGET.min(room) {
-        2
-    } else {
-        1
-    };
-    Ok((slice.k, sets))
+    Ok((slice.k, sets as usize))
 }
 
 /// `t`, the A operand of product `id` that the plan keeps in registers, in

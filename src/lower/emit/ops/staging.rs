@@ -70,6 +70,16 @@ pub fn room_reusing(l: &Lowerer) -> i64 {
     l.scratch.largest_free()
 }
 
+/// The shared memory left where the next buffer goes: above the scratch
+/// in use, anywhere, and the top ([`crate::lower::plan::engines::Staging::choose`]).
+pub fn room_now(l: &Lowerer) -> crate::lower::plan::engines::Room {
+    crate::lower::plan::engines::Room {
+        above: room(l),
+        anywhere: room_reusing(l),
+        top: l.scratch.top(),
+    }
+}
+
 /// Allocates a buffer of `shape` for elements of kind `e`.
 pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
     let slot = slot_bytes(e);

@@ -61,7 +61,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     // multiply. Else one set and a barrier before it is rewritten.
     let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
     let set = staging.slices[0].bytes;
-    let sets = sets_that_fit(l, staging);
+    let sets = sets_that_fit(l, id, staging);
     let region = alloc(l, &[set * sets + staging.align], Elem::Num(Scalar::I8))?;
     let aligned = aligned_base(l, region.offset);
     let phase = (sets > 1).then(|| {
@@ -128,16 +128,15 @@ pub(super) fn b_offset(a: &Smem) -> i64 {
     (a.bytes() + 1023) & !1023
 }
 
-/// The operand sets of `staging` to place: two where the plan wants them
-/// and they fit above the scratch in use, else one.
-pub(super) fn sets_that_fit(l: &Lowerer, staging: &Staging) -> i64 {
-    let set = staging.slices[0].bytes;
-    let room = crate::lower::plan::target::MAX_SHARED_BYTES - l.scratch.top();
-    if staging.sets > 1 && 2 * set + staging.align + 16 <= room {
-        2
-    } else {
-        1
-    }
+/// The operand sets of product `id`'s `staging` to place: two where the
+/// plan wants them and they fit above the scratch in use, else one
+/// ([`Staging::choose`]).
+pub(super) fn sets_that_fit(l: &Lowerer, id: OpId, staging: &Staging) -> i64 {
+    let engine = l.plan.engine(id);
+    let room = crate::lower::emit::ops::staging::room_now(l);
+    engine
+        .and_then(|e| staging.choose(e, 0, room))
+        .map_or(1, |(_, sets)| i64::from(sets))
 }
 
 /// The matrix descriptors of A (this warpgroup's rows) and B at the shared

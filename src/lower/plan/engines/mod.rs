@@ -142,6 +142,18 @@ pub struct Staging {
     pub one_region: bool,
 }
 
+/// The shared memory left where a product's buffers go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Room {
+    /// Bytes free above the scratch in use (from the next 16-byte
+    /// boundary).
+    pub above: i64,
+    /// The largest free bytes anywhere, over dead buffers included.
+    pub anywhere: i64,
+    /// The top of the scratch in use.
+    pub top: i64,
+}
+
 /// One K slice a product may stage its operands in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slice {
@@ -166,6 +178,41 @@ impl Staging {
             .flat_map(|_| slice.buffers)
             .filter(|&b| b > 0)
             .collect()
+    }
+
+    /// The slice and the number of sets product `engine` (of K `kk`)
+    /// stages its operands in, given the shared memory left where its
+    /// buffers go (`room`); `None` when not even its shortest slice fits.
+    /// On `mma.sync` the first slice whose set fits the staging budget and
+    /// the room above the scratch in use, else the room over dead buffers,
+    /// and two sets where the plan wants them, K is sliced and they fit; on
+    /// FMAs the first slice that fits, one set; on `wgmma` its one slice,
+    /// and two sets where wanted and they fit above the scratch in use.
+    pub fn choose(&self, engine: &Engine, kk: i64, room: Room) -> Option<(Slice, u32)> {
+        let first = |budget: i64, room: i64| {
+            let within = budget.min(room);
+            self.slices
+                .iter()
+                .find(|s| s.bytes <= within)
+                .map(|s| (*s, within))
+        };
+        let (slice, within) = match engine {
+            Engine::Wgmma(_) => {
+                let set = *self.slices.first()?;
+                let left = crate::lower::plan::target::MAX_SHARED_BYTES - room.top;
+                let two = self.sets > 1 && 2 * set.bytes + self.align + 16 <= left;
+                return Some((set, if two { 2 } else { 1 }));
+            }
+            Engine::MmaSync(_) => first(mma_sync::STAGE_BUDGET, room.above)
+                .or_else(|| first(mma_sync::STAGE_BUDGET, room.anywhere))?,
+            Engine::Fma => {
+                let slice =
+                    first(i64::MAX, room.above).or_else(|| first(i64::MAX, room.anywhere))?;
+                return Some((slice.0, 1));
+            }
+        };
+        let two = self.sets > 1 && slice.k < kk && 2 * slice.bytes <= within;
+        Some((slice, if two { 2 } else { 1 }))
     }
 
     /// One line of stable text: `A and B in padded rows, K slices of 64
