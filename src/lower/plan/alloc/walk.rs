@@ -8,10 +8,15 @@
 //! every loop gives its bytes back to the top. An `alloca` nested in a
 //! region takes its slot where the entry starts, for the whole entry.
 //!
+//! A product that stages its own operands claims the slice and sets its
+//! engine chooses by the room left where they go
+//! ([`crate::lower::plan::engines::Staging::choose`], the rule emission
+//! follows).
+//!
 //! The entry is placed only where every buffer it claims is foreseen: an
 //! op whose buffers the plan does not cover, one that claims a size by the
-//! room left (a product staging its operands, a loop's ring or staged A, a
-//! load copied straight into its product's buffer), a conversion too large
+//! room left (a loop's ring or staged A, a load copied straight into its
+//! product's buffer, a product reading one), a conversion too large
 //! for the room left (made a window at a time), or a value recomputed in
 //! another layout (whose ops are lowered again, with what they claim)
 //! leaves the entry to be placed as emission claims.
@@ -20,6 +25,7 @@ use std::fmt::Write;
 use crate::ir::{Module, OpId, Opcode};
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::conversions::How;
+use crate::lower::plan::engines::Room;
 use crate::lower::plan::Plan;
 
 use super::placer::Placer;
@@ -146,6 +152,9 @@ impl Walk<'_> {
         if recomputed {
             return unforeseen("a value recomputed in another layout");
         }
+        if listed.iter().any(|b| b.what == What::Operands) {
+            return self.product(id, &listed);
+        }
         if let Some(b) = listed.iter().find(|b| b.what.by_room()) {
             return unforeseen(match b.what {
                 What::Operands => "a product's operands, by the room left",
@@ -156,17 +165,9 @@ impl Walk<'_> {
         let mark = self.placer.mark();
         let op = &self.m.ops[id];
         for b in &listed {
-            // A value an op takes as several operands is converted for
-            // each.
-            let times = match b.what {
-                What::Conversion(_) if b.bytes > self.room() => {
-                    return unforeseen("a conversion a window at a time")
-                }
-                What::Conversion(v) => op.operands.iter().filter(|&&o| o == v).count().max(1),
-                _ => 1,
-            };
-            for _ in 0..times {
-                self.claim(Some(id), b.what, b.bytes, b.align)?;
+            match b.what {
+                What::Conversion(_) => self.conversion(id, b)?,
+                _ => self.claim(Some(id), b.what, b.bytes, b.align)?,
             }
         }
         let looping = matches!(op.opcode, Opcode::For | Opcode::Loop);
@@ -183,6 +184,62 @@ impl Walk<'_> {
         if !op.regions.is_empty() && self.loops == 0 {
             self.placer.release_scope(mark);
         }
+        Ok(())
+    }
+
+    /// The conversion buffer `b` of op `id`: one for each operand the
+    /// value is.
+    fn conversion(&mut self, id: OpId, b: &OpBuffer) -> Result<(), Unforeseen> {
+        let What::Conversion(v) = b.what else {
+            return Ok(());
+        };
+        if b.bytes > self.room() {
+            return Err(Unforeseen {
+                op: Some(id),
+                why: "a conversion a window at a time",
+            });
+        }
+        let operands = &self.m.ops[id].operands;
+        for _ in 0..operands.iter().filter(|&&o| o == v).count().max(1) {
+            self.claim(Some(id), b.what, b.bytes, b.align)?;
+        }
+        Ok(())
+    }
+
+    /// Product `id`, which stages its own operands (its buffers `listed`):
+    /// its conversions, then the buffers of the slice and sets its engine
+    /// chooses by the room left ([`crate::lower::plan::engines::Staging::choose`]).
+    fn product(&mut self, id: OpId, listed: &[OpBuffer]) -> Result<(), Unforeseen> {
+        let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
+        if self.plan.copies.copies_b(id) {
+            return unforeseen("a B operand copied straight to shared memory");
+        }
+        let (Some(staging), Some(engine)) = (self.plan.staging(id), self.plan.engine(id)) else {
+            return unforeseen("a product with no staging planned");
+        };
+        let kk = (self.m.ops[id].operand("lhs"))
+            .and_then(|v| crate::lower::analysis::values::value_tile(self.m, v))
+            .and_then(|(shape, _)| shape.last().copied())
+            .unwrap_or(0);
+        let mark = self.placer.mark();
+        for b in listed
+            .iter()
+            .filter(|b| matches!(b.what, What::Conversion(_)))
+        {
+            self.conversion(id, b)?;
+        }
+        let room = Room {
+            above: self.room(),
+            anywhere: self.placer.largest_free(),
+            top: self.placer.top(),
+        };
+        let Some((slice, sets)) = staging.choose(engine, kk, room) else {
+            return unforeseen("a product whose operands fit nowhere");
+        };
+        for bytes in staging.claims(&slice, sets) {
+            self.claim(Some(id), What::Operands, bytes, 16)?;
+        }
+        self.placer.release(mark);
         Ok(())
     }
 
