@@ -23,7 +23,7 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 use crate::lower::emit::ops::staging::{
     addresses, alloc, read_one, room, slot_bytes, write_regs, Buffer, Placement,
 };
-use crate::lower::plan::engines::k_slices;
+use crate::lower::plan::conversions::window::window;
 
 /// The aligned window `[lo, lo + len)` along tile dimension `dim` (`len` a
 /// power of two, `lo` a multiple of it).
@@ -188,16 +188,7 @@ pub fn convert_in_slices(
     layout: &Rc<LinearLayout>,
 ) -> Result<Option<Tile>, LowerError> {
     let shape = &t.layout.shape;
-    let Some(dim) = shape.iter().position(|&d| d > 1) else {
-        return Ok(None);
-    };
-    let slot = slot_bytes(t.elem);
-    let total = shape.iter().product::<i64>() * slot;
-    let room = room(l);
-    let Some(len) = k_slices(shape[dim], 1)
-        .skip(1)
-        .find(|&len| total / shape[dim] * len <= room)
-    else {
+    let Some((dim, len)) = window(shape, slot_bytes(t.elem), room(l)) else {
         return Ok(None);
     };
     let mut bshape = shape.clone();

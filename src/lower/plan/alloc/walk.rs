@@ -8,23 +8,27 @@
 //! every loop gives its bytes back to the top. An `alloca` nested in a
 //! region takes its slot where the entry starts, for the whole entry.
 //!
-//! A product that stages its own operands claims the slice and sets its
-//! engine chooses by the room left where they go
-//! ([`crate::lower::plan::engines::Staging::choose`], the rule emission
-//! follows).
+//! What an op claims by the room left is chosen by the rule emission
+//! follows, at the plan's place: the slice and sets of a product that
+//! stages its own operands
+//! ([`crate::lower::plan::engines::Staging::choose`]), a conversion's
+//! window where its whole tile does not fit
+//! ([`crate::lower::plan::conversions::window`]).
 //!
 //! The entry is placed only where every buffer it claims is foreseen: an
-//! op whose buffers the plan does not cover, one that claims a size by the
-//! room left (a loop's ring or staged A, a load copied straight into its
-//! product's buffer, a product reading one), a conversion too large
-//! for the room left (made a window at a time), or a value recomputed in
-//! another layout (whose ops are lowered again, with what they claim)
-//! leaves the entry to be placed as emission claims.
+//! op whose buffers the plan does not cover, a loop's ring or staged A, a
+//! load copied straight into its product's buffer (and the product reading
+//! it), or a value recomputed in another layout (whose ops are lowered
+//! again, with what they claim) leaves the entry to be placed as emission
+//! claims.
 use std::fmt::Write;
 
 use crate::ir::{Module, OpId, Opcode};
+use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
+use crate::lower::plan::conversions::window::{window, window_bytes};
 use crate::lower::plan::conversions::How;
+use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::engines::Room;
 use crate::lower::plan::Plan;
 
@@ -188,20 +192,35 @@ impl Walk<'_> {
     }
 
     /// The conversion buffer `b` of op `id`: one for each operand the
-    /// value is.
+    /// value is, the whole tile or, where it does not fit the room left,
+    /// the window of it that does
+    /// ([`crate::lower::plan::conversions::window`]); none for a load's
+    /// move from the rows it reads where the whole tile does not fit (the
+    /// load then reads in its users' layout).
     fn conversion(&mut self, id: OpId, b: &OpBuffer) -> Result<(), Unforeseen> {
         let What::Conversion(v) = b.what else {
             return Ok(());
         };
-        if b.bytes > self.room() {
-            return Err(Unforeseen {
-                op: Some(id),
-                why: "a conversion a window at a time",
-            });
-        }
         let operands = &self.m.ops[id].operands;
         for _ in 0..operands.iter().filter(|&&o| o == v).count().max(1) {
-            self.claim(Some(id), b.what, b.bytes, b.align)?;
+            let mut bytes = b.bytes;
+            let where_room =
+                (self.plan.conversions.of(id, v)).is_some_and(|c| c.is_some_and(|c| c.where_room));
+            if where_room && bytes > self.room() {
+                // A load's move from the rows it reads is made only where
+                // the whole tile fits.
+                continue;
+            }
+            if bytes > self.room() {
+                // A window at a time, where one fits.
+                if let Some((shape, elem)) = value_tile(self.m, v) {
+                    let slot = slot_bytes(elem);
+                    if let Some(w) = window(&shape, slot, self.room()) {
+                        bytes = window_bytes(&shape, slot, w);
+                    }
+                }
+            }
+            self.claim(Some(id), b.what, bytes, b.align)?;
         }
         Ok(())
     }
@@ -218,7 +237,7 @@ impl Walk<'_> {
             return unforeseen("a product with no staging planned");
         };
         let kk = (self.m.ops[id].operand("lhs"))
-            .and_then(|v| crate::lower::analysis::values::value_tile(self.m, v))
+            .and_then(|v| value_tile(self.m, v))
             .and_then(|(shape, _)| shape.last().copied())
             .unwrap_or(0);
         let mark = self.placer.mark();

@@ -37,6 +37,7 @@ use crate::ptx::RegClass;
 
 pub mod carried;
 pub mod loads;
+pub mod window;
 
 use carried::Scope;
 
