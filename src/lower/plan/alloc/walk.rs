@@ -13,21 +13,26 @@
 //! stages its own operands
 //! ([`crate::lower::plan::engines::Staging::choose`]), a conversion's
 //! window where its whole tile does not fit
-//! ([`crate::lower::plan::conversions::window`]).
+//! ([`crate::lower::plan::conversions::window`]), a pipelined loop's ring
+//! of as many stages as fit
+//! ([`crate::lower::plan::copies::pipeline::Ring::fit`]; a loop whose ring
+//! does not fit is lowered as any other).
 //!
 //! The entry is placed only where every buffer it claims is foreseen: an
-//! op whose buffers the plan does not cover, a loop's ring or staged A, a
-//! load copied straight into its product's buffer (and the product reading
-//! it), or a value recomputed in another layout (whose ops are lowered
-//! again, with what they claim) leaves the entry to be placed as emission
-//! claims.
+//! op whose buffers the plan does not cover, an A operand staged ahead of
+//! its loop, a load copied straight into its product's buffer (and the
+//! product reading it), a loop's split sum, or a value recomputed in
+//! another layout (whose ops are lowered again, with what they claim)
+//! leaves the entry to be placed as emission claims.
 use std::fmt::Write;
 
-use crate::ir::{Module, OpId, Opcode};
+use crate::ir::{Module, OpId, Opcode, Scalar};
 use crate::lower::analysis::values::value_tile;
+use crate::lower::analysis::values::Elem;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::conversions::window::{window, window_bytes};
 use crate::lower::plan::conversions::How;
+use crate::lower::plan::copies::pipeline::Ring;
 use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::engines::Room;
 use crate::lower::plan::Plan;
@@ -159,11 +164,21 @@ impl Walk<'_> {
         if listed.iter().any(|b| b.what == What::Operands) {
             return self.product(id, &listed);
         }
+        let mut listed = listed;
+        if listed.iter().any(|b| b.what == What::Ring) {
+            if self.pipelined(id, &listed)? {
+                return Ok(());
+            }
+            // Its ring does not fit: a loop as any other.
+            listed.retain(|b| b.what != What::Ring);
+        }
         if let Some(b) = listed.iter().find(|b| b.what.by_room()) {
             return unforeseen(match b.what {
                 What::Operands => "a product's operands, by the room left",
                 What::CopiedB => "a B operand copied straight to shared memory",
-                _ => "a loop's buffers, by the room left",
+                What::Ring => "a loop's ring of stages, by the room left",
+                What::StagedA => "an A operand staged ahead of its loop",
+                _ => "a split sum, by the room left",
             });
         }
         let mark = self.placer.mark();
@@ -223,6 +238,54 @@ impl Walk<'_> {
             self.claim(Some(id), b.what, bytes, b.align)?;
         }
         Ok(())
+    }
+
+    /// Pipelined loop `id` (its buffers `listed`), where its ring fits the
+    /// room left: the ring's buffers of as many stages as fit and its
+    /// accumulator's conversion (on `wgmma` that first), freed once the
+    /// loop is done; its body claims nothing more. `false` where the ring
+    /// does not fit (or the induction variable is not 32 or 64 bits wide):
+    /// the loop is lowered as any other.
+    fn pipelined(&mut self, id: OpId, listed: &[OpBuffer]) -> Result<bool, Unforeseen> {
+        let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
+        let Some(pipe) = self.plan.copies.pipelines.get(&id) else {
+            return Ok(false);
+        };
+        let wide = (self.m.ops[id].for_bounds())
+            .and_then(|(lb, _, _)| value_tile(self.m, lb))
+            .is_some_and(|(_, e)| matches!(e, Elem::Num(Scalar::I32 | Scalar::I64)));
+        let Some(stages) = pipe.ring.fit(self.plan, self.placer.top()).filter(|_| wide) else {
+            return Ok(false);
+        };
+        if listed
+            .iter()
+            .any(|b| b.what.by_room() && b.what != What::Ring)
+        {
+            return unforeseen("a pipelined loop with other buffers by the room left");
+        }
+        let mark = self.placer.mark();
+        let conversions = listed
+            .iter()
+            .filter(|b| matches!(b.what, What::Conversion(_)));
+        let wgmma = matches!(pipe.ring, Ring::Wgmma { .. });
+        if wgmma {
+            for b in conversions.clone() {
+                self.conversion(id, b)?;
+            }
+        }
+        for bytes in pipe.ring.claims(stages) {
+            self.claim(Some(id), What::Ring, bytes, 16)?;
+        }
+        if !wgmma {
+            for b in conversions {
+                self.conversion(id, b)?;
+            }
+        }
+        self.placer.release(mark);
+        if self.loops == 0 {
+            self.placer.release_scope(mark);
+        }
+        Ok(true)
     }
 
     /// Product `id`, which stages its own operands (its buffers `listed`):

@@ -9,7 +9,6 @@ use crate::ir::{Module, OpId};
 use crate::lower::analysis::chains::split_result;
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::copies::direct::{buffer_options, prefetches};
-use crate::lower::plan::copies::pipeline::Ring;
 use crate::lower::plan::Plan;
 
 use crate::lower::plan::engines::tile_bytes;
@@ -22,16 +21,10 @@ const ROUND_REGS: i64 = 16;
 /// The buffers `for` op `id` may claim.
 pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Vec<OpBuffer> {
     let mut sizes: Vec<(What, i64)> = Vec::new();
-    match plan.copies.pipelines.get(&id).map(|p| &p.ring) {
-        Some(Ring::MmaSync { stage, stages, .. }) => {
-            sizes.extend((2..=*stages).map(|s| (What::Ring, s * stage.stage_bytes)));
+    if let Some(ring) = plan.copies.pipelines.get(&id).map(|p| &p.ring) {
+        for s in 2..=ring.stages() {
+            sizes.extend(ring.claims(s).into_iter().map(|b| (What::Ring, b)));
         }
-        Some(Ring::Wgmma { set, stages, .. }) => {
-            for s in 2..=*stages {
-                sizes.extend([(What::Ring, s * set + 1024), (What::Ring, 16 * s)]);
-            }
-        }
-        None => {}
     }
     for c in plan.copies.staged_a.get(&id).into_iter().flatten() {
         sizes.push((What::StagedA, c.form.bytes()));

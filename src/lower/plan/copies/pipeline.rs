@@ -107,6 +107,16 @@ impl Ring {
         (stages >= 2).then_some(stages.min(self.stages()))
     }
 
+    /// The bytes of each buffer the ring claims with `stages` stages, in
+    /// claim order: `mma.sync`'s stages in one buffer; `wgmma`'s sets (and
+    /// 1024 bytes for their alignment), then their mbarriers.
+    pub fn claims(&self, stages: i64) -> Vec<i64> {
+        match self {
+            Ring::MmaSync { stage, .. } => vec![stages * stage.stage_bytes],
+            Ring::Wgmma { set, .. } => vec![stages * set + 1024, 16 * stages],
+        }
+    }
+
     /// Bytes of one stage.
     pub fn stage_bytes(&self) -> i64 {
         match self {
