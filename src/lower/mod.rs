@@ -27,8 +27,9 @@
 //!   │             every buffer an op claims, sized (each size it may    buffers/
 //!   │             take by the room left: a product's K slices, a
 //!   │             loop's ring stages); where each goes, by the one      alloc/ (placer.rs,
-//!   │             allocator walking the entry as emission claims,        walk.rs)
-//!   │             where every buffer is foreseen; launch directives     launch.rs
+//!   │             allocator walking the entry as emission claims,        walk.rs, loops.rs,
+//!   │             choosing sizes by the room as emission does (all but   direct.rs)
+//!   │             entries recomputing a value); launch directives       launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),

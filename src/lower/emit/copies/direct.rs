@@ -13,7 +13,7 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::ir::{Opcode, ValueId};
+use crate::ir::ValueId;
 use crate::lower::analysis::view::PartitionInfo;
 use crate::lower::emit::context::{Lowered, Lowerer};
 use crate::lower::emit::states::Deferred;
@@ -115,20 +115,10 @@ fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, 
     plan_direct::buffer_bytes(l.m, l.plan, user, p, cd, swizzled_rows(l))
 }
 
-/// The bytes the B buffers of the direct copies among `ops` take: all of
-/// them, or the largest once the entry reuses scratch (each buffer is
-/// free once its product has read it).
+/// The bytes the B buffers of the direct copies among `ops` take
+/// ([`crate::lower::plan::copies::direct::body_buffer_bytes`]).
 pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
-    let bytes = ops
-        .iter()
-        .filter(|&&id| l.m.ops[id].opcode == Opcode::LoadViewTko)
-        .filter_map(|&id| candidate(l, id))
-        .map(|(user, p, cd, _)| buffer_bytes(l, user, &p, cd).0);
-    if l.scratch.reusing() {
-        bytes.max().unwrap_or(0)
-    } else {
-        bytes.sum()
-    }
+    plan_direct::body_buffer_bytes(l.m, l.plan, ops, swizzled_rows(l), l.scratch.reusing())
 }
 
 /// Issues, before the other ops of a block `ops`, the direct copies of the

@@ -14,30 +14,26 @@
 //! ([`crate::lower::plan::engines::Staging::choose`]), a conversion's
 //! window where its whole tile does not fit
 //! ([`crate::lower::plan::conversions::window`]), a pipelined loop's ring
-//! of as many stages as fit
-//! ([`crate::lower::plan::copies::pipeline::Ring::fit`]; a loop whose ring
-//! does not fit is lowered as any other).
+//! of as many stages as fit, the A operands staged before a loop and the
+//! B copies a loop prefetches or a block issues early, where they fit
+//! ([`super::loops`], [`super::direct`]).
 //!
-//! The entry is placed only where every buffer it claims is foreseen: an
-//! op whose buffers the plan does not cover, an A operand staged ahead of
-//! its loop, a load copied straight into its product's buffer (and the
-//! product reading it), a loop's split sum, or a value recomputed in
-//! another layout (whose ops are lowered again, with what they claim)
-//! leaves the entry to be placed as emission claims.
+//! The one thing the walk does not foresee is a value recomputed in
+//! another layout: its ops are lowered again, with what they claim. An
+//! entry with one is placed as emission claims.
 use std::fmt::Write;
 
-use crate::ir::{Module, OpId, Opcode, Scalar};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::ir::{Module, OpId, Opcode, ValueId};
 use crate::lower::analysis::values::value_tile;
-use crate::lower::analysis::values::Elem;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::conversions::window::{window, window_bytes};
 use crate::lower::plan::conversions::How;
-use crate::lower::plan::copies::pipeline::Ring;
 use crate::lower::plan::engines::slot_bytes;
-use crate::lower::plan::engines::Room;
 use crate::lower::plan::Plan;
 
-use super::placer::Placer;
+use super::placer::{Mark, Placer};
 
 /// One planned buffer and where it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,13 +68,35 @@ pub struct Unforeseen {
     pub why: &'static str,
 }
 
+/// The direct copies and staged A operands as the walk goes.
+#[derive(Debug, Default)]
+pub(super) struct Copies {
+    /// Loads whose B buffers are claimed and not yet freed: the buffer's
+    /// offset, and whether a loop prefetched it (its buffer then serves
+    /// every iteration).
+    pub(super) live: HashMap<OpId, (i64, bool)>,
+    /// Loads whose first copy their loop issued before it.
+    pub(super) prefetched: HashSet<OpId>,
+    /// Whether B buffers are unpadded, their rows swizzled (where a staged
+    /// A did not fit beside padded ones).
+    pub(super) swizzled_rows: bool,
+    /// A operands staged for `wgmma`, swizzled.
+    pub(super) staged_swizzled: HashSet<ValueId>,
+    /// A operands staged in rows for `mma.sync`.
+    pub(super) staged_rows: HashSet<ValueId>,
+}
+
 /// The walk's state.
-struct Walk<'a> {
-    m: &'a Module,
-    plan: &'a Plan,
-    placer: Placer,
+pub(super) struct Walk<'a> {
+    pub(super) m: &'a Module,
+    pub(super) plan: &'a Plan,
+    pub(super) placer: Placer,
     /// Loops open around the op being walked.
-    loops: usize,
+    pub(super) loops: usize,
+    /// `if`s open around the op being walked.
+    pub(super) ifs: usize,
+    /// The direct copies and staged A operands so far.
+    pub(super) copies: Copies,
     out: Vec<Placed>,
 }
 
@@ -90,6 +108,8 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         plan,
         placer: Placer::new(plan.target.max_shared_bytes()),
         loops: 0,
+        ifs: 0,
+        copies: Copies::default(),
         out: Vec::new(),
     };
     for _ in nested_allocas(m, ops) {
@@ -125,14 +145,14 @@ fn nested_allocas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
 }
 
 impl Walk<'_> {
-    /// Claims `bytes` for `op`, in a loop or not.
-    fn claim(
+    /// Claims `bytes` for `op`, in a loop or not; returns where.
+    pub(super) fn claim(
         &mut self,
         op: Option<OpId>,
         what: What,
         bytes: i64,
         align: i64,
-    ) -> Result<(), Unforeseen> {
+    ) -> Result<i64, Unforeseen> {
         let offset = (self.placer.claim(bytes, align, self.loops > 0)).ok_or(Unforeseen {
             op,
             why: "a buffer too large for the shared memory left",
@@ -143,11 +163,25 @@ impl Walk<'_> {
             bytes,
             offset,
         });
-        Ok(())
+        Ok(offset)
+    }
+
+    /// Frees the buffers claimed since `mark` (and, with `scope`, gives
+    /// their bytes back to the top), forgetting the direct copies among
+    /// them.
+    pub(super) fn release(&mut self, mark: Mark, scope: bool) {
+        let freed = if scope {
+            self.placer.release_scope(mark)
+        } else {
+            self.placer.release(mark)
+        };
+        self.copies
+            .live
+            .retain(|_, (offset, _)| !freed.iter().any(|&(s, _)| s == *offset));
     }
 
     /// Op `id`: its buffers, its regions' ops, then its buffers freed.
-    fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
+    pub(super) fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
         let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
         let listed: Vec<OpBuffer> = match self.plan.buffers.of(id) {
             Some(l) => l.copied().collect(),
@@ -161,47 +195,49 @@ impl Walk<'_> {
         if recomputed {
             return unforeseen("a value recomputed in another layout");
         }
-        if listed.iter().any(|b| b.what == What::Operands) {
+        let op = &self.m.ops[id];
+        if op.opcode == Opcode::For && self.loops == 0 && self.ifs == 0 {
+            self.stage_a(id)?;
+        }
+        if op.opcode == Opcode::LoadViewTko && self.plan.copies.direct.contains_key(&id) {
+            return match self.load(id)? {
+                true => Ok(()),
+                false => unforeseen("a B operand copied nowhere"),
+            };
+        }
+        if listed.iter().any(|b| b.what == What::Operands) || self.plan.copies.copies_b(id) {
             return self.product(id, &listed);
         }
-        let mut listed = listed;
-        if listed.iter().any(|b| b.what == What::Ring) {
-            if self.pipelined(id, &listed)? {
+        if op.opcode == Opcode::For {
+            if listed.iter().any(|b| b.what == What::Ring) && self.pipelined(id, &listed)? {
                 return Ok(());
             }
-            // Its ring does not fit: a loop as any other.
-            listed.retain(|b| b.what != What::Ring);
+            return self.for_loop(id, &listed);
         }
-        if let Some(b) = listed.iter().find(|b| b.what.by_room()) {
-            return unforeseen(match b.what {
-                What::Operands => "a product's operands, by the room left",
-                What::CopiedB => "a B operand copied straight to shared memory",
-                What::Ring => "a loop's ring of stages, by the room left",
-                What::StagedA => "an A operand staged ahead of its loop",
-                _ => "a split sum, by the room left",
-            });
+        if listed.iter().any(|b| b.what.by_room()) {
+            return unforeseen("an op's buffers by the room left");
         }
         let mark = self.placer.mark();
-        let op = &self.m.ops[id];
         for b in &listed {
             match b.what {
-                What::Conversion(_) => self.conversion(id, b)?,
-                _ => self.claim(Some(id), b.what, b.bytes, b.align)?,
+                What::Conversion(_) => self.conversion(id, b, false)?,
+                _ => self.claim(Some(id), b.what, b.bytes, b.align).map(|_| ())?,
             }
         }
-        let looping = matches!(op.opcode, Opcode::For | Opcode::Loop);
+        let looping = op.opcode == Opcode::Loop;
+        let branching = op.opcode == Opcode::If;
         self.loops += usize::from(looping);
+        self.ifs += usize::from(branching);
         for r in &op.regions {
             for b in &r.blocks {
-                for &inner in &b.ops {
-                    self.op(inner)?;
-                }
+                self.region(&b.ops)?;
             }
         }
         self.loops -= usize::from(looping);
-        self.placer.release(mark);
+        self.ifs -= usize::from(branching);
+        self.release(mark, false);
         if !op.regions.is_empty() && self.loops == 0 {
-            self.placer.release_scope(mark);
+            self.release(mark, true);
         }
         Ok(())
     }
@@ -212,122 +248,57 @@ impl Walk<'_> {
     /// ([`crate::lower::plan::conversions::window`]); none for a load's
     /// move from the rows it reads where the whole tile does not fit (the
     /// load then reads in its users' layout).
-    fn conversion(&mut self, id: OpId, b: &OpBuffer) -> Result<(), Unforeseen> {
+    pub(super) fn conversion(
+        &mut self,
+        id: OpId,
+        b: &OpBuffer,
+        a_staged: bool,
+    ) -> Result<(), Unforeseen> {
         let What::Conversion(v) = b.what else {
             return Ok(());
         };
+        let where_room =
+            (self.plan.conversions.of(id, v)).is_some_and(|c| c.is_some_and(|c| c.where_room));
+        if where_room && a_staged {
+            // A product's A staged before its loop is read from there.
+            return Ok(());
+        }
         let operands = &self.m.ops[id].operands;
         for _ in 0..operands.iter().filter(|&&o| o == v).count().max(1) {
-            let mut bytes = b.bytes;
-            let where_room =
-                (self.plan.conversions.of(id, v)).is_some_and(|c| c.is_some_and(|c| c.where_room));
-            if where_room && bytes > self.room() {
+            if where_room && b.bytes > self.room() && self.m.ops[id].opcode == Opcode::LoadViewTko {
                 // A load's move from the rows it reads is made only where
                 // the whole tile fits.
                 continue;
             }
-            if bytes > self.room() {
-                // A window at a time, where one fits.
-                if let Some((shape, elem)) = value_tile(self.m, v) {
-                    let slot = slot_bytes(elem);
-                    if let Some(w) = window(&shape, slot, self.room()) {
-                        bytes = window_bytes(&shape, slot, w);
-                    }
+            self.convert(Some(id), v, b.bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Claims the buffer of a conversion of `v` (of `bytes`) for `op`: the
+    /// whole tile, or where it does not fit the room left the window of it
+    /// that does.
+    pub(super) fn convert(
+        &mut self,
+        op: Option<OpId>,
+        v: ValueId,
+        bytes: i64,
+    ) -> Result<(), Unforeseen> {
+        let mut bytes = bytes;
+        if bytes > self.room() {
+            if let Some((shape, elem)) = value_tile(self.m, v) {
+                let slot = slot_bytes(elem);
+                if let Some(w) = window(&shape, slot, self.room()) {
+                    bytes = window_bytes(&shape, slot, w);
                 }
             }
-            self.claim(Some(id), b.what, bytes, b.align)?;
         }
-        Ok(())
-    }
-
-    /// Pipelined loop `id` (its buffers `listed`), where its ring fits the
-    /// room left: the ring's buffers of as many stages as fit and its
-    /// accumulator's conversion (on `wgmma` that first), freed once the
-    /// loop is done; its body claims nothing more. `false` where the ring
-    /// does not fit (or the induction variable is not 32 or 64 bits wide):
-    /// the loop is lowered as any other.
-    fn pipelined(&mut self, id: OpId, listed: &[OpBuffer]) -> Result<bool, Unforeseen> {
-        let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
-        let Some(pipe) = self.plan.copies.pipelines.get(&id) else {
-            return Ok(false);
-        };
-        let wide = (self.m.ops[id].for_bounds())
-            .and_then(|(lb, _, _)| value_tile(self.m, lb))
-            .is_some_and(|(_, e)| matches!(e, Elem::Num(Scalar::I32 | Scalar::I64)));
-        let Some(stages) = pipe.ring.fit(self.plan, self.placer.top()).filter(|_| wide) else {
-            return Ok(false);
-        };
-        if listed
-            .iter()
-            .any(|b| b.what.by_room() && b.what != What::Ring)
-        {
-            return unforeseen("a pipelined loop with other buffers by the room left");
-        }
-        let mark = self.placer.mark();
-        let conversions = listed
-            .iter()
-            .filter(|b| matches!(b.what, What::Conversion(_)));
-        let wgmma = matches!(pipe.ring, Ring::Wgmma { .. });
-        if wgmma {
-            for b in conversions.clone() {
-                self.conversion(id, b)?;
-            }
-        }
-        for bytes in pipe.ring.claims(stages) {
-            self.claim(Some(id), What::Ring, bytes, 16)?;
-        }
-        if !wgmma {
-            for b in conversions {
-                self.conversion(id, b)?;
-            }
-        }
-        self.placer.release(mark);
-        if self.loops == 0 {
-            self.placer.release_scope(mark);
-        }
-        Ok(true)
-    }
-
-    /// Product `id`, which stages its own operands (its buffers `listed`):
-    /// its conversions, then the buffers of the slice and sets its engine
-    /// chooses by the room left ([`crate::lower::plan::engines::Staging::choose`]).
-    fn product(&mut self, id: OpId, listed: &[OpBuffer]) -> Result<(), Unforeseen> {
-        let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
-        if self.plan.copies.copies_b(id) {
-            return unforeseen("a B operand copied straight to shared memory");
-        }
-        let (Some(staging), Some(engine)) = (self.plan.staging(id), self.plan.engine(id)) else {
-            return unforeseen("a product with no staging planned");
-        };
-        let kk = (self.m.ops[id].operand("lhs"))
-            .and_then(|v| value_tile(self.m, v))
-            .and_then(|(shape, _)| shape.last().copied())
-            .unwrap_or(0);
-        let mark = self.placer.mark();
-        for b in listed
-            .iter()
-            .filter(|b| matches!(b.what, What::Conversion(_)))
-        {
-            self.conversion(id, b)?;
-        }
-        let room = Room {
-            above: self.room(),
-            anywhere: self.placer.largest_free(),
-            top: self.placer.top(),
-        };
-        let Some((slice, sets)) = staging.choose(engine, kk, room) else {
-            return unforeseen("a product whose operands fit nowhere");
-        };
-        for bytes in staging.claims(&slice, sets) {
-            self.claim(Some(id), What::Operands, bytes, 16)?;
-        }
-        self.placer.release(mark);
-        Ok(())
+        self.claim(op, What::Conversion(v), bytes, 16).map(|_| ())
     }
 
     /// Shared memory free above the top (the next buffer starts 16-byte
     /// aligned).
-    fn room(&self) -> i64 {
+    pub(super) fn room(&self) -> i64 {
         self.plan.target.max_shared_bytes() - ((self.placer.top() + 15) & !15)
     }
 }

@@ -71,7 +71,7 @@ impl What {
             What::Tile => "its tile rearranged",
             What::Partials => "partial results across warps",
             What::Operands => "its operands staged",
-            What::CopiedB => "its B operand copied",
+            What::CopiedB => "a B operand copied straight in",
             What::Ring => "its ring of stages",
             What::StagedA => "an A operand staged",
             What::SplitSum => "the sums of warp pairs",

@@ -72,6 +72,28 @@ pub fn buffer_bytes(
     }
 }
 
+/// The bytes the B buffers of the direct copies among `ops` take (rows
+/// swizzled where `swizzled_rows` asks): all of them, or the largest once
+/// the entry reuses scratch (each buffer is free once its product has read
+/// it).
+pub fn body_buffer_bytes(
+    m: &Module,
+    plan: &Plan,
+    ops: &[OpId],
+    swizzled_rows: bool,
+    reusing: bool,
+) -> i64 {
+    let bytes = ops
+        .iter()
+        .filter_map(|id| plan.copies.direct.get(id))
+        .map(|d| buffer_bytes(m, plan, d.product, &d.view, d.along, swizzled_rows).0);
+    if reusing {
+        bytes.max().unwrap_or(0)
+    } else {
+        bytes.sum()
+    }
+}
+
 /// The sizes the B buffer of direct copy `d` may take: its rows padded, or
 /// swizzled where emission asks (once it finds the shared memory for
 /// the staged A beside them short).
