@@ -6,9 +6,9 @@
 //! instructions a register.
 use std::rc::Rc;
 
-use crate::ir::{ValueDef, ValueId};
+use crate::ir::ValueId;
 use crate::lower::emit::context::{Lowered, Lowerer, Tile};
-use crate::lower::plan::conversions::cheap;
+use crate::lower::plan::conversions::recompute::{recomputes, MAX_DEPTH};
 use crate::lower::plan::layout::LinearLayout;
 
 /// How many values are being recomputed in another layout, one inside
@@ -16,19 +16,13 @@ use crate::lower::plan::layout::LinearLayout;
 #[derive(Default)]
 struct Depth(u32);
 
-/// How deep recomputation may reach through the ops defining a value.
-const MAX_DEPTH: u32 = 8;
-
 /// `v` computed again in `layout`, if its defining op is cheap (and so,
 /// through [`Lowerer::tile_in`], each of its operands it needs moved);
 /// `None` when it is not, or recomputing fails (the caller then moves it).
 /// The value keeps its own layout and registers for its other uses.
 pub fn rematerialize(l: &mut Lowerer, v: ValueId, layout: &Rc<LinearLayout>) -> Option<Tile> {
-    let ValueDef::Result { op, .. } = l.m.values.try_get(v)?.def else {
-        return None;
-    };
-    let def = &l.m.ops[op];
-    if l.states.get::<Depth>().0 >= MAX_DEPTH || def.results.len() != 1 || !cheap(def.opcode) {
+    let op = recomputes(l.m, v)?;
+    if l.states.get::<Depth>().0 >= MAX_DEPTH {
         return None;
     }
     let saved_layout = l.layout_overrides.insert(v, layout.clone());

@@ -18,9 +18,13 @@
 //! B copies a loop prefetches or a block issues early, where they fit
 //! ([`super::loops`], [`super::direct`]).
 //!
-//! The one thing the walk does not foresee is a value recomputed in
-//! another layout: its ops are lowered again, with what they claim. An
-//! entry with one is placed as emission claims.
+//! A value recomputed in another layout has its defining op lowered
+//! again, claiming what its operands' moves take ([`super::recompute`]).
+//!
+//! Where the walk meets what it does not foresee (a buffer too large for
+//! any room left, which emission reports; a value recomputed for a product
+//! or a loop, which no kernel does) it says so ([`Unforeseen`]) and the
+//! entry is placed as emission claims.
 use std::fmt::Write;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -29,7 +33,7 @@ use crate::ir::{Module, OpId, Opcode, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::conversions::window::{window, window_bytes};
-use crate::lower::plan::conversions::How;
+use crate::lower::plan::conversions::{Conversion, How};
 use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::Plan;
 
@@ -190,14 +194,19 @@ impl Walk<'_> {
             }
             None => Vec::new(),
         };
-        let recomputed =
-            (self.plan.conversions.list.iter()).any(|c| c.op == id && c.how == How::Recompute);
-        if recomputed {
-            return unforeseen("a value recomputed in another layout");
-        }
+        let conversions: Vec<&Conversion> = (self.plan.conversions.list.iter())
+            .filter(|c| c.op == id)
+            .collect();
+        let recomputed = conversions.iter().any(|c| c.how == How::Recompute);
         let op = &self.m.ops[id];
         if op.opcode == Opcode::For && self.loops == 0 && self.ifs == 0 {
             self.stage_a(id)?;
+        }
+        let special = matches!(op.opcode, Opcode::For | Opcode::LoadViewTko)
+            || listed.iter().any(|b| b.what == What::Operands)
+            || self.plan.copies.copies_b(id);
+        if recomputed && special {
+            return unforeseen("a value recomputed in another layout");
         }
         if op.opcode == Opcode::LoadViewTko && self.plan.copies.direct.contains_key(&id) {
             return match self.load(id)? {
@@ -218,11 +227,30 @@ impl Walk<'_> {
             return unforeseen("an op's buffers by the room left");
         }
         let mark = self.placer.mark();
-        for b in &listed {
-            match b.what {
-                What::Conversion(_) => self.conversion(id, b, false)?,
-                _ => self.claim(Some(id), b.what, b.bytes, b.align).map(|_| ())?,
+        for c in conversions {
+            match c.how {
+                How::Shared { bytes } => {
+                    let b = OpBuffer {
+                        op: id,
+                        what: What::Conversion(c.value),
+                        bytes,
+                        align: 16,
+                    };
+                    self.conversion(id, &b, false)?;
+                }
+                How::Recompute => {
+                    for _ in op.operands.iter().filter(|&&o| o == c.value) {
+                        self.recompute(c.value, &c.to, 0)?;
+                    }
+                }
+                How::Permute | How::Shuffle => {}
             }
+        }
+        for b in listed
+            .iter()
+            .filter(|b| !matches!(b.what, What::Conversion(_)))
+        {
+            self.claim(Some(id), b.what, b.bytes, b.align)?;
         }
         let looping = op.opcode == Opcode::Loop;
         let branching = op.opcode == Opcode::If;

@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::ir::{Attr, Module, OpId, Opcode, Scalar, ValueDef, ValueId};
+use crate::ir::{Attr, Module, OpId, Opcode, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::plan::copies::stream::loaded;
 use crate::lower::plan::engines::mma_sync::{self, a_fragment_layout};
@@ -37,6 +37,7 @@ use crate::ptx::RegClass;
 
 pub mod carried;
 pub mod loads;
+pub mod recompute;
 pub mod window;
 
 use carried::Scope;
@@ -226,18 +227,11 @@ pub fn by_shuffles(elem: Elem, from: &LinearLayout, to: &LinearLayout) -> bool {
 }
 
 /// How a tile of `v` moves from `from` to `to`.
-fn how(m: &Module, v: ValueId, from: &LinearLayout, to: &LinearLayout) -> How {
+pub fn how(m: &Module, v: ValueId, from: &LinearLayout, to: &LinearLayout) -> How {
     if permutes(from, to) {
         return How::Permute;
     }
-    let recomputable = match m.values[v].def {
-        ValueDef::Result { op, .. } => {
-            let def = &m.ops[op];
-            def.results.len() == 1 && cheap(def.opcode)
-        }
-        _ => false,
-    };
-    if recomputable {
+    if recompute::recomputes(m, v).is_some() {
         return How::Recompute;
     }
     let elem = value_tile(m, v).map(|(_, e)| e);
