@@ -215,30 +215,34 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Fails where the plan placed the entry's buffers
-    /// ([`crate::lower::plan::alloc::walk`]) and the claim just made is not
-    /// its next one: another op's, another size or another offset (or one
-    /// past its last, with `bytes` `None`, once the entry is done).
+    /// ([`crate::lower::plan::alloc::walk`]) and the claim just made, of
+    /// `bytes` at `offset`, is not its next one: another op's, another size
+    /// or another offset. (That the entry makes no claim fewer is checked
+    /// once it is done.)
     pub fn check_placed(&self, bytes: i64, offset: i64) -> Result<(), LowerError> {
         let Ok(placement) = &self.plan.placement else {
             return Ok(());
         };
-        let made = self.scratch.claims();
         let (op, _) = self.scratch.claimer();
+        let made = self.scratch.claims();
         let planned = made.checked_sub(1).and_then(|i| placement.claims.get(i));
         if planned.is_some_and(|p| (p.op, p.bytes, p.offset) == (op, bytes, offset)) {
             return Ok(());
         }
-        let claimer = op.map_or_else(
-            || "the entry".to_string(),
-            |o| format!("'{}' op", self.m.ops[o].name()),
-        );
+        let name = |op: Option<OpId>| {
+            op.map_or_else(
+                || "the entry".to_string(),
+                |o| format!("'{}' op", self.m.ops[o].name()),
+            )
+        };
         let plan = planned.map_or_else(
             || "none".to_string(),
-            |p| format!("{} bytes at {}", p.bytes, p.offset),
+            |p| format!("{} bytes at {} for {}", p.bytes, p.offset, name(p.op)),
         );
         Err(LowerError::Failed {
             message: format!(
-                "{claimer}: a buffer of {bytes} bytes at {offset}, where the plan places {plan}"
+                "{}: a buffer of {bytes} bytes at {offset}, where the plan places {plan}",
+                name(op)
             ),
             location: op.and_then(|o| self.m.location(o)),
         })
