@@ -8,12 +8,13 @@
 //! them ([`copies`]), and the buffers each product stages its own operands
 //! in ([`staging`]), the operands ops want in another layout
 //! ([`conversions`]), and the buffers ops claim for their own work
-//! ([`buffers`]), and where each goes ([`alloc`]: placed by the one
-//! allocator, where every buffer of the entry is foreseen). Emission
-//! ([`crate::lower::emit::entry`], [`crate::lower::emit::ops`]) reads the
-//! plan and does not recompute any of it; what it still settles is which
-//! of the plan's sizes fits the room left, and, in an entry the plan did
-//! not place, where a buffer goes.
+//! ([`buffers`]), and where each goes ([`alloc`]: the one allocator,
+//! walking the entry in emission's order, choosing each size an op takes by
+//! the room left). Emission ([`crate::lower::emit::entry`],
+//! [`crate::lower::emit::ops`]) reads the plan and does not recompute any
+//! of it; it still asks the room left itself, by the plan's rules and the
+//! same allocator run beside it, and fails where a claim is not the one
+//! the plan placed.
 //!
 //! [`Plan::dump`] prints a plan as stable text: `TILEIRAS_DEBUG_DUMP_PLAN`
 //! writes it next to the output (`<output>.dump.plan`), and tests assert

@@ -10,10 +10,10 @@
 //! loop claims around its body ([`loops`]: its ring, staged A operands,
 //! prefetched copies, split sums). Emission claims them as listed: an op
 //! whose buffers the plan covers claiming one it does not list is an
-//! internal error. Where every buffer goes the plan says where it foresees
-//! them all ([`crate::lower::plan::alloc::walk`]); which of several sizes
-//! an op takes is still settled at emission, by the room left. An `alloca`
-//! nested in a region claims its slot where the entry starts, for no op.
+//! internal error. Which of several sizes an op takes, by the room left,
+//! and where every buffer goes, the plan's walk of the entry says
+//! ([`crate::lower::plan::alloc::walk`]). An `alloca` nested in a region
+//! claims its slot where the entry starts, for no op.
 pub mod loops;
 pub mod movement;
 pub mod reduce;
