@@ -776,3 +776,73 @@ fn the_plan_places_the_buffers_where_emission_claims_them() {
         assert!(d.contains(&line), "no line {line:?} in\n{d}");
     }
 }
+
+#[test]
+fn the_dump_says_what_the_plan_chose_by_the_room_left() {
+    // Each choice by the room left, on cuTile's kernels: a product's K
+    // slices and sets (sm_80), a pipelined loop's stages (sm_90), a
+    // conversion a window at a time (sm_120), attention's staged Q and
+    // prefetched K and V (sm_90).
+    let chosen = |rel: &str, gpu: Gpu| -> Vec<String> {
+        let d = dump(rel, gpu);
+        let from = d
+            .find("  chosen by the room left:\n")
+            .map_or(d.len(), |i| i);
+        d[from..]
+            .lines()
+            .skip(1)
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    let matmul = "differential/bench/matmul_bf16_128x256x64.tileir";
+    let at =
+        |line: u32, col: u32| format!("at loc(\"cutile/test/kernels/matmul.py\":{line}:{col})");
+    assert_eq!(
+        chosen(matmul, Gpu::Sm80),
+        [format!(
+            "'cuda_tile.mmaf' op {}: K slices of 32, two sets",
+            at(92, 22)
+        )]
+    );
+    assert_eq!(
+        chosen(matmul, Gpu::Sm90),
+        [format!(
+            "'cuda_tile.for' op {}: a ring of 2 stages",
+            at(79, 4)
+        )]
+    );
+    assert_eq!(
+        chosen(matmul, Gpu::Sm120),
+        [
+            format!(
+                "'cuda_tile.mmaf' op {}: K slices of 32, two sets",
+                at(92, 22)
+            ),
+            format!(
+                "'cuda_tile.ftof' op {}: operand 0 converted 64 along dimension 0 at a time",
+                at(96, 18)
+            ),
+        ]
+    );
+    let attention = chosen(
+        "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir",
+        Gpu::Sm90,
+    );
+    let loc =
+        |line: u32, col: u32| format!("at loc(\"cutile/test/kernels/attention.py\":{line}:{col})");
+    let (k, v) = (loc(80, 12), loc(117, 12));
+    assert_eq!(
+        attention,
+        [
+            format!(
+                "'cuda_tile.for' op {}: stages the A of 'cuda_tile.mmaf' op {}",
+                loc(78, 4),
+                loc(87, 13)
+            ),
+            format!("'cuda_tile.load_view_tko' op {k}: copied first before its loop"),
+            format!("'cuda_tile.load_view_tko' op {v}: copied first before its loop"),
+            format!("'cuda_tile.load_view_tko' op {k}: copied first before its loop"),
+            format!("'cuda_tile.load_view_tko' op {v}: copied first before its loop"),
+        ]
+    );
+}

@@ -10,6 +10,7 @@ use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::copies::direct::{buffer_bytes, Direct};
 use crate::lower::plan::engines::Room;
 
+use super::choices::{Choice, Issue};
 use super::walk::{Unforeseen, Walk};
 
 impl Walk<'_> {
@@ -63,7 +64,11 @@ impl Walk<'_> {
                 waiting.push(id);
                 continue;
             }
-            if self.load(id)? {
+            let issue = match only {
+                Some(_) => Issue::AfterProduct,
+                None => Issue::Early,
+            };
+            if self.load_as(id, issue)? {
                 out.push(id);
             }
         }
@@ -74,6 +79,11 @@ impl Walk<'_> {
     /// claimed for it and kept until its product has read it (none where
     /// its loop prefetched it). `false` where it fits nowhere.
     pub(super) fn load(&mut self, id: OpId) -> Result<bool, Unforeseen> {
+        self.load_as(id, Issue::InPlace)
+    }
+
+    /// [`Walk::load`], issued as `issue` says where it is copied.
+    fn load_as(&mut self, id: OpId, issue: Issue) -> Result<bool, Unforeseen> {
         if self.copies.prefetched.contains(&id) {
             return Ok(true);
         }
@@ -82,8 +92,13 @@ impl Walk<'_> {
         };
         let bytes = self.b_bytes(d);
         if bytes > self.room() && bytes > self.placer.largest_free() {
+            self.choices.push(Choice::Copy {
+                load: id,
+                issue: Issue::Nowhere,
+            });
             return Ok(false);
         }
+        self.choices.push(Choice::Copy { load: id, issue });
         let offset = self.claim(Some(id), What::CopiedB, bytes, 16)?;
         self.copies.live.insert(id, (offset, false));
         Ok(true)
@@ -143,6 +158,11 @@ impl Walk<'_> {
         let Some((slice, sets)) = staging.choose(engine, kk, room) else {
             return unforeseen("a product whose operands fit nowhere");
         };
+        self.choices.push(Choice::Slices {
+            op: id,
+            k: slice.k,
+            sets,
+        });
         for bytes in staging.claims(&slice, sets) {
             self.claim(Some(id), What::Operands, bytes, 16)?;
         }

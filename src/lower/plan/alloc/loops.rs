@@ -13,6 +13,7 @@ use crate::lower::plan::copies::direct::body_buffer_bytes;
 use crate::lower::plan::copies::pipeline::Ring;
 use crate::lower::plan::copies::staged_a::Form;
 
+use super::choices::{Choice, Issue};
 use super::walk::{Unforeseen, Walk};
 
 /// Registers a split sum moves at a time, at most.
@@ -35,7 +36,16 @@ impl Walk<'_> {
             .filter(|c| matches!(c.form, Form::Swizzled(_)))
         {
             let bytes = c.form.bytes();
-            if self.copies.staged_swizzled.contains(&c.value) || bytes > self.room() {
+            if self.copies.staged_swizzled.contains(&c.value) {
+                continue;
+            }
+            let staged = bytes <= self.room();
+            self.choices.push(Choice::StagedA {
+                op: id,
+                product: c.product,
+                staged,
+            });
+            if !staged {
                 continue;
             }
             self.staged_conversion(id, c.product, c.value)?;
@@ -63,8 +73,17 @@ impl Walk<'_> {
                 // Unpadded, swizzled B buffers may leave the room.
                 self.copies.swizzled_rows = true;
                 self.copies.swizzled_rows = fits(self);
+                if self.copies.swizzled_rows {
+                    self.choices.push(Choice::SwizzledRows { op: id });
+                }
             }
-            if !fits(self) {
+            let staged = fits(self);
+            self.choices.push(Choice::StagedA {
+                op: id,
+                product: c.product,
+                staged,
+            });
+            if !staged {
                 continue;
             }
             self.staged_conversion(id, c.product, c.value)?;
@@ -105,7 +124,15 @@ impl Walk<'_> {
         let wide = (self.m.ops[id].for_bounds())
             .and_then(|(lb, _, _)| value_tile(self.m, lb))
             .is_some_and(|(_, e)| matches!(e, Elem::Num(Scalar::I32 | Scalar::I64)));
-        let Some(stages) = pipe.ring.fit(self.plan, self.placer.top()).filter(|_| wide) else {
+        if !wide {
+            return Ok(false);
+        }
+        let fit = pipe.ring.fit(self.plan, self.placer.top());
+        self.choices.push(Choice::Ring {
+            op: id,
+            stages: fit,
+        });
+        let Some(stages) = fit else {
             return Ok(false);
         };
         let mark = self.placer.mark();
@@ -162,6 +189,10 @@ impl Walk<'_> {
                 if bytes > self.room() {
                     continue;
                 }
+                self.choices.push(Choice::Copy {
+                    load,
+                    issue: Issue::BeforeLoop,
+                });
                 let offset = self.claim(Some(id), What::CopiedB, bytes, 16)?;
                 self.copies.live.insert(load, (offset, true));
                 self.copies.prefetched.insert(load);
@@ -196,6 +227,10 @@ impl Walk<'_> {
         while chunk > 1 && threads * chunk * 4 > self.room() {
             chunk = (chunk + 1) / 2;
         }
+        self.choices.push(Choice::SplitSum {
+            op: id,
+            regs: chunk,
+        });
         let mark = self.placer.mark();
         self.claim(Some(id), What::SplitSum, threads * chunk * 4, 16)?;
         self.release(mark, self.loops == 0);

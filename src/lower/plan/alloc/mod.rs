@@ -1,7 +1,9 @@
 //! Where the entry's shared-memory buffers go: the one allocator
 //! ([`placer`]) and the plan's walk of the entry with it ([`walk`]; loops
 //! in [`loops`], direct copies and products in [`direct`], values
-//! recomputed in another layout in [`recompute`]).
+//! recomputed in another layout in [`recompute`]), and what it chose by
+//! the room left ([`choices`]).
+pub mod choices;
 pub mod direct;
 pub mod loops;
 pub mod placer;

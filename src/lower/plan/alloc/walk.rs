@@ -37,6 +37,7 @@ use crate::lower::plan::conversions::{Conversion, How};
 use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::Plan;
 
+use super::choices::Choice;
 use super::placer::{Mark, Placer};
 
 /// One planned buffer and where it goes.
@@ -60,6 +61,8 @@ pub struct Allocation {
     pub claims: Vec<Placed>,
     /// The entry's shared-memory size: the most bytes in use at once.
     pub bytes: i64,
+    /// What the walk chose by the room left, in walk order.
+    pub choices: Vec<Choice>,
 }
 
 /// Why the plan leaves an entry's buffers to be placed as emission claims
@@ -102,6 +105,8 @@ pub(super) struct Walk<'a> {
     /// The direct copies and staged A operands so far.
     pub(super) copies: Copies,
     out: Vec<Placed>,
+    /// What it chose by the room left.
+    pub(super) choices: Vec<Choice>,
 }
 
 /// Places the buffers of the entry body `ops` under `plan` (its op buffers
@@ -115,6 +120,7 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         ifs: 0,
         copies: Copies::default(),
         out: Vec::new(),
+        choices: Vec::new(),
     };
     for _ in nested_allocas(m, ops) {
         w.claim(None, What::Slot, 8, 16)?;
@@ -125,6 +131,7 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
     Ok(Allocation {
         claims: w.out,
         bytes: w.placer.peak(),
+        choices: w.choices,
     })
 }
 
@@ -296,6 +303,7 @@ impl Walk<'_> {
             if where_room && b.bytes > self.room() && self.m.ops[id].opcode == Opcode::LoadViewTko {
                 // A load's move from the rows it reads is made only where
                 // the whole tile fits.
+                self.choices.push(Choice::Unmoved { op: id });
                 continue;
             }
             self.convert(Some(id), v, b.bytes)?;
@@ -318,6 +326,15 @@ impl Walk<'_> {
                 let slot = slot_bytes(elem);
                 if let Some(w) = window(&shape, slot, self.room()) {
                     bytes = window_bytes(&shape, slot, w);
+                    if let Some(op) = op {
+                        let operands = &self.m.ops[op].operands;
+                        self.choices.push(Choice::Window {
+                            op,
+                            operand: operands.iter().position(|&o| o == v).unwrap_or(0),
+                            dim: w.0,
+                            len: w.1,
+                        });
+                    }
                 }
             }
         }
@@ -356,6 +373,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
         let what = p.what.describe();
         let _ = writeln!(s, "    {} bytes at {}: {what}, for {by}", p.bytes, p.offset);
     }
+    super::choices::dump(m, &a.choices, s);
 }
 
 /// `op` by name and location, for the dump.
