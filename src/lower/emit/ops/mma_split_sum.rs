@@ -6,8 +6,9 @@
 //! same registers of its partner, the thread of the other warp of the pair,
 //! and adds. Both warps then hold the whole sum: `a + b` and `b + a` round
 //! alike, so the tile is replicated over the pair as its layout says.
-//! [`ROUND_REGS`] registers go at a time, fewer where the shared memory
-//! left holds fewer.
+//! [`crate::lower::plan::buffers::loops::ROUND_REGS`] registers go at a
+//! time, fewer where the shared memory left holds fewer
+//! ([`round_regs`]).
 use smallvec::smallvec;
 
 use crate::ir::OpId;
@@ -17,10 +18,7 @@ use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
 use crate::lower::emit::ops::staging::room;
-
-/// Registers a thread writes in one round (16 KiB over eight warps): the
-/// scratch then costs no occupancy the loop's buffers leave.
-const ROUND_REGS: usize = 16;
+use crate::lower::plan::buffers::loops::round_regs;
 
 /// The warp bit of the pairs over which tile `t`'s layout is replicated.
 fn pair_bit(l: &Lowerer, id: OpId, t: &Tile) -> Result<usize, LowerError> {
@@ -58,11 +56,8 @@ pub fn zero_second_half(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<(), Lower
 pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError> {
     let bit = pair_bit(l, id, t)?;
     let threads = i64::from(l.plan.warps) * 32;
-    let n = t.regs.len().max(1);
-    let mut chunk = n.min(ROUND_REGS);
-    while chunk > 1 && threads * chunk as i64 * 4 > room(l) {
-        chunk = chunk.div_ceil(2);
-    }
+    let regs = i64::try_from(t.regs.len()).unwrap_or(i64::MAX);
+    let chunk = usize::try_from(round_regs(regs, threads, room(l))).unwrap_or(1);
     let mark = l.scratch.mark();
     let start = l
         .claim_scratch(threads * chunk as i64 * 4, 16)

@@ -7,17 +7,15 @@ use crate::ir::{OpId, Scalar};
 use crate::lower::analysis::chains::split_result;
 use crate::lower::analysis::memory::early_continue;
 use crate::lower::analysis::values::{value_tile, Elem};
+use crate::lower::plan::buffers::loops::round_regs;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::conversions::How;
 use crate::lower::plan::copies::direct::body_buffer_bytes;
 use crate::lower::plan::copies::pipeline::Ring;
-use crate::lower::plan::copies::staged_a::Form;
+use crate::lower::plan::copies::staged_a::{Form, StagedA};
 
 use super::choices::{Choice, Issue};
 use super::walk::{Unforeseen, Walk};
-
-/// Registers a split sum moves at a time, at most.
-const ROUND_REGS: i64 = 16;
 
 impl Walk<'_> {
     /// Before loop `id` at the entry's top level: its A operands staged
@@ -39,18 +37,9 @@ impl Walk<'_> {
             if self.copies.staged_swizzled.contains(&c.value) {
                 continue;
             }
-            let staged = bytes <= self.room();
-            self.choices.push(Choice::StagedA {
-                op: id,
-                product: c.product,
-                staged,
-            });
-            if !staged {
-                continue;
+            if self.stage_one(id, c, bytes, bytes <= self.room())? {
+                self.copies.staged_swizzled.insert(c.value);
             }
-            self.staged_conversion(id, c.product, c.value)?;
-            self.claim(Some(id), What::StagedA, bytes, 16)?;
-            self.copies.staged_swizzled.insert(c.value);
         }
         for c in planned {
             let Form::Rows { rows, stride, .. } = c.form else {
@@ -77,20 +66,32 @@ impl Walk<'_> {
                     self.choices.push(Choice::SwizzledRows { op: id });
                 }
             }
-            let staged = fits(self);
-            self.choices.push(Choice::StagedA {
-                op: id,
-                product: c.product,
-                staged,
-            });
-            if !staged {
-                continue;
+            if self.stage_one(id, c, rows * stride, fits(self))? {
+                self.copies.staged_rows.insert(c.value);
             }
-            self.staged_conversion(id, c.product, c.value)?;
-            self.claim(Some(id), What::StagedA, rows * stride, 16)?;
-            self.copies.staged_rows.insert(c.value);
         }
         Ok(())
+    }
+
+    /// A operand `c` staged before loop `id` in `bytes` where `staged`
+    /// (it fits): its conversion, then its buffer. Returns `staged`.
+    fn stage_one(
+        &mut self,
+        id: OpId,
+        c: &StagedA,
+        bytes: i64,
+        staged: bool,
+    ) -> Result<bool, Unforeseen> {
+        self.choices.push(Choice::StagedA {
+            op: id,
+            product: c.product,
+            staged,
+        });
+        if staged {
+            self.staged_conversion(id, c.product, c.value)?;
+            self.claim(Some(id), What::StagedA, bytes, 16)?;
+        }
+        Ok(staged)
     }
 
     /// The conversion of A operand `v` of `product` into its fragment
@@ -216,17 +217,14 @@ impl Walk<'_> {
     }
 
     /// The buffer loop `id`'s warp pairs sum its carried value `slot`
-    /// through: a chunk of its registers at a time, the most (up to
-    /// [`ROUND_REGS`]) that fit the room left.
+    /// through: a chunk of its registers at a time, the most that fit the
+    /// room left ([`round_regs`]).
     fn split_sum(&mut self, id: OpId, slot: usize) -> Result<(), Unforeseen> {
         let regs = (self.m.ops[id].results.get(slot))
             .and_then(|r| self.plan.held(*r))
             .map_or(1, |l| l.num_registers() as i64);
         let threads = i64::from(self.plan.warps) * 32;
-        let mut chunk = regs.clamp(1, ROUND_REGS);
-        while chunk > 1 && threads * chunk * 4 > self.room() {
-            chunk = (chunk + 1) / 2;
-        }
+        let chunk = round_regs(regs, threads, self.room());
         self.choices.push(Choice::SplitSum {
             op: id,
             regs: chunk,

@@ -15,8 +15,21 @@ use crate::lower::plan::engines::tile_bytes;
 
 use super::{OpBuffer, What};
 
-/// Registers a split sum moves at a time, at most.
-const ROUND_REGS: i64 = 16;
+/// Registers a thread of a split sum writes in one round, at most (16 KiB
+/// over eight warps): the scratch then costs no occupancy the loop's
+/// buffers leave.
+pub const ROUND_REGS: i64 = 16;
+
+/// The registers a split sum of `regs` registers (over `threads` threads)
+/// moves a round where `room` bytes are left: up to [`ROUND_REGS`],
+/// halved until a round's words fit.
+pub fn round_regs(regs: i64, threads: i64, room: i64) -> i64 {
+    let mut chunk = regs.clamp(1, ROUND_REGS);
+    while chunk > 1 && threads * chunk * 4 > room {
+        chunk = (chunk + 1) / 2;
+    }
+    chunk
+}
 
 /// The buffers `for` op `id` may claim.
 pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Vec<OpBuffer> {
