@@ -24,24 +24,8 @@ struct Allocations(Vec<Reg>);
 /// Allocates, at the current point (the entry's start), every `alloca`
 /// nested in the regions of `ops`; their ops then find their results bound.
 pub fn hoist_nested(l: &mut Lowerer, ops: &[OpId]) -> Result<(), LowerError> {
-    let mut stack: Vec<OpId> = Vec::new();
-    for &id in ops {
-        for r in &l.m.ops[id].regions {
-            for b in &r.blocks {
-                stack.extend(b.ops.iter().copied());
-            }
-        }
-    }
-    while let Some(id) = stack.pop() {
-        let op = &l.m.ops[id];
-        if op.opcode == crate::ir::Opcode::Alloca {
-            lower(l, id)?;
-        }
-        for r in &op.regions {
-            for b in &r.blocks {
-                stack.extend(b.ops.iter().copied());
-            }
-        }
+    for id in crate::lower::plan::alloc::walk::nested_allocas(l.m, ops) {
+        lower(l, id)?;
     }
     Ok(())
 }

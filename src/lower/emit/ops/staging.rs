@@ -60,7 +60,7 @@ pub use crate::lower::plan::engines::slot_bytes;
 /// Shared memory still free after the buffers allocated so far (the next
 /// buffer starts 16-byte aligned).
 pub fn room(l: &Lowerer) -> i64 {
-    l.plan.target.max_shared_bytes() - ((l.scratch.top() + 15) & !15)
+    l.scratch.room_above()
 }
 
 /// The largest buffer that fits anywhere, over dead buffers included

@@ -109,6 +109,11 @@ impl Scratch {
         self.placer.top()
     }
 
+    /// Bytes free above the top ([`Placer::room_above`]).
+    pub fn room_above(&self) -> i64 {
+        self.placer.room_above()
+    }
+
     /// How many buffers have been claimed.
     pub fn claims(&self) -> usize {
         self.log.len()

@@ -78,6 +78,12 @@ impl Placer {
         self.top
     }
 
+    /// Bytes free above the top, from the next 16-byte boundary: the room
+    /// a buffer placed without reuse has.
+    pub fn room_above(&self) -> i64 {
+        self.capacity - align_up(self.top, 16)
+    }
+
     /// The entry's shared-memory size so far.
     pub fn peak(&self) -> i64 {
         self.peak

@@ -137,7 +137,7 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
 
 /// The `alloca` ops nested in the regions of `ops`, in the order emission
 /// allocates them where the entry starts.
-fn nested_allocas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
+pub fn nested_allocas(m: &Module, ops: &[OpId]) -> Vec<OpId> {
     let inner = |id: OpId| {
         m.ops[id]
             .regions
@@ -209,9 +209,9 @@ impl Walk<'_> {
         if op.opcode == Opcode::For && self.loops == 0 && self.ifs == 0 {
             self.stage_a(id)?;
         }
-        let special = matches!(op.opcode, Opcode::For | Opcode::LoadViewTko)
-            || listed.iter().any(|b| b.what == What::Operands)
-            || self.plan.copies.copies_b(id);
+        let product =
+            listed.iter().any(|b| b.what == What::Operands) || self.plan.copies.copies_b(id);
+        let special = matches!(op.opcode, Opcode::For | Opcode::LoadViewTko) || product;
         if recomputed && special {
             return unforeseen("a value recomputed in another layout");
         }
@@ -221,7 +221,7 @@ impl Walk<'_> {
                 false => unforeseen("a B operand copied nowhere"),
             };
         }
-        if listed.iter().any(|b| b.what == What::Operands) || self.plan.copies.copies_b(id) {
+        if product {
             return self.product(id, &listed);
         }
         if op.opcode == Opcode::For {
@@ -344,7 +344,7 @@ impl Walk<'_> {
     /// Shared memory free above the top (the next buffer starts 16-byte
     /// aligned).
     pub(super) fn room(&self) -> i64 {
-        self.plan.target.max_shared_bytes() - ((self.placer.top() + 15) & !15)
+        self.placer.room_above()
     }
 }
 
