@@ -27,9 +27,9 @@
 //!   │             every buffer an op claims, sized (each size it may    buffers/
 //!   │             take by the room left: a product's K slices, a
 //!   │             loop's ring stages); where each goes, by the one      alloc/ (placer.rs,
-//!   │             allocator walking the entry as emission claims,        walk.rs, loops.rs,
-//!   │             choosing sizes by the room as emission does (all but   direct.rs)
-//!   │             entries recomputing a value); launch directives       launch.rs
+//!   │             allocator walking the entry as emission claims, and   walk.rs, loops.rs,
+//!   │             which size each takes by the room left there (the     direct.rs, loads.rs,
+//!   │             choices emission follows); launch directives          choices.rs), launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
@@ -43,9 +43,9 @@
 //!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
 //!   │             they share; shared-memory scratch placed by the       scratch/ (mod.rs,
 //!   │             plan's allocator over the buffers' live ranges (no    account.rs, map.rs)
-//!   │             second lowering), each a size the plan lists for its
-//!   │             op, where the plan places it when it placed the entry
-//!   │             (an internal error otherwise); an op's barriers are those
+//!   │             second lowering), each the size the plan chose for
+//!   │             its op by the room left, where the plan places it (an
+//!   │             internal error otherwise); an op's barriers are those
 //!   │             between its own writes and reads: the ones before its
 //!   │             scratch is written again (by itself in the next
 //!   │             iteration, by a copy, by a later buffer on its bytes)

@@ -12,6 +12,7 @@ use crate::lower::analysis::values::Elem;
 use crate::lower::emit::scratch::{Mark, Place, Scratch};
 use crate::lower::emit::states::{Deferred, States};
 use crate::lower::error::LowerError;
+use crate::lower::plan::alloc::choices::Choices;
 use crate::lower::plan::assign::Layouts;
 use crate::lower::plan::buffers::What;
 use crate::lower::plan::layout::LinearLayout;
@@ -212,6 +213,14 @@ impl<'m> Lowerer<'m> {
             self.barrier();
         }
         Ok(c.offset)
+    }
+
+    /// What the plan's walk chose by the room left, which emission follows
+    /// ([`Choices`]); none where the plan placed no buffer (the entry then
+    /// fails as it begins, [`crate::lower::emit::entry`]).
+    pub fn chosen(&self) -> &Choices {
+        static NONE: Choices = Choices { list: Vec::new() };
+        self.plan.placement.as_ref().map_or(&NONE, |a| &a.choices)
     }
 
     /// Fails where the plan placed the entry's buffers

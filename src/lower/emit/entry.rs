@@ -29,6 +29,43 @@ fn param_ty(e: Elem) -> ParamTy {
     }
 }
 
+/// Fails where the plan does not place the entry's buffers: emission
+/// follows its placement and has none to follow.
+fn has_placement(m: &Module, entry: OpId, plan: &Plan) -> Result<(), LowerError> {
+    let Err(u) = &plan.placement else {
+        return Ok(());
+    };
+    let by = u.op.map_or_else(
+        || "the entry".to_string(),
+        |o| format!("'{}' op", m.ops[o].name()),
+    );
+    Err(LowerError::Failed {
+        message: format!(
+            "the plan places no shared memory of the entry: {}, for {by}",
+            u.why
+        ),
+        location: u
+            .op
+            .and_then(|o| m.location(o))
+            .or_else(|| m.location(entry)),
+    })
+}
+
+/// Fails where entry `entry` claimed fewer buffers than the plan placed.
+fn all_claimed(l: &Lowerer, entry: OpId) -> Result<(), LowerError> {
+    let placed = l.plan.placement.as_ref().map_or(0, |p| p.claims.len());
+    if placed == l.scratch.claims() {
+        return Ok(());
+    }
+    Err(LowerError::Failed {
+        message: format!(
+            "{} buffers claimed, where the plan places {placed}",
+            l.scratch.claims()
+        ),
+        location: l.m.location(entry),
+    })
+}
+
 /// Lowers the entry op `entry` to a PTX entry. With `files` (line info
 /// builds), instructions carry the source position of the op they come
 /// from, and the files named are appended to `files`.
@@ -36,7 +73,9 @@ fn param_ty(e: Elem) -> ParamTy {
 /// Shared-memory scratch is placed by one allocator over the buffers'
 /// live ranges ([`crate::lower::emit::scratch`]): every buffer its own
 /// bytes while the entry fits, dead buffers' bytes reused (after a
-/// barrier) where it does not.
+/// barrier) where it does not. What an op takes by the room left is the
+/// plan's choice ([`crate::lower::plan::alloc::choices`]); an entry whose
+/// buffers the plan does not place is an internal error.
 pub fn lower_entry<'m>(
     m: &'m Module,
     entry: OpId,
@@ -45,6 +84,7 @@ pub fn lower_entry<'m>(
     files: Option<&'m mut Vec<String>>,
 ) -> Result<(ptx::Entry, ScratchMap), LowerError> {
     let block = crate::lower::plan::entry_block(m, entry)?;
+    has_placement(m, entry, plan)?;
     let name = plan.name.clone();
     let warps = plan.warps;
     let mut l = Lowerer::new(m, plan, crate::lower::emit::ops::lower_op, files);
@@ -133,22 +173,7 @@ pub fn lower_entry<'m>(
         l.lower_op(id)?;
     }
     crate::lower::emit::ops::alloca::free_all(&mut l);
-    if let Some(p) = l
-        .plan
-        .placement
-        .as_ref()
-        .ok()
-        .filter(|p| p.claims.len() != l.scratch.claims())
-    {
-        return Err(LowerError::Failed {
-            message: format!(
-                "{} buffers claimed, where the plan places {}",
-                l.scratch.claims(),
-                p.claims.len()
-            ),
-            location: m.location(entry),
-        });
-    }
+    all_claimed(&l, entry)?;
     if cluster {
         l.b.end_if();
     }

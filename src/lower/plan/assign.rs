@@ -3,7 +3,7 @@
 //! Stores anchor the choice (a blocked layout with the lanes along the
 //! dimension contiguous in memory, vectorized when the view proves it
 //! safe; loads whose users want another read along memory and convert,
-//! [`crate::lower::emit::ops::coalesce`]); walking the body backwards, each op passes the layout
+//! [`crate::lower::plan::conversions::loads`]); walking the body backwards, each op passes the layout
 //! demanded of its result on to its operands (elementwise ops unchanged,
 //! `broadcast` collapses the broadcast dimensions, `reshape` reinterprets
 //! the coordinates). Values nobody constrains get the default blocked layout.

@@ -28,8 +28,9 @@ use crate::lower::emit::copies::cp_async::{commit, wait};
 use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::copies::swizzled::Addresses;
 use crate::lower::emit::ops::staging::aligned_base;
-use crate::lower::emit::ops::staging::{alloc, room};
+use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::view_access::prepare;
+use crate::lower::plan::alloc::choices::Issue;
 use crate::lower::plan::copies::direct as plan_direct;
 use crate::lower::plan::layout::coalesced::along_vec;
 use crate::lower::plan::layout::smem::Smem;
@@ -115,23 +116,19 @@ fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, 
     plan_direct::buffer_bytes(l.m, l.plan, user, p, cd, swizzled_rows(l))
 }
 
-/// The bytes the B buffers of the direct copies among `ops` take
-/// ([`crate::lower::plan::copies::direct::body_buffer_bytes`]).
-pub fn body_buffer_bytes(l: &Lowerer, ops: &[OpId]) -> i64 {
-    plan_direct::body_buffer_bytes(l.m, l.plan, ops, swizzled_rows(l), l.scratch.reusing())
-}
-
 /// Issues, before the other ops of a block `ops`, the direct copies of the
 /// block's loads the plan issues early
 /// ([`crate::lower::plan::copies::Direct::early`]): their latency then
 /// overlaps everything up to their products. With `only`, just those
-/// loads, wherever their buffers fit (over dead buffers too); else where
-/// they fit above the scratch in use. Returns the loads issued and those
-/// left for want of room.
+/// loads, after `product`. Each where the plan found room for its buffer
+/// ([`crate::lower::plan::alloc::choices::Issue`]: above the scratch in
+/// use first, after a product wherever it fits). Returns the loads issued
+/// and those left for want of room.
 pub fn issue_early(
     l: &mut Lowerer,
     ops: &[OpId],
     only: Option<&[OpId]>,
+    product: Option<OpId>,
 ) -> Result<(Vec<OpId>, Vec<OpId>), LowerError> {
     let mut out = Vec::new();
     let mut waiting = Vec::new();
@@ -140,20 +137,15 @@ pub fn issue_early(
         if !early || only.is_some_and(|o| !o.contains(&id)) {
             continue;
         }
-        let room = if only.is_some() {
-            crate::lower::emit::ops::staging::room_reusing(l)
-        } else {
-            crate::lower::emit::ops::staging::room(l)
-        };
         let copied = l.states.get::<Copies>().prefetched.contains_key(&id);
-        let Some(fits) = (if copied {
-            Some(true)
-        } else {
-            candidate(l, id).map(|(user, p, cd, _)| buffer_bytes(l, user, &p, cd).0 <= room)
-        }) else {
+        if !copied && candidate(l, id).is_none() {
             continue;
+        }
+        let issue = match product {
+            Some(product) => Issue::AfterProduct { product },
+            None => Issue::Early,
         };
-        if !fits {
+        if !copied && !l.chosen().issued(id, issue) {
             waiting.push(id);
             continue;
         }
@@ -187,8 +179,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     let Some((user, p, cd, chunk)) = candidate(l, load) else {
         return Ok(false);
     };
-    let (bytes, _) = buffer_bytes(l, user, &p, cd);
-    if bytes > crate::lower::emit::ops::staging::room(l) && bytes > l.scratch.largest_free() {
+    if l.chosen().issued(load, Issue::Nowhere) {
         // Nowhere in shared memory, not even over dead buffers: through
         // registers, then.
         return Ok(false);
@@ -367,7 +358,7 @@ pub fn prefetch(
         .collect();
     let mut out = Vec::new();
     for (load, user, p, cd, chunk) in picked {
-        if buffer_bytes(l, user, &p, cd).0 > room(l) {
+        if !l.chosen().issued(load, Issue::BeforeLoop) {
             continue;
         }
         let next = NextCopy { iv, step, ty };

@@ -111,7 +111,8 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         .map(|b| b.ops.clone())
         .unwrap_or_default();
     // B tiles copied straight to shared memory start copying first.
-    let (mut early, mut waiting) = crate::lower::emit::copies::direct::issue_early(l, &ops, None)?;
+    let (mut early, mut waiting) =
+        crate::lower::emit::copies::direct::issue_early(l, &ops, None, None)?;
     for (i, &op) in ops.iter().enumerate() {
         if early.contains(&op) {
             continue;
@@ -123,7 +124,7 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
         if !waiting.is_empty() && crate::lower::analysis::chains::is_mma(l.m.ops[op].opcode) {
             let rest = &ops[i + 1..];
             let (issued, left) =
-                crate::lower::emit::copies::direct::issue_early(l, rest, Some(&waiting))?;
+                crate::lower::emit::copies::direct::issue_early(l, rest, Some(&waiting), Some(op))?;
             early.extend(issued);
             waiting = left;
         }

@@ -10,7 +10,6 @@ use crate::ir::{Attr, OpId, Padding, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
 use crate::lower::analysis::view::{partition, PartitionInfo};
 use crate::lower::emit::context::{bits_ty, class_of, Lowerer, Tile};
-use crate::lower::emit::ops::coalesce::room_for_move;
 use crate::lower::emit::ops::view_access::{element, prepare, Access};
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::coalesced::load_layout;
@@ -182,11 +181,11 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     let wanted: Rc<LinearLayout> = l.layout_of(res);
     let elem = p.elem;
     // Rows read whole, then moved into the users' layout, where theirs
-    // would have each lane read its own row and shared memory has room for
+    // would have each lane read its own row and the plan found room for
     // the move: as the plan says; for a load it does not cover (a gather,
     // or one left to its product's copy and read into registers where the
-    // copy does not fit), as the rows' layout says.
-    let fits = room_for_move(l, &p);
+    // copy fits nowhere), as the rows' layout says.
+    let fits = !l.chosen().unmoved(op);
     let planned = l.plan.conversions.of(op, res);
     let rows = match planned {
         Some(c) => c.filter(|_| fits).map(|c| c.from.clone()),

@@ -19,7 +19,7 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
-use crate::lower::emit::ops::staging::{alloc, coordinates, room_now, write, Buffer, Placement};
+use crate::lower::emit::ops::staging::{alloc, coordinates, write, Buffer, Placement};
 use crate::lower::emit::ops::staging_window::{write_window, Window};
 
 /// The type products are accumulated in.
@@ -59,13 +59,10 @@ pub fn to_acc(l: &mut Lowerer, s: Scalar, signed: bool, v: Reg, acc: Acc) -> Opt
     })
 }
 
-/// The K extent the plan's staging of product `id` takes, by the room
-/// left ([`crate::lower::plan::engines::Staging::choose`]; `None` when not
-/// even one K step fits anywhere).
+/// The K extent the staging of product `id` takes, as the plan chose it by
+/// the room left (`None` when not even one K step fits anywhere).
 fn k_slice(l: &Lowerer, id: OpId) -> Option<i64> {
-    let staging = l.plan.staging(id)?;
-    let engine = l.plan.engine(id)?;
-    staging.choose(engine, 0, room_now(l)).map(|(s, _)| s.k)
+    l.chosen().slices(id).map(|(k, _)| k)
 }
 
 /// What both paths of the engine know of one matrix multiply.

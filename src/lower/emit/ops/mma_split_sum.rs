@@ -17,9 +17,6 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, Ty};
 
-use crate::lower::emit::ops::staging::room;
-use crate::lower::plan::buffers::loops::round_regs;
-
 /// The warp bit of the pairs over which tile `t`'s layout is replicated.
 fn pair_bit(l: &Lowerer, id: OpId, t: &Tile) -> Result<usize, LowerError> {
     t.layout
@@ -56,8 +53,10 @@ pub fn zero_second_half(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<(), Lower
 pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError> {
     let bit = pair_bit(l, id, t)?;
     let threads = i64::from(l.plan.warps) * 32;
-    let regs = i64::try_from(t.regs.len()).unwrap_or(i64::MAX);
-    let chunk = usize::try_from(round_regs(regs, threads, room(l))).unwrap_or(1);
+    // As many registers a round as the plan found room for.
+    let chunk = (l.chosen().split_sum(id))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| l.unsupported_feature(id, "too much shared memory"))?;
     let mark = l.scratch.mark();
     let start = l
         .claim_scratch(threads * chunk as i64 * 4, 16)

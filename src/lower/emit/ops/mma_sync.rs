@@ -30,9 +30,7 @@ use crate::lower::emit::ops::mma_sync_frags::{
     a_fragments, acc_fragments, acc_registers, fragment_addrs, ARegs, Mmas,
 };
 use crate::lower::emit::ops::mma_sync_smem::{operand_buffers, FragmentAddrs, Operands, Staged};
-use crate::lower::emit::ops::staging::room_now;
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Plan};
-use crate::lower::plan::engines::Staging;
 
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
@@ -107,7 +105,7 @@ fn staged_product(
         }
         _ => None,
     };
-    let (ks, sets) = slicing(l, id, staging, kk)?;
+    let (ks, sets) = slicing(l, id)?;
     let elems = (
         a.tile().map_or(Elem::Num(ae), |t| t.elem),
         b.tile().map_or(Elem::Num(be), |t| t.elem),
@@ -147,14 +145,12 @@ fn staged_product(
 }
 
 /// The K slice length and the number of buffer sets of the staged product
-/// `id` by its plan's `staging` (K `kk`), by the room left
-/// ([`Staging::choose`]).
-fn slicing(l: &Lowerer, id: OpId, staging: &Staging, kk: i64) -> Result<(i64, usize), LowerError> {
-    let engine = l.plan.engine(id).ok_or_else(|| l.unsupported(id))?;
-    let (slice, sets) = staging
-        .choose(engine, kk, room_now(l))
+/// `id`, as the plan chose them by the room left
+/// ([`crate::lower::plan::alloc::choices::Choices::slices`]).
+fn slicing(l: &Lowerer, id: OpId) -> Result<(i64, usize), LowerError> {
+    let (k, sets) = (l.chosen().slices(id))
         .ok_or_else(|| l.unsupported_feature(id, "a tile too large for shared memory"))?;
-    Ok((slice.k, sets as usize))
+    Ok((k, sets as usize))
 }
 
 /// `t`, the A operand of product `id` that the plan keeps in registers, in

@@ -37,7 +37,6 @@ struct Pattern {
     plan: Plan,
     round: (bool, bool),
     stage: StageSize,
-    ring: PlannedRing,
 }
 
 /// The plan's `mma.sync` pipeline of `for` op `id`, if it has one.
@@ -55,7 +54,6 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
         plan: plan.clone(),
         round: s.round,
         stage: *stage,
-        ring: p.ring.clone(),
     })
 }
 
@@ -112,8 +110,8 @@ struct Ring {
 
 /// Allocates the stage buffers of the loop `id` of `pat`: A `[batch][M][K +
 /// pad]`, B `[batch][K][N + pad]`, rows padded by 16 bytes, or unpadded and
-/// swizzled under `always_swizzle`; the plan's stages, or as many as fit
-/// the budget beside the scratch in use (none if fewer than two do).
+/// swizzled under `always_swizzle`; as many stages as the plan chose by the
+/// room left (none where not two fit).
 fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, LowerError> {
     let StageSize {
         mm,
@@ -126,7 +124,8 @@ fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, 
     let kind = pat.plan.kind;
     let eb = kind.bytes();
     let swizzle = l.plan.target.always_swizzle;
-    let Some(stages) = pat.ring.fit(l.plan, l.scratch.top()) else {
+    // As many stages as the plan found room for, if two did.
+    let Some(stages) = l.chosen().ring(id) else {
         return Ok(None);
     };
     let a_elem = pat.a.view.elem;

@@ -23,9 +23,9 @@ use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::lower::emit::copies::direct::{body_buffer_bytes, set_swizzled_rows, swizzled_rows};
+use crate::lower::emit::copies::direct::set_swizzled_rows;
 use crate::lower::emit::ops::mma_sync_smem::store_rows;
-use crate::lower::emit::ops::staging::{alloc, room};
+use crate::lower::emit::ops::staging::alloc;
 use crate::lower::plan::copies::staged_a::Form;
 
 /// The A operands staged before loops, while an entry is emitted.
@@ -53,10 +53,9 @@ pub struct RowsA {
 /// Before loop `id` (at the entry's top level): stages the invariant A
 /// operands of the `mma.sync` products of its body that the plan keeps in
 /// rows because registers are short ([`crate::lower::plan::copies::staged_a`]),
-/// where the shared memory left holds them beside the body's B buffers.
+/// where the plan found room for them beside the body's B buffers.
 /// Records them for [`rows`].
 pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
-    let body = l.m.ops[id].body_ops();
     let planned = l.plan.copies.staged_a.get(&id).cloned().unwrap_or_default();
     for c in planned {
         let Form::Rows {
@@ -69,15 +68,12 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         if rows(l, c.value).is_some() {
             continue;
         }
-        // A beside the body's B buffers (16 bytes for alignment).
-        let fits = |l: &Lowerer| mm * stride + 16 + body_buffer_bytes(l, body) <= room(l);
-        if !fits(l) && !swizzled_rows(l) {
-            // Unpadded, swizzled B buffers may leave the room.
+        // Unpadded, swizzled B buffers may leave the room beside them.
+        if l.chosen().swizzled_rows(id) {
             set_swizzled_rows(l, true);
-            let fit = fits(l);
-            set_swizzled_rows(l, fit);
         }
-        if !fits(l) {
+        // Where the plan found room beside the body's B buffers.
+        if !l.chosen().staged_a(id, c.product) {
             continue;
         }
         let t = l.tile_in(c.product, c.value, &Rc::new(c.layout))?;

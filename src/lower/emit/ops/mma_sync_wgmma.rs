@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::lower::emit::copies::direct::{wait_for, DirectB};
 use crate::lower::emit::copies::swizzled::write;
-use crate::lower::emit::ops::staging::{aligned_base, alloc, room};
+use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
@@ -55,8 +55,8 @@ pub fn staged_a(l: &Lowerer, v: ValueId) -> Option<(i64, Smem)> {
 /// through a descriptor ([`staged_a`]), so A's registers are free
 /// inside the loop, as NVIDIA's attention keeps Q. The buffer serves later
 /// loops too (attention's second loop), so A's registers die at the first.
-/// Returns the values staged. Nothing is staged where the shared memory
-/// left is too small.
+/// Returns the values staged. Nothing is staged where the plan found no
+/// room.
 pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, LowerError> {
     let planned = l.plan.copies.staged_a.get(&id).cloned().unwrap_or_default();
     let mut staged = Vec::new();
@@ -64,8 +64,9 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
         let Form::Swizzled(s) = c.form else {
             continue;
         };
-        // An earlier loop's buffer serves; nothing where it does not fit.
-        if staged_a(l, c.value).is_some() || c.form.bytes() > room(l) {
+        // An earlier loop's buffer serves; nothing where the plan found no
+        // room.
+        if staged_a(l, c.value).is_some() || !l.chosen().staged_a(id, c.product) {
             continue;
         }
         let t = l.tile_in(c.product, c.value, &std::rc::Rc::new(c.layout))?;

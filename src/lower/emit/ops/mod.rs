@@ -4,7 +4,6 @@ pub mod alloca;
 pub mod arith;
 pub mod atomic;
 pub mod cast;
-pub mod coalesce;
 pub mod control;
 pub mod convert;
 pub mod debug;

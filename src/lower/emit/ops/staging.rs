@@ -57,29 +57,6 @@ impl Placement {
 
 pub use crate::lower::plan::engines::slot_bytes;
 
-/// Shared memory still free after the buffers allocated so far (the next
-/// buffer starts 16-byte aligned).
-pub fn room(l: &Lowerer) -> i64 {
-    l.scratch.room_above()
-}
-
-/// The largest buffer that fits anywhere, over dead buffers included
-/// (which costs a barrier): where an op's first choice of size does not
-/// fit [`room`].
-pub fn room_reusing(l: &Lowerer) -> i64 {
-    l.scratch.largest_free()
-}
-
-/// The shared memory left where the next buffer goes: above the scratch
-/// in use, anywhere, and the top ([`crate::lower::plan::engines::Staging::choose`]).
-pub fn room_now(l: &Lowerer) -> crate::lower::plan::engines::Room {
-    crate::lower::plan::engines::Room {
-        above: room(l),
-        anywhere: room_reusing(l),
-        top: l.scratch.top(),
-    }
-}
-
 /// Allocates a buffer of `shape` for elements of kind `e`.
 pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
     let slot = slot_bytes(e);
@@ -413,12 +390,9 @@ fn staged_convert(
     t: &Tile,
     layout: &Rc<LinearLayout>,
 ) -> Result<Tile, LowerError> {
-    let bytes = t.layout.shape.iter().product::<i64>() * slot_bytes(t.elem);
-    if bytes > room(l) {
-        // Too large for the shared memory left: a slice at a time.
-        if let Some(c) = crate::lower::emit::ops::staging_window::convert_in_slices(l, t, layout)? {
-            return Ok(c);
-        }
+    if let Some(w) = l.chosen().window(l.scratch.claims()) {
+        // Too large for the shared memory left: a window at a time.
+        return crate::lower::emit::ops::staging_window::convert_in_slices(l, t, layout, w);
     }
     let buf = alloc(l, &t.layout.shape, t.elem)?;
     let place = Placement::identity(t.layout.shape.len());

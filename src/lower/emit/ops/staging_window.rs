@@ -20,10 +20,7 @@ use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
-use crate::lower::emit::ops::staging::{
-    addresses, alloc, read_one, room, slot_bytes, write_regs, Buffer, Placement,
-};
-use crate::lower::plan::conversions::window::window;
+use crate::lower::emit::ops::staging::{addresses, alloc, read_one, write_regs, Buffer, Placement};
 
 /// The aligned window `[lo, lo + len)` along tile dimension `dim` (`len` a
 /// power of two, `lo` a multiple of it).
@@ -178,19 +175,16 @@ pub fn write_window(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement, 
 }
 
 /// Redistributes `t` to `layout` through shared memory one aligned slice
-/// of its first dimension longer than 1 at a time, the longest slice that
-/// fits the shared memory left: each slice written, then read by the
-/// threads holding its elements in `layout`. `None` when even a slice of
-/// one does not fit.
+/// of it at a time, the window `(dim, len)` the plan chose by the room left
+/// ([`crate::lower::plan::conversions::window`]): each slice written, then
+/// read by the threads holding its elements in `layout`.
 pub fn convert_in_slices(
     l: &mut Lowerer,
     t: &Tile,
     layout: &Rc<LinearLayout>,
-) -> Result<Option<Tile>, LowerError> {
+    (dim, len): (usize, i64),
+) -> Result<Tile, LowerError> {
     let shape = &t.layout.shape;
-    let Some((dim, len)) = window(shape, slot_bytes(t.elem), room(l)) else {
-        return Ok(None);
-    };
     let mut bshape = shape.clone();
     bshape[dim] = len;
     let buf = alloc(l, &bshape, t.elem)?;
@@ -238,11 +232,11 @@ pub fn convert_in_slices(
     let regs = (0..n)
         .map(|r| out[layout.canonical_register(r)].expect("canonical registers are read"))
         .collect();
-    Ok(Some(Tile {
+    Ok(Tile {
         elem: t.elem,
         layout: layout.clone(),
         regs,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -34,7 +34,6 @@ use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
 use crate::lower::plan::engines::wgmma::{operands, Plan};
-use crate::lower::plan::engines::Staging;
 use crate::lower::plan::layout::smem::Smem;
 
 /// Lowers op `id` by `plan`.
@@ -61,7 +60,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     // multiply. Else one set and a barrier before it is rewritten.
     let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
     let set = staging.slices[0].bytes;
-    let sets = sets_that_fit(l, id, staging);
+    let sets = sets_that_fit(l, id);
     let region = alloc(l, &[set * sets + staging.align], Elem::Num(Scalar::I8))?;
     let aligned = aligned_base(l, region.offset);
     let phase = (sets > 1).then(|| {
@@ -128,15 +127,11 @@ pub(super) fn b_offset(a: &Smem) -> i64 {
     (a.bytes() + 1023) & !1023
 }
 
-/// The operand sets of product `id`'s `staging` to place: two where the
-/// plan wants them and they fit above the scratch in use, else one
-/// ([`Staging::choose`]).
-pub(super) fn sets_that_fit(l: &Lowerer, id: OpId, staging: &Staging) -> i64 {
-    let engine = l.plan.engine(id);
-    let room = crate::lower::emit::ops::staging::room_now(l);
-    engine
-        .and_then(|e| staging.choose(e, 0, room))
-        .map_or(1, |(_, sets)| i64::from(sets))
+/// The operand sets of product `id` to place, as the plan chose them by
+/// the room left: two where it wants them and they fit above the scratch
+/// in use, else one.
+pub(super) fn sets_that_fit(l: &Lowerer, id: OpId) -> i64 {
+    l.chosen().slices(id).map_or(1, |(_, sets)| i64::from(sets))
 }
 
 /// The matrix descriptors of A (this warpgroup's rows) and B at the shared

@@ -190,7 +190,8 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
     else {
         return Ok(None);
     };
-    let Some(stages) = pipe.ring.fit(l.plan, l.scratch.top()) else {
+    // As many stages as the plan found room for, if two did.
+    let Some(stages) = l.chosen().ring(id) else {
         return Ok(None);
     };
     let Some(bounds) = bounds(l, id)? else {

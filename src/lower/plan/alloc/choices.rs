@@ -1,5 +1,6 @@
-//! What the plan's walk chose by the room left, op by op, for the dump:
-//! each choice's buffers are among the placement's.
+//! What the plan's walk chose by the room left, op by op: emission reads
+//! each decision here ([`Choices`]), and the dump prints them; each
+//! choice's buffers are among the placement's.
 use std::fmt::Write;
 
 use crate::ir::{Module, OpId};
@@ -11,8 +12,11 @@ pub enum Issue {
     BeforeLoop,
     /// First in its block, ahead of the ops before its product.
     Early,
-    /// After a product freed bytes it fits in.
-    AfterProduct,
+    /// After a product (this one) freed bytes it fits in.
+    AfterProduct {
+        /// The product it follows.
+        product: OpId,
+    },
     /// Where it stands.
     InPlace,
     /// Nowhere: its buffer fits no room, so it is loaded through registers.
@@ -66,6 +70,8 @@ pub enum Choice {
     Window {
         /// The op.
         op: OpId,
+        /// The claim (its index in the placement) of the window's buffer.
+        claim: usize,
         /// Which operand.
         operand: usize,
         /// The tile dimension the window runs along.
@@ -85,6 +91,80 @@ pub enum Choice {
         /// Registers a round.
         regs: i64,
     },
+}
+
+/// Every choice of an entry, in walk order, and what emission asks of
+/// them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Choices {
+    /// The choices.
+    pub list: Vec<Choice>,
+}
+
+impl Choices {
+    /// The K slice and the sets product `op` stages its operands in.
+    pub fn slices(&self, op: OpId) -> Option<(i64, u32)> {
+        self.list.iter().find_map(|c| match *c {
+            Choice::Slices { op: o, k, sets } if o == op => Some((k, sets)),
+            _ => None,
+        })
+    }
+
+    /// The stages of pipelined loop `op`'s ring; `None` where none fits.
+    pub fn ring(&self, op: OpId) -> Option<i64> {
+        self.list.iter().find_map(|c| match *c {
+            Choice::Ring { op: o, stages } if o == op => stages,
+            _ => None,
+        })
+    }
+
+    /// Whether loop `op` stages the A operand of `product` before it.
+    pub fn staged_a(&self, op: OpId, product: OpId) -> bool {
+        (self.list.iter()).any(|c| {
+            *c == Choice::StagedA {
+                op,
+                product,
+                staged: true,
+            }
+        })
+    }
+
+    /// Whether B buffers' rows are swizzled from loop `op` on.
+    pub fn swizzled_rows(&self, op: OpId) -> bool {
+        self.list.contains(&Choice::SwizzledRows { op })
+    }
+
+    /// Whether load `load`'s B copy is issued as `issue`.
+    pub fn issued(&self, load: OpId, issue: Issue) -> bool {
+        self.list.contains(&Choice::Copy { load, issue })
+    }
+
+    /// The window (the dimension it runs along and its length) whose
+    /// buffer is the placement's claim `claim`; `None` for a whole tile.
+    pub fn window(&self, claim: usize) -> Option<(usize, i64)> {
+        self.list.iter().find_map(|c| match *c {
+            Choice::Window {
+                claim: at,
+                dim,
+                len,
+                ..
+            } if at == claim => Some((dim, len)),
+            _ => None,
+        })
+    }
+
+    /// Whether load `op`'s move from the rows it reads is left undone.
+    pub fn unmoved(&self, op: OpId) -> bool {
+        self.list.contains(&Choice::Unmoved { op })
+    }
+
+    /// The registers a round loop `op`'s warp pairs sum.
+    pub fn split_sum(&self, op: OpId) -> Option<i64> {
+        self.list.iter().find_map(|c| match *c {
+            Choice::SplitSum { op: o, regs } if o == op => Some(regs),
+            _ => None,
+        })
+    }
 }
 
 /// The dump's lines: one a choice.
@@ -134,7 +214,7 @@ pub fn dump(m: &Module, choices: &[Choice], s: &mut String) {
                 let how = match issue {
                     Issue::BeforeLoop => "copied first before its loop",
                     Issue::Early => "copied first in its block",
-                    Issue::AfterProduct => "copied after a product, into freed bytes",
+                    Issue::AfterProduct { .. } => "copied after a product, into freed bytes",
                     Issue::InPlace => "copied where it stands",
                     Issue::Nowhere => "not copied (no room), loaded through registers",
                 };
@@ -145,6 +225,7 @@ pub fn dump(m: &Module, choices: &[Choice], s: &mut String) {
                 operand,
                 dim,
                 len,
+                ..
             } => format!(
                 "{}: operand {operand} converted {len} along dimension {dim} at a time",
                 at(op)

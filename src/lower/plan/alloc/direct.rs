@@ -25,14 +25,14 @@ impl Walk<'_> {
     /// the ops in order; after each product, the early copies that did not
     /// fit before, wherever they fit now.
     pub(super) fn region(&mut self, ops: &[OpId]) -> Result<(), Unforeseen> {
-        let (mut early, mut waiting) = self.issue_early(ops, None)?;
+        let (mut early, mut waiting) = self.issue_early(ops, None, None)?;
         for (i, &id) in ops.iter().enumerate() {
             if early.contains(&id) {
                 continue;
             }
             self.op(id)?;
             if !waiting.is_empty() && is_mma(self.m.ops[id].opcode) {
-                let (issued, left) = self.issue_early(&ops[i + 1..], Some(&waiting))?;
+                let (issued, left) = self.issue_early(&ops[i + 1..], Some(&waiting), Some(id))?;
                 early.extend(issued);
                 waiting = left;
             }
@@ -41,12 +41,13 @@ impl Walk<'_> {
     }
 
     /// The copies among `ops` the plan issues early (with `only`, just
-    /// those, wherever they fit; else where they fit above the scratch in
-    /// use): those issued, and those left for want of room.
+    /// those, wherever they fit, after `product`; else where they fit above
+    /// the scratch in use): those issued, and those left for want of room.
     fn issue_early(
         &mut self,
         ops: &[OpId],
         only: Option<&[OpId]>,
+        product: Option<OpId>,
     ) -> Result<(Vec<OpId>, Vec<OpId>), Unforeseen> {
         let (mut out, mut waiting) = (Vec::new(), Vec::new());
         for &id in ops {
@@ -64,8 +65,8 @@ impl Walk<'_> {
                 waiting.push(id);
                 continue;
             }
-            let issue = match only {
-                Some(_) => Issue::AfterProduct,
+            let issue = match product {
+                Some(product) => Issue::AfterProduct { product },
                 None => Issue::Early,
             };
             if self.load_as(id, issue)? {
@@ -156,7 +157,7 @@ impl Walk<'_> {
             top: self.placer.top(),
         };
         let Some((slice, sets)) = staging.choose(engine, kk, room) else {
-            return unforeseen("a product whose operands fit nowhere");
+            return unforeseen(super::walk::NO_ROOM_FOR_OPERANDS);
         };
         self.choices.push(Choice::Slices {
             op: id,

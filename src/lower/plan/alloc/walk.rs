@@ -8,8 +8,9 @@
 //! every loop gives its bytes back to the top. An `alloca` nested in a
 //! region takes its slot where the entry starts, for the whole entry.
 //!
-//! What an op claims by the room left is chosen by the rule emission
-//! follows, at the plan's place: the slice and sets of a product that
+//! What an op claims by the room left is chosen here, at the plan's place,
+//! and emission follows the choice ([`super::choices`]): the slice and
+//! sets of a product that
 //! stages its own operands
 //! ([`crate::lower::plan::engines::Staging::choose`]), a conversion's
 //! window where its whole tile does not fit
@@ -21,10 +22,13 @@
 //! A value recomputed in another layout has its defining op lowered
 //! again, claiming what its operands' moves take ([`super::recompute`]).
 //!
-//! Where the walk meets what it does not foresee (a buffer too large for
-//! any room left, which emission reports; a value recomputed for a product
-//! or a loop, which no kernel does) it says so ([`Unforeseen`]) and the
-//! entry is placed as emission claims.
+//! A B copy that fits nowhere leaves its load to read through registers
+//! as any other ([`super::loads`]). A buffer too large for any room left
+//! ends the walk: emission reports it where it claims it
+//! ([`Allocation::unplaced`]). Where the walk meets what it does not
+//! foresee (a value recomputed for a product or a loop, which no kernel
+//! does) it says so ([`Unforeseen`]), and the entry fails as emission
+//! begins it: an internal error.
 use std::fmt::Write;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -32,12 +36,13 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::ir::{Module, OpId, Opcode, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
+use crate::lower::plan::conversions::loads::from_rows;
 use crate::lower::plan::conversions::window::{window, window_bytes};
 use crate::lower::plan::conversions::{Conversion, How};
 use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::Plan;
 
-use super::choices::Choice;
+use super::choices::{Choice, Choices};
 use super::placer::{Mark, Placer};
 
 /// One planned buffer and where it goes.
@@ -62,17 +67,33 @@ pub struct Allocation {
     /// The entry's shared-memory size: the most bytes in use at once.
     pub bytes: i64,
     /// What the walk chose by the room left, in walk order.
-    pub choices: Vec<Choice>,
+    pub choices: Choices,
+    /// The first buffer that fits no room left, where the walk stopped:
+    /// emission reports it when it claims it.
+    pub unplaced: Option<Unforeseen>,
 }
 
-/// Why the plan leaves an entry's buffers to be placed as emission claims
-/// them: the first buffer it does not foresee.
+/// Why the walk placed no further buffer of an entry: the first it does
+/// not foresee, or one that fits no room left ([`Unforeseen::fits_nowhere`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unforeseen {
     /// The op claiming it.
     pub op: Option<OpId>,
     /// What makes it unforeseen.
     pub why: &'static str,
+}
+
+/// Why a buffer fits no room left.
+const TOO_LARGE: &str = "a buffer too large for the shared memory left";
+/// Why a product's operands fit no room left.
+pub(super) const NO_ROOM_FOR_OPERANDS: &str = "a product whose operands fit nowhere";
+
+impl Unforeseen {
+    /// Whether it is a buffer that fits no room left (which emission
+    /// reports at its claim), not a gap of the walk.
+    pub fn fits_nowhere(&self) -> bool {
+        self.why == TOO_LARGE || self.why == NO_ROOM_FOR_OPERANDS
+    }
 }
 
 /// The direct copies and staged A operands as the walk goes.
@@ -122,16 +143,21 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         out: Vec::new(),
         choices: Vec::new(),
     };
-    for _ in nested_allocas(m, ops) {
-        w.claim(None, What::Slot, 8, 16)?;
-    }
-    for &id in ops {
-        w.op(id)?;
-    }
+    let walked = (|| {
+        for _ in nested_allocas(m, ops) {
+            w.claim(None, What::Slot, 8, 16)?;
+        }
+        ops.iter().try_for_each(|&id| w.op(id))
+    })();
+    let unplaced = match walked {
+        Err(u) if !u.fits_nowhere() => return Err(u),
+        r => r.err(),
+    };
     Ok(Allocation {
         claims: w.out,
         bytes: w.placer.peak(),
-        choices: w.choices,
+        choices: Choices { list: w.choices },
+        unplaced,
     })
 }
 
@@ -164,10 +190,8 @@ impl Walk<'_> {
         bytes: i64,
         align: i64,
     ) -> Result<i64, Unforeseen> {
-        let offset = (self.placer.claim(bytes, align, self.loops > 0)).ok_or(Unforeseen {
-            op,
-            why: "a buffer too large for the shared memory left",
-        })?;
+        let offset = (self.placer.claim(bytes, align, self.loops > 0))
+            .ok_or(Unforeseen { op, why: TOO_LARGE })?;
         self.out.push(Placed {
             op,
             what,
@@ -216,10 +240,16 @@ impl Walk<'_> {
             return unforeseen("a value recomputed in another layout");
         }
         if op.opcode == Opcode::LoadViewTko && self.plan.copies.direct.contains_key(&id) {
-            return match self.load(id)? {
-                true => Ok(()),
-                false => unforeseen("a B operand copied nowhere"),
-            };
+            if self.load(id)? {
+                return Ok(());
+            }
+            // Copied nowhere: read through registers as any other load.
+            let mark = self.placer.mark();
+            if let Some(Some(c)) = from_rows(self.m, id, self.plan) {
+                self.move_from_rows(id, &c)?;
+            }
+            self.release(mark, false);
+            return Ok(());
         }
         if product {
             return self.product(id, &listed);
@@ -235,6 +265,10 @@ impl Walk<'_> {
         }
         let mark = self.placer.mark();
         for c in conversions {
+            if c.where_room && op.opcode == Opcode::LoadViewTko {
+                self.move_from_rows(id, c)?;
+                continue;
+            }
             match c.how {
                 How::Shared { bytes } => {
                     let b = OpBuffer {
@@ -280,9 +314,7 @@ impl Walk<'_> {
     /// The conversion buffer `b` of op `id`: one for each operand the
     /// value is, the whole tile or, where it does not fit the room left,
     /// the window of it that does
-    /// ([`crate::lower::plan::conversions::window`]); none for a load's
-    /// move from the rows it reads where the whole tile does not fit (the
-    /// load then reads in its users' layout).
+    /// ([`crate::lower::plan::conversions::window`]).
     pub(super) fn conversion(
         &mut self,
         id: OpId,
@@ -300,12 +332,6 @@ impl Walk<'_> {
         }
         let operands = &self.m.ops[id].operands;
         for _ in 0..operands.iter().filter(|&&o| o == v).count().max(1) {
-            if where_room && b.bytes > self.room() && self.m.ops[id].opcode == Opcode::LoadViewTko {
-                // A load's move from the rows it reads is made only where
-                // the whole tile fits.
-                self.choices.push(Choice::Unmoved { op: id });
-                continue;
-            }
             self.convert(Some(id), v, b.bytes)?;
         }
         Ok(())
@@ -330,6 +356,7 @@ impl Walk<'_> {
                         let operands = &self.m.ops[op].operands;
                         self.choices.push(Choice::Window {
                             op,
+                            claim: self.out.len(),
                             operand: operands.iter().position(|&o| o == v).unwrap_or(0),
                             dim: w.0,
                             len: w.1,
@@ -349,17 +376,20 @@ impl Walk<'_> {
 }
 
 /// The dump's lines: the size of the entry's scratch and where each
-/// buffer goes, or that emission places them.
+/// buffer goes, or why the walk placed none.
 pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
     let a = match &plan.placement {
-        Ok(a) => a,
-        Err(u) => {
+        Ok(Allocation {
+            unplaced: Some(u), ..
+        })
+        | Err(u) => {
             let by =
                 u.op.map_or_else(|| "the entry".to_string(), |op| op_at(m, op));
             let why = u.why;
-            let _ = writeln!(s, "  placement: as emission claims ({why}, for {by})");
+            let _ = writeln!(s, "  placement: none ({why}, for {by})");
             return;
         }
+        Ok(a) => a,
     };
     let _ = writeln!(
         s,
@@ -373,7 +403,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
         let what = p.what.describe();
         let _ = writeln!(s, "    {} bytes at {}: {what}, for {by}", p.bytes, p.offset);
     }
-    super::choices::dump(m, &a.choices, s);
+    super::choices::dump(m, &a.choices.list, s);
 }
 
 /// `op` by name and location, for the dump.

@@ -18,10 +18,20 @@ use super::{by_shuffles, Conversion, How};
 /// `None` where the plan leaves the load to its product's copy, or the
 /// load is of 4-bit elements or through a gather view.
 pub fn load_view(m: &Module, id: OpId, plan: &Plan) -> Option<Option<Conversion>> {
+    if super::held_by_copy(plan, id) {
+        return None;
+    }
+    from_rows(m, id, plan)
+}
+
+/// [`load_view`], for a load the plan leaves to its product's copy too
+/// (which, where the copy fits nowhere, reads through registers as any
+/// other load).
+pub fn from_rows(m: &Module, id: OpId, plan: &Plan) -> Option<Option<Conversion>> {
     let op = &m.ops[id];
     let (view, res) = (op.operand("view")?, *op.results.first()?);
     let p = partition(m, view)?;
-    if p.elem.bits() == 4 || p.sparse_dim.is_some() || super::held_by_copy(plan, id) {
+    if p.elem.bits() == 4 || p.sparse_dim.is_some() {
         return None;
     }
     let wanted = plan.layouts.get(&res)?;

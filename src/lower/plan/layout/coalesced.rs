@@ -1,7 +1,7 @@
 //! Layouts that read or write a view along memory: the lanes along the
 //! tile dimension contiguous in memory ([`along`]), for stores of
 //! column-major views and for loads whose users want another layout
-//! ([`load_layout`]; emission moves the tile, [`crate::lower::emit::ops::coalesce`]).
+//! ([`load_layout`]; emission moves the tile, [`crate::lower::plan::conversions::loads`]).
 use std::rc::Rc;
 
 use crate::lower::analysis::view::{Extent, PartitionInfo};
