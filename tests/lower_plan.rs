@@ -712,12 +712,12 @@ fn the_dump_says_which_conversions_and_op_buffers_go_through_shared_memory() {
 
 #[test]
 fn the_plan_places_the_buffers_where_emission_claims_them() {
-    // Where the plan foresees every buffer of an entry, its placement is
-    // the scratch map claim for claim (the op, the size, the offset) and
-    // the entry's size is the map's: products staging their operands,
-    // rings, staged A operands, direct B copies and their products, split
-    // sums, conversion windows, values recomputed.
-    // It leaves none to emission.
+    // The plan places every buffer of every entry, and emission claims
+    // them claim for claim (the op, the size) where the plan puts them:
+    // the scratch map is the placement, and the entry's size the plan's.
+    // Products staging their operands, rings, staged A operands, direct B
+    // copies and their products, split sums, conversion windows, values
+    // recomputed.
     let (mut placed, mut claims) = (0, 0);
     each_plan_and_map(|plan, map, context| {
         let a = match &plan.placement {

@@ -13,6 +13,7 @@ use crate::lower::emit::scratch::{Mark, Place, Scratch};
 use crate::lower::emit::states::{Deferred, States};
 use crate::lower::error::LowerError;
 use crate::lower::plan::alloc::choices::Choices;
+use crate::lower::plan::alloc::walk::Placed as Planned;
 use crate::lower::plan::assign::Layouts;
 use crate::lower::plan::buffers::What;
 use crate::lower::plan::layout::LinearLayout;
@@ -162,7 +163,7 @@ impl<'m> Lowerer<'m> {
             layout_overrides: HashMap::default(),
             loops: Vec::new(),
             if_depth: 0,
-            scratch: Scratch::new(plan.target.max_shared_bytes()),
+            scratch: Scratch::new(plan.placement.as_ref().map_or(0, |a| a.bytes)),
             states: States::default(),
             strings: Vec::new(),
             tid: None,
@@ -191,24 +192,17 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Claims a scratch buffer of `bytes` aligned to `align` (a power of
-    /// two) and returns its offset; a barrier first when it lies on bytes
-    /// threads may still read ([`Scratch::claim`]).
+    /// two) and returns its offset, the plan's ([`Lowerer::placed`]); a
+    /// barrier first when it lies on bytes threads may still read
+    /// ([`Scratch::claim`]).
     pub fn claim_scratch(&mut self, bytes: i64, align: i64) -> Result<i64, LowerError> {
         self.check_planned(bytes)?;
+        let p = self.placed(bytes, align)?;
         let place = Place {
             in_loop: !self.loops.is_empty(),
             conditional: self.b.in_if(),
         };
-        let Some(c) = self.scratch.claim(bytes, align, place) else {
-            return Err(LowerError::Unsupported {
-                what: format!(
-                    "a tile too large for shared memory ({bytes} bytes needed, {} available)",
-                    self.scratch.largest_free()
-                ),
-                location: None,
-            });
-        };
-        self.check_placed(bytes, c.offset)?;
+        let c = self.scratch.claim(&p, place);
         if c.barrier {
             self.barrier();
         }
@@ -223,20 +217,27 @@ impl<'m> Lowerer<'m> {
         self.plan.placement.as_ref().map_or(&NONE, |a| &a.choices)
     }
 
-    /// Fails where the plan placed the entry's buffers
-    /// ([`crate::lower::plan::alloc::walk`]) and the claim just made, of
-    /// `bytes` at `offset`, is not its next one: another op's, another size
-    /// or another offset. (That the entry makes no claim fewer is checked
-    /// once it is done.)
-    pub fn check_placed(&self, bytes: i64, offset: i64) -> Result<(), LowerError> {
-        let Ok(placement) = &self.plan.placement else {
-            return Ok(());
-        };
+    /// The plan's next buffer ([`crate::lower::plan::alloc::walk`]), for
+    /// a claim of `bytes` aligned to `align`. Where the plan's walk stopped
+    /// at a buffer too large for the shared memory left, that error; else
+    /// an internal error where it is not the claim being made: another
+    /// op's, another size, or none.
+    pub fn placed(&self, bytes: i64, align: i64) -> Result<Planned, LowerError> {
+        let placement = self.plan.placement.as_ref().ok();
+        let planned = placement.and_then(|a| a.claims.get(self.scratch.claims()));
         let (op, _) = self.scratch.claimer();
-        let made = self.scratch.claims();
-        let planned = made.checked_sub(1).and_then(|i| placement.claims.get(i));
-        if planned.is_some_and(|p| (p.op, p.bytes, p.offset) == (op, bytes, offset)) {
-            return Ok(());
+        if let (None, Some(a)) = (planned, placement.filter(|a| a.unplaced.is_some())) {
+            return Err(LowerError::Unsupported {
+                what: format!(
+                    "a tile too large for shared memory ({bytes} bytes needed, {} available)",
+                    a.fits_at_stop
+                ),
+                location: None,
+            });
+        }
+        let aligned = |p: &Planned| p.offset & (align.max(1) - 1) == 0;
+        if let Some(p) = planned.filter(|p| (p.op, p.bytes) == (op, bytes) && aligned(p)) {
+            return Ok(*p);
         }
         let name = |op: Option<OpId>| {
             op.map_or_else(
@@ -250,7 +251,7 @@ impl<'m> Lowerer<'m> {
         );
         Err(LowerError::Failed {
             message: format!(
-                "{}: a buffer of {bytes} bytes at {offset}, where the plan places {plan}",
+                "{}: a buffer of {bytes} bytes aligned to {align}, where the plan places {plan}",
                 name(op)
             ),
             location: op.and_then(|o| self.m.location(o)),
@@ -289,16 +290,9 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Frees the scratch claimed since `mark` (an op's, once the op is
-    /// done): its bytes may hold later buffers that do not fit above.
+    /// done): its bytes may hold later buffers, after a barrier.
     pub fn release_shared(&mut self, mark: Mark) {
         self.scratch.release(mark);
-    }
-
-    /// Frees the scratch claimed since `mark` and gives its bytes back to
-    /// the top: for a construct that is done and never runs again (one
-    /// outside every loop), so no thread reaches that scratch through it.
-    pub fn release_scope(&mut self, mark: Mark) {
-        self.scratch.release_scope(mark);
     }
 
     /// Gives the instructions pushed from now on the source position of

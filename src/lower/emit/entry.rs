@@ -199,7 +199,7 @@ pub fn lower_entry<'m>(
         reqntid,
         launch: Box::default(),
         reg_counts,
-        shared_bytes: u32::try_from(l.scratch.peak()).unwrap_or(u32::MAX),
+        shared_bytes: u32::try_from(l.scratch.bytes()).unwrap_or(u32::MAX),
         acc_regs: plan.acc_regs,
         local_bytes,
         strings: l.strings,

@@ -120,11 +120,7 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
     }
     // In a loop, the next iteration writes the words again.
     l.barrier_before_rewrite();
-    if l.loops.is_empty() {
-        l.release_scope(mark);
-    } else {
-        l.release_shared(mark);
-    }
+    l.release_shared(mark);
     Ok(Tile {
         elem: t.elem,
         layout: t.layout.clone(),

@@ -93,12 +93,6 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .is_some_and(|v| matches!(l.vals.get(v), Some(Lowered::Deferred(d)) if d.holds_shared));
     if !copied {
         l.release_shared(mark);
-        if !l.m.ops[id].regions.is_empty() && l.loops.is_empty() {
-            // A construct outside every loop (a loop, say) is never
-            // re-entered: what follows may reuse its scratch, with a
-            // barrier before the first write there.
-            l.release_scope(mark);
-        }
     }
     l.scratch.end_op(scope);
     l.b.loc = before;

@@ -1,29 +1,22 @@
-//! The entry's shared-memory scratch as emission claims it: where each
-//! buffer goes is the plan's one allocator's answer
-//! ([`crate::lower::plan::alloc::placer`]: live from its claim until the op
-//! or construct that claimed it is done; first fit outside loops, above
-//! every buffer so far in loops while that fits, [`Scratch::reusing`]
-//! where it does not, which costs a barrier at the loop's `continue` too).
+//! The entry's shared-memory scratch as emission claims it: each buffer
+//! where the plan's placement puts it
+//! ([`crate::lower::plan::alloc::walk`]: the one allocator,
+//! [`crate::lower::plan::alloc::placer`], over the buffers' live ranges),
+//! claim for claim.
 //!
 //! Bytes that threads may still read (released since the last barrier
 //! that every later claim follows: one outside every construct) are dirty;
-//! a buffer placed over them starts with a barrier ([`Claim::barrier`]). A
-//! construct outside every loop that is done gives its bytes back to the
-//! top ([`Scratch::release_scope`]), as it never runs again.
+//! a buffer placed over them starts with a barrier ([`Claim::barrier`]).
 //!
 //! The barriers an op of a loop owes before its scratch is written again
 //! are kept in one account ([`account`]); the claims and those barriers
 //! make the entry's scratch map ([`map`]).
-//!
-//! Decisions made while emitting that ask how much room there is
-//! ([`Scratch::top`]) see the top, as if nothing were reused.
 
 pub mod account;
 pub mod map;
 
 use crate::ir::OpId;
-pub use crate::lower::plan::alloc::placer::Mark;
-use crate::lower::plan::alloc::placer::Placer;
+use crate::lower::plan::alloc::walk::Placed as Planned;
 
 use account::{Account, Rewrite};
 pub use account::{Owed, Paid};
@@ -39,10 +32,15 @@ pub struct OpScope {
     barriers_before: Option<usize>,
 }
 
-/// Where a claim is made, which decides where its buffer goes.
+/// A point in the claims: [`Scratch::release`] with it frees the buffers
+/// claimed since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark(usize);
+
+/// Where a claim is made, which decides what a barrier there cleans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
-    /// In a loop: above the top first.
+    /// In a loop.
     pub in_loop: bool,
     /// Under an `if` of the body being built
     /// ([`crate::lower::simt::Builder::in_if`], as the barrier account
@@ -74,13 +72,18 @@ pub struct Claim {
     pub barrier: bool,
 }
 
-/// The allocator state of one entry.
+/// The scratch state of one entry.
 #[derive(Debug)]
 pub struct Scratch {
-    /// Where buffers go.
-    placer: Placer,
+    /// The buffers claimed and not released: their claim, first byte and
+    /// one past their last.
+    live: Vec<(usize, i64, i64)>,
     /// Released byte ranges that threads may still read.
     dirty: Vec<(i64, i64)>,
+    /// Whether a buffer of a loop was placed over dead ones.
+    reusing: bool,
+    /// The entry's shared-memory size, the plan's.
+    bytes: i64,
     /// The op being lowered: the claimer of the next buffers.
     claimer: Option<OpId>,
     /// What the next buffers serve, where not the claimer's own work.
@@ -92,11 +95,13 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// An empty scratch of `capacity` bytes.
-    pub fn new(capacity: i64) -> Scratch {
+    /// An empty scratch of an entry whose buffers take `bytes` in all.
+    pub fn new(bytes: i64) -> Scratch {
         Scratch {
-            placer: Placer::new(capacity),
+            live: Vec::new(),
             dirty: Vec::new(),
+            reusing: false,
+            bytes,
             claimer: None,
             purpose: None,
             account: Account::default(),
@@ -104,14 +109,9 @@ impl Scratch {
         }
     }
 
-    /// The top: one past the highest byte claimed and not given back.
-    pub fn top(&self) -> i64 {
-        self.placer.top()
-    }
-
-    /// Bytes free above the top ([`Placer::room_above`]).
-    pub fn room_above(&self) -> i64 {
-        self.placer.room_above()
+    /// The entry's shared-memory size: the plan's.
+    pub fn bytes(&self) -> i64 {
+        self.bytes
     }
 
     /// How many buffers have been claimed.
@@ -119,55 +119,42 @@ impl Scratch {
         self.log.len()
     }
 
-    /// The entry's shared-memory size so far.
-    pub fn peak(&self) -> i64 {
-        self.placer.peak()
-    }
-
-    /// Whether some buffer of a loop was placed below the top (the loop
+    /// Whether some buffer of a loop was placed over dead ones (the loop
     /// did not fit with every buffer its own bytes).
     pub fn reusing(&self) -> bool {
-        self.placer.reusing()
+        self.reusing
     }
 
     /// The current point: buffers claimed from now on are freed by
     /// [`Scratch::release`] with it.
     pub fn mark(&self) -> Mark {
-        self.placer.mark()
+        Mark(self.log.len())
     }
 
-    /// The largest buffer (16-byte aligned) that a claim could place now,
-    /// over dead buffers or above the top.
-    pub fn largest_free(&self) -> i64 {
-        self.placer.largest_free()
-    }
-
-    /// Claims `bytes` aligned to `align` (a power of two) at `place`:
-    /// see the module's doc. `None` when nothing fits.
-    pub fn claim(&mut self, bytes: i64, align: i64, place: Place) -> Option<Claim> {
-        let bytes = bytes.max(0);
-        let top = self.placer.top();
-        let start = self.placer.claim(bytes, align, place.in_loop)?;
-        let end = start + bytes;
+    /// Claims the buffer the plan placed as `p`, at `place`: where it
+    /// lies, and whether a barrier comes first (it lies on dirty bytes).
+    pub fn claim(&mut self, p: &Planned, place: Place) -> Claim {
+        let (start, end) = (p.offset, p.offset + p.bytes.max(0));
         let barrier = self.dirty.iter().any(|&(s, e)| s < end && start < e);
         if barrier && !place.conditional {
             self.dirty.clear();
         }
+        self.live.push((self.log.len(), start, end));
+        self.reusing = p.reusing;
         self.log.push(Placed {
             op: self.claimer,
             purpose: self.purpose,
-            bytes,
+            bytes: p.bytes.max(0),
             offset: start,
             in_loop: place.in_loop,
-            over_dead: start < top,
+            over_dead: p.over_dead,
             barrier,
         });
-        Some(Claim {
+        Claim {
             offset: start,
             barrier,
-        })
+        }
     }
-
     /// The next buffers serve `purpose` (or the claimer's own work, with
     /// `None`), for the scratch map; returns what it replaces.
     pub fn set_purpose(&mut self, purpose: Option<&'static str>) -> Option<&'static str> {
@@ -252,7 +239,7 @@ impl Scratch {
         ScratchMap {
             entry: entry.to_string(),
             buffers: self.log.clone(),
-            bytes: self.placer.peak(),
+            bytes: self.bytes,
             owed: self.account.owed().to_vec(),
         }
     }
@@ -260,39 +247,39 @@ impl Scratch {
     /// Frees the buffers claimed since `mark`: their bytes are dead, and
     /// dirty until a barrier.
     pub fn release(&mut self, mark: Mark) {
-        let freed = self.placer.release(mark);
-        self.dirty.extend(freed);
+        let (freed, live) = std::mem::take(&mut self.live)
+            .into_iter()
+            .partition(|&(seq, _, _)| seq >= mark.0);
+        self.live = live;
+        let freed: Vec<(usize, i64, i64)> = freed;
+        self.dirty.extend(freed.into_iter().map(|(_, s, e)| (s, e)));
     }
 
     /// Frees the live buffer that starts at `offset` (one an op is done
     /// with before its claimer is).
     pub fn release_at(&mut self, offset: i64) {
-        self.dirty.extend(self.placer.release_at(offset));
-    }
-
-    /// Frees the buffers claimed since `mark` and gives their bytes above
-    /// the mark's top back to the top: for a construct outside every loop
-    /// that is done.
-    pub fn release_scope(&mut self, mark: Mark) {
-        let freed = self.placer.release_scope(mark);
-        self.dirty.extend(freed);
+        if let Some(i) = self.live.iter().position(|&(_, s, _)| s == offset) {
+            let (_, s, e) = self.live.remove(i);
+            self.dirty.push((s, e));
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lower::plan::buffers::What;
 
-    #[test]
-    fn buffers_that_fit_never_share_bytes() {
-        let mut s = Scratch::new(1000);
-        let m = s.mark();
-        let a = s.claim(100, 16, Place::LOOP).unwrap();
-        s.release(m);
-        let b = s.claim(100, 16, Place::LOOP).unwrap();
-        assert_eq!((a.offset, b.offset), (0, 112));
-        assert!(!a.barrier && !b.barrier && !s.reusing());
-        assert_eq!(s.peak(), 212);
+    /// The plan's buffer of `bytes` at `offset`.
+    fn planned(bytes: i64, offset: i64) -> Planned {
+        Planned {
+            op: None,
+            what: What::Tile,
+            bytes,
+            offset,
+            over_dead: false,
+            reusing: false,
+        }
     }
 
     #[test]
@@ -300,100 +287,43 @@ mod tests {
         for (depth, barrier) in [(0, false), (1, true)] {
             let mut s = Scratch::new(256);
             let m = s.mark();
-            s.claim(128, 16, Place::ONCE).unwrap();
+            s.claim(&planned(128, 0), Place::ONCE);
             s.release(m);
             s.on_barrier(depth);
-            let c = s.claim(128, 16, Place::ONCE).unwrap();
+            let c = s.claim(&planned(128, 0), Place::ONCE);
             assert_eq!((c.offset, c.barrier), (0, barrier), "depth {depth}");
         }
     }
 
     #[test]
-    fn a_full_top_reuses_dead_bytes_after_a_barrier() {
-        let mut s = Scratch::new(256);
+    fn a_buffer_over_released_bytes_starts_with_a_barrier() {
+        let mut s = Scratch::new(1000);
+        let a = s.claim(&planned(100, 0), Place::LOOP);
         let m = s.mark();
-        s.claim(128, 16, Place::LOOP).unwrap();
-        let keep = s.claim(64, 16, Place::LOOP).unwrap();
-        assert_eq!(keep.offset, 128);
-        // Frees only what was claimed since `m2`.
-        let m2 = s.mark();
-        s.claim(32, 16, Place::LOOP).unwrap();
-        s.release(m2);
-        // Neither above the top (224) nor over the dead [192, 224), which
-        // with the free bytes above it makes 64.
-        assert_eq!(s.claim(128, 16, Place::LOOP), None);
+        let b = s.claim(&planned(100, 112), Place::LOOP);
+        assert!(!a.barrier && !b.barrier);
+        // Frees only what was claimed since `m`.
         s.release(m);
-        let c = s.claim(128, 16, Place::LOOP).unwrap();
-        assert_eq!((c.offset, c.barrier), (0, true));
-        assert!(s.reusing());
-        // The barrier cleaned every dirty byte; once a loop reuses, the
-        // lowest free bytes come first.
-        let d = s.claim(16, 16, Place::LOOP).unwrap();
-        assert_eq!((d.offset, d.barrier), (128, false));
-        assert_eq!(s.peak(), 224);
-    }
-
-    #[test]
-    fn live_buffers_are_never_overlapped() {
-        let mut s = Scratch::new(300);
-        let a = s.claim(100, 16, Place::LOOP).unwrap();
-        let b = s.claim(100, 16, Place::LOOP).unwrap();
-        assert_eq!(b.offset, 112);
+        assert!(!s.claim(&planned(96, 224), Place::LOOP).barrier);
+        // Over b's bytes: a barrier, which cleans them.
+        assert!(s.claim(&planned(16, 112), Place::LOOP).barrier);
+        assert!(!s.claim(&planned(16, 128), Place::LOOP).barrier);
         s.release_at(a.offset);
-        // [0, 100) is dead but too small, and above b there are 76 bytes.
-        assert_eq!(s.claim(150, 16, Place::LOOP), None);
-        let d = s.claim(96, 16, Place::LOOP).unwrap();
-        assert_eq!((d.offset, d.barrier), (0, true));
-        assert_eq!(s.largest_free(), 300 - 224);
-    }
-
-    #[test]
-    fn a_finished_scope_gives_its_bytes_back_to_the_top() {
-        let mut s = Scratch::new(1000);
-        let first = s.claim(64, 16, Place::LOOP).unwrap();
-        let m = s.mark();
-        s.claim(500, 16, Place::LOOP).unwrap();
-        s.release_scope(m);
-        assert_eq!(s.top(), 64);
-        let b = s.claim(32, 16, Place::LOOP).unwrap();
-        assert_eq!((b.offset, b.barrier), (64, true));
-        assert!(!s.reusing());
-        assert_eq!(s.peak(), 564);
-        assert_eq!(first.offset, 0);
-    }
-
-    #[test]
-    fn outside_loops_the_lowest_free_bytes_come_first() {
-        let mut s = Scratch::new(1000);
-        let m = s.mark();
-        s.claim(100, 16, Place::ONCE).unwrap();
-        let kept = s.claim(100, 16, Place::ONCE).unwrap();
-        s.release(m);
-        s.release_at(kept.offset);
-        let m = s.mark();
-        let live = s.claim(300, 16, Place::ONCE).unwrap();
-        assert_eq!((live.offset, live.barrier), (0, true));
-        // Not a loop's reuse: no barrier at any `continue`.
-        assert!(!s.reusing());
-        // In a loop, above the top while it fits.
-        let looped = s.claim(16, 16, Place::LOOP).unwrap();
-        assert_eq!(looped.offset, 304);
-        s.release(m);
         // A barrier under an `if` cleans nothing for the claims after it.
-        let a = s
-            .claim(
-                200,
-                16,
-                Place {
-                    in_loop: false,
-                    conditional: true,
-                },
-            )
-            .unwrap();
-        assert_eq!((a.offset, a.barrier), (0, true));
-        let b = s.claim(400, 16, Place::ONCE).unwrap();
-        assert_eq!((b.offset, b.barrier), (208, true));
-        assert_eq!(s.peak(), 608);
+        let conditional = Place {
+            in_loop: false,
+            conditional: true,
+        };
+        assert!(s.claim(&planned(48, 0), conditional).barrier);
+        assert!(!s.reusing());
+        let reused = Planned {
+            reusing: true,
+            ..planned(48, 48)
+        };
+        assert!(s.claim(&reused, Place::ONCE).barrier);
+        assert!(s.reusing());
+        let map = s.map("k");
+        assert_eq!((map.bytes, map.buffers.len()), (1000, 7));
     }
 
     #[test]

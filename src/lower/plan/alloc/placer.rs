@@ -217,3 +217,87 @@ impl Placer {
         freed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_that_fit_never_share_bytes() {
+        let mut p = Placer::new(1000);
+        let m = p.mark();
+        let a = p.claim(100, 16, true).unwrap();
+        p.release(m);
+        let b = p.claim(100, 16, true).unwrap();
+        assert_eq!((a, b), (0, 112));
+        assert!(!p.reusing());
+        assert_eq!(p.peak(), 212);
+    }
+
+    #[test]
+    fn a_full_top_reuses_dead_bytes() {
+        let mut p = Placer::new(256);
+        let m = p.mark();
+        p.claim(128, 16, true).unwrap();
+        assert_eq!(p.claim(64, 16, true), Some(128));
+        // Frees only what was claimed since `m2`.
+        let m2 = p.mark();
+        p.claim(32, 16, true).unwrap();
+        assert_eq!(p.release(m2), [(192, 224)]);
+        // Neither above the top (224) nor over the dead [192, 224), which
+        // with the free bytes above it makes 64.
+        assert_eq!(p.claim(128, 16, true), None);
+        p.release(m);
+        assert_eq!(p.claim(128, 16, true), Some(0));
+        assert!(p.reusing());
+        // Once a loop reuses, the lowest free bytes come first.
+        assert_eq!(p.claim(16, 16, true), Some(128));
+        assert_eq!(p.peak(), 224);
+    }
+
+    #[test]
+    fn live_buffers_are_never_overlapped() {
+        let mut p = Placer::new(300);
+        let a = p.claim(100, 16, true).unwrap();
+        assert_eq!(p.claim(100, 16, true), Some(112));
+        assert_eq!(p.release_at(a), Some((0, 100)));
+        // [0, 100) is dead but too small, and above b there are 76 bytes.
+        assert_eq!(p.claim(150, 16, true), None);
+        assert_eq!(p.claim(96, 16, true), Some(0));
+        assert_eq!(p.largest_free(), 300 - 224);
+        assert_eq!(p.room_above(), 300 - 224);
+    }
+
+    #[test]
+    fn a_finished_scope_gives_its_bytes_back_to_the_top() {
+        let mut p = Placer::new(1000);
+        assert_eq!(p.claim(64, 16, true), Some(0));
+        let m = p.mark();
+        p.claim(500, 16, true).unwrap();
+        p.release_scope(m);
+        assert_eq!(p.top(), 64);
+        assert_eq!(p.claim(32, 16, true), Some(64));
+        assert!(!p.reusing());
+        assert_eq!(p.peak(), 564);
+    }
+
+    #[test]
+    fn outside_loops_the_lowest_free_bytes_come_first() {
+        let mut p = Placer::new(1000);
+        let m = p.mark();
+        p.claim(100, 16, false).unwrap();
+        let kept = p.claim(100, 16, false).unwrap();
+        p.release(m);
+        p.release_at(kept);
+        let m = p.mark();
+        assert_eq!(p.claim(300, 16, false), Some(0));
+        // Not a loop's reuse.
+        assert!(!p.reusing());
+        // In a loop, above the top while it fits.
+        assert_eq!(p.claim(16, 16, true), Some(304));
+        p.release(m);
+        assert_eq!(p.claim(200, 16, false), Some(0));
+        assert_eq!(p.claim(400, 16, false), Some(208));
+        assert_eq!(p.peak(), 608);
+    }
+}

@@ -57,6 +57,11 @@ pub struct Placed {
     pub bytes: i64,
     /// Its first byte in the entry's scratch.
     pub offset: i64,
+    /// Placed below the top, over bytes of dead buffers.
+    pub over_dead: bool,
+    /// Whether some buffer of a loop, this one or an earlier one, was
+    /// placed over dead ones ([`Placer::reusing`]).
+    pub reusing: bool,
 }
 
 /// Where every buffer of an entry goes, in the order they are claimed.
@@ -71,6 +76,8 @@ pub struct Allocation {
     /// The first buffer that fits no room left, where the walk stopped:
     /// emission reports it when it claims it.
     pub unplaced: Option<Unforeseen>,
+    /// The largest buffer that would have fit where the walk stopped.
+    pub fits_at_stop: i64,
 }
 
 /// Why the walk placed no further buffer of an entry: the first it does
@@ -157,6 +164,7 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         claims: w.out,
         bytes: w.placer.peak(),
         choices: Choices { list: w.choices },
+        fits_at_stop: w.placer.largest_free(),
         unplaced,
     })
 }
@@ -190,6 +198,7 @@ impl Walk<'_> {
         bytes: i64,
         align: i64,
     ) -> Result<i64, Unforeseen> {
+        let top = self.placer.top();
         let offset = (self.placer.claim(bytes, align, self.loops > 0))
             .ok_or(Unforeseen { op, why: TOO_LARGE })?;
         self.out.push(Placed {
@@ -197,6 +206,8 @@ impl Walk<'_> {
             what,
             bytes,
             offset,
+            over_dead: offset < top,
+            reusing: self.placer.reusing(),
         });
         Ok(offset)
     }
