@@ -191,13 +191,12 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// Claims a scratch buffer of `bytes` aligned to `align` (a power of
-    /// two) and returns its offset, the plan's ([`Lowerer::placed`]); a
-    /// barrier first when it lies on bytes threads may still read
-    /// ([`Scratch::claim`]).
-    pub fn claim_scratch(&mut self, bytes: i64, align: i64) -> Result<i64, LowerError> {
-        self.check_planned(bytes)?;
-        let p = self.placed(bytes, align)?;
+    /// Claims a scratch buffer holding `what`, of `bytes` aligned to `align`
+    /// (a power of two), and returns its offset, the plan's
+    /// ([`Lowerer::placed`]); a barrier first when it lies on bytes threads
+    /// may still read ([`Scratch::claim`]).
+    pub fn claim_scratch(&mut self, what: What, bytes: i64, align: i64) -> Result<i64, LowerError> {
+        let p = self.placed(what, bytes, align)?;
         let place = Place {
             in_loop: !self.loops.is_empty(),
             conditional: self.b.in_if(),
@@ -218,14 +217,14 @@ impl<'m> Lowerer<'m> {
     }
 
     /// The plan's next buffer ([`crate::lower::plan::alloc::walk`]), for
-    /// a claim of `bytes` aligned to `align`. Where the plan's walk stopped
-    /// at a buffer too large for the shared memory left, that error; else
-    /// an internal error where it is not the claim being made: another
-    /// op's, another size, or none.
-    pub fn placed(&self, bytes: i64, align: i64) -> Result<Planned, LowerError> {
+    /// a claim of `bytes` holding `what`, aligned to `align`. Where the
+    /// plan's walk stopped at a buffer too large for the shared memory
+    /// left, that error; else an internal error where it is not the claim
+    /// being made: another op's, another size, another content, or none.
+    pub fn placed(&self, what: What, bytes: i64, align: i64) -> Result<Planned, LowerError> {
         let placement = self.plan.placement.as_ref().ok();
         let planned = placement.and_then(|a| a.claims.get(self.scratch.claims()));
-        let (op, _) = self.scratch.claimer();
+        let op = self.scratch.claimer();
         if let (None, Some(a)) = (planned, placement.filter(|a| a.unplaced.is_some())) {
             return Err(LowerError::Unsupported {
                 what: format!(
@@ -236,7 +235,9 @@ impl<'m> Lowerer<'m> {
             });
         }
         let aligned = |p: &Planned| p.offset & (align.max(1) - 1) == 0;
-        if let Some(p) = planned.filter(|p| (p.op, p.bytes) == (op, bytes) && aligned(p)) {
+        if let Some(p) =
+            planned.filter(|p| (p.op, p.what, p.bytes) == (op, what, bytes) && aligned(p))
+        {
             return Ok(*p);
         }
         let name = |op: Option<OpId>| {
@@ -247,45 +248,23 @@ impl<'m> Lowerer<'m> {
         };
         let plan = planned.map_or_else(
             || "none".to_string(),
-            |p| format!("{} bytes at {} for {}", p.bytes, p.offset, name(p.op)),
+            |p| {
+                let holds = p.what.describe();
+                format!(
+                    "{} bytes at {} ({holds}) for {}",
+                    p.bytes,
+                    p.offset,
+                    name(p.op)
+                )
+            },
         );
         Err(LowerError::Failed {
             message: format!(
-                "{}: a buffer of {bytes} bytes aligned to {align}, where the plan places {plan}",
-                name(op)
+                "{}: a buffer of {bytes} bytes aligned to {align} ({}), where the plan places {plan}",
+                name(op),
+                what.describe()
             ),
             location: op.and_then(|o| self.m.location(o)),
-        })
-    }
-
-    /// Fails where the op claiming a buffer of `bytes` is one whose buffers
-    /// the plan lists ([`crate::lower::plan::buffers`]) and none is of that
-    /// size (a conversion's: at most that size, for a window of it). A
-    /// value being recomputed claims what the plan does not list.
-    fn check_planned(&self, bytes: i64) -> Result<(), LowerError> {
-        let (Some(op), purpose) = self.scratch.claimer() else {
-            return Ok(());
-        };
-        if !self.layout_overrides.is_empty() {
-            return Ok(());
-        }
-        let Some(mut listed) = self.plan.buffers.of(op) else {
-            return Ok(());
-        };
-        let conversion = purpose == Some(crate::lower::emit::scratch::CONVERSION);
-        let fits = |b: &crate::lower::plan::buffers::OpBuffer| match b.what {
-            What::Conversion(_) => conversion && bytes <= b.bytes,
-            _ => !conversion && bytes == b.bytes,
-        };
-        if listed.any(fits) {
-            return Ok(());
-        }
-        Err(LowerError::Failed {
-            message: format!(
-                "'{}' op: a buffer of {bytes} bytes the plan does not list",
-                self.m.ops[op].name()
-            ),
-            location: self.m.location(op),
         })
     }
 

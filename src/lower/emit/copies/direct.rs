@@ -205,6 +205,7 @@ fn buffer(
     let (bytes, swizzled) = buffer_bytes(l, user, &p, cd);
     let buf = alloc(
         l,
+        crate::lower::plan::buffers::What::CopiedB,
         &[bytes / 2],
         crate::lower::analysis::values::Elem::Num(crate::ir::Scalar::F16),
     )?;

@@ -63,7 +63,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let bytes = n
         .checked_mul(i64::from(elem.bit_width().div_ceil(8)))
         .ok_or_else(|| l.unsupported_feature(id, "this allocation size"))?;
-    let slot = alloc(l, &[1], Elem::Num(crate::ir::Scalar::I64))?;
+    let slot = alloc(
+        l,
+        crate::lower::plan::buffers::What::Slot,
+        &[1],
+        Elem::Num(crate::ir::Scalar::I64),
+    )?;
     let r = |x: Reg| Operand::Reg(x);
     let base = l.shared_base();
     let tid = l.tid();

@@ -226,7 +226,12 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     };
     if let Some(q) = owner {
         // Share the old values the owners got with their replicas.
-        let buf = alloc(l, &layout.shape, elem)?;
+        let buf = alloc(
+            l,
+            crate::lower::plan::buffers::What::Replicas,
+            &layout.shape,
+            elem,
+        )?;
         let place = Placement::identity(layout.shape.len());
         l.b.begin_if(q, true);
         write(l, &out, &buf, &place);

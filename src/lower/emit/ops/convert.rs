@@ -50,7 +50,7 @@ impl Lowerer<'_> {
         if let Some(c) = crate::lower::emit::ops::remat::rematerialize(self, v, layout) {
             return Ok(c);
         }
-        self.move_tile(&t, layout)
+        self.move_tile(v, &t, layout)
     }
 
     /// Tile `t` (of `v`, an operand of `op`) moved to `layout` as the plan
@@ -68,7 +68,7 @@ impl Lowerer<'_> {
             How::Recompute => crate::lower::emit::ops::remat::rematerialize(self, v, layout),
             How::Shuffle => crate::lower::emit::ops::shuffle_convert::convert(self, t, layout),
             How::Shared { .. } => {
-                return crate::lower::emit::ops::staging::convert(self, t, layout)
+                return crate::lower::emit::ops::staging::convert(self, v, t, layout)
             }
         };
         done.ok_or_else(|| LowerError::Failed {
@@ -95,13 +95,18 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Tile `t` moved between threads into `layout` (of the same shape):
-    /// warp shuffles where they suffice, else shared memory.
-    pub fn move_tile(&mut self, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
+    /// Tile `t` (of `v`) moved between threads into `layout` (of the same
+    /// shape): warp shuffles where they suffice, else shared memory.
+    pub fn move_tile(
+        &mut self,
+        v: ValueId,
+        t: &Tile,
+        layout: &Rc<LinearLayout>,
+    ) -> Result<Tile, LowerError> {
         if let Some(c) = crate::lower::emit::ops::shuffle_convert::convert(self, t, layout) {
             return Ok(c);
         }
-        crate::lower::emit::ops::staging::convert(self, t, layout)
+        crate::lower::emit::ops::staging::convert(self, v, t, layout)
     }
 }
 

@@ -74,7 +74,7 @@ fn emit_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             vec![t.regs[0]]
         } else {
             let everywhere = Rc::new(LinearLayout::replicated(&t.layout.shape));
-            staging::convert(l, &t, &everywhere)?.regs
+            staging::convert(l, a, &t, &everywhere)?.regs
         };
         tiles.push((shape, elem, regs));
     }

@@ -199,7 +199,7 @@ pub fn load_view(l: &mut Lowerer, op: OpId) -> Result<(), LowerError> {
     if t.layout != wanted {
         t = match planned.flatten() {
             Some(c) => l.follow(op, res, &t, &wanted, c.how)?,
-            None => l.move_tile(&t, &wanted)?,
+            None => l.move_tile(res, &t, &wanted)?,
         };
     }
     l.bind(res, t);

@@ -223,8 +223,18 @@ impl Staged {
         let (mut as_, mut bs_) = (ashape.clone(), bshape.clone());
         as_[rank - 1] = ks;
         bs_[rank - 2] = ks;
-        let abuf = alloc(l, &as_, Elem::Num(f.ae))?;
-        let bbuf = alloc(l, &bs_, Elem::Num(f.be))?;
+        let abuf = alloc(
+            l,
+            crate::lower::plan::buffers::What::Operands,
+            &as_,
+            Elem::Num(f.ae),
+        )?;
+        let bbuf = alloc(
+            l,
+            crate::lower::plan::buffers::What::Operands,
+            &bs_,
+            Elem::Num(f.be),
+        )?;
         Ok(Staged {
             a,
             b,

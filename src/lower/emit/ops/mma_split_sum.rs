@@ -59,7 +59,11 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
         .ok_or_else(|| l.unsupported_feature(id, "too much shared memory"))?;
     let mark = l.scratch.mark();
     let start = l
-        .claim_scratch(threads * chunk as i64 * 4, 16)
+        .claim_scratch(
+            crate::lower::plan::buffers::What::SplitSum,
+            threads * chunk as i64 * 4,
+            16,
+        )
         .map_err(|_| l.unsupported_feature(id, "too much shared memory"))?;
     let base = l.shared_base();
     let tid = l.tid();

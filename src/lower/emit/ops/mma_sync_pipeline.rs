@@ -129,7 +129,12 @@ fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, 
         return Ok(None);
     };
     let a_elem = pat.a.view.elem;
-    let buf = alloc(l, &[stages * stage_bytes / eb], a_elem)?;
+    let buf = alloc(
+        l,
+        crate::lower::plan::buffers::What::Ring,
+        &[stages * stage_bytes / eb],
+        a_elem,
+    )?;
     let ops = Operands {
         kind,
         a: (buf.offset, astride, mm * astride),

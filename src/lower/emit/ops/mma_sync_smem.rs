@@ -110,7 +110,12 @@ pub fn operand_buffers(
     let identity = Placement::identity(rank);
     let astride = (ks + apad) * eb;
     let at = if stage_a {
-        let abuf = alloc(l, &with(mm, ks + apad), a_elem)?;
+        let abuf = alloc(
+            l,
+            crate::lower::plan::buffers::What::Operands,
+            &with(mm, ks + apad),
+            a_elem,
+        )?;
         let mut a_strides = vec![mm * astride, astride, eb];
         a_strides.drain(..3 - rank);
         Some(Dest {
@@ -124,7 +129,12 @@ pub fn operand_buffers(
     };
     let (bt, bstride) = if kind == Kind::Byte {
         let stride = (ks + bpad) * eb;
-        let buf = alloc(l, &with(nn, ks + bpad), b_elem)?;
+        let buf = alloc(
+            l,
+            crate::lower::plan::buffers::What::Operands,
+            &with(nn, ks + bpad),
+            b_elem,
+        )?;
         let mut strides = vec![nn * stride, eb, stride];
         strides.drain(..3 - rank);
         let mut dims: Vec<usize> = (0..rank).collect();
@@ -145,7 +155,12 @@ pub fn operand_buffers(
         )
     } else {
         let stride = (nn + bpad) * eb;
-        let buf = alloc(l, &with(ks, nn + bpad), b_elem)?;
+        let buf = alloc(
+            l,
+            crate::lower::plan::buffers::What::Operands,
+            &with(ks, nn + bpad),
+            b_elem,
+        )?;
         let mut strides = vec![ks * stride, stride, eb];
         strides.drain(..3 - rank);
         let sw = swizzle.then(|| Swizzle::for_rows(stride));

@@ -77,7 +77,12 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             continue;
         }
         let t = l.tile_in(c.product, c.value, &Rc::new(c.layout))?;
-        let buf = alloc(l, &[mm, stride / 2], t.elem)?;
+        let buf = alloc(
+            l,
+            crate::lower::plan::buffers::What::StagedA,
+            &[mm, stride / 2],
+            t.elem,
+        )?;
         if !store_rows(l, &t, buf.offset, &[stride, 2]) {
             continue;
         }

@@ -70,7 +70,12 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
             continue;
         }
         let t = l.tile_in(c.product, c.value, &std::rc::Rc::new(c.layout))?;
-        let buf = alloc(l, &[c.form.bytes() / 2], Elem::Num(Scalar::F16))?;
+        let buf = alloc(
+            l,
+            crate::lower::plan::buffers::What::StagedA,
+            &[c.form.bytes() / 2],
+            Elem::Num(Scalar::F16),
+        )?;
         let base = aligned_base(l, buf.offset);
         write(l, &t, &s, false, base);
         proxy_fence(l);

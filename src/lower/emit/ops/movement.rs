@@ -63,7 +63,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let Some(Attr::DenseI32(perm)) = op.attr("permutation") else {
                 return Err(l.unsupported(id));
             };
-            let buf = alloc(l, &src.layout.shape, elem)?;
+            let buf = alloc(
+                l,
+                crate::lower::plan::buffers::What::Tile,
+                &src.layout.shape,
+                elem,
+            )?;
             write(l, &src, &buf, &Placement::identity(rank));
             l.barrier();
             let place = Placement {
@@ -79,7 +84,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             };
             let rhs_v = *op.operands.get(1).ok_or_else(|| l.unsupported(id))?;
             let rhs = l.tile(id, rhs_v)?;
-            let buf = alloc(l, &rshape, elem)?;
+            let buf = alloc(l, crate::lower::plan::buffers::What::Tile, &rshape, elem)?;
             write(l, &src, &buf, &Placement::identity(rank));
             let mut place = Placement::identity(rank);
             place.offsets[dim] =
@@ -93,7 +98,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
         Opcode::Pack | Opcode::Unpack => {
             // Reinterpret the bytes: row-major flat order, little-endian.
-            let buf = alloc(l, &src.layout.shape, src.elem)?;
+            let buf = alloc(
+                l,
+                crate::lower::plan::buffers::What::Tile,
+                &src.layout.shape,
+                src.elem,
+            )?;
             write(l, &src, &buf, &Placement::identity(src.layout.shape.len()));
             l.barrier();
             let slot = match elem.bits() {
@@ -135,7 +145,12 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 }
             }
             let offs = offsets(l, id, &index, &rshape)?;
-            let buf = alloc(l, &src.layout.shape, elem)?;
+            let buf = alloc(
+                l,
+                crate::lower::plan::buffers::What::Tile,
+                &src.layout.shape,
+                elem,
+            )?;
             write(l, &src, &buf, &Placement::identity(rank));
             l.barrier();
             read(
@@ -157,7 +172,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let small = l.tile(id, src_v)?;
             let index = op.operand_group("indices").to_vec();
             let offs = offsets(l, id, &index, &small.layout.shape)?;
-            let buf = alloc(l, &rshape, elem)?;
+            let buf = alloc(l, crate::lower::plan::buffers::What::Tile, &rshape, elem)?;
             write(l, &dst, &buf, &Placement::identity(rank));
             l.barrier();
             write(

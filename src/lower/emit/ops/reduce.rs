@@ -354,7 +354,7 @@ impl<'a> Reduction<'a> {
     fn claim_regions(&self, l: &mut Lowerer, slots: i64) -> Result<Vec<i64>, LowerError> {
         let (regions, end) = partial_regions(self.elems, slots);
         let base = l
-            .claim_scratch(end, 8)
+            .claim_scratch(crate::lower::plan::buffers::What::Partials, end, 8)
             .map_err(|_| l.unsupported_feature(self.id, "too much shared memory"))?;
         Ok(regions.into_iter().map(|r| base + r).collect())
     }

@@ -251,7 +251,7 @@ fn lower_sequential(
     let place = Placement::identity(shape.len());
     let mut bufs = Vec::new();
     for t in inputs {
-        let b = alloc(l, &shape, t.elem)?;
+        let b = alloc(l, crate::lower::plan::buffers::What::Scan, &shape, t.elem)?;
         write(l, t, &b, &place);
         bufs.push(b);
     }

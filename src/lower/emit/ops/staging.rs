@@ -7,9 +7,11 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
+use crate::ir::ValueId;
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::{class_of, Lowerer, Tile};
 use crate::lower::error::LowerError;
+use crate::lower::plan::buffers::What;
 use crate::lower::plan::layout::LinearLayout;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
@@ -58,7 +60,7 @@ impl Placement {
 pub use crate::lower::plan::engines::slot_bytes;
 
 /// Allocates a buffer of `shape` for elements of kind `e`.
-pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
+pub fn alloc(l: &mut Lowerer, what: What, shape: &[i64], e: Elem) -> Result<Buffer, LowerError> {
     let slot = slot_bytes(e);
     let bytes = shape
         .iter()
@@ -67,7 +69,7 @@ pub fn alloc(l: &mut Lowerer, shape: &[i64], e: Elem) -> Result<Buffer, LowerErr
             what: "a tile too large for shared memory".into(),
             location: None,
         })?;
-    let offset = l.claim_scratch(bytes, 16)?;
+    let offset = l.claim_scratch(what, bytes, 16)?;
     Ok(Buffer {
         offset,
         shape: shape.to_vec(),
@@ -373,28 +375,29 @@ pub(super) fn read_one(l: &mut Lowerer, elem: Elem, buf: &Buffer, at: Operand) -
     }
 }
 
-/// Redistributes `t` to `layout` through shared memory.
-pub fn convert(l: &mut Lowerer, t: &Tile, layout: &Rc<LinearLayout>) -> Result<Tile, LowerError> {
-    let before = l
-        .scratch
-        .set_purpose(Some(crate::lower::emit::scratch::CONVERSION));
-    let out = staged_convert(l, t, layout);
-    l.scratch.set_purpose(before);
-    out
+/// Redistributes `t` (a tile of `v`) to `layout` through shared memory.
+pub fn convert(
+    l: &mut Lowerer,
+    v: ValueId,
+    t: &Tile,
+    layout: &Rc<LinearLayout>,
+) -> Result<Tile, LowerError> {
+    staged_convert(l, v, t, layout)
 }
 
 /// [`convert`]: the whole tile at once where it fits, else a slice at a
 /// time.
 fn staged_convert(
     l: &mut Lowerer,
+    v: ValueId,
     t: &Tile,
     layout: &Rc<LinearLayout>,
 ) -> Result<Tile, LowerError> {
     if let Some(w) = l.chosen().window(l.scratch.claims()) {
         // Too large for the shared memory left: a window at a time.
-        return crate::lower::emit::ops::staging_window::convert_in_slices(l, t, layout, w);
+        return crate::lower::emit::ops::staging_window::convert_in_slices(l, v, t, layout, w);
     }
-    let buf = alloc(l, &t.layout.shape, t.elem)?;
+    let buf = alloc(l, What::Conversion(v), &t.layout.shape, t.elem)?;
     let place = Placement::identity(t.layout.shape.len());
     write(l, t, &buf, &place);
     l.barrier();

@@ -15,6 +15,7 @@ use smallvec::smallvec;
 
 use std::rc::Rc;
 
+use crate::ir::ValueId;
 use crate::lower::emit::context::{class_of, Lowerer, Tile};
 use crate::lower::error::LowerError;
 use crate::lower::plan::layout::LinearLayout;
@@ -174,12 +175,13 @@ pub fn write_window(l: &mut Lowerer, t: &Tile, buf: &Buffer, place: &Placement, 
     }
 }
 
-/// Redistributes `t` to `layout` through shared memory one aligned slice
+/// Redistributes `t` (a tile of `v`) to `layout` through shared memory one aligned slice
 /// of it at a time, the window `(dim, len)` the plan chose by the room left
 /// ([`crate::lower::plan::conversions::window`]): each slice written, then
 /// read by the threads holding its elements in `layout`.
 pub fn convert_in_slices(
     l: &mut Lowerer,
+    v: ValueId,
     t: &Tile,
     layout: &Rc<LinearLayout>,
     (dim, len): (usize, i64),
@@ -187,7 +189,12 @@ pub fn convert_in_slices(
     let shape = &t.layout.shape;
     let mut bshape = shape.clone();
     bshape[dim] = len;
-    let buf = alloc(l, &bshape, t.elem)?;
+    let buf = alloc(
+        l,
+        crate::lower::plan::buffers::What::Conversion(v),
+        &bshape,
+        t.elem,
+    )?;
     let place = Placement::identity(shape.len());
     let n = layout.num_registers();
     let mut out: Vec<Option<Reg>> = vec![None; n];

@@ -43,7 +43,12 @@ pub fn pack_unpack(
         return Err(l.unsupported_feature(id, "this sub-byte reinterpretation"));
     }
     let layout = l.layout_of(res);
-    let buf = alloc(l, &src.layout.shape, src.elem)?;
+    let buf = alloc(
+        l,
+        crate::lower::plan::buffers::What::Tile,
+        &src.layout.shape,
+        src.elem,
+    )?;
     write(l, src, &buf, &Placement::identity(1));
     l.barrier();
     let coords = coordinates(l, &layout);

@@ -61,7 +61,12 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
     let set = staging.slices[0].bytes;
     let sets = sets_that_fit(l, id);
-    let region = alloc(l, &[set * sets + staging.align], Elem::Num(Scalar::I8))?;
+    let region = alloc(
+        l,
+        crate::lower::plan::buffers::What::Operands,
+        &[set * sets + staging.align],
+        Elem::Num(Scalar::I8),
+    )?;
     let aligned = aligned_base(l, region.offset);
     let phase = (sets > 1).then(|| {
         let p = l.b.reg(RegClass::B32);

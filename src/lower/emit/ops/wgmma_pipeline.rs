@@ -238,8 +238,18 @@ impl Barriers {
 fn set_up_stages(l: &mut Lowerer, stages: i64, set: i64) -> Result<(Reg, Barriers), LowerError> {
     let threads = i64::from(l.plan.warps) * 32;
     let tid = l.tid();
-    let region = alloc(l, &[stages * set + 1024], Elem::Num(Scalar::I8))?;
-    let bar_buf = alloc(l, &[16 * stages], Elem::Num(Scalar::I8))?;
+    let region = alloc(
+        l,
+        crate::lower::plan::buffers::What::Ring,
+        &[stages * set + 1024],
+        Elem::Num(Scalar::I8),
+    )?;
+    let bar_buf = alloc(
+        l,
+        crate::lower::plan::buffers::What::Ring,
+        &[16 * stages],
+        Elem::Num(Scalar::I8),
+    )?;
     let aligned = crate::lower::emit::ops::staging::aligned_base(l, region.offset);
     let sym = l.shared_base();
     let full = bin(l, Opc::Add, Ty::U32, sym, Operand::Imm(bar_buf.offset));

@@ -53,7 +53,12 @@ pub fn lower(
     let slices = kk / ks;
     let set = staging.slices[0].bytes;
     let sets = sets_that_fit(l, id);
-    let region = alloc(l, &[sets * set + staging.align], Elem::Num(Scalar::I8))?;
+    let region = alloc(
+        l,
+        crate::lower::plan::buffers::What::Operands,
+        &[sets * set + staging.align],
+        Elem::Num(Scalar::I8),
+    )?;
     let aligned = aligned_base(l, region.offset);
     let mut bases: Vec<(Reg, Reg)> = Vec::new();
     let mut descs: Vec<(Reg, Reg)> = Vec::new();

@@ -17,12 +17,13 @@ pub mod map;
 
 use crate::ir::OpId;
 use crate::lower::plan::alloc::walk::Placed as Planned;
+use crate::lower::plan::buffers::What;
 
 use account::{Account, Rewrite};
 pub use account::{Owed, Paid};
 pub use map::{Placed, ScratchMap};
 
-/// What a layout conversion's buffer serves ([`Scratch::set_purpose`]).
+/// What a layout conversion's buffer serves, in the scratch map.
 pub const CONVERSION: &str = "a layout conversion";
 
 /// What [`Scratch::begin_op`] replaced, for [`Scratch::end_op`].
@@ -86,8 +87,6 @@ pub struct Scratch {
     bytes: i64,
     /// The op being lowered: the claimer of the next buffers.
     claimer: Option<OpId>,
-    /// What the next buffers serve, where not the claimer's own work.
-    purpose: Option<&'static str>,
     /// The barriers ops owe before their scratch is written again.
     account: Account,
     /// Every claim, in order.
@@ -103,7 +102,6 @@ impl Scratch {
             reusing: false,
             bytes,
             claimer: None,
-            purpose: None,
             account: Account::default(),
             log: Vec::new(),
         }
@@ -143,7 +141,7 @@ impl Scratch {
         self.reusing = p.reusing;
         self.log.push(Placed {
             op: self.claimer,
-            purpose: self.purpose,
+            purpose: matches!(p.what, What::Conversion(_)).then_some(CONVERSION),
             bytes: p.bytes.max(0),
             offset: start,
             in_loop: place.in_loop,
@@ -155,16 +153,9 @@ impl Scratch {
             barrier,
         }
     }
-    /// The next buffers serve `purpose` (or the claimer's own work, with
-    /// `None`), for the scratch map; returns what it replaces.
-    pub fn set_purpose(&mut self, purpose: Option<&'static str>) -> Option<&'static str> {
-        std::mem::replace(&mut self.purpose, purpose)
-    }
-
-    /// The op claiming the next buffers, and what they serve where that is
-    /// not its own work.
-    pub fn claimer(&self) -> (Option<OpId>, Option<&'static str>) {
-        (self.claimer, self.purpose)
+    /// The op claiming the next buffers.
+    pub fn claimer(&self) -> Option<OpId> {
+        self.claimer
     }
 
     /// The next buffers are claimed for `claimer` (what an op's lowering
@@ -268,7 +259,6 @@ impl Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::plan::buffers::What;
 
     /// The plan's buffer of `bytes` at `offset`.
     fn planned(bytes: i64, offset: i64) -> Planned {

@@ -8,12 +8,12 @@
 //! the sizes a load copied straight into its product's B buffer may take
 //! ([`crate::lower::plan::copies::direct::buffer_options`]), and what a
 //! loop claims around its body ([`loops`]: its ring, staged A operands,
-//! prefetched copies, split sums). Emission claims them as listed: an op
-//! whose buffers the plan covers claiming one it does not list is an
-//! internal error. Which of several sizes an op takes, by the room left,
-//! and where every buffer goes, the plan's walk of the entry says
-//! ([`crate::lower::plan::alloc::walk`]). An `alloca` nested in a region
-//! claims its slot where the entry starts, for no op.
+//! prefetched copies, split sums). Which of several sizes an op takes, by
+//! the room left, and where every buffer goes, the plan's walk of the entry
+//! says ([`crate::lower::plan::alloc::walk`]); emission claims each buffer
+//! as the walk placed it (its op, what it holds, its size), else it is an
+//! internal error. An `alloca` nested in a region claims its slot where
+//! the entry starts, for no op.
 pub mod loops;
 pub mod movement;
 pub mod reduce;

@@ -311,7 +311,7 @@ fn scan_warps(
     let bufs: Vec<Buffer> = s
         .elems
         .iter()
-        .map(|&e| alloc(l, &[nlines, nw], e))
+        .map(|&e| alloc(l, crate::lower::plan::buffers::What::Scan, &[nlines, nw], e))
         .collect::<Result<_, _>>()?;
     let base = l.shared_base();
     let writer = warp_total_writer(l, layout, last_lane);
