@@ -846,3 +846,37 @@ fn the_dump_says_what_the_plan_chose_by_the_room_left() {
         ]
     );
 }
+
+#[test]
+fn a_gathers_and_a_scatters_indices_are_planned_conversions() {
+    // A kernel that gathers rows by an index tile and scatters them back:
+    // each access wants its index tile in its own layout sliced to the
+    // gathered dimension, the gather's by shuffles, the scatter's by
+    // recomputing the index tile (an iota plus an offset). Emission
+    // follows these entries (a conversion made where none is planned is an
+    // internal error), so the kernel lowering shows it follows them.
+    let rel = "differential/corpus/adv_index_rows_f32.tileir";
+    let module = tileiras::bytecode::read(&std::fs::read(data(rel)).unwrap()).unwrap();
+    let options = Options {
+        gpu: Gpu::Sm80,
+        ..Default::default()
+    };
+    let plans = plan_module(&module, &options).expect("plan");
+    let indices: Vec<(String, How)> = (plans[0].conversions.list.iter())
+        .filter(|c| {
+            let op = &module.ops[c.op];
+            op.operand_group("index").contains(&c.value)
+        })
+        .map(|c| (module.ops[c.op].name().to_string(), c.how))
+        .collect();
+    assert_eq!(
+        indices,
+        [
+            ("cuda_tile.load_view_tko".to_string(), How::Shuffle),
+            ("cuda_tile.store_view_tko".to_string(), How::Recompute),
+        ],
+        "{}",
+        plans[0].dump(&module)
+    );
+    lower_module_mapped(&module, &options).expect("lowers");
+}

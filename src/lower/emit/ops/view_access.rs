@@ -390,12 +390,7 @@ fn sparse_rows(
     index: ValueId,
     sd: usize,
 ) -> Result<Vec<Reg>, LowerError> {
-    let mut sliced = layout.clone();
-    for d in (0..layout.shape.len()).rev() {
-        if d != sd {
-            sliced = sliced.slice(d);
-        }
-    }
+    let sliced = crate::lower::plan::conversions::gathers::index_layout(layout, sd);
     let t = l.tile_in(op, index, &std::rc::Rc::new(sliced))?;
     Ok(t.regs
         .iter()

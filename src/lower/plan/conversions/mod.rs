@@ -17,9 +17,9 @@
 //! operand's elements are, [`scale_layout`]); the values control flow
 //! carries into its variables ([`carried`]); a view load's move from the
 //! rows it reads ([`loads`]); the tiles `print_tko` gathers into every
-//! thread; and a product's A and B where its engine multiplies them from
-//! registers (`mma.sync`'s A fragments, the FMA register path's operands).
-//! A gather's indices are still converted as they are emitted.
+//! thread; a gather's or scatter's indices ([`gathers`]); and a product's
+//! A and B where its engine multiplies them from registers (`mma.sync`'s A
+//! fragments, the FMA register path's operands).
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -36,6 +36,7 @@ use crate::lower::plan::Plan;
 use crate::ptx::RegClass;
 
 pub mod carried;
+pub mod gathers;
 pub mod loads;
 pub mod recompute;
 pub mod window;
@@ -451,6 +452,9 @@ fn visit(m: &Module, ops: &[OpId], scope: Scope, plan: &Plan, out: &mut Conversi
         }
         if let Some(a) = fragment {
             list(m, id, vec![a], false, true, out);
+        }
+        if let Some(index) = gathers::wants(m, id, plan, |v| held(out, plan, v)) {
+            list(m, id, vec![index], false, false, out);
         }
         if op.opcode == Opcode::PrintTko {
             print(m, id, plan, out);
