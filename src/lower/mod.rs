@@ -41,11 +41,12 @@
 //!   │             operands reach shared memory, whichever engine reads  copies/ (cp_async.rs, ring.rs,
 //!   │             them (cp.async, rings of stages, direct B copies,      direct.rs, stream.rs, ...)
 //!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
-//!   │             they share; shared-memory scratch placed by the       scratch/ (mod.rs,
-//!   │             plan's allocator over the buffers' live ranges (no    account.rs, map.rs)
-//!   │             second lowering), each the size the plan chose for
-//!   │             its op by the room left, where the plan places it (an
-//!   │             internal error otherwise); an op's barriers are those
+//!   │             they share; shared-memory scratch claimed as the      scratch/ (mod.rs,
+//!   │             plan placed it (no allocator here, no second          account.rs, map.rs)
+//!   │             lowering): each buffer the plan's next, by op, what
+//!   │             it holds and size, at the plan's offset (an internal
+//!   │             error otherwise), every size chosen by the room left
+//!   │             the plan's choice; an op's barriers are those
 //!   │             between its own writes and reads: the ones before its
 //!   │             scratch is written again (by itself in the next
 //!   │             iteration, by a copy, by a later buffer on its bytes)

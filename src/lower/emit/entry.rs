@@ -70,12 +70,10 @@ fn all_claimed(l: &Lowerer, entry: OpId) -> Result<(), LowerError> {
 /// builds), instructions carry the source position of the op they come
 /// from, and the files named are appended to `files`.
 ///
-/// Shared-memory scratch is placed by one allocator over the buffers'
-/// live ranges ([`crate::lower::emit::scratch`]): every buffer its own
-/// bytes while the entry fits, dead buffers' bytes reused (after a
-/// barrier) where it does not. What an op takes by the room left is the
-/// plan's choice ([`crate::lower::plan::alloc::choices`]); an entry whose
-/// buffers the plan does not place is an internal error.
+/// Shared-memory scratch is claimed where the plan placed it
+/// ([`crate::lower::emit::scratch`]), and what an op takes by the room
+/// left is the plan's choice ([`crate::lower::plan::alloc::choices`]); an
+/// entry whose buffers the plan does not place is an internal error.
 pub fn lower_entry<'m>(
     m: &'m Module,
     entry: OpId,

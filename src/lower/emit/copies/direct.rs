@@ -338,8 +338,8 @@ pub struct NextCopy {
 /// Before loop `id` (induction variable `iv`, bound to the first value,
 /// stepping by `step` of type `ty`): issues the copies of the first
 /// iteration's direct B loads the plan prefetches
-/// ([`crate::lower::plan::copies::direct::prefetches`]), where their
-/// buffers fit. Each product then has its load's next copy issued into
+/// ([`crate::lower::plan::copies::direct::prefetches`]), where the plan
+/// found room for their buffers. Each product then has its load's next copy issued into
 /// the same buffer once it has read it ([`defer_next`]), so a tile's copy
 /// overlaps the rest of the iteration rather than only the ops before its
 /// product.

@@ -7,8 +7,8 @@
 //! and adds. Both warps then hold the whole sum: `a + b` and `b + a` round
 //! alike, so the tile is replicated over the pair as its layout says.
 //! [`crate::lower::plan::buffers::loops::ROUND_REGS`] registers go at a
-//! time, fewer where the shared memory left holds fewer
-//! ([`round_regs`]).
+//! time, fewer where the shared memory left holds fewer, as the plan chose
+//! ([`crate::lower::plan::alloc::choices::Choices::split_sum`]).
 use smallvec::smallvec;
 
 use crate::ir::OpId;

@@ -385,8 +385,8 @@ pub fn convert(
     staged_convert(l, v, t, layout)
 }
 
-/// [`convert`]: the whole tile at once where it fits, else a slice at a
-/// time.
+/// [`convert`]: the whole tile at once, or a window of it at a time where
+/// the plan chose one by the room left.
 fn staged_convert(
     l: &mut Lowerer,
     v: ValueId,
