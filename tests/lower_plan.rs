@@ -880,3 +880,61 @@ fn a_gathers_and_a_scatters_indices_are_planned_conversions() {
     );
     lower_module_mapped(&module, &options).expect("lowers");
 }
+
+#[test]
+fn the_plan_says_which_buffers_a_barrier_precedes() {
+    // A buffer over bytes released since the last barrier every thread
+    // passes starts with a barrier; the plan says which (emission puts
+    // them where it says).
+    let line = |d: &str, want: &str| {
+        assert!(
+            d.lines().any(|l| l.trim() == want),
+            "no line {want:?} in\n{d}"
+        );
+    };
+    // A layer norm on sm_90: the multiply's first conversion over the
+    // reduction's partial results, the second above them; the reshape's
+    // over both, once the multiply is done.
+    let d = dump("differential/corpus/layernorm_rows_f32.tileir", Gpu::Sm90);
+    let mulf = "for 'cuda_tile.mulf' op at loc(\"kernels.py\":1620:17)";
+    line(
+        &d,
+        &format!("8192 bytes at 0: an operand's layout conversion, {mulf}, after a barrier"),
+    );
+    line(
+        &d,
+        &format!("8192 bytes at 8192: an operand's layout conversion, {mulf}"),
+    );
+    // A sum finished by an atomic: the atomic's buffer lies on the
+    // reduction's, but the barrier its token orders it with comes first.
+    let d = dump(
+        "corpus/global_sum_atomic_f32/global_sum_atomic_f32.v13_1.tileir",
+        Gpu::Sm90,
+    );
+    line(
+        &d,
+        "4 bytes at 0: old values shared with replicas, for 'cuda_tile.atomic_rmw_tko' op at loc(\"kernels.py\":1108:4)",
+    );
+    // cuTile's decode attention on sm_90: the split sum after the loop on
+    // the loop's reductions' bytes, the epilogue's conversions on the
+    // copies' bytes.
+    let d = dump(
+        "differential/bench/fmha_d128_f16_decode_64x256.tileir",
+        Gpu::Sm90,
+    );
+    // What each buffer after a barrier holds, and for which op.
+    let after: Vec<&str> = d
+        .lines()
+        .filter(|l| l.ends_with(", after a barrier"))
+        .filter_map(|l| l.split_once(": ")?.1.split_once(" at loc(").map(|(w, _)| w))
+        .collect();
+    assert_eq!(
+        after,
+        [
+            "the sums of warp pairs, for 'cuda_tile.for' op",
+            "an operand's layout conversion, for 'cuda_tile.broadcast' op",
+            "an operand's layout conversion, for 'cuda_tile.divf' op",
+        ],
+        "{d}"
+    );
+}

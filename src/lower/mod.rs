@@ -27,9 +27,10 @@
 //!   │             every buffer an op claims, sized (each size it may    buffers/
 //!   │             take by the room left: a product's K slices, a
 //!   │             loop's ring stages); where each goes, by the one      alloc/ (placer.rs,
-//!   │             allocator walking the entry as emission claims, and   walk.rs, loops.rs,
+//!   │             allocator walking the entry as emission claims,       walk.rs, loops.rs,
 //!   │             which size each takes by the room left there (the     direct.rs, loads.rs,
-//!   │             choices emission follows); launch directives          choices.rs), launch.rs
+//!   │             choices emission follows), and the barrier before     choices.rs)
+//!   │             each buffer on bytes still read; launch directives    launch.rs
 //!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
@@ -46,12 +47,12 @@
 //!   │             lowering): each buffer the plan's next, by op, what
 //!   │             it holds and size, at the plan's offset (an internal
 //!   │             error otherwise), every size chosen by the room left
-//!   │             the plan's choice; an op's barriers are those
-//!   │             between its own writes and reads: the ones before its
-//!   │             scratch is written again (by itself in the next
-//!   │             iteration, by a copy, by a later buffer on its bytes)
-//!   │             come from one account of each loop body and of the
-//!   │             dead bytes
+//!   │             the plan's choice, a barrier first where the plan
+//!   │             says it lies on bytes still read; an op's barriers
+//!   │             are those between its own writes and reads: the ones
+//!   │             before its scratch is written again (by itself in the
+//!   │             next iteration, by a copy) come from one account of
+//!   │             each loop body
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,

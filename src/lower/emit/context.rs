@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
-use crate::lower::emit::scratch::{Mark, Place, Scratch};
+use crate::lower::emit::scratch::{Place, Scratch};
 use crate::lower::emit::states::{Deferred, States};
 use crate::lower::error::LowerError;
 use crate::lower::plan::alloc::choices::Choices;
@@ -199,7 +199,6 @@ impl<'m> Lowerer<'m> {
         let p = self.placed(what, bytes, align)?;
         let place = Place {
             in_loop: !self.loops.is_empty(),
-            conditional: self.b.in_if(),
         };
         let c = self.scratch.claim(&p, place);
         if c.barrier {
@@ -266,12 +265,6 @@ impl<'m> Lowerer<'m> {
             ),
             location: op.and_then(|o| self.m.location(o)),
         })
-    }
-
-    /// Frees the scratch claimed since `mark` (an op's, once the op is
-    /// done): its bytes may hold later buffers, after a barrier.
-    pub fn release_shared(&mut self, mark: Mark) {
-        self.scratch.release(mark);
     }
 
     /// Gives the instructions pushed from now on the source position of

@@ -41,18 +41,12 @@ impl fmt::Debug for States {
 #[derive(Clone)]
 pub struct Deferred {
     value: Rc<dyn Any>,
-    /// Whether the value holds shared memory until its user is done: the
-    /// op that made it does not release its scratch.
-    pub holds_shared: bool,
 }
 
 impl Deferred {
     /// `value`, held by its family.
-    pub fn new<T: Any>(value: Rc<T>, holds_shared: bool) -> Deferred {
-        Deferred {
-            value,
-            holds_shared,
-        }
+    pub fn new<T: Any>(value: Rc<T>) -> Deferred {
+        Deferred { value }
     }
 
     /// The value, if it is a `T`.
@@ -68,6 +62,6 @@ impl Deferred {
 
 impl fmt::Debug for Deferred {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Deferred {{ holds_shared: {} }}", self.holds_shared)
+        write!(f, "Deferred")
     }
 }

@@ -171,8 +171,7 @@ pub fn issue_early(
 pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     if let Some(d) = l.states.get::<Copies>().prefetched.get(&load).cloned() {
         if let Some(&res) = l.m.ops[load].results.first() {
-            l.vals
-                .insert(res, Lowered::Deferred(Deferred::new(d, true)));
+            l.vals.insert(res, Lowered::Deferred(Deferred::new(d)));
         }
         return Ok(true);
     }
@@ -187,8 +186,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     let d = Rc::new(buffer(l, load, (user, p, cd, chunk), None)?);
     copy(l, &d, None)?;
     if let Some(&res) = l.m.ops[load].results.first() {
-        l.vals
-            .insert(res, Lowered::Deferred(Deferred::new(d, true)));
+        l.vals.insert(res, Lowered::Deferred(Deferred::new(d)));
     }
     Ok(true)
 }

@@ -127,7 +127,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> bool {
     };
     if let Some(&res) = o.results.first() {
         l.vals
-            .insert(res, Lowered::Deferred(Deferred::new(Rc::new(s), false)));
+            .insert(res, Lowered::Deferred(Deferred::new(Rc::new(s))));
     }
     true
 }

@@ -57,7 +57,6 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
     let chunk = (l.chosen().split_sum(id))
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| l.unsupported_feature(id, "too much shared memory"))?;
-    let mark = l.scratch.mark();
     let start = l
         .claim_scratch(
             crate::lower::plan::buffers::What::SplitSum,
@@ -124,7 +123,6 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
     }
     // In a loop, the next iteration writes the words again.
     l.barrier_before_rewrite();
-    l.release_shared(mark);
     Ok(Tile {
         elem: t.elem,
         layout: t.layout.clone(),

@@ -321,7 +321,6 @@ fn direct_b(
     crate::lower::emit::copies::direct::issue_next(l)?;
     let regs = direct_b_product(l, id, plan, (a_v, ashape), d, mma, acc)?;
     crate::lower::emit::copies::direct::defer_next(l, d);
-    release_direct(l, d);
     Ok(Tile {
         elem: Elem::Num(plan.acc_elem),
         layout: Rc::new(plan.acc.clone()),
@@ -381,13 +380,4 @@ fn direct_b_product(
     mma.emit(l, &ops, &frags, &mut acc, false);
     crate::lower::emit::copies::direct::done_reading(l, d);
     Ok(acc_registers(l, plan, acc))
-}
-
-/// A direct copy's buffer is free once read, unless it holds the next
-/// iteration's copy too (a later B copy, say, may take its place when
-/// scratch is reused).
-fn release_direct(l: &mut Lowerer, d: &crate::lower::emit::copies::direct::DirectB) {
-    if d.next.is_none() {
-        l.scratch.release_at(d.offset);
-    }
 }

@@ -69,7 +69,6 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.scratch.claim_for(outer);
         staged.map_err(|e| named(l, id, e))?;
     }
-    let mark = l.scratch.mark();
     let scope = l.scratch.begin_op(id);
     // An immediate that does not fit its operand is the error of the op
     // that pushed it: one pushed before this op (by the op enclosing it)
@@ -84,16 +83,6 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }),
         _ => r,
     };
-    // The op's shared-memory scratch is dead once it is done: its result
-    // lives in registers. A tile copied into a product's B buffer keeps
-    // its buffer until the op enclosing both is done.
-    let copied = l.m.ops[id]
-        .results
-        .first()
-        .is_some_and(|v| matches!(l.vals.get(v), Some(Lowered::Deferred(d)) if d.holds_shared));
-    if !copied {
-        l.release_shared(mark);
-    }
     l.scratch.end_op(scope);
     l.b.loc = before;
     r

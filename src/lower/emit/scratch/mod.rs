@@ -2,11 +2,8 @@
 //! where the plan's placement puts it
 //! ([`crate::lower::plan::alloc::walk`]: the one allocator,
 //! [`crate::lower::plan::alloc::placer`], over the buffers' live ranges),
-//! claim for claim.
-//!
-//! Bytes that threads may still read (released since the last barrier
-//! that every later claim follows: one outside every construct) are dirty;
-//! a buffer placed over them starts with a barrier ([`Claim::barrier`]).
+//! claim for claim, with a barrier first where the plan says it lies on
+//! bytes threads may still read ([`Claim::barrier`]).
 //!
 //! The barriers an op of a loop owes before its scratch is written again
 //! are kept in one account ([`account`]); the claims and those barriers
@@ -33,34 +30,11 @@ pub struct OpScope {
     barriers_before: Option<usize>,
 }
 
-/// A point in the claims: [`Scratch::release`] with it frees the buffers
-/// claimed since.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mark(usize);
-
-/// Where a claim is made, which decides what a barrier there cleans.
+/// Where a claim is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
     /// In a loop.
     pub in_loop: bool,
-    /// Under an `if` of the body being built
-    /// ([`crate::lower::simt::Builder::in_if`], as the barrier account
-    /// reads [`crate::lower::simt::Builder::depth`]): a barrier placed here
-    /// does not precede every later claim, so it cleans no byte.
-    pub conditional: bool,
-}
-
-impl Place {
-    /// Straight-line code outside every loop.
-    pub const ONCE: Place = Place {
-        in_loop: false,
-        conditional: false,
-    };
-    /// Straight-line code of a loop body.
-    pub const LOOP: Place = Place {
-        in_loop: true,
-        conditional: false,
-    };
 }
 
 /// Where a claimed buffer lies.
@@ -76,11 +50,6 @@ pub struct Claim {
 /// The scratch state of one entry.
 #[derive(Debug)]
 pub struct Scratch {
-    /// The buffers claimed and not released: their claim, first byte and
-    /// one past their last.
-    live: Vec<(usize, i64, i64)>,
-    /// Released byte ranges that threads may still read.
-    dirty: Vec<(i64, i64)>,
     /// Whether a buffer of a loop was placed over dead ones.
     reusing: bool,
     /// The entry's shared-memory size, the plan's.
@@ -97,8 +66,6 @@ impl Scratch {
     /// An empty scratch of an entry whose buffers take `bytes` in all.
     pub fn new(bytes: i64) -> Scratch {
         Scratch {
-            live: Vec::new(),
-            dirty: Vec::new(),
             reusing: false,
             bytes,
             claimer: None,
@@ -123,21 +90,10 @@ impl Scratch {
         self.reusing
     }
 
-    /// The current point: buffers claimed from now on are freed by
-    /// [`Scratch::release`] with it.
-    pub fn mark(&self) -> Mark {
-        Mark(self.log.len())
-    }
-
     /// Claims the buffer the plan placed as `p`, at `place`: where it
-    /// lies, and whether a barrier comes first (it lies on dirty bytes).
+    /// lies, and whether a barrier comes first.
     pub fn claim(&mut self, p: &Planned, place: Place) -> Claim {
-        let (start, end) = (p.offset, p.offset + p.bytes.max(0));
-        let barrier = self.dirty.iter().any(|&(s, e)| s < end && start < e);
-        if barrier && !place.conditional {
-            self.dirty.clear();
-        }
-        self.live.push((self.log.len(), start, end));
+        let (start, barrier) = (p.offset, p.barrier);
         self.reusing = p.reusing;
         self.log.push(Placed {
             op: self.claimer,
@@ -191,14 +147,10 @@ impl Scratch {
         self.account.leave_loop();
     }
 
-    /// A barrier of every thread, `depth` constructs open: outside every
-    /// construct it cleans the dirty bytes (every later claim follows it);
-    /// it pays what the innermost loop body owes when it runs once every
-    /// iteration ([`Account::on_barrier`]).
+    /// A barrier of every thread, `depth` constructs open: it pays what
+    /// the innermost loop body owes when it runs once every iteration
+    /// ([`Account::on_barrier`]).
     pub fn on_barrier(&mut self, depth: usize) {
-        if depth == 0 {
-            self.dirty.clear();
-        }
         self.account.on_barrier(depth);
     }
 
@@ -234,86 +186,34 @@ impl Scratch {
             owed: self.account.owed().to_vec(),
         }
     }
-
-    /// Frees the buffers claimed since `mark`: their bytes are dead, and
-    /// dirty until a barrier.
-    pub fn release(&mut self, mark: Mark) {
-        let (freed, live) = std::mem::take(&mut self.live)
-            .into_iter()
-            .partition(|&(seq, _, _)| seq >= mark.0);
-        self.live = live;
-        let freed: Vec<(usize, i64, i64)> = freed;
-        self.dirty.extend(freed.into_iter().map(|(_, s, e)| (s, e)));
-    }
-
-    /// Frees the live buffer that starts at `offset` (one an op is done
-    /// with before its claimer is).
-    pub fn release_at(&mut self, offset: i64) {
-        if let Some(i) = self.live.iter().position(|&(_, s, _)| s == offset) {
-            let (_, s, e) = self.live.remove(i);
-            self.dirty.push((s, e));
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The plan's buffer of `bytes` at `offset`.
-    fn planned(bytes: i64, offset: i64) -> Planned {
-        Planned {
+    #[test]
+    fn claims_are_where_the_plan_placed_them() {
+        let planned = |bytes, offset, barrier, reusing| Planned {
             op: None,
             what: What::Tile,
             bytes,
             offset,
             over_dead: false,
-            reusing: false,
-        }
-    }
-
-    #[test]
-    fn a_barrier_outside_every_construct_cleans_dead_bytes() {
-        for (depth, barrier) in [(0, false), (1, true)] {
-            let mut s = Scratch::new(256);
-            let m = s.mark();
-            s.claim(&planned(128, 0), Place::ONCE);
-            s.release(m);
-            s.on_barrier(depth);
-            let c = s.claim(&planned(128, 0), Place::ONCE);
-            assert_eq!((c.offset, c.barrier), (0, barrier), "depth {depth}");
-        }
-    }
-
-    #[test]
-    fn a_buffer_over_released_bytes_starts_with_a_barrier() {
+            reusing,
+            barrier,
+        };
         let mut s = Scratch::new(1000);
-        let a = s.claim(&planned(100, 0), Place::LOOP);
-        let m = s.mark();
-        let b = s.claim(&planned(100, 112), Place::LOOP);
-        assert!(!a.barrier && !b.barrier);
-        // Frees only what was claimed since `m`.
-        s.release(m);
-        assert!(!s.claim(&planned(96, 224), Place::LOOP).barrier);
-        // Over b's bytes: a barrier, which cleans them.
-        assert!(s.claim(&planned(16, 112), Place::LOOP).barrier);
-        assert!(!s.claim(&planned(16, 128), Place::LOOP).barrier);
-        s.release_at(a.offset);
-        // A barrier under an `if` cleans nothing for the claims after it.
-        let conditional = Place {
-            in_loop: false,
-            conditional: true,
-        };
-        assert!(s.claim(&planned(48, 0), conditional).barrier);
-        assert!(!s.reusing());
-        let reused = Planned {
-            reusing: true,
-            ..planned(48, 48)
-        };
-        assert!(s.claim(&reused, Place::ONCE).barrier);
+        let a = s.claim(&planned(100, 0, false, false), Place { in_loop: true });
+        let b = s.claim(&planned(100, 0, true, true), Place { in_loop: true });
+        assert_eq!(
+            (a.offset, a.barrier, b.offset, b.barrier),
+            (0, false, 0, true)
+        );
         assert!(s.reusing());
         let map = s.map("k");
-        assert_eq!((map.bytes, map.buffers.len()), (1000, 7));
+        assert_eq!((map.bytes, map.buffers.len()), (1000, 2));
+        assert!(map.buffers[1].barrier && map.buffers[1].in_loop);
     }
 
     #[test]

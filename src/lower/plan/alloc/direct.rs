@@ -5,6 +5,7 @@
 //! reading such a buffer (and freeing it) or staging their own operands.
 use crate::ir::OpId;
 use crate::lower::analysis::chains::is_mma;
+use crate::lower::analysis::memory::token_barrier;
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::copies::direct::{buffer_bytes, Direct};
@@ -69,6 +70,9 @@ impl Walk<'_> {
                 Some(product) => Issue::AfterProduct { product },
                 None => Issue::Early,
             };
+            if token_barrier(self.m, id) {
+                self.synced();
+            }
             if self.load_as(id, issue)? {
                 out.push(id);
             }
@@ -131,8 +135,10 @@ impl Walk<'_> {
             for b in conversions {
                 self.conversion(id, b, a_staged)?;
             }
+            // Its copies waited for, with a barrier.
+            self.synced();
             if !prefetched {
-                self.placer.release_at(offset);
+                self.dirty.extend(self.placer.release_at(offset));
                 self.copies.live.remove(&load);
             }
             self.release(mark, false);
@@ -167,6 +173,7 @@ impl Walk<'_> {
         for bytes in staging.claims(&slice, sets) {
             self.claim(Some(id), What::Operands, bytes, 16)?;
         }
+        self.synced();
         self.release(mark, false);
         Ok(())
     }

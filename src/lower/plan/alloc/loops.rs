@@ -90,6 +90,7 @@ impl Walk<'_> {
         if staged {
             self.staged_conversion(id, c.product, c.value)?;
             self.claim(Some(id), What::StagedA, bytes, 16)?;
+            self.synced();
         }
         Ok(staged)
     }
@@ -231,6 +232,7 @@ impl Walk<'_> {
         });
         let mark = self.placer.mark();
         self.claim(Some(id), What::SplitSum, threads * chunk * 4, 16)?;
+        self.synced();
         self.release(mark, self.loops == 0);
         Ok(())
     }

@@ -8,6 +8,14 @@
 //! every loop gives its bytes back to the top. An `alloca` nested in a
 //! region takes its slot where the entry starts, for the whole entry.
 //!
+//! A buffer placed on bytes released since the last barrier every thread
+//! passes starts with a barrier ([`Placed::barrier`]): the walk knows the
+//! barriers outside every construct that clean them (each op that writes
+//! a buffer and reads it back, a product waiting for its B copies, a
+//! memory op its token orders after a write,
+//! [`crate::lower::analysis::memory::token_barrier`]), and a claim's own
+//! barrier outside every `if`.
+//!
 //! What an op claims by the room left is chosen here, at the plan's place,
 //! and emission follows the choice ([`super::choices`]): the slice and
 //! sets of a product that
@@ -34,6 +42,7 @@ use std::fmt::Write;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::ir::{Module, OpId, Opcode, ValueId};
+use crate::lower::analysis::memory::token_barrier;
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::conversions::loads::from_rows;
@@ -62,6 +71,9 @@ pub struct Placed {
     /// Whether some buffer of a loop, this one or an earlier one, was
     /// placed over dead ones ([`Placer::reusing`]).
     pub reusing: bool,
+    /// Whether a barrier comes before its first write: it lies on bytes
+    /// released since the last barrier every thread passes.
+    pub barrier: bool,
 }
 
 /// Where every buffer of an entry goes, in the order they are claimed.
@@ -133,6 +145,8 @@ pub(super) struct Walk<'a> {
     /// The direct copies and staged A operands so far.
     pub(super) copies: Copies,
     out: Vec<Placed>,
+    /// Released byte ranges threads may still read.
+    pub(super) dirty: Vec<(i64, i64)>,
     /// What it chose by the room left.
     pub(super) choices: Vec<Choice>,
 }
@@ -148,6 +162,7 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         ifs: 0,
         copies: Copies::default(),
         out: Vec::new(),
+        dirty: Vec::new(),
         choices: Vec::new(),
     };
     let walked = (|| {
@@ -201,6 +216,11 @@ impl Walk<'_> {
         let top = self.placer.top();
         let offset = (self.placer.claim(bytes, align, self.loops > 0))
             .ok_or(Unforeseen { op, why: TOO_LARGE })?;
+        let end = offset + bytes.max(0);
+        let barrier = self.dirty.iter().any(|&(s, e)| s < end && offset < e);
+        if barrier && !self.conditional() {
+            self.dirty.clear();
+        }
         self.out.push(Placed {
             op,
             what,
@@ -208,6 +228,7 @@ impl Walk<'_> {
             offset,
             over_dead: offset < top,
             reusing: self.placer.reusing(),
+            barrier,
         });
         Ok(offset)
     }
@@ -224,11 +245,29 @@ impl Walk<'_> {
         self.copies
             .live
             .retain(|_, (offset, _)| !freed.iter().any(|&(s, _)| s == *offset));
+        self.dirty.extend(freed);
+    }
+
+    /// Whether the op being walked is under an `if` (of the IR, or the
+    /// cluster's): a barrier there does not precede every later claim.
+    pub(super) fn conditional(&self) -> bool {
+        self.ifs > 0 || self.plan.cluster
+    }
+
+    /// A barrier every thread passes, where the op being walked is outside
+    /// every construct: no byte released before it is read after it.
+    pub(super) fn synced(&mut self) {
+        if self.loops == 0 && !self.conditional() {
+            self.dirty.clear();
+        }
     }
 
     /// Op `id`: its buffers, its regions' ops, then its buffers freed.
     pub(super) fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
         let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
+        if token_barrier(self.m, id) {
+            self.synced();
+        }
         let listed: Vec<OpBuffer> = match self.plan.buffers.of(id) {
             Some(l) => l.copied().collect(),
             None if self.plan.buffers.list.iter().any(|b| b.op == id) => {
@@ -298,11 +337,17 @@ impl Walk<'_> {
                 How::Permute | How::Shuffle => {}
             }
         }
+        let mut own = false;
         for b in listed
             .iter()
             .filter(|b| !matches!(b.what, What::Conversion(_)))
         {
             self.claim(Some(id), b.what, b.bytes, b.align)?;
+            own = true;
+        }
+        if own {
+            // Written, then read back after a barrier.
+            self.synced();
         }
         let looping = op.opcode == Opcode::Loop;
         let branching = op.opcode == Opcode::If;
@@ -376,7 +421,10 @@ impl Walk<'_> {
                 }
             }
         }
-        self.claim(op, What::Conversion(v), bytes, 16).map(|_| ())
+        self.claim(op, What::Conversion(v), bytes, 16)?;
+        // Written, then read back after a barrier.
+        self.synced();
+        Ok(())
     }
 
     /// Shared memory free above the top (the next buffer starts 16-byte
@@ -412,7 +460,12 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
         let by =
             p.op.map_or_else(|| "the entry".to_string(), |op| op_at(m, op));
         let what = p.what.describe();
-        let _ = writeln!(s, "    {} bytes at {}: {what}, for {by}", p.bytes, p.offset);
+        let barrier = if p.barrier { ", after a barrier" } else { "" };
+        let _ = writeln!(
+            s,
+            "    {} bytes at {}: {what}, for {by}{barrier}",
+            p.bytes, p.offset
+        );
     }
     super::choices::dump(m, &a.choices.list, s);
 }
