@@ -34,6 +34,7 @@ use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
 use crate::lower::plan::engines::wgmma::{operands, Plan};
+use crate::lower::plan::engines::Staging;
 use crate::lower::plan::layout::smem::Smem;
 
 /// Lowers op `id` by `plan`.
@@ -60,14 +61,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     // multiply. Else one set and a barrier before it is rewritten.
     let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
     let set = staging.slices[0].bytes;
-    let sets = sets_that_fit(l, id);
-    let region = alloc(
-        l,
-        crate::lower::plan::buffers::What::Operands,
-        &[set * sets + staging.align],
-        Elem::Num(Scalar::I8),
-    )?;
-    let aligned = aligned_base(l, region.offset);
+    let (sets, aligned) = operand_sets(l, id, staging)?;
     let phase = (sets > 1).then(|| {
         let p = l.b.reg(RegClass::B32);
         l.b.prepend(Inst::new(
@@ -132,11 +126,23 @@ pub(super) fn b_offset(a: &Smem) -> i64 {
     (a.bytes() + 1023) & !1023
 }
 
-/// The operand sets of product `id` to place, as the plan chose them by
-/// the room left: two where it wants them and they fit above the scratch
-/// in use, else one.
-pub(super) fn sets_that_fit(l: &Lowerer, id: OpId) -> i64 {
-    l.chosen().slices(id).map_or(1, |(_, sets)| i64::from(sets))
+/// The operand sets of product `id` (its plan's `staging`), as many as the
+/// plan chose by the room left (two where it wants them and they fit above
+/// the scratch in use, else one), in one region: how many, and the
+/// region's base aligned for the sets' swizzled layouts.
+pub(super) fn operand_sets(
+    l: &mut Lowerer,
+    id: OpId,
+    staging: &Staging,
+) -> Result<(i64, Reg), LowerError> {
+    let sets = l.chosen().slices(id).map_or(1, |(_, sets)| i64::from(sets));
+    let region = alloc(
+        l,
+        crate::lower::plan::buffers::What::Operands,
+        &[sets * staging.slices[0].bytes + staging.align],
+        Elem::Num(Scalar::I8),
+    )?;
+    Ok((sets, aligned_base(l, region.offset)))
 }
 
 /// The matrix descriptors of A (this warpgroup's rows) and B at the shared

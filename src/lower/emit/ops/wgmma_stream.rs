@@ -13,8 +13,7 @@
 //! ```
 use std::rc::Rc;
 
-use crate::ir::{OpId, Scalar};
-use crate::lower::analysis::values::Elem;
+use crate::ir::OpId;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
 use crate::ptx::{Opc, Operand, Reg, Ty};
@@ -22,8 +21,7 @@ use smallvec::smallvec;
 
 use crate::lower::emit::copies::stream::{Slices, Source};
 use crate::lower::emit::copies::swizzled::write;
-use crate::lower::emit::ops::staging::{aligned_base, alloc};
-use crate::lower::emit::ops::wgmma::{acc_tile, b_offset, descriptors, multiply, sets_that_fit};
+use crate::lower::emit::ops::wgmma::{acc_tile, b_offset, descriptors, multiply, operand_sets};
 use crate::lower::emit::wgmma_isa::{acc_words, proxy_fence, sync_op};
 use crate::lower::plan::engines::wgmma::{operands, Plan};
 
@@ -52,14 +50,7 @@ pub fn lower(
     };
     let slices = kk / ks;
     let set = staging.slices[0].bytes;
-    let sets = sets_that_fit(l, id);
-    let region = alloc(
-        l,
-        crate::lower::plan::buffers::What::Operands,
-        &[sets * set + staging.align],
-        Elem::Num(Scalar::I8),
-    )?;
-    let aligned = aligned_base(l, region.offset);
+    let (sets, aligned) = operand_sets(l, id, staging)?;
     let mut bases: Vec<(Reg, Reg)> = Vec::new();
     let mut descs: Vec<(Reg, Reg)> = Vec::new();
     for i in 0..sets {
