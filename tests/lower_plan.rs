@@ -938,3 +938,30 @@ fn the_plan_says_which_buffers_a_barrier_precedes() {
         "{d}"
     );
 }
+
+#[test]
+fn the_plan_says_which_loop_bodies_end_with_a_barrier() {
+    // A loop body ends with a barrier where an op of it owes one that no
+    // later barrier of the body pays: cuTile's matmul on sm_80 and sm_120
+    // (its product stages its operands, and nothing after it in the body
+    // has a barrier), its causal attention on sm_120 (each loop's product
+    // reading V, which the next iteration's copy rewrites at its start).
+    // Not where the loop is pipelined (the matmul on sm_90) or its copies
+    // prefetched (the attention on sm_80).
+    let exits = |rel: &str, gpu| -> Vec<String> {
+        (dump(rel, gpu).lines())
+            .filter(|l| l.ends_with("before the next iteration"))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    let matmul = "differential/bench/matmul_bf16_128x256x64.tileir";
+    let at_matmul = "a barrier at 'cuda_tile.continue' op at loc(\"cutile/test/kernels/matmul.py\":79:4) before the next iteration";
+    for gpu in [Gpu::Sm80, Gpu::Sm120] {
+        assert_eq!(exits(matmul, gpu), [at_matmul], "{gpu}");
+    }
+    assert!(exits(matmul, Gpu::Sm90).is_empty());
+    let att = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    let at_att = "a barrier at 'cuda_tile.continue' op at loc(\"cutile/test/kernels/attention.py\":78:4) before the next iteration";
+    assert_eq!(exits(att, Gpu::Sm120), [at_att, at_att]);
+    assert!(exits(att, Gpu::Sm80).is_empty());
+}

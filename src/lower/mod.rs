@@ -29,9 +29,11 @@
 //!   │             loop's ring stages); where each goes, by the one      alloc/ (placer.rs,
 //!   │             allocator walking the entry as emission claims,       walk.rs, loops.rs,
 //!   │             which size each takes by the room left there (the     direct.rs, loads.rs,
-//!   │             choices emission follows), and the barrier before     choices.rs)
-//!   │             each buffer on bytes still read; launch directives    launch.rs
-//!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
+//!   │             choices emission follows), the barrier before each    choices.rs,
+//!   │             buffer on bytes still read, and the barriers ops of   account.rs)
+//!   │             loops owe before their scratch is rewritten; launch   launch.rs
+//!   │             directives (TILEIRAS_DEBUG_DUMP_PLAN prints it:
+//!   │             Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
 //!   │             (Lowerer: plan, body under construction, lowered       entry.rs, states.rs
@@ -49,10 +51,10 @@
 //!   │             error otherwise), every size chosen by the room left
 //!   │             the plan's choice, a barrier first where the plan
 //!   │             says it lies on bytes still read; an op's barriers
-//!   │             are those between its own writes and reads: the ones
-//!   │             before its scratch is written again (by itself in the
-//!   │             next iteration, by a copy) come from one account of
-//!   │             each loop body
+//!   │             are those between its own writes and reads, and the
+//!   │             one before its scratch is written again (by itself
+//!   │             in the next iteration, by a copy) where the plan's
+//!   │             account of each loop body says
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,

@@ -163,7 +163,10 @@ impl<'m> Lowerer<'m> {
             layout_overrides: HashMap::default(),
             loops: Vec::new(),
             if_depth: 0,
-            scratch: Scratch::new(plan.placement.as_ref().map_or(0, |a| a.bytes)),
+            scratch: match &plan.placement {
+                Ok(a) => Scratch::new(a.bytes, a.owed.clone()),
+                Err(_) => Scratch::new(0, Vec::new()),
+            },
             states: States::default(),
             strings: Vec::new(),
             tid: None,
@@ -172,23 +175,42 @@ impl<'m> Lowerer<'m> {
     }
 
     /// For an op that has read its own scratch for the last time and, in a
-    /// loop, writes it again next iteration: a barrier before then, paid by
-    /// the loop body's own barriers where they come between, else at its
-    /// end ([`Scratch::owe_barrier`]).
-    pub fn barrier_before_rewrite(&mut self) {
-        if self.scratch.owe_barrier(self.b.depth()) {
-            self.barrier();
+    /// loop, writes it again next iteration: a barrier before then, which
+    /// the plan's account says how is paid
+    /// ([`crate::lower::plan::alloc::account`]): by the loop body's own
+    /// barriers where they come between, else at its end, or (under an
+    /// `if`) right away, here. An internal error where the plan has the op
+    /// owe nothing there.
+    pub fn barrier_before_rewrite(&mut self) -> Result<(), LowerError> {
+        if self.loops.is_empty() {
+            return Ok(());
+        }
+        let op = self.scratch.claimer();
+        match self.scratch.next_owed() {
+            Some(o) if o.op == op => {
+                if o.paid == crate::lower::emit::scratch::Paid::Own {
+                    self.barrier();
+                }
+                Ok(())
+            }
+            _ => Err(LowerError::Failed {
+                message: format!(
+                    "{}: a barrier owed before its scratch is rewritten, which the plan does not list",
+                    op.map_or_else(
+                        || "the entry".to_string(),
+                        |o| format!("'{}' op", self.m.ops[o].name())
+                    )
+                ),
+                location: op.and_then(|o| self.m.location(o)),
+            }),
         }
     }
 
-    /// As [`Lowerer::barrier_before_rewrite`], for scratch the next
-    /// iteration rewrites before the op's place in the body (a copy issued
-    /// at the body's start or at its load): paid by a later barrier of the
-    /// body or at its end ([`Scratch::owe_barrier_early`]).
-    pub fn barrier_before_early_rewrite(&mut self) {
-        if self.scratch.owe_barrier_early(self.b.depth()) {
-            self.barrier();
-        }
+    /// Whether the plan puts a barrier at exit `id` (`continue` or
+    /// `break`) of a loop body: owed by an op of the body, or a buffer of a
+    /// loop placed over dead bytes.
+    pub fn barrier_at_exit(&self, id: OpId) -> bool {
+        (self.plan.placement.as_ref()).is_ok_and(|a| a.exits.contains(&id))
     }
 
     /// Claims a scratch buffer holding `what`, of `bytes` aligned to `align`
@@ -331,7 +353,6 @@ impl<'m> Lowerer<'m> {
             vec![],
             smallvec![Operand::Imm(0)],
         ));
-        self.scratch.on_barrier(self.b.depth());
     }
 
     /// `%tid.x` (read once).

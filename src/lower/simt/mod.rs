@@ -247,17 +247,6 @@ impl Builder {
         (lo, hi)
     }
 
-    /// Whether an `if` is open where instructions go now (at any depth):
-    /// what goes here may not run.
-    pub fn in_if(&self) -> bool {
-        self.stack.iter().any(|f| matches!(f, Frame::If { .. }))
-    }
-
-    /// How many constructs (ifs, loops) are open where instructions go now.
-    pub fn depth(&self) -> usize {
-        self.stack.len()
-    }
-
     /// Opens `if (pred == run_when) { ... }`; close with [`Builder::end_if`].
     pub fn begin_if(&mut self, pred: Reg, run_when: bool) {
         self.stack.push(Frame::If {

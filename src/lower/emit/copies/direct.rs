@@ -383,13 +383,13 @@ pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
 /// waits for. Right away where the load is prefetched (the copy is issued
 /// next, [`defer_next`]); else the next iteration issues it at the body's
 /// start or at the load, so the loop body owes one
-/// ([`Lowerer::barrier_before_early_rewrite`]).
-pub fn done_reading(l: &mut Lowerer, d: &DirectB) {
+/// ([`Lowerer::barrier_before_rewrite`]).
+pub fn done_reading(l: &mut Lowerer, d: &DirectB) -> Result<(), LowerError> {
     if d.next.is_some() {
         l.barrier();
-    } else {
-        l.barrier_before_early_rewrite();
+        return Ok(());
     }
+    l.barrier_before_rewrite()
 }
 
 /// Issues the deferred next-iteration copies ([`defer_next`]).

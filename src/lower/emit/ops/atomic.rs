@@ -239,7 +239,7 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.barrier();
         out = read(l, layout, elem, &buf, &place);
         // In a loop, the next iteration writes the buffer again.
-        l.barrier_before_rewrite();
+        l.barrier_before_rewrite()?;
     }
     l.bind(res, out);
     Ok(())

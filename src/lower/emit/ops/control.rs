@@ -137,7 +137,7 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
 pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let opcode = l.m.ops[id].opcode;
     let looping = matches!(opcode, Opcode::Continue | Opcode::Break);
-    if looping && l.scratch.owes_barrier() || opcode == Opcode::Continue && l.scratch.reusing() {
+    if looping && l.barrier_at_exit(id) {
         // The next iteration's first ops may rewrite scratch that this
         // iteration's last ops read.
         l.barrier();
@@ -329,10 +329,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         results: Vec::new(),
         if_depth: l.if_depth,
     });
-    l.scratch.enter_loop(l.b.depth());
     lower_region(l, id, 0)?;
     crate::lower::emit::copies::direct::issue_next(l)?;
-    l.scratch.leave_loop();
     l.loops.pop();
     if !early {
         l.b.op_into(
@@ -632,9 +630,7 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         results: results.clone(),
         if_depth: l.if_depth,
     });
-    l.scratch.enter_loop(l.b.depth());
     lower_region(l, id, 0)?;
-    l.scratch.leave_loop();
     l.loops.pop();
     l.b.end_loop();
     for (&r, t) in op.results.iter().zip(results) {

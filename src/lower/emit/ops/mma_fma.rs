@@ -184,7 +184,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         if s + 1 < slices {
             l.barrier();
         } else {
-            l.barrier_before_rewrite();
+            l.barrier_before_rewrite()?;
         }
     }
     finish(l, &f, layout, &accs)

@@ -122,7 +122,7 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
         }
     }
     // In a loop, the next iteration writes the words again.
-    l.barrier_before_rewrite();
+    l.barrier_before_rewrite()?;
     Ok(Tile {
         elem: t.elem,
         layout: t.layout.clone(),

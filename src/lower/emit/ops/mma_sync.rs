@@ -291,7 +291,7 @@ fn multiply_slices(
         } else {
             // Every copy has landed; the op itself rewrites the buffers
             // when it runs again.
-            l.barrier_before_rewrite();
+            l.barrier_before_rewrite()?;
         }
         if let Some(next) = next {
             // One set: every thread is done reading it before it is
@@ -343,7 +343,7 @@ fn direct_b_product(
         &d.swizzled,
         crate::lower::emit::ops::mma_sync_wgmma::staged_a(l, a_v),
     ) {
-        return Ok(multiply(l, id, plan, AOperand::Smem(offset, sa), d, s, acc));
+        return multiply(l, id, plan, AOperand::Smem(offset, sa), d, s, acc);
     }
     // A staged before the loop is read a fragment at a time.
     let rows_a =
@@ -353,7 +353,7 @@ fn direct_b_product(
         let a = l.tile_in(id, a_v, &Rc::new(frag))?;
         let frags = a_fragments(l, &a);
         if let Some(s) = &d.swizzled {
-            return Ok(multiply(l, id, plan, AOperand::Regs(&frags), d, s, acc));
+            return multiply(l, id, plan, AOperand::Regs(&frags), d, s, acc);
         }
         mma.a_regs = Some(ARegs {
             frags,
@@ -378,6 +378,6 @@ fn direct_b_product(
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
     mma.emit(l, &ops, &frags, &mut acc, false);
-    crate::lower::emit::copies::direct::done_reading(l, d);
+    crate::lower::emit::copies::direct::done_reading(l, d)?;
     Ok(acc_registers(l, plan, acc))
 }

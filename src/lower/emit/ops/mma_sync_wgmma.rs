@@ -104,7 +104,7 @@ pub fn multiply(
     d: &DirectB,
     s: &Smem,
     acc: &[Reg],
-) -> Vec<Reg> {
+) -> Result<Vec<Reg>, LowerError> {
     let (ae, _) = operand_elems(l.m, id).unwrap_or((Scalar::F16, Scalar::F16));
     let [_, n] = [plan.acc.shape[0], plan.acc.shape[1]];
     let k = match &a {
@@ -176,6 +176,6 @@ pub fn multiply(
     }
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    crate::lower::emit::copies::direct::done_reading(l, d);
-    words
+    crate::lower::emit::copies::direct::done_reading(l, d)?;
+    Ok(words)
 }

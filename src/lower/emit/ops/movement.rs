@@ -189,7 +189,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }
     };
     // In a loop, the next iteration writes the buffer again.
-    l.barrier_before_rewrite();
+    l.barrier_before_rewrite()?;
     l.bind(res, out);
     Ok(())
 }

@@ -344,7 +344,7 @@ impl<'a> Reduction<'a> {
             self.acc[g] = self.combine_partials(l, &scratch, g)?;
         }
         // In a loop, the next iteration writes the scratch again.
-        l.barrier_before_rewrite();
+        l.barrier_before_rewrite()?;
         Ok(())
     }
 

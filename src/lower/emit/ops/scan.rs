@@ -300,6 +300,6 @@ fn lower_sequential(
         .map(|(b, e)| read(l, layout.clone(), *e, b, &place))
         .collect();
     // In a loop, the next iteration writes the buffers again.
-    l.barrier_before_rewrite();
+    l.barrier_before_rewrite()?;
     Ok(outs)
 }

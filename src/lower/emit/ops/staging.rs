@@ -405,6 +405,6 @@ fn staged_convert(
     // In a loop, the next iteration rewrites the buffer. Elsewhere a later
     // buffer reaching it starts with a barrier once it is released
     // ([`Lowerer::claim_scratch`]), so the reads need not all land first.
-    l.barrier_before_rewrite();
+    l.barrier_before_rewrite()?;
     Ok(out)
 }

@@ -233,7 +233,7 @@ pub fn convert_in_slices(
             l.barrier();
         } else {
             // In a loop, the next iteration writes the buffer again.
-            l.barrier_before_rewrite();
+            l.barrier_before_rewrite()?;
         }
     }
     let regs = (0..n)

@@ -114,7 +114,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
             &[Ty::B32],
             smallvec![Operand::Reg(p), Operand::Imm(1)],
         ),
-        None => l.barrier_before_rewrite(),
+        None => l.barrier_before_rewrite()?,
     }
     let t = acc_tile(l, plan, layout, &acc);
     l.bind(res, t);

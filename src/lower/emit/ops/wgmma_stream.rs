@@ -94,7 +94,7 @@ pub fn lower(
         multiply(l, &sliced, signs, (&asmem, &bsmem), descs[i], &acc);
     }
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
-    l.barrier_before_rewrite();
+    l.barrier_before_rewrite()?;
     let t = acc_tile(l, plan, layout, &acc);
     l.bind(res, t);
     Ok(())

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::ir::{Module, OpId};
-use crate::lower::emit::scratch::account::{Owed, Paid};
+use crate::lower::plan::alloc::account::{Owed, Paid};
 
 /// One claim as the allocator placed it: the entry's scratch map, printed
 /// by [`ScratchMap::dump`].

@@ -9,8 +9,9 @@ use crate::lower::analysis::memory::token_barrier;
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::copies::direct::{buffer_bytes, Direct};
-use crate::lower::plan::engines::Room;
+use crate::lower::plan::engines::{Engine, Room};
 
+use super::account::Rewrite;
 use super::choices::{Choice, Issue};
 use super::walk::{Unforeseen, Walk};
 
@@ -70,10 +71,13 @@ impl Walk<'_> {
                 Some(product) => Issue::AfterProduct { product },
                 None => Issue::Early,
             };
+            let before = self.account.begin_op();
             if token_barrier(self.m, id) {
                 self.synced();
             }
-            if self.load_as(id, issue)? {
+            let issued = self.load_as(id, issue);
+            self.account.end_op(before);
+            if issued? {
                 out.push(id);
             }
         }
@@ -135,9 +139,15 @@ impl Walk<'_> {
             for b in conversions {
                 self.conversion(id, b, a_staged)?;
             }
-            // Its copies waited for, with a barrier.
+            // Its copies waited for, with a barrier. Once read, the next
+            // iteration's copy goes into the buffer: after a barrier right
+            // away where the loop prefetched it, else before the product's
+            // place in the next iteration.
             self.synced();
-            if !prefetched {
+            if prefetched {
+                self.synced();
+            } else {
+                self.owe(Rewrite::BeforeOp, Some(id));
                 self.dirty.extend(self.placer.release_at(offset));
                 self.copies.live.remove(&load);
             }
@@ -174,6 +184,14 @@ impl Walk<'_> {
             self.claim(Some(id), What::Operands, bytes, 16)?;
         }
         self.synced();
+        // In a loop, the next iteration writes the buffers again; but a
+        // `wgmma` product with two sets, flipping between them, does not
+        // write a set another warpgroup may still read.
+        let streamed = (self.plan.copies.streamed.values()).any(|s| s.product == id);
+        let flips = matches!(engine, Engine::Wgmma(_)) && !streamed && sets > 1;
+        if !flips {
+            self.owe(Rewrite::AtOp, Some(id));
+        }
         self.release(mark, false);
         Ok(())
     }

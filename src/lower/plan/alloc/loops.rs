@@ -14,6 +14,7 @@ use crate::lower::plan::copies::direct::body_buffer_bytes;
 use crate::lower::plan::copies::pipeline::Ring;
 use crate::lower::plan::copies::staged_a::{Form, StagedA};
 
+use super::account::Rewrite;
 use super::choices::{Choice, Issue};
 use super::walk::{Unforeseen, Walk};
 
@@ -150,6 +151,9 @@ impl Walk<'_> {
         for bytes in pipe.ring.claims(stages) {
             self.claim(Some(id), What::Ring, bytes, 16)?;
         }
+        // A barrier of the loop's own, at its depth: `wgmma`'s once its
+        // stages' barriers are set up, `mma.sync`'s once every copy landed.
+        self.synced();
         if !wgmma {
             for b in conversions {
                 self.conversion(id, b, false)?;
@@ -202,8 +206,11 @@ impl Walk<'_> {
             }
         }
         self.loops += 1;
-        self.region(op.body_ops())?;
+        self.account.enter_loop(self.depth());
+        let body = self.region(op.body_ops());
+        self.account.leave_loop();
         self.loops -= 1;
+        body?;
         for load in prefetched {
             self.copies.prefetched.remove(&load);
         }
@@ -233,6 +240,7 @@ impl Walk<'_> {
         let mark = self.placer.mark();
         self.claim(Some(id), What::SplitSum, threads * chunk * 4, 16)?;
         self.synced();
+        self.owe(Rewrite::AtOp, Some(id));
         self.release(mark, self.loops == 0);
         Ok(())
     }

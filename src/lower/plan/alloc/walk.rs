@@ -14,7 +14,14 @@
 //! a buffer and reads it back, a product waiting for its B copies, a
 //! memory op its token orders after a write,
 //! [`crate::lower::analysis::memory::token_barrier`]), and a claim's own
-//! barrier outside every `if`.
+//! barrier outside every `if`. The same barriers, counted in each loop
+//! body, pay what its ops owe before their scratch is written again in the
+//! next iteration ([`super::account`]): each op that writes a buffer and
+//! reads it back (an `alloca`'s slot, a pipelined loop's ring and a
+//! `wgmma` product flipping between two sets of buffers excepted), a
+//! product that read a B copy; where none pays, the body's exits put one
+//! ([`Allocation::exits`]), as a `continue` does where a loop's buffers
+//! reuse dead bytes.
 //!
 //! What an op claims by the room left is chosen here, at the plan's place,
 //! and emission follows the choice ([`super::choices`]): the slice and
@@ -51,6 +58,7 @@ use crate::lower::plan::conversions::{Conversion, How};
 use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::Plan;
 
+use super::account::{Account, Owed, Rewrite};
 use super::choices::{Choice, Choices};
 use super::placer::{Mark, Placer};
 
@@ -68,9 +76,6 @@ pub struct Placed {
     pub offset: i64,
     /// Placed below the top, over bytes of dead buffers.
     pub over_dead: bool,
-    /// Whether some buffer of a loop, this one or an earlier one, was
-    /// placed over dead ones ([`Placer::reusing`]).
-    pub reusing: bool,
     /// Whether a barrier comes before its first write: it lies on bytes
     /// released since the last barrier every thread passes.
     pub barrier: bool,
@@ -90,6 +95,13 @@ pub struct Allocation {
     pub unplaced: Option<Unforeseen>,
     /// The largest buffer that would have fit where the walk stopped.
     pub fits_at_stop: i64,
+    /// The barriers ops of loops owe before their scratch is written again,
+    /// in the order they owe them, and how each is paid
+    /// ([`super::account`]).
+    pub owed: Vec<Owed>,
+    /// The `continue`s and `break`s that put a barrier before the next
+    /// iteration (owed, or a loop's buffers reusing dead bytes).
+    pub exits: Vec<OpId>,
 }
 
 /// Why the walk placed no further buffer of an entry: the first it does
@@ -147,6 +159,10 @@ pub(super) struct Walk<'a> {
     out: Vec<Placed>,
     /// Released byte ranges threads may still read.
     pub(super) dirty: Vec<(i64, i64)>,
+    /// The barriers ops of loops owe.
+    pub(super) account: Account,
+    /// The exits with a barrier.
+    exits: Vec<OpId>,
     /// What it chose by the room left.
     pub(super) choices: Vec<Choice>,
 }
@@ -163,6 +179,8 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         copies: Copies::default(),
         out: Vec::new(),
         dirty: Vec::new(),
+        account: Account::default(),
+        exits: Vec::new(),
         choices: Vec::new(),
     };
     let walked = (|| {
@@ -180,6 +198,8 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         bytes: w.placer.peak(),
         choices: Choices { list: w.choices },
         fits_at_stop: w.placer.largest_free(),
+        owed: w.account.owed().to_vec(),
+        exits: w.exits,
         unplaced,
     })
 }
@@ -221,13 +241,15 @@ impl Walk<'_> {
         if barrier && !self.conditional() {
             self.dirty.clear();
         }
+        if barrier {
+            self.account.on_barrier(self.depth());
+        }
         self.out.push(Placed {
             op,
             what,
             bytes,
             offset,
             over_dead: offset < top,
-            reusing: self.placer.reusing(),
             barrier,
         });
         Ok(offset)
@@ -254,19 +276,59 @@ impl Walk<'_> {
         self.ifs > 0 || self.plan.cluster
     }
 
-    /// A barrier every thread passes, where the op being walked is outside
-    /// every construct: no byte released before it is read after it.
+    /// The constructs open around the op being walked, as emission counts
+    /// them: its loops and `if`s, and the cluster's `if`.
+    pub(super) fn depth(&self) -> usize {
+        self.loops + self.ifs + usize::from(self.plan.cluster)
+    }
+
+    /// A barrier of the op being walked (every thread passes it, at its
+    /// depth): outside every construct no byte released before it is read
+    /// after it; in a loop body it pays what the body owes
+    /// ([`Account::on_barrier`]).
     pub(super) fn synced(&mut self) {
         if self.loops == 0 && !self.conditional() {
             self.dirty.clear();
         }
+        self.account.on_barrier(self.depth());
+    }
+
+    /// The op being walked (`op`) has read its scratch for the last time,
+    /// and the next iteration rewrites it where `rewrite` says
+    /// ([`Account::owe`]).
+    pub(super) fn owe(&mut self, rewrite: Rewrite, op: Option<OpId>) {
+        let depth = self.depth();
+        self.account.owe(depth, rewrite, op);
+    }
+
+    /// Op `id`: the barrier account's view of it around [`Walk::op_body`].
+    pub(super) fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
+        let before = self.account.begin_op();
+        let r = self.op_body(id);
+        self.account.end_op(before);
+        r
+    }
+
+    /// Exit `id` (`continue` or `break`) of the innermost loop: a barrier
+    /// where the body owes one, or (a `continue`) where a loop's buffers
+    /// reuse dead bytes.
+    fn exit(&mut self, id: OpId) {
+        let owes = self.account.owes_barrier();
+        let reuse = self.m.ops[id].opcode == Opcode::Continue && self.placer.reusing();
+        if owes || reuse {
+            self.exits.push(id);
+            self.account.on_barrier(self.depth());
+        }
     }
 
     /// Op `id`: its buffers, its regions' ops, then its buffers freed.
-    pub(super) fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
+    fn op_body(&mut self, id: OpId) -> Result<(), Unforeseen> {
         let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
         if token_barrier(self.m, id) {
             self.synced();
+        }
+        if matches!(self.m.ops[id].opcode, Opcode::Continue | Opcode::Break) {
+            self.exit(id);
         }
         let listed: Vec<OpBuffer> = match self.plan.buffers.of(id) {
             Some(l) => l.copied().collect(),
@@ -337,26 +399,38 @@ impl Walk<'_> {
                 How::Permute | How::Shuffle => {}
             }
         }
-        let mut own = false;
+        let own: Vec<What> = (listed.iter())
+            .filter(|b| !matches!(b.what, What::Conversion(_)))
+            .map(|b| b.what)
+            .collect();
         for b in listed
             .iter()
             .filter(|b| !matches!(b.what, What::Conversion(_)))
         {
             self.claim(Some(id), b.what, b.bytes, b.align)?;
-            own = true;
         }
-        if own {
-            // Written, then read back after a barrier.
+        if !own.is_empty() {
+            // Written, then read back after a barrier; in a loop, written
+            // again by the next iteration (an `alloca`'s slot is not).
             self.synced();
+            if own.iter().any(|w| *w != What::Slot) {
+                self.owe(Rewrite::AtOp, Some(id));
+            }
         }
         let looping = op.opcode == Opcode::Loop;
         let branching = op.opcode == Opcode::If;
         self.loops += usize::from(looping);
         self.ifs += usize::from(branching);
+        if looping {
+            self.account.enter_loop(self.depth());
+        }
         for r in &op.regions {
             for b in &r.blocks {
                 self.region(&b.ops)?;
             }
+        }
+        if looping {
+            self.account.leave_loop();
         }
         self.loops -= usize::from(looping);
         self.ifs -= usize::from(branching);
@@ -422,8 +496,10 @@ impl Walk<'_> {
             }
         }
         self.claim(op, What::Conversion(v), bytes, 16)?;
-        // Written, then read back after a barrier.
+        // Written, then read back after a barrier; in a loop, written again
+        // by the next iteration.
         self.synced();
+        self.owe(Rewrite::AtOp, op);
         Ok(())
     }
 
@@ -465,6 +541,13 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
             s,
             "    {} bytes at {}: {what}, for {by}{barrier}",
             p.bytes, p.offset
+        );
+    }
+    for &exit in &a.exits {
+        let _ = writeln!(
+            s,
+            "    a barrier at {} before the next iteration",
+            op_at(m, exit)
         );
     }
     super::choices::dump(m, &a.choices.list, s);

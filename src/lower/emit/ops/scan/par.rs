@@ -353,7 +353,7 @@ fn scan_warps(
         s.add_prefix(l, g, &before, first_warp)?;
     }
     // In a loop, the next iteration writes the scratch again.
-    l.barrier_before_rewrite();
+    l.barrier_before_rewrite()?;
     Ok(())
 }
 

@@ -1,4 +1,6 @@
-//! The barriers ops of loops owe before their scratch is written again.
+//! The barriers ops of loops owe before their scratch is written again,
+//! kept by the plan's walk ([`super::walk`]) as emission lowers the loop
+//! bodies, and followed by emission.
 //!
 //! An op in a loop that reads its own scratch writes it again in the next
 //! iteration: some barrier must come between its last reads and those
@@ -90,8 +92,8 @@ impl Account {
         self.barriers_before = before;
     }
 
-    /// A loop body begins, `depth` constructs open
-    /// ([`crate::lower::simt::Builder::depth`]).
+    /// A loop body begins, `depth` constructs open (its loop included,
+    /// as the plan's walk counts them: its loops and `if`s).
     pub fn enter_loop(&mut self, depth: usize) {
         self.frames.push(Frame {
             depth,
@@ -174,5 +176,106 @@ impl Account {
     /// Every barrier owed so far, in order.
     pub fn owed(&self) -> &[Owed] {
         &self.owed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loop_body_pays_owed_barriers_with_its_own() {
+        let op = |n: usize| OpId::from_index(n);
+        // `op` in the innermost body: a barrier between its writes and
+        // reads at `depth`, then its debt; true when it pays at once.
+        let reduce = |s: &mut Account, id: OpId, depth: usize| {
+            let before = s.begin_op();
+            s.on_barrier(depth);
+            let now = s.owe(depth, Rewrite::AtOp, Some(id));
+            s.end_op(before);
+            now
+        };
+        let mut s = Account::default();
+        // Outside loops nothing is owed.
+        assert!(!reduce(&mut s, op(0), 0));
+        assert!(!s.owes_barrier());
+        // Two reductions in a loop body: the second's barrier (between
+        // its writes and reads) pays the first's debt; the first's comes
+        // before the second in every iteration, so the second owes
+        // nothing.
+        s.enter_loop(0);
+        assert!(!reduce(&mut s, op(1), 0));
+        assert!(!reduce(&mut s, op(2), 0));
+        assert!(!s.owes_barrier());
+        s.leave_loop();
+        // One reduction alone: paid at the body's end.
+        s.enter_loop(0);
+        assert!(!reduce(&mut s, op(3), 0));
+        assert!(s.owes_barrier());
+        s.on_barrier(0);
+        assert!(!s.owes_barrier());
+        s.leave_loop();
+        // Under an `if`, with no barrier of the body before it, an op
+        // pays at once; a straight-line one after it owes, and a barrier
+        // under an `if` (an exit there) does not pay it: every exit puts
+        // its own.
+        s.enter_loop(0);
+        assert!(reduce(&mut s, op(4), 1));
+        assert!(!reduce(&mut s, op(5), 0));
+        s.on_barrier(1);
+        assert!(s.owes_barrier());
+        s.on_barrier(1);
+        assert!(s.owes_barrier());
+        s.leave_loop();
+        let paid: Vec<Paid> = s.owed().iter().map(|o| o.paid).collect();
+        assert_eq!(
+            paid,
+            [
+                Paid::After,
+                Paid::Before,
+                Paid::AtEnd,
+                Paid::Own,
+                Paid::AtEnd
+            ]
+        );
+        let ops: Vec<Option<OpId>> = s.owed().iter().map(|o| o.op).collect();
+        assert_eq!(ops, [1, 2, 3, 4, 5].map(|n| Some(op(n))));
+    }
+
+    #[test]
+    fn scratch_rewritten_before_the_op_is_paid_only_after_it() {
+        let op = |n: usize| OpId::from_index(n);
+        // A product reading a B buffer the next iteration's copy rewrites
+        // at the body's start: a barrier before the product (its own wait
+        // for the copy) does not come between its reads and that copy.
+        let product = |s: &mut Account, id: OpId| {
+            let before = s.begin_op();
+            let now = s.owe(0, Rewrite::BeforeOp, Some(id));
+            s.end_op(before);
+            now
+        };
+        let mut s = Account::default();
+        assert!(!product(&mut s, op(0)), "outside loops nothing is owed");
+        s.enter_loop(0);
+        s.on_barrier(0);
+        // The first product: paid by the second's barrier before it.
+        assert!(!product(&mut s, op(1)));
+        s.on_barrier(0);
+        // The second: nothing after it, so the body's end pays.
+        assert!(!product(&mut s, op(2)));
+        assert!(s.owes_barrier());
+        s.leave_loop();
+        let paid: Vec<Paid> = s.owed().iter().map(|o| o.paid).collect();
+        assert_eq!(paid, [Paid::After, Paid::AtEnd]);
+        // Where the op itself rewrites its scratch, the barrier before it
+        // pays.
+        let mut s = Account::default();
+        s.enter_loop(0);
+        s.on_barrier(0);
+        let before = s.begin_op();
+        assert!(!s.owe(0, Rewrite::AtOp, Some(op(3))));
+        s.end_op(before);
+        assert!(!s.owes_barrier());
+        assert_eq!(s.owed()[0].paid, Paid::Before);
     }
 }
