@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use crate::ir::{Module, OpId, Opcode, Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
-use crate::lower::emit::scratch::{Place, Scratch};
+use crate::lower::emit::scratch::Scratch;
 use crate::lower::emit::states::{Deferred, States};
 use crate::lower::error::LowerError;
 use crate::lower::plan::alloc::choices::Choices;
@@ -163,10 +163,7 @@ impl<'m> Lowerer<'m> {
             layout_overrides: HashMap::default(),
             loops: Vec::new(),
             if_depth: 0,
-            scratch: match &plan.placement {
-                Ok(a) => Scratch::new(a.bytes, a.owed.clone()),
-                Err(_) => Scratch::new(0, Vec::new()),
-            },
+            scratch: Scratch::default(),
             states: States::default(),
             strings: Vec::new(),
             tid: None,
@@ -186,7 +183,14 @@ impl<'m> Lowerer<'m> {
             return Ok(());
         }
         let op = self.scratch.claimer();
-        match self.scratch.next_owed() {
+        let i = self.scratch.next_owed();
+        let owed = self
+            .plan
+            .placement
+            .as_ref()
+            .ok()
+            .and_then(|a| a.owed.get(i));
+        match owed {
             Some(o) if o.op == op => {
                 if o.paid == crate::lower::emit::scratch::Paid::Own {
                     self.barrier();
@@ -215,18 +219,15 @@ impl<'m> Lowerer<'m> {
 
     /// Claims a scratch buffer holding `what`, of `bytes` aligned to `align`
     /// (a power of two), and returns its offset, the plan's
-    /// ([`Lowerer::placed`]); a barrier first when it lies on bytes threads
-    /// may still read ([`Scratch::claim`]).
+    /// ([`Lowerer::placed`]); a barrier first where the plan says it lies
+    /// on bytes threads may still read.
     pub fn claim_scratch(&mut self, what: What, bytes: i64, align: i64) -> Result<i64, LowerError> {
         let p = self.placed(what, bytes, align)?;
-        let place = Place {
-            in_loop: !self.loops.is_empty(),
-        };
-        let c = self.scratch.claim(&p, place);
-        if c.barrier {
+        self.scratch.claim(&p, !self.loops.is_empty());
+        if p.barrier {
             self.barrier();
         }
-        Ok(c.offset)
+        Ok(p.offset)
     }
 
     /// What the plan's walk chose by the room left, which emission follows

@@ -190,14 +190,18 @@ pub fn lower_entry<'m>(
     f.threads = reqntid;
     optimize(&mut f, options.opt_level);
     let (body, reg_counts) = emit(f);
-    let scratch = l.scratch.map(&name);
+    let (bytes, owed) = plan
+        .placement
+        .as_ref()
+        .map_or((0, &[][..]), |a| (a.bytes, &a.owed[..]));
+    let scratch = l.scratch.map(&name, bytes, owed);
     let entry = ptx::Entry {
         name,
         params,
         reqntid,
         launch: Box::default(),
         reg_counts,
-        shared_bytes: u32::try_from(l.scratch.bytes()).unwrap_or(u32::MAX),
+        shared_bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
         acc_regs: plan.acc_regs,
         local_bytes,
         strings: l.strings,

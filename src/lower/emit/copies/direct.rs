@@ -150,10 +150,10 @@ pub fn issue_early(
             continue;
         }
         let before = l.set_loc(id);
-        let scope = l.scratch.begin_op(id);
+        let outer = l.scratch.claim_for(Some(id));
         crate::lower::emit::ops::tokens::order(l, id);
         let done = lower_load(l, id);
-        l.scratch.end_op(scope);
+        l.scratch.claim_for(outer);
         l.b.loc = before;
         if done? {
             if let Some(&t) = l.m.ops[id].results.get(1) {

@@ -69,7 +69,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.scratch.claim_for(outer);
         staged.map_err(|e| named(l, id, e))?;
     }
-    let scope = l.scratch.begin_op(id);
+    let outer = l.scratch.claim_for(Some(id));
     // An immediate that does not fit its operand is the error of the op
     // that pushed it: one pushed before this op (by the op enclosing it)
     // waits until this op is done.
@@ -83,7 +83,7 @@ pub fn lower_op(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         }),
         _ => r,
     };
-    l.scratch.end_op(scope);
+    l.scratch.claim_for(outer);
     l.b.loc = before;
     r
 }
