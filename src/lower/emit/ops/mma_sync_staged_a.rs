@@ -57,6 +57,11 @@ pub struct RowsA {
 /// Records them for [`rows`].
 pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let planned = l.plan.copies.staged_a.get(&id).cloned().unwrap_or_default();
+    // From this loop on, B buffers are unpadded and their rows swizzled,
+    // where the plan chose so to leave room beside them.
+    if l.chosen().swizzled_rows(id) {
+        set_swizzled_rows(l, true);
+    }
     for c in planned {
         let Form::Rows {
             rows: mm, stride, ..
@@ -67,10 +72,6 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         // An earlier loop's buffer serves.
         if rows(l, c.value).is_some() {
             continue;
-        }
-        // Unpadded, swizzled B buffers may leave the room beside them.
-        if l.chosen().swizzled_rows(id) {
-            set_swizzled_rows(l, true);
         }
         // Where the plan found room beside the body's B buffers.
         if !l.chosen().staged_a(id, c.product) {

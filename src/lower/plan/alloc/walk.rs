@@ -237,11 +237,13 @@ impl Walk<'_> {
         let offset = (self.placer.claim(bytes, align, self.loops > 0))
             .ok_or(Unforeseen { op, why: TOO_LARGE })?;
         let end = offset + bytes.max(0);
+        // On bytes still read: a barrier first, which outside every `if`
+        // precedes every later claim.
         let barrier = self.dirty.iter().any(|&(s, e)| s < end && offset < e);
-        if barrier && !self.conditional() {
-            self.dirty.clear();
-        }
         if barrier {
+            if !self.conditional() {
+                self.dirty.clear();
+            }
             self.account.on_barrier(self.depth());
         }
         self.out.push(Placed {
