@@ -3,10 +3,10 @@
 //! ([`crate::lower::plan::alloc::walk`]: the one allocator,
 //! [`crate::lower::plan::alloc::placer`], over the buffers' live ranges),
 //! claim for claim, with a barrier first where the plan says it lies on
-//! bytes threads may still read ([`Claim::barrier`]); and the barrier an
-//! op of a loop owes before its scratch is written again, where the plan's
-//! account says ([`crate::lower::plan::alloc::account`]). The claims and
-//! those barriers make the entry's scratch map ([`map`]).
+//! bytes threads may still read; and the barrier an op of a loop owes
+//! before its scratch is written again, where the plan's account says
+//! ([`crate::lower::plan::alloc::account`]). The claims and those barriers
+//! make the entry's scratch map ([`map`]).
 
 pub mod map;
 
