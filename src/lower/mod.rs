@@ -50,14 +50,19 @@
 //!   │             it holds and size, at the plan's offset (an internal
 //!   │             error otherwise), every size chosen by the room left
 //!   │             the plan's choice, a barrier first where the plan
-//!   │             says it lies on bytes still read; an op's barriers
-//!   │             are those between its own writes and reads, and the
-//!   │             one before its scratch is written again (by itself
-//!   │             in the next iteration, by a copy) where the plan's
-//!   │             account of each loop body says
+//!   │             says it lies on bytes still read, and before its
+//!   │             scratch is written again (by itself in the next
+//!   │             iteration, by a copy) where the plan's account of
+//!   │             each loop body says; an op declares each phase of
+//!   │             its reads and writes of a buffer, not the barriers
+//!   │             between them (the protocols of cp.async, wgmma and
+//!   │             mbarriers keep theirs)
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
-//!   │             structured if/loop/break/continue; optimizations:     simt/opt.rs, widen.rs,
+//!   │             structured if/loop/break/continue; the barriers the   simt/membar.rs
+//!   │             declared accesses need (read-after-write, write-
+//!   │             after-read on overlapping bytes, across branches and
+//!   │             loop iterations); optimizations:                      simt/opt.rs, widen.rs,
 //!   │             folding with immediates, copy propagation, wide        cse.rs, licm.rs, offsets.rs
 //!   │             products, scoped CSE, DCE, from -O2 loop-invariant
 //!   │             code motion; labels and dense register numbering      simt/emit.rs

@@ -345,6 +345,29 @@ impl<'m> Lowerer<'m> {
         name
     }
 
+    /// Declares that the block reads `bytes` of the scratch from here on,
+    /// at a point every thread reaches; a barrier goes here where they are
+    /// written since the last one ([`crate::lower::simt::membar`]).
+    pub fn reads(&mut self, bytes: std::ops::Range<i64>) {
+        self.b
+            .declare(crate::lower::simt::membar::Access::Read, bytes);
+    }
+
+    /// Declares that the block writes `bytes` of the scratch from here on,
+    /// at a point every thread reaches; a barrier goes here where they are
+    /// read or written since the last one.
+    pub fn writes(&mut self, bytes: std::ops::Range<i64>) {
+        self.b
+            .declare(crate::lower::simt::membar::Access::Write, bytes);
+    }
+
+    /// Declares that each thread reads and rewrites `bytes` of the scratch
+    /// no other thread touches, from here on (a line scanned in place).
+    pub fn updates(&mut self, bytes: std::ops::Range<i64>) {
+        self.b
+            .declare(crate::lower::simt::membar::Access::ReadWrite, bytes);
+    }
+
     /// `bar.sync 0`: every thread of the tile block waits for the others.
     pub fn barrier(&mut self) {
         self.b.push(Inst::new(

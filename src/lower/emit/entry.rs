@@ -188,6 +188,7 @@ pub fn lower_entry<'m>(
     let local_bytes = super::ops::debug::local_bytes(&l);
     let mut f = l.b.finish();
     f.threads = reqntid;
+    crate::lower::simt::membar::place(&mut f.body);
     optimize(&mut f, options.opt_level);
     let (body, reg_counts) = emit(f);
     let (bytes, owed) = plan

@@ -40,7 +40,7 @@ pub fn drop_repeated(body: &mut Vec<Stmt>) -> bool {
             after_barrier = false;
             true
         }
-        Stmt::Break | Stmt::Continue => {
+        Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {
             after_barrier = false;
             true
         }
@@ -49,7 +49,7 @@ pub fn drop_repeated(body: &mut Vec<Stmt>) -> bool {
 }
 
 /// `bar.sync 0` for every thread of the block, unguarded.
-fn full_barrier(i: &Inst) -> bool {
+pub(super) fn full_barrier(i: &Inst) -> bool {
     i.opc == Opc::Bar
         && i.guard.is_none()
         && i.mods.as_slice() == ["sync"]

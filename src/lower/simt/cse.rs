@@ -144,7 +144,7 @@ impl<'a> Finder<'a, '_> {
     fn walk(&mut self, body: &'a [Stmt]) {
         for s in body {
             match s {
-                Stmt::Break | Stmt::Continue => {}
+                Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
                 Stmt::Inst(i) => self.inst(i),
                 Stmt::If(node) => {
                     let IfStmt {
@@ -277,7 +277,7 @@ fn apply(body: &mut [Stmt], renames: &Renames) {
     let get = |r: &mut Reg| *r = renames.get(*r);
     for s in body {
         match s {
-            Stmt::Break | Stmt::Continue => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             Stmt::Inst(i) => {
                 if let Some((g, _)) = &mut i.guard {
                     get(g);

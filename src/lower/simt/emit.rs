@@ -50,6 +50,8 @@ fn flatten(
                     out.push(branch(head, None));
                 }
             }
+            // Gone before: a barrier or nothing (`membar::place`).
+            Stmt::Shared(_) => {}
             Stmt::If(node) => {
                 let IfStmt {
                     pred,

@@ -37,7 +37,7 @@ fn scan(
 ) {
     for s in body {
         match s {
-            Stmt::Break | Stmt::Continue => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             Stmt::Inst(i) => {
                 i.for_each_def(|d| inside.insert(d));
                 i.for_each_use(|u| {
@@ -176,7 +176,7 @@ fn hoist_in(body: &mut Vec<Stmt>, defs: &RegCounts, all_uses: &RegCounts, hoiste
     let mut out = Vec::with_capacity(body.len());
     for mut s in std::mem::take(body) {
         match &mut s {
-            Stmt::Break | Stmt::Continue | Stmt::Inst(_) => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) | Stmt::Inst(_) => {}
             Stmt::If(node) => {
                 let IfStmt {
                     body, else_body, ..

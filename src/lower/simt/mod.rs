@@ -10,6 +10,7 @@ pub mod barriers;
 pub mod cse;
 pub mod emit;
 pub mod licm;
+pub mod membar;
 pub mod offsets;
 pub mod opt;
 pub mod regs;
@@ -32,6 +33,9 @@ pub enum Stmt {
     Continue,
     /// `loop { header; if (pred != run_when) break; body }`.
     Loop(Box<LoopStmt>),
+    /// A phase of shared-memory access an op declares; [`membar::place`]
+    /// turns it into a barrier or nothing before any other pass runs.
+    Shared(Box<membar::Declared>),
 }
 
 /// `if (pred == run_when) { body } else { else_body }`.
@@ -256,6 +260,16 @@ impl Builder {
             in_else: false,
             else_body: Vec::new(),
         });
+    }
+
+    /// Declares that the block `access`es `bytes` of the scratch array from
+    /// here on ([`membar`] places the barriers this needs).
+    pub fn declare(&mut self, access: membar::Access, bytes: std::ops::Range<i64>) {
+        self.current().push(Stmt::Shared(Box::new(membar::Declared {
+            access,
+            bytes,
+            barrier: false,
+        })));
     }
 
     /// Switches the innermost open `if` to its else-branch.

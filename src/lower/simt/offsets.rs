@@ -92,7 +92,7 @@ impl Pass<'_> {
                     self.nested(&mut node.header);
                     self.nested(&mut node.body);
                 }
-                Stmt::Break | Stmt::Continue => {}
+                Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             }
             k += 1;
         }

@@ -62,7 +62,7 @@ impl Changes {
 pub(super) fn for_each_inst<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Inst)) {
     for s in body {
         match s {
-            Stmt::Break | Stmt::Continue => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             Stmt::Inst(i) => f(i),
             Stmt::If(node) => {
                 let IfStmt {
@@ -248,7 +248,7 @@ fn fold_in(
 ) {
     for s in body.iter_mut() {
         match s {
-            Stmt::Break | Stmt::Continue => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             Stmt::Inst(i) => {
                 if accepts_immediates(i) || i.opc == Opc::Mov || int_cvt(i) {
                     let dst_class = i.def_iter().next().map(|d| d.class);
@@ -346,7 +346,7 @@ pub(super) fn is_ssa(defs: &RegCounts, r: &Reg) -> bool {
 pub(super) fn count_uses(body: &[Stmt], uses: &mut RegCounts) {
     for s in body {
         match s {
-            Stmt::Break | Stmt::Continue => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             Stmt::Inst(i) => i.for_each_use(|u| uses.add(u)),
             Stmt::If(node) => {
                 let IfStmt {
@@ -395,7 +395,7 @@ fn dce_in(
     let mut changed = false;
     for (k, s) in body.iter_mut().enumerate().rev() {
         match s {
-            Stmt::Break | Stmt::Continue => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             Stmt::Inst(i) => {
                 let live = i.opc.has_side_effects()
                     || i.dsts.is_empty()

@@ -43,7 +43,7 @@ impl Widened {
 fn widen_in(body: &mut [Stmt], defs: &RegCounts, widened: &mut Widened) {
     for s in body.iter_mut() {
         match s {
-            Stmt::Break | Stmt::Continue => {}
+            Stmt::Break | Stmt::Continue | Stmt::Shared(_) => {}
             Stmt::Inst(i) => {
                 // A variable written anew no longer has the widened value.
                 for d in i.def_iter() {

@@ -79,6 +79,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         Ty::Pred,
         vec![r(tid), Operand::Imm(0)],
     );
+    l.writes(slot.bytes());
     l.b.begin_if(first, true);
     let p = l.b.reg_for(Ty::B64);
     l.b.push(Inst::new(
@@ -106,7 +107,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         smallvec![Operand::Addr(base, slot.offset), r(p)],
     ));
     l.b.end_if();
-    l.barrier();
+    l.reads(slot.bytes());
     let d = l.b.reg_for(Ty::B64);
     l.b.push(Inst::new(
         Opc::Ld,

@@ -233,10 +233,11 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             elem,
         )?;
         let place = Placement::identity(layout.shape.len());
+        l.writes(buf.bytes());
         l.b.begin_if(q, true);
         write(l, &out, &buf, &place);
         l.b.end_if();
-        l.barrier();
+        l.reads(buf.bytes());
         out = read(l, layout, elem, &buf, &place);
         // In a loop, the next iteration writes the buffer again.
         l.barrier_before_rewrite()?;

@@ -173,17 +173,15 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     st.stage(l, 0);
     let accs = init_accs(l, &f, &layout, &acc_in)?;
     let addrs = operand_addresses(l, &f, &st, &layout, &accs);
-    // The k-loop, once per slice; a barrier before the next slice
-    // overwrites the buffers, or the op itself when it runs again.
+    // The k-loop, once per slice, the next slice overwriting the buffers;
+    // a barrier before the op itself does when it runs again.
     let slices = st.kdim / st.ks;
     for s in 0..slices {
         if s > 0 {
             st.stage(l, s);
         }
         k_loop(l, &f, &st, &addrs, &accs)?;
-        if s + 1 < slices {
-            l.barrier();
-        } else {
+        if s + 1 == slices {
             l.barrier_before_rewrite()?;
         }
     }
@@ -246,11 +244,13 @@ impl Staged {
         })
     }
 
-    /// Writes K slice `s` of both operands into their buffers, then waits
-    /// for every thread's writes.
+    /// Writes K slice `s` of both operands into their buffers, which the
+    /// block reads next.
     fn stage(&self, l: &mut Lowerer, s: i64) {
         let (rank, ks) = (self.rank, self.ks);
         let place = Placement::identity(rank);
+        l.writes(self.abuf.bytes());
+        l.writes(self.bbuf.bytes());
         if ks == self.kdim {
             write(l, &self.a, &self.abuf, &place);
             write(l, &self.b, &self.bbuf, &place);
@@ -270,7 +270,8 @@ impl Staged {
                 Window::slice(rank - 2, ks, s),
             );
         }
-        l.barrier();
+        l.reads(self.abuf.bytes());
+        l.reads(self.bbuf.bytes());
     }
 }
 

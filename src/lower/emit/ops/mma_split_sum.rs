@@ -85,11 +85,9 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
     );
     let other = slot(l, partner);
     let mut regs = Vec::with_capacity(t.regs.len());
-    for (round, part) in t.regs.chunks(chunk).enumerate() {
-        if round > 0 {
-            // Every thread has read the last round's words.
-            l.barrier();
-        }
+    let bytes = start..start + threads * chunk as i64 * 4;
+    for part in t.regs.chunks(chunk) {
+        l.writes(bytes.clone());
         for (j, &r) in part.iter().enumerate() {
             let off = start + j as i64 * threads * 4;
             l.b.push(Inst::new(
@@ -100,7 +98,7 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
                 smallvec![Operand::Addr(own, off), Operand::Reg(r)],
             ));
         }
-        l.barrier();
+        l.reads(bytes.clone());
         for (j, &r) in part.iter().enumerate() {
             let off = start + j as i64 * threads * 4;
             let x = l.b.reg_for(Ty::F32);

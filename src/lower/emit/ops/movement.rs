@@ -69,8 +69,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &src.layout.shape,
                 elem,
             )?;
+            l.writes(buf.bytes());
             write(l, &src, &buf, &Placement::identity(rank));
-            l.barrier();
+            l.reads(buf.bytes());
             let place = Placement {
                 dims: perm.iter().map(|&p| p as usize).collect(),
                 offsets: vec![Operand::Imm(0); rank],
@@ -85,12 +86,13 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let rhs_v = *op.operands.get(1).ok_or_else(|| l.unsupported(id))?;
             let rhs = l.tile(id, rhs_v)?;
             let buf = alloc(l, crate::lower::plan::buffers::What::Tile, &rshape, elem)?;
+            l.writes(buf.bytes());
             write(l, &src, &buf, &Placement::identity(rank));
             let mut place = Placement::identity(rank);
             place.offsets[dim] =
                 Operand::Imm(*src.layout.shape.get(dim).ok_or_else(|| l.unsupported(id))?);
             write(l, &rhs, &buf, &place);
-            l.barrier();
+            l.reads(buf.bytes());
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
         Opcode::Pack | Opcode::Unpack if is_4bit(src.elem) || is_4bit(elem) => {
@@ -104,8 +106,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &src.layout.shape,
                 src.elem,
             )?;
+            l.writes(buf.bytes());
             write(l, &src, &buf, &Placement::identity(src.layout.shape.len()));
-            l.barrier();
+            l.reads(buf.bytes());
             let slot = match elem.bits() {
                 0..=8 => 1,
                 9..=16 => 2,
@@ -151,8 +154,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                 &src.layout.shape,
                 elem,
             )?;
+            l.writes(buf.bytes());
             write(l, &src, &buf, &Placement::identity(rank));
-            l.barrier();
+            l.reads(buf.bytes());
             read(
                 l,
                 layout,
@@ -173,8 +177,9 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             let index = op.operand_group("indices").to_vec();
             let offs = offsets(l, id, &index, &small.layout.shape)?;
             let buf = alloc(l, crate::lower::plan::buffers::What::Tile, &rshape, elem)?;
+            l.writes(buf.bytes());
             write(l, &dst, &buf, &Placement::identity(rank));
-            l.barrier();
+            l.writes(buf.bytes());
             write(
                 l,
                 &small,
@@ -184,7 +189,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
                     offsets: offs,
                 },
             );
-            l.barrier();
+            l.reads(buf.bytes());
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
     };

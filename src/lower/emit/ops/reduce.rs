@@ -319,7 +319,8 @@ impl<'a> Reduction<'a> {
         let ngroups = 1i64 << warp_bits.len();
         let group = warp_position(l, warp_bits);
         let base = l.shared_base();
-        let regions = self.claim_regions(l, elems_out * ngroups)?;
+        let (regions, bytes) = self.claim_regions(l, elems_out * ngroups)?;
+        l.writes(bytes.clone());
         let scratch = WarpScratch {
             flat,
             ngroups,
@@ -338,7 +339,7 @@ impl<'a> Reduction<'a> {
                 l.b.end_if();
             }
         }
-        l.barrier();
+        l.reads(bytes);
         for gi in 0..self.groups.len() {
             let g = self.groups[gi];
             self.acc[g] = self.combine_partials(l, &scratch, g)?;
@@ -350,13 +351,20 @@ impl<'a> Reduction<'a> {
 
     /// Claims one scratch region per operand, `slots` slots of its size
     /// each, 8-byte aligned, in one scratch buffer; returns their
-    /// offsets.
-    fn claim_regions(&self, l: &mut Lowerer, slots: i64) -> Result<Vec<i64>, LowerError> {
+    /// offsets and the buffer's bytes.
+    fn claim_regions(
+        &self,
+        l: &mut Lowerer,
+        slots: i64,
+    ) -> Result<(Vec<i64>, std::ops::Range<i64>), LowerError> {
         let (regions, end) = partial_regions(self.elems, slots);
         let base = l
             .claim_scratch(crate::lower::plan::buffers::What::Partials, end, 8)
             .map_err(|_| l.unsupported_feature(self.id, "too much shared memory"))?;
-        Ok(regions.into_iter().map(|r| base + r).collect())
+        Ok((
+            regions.into_iter().map(|r| base + r).collect(),
+            base..base + end,
+        ))
     }
 
     /// Stores operand `i`'s partial result of every group in its slot for

@@ -252,10 +252,14 @@ fn lower_sequential(
     let mut bufs = Vec::new();
     for t in inputs {
         let b = alloc(l, crate::lower::plan::buffers::What::Scan, &shape, t.elem)?;
+        l.writes(b.bytes());
         write(l, t, &b, &place);
         bufs.push(b);
     }
-    l.barrier();
+    // Each thread scans its lines in place.
+    for b in &bufs {
+        l.updates(b.bytes());
+    }
     // Row-major element strides of the buffer.
     let mut strides = vec![1i64; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {
@@ -293,7 +297,9 @@ fn lower_sequential(
         scan.scan_line(l, &addrs)?;
         l.b.end_if();
     }
-    l.barrier();
+    for b in &bufs {
+        l.reads(b.bytes());
+    }
     let outs: Vec<Tile> = bufs
         .iter()
         .zip(&elems)

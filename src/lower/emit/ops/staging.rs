@@ -36,6 +36,13 @@ pub struct Buffer {
     pub slot: i64,
 }
 
+impl Buffer {
+    /// The bytes of the scratch array it spans.
+    pub fn bytes(&self) -> std::ops::Range<i64> {
+        self.offset..self.offset + self.slot * self.shape.iter().product::<i64>()
+    }
+}
+
 /// How a tile's dimensions land in a buffer: tile dimension `i` is buffer
 /// dimension `dims[i]`, shifted by `offsets[i]` (buffer dimensions no tile
 /// dimension names are at `fixed`).
@@ -399,8 +406,9 @@ fn staged_convert(
     }
     let buf = alloc(l, What::Conversion(v), &t.layout.shape, t.elem)?;
     let place = Placement::identity(t.layout.shape.len());
+    l.writes(buf.bytes());
     write(l, t, &buf, &place);
-    l.barrier();
+    l.reads(buf.bytes());
     let out = read(l, layout.clone(), t.elem, &buf, &place);
     // In a loop, the next iteration rewrites the buffer. Elsewhere a later
     // buffer reaching it starts with a barrier once it is released

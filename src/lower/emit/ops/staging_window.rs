@@ -204,8 +204,10 @@ pub fn convert_in_slices(
     let windows = shape[dim] / len;
     for s in 0..windows {
         let w = Window::slice(dim, len, s);
+        // Over the last window's elements, once every thread has read them.
+        l.writes(buf.bytes());
         write_window(l, t, &buf, &place, w);
-        l.barrier();
+        l.reads(buf.bytes());
         let sel = Selector::new(l, layout, w);
         let mut groups = slice_groups(Some(w), layout, 0..n);
         if sel.thread.is_none() {
@@ -229,9 +231,7 @@ pub fn convert_in_slices(
                 }
             });
         }
-        if s + 1 < windows {
-            l.barrier();
-        } else {
+        if s + 1 == windows {
             // In a loop, the next iteration writes the buffer again.
             l.barrier_before_rewrite()?;
         }

@@ -49,8 +49,9 @@ pub fn pack_unpack(
         &src.layout.shape,
         src.elem,
     )?;
+    l.writes(buf.bytes());
     write(l, src, &buf, &Placement::identity(1));
-    l.barrier();
+    l.reads(buf.bytes());
     let coords = coordinates(l, &layout);
     let r = Operand::Reg;
     let base = l.shared_base();

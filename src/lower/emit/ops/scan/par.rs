@@ -316,6 +316,9 @@ fn scan_warps(
     let base = l.shared_base();
     let writer = warp_total_writer(l, layout, last_lane);
     let scratch = WarpScratch { bufs, base, nw };
+    for b in &scratch.bufs {
+        l.writes(b.bytes());
+    }
     if let Some(q) = writer {
         l.b.begin_if(q, true);
     }
@@ -328,7 +331,9 @@ fn scan_warps(
     if writer.is_some() {
         l.b.end_if();
     }
-    l.barrier();
+    for b in &scratch.bufs {
+        l.reads(b.bytes());
+    }
     let rwpos = if s.reverse {
         l.b.op(
             Opc::Xor,

@@ -1,0 +1,396 @@
+//! Barriers from one analysis over declared shared-memory accesses (the idea
+//! of Triton's `MembarAnalysis`). Ops do not write the barriers between
+//! their own writes and reads of a buffer; they declare each phase of
+//! access instead ([`Stmt::Shared`]: the block reads, or writes, bytes
+//! `[start, end)` of the scratch array from here on), at a point every
+//! thread of the block reaches. This pass walks the function in program
+//! order with the accesses pending since the last `bar.sync 0`, and puts a
+//! barrier at a declaration that reads bytes pending a write
+//! (read-after-write), or writes bytes pending a read or a write
+//! (write-after-read, write-after-write); a phase in which each thread
+//! reads and rewrites bytes of its own both waits and counts as both. An `if` joins the pending
+//! accesses of its branches; a loop is walked until the accesses reaching
+//! its head settle, so what an iteration leaves pending meets the next
+//! one's first accesses. The declarations then go: a barrier where one was
+//! placed, nothing elsewhere.
+//!
+//! Barriers that belong to a protocol (a `cp.async` or `wgmma` wait, an
+//! `mbarrier`'s set-up) and those the plan places before a buffer on bytes
+//! still read are written by the ops; the walk sees them and counts what
+//! they order as done.
+use std::ops::Range;
+
+use super::{IfStmt, LoopStmt, Stmt};
+use crate::ptx::{Inst, Opc, Operand};
+use smallvec::smallvec;
+
+/// Which way a declared access goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// The block reads the bytes.
+    Read,
+    /// The block writes the bytes.
+    Write,
+    /// Each thread reads and writes bytes no other thread touches in the
+    /// phase (a line scanned in place).
+    ReadWrite,
+}
+
+/// A phase of access to shared memory, declared where every thread of the
+/// block passes, before the phase's first instruction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Declared {
+    /// Read or write.
+    pub access: Access,
+    /// The bytes of the scratch array.
+    pub bytes: Range<i64>,
+    /// Whether a barrier goes before the phase (the analysis sets it).
+    pub barrier: bool,
+}
+
+/// Places the barriers the declarations in `body` need and removes the
+/// declarations; how many barriers it placed.
+pub fn place(body: &mut Vec<Stmt>) -> usize {
+    let mut flow = Flow::default();
+    walk(body, Pending::default(), &mut flow);
+    lower(body)
+}
+
+/// Byte ranges pending since the last barrier, sorted and merged.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Ranges(Vec<Range<i64>>);
+
+impl Ranges {
+    fn add(&mut self, r: &Range<i64>) {
+        if r.is_empty() {
+            return;
+        }
+        self.0.push(r.clone());
+        self.0.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<i64>> = Vec::with_capacity(self.0.len());
+        for r in self.0.drain(..) {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        self.0 = merged;
+    }
+
+    fn overlaps(&self, r: &Range<i64>) -> bool {
+        self.0.iter().any(|p| p.start < r.end && r.start < p.end)
+    }
+
+    fn join(&mut self, other: &Ranges) {
+        for r in &other.0 {
+            self.add(r);
+        }
+    }
+}
+
+/// The accesses pending since the last barrier on some path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Pending {
+    reads: Ranges,
+    writes: Ranges,
+}
+
+impl Pending {
+    /// Whether `d` must wait for a pending access of another thread.
+    fn conflicts(&self, d: &Declared) -> bool {
+        self.writes.overlaps(&d.bytes)
+            || (d.access != Access::Read && self.reads.overlaps(&d.bytes))
+    }
+
+    fn record(&mut self, d: &Declared) {
+        match d.access {
+            Access::Read => self.reads.add(&d.bytes),
+            Access::Write => self.writes.add(&d.bytes),
+            Access::ReadWrite => {
+                self.reads.add(&d.bytes);
+                self.writes.add(&d.bytes);
+            }
+        }
+    }
+
+    fn join(&mut self, other: &Pending) {
+        self.reads.join(&other.reads);
+        self.writes.join(&other.writes);
+    }
+}
+
+/// What leaves a list of statements other than by its end: the pending
+/// accesses at each `break` and `continue` of the innermost loop, joined.
+#[derive(Default)]
+struct Flow {
+    breaks: Option<Pending>,
+    continues: Option<Pending>,
+}
+
+fn join(into: &mut Option<Pending>, p: &Pending) {
+    match into {
+        Some(q) => q.join(p),
+        None => *into = Some(p.clone()),
+    }
+}
+
+/// Walks `body` from the pending accesses `st`, marking the declarations
+/// that need a barrier; the pending accesses at its end, none where the end
+/// is not reached (a `break` or `continue` before it).
+fn walk(body: &mut [Stmt], mut st: Pending, flow: &mut Flow) -> Option<Pending> {
+    for s in body.iter_mut() {
+        match s {
+            Stmt::Inst(i) => {
+                if super::barriers::full_barrier(i) {
+                    st = Pending::default();
+                }
+            }
+            Stmt::Shared(d) => {
+                if st.conflicts(d) {
+                    d.barrier = true;
+                }
+                if d.barrier {
+                    st = Pending::default();
+                }
+                st.record(d);
+            }
+            Stmt::If(node) => {
+                let IfStmt {
+                    body, else_body, ..
+                } = &mut **node;
+                let then = walk(body, st.clone(), flow);
+                let other = walk(else_body, st.clone(), flow);
+                st = match (then, other) {
+                    (Some(mut a), Some(b)) => {
+                        a.join(&b);
+                        a
+                    }
+                    (Some(a), None) | (None, Some(a)) => a,
+                    (None, None) => return None,
+                };
+            }
+            Stmt::Loop(node) => st = walk_loop(node, &st)?,
+            Stmt::Break => {
+                join(&mut flow.breaks, &st);
+                return None;
+            }
+            Stmt::Continue => {
+                join(&mut flow.continues, &st);
+                return None;
+            }
+        }
+    }
+    Some(st)
+}
+
+/// Walks a loop until the accesses reaching its head settle (the marks
+/// only grow, so a few rounds do); the pending accesses after it.
+fn walk_loop(node: &mut LoopStmt, entry: &Pending) -> Option<Pending> {
+    let mut head = entry.clone();
+    let mut rounds = 0;
+    loop {
+        let mut flow = Flow::default();
+        let after_header = walk(&mut node.header, head.clone(), &mut flow);
+        let end = match &after_header {
+            Some(h) => walk(&mut node.body, h.clone(), &mut flow),
+            None => None,
+        };
+        let mut next = entry.clone();
+        if let Some(e) = &end {
+            next.join(e);
+        }
+        if let Some(c) = &flow.continues {
+            next.join(c);
+        }
+        rounds += 1;
+        if next == head || rounds > 16 {
+            let mut out = flow.breaks;
+            if let Some(h) = &after_header {
+                join(&mut out, h);
+            }
+            return out;
+        }
+        head = next;
+    }
+}
+
+/// Replaces each declaration by its barrier, or by nothing; how many
+/// barriers.
+fn lower(body: &mut Vec<Stmt>) -> usize {
+    let mut placed = 0;
+    let mut out = Vec::with_capacity(body.len());
+    for mut s in body.drain(..) {
+        match &mut s {
+            Stmt::Shared(d) => {
+                if d.barrier {
+                    placed += 1;
+                    out.push(Stmt::Inst(Box::new(barrier())));
+                }
+                continue;
+            }
+            Stmt::If(node) => {
+                placed += lower(&mut node.body) + lower(&mut node.else_body);
+            }
+            Stmt::Loop(node) => {
+                placed += lower(&mut node.header) + lower(&mut node.body);
+            }
+            Stmt::Inst(_) | Stmt::Break | Stmt::Continue => {}
+        }
+        out.push(s);
+    }
+    *body = out;
+    placed
+}
+
+/// `bar.sync 0`: every thread of the block waits for the others.
+pub fn barrier() -> Inst {
+    Inst::new(Opc::Bar, &["sync"], &[], vec![], smallvec![Operand::Imm(0)])
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lower::simt::membar::*;
+    use crate::lower::simt::Builder;
+    use crate::ptx::RegClass;
+
+    fn bars(body: &[Stmt]) -> usize {
+        body.iter()
+            .map(|s| match s {
+                Stmt::Inst(i) => usize::from(crate::lower::simt::barriers::full_barrier(i)),
+                Stmt::If(n) => bars(&n.body) + bars(&n.else_body),
+                Stmt::Loop(n) => bars(&n.header) + bars(&n.body),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Places the barriers of what `f` builds; how many, and the body.
+    fn placed(f: impl FnOnce(&mut Builder)) -> (usize, Vec<Stmt>) {
+        let mut b = Builder::new();
+        f(&mut b);
+        let mut body = b.finish().body;
+        let n = place(&mut body);
+        assert!(!body.iter().any(|s| matches!(s, Stmt::Shared(_))));
+        (n, body)
+    }
+
+    #[test]
+    fn a_read_of_written_bytes_waits_and_one_of_other_bytes_does_not() {
+        let (n, body) = placed(|b| {
+            b.declare(Access::Write, 0..64);
+            b.declare(Access::Read, 64..128);
+            b.declare(Access::Read, 32..48);
+        });
+        assert_eq!((n, bars(&body)), (1, 1));
+        // The barrier stands where the read of written bytes was declared.
+        assert!(matches!(&body[0], Stmt::Inst(i) if crate::lower::simt::barriers::full_barrier(i)));
+    }
+
+    #[test]
+    fn a_write_waits_for_reads_and_writes_but_reads_do_not_wait_for_reads() {
+        assert_eq!(
+            placed(|b| {
+                b.declare(Access::Read, 0..64);
+                b.declare(Access::Read, 0..64);
+            })
+            .0,
+            0
+        );
+        assert_eq!(
+            placed(|b| {
+                b.declare(Access::Read, 0..64);
+                b.declare(Access::Write, 60..70);
+            })
+            .0,
+            1
+        );
+        assert_eq!(
+            placed(|b| {
+                b.declare(Access::Write, 0..64);
+                b.declare(Access::Write, 0..64);
+                b.declare(Access::Write, 64..80);
+            })
+            .0,
+            1
+        );
+    }
+
+    #[test]
+    fn a_barrier_written_by_an_op_orders_what_came_before() {
+        let (n, body) = placed(|b| {
+            b.declare(Access::Write, 0..64);
+            b.push(barrier());
+            b.declare(Access::Read, 0..64);
+        });
+        assert_eq!((n, bars(&body)), (0, 1));
+    }
+
+    #[test]
+    fn an_in_place_phase_waits_like_a_write_and_counts_as_both() {
+        let (n, _) = placed(|b| {
+            b.declare(Access::Write, 0..64);
+            b.declare(Access::ReadWrite, 0..64);
+            b.declare(Access::ReadWrite, 64..128);
+            b.declare(Access::Read, 0..64);
+        });
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn either_branch_of_an_if_leaves_its_accesses_pending() {
+        let (n, _) = placed(|b| {
+            let p = b.reg(RegClass::Pred);
+            b.begin_if(p, true);
+            b.begin_else();
+            b.declare(Access::Write, 0..64);
+            b.end_if();
+            b.declare(Access::Read, 0..64);
+        });
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_loop_body_waits_for_what_the_last_iteration_read() {
+        // The body writes then reads its buffer: a barrier between, and one
+        // before the write, for the reads of the iteration before.
+        let (n, body) = placed(|b| {
+            let p = b.reg(RegClass::Pred);
+            b.begin_loop();
+            b.begin_loop_body(p, true);
+            b.declare(Access::Write, 0..64);
+            b.declare(Access::Read, 0..64);
+            b.end_loop();
+            b.declare(Access::Write, 128..192);
+        });
+        assert_eq!(n, 2);
+        assert_eq!(bars(&body), 2);
+        // Reads of another buffer in the loop leave the write after it be.
+        let (n, _) = placed(|b| {
+            let p = b.reg(RegClass::Pred);
+            b.declare(Access::Write, 0..64);
+            b.push(barrier());
+            b.begin_loop();
+            b.begin_loop_body(p, true);
+            b.declare(Access::Read, 0..64);
+            b.end_loop();
+            b.declare(Access::Write, 128..192);
+        });
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn what_a_break_leaves_pending_reaches_past_the_loop() {
+        let (n, _) = placed(|b| {
+            let p = b.reg(RegClass::Pred);
+            b.begin_loop();
+            b.begin_loop_body(p, true);
+            b.begin_if(p, true);
+            b.declare(Access::Write, 0..64);
+            b.brk();
+            b.end_if();
+            b.end_loop();
+            b.declare(Access::Read, 0..64);
+        });
+        assert_eq!(n, 1);
+    }
+}
