@@ -30,8 +30,9 @@
 //!   │             allocator walking the entry as emission claims,       walk.rs, loops.rs,
 //!   │             which size each takes by the room left there (the     direct.rs, loads.rs,
 //!   │             choices emission follows), the barrier before each    choices.rs,
-//!   │             buffer on bytes still read, and the barriers ops of   account.rs)
-//!   │             loops owe before their scratch is rewritten; launch   launch.rs
+//!   │             buffer on bytes still read, and the barriers          account.rs)
+//!   │             products of loops owe before their scratch is
+//!   │             rewritten; launch                                     launch.rs
 //!   │             directives (TILEIRAS_DEBUG_DUMP_PLAN prints it:
 //!   │             Plan::dump)
 //!   ▼
@@ -50,13 +51,14 @@
 //!   │             it holds and size, at the plan's offset (an internal
 //!   │             error otherwise), every size chosen by the room left
 //!   │             the plan's choice, a barrier first where the plan
-//!   │             says it lies on bytes still read, and before its
-//!   │             scratch is written again (by itself in the next
-//!   │             iteration, by a copy) where the plan's account of
-//!   │             each loop body says; an op declares each phase of
-//!   │             its reads and writes of a buffer, not the barriers
-//!   │             between them (the protocols of cp.async, wgmma and
-//!   │             mbarriers keep theirs)
+//!   │             says it lies on bytes still read, and before a
+//!   │             product's scratch is written again (by itself in the
+//!   │             next iteration, by a copy) where the plan's account
+//!   │             of each loop body says; the other ops declare each
+//!   │             phase of their reads and writes of a buffer, not the
+//!   │             barriers between them or before their next iteration
+//!   │             (the protocols of cp.async, wgmma and mbarriers keep
+//!   │             theirs)
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; the barriers the   simt/membar.rs

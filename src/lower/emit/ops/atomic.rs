@@ -239,8 +239,6 @@ pub fn lower_rmw(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.b.end_if();
         l.reads(buf.bytes());
         out = read(l, layout, elem, &buf, &place);
-        // In a loop, the next iteration writes the buffer again.
-        l.barrier_before_rewrite()?;
     }
     l.bind(res, out);
     Ok(())

@@ -193,8 +193,6 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             read(l, layout, elem, &buf, &Placement::identity(rank))
         }
     };
-    // In a loop, the next iteration writes the buffer again.
-    l.barrier_before_rewrite()?;
     l.bind(res, out);
     Ok(())
 }

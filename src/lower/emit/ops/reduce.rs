@@ -344,8 +344,6 @@ impl<'a> Reduction<'a> {
             let g = self.groups[gi];
             self.acc[g] = self.combine_partials(l, &scratch, g)?;
         }
-        // In a loop, the next iteration writes the scratch again.
-        l.barrier_before_rewrite()?;
         Ok(())
     }
 

@@ -305,7 +305,5 @@ fn lower_sequential(
         .zip(&elems)
         .map(|(b, e)| read(l, layout.clone(), *e, b, &place))
         .collect();
-    // In a loop, the next iteration writes the buffers again.
-    l.barrier_before_rewrite()?;
     Ok(outs)
 }

@@ -409,10 +409,5 @@ fn staged_convert(
     l.writes(buf.bytes());
     write(l, t, &buf, &place);
     l.reads(buf.bytes());
-    let out = read(l, layout.clone(), t.elem, &buf, &place);
-    // In a loop, the next iteration rewrites the buffer. Elsewhere a later
-    // buffer reaching it starts with a barrier once it is released
-    // ([`Lowerer::claim_scratch`]), so the reads need not all land first.
-    l.barrier_before_rewrite()?;
-    Ok(out)
+    Ok(read(l, layout.clone(), t.elem, &buf, &place))
 }

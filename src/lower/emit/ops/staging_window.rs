@@ -231,10 +231,6 @@ pub fn convert_in_slices(
                 }
             });
         }
-        if s + 1 == windows {
-            // In a loop, the next iteration writes the buffer again.
-            l.barrier_before_rewrite()?;
-        }
     }
     let regs = (0..n)
         .map(|r| out[layout.canonical_register(r)].expect("canonical registers are read"))

@@ -37,7 +37,7 @@ pub struct ScratchMap {
     pub buffers: Vec<Placed>,
     /// The entry's shared-memory bytes.
     pub bytes: i64,
-    /// The barriers ops of loops owed, in order.
+    /// The barriers products of loops owed, in order.
     pub owed: Vec<Owed>,
 }
 

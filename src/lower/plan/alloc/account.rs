@@ -1,9 +1,12 @@
-//! The barriers ops of loops owe before their scratch is written again,
-//! kept by the plan's walk ([`super::walk`]) as emission lowers the loop
-//! bodies, and followed by emission.
+//! The barriers products of loops owe before their scratch is written
+//! again, kept by the plan's walk ([`super::walk`]) as emission lowers the
+//! loop bodies, and followed by emission. (Ops that declare their accesses
+//! to shared memory leave this to the analysis of those accesses,
+//! [`crate::lower::simt::membar`]; products, whose engines keep their own
+//! protocol of copies and waits, do not declare theirs.)
 //!
-//! An op in a loop that reads its own scratch writes it again in the next
-//! iteration: some barrier must come between its last reads and those
+//! A product in a loop that reads its own scratch writes it again in the
+//! next iteration: some barrier must come between its last reads and those
 //! writes ([`Account::owe`]). One of the loop body's own barriers does that
 //! when it comes before the op or after it in every iteration
 //! (straight-line in the body, not under an `if` or in an inner loop);
@@ -14,8 +17,7 @@
 //! the body, or the one at its end, comes between. Outside loops nothing
 //! is owed: no op runs twice, and a buffer placed over another's bytes
 //! starts with its barrier. So no op ends with a barrier of its own for
-//! the writers after it: the ops' barriers are the ones between their own
-//! writes and reads, and these.
+//! the writers after it.
 
 use crate::ir::OpId;
 

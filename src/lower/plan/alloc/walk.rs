@@ -15,13 +15,14 @@
 //! memory op its token orders after a write,
 //! [`crate::lower::analysis::memory::token_barrier`]), and a claim's own
 //! barrier outside every `if`. The same barriers, counted in each loop
-//! body, pay what its ops owe before their scratch is written again in the
-//! next iteration ([`super::account`]): each op that writes a buffer and
-//! reads it back (an `alloca`'s slot, a pipelined loop's ring and a
-//! `wgmma` product flipping between two sets of buffers excepted), a
-//! product that read a B copy; where none pays, the body's exits put one
-//! ([`Allocation::exits`]), as a `continue` does where a loop's buffers
-//! reuse dead bytes.
+//! body, pay what its products owe before their scratch is written again
+//! in the next iteration ([`super::account`]): a product that stages its
+//! operands (a pipelined loop's ring and a `wgmma` product flipping
+//! between two sets of buffers excepted), one that read a B copy; where
+//! none pays, the body's exits put one ([`Allocation::exits`]), as a
+//! `continue` does where a loop's buffers reuse dead bytes. The other ops
+//! declare their accesses, and the analysis of those places the barrier
+//! before their next iteration ([`crate::lower::simt::membar`]).
 //!
 //! What an op claims by the room left is chosen here, at the plan's place,
 //! and emission follows the choice ([`super::choices`]): the slice and
@@ -95,7 +96,7 @@ pub struct Allocation {
     pub unplaced: Option<Unforeseen>,
     /// The largest buffer that would have fit where the walk stopped.
     pub fits_at_stop: i64,
-    /// The barriers ops of loops owe before their scratch is written again,
+    /// The barriers products of loops owe before their scratch is written again,
     /// in the order they owe them, and how each is paid
     /// ([`super::account`]).
     pub owed: Vec<Owed>,
@@ -159,7 +160,7 @@ pub(super) struct Walk<'a> {
     out: Vec<Placed>,
     /// Released byte ranges threads may still read.
     pub(super) dirty: Vec<(i64, i64)>,
-    /// The barriers ops of loops owe.
+    /// The barriers products of loops owe.
     pub(super) account: Account,
     /// The exits with a barrier.
     exits: Vec<OpId>,
@@ -412,12 +413,10 @@ impl Walk<'_> {
             self.claim(Some(id), b.what, b.bytes, b.align)?;
         }
         if !own.is_empty() {
-            // Written, then read back after a barrier; in a loop, written
-            // again by the next iteration (an `alloca`'s slot is not).
+            // Written, then read back after a barrier (placed by the
+            // analysis of the declared accesses, as is the one before the
+            // next iteration writes them again).
             self.synced();
-            if own.iter().any(|w| *w != What::Slot) {
-                self.owe(Rewrite::AtOp, Some(id));
-            }
         }
         let looping = op.opcode == Opcode::Loop;
         let branching = op.opcode == Opcode::If;
@@ -498,10 +497,10 @@ impl Walk<'_> {
             }
         }
         self.claim(op, What::Conversion(v), bytes, 16)?;
-        // Written, then read back after a barrier; in a loop, written again
-        // by the next iteration.
+        // Written, then read back after a barrier (placed by the analysis
+        // of the declared accesses, as is the one before the next
+        // iteration writes it again).
         self.synced();
-        self.owe(Rewrite::AtOp, op);
         Ok(())
     }
 

@@ -357,8 +357,6 @@ fn scan_warps(
         let before = earlier_warps(l, s, &scratch, flat[g], rwpos)?;
         s.add_prefix(l, g, &before, first_warp)?;
     }
-    // In a loop, the next iteration writes the scratch again.
-    l.barrier_before_rewrite()?;
     Ok(())
 }
 
