@@ -183,11 +183,12 @@ fn walk(body: &mut [Stmt], mut st: Pending, flow: &mut Flow) -> Option<Pending> 
     Some(st)
 }
 
-/// Walks a loop until the accesses reaching its head settle (the marks
-/// only grow, so a few rounds do); the pending accesses after it.
+/// Walks a loop until the accesses reaching its head settle: they only
+/// grow (each round joins what the body's end and its `continue`s leave),
+/// over the finitely many bytes declared, so the walk ends; the pending
+/// accesses after it.
 fn walk_loop(node: &mut LoopStmt, entry: &Pending) -> Option<Pending> {
     let mut head = entry.clone();
-    let mut rounds = 0;
     loop {
         let mut flow = Flow::default();
         let after_header = walk(&mut node.header, head.clone(), &mut flow);
@@ -195,15 +196,14 @@ fn walk_loop(node: &mut LoopStmt, entry: &Pending) -> Option<Pending> {
             Some(h) => walk(&mut node.body, h.clone(), &mut flow),
             None => None,
         };
-        let mut next = entry.clone();
+        let mut next = head.clone();
         if let Some(e) = &end {
             next.join(e);
         }
         if let Some(c) = &flow.continues {
             next.join(c);
         }
-        rounds += 1;
-        if next == head || rounds > 16 {
+        if next == head {
             let mut out = flow.breaks;
             if let Some(h) = &after_header {
                 join(&mut out, h);

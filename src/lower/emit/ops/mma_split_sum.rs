@@ -119,8 +119,6 @@ pub fn sum_pairs(l: &mut Lowerer, id: OpId, t: &Tile) -> Result<Tile, LowerError
             regs.push(sum);
         }
     }
-    // In a loop, the next iteration writes the words again.
-    l.barrier_before_rewrite()?;
     Ok(Tile {
         elem: t.elem,
         layout: t.layout.clone(),

@@ -14,7 +14,6 @@ use crate::lower::plan::copies::direct::body_buffer_bytes;
 use crate::lower::plan::copies::pipeline::Ring;
 use crate::lower::plan::copies::staged_a::{Form, StagedA};
 
-use super::account::Rewrite;
 use super::choices::{Choice, Issue};
 use super::walk::{Unforeseen, Walk};
 
@@ -239,8 +238,9 @@ impl Walk<'_> {
         });
         let mark = self.placer.mark();
         self.claim(Some(id), What::SplitSum, threads * chunk * 4, 16)?;
+        // Its rounds declare their accesses: the analysis of those places
+        // the barriers between them and before a next iteration.
         self.synced();
-        self.owe(Rewrite::AtOp, Some(id));
         self.release(mark, self.loops == 0);
         Ok(())
     }

@@ -21,7 +21,7 @@
 //! between two sets of buffers excepted), one that read a B copy; where
 //! none pays, the body's exits put one ([`Allocation::exits`]), as a
 //! `continue` does where a loop's buffers reuse dead bytes. The other ops
-//! declare their accesses, and the analysis of those places the barrier
+//! (split sums included) declare their accesses, and the analysis of those places the barrier
 //! before their next iteration ([`crate::lower::simt::membar`]).
 //!
 //! What an op claims by the room left is chosen here, at the plan's place,
