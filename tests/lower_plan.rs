@@ -376,22 +376,16 @@ fn outside_loops_scratch_reuses_the_lowest_free_bytes() {
 #[test]
 fn only_products_owe_the_plan_a_barrier_before_their_scratch_is_rewritten() {
     // Ops that declare their accesses (layout conversions, an atomic's
-    // old values shared with its replicas, ...) leave the barrier before
-    // the next iteration rewrites their scratch to the analysis of those
-    // accesses; only products, whose engines keep their own protocol, owe
-    // it to the plan's account. cuTile's attention with a ragged K: its
-    // products owe, paid by the body's barriers; its conversions, none.
+    // old values shared with its replicas, FMA products, ...) leave the
+    // barrier before the next iteration rewrites their scratch to the
+    // analysis of those accesses; only mma.sync and wgmma products, whose
+    // engines keep their own protocol, owe it to the plan's account
+    // (`products_owe_the_barrier_before_their_buffers_are_rewritten`).
+    // cuTile's f32 attention with a ragged K: its conversions and its
+    // products (on FMAs) owe nothing.
     let (m, maps) = scratch("repro/fmha_kernel_ragged_k.tileir", Gpu::Sm80);
-    let owed = &maps[0].owed;
-    assert!(!owed.is_empty(), "{}", maps[0].dump(&m));
-    assert!(
-        owed.iter().all(
-            |o| o.op.is_some_and(|op| m.ops[op].name() == "cuda_tile.mmaf")
-                && matches!(o.paid, Paid::Before | Paid::After)
-        ),
-        "{}",
-        maps[0].dump(&m)
-    );
+    assert!(maps[0].buffers.len() >= 4, "{}", maps[0].dump(&m));
+    assert!(maps[0].owed.is_empty(), "{}", maps[0].dump(&m));
     // A spin lock's loop (print_debug, bytecode 13.1): the atomic's
     // broadcast through shared memory owes nothing; the barrier the lock's
     // token order puts at the top of the body already comes between its

@@ -8,11 +8,12 @@
 //! barrier at a declaration that reads bytes pending a write
 //! (read-after-write), or writes bytes pending a read or a write
 //! (write-after-read, write-after-write); a phase in which each thread
-//! reads and rewrites bytes of its own both waits and counts as both. An `if` joins the pending
-//! accesses of its branches; a loop is walked until the accesses reaching
-//! its head settle, so what an iteration leaves pending meets the next
-//! one's first accesses. The declarations then go: a barrier where one was
-//! placed, nothing elsewhere.
+//! reads and rewrites bytes of its own both waits and counts as both. An
+//! `if` joins the pending accesses of its branches; a loop is walked until
+//! the accesses reaching its head settle, and where what an iteration
+//! leaves pending meets the next one's first accesses, a barrier ends the
+//! body (and precedes each `continue`). The declarations then go: a
+//! barrier where one was placed, nothing elsewhere.
 //!
 //! Barriers that belong to a protocol (a `cp.async` or `wgmma` wait, an
 //! `mbarrier`'s set-up) and those the plan places before a buffer on bytes
@@ -117,6 +118,14 @@ impl Pending {
         self.reads.join(&other.reads);
         self.writes.join(&other.writes);
     }
+
+    /// Whether an access of `next` must wait for one of these.
+    fn meets(&self, next: &Pending) -> bool {
+        let any = |mine: &Ranges, theirs: &Ranges| theirs.0.iter().any(|r| mine.overlaps(r));
+        any(&self.writes, &next.reads)
+            || any(&self.writes, &next.writes)
+            || any(&self.reads, &next.writes)
+    }
 }
 
 /// What leaves a list of statements other than by its end: the pending
@@ -187,15 +196,30 @@ fn walk(body: &mut [Stmt], mut st: Pending, flow: &mut Flow) -> Option<Pending> 
 /// grow (each round joins what the body's end and its `continue`s leave),
 /// over the finitely many bytes declared, so the walk ends; the pending
 /// accesses after it.
+///
+/// Where what an iteration leaves pending meets the next iteration's first
+/// accesses (those before any barrier), the barrier goes at the end of the
+/// body (and before each `continue`), not before those accesses: the next
+/// iteration's loads of global memory then start before it, free of it.
 fn walk_loop(node: &mut LoopStmt, entry: &Pending) -> Option<Pending> {
     let mut head = entry.clone();
     loop {
         let mut flow = Flow::default();
         let after_header = walk(&mut node.header, head.clone(), &mut flow);
-        let end = match &after_header {
+        let mut end = match &after_header {
             Some(h) => walk(&mut node.body, h.clone(), &mut flow),
             None => None,
         };
+        let mut first = Pending::default();
+        let _ = first_accesses(&node.header, &mut first) || first_accesses(&node.body, &mut first);
+        if end.as_ref().is_some_and(|e| e.meets(&first)) {
+            node.body.push(barrier_mark());
+            end = Some(Pending::default());
+        }
+        if flow.continues.as_ref().is_some_and(|c| c.meets(&first)) {
+            before_continues(&mut node.body);
+            flow.continues = Some(Pending::default());
+        }
         let mut next = head.clone();
         if let Some(e) = &end {
             next.join(e);
@@ -211,6 +235,75 @@ fn walk_loop(node: &mut LoopStmt, entry: &Pending) -> Option<Pending> {
             return out;
         }
         head = next;
+    }
+}
+
+/// Records into `into` the accesses of `body` that come before any barrier
+/// on some path from its start; whether every path meets a barrier (or
+/// leaves) first.
+fn first_accesses(body: &[Stmt], into: &mut Pending) -> bool {
+    for s in body {
+        match s {
+            Stmt::Inst(i) => {
+                if crate::lower::simt::barriers::full_barrier(i) {
+                    return true;
+                }
+            }
+            Stmt::Shared(d) => {
+                if d.barrier {
+                    return true;
+                }
+                into.record(d);
+            }
+            Stmt::If(n) => {
+                let then = first_accesses(&n.body, into);
+                if first_accesses(&n.else_body, into) && then {
+                    return true;
+                }
+            }
+            Stmt::Loop(n) => {
+                if first_accesses(&n.header, into) {
+                    return true;
+                }
+                // The body may not run: what follows comes first too.
+                first_accesses(&n.body, into);
+            }
+            Stmt::Break | Stmt::Continue => return true,
+        }
+    }
+    false
+}
+
+/// A declaration that only stands for a barrier.
+fn barrier_mark() -> Stmt {
+    Stmt::Shared(Box::new(Declared {
+        access: Access::Read,
+        bytes: 0..0,
+        barrier: true,
+    }))
+}
+
+/// Puts a barrier before each `continue` of the loop whose body is `body`
+/// (not of loops nested in it) that has none yet.
+fn before_continues(body: &mut Vec<Stmt>) {
+    let mut i = 0;
+    while i < body.len() {
+        match &mut body[i] {
+            Stmt::If(n) => {
+                before_continues(&mut n.body);
+                before_continues(&mut n.else_body);
+            }
+            Stmt::Continue => {
+                let marked = i > 0
+                    && matches!(&body[i - 1], Stmt::Shared(d) if d.barrier && d.bytes.is_empty());
+                if !marked {
+                    body.insert(i, barrier_mark());
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
     }
 }
 
@@ -352,18 +445,60 @@ mod tests {
     #[test]
     fn a_loop_body_waits_for_what_the_last_iteration_read() {
         // The body writes then reads its buffer: a barrier between, and one
-        // before the write, for the reads of the iteration before.
+        // at the body's end, before the next iteration writes it again.
+        let (n, body) = placed(|b| {
+            let p = b.reg(RegClass::Pred);
+            b.begin_loop();
+            b.begin_loop_body(p, true);
+            b.declare(Access::Write, 0..64);
+            b.tid_x();
+            b.declare(Access::Read, 0..64);
+            b.tid_x();
+            b.end_loop();
+            b.declare(Access::Write, 128..192);
+        });
+        assert_eq!(n, 2);
+        assert_eq!(bars(&body), 2);
+        let Some(Stmt::Loop(l)) = body.first() else {
+            panic!("a loop: {body:?}");
+        };
+        assert!(
+            matches!(l.body.last(), Some(Stmt::Inst(i)) if crate::lower::simt::barriers::full_barrier(i))
+        );
+        assert!(
+            !matches!(l.body.first(), Some(Stmt::Inst(i)) if crate::lower::simt::barriers::full_barrier(i)),
+            "{body:?}"
+        );
+        // Where the iteration leaves by `continue`, the barrier goes
+        // before it; none where a barrier comes first in the next one.
         let (n, body) = placed(|b| {
             let p = b.reg(RegClass::Pred);
             b.begin_loop();
             b.begin_loop_body(p, true);
             b.declare(Access::Write, 0..64);
             b.declare(Access::Read, 0..64);
+            b.cont();
             b.end_loop();
-            b.declare(Access::Write, 128..192);
         });
-        assert_eq!(n, 2);
-        assert_eq!(bars(&body), 2);
+        assert_eq!(n, 2, "{body:?}");
+        let Some(Stmt::Loop(l)) = body.first() else {
+            panic!("a loop: {body:?}");
+        };
+        let k = l.body.len();
+        assert!(matches!(l.body[k - 1], Stmt::Continue), "{body:?}");
+        assert!(
+            matches!(&l.body[k - 2], Stmt::Inst(i) if crate::lower::simt::barriers::full_barrier(i))
+        );
+        let (n, _) = placed(|b| {
+            let p = b.reg(RegClass::Pred);
+            b.begin_loop();
+            b.begin_loop_body(p, true);
+            b.push(barrier());
+            b.declare(Access::Write, 0..64);
+            b.declare(Access::Read, 0..64);
+            b.end_loop();
+        });
+        assert_eq!(n, 1);
         // Reads of another buffer in the loop leave the write after it be.
         let (n, _) = placed(|b| {
             let p = b.reg(RegClass::Pred);

@@ -173,17 +173,14 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     st.stage(l, 0);
     let accs = init_accs(l, &f, &layout, &acc_in)?;
     let addrs = operand_addresses(l, &f, &st, &layout, &accs);
-    // The k-loop, once per slice, the next slice overwriting the buffers;
-    // a barrier before the op itself does when it runs again.
+    // The k-loop, once per slice, the next slice (or the op itself, when
+    // it runs again) overwriting the buffers.
     let slices = st.kdim / st.ks;
     for s in 0..slices {
         if s > 0 {
             st.stage(l, s);
         }
         k_loop(l, &f, &st, &addrs, &accs)?;
-        if s + 1 == slices {
-            l.barrier_before_rewrite()?;
-        }
     }
     finish(l, &f, layout, &accs)
 }

@@ -186,13 +186,12 @@ impl Walk<'_> {
         self.synced();
         // In a loop, the next iteration writes the buffers again; but a
         // `wgmma` product with two sets, flipping between them, does not
-        // write a set another warpgroup may still read. (An FMA product
-        // declares its accesses, but the barrier at the body's end keeps
-        // its next operands' loads free to start early: one before its
-        // writes, as the analysis would place it, spills more.)
+        // write a set another warpgroup may still read, and an FMA product
+        // declares its accesses (the analysis of those places that
+        // barrier).
         let streamed = (self.plan.copies.streamed.values()).any(|s| s.product == id);
         let flips = matches!(engine, Engine::Wgmma(_)) && !streamed && sets > 1;
-        if !flips {
+        if !flips && !matches!(engine, Engine::Fma) {
             self.owe(Rewrite::AtOp, Some(id));
         }
         self.release(mark, false);
