@@ -171,7 +171,8 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// For an op that has read its own scratch for the last time and, in a
+    /// For a product (mma.sync, wgmma: engines that do not declare their
+    /// accesses) that has read its own scratch for the last time and, in a
     /// loop, writes it again next iteration: a barrier before then, which
     /// the plan's account says how is paid
     /// ([`crate::lower::plan::alloc::account`]): by the loop body's own
