@@ -164,7 +164,7 @@ pub fn lower_entry<'m>(
             Ty::Pred,
             smallvec![Operand::Reg(rank), Operand::Imm(0)],
         );
-        l.b.begin_if(first, true);
+        l.b.begin_uniform_if(first, true);
     }
     crate::lower::emit::ops::alloca::hoist_nested(&mut l, &block.ops)?;
     for &id in &block.ops {
@@ -186,6 +186,14 @@ pub fn lower_entry<'m>(
     l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
     let reqntid = warps * 32;
     let local_bytes = super::ops::debug::local_bytes(&l);
+    if l.b.misplaced {
+        return Err(LowerError::Failed {
+            message: "a shared-memory access declared under an `if` some threads skip, \
+                      where the barrier it may need would not be reached by all"
+                .into(),
+            location: l.m.location(entry),
+        });
+    }
     let mut f = l.b.finish();
     f.threads = reqntid;
     crate::lower::simt::membar::place(&mut f.body);

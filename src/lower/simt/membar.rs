@@ -3,7 +3,9 @@
 //! their own writes and reads of a buffer; they declare each phase of
 //! access instead ([`Stmt::Shared`]: the block reads, or writes, bytes
 //! `[start, end)` of the scratch array from here on), at a point every
-//! thread of the block reaches. This pass walks the function in program
+//! thread of the block reaches (one under an `if` that some threads may
+//! skip fails the entry: [`crate::lower::simt::Builder::misplaced`]). This
+//! pass walks the function in program
 //! order with the accesses pending since the last `bar.sync 0`, and puts a
 //! barrier at a declaration that reads bytes pending a write
 //! (read-after-write), or writes bytes pending a read or a write
@@ -511,6 +513,22 @@ mod tests {
             b.declare(Access::Write, 128..192);
         });
         assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn an_access_declared_where_some_threads_skip_is_marked_misplaced() {
+        let mut b = Builder::new();
+        let p = b.reg(RegClass::Pred);
+        b.begin_uniform_if(p, true);
+        b.declare(Access::Write, 0..64);
+        b.end_if();
+        assert!(!b.misplaced);
+        b.begin_uniform_if(p, true);
+        b.begin_if(p, true);
+        b.declare(Access::Write, 0..64);
+        b.end_if();
+        b.end_if();
+        assert!(b.misplaced);
     }
 
     #[test]

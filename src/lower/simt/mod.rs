@@ -86,6 +86,8 @@ enum Frame {
         body: Vec<Stmt>,
         in_else: bool,
         else_body: Vec<Stmt>,
+        /// Whether every thread of the block takes the same branch.
+        uniform: bool,
     },
     /// Collecting a loop header.
     LoopHeader { header: Vec<Stmt> },
@@ -108,6 +110,9 @@ pub struct Builder {
     /// its operand ([`crate::ptx::check::inst`]), why; the op being
     /// lowered takes it as its error ([`crate::lower::emit::ops::lower_op`]).
     pub overflow: Option<String>,
+    /// Whether an access was declared under an `if` some threads of the
+    /// block may skip ([`Builder::declare`]).
+    pub misplaced: bool,
     next_reg: u32,
     stack: Vec<Frame>,
     body: Vec<Stmt>,
@@ -253,18 +258,36 @@ impl Builder {
 
     /// Opens `if (pred == run_when) { ... }`; close with [`Builder::end_if`].
     pub fn begin_if(&mut self, pred: Reg, run_when: bool) {
+        self.open_if(pred, run_when, false);
+    }
+
+    /// [`Builder::begin_if`] on a predicate every thread of the block
+    /// holds alike (a tile-level `if`, the cluster's rank): an access may
+    /// be declared in it.
+    pub fn begin_uniform_if(&mut self, pred: Reg, run_when: bool) {
+        self.open_if(pred, run_when, true);
+    }
+
+    fn open_if(&mut self, pred: Reg, run_when: bool, uniform: bool) {
         self.stack.push(Frame::If {
             pred,
             run_when,
             body: Vec::new(),
             in_else: false,
             else_body: Vec::new(),
+            uniform,
         });
     }
 
     /// Declares that the block `access`es `bytes` of the scratch array from
     /// here on ([`membar`] places the barriers this needs).
+    ///
+    /// The analysis may put a barrier there, which every thread must reach:
+    /// under an `if` opened by [`Builder::begin_if`] it marks the function
+    /// [`Builder::misplaced`] instead of trusting it.
     pub fn declare(&mut self, access: membar::Access, bytes: std::ops::Range<i64>) {
+        self.misplaced |=
+            (self.stack.iter()).any(|f| matches!(f, Frame::If { uniform: false, .. }));
         self.current().push(Stmt::Shared(Box::new(membar::Declared {
             access,
             bytes,

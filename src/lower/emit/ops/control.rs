@@ -199,7 +199,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         .collect::<Result<Vec<_>, _>>()?;
     l.states.get::<YieldTargets>().0.push(vars.clone());
     l.if_depth += 1;
-    l.b.begin_if(c, true);
+    l.b.begin_uniform_if(c, true);
     lower_region(l, id, 0)?;
     if op.regions.len() > 1 {
         l.b.begin_else();
