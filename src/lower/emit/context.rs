@@ -371,13 +371,7 @@ impl<'m> Lowerer<'m> {
 
     /// `bar.sync 0`: every thread of the tile block waits for the others.
     pub fn barrier(&mut self) {
-        self.b.push(Inst::new(
-            Opc::Bar,
-            &["sync"],
-            &[],
-            vec![],
-            smallvec![Operand::Imm(0)],
-        ));
+        self.b.push(crate::lower::simt::barriers::barrier());
     }
 
     /// `%tid.x` (read once).

@@ -8,6 +8,7 @@
 //! memory back to back.
 use super::Stmt;
 use crate::ptx::{Inst, Opc, Operand};
+use smallvec::smallvec;
 
 /// Drops the repeated barriers of `body` and of the lists nested in it;
 /// whether any went.
@@ -48,6 +49,11 @@ pub fn drop_repeated(body: &mut Vec<Stmt>) -> bool {
     changed
 }
 
+/// `bar.sync 0`: every thread of the block waits for the others.
+pub fn barrier() -> Inst {
+    Inst::new(Opc::Bar, &["sync"], &[], vec![], smallvec![Operand::Imm(0)])
+}
+
 /// `bar.sync 0` for every thread of the block, unguarded.
 pub(super) fn full_barrier(i: &Inst) -> bool {
     i.opc == Opc::Bar
@@ -64,13 +70,7 @@ mod tests {
     use smallvec::smallvec;
 
     fn bar(b: &mut Builder) {
-        b.push(Inst::new(
-            Opc::Bar,
-            &["sync"],
-            &[],
-            vec![],
-            smallvec![Operand::Imm(0)],
-        ));
+        b.push(barrier());
     }
 
     fn add_one(b: &mut Builder) {

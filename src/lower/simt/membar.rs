@@ -23,9 +23,8 @@
 //! they order as done.
 use std::ops::Range;
 
+use super::barriers::{barrier, full_barrier};
 use super::{IfStmt, LoopStmt, Stmt};
-use crate::ptx::{Inst, Opc, Operand};
-use smallvec::smallvec;
 
 /// Which way a declared access goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,10 +98,11 @@ struct Pending {
 }
 
 impl Pending {
-    /// Whether `d` must wait for a pending access of another thread.
-    fn conflicts(&self, d: &Declared) -> bool {
-        self.writes.overlaps(&d.bytes)
-            || (d.access != Access::Read && self.reads.overlaps(&d.bytes))
+    /// The accesses of `d` alone.
+    fn of(d: &Declared) -> Pending {
+        let mut p = Pending::default();
+        p.record(d);
+        p
     }
 
     fn record(&mut self, d: &Declared) {
@@ -152,12 +152,12 @@ fn walk(body: &mut [Stmt], mut st: Pending, flow: &mut Flow) -> Option<Pending> 
     for s in body.iter_mut() {
         match s {
             Stmt::Inst(i) => {
-                if super::barriers::full_barrier(i) {
+                if full_barrier(i) {
                     st = Pending::default();
                 }
             }
             Stmt::Shared(d) => {
-                if st.conflicts(d) {
+                if st.meets(&Pending::of(d)) {
                     d.barrier = true;
                 }
                 if d.barrier {
@@ -213,7 +213,9 @@ fn walk_loop(node: &mut LoopStmt, entry: &Pending) -> Option<Pending> {
             None => None,
         };
         let mut first = Pending::default();
-        let _ = first_accesses(&node.header, &mut first) || first_accesses(&node.body, &mut first);
+        if !first_accesses(&node.header, &mut first) {
+            first_accesses(&node.body, &mut first);
+        }
         if end.as_ref().is_some_and(|e| e.meets(&first)) {
             node.body.push(barrier_mark());
             end = Some(Pending::default());
@@ -247,7 +249,7 @@ fn first_accesses(body: &[Stmt], into: &mut Pending) -> bool {
     for s in body {
         match s {
             Stmt::Inst(i) => {
-                if crate::lower::simt::barriers::full_barrier(i) {
+                if full_barrier(i) {
                     return true;
                 }
             }
@@ -337,11 +339,6 @@ fn lower(body: &mut Vec<Stmt>) -> usize {
     placed
 }
 
-/// `bar.sync 0`: every thread of the block waits for the others.
-pub fn barrier() -> Inst {
-    Inst::new(Opc::Bar, &["sync"], &[], vec![], smallvec![Operand::Imm(0)])
-}
-
 #[cfg(test)]
 mod tests {
     use crate::lower::simt::membar::*;
@@ -351,7 +348,7 @@ mod tests {
     fn bars(body: &[Stmt]) -> usize {
         body.iter()
             .map(|s| match s {
-                Stmt::Inst(i) => usize::from(crate::lower::simt::barriers::full_barrier(i)),
+                Stmt::Inst(i) => usize::from(full_barrier(i)),
                 Stmt::If(n) => bars(&n.body) + bars(&n.else_body),
                 Stmt::Loop(n) => bars(&n.header) + bars(&n.body),
                 _ => 0,
@@ -359,10 +356,28 @@ mod tests {
             .sum()
     }
 
+    /// A loop whose body is what `f` builds.
+    fn looped(b: &mut Builder, f: impl FnOnce(&mut Builder)) {
+        let p = b.reg(RegClass::Pred);
+        b.begin_loop();
+        b.begin_loop_body(p, true);
+        f(b);
+        b.end_loop();
+    }
+
+    /// The first statement of `body`, a loop.
+    fn first_loop(body: &[Stmt]) -> &LoopStmt {
+        match body.first() {
+            Some(Stmt::Loop(l)) => l,
+            _ => panic!("a loop: {body:?}"),
+        }
+    }
+
     /// Places the barriers of what `f` builds; how many, and the body.
     fn placed(f: impl FnOnce(&mut Builder)) -> (usize, Vec<Stmt>) {
         let mut b = Builder::new();
         f(&mut b);
+        assert!(!b.misplaced);
         let mut body = b.finish().body;
         let n = place(&mut body);
         assert!(!body.iter().any(|s| matches!(s, Stmt::Shared(_))));
@@ -378,7 +393,7 @@ mod tests {
         });
         assert_eq!((n, bars(&body)), (1, 1));
         // The barrier stands where the read of written bytes was declared.
-        assert!(matches!(&body[0], Stmt::Inst(i) if crate::lower::simt::barriers::full_barrier(i)));
+        assert!(matches!(&body[0], Stmt::Inst(i) if full_barrier(i)));
     }
 
     #[test]
@@ -435,7 +450,7 @@ mod tests {
     fn either_branch_of_an_if_leaves_its_accesses_pending() {
         let (n, _) = placed(|b| {
             let p = b.reg(RegClass::Pred);
-            b.begin_if(p, true);
+            b.begin_uniform_if(p, true);
             b.begin_else();
             b.declare(Access::Write, 0..64);
             b.end_if();
@@ -449,67 +464,51 @@ mod tests {
         // The body writes then reads its buffer: a barrier between, and one
         // at the body's end, before the next iteration writes it again.
         let (n, body) = placed(|b| {
-            let p = b.reg(RegClass::Pred);
-            b.begin_loop();
-            b.begin_loop_body(p, true);
-            b.declare(Access::Write, 0..64);
-            b.tid_x();
-            b.declare(Access::Read, 0..64);
-            b.tid_x();
-            b.end_loop();
+            looped(b, |b| {
+                b.declare(Access::Write, 0..64);
+                b.tid_x();
+                b.declare(Access::Read, 0..64);
+                b.tid_x();
+            });
             b.declare(Access::Write, 128..192);
         });
         assert_eq!(n, 2);
         assert_eq!(bars(&body), 2);
-        let Some(Stmt::Loop(l)) = body.first() else {
-            panic!("a loop: {body:?}");
-        };
+        let l = first_loop(&body);
+        assert!(matches!(l.body.last(), Some(Stmt::Inst(i)) if full_barrier(i)));
         assert!(
-            matches!(l.body.last(), Some(Stmt::Inst(i)) if crate::lower::simt::barriers::full_barrier(i))
-        );
-        assert!(
-            !matches!(l.body.first(), Some(Stmt::Inst(i)) if crate::lower::simt::barriers::full_barrier(i)),
+            !matches!(l.body.first(), Some(Stmt::Inst(i)) if full_barrier(i)),
             "{body:?}"
         );
         // Where the iteration leaves by `continue`, the barrier goes
         // before it; none where a barrier comes first in the next one.
         let (n, body) = placed(|b| {
-            let p = b.reg(RegClass::Pred);
-            b.begin_loop();
-            b.begin_loop_body(p, true);
-            b.declare(Access::Write, 0..64);
-            b.declare(Access::Read, 0..64);
-            b.cont();
-            b.end_loop();
+            looped(b, |b| {
+                b.declare(Access::Write, 0..64);
+                b.declare(Access::Read, 0..64);
+                b.cont();
+            });
         });
         assert_eq!(n, 2, "{body:?}");
-        let Some(Stmt::Loop(l)) = body.first() else {
-            panic!("a loop: {body:?}");
-        };
+        let l = first_loop(&body);
         let k = l.body.len();
         assert!(matches!(l.body[k - 1], Stmt::Continue), "{body:?}");
-        assert!(
-            matches!(&l.body[k - 2], Stmt::Inst(i) if crate::lower::simt::barriers::full_barrier(i))
-        );
+        assert!(matches!(&l.body[k - 2], Stmt::Inst(i) if full_barrier(i)));
         let (n, _) = placed(|b| {
-            let p = b.reg(RegClass::Pred);
-            b.begin_loop();
-            b.begin_loop_body(p, true);
-            b.push(barrier());
-            b.declare(Access::Write, 0..64);
-            b.declare(Access::Read, 0..64);
-            b.end_loop();
+            looped(b, |b| {
+                b.push(barrier());
+                b.declare(Access::Write, 0..64);
+                b.declare(Access::Read, 0..64);
+            });
         });
         assert_eq!(n, 1);
         // Reads of another buffer in the loop leave the write after it be.
         let (n, _) = placed(|b| {
-            let p = b.reg(RegClass::Pred);
             b.declare(Access::Write, 0..64);
             b.push(barrier());
-            b.begin_loop();
-            b.begin_loop_body(p, true);
-            b.declare(Access::Read, 0..64);
-            b.end_loop();
+            looped(b, |b| {
+                b.declare(Access::Read, 0..64);
+            });
             b.declare(Access::Write, 128..192);
         });
         assert_eq!(n, 0);
@@ -534,14 +533,13 @@ mod tests {
     #[test]
     fn what_a_break_leaves_pending_reaches_past_the_loop() {
         let (n, _) = placed(|b| {
-            let p = b.reg(RegClass::Pred);
-            b.begin_loop();
-            b.begin_loop_body(p, true);
-            b.begin_if(p, true);
-            b.declare(Access::Write, 0..64);
-            b.brk();
-            b.end_if();
-            b.end_loop();
+            looped(b, |b| {
+                let p = b.reg(RegClass::Pred);
+                b.begin_uniform_if(p, true);
+                b.declare(Access::Write, 0..64);
+                b.brk();
+                b.end_if();
+            });
             b.declare(Access::Read, 0..64);
         });
         assert_eq!(n, 1);
