@@ -1,9 +1,10 @@
-//! The barriers products of loops owe before their scratch is written
-//! again, kept by the plan's walk ([`super::walk`]) as emission lowers the
-//! loop bodies, and followed by emission. (Ops that declare their accesses
-//! to shared memory leave this to the analysis of those accesses,
-//! [`crate::lower::simt::membar`]; products, whose engines keep their own
-//! protocol of copies and waits, do not declare theirs.)
+//! The barriers mma.sync and `wgmma` products of loops owe before their
+//! scratch is written again, kept by the plan's walk ([`super::walk`]) as
+//! emission lowers the loop bodies, and followed by emission. (Ops that
+//! declare their accesses to shared memory, FMA products among them,
+//! leave this to the analysis of those accesses,
+//! [`crate::lower::simt::membar`]; those engines keep their own protocol
+//! of copies and waits and do not declare theirs.)
 //!
 //! A product in a loop that reads its own scratch writes it again in the
 //! next iteration: some barrier must come between its last reads and those

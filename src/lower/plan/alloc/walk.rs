@@ -16,13 +16,15 @@
 //! [`crate::lower::analysis::memory::token_barrier`]), and a claim's own
 //! barrier outside every `if`. The same barriers, counted in each loop
 //! body, pay what its products owe before their scratch is written again
-//! in the next iteration ([`super::account`]): a product that stages its
-//! operands (a pipelined loop's ring and a `wgmma` product flipping
-//! between two sets of buffers excepted), one that read a B copy; where
+//! in the next iteration ([`super::account`]): an mma.sync or `wgmma`
+//! product that stages its operands (a pipelined loop's ring and a
+//! `wgmma` product flipping between two sets of buffers excepted), one
+//! that read a B copy; where
 //! none pays, the body's exits put one ([`Allocation::exits`]), as a
 //! `continue` does where a loop's buffers reuse dead bytes. The other ops
-//! (split sums included) declare their accesses, and the analysis of those places the barrier
-//! before their next iteration ([`crate::lower::simt::membar`]).
+//! (FMA products and split sums included) declare their accesses, and
+//! the analysis of those places the barrier before their next iteration
+//! ([`crate::lower::simt::membar`]).
 //!
 //! What an op claims by the room left is chosen here, at the plan's place,
 //! and emission follows the choice ([`super::choices`]): the slice and
@@ -96,9 +98,9 @@ pub struct Allocation {
     pub unplaced: Option<Unforeseen>,
     /// The largest buffer that would have fit where the walk stopped.
     pub fits_at_stop: i64,
-    /// The barriers products of loops owe before their scratch is written again,
-    /// in the order they owe them, and how each is paid
-    /// ([`super::account`]).
+    /// The barriers mma.sync and `wgmma` products of loops owe before their
+    /// scratch is written again, in the order they owe them, and how each
+    /// is paid ([`super::account`]).
     pub owed: Vec<Owed>,
     /// The `continue`s and `break`s that put a barrier before the next
     /// iteration (owed, or a loop's buffers reusing dead bytes).
@@ -402,17 +404,15 @@ impl Walk<'_> {
                 How::Permute | How::Shuffle => {}
             }
         }
-        let own: Vec<What> = (listed.iter())
-            .filter(|b| !matches!(b.what, What::Conversion(_)))
-            .map(|b| b.what)
-            .collect();
+        let mut own = false;
         for b in listed
             .iter()
             .filter(|b| !matches!(b.what, What::Conversion(_)))
         {
             self.claim(Some(id), b.what, b.bytes, b.align)?;
+            own = true;
         }
-        if !own.is_empty() {
+        if own {
             // Written, then read back after a barrier (placed by the
             // analysis of the declared accesses, as is the one before the
             // next iteration writes them again).
