@@ -9,6 +9,7 @@
 #   scripts/ptx-snapshot.sh OUT [gpu ...]
 #   scripts/ptx-snapshot.sh /tmp/before && (change) && scripts/ptx-snapshot.sh /tmp/after
 #   diff -r /tmp/before /tmp/after
+#   TILEIRAS=/path/to/other/tileiras scripts/ptx-snapshot.sh /tmp/other   (another build)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:?usage: scripts/ptx-snapshot.sh OUT [gpu ...]}"
@@ -18,7 +19,7 @@ gpus=("$@")
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 cargo build --release --quiet --bin tileiras --manifest-path "$here/Cargo.toml"
-bin="$here/target/release/tileiras"
+bin="${TILEIRAS:-$here/target/release/tileiras}"
 cd "$here/tests/data"
 list="$(mktemp)"
 trap 'rm -f "$list"' EXIT

@@ -369,6 +369,20 @@ impl<'m> Lowerer<'m> {
             .declare(crate::lower::simt::membar::Access::ReadWrite, bytes);
     }
 
+    /// Declares an access to `bytes` of the scratch that `owner`'s own
+    /// protocol orders against its other accesses (a product flipping
+    /// between two sets of buffers): the analysis orders it only against
+    /// the accesses of others.
+    pub fn owned(
+        &mut self,
+        access: crate::lower::simt::membar::Access,
+        bytes: std::ops::Range<i64>,
+        owner: OpId,
+    ) {
+        let owner = u32::try_from(owner.index()).ok();
+        self.b.declare_owned(access, bytes, owner);
+    }
+
     /// `bar.sync 0`: every thread of the tile block waits for the others.
     pub fn barrier(&mut self) {
         self.b.push(crate::lower::simt::barriers::barrier());

@@ -21,6 +21,7 @@
 //! `mbarrier`'s set-up) and those the plan places before a buffer on bytes
 //! still read are written by the ops; the walk sees them and counts what
 //! they order as done.
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::barriers::{barrier, full_barrier};
@@ -48,6 +49,11 @@ pub struct Declared {
     pub bytes: Range<i64>,
     /// Whether a barrier goes before the phase (the analysis sets it).
     pub barrier: bool,
+    /// The protocol that orders this access against the other accesses of
+    /// the same owner itself (a pipelined loop's ring, a product flipping
+    /// between two sets of buffers): the analysis orders it only against
+    /// the accesses of others. `None`: against every access.
+    pub owner: Option<u32>,
 }
 
 /// Places the barriers the declarations in `body` need and removes the
@@ -90,11 +96,39 @@ impl Ranges {
     }
 }
 
+/// Byte ranges pending since the last barrier, by owner.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Owned(BTreeMap<Option<u32>, Ranges>);
+
+impl Owned {
+    fn add(&mut self, owner: Option<u32>, r: &Range<i64>) {
+        if !r.is_empty() {
+            self.0.entry(owner).or_default().add(r);
+        }
+    }
+
+    fn join(&mut self, other: &Owned) {
+        for (&owner, ranges) in &other.0 {
+            self.0.entry(owner).or_default().join(ranges);
+        }
+    }
+
+    /// Whether one of these overlaps one of `theirs` that its own
+    /// protocol does not order (another owner's, or either owned by none).
+    fn meets(&self, theirs: &Owned) -> bool {
+        self.0.iter().any(|(mine, ranges)| {
+            theirs.0.iter().any(|(other, next)| {
+                (mine.is_none() || mine != other) && next.0.iter().any(|r| ranges.overlaps(r))
+            })
+        })
+    }
+}
+
 /// The accesses pending since the last barrier on some path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Pending {
-    reads: Ranges,
-    writes: Ranges,
+    reads: Owned,
+    writes: Owned,
 }
 
 impl Pending {
@@ -107,11 +141,11 @@ impl Pending {
 
     fn record(&mut self, d: &Declared) {
         match d.access {
-            Access::Read => self.reads.add(&d.bytes),
-            Access::Write => self.writes.add(&d.bytes),
+            Access::Read => self.reads.add(d.owner, &d.bytes),
+            Access::Write => self.writes.add(d.owner, &d.bytes),
             Access::ReadWrite => {
-                self.reads.add(&d.bytes);
-                self.writes.add(&d.bytes);
+                self.reads.add(d.owner, &d.bytes);
+                self.writes.add(d.owner, &d.bytes);
             }
         }
     }
@@ -123,10 +157,9 @@ impl Pending {
 
     /// Whether an access of `next` must wait for one of these.
     fn meets(&self, next: &Pending) -> bool {
-        let any = |mine: &Ranges, theirs: &Ranges| theirs.0.iter().any(|r| mine.overlaps(r));
-        any(&self.writes, &next.reads)
-            || any(&self.writes, &next.writes)
-            || any(&self.reads, &next.writes)
+        self.writes.meets(&next.reads)
+            || self.writes.meets(&next.writes)
+            || self.reads.meets(&next.writes)
     }
 }
 
@@ -284,6 +317,7 @@ fn barrier_mark() -> Stmt {
         access: Access::Read,
         bytes: 0..0,
         barrier: true,
+        owner: None,
     }))
 }
 
@@ -512,6 +546,27 @@ mod tests {
             b.declare(Access::Write, 128..192);
         });
         assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn an_owner_orders_its_own_accesses_and_the_analysis_the_others() {
+        // A ring rewritten each iteration by its own protocol: no barrier
+        // between its accesses, one before another op's write over them.
+        let (n, body) = placed(|b| {
+            looped(b, |b| {
+                b.declare_owned(Access::Write, 0..64, Some(7));
+                b.declare_owned(Access::Read, 0..64, Some(7));
+            });
+            b.declare(Access::Write, 32..48);
+        });
+        assert_eq!((n, bars(&body)), (1, 1));
+        assert!(matches!(body.last(), Some(Stmt::Inst(i)) if full_barrier(i)));
+        // Two owners over the same bytes wait for each other.
+        let (n, _) = placed(|b| {
+            b.declare_owned(Access::Read, 0..64, Some(1));
+            b.declare_owned(Access::Write, 0..64, Some(2));
+        });
+        assert_eq!(n, 1);
     }
 
     #[test]

@@ -286,12 +286,24 @@ impl Builder {
     /// under an `if` opened by [`Builder::begin_if`] it marks the function
     /// [`Builder::misplaced`] instead of trusting it.
     pub fn declare(&mut self, access: membar::Access, bytes: std::ops::Range<i64>) {
+        self.declare_owned(access, bytes, None);
+    }
+
+    /// [`Builder::declare`] for an access that `owner`'s own protocol
+    /// orders against its other accesses ([`membar::Declared::owner`]).
+    pub fn declare_owned(
+        &mut self,
+        access: membar::Access,
+        bytes: std::ops::Range<i64>,
+        owner: Option<u32>,
+    ) {
         self.misplaced |=
             (self.stack.iter()).any(|f| matches!(f, Frame::If { uniform: false, .. }));
         self.current().push(Stmt::Shared(Box::new(membar::Declared {
             access,
             bytes,
             barrier: false,
+            owner,
         })));
     }
 

@@ -34,6 +34,7 @@ use crate::lower::plan::alloc::choices::Issue;
 use crate::lower::plan::copies::direct as plan_direct;
 use crate::lower::plan::layout::coalesced::along_vec;
 use crate::lower::plan::layout::smem::Smem;
+use crate::lower::simt::membar::Access;
 
 /// The copies of this file's loads while an entry is emitted.
 #[derive(Default)]
@@ -72,6 +73,8 @@ pub struct DirectB {
     pub load: OpId,
     /// The buffer's byte offset in the scratch array.
     pub offset: i64,
+    /// The bytes of the scratch array the buffer spans.
+    pub bytes: std::ops::Range<i64>,
     /// Bytes per buffer row.
     pub stride: i64,
     /// Rows unpadded and swizzled ([`swizzled_rows`]).
@@ -210,6 +213,7 @@ fn buffer(
     Ok(DirectB {
         load,
         offset: buf.offset,
+        bytes: buf.bytes(),
         stride,
         rows_swizzled: rows_swizzled && swizzled.is_none(),
         nk,
@@ -290,6 +294,10 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
         }
         None => Dest::Rows(thread_address_from(l, &layout, d.offset, byte).1),
     };
+    // The copies write the buffer from their issue until their wait, after
+    // which a barrier comes before any read ([`wait_for`]); the load owns
+    // these writes (they do not wait for each other).
+    l.owned(Access::Write, d.bytes.clone(), d.load);
     let owner = l.owner_pred(&layout);
     if let Some(q) = owner {
         l.b.begin_if(q, true);
@@ -410,7 +418,11 @@ pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
     wait(l, 0);
     l.states.get::<Copies>().in_flight.clear();
     for x in loads {
-        l.states.get::<Copies>().prefetched.remove(x);
+        // The copies past the last iteration wrote their buffer until
+        // here: what writes it next waits for a barrier after this.
+        if let Some(d) = l.states.get::<Copies>().prefetched.remove(x) {
+            l.owned(Access::Write, d.bytes.clone(), d.load);
+        }
     }
 }
 

@@ -192,6 +192,9 @@ impl SlicedOperands<'_> {
         s: i64,
     ) -> Result<(), LowerError> {
         let to = &self.staged[set];
+        for bytes in to.bytes() {
+            l.writes(bytes);
+        }
         self.reads.copy(l, to.a_dest());
         let (a, b) = self.operands;
         match (a.part(&slice[0]), b.part(&slice[1])) {
@@ -285,6 +288,9 @@ fn multiply_slices(
                 first: s * (ks / parts / plan.kind.k()),
             });
         }
+        for bytes in ops.staged[set].bytes() {
+            l.reads(bytes);
+        }
         mma.emit(l, &ops.staged[set].ops, &frags[set], &mut acc, false);
         if s + 1 < slices {
             ops.barrier(l);
@@ -377,6 +383,10 @@ fn direct_b_product(
     let base = l.shared_base();
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
+    l.reads(d.bytes.clone());
+    if let Some(r) = rows_a {
+        l.reads(r.bytes());
+    }
     mma.emit(l, &ops, &frags, &mut acc, false);
     crate::lower::emit::copies::direct::done_reading(l, d)?;
     Ok(acc_registers(l, plan, acc))

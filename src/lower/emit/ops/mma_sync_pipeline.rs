@@ -106,6 +106,8 @@ struct Ring {
     b: Staged,
     /// The product's K.
     kk: i64,
+    /// The bytes of the scratch array the ring spans.
+    bytes: std::ops::Range<i64>,
 }
 
 /// Allocates the stage buffers of the loop `id` of `pat`: A `[batch][M][K +
@@ -156,6 +158,7 @@ fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, 
         a,
         b,
         kk,
+        bytes: buf.bytes(),
     }))
 }
 
@@ -310,6 +313,9 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         ring: &ring,
         copies: &copies,
     };
+    // The ring's own protocol orders its accesses from its first copies
+    // to the barrier after the loop.
+    l.writes(ring.bytes.clone());
     let next = prologue(l, &p, lb);
     // The loop: induction variable, read and write stage offsets, and the
     // induction value S-1 iterations ahead.

@@ -196,6 +196,13 @@ pub fn operand_buffers(
 }
 
 impl Staged {
+    /// The bytes of the scratch its buffers span (A's, where it has one,
+    /// and B's).
+    pub fn bytes(&self) -> Vec<std::ops::Range<i64>> {
+        let a = self.a.as_ref().map(|d| d.buf.bytes());
+        a.into_iter().chain([self.b.buf.bytes()]).collect()
+    }
+
     /// Where a copy of A's slice lands, when A has a buffer.
     pub fn a_dest(&self) -> Option<CopyDest<'_>> {
         self.a.as_ref().map(|d| CopyDest {

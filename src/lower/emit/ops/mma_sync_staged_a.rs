@@ -48,6 +48,15 @@ pub struct RowsA {
     pub offset: i64,
     /// Bytes per row (K elements plus the padding).
     pub stride: i64,
+    /// The end of its buffer in the scratch array.
+    pub end: i64,
+}
+
+impl RowsA {
+    /// The bytes of the scratch array its buffer spans.
+    pub fn bytes(&self) -> std::ops::Range<i64> {
+        self.offset..self.end
+    }
 }
 
 /// Before loop `id` (at the entry's top level): stages the invariant A
@@ -84,6 +93,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             &[mm, stride / 2],
             t.elem,
         )?;
+        l.writes(buf.bytes());
         if !store_rows(l, &t, buf.offset, &[stride, 2]) {
             continue;
         }
@@ -92,6 +102,7 @@ pub fn stage(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
             RowsA {
                 offset: buf.offset,
                 stride,
+                end: buf.bytes().end,
             },
         );
     }

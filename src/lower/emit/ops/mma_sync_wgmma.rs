@@ -40,12 +40,12 @@ use crate::lower::plan::layout::smem::Smem;
 /// Loop-invariant A operands of `wgmma` products written once into
 /// swizzled buffers before their loop: byte offset and layout.
 #[derive(Default)]
-struct StagedA(HashMap<ValueId, (i64, Smem)>);
+struct StagedA(HashMap<ValueId, (std::ops::Range<i64>, Smem)>);
 
-/// Where the A operand `v` was staged for `wgmma`, if it was: its byte
-/// offset and layout.
-pub fn staged_a(l: &Lowerer, v: ValueId) -> Option<(i64, Smem)> {
-    l.states.peek::<StagedA>()?.0.get(&v).copied()
+/// Where the A operand `v` was staged for `wgmma`, if it was: the bytes of
+/// its buffer and its layout.
+pub fn staged_a(l: &Lowerer, v: ValueId) -> Option<(std::ops::Range<i64>, Smem)> {
+    l.states.peek::<StagedA>()?.0.get(&v).cloned()
 }
 
 /// Before loop `id` (at the entry's top level), for each product of its
@@ -77,9 +77,13 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
             Elem::Num(Scalar::F16),
         )?;
         let base = aligned_base(l, buf.offset);
+        l.writes(buf.bytes());
         write(l, &t, &s, false, base);
         proxy_fence(l);
-        l.states.get::<StagedA>().0.insert(c.value, (buf.offset, s));
+        l.states
+            .get::<StagedA>()
+            .0
+            .insert(c.value, (buf.bytes(), s));
         staged.push(c.value);
     }
     Ok(staged)
@@ -89,8 +93,8 @@ pub fn stage_invariant_a(l: &mut Lowerer, id: OpId) -> Result<Vec<ValueId>, Lowe
 pub enum AOperand<'a> {
     /// Fragments in registers, one per K step of 16.
     Regs(&'a [Vec<Reg>]),
-    /// A swizzled K-major buffer at this scratch offset.
-    Smem(i64, Smem),
+    /// A swizzled K-major buffer over these bytes of the scratch.
+    Smem(std::ops::Range<i64>, Smem),
 }
 
 /// Accumulates product `id` (by `plan`) into `acc`: A from `a`, B in the
@@ -123,10 +127,14 @@ pub fn multiply(
         Regs(&'a [Vec<Reg>]),
         Desc(Reg, Smem),
     }
+    let a_bytes = match &a {
+        AOperand::Regs(_) => None,
+        AOperand::Smem(bytes, _) => Some(bytes.clone()),
+    };
     let a = match a {
         AOperand::Regs(f) => Source::Regs(f),
-        AOperand::Smem(offset, sa) => {
-            let abase = aligned_base(l, offset);
+        AOperand::Smem(bytes, sa) => {
+            let abase = aligned_base(l, bytes.start);
             let abase = if l.plan.warps > 4 {
                 group_base(l, abase, sa.start(64, 0))
             } else {
@@ -176,6 +184,11 @@ pub fn multiply(
     }
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    // Every read of the multiply is done here.
+    l.reads(d.bytes.clone());
+    if let Some(bytes) = a_bytes {
+        l.reads(bytes);
+    }
     crate::lower::emit::copies::direct::done_reading(l, d)?;
     Ok(words)
 }

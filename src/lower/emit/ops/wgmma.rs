@@ -36,6 +36,7 @@ use crate::lower::emit::wgmma_isa::{
 use crate::lower::plan::engines::wgmma::{operands, Plan};
 use crate::lower::plan::engines::Staging;
 use crate::lower::plan::layout::smem::Smem;
+use crate::lower::simt::membar::Access;
 
 /// Lowers op `id` by `plan`.
 pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
@@ -61,7 +62,7 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     // multiply. Else one set and a barrier before it is rewritten.
     let staging = l.plan.staging(id).ok_or_else(|| l.unsupported(id))?;
     let set = staging.slices[0].bytes;
-    let (sets, aligned) = operand_sets(l, id, staging)?;
+    let (sets, aligned, region) = operand_sets(l, id, staging)?;
     let phase = (sets > 1).then(|| {
         let p = l.b.reg(RegClass::B32);
         l.b.prepend(Inst::new(
@@ -90,6 +91,13 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         Ty::U32,
         smallvec![Operand::Reg(abase), Operand::Imm(b_offset(&asmem))],
     );
+    // Two sets: the barrier of each use orders the next use's writes of
+    // one set after the reads of the last use of it (its own protocol).
+    let declare = |l: &mut Lowerer, access| match phase {
+        Some(_) => l.owned(access, region.clone(), id),
+        None => l.b.declare(access, region.clone()),
+    };
+    declare(l, Access::Write);
     write(l, &a, &asmem, false, abase);
     write(l, &b, &bsmem, true, bbase);
     proxy_fence(l);
@@ -106,6 +114,8 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
         &acc,
     );
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    // Every read of the multiply is done here.
+    declare(l, Access::Read);
     match phase {
         Some(p) => l.b.op_into(
             p,
@@ -128,13 +138,13 @@ pub(super) fn b_offset(a: &Smem) -> i64 {
 
 /// The operand sets of product `id` (its plan's `staging`), as many as the
 /// plan chose by the room left (two where it wants them and they fit above
-/// the scratch in use, else one), in one region: how many, and the
-/// region's base aligned for the sets' swizzled layouts.
+/// the scratch in use, else one), in one region: how many, the region's
+/// base aligned for the sets' swizzled layouts, and the region's bytes.
 pub(super) fn operand_sets(
     l: &mut Lowerer,
     id: OpId,
     staging: &Staging,
-) -> Result<(i64, Reg), LowerError> {
+) -> Result<(i64, Reg, std::ops::Range<i64>), LowerError> {
     let sets = l.chosen().slices(id).map_or(1, |(_, sets)| i64::from(sets));
     let region = alloc(
         l,
@@ -142,7 +152,7 @@ pub(super) fn operand_sets(
         &[sets * staging.slices[0].bytes + staging.align],
         Elem::Num(Scalar::I8),
     )?;
-    Ok((sets, aligned_base(l, region.offset)))
+    Ok((sets, aligned_base(l, region.offset), region.bytes()))
 }
 
 /// The matrix descriptors of A (this warpgroup's rows) and B at the shared

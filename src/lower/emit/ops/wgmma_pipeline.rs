@@ -219,6 +219,8 @@ struct Barriers {
     stages: i64,
     /// Whether this thread is thread 0.
     first: Reg,
+    /// The bytes of the scratch array the barriers span.
+    bytes: std::ops::Range<i64>,
 }
 
 impl Barriers {
@@ -267,7 +269,12 @@ fn set_up_stages(l: &mut Lowerer, stages: i64, set: i64) -> Result<(Reg, Barrier
         empty,
         stages,
         first,
+        bytes: bar_buf.bytes(),
     };
+    // The ring's own protocol orders its accesses from here to the barrier
+    // after the loop.
+    l.writes(region.bytes());
+    l.writes(bar_buf.bytes());
     l.b.begin_if(first, true);
     barriers.each(l, "init", Some(threads));
     l.b.end_if();
@@ -513,6 +520,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     );
     // Every thread is past its last wait before the barriers go away.
     l.barrier();
+    l.writes(barriers.bytes.clone());
     l.b.begin_if(barriers.first, true);
     barriers.each(l, "inval", None);
     l.b.end_if();

@@ -50,7 +50,7 @@ pub fn lower(
     };
     let slices = kk / ks;
     let set = staging.slices[0].bytes;
-    let (sets, aligned) = operand_sets(l, id, staging)?;
+    let (sets, aligned, region) = operand_sets(l, id, staging)?;
     let mut bases: Vec<(Reg, Reg)> = Vec::new();
     let mut descs: Vec<(Reg, Reg)> = Vec::new();
     for i in 0..sets {
@@ -87,6 +87,11 @@ pub fn lower(
             );
             l.barrier();
         }
+        if s == 0 {
+            // Its own protocol orders the later slices' writes after the
+            // reads before them.
+            l.writes(region.clone());
+        }
         write(l, &ta, &asmem, false, bases[i].0);
         write(l, &tb, &bsmem, true, bases[i].1);
         proxy_fence(l);
@@ -94,6 +99,8 @@ pub fn lower(
         multiply(l, &sliced, signs, (&asmem, &bsmem), descs[i], &acc);
     }
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
+    // Every read of the multiplies is done here.
+    l.reads(region);
     l.barrier_before_rewrite()?;
     let t = acc_tile(l, plan, layout, &acc);
     l.bind(res, t);
