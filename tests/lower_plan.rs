@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tileiras::ir::OpId;
-use tileiras::lower::emit::scratch::{Paid, CONVERSION};
+use tileiras::lower::emit::scratch::CONVERSION;
 use tileiras::lower::plan::buffers::What;
 use tileiras::lower::plan::conversions::How;
 use tileiras::lower::plan::{plan_module, Plan};
@@ -311,8 +311,9 @@ fn the_dump_gate_writes_the_plan_next_to_the_output() {
 fn where_shared_memory_holds_k_or_v_v_takes_k_s_bytes() {
     // Decode attention, 64x256 tiles: K's and V's direct copies take
     // 69,632 bytes each. sm_120's 101,376 bytes hold one of them: V's
-    // buffer lies over K's, after a barrier, and the entry stays below
-    // the two buffers' sum.
+    // buffer lies over K's, a barrier before V's copy writes it (once
+    // K's product has read it), and the entry stays below the two
+    // buffers' sum.
     let rel = "differential/bench/fmha_d128_f16_decode_64x256.tileir";
     let (m, maps) = scratch(rel, Gpu::Sm120);
     let map = &maps[0];
@@ -324,7 +325,21 @@ fn where_shared_memory_holds_k_or_v_v_takes_k_s_bytes() {
     assert_eq!(loads.len(), 2, "{}", map.dump(&m));
     let (k, v) = (loads[0], loads[1]);
     assert_eq!(k.offset, v.offset, "{}", map.dump(&m));
-    assert!(!k.over_dead && v.over_dead && v.barrier, "{}", map.dump(&m));
+    assert!(!k.over_dead && v.over_dead, "{}", map.dump(&m));
+    let before_v = format!(
+        "before a write of bytes {}..{} by {}",
+        v.offset,
+        v.offset + v.bytes,
+        "'cuda_tile.load_view_tko' op at loc("
+    );
+    let said: Vec<String> = (map.barriers.iter())
+        .map(|b| tileiras::lower::emit::scratch::map::describe(&m, b))
+        .collect();
+    assert!(
+        said.iter().any(|b| b.starts_with(&before_v)),
+        "{}",
+        map.dump(&m)
+    );
     for b in [k, v] {
         let op = b.op.expect("claimed by an op");
         assert_eq!(
@@ -373,53 +388,52 @@ fn outside_loops_scratch_reuses_the_lowest_free_bytes() {
     }
 }
 
-#[test]
-fn only_products_owe_the_plan_a_barrier_before_their_scratch_is_rewritten() {
-    // Ops that declare their accesses (layout conversions, an atomic's
-    // old values shared with its replicas, FMA products, ...) leave the
-    // barrier before the next iteration rewrites their scratch to the
-    // analysis of those accesses; only mma.sync and wgmma products, whose
-    // engines keep their own protocol, owe it to the plan's account
-    // (`products_owe_the_barrier_before_their_buffers_are_rewritten`).
-    // cuTile's f32 attention with a ragged K: its conversions and its
-    // products (on FMAs) owe nothing.
-    let (m, maps) = scratch("repro/fmha_kernel_ragged_k.tileir", Gpu::Sm80);
-    assert!(maps[0].buffers.len() >= 4, "{}", maps[0].dump(&m));
-    assert!(maps[0].owed.is_empty(), "{}", maps[0].dump(&m));
-    // A spin lock's loop (print_debug, bytecode 13.1): the atomic's
-    // broadcast through shared memory owes nothing; the barrier the lock's
-    // token order puts at the top of the body already comes between its
-    // reads and the next iteration's writes.
-    let (m, maps) = scratch(
-        "corpus/print_debug_i32/print_debug_i32.v13_1.tileir",
-        Gpu::Sm80,
-    );
-    assert!(maps[0].owed.is_empty(), "{}", maps[0].dump(&m));
+/// The barriers the analysis of the declared accesses placed in the
+/// first entry of `rel` for `gpu`, as its scratch map says them.
+fn barriers(rel: &str, gpu: Gpu) -> Vec<String> {
+    let (m, maps) = scratch(rel, gpu);
+    (maps[0].barriers.iter())
+        .map(|b| tileiras::lower::emit::scratch::map::describe(&m, b))
+        .collect()
+}
+
+/// How many of `barriers` come before a loop's next iteration.
+fn next_iterations(barriers: &[String]) -> usize {
+    (barriers.iter())
+        .filter(|b| *b == "before the next iteration of a loop")
+        .count()
 }
 
 #[test]
-fn products_owe_the_barrier_before_their_buffers_are_rewritten() {
-    // cuTile's causal attention on sm_120, where each iteration copies K and
-    // V at its start: the product reading K owes a barrier before the next
-    // copy rewrites it, which the barrier before the product reading V
-    // pays; that product's is paid at the body's end. Two loops, alike.
-    let att = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
-    let (m, maps) = scratch(att, Gpu::Sm120);
-    let owed: Vec<(String, Paid)> = maps[0]
-        .owed
-        .iter()
-        .map(|o| (o.op.map_or(String::new(), |op| m.ops[op].name()), o.paid))
-        .collect();
-    let mmaf = || "cuda_tile.mmaf".to_string();
-    let pair = [(mmaf(), Paid::After), (mmaf(), Paid::AtEnd)];
-    assert_eq!(owed, [pair.clone(), pair].concat(), "{}", maps[0].dump(&m));
-    // Where the next copy is prefetched (sm_80, sm_90) it is issued right
-    // after the product: the product's own barrier precedes it, and
-    // nothing is owed.
-    for gpu in [Gpu::Sm80, Gpu::Sm90] {
-        let (m, maps) = scratch(att, gpu);
-        assert!(maps[0].owed.is_empty(), "{gpu}: {}", maps[0].dump(&m));
+fn a_loop_body_ends_with_a_barrier_only_where_the_next_iteration_rewrites_what_it_read() {
+    // cuTile's matmul on sm_80 and sm_120: its product stages K slices in
+    // two sets; the next iteration's first slice goes into the set the
+    // last slice did not read, and a barrier follows it before the other
+    // set is written: no barrier ends the body.
+    let matmul = "differential/bench/matmul_bf16_128x256x64.tileir";
+    for gpu in [Gpu::Sm80, Gpu::Sm120] {
+        let b = barriers(matmul, gpu);
+        assert_eq!(next_iterations(&b), 0, "{gpu}: {b:#?}");
     }
+    // Its causal attention on sm_120: each iteration copies K and V at
+    // its start, over what the last iteration's products read: each of
+    // the two loops' bodies ends with a barrier. Where the next copies are
+    // prefetched (sm_80) they are issued after the product's own barrier,
+    // and no body ends with one.
+    let att = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    let b = barriers(att, Gpu::Sm120);
+    assert_eq!(next_iterations(&b), 2, "{b:#?}");
+    let b = barriers(att, Gpu::Sm80);
+    assert_eq!(next_iterations(&b), 0, "{b:#?}");
+    // cuTile's f32 attention with a ragged K (FMA products, conversions):
+    // every barrier stands before a read of bytes just written.
+    let b = barriers("repro/fmha_kernel_ragged_k.tileir", Gpu::Sm80);
+    assert!(!b.is_empty(), "{b:#?}");
+    assert!(b.iter().all(|b| b.starts_with("before a read")), "{b:#?}");
+}
+
+#[test]
+fn outside_loops_no_barrier_follows_a_products_last_reads() {
     // Outside loops nothing rewrites a product's buffers: no barrier
     // follows its last reads.
     let bytes = std::fs::read(data("lower/ops/mma_128x128x32_f16.tileir")).unwrap();
@@ -441,7 +455,9 @@ fn products_owe_the_barrier_before_their_buffers_are_rewritten() {
 fn the_scratch_map_names_the_layout_conversions() {
     // cuTile's matmul on sm_80: the loop's ring, then the epilogue's
     // conversion of the accumulator for the f16 cast, over the ring's
-    // bytes once the loop is done.
+    // bytes once the loop is done. The ring's barrier after the loop
+    // orders its reads before the conversion's writes: the only barrier
+    // the analysis places is the conversion's, before its reads.
     let (m, maps) = scratch("differential/bench/matmul_f16_128x128x64.tileir", Gpu::Sm80);
     let map = &maps[0];
     let said: Vec<(Option<&str>, String)> = map
@@ -460,9 +476,13 @@ fn the_scratch_map_names_the_layout_conversions() {
     );
     assert!(
         map.dump(&m)
-            .contains("after a barrier, for a layout conversion in 'cuda_tile.ftof' op at loc("),
+            .contains("at 0, for a layout conversion in 'cuda_tile.ftof' op at loc("),
         "{}",
         map.dump(&m)
+    );
+    assert_eq!(
+        barriers("differential/bench/matmul_f16_128x128x64.tileir", Gpu::Sm80),
+        ["before a read of bytes 0..65536 by 'cuda_tile.ftof' op at loc(\"cutile/test/kernels/matmul.py\":96:18)"]
     );
 }
 
@@ -875,86 +895,41 @@ fn a_gathers_and_a_scatters_indices_are_planned_conversions() {
 }
 
 #[test]
-fn the_plan_says_which_buffers_a_barrier_precedes() {
-    // A buffer over bytes released since the last barrier every thread
-    // passes starts with a barrier; the plan says which (emission puts
-    // them where it says).
-    let line = |d: &str, want: &str| {
-        assert!(
-            d.lines().any(|l| l.trim() == want),
-            "no line {want:?} in\n{d}"
-        );
-    };
-    // A layer norm on sm_90: the multiply's first conversion over the
-    // reduction's partial results, the second above them; the reshape's
-    // over both, once the multiply is done.
-    let d = dump("differential/corpus/layernorm_rows_f32.tileir", Gpu::Sm90);
-    let mulf = "for 'cuda_tile.mulf' op at loc(\"kernels.py\":1620:17)";
-    line(
-        &d,
-        &format!("8192 bytes at 0: an operand's layout conversion, {mulf}, after a barrier"),
+fn a_buffer_over_bytes_still_read_waits_for_a_barrier_before_its_first_write() {
+    // The analysis of the declared accesses puts a barrier before a
+    // buffer's first write only where its bytes may still be read.
+    let has = |b: &[String], want: &str| b.iter().any(|l| l.starts_with(want));
+    // A layer norm on sm_90: the multiply's first conversion lies over the
+    // reduction's partial results, the second above them.
+    let b = barriers("differential/corpus/layernorm_rows_f32.tileir", Gpu::Sm90);
+    let mulf = "by 'cuda_tile.mulf' op at loc(\"kernels.py\":1620:17)";
+    assert!(
+        has(&b, &format!("before a write of bytes 0..8192 {mulf}")),
+        "{b:#?}"
     );
-    line(
-        &d,
-        &format!("8192 bytes at 8192: an operand's layout conversion, {mulf}"),
-    );
+    assert!(!has(&b, "before a write of bytes 8192..16384"), "{b:#?}");
     // A sum finished by an atomic: the atomic's buffer lies on the
     // reduction's, but the barrier its token orders it with comes first.
-    let d = dump(
+    let b = barriers(
         "corpus/global_sum_atomic_f32/global_sum_atomic_f32.v13_1.tileir",
         Gpu::Sm90,
     );
-    line(
-        &d,
-        "4 bytes at 0: old values shared with replicas, for 'cuda_tile.atomic_rmw_tko' op at loc(\"kernels.py\":1108:4)",
-    );
-    // cuTile's decode attention on sm_90: the split sum after the loop on
-    // the loop's reductions' bytes, the epilogue's conversions on the
-    // copies' bytes.
-    let d = dump(
+    assert!(!b.iter().any(|l| l.starts_with("before a write")), "{b:#?}");
+    // cuTile's decode attention on sm_90: the split sum after the loop
+    // lies on the loop's reductions' bytes, but the barrier after the
+    // product reading V (before its next copy) came after their reads, so
+    // only its later rounds wait (each for the last one's reads); the
+    // epilogue's division converts over the broadcast's bytes, which it
+    // must wait for.
+    let b = barriers(
         "differential/bench/fmha_d128_f16_decode_64x256.tileir",
         Gpu::Sm90,
     );
-    // What each buffer after a barrier holds, and for which op.
-    let after: Vec<&str> = d
-        .lines()
-        .filter(|l| l.ends_with(", after a barrier"))
-        .filter_map(|l| l.split_once(": ")?.1.split_once(" at loc(").map(|(w, _)| w))
+    let writes: Vec<&str> = (b.iter())
+        .filter(|l| l.starts_with("before a write"))
+        .filter_map(|l| l.split_once(" op at loc(").map(|(w, _)| w))
         .collect();
-    assert_eq!(
-        after,
-        [
-            "the sums of warp pairs, for 'cuda_tile.for' op",
-            "an operand's layout conversion, for 'cuda_tile.broadcast' op",
-            "an operand's layout conversion, for 'cuda_tile.divf' op",
-        ],
-        "{d}"
-    );
-}
-
-#[test]
-fn the_plan_says_which_loop_bodies_end_with_a_barrier() {
-    // A loop body ends with a barrier where an op of it owes one that no
-    // later barrier of the body pays: cuTile's matmul on sm_80 and sm_120
-    // (its product stages its operands, and nothing after it in the body
-    // has a barrier), its causal attention on sm_120 (each loop's product
-    // reading V, which the next iteration's copy rewrites at its start).
-    // Not where the loop is pipelined (the matmul on sm_90) or its copies
-    // prefetched (the attention on sm_80).
-    let exits = |rel: &str, gpu| -> Vec<String> {
-        (dump(rel, gpu).lines())
-            .filter(|l| l.ends_with("before the next iteration"))
-            .map(|l| l.trim().to_string())
-            .collect()
-    };
-    let matmul = "differential/bench/matmul_bf16_128x256x64.tileir";
-    let at_matmul = "a barrier at 'cuda_tile.continue' op at loc(\"cutile/test/kernels/matmul.py\":79:4) before the next iteration";
-    for gpu in [Gpu::Sm80, Gpu::Sm120] {
-        assert_eq!(exits(matmul, gpu), [at_matmul], "{gpu}");
-    }
-    assert!(exits(matmul, Gpu::Sm90).is_empty());
-    let att = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
-    let at_att = "a barrier at 'cuda_tile.continue' op at loc(\"cutile/test/kernels/attention.py\":78:4) before the next iteration";
-    assert_eq!(exits(att, Gpu::Sm120), [at_att, at_att]);
-    assert!(exits(att, Gpu::Sm80).is_empty());
+    let split = "before a write of bytes 156672..173056 by 'cuda_tile.for'";
+    let divf = "before a write of bytes 17408..50176 by 'cuda_tile.divf'";
+    assert_eq!(writes, [split, split, split, divf], "{b:#?}");
 }

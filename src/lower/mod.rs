@@ -29,12 +29,8 @@
 //!   │             loop's ring stages); where each goes, by the one      alloc/ (placer.rs,
 //!   │             allocator walking the entry as emission claims,       walk.rs, loops.rs,
 //!   │             which size each takes by the room left there (the     direct.rs, loads.rs,
-//!   │             choices emission follows), the barrier before each    choices.rs,
-//!   │             buffer on bytes still read, and the barriers          account.rs)
-//!   │             products of loops owe before their scratch is
-//!   │             rewritten; launch                                     launch.rs
-//!   │             directives (TILEIRAS_DEBUG_DUMP_PLAN prints it:
-//!   │             Plan::dump)
+//!   │             choices emission follows); launch directives          choices.rs), launch.rs
+//!   │             (TILEIRAS_DEBUG_DUMP_PLAN prints it: Plan::dump)
 //!   ▼
 //!   │ emit/       per-thread SIMT IR from the plan: the context          context.rs (Lowerer),
 //!   │             (Lowerer: plan, body under construction, lowered       entry.rs, states.rs
@@ -46,19 +42,16 @@
 //!   │             them (cp.async, rings of stages, direct B copies,      direct.rs, stream.rs, ...)
 //!   │             streamed slices), and the wgmma instruction           wgmma_isa.rs
 //!   │             they share; shared-memory scratch claimed as the      scratch/ (mod.rs,
-//!   │             plan placed it (no allocator here, no second          account.rs, map.rs)
+//!   │             plan placed it (no allocator here, no second          map.rs)
 //!   │             lowering): each buffer the plan's next, by op, what
 //!   │             it holds and size, at the plan's offset (an internal
 //!   │             error otherwise), every size chosen by the room left
-//!   │             the plan's choice, a barrier first where the plan
-//!   │             says it lies on bytes still read, and before a
-//!   │             product's scratch is written again (by itself in the
-//!   │             next iteration, by a copy) where the plan's account
-//!   │             of each loop body says; the other ops declare each
-//!   │             phase of their reads and writes of a buffer, not the
-//!   │             barriers between them or before their next iteration
-//!   │             (the protocols of cp.async, wgmma and mbarriers keep
-//!   │             theirs)
+//!   │             the plan's choice; every op declares each phase of
+//!   │             its reads and writes of a buffer (a cp.async write
+//!   │             from its issue, a wgmma read until its wait), not the
+//!   │             barriers before them, between them or before their
+//!   │             next iteration (the protocols of cp.async, wgmma and
+//!   │             mbarriers keep the barriers after their waits)
 //!   ▼
 //!   │ simt/       typed PTX instructions on virtual registers with       simt/mod.rs (Builder)
 //!   │             structured if/loop/break/continue; the barriers the   simt/membar.rs

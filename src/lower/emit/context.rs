@@ -171,63 +171,14 @@ impl<'m> Lowerer<'m> {
         }
     }
 
-    /// For a product (mma.sync, wgmma: engines that do not declare their
-    /// accesses) that has read its own scratch for the last time and, in a
-    /// loop, writes it again next iteration: a barrier before then, which
-    /// the plan's account says how is paid
-    /// ([`crate::lower::plan::alloc::account`]): by the loop body's own
-    /// barriers where they come between, else at its end, or (under an
-    /// `if`) right away, here. An internal error where the plan has the op
-    /// owe nothing there.
-    pub fn barrier_before_rewrite(&mut self) -> Result<(), LowerError> {
-        if self.loops.is_empty() {
-            return Ok(());
-        }
-        let op = self.scratch.claimer();
-        let i = self.scratch.next_owed();
-        let owed = self
-            .plan
-            .placement
-            .as_ref()
-            .ok()
-            .and_then(|a| a.owed.get(i));
-        match owed {
-            Some(o) if o.op == op => {
-                if o.paid == crate::lower::emit::scratch::Paid::Own {
-                    self.barrier();
-                }
-                Ok(())
-            }
-            _ => Err(LowerError::Failed {
-                message: format!(
-                    "{}: a barrier owed before its scratch is rewritten, which the plan does not list",
-                    op.map_or_else(
-                        || "the entry".to_string(),
-                        |o| format!("'{}' op", self.m.ops[o].name())
-                    )
-                ),
-                location: op.and_then(|o| self.m.location(o)),
-            }),
-        }
-    }
-
-    /// Whether the plan puts a barrier at exit `id` (`continue` or
-    /// `break`) of a loop body: owed by an op of the body, or a buffer of a
-    /// loop placed over dead bytes.
-    pub fn barrier_at_exit(&self, id: OpId) -> bool {
-        (self.plan.placement.as_ref()).is_ok_and(|a| a.exits.contains(&id))
-    }
-
     /// Claims a scratch buffer holding `what`, of `bytes` aligned to `align`
     /// (a power of two), and returns its offset, the plan's
-    /// ([`Lowerer::placed`]); a barrier first where the plan says it lies
-    /// on bytes threads may still read.
+    /// ([`Lowerer::placed`]). Its writer declares its accesses: the
+    /// analysis of those puts a barrier first where earlier buffers' bytes
+    /// may still be read ([`crate::lower::simt::membar`]).
     pub fn claim_scratch(&mut self, what: What, bytes: i64, align: i64) -> Result<i64, LowerError> {
         let p = self.placed(what, bytes, align)?;
         self.scratch.claim(&p, !self.loops.is_empty());
-        if p.barrier {
-            self.barrier();
-        }
         Ok(p.offset)
     }
 
@@ -350,37 +301,38 @@ impl<'m> Lowerer<'m> {
     /// at a point every thread reaches; a barrier goes here where they are
     /// written since the last one ([`crate::lower::simt::membar`]).
     pub fn reads(&mut self, bytes: std::ops::Range<i64>) {
-        self.b
-            .declare(crate::lower::simt::membar::Access::Read, bytes);
+        self.declare(crate::lower::simt::membar::Access::Read, bytes, None);
     }
 
     /// Declares that the block writes `bytes` of the scratch from here on,
     /// at a point every thread reaches; a barrier goes here where they are
     /// read or written since the last one.
     pub fn writes(&mut self, bytes: std::ops::Range<i64>) {
-        self.b
-            .declare(crate::lower::simt::membar::Access::Write, bytes);
+        self.declare(crate::lower::simt::membar::Access::Write, bytes, None);
     }
 
     /// Declares that each thread reads and rewrites `bytes` of the scratch
     /// no other thread touches, from here on (a line scanned in place).
     pub fn updates(&mut self, bytes: std::ops::Range<i64>) {
-        self.b
-            .declare(crate::lower::simt::membar::Access::ReadWrite, bytes);
+        self.declare(crate::lower::simt::membar::Access::ReadWrite, bytes, None);
     }
 
-    /// Declares an access to `bytes` of the scratch that `owner`'s own
-    /// protocol orders against its other accesses (a product flipping
-    /// between two sets of buffers): the analysis orders it only against
-    /// the accesses of others.
-    pub fn owned(
+    /// Declares an `access` to `bytes` of the scratch by the op being
+    /// lowered; with `owner`, one that the owner's own protocol orders
+    /// against its other accesses (a product flipping between two sets of
+    /// buffers, a load's copies): the analysis orders it only against the
+    /// accesses of others.
+    pub fn declare(
         &mut self,
         access: crate::lower::simt::membar::Access,
         bytes: std::ops::Range<i64>,
-        owner: OpId,
+        owner: Option<OpId>,
     ) {
-        let owner = u32::try_from(owner.index()).ok();
-        self.b.declare_owned(access, bytes, owner);
+        let index = |op: OpId| u32::try_from(op.index()).ok();
+        let mut d = crate::lower::simt::membar::Declared::new(access, bytes);
+        d.owner = owner.and_then(index);
+        d.by = self.scratch.claimer().and_then(index);
+        self.b.declared(d);
     }
 
     /// `bar.sync 0`: every thread of the tile block waits for the others.

@@ -196,14 +196,11 @@ pub fn lower_entry<'m>(
     }
     let mut f = l.b.finish();
     f.threads = reqntid;
-    crate::lower::simt::membar::place(&mut f.body);
+    let barriers = crate::lower::simt::membar::place(&mut f.body);
     optimize(&mut f, options.opt_level);
     let (body, reg_counts) = emit(f);
-    let (bytes, owed) = plan
-        .placement
-        .as_ref()
-        .map_or((0, &[][..]), |a| (a.bytes, &a.owed[..]));
-    let scratch = l.scratch.map(&name, bytes, owed);
+    let bytes = (plan.placement.as_ref()).map_or(0, |a| a.bytes);
+    let scratch = l.scratch.map(&name, bytes, barriers);
     let entry = ptx::Entry {
         name,
         params,

@@ -17,10 +17,18 @@
 //! body (and precedes each `continue`). The declarations then go: a
 //! barrier where one was placed, nothing elsewhere.
 //!
-//! Barriers that belong to a protocol (a `cp.async` or `wgmma` wait, an
-//! `mbarrier`'s set-up) and those the plan places before a buffer on bytes
-//! still read are written by the ops; the walk sees them and counts what
-//! they order as done.
+//! Every op declares its accesses, the engines of products too: a
+//! `cp.async` copy writes from its issue (and, waited for without a
+//! barrier, from its wait on), a `wgmma` reads until its `wait_group`,
+//! so it declares its reads after that. An access may name an owner whose
+//! own protocol orders it against the owner's other accesses (a product
+//! flipping between two sets of buffers, a load's copies into one
+//! buffer): the analysis orders it only against the accesses of others.
+//! So a buffer placed over bytes another still reads, or one an op of a
+//! loop rewrites in the next iteration, gets its barrier here, and only
+//! where the bytes meet. Barriers that belong to a protocol (after a
+//! `cp.async` or `wgmma` wait, an `mbarrier`'s set-up) are written by
+//! the ops; the walk sees them and counts what they order as done.
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -54,14 +62,41 @@ pub struct Declared {
     /// between two sets of buffers): the analysis orders it only against
     /// the accesses of others. `None`: against every access.
     pub owner: Option<u32>,
+    /// The op declaring it (its index in the module), for the report.
+    pub by: Option<u32>,
+}
+
+impl Declared {
+    /// An `access` to `bytes`, ordered against every other, by no op.
+    pub fn new(access: Access, bytes: Range<i64>) -> Declared {
+        Declared {
+            access,
+            bytes,
+            barrier: false,
+            owner: None,
+            by: None,
+        }
+    }
+}
+
+/// A barrier the analysis placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Barrier {
+    /// Before a declared access that waits for pending ones.
+    Before(Declared),
+    /// Before the next iteration of a loop: at its body's end, or at a
+    /// `continue`.
+    NextIteration,
 }
 
 /// Places the barriers the declarations in `body` need and removes the
-/// declarations; how many barriers it placed.
-pub fn place(body: &mut Vec<Stmt>) -> usize {
+/// declarations; the barriers it placed, in program order.
+pub fn place(body: &mut Vec<Stmt>) -> Vec<Barrier> {
     let mut flow = Flow::default();
     walk(body, Pending::default(), &mut flow);
-    lower(body)
+    let mut placed = Vec::new();
+    lower(body, &mut placed);
+    placed
 }
 
 /// Byte ranges pending since the last barrier, sorted and merged.
@@ -313,12 +348,9 @@ fn first_accesses(body: &[Stmt], into: &mut Pending) -> bool {
 
 /// A declaration that only stands for a barrier.
 fn barrier_mark() -> Stmt {
-    Stmt::Shared(Box::new(Declared {
-        access: Access::Read,
-        bytes: 0..0,
-        barrier: true,
-        owner: None,
-    }))
+    let mut d = Declared::new(Access::Read, 0..0);
+    d.barrier = true;
+    Stmt::Shared(Box::new(d))
 }
 
 /// Puts a barrier before each `continue` of the loop whose body is `body`
@@ -345,32 +377,35 @@ fn before_continues(body: &mut Vec<Stmt>) {
     }
 }
 
-/// Replaces each declaration by its barrier, or by nothing; how many
-/// barriers.
-fn lower(body: &mut Vec<Stmt>) -> usize {
-    let mut placed = 0;
+/// Replaces each declaration by its barrier (recorded in `placed`), or by
+/// nothing.
+fn lower(body: &mut Vec<Stmt>, placed: &mut Vec<Barrier>) {
     let mut out = Vec::with_capacity(body.len());
     for mut s in body.drain(..) {
         match &mut s {
             Stmt::Shared(d) => {
                 if d.barrier {
-                    placed += 1;
+                    placed.push(match d.bytes.is_empty() {
+                        true => Barrier::NextIteration,
+                        false => Barrier::Before((**d).clone()),
+                    });
                     out.push(Stmt::Inst(Box::new(barrier())));
                 }
                 continue;
             }
             Stmt::If(node) => {
-                placed += lower(&mut node.body) + lower(&mut node.else_body);
+                lower(&mut node.body, placed);
+                lower(&mut node.else_body, placed);
             }
             Stmt::Loop(node) => {
-                placed += lower(&mut node.header) + lower(&mut node.body);
+                lower(&mut node.header, placed);
+                lower(&mut node.body, placed);
             }
             Stmt::Inst(_) | Stmt::Break | Stmt::Continue => {}
         }
         out.push(s);
     }
     *body = out;
-    placed
 }
 
 #[cfg(test)]
@@ -388,6 +423,13 @@ mod tests {
                 _ => 0,
             })
             .sum()
+    }
+
+    /// Declares `access` to `bytes` owned by `owner`.
+    fn owned(b: &mut Builder, access: Access, bytes: Range<i64>, owner: u32) {
+        let mut d = Declared::new(access, bytes);
+        d.owner = Some(owner);
+        b.declared(d);
     }
 
     /// A loop whose body is what `f` builds.
@@ -413,7 +455,7 @@ mod tests {
         f(&mut b);
         assert!(!b.misplaced);
         let mut body = b.finish().body;
-        let n = place(&mut body);
+        let n = place(&mut body).len();
         assert!(!body.iter().any(|s| matches!(s, Stmt::Shared(_))));
         (n, body)
     }
@@ -554,8 +596,8 @@ mod tests {
         // between its accesses, one before another op's write over them.
         let (n, body) = placed(|b| {
             looped(b, |b| {
-                b.declare_owned(Access::Write, 0..64, Some(7));
-                b.declare_owned(Access::Read, 0..64, Some(7));
+                owned(b, Access::Write, 0..64, 7);
+                owned(b, Access::Read, 0..64, 7);
             });
             b.declare(Access::Write, 32..48);
         });
@@ -563,8 +605,8 @@ mod tests {
         assert!(matches!(body.last(), Some(Stmt::Inst(i)) if full_barrier(i)));
         // Two owners over the same bytes wait for each other.
         let (n, _) = placed(|b| {
-            b.declare_owned(Access::Read, 0..64, Some(1));
-            b.declare_owned(Access::Write, 0..64, Some(2));
+            owned(b, Access::Read, 0..64, 1);
+            owned(b, Access::Write, 0..64, 2);
         });
         assert_eq!(n, 1);
     }

@@ -286,25 +286,14 @@ impl Builder {
     /// under an `if` opened by [`Builder::begin_if`] it marks the function
     /// [`Builder::misplaced`] instead of trusting it.
     pub fn declare(&mut self, access: membar::Access, bytes: std::ops::Range<i64>) {
-        self.declare_owned(access, bytes, None);
+        self.declared(membar::Declared::new(access, bytes));
     }
 
-    /// [`Builder::declare`] for an access that `owner`'s own protocol
-    /// orders against its other accesses ([`membar::Declared::owner`]).
-    pub fn declare_owned(
-        &mut self,
-        access: membar::Access,
-        bytes: std::ops::Range<i64>,
-        owner: Option<u32>,
-    ) {
+    /// [`Builder::declare`] of `d` as it is (an owner, the op declaring it).
+    pub fn declared(&mut self, d: membar::Declared) {
         self.misplaced |=
             (self.stack.iter()).any(|f| matches!(f, Frame::If { uniform: false, .. }));
-        self.current().push(Stmt::Shared(Box::new(membar::Declared {
-            access,
-            bytes,
-            barrier: false,
-            owner,
-        })));
+        self.current().push(Stmt::Shared(Box::new(d)));
     }
 
     /// Switches the innermost open `if` to its else-branch.

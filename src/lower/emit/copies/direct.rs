@@ -297,7 +297,7 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     // The copies write the buffer from their issue until their wait, after
     // which a barrier comes before any read ([`wait_for`]); the load owns
     // these writes (they do not wait for each other).
-    l.owned(Access::Write, d.bytes.clone(), d.load);
+    l.declare(Access::Write, d.bytes.clone(), Some(d.load));
     let owner = l.owner_pred(&layout);
     if let Some(q) = owner {
         l.b.begin_if(q, true);
@@ -387,17 +387,15 @@ pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
     }
 }
 
-/// Once every warp has read the buffer of `d`: the barrier its next copy
-/// waits for. Right away where the load is prefetched (the copy is issued
-/// next, [`defer_next`]); else the next iteration issues it at the body's
-/// start or at the load, so the loop body owes one
-/// ([`Lowerer::barrier_before_rewrite`]).
-pub fn done_reading(l: &mut Lowerer, d: &DirectB) -> Result<(), LowerError> {
+/// Once every warp has read the buffer of `d`: where the load is
+/// prefetched, the barrier its next copy waits for, right away (the copy
+/// is issued next, [`defer_next`]). Else the next iteration issues it at
+/// the body's start or at the load, and the analysis of the declared
+/// accesses puts the barrier before it.
+pub fn done_reading(l: &mut Lowerer, d: &DirectB) {
     if d.next.is_some() {
         l.barrier();
-        return Ok(());
     }
-    l.barrier_before_rewrite()
 }
 
 /// Issues the deferred next-iteration copies ([`defer_next`]).
@@ -421,7 +419,7 @@ pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
         // The copies past the last iteration wrote their buffer until
         // here: what writes it next waits for a barrier after this.
         if let Some(d) = l.states.get::<Copies>().prefetched.remove(x) {
-            l.owned(Access::Write, d.bytes.clone(), d.load);
+            l.declare(Access::Write, d.bytes.clone(), Some(d.load));
         }
     }
 }

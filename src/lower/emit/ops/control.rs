@@ -136,12 +136,6 @@ fn lower_region(l: &mut Lowerer, id: OpId, region: usize) -> Result<(), LowerErr
 /// construct's variables, then jumps where a `loop` needs it.
 pub fn lower_yield(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     let opcode = l.m.ops[id].opcode;
-    let looping = matches!(opcode, Opcode::Continue | Opcode::Break);
-    if looping && l.barrier_at_exit(id) {
-        // The next iteration's first ops may rewrite scratch that this
-        // iteration's last ops read.
-        l.barrier();
-    }
     let (targets, jump) = match opcode {
         Opcode::Yield => (
             l.states

@@ -294,10 +294,6 @@ fn multiply_slices(
         mma.emit(l, &ops.staged[set].ops, &frags[set], &mut acc, false);
         if s + 1 < slices {
             ops.barrier(l);
-        } else {
-            // Every copy has landed; the op itself rewrites the buffers
-            // when it runs again.
-            l.barrier_before_rewrite()?;
         }
         if let Some(next) = next {
             // One set: every thread is done reading it before it is
@@ -388,6 +384,6 @@ fn direct_b_product(
         l.reads(r.bytes());
     }
     mma.emit(l, &ops, &frags, &mut acc, false);
-    crate::lower::emit::copies::direct::done_reading(l, d)?;
+    crate::lower::emit::copies::direct::done_reading(l, d);
     Ok(acc_registers(l, plan, acc))
 }

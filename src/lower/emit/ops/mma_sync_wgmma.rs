@@ -189,6 +189,6 @@ pub fn multiply(
     if let Some(bytes) = a_bytes {
         l.reads(bytes);
     }
-    crate::lower::emit::copies::direct::done_reading(l, d)?;
+    crate::lower::emit::copies::direct::done_reading(l, d);
     Ok(words)
 }

@@ -93,10 +93,8 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     );
     // Two sets: the barrier of each use orders the next use's writes of
     // one set after the reads of the last use of it (its own protocol).
-    let declare = |l: &mut Lowerer, access| match phase {
-        Some(_) => l.owned(access, region.clone(), id),
-        None => l.b.declare(access, region.clone()),
-    };
+    let owner = phase.map(|_| id);
+    let declare = |l: &mut Lowerer, access| l.declare(access, region.clone(), owner);
     declare(l, Access::Write);
     write(l, &a, &asmem, false, abase);
     write(l, &b, &bsmem, true, bbase);
@@ -116,15 +114,14 @@ pub fn lower(l: &mut Lowerer, id: OpId, plan: &Plan) -> Result<(), LowerError> {
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     // Every read of the multiply is done here.
     declare(l, Access::Read);
-    match phase {
-        Some(p) => l.b.op_into(
+    if let Some(p) = phase {
+        l.b.op_into(
             p,
             Opc::Xor,
             &[],
             &[Ty::B32],
             smallvec![Operand::Reg(p), Operand::Imm(1)],
-        ),
-        None => l.barrier_before_rewrite()?,
+        );
     }
     let t = acc_tile(l, plan, layout, &acc);
     l.bind(res, t);

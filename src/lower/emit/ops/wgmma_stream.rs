@@ -101,7 +101,6 @@ pub fn lower(
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     // Every read of the multiplies is done here.
     l.reads(region);
-    l.barrier_before_rewrite()?;
     let t = acc_tile(l, plan, layout, &acc);
     l.bind(res, t);
     Ok(())

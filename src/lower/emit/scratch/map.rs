@@ -1,11 +1,12 @@
 //! The entry's scratch map: every buffer as the allocator placed it and
-//! every barrier an op owed, printed as stable text
+//! every barrier the analysis of the declared accesses placed
+//! ([`crate::lower::simt::membar`]), printed as stable text
 //! (`TILEIRAS_DEBUG_DUMP_PLAN` writes it beside the plan).
 
 use std::fmt::Write as _;
 
 use crate::ir::{Module, OpId};
-use crate::lower::plan::alloc::account::{Owed, Paid};
+use crate::lower::simt::membar::{Access, Barrier};
 
 /// One claim as the allocator placed it: the entry's scratch map, printed
 /// by [`ScratchMap::dump`].
@@ -24,8 +25,6 @@ pub struct Placed {
     pub in_loop: bool,
     /// Placed below the top, over bytes of dead buffers.
     pub over_dead: bool,
-    /// A barrier came before it.
-    pub barrier: bool,
 }
 
 /// The scratch buffers of one entry, in claim order, and its size.
@@ -37,8 +36,9 @@ pub struct ScratchMap {
     pub buffers: Vec<Placed>,
     /// The entry's shared-memory bytes.
     pub bytes: i64,
-    /// The barriers products of loops owed, in order.
-    pub owed: Vec<Owed>,
+    /// The barriers the analysis of the declared accesses placed, in
+    /// program order.
+    pub barriers: Vec<Barrier>,
 }
 
 impl ScratchMap {
@@ -59,7 +59,7 @@ impl ScratchMap {
             };
             let _ = writeln!(
                 s,
-                "  buffer {i}: {} bytes at {}{}{}{}, for {op}",
+                "  buffer {i}: {} bytes at {}{}{}, for {op}",
                 b.bytes,
                 b.offset,
                 if b.over_dead {
@@ -67,21 +67,35 @@ impl ScratchMap {
                 } else {
                     ""
                 },
-                if b.barrier { ", after a barrier" } else { "" },
                 if b.in_loop { ", in a loop" } else { "" },
             );
         }
-        for o in &self.owed {
-            let paid = match o.paid {
-                Paid::Before => "paid by a barrier before it",
-                Paid::After => "paid by a later barrier of the body",
-                Paid::AtEnd => "paid at the body's end",
-                Paid::Own => "paid by its own",
-                Paid::Open => "not paid",
-            };
-            let _ = writeln!(s, "  barrier owed by {}: {paid}", op_name(m, o.op));
+        for b in &self.barriers {
+            let _ = writeln!(s, "  barrier {}", describe(m, b));
         }
         s
+    }
+}
+
+/// Where barrier `b` stands, in words: before which access of which bytes
+/// by which op, or before a loop's next iteration.
+pub fn describe(m: &Module, b: &Barrier) -> String {
+    match b {
+        Barrier::NextIteration => "before the next iteration of a loop".to_string(),
+        Barrier::Before(d) => {
+            let access = match d.access {
+                Access::Read => "a read",
+                Access::Write => "a write",
+                Access::ReadWrite => "an update",
+            };
+            let op = d.by.map(|i| OpId::from_index(i as usize));
+            format!(
+                "before {access} of bytes {}..{} by {}",
+                d.bytes.start,
+                d.bytes.end,
+                op_name(m, op)
+            )
+        }
     }
 }
 

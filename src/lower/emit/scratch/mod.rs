@@ -2,11 +2,9 @@
 //! where the plan's placement puts it
 //! ([`crate::lower::plan::alloc::walk`]: the one allocator,
 //! [`crate::lower::plan::alloc::placer`], over the buffers' live ranges),
-//! claim for claim, with a barrier first where the plan says it lies on
-//! bytes threads may still read; and the barrier an op of a loop owes
-//! before its scratch is written again, where the plan's account says
-//! ([`crate::lower::plan::alloc::account`]). The claims and those barriers
-//! make the entry's scratch map ([`map`]).
+//! claim for claim. The claims and the barriers the analysis of the
+//! declared accesses placed ([`crate::lower::simt::membar`]) make the
+//! entry's scratch map ([`map`]).
 
 pub mod map;
 
@@ -14,7 +12,7 @@ use crate::ir::OpId;
 use crate::lower::plan::alloc::walk::Placed as Planned;
 use crate::lower::plan::buffers::What;
 
-pub use crate::lower::plan::alloc::account::{Owed, Paid};
+use crate::lower::simt::membar::Barrier;
 pub use map::{Placed, ScratchMap};
 
 /// What a layout conversion's buffer serves, in the scratch map.
@@ -26,8 +24,6 @@ pub const CONVERSION: &str = "a layout conversion";
 pub struct Scratch {
     /// The op being lowered: the claimer of the next buffers.
     claimer: Option<OpId>,
-    /// How many of the plan's loop-body debts emission has met.
-    owes: usize,
     /// Every claim, in order.
     log: Vec<Placed>,
 }
@@ -48,7 +44,6 @@ impl Scratch {
             offset: p.offset,
             in_loop,
             over_dead: p.over_dead,
-            barrier: p.barrier,
         });
     }
 
@@ -64,21 +59,14 @@ impl Scratch {
         std::mem::replace(&mut self.claimer, claimer)
     }
 
-    /// The index of the next of the plan's loop-body debts emission meets
-    /// ([`crate::lower::plan::alloc::walk::Allocation::owed`]).
-    pub fn next_owed(&mut self) -> usize {
-        self.owes += 1;
-        self.owes - 1
-    }
-
     /// The entry's scratch map: every claim so far, the entry's size and
-    /// the debts of its loop bodies (the plan's).
-    pub fn map(&self, entry: &str, bytes: i64, owed: &[Owed]) -> ScratchMap {
+    /// the barriers the analysis of the declared accesses placed.
+    pub fn map(&self, entry: &str, bytes: i64, barriers: Vec<Barrier>) -> ScratchMap {
         ScratchMap {
             entry: entry.to_string(),
             buffers: self.log.clone(),
             bytes,
-            owed: owed.to_vec(),
+            barriers,
         }
     }
 }
@@ -89,22 +77,21 @@ mod tests {
 
     #[test]
     fn the_map_records_the_claims_as_the_plan_placed_them() {
-        let planned = |bytes, offset, barrier| Planned {
+        let planned = |bytes, offset, over_dead| Planned {
             op: None,
             what: What::Tile,
             bytes,
             offset,
-            over_dead: false,
-            barrier,
+            over_dead,
         };
         let mut s = Scratch::default();
         s.claim_for(Some(OpId::from_index(3)));
         s.claim(&planned(100, 0, false), true);
         s.claim(&planned(100, 0, true), false);
-        let map = s.map("k", 1000, &[]);
+        let map = s.map("k", 1000, Vec::new());
         assert_eq!((map.bytes, map.buffers.len()), (1000, 2));
         let b = map.buffers[1];
-        assert_eq!((b.offset, b.barrier, b.in_loop), (0, true, false));
+        assert_eq!((b.offset, b.over_dead, b.in_loop), (0, true, false));
         assert_eq!(b.op, Some(OpId::from_index(3)));
     }
 }

@@ -5,13 +5,11 @@
 //! reading such a buffer (and freeing it) or staging their own operands.
 use crate::ir::OpId;
 use crate::lower::analysis::chains::is_mma;
-use crate::lower::analysis::memory::token_barrier;
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::copies::direct::{buffer_bytes, Direct};
-use crate::lower::plan::engines::{Engine, Room};
+use crate::lower::plan::engines::Room;
 
-use super::account::Rewrite;
 use super::choices::{Choice, Issue};
 use super::walk::{Unforeseen, Walk};
 
@@ -71,13 +69,7 @@ impl Walk<'_> {
                 Some(product) => Issue::AfterProduct { product },
                 None => Issue::Early,
             };
-            let before = self.account.begin_op();
-            if token_barrier(self.m, id) {
-                self.synced();
-            }
-            let issued = self.load_as(id, issue);
-            self.account.end_op(before);
-            if issued? {
+            if self.load_as(id, issue)? {
                 out.push(id);
             }
         }
@@ -139,16 +131,10 @@ impl Walk<'_> {
             for b in conversions {
                 self.conversion(id, b, a_staged)?;
             }
-            // Its copies waited for, with a barrier. Once read, the next
-            // iteration's copy goes into the buffer: after a barrier right
-            // away where the loop prefetched it, else before the product's
-            // place in the next iteration.
-            self.synced();
-            if prefetched {
-                self.synced();
-            } else {
-                self.owe(Rewrite::BeforeOp, Some(id));
-                self.dirty.extend(self.placer.release_at(offset));
+            // Once read, the buffer is free, but where the loop prefetched
+            // it: the next iteration's copy goes into it.
+            if !prefetched {
+                self.placer.release_at(offset);
                 self.copies.live.remove(&load);
             }
             self.release(mark, false);
@@ -182,17 +168,6 @@ impl Walk<'_> {
         });
         for bytes in staging.claims(&slice, sets) {
             self.claim(Some(id), What::Operands, bytes, 16)?;
-        }
-        self.synced();
-        // In a loop, the next iteration writes the buffers again; but a
-        // `wgmma` product with two sets, flipping between them, does not
-        // write a set another warpgroup may still read, and an FMA product
-        // declares its accesses (the analysis of those places that
-        // barrier).
-        let streamed = (self.plan.copies.streamed.values()).any(|s| s.product == id);
-        let flips = matches!(engine, Engine::Wgmma(_)) && !streamed && sets > 1;
-        if !flips && !matches!(engine, Engine::Fma) {
-            self.owe(Rewrite::AtOp, Some(id));
         }
         self.release(mark, false);
         Ok(())

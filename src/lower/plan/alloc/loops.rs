@@ -90,7 +90,6 @@ impl Walk<'_> {
         if staged {
             self.staged_conversion(id, c.product, c.value)?;
             self.claim(Some(id), What::StagedA, bytes, 16)?;
-            self.synced();
         }
         Ok(staged)
     }
@@ -150,9 +149,6 @@ impl Walk<'_> {
         for bytes in pipe.ring.claims(stages) {
             self.claim(Some(id), What::Ring, bytes, 16)?;
         }
-        // A barrier of the loop's own, at its depth: `wgmma`'s once its
-        // stages' barriers are set up, `mma.sync`'s once every copy landed.
-        self.synced();
         if !wgmma {
             for b in conversions {
                 self.conversion(id, b, false)?;
@@ -205,9 +201,7 @@ impl Walk<'_> {
             }
         }
         self.loops += 1;
-        self.account.enter_loop(self.depth());
         let body = self.region(op.body_ops());
-        self.account.leave_loop();
         self.loops -= 1;
         body?;
         for load in prefetched {
@@ -238,9 +232,6 @@ impl Walk<'_> {
         });
         let mark = self.placer.mark();
         self.claim(Some(id), What::SplitSum, threads * chunk * 4, 16)?;
-        // Its rounds declare their accesses: the analysis of those places
-        // the barriers between them and before a next iteration.
-        self.synced();
         self.release(mark, self.loops == 0);
         Ok(())
     }

@@ -4,7 +4,6 @@
 //! from the rows it reads in [`loads`], values recomputed in another layout
 //! in [`recompute`]), and what it chose by the room left ([`choices`]),
 //! which emission follows.
-pub mod account;
 pub mod choices;
 pub mod direct;
 pub mod loads;

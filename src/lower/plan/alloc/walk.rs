@@ -8,23 +8,11 @@
 //! every loop gives its bytes back to the top. An `alloca` nested in a
 //! region takes its slot where the entry starts, for the whole entry.
 //!
-//! A buffer placed on bytes released since the last barrier every thread
-//! passes starts with a barrier ([`Placed::barrier`]): the walk knows the
-//! barriers outside every construct that clean them (each op that writes
-//! a buffer and reads it back, a product waiting for its B copies, a
-//! memory op its token orders after a write,
-//! [`crate::lower::analysis::memory::token_barrier`]), and a claim's own
-//! barrier outside every `if`. The same barriers, counted in each loop
-//! body, pay what its products owe before their scratch is written again
-//! in the next iteration ([`super::account`]): an mma.sync or `wgmma`
-//! product that stages its operands (a pipelined loop's ring and a
-//! `wgmma` product flipping between two sets of buffers excepted), one
-//! that read a B copy; where
-//! none pays, the body's exits put one ([`Allocation::exits`]), as a
-//! `continue` does where a loop's buffers reuse dead bytes. The other ops
-//! (FMA products and split sums included) declare their accesses, and
-//! the analysis of those places the barrier before their next iteration
-//! ([`crate::lower::simt::membar`]).
+//! The walk places no barrier: every op declares its accesses to the
+//! buffers as it is emitted, and one analysis of those accesses puts a
+//! barrier wherever a buffer's bytes are written while another's reads
+//! or writes of them may still be pending, in the same iteration of a
+//! loop or across two ([`crate::lower::simt::membar`]).
 //!
 //! What an op claims by the room left is chosen here, at the plan's place,
 //! and emission follows the choice ([`super::choices`]): the slice and
@@ -52,7 +40,6 @@ use std::fmt::Write;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::ir::{Module, OpId, Opcode, ValueId};
-use crate::lower::analysis::memory::token_barrier;
 use crate::lower::analysis::values::value_tile;
 use crate::lower::plan::buffers::{OpBuffer, What};
 use crate::lower::plan::conversions::loads::from_rows;
@@ -61,7 +48,6 @@ use crate::lower::plan::conversions::{Conversion, How};
 use crate::lower::plan::engines::slot_bytes;
 use crate::lower::plan::Plan;
 
-use super::account::{Account, Owed, Rewrite};
 use super::choices::{Choice, Choices};
 use super::placer::{Mark, Placer};
 
@@ -79,9 +65,6 @@ pub struct Placed {
     pub offset: i64,
     /// Placed below the top, over bytes of dead buffers.
     pub over_dead: bool,
-    /// Whether a barrier comes before its first write: it lies on bytes
-    /// released since the last barrier every thread passes.
-    pub barrier: bool,
 }
 
 /// Where every buffer of an entry goes, in the order they are claimed.
@@ -98,13 +81,6 @@ pub struct Allocation {
     pub unplaced: Option<Unforeseen>,
     /// The largest buffer that would have fit where the walk stopped.
     pub fits_at_stop: i64,
-    /// The barriers mma.sync and `wgmma` products of loops owe before their
-    /// scratch is written again, in the order they owe them, and how each
-    /// is paid ([`super::account`]).
-    pub owed: Vec<Owed>,
-    /// The `continue`s and `break`s that put a barrier before the next
-    /// iteration (owed, or a loop's buffers reusing dead bytes).
-    pub exits: Vec<OpId>,
 }
 
 /// Why the walk placed no further buffer of an entry: the first it does
@@ -160,12 +136,6 @@ pub(super) struct Walk<'a> {
     /// The direct copies and staged A operands so far.
     pub(super) copies: Copies,
     out: Vec<Placed>,
-    /// Released byte ranges threads may still read.
-    pub(super) dirty: Vec<(i64, i64)>,
-    /// The barriers products of loops owe.
-    pub(super) account: Account,
-    /// The exits with a barrier.
-    exits: Vec<OpId>,
     /// What it chose by the room left.
     pub(super) choices: Vec<Choice>,
 }
@@ -181,9 +151,6 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         ifs: 0,
         copies: Copies::default(),
         out: Vec::new(),
-        dirty: Vec::new(),
-        account: Account::default(),
-        exits: Vec::new(),
         choices: Vec::new(),
     };
     let walked = (|| {
@@ -201,8 +168,6 @@ pub fn allocate(m: &Module, ops: &[OpId], plan: &Plan) -> Result<Allocation, Unf
         bytes: w.placer.peak(),
         choices: Choices { list: w.choices },
         fits_at_stop: w.placer.largest_free(),
-        owed: w.account.owed().to_vec(),
-        exits: w.exits,
         unplaced,
     })
 }
@@ -239,23 +204,12 @@ impl Walk<'_> {
         let top = self.placer.top();
         let offset = (self.placer.claim(bytes, align, self.loops > 0))
             .ok_or(Unforeseen { op, why: TOO_LARGE })?;
-        let end = offset + bytes.max(0);
-        // On bytes still read: a barrier first, which outside every `if`
-        // precedes every later claim.
-        let barrier = self.dirty.iter().any(|&(s, e)| s < end && offset < e);
-        if barrier {
-            if !self.conditional() {
-                self.dirty.clear();
-            }
-            self.account.on_barrier(self.depth());
-        }
         self.out.push(Placed {
             op,
             what,
             bytes,
             offset,
             over_dead: offset < top,
-            barrier,
         });
         Ok(offset)
     }
@@ -272,69 +226,11 @@ impl Walk<'_> {
         self.copies
             .live
             .retain(|_, (offset, _)| !freed.iter().any(|&(s, _)| s == *offset));
-        self.dirty.extend(freed);
-    }
-
-    /// Whether the op being walked is under an `if` (of the IR, or the
-    /// cluster's): a barrier there does not precede every later claim.
-    pub(super) fn conditional(&self) -> bool {
-        self.ifs > 0 || self.plan.cluster
-    }
-
-    /// The constructs open around the op being walked, as emission counts
-    /// them: its loops and `if`s, and the cluster's `if`.
-    pub(super) fn depth(&self) -> usize {
-        self.loops + self.ifs + usize::from(self.plan.cluster)
-    }
-
-    /// A barrier of the op being walked (every thread passes it, at its
-    /// depth): outside every construct no byte released before it is read
-    /// after it; in a loop body it pays what the body owes
-    /// ([`Account::on_barrier`]).
-    pub(super) fn synced(&mut self) {
-        if self.loops == 0 && !self.conditional() {
-            self.dirty.clear();
-        }
-        self.account.on_barrier(self.depth());
-    }
-
-    /// The op being walked (`op`) has read its scratch for the last time,
-    /// and the next iteration rewrites it where `rewrite` says
-    /// ([`Account::owe`]).
-    pub(super) fn owe(&mut self, rewrite: Rewrite, op: Option<OpId>) {
-        let depth = self.depth();
-        self.account.owe(depth, rewrite, op);
-    }
-
-    /// Op `id`: the barrier account's view of it around [`Walk::op_body`].
-    pub(super) fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
-        let before = self.account.begin_op();
-        let r = self.op_body(id);
-        self.account.end_op(before);
-        r
-    }
-
-    /// Exit `id` (`continue` or `break`) of the innermost loop: a barrier
-    /// where the body owes one, or (a `continue`) where a loop's buffers
-    /// reuse dead bytes.
-    fn exit(&mut self, id: OpId) {
-        let owes = self.account.owes_barrier();
-        let reuse = self.m.ops[id].opcode == Opcode::Continue && self.placer.reusing();
-        if owes || reuse {
-            self.exits.push(id);
-            self.account.on_barrier(self.depth());
-        }
     }
 
     /// Op `id`: its buffers, its regions' ops, then its buffers freed.
-    fn op_body(&mut self, id: OpId) -> Result<(), Unforeseen> {
+    pub(super) fn op(&mut self, id: OpId) -> Result<(), Unforeseen> {
         let unforeseen = |why| Err(Unforeseen { op: Some(id), why });
-        if token_barrier(self.m, id) {
-            self.synced();
-        }
-        if matches!(self.m.ops[id].opcode, Opcode::Continue | Opcode::Break) {
-            self.exit(id);
-        }
         let listed: Vec<OpBuffer> = match self.plan.buffers.of(id) {
             Some(l) => l.copied().collect(),
             None if self.plan.buffers.list.iter().any(|b| b.op == id) => {
@@ -404,34 +300,20 @@ impl Walk<'_> {
                 How::Permute | How::Shuffle => {}
             }
         }
-        let mut own = false;
         for b in listed
             .iter()
             .filter(|b| !matches!(b.what, What::Conversion(_)))
         {
             self.claim(Some(id), b.what, b.bytes, b.align)?;
-            own = true;
-        }
-        if own {
-            // Written, then read back after a barrier (placed by the
-            // analysis of the declared accesses, as is the one before the
-            // next iteration writes them again).
-            self.synced();
         }
         let looping = op.opcode == Opcode::Loop;
         let branching = op.opcode == Opcode::If;
         self.loops += usize::from(looping);
         self.ifs += usize::from(branching);
-        if looping {
-            self.account.enter_loop(self.depth());
-        }
         for r in &op.regions {
             for b in &r.blocks {
                 self.region(&b.ops)?;
             }
-        }
-        if looping {
-            self.account.leave_loop();
         }
         self.loops -= usize::from(looping);
         self.ifs -= usize::from(branching);
@@ -497,10 +379,6 @@ impl Walk<'_> {
             }
         }
         self.claim(op, What::Conversion(v), bytes, 16)?;
-        // Written, then read back after a barrier (placed by the analysis
-        // of the declared accesses, as is the one before the next
-        // iteration writes it again).
-        self.synced();
         Ok(())
     }
 
@@ -537,19 +415,7 @@ pub fn dump(m: &Module, plan: &Plan, s: &mut String) {
         let by =
             p.op.map_or_else(|| "the entry".to_string(), |op| op_at(m, op));
         let what = p.what.describe();
-        let barrier = if p.barrier { ", after a barrier" } else { "" };
-        let _ = writeln!(
-            s,
-            "    {} bytes at {}: {what}, for {by}{barrier}",
-            p.bytes, p.offset
-        );
-    }
-    for &exit in &a.exits {
-        let _ = writeln!(
-            s,
-            "    a barrier at {} before the next iteration",
-            op_at(m, exit)
-        );
+        let _ = writeln!(s, "    {} bytes at {}: {what}, for {by}", p.bytes, p.offset);
     }
     super::choices::dump(m, &a.choices.list, s);
 }
