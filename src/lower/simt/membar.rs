@@ -435,7 +435,7 @@ mod tests {
     /// A loop whose body is what `f` builds.
     fn looped(b: &mut Builder, f: impl FnOnce(&mut Builder)) {
         let p = b.reg(RegClass::Pred);
-        b.begin_loop();
+        b.begin_uniform_loop();
         b.begin_loop_body(p, true);
         f(b);
         b.end_loop();
@@ -612,7 +612,7 @@ mod tests {
     }
 
     #[test]
-    fn an_access_declared_where_some_threads_skip_is_marked_misplaced() {
+    fn an_access_declared_where_some_threads_skip_or_loop_longer_is_marked_misplaced() {
         let mut b = Builder::new();
         let p = b.reg(RegClass::Pred);
         b.begin_uniform_if(p, true);
@@ -624,6 +624,16 @@ mod tests {
         b.declare(Access::Write, 0..64);
         b.end_if();
         b.end_if();
+        assert!(b.misplaced);
+        // In a loop every thread runs alike, not misplaced; in one whose
+        // trip count may differ between threads, misplaced.
+        let mut b = Builder::new();
+        looped(&mut b, |b| b.declare(Access::Write, 0..64));
+        assert!(!b.misplaced);
+        b.begin_loop();
+        b.begin_loop_body(p, true);
+        b.declare(Access::Write, 0..64);
+        b.end_loop();
         assert!(b.misplaced);
     }
 

@@ -90,13 +90,19 @@ enum Frame {
         uniform: bool,
     },
     /// Collecting a loop header.
-    LoopHeader { header: Vec<Stmt> },
+    LoopHeader {
+        header: Vec<Stmt>,
+        /// Whether every thread of the block runs as many iterations.
+        uniform: bool,
+    },
     /// Collecting a loop body.
     LoopBody {
         header: Vec<Stmt>,
         pred: Reg,
         run_when: bool,
         body: Vec<Stmt>,
+        /// Whether every thread of the block runs as many iterations.
+        uniform: bool,
     },
 }
 
@@ -159,7 +165,7 @@ impl Builder {
                 ..
             }) => body,
             Some(Frame::If { else_body, .. }) => else_body,
-            Some(Frame::LoopHeader { header }) => header,
+            Some(Frame::LoopHeader { header, .. }) => header,
             Some(Frame::LoopBody { body, .. }) => body,
             None => &mut self.body,
         }
@@ -283,7 +289,8 @@ impl Builder {
     /// here on ([`membar`] places the barriers this needs).
     ///
     /// The analysis may put a barrier there, which every thread must reach:
-    /// under an `if` opened by [`Builder::begin_if`] it marks the function
+    /// under an `if` opened by [`Builder::begin_if`], or in a loop opened
+    /// by [`Builder::begin_loop`], it marks the function
     /// [`Builder::misplaced`] instead of trusting it.
     pub fn declare(&mut self, access: membar::Access, bytes: std::ops::Range<i64>) {
         self.declared(membar::Declared::new(access, bytes));
@@ -291,8 +298,11 @@ impl Builder {
 
     /// [`Builder::declare`] of `d` as it is (an owner, the op declaring it).
     pub fn declared(&mut self, d: membar::Declared) {
-        self.misplaced |=
-            (self.stack.iter()).any(|f| matches!(f, Frame::If { uniform: false, .. }));
+        self.misplaced |= (self.stack.iter()).any(|f| match f {
+            Frame::If { uniform, .. }
+            | Frame::LoopHeader { uniform, .. }
+            | Frame::LoopBody { uniform, .. } => !uniform,
+        });
         self.current().push(Stmt::Shared(Box::new(d)));
     }
 
@@ -318,20 +328,35 @@ impl Builder {
         self.current().push(Stmt::Continue);
     }
 
-    /// Opens a loop; the statements that follow form its header, until
-    /// [`Builder::begin_loop_body`].
+    /// Opens a loop whose trip count may differ between threads (a spin,
+    /// a per-element iteration); the statements that follow form its
+    /// header, until [`Builder::begin_loop_body`].
     pub fn begin_loop(&mut self) {
-        self.stack.push(Frame::LoopHeader { header: Vec::new() });
+        self.stack.push(Frame::LoopHeader {
+            header: Vec::new(),
+            uniform: false,
+        });
+    }
+
+    /// [`Builder::begin_loop`] of a loop every thread of the block runs
+    /// alike (a tile-level loop, a product's K loop): an access may be
+    /// declared in it.
+    pub fn begin_uniform_loop(&mut self) {
+        self.stack.push(Frame::LoopHeader {
+            header: Vec::new(),
+            uniform: true,
+        });
     }
 
     /// Ends the loop header: the loop goes on while `pred == run_when`.
     pub fn begin_loop_body(&mut self, pred: Reg, run_when: bool) {
-        if let Some(Frame::LoopHeader { header }) = self.stack.pop() {
+        if let Some(Frame::LoopHeader { header, uniform }) = self.stack.pop() {
             self.stack.push(Frame::LoopBody {
                 header,
                 pred,
                 run_when,
                 body: Vec::new(),
+                uniform,
             });
         }
     }
@@ -360,13 +385,14 @@ impl Builder {
                 pred,
                 run_when,
                 body,
+                ..
             }) => Stmt::Loop(Box::new(LoopStmt {
                 header,
                 pred,
                 run_when,
                 body,
             })),
-            Some(Frame::LoopHeader { header }) => {
+            Some(Frame::LoopHeader { header, .. }) => {
                 // A loop closed without a body: run the header once.
                 self.current().extend(header);
                 return;

@@ -112,7 +112,7 @@ impl Bounds {
     /// Emits the loop while the induction variable `iv` is below the upper
     /// bound: `body`, then `iv` one step on.
     pub(crate) fn emit_loop(&self, l: &mut Lowerer, iv: Reg, body: impl FnOnce(&mut Lowerer)) {
-        l.b.begin_loop();
+        l.b.begin_uniform_loop();
         let go_on = self.before_end(l, iv);
         l.b.begin_loop_body(go_on, true);
         body(l);

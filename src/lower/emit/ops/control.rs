@@ -295,7 +295,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         l.b.copy(n, iv);
         n
     });
-    l.b.begin_loop();
+    l.b.begin_uniform_loop();
     if let Some(n) = next {
         l.b.copy(iv, n);
         l.b.op_into(
@@ -609,7 +609,7 @@ pub fn lower_loop(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     for (&a, t) in args.iter().zip(&iter) {
         bind_var(l, a, t.clone());
     }
-    l.b.begin_loop();
+    l.b.begin_uniform_loop();
     let go = l.b.op(
         Opc::Mov,
         &[],

@@ -390,7 +390,7 @@ fn k_loop(
     let (abuf, bbuf) = (&st.abuf, &st.bbuf);
     let k = l.b.reg(RegClass::B32);
     l.b.op_into(k, Opc::Mov, &[], &[Ty::B32], smallvec![Operand::Imm(0)]);
-    l.b.begin_loop();
+    l.b.begin_uniform_loop();
     let go = l.b.op(
         Opc::Setp,
         &["lt"],
