@@ -378,23 +378,14 @@ pub fn prefetch(
 }
 
 /// Defers the next iteration's copy of a prefetched load whose product
-/// has read the buffer (every thread past a barrier) to the next product
-/// or the end of the body ([`issue_next`]): issued there, its addresses
-/// take registers where the product's operands no longer do.
+/// has read the buffer to the next product or the end of the body
+/// ([`issue_next`]): issued there, its addresses take registers where the
+/// product's operands no longer do, and the barrier it waits for (the
+/// analysis of the declared accesses puts it before the copy's write)
+/// lets every warp run on until then.
 pub fn defer_next(l: &mut Lowerer, d: &Rc<DirectB>) {
     if d.next.is_some() {
         l.states.get::<Copies>().next.push(d.clone());
-    }
-}
-
-/// Once every warp has read the buffer of `d`: where the load is
-/// prefetched, the barrier its next copy waits for, right away (the copy
-/// is issued next, [`defer_next`]). Else the next iteration issues it at
-/// the body's start or at the load, and the analysis of the declared
-/// accesses puts the barrier before it.
-pub fn done_reading(l: &mut Lowerer, d: &DirectB) {
-    if d.next.is_some() {
-        l.barrier();
     }
 }
 

@@ -384,6 +384,5 @@ fn direct_b_product(
         l.reads(r.bytes());
     }
     mma.emit(l, &ops, &frags, &mut acc, false);
-    crate::lower::emit::copies::direct::done_reading(l, d);
     Ok(acc_registers(l, plan, acc))
 }

@@ -189,6 +189,5 @@ pub fn multiply(
     if let Some(bytes) = a_bytes {
         l.reads(bytes);
     }
-    crate::lower::emit::copies::direct::done_reading(l, d);
     Ok(words)
 }
