@@ -71,9 +71,7 @@ pub fn swizzled_rows(l: &Lowerer) -> bool {
 pub struct DirectB {
     /// The load.
     pub load: OpId,
-    /// The buffer's byte offset in the scratch array.
-    pub offset: i64,
-    /// The bytes of the scratch array the buffer spans.
+    /// The bytes of the scratch array the buffer spans (from its offset).
     pub bytes: std::ops::Range<i64>,
     /// Bytes per buffer row.
     pub stride: i64,
@@ -82,7 +80,7 @@ pub struct DirectB {
     /// Rows `[N][K]` (K along memory) rather than `[K][N]`.
     pub nk: bool,
     /// The swizzled layout of a buffer that `wgmma` reads
-    /// ([`crate::lower::emit::ops::mma_sync_wgmma`]), 1024-aligned above `offset`; else rows of
+    /// ([`crate::lower::emit::ops::mma_sync_wgmma`]), 1024-aligned above its offset; else rows of
     /// `stride` bytes.
     pub swizzled: Option<Smem>,
     /// For a load prefetched before its loop, how its product issues the
@@ -212,7 +210,6 @@ fn buffer(
     )?;
     Ok(DirectB {
         load,
-        offset: buf.offset,
         bytes: buf.bytes(),
         stride,
         rows_swizzled: rows_swizzled && swizzled.is_none(),
@@ -284,15 +281,15 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     // xor a register part, from a 1024-aligned base).
     let mut dest = match &d.swizzled {
         Some(s) => {
-            let base = aligned_base(l, d.offset);
+            let base = aligned_base(l, d.bytes.start);
             let off = |b: &[i64]| s.offset(b[rank - 1], b[rank - 2]);
             Dest::Swizzled(Addresses::new(l, &layout, off, base))
         }
         None if d.rows_swizzled => {
-            let (start, at) = thread_address_from(l, &layout, d.offset, byte);
+            let (start, at) = thread_address_from(l, &layout, d.bytes.start, byte);
             Dest::SwizzledRows(Swizzled::new(l, Swizzle::for_rows(stride), start, at))
         }
-        None => Dest::Rows(thread_address_from(l, &layout, d.offset, byte).1),
+        None => Dest::Rows(thread_address_from(l, &layout, d.bytes.start, byte).1),
     };
     // The copies write the buffer from their issue until their wait, after
     // which a barrier comes before any read ([`wait_for`]); the load owns

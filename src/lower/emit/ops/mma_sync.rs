@@ -369,7 +369,7 @@ fn direct_b_product(
     let ops = Operands {
         kind: plan.kind,
         a: rows_a.map_or((0, 0, 0), |r| (r.offset, r.stride, 0)),
-        b: (d.offset, d.stride, rows * d.stride),
+        b: (d.bytes.start, d.stride, rows * d.stride),
         b_natural: false,
         b_nk: d.nk,
         swizzle: [false, d.rows_swizzled],

@@ -119,7 +119,7 @@ pub fn multiply(
     // The copies' writes reach the tensor cores' (async) proxy.
     proxy_fence(l);
     l.barrier();
-    let base = aligned_base(l, d.offset);
+    let base = aligned_base(l, d.bytes.start);
     let desc = descriptor(l, base, s);
     // A as each K step reads it: fragments, or a descriptor of this
     // warpgroup's 64 rows.
