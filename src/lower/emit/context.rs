@@ -317,11 +317,12 @@ impl<'m> Lowerer<'m> {
         self.declare(crate::lower::simt::membar::Access::ReadWrite, bytes, None);
     }
 
-    /// Declares an `access` to `bytes` of the scratch by the op being
-    /// lowered; with `owner`, one that the owner's own protocol orders
-    /// against its other accesses (a product flipping between two sets of
-    /// buffers, a load's copies): the analysis orders it only against the
-    /// accesses of others.
+    /// Declares an `access` to `bytes` of the scratch by the op claiming
+    /// scratch now (the op being lowered, or the loop it claims ahead of;
+    /// the scratch map names it); with `owner`, one that the owner's own
+    /// protocol orders against its other accesses (a product flipping
+    /// between two sets of buffers, a load's copies): the analysis orders
+    /// it only against the accesses of others.
     pub fn declare(
         &mut self,
         access: crate::lower::simt::membar::Access,

@@ -57,10 +57,10 @@ pub struct Declared {
     pub bytes: Range<i64>,
     /// Whether a barrier goes before the phase (the analysis sets it).
     pub barrier: bool,
-    /// The protocol that orders this access against the other accesses of
-    /// the same owner itself (a pipelined loop's ring, a product flipping
-    /// between two sets of buffers): the analysis orders it only against
-    /// the accesses of others. `None`: against every access.
+    /// The owner whose own protocol orders this access against its other
+    /// accesses (a product flipping between two sets of buffers, a load's
+    /// copies into one buffer): the analysis orders it only against the
+    /// accesses of others. `None`: against every access.
     pub owner: Option<u32>,
     /// The op declaring it (its index in the module), for the report.
     pub by: Option<u32>,
@@ -346,11 +346,17 @@ fn first_accesses(body: &[Stmt], into: &mut Pending) -> bool {
     false
 }
 
-/// A declaration that only stands for a barrier.
+/// A declaration that only stands for a barrier before a loop's next
+/// iteration (no bytes: it meets no access).
 fn barrier_mark() -> Stmt {
     let mut d = Declared::new(Access::Read, 0..0);
     d.barrier = true;
     Stmt::Shared(Box::new(d))
+}
+
+/// Whether `d` is a [`barrier_mark`].
+fn is_mark(d: &Declared) -> bool {
+    d.barrier && d.bytes.is_empty()
 }
 
 /// Puts a barrier before each `continue` of the loop whose body is `body`
@@ -364,8 +370,7 @@ fn before_continues(body: &mut Vec<Stmt>) {
                 before_continues(&mut n.else_body);
             }
             Stmt::Continue => {
-                let marked = i > 0
-                    && matches!(&body[i - 1], Stmt::Shared(d) if d.barrier && d.bytes.is_empty());
+                let marked = i > 0 && matches!(&body[i - 1], Stmt::Shared(d) if is_mark(d));
                 if !marked {
                     body.insert(i, barrier_mark());
                     i += 1;
@@ -385,7 +390,7 @@ fn lower(body: &mut Vec<Stmt>, placed: &mut Vec<Barrier>) {
         match &mut s {
             Stmt::Shared(d) => {
                 if d.barrier {
-                    placed.push(match d.bytes.is_empty() {
+                    placed.push(match is_mark(d) {
                         true => Barrier::NextIteration,
                         false => Barrier::Before((**d).clone()),
                     });
