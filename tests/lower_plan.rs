@@ -32,6 +32,13 @@ fn dump(rel: &str, gpu: Gpu) -> String {
     plans.iter().map(|p| p.dump(&module)).collect()
 }
 
+/// The barriers of `map` (an entry of `m`), as the map says them.
+fn described(m: &tileiras::ir::Module, map: &ScratchMap) -> Vec<String> {
+    (map.barriers.iter())
+        .map(|b| tileiras::lower::emit::scratch::map::describe(m, b))
+        .collect()
+}
+
 /// The module at `rel` and its entries' scratch maps on `gpu`.
 fn scratch(rel: &str, gpu: Gpu) -> (tileiras::ir::Module, Vec<ScratchMap>) {
     let bytes = std::fs::read(data(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
@@ -327,16 +334,12 @@ fn where_shared_memory_holds_k_or_v_v_takes_k_s_bytes() {
     assert_eq!(k.offset, v.offset, "{}", map.dump(&m));
     assert!(!k.over_dead && v.over_dead, "{}", map.dump(&m));
     let before_v = format!(
-        "before a write of bytes {}..{} by {}",
+        "before a write of bytes {}..{} by 'cuda_tile.load_view_tko' op at loc(",
         v.offset,
         v.offset + v.bytes,
-        "'cuda_tile.load_view_tko' op at loc("
     );
-    let said: Vec<String> = (map.barriers.iter())
-        .map(|b| tileiras::lower::emit::scratch::map::describe(&m, b))
-        .collect();
     assert!(
-        said.iter().any(|b| b.starts_with(&before_v)),
+        described(&m, map).iter().any(|b| b.starts_with(&before_v)),
         "{}",
         map.dump(&m)
     );
@@ -392,9 +395,7 @@ fn outside_loops_scratch_reuses_the_lowest_free_bytes() {
 /// first entry of `rel` for `gpu`, as its scratch map says them.
 fn barriers(rel: &str, gpu: Gpu) -> Vec<String> {
     let (m, maps) = scratch(rel, gpu);
-    (maps[0].barriers.iter())
-        .map(|b| tileiras::lower::emit::scratch::map::describe(&m, b))
-        .collect()
+    described(&m, &maps[0])
 }
 
 /// How many of `barriers` come before a loop's next iteration.
