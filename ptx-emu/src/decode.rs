@@ -35,6 +35,19 @@ pub mod tcgen05op {
     pub const CP: u8 = 9;
 }
 
+/// The state spaces a `fence.proxy.async` covers (in `Inst::sub`).
+pub mod fenceop {
+    #![allow(missing_docs)]
+    /// `fence.proxy.async` (every state space).
+    pub const ALL: u8 = 0;
+    /// `.shared::cta` / `.shared::cluster`.
+    pub const SHARED: u8 = 1;
+    /// `.global`.
+    pub const GLOBAL: u8 = 2;
+    /// `fence.mbarrier_init.release.cluster`: mbarrier initialisations only.
+    pub const MBARRIER_INIT: u8 = 3;
+}
+
 /// Atomic operations (in `Inst::sub`).
 pub mod atomop {
     #![allow(missing_docs)]
@@ -389,7 +402,24 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
                 OpK::Bar
             }
         }
-        "membar" | "fence" | "prefetch" | "prefetchu" | "setmaxnreg" | "nanosleep" | "pmevent"
+        "fence"
+            if opcode.starts_with("fence.proxy.async")
+                || opcode.starts_with("fence.mbarrier_init") =>
+        {
+            // `Inst::sub`: which state spaces the proxy fence covers
+            inst.sub = match opcode {
+                "fence.proxy.async" => fenceop::ALL,
+                o if o.starts_with("fence.mbarrier_init") => fenceop::MBARRIER_INIT,
+                o if o.contains("shared::") => fenceop::SHARED,
+                _ => fenceop::GLOBAL,
+            };
+            OpK::FenceProxyAsync
+        }
+        "setmaxnreg" => {
+            inst.sub = has("inc") as u8;
+            OpK::Setmaxnreg
+        }
+        "membar" | "fence" | "prefetch" | "prefetchu" | "nanosleep" | "pmevent"
         | "griddepcontrol" | "discard" | "applypriority" | "createpolicy" => {
             if base == "createpolicy" {
                 OpK::Mov
@@ -705,6 +735,9 @@ pub fn decode(opcode: &str, mut ops: Vec<Opnd>) -> Result<Inst, String> {
     };
     let min_ops = if inst.op == OpK::Atom && inst.sub == atomop::CAS {
         4
+    } else if inst.op == OpK::CpBulkTensor && inst.sub2 & 1 == 1 {
+        // a store: [map, coords], [smem]{, cache-policy}
+        2
     } else {
         min_ops
     };

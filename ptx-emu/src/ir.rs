@@ -48,6 +48,8 @@ pub struct Kernel {
     pub param_size: u32,
     /// Number of registers (all widths share one 64-bit register file).
     pub nregs: u32,
+    /// Each register's PTX name, by register number.
+    pub reg_names: Vec<String>,
     /// Static shared memory in bytes (dynamic shared starts here).
     pub static_shared: u32,
     /// Per-thread `.local` bytes.
@@ -496,6 +498,11 @@ pub enum OpK {
     WgmmaFence,
     WgmmaCommit,
     WgmmaWait,
+    /// `fence.proxy.async{.space}` and `fence.mbarrier_init` (`sub`:
+    /// `decode::fenceop`).
+    FenceProxyAsync,
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 N` (`sub` 1: `.inc`).
+    Setmaxnreg,
     /// A `tcgen05` instruction (sm_100 tensor memory and MMA); `sub`
     /// names the operation (`decode::tcgen05op`).
     Tcgen05,

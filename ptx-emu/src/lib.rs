@@ -22,7 +22,8 @@
 //!   `Device::approx_div_skew_ulps` moves f32 `div.approx`/`div.full`
 //!   results off it, to check code that must hold anywhere within the
 //!   ISA's error bound.
-//! * All memory is sequentially consistent; fences are no-ops. CTAs run one
+//! * All memory is sequentially consistent; fences order nothing more, but
+//!   the strict checks below ask for the ones the ISA requires. CTAs run one
 //!   after another in linear order, threads of a CTA run until they block
 //!   (barrier, warp collective, failing `mbarrier.try_wait`, exit), so every
 //!   run is deterministic.
@@ -52,10 +53,48 @@
 //! * `tcgen05` (sm_100): each CTA has 128 lanes x 512 columns of tensor
 //!   memory; `tcgen05.mma` runs when issued (exact products, one rounding per
 //!   output, as `wgmma`) and `tcgen05.commit` arrives at once; `ld/st` run
-//!   per thread, waits and fences are no-ops. Reads or writes of columns
+//!   per thread; waits and fences move no data (the strict checks hold
+//!   what they order). Reads or writes of columns
 //!   not allocated, and a warp reaching lanes outside its 32-lane
 //!   subpartition, are `OutOfBounds` errors. With `cta_group::2` the even
 //!   CTA of a pair issues the MMA for both (each holds half of A, B and D).
+//! * Strict checks of asynchronous code ([`AsyncChecks`], each reported as
+//!   `ErrorKind::Async` with the instruction and thread, or as a
+//!   `Deadlock` that says what a waiter misses; all on by default):
+//!   - proxies: a generic write (`st.shared`, `stmatrix`, a landed
+//!     `cp.async`, `tcgen05.st`...) read by the async proxy (`wgmma`
+//!     operands, a TMA store's source, `tcgen05.mma`/`cp` operands) needs a
+//!     `fence.proxy.async` (all spaces or `shared::*`) ordered between
+//!     them; a TMA box is the write of an agent of the mbarrier it
+//!     completes on, visible only to a thread that observed that phase,
+//!     and it must come after every access the issuing thread has not
+//!     ordered before the issue; a bulk store reads its source until a
+//!     `cp.async.bulk.wait_group(.read)` retires it (writes before then,
+//!     and exiting with one in flight, are reported);
+//!   - mbarriers: more bytes delivered than a phase expects, more arrivals
+//!     than its count, `mbarrier.init` over a pending phase; a waiter that
+//!     never wakes is a `Deadlock` naming the missing arrivals or bytes;
+//!   - `wgmma`: a `wgmma.fence` before the first `wgmma.mma_async` and
+//!     between a computed write of its accumulator or A registers and the
+//!     multiply (moves are NVIDIA's practice there and pass);
+//!     those registers untouched until a `wgmma.wait_group` retires it;
+//!     none in flight at exit;
+//!   - `tcgen05`: an MMA writing cells a `tcgen05.ld` reads before its
+//!     `wait::ld`, or reading cells a `tcgen05.st` writes before its
+//!     `wait::st` (a load's registers may be used before the wait, as
+//!     NVIDIA's epilogues do: ptxas orders them); cells an MMA
+//!     writes read only after its `commit`'s mbarrier phase is observed
+//!     (never before the commit); `ld`/`st`/MMA of another thread's cells
+//!     ordered by a synchronisation, with the `tcgen05.fence::*_thread_sync`
+//!     pair around it or, as NVIDIA's attention does, after the
+//!     `wait::ld/st` alone (a warp's own `ld`/`st`, collectives, in its
+//!     program order);
+//!   - `setmaxnreg`: counts a multiple of 8 in 24..=256; every thread of a
+//!     warpgroup runs the same sequence of requests (from one instruction
+//!     or several, as NVIDIA's code does).
+//!
+//!   The proxy and tensor-memory checks keep vector clocks whether or not
+//!   `Device::race_check` reports plain races.
 //! * Global memory written by one CTA (cluster) and read or written by another
 //!   in the same launch is reported as a race too, unless the kernel contains
 //!   atomics or gpu/system-scope fences (which can order CTAs).
@@ -168,6 +207,89 @@ pub enum ErrorKind {
     Timeout,
     /// Two threads access the same shared-memory byte without synchronisation.
     Race,
+    /// A use of the asynchronous machinery the PTX ISA does not guarantee
+    /// (a missing proxy fence, an mbarrier transaction count that does not
+    /// match, a `wgmma` or `tcgen05` register used before its wait, a bad
+    /// `setmaxnreg`): see [`AsyncChecks`].
+    Async,
+}
+
+/// The strict checks of asynchronous code, each of which can be turned
+/// off while debugging (all on by default; `PTX_EMU_ASYNC_CHECKS` read by
+/// [`Device::new`]: `off`, or a comma-separated list of checks to turn
+/// off, such as `no-proxy,no-wgmma`). Each rule cites its PTX ISA section
+/// beside its check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsyncChecks {
+    /// Generic-proxy writes read by the async proxy (`wgmma`, TMA stores,
+    /// `tcgen05.mma`/`cp`) need a `fence.proxy.async`; async-proxy writes
+    /// (TMA loads) are visible to generic reads only through the mbarrier
+    /// phase they complete; generic writes must not overwrite bytes a
+    /// bulk copy still reads.
+    pub proxy: bool,
+    /// mbarrier transaction counts and arrivals: no more bytes delivered
+    /// than expected, no re-initialisation of a barrier with a phase
+    /// pending, a hang reported with the barrier's state.
+    pub mbarrier: bool,
+    /// `wgmma`: registers written since the last `wgmma.fence` must not
+    /// feed a `wgmma.mma_async`; A fragments and accumulators untouched
+    /// until the `wait_group` that retires it; nothing in flight at exit.
+    pub wgmma: bool,
+    /// `tcgen05`: an MMA writes no cells a `ld` reads before its
+    /// `wait::ld`, and reads none a `st` writes before its `wait::st`;
+    /// tensor memory an MMA writes is read only after its commit's
+    /// mbarrier phase; tensor-memory races.
+    pub tcgen05: bool,
+    /// `setmaxnreg`: executed by every warp of a warpgroup, with the same
+    /// count, in the range and steps the ISA allows.
+    pub setmaxnreg: bool,
+}
+
+impl AsyncChecks {
+    /// Every check on.
+    pub const ALL: AsyncChecks = AsyncChecks {
+        proxy: true,
+        mbarrier: true,
+        wgmma: true,
+        tcgen05: true,
+        setmaxnreg: true,
+    };
+    /// Every check off.
+    pub const NONE: AsyncChecks = AsyncChecks {
+        proxy: false,
+        mbarrier: false,
+        wgmma: false,
+        tcgen05: false,
+        setmaxnreg: false,
+    };
+
+    /// The checks `PTX_EMU_ASYNC_CHECKS` leaves on (all when unset):
+    /// `off` (or `none`) turns every one off, else each comma-separated
+    /// `no-NAME` turns one off (`proxy`, `mbarrier`, `wgmma`, `tcgen05`,
+    /// `setmaxnreg`).
+    pub fn from_env() -> AsyncChecks {
+        match std::env::var("PTX_EMU_ASYNC_CHECKS") {
+            Ok(v) => AsyncChecks::parse(&v),
+            Err(_) => AsyncChecks::ALL,
+        }
+    }
+
+    /// Parses the `PTX_EMU_ASYNC_CHECKS` syntax (unknown words are ignored).
+    pub fn parse(spec: &str) -> AsyncChecks {
+        let mut c = AsyncChecks::ALL;
+        for w in spec.split(',').map(str::trim) {
+            match w {
+                "off" | "none" => c = AsyncChecks::NONE,
+                "no-proxy" => c.proxy = false,
+                "no-mbarrier" => c.mbarrier = false,
+                "no-wgmma" => c.wgmma = false,
+                "no-tcgen05" => c.tcgen05 = false,
+                "no-setmaxnreg" => c.setmaxnreg = false,
+                _ => {}
+            }
+        }
+        c
+    }
 }
 
 /// An emulation error with its location.
@@ -234,6 +356,9 @@ pub struct Device {
     pub max_instructions_per_thread: u64,
     /// Report shared-memory data races (on by default).
     pub race_check: bool,
+    /// The strict checks of asynchronous code ([`AsyncChecks`]; all on by
+    /// default, less those `PTX_EMU_ASYNC_CHECKS` turns off).
+    pub async_checks: AsyncChecks,
     /// Ulps by which finite nonzero f32 `div.approx` and `div.full`
     /// results move away from zero (toward it when negative); 0, the
     /// correctly rounded quotient, by default.
@@ -258,6 +383,7 @@ impl Device {
             last: 0,
             max_instructions_per_thread: 1 << 28,
             race_check: true,
+            async_checks: AsyncChecks::from_env(),
             approx_div_skew_ulps: 0,
         }
     }

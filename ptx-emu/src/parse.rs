@@ -302,6 +302,7 @@ enum SymDef {
 
 struct KernelBuilder {
     nregs: u32,
+    reg_names: Vec<String>,
     scopes: Vec<HashMap<String, SymDef>>,
     params: Vec<ParamDecl>,
     param_size: u32,
@@ -639,6 +640,7 @@ fn parse_entry(
     let name = p.ident()?;
     let mut kb = KernelBuilder {
         nregs: 0,
+        reg_names: Vec::new(),
         scopes: vec![HashMap::new()],
         params: Vec::new(),
         param_size: 0,
@@ -799,6 +801,7 @@ fn parse_entry(
         params: kb.params,
         param_size: kb.param_size,
         nregs: kb.nregs,
+        reg_names: kb.reg_names,
         static_shared: dyn_off,
         local_size: kb.local_size,
         cparam_size: kb.cparam_size,
@@ -870,11 +873,13 @@ fn parse_body(
                         for i in 0..n {
                             let r = kb.nregs;
                             kb.nregs += 1;
+                            kb.reg_names.push(format!("{s}{i}"));
                             kb.declare(format!("{s}{i}"), SymDef::Reg(r));
                         }
                     } else {
                         let r = kb.nregs;
                         kb.nregs += 1;
+                        kb.reg_names.push(s.to_string());
                         kb.declare(s, SymDef::Reg(r));
                     }
                     if p.eat_punct(',') {

@@ -1,51 +1,132 @@
-//! Shared-memory data-race detection with vector clocks.
+//! Shared-memory data-race and proxy checking with vector clocks.
 //!
 //! Happens-before edges come from CTA barriers (`bar.sync`/`barrier.sync`,
 //! `bar.arrive` releases, `bar.red`), mbarriers (arrive releases, a
-//! successful wait acquires; a TMA's completion releases the issuing thread's
-//! clock), cluster barriers and warp collectives (all participants join).
-//! Two accesses to the same shared byte by different threads, at least one a
-//! plain write, with no happens-before path between them are a data race.
-//! Strong accesses (`.volatile`, `.relaxed`, `.acquire`, `.release`) and
-//! atomics are not checked, as in the PTX memory model.  Only the last write
-//! and the last read of each byte are remembered, so some races may be missed,
-//! but every reported race is real.
+//! successful wait acquires), cluster barriers and warp collectives (all
+//! participants join). Two accesses to the same shared byte by different
+//! threads, at least one a plain write, with no happens-before path between
+//! them are a data race. Strong accesses (`.volatile`, `.relaxed`,
+//! `.acquire`, `.release`) and atomics are not checked, as in the PTX
+//! memory model. Only the last write and the last read of each byte are
+//! remembered, so some races may be missed, but every reported race is real.
+//!
+//! Proxies (PTX ISA, "Memory Consistency Model" > "Proxies" and
+//! "Proxy-preserved base causality order"; `fence.proxy.async` in
+//! "Parallel Synchronization and Communication Instructions: membar/fence"):
+//! * A clock has three parts of `slots` entries each: the happens-before
+//!   clock, the *proxy frontier* (per slot, the latest clock whose generic
+//!   writes a `fence.proxy.async` has made visible to the async proxy) and
+//!   the *tcgen05 frontier* (the latest clock whose `tcgen05` accesses a
+//!   `tcgen05.fence::before_thread_sync` ordered before the thread's later
+//!   synchronisation). All three travel along the same edges.
+//! * A generic write read by the async proxy (a `wgmma` operand, a TMA
+//!   store's source, a `tcgen05.mma` operand) must be in the reader's proxy
+//!   frontier: write, then `fence.proxy.async` (by the writer or by any
+//!   thread ordered after the write), then the synchronisation that orders
+//!   the fence before the read.
+//! * Writes of the async proxy (TMA loads) are made by *agents*, one per
+//!   mbarrier they complete on (up to [`AGENTS`], shared past that: fewer
+//!   reports, never false ones): an agent's clock reaches a thread only
+//!   through a wait that observes that mbarrier's phase, so a generic read
+//!   of a TMA's bytes that did not observe its phase is reported.
 
 use std::collections::HashMap;
 
-/// One remembered access: thread, its clock, and the instruction index.
+/// Agents (asynchronous writers, one per mbarrier) a detector tells apart.
+pub(crate) const AGENTS: usize = 32;
+
+/// The parts of a clock: happens-before, proxy frontier, tcgen05
+/// frontier, mbarrier-initialisation frontier.
+const PARTS: usize = 4;
+const PROXY: usize = 1;
+const TC: usize = 2;
+const MBAR_INIT: usize = 3;
+
+/// One remembered access: slot (a thread, or `n + agent`), its clock, the
+/// instruction index, whether it went through the generic proxy, and
+/// whether it was an `mbarrier.init`.
 #[derive(Clone, Copy)]
 pub(crate) struct Acc {
-    tid: u16,
+    slot: u16,
+    generic: bool,
+    mbar_init: bool,
     clock: u32,
     pc: u32,
 }
 
 const NONE: Acc = Acc {
-    tid: u16::MAX,
+    slot: u16::MAX,
+    generic: false,
+    mbar_init: false,
     clock: 0,
     pc: 0,
 };
 
+/// What an access conflicts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConflictKind {
+    /// Two unordered accesses of threads (a plain data race).
+    Race,
+    /// A generic write read by the async proxy with no `fence.proxy.async`
+    /// ordered between them.
+    Unfenced,
+    /// An asynchronous write (a TMA load completing on an mbarrier) whose
+    /// mbarrier phase the accessing thread has not observed.
+    Unobserved,
+    /// An asynchronous write (a TMA load) over bytes another thread's access
+    /// not ordered before the copy's issue still uses.
+    AsyncOverwrite,
+    /// An asynchronous write over bytes a generic access used with no
+    /// `fence.proxy.async` ordered between them.
+    UnfencedOverwrite,
+}
+
 /// Per-CTA race-detection state.
 pub(crate) struct Race {
+    /// Threads.
     n: usize,
+    /// Slots of one clock part: threads, then agents.
+    slots: usize,
+    /// Each thread's clock: `PARTS * slots` entries (happens-before, proxy
+    /// frontier, tcgen05 frontier, mbarrier-initialisation frontier).
     vc: Vec<u32>,
+    /// Each thread's tcgen05 frontier as of its last
+    /// `tcgen05.fence::after_thread_sync` (`slots` entries a thread).
+    tc_after: Vec<u32>,
     w: Vec<Acc>,
     r: Vec<Acc>,
     bar: Vec<Vec<u32>>,
     mbar: HashMap<u32, Vec<u32>>,
     cluster: Vec<u32>,
+    /// Agents: the mbarrier offset each one completes on, and its clock.
+    agent_of: HashMap<u32, usize>,
+    agent_mbar: Vec<u32>,
+    agent_clock: Vec<u32>,
+    /// Report plain data races (proxy conflicts are reported regardless).
+    pub(crate) report_races: bool,
+    /// Report proxy conflicts.
+    pub(crate) report_proxy: bool,
+    /// Report tensor-memory conflicts.
+    pub(crate) report_tc: bool,
+    /// The reads being performed are the async proxy's (see
+    /// [`Race::async_read`]).
+    pub(crate) async_reader: bool,
+    /// The write being performed is an `mbarrier.init`.
+    pub(crate) mbar_init_write: bool,
     /// The access being performed is strong or atomic: do not check it.
     pub(crate) skip: bool,
 }
 
-/// A detected race: the other access's thread and instruction index, and whether it was a write.
+/// A detected conflict: the other access's slot and instruction index,
+/// whether it was a write, and what rule it breaks.
 pub(crate) struct Conflict {
     pub(crate) other_tid: usize,
     pub(crate) other_pc: u32,
     pub(crate) other_write: bool,
     pub(crate) addr: usize,
+    pub(crate) kind: ConflictKind,
+    /// For an agent's write: the mbarrier it completes on.
+    pub(crate) mbar: Option<u32>,
 }
 
 fn join(dst: &mut [u32], src: &[u32]) {
@@ -57,33 +138,110 @@ fn join(dst: &mut [u32], src: &[u32]) {
 }
 
 impl Race {
-    pub(crate) fn new(n: usize, smem: usize) -> Race {
-        let mut vc = vec![0; n * n];
+    /// A detector for `n` threads over `bytes` bytes (shared memory, then
+    /// any further memory such as tensor memory cells).
+    pub(crate) fn new(n: usize, bytes: usize) -> Race {
+        let slots = n + AGENTS;
+        let width = PARTS * slots;
+        let mut vc = vec![0; n * width];
         for t in 0..n {
-            vc[t * n + t] = 1;
+            vc[t * width + t] = 1;
         }
         Race {
             n,
+            slots,
             vc,
-            w: vec![NONE; smem],
-            r: vec![NONE; smem],
-            bar: vec![vec![0; n]; 16],
+            tc_after: vec![0; n * slots],
+            w: vec![NONE; bytes],
+            r: vec![NONE; bytes],
+            bar: vec![vec![0; width]; 16],
             mbar: HashMap::new(),
-            cluster: vec![0; n],
+            cluster: vec![0; width],
+            agent_of: HashMap::new(),
+            agent_mbar: vec![0; AGENTS],
+            agent_clock: vec![0; AGENTS],
+            report_races: true,
+            report_proxy: true,
+            report_tc: true,
+            async_reader: false,
+            mbar_init_write: false,
             skip: false,
         }
     }
 
+    fn width(&self) -> usize {
+        PARTS * self.slots
+    }
+
     fn vc(&self, t: usize) -> &[u32] {
-        &self.vc[t * self.n..(t + 1) * self.n]
+        let w = self.width();
+        &self.vc[t * w..(t + 1) * w]
+    }
+
+    fn vc_mut(&mut self, t: usize) -> &mut [u32] {
+        let w = self.width();
+        &mut self.vc[t * w..(t + 1) * w]
     }
 
     fn tick(&mut self, t: usize) {
-        self.vc[t * self.n + t] += 1;
+        let w = self.width();
+        self.vc[t * w + t] += 1;
+    }
+
+    fn now(&self, t: usize) -> u32 {
+        self.vc[t * self.width() + t]
     }
 
     fn ordered(&self, t: usize, a: Acc) -> bool {
-        a.tid == u16::MAX || a.tid as usize == t || a.clock <= self.vc[t * self.n + a.tid as usize]
+        a.slot == u16::MAX
+            || a.slot as usize == t
+            || a.clock <= self.vc[t * self.width() + a.slot as usize]
+    }
+
+    /// Whether the generic access `a` is in thread `t`'s proxy frontier
+    /// (an `mbarrier.init` also in its mbarrier-initialisation frontier).
+    fn fenced(&self, t: usize, a: Acc) -> bool {
+        !a.generic || a.slot == u16::MAX || {
+            let (w, s, x) = (self.width(), self.slots, a.slot as usize);
+            let seen = |part: usize| a.clock <= self.vc[t * w + part * s + x];
+            seen(PROXY) || a.mbar_init && seen(MBAR_INIT)
+        }
+    }
+
+    fn acc(&self, t: usize, pc: u32, generic: bool) -> Acc {
+        Acc {
+            slot: t as u16,
+            generic,
+            mbar_init: false,
+            clock: self.now(t),
+            pc,
+        }
+    }
+
+    fn conflict(&self, a: Acc, x: usize, write: bool, kind: ConflictKind) -> Conflict {
+        let agent = (a.slot as usize).checked_sub(self.n);
+        Conflict {
+            other_tid: a.slot as usize,
+            other_pc: a.pc,
+            other_write: write,
+            addr: x,
+            kind,
+            mbar: agent.map(|g| self.agent_mbar[g]),
+        }
+    }
+
+    /// The conflict of an access by `t` with the earlier access `a` of
+    /// byte `x`, if they are not ordered and the conflict is reported.
+    fn unordered(&self, t: usize, a: Acc, x: usize, write: bool) -> Option<Conflict> {
+        if self.ordered(t, a) {
+            return None;
+        }
+        let agent = a.slot as usize >= self.n;
+        match (agent, self.report_proxy, self.report_races) {
+            (true, true, _) => Some(self.conflict(a, x, write, ConflictKind::Unobserved)),
+            (false, _, true) => Some(self.conflict(a, x, write, ConflictKind::Race)),
+            _ => None,
+        }
     }
 
     /// Checks and records a read of `[o, o+len)` by thread `t` at instruction `pc`.
@@ -91,23 +249,53 @@ impl Race {
         if self.skip {
             return Ok(());
         }
+        if self.async_reader {
+            return self.async_read(t, pc, o, len);
+        }
+        let me = self.acc(t, pc, true);
         for x in o..o + len {
-            let w = self.w[x];
-            if !self.ordered(t, w) {
-                return Err(Conflict {
-                    other_tid: w.tid as usize,
-                    other_pc: w.pc,
-                    other_write: true,
-                    addr: x,
-                });
+            if let Some(c) = self.unordered(t, self.w[x], x, true) {
+                return Err(c);
             }
-            self.r[x] = Acc {
-                tid: t as u16,
-                clock: self.vc[t * self.n + t],
-                pc,
-            };
+            self.r[x] = me;
         }
         Ok(())
+    }
+
+    /// Checks and records a read of `[o, o+len)` by the async proxy on
+    /// behalf of thread `t` (a `wgmma` operand, a TMA store's source): the
+    /// last write must be ordered before it and, if generic, fenced.
+    pub(crate) fn async_read(
+        &mut self,
+        t: usize,
+        pc: u32,
+        o: usize,
+        len: usize,
+    ) -> Result<(), Conflict> {
+        if self.skip {
+            return Ok(());
+        }
+        let me = self.acc(t, pc, false);
+        for x in o..o + len {
+            let w = self.w[x];
+            if let Some(c) = self.unordered(t, w, x, true) {
+                return Err(c);
+            }
+            if self.report_proxy && !self.fenced(t, w) {
+                return Err(self.conflict(w, x, true, ConflictKind::Unfenced));
+            }
+            self.r[x] = me;
+        }
+        Ok(())
+    }
+
+    /// Records a read of `[o, o+len)` by thread `t` without checking it
+    /// (the end of an asynchronous read the thread waited for).
+    pub(crate) fn record_read(&mut self, t: usize, pc: u32, o: usize, len: usize) {
+        let me = self.acc(t, pc, false);
+        for x in o..(o + len).min(self.r.len()) {
+            self.r[x] = me;
+        }
     }
 
     /// Checks and records a write of `[o, o+len)` by thread `t`.
@@ -121,48 +309,259 @@ impl Race {
         if self.skip {
             return Ok(());
         }
+        let me = Acc {
+            mbar_init: self.mbar_init_write,
+            ..self.acc(t, pc, true)
+        };
         for x in o..o + len {
             let (w, r) = (self.w[x], self.r[x]);
-            if !self.ordered(t, w) {
-                return Err(Conflict {
-                    other_tid: w.tid as usize,
-                    other_pc: w.pc,
-                    other_write: true,
-                    addr: x,
-                });
+            if let Some(c) = self.unordered(t, w, x, true) {
+                return Err(c);
             }
-            if !self.ordered(t, r) {
-                return Err(Conflict {
-                    other_tid: r.tid as usize,
-                    other_pc: r.pc,
-                    other_write: false,
-                    addr: x,
-                });
+            if let Some(c) = self.unordered(t, r, x, false) {
+                return Err(c);
             }
-            self.w[x] = Acc {
-                tid: t as u16,
-                clock: self.vc[t * self.n + t],
-                pc,
-            };
+            self.w[x] = me;
             self.r[x] = NONE;
         }
         Ok(())
     }
 
-    /// Records an asynchronous (TMA) write performed on behalf of thread `t` without checking it.
-    pub(crate) fn async_write(&mut self, t: Option<usize>, pc: u32, o: usize, len: usize) {
-        let a = match t {
-            Some(t) => Acc {
-                tid: t as u16,
-                clock: self.vc[t * self.n + t],
-                pc,
-            },
-            None => NONE,
+    /// The agent of the mbarrier at `mbar` (made on first use).
+    fn agent(&mut self, mbar: u32) -> usize {
+        let next = self.agent_of.len();
+        let g = *self.agent_of.entry(mbar).or_insert(next % AGENTS);
+        self.agent_mbar[g] = mbar;
+        g
+    }
+
+    /// An asynchronous write of `[o, o+len)` (a TMA box) issued by thread
+    /// `t` (checked against the accesses before it: they must be ordered
+    /// before the issue) that completes on the mbarrier at `mbar`: the
+    /// bytes are the mbarrier's agent's, visible to a thread once it
+    /// observes the phase. `t` is `None` for a copy another CTA issued
+    /// (multicast), which is not checked.
+    pub(crate) fn async_write(
+        &mut self,
+        t: Option<usize>,
+        pc: u32,
+        o: usize,
+        len: usize,
+        mbar: u32,
+    ) -> Result<(), Conflict> {
+        let end = (o + len).min(self.w.len());
+        if let (Some(t), true) = (t, self.report_proxy) {
+            for x in o..end {
+                for (a, write) in [(self.w[x], true), (self.r[x], false)] {
+                    if !self.ordered(t, a) && a.slot as usize != t {
+                        let kind = if a.slot as usize >= self.n {
+                            ConflictKind::Unobserved
+                        } else {
+                            ConflictKind::AsyncOverwrite
+                        };
+                        return Err(self.conflict(a, x, write, kind));
+                    }
+                    // a generic access before an async-proxy write needs a
+                    // proxy fence between them, as a generic write before an
+                    // async-proxy read does
+                    if !self.fenced(t, a) {
+                        return Err(self.conflict(a, x, write, ConflictKind::UnfencedOverwrite));
+                    }
+                }
+            }
+        }
+        let g = self.agent(mbar);
+        self.agent_clock[g] += 1;
+        let a = Acc {
+            slot: (self.n + g) as u16,
+            generic: false,
+            mbar_init: false,
+            clock: self.agent_clock[g],
+            pc,
+        };
+        for x in o..end {
+            self.w[x] = a;
+            self.r[x] = NONE;
+        }
+        self.agent_release(g, mbar);
+        Ok(())
+    }
+
+    /// The writes of the agent of the mbarrier at `earlier` so far are
+    /// visible through the mbarrier at `mbar` too (a later
+    /// `tcgen05.commit` of the same thread tracks them as well).
+    pub(crate) fn agent_also_through(&mut self, earlier: u32, mbar: u32) {
+        if let Some(&g) = self.agent_of.get(&earlier) {
+            self.agent_release(g, mbar);
+        }
+    }
+
+    /// The agent `g`'s writes so far are visible through the mbarrier at
+    /// `mbar`.
+    fn agent_release(&mut self, g: usize, mbar: u32) {
+        let (width, clock, slot) = (self.width(), self.agent_clock[g], self.n + g);
+        let m = self.mbar.entry(mbar).or_insert_with(|| vec![0; width]);
+        m[slot] = m[slot].max(clock);
+    }
+
+    /// Forgets what is known of `[o, o+len)` (bytes another CTA's copy
+    /// wrote, or an mbarrier re-initialised).
+    pub(crate) fn forget(&mut self, o: usize, len: usize) {
+        for x in o..(o + len).min(self.w.len()) {
+            self.w[x] = NONE;
+            self.r[x] = NONE;
+        }
+    }
+
+    /// Thread `t` executes `fence.proxy.async`: every generic write ordered
+    /// before it joins its proxy frontier.
+    pub(crate) fn fence_proxy_async(&mut self, t: usize) {
+        let s = self.slots;
+        let v = self.vc_mut(t);
+        let (hb, rest) = v.split_at_mut(s);
+        join(&mut rest[(PROXY - 1) * s..PROXY * s], hb);
+        self.tick(t);
+    }
+
+    /// Thread `t` executes `fence.mbarrier_init.release.cluster`: the
+    /// `mbarrier.init`s ordered before it are visible to the async proxy
+    /// (and the cluster) once the fence is ordered before their use.
+    pub(crate) fn fence_mbarrier_init(&mut self, t: usize) {
+        let s = self.slots;
+        let v = self.vc_mut(t);
+        let (hb, rest) = v.split_at_mut(s);
+        let m = &mut rest[(MBAR_INIT - 1) * s..MBAR_INIT * s];
+        join(m, hb);
+        self.tick(t);
+    }
+
+    /// Thread `t` executes `tcgen05.fence::before_thread_sync`: its
+    /// `tcgen05` accesses so far are ordered before its later
+    /// synchronisation.
+    pub(crate) fn tc_fence_before(&mut self, t: usize) {
+        let s = self.slots;
+        let now = self.now(t);
+        let v = self.vc_mut(t);
+        v[TC * s + t] = v[TC * s + t].max(now);
+        self.tick(t);
+    }
+
+    /// Thread `t` executes `tcgen05.fence::after_thread_sync`: the
+    /// `tcgen05` accesses of other threads fenced before the
+    /// synchronisation it has observed are ordered before its later ones.
+    pub(crate) fn tc_fence_after(&mut self, t: usize) {
+        let s = self.slots;
+        let w = self.width();
+        let src = self.vc[t * w + TC * s..t * w + (TC + 1) * s].to_vec();
+        join(&mut self.tc_after[t * s..(t + 1) * s], &src);
+    }
+
+    /// Checks and records a `tcgen05` access of cells `[o, o+len)` (after
+    /// the shared bytes) by thread `t`: another thread's access must be
+    /// ordered before it by `tcgen05.fence::before_thread_sync`, the
+    /// synchronisation, then `tcgen05.fence::after_thread_sync` (or by an
+    /// mbarrier phase a `tcgen05.commit` completes, for an MMA's writes).
+    pub(crate) fn tc_access(
+        &mut self,
+        t: usize,
+        pc: u32,
+        o: usize,
+        len: usize,
+        write: bool,
+    ) -> Result<(), Conflict> {
+        if self.skip {
+            return Ok(());
+        }
+        let me = self.acc(t, pc, false);
+        let s = self.slots;
+        for x in o..(o + len).min(self.w.len()) {
+            let (w, r) = (self.w[x], self.r[x]);
+            let earlier = if write {
+                vec![(w, true), (r, false)]
+            } else {
+                vec![(w, true)]
+            };
+            for (a, aw) in earlier {
+                // tcgen05.ld/st are warp collectives (.sync.aligned): the
+                // warp's own accesses are in its program order
+                let same_warp = (a.slot as usize) < self.n && a.slot as usize / 32 == t / 32;
+                if a.slot == u16::MAX || same_warp {
+                    continue;
+                }
+                // another thread's access: ordered by the tcgen05 fences
+                // around a synchronisation, or (NVIDIA's practice: its
+                // attention hands tensor memory over with tcgen05.wait::st
+                // and an mbarrier, no tcgen05.fence) by the synchronisation
+                // alone, the wait itself held by the pending-cell checks
+                let ok = self.ordered(t, a)
+                    || (a.slot as usize) < self.n
+                        && a.clock <= self.tc_after[t * s + a.slot as usize];
+                if !ok && self.report_tc {
+                    let kind = if a.slot as usize >= self.n {
+                        ConflictKind::Unobserved
+                    } else {
+                        ConflictKind::Race
+                    };
+                    return Err(self.conflict(a, x, aw, kind));
+                }
+            }
+            if write {
+                self.w[x] = me;
+                self.r[x] = NONE;
+            } else {
+                self.r[x] = me;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the tensor-memory cells `[o, o+len)` an MMA issued by thread
+    /// `t` reads or writes against other threads' `tcgen05.ld/st` (which
+    /// the `tcgen05` fences and a synchronisation must order before it);
+    /// earlier MMAs' writes are ordered by the tensor core's pipeline.
+    pub(crate) fn tc_check_mma(
+        &mut self,
+        t: usize,
+        _pc: u32,
+        o: usize,
+        len: usize,
+    ) -> Result<(), Conflict> {
+        if self.skip || !self.report_tc {
+            return Ok(());
+        }
+        let s = self.slots;
+        for x in o..(o + len).min(self.w.len()) {
+            for (a, aw) in [(self.w[x], true), (self.r[x], false)] {
+                let thread = (a.slot as usize) < self.n;
+                if a.slot == u16::MAX || !thread || a.slot as usize == t {
+                    continue;
+                }
+                if !self.ordered(t, a) && a.clock > self.tc_after[t * s + a.slot as usize] {
+                    return Err(self.conflict(a, x, aw, ConflictKind::Race));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes of `[o, o+len)` by the tensor core on behalf of thread `t`
+    /// (an MMA's accumulator), completing on the mbarrier at `mbar` (its
+    /// `tcgen05.commit`): visible once that phase is observed.
+    pub(crate) fn tc_async_write(&mut self, o: usize, len: usize, mbar: u32) {
+        let g = self.agent(mbar);
+        self.agent_clock[g] += 1;
+        let a = Acc {
+            slot: (self.n + g) as u16,
+            generic: false,
+            mbar_init: false,
+            clock: self.agent_clock[g],
+            pc: 0,
         };
         for x in o..(o + len).min(self.w.len()) {
             self.w[x] = a;
             self.r[x] = NONE;
         }
+        self.agent_release(g, mbar);
     }
 
     /// Thread `t` arrives on CTA barrier `id` (release).
@@ -174,9 +573,8 @@ impl Race {
 
     /// Thread `t` leaves CTA barrier `id` (acquire).
     pub(crate) fn bar_leave(&mut self, id: usize, t: usize) {
-        let n = self.n;
         let b = self.bar[id].clone();
-        join(&mut self.vc[t * n..(t + 1) * n], &b);
+        join(self.vc_mut(t), &b);
     }
 
     /// The barrier's phase is over.
@@ -184,19 +582,18 @@ impl Race {
         self.bar[id].iter_mut().for_each(|x| *x = 0);
     }
 
-    /// Release of thread `t` into the mbarrier at `off` (arrive, TMA completion).
+    /// Release of thread `t` into the mbarrier at `off` (arrive).
     pub(crate) fn mbar_release(&mut self, off: u32, t: usize) {
         let v = self.vc(t).to_vec();
-        let n = self.n;
-        join(self.mbar.entry(off).or_insert_with(|| vec![0; n]), &v);
+        let width = self.width();
+        join(self.mbar.entry(off).or_insert_with(|| vec![0; width]), &v);
         self.tick(t);
     }
 
     /// Thread `t` observed the mbarrier at `off` complete (acquire).
     pub(crate) fn mbar_acquire(&mut self, off: u32, t: usize) {
-        let n = self.n;
         if let Some(m) = self.mbar.get(&off).cloned() {
-            join(&mut self.vc[t * n..(t + 1) * n], &m);
+            join(self.vc_mut(t), &m);
         }
     }
 
@@ -209,20 +606,18 @@ impl Race {
 
     /// See [`Race::cluster_arrive`].
     pub(crate) fn cluster_wait(&mut self, t: usize) {
-        let n = self.n;
         let c = self.cluster.clone();
-        join(&mut self.vc[t * n..(t + 1) * n], &c);
+        join(self.vc_mut(t), &c);
     }
 
     /// All threads of a warp collective join their clocks.
     pub(crate) fn collective(&mut self, group: &[usize]) {
-        let n = self.n;
-        let mut j = vec![0; n];
+        let mut j = vec![0; self.width()];
         for &g in group {
             join(&mut j, self.vc(g));
         }
         for &g in group {
-            self.vc[g * n..(g + 1) * n].copy_from_slice(&j);
+            self.vc_mut(g).copy_from_slice(&j);
             self.tick(g);
         }
     }

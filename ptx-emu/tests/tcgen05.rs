@@ -314,3 +314,96 @@ fn cta_pair_mma_layout_a() {
         }
     }
 }
+
+/// The kernel with `from` replaced by `to` (which must change it).
+fn mutant(from: &str, to: &str) -> String {
+    let src = kernel(LD).replace(from, to);
+    assert_ne!(src, kernel(LD), "{from:?} is not in the kernel");
+    src
+}
+
+/// The strict check's report of the kernel `src`.
+fn strict_report(src: &str) -> ptx_emu::EmuError {
+    let err = run_source(src).0.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Async, "{err}");
+    err
+}
+
+#[test]
+fn an_mma_over_cells_a_load_still_reads_is_reported() {
+    // thread 0 issues a second MMA into D right after its load, with no
+    // tcgen05.wait::ld between
+    let mma = "@!%p2 tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r40], %rd7, \
+               %rd9, %r45, {%r46, %r46, %r46, %r46}, %p1;";
+    let err = strict_report(&mutant(
+        "tcgen05.wait::ld.sync.aligned;",
+        &format!("{mma}\ntcgen05.wait::ld.sync.aligned;"),
+    ));
+    assert!(
+        err.msg.contains("before that thread's tcgen05.wait::ld"),
+        "{err}"
+    );
+}
+
+#[test]
+fn using_a_load_result_before_its_wait_is_nvidias_practice() {
+    // NVIDIA's epilogues convert and add a load's registers before its
+    // wait::ld: ptxas orders the register uses, so the emulator accepts it
+    let src = mutant(
+        "tcgen05.wait::ld.sync.aligned;",
+        "mov.b64 %rd15, {%r60, %r61};\nadd.s64 %rd16, %rd15, 0;\ntcgen05.wait::ld.sync.aligned;",
+    );
+    let (got, want) = run_source(&src);
+    assert_eq!(got.unwrap_or_else(|e| panic!("{e}")), want);
+}
+
+#[test]
+fn reading_what_an_mma_writes_without_its_commit_phase_is_reported() {
+    // no wait on the commit's mbarrier: the MMA may not have written D yet
+    let err = strict_report(&mutant(
+        "mbarrier.try_wait.parity.shared.b64 %p3, [bar], %r47;\n@!%p3 bra LOOP;",
+        "",
+    ));
+    // whichever comes first in the emulator's schedule: a load before the
+    // MMA's issue, or one after it that did not observe the commit
+    assert!(
+        err.msg.contains("without observing the phase") || err.msg.contains("tensor memory race"),
+        "{err}"
+    );
+}
+
+#[test]
+fn operands_written_without_a_proxy_fence_are_reported() {
+    // the MMA reads A and B through the async proxy
+    let err = strict_report(&mutant("fence.proxy.async.shared::cta;", ""));
+    assert!(err.msg.contains("no fence.proxy.async"), "{err}");
+    assert!(err.inst.contains("tcgen05.mma"), "{err}");
+    // a fence of the global state space does not cover shared memory
+    let err = strict_report(&mutant(
+        "fence.proxy.async.shared::cta;",
+        "fence.proxy.async.global;",
+    ));
+    assert!(err.msg.contains("no fence.proxy.async"), "{err}");
+}
+
+#[test]
+fn every_check_can_be_turned_off() {
+    let src = mutant("fence.proxy.async.shared::cta;", "");
+    let md = Module::parse(&src).unwrap();
+    let mut dev = Device::new();
+    dev.async_checks = ptx_emu::AsyncChecks::parse("no-proxy");
+    let out = dev.alloc(M * N * 4);
+    let aux = dev.alloc(8192);
+    dev.launch(
+        &md,
+        "t",
+        LaunchConfig::grid1d(1, 128),
+        &[Param::U64(out.addr()), Param::U64(aux.addr())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        ptx_emu::AsyncChecks::parse("off"),
+        ptx_emu::AsyncChecks::NONE
+    );
+    assert!(!ptx_emu::AsyncChecks::parse("no-proxy,no-wgmma").proxy);
+}

@@ -39,6 +39,16 @@ fn operands() -> (Vec<f32>, Vec<f32>) {
 /// with `in_flight` between its commit and its wait; the D registers of
 /// the 128 threads.
 fn product(a: &[f32], b: &[f32], in_flight: &str) -> Result<Vec<u32>, ptx_emu::EmuError> {
+    product_edited(a, b, in_flight, &|s| s)
+}
+
+/// [`product`] with its PTX source passed through `edit` first.
+fn product_edited(
+    a: &[f32],
+    b: &[f32],
+    in_flight: &str,
+    edit: &dyn Fn(String) -> String,
+) -> Result<Vec<u32>, ptx_emu::EmuError> {
     let (n, k) = (N, K);
     // Per thread, 4 A words: register i holds row 16 w + g + 8 (i % 2),
     // columns 8 (i / 2) + 2 t and + 1 (low half first).
@@ -94,7 +104,7 @@ fn product(a: &[f32], b: &[f32], in_flight: &str) -> Result<Vec<u32>, ptx_emu::E
          st.global.v4.b32 [%rd9], {{%r40, %r41, %r42, %r43}};\n\
          ret;\n}}\n"
     );
-    let md = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let md = Module::parse(&edit(src)).unwrap_or_else(|e| panic!("{e}"));
     let mut dev = Device::new();
     let out = dev.alloc(128 * 16);
     let aux = dev.alloc_from(&bytes::from_u32(&words));
@@ -154,6 +164,100 @@ fn an_accumulator_register_of_a_wgmma_in_flight_is_not_to_be_touched() {
     // The accumulator read: a race with the multiply's write.
     race_in_flight(
         "mov.b32 %r50, %r41;",
-        "accumulator register of a wgmma in flight",
+        "accumulator or A-fragment register of a wgmma in flight",
+    );
+}
+
+#[test]
+fn an_a_fragment_register_of_a_wgmma_in_flight_is_not_to_be_touched() {
+    // PTX ISA "wgmma.mma_async": the A fragment is read until the wait.
+    race_in_flight(
+        "mov.b32 %r11, 0;",
+        "accumulator or A-fragment register of a wgmma in flight",
+    );
+}
+
+/// The strict check's report of the product's kernel with `from` replaced
+/// by `to`.
+fn strict_report(from: &str, to: &str) -> ptx_emu::EmuError {
+    let (a, b) = operands();
+    let edit = |s: String| {
+        assert!(s.contains(from), "{from:?} is not in the kernel");
+        s.replace(from, to)
+    };
+    let e = product_edited(&a, &b, "", &edit).expect_err(from);
+    assert_eq!(e.kind, ptx_emu::ErrorKind::Async, "{e}");
+    e
+}
+
+#[test]
+fn a_b_operand_written_without_a_proxy_fence_is_reported() {
+    // PTX ISA, proxies: st.shared writes through the generic proxy, the
+    // multiply reads through the async proxy
+    let e = strict_report("fence.proxy.async.shared::cta;\n", "");
+    assert!(e.msg.contains("no fence.proxy.async"), "{e}");
+    assert!(e.inst.contains("wgmma.mma_async"), "{e}");
+    // the fence after the barrier, by every reader, serves as well
+    let (a, b) = operands();
+    let moved = |s: String| {
+        s.replace(
+            "fence.proxy.async.shared::cta;\nbar.sync 0;",
+            "bar.sync 0;\nfence.proxy.async;",
+        )
+    };
+    product_edited(&a, &b, "", &moved).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_wgmma_without_a_wgmma_fence_is_reported() {
+    let e = strict_report("wgmma.fence.sync.aligned;\n", "");
+    assert!(e.msg.contains("no wgmma.fence"), "{e}");
+}
+
+#[test]
+fn a_register_written_after_the_wgmma_fence_is_reported() {
+    // an accumulator computed after the fence: the multiply may read the old value
+    let e = strict_report(
+        "wgmma.fence.sync.aligned;\n",
+        "wgmma.fence.sync.aligned;\nadd.rn.f32 %r42, %r42, %r42;\n",
+    );
+    assert!(e.msg.contains("written since its last wgmma.fence"), "{e}");
+    // so is an A fragment register
+    let e = strict_report(
+        "wgmma.fence.sync.aligned;\n",
+        "wgmma.fence.sync.aligned;\nxor.b32 %r12, %r12, 0;\n",
+    );
+    assert!(e.msg.contains("%r12"), "{e}");
+}
+
+#[test]
+fn moves_into_wgmma_registers_after_the_fence_are_nvidias_practice() {
+    // NVIDIA's attention zeroes and copies accumulators between the fence
+    // and the multiply; those moves are accepted
+    let (a, b) = operands();
+    let edit = |s: String| {
+        s.replace(
+            "wgmma.fence.sync.aligned;\n",
+            "wgmma.fence.sync.aligned;\nmov.b32 %r42, 0;\nmov.b32 %r12, %r12;\n",
+        )
+    };
+    product_edited(&a, &b, "", &edit).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_wgmma_never_waited_for_is_reported() {
+    // the accumulators stored before any wait retired the multiply
+    let (a, b) = operands();
+    let edit = |s: String| s.replace("wgmma.wait_group.sync.aligned 0;\n", "");
+    let e = product_edited(&a, &b, "", &edit).expect_err("no wait");
+    assert!(e.msg.contains("wgmma in flight"), "{e}");
+    // and at the exit when nothing reads them
+    let e = strict_report(
+        "wgmma.wait_group.sync.aligned 0;\nadd.s64 %rd9, %rd0, %rd2;\nst.global.v4.b32 [%rd9], {%r40, %r41, %r42, %r43};",
+        "",
+    );
+    assert!(
+        e.msg.contains("exits with 1 wgmma.mma_async in flight"),
+        "{e}"
     );
 }

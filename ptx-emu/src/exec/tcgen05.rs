@@ -222,7 +222,22 @@ pub(super) fn step(
         tcgen05op::ALLOC | tcgen05op::DEALLOC | tcgen05op::RELINQUISH => {
             return Ok(Flow::Block(TS::Coll))
         }
-        tcgen05op::FENCE | tcgen05op::WAIT => {}
+        tcgen05op::FENCE => {
+            // PTX ISA "tcgen05.fence": orders the thread's tcgen05
+            // operations before (after) its thread synchronisation
+            let t = ti.t;
+            if inst.opcode.contains("before_thread_sync") {
+                with_race(cta, |rc| rc.tc_fence_before(t));
+            } else {
+                with_race(cta, |rc| rc.tc_fence_after(t));
+            }
+        }
+        tcgen05op::WAIT => {
+            // PTX ISA "tcgen05.wait": the thread's earlier tcgen05.ld
+            // (tcgen05.st) have completed
+            let load = inst.opcode.contains("wait::ld");
+            cta.strict.tc_wait(ti.t, load);
+        }
         tcgen05op::MMA => mma(dev, l, cta, ti, inst)?,
         tcgen05op::COMMIT => commit(l, cta, ti, inst)?,
         tcgen05op::LD | tcgen05op::ST => ldst(l, cta, ti, inst)?,
@@ -308,6 +323,35 @@ fn commit(l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
     }
     let r = &cta.regs[ti.t * cta.nregs..(ti.t + 1) * cta.nregs];
     let (rank, a) = mbar_target(r, &inst.ops[0], l, inst, cta.rank)?;
+    // PTX ISA "tcgen05.commit": the mbarrier tracks the completion of the
+    // thread's earlier asynchronous tcgen05 operations; their writes of
+    // tensor memory are visible to a thread that observes its phase
+    let own = !multicast && rank == cta.rank
+        || multicast && val(r, &inst.ops[1], l, cta, ti) as u32 >> cta.rank & 1 == 1;
+    let base = l.smem_bytes();
+    for (lanes, cols) in std::mem::take(&mut cta.strict.tc_mma[ti.t]) {
+        for lane in lanes {
+            let o = base + (lane * COLS + cols.start) as usize;
+            let len = cols.len();
+            with_race(cta, |rc| match own {
+                true => rc.tc_async_write(o, len, a),
+                false => rc.forget(o, len),
+            });
+        }
+    }
+    if own {
+        // the phase also covers what the thread's earlier commits tracked
+        let earlier = std::mem::take(&mut cta.strict.tc_commits[ti.t]);
+        with_race(cta, |rc| {
+            for &m in &earlier {
+                rc.agent_also_through(m, a);
+            }
+        });
+        cta.strict.tc_commits[ti.t] = earlier;
+        if !cta.strict.tc_commits[ti.t].contains(&a) {
+            cta.strict.tc_commits[ti.t].push(a);
+        }
+    }
     if multicast {
         // the mbarrier at the same offset in every CTA of the mask
         let mask = val(r, &inst.ops[1], l, cta, ti) as u32 & 0xffff;
@@ -323,10 +367,13 @@ fn commit(l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
 fn arrive_one(l: &mut Launch, cta: &mut Cta, ti: Ti, rank: u32, a: u32) -> R<()> {
     let mb = cluster_mbar(l, cta, rank, a)?;
     if mb.pending == 0 {
-        return Err(e(
-            ErrorKind::Unsupported,
+        return Err(strict::e_async(
             Some(a as u64),
-            "mbarrier arrive count exceeds the pending count",
+            format!(
+                "tcgen05.commit arrives on the mbarrier at {a:#x} when its phase {} has no \
+                 arrival pending (more arrivals than mbarrier.init's count)",
+                mb.phase
+            ),
         ));
     }
     mb.pending -= 1;
@@ -413,6 +460,7 @@ fn ldst(l: &Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
             format!("{what} tensor memory never allocated"),
         )
     })?;
+    let mut cells = Vec::with_capacity(words.len());
     for (j, w) in words.iter_mut().enumerate() {
         let (dl, dc) = fragment(shape, lane, j as u32, half).unwrap();
         let ln = lane0 + dl;
@@ -433,6 +481,21 @@ fn ldst(l: &Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
         } else {
             *c = *w;
         }
+        cells.push((ln, col0 + dc));
+    }
+    if l.checks.tcgen05 {
+        let pc = cta.pc[t];
+        let mma_in_flight = cta.strict.tc_mma.iter().any(|m| !m.is_empty());
+        for &(ln, col) in &cells {
+            if mma_in_flight {
+                strict::tc_mma_pending(cta, ln, col)?;
+            }
+            let o = l.smem_bytes() + (ln * COLS + col) as usize;
+            let mut res = Ok(());
+            with_race(cta, |rc| res = rc.tc_access(t, pc, o, 1, !load));
+            res.map_err(|c| race_err(l, t, if load { "tcgen05.ld" } else { "tcgen05.st" }, c))?;
+        }
+        cta.strict.tc_issue(t, load, cells);
     }
     if load {
         for (k, reg) in regs.iter().enumerate() {
@@ -581,7 +644,9 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
     };
     let rd = |dev: &mut Device, cta: &Cta, addr: u64| -> R<u64> {
         let mut b = [0u8; 4];
-        read_bytes(
+        // the tensor core reads its operands through the async proxy
+        with_race(cta, |rc| rc.async_reader = true);
+        let read = read_bytes(
             dev,
             l,
             cta,
@@ -590,7 +655,9 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             &mut b[..es as usize],
             t,
             es as usize,
-        )?;
+        );
+        with_race(cta, |rc| rc.async_reader = false);
+        read?;
         Ok(u32::from_le_bytes(b) as u64)
     };
     let (dlane, dcol) = (dt >> 16, dt & 0xffff);
@@ -708,6 +775,8 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             *s = scale(tm, fb, j, idb, "tcgen05.mma reads scale B from")?;
         }
     }
+    // the cells of D in this CTA: lane -> columns
+    let mut mine_cells: std::collections::BTreeMap<u32, std::ops::Range<u32>> = Default::default();
     for i in 0..m {
         let lane = row_lane(m, dlane, i);
         for j in 0..n {
@@ -732,6 +801,10 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             }
             if id.scale.is_some() {
                 acc *= sa[i] * sb[j];
+            }
+            if mine {
+                let r = mine_cells.entry(lane).or_insert(col..col + 1);
+                *r = r.start.min(col)..r.end.max(col + 1);
             }
             let tm = match mine {
                 true => &mut *tm,
@@ -774,6 +847,38 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
                 }
             };
         }
+    }
+    if l.checks.tcgen05 {
+        // A in tensor memory is read as D is: the same lanes
+        let a_cells: Vec<(u32, std::ops::Range<u32>)> = match a_tmem {
+            true => {
+                let at = av as u32;
+                let per = 4 / es as u32;
+                let cols = (at & 0xffff)..(at & 0xffff) + (k as u32).div_ceil(per);
+                mine_cells.keys().map(|&ln| (ln, cols.clone())).collect()
+            }
+            false => Vec::new(),
+        };
+        let read: Vec<(u32, std::ops::Range<u32>)> = mine_cells
+            .iter()
+            .filter(|_| accumulate)
+            .map(|(&ln, c)| (ln, c.clone()))
+            .chain(a_cells)
+            .collect();
+        strict::tc_pending(cta, &read, true)?;
+        let written: Vec<(u32, std::ops::Range<u32>)> =
+            mine_cells.iter().map(|(&ln, c)| (ln, c.clone())).collect();
+        strict::tc_pending(cta, &written, false)?;
+        let base = l.smem_bytes();
+        let pc = cta.pc[t];
+        for (&ln, cols) in mine_cells.iter().chain(read.iter().map(|(a, b)| (a, b))) {
+            let o = base + (ln * COLS + cols.start) as usize;
+            let mut res = Ok(());
+            with_race(cta, |rc| res = rc.tc_check_mma(t, pc, o, cols.len()));
+            res.map_err(|c| race_err(l, t, "tcgen05.mma", c))?;
+        }
+        // written when a tcgen05.commit of this thread says so
+        cta.strict.tc_mma[t].extend(mine_cells.into_iter().map(|(ln, c)| (ln..ln + 1, c)));
     }
     Ok(())
 }
