@@ -48,7 +48,8 @@
 //!   `wgmma` naming one of its accumulator registers before then.
 //! * Shared-memory data races are reported (`ErrorKind::Race`): happens-before
 //!   comes from barriers, mbarriers (TMA completion included), cluster barriers
-//!   and warp collectives; strong (`.volatile/.relaxed/.acquire/.release`) and
+//!   and warp collectives (a `wgmma` orders the threads of each of its
+//!   warps only: its `.sync` waits for the warp, not the warpgroup); strong (`.volatile/.relaxed/.acquire/.release`) and
 //!   atomic accesses are exempt.  Turn off with `Device::race_check = false`.
 //! * `tcgen05` (sm_100): each CTA has 128 lanes x 512 columns of tensor
 //!   memory; `tcgen05.mma` runs when issued (exact products, one rounding per
@@ -336,6 +337,9 @@ pub struct LaunchResult {
     pub printf: String,
     /// Dynamic instructions executed (all threads).
     pub instructions: u64,
+    /// The PTX lines of the instructions some thread executed (a guarded
+    /// one with its guard true), ascending.
+    pub executed_lines: Vec<u32>,
 }
 
 #[derive(Debug, Clone)]

@@ -79,6 +79,10 @@ pub(crate) enum ConflictKind {
     /// An asynchronous write over bytes a generic access used with no
     /// `fence.proxy.async` ordered between them.
     UnfencedOverwrite,
+    /// An mbarrier used, initialised or invalidated with no
+    /// synchronisation ordering it with its initialisation, its other uses
+    /// or its invalidation.
+    MbarOrder,
 }
 
 /// Per-CTA race-detection state.
@@ -108,6 +112,8 @@ pub(crate) struct Race {
     pub(crate) report_proxy: bool,
     /// Report tensor-memory conflicts.
     pub(crate) report_tc: bool,
+    /// Report mbarrier objects used out of order with their initialisation.
+    pub(crate) report_mbar: bool,
     /// The reads being performed are the async proxy's (see
     /// [`Race::async_read`]).
     pub(crate) async_reader: bool,
@@ -163,6 +169,7 @@ impl Race {
             report_races: true,
             report_proxy: true,
             report_tc: true,
+            report_mbar: true,
             async_reader: false,
             mbar_init_write: false,
             skip: false,
@@ -244,6 +251,31 @@ impl Race {
         }
     }
 
+    /// The conflict of an mbarrier initialisation or use by `t` with the
+    /// earlier access `a` of its byte `x`, if they are not ordered.
+    fn mbar_unordered(&self, t: usize, a: Acc, x: usize, write: bool) -> Option<Conflict> {
+        (self.report_mbar && !self.ordered(t, a))
+            .then(|| self.conflict(a, x, write, ConflictKind::MbarOrder))
+    }
+
+    /// PTX ISA "mbarrier.init" / "mbarrier.inval": thread `t` uses the
+    /// mbarrier object at `[o, o+8)` (an arrive, a completed wait, an
+    /// invalidation): its initialisation must be ordered before, and the
+    /// use is remembered so that a later initialisation must come after it.
+    pub(crate) fn mbar_use(&mut self, t: usize, pc: u32, o: usize) -> Result<(), Conflict> {
+        if self.skip {
+            return Ok(());
+        }
+        let me = self.acc(t, pc, true);
+        for x in o..(o + 8).min(self.w.len()) {
+            if let Some(c) = self.mbar_unordered(t, self.w[x], x, true) {
+                return Err(c);
+            }
+            self.r[x] = me;
+        }
+        Ok(())
+    }
+
     /// Checks and records a read of `[o, o+len)` by thread `t` at instruction `pc`.
     pub(crate) fn read(&mut self, t: usize, pc: u32, o: usize, len: usize) -> Result<(), Conflict> {
         if self.skip {
@@ -309,17 +341,21 @@ impl Race {
         if self.skip {
             return Ok(());
         }
+        let mbar = self.mbar_init_write;
         let me = Acc {
-            mbar_init: self.mbar_init_write,
+            mbar_init: mbar,
             ..self.acc(t, pc, true)
         };
         for x in o..o + len {
             let (w, r) = (self.w[x], self.r[x]);
-            if let Some(c) = self.unordered(t, w, x, true) {
-                return Err(c);
-            }
-            if let Some(c) = self.unordered(t, r, x, false) {
-                return Err(c);
+            for (a, aw) in [(w, true), (r, false)] {
+                let c = match mbar {
+                    true => self.mbar_unordered(t, a, x, aw),
+                    false => self.unordered(t, a, x, aw),
+                };
+                if let Some(c) = c {
+                    return Err(c);
+                }
             }
             self.w[x] = me;
             self.r[x] = NONE;

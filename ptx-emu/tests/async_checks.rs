@@ -272,3 +272,13 @@ fn an_mbarrier_initialised_without_a_fence_for_the_async_proxy_is_reported() {
     );
     run(&body).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn an_mbarrier_used_before_its_initialisation_is_ordered_is_reported() {
+    // PTX ISA "mbarrier.init": the other threads wait on the barrier with
+    // no synchronisation after thread 0 initialised it
+    let body = load_then(512, &format!("{WAIT}{COPY_OUT}")).replace("bar.sync 0;\n", "");
+    let e = report(&body);
+    assert!(e.msg.contains("the initialisation by thread 0"), "{e}");
+    assert!(e.inst.contains("mbarrier.try_wait"), "{e}");
+}

@@ -56,7 +56,14 @@ pub(super) fn try_collective(
             _ => return Ok(false),
         }
     }
-    with_race(cta, |rc| rc.collective(&group));
+    // PTX ISA "wgmma.mma_async": `.sync` waits for the threads of the
+    // warp, not of the warpgroup: the multiply orders each warp's threads
+    // among themselves, and another warp's shared-memory writes only
+    // through a barrier before it
+    with_race(cta, |rc| match inst.op {
+        OpK::Wgmma => group.chunks(32).for_each(|w| rc.collective(w)),
+        _ => rc.collective(&group),
+    });
     let nr = cta.nregs;
     let regs_of = |cta: &Cta, g: usize| cta.regs[g * nr..(g + 1) * nr].to_vec();
     let ops = &inst.ops;

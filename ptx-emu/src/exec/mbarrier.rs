@@ -199,7 +199,13 @@ pub(super) fn step(
                 strict::mbar_overdelivered(mb, a)?;
             }
             if mrank == cta.rank && inst.op != OpK::MbarExpectTx {
-                with_race(cta, |rc| rc.mbar_release(a, t));
+                let pc = cta.pc[t];
+                let mut used = Ok(());
+                with_race(cta, |rc| {
+                    used = rc.mbar_use(t, pc, a as usize);
+                    rc.mbar_release(a, t);
+                });
+                used.map_err(|c| race_err(l, t, "arrive", c))?;
             }
             if dst {
                 set!(0, state);
@@ -229,10 +235,22 @@ pub(super) fn step(
             if !done {
                 return Ok(Flow::Yield);
             }
-            with_race(cta, |rc| rc.mbar_acquire(a, t));
+            let pc = cta.pc[t];
+            let mut used = Ok(());
+            // the wait reads the barrier object before it can order
+            // anything through it: its initialisation must come first
+            with_race(cta, |rc| {
+                used = rc.mbar_use(t, pc, a as usize);
+                rc.mbar_acquire(a, t);
+            });
+            used.map_err(|c| race_err(l, t, "wait", c))?;
         }
         OpK::MbarInval => {
             let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
+            let pc = cta.pc[t];
+            let mut used = Ok(());
+            with_race(cta, |rc| used = rc.mbar_use(t, pc, a as usize));
+            used.map_err(|c| race_err(l, t, "mbarrier.inval", c))?;
             cta.mbar.remove(&a);
         }
         _ => unreachable!("{:?} is not this family's", inst.op),

@@ -145,6 +145,17 @@ pub(super) fn race_err(l: &Launch, t: usize, what: &str, c: crate::race::Conflic
                 c.mbar.unwrap_or(0)
             ),
         ),
+        K::MbarOrder => (
+            ErrorKind::Async,
+            format!(
+                "mbarrier at {byte}: {what} by thread {t} and the {} by thread {} at {at}, with \
+                 no synchronisation ordering them (PTX ISA: mbarrier.init, mbarrier.inval: an \
+                 mbarrier is used between its initialisation and its invalidation, each ordered \
+                 with the uses)",
+                if c.other_write { "initialisation" } else { "use" },
+                c.other_tid
+            ),
+        ),
         K::UnfencedOverwrite => (
             ErrorKind::Async,
             format!(

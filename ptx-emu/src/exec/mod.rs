@@ -104,6 +104,9 @@ struct Launch<'a> {
     cfg: LaunchConfig,
     cluster: (u32, u32, u32),
     printf: String,
+    /// Per instruction: executed at least once (a guarded one with its
+    /// guard true).
+    hit: Vec<bool>,
 }
 
 impl Launch<'_> {
@@ -339,6 +342,7 @@ pub(crate) fn launch(
         cfg,
         cluster,
         printf: String::new(),
+        hit: vec![false; k.insts.len()],
     };
     let mut total = 0u64;
     let mut res = Ok(());
@@ -379,9 +383,16 @@ pub(crate) fn launch(
         dev.free(p);
     }
     res?;
+    let mut executed_lines: Vec<u32> = (l.hit.iter().enumerate())
+        .filter(|(_, &h)| h)
+        .filter_map(|(pc, _)| k.texts.get(pc).map(|t| t.0))
+        .collect();
+    executed_lines.sort_unstable();
+    executed_lines.dedup();
     Ok(LaunchResult {
         printf: l.printf,
         instructions: total,
+        executed_lines,
     })
 }
 
@@ -437,7 +448,8 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         gid: (l.cluster_seq % 65535) as u16 + 1,
         gskip: false,
         race: std::cell::RefCell::new(
-            if (l.race_check || l.checks.proxy || l.checks.tcgen05) && smem > 0 {
+            if (l.race_check || l.checks.proxy || l.checks.tcgen05 || l.checks.mbarrier) && smem > 0
+            {
                 let tmem = match l.checks.tcgen05 && k.insts.iter().any(|i| i.op == OpK::Tcgen05) {
                     true => (tcgen05::LANES * tcgen05::COLS) as usize,
                     false => 0,
@@ -446,6 +458,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
                 rc.report_races = l.race_check;
                 rc.report_proxy = l.checks.proxy;
                 rc.report_tc = l.checks.tcgen05;
+                rc.report_mbar = l.checks.mbarrier;
                 Some(rc)
             } else {
                 None
@@ -729,6 +742,7 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
                 continue;
             }
         }
+        l.hit[pc as usize] = true;
         let wgmma_op = matches!(
             inst.op,
             OpK::Wgmma | OpK::WgmmaFence | OpK::WgmmaCommit | OpK::WgmmaWait
