@@ -22,7 +22,8 @@
 //! `NOT_RUN`. Each source's summary line gives its comparisons per NVIDIA
 //! target (`NVIDIA sm_120: N`).
 //! Floats compare bit for bit (any NaN equal to any NaN) unless the case
-//! grants an ulp bound. A case may ask for our PTX compiled with swizzled
+//! grants an ulp bound (a run and the comparison: `differential/runner.rs`,
+//! shared with `scripts/emu-check.sh` and `tests/emu_mutation.rs`). A case may ask for our PTX compiled with swizzled
 //! operand buffers too (`swizzled_too`).
 //!
 //! `DIFFERENTIAL_SEEDS` (default 2) sets the seeds a case runs with,
@@ -41,11 +42,14 @@ mod nvidia;
 mod nvidia_reference;
 #[path = "differential/random.rs"]
 mod random;
+#[path = "differential/runner.rs"]
+mod runner;
 #[path = "nv_host/support.rs"]
 mod support;
 
-use case::{Arg, Case, Diff};
-use ptx_emu::{Device, ErrorKind, Module, Param};
+use case::Case;
+use ptx_emu::ErrorKind;
+use runner::{compared, differences, run, Outcome, TENSOR_MAPS};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,192 +144,6 @@ const KNOWN_REFUSALS: &[(&str, &str)] = &[(
     "cuTile 1.7.0 emits unsigned floordiv as divi unsigned rounding<negative_inf>, \
      which NVIDIA's verifier rejects",
 )];
-
-/// Why a PTX whose entry takes tensor maps after the case's parameters
-/// does not run: NVIDIA's host callbacks build them at launch (sm_120 TMA).
-const TENSOR_MAPS: &str = "the entry takes tensor maps (hidden parameters its host callbacks fill)";
-
-/// What a run left behind.
-enum Outcome {
-    /// Every buffer's bytes and the `printf` output (lines sorted).
-    Done(Vec<Vec<u8>>, String),
-    /// The emulator stopped the kernel (trap, fault, race...).
-    Failed(ErrorKind, String),
-}
-
-/// Runs `ptx` on the case's inputs; `Err` when the PTX cannot run as the
-/// case describes it.
-///
-/// `race_check` turns the emulator's race reports on: NVIDIA's PTX has
-/// benign races (lanes holding copies of a replicated tile's element store
-/// the same value to one shared address without a barrier), so only ours
-/// runs with them.
-///
-/// `host` is NVIDIA's host object and target, whose callbacks fill the
-/// tensor maps an entry takes after the case's parameters.
-fn run(
-    ptx: &str,
-    case: &Case,
-    inputs: &[Vec<u8>],
-    race_check: bool,
-    host: Option<(&[u8], &str)>,
-) -> Result<Outcome, String> {
-    let m = Module::parse(ptx).map_err(|e| format!("emulator cannot parse the PTX: {e}"))?;
-    let k = match &case.entry {
-        Some(e) => m.kernel(e).ok_or_else(|| format!("no entry {e}"))?,
-        None if m.kernels.len() == 1 => &m.kernels[0],
-        None => return Err("several entries and no \"entry\"".into()),
-    };
-    let extra = k.params.get(case.args.len()..).unwrap_or(&[]);
-    let maps = !extra.is_empty() && extra.iter().all(|p| p.size == 128);
-    if maps && host.is_none() {
-        return Err(TENSOR_MAPS.into());
-    }
-    if k.params.len() != case.args.len() && !maps {
-        return Err(format!(
-            "the entry takes {} parameters ({}), the case gives {}",
-            k.params.len(),
-            k.params
-                .iter()
-                .map(|p| p.size.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            case.args.len()
-        ));
-    }
-    let mut dev = Device::new();
-    dev.race_check = race_check;
-    let mut bufs = Vec::new();
-    let mut params = Vec::new();
-    let mut inputs = inputs.iter();
-    for (a, d) in case.args.iter().zip(&k.params) {
-        match a {
-            Arg::Buffer { .. } => {
-                let p = dev.alloc_from(inputs.next().unwrap());
-                bufs.push(p);
-                params.push(Param::U64(p.addr()));
-            }
-            Arg::Scalar { bytes, signed } => {
-                // the declared width: wider sign- or zero-extends, narrower truncates
-                let fill = if *signed && bytes.last().is_some_and(|b| b & 0x80 != 0) {
-                    0xff
-                } else {
-                    0
-                };
-                let mut b = bytes.clone();
-                b.resize(d.size as usize, fill);
-                params.push(match b.len() {
-                    4 => Param::U32(u32::from_le_bytes(b.try_into().unwrap())),
-                    8 => Param::U64(u64::from_le_bytes(b.try_into().unwrap())),
-                    _ => Param::Bytes(b),
-                });
-            }
-        }
-    }
-    if let (true, Some((object, gpu))) = (maps, host) {
-        for map in host_maps::tensor_maps(object, gpu, k, &params)
-            .map_err(|e| format!("NVIDIA's host callbacks: {e}"))?
-        {
-            params.push(Param::Bytes(map));
-        }
-    }
-    // the arrays that `arrays:` tables list, after the parameters' buffers
-    let listed = case.listed_arrays();
-    let mut rows: Vec<Vec<u8>> = vec![Vec::new(); bufs.len()];
-    for (_, len, table) in &listed {
-        let p = dev.alloc_from(inputs.next().unwrap());
-        bufs.push(p);
-        for v in [p.addr(), *len as u64, 1] {
-            rows[*table].extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    for (k, r) in rows.iter().enumerate().filter(|(_, r)| !r.is_empty()) {
-        dev.write(bufs[k], r);
-    }
-    let g = case.grid;
-    Ok(
-        match dev.launch_grid(&m, &k.name, (g[0], g[1], g[2]), &params) {
-            Ok(r) => {
-                let mut lines: Vec<&str> = r.printf.lines().collect();
-                lines.sort_unstable();
-                Outcome::Done(
-                    bufs.iter().map(|p| dev.read(*p)).collect(),
-                    lines.join("\n"),
-                )
-            }
-            Err(e) => Outcome::Failed(e.kind, e.to_string()),
-        },
-    )
-}
-
-/// The buffers to compare: argument index, element type, ulp and absolute
-/// bounds.
-fn compared(case: &Case) -> Vec<(usize, case::Elem, u64, f64)> {
-    let listed = case.listed_arrays();
-    case.args
-        .iter()
-        .enumerate()
-        .filter_map(|(k, a)| match a {
-            Arg::Buffer {
-                elem, ulp, atol, ..
-            } => Some((k, *elem, ulp.unwrap_or(case.ulp), atol.unwrap_or(case.atol))),
-            Arg::Scalar { .. } => None,
-        })
-        .chain(
-            listed
-                .iter()
-                .enumerate()
-                .map(|(k, (elem, _, _))| (case.args.len() + k, *elem, case.ulp, case.atol)),
-        )
-        .collect()
-}
-
-/// Compares NVIDIA's outcome with ours: `None` when they agree, else what
-/// differs (per buffer: how many elements, by how many ulps, the first two).
-fn differences(case: &Case, nv: &Outcome, ours: &Outcome) -> Option<String> {
-    match (nv, ours) {
-        (Outcome::Done(a, pa), Outcome::Done(b, pb)) => {
-            let mut out = Vec::new();
-            for ((k, elem, ulp, atol), (x, y)) in compared(case).into_iter().zip(a.iter().zip(b)) {
-                let mut diffs: Vec<Diff> = Vec::new();
-                let (n, worst) = case::compare(elem, ulp, atol, x, y, &mut diffs);
-                if n == 0 {
-                    continue;
-                }
-                let worst = match worst {
-                    0 => String::new(),
-                    w => format!(", floats by up to {w} ulp"),
-                };
-                let first: Vec<String> = diffs
-                    .iter()
-                    .take(2)
-                    .map(|d| format!("[{}] NVIDIA {}, ours {}", d.index, d.nvidia, d.ours))
-                    .collect();
-                out.push(format!(
-                    "args[{k}] ({elem:?}): {n} of {} elements differ{worst}: {}",
-                    x.len() / elem.size(),
-                    first.join("; ")
-                ));
-            }
-            if out.is_empty() && pa != pb {
-                out.push(format!(
-                    "printf output differs:\nNVIDIA:\n{pa}\nours:\n{pb}"
-                ));
-            }
-            (!out.is_empty()).then(|| out.join("\n    "))
-        }
-        (Outcome::Failed(ka, _), Outcome::Failed(kb, _)) if ka == kb => None,
-        (Outcome::Failed(_, e), Outcome::Done(..)) => {
-            Some(format!("NVIDIA's run failed ({e}), ours did not"))
-        }
-        (Outcome::Done(..), Outcome::Failed(_, e)) => {
-            Some(format!("our run failed ({e}), NVIDIA's did not"))
-        }
-        (Outcome::Failed(_, a), Outcome::Failed(_, b)) => Some(format!(
-            "NVIDIA's run failed ({a}), ours failed otherwise ({b})"
-        )),
-    }
-}
 
 /// With `DIFFERENTIAL_DUMP` set, writes a mismatching run's inputs and both
 /// outcomes' buffers there (`<case>.<seed>.<target>/{in,nvidia,ours}.<k>.bin`).

@@ -124,9 +124,25 @@ pub fn cache_root() -> PathBuf {
         });
         chosen
             .filter(|p| std::fs::create_dir_all(p).is_ok())
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
+            .unwrap_or_else(target_tmpdir)
     })
     .clone()
+}
+
+/// The target's temporary folder: Cargo's, for a test or a benchmark;
+/// else `tmp` in the target folder the running executable was built in
+/// (an example runs as `<target>/<profile>/examples/NAME`).
+pub fn target_tmpdir() -> PathBuf {
+    match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let exe = std::env::current_exe().expect("the running executable's path");
+            exe.ancestors()
+                .nth(3)
+                .map(|target| target.join("tmp"))
+                .unwrap_or_else(std::env::temp_dir)
+        }
+    }
 }
 
 /// The cache folder and the shadow tool tree ([`cache_and_tools`]).
@@ -154,9 +170,7 @@ pub fn cache_and_tools(what: &str, ptxas_script: &str) -> (PathBuf, PathBuf) {
     let cache = cache_root().join(&name);
     std::fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
     prune_stale(&cache_root(), what, &name, STALE);
-    let tools = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(name)
-        .join("tool");
+    let tools = target_tmpdir().join(name).join("tool");
     shadow_tree(&tools, ptxas_script);
     (cache, tools)
 }

@@ -404,21 +404,24 @@ impl Case {
         names.sort();
         names
             .into_iter()
-            .map(|n| {
-                let j = dir.join(format!("{n}.json"));
-                let text = std::fs::read_to_string(&j).unwrap();
-                let v: Value =
-                    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", j.display()));
-                let file = v
-                    .get("bytecode")
-                    .and_then(Value::as_str)
-                    .map_or(format!("{n}.tileir"), String::from);
-                let b = dir.join(file);
-                let bytes = std::fs::read(&b).unwrap_or_else(|e| panic!("{}: {e}", b.display()));
-                Case::from_json(format!("{source}/{n}"), bytes, &v)
-                    .unwrap_or_else(|e| panic!("{}: {e}", j.display()))
-            })
+            .map(|n| Case::load(dir, source, &n).unwrap_or_else(|e| panic!("{e}")))
             .collect()
+    }
+
+    /// The case `NAME.json` (with `NAME.tileir`, or the bytecode it names)
+    /// in `dir`, named `<source>/<NAME>`.
+    pub fn load(dir: &Path, source: &str, name: &str) -> Result<Case, String> {
+        let j = dir.join(format!("{name}.json"));
+        let text = std::fs::read_to_string(&j).map_err(|e| format!("{}: {e}", j.display()))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", j.display()))?;
+        let file = v
+            .get("bytecode")
+            .and_then(Value::as_str)
+            .map_or(format!("{name}.tileir"), String::from);
+        let b = dir.join(file);
+        let bytes = std::fs::read(&b).map_err(|e| format!("{}: {e}", b.display()))?;
+        Case::from_json(format!("{source}/{name}"), bytes, &v)
+            .map_err(|e| format!("{}: {e}", j.display()))
     }
 
     /// The buffers' initial contents for `seed`: the parameters' buffers
