@@ -25,8 +25,13 @@
 //!
 //! Survivors are listed with why they survive in
 //! `tests/data/emu_mutation/survivors.txt` (`<case> <target> <line>
-//! <instruction> -- <explanation>`). The test fails when a mutant survives
-//! that is not listed, or when fewer than [`FLOOR`] of the mutants are
+//! <instruction> -- <explanation>`): either why deleting the instruction
+//! is harmless in that run (an equivalent mutant, in mutation testing's
+//! terms: a release nothing waits for, a wait a later one covers), or
+//! `MISSING CHECK: ...`, a deletion that does harm the emulator does not
+//! see. The test fails when a mutant survives that is not listed, when the
+//! mutation score, reported / (reported + missing checks), is below
+//! [`SCORE_FLOOR`], or when fewer than [`FLOOR`] of all mutants are
 //! reported; a listed survivor that is now reported is only noted, so a
 //! new check does not break it. `EMU_MUTATION_BLESS=1` rewrites the list
 //! with the current survivors (keeping the explanations of those still
@@ -89,17 +94,19 @@ fn our_ptx(case: &Case, gpu: &str) -> Result<String, String> {
     tileiras::lower::lower(&module, &options).map_err(|e| e.to_string())
 }
 
-/// The share of our PTX's mutants that must be reported.
+/// The mutation score that must be reached: of the mutants that are not
+/// equivalent (reported, or surviving through a missing check), the share
+/// reported.
+const SCORE_FLOOR: f64 = 0.90;
+
+/// The share of all of our PTX's mutants that must be reported (80 of 92
+/// are; the 12 survivors are explained).
 const OUR_FLOOR: f64 = 0.85;
 
-/// The share of NVIDIA's mutants that must be reported: the measured
-/// share (404 of 493, 81.9%) rounded down, not yet the 90% aimed at. Of
-/// the 89 survivors (each explained in the survivors file) 44 are the
-/// bulk-store commit and wait pairs of the matmul's epilogue, each covered
-/// by the next pair in these launches; 7 are checks still missing (a
-/// remote arrive's release across the cluster, a wgmma's reads held until
-/// its retiring wait is ordered, a tcgen05.ld's cells until its wait is
-/// ordered before the next MMA, the emulator's schedule hiding the rest).
+/// The share of all of NVIDIA's mutants that must be reported, equivalent
+/// ones included: the measured share (407 of 493, 82.6%) rounded down. Of
+/// the 86 survivors 44 are the bulk-store commit and wait pairs of the
+/// matmul's epilogue, each covered by the next pair in these launches.
 const FLOOR: f64 = 0.80;
 
 /// The budget of a mutant's run: this many times the instructions per
@@ -587,6 +594,24 @@ fn mutate(ours: bool, floor: f64) {
         unlisted.len(),
         survivors_file(ours).display(),
         unlisted.join("\n")
+    );
+    let missing = survivors
+        .iter()
+        .filter(|s| {
+            list.get(*s)
+                .is_some_and(|why| why.starts_with("MISSING CHECK"))
+        })
+        .count();
+    let score = reported as f64 / (reported + missing).max(1) as f64;
+    eprintln!(
+        "mutation score {:.1}% ({reported} reported, {missing} surviving through a missing \
+         check, {} equivalent)",
+        100.0 * score,
+        survivors.len() - missing
+    );
+    assert!(
+        score >= SCORE_FLOOR,
+        "mutation score {score:.3} below {SCORE_FLOOR}: {missing} survivors are missing checks"
     );
     assert!(
         reported as f64 >= floor * total as f64,

@@ -82,7 +82,7 @@
 //!     none in flight at exit;
 //!   - `tcgen05`: an MMA writing cells a `tcgen05.ld` reads before its
 //!     `wait::ld`, or reading cells a `tcgen05.st` writes before its
-//!     `wait::st` (a load's registers may be used before the wait, as
+//!     `wait::st`, and a `dealloc` of columns either still reaches (a load's registers may be used before the wait, as
 //!     NVIDIA's epilogues do: ptxas orders them); cells an MMA
 //!     writes read only after its `commit`'s mbarrier phase is observed
 //!     (never before the commit); `ld`/`st`/MMA of another thread's cells

@@ -407,3 +407,12 @@ fn every_check_can_be_turned_off() {
     );
     assert!(!ptx_emu::AsyncChecks::parse("no-proxy,no-wgmma").proxy);
 }
+
+#[test]
+fn giving_back_columns_a_load_still_reads_is_reported() {
+    // no tcgen05.wait::ld at all: the loads still reach the columns at the
+    // dealloc
+    let err = strict_report(&mutant("tcgen05.wait::ld.sync.aligned;", ""));
+    assert!(err.msg.contains("tcgen05.dealloc gives back"), "{err}");
+    assert!(err.inst.contains("tcgen05.dealloc"), "{err}");
+}

@@ -538,6 +538,54 @@ pub(super) fn tc_pending(cta: &Cta, cells: &[(u32, std::ops::Range<u32>)], store
     Err(e_async(None, msg))
 }
 
+/// PTX ISA "tcgen05.wait": the columns a `tcgen05.dealloc` gives back
+/// must have no `tcgen05.ld` or `tcgen05.st` reaching them that its
+/// thread has not waited for.
+pub(super) fn tc_pending_at_dealloc(cta: &Cta, cells: &[(u32, std::ops::Range<u32>)]) -> R<()> {
+    for stores in [false, true] {
+        let count = if stores {
+            &cta.strict.tc_st_count
+        } else {
+            &cta.strict.tc_ld_count
+        };
+        let cols = super::tcgen05::COLS;
+        let hit = cells.iter().find_map(|(ln, cs)| {
+            cs.clone()
+                .find(|&col| {
+                    count
+                        .get((ln * cols + col) as usize)
+                        .is_some_and(|&c| c > 0)
+                })
+                .map(|col| (*ln, col))
+        });
+        if let Some((ln, col)) = hit {
+            let pending = if stores {
+                &cta.strict.tc_st
+            } else {
+                &cta.strict.tc_ld
+            };
+            let t = pending
+                .iter()
+                .position(|p| p.contains(&(ln, col)))
+                .unwrap_or(0);
+            let (what, wait) = if stores {
+                ("tcgen05.st", "st")
+            } else {
+                ("tcgen05.ld", "ld")
+            };
+            return Err(e_async(
+                None,
+                format!(
+                    "tcgen05.dealloc gives back tensor memory lane {ln} column {col} that a \
+                     {what} of thread {t} still reaches, before that thread's \
+                     tcgen05.wait::{wait}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The PTX name of register `r` of kernel `k`.
 pub(super) fn reg_name(k: &Kernel, r: u32) -> String {
     k.reg_names

@@ -305,6 +305,14 @@ pub(super) fn collective(
                     format!("tcgen05.dealloc of {n} columns at {a:#x}, which is no allocation"),
                 ));
             }
+            if l.checks.tcgen05 {
+                // PTX ISA "tcgen05.wait": a load or store not waited for
+                // may still reach the columns given back
+                let cols = (a & 0xffff)..(a & 0xffff) + n;
+                let cells: Vec<(u32, std::ops::Range<u32>)> =
+                    (0..LANES).map(|ln| (ln, cols.clone())).collect();
+                strict::tc_pending_at_dealloc(cta, &cells)?;
+            }
             cta.tmem.as_mut().unwrap().allocs.remove(&(a & 0xffff));
         }
         _ => unreachable!(),
