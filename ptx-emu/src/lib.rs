@@ -47,7 +47,7 @@
 //!   hardware may read either value; so is an instruction other than a
 //!   `wgmma` naming one of its accumulator registers before then.
 //! * Shared-memory data races are reported (`ErrorKind::Race`): happens-before
-//!   comes from barriers, mbarriers (TMA completion included), cluster barriers
+//!   comes from barriers, mbarriers (a TMA box through its mbarrier's phase), cluster barriers
 //!   and warp collectives (a `wgmma` orders the threads of each of its
 //!   warps only: its `.sync` waits for the warp, not the warpgroup); strong (`.volatile/.relaxed/.acquire/.release`) and
 //!   atomic accesses are exempt.  Turn off with `Device::race_check = false`.
