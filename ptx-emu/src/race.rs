@@ -389,7 +389,7 @@ impl Race {
         if let (Some(t), true) = (t, self.report_proxy) {
             for x in o..end {
                 for (a, write) in [(self.w[x], true), (self.r[x], false)] {
-                    if !self.ordered(t, a) && a.slot as usize != t {
+                    if !self.ordered(t, a) {
                         let kind = if a.slot as usize >= self.n {
                             ConflictKind::Unobserved
                         } else {
@@ -406,20 +406,7 @@ impl Race {
                 }
             }
         }
-        let g = self.agent(mbar);
-        self.agent_clock[g] += 1;
-        let a = Acc {
-            slot: (self.n + g) as u16,
-            generic: false,
-            mbar_init: false,
-            clock: self.agent_clock[g],
-            pc,
-        };
-        for x in o..end {
-            self.w[x] = a;
-            self.r[x] = NONE;
-        }
-        self.agent_release(g, mbar);
+        self.agent_write(pc, o, len, mbar);
         Ok(())
     }
 
@@ -492,11 +479,23 @@ impl Race {
         join(&mut self.tc_after[t * s..(t + 1) * s], &src);
     }
 
+    /// Whether thread `t`'s tensor-memory access comes after `a`: `a` is
+    /// ordered before it by a synchronisation (NVIDIA's attention hands
+    /// tensor memory over with `tcgen05.wait::st` and an mbarrier, no
+    /// tcgen05 fence; the wait itself is held by the pending-cell checks),
+    /// or, for another thread's access, by `tcgen05.fence::before_thread_sync`,
+    /// a synchronisation and `tcgen05.fence::after_thread_sync`.
+    fn tc_ordered(&self, t: usize, a: Acc) -> bool {
+        self.ordered(t, a)
+            || (a.slot as usize) < self.n
+                && a.clock <= self.tc_after[t * self.slots + a.slot as usize]
+    }
+
     /// Checks and records a `tcgen05` access of cells `[o, o+len)` (after
-    /// the shared bytes) by thread `t`: another thread's access must be
-    /// ordered before it by `tcgen05.fence::before_thread_sync`, the
-    /// synchronisation, then `tcgen05.fence::after_thread_sync` (or by an
-    /// mbarrier phase a `tcgen05.commit` completes, for an MMA's writes).
+    /// the shared bytes) by thread `t`: an earlier access of another warp
+    /// (a warp's own `tcgen05.ld/st`, collectives, are in its program
+    /// order) must be ordered before it ([`Race::tc_ordered`]); an MMA's
+    /// writes through the phase its commit completes.
     pub(crate) fn tc_access(
         &mut self,
         t: usize,
@@ -509,37 +508,18 @@ impl Race {
             return Ok(());
         }
         let me = self.acc(t, pc, false);
-        let s = self.slots;
         for x in o..(o + len).min(self.w.len()) {
-            let (w, r) = (self.w[x], self.r[x]);
-            let earlier = if write {
-                vec![(w, true), (r, false)]
-            } else {
-                vec![(w, true)]
-            };
-            for (a, aw) in earlier {
-                // tcgen05.ld/st are warp collectives (.sync.aligned): the
-                // warp's own accesses are in its program order
+            let earlier = [(self.w[x], true), (self.r[x], false)];
+            for &(a, aw) in &earlier[..1 + write as usize] {
                 let same_warp = (a.slot as usize) < self.n && a.slot as usize / 32 == t / 32;
-                if a.slot == u16::MAX || same_warp {
+                if a.slot == u16::MAX || same_warp || self.tc_ordered(t, a) || !self.report_tc {
                     continue;
                 }
-                // another thread's access: ordered by the tcgen05 fences
-                // around a synchronisation, or (NVIDIA's practice: its
-                // attention hands tensor memory over with tcgen05.wait::st
-                // and an mbarrier, no tcgen05.fence) by the synchronisation
-                // alone, the wait itself held by the pending-cell checks
-                let ok = self.ordered(t, a)
-                    || (a.slot as usize) < self.n
-                        && a.clock <= self.tc_after[t * s + a.slot as usize];
-                if !ok && self.report_tc {
-                    let kind = if a.slot as usize >= self.n {
-                        ConflictKind::Unobserved
-                    } else {
-                        ConflictKind::Race
-                    };
-                    return Err(self.conflict(a, x, aw, kind));
-                }
+                let kind = match a.slot as usize >= self.n {
+                    true => ConflictKind::Unobserved,
+                    false => ConflictKind::Race,
+                };
+                return Err(self.conflict(a, x, aw, kind));
             }
             if write {
                 self.w[x] = me;
@@ -552,27 +532,17 @@ impl Race {
     }
 
     /// Checks the tensor-memory cells `[o, o+len)` an MMA issued by thread
-    /// `t` reads or writes against other threads' `tcgen05.ld/st` (which
-    /// the `tcgen05` fences and a synchronisation must order before it);
-    /// earlier MMAs' writes are ordered by the tensor core's pipeline.
-    pub(crate) fn tc_check_mma(
-        &mut self,
-        t: usize,
-        _pc: u32,
-        o: usize,
-        len: usize,
-    ) -> Result<(), Conflict> {
+    /// `t` reads or writes against other threads' `tcgen05.ld/st`
+    /// ([`Race::tc_ordered`]); earlier MMAs' writes are ordered by the
+    /// tensor core's pipeline.
+    pub(crate) fn tc_check_mma(&mut self, t: usize, o: usize, len: usize) -> Result<(), Conflict> {
         if self.skip || !self.report_tc {
             return Ok(());
         }
-        let s = self.slots;
         for x in o..(o + len).min(self.w.len()) {
             for (a, aw) in [(self.w[x], true), (self.r[x], false)] {
                 let thread = (a.slot as usize) < self.n;
-                if a.slot == u16::MAX || !thread || a.slot as usize == t {
-                    continue;
-                }
-                if !self.ordered(t, a) && a.clock > self.tc_after[t * s + a.slot as usize] {
+                if thread && !self.tc_ordered(t, a) {
                     return Err(self.conflict(a, x, aw, ConflictKind::Race));
                 }
             }
@@ -580,10 +550,16 @@ impl Race {
         Ok(())
     }
 
-    /// Writes of `[o, o+len)` by the tensor core on behalf of thread `t`
-    /// (an MMA's accumulator), completing on the mbarrier at `mbar` (its
-    /// `tcgen05.commit`): visible once that phase is observed.
+    /// Writes of `[o, o+len)` by the tensor core (an MMA's accumulator),
+    /// completing on the mbarrier at `mbar` (its `tcgen05.commit`):
+    /// visible once that phase is observed.
     pub(crate) fn tc_async_write(&mut self, o: usize, len: usize, mbar: u32) {
+        self.agent_write(0, o, len, mbar);
+    }
+
+    /// The write of `[o, o+len)` by the agent of the mbarrier at `mbar`
+    /// (instruction `pc`), visible through that mbarrier.
+    fn agent_write(&mut self, pc: u32, o: usize, len: usize, mbar: u32) {
         let g = self.agent(mbar);
         self.agent_clock[g] += 1;
         let a = Acc {
@@ -591,7 +567,7 @@ impl Race {
             generic: false,
             mbar_init: false,
             clock: self.agent_clock[g],
-            pc: 0,
+            pc,
         };
         for x in o..(o + len).min(self.w.len()) {
             self.w[x] = a;

@@ -235,11 +235,7 @@ pub(super) fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst:
             // fence.proxy.async) and ordered before the issue
             let mut res = Ok(());
             let pc = cta.pc[t];
-            with_race(cta, |rc| {
-                rc.async_reader = true;
-                res = rc.read(t, pc, mb_off as usize, 8);
-                rc.async_reader = false;
-            });
+            with_race(cta, |rc| res = rc.async_read(t, pc, mb_off as usize, 8));
             res.map_err(|c| race_err(l, t, "use of the mbarrier", c))?;
         }
         let dests: Vec<u32> = if inst.sub2 & 2 != 0 {
@@ -329,37 +325,12 @@ pub(super) fn step(
     inst: &Inst,
 ) -> R<Flow> {
     let t = ti.t;
-    let base = t * cta.nregs;
-    let nregs = cta.nregs;
     let ops = &inst.ops;
-    #[allow(unused_macros)]
-    macro_rules! r {
-        () => {
-            &cta.regs[base..base + nregs]
-        };
-    }
-    #[allow(unused_macros)]
-    macro_rules! v {
-        ($i:expr) => {
-            val(r!(), &ops[$i], l, cta, ti)
-        };
-    }
-    #[allow(unused_macros)]
-    macro_rules! set {
-        ($i:expr, $v:expr) => {{
-            let vv: u64 = $v;
-            match &ops[$i] {
-                Opnd::Reg(rr) => cta.regs[base + *rr as usize] = vv,
-                o => wr(cta, t, &o.clone(), vv)?,
-            }
-        }};
-    }
-    let _ = (&dev, base, nregs, ops);
     match inst.op {
         OpK::CpBulkCommit => cta.strict.bulk[t].commit(),
         OpK::CpBulkWait => {
             // all but the newest N bulk groups have read their sources
-            let keep = v!(0) as usize;
+            let keep = operand(l, cta, ti, inst, 0) as usize;
             let pc = cta.pc[t];
             for (s, end) in cta.strict.bulk[t].retire(keep, false) {
                 with_race(cta, |rc| rc.record_read(t, pc, s, end - s));
@@ -379,11 +350,11 @@ pub(super) fn step(
         }
         OpK::CpAsync => {
             // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: completes at issue
-            let dst = mem_addr(r!(), &ops[0], l);
-            let src = mem_addr(r!(), &ops[1], l);
-            let size = v!(2) as usize;
+            let dst = mem_addr(thread_regs(cta, t), &ops[0], l);
+            let src = mem_addr(thread_regs(cta, t), &ops[1], l);
+            let size = operand(l, cta, ti, inst, 2) as usize;
             let src_size = if ops.len() > 3 && !inst.opcode.contains("cache_hint") {
-                (v!(3) as usize).min(size)
+                (operand(l, cta, ti, inst, 3) as usize).min(size)
             } else {
                 size
             };
@@ -413,7 +384,7 @@ pub(super) fn step(
         OpK::CpAsyncCommit => cta.cp[t].commit(),
         OpK::CpAsyncWait => {
             // all but the newest N committed groups land
-            let keep = v!(0) as usize;
+            let keep = operand(l, cta, ti, inst, 0) as usize;
             cp_land(dev, l, cta, t, keep, false)?;
         }
         OpK::CpAsyncWaitAll => cp_land(dev, l, cta, t, 0, true)?,

@@ -103,36 +103,11 @@ pub(super) fn step(
     inst: &Inst,
 ) -> R<Flow> {
     let t = ti.t;
-    let base = t * cta.nregs;
-    let nregs = cta.nregs;
     let ops = &inst.ops;
-    #[allow(unused_macros)]
-    macro_rules! r {
-        () => {
-            &cta.regs[base..base + nregs]
-        };
-    }
-    #[allow(unused_macros)]
-    macro_rules! v {
-        ($i:expr) => {
-            val(r!(), &ops[$i], l, cta, ti)
-        };
-    }
-    #[allow(unused_macros)]
-    macro_rules! set {
-        ($i:expr, $v:expr) => {{
-            let vv: u64 = $v;
-            match &ops[$i] {
-                Opnd::Reg(rr) => cta.regs[base + *rr as usize] = vv,
-                o => wr(cta, t, &o.clone(), vv)?,
-            }
-        }};
-    }
-    let _ = (&dev, base, nregs, ops);
     match inst.op {
         OpK::MbarInit => {
-            let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
-            let count = v!(1) as u32;
+            let a = mbar_addr(thread_regs(cta, t), &ops[0], l, inst, cta.rank)?;
+            let count = operand(l, cta, ti, inst, 1) as u32;
             if l.checks.mbarrier {
                 strict::mbar_reinit(cta, a)?;
             }
@@ -162,9 +137,9 @@ pub(super) fn step(
                 Opnd::Mem { .. } => (0, false),
                 _ => (1, true),
             };
-            let (mrank, a) = mbar_target(r!(), &ops[ai], l, inst, cta.rank)?;
+            let (mrank, a) = mbar_target(thread_regs(cta, t), &ops[ai], l, inst, cta.rank)?;
             let extra = if ops.len() > ai + 1 {
-                Some(v!(ai + 1))
+                Some(operand(l, cta, ti, inst, ai + 1))
             } else {
                 None
             };
@@ -208,12 +183,12 @@ pub(super) fn step(
                 used.map_err(|c| race_err(l, t, "arrive", c))?;
             }
             if dst {
-                set!(0, state);
+                wr(cta, t, &ops[0], state)?;
             }
         }
         OpK::MbarTryWait | OpK::MbarTestWait => {
-            let a = mbar_addr(r!(), &ops[1], l, inst, cta.rank)?;
-            let p = v!(2);
+            let a = mbar_addr(thread_regs(cta, t), &ops[1], l, inst, cta.rank)?;
+            let p = operand(l, cta, ti, inst, 2);
             let mb = cta.mbar.get(&a).ok_or_else(|| {
                 e(
                     ErrorKind::UninitShared,
@@ -231,7 +206,7 @@ pub(super) fn step(
                 return Ok(Flow::Block(TS::Wait));
             }
             cta.strict.waiting_on[t] = None;
-            set!(0, done as u64);
+            wr(cta, t, &ops[0], done as u64)?;
             if !done {
                 return Ok(Flow::Yield);
             }
@@ -246,7 +221,7 @@ pub(super) fn step(
             used.map_err(|c| race_err(l, t, "wait", c))?;
         }
         OpK::MbarInval => {
-            let a = mbar_addr(r!(), &ops[0], l, inst, cta.rank)?;
+            let a = mbar_addr(thread_regs(cta, t), &ops[0], l, inst, cta.rank)?;
             let pc = cta.pc[t];
             let mut used = Ok(());
             with_race(cta, |rc| used = rc.mbar_use(t, pc, a as usize));

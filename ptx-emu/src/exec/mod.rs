@@ -107,6 +107,11 @@ struct Launch<'a> {
     /// Per instruction: executed at least once (a guarded one with its
     /// guard true).
     hit: Vec<bool>,
+    /// The registers the wgmma check follows ([`strict::wgmma_registers`]).
+    wg_regs: Vec<bool>,
+    /// Tensor-memory cells the race detector keeps beside shared memory
+    /// (none without tcgen05 or its check).
+    tmem_cells: usize,
 }
 
 impl Launch<'_> {
@@ -343,6 +348,11 @@ pub(crate) fn launch(
         cluster,
         printf: String::new(),
         hit: vec![false; k.insts.len()],
+        wg_regs: strict::wgmma_registers(k, dev.async_checks),
+        tmem_cells: match dev.async_checks.tcgen05 && k.insts.iter().any(|i| i.op == OpK::Tcgen05) {
+            true => (tcgen05::LANES * tcgen05::COLS) as usize,
+            false => 0,
+        },
     };
     let mut total = 0u64;
     let mut res = Ok(());
@@ -450,11 +460,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         race: std::cell::RefCell::new(
             if (l.race_check || l.checks.proxy || l.checks.tcgen05 || l.checks.mbarrier) && smem > 0
             {
-                let tmem = match l.checks.tcgen05 && k.insts.iter().any(|i| i.op == OpK::Tcgen05) {
-                    true => (tcgen05::LANES * tcgen05::COLS) as usize,
-                    false => 0,
-                };
-                let mut rc = crate::race::Race::new(n, smem + tmem);
+                let mut rc = crate::race::Race::new(n, smem + l.tmem_cells);
                 rc.report_races = l.race_check;
                 rc.report_proxy = l.checks.proxy;
                 rc.report_tc = l.checks.tcgen05;
@@ -488,7 +494,7 @@ fn new_cta(l: &Launch, ctaid: (u32, u32, u32), rank: u32) -> Cta {
         wg: (0..n).map(|_| InFlight::default()).collect(),
         wg_reads: Vec::new(),
         wg_next: 0,
-        strict: strict::Strict::new(k, n, l.checks),
+        strict: strict::Strict::new(&l.wg_regs, n),
     }
 }
 
@@ -808,6 +814,16 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
     }
 }
 
+/// Thread `t`'s registers.
+fn thread_regs(cta: &Cta, t: usize) -> &[u64] {
+    &cta.regs[t * cta.nregs..(t + 1) * cta.nregs]
+}
+
+/// Thread `ti`'s value of operand `i` of `inst`.
+fn operand(l: &Launch, cta: &Cta, ti: Ti, inst: &Inst, i: usize) -> u64 {
+    val(thread_regs(cta, ti.t), &inst.ops[i], l, cta, ti)
+}
+
 fn wr(cta: &mut Cta, t: usize, o: &Opnd, v: u64) -> R<()> {
     match o {
         Opnd::Reg(r) => {
@@ -860,7 +876,7 @@ fn step(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) ->
     match inst.op {
         OpK::Nop => {}
         OpK::WgmmaFence | OpK::WgmmaCommit | OpK::WgmmaWait => {
-            return wgmma::step(dev, l, cta, ti, inst)
+            return wgmma::step(l, cta, ti, inst)
         }
         OpK::Setmaxnreg => {
             if l.checks.setmaxnreg {

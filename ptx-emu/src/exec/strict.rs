@@ -61,24 +61,11 @@ pub(super) struct Strict {
 
 impl Strict {
     /// The state of a CTA of `n` threads running kernel `k`.
-    pub(super) fn new(k: &Kernel, n: usize, checks: crate::AsyncChecks) -> Strict {
-        let nregs = k.nregs as usize;
-        let mut wg_regs = Vec::new();
-        if checks.wgmma && k.insts.iter().any(|i| i.op == OpK::Wgmma) {
-            wg_regs = vec![false; nregs];
-            for i in k.insts.iter().filter(|i| i.op == OpK::Wgmma) {
-                for o in wgmma_regs(i) {
-                    wg_regs[o as usize] = true;
-                }
-            }
-        }
-        let wg_words = if wg_regs.is_empty() {
-            0
-        } else {
-            nregs.div_ceil(64)
-        };
+    /// `wg_regs` is the launch's [`wgmma_registers`].
+    pub(super) fn new(wg_regs: &[bool], n: usize) -> Strict {
+        let wg_words = wg_regs.len().div_ceil(64);
         Strict {
-            wg_regs,
+            wg_regs: wg_regs.to_vec(),
             wg_dirty: vec![0; n * wg_words],
             wg_words,
             wg_fenced: vec![false; n],
@@ -165,7 +152,7 @@ impl Strict {
 
 /// The registers `inst` writes through its first operand (none for an
 /// instruction whose first operand it only reads).
-pub(super) fn first_operand_regs(inst: &Inst) -> Vec<u32> {
+fn first_operand_regs(inst: &Inst) -> Vec<u32> {
     if inst.ops.is_empty() || !writes_first_operand(inst.op) {
         return Vec::new();
     }
@@ -180,6 +167,21 @@ pub(super) fn first_operand_regs(inst: &Inst) -> Vec<u32> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Per register of `k`: some `wgmma.mma_async` names it as accumulator or
+/// A fragment (empty when the wgmma check is off or `k` has no `wgmma`).
+pub(super) fn wgmma_registers(k: &Kernel, checks: crate::AsyncChecks) -> Vec<bool> {
+    let mut regs = Vec::new();
+    if checks.wgmma && k.insts.iter().any(|i| i.op == OpK::Wgmma) {
+        regs = vec![false; k.nregs as usize];
+        for i in k.insts.iter().filter(|i| i.op == OpK::Wgmma) {
+            for r in wgmma_regs(i) {
+                regs[r as usize] = true;
+            }
+        }
+    }
+    regs
 }
 
 /// Whether `op`'s first operand, when a register, is one it writes.
@@ -483,6 +485,33 @@ impl Strict {
             *c = c.saturating_sub(1);
         }
     }
+
+    /// The first of `cells` a `tcgen05.st` (`stores`) or `tcgen05.ld` not
+    /// yet waited for reaches, and the thread that issued it.
+    fn tc_pending_cell(
+        &self,
+        cells: &[(u32, std::ops::Range<u32>)],
+        stores: bool,
+    ) -> Option<(u32, u32, usize)> {
+        let cols = super::tcgen05::COLS;
+        let (count, lists) = match stores {
+            true => (&self.tc_st_count, &self.tc_st),
+            false => (&self.tc_ld_count, &self.tc_ld),
+        };
+        let reached = |ln: u32, col: u32| {
+            count
+                .get((ln * cols + col) as usize)
+                .is_some_and(|&c| c > 0)
+        };
+        let (ln, col) = cells
+            .iter()
+            .find_map(|(ln, cs)| cs.clone().find(|&c| reached(*ln, c)).map(|c| (*ln, c)))?;
+        let t = lists
+            .iter()
+            .position(|p| p.contains(&(ln, col)))
+            .unwrap_or(0);
+        Some((ln, col, t))
+    }
 }
 
 /// PTX ISA "tcgen05.wait": a `tcgen05.st` (`tcgen05.ld`) is complete
@@ -495,36 +524,9 @@ impl Strict {
 /// cells are written again: the wait is held to the tensor memory, not
 /// to the registers.
 pub(super) fn tc_pending(cta: &Cta, cells: &[(u32, std::ops::Range<u32>)], stores: bool) -> R<()> {
-    let cols = super::tcgen05::COLS;
-    let count = if stores {
-        &cta.strict.tc_st_count
-    } else {
-        &cta.strict.tc_ld_count
-    };
-    if count.is_empty() {
-        return Ok(());
-    }
-    let hit = cells.iter().find_map(|(ln, cs)| {
-        cs.clone()
-            .find(|&col| {
-                count
-                    .get((ln * cols + col) as usize)
-                    .is_some_and(|&c| c > 0)
-            })
-            .map(|col| (*ln, col))
-    });
-    let Some((ln, col)) = hit else {
+    let Some((ln, col, t)) = cta.strict.tc_pending_cell(cells, stores) else {
         return Ok(());
     };
-    let pending = if stores {
-        &cta.strict.tc_st
-    } else {
-        &cta.strict.tc_ld
-    };
-    let t = pending
-        .iter()
-        .position(|p| p.contains(&(ln, col)))
-        .unwrap_or(0);
     let msg = match stores {
         true => format!(
             "tcgen05.mma reads tensor memory lane {ln} column {col} that a tcgen05.st \
@@ -542,37 +544,8 @@ pub(super) fn tc_pending(cta: &Cta, cells: &[(u32, std::ops::Range<u32>)], store
 /// must have no `tcgen05.ld` or `tcgen05.st` reaching them that its
 /// thread has not waited for.
 pub(super) fn tc_pending_at_dealloc(cta: &Cta, cells: &[(u32, std::ops::Range<u32>)]) -> R<()> {
-    for stores in [false, true] {
-        let count = if stores {
-            &cta.strict.tc_st_count
-        } else {
-            &cta.strict.tc_ld_count
-        };
-        let cols = super::tcgen05::COLS;
-        let hit = cells.iter().find_map(|(ln, cs)| {
-            cs.clone()
-                .find(|&col| {
-                    count
-                        .get((ln * cols + col) as usize)
-                        .is_some_and(|&c| c > 0)
-                })
-                .map(|col| (*ln, col))
-        });
-        if let Some((ln, col)) = hit {
-            let pending = if stores {
-                &cta.strict.tc_st
-            } else {
-                &cta.strict.tc_ld
-            };
-            let t = pending
-                .iter()
-                .position(|p| p.contains(&(ln, col)))
-                .unwrap_or(0);
-            let (what, wait) = if stores {
-                ("tcgen05.st", "st")
-            } else {
-                ("tcgen05.ld", "ld")
-            };
+    for (stores, what, wait) in [(false, "tcgen05.ld", "ld"), (true, "tcgen05.st", "st")] {
+        if let Some((ln, col, t)) = cta.strict.tc_pending_cell(cells, stores) {
             return Err(e_async(
                 None,
                 format!(
@@ -587,7 +560,7 @@ pub(super) fn tc_pending_at_dealloc(cta: &Cta, cells: &[(u32, std::ops::Range<u3
 }
 
 /// The PTX name of register `r` of kernel `k`.
-pub(super) fn reg_name(k: &Kernel, r: u32) -> String {
+fn reg_name(k: &Kernel, r: u32) -> String {
     k.reg_names
         .get(r as usize)
         .cloned()

@@ -878,11 +878,10 @@ fn mma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> 
             mine_cells.iter().map(|(&ln, c)| (ln, c.clone())).collect();
         strict::tc_pending(cta, &written, false)?;
         let base = l.smem_bytes();
-        let pc = cta.pc[t];
         for (&ln, cols) in mine_cells.iter().chain(read.iter().map(|(a, b)| (a, b))) {
             let o = base + (ln * COLS + cols.start) as usize;
             let mut res = Ok(());
-            with_race(cta, |rc| res = rc.tc_check_mma(t, pc, o, cols.len()));
+            with_race(cta, |rc| res = rc.tc_check_mma(t, o, cols.len()));
             res.map_err(|c| race_err(l, t, "tcgen05.mma", c))?;
         }
         // written when a tcgen05.commit of this thread says so

@@ -21,7 +21,7 @@ pub(super) fn touches(ops: &InFlight<WgOp>, inst: &Inst) -> Option<u32> {
 
 /// A register `held` accepts that an operand (or the guard) of `inst`
 /// names, if one does.
-pub(super) fn names_reg(inst: &Inst, held: &dyn Fn(u32) -> bool) -> Option<u32> {
+fn names_reg(inst: &Inst, held: &dyn Fn(u32) -> bool) -> Option<u32> {
     fn find(o: &Opnd, held: &dyn Fn(u32) -> bool) -> Option<u32> {
         match o {
             Opnd::Reg(r) | Opnd::NotReg(r) => held(*r).then_some(*r),
@@ -420,47 +420,15 @@ pub(super) fn wgmma(
 }
 
 /// `wgmma.fence`, `wgmma.commit_group` and `wgmma.wait_group`, one thread's part.
-pub(super) fn step(
-    dev: &mut Device,
-    l: &mut Launch,
-    cta: &mut Cta,
-    ti: Ti,
-    inst: &Inst,
-) -> R<Flow> {
+pub(super) fn step(l: &Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<Flow> {
     let t = ti.t;
-    let base = t * cta.nregs;
-    let nregs = cta.nregs;
-    let ops = &inst.ops;
-    #[allow(unused_macros)]
-    macro_rules! r {
-        () => {
-            &cta.regs[base..base + nregs]
-        };
-    }
-    #[allow(unused_macros)]
-    macro_rules! v {
-        ($i:expr) => {
-            val(r!(), &ops[$i], l, cta, ti)
-        };
-    }
-    #[allow(unused_macros)]
-    macro_rules! set {
-        ($i:expr, $v:expr) => {{
-            let vv: u64 = $v;
-            match &ops[$i] {
-                Opnd::Reg(rr) => cta.regs[base + *rr as usize] = vv,
-                o => wr(cta, t, &o.clone(), vv)?,
-            }
-        }};
-    }
-    let _ = (&dev, base, nregs, ops);
     match inst.op {
         OpK::WgmmaFence => cta.strict.wgmma_fence(t),
         OpK::WgmmaCommit => cta.wg[t].commit(),
         OpK::WgmmaWait => {
             // all but the newest N groups complete: their operands are
             // read, their accumulators written
-            let keep = v!(0) as usize;
+            let keep = operand(l, cta, ti, inst, 0) as usize;
             let done = cta.wg[t].retire(keep, false);
             for w in done {
                 cta.wg_reads.retain(|(id, _, _)| !w.reads.contains(id));
