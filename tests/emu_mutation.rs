@@ -313,6 +313,31 @@ fn try_mutant(s: &Subject, line: usize) -> Option<String> {
     }
 }
 
+/// `f` of each of `items`, in order, computed on `threads` threads.
+fn in_parallel<T: Sync, U: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> U + Sync,
+) -> Vec<U> {
+    let slots: Vec<Mutex<Option<U>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else {
+                    break;
+                };
+                *slots[i].lock().unwrap() = Some(f(item));
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().unwrap().expect("ran"))
+        .collect()
+}
+
 /// An instruction's text with its blanks squeezed to one space.
 fn squeeze(line: &str) -> String {
     line.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -396,24 +421,13 @@ fn mutate(ours: bool, floor: f64) {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
 
     // the unmutated runs, in parallel
-    let slots: Vec<Mutex<Option<Result<Subject, String>>>> =
-        pairs.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|sc| {
-        for _ in 0..threads {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((case, gpu)) = pairs.get(i) else {
-                    break;
-                };
-                *slots[i].lock().unwrap() = Some(subject(case.clone(), gpu, ours));
-            });
-        }
+    let ran = in_parallel(&pairs, threads, |(case, gpu)| {
+        subject(case.clone(), gpu, ours)
     });
     let mut subjects = Vec::new();
     let mut failures = Vec::new();
-    for (slot, (case, gpu)) in slots.into_iter().zip(&pairs) {
-        match slot.into_inner().unwrap().expect("ran") {
+    for (r, (case, gpu)) in ran.into_iter().zip(&pairs) {
+        match r {
             Ok(s) => subjects.push(s),
             Err(e) => failures.push(format!("{} {gpu}: {e}", case.name)),
         }
@@ -446,24 +460,9 @@ fn mutate(ours: bool, floor: f64) {
             });
         }
     }
-    let caught: Vec<Mutex<Option<Option<String>>>> =
-        mutants.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|sc| {
-        for _ in 0..threads {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(m) = mutants.get(i) else {
-                    break;
-                };
-                *caught[i].lock().unwrap() = Some(try_mutant(&subjects[m.subject], m.line));
-            });
-        }
+    let caught = in_parallel(&mutants, threads, |m| {
+        try_mutant(&subjects[m.subject], m.line)
     });
-    let caught: Vec<Option<String>> = caught
-        .into_iter()
-        .map(|c| c.into_inner().unwrap().expect("ran"))
-        .collect();
 
     // per kind: mutants, reported
     let mut table: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
