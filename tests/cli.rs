@@ -52,6 +52,26 @@ fn inputs(dir: &Path) {
     v99[8] = 99;
     std::fs::write(dir.join("v99.bin"), v99).unwrap();
     std::fs::write(dir.join("empty.bin"), b"").unwrap();
+    for (file, name) in [
+        ("digit_name.bin", &b"9add_f32_contig"[..]),
+        ("dash_name.bin", b"vadd-f32_contig"),
+    ] {
+        std::fs::write(dir.join(file), renamed(&good, name)).unwrap();
+    }
+}
+
+/// Bytecode `good` (the vector add) with its entry renamed to `name`, of
+/// the same length: its one string-table entry rewritten.
+fn renamed(good: &[u8], name: &[u8]) -> Vec<u8> {
+    let old: &[u8] = b"vadd_f32_contig";
+    assert_eq!(name.len(), old.len());
+    let at: Vec<usize> = (0..good.len())
+        .filter(|&i| good[i..].starts_with(old))
+        .collect();
+    assert_eq!(at.len(), 1, "the name is in the string table once");
+    let mut bytes = good.to_vec();
+    bytes[at[0]..at[0] + old.len()].copy_from_slice(name);
+    bytes
 }
 
 /// An entry taking a `tile<ptr<i4>>`: NVIDIA's reader refuses pointers to
@@ -276,6 +296,17 @@ fn exit_codes_match_nvidia() {
             vec!["--gpu-name=sm_90", &tv_arg, "-o", "x.o"],
             3,
         ),
+        // ptxas refuses an entry name that is not a PTX identifier.
+        (
+            "entry name starts with a digit",
+            vec!["--gpu-name=sm_90", "digit_name.bin", "-o", "x.o"],
+            5,
+        ),
+        (
+            "entry name with a dash",
+            vec!["--gpu-name=sm_100", "dash_name.bin", "-o", "x.o"],
+            5,
+        ),
     ];
     let mut mismatches = Vec::new();
     for (name, args, expected) in &cases {
@@ -369,6 +400,34 @@ fn messages_match_nvidia() {
             "first diagnostic line for {args:?}"
         );
     }
+}
+
+/// An entry name that is not a PTX identifier fails the compile (status
+/// 5) as with NVIDIA's tileiras, whose ptxas refuses it: NVIDIA's prints
+/// only its closing line; ours says first which entry, where, and why.
+#[test]
+fn entry_name_that_is_not_a_ptx_identifier_fails_the_compile() {
+    let scratch = Scratch::new("cli-entry-name");
+    let dir = &scratch.0;
+    inputs(dir);
+    let args = ["--gpu-name=sm_90", "digit_name.bin", "-o", "x.o"];
+    let a = run(&ours(), &args, dir);
+    let b = run(&theirs(), &args, dir);
+    assert_eq!((a.code, b.code), (5, 5), "{}\n{}", a.stderr, b.stderr);
+    assert!(!dir.join("x.o").exists());
+    assert_eq!(b.stderr, "error: failed to compile Tile IR program\n");
+    let lines: Vec<&str> = a.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", a.stderr);
+    assert!(lines[0].starts_with("loc(\"kernels.py\":"), "{}", a.stderr);
+    assert!(
+        lines[0].contains(
+            "error: entry \"9add_f32_contig\": the name is not a PTX identifier \
+             ([a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+), so ptxas cannot assemble it"
+        ),
+        "{}",
+        a.stderr
+    );
+    assert_eq!(lines[1], "error: failed to compile Tile IR program");
 }
 
 /// Option errors name the tool as it was invoked, as NVIDIA's do: the

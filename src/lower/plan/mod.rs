@@ -173,12 +173,17 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
 }
 
 /// The entry's symbol: its name, which the caller launches it by, so not
-/// one to respell.
+/// one to respell. A name that is not a PTX identifier fails the compile
+/// (status 5), as NVIDIA's tileiras does when ptxas refuses it; here it is
+/// refused before ptxas, naming the entry and where it is.
 fn entry_name(m: &Module, entry: OpId) -> Result<String, LowerError> {
     match m.ops[entry].attr("sym_name") {
         Some(Attr::String(s)) if !crate::ptx::names::is_ptx_identifier(s) => {
-            Err(LowerError::Unsupported {
-                what: format!("an entry named {s:?}, not a PTX identifier,"),
+            Err(LowerError::Failed {
+                message: format!(
+                    "entry {s:?}: the name is not a PTX identifier \
+                     ([a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+), so ptxas cannot assemble it"
+                ),
                 location: m.location(entry),
             })
         }
