@@ -27,6 +27,7 @@ pub mod driver;
 pub mod elf;
 pub mod env;
 pub mod error;
+pub mod host;
 pub mod ir;
 pub mod kernel_info;
 pub mod lower;

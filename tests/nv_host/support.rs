@@ -30,7 +30,8 @@ pub enum Arg {
 pub struct Case {
     /// TileIR bytecode.
     pub bytecode: Vec<u8>,
-    /// The entry's name.
+    /// The entry's name (empty where the case names none: the module's
+    /// only entry).
     pub entry: String,
     /// The visible arguments.
     pub args: Vec<Arg>,
@@ -52,17 +53,18 @@ pub fn case(dir: &str, name: &str) -> Case {
             buffers += 1;
         } else {
             let s = &a["scalar"];
-            let v = s["value"].as_i64().unwrap();
             let bytes = match s["ty"].as_str().unwrap() {
-                "i64" => v.to_le_bytes().to_vec(),
-                _ => (v as i32).to_le_bytes().to_vec(),
+                "i64" => s["value"].as_i64().unwrap().to_le_bytes().to_vec(),
+                "f32" => (s["value"].as_f64().unwrap() as f32).to_le_bytes().to_vec(),
+                _ => (s["value"].as_i64().unwrap() as i32).to_le_bytes().to_vec(),
             };
             args.push(Arg::Scalar(bytes));
         }
     }
     Case {
         bytecode,
-        entry: json["entry"].as_str().unwrap().to_string(),
+        // the module's only entry where the case names none
+        entry: json["entry"].as_str().unwrap_or_default().to_string(),
         args,
     }
 }
