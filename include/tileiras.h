@@ -206,6 +206,11 @@ enum tileirasParamKind
    * A scalar value of `size` bytes.
    */
   TILEIRAS_PARAM_SCALAR = 1,
+  /**
+   * A hidden 128-byte tensor map after the visible parameters: the
+   * cubin's host callbacks write it at launch; pass nothing for it.
+   */
+  TILEIRAS_PARAM_HIDDEN_TENSOR_MAP = 2,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -165,9 +165,11 @@ for gpu in sm_90 sm_100; do
   for input in "${inputs[@]}"; do
     name="$(basename "$input" .tileir).$gpu"
     for emit in cubin ptx; do
+      # a cubin carries host callbacks for the host tileiras runs on unless
+      # --host-arch says otherwise: both for x86-64 here
       x86 --gpu-name=$gpu --emit=$emit "$input" -o "$work/out/$name.x86_64.$emit"
       t0="$(now)"
-      arm --gpu-name=$gpu --emit=$emit "$input" -o "$work/out/$name.aarch64.$emit"
+      arm --gpu-name=$gpu --emit=$emit --host-arch=x86_64 "$input" -o "$work/out/$name.aarch64.$emit"
       t="$(elapsed "$t0" "$(now)")"
       total="$(python3 -c "print(f'{$total + $t:.1f}')")"
       cmp "$work/out/$name.x86_64.$emit" "$work/out/$name.aarch64.$emit" ||
@@ -177,6 +179,34 @@ for gpu in sm_90 sm_100; do
   done
 done
 echo "wheel-aarch64-test: ${#inputs[@]} kernels x 2 targets x cubin+PTX identical; emulated runs ${total} s in all"
+
+echo "== each build's cubins carry host callbacks for its own machine by default"
+input=tests/data/differential/corpus/matmul_f16_tma.tileir
+x86 --gpu-name=sm_90 "$input" -o "$work/out/mm.x86_64-default.cubin"
+x86 --gpu-name=sm_90 --host-arch=aarch64 "$input" -o "$work/out/mm.x86_64-aarch64.cubin"
+arm --gpu-name=sm_90 "$input" -o "$work/out/mm.aarch64-default.cubin"
+cmp "$work/out/mm.x86_64-aarch64.cubin" "$work/out/mm.aarch64-default.cubin" ||
+  fail "the aarch64 build's default cubin differs from the x86-64 build's with --host-arch=aarch64"
+python3 - "$work/out" <<'PY'
+import struct, sys
+def nv_host_machine(path):
+    d = open(path, "rb").read()
+    shoff, = struct.unpack_from("<Q", d, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3a)
+    sec = lambda i: struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize)
+    names = sec(shstrndx)[4]
+    for i in range(shnum):
+        s = sec(i)
+        if d[names + s[0]:d.index(b"\0", names + s[0])] == b".nv.host":
+            assert d[s[4]:s[4] + 4] == b"\x7fELF", path
+            return struct.unpack_from("<H", d, s[4] + 18)[0]
+    raise SystemExit(f"{path}: no .nv.host section")
+out = sys.argv[1]
+for name, machine in (("x86_64-default", 62), ("x86_64-aarch64", 183), ("aarch64-default", 183)):
+    got = nv_host_machine(f"{out}/mm.{name}.cubin")
+    assert got == machine, (name, got)
+print("  x86-64 build: x86-64 callbacks; aarch64 build: aarch64 callbacks; --host-arch picks either")
+PY
 
 echo "== tileirdisasm and host objects"
 "$work/x86_64/bin/tileirdisasm" examples/vadd_f32.tileir > "$work/out/vadd.x86_64.txt"

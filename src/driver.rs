@@ -9,9 +9,10 @@ use crate::diag::{Diagnostic, Severity};
 use crate::env::Gates;
 use crate::error::Error;
 use crate::kernel_info::KernelInfo;
-use crate::options::{Options, OutputKind};
+use crate::options::{HostOs, Options, OutputKind};
 use crate::toolchain::backend::{self, Request};
-use crate::{bytecode, elf, lower, verify};
+use crate::toolchain::ptxas::HostCode;
+use crate::{bytecode, elf, host, lower, ptx, verify};
 
 /// The result of a successful compile.
 #[derive(Clone, Debug)]
@@ -86,7 +87,11 @@ fn run(
     if gates.dump_llvm {
         dump(options, "ptx", ptx.as_bytes(), sink);
     }
-    let produced = backend::run(&Request::new(&ptx, options, &gates))?;
+    let mut request = Request::new(&ptx, options, &gates);
+    if options.output != OutputKind::Ptx {
+        request.host_code = host_code(&ptx_module, options)?.map(HostCode::Bytes);
+    }
+    let produced = backend::run(&request)?;
     // ptxas' informational lines (an option the target ignores, say) are
     // remarks, shown with --remarks; NVIDIA's tool prints none of them.
     for line in produced.ptxas_log.lines().filter(|l| !l.trim().is_empty()) {
@@ -110,6 +115,48 @@ fn run(
         bytes: produced.bytes,
         kernels,
     })
+}
+
+/// The host callbacks of `module`'s entries, which write each entry's
+/// tensor maps at launch: the object ptxas puts in the cubin's `.nv.host`
+/// section (`--nv-host`), for the options' host architecture. Every entry
+/// has a callback, one without maps writes nothing, as NVIDIA's do. `None`
+/// for Windows hosts, whose callbacks are not written (an entry that needs
+/// maps is then an error).
+pub fn host_code(module: &ptx::Module, options: &Options) -> Result<Option<Vec<u8>>, Error> {
+    let mut kernels = Vec::new();
+    let bank = host::param_bank(options.gpu);
+    for item in &module.items {
+        let ptx::Item::Entry(e) = item else {
+            continue;
+        };
+        let layout: Vec<(u32, u32)> = e
+            .params
+            .iter()
+            .map(|p| ptx::params::size_align(p.ty))
+            .collect();
+        let offsets = host::buffer_offsets(&layout, bank);
+        let maps = e
+            .tensor_maps
+            .iter()
+            .map(|d| d.spec(&offsets))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|why| host::HostError(format!("entry {}: {why}", e.name)))?;
+        kernels.push(host::Kernel {
+            name: e.name.clone(),
+            maps,
+        });
+    }
+    if options.host_os == HostOs::Windows {
+        if let Some(k) = kernels.iter().find(|k| !k.maps.is_empty()) {
+            return Err(Error::Host(host::HostError(format!(
+                "entry {} takes tensor maps, whose host callbacks are written for Linux hosts only",
+                k.name
+            ))));
+        }
+        return Ok(None);
+    }
+    Ok(Some(host::callbacks_object(&kernels, options.host_arch)?))
 }
 
 /// Writes a debug dump next to the output file (or into the current

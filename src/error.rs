@@ -65,6 +65,9 @@ pub enum Error {
     /// Writing the host object failed.
     #[error(transparent)]
     Elf(#[from] elf::ElfError),
+    /// The host callbacks (tensor-map setup at launch) could not be built.
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
     /// An operating-system resource failed (memory, files, pipes).
     #[error("{context}: {source}")]
     Io {
@@ -99,7 +102,7 @@ impl Error {
                     Status::CompileFailed
                 }
             }
-            Error::Elf(_) => Status::CompileFailed,
+            Error::Elf(_) | Error::Host(_) => Status::CompileFailed,
             Error::Io { .. } => Status::OutOfResources,
         }
     }

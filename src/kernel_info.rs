@@ -24,6 +24,11 @@ pub enum ParamKind {
     GlobalPointer,
     /// A scalar value.
     Scalar,
+    /// A 128-byte tensor map after the visible parameters, written at
+    /// launch by the host callbacks in the cubin's `.nv.host` section: the
+    /// caller passes nothing for it (`kernelParams` holds the visible
+    /// parameters only).
+    HiddenTensorMap,
 }
 
 /// One kernel parameter and its place in the parameter space.
@@ -98,10 +103,12 @@ impl KernelInfo {
                 kind: match p.ty {
                     ParamTy::GlobalPtr => ParamKind::GlobalPointer,
                     ParamTy::Scalar(_) => ParamKind::Scalar,
+                    ParamTy::TensorMap => ParamKind::HiddenTensorMap,
                 },
                 ptx_type: match p.ty {
                     ParamTy::GlobalPtr => "u64",
                     ParamTy::Scalar(t) => t.name(),
+                    ParamTy::TensorMap => "b8",
                 },
                 offset: s.offset,
                 size: s.size,
@@ -165,6 +172,7 @@ impl KernelInfo {
                     match p.kind {
                         ParamKind::GlobalPointer => "global_pointer",
                         ParamKind::Scalar => "scalar",
+                        ParamKind::HiddenTensorMap => "hidden_tensor_map",
                     },
                     p.ptx_type,
                     p.offset,

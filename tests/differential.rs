@@ -337,19 +337,34 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
                 gpu.name(),
                 if swizzled { " swizzled" } else { "" }
             );
+            let options = tileiras::options::Options {
+                gpu: *gpu,
+                always_swizzle: swizzled,
+                ..Default::default()
+            };
             let ptx = match &module {
-                Ok(m) => tileiras::lower::lower(
-                    m,
-                    &tileiras::options::Options {
-                        gpu: *gpu,
-                        always_swizzle: swizzled,
-                        ..Default::default()
-                    },
-                )
-                .map_err(|e| format!("lowering failed: {e}")),
+                Ok(m) => tileiras::lower::lower_module(m, &options)
+                    .map_err(|e| format!("lowering failed: {e}")),
                 Err(e) => Err(format!("reading the bytecode failed: {e}")),
             };
-            let what = match ptx.and_then(|p| run(&p, case, &inputs, true, None)) {
+            // our tensor maps: written by our own host callbacks, as the
+            // driver has them do at launch
+            let ran = ptx.and_then(|(p, _)| {
+                let text = p.to_text();
+                let host = match p.entries().any(|e| !e.tensor_maps.is_empty()) {
+                    true => tileiras::driver::host_code(&p, &options)
+                        .map_err(|e| format!("our host callbacks: {e}"))?,
+                    false => None,
+                };
+                run(
+                    &text,
+                    case,
+                    &inputs,
+                    true,
+                    host.as_deref().map(|h| (h, gpu.name())),
+                )
+            });
+            let what = match ran {
                 Ok(o) => {
                     let d = differences(case, &nv, &o);
                     if d.is_some() {

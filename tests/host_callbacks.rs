@@ -848,6 +848,50 @@ mod against_nvidia {
         assert!(cases > 100, "{cases}");
     }
 
+    /// Every cubin of ours carries our callbacks in `.nv.host` (ptxas puts
+    /// the `--nv-host` object there), on every target, as NVIDIA's do; an
+    /// entry without maps gets a callback that writes nothing.
+    #[test]
+    fn every_cubin_carries_our_callbacks() {
+        if let Some(why) = nv_host::unsupported_reason() {
+            cannot(why);
+            return;
+        }
+        use object::{Object, ObjectSection};
+        let bytecode =
+            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/vadd_f32.tileir"))
+                .unwrap();
+        for gpu in [
+            tileiras::Gpu::Sm80,
+            tileiras::Gpu::Sm90,
+            tileiras::Gpu::Sm120,
+        ] {
+            let options = tileiras::Options {
+                gpu,
+                output: tileiras::OutputKind::Cubin,
+                host_arch: HostArch::X86_64,
+                ..Default::default()
+            };
+            let out = tileiras::compile(&bytecode, &options, &mut |_| {}).unwrap();
+            let cubin = object::File::parse(&*out.bytes).unwrap();
+            let section = cubin
+                .section_by_name(".nv.host")
+                .expect("a .nv.host section");
+            let embedded = section.data().unwrap().to_vec();
+            let module = tileiras::bytecode::read(&bytecode).unwrap();
+            let (ptx, _) = tileiras::lower::lower_module(&module, &options).unwrap();
+            let host = tileiras::driver::host_code(&ptx, &options)
+                .unwrap()
+                .unwrap();
+            assert_eq!(embedded, host, "{}", gpu.name());
+            let img = Image::load(&embedded).unwrap();
+            let name = &out.kernels[0].name;
+            let mut b = vec![0x5au8; out.kernels[0].param_bytes as usize];
+            assert_eq!(img.launch(name, &mut b).unwrap().status, 0);
+            assert!(b.iter().all(|x| *x == 0x5a), "{}: wrote bytes", gpu.name());
+        }
+    }
+
     /// `ON_PRE_LOAD` and the callbacks structure, held against NVIDIA's for
     /// the same kernel.
     #[test]

@@ -36,6 +36,7 @@ fn module(gpu: Gpu, d: &LaunchDirectives, params: Vec<Param>) -> String {
             vec![],
         )))],
         decl: None,
+        tensor_maps: Vec::new(),
     }));
     m.to_text()
 }
@@ -571,6 +572,7 @@ fn thread_bound_follows_what_the_body_needs() {
         strings: Vec::new(),
         body,
         decl: None,
+        tensor_maps: Vec::new(),
     };
     let ret = Line::Inst(Box::new(Inst::new(Opc::Ret, &[], &[], vec![], vec![])));
     // The same work in every thread: any count up to 128 is fine.

@@ -222,6 +222,7 @@ fn parameter_overflow_is_diagnosed_at_the_entry() {
         strings: Vec::new(),
         body: Vec::new(),
         decl: None,
+        tensor_maps: Vec::new(),
     };
     let err = tileiras::lower::plan::launch::plan(
         &m,

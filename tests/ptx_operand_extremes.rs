@@ -267,6 +267,7 @@ fn module(gpu: Gpu, body: Vec<Inst>) -> ptx::Module {
         strings: Vec::new(),
         body: body.into_iter().map(|i| Line::Inst(Box::new(i))).collect(),
         decl: None,
+        tensor_maps: Vec::new(),
     }));
     m
 }

@@ -18,6 +18,9 @@ pub enum tileirasParamKind {
     TILEIRAS_PARAM_GLOBAL_POINTER = 0,
     /// A scalar value of `size` bytes.
     TILEIRAS_PARAM_SCALAR = 1,
+    /// A hidden 128-byte tensor map after the visible parameters: the
+    /// cubin's host callbacks write it at launch; pass nothing for it.
+    TILEIRAS_PARAM_HIDDEN_TENSOR_MAP = 2,
 }
 
 /// Launch facts of one kernel. Set `struct_size` to
@@ -254,6 +257,7 @@ pub unsafe extern "C" fn tileirasProgramGetKernelParam(
             kind: match p.kind {
                 ParamKind::GlobalPointer => tileirasParamKind::TILEIRAS_PARAM_GLOBAL_POINTER,
                 ParamKind::Scalar => tileirasParamKind::TILEIRAS_PARAM_SCALAR,
+                ParamKind::HiddenTensorMap => tileirasParamKind::TILEIRAS_PARAM_HIDDEN_TENSOR_MAP,
             } as u32,
             offset: p.offset,
             size: p.size,

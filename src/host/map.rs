@@ -123,6 +123,56 @@ pub struct MapSpec {
     pub box_dims: Vec<u32>,
 }
 
+/// A tensor map as the lowering declares it: the same as [`MapSpec`] with
+/// entry parameter indices where the spec has buffer offsets
+/// ([`MapDecl::spec`] places them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapDecl {
+    /// The hidden parameter the map is written to.
+    pub map: usize,
+    /// The array's base address parameter.
+    pub base: usize,
+    /// Its dims' parameters, outermost map dim first.
+    pub dims: Vec<usize>,
+    /// Its strides' parameters (in elements), outermost first, for every
+    /// map dim but the innermost (whose stride is 1).
+    pub strides: Vec<usize>,
+    /// Element type.
+    pub elem: MapElem,
+    /// Round f32 to tf32 on the copy.
+    pub tf32: bool,
+    /// Swizzle.
+    pub swizzle: MapSwizzle,
+    /// The box, outermost first.
+    pub box_dims: Vec<u32>,
+}
+
+impl MapDecl {
+    /// The spec with every parameter at `offsets[index]`.
+    pub fn spec(&self, offsets: &[u32]) -> Result<MapSpec, String> {
+        let at = |i: usize| {
+            offsets
+                .get(i)
+                .copied()
+                .ok_or_else(|| format!("parameter {i} of {}", offsets.len()))
+        };
+        Ok(MapSpec {
+            map: at(self.map)?,
+            base: at(self.base)?,
+            dims: self.dims.iter().map(|i| at(*i)).collect::<Result<_, _>>()?,
+            strides: self
+                .strides
+                .iter()
+                .map(|i| at(*i))
+                .collect::<Result<_, _>>()?,
+            elem: self.elem,
+            tf32: self.tf32,
+            swizzle: self.swizzle,
+            box_dims: self.box_dims.clone(),
+        })
+    }
+}
+
 /// The address bits a map keeps.
 const ADDRESS_MASK: u64 = 0x01ff_ffff_ffff_fff0;
 /// Arrays spanning this many bytes or more get the L2-promotion bit.

@@ -9,6 +9,10 @@ pub enum ParamTy {
     GlobalPtr,
     /// A plain scalar of this type (`.u32`, `.f32`, ...).
     Scalar(Ty),
+    /// `.hidden .param .align 64 .b8 NAME[128]`: a tensor map the host
+    /// callbacks write at launch ([`Entry::tensor_maps`]); callers pass
+    /// nothing for it.
+    TensorMap,
 }
 
 /// A kernel parameter.
@@ -64,6 +68,9 @@ pub struct Entry {
     pub body: Vec<Line>,
     /// Where the function is declared in the source (`-g` builds).
     pub decl: Option<super::inst::SrcLoc>,
+    /// What the host callbacks write into each [`ParamTy::TensorMap`]
+    /// parameter, in parameter order.
+    pub tensor_maps: Vec<crate::host::MapDecl>,
 }
 
 /// The name of an entry's local `vprintf` argument buffer.

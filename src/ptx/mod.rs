@@ -53,6 +53,14 @@ pub struct Module {
 }
 
 impl Module {
+    /// The kernel entries, in order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Entry(e) => Some(e),
+            _ => None,
+        })
+    }
+
     /// An empty module for the options' target.
     pub fn new(options: &Options) -> Module {
         Module {

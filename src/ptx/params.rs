@@ -34,6 +34,7 @@ pub struct ParamLayout {
 pub fn size_align(ty: ParamTy) -> (u32, u32) {
     match ty {
         ParamTy::GlobalPtr => (8, 8),
+        ParamTy::TensorMap => (128, 64),
         ParamTy::Scalar(t) => {
             let bytes = t.bits().div_ceil(8).max(1);
             (bytes, bytes)

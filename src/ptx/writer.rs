@@ -94,17 +94,20 @@ impl<W: Write> Writer<W> {
         writeln!(self.out, "\t// .globl\t{}", e.name)?;
         write!(self.out, ".visible .entry {}(", e.name)?;
         for (i, p) in e.params.iter().enumerate() {
-            let ty = match p.ty {
-                ParamTy::GlobalPtr => ".u64 .ptr .global .align 1".to_string(),
-                ParamTy::Scalar(t) => format!(".{}", t.name()),
-            };
-            write!(
-                self.out,
-                "{}\n\t.param {} {}",
-                if i == 0 { "" } else { "," },
-                ty,
-                p.name
-            )?;
+            let sep = if i == 0 { "" } else { "," };
+            match p.ty {
+                ParamTy::GlobalPtr => write!(
+                    self.out,
+                    "{sep}\n\t.param .u64 .ptr .global .align 1 {}",
+                    p.name
+                )?,
+                ParamTy::Scalar(t) => write!(self.out, "{sep}\n\t.param .{} {}", t.name(), p.name)?,
+                ParamTy::TensorMap => write!(
+                    self.out,
+                    "{sep}\n\t.hidden\t.param .align 64 .b8 {}[128]",
+                    p.name
+                )?,
+            }
         }
         writeln!(self.out, "{})", if e.params.is_empty() { "" } else { "\n" })?;
         if *e.launch == super::LaunchDirectives::default() {

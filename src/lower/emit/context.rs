@@ -91,6 +91,11 @@ pub struct Lowerer<'m> {
     pub loops: Vec<LoopCtx>,
     /// How many `if`s enclose the op being lowered.
     pub if_depth: usize,
+    /// The entry's visible parameters (its arguments).
+    pub visible_params: usize,
+    /// The tensor maps the entry takes after its visible parameters, in
+    /// order ([`Lowerer::tensor_map`]).
+    pub tensor_maps: Vec<crate::host::MapDecl>,
     tid: Option<Reg>,
     /// The module's `.file` table when building line info, else `None`.
     files: Option<&'m mut Vec<String>>,
@@ -163,12 +168,51 @@ impl<'m> Lowerer<'m> {
             layout_overrides: HashMap::default(),
             loops: Vec::new(),
             if_depth: 0,
+            visible_params: 0,
+            tensor_maps: Vec::new(),
             scratch: Scratch::default(),
             states: States::default(),
             strings: Vec::new(),
             tid: None,
             files,
         }
+    }
+
+    /// A tensor map the host callbacks write at launch, as a hidden
+    /// parameter after the visible ones (one per distinct map): the
+    /// generic address of its 128 bytes, in a fresh register
+    /// (`mov.b64` of the parameter, `cvta.param`).
+    pub fn tensor_map(&mut self, decl: &crate::host::MapDecl) -> Reg {
+        let same = |d: &crate::host::MapDecl| crate::host::MapDecl {
+            map: 0,
+            ..d.clone()
+        };
+        let index = match self.tensor_maps.iter().position(|d| same(d) == same(decl)) {
+            Some(i) => self.tensor_maps[i].map,
+            None => {
+                let index = self.visible_params + self.tensor_maps.len();
+                self.tensor_maps.push(crate::host::MapDecl {
+                    map: index,
+                    ..decl.clone()
+                });
+                index
+            }
+        };
+        let name = format!("{}_param_{index}", self.plan.name);
+        let at = self.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::B64],
+            Ty::B64,
+            smallvec::smallvec![Operand::Global(name)],
+        );
+        self.b.op(
+            Opc::Cvta,
+            &["param"],
+            &[Ty::U64],
+            Ty::U64,
+            smallvec::smallvec![Operand::Reg(at)],
+        )
     }
 
     /// Claims a scratch buffer holding `what`, of `bytes` aligned to `align`

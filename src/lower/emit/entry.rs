@@ -66,33 +66,18 @@ fn all_claimed(l: &Lowerer, entry: OpId) -> Result<(), LowerError> {
     })
 }
 
-/// Lowers the entry op `entry` to a PTX entry. With `files` (line info
-/// builds), instructions carry the source position of the op they come
-/// from, and the files named are appended to `files`.
-///
-/// Shared-memory scratch is claimed where the plan placed it
-/// ([`crate::lower::emit::scratch`]), and what an op takes by the room
-/// left is the plan's choice ([`crate::lower::plan::alloc::choices`]); an
-/// entry whose buffers the plan does not place is an internal error.
-pub fn lower_entry<'m>(
-    m: &'m Module,
+/// Declares the entry's visible parameters (one per argument of its block)
+/// and loads each into the value of its argument.
+fn load_params(
+    l: &mut Lowerer,
     entry: OpId,
-    plan: &'m Plan,
-    options: &Options,
-    files: Option<&'m mut Vec<String>>,
-) -> Result<(ptx::Entry, ScratchMap), LowerError> {
-    let block = crate::lower::plan::entry_block(m, entry)?;
-    has_placement(m, entry, plan)?;
-    let name = plan.name.clone();
-    let warps = plan.warps;
-    let mut l = Lowerer::new(m, plan, crate::lower::emit::ops::lower_op, files);
-    // The prologue sits at the function's scope line, as NVIDIA's does.
-    let start = m.scope_location(entry).or_else(|| m.location(entry));
-    l.set_position(start);
-    let decl = l.b.loc;
-
+    args: &[crate::ir::ValueId],
+    name: &str,
+) -> Result<Vec<ptx::Param>, LowerError> {
+    let m = l.m;
     let mut params = Vec::new();
-    for (i, &arg) in block.args.iter().enumerate() {
+    l.visible_params = args.len();
+    for (i, &arg) in args.iter().enumerate() {
         let pname = format!("{name}_param_{i}");
         let elem = match m.types.try_get(m.values[arg].ty) {
             Some(Type::Tile { element, shape }) if shape.is_empty() => elem_of(m, *element),
@@ -112,6 +97,7 @@ pub fn lower_entry<'m>(
         let load_ty = match pty {
             ParamTy::GlobalPtr => Ty::B64,
             ParamTy::Scalar(t) => Ty::from_bits(t.bits()),
+            ParamTy::TensorMap => unreachable!("visible parameters are pointers and scalars"),
         };
         let d = l.b.reg(RegClass::for_bits(load_ty.bits().max(16)));
         l.b.push(Inst::new(
@@ -142,6 +128,35 @@ pub fn lower_entry<'m>(
             },
         );
     }
+    Ok(params)
+}
+
+/// Lowers the entry op `entry` to a PTX entry. With `files` (line info
+/// builds), instructions carry the source position of the op they come
+/// from, and the files named are appended to `files`.
+///
+/// Shared-memory scratch is claimed where the plan placed it
+/// ([`crate::lower::emit::scratch`]), and what an op takes by the room
+/// left is the plan's choice ([`crate::lower::plan::alloc::choices`]); an
+/// entry whose buffers the plan does not place is an internal error.
+pub fn lower_entry<'m>(
+    m: &'m Module,
+    entry: OpId,
+    plan: &'m Plan,
+    options: &Options,
+    files: Option<&'m mut Vec<String>>,
+) -> Result<(ptx::Entry, ScratchMap), LowerError> {
+    let block = crate::lower::plan::entry_block(m, entry)?;
+    has_placement(m, entry, plan)?;
+    let name = plan.name.clone();
+    let warps = plan.warps;
+    let mut l = Lowerer::new(m, plan, crate::lower::emit::ops::lower_op, files);
+    // The prologue sits at the function's scope line, as NVIDIA's does.
+    let start = m.scope_location(entry).or_else(|| m.location(entry));
+    l.set_position(start);
+    let decl = l.b.loc;
+
+    let mut params = load_params(&mut l, entry, &block.args, &name)?;
 
     // Read %tid.x up front: the register must dominate every use, even
     // when the first use is inside a branch or loop (DCE drops it if unused).
@@ -186,6 +201,14 @@ pub fn lower_entry<'m>(
     l.b.push(Inst::new(Opc::Ret, &[], &[], vec![], vec![]));
     let reqntid = warps * 32;
     let local_bytes = super::ops::debug::local_bytes(&l);
+    // the tensor maps, hidden parameters after the visible ones
+    let tensor_maps = std::mem::take(&mut l.tensor_maps);
+    for d in &tensor_maps {
+        params.push(ptx::Param {
+            name: format!("{name}_param_{}", d.map),
+            ty: ParamTy::TensorMap,
+        });
+    }
     if l.b.misplaced {
         return Err(LowerError::Failed {
             message: "a shared-memory access declared under an `if` some threads skip, \
@@ -213,6 +236,7 @@ pub fn lower_entry<'m>(
         strings: l.strings,
         body,
         decl,
+        tensor_maps,
     };
     Ok((entry, scratch))
 }
