@@ -18,6 +18,12 @@
 #               from a backward branch's target to the branch, NOPs included)
 #   TC, BAR     tensor-core instructions (HMMA, HGMMA, IMMA, QMMA, OMMA, UTC*) and
 #               barriers (BAR.*) in that loop
+#   TMA         TMA copies in the PTX (cp.async.bulk.tensor)
+#   mbar        mbarrier operations in the PTX
+#   maxnreg     setmaxnreg instructions in the PTX
+#   MMA         tensor-core instructions in the PTX (wgmma.mma_async, mma.sync, tcgen05.mma)
+#   cp.async    cp.async copies in the PTX (not their commits and waits)
+#   maps        hidden tensor-map parameters of the entry
 #   spill-free  whether our code has no spill stores or loads
 # Needs scripts/setup.sh (.tools/cuda: ptxas, nvdisasm, NVIDIA's tileiras and libnvvm).
 #   scripts/bench-static.sh [--gpu sm_90] [--ours-only] [name-filter ...]
@@ -150,7 +156,19 @@ if sass.strip():
         loop = hi - lo + 1
         tc = sum(1 for o in ops if re.match(r"(HMMA|HGMMA|IMMA|IGMMA|QMMA|QGMMA|OMMA|UTC\w*MMA|UTC)", o))
         bar = sum(1 for o in ops if re.match(r"BAR(\.|$)", o))
-print(regs, st, ld, smem, threads.replace(" ", "_"), loop, tc, bar)
+# what the PTX issues: TMA copies, mbarrier operations, setmaxnreg,
+# tensor-core instructions, cp.async copies, hidden tensor maps
+def insts(pat):
+    return str(len(re.findall(r"^\s*(?:@!?%p\d+\s+)?" + pat, ptx, re.M)))
+ptx_counts = [
+    insts(r"cp\.async\.bulk\.tensor"),
+    insts(r"(?:cp\.async\.)?mbarrier\."),
+    insts(r"setmaxnreg\."),
+    insts(r"(?:wgmma\.mma_async|mma\.sync|tcgen05\.mma)"),
+    insts(r"cp\.async\.c[ag]\b"),
+    str(len(re.findall(r"\.hidden\s+\.param\s+\.align\s+64\s+\.b8\s+\w+\[128\]", ptx))),
+]
+print(regs, st, ld, smem, threads.replace(" ", "_"), loop, tc, bar, *ptx_counts)
 EOF
 
 # The first words of a failed compile's message.
@@ -187,7 +205,7 @@ compile() {
   fi
 }
 
-# assemble SIDE ARCH: ptxas -v and nvdisasm of the PTX; sets facts (8 words).
+# assemble SIDE ARCH: ptxas -v and nvdisasm of the PTX; sets facts (14 words).
 assemble() {
   local side=$1 arch=$2 rc=0
   : >"$tmp/$side.log"; : >"$tmp/$side.sass"
@@ -204,12 +222,12 @@ assemble() {
   if [ -s "$tmp/$side.log" ]; then
     facts=$(python3 "$tmp/facts.py" "$tmp/$side.ptx" "$tmp/$side.log" "$tmp/$side.sass")
   else
-    facts="- - - - - - - -"
+    facts="- - - - - - - - - - - - - -"
   fi
 }
 
-echo "| kernel | target | ours | NVIDIA | regs | spill st | spill ld | smem | threads | loop | TC in loop | BAR in loop | spill-free |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| kernel | target | ours | NVIDIA | regs | spill st | spill ld | smem | threads | loop | TC in loop | BAR in loop | TMA | mbar | maxnreg | MMA | cp.async | maps | spill-free |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for k in "${kernels[@]}"; do
   name=${k%%=*}; f=${k#*=}
   for gpu in "${gpus[@]}"; do
@@ -218,13 +236,13 @@ for k in "${kernels[@]}"; do
     compile ours "$gpu" "$f"; s_ours=$status
     assemble ours "$arch"; s_ours=$status; read -ra o <<<"$facts"
     if [ -n "$ours_only" ]; then
-      s_nv=-; n=(- - - - - - - -)
+      s_nv=-; n=(- - - - - - - - - - - - - -)
     else
       compile nv "$gpu" "$f"; s_nv=$status
       assemble nv "$arch"; s_nv=$status; read -ra n <<<"$facts"
     fi
     cells=""
-    for i in 0 1 2 3 4 5 6 7; do cells+=" ${o[$i]//_/ } / ${n[$i]//_/ } |"; done
+    for i in 0 1 2 3 4 5 6 7 8 9 10 11 12 13; do cells+=" ${o[$i]//_/ } / ${n[$i]//_/ } |"; done
     free=-
     if [ "${o[1]}" != - ]; then
       if [ "${o[1]}" = 0 ] && [ "${o[2]}" = 0 ]; then free=yes; else free=no; fi

@@ -57,8 +57,9 @@ fn run(
         // Asked for explicitly, so say that it is not done.
         sink(&Diagnostic::new(
             Severity::Warning,
-            "TILEIR_PREFER_TMA_FOR_LOAD_STORE=true has no effect: this compiler does not \
-             generate TMA copies; tensor-view loads and stores use cp.async and vector accesses",
+            "TILEIR_PREFER_TMA_FOR_LOAD_STORE=true has no effect: this compiler copies by TMA \
+             only the operand tiles of pipelined products; other tensor-view loads and stores \
+             use cp.async and vector accesses",
         ));
     }
     let module = bytecode::read(bytecode)?;
@@ -67,6 +68,7 @@ fn run(
     let lowering = Options {
         unlimited_smem: gates.unlimited_smem,
         always_swizzle: gates.always_swizzle,
+        tma: options.tma && !gates.no_tma,
         ..options.clone()
     };
     if gates.dump_plan {

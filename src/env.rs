@@ -15,6 +15,7 @@
 //! | `TILEIR_DELAY_TMA_STORE_WAIT` | base-10 integer | [`Gates::delay_tma_store_wait`] |
 //! | `PTX_KNOBS_PATH` | path, verbatim | [`Gates::ptx_knobs_path`] |
 //! | `TILEIRAS_DEBUG_DUMP_PLAN` | presence (this compiler's own) | [`Gates::dump_plan`] |
+//! | `TILEIRAS_NO_TMA` | presence (this compiler's own) | [`Gates::no_tma`] |
 //!
 //! Where NVIDIA's tool aborts (a non-number in
 //! `TILEIR_DELAY_TMA_STORE_WAIT`), [`Gates::from_env`] returns a
@@ -43,6 +44,8 @@ pub const DELAY_TMA_STORE_WAIT: &str = "TILEIR_DELAY_TMA_STORE_WAIT";
 pub const PTX_KNOBS_PATH: &str = "PTX_KNOBS_PATH";
 /// `TILEIRAS_DEBUG_DUMP_PLAN`: this compiler's own, not NVIDIA's.
 pub const DUMP_PLAN: &str = "TILEIRAS_DEBUG_DUMP_PLAN";
+/// `TILEIRAS_NO_TMA`: this compiler's own, not NVIDIA's.
+pub const NO_TMA: &str = "TILEIRAS_NO_TMA";
 
 /// A variable whose value cannot be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +73,10 @@ pub struct Gates {
     pub dump_plan: bool,
     /// `TILEIR_ALWAYS_SWIZZLE` is set: force swizzled shared layouts.
     pub always_swizzle: bool,
+    /// `TILEIRAS_NO_TMA` is set: no TMA copies in this compile (the plan
+    /// copies with `cp.async` where it would use TMA), so a GPU run can time
+    /// both from one bytecode and a user can fall back.
+    pub no_tma: bool,
     /// `TILE_AS_DEBUG_UNLIMITED_SMEM` is set: no shared-memory cap.
     pub unlimited_smem: bool,
     /// `MLIR_ENABLE_EVO` is set.
@@ -121,6 +128,7 @@ impl Gates {
             dump_llvm: present(DUMP_LLVM),
             dump_plan: present(DUMP_PLAN),
             always_swizzle: present(ALWAYS_SWIZZLE),
+            no_tma: present(NO_TMA),
             unlimited_smem: present(UNLIMITED_SMEM),
             enable_evo: present(ENABLE_EVO),
             verbose: var(VERBOSE).is_some_and(|v| v == "1"),

@@ -196,6 +196,8 @@ pub struct Options {
     /// Swizzle the `mma.sync` operand buffers instead of padding their rows
     /// (`TILEIR_ALWAYS_SWIZZLE`).
     pub always_swizzle: bool,
+    /// Let the plan copy with TMA where it can (off with `TILEIRAS_NO_TMA`).
+    pub tma: bool,
 }
 
 impl Default for Options {
@@ -224,6 +226,7 @@ impl Default for Options {
             output_path: None,
             unlimited_smem: false,
             always_swizzle: false,
+            tma: true,
         }
     }
 }

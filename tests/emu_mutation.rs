@@ -83,15 +83,21 @@ const CASES: &[(&str, &str)] = &[
 /// NVIDIA's targets whose PTX is mutated.
 const TARGETS: &[&str] = &["sm_90", "sm_100", "sm_120"];
 
-/// This compiler's PTX for `case` and `gpu`.
-fn our_ptx(case: &Case, gpu: &str) -> Result<String, String> {
+/// This compiler's PTX for `case` and `gpu`, and its host callbacks where
+/// an entry takes tensor maps.
+fn our_ptx(case: &Case, gpu: &str) -> Result<(String, Option<Vec<u8>>), String> {
     let module = tileiras::bytecode::read(&case.bytecode).map_err(|e| e.to_string())?;
     let gpu = gpu.parse().map_err(|e| format!("{gpu}: {e}"))?;
     let options = tileiras::options::Options {
         gpu,
         ..Default::default()
     };
-    tileiras::lower::lower(&module, &options).map_err(|e| e.to_string())
+    let (ptx, _) = tileiras::lower::lower_module(&module, &options).map_err(|e| e.to_string())?;
+    let host = match ptx.entries().any(|e| !e.tensor_maps.is_empty()) {
+        true => tileiras::driver::host_code(&ptx, &options).map_err(|e| e.to_string())?,
+        false => None,
+    };
+    Ok((ptx.to_text(), host))
 }
 
 /// The mutation score that must be reached: of the mutants that are not
@@ -224,7 +230,7 @@ fn subject(case: Case, gpu: &'static str, ours: bool) -> Result<Subject, String>
             nvidia::ptx(&case.bytecode, gpu)?,
             nvidia::host_object(&case.bytecode, gpu)?,
         ),
-        true => (our_ptx(&case, gpu)?, None),
+        true => our_ptx(&case, gpu)?,
     };
     let inputs = case.inputs(1);
     let maps = match &host {
@@ -387,8 +393,9 @@ fn every_deleted_synchronisation_is_caught() {
 }
 
 /// The same deletions from this compiler's PTX of the same cases and
-/// targets (`mma.sync` and `wgmma` fed by `cp.async`, `bar.sync` and
-/// mbarriers; the plain race check on, as our PTX runs clean of it): every
+/// targets (`mma.sync` fed by `cp.async` and `bar.sync`, `wgmma` fed by TMA
+/// and mbarriers, the maps written by our own host callbacks; the plain
+/// race check on, as our PTX runs clean of it): every
 /// mutant the run executes must be reported or listed in
 /// `tests/data/emu_mutation/survivors_ours.txt`, and at least
 /// [`OUR_FLOOR`] of them reported.
@@ -400,8 +407,8 @@ fn our_deleted_synchronisation_is_caught() {
 /// Runs the mutants of NVIDIA's PTX (`ours` false) or of this compiler's,
 /// and checks them against their survivors file and `floor`.
 fn mutate(ours: bool, floor: f64) {
-    if let (Some(why), false) = (nv_host::unsupported_reason(), ours) {
-        // NVIDIA's TMA code takes tensor maps only its host callbacks fill
+    if let Some(why) = nv_host::unsupported_reason() {
+        // TMA code takes tensor maps only its host callbacks fill
         eprintln!("skipped: {why}");
         return;
     }

@@ -848,6 +848,203 @@ mod against_nvidia {
         assert!(cases > 100, "{cases}");
     }
 
+    /// Our lowering's maps for `bytecode` on `gpu`: the entry's parameter
+    /// slots (as the callbacks see them), the visible count, and our host
+    /// object; `None` where the entry takes no map.
+    fn ours(
+        bytecode: &[u8],
+        gpu: tileiras::Gpu,
+    ) -> Option<(Vec<support::Slot>, usize, Vec<u8>, String)> {
+        let module = tileiras::bytecode::read(bytecode).ok()?;
+        let options = tileiras::Options {
+            gpu,
+            ..Default::default()
+        };
+        let (ptx, _) = tileiras::lower::lower_module(&module, &options).ok()?;
+        let e = ptx.entries().next()?;
+        if e.tensor_maps.is_empty() {
+            return None;
+        }
+        let host = tileiras::driver::host_code(&ptx, &options)
+            .unwrap()
+            .unwrap();
+        let parsed = ptx_emu::Module::parse(&ptx.to_text()).unwrap();
+        let k = &parsed.kernels[0];
+        let slots = support::slots(k, gpu.name());
+        let visible = e.params.len() - e.tensor_maps.len();
+        Some((slots, visible, host, e.name.clone()))
+    }
+
+    /// Every differential kernel whose entry takes maps of ours (the TMA
+    /// copies of the plan): our callbacks, run on the case's arguments,
+    /// write maps of the right arrays, dims and strides, and where our box
+    /// and swizzle are NVIDIA's for that array, the 128 bytes NVIDIA's
+    /// callbacks write for the same arguments.
+    #[test]
+    fn our_maps_are_nvidia_s_where_the_boxes_are() {
+        if let Some(why) = nv_host::unsupported_reason() {
+            cannot(why);
+            return;
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/differential");
+        let (mut kernels, mut equal, mut other_box) = (0, 0, Vec::new());
+        for dir in [
+            "bench",
+            "corpus",
+            "cutile",
+            "repro",
+            "targeted",
+            "targeted_random",
+        ] {
+            let mut names: Vec<String> = std::fs::read_dir(root.join(dir))
+                .unwrap()
+                .flatten()
+                .filter_map(|f| {
+                    f.file_name()
+                        .into_string()
+                        .ok()?
+                        .strip_suffix(".json")
+                        .map(String::from)
+                })
+                .filter(|n| root.join(dir).join(format!("{n}.tileir")).exists())
+                .collect();
+            names.sort();
+            for name in names {
+                let case = support::case(dir, &name);
+                for gpu in [
+                    tileiras::Gpu::Sm90,
+                    tileiras::Gpu::Sm100,
+                    tileiras::Gpu::Sm120,
+                ] {
+                    let Some((slots, visible, host, entry)) = ours(&case.bytecode, gpu) else {
+                        continue;
+                    };
+                    kernels += 1;
+                    let what = format!("{dir}/{name} {}", gpu.name());
+                    let mut b = support::params(&case, &slots, 0);
+                    let img = Image::load(&host).unwrap();
+                    assert_eq!(img.launch(&entry, &mut b).unwrap().status, 0, "{what}");
+                    // NVIDIA's maps for the same arguments, by array address
+                    let nv = nvidia_kernel(&case.bytecode, gpu.name(), case.args.len())
+                        .unwrap_or_else(|| panic!("{what}: NVIDIA's entry takes no maps"));
+                    let mut theirs = buffer(&nv.slots, &args_of(&case), 0);
+                    assert_eq!(nv.image.launch(&nv.entry, &mut theirs).unwrap().status, 0);
+                    let nv_maps: Vec<&[u8]> = nv.slots[nv.visible..]
+                        .iter()
+                        .map(|s| &theirs[s.host as usize..s.host as usize + 128])
+                        .collect();
+                    for s in &slots[visible..] {
+                        let raw = &b[s.host as usize..s.host as usize + 128];
+                        let m = HwTensorMap::decode(raw).unwrap_or_else(|e| panic!("{what}: {e}"));
+                        let same_array: Vec<HwTensorMap> = nv_maps
+                            .iter()
+                            .filter_map(|r| HwTensorMap::decode(r).ok())
+                            .filter(|n| n.base == m.base)
+                            .collect();
+                        assert!(
+                            !same_array.is_empty(),
+                            "{what}: NVIDIA maps no array at {:#x}",
+                            m.base
+                        );
+                        let n = &same_array[0];
+                        assert_eq!(
+                            (&m.dims, &m.strides, m.elem),
+                            (&n.dims, &n.strides, n.elem),
+                            "{what}"
+                        );
+                        match nv_maps.iter().find(|r| {
+                            HwTensorMap::decode(r).is_ok_and(|n| {
+                                n.base == m.base
+                                    && n.box_dims == m.box_dims
+                                    && n.swizzle == m.swizzle
+                            })
+                        }) {
+                            Some(r) => {
+                                assert_eq!(&raw[..64], &r[..64], "{what}: the map's bytes");
+                                equal += 1;
+                            }
+                            None => other_box.push(format!(
+                                "{what}: box {:?} swizzle {} (NVIDIA's: box {:?} swizzle {})",
+                                m.box_dims, m.swizzle, n.box_dims, n.swizzle
+                            )),
+                        }
+                    }
+                }
+            }
+        }
+        eprintln!("{kernels} kernels take our maps; {equal} maps byte-equal to NVIDIA's, {} with other boxes:", other_box.len());
+        for o in &other_box {
+            eprintln!("  {o}");
+        }
+        assert!(
+            kernels >= 17 && equal >= 30,
+            "{kernels} kernels, {equal} maps"
+        );
+    }
+
+    /// The arguments of a case as the comparison's buffers take them.
+    fn args_of(case: &support::Case) -> Vec<Arg> {
+        case.args
+            .iter()
+            .map(|a| match a {
+                support::Arg::Pointer(p) => Arg::Pointer(*p),
+                support::Arg::Scalar(v) => {
+                    let mut b = v.clone();
+                    b.resize(8, 0);
+                    Arg::Scalar(u64::from_le_bytes(b.try_into().unwrap()))
+                }
+            })
+            .collect()
+    }
+
+    /// A cubin of ours carries our callbacks in `.nv.host` (ptxas puts the
+    /// `--nv-host` object there), and they write what the lowering's maps
+    /// say: the cubin's object is the one the driver would run.
+    #[test]
+    fn our_cubin_carries_our_callbacks() {
+        if let Some(why) = nv_host::unsupported_reason() {
+            cannot(why);
+            return;
+        }
+        use object::{Object, ObjectSection};
+        let case = support::case("corpus", "matmul_f16_tma");
+        let options = tileiras::Options {
+            gpu: tileiras::Gpu::Sm90,
+            output: tileiras::OutputKind::Cubin,
+            host_arch: HostArch::X86_64,
+            ..Default::default()
+        };
+        let out = tileiras::compile(&case.bytecode, &options, &mut |_| {}).unwrap();
+        let info = &out.kernels[0];
+        let hidden: Vec<_> = info
+            .params
+            .iter()
+            .filter(|p| p.kind == tileiras::ParamKind::HiddenTensorMap)
+            .collect();
+        assert_eq!(hidden.len(), 2);
+        assert!(hidden.iter().all(|p| p.size == 128 && p.align == 64));
+        let cubin = object::File::parse(&*out.bytes).unwrap();
+        let section = cubin
+            .section_by_name(".nv.host")
+            .expect("a .nv.host section");
+        let embedded = section.data().unwrap().to_vec();
+        let (slots, visible, host, entry) = ours(&case.bytecode, tileiras::Gpu::Sm90).unwrap();
+        assert_eq!(
+            embedded, host,
+            "the cubin's callbacks are the driver's object"
+        );
+        let img = Image::load(&embedded).unwrap();
+        let mut b = support::params(&case, &slots, 0);
+        assert_eq!(img.launch(&entry, &mut b).unwrap().status, 0);
+        for (s, base) in slots[visible..].iter().zip([0, 5]) {
+            let m = HwTensorMap::decode(&b[s.host as usize..s.host as usize + 128]).unwrap();
+            let support::Arg::Pointer(p) = case.args[base] else {
+                panic!("argument {base} is an array")
+            };
+            assert_eq!(m.base, p);
+        }
+    }
+
     /// Every cubin of ours carries our callbacks in `.nv.host` (ptxas puts
     /// the `--nv-host` object there), on every target, as NVIDIA's do; an
     /// entry without maps gets a callback that writes nothing.

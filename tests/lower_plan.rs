@@ -940,3 +940,68 @@ fn a_buffer_over_bytes_still_read_waits_for_a_barrier_before_its_first_write() {
     let next_v = "before a write of bytes 87040..156672 by 'cuda_tile.for'";
     assert_eq!(writes, [next_v, split, split, split, divf], "{b:#?}");
 }
+
+/// The plan dump of the bytecode at `rel` under `options`.
+fn dump_with(rel: &str, options: &Options) -> String {
+    let bytes = std::fs::read(data(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let module = tileiras::bytecode::read(&bytes).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let plans = plan_module(&module, options).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    plans.iter().map(|p| p.dump(&module)).collect()
+}
+
+/// cuTile's sm_90 matmul takes its operands by TMA, in NVIDIA's boxes (its
+/// PTX: one 128x64 box of A and two 64x64 boxes of B a stage, 16384
+/// bytes each, from maps of arguments 0 and 5); with TMA switched off
+/// (`TILEIRAS_NO_TMA`), for Windows hosts (whose host callbacks are not
+/// written) and on targets whose products run on `mma.sync`, the ring is
+/// filled by `cp.async`.
+#[test]
+fn ring_operands_come_by_tma_where_the_switch_allows() {
+    let rel = "differential/corpus/matmul_f16_tma.tileir";
+    let on = |options: &Options| dump_with(rel, options);
+    let d = on(&Options {
+        gpu: Gpu::Sm90,
+        ..Default::default()
+    });
+    assert!(d.contains("product 0 on wgmma, TMA and mbarriers"), "{d}");
+    assert!(
+        d.contains(
+            "A by TMA: map of argument 0 (dims: arguments [1, 2], strides: arguments [3]), \
+             F16 elements, box [128, 64], swizzle B128; 1 box(es) a stage, 16384 bytes"
+        ),
+        "{d}"
+    );
+    assert!(
+        d.contains(
+            "B by TMA: map of argument 5 (dims: arguments [6, 7], strides: arguments [8]), \
+             F16 elements, box [64, 64], swizzle B128; 2 box(es) a stage, 16384 bytes"
+        ),
+        "{d}"
+    );
+    for off in [
+        Options {
+            gpu: Gpu::Sm90,
+            tma: false,
+            ..Default::default()
+        },
+        Options {
+            gpu: Gpu::Sm90,
+            host_os: tileiras::HostOs::Windows,
+            ..Default::default()
+        },
+    ] {
+        let d = on(&off);
+        assert!(
+            d.contains("product 0 on wgmma, cp.async and mbarriers"),
+            "{d}"
+        );
+        assert!(!d.contains("by TMA"), "{d}");
+    }
+    for gpu in [Gpu::Sm80, Gpu::Sm100, Gpu::Sm120] {
+        let d = on(&Options {
+            gpu,
+            ..Default::default()
+        });
+        assert!(!d.contains("TMA"), "{d}");
+    }
+}

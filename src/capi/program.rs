@@ -527,6 +527,8 @@ unsafe fn options_from_config(c: &tileirasConfig) -> Result<Options, String> {
         output_path: None,
         unlimited_smem: false,
         always_swizzle: false,
+        // the environment's TILEIRAS_NO_TMA turns it off, as for the CLI
+        tma: true,
     };
     options.validate()?;
     Ok(options)

@@ -284,6 +284,12 @@ pub enum Opc {
     /// `mbarrier`: init, arrive, wait on or invalidate a shared-memory
     /// barrier object.
     Mbarrier,
+    /// `cp.async.bulk.tensor`: a TMA copy of a box of a tensor map into
+    /// shared memory, completing on an mbarrier. Sources: the destination
+    /// address, the map's generic address (a register), the box's
+    /// coordinates (a vector, innermost first) and the mbarrier's address;
+    /// printed `[dst], [map, {c0, c1}], [bar]`.
+    CpBulkTensor,
     /// `cvt.rn.satfinite.e2m1x2.f32`: two f32 sources (high, low) to a pair
     /// of f4E2M1FN codes, the destination b16 holding their byte (high
     /// code in the high nibble). PTX takes only a `.b8` register there, so
@@ -413,6 +419,7 @@ impl Opc {
             Opc::Mma => "mma",
             Opc::Ldmatrix => "ldmatrix",
             Opc::CpAsync => "cp.async",
+            Opc::CpBulkTensor => "cp.async.bulk.tensor",
             Opc::Mbarrier => "mbarrier",
             Opc::CvtPackE2m1x2 | Opc::CvtUnpackE2m1x2 => "cvt",
         }
@@ -435,6 +442,7 @@ impl Opc {
                 | Opc::Wgmma
                 | Opc::Fence
                 | Opc::CpAsync
+                | Opc::CpBulkTensor
                 | Opc::Mbarrier
         )
     }

@@ -285,6 +285,18 @@ impl<W: Write> Writer<W> {
             self.out.write_char('.')?;
             self.out.write_str(t.name())?;
         }
+        if let (super::inst::Opc::CpBulkTensor, [dst, Operand::Reg(map), coords, bar]) =
+            (i.opc, i.srcs.as_slice())
+        {
+            self.out.write_str(" \t")?;
+            operand(&mut self.out, dst)?;
+            self.out.write_str(", [")?;
+            reg(&mut self.out, *map)?;
+            self.out.write_str(", ")?;
+            operand(&mut self.out, coords)?;
+            self.out.write_str("], ")?;
+            return operand(&mut self.out, bar);
+        }
         let mut first = true;
         for o in i.dsts.iter().chain(&i.srcs) {
             self.out.write_str(if first { " \t" } else { ", " })?;

@@ -50,6 +50,45 @@ pub fn def_op(m: &Module, v: ValueId) -> Option<OpId> {
     }
 }
 
+/// Whether load or store `op` lets the compiler copy by TMA on `gpu`: its
+/// `allow_tma` optimization hint for the target (keyed by its name, else
+/// `default`), true where it says nothing.
+pub fn allow_tma(m: &Module, op: OpId, gpu: crate::options::Gpu) -> bool {
+    let Some(crate::ir::Attr::OptimizationHints(per_target)) = m.ops[op].attr("optimization_hints")
+    else {
+        return true;
+    };
+    let for_target = |key: &str| {
+        per_target
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, d)| match d {
+                crate::ir::Attr::Dictionary(d) => d.iter().find(|(k, _)| k == "allow_tma"),
+                _ => None,
+            })
+            .map(|(_, v)| !matches!(v, crate::ir::Attr::Bool(false)))
+    };
+    for_target(gpu.name())
+        .or_else(|| for_target("default"))
+        .unwrap_or(true)
+}
+
+/// The index of the entry argument `v` is, looking through `assume` ops
+/// (which only add facts to their first operand).
+pub fn entry_arg(m: &Module, v: ValueId) -> Option<usize> {
+    match m.values.try_get(v)?.def {
+        ValueDef::BlockArg {
+            op,
+            region: 0,
+            index,
+        } if m.ops[op].opcode == Opcode::Entry => Some(index as usize),
+        ValueDef::Result { op, .. } if m.ops[op].opcode == Opcode::Assume => {
+            entry_arg(m, *m.ops[op].operands.first()?)
+        }
+        _ => None,
+    }
+}
+
 /// Traces a partition- or strided-view value to its tiling and tensor view.
 pub fn partition(m: &Module, pview: ValueId) -> Option<PartitionInfo> {
     let pop = &m.ops[def_op(m, pview)?];

@@ -16,6 +16,10 @@ pub struct Target {
     /// Whether `mma.sync` operand buffers are swizzled rather than padded
     /// (`TILEIR_ALWAYS_SWIZZLE`).
     pub always_swizzle: bool,
+    /// Whether the plan may copy with TMA: the compile allows it
+    /// (`TILEIRAS_NO_TMA` unset) and the host callbacks that write the
+    /// tensor maps can be written for the host (Linux).
+    pub tma: bool,
 }
 
 impl Target {
@@ -25,6 +29,7 @@ impl Target {
             gpu,
             unlimited_smem: false,
             always_swizzle: false,
+            tma: false,
         }
     }
 

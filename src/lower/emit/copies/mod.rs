@@ -15,3 +15,4 @@ pub mod ring;
 pub mod stream;
 pub mod swizzle;
 pub mod swizzled;
+pub mod tma;

@@ -66,14 +66,14 @@ impl Bounds {
     /// Emits a pipelined loop's prologue: fills stages 0 .. `stages` - 2
     /// with the iterations from the lower bound `lb` on, each where it is
     /// in bounds (`fill` gets the stage's index times `unit` in a u32
-    /// register), `after` following each. Returns the induction value of
-    /// the last one.
+    /// register, and the iteration's induction value), `after` following
+    /// each. Returns the induction value of the last one.
     pub(crate) fn prologue(
         &self,
         l: &mut Lowerer,
         (stages, unit): (i64, i64),
         lb: Reg,
-        fill: impl Fn(&mut Lowerer, Reg),
+        fill: impl Fn(&mut Lowerer, Reg, Reg),
         after: impl Fn(&mut Lowerer),
     ) -> Reg {
         let mut next = lb;
@@ -90,7 +90,7 @@ impl Bounds {
                 smallvec![Operand::Imm(s * unit)],
             );
             l.b.begin_if(go, true);
-            fill(l, stage);
+            fill(l, stage, next);
             l.b.end_if();
             after(l);
         }

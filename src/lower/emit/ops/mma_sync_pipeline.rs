@@ -197,7 +197,7 @@ struct Pipeline<'a> {
 fn prologue(l: &mut Lowerer, p: &Pipeline, lb: Reg) -> Reg {
     let ring = (p.ring.stages, p.ring.stage_bytes);
     p.bounds
-        .prologue(l, ring, lb, |l, off| p.copies.issue(l, off), commit)
+        .prologue(l, ring, lb, |l, off, _| p.copies.issue(l, off), commit)
 }
 
 /// The loop variables of a pipelined loop.

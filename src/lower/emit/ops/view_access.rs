@@ -283,7 +283,7 @@ fn start_known_nonneg(l: &Lowerer, p: &PartitionInfo, index: ValueId, i: usize) 
 
 /// This thread's first index along a dense tile dimension (s64): tile index
 /// `index` times `step`, plus the thread part `thread` of the coordinate.
-fn tile_start(
+pub(crate) fn tile_start(
     l: &mut Lowerer,
     op: OpId,
     index: ValueId,

@@ -3,7 +3,8 @@
 //! software-pipelined over `S` (2 to 4) sets of swizzled operand buffers:
 //!
 //! ```text
-//! prologue: fill stages 0 .. S-2 (cp.async, then
+//! prologue: fill stages 0 .. S-2 (TMA boxes and expect_tx by thread 0,
+//!           or every thread's cp.async, then
 //!           cp.async.mbarrier.arrive.noinc on the stage's full barrier)
 //! loop k:   wait full[k % S]; fence.proxy.async; wgmma ...; wait_group 1
 //!           if k > 0: mbarrier.arrive empty[(k-1) % S]
@@ -17,16 +18,28 @@
 //! each iteration fills first, then multiplies and waits (`wait_group 0`),
 //! releasing its own stage.
 //!
-//! `cp.async` writes each 16-byte chunk straight into its swizzled place
-//! (chunks past the tensor's edge copy their in-bounds bytes and zero-fill
-//! the rest). Every thread copies and multiplies, so both barriers count
-//! every thread of the tile block: a stage is full when every thread's
-//! copies into it have landed, and empty when every warpgroup's multiply
-//! that read it has completed. The copies are generic-proxy writes that
-//! `wgmma` reads through the async proxy, so each consumer fences the
-//! proxies after its wait. Only A K-major and B MN-major (16-bit types)
-//! are copied this way: the rows of the tiles in global memory are then
-//! the rows of the swizzled layouts.
+//! A stage is filled one of two ways, as the plan decided:
+//!
+//! - TMA (`Ring::Wgmma::tma`): thread 0 alone fills. It tells the stage's
+//!   full barrier (initialized to one arrival, then
+//!   `fence.mbarrier_init`) the bytes to expect
+//!   (`mbarrier.arrive.expect_tx`) and issues the tiles' boxes
+//!   (`cp.async.bulk.tensor`), which land swizzled where the layouts put
+//!   each element (zero outside the tensor) and complete on that barrier.
+//!   Before a refill it alone waits for the stage's empty barrier. The
+//!   boxes are async-proxy writes made visible by the full barrier's
+//!   phase: the consumers need no proxy fence.
+//! - `cp.async`: every thread writes its 16-byte chunks straight into their
+//!   swizzled place (chunks past the tensor's edge copy their in-bounds
+//!   bytes and zero-fill the rest) and arrives on the full barrier once
+//!   they have landed (the barrier counts every thread). The copies are
+//!   generic-proxy writes that `wgmma` reads through the async proxy, so
+//!   each consumer fences the proxies after its wait.
+//!
+//! A stage is empty when every thread's multiply that read it has
+//! completed (the empty barrier counts every thread). Only A K-major and B
+//! MN-major (16-bit types) are copied either way: the rows of the tiles in
+//! global memory are then the rows of the swizzled layouts.
 use smallvec::smallvec;
 use std::rc::Rc;
 
@@ -40,9 +53,10 @@ use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::Staged;
 use crate::lower::emit::copies::ring::{advance_ring, bounds, counter, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
+use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::wgmma;
-use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape};
+use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape, TmaCopy};
 use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::wgmma::Plan;
 use crate::lower::plan::layout::smem::Smem;
@@ -164,6 +178,8 @@ struct Pipelined {
     smem: (Smem, Smem),
     /// A's and B's copies into them.
     copies: (CopyPlan, CopyPlan),
+    /// A's and B's TMA copies, where the plan copies them so.
+    tma: Option<(TmaCopy, TmaCopy)>,
     /// The stages.
     stages: i64,
     /// Bytes of one stage's set of A and B buffers.
@@ -184,6 +200,7 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
         plan,
         smem,
         copies,
+        tma,
         set,
         ..
     } = pipe.ring.clone()
@@ -202,6 +219,7 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
         plan,
         smem,
         copies: *copies,
+        tma: tma.map(|t| *t),
         stages,
         set,
         bounds,
@@ -224,20 +242,28 @@ struct Barriers {
 }
 
 impl Barriers {
-    /// `mbarrier.<what>` on every barrier (`count`: its source operand).
-    fn each(&self, l: &mut Lowerer, what: &'static str, count: Option<i64>) {
+    /// `mbarrier.<what>` on every barrier (`counts`: the full and the
+    /// empty barriers' source operands).
+    fn each(&self, l: &mut Lowerer, what: &'static str, counts: [Option<i64>; 2]) {
         for s in 0..2 * self.stages {
             let a = bin(l, Opc::Add, Ty::U32, self.full, Operand::Imm(8 * s));
-            mbarrier(l, what, a, count);
+            mbarrier(l, what, a, counts[usize::from(s >= self.stages)]);
         }
     }
 }
 
 /// Allocates `stages` sets of `set` bytes (plus alignment slack) and the
 /// stages' barriers; thread 0 initializes the barriers to count every
-/// thread, and the block's barrier publishes them. Returns the aligned base
-/// of the sets and the barriers.
-fn set_up_stages(l: &mut Lowerer, stages: i64, set: i64) -> Result<(Reg, Barriers), LowerError> {
+/// thread (the full ones one arrival, thread 0's, where TMA fills the
+/// stages, with the fence that shows the initializations to the TMA's
+/// completions), and the block's barrier publishes them. Returns the
+/// aligned base of the sets and the barriers.
+fn set_up_stages(
+    l: &mut Lowerer,
+    stages: i64,
+    set: i64,
+    tma: bool,
+) -> Result<(Reg, Barriers), LowerError> {
     let threads = i64::from(l.plan.warps) * 32;
     let tid = l.tid();
     let region = alloc(
@@ -276,16 +302,29 @@ fn set_up_stages(l: &mut Lowerer, stages: i64, set: i64) -> Result<(Reg, Barrier
     l.writes(region.bytes());
     l.writes(bar_buf.bytes());
     l.b.begin_if(first, true);
-    barriers.each(l, "init", Some(threads));
+    let full_count = if tma { 1 } else { threads };
+    barriers.each(l, "init", [Some(full_count), Some(threads)]);
+    if tma {
+        crate::lower::emit::copies::tma::init_fence(l);
+    }
     l.b.end_if();
     l.barrier();
     Ok((aligned, barriers))
 }
 
+/// How a stage is filled: every thread's `cp.async` chunks, or thread 0's
+/// TMA boxes.
+enum Fill<'a> {
+    /// The copies of the A and B tiles into a stage.
+    CpAsync(StageCopies<'a>),
+    /// The TMA copies, and the stages' aligned base.
+    Tma(TmaStage, Reg),
+}
+
 /// The stages as the loop fills them.
 struct Stages<'a> {
-    /// The copies of the A and B tiles into a stage.
-    copies: StageCopies<'a>,
+    /// How a stage is filled.
+    fill: Fill<'a>,
     /// Bytes of one stage.
     set: i64,
     /// The stages' barriers.
@@ -295,9 +334,11 @@ struct Stages<'a> {
 }
 
 impl Stages<'_> {
-    /// Fills stage index `stage`: copies the iteration's tiles into it and
-    /// arrives on its full barrier once they have landed.
-    fn fill(&self, l: &mut Lowerer, stage: Reg) {
+    /// Fills stage index `stage` with iteration `iteration`: copies the
+    /// iteration's tiles into it and arrives on its full barrier, every
+    /// thread once its chunks have landed (`cp.async`), or thread 0 with
+    /// the bytes its boxes bring (TMA; the caller runs it in thread 0).
+    fn fill(&self, l: &mut Lowerer, stage: Reg, iteration: Reg) {
         let off = l.b.op(
             Opc::Mul,
             &["lo"],
@@ -305,9 +346,22 @@ impl Stages<'_> {
             Ty::U32,
             smallvec![Operand::Reg(stage), Operand::Imm(self.set)],
         );
-        self.copies.issue(l, off);
         let bar = scaled(l, stage, 8, self.barriers.full);
-        arrive_on_copies(l, bar);
+        match &self.fill {
+            Fill::CpAsync(copies) => {
+                copies.issue(l, off);
+                arrive_on_copies(l, bar);
+            }
+            Fill::Tma(tma, aligned) => {
+                let at = bin(l, Opc::Add, Ty::U32, *aligned, Operand::Reg(off));
+                tma.issue(l, at, bar, (iteration, self.bounds.ity));
+            }
+        }
+    }
+
+    /// Whether thread 0 alone fills the stages (TMA).
+    fn by_one_thread(&self) -> bool {
+        matches!(self.fill, Fill::Tma(..))
     }
 
     /// The prologue: fills stages 0 .. S-2 with the iterations from the
@@ -315,18 +369,43 @@ impl Stages<'_> {
     /// of the last one.
     fn prologue(&self, l: &mut Lowerer, lb: Reg) -> Reg {
         let ring = (self.barriers.stages, 1);
-        self.bounds
-            .prologue(l, ring, lb, |l, stage| self.fill(l, stage), |_| {})
+        let first = self.barriers.first;
+        let one = self.by_one_thread();
+        self.bounds.prologue(
+            l,
+            ring,
+            lb,
+            |l, stage, iteration| {
+                if one {
+                    l.b.begin_if(first, true);
+                }
+                self.fill(l, stage, iteration);
+                if one {
+                    l.b.end_if();
+                }
+            },
+            |_| {},
+        )
     }
 
     /// Refills the stage written (its empty barrier at `free`) with the
     /// iteration S-1 ahead, if in bounds, once every warpgroup has
-    /// released it.
+    /// released it: every thread waits and copies its chunks, or thread 0
+    /// alone waits and issues the boxes.
     fn refill(&self, l: &mut Lowerer, state: &LoopState, free: Reg) {
-        let go = self.bounds.before_end(l, state.ahead);
+        let mut go = self.bounds.before_end(l, state.ahead);
+        if self.by_one_thread() {
+            go = l.b.op(
+                Opc::And,
+                &[],
+                &[Ty::Pred],
+                Ty::Pred,
+                smallvec![Operand::Reg(go), Operand::Reg(self.barriers.first)],
+            );
+        }
         l.b.begin_if(go, true);
         wait_phase(l, free, state.wr_parity);
-        self.fill(l, state.wr);
+        self.fill(l, state.wr, state.ahead);
         l.b.end_if();
     }
 }
@@ -432,7 +511,12 @@ fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &Sta
         }
         let ready = scaled(l, rd, 8, barriers.full);
         wait_phase(l, ready, rd_parity);
-        crate::lower::emit::wgmma_isa::proxy_fence(l);
+        // cp.async's chunks are generic-proxy writes that wgmma reads
+        // through the async proxy; TMA's boxes already are async-proxy
+        // writes, made visible by the barrier's phase
+        if !stages.by_one_thread() {
+            crate::lower::emit::wgmma_isa::proxy_fence(l);
+        }
         mul.emit(l, rd, stages.set);
         crate::lower::emit::wgmma_isa::sync_op(
             l,
@@ -470,6 +554,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         plan,
         smem: (asmem, bsmem),
         copies: (ca, cb),
+        tma,
         stages,
         set,
         bounds,
@@ -482,23 +567,35 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let layout = Rc::new(plan.acc.clone());
     let init = l.tile_in(id, inits[0], &layout)?;
 
-    let (aligned, barriers) = set_up_stages(l, stages, set)?;
-    let bbuf = bin(
-        l,
-        Opc::Add,
-        Ty::U32,
-        aligned,
-        Operand::Imm(wgmma::b_offset(&asmem)),
-    );
-    let sa = staged(l, ca, aligned);
-    let sb = staged(l, cb, bbuf);
+    let (aligned, barriers) = set_up_stages(l, stages, set, tma.is_some())?;
+    let b_offset = wgmma::b_offset(&asmem);
+    let bbuf = bin(l, Opc::Add, Ty::U32, aligned, Operand::Imm(b_offset));
+    let (sa, sb);
+    let fill = match &tma {
+        Some((ta, tb)) => Fill::Tma(
+            TmaStage::new(l, [(&pat.a, ta, 0), (&pat.b, tb, b_offset)], pat.iv)?,
+            aligned,
+        ),
+        None => {
+            sa = staged(l, ca, aligned);
+            sb = staged(l, cb, bbuf);
+            Fill::CpAsync(StageCopies::new(
+                l,
+                (&pat.a, &pat.b),
+                (&sa, &sb),
+                pat.iv,
+                &bounds.lb,
+                &bounds,
+            )?)
+        }
+    };
     let descs = wgmma::descriptors(l, &plan, &asmem, &bsmem, aligned, bbuf);
     let acc = crate::lower::emit::wgmma_isa::acc_words(l, plan.types[2], &init.regs);
     let signs = crate::lower::emit::ops::mma_operands::signedness(l, pat.mma);
 
     let lb = bounds.lb.regs[0];
     let ring = Stages {
-        copies: StageCopies::new(l, (&pat.a, &pat.b), (&sa, &sb), pat.iv, &bounds.lb, &bounds)?,
+        fill,
         set,
         barriers: &barriers,
         bounds: &bounds,
@@ -522,7 +619,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     l.barrier();
     l.writes(barriers.bytes.clone());
     l.b.begin_if(barriers.first, true);
-    barriers.each(l, "inval", None);
+    barriers.each(l, "inval", [None, None]);
     l.b.end_if();
 
     let t = wgmma::acc_tile(l, &plan, layout, &acc);

@@ -168,8 +168,9 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             );
         }
         if let Some(p) = copies.pipelines.get(&id) {
-            let engine = match p.ring {
+            let engine = match &p.ring {
                 Ring::MmaSync { .. } => "mma.sync, cp.async groups",
+                Ring::Wgmma { tma: Some(_), .. } => "wgmma, TMA and mbarriers",
                 Ring::Wgmma { .. } => "wgmma, cp.async and mbarriers",
             };
             let _ = writeln!(
@@ -180,6 +181,23 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
                 p.ring.stages(),
                 p.ring.stage_bytes()
             );
+            if let Ring::Wgmma { tma: Some(t), .. } = &p.ring {
+                for (name, c) in [("A", &t.0), ("B", &t.1)] {
+                    let d = &c.map;
+                    let _ = writeln!(
+                        out,
+                        "    {name} by TMA: map of argument {} (dims: arguments {:?}, strides: arguments {:?}), {:?} elements, box {:?}, swizzle {:?}; {} box(es) a stage, {} bytes on the stage's full mbarrier (expect_tx), issued by thread 0",
+                        d.base,
+                        d.dims,
+                        d.strides,
+                        d.elem,
+                        d.box_dims,
+                        d.swizzle,
+                        c.boxes.len(),
+                        c.bytes
+                    );
+                }
+            }
         }
         for a in copies.staged_a.get(&id).into_iter().flatten() {
             let form = match a.form {

@@ -3,9 +3,12 @@
 //! its product's engine, with a ring of stages in shared memory that
 //! `cp.async` fills for the next iterations while the current one
 //! multiplies. This file finds such loops and plans their stages.
+use crate::host::{MapDecl, MapElem, MapSwizzle};
 use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::analysis::view::{def_op, partition, Extent, PartitionInfo};
+use crate::lower::analysis::view::{
+    allow_tma, def_op, entry_arg, partition, Extent, PartitionInfo,
+};
 use crate::lower::plan::engines::mma_sync::{row_pads, Kind, STAGE_BUDGET};
 use crate::lower::plan::engines::{mma_sync, wgmma, Engine};
 use crate::lower::plan::layout::smem::Smem;
@@ -78,6 +81,9 @@ pub enum Ring {
         smem: (Smem, Smem),
         /// How A's and B's chunks land in them.
         copies: Box<(CopyPlan, CopyPlan)>,
+        /// A's and B's TMA copies, which replace the chunks where both
+        /// operands can be copied so ([`tma_copy`]).
+        tma: Option<Box<(TmaCopy, TmaCopy)>>,
         /// Bytes of one set of A and B buffers.
         set: i64,
         /// The stages.
@@ -155,6 +161,139 @@ pub struct CopyPlan {
     pub chunks: Vec<(usize, i64)>,
 }
 
+/// One TMA box of a ring operand's tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaBox {
+    /// Byte offset in the operand's buffer.
+    pub dst: i64,
+    /// Element offsets from the tile's start along tile dimensions 0 and 1.
+    pub at: [i64; 2],
+}
+
+/// A ring operand copied by TMA: one elected thread copies the tile in
+/// boxes that land swizzled where the operand's layout puts them, and they
+/// complete on the stage's full barrier.
+#[derive(Clone, Debug)]
+pub struct TmaCopy {
+    /// The tensor map (its `map` parameter is placed by the emission).
+    pub map: MapDecl,
+    /// The tile's boxes.
+    pub boxes: Vec<TmaBox>,
+    /// The bytes they deliver.
+    pub bytes: i64,
+}
+
+/// The map element type of `e`, if TMA copies it.
+fn map_elem(e: Elem) -> Option<MapElem> {
+    Some(match e {
+        Elem::Num(Scalar::F16) => MapElem::F16,
+        Elem::Num(Scalar::BF16) => MapElem::Bf16,
+        Elem::Num(Scalar::F32) => MapElem::F32,
+        Elem::Num(Scalar::F64) => MapElem::F64,
+        Elem::Num(Scalar::I8 | Scalar::F8E4M3FN | Scalar::F8E5M2) => MapElem::B8,
+        Elem::Num(Scalar::I16) => MapElem::B16,
+        Elem::Num(Scalar::I32) => MapElem::B32,
+        Elem::Num(Scalar::I64) => MapElem::B64,
+        _ => return None,
+    })
+}
+
+/// The TMA copy of `ld` into `smem` (`k_first`: the tile is `[k, mn]`),
+/// if TMA can write the layout: TMA is on for the plan and the load's
+/// `allow_tma` hint does not turn it off, the tensor and
+/// the tile are two-dimensional with the tile's second dimension
+/// contiguous (stride 1) in 16-byte chunks, the view's base, dims and
+/// outer stride are entry arguments (TMA's map is written from them on the
+/// host), and the boxes (the swizzle's width along the contiguous
+/// dimension, at most 256 along the other) land every element where the
+/// layout puts it. The box's swizzle is the layout's: TMA XORs address
+/// bits, so the buffer must be aligned to eight swizzle rows, which the
+/// ring's 1024-byte alignment gives.
+pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<TmaCopy> {
+    let v = &ld.view;
+    let es = smem.es;
+    if !plan.target.tma
+        || plan.target.gpu.capability() < 90
+        || !allow_tma(m, ld.op, plan.target.gpu)
+        || v.tile_shape.len() != 2
+        || v.shape.len() != 2
+        || ld.chunk * es != 16
+    {
+        return None;
+    }
+    let (d_out, d_in) = (v.dim_map[0], v.dim_map[1]);
+    if d_out == d_in || v.strides[d_in] != Extent::Static(1) {
+        return None;
+    }
+    let arg = |e: &Extent| match e {
+        Extent::Dynamic(x) => entry_arg(m, *x),
+        Extent::Static(_) => None,
+    };
+    let base = entry_arg(m, v.base)?;
+    let dims = vec![arg(&v.shape[d_out])?, arg(&v.shape[d_in])?];
+    let strides = vec![arg(&v.strides[d_out])?];
+    let elem = map_elem(v.elem)?;
+    if elem.size() as i64 != es {
+        return None;
+    }
+    let w = smem.swizzle;
+    let swizzle = match w {
+        128 => MapSwizzle::B128,
+        64 => MapSwizzle::B64,
+        32 => MapSwizzle::B32,
+        _ => return None,
+    };
+    let per = w / es;
+    let (t0, t1) = (v.tile_shape[0], v.tile_shape[1]);
+    let outer = t0.min(256);
+    if t1 % per != 0 || t0 % outer != 0 {
+        return None;
+    }
+    let mut boxes = Vec::new();
+    for ib in 0..t1 / per {
+        for ob in 0..t0 / outer {
+            boxes.push(TmaBox {
+                dst: ib * t0 * w + ob * outer * w,
+                at: [ob * outer, ib * per],
+            });
+        }
+    }
+    // Every element lands where the layout puts it.
+    let mask = w / 16 - 1;
+    let lands = |b: &TmaBox| {
+        b.dst % (8 * w) == 0
+            && (0..outer).all(|j| {
+                (0..per).all(|i| {
+                    let lin = j * w + i * es;
+                    let at = b.dst + (lin ^ (((lin >> 7) & mask) << 4));
+                    let (r, c) = (b.at[0] + j, b.at[1] + i);
+                    at == if k_first {
+                        smem.offset(c, r)
+                    } else {
+                        smem.offset(r, c)
+                    }
+                })
+            })
+    };
+    if !boxes.iter().all(lands) {
+        return None;
+    }
+    Some(TmaCopy {
+        map: MapDecl {
+            map: 0,
+            base,
+            dims,
+            strides,
+            elem,
+            tf32: false,
+            swizzle,
+            box_dims: vec![outer as u32, per as u32],
+        },
+        boxes,
+        bytes: t0 * t1 * es,
+    })
+}
+
 /// The pipeline of `for` op `id`, if its body has the shape and its
 /// engine's ring holds at least two stages where nothing else takes
 /// shared memory.
@@ -165,7 +304,7 @@ pub fn pipeline(m: &Module, plan: &Plan, id: OpId) -> Option<Pipeline> {
     }
     let ring = match plan.engine(shape.mma)? {
         Engine::MmaSync(p) => mma_sync_ring(plan, &shape, p)?,
-        Engine::Wgmma(p) => wgmma_ring(plan, &shape, p)?,
+        Engine::Wgmma(p) => wgmma_ring(m, plan, &shape, p)?,
         Engine::Fma => return None,
     };
     Some(Pipeline { shape, ring })
@@ -248,13 +387,16 @@ fn stage_size(plan: &Plan, shape: &LoopShape, kind: Kind) -> StageSize {
 /// tf32), both operands' chunks landing in their swizzled layouts, and as
 /// many stages as fit beside the accumulator tile once more (an
 /// epilogue's layout change goes through shared memory), if two do.
-fn wgmma_ring(plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Option<Ring> {
+fn wgmma_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Option<Ring> {
     let (asmem, bsmem) = wgmma::operands(p.mnk, p.types)?;
     if shape.round != (false, false) || asmem.mn_major || !bsmem.mn_major {
         return None;
     }
     let ca = copy_plan(plan, &shape.a, &asmem, false)?;
     let cb = copy_plan(plan, &shape.b, &bsmem, true)?;
+    let tma = tma_copy(m, plan, &shape.a, &asmem, false)
+        .zip(tma_copy(m, plan, &shape.b, &bsmem, true))
+        .map(Box::new);
     let [mm, nn, _] = p.mnk;
     let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
     let room = cap - mm * nn * 4;
@@ -264,6 +406,7 @@ fn wgmma_ring(plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Option<Ring> {
         plan: p.clone(),
         smem: (asmem, bsmem),
         copies: Box::new((ca, cb)),
+        tma,
         set,
         stages,
     })

@@ -1,0 +1,113 @@
+//! TMA copies in our PTX: the sm_90 `wgmma` ring fed by TMA has the
+//! protocol the plan describes (full barriers of one arrival, thread 0's
+//! `expect_tx` and boxes, the fence after the barriers' initialization,
+//! no `cp.async` and no proxy fence), its maps are hidden parameters after
+//! the visible ones, and `TILEIRAS_NO_TMA` (the `tma` option) turns it
+//! back into `cp.async`. ptxas accepts both. Whether the results are right
+//! is the differential test's to say (tests/differential.rs runs our TMA
+//! kernels with the maps our own host callbacks write, with the emulator's
+//! strict asynchronous checks on).
+use std::path::Path;
+
+use tileiras::options::{Gpu, Options, OutputKind};
+
+#[path = "differential/nvidia.rs"]
+#[allow(dead_code)]
+mod nvidia;
+#[path = "common/nvidia_reference.rs"]
+mod nvidia_reference;
+
+fn ptx(rel: &str, tma: bool) -> String {
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    let module = tileiras::bytecode::read(&bytes).unwrap();
+    let options = Options {
+        gpu: Gpu::Sm90,
+        tma,
+        ..Default::default()
+    };
+    tileiras::lower::lower(&module, &options).unwrap()
+}
+
+fn count(text: &str, what: &str) -> usize {
+    text.matches(what).count()
+}
+
+const MATMUL: &str = "tests/data/differential/corpus/matmul_f16_tma.tileir";
+
+#[test]
+fn the_matmul_ring_is_fed_by_tma() {
+    let p = ptx(MATMUL, true);
+    // two maps after the fifteen visible parameters
+    assert!(p.contains(".hidden\t.param .align 64 .b8 matmul_f16_tma_param_15[128]"));
+    assert!(p.contains(".hidden\t.param .align 64 .b8 matmul_f16_tma_param_16[128]"));
+    assert_eq!(count(&p, "cvta.param.u64"), 2, "{p}");
+    // four stages: four full barriers of one arrival, four empty ones of 256
+    assert_eq!(
+        count(&p, "mbarrier.init.shared.b64") - count(&p, "], 256;"),
+        4
+    );
+    assert_eq!(count(&p, "], 1;\n"), 4, "{p}");
+    assert_eq!(count(&p, "fence.mbarrier_init.release.cluster"), 1);
+    // three fills in the prologue and one refill in the loop, each the
+    // expect_tx of the stage's 32768 bytes and three boxes (A 128x64, B
+    // two 64x64)
+    let fills = count(&p, "mbarrier.arrive.expect_tx");
+    assert_eq!(fills, 4, "{p}");
+    assert_eq!(count(&p, "cp.async.bulk.tensor.2d"), 3 * fills);
+    assert!(p.contains("32768;"), "{p}");
+    assert_eq!(count(&p, "cp.async.cg"), 0);
+    assert_eq!(count(&p, "fence.proxy.async"), 0);
+}
+
+#[test]
+fn the_switch_feeds_it_by_cp_async() {
+    let p = ptx(MATMUL, false);
+    assert!(!p.contains(".hidden"));
+    assert_eq!(count(&p, "cp.async.bulk.tensor"), 0);
+    assert_eq!(count(&p, "mbarrier.arrive.expect_tx"), 0);
+    assert!(count(&p, "cp.async.cg") > 0);
+    assert!(count(&p, "fence.proxy.async") > 0);
+}
+
+/// ptxas assembles the ring both ways, and the TMA one needs fewer
+/// registers (no per-thread copy addresses).
+#[test]
+fn ptxas_assembles_both() {
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(MATMUL)).unwrap();
+    let mut regs = Vec::new();
+    for tma in [true, false] {
+        let options = Options {
+            gpu: Gpu::Sm90,
+            output: OutputKind::Cubin,
+            tma,
+            ..Default::default()
+        };
+        let out = tileiras::compile(&bytes, &options, &mut |_| {}).unwrap();
+        regs.push(out.kernels[0].registers.unwrap());
+    }
+    eprintln!("registers: TMA {}, cp.async {}", regs[0], regs[1]);
+    assert!(regs[0] <= regs[1], "{regs:?}");
+}
+
+/// A load's `allow_tma = false` hint keeps its tile off TMA, as NVIDIA's
+/// tileiras does (it then loads with `ld.global`): cuTile's matmul with
+/// the hint on both loads and without it (tests/data/tma/gen.py), ours and
+/// NVIDIA's sm_90 PTX.
+#[test]
+fn the_allow_tma_hint_is_honoured_as_nvidia_s_is() {
+    for (file, want) in [
+        ("tests/data/tma/matmul_f16_allow_tma_false.tileir", false),
+        ("tests/data/tma/matmul_f16_allow_tma_true.tileir", true),
+    ] {
+        let ours = ptx(file, true);
+        assert_eq!(ours.contains("cp.async.bulk.tensor"), want, "{file}");
+        assert_eq!(ours.contains(".hidden"), want, "{file}");
+        let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+        let theirs = nvidia::ptx(&bytes, "sm_90").unwrap();
+        assert_eq!(
+            theirs.contains("cp.async.bulk.tensor"),
+            want,
+            "NVIDIA's {file}"
+        );
+    }
+}
