@@ -127,17 +127,15 @@ fn run(
 /// maps is then an error).
 pub fn host_code(module: &ptx::Module, options: &Options) -> Result<Option<Vec<u8>>, Error> {
     let mut kernels = Vec::new();
-    let bank = host::param_bank(options.gpu);
     for item in &module.items {
         let ptx::Item::Entry(e) = item else {
             continue;
         };
-        let layout: Vec<(u32, u32)> = e
-            .params
+        let offsets: Vec<u32> = ptx::params::layout(&e.params, options.gpu)
+            .slots
             .iter()
-            .map(|p| ptx::params::size_align(p.ty))
+            .map(|s| s.offset)
             .collect();
-        let offsets = host::buffer_offsets(&layout, bank);
         let maps = e
             .tensor_maps
             .iter()

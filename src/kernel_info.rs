@@ -16,6 +16,7 @@
 //! of [`KernelParam::size`] bytes for parameter `i`.
 use crate::elf::cubin_info::CubinKernel;
 use crate::ptx::{self, params, ParamTy};
+use crate::Gpu;
 
 /// How a kernel parameter is passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,10 +91,11 @@ fn dims3(d: &[i64]) -> [u32; 3] {
 }
 
 impl KernelInfo {
-    /// The launch facts of a lowered entry (nothing from a cubin yet).
-    pub fn from_entry(e: &ptx::Entry) -> KernelInfo {
+    /// The launch facts of a lowered entry for `gpu` (nothing from a
+    /// cubin yet).
+    pub fn from_entry(e: &ptx::Entry, gpu: Gpu) -> KernelInfo {
         let l = &e.launch;
-        let layout = params::layout(&e.params);
+        let layout = params::layout(&e.params, gpu);
         let params = e
             .params
             .iter()
@@ -141,7 +143,7 @@ impl KernelInfo {
         m.items
             .iter()
             .filter_map(|i| match i {
-                ptx::Item::Entry(e) => Some(KernelInfo::from_entry(e)),
+                ptx::Item::Entry(e) => Some(KernelInfo::from_entry(e, m.gpu)),
                 ptx::Item::Global(_)
                 | ptx::Item::VprintfDecl
                 | ptx::Item::HeapDecl

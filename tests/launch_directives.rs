@@ -452,14 +452,14 @@ fn parameter_space_is_checked_before_ptxas() {
     for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100] {
         // 4095 pointers and an i32: exactly the 32764-byte limit.
         let fits = ptrs(4095, Some(Ty::U32));
-        let layout = params::layout(&fits);
+        let layout = params::layout(&fits, gpu);
         assert_eq!(layout.size, params::MAX_PARAM_BYTES);
         assert_eq!(params::check(&layout), None);
         let (ok, stderr) = ptxas(&module(gpu, &req(&[128]), fits), gpu);
         assert!(ok && stderr.is_empty(), "{stderr}");
         // One more pointer does not fit.
         let over = ptrs(4096, None);
-        let layout = params::layout(&over);
+        let layout = params::layout(&over, gpu);
         assert_eq!(
             params::check(&layout).unwrap(),
             "Formal parameter space overflowed (32768 bytes required, max 32764 bytes allowed)"
@@ -497,7 +497,7 @@ fn parameter_layout_matches_ptxas_alignment() {
             ty: ParamTy::Scalar(Ty::U32),
         },
     ];
-    let layout = params::layout(&ps);
+    let layout = params::layout(&ps, Gpu::Sm90);
     let ours: Vec<_> = layout.slots.iter().map(|s| (s.offset, s.size)).collect();
     let text = module(Gpu::Sm90, &req(&[128]), ps);
     let dir = common::Scratch::new("launch-param-layout");
@@ -613,4 +613,53 @@ fn thread_bound_follows_what_the_body_needs() {
         launch::thread_bound(&entry(vec![ret], 16)),
         ThreadBound::Exact
     );
+}
+
+#[test]
+fn hidden_tensor_maps_lie_where_ptxas_puts_them() {
+    // Nine bytes of visible parameters, then two maps: ptxas aligns the
+    // maps to 64 bytes of constant bank 0, where the parameters start at
+    // 0x210 on sm_90 and at 0 on sm_100 and sm_120. Its parameter size
+    // tells where the second map ends.
+    let ps = vec![
+        Param {
+            name: "k_param_0".into(),
+            ty: ParamTy::GlobalPtr,
+        },
+        Param {
+            name: "k_param_1".into(),
+            ty: ParamTy::Scalar(Ty::U8),
+        },
+        Param {
+            name: "k_param_2".into(),
+            ty: ParamTy::TensorMap,
+        },
+        Param {
+            name: "k_param_3".into(),
+            ty: ParamTy::TensorMap,
+        },
+    ];
+    for (gpu, first) in [(Gpu::Sm90, 0x30), (Gpu::Sm100, 0x40), (Gpu::Sm120, 0x40)] {
+        let layout = params::layout(&ps, gpu);
+        assert_eq!(layout.slots[2].offset, first, "{gpu}");
+        assert_eq!(layout.slots[3].offset, first + 128, "{gpu}");
+        let text = module(gpu, &req(&[128]), ps.clone());
+        let dir = common::Scratch::new(&format!("launch-hidden-maps-{gpu}"));
+        std::fs::write(dir.path("k.ptx"), &text).unwrap();
+        let out = Command::new(common::cuda_root().join("bin/ptxas"))
+            .args(["-arch", gpu.ptx_target()])
+            .arg(dir.path("k.ptx"))
+            .arg("-o")
+            .arg(dir.path("k.cubin"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cubin = std::fs::read(dir.path("k.cubin")).unwrap();
+        let k = &tileiras::elf::cubin_info::kernels(&cubin).unwrap()[0];
+        assert_eq!(k.param_bytes, Some(layout.size), "{gpu}");
+    }
 }

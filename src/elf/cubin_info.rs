@@ -39,6 +39,11 @@ pub const EIATTR_CTA_PER_CLUSTER: u8 = 0x3d;
 pub const EIATTR_EXPLICIT_CLUSTER: u8 = 0x3e;
 /// `.maxclusterrank` (`u32`).
 pub const EIATTR_MAX_CLUSTER_RANK: u8 = 0x3f;
+/// One visible kernel parameter, the form ptxas writes for an entry with
+/// hidden parameters (tensor maps), which it does not list: index `u32`,
+/// ordinal `u16`, offset `u16`, flags `u32` whose low 16 bits hold the
+/// size (bit 26 marks a pointer). Measured on ptxas 13.5.
+pub const EIATTR_KPARAM_INFO_V2: u8 = 0x45;
 
 /// A kernel parameter as the cubin records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +178,14 @@ pub fn kernels(cubin: &[u8]) -> Result<Vec<CubinKernel>, ElfError> {
                         ordinal: u32::from(u16::from_le_bytes([p[4], p[5]])),
                         offset: u32::from(u16::from_le_bytes([p[6], p[7]])),
                         size: (flags >> 18) & 0x3fff,
+                    });
+                }
+                EIATTR_KPARAM_INFO_V2 if p.len() >= 12 => {
+                    let flags = u32_at(p, 2).unwrap_or(0);
+                    k.params.push(CubinParam {
+                        ordinal: u32::from(u16::from_le_bytes([p[4], p[5]])),
+                        offset: u32::from(u16::from_le_bytes([p[6], p[7]])),
+                        size: flags & 0xffff,
                     });
                 }
                 _ => {}

@@ -19,7 +19,7 @@ mod x86_64;
 pub use map::{MapDecl, MapElem, MapSpec, MapSwizzle};
 pub use program::{Op, Program, Reg, REGS};
 
-use crate::options::{Gpu, HostArch};
+use crate::options::HostArch;
 
 /// Size of the callbacks structure `ON_PRE_LOAD` returns.
 pub const CALLBACKS_SIZE: usize = 72;
@@ -90,54 +90,9 @@ pub fn encode_op(op: &Op, arch: HostArch) -> Vec<u8> {
     }
 }
 
-/// Where the driver's parameter buffer starts in constant bank 0 for
-/// `gpu`: the callbacks align each parameter relative to it. 0x210 on
-/// sm_90; 0 on sm_100 and sm_120 (measured on NVIDIA's callbacks, see
-/// `docs/nv-host-callbacks.md`) and on the other targets of their
-/// families. Targets without TMA (sm_8x) have no maps.
-pub fn param_bank(gpu: Gpu) -> u32 {
-    if gpu.capability() == 90 {
-        0x210
-    } else {
-        0
-    }
-}
-
-/// The buffer offset of each parameter (size, alignment), in order, as the
-/// callback sees the buffer: each at its natural alignment counted from
-/// `bank`.
-pub fn buffer_offsets(params: &[(u32, u32)], bank: u32) -> Vec<u32> {
-    let mut at = bank;
-    params
-        .iter()
-        .map(|&(size, align)| {
-            at = at.next_multiple_of(align.max(1));
-            let o = at - bank;
-            at += size;
-            o
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sm_90_maps_lie_0x30_modulo_64() {
-        // cuTile's matmul: three arrays of (pointer, two dims, two strides),
-        // then two maps
-        let mut params = Vec::new();
-        for _ in 0..3 {
-            params.push((8, 8));
-            params.extend([(4, 4); 4]);
-        }
-        params.extend([(128, 64), (128, 64)]);
-        let o = buffer_offsets(&params, param_bank(Gpu::Sm90));
-        assert_eq!(&o[15..], [0x70, 0xf0]);
-        let o = buffer_offsets(&params, param_bank(Gpu::Sm100));
-        assert_eq!(&o[15..], [0x80, 0x100]);
-    }
 
     #[test]
     fn objects_for_both_hosts_parse() {

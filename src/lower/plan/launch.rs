@@ -247,7 +247,7 @@ pub fn plan(
     );
     let d = requested(&hints, e.reqntid, bound);
     *e.launch = finish(d, bound, gpu, &e.name, notes).map_err(fail)?;
-    let layout = params::layout(&e.params);
+    let layout = params::layout(&e.params, gpu);
     if let Some(message) = params::check(&layout) {
         return Err(fail(format!("entry '{}': {message}", e.name)));
     }
