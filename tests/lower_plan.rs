@@ -165,9 +165,24 @@ fn a_matmul_loop_is_planned_pipelined_with_its_engines_ring() {
     assert_eq!(
         copies(&hopper),
         [format!(
-            "{at} wgmma, cp.async and mbarriers, up to 4 stages of 32768 bytes"
+            "{at} wgmma, TMA and mbarriers, up to 4 stages of 32768 bytes"
         )],
         "{hopper}"
+    );
+    let hopper_cp_async = dump_with(
+        rel,
+        &Options {
+            gpu: Gpu::Sm90,
+            tma: false,
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        copies(&hopper_cp_async),
+        [format!(
+            "{at} wgmma, cp.async and mbarriers, up to 4 stages of 32768 bytes"
+        )],
+        "{hopper_cp_async}"
     );
     // Emission places the ring the plan sized: the loop's one buffer.
     for gpu in [Gpu::Sm80, Gpu::Sm100, Gpu::Sm120] {
