@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Severity};
 use crate::env::Gates;
 use crate::error::Error;
 use crate::kernel_info::KernelInfo;
-use crate::options::{HostOs, Options, OutputKind};
+use crate::options::{Options, OutputKind};
 use crate::toolchain::backend::{self, Request};
 use crate::toolchain::ptxas::HostCode;
 use crate::{bytecode, elf, host, lower, ptx, verify};
@@ -91,7 +91,7 @@ fn run(
     }
     let mut request = Request::new(&ptx, options, &gates);
     if options.output != OutputKind::Ptx {
-        request.host_code = host_code(&ptx_module, options)?.map(HostCode::Bytes);
+        request.host_code = Some(HostCode::Bytes(host_code(&ptx_module, options)?));
     }
     let produced = backend::run(&request)?;
     // ptxas' informational lines (an option the target ignores, say) are
@@ -121,11 +121,10 @@ fn run(
 
 /// The host callbacks of `module`'s entries, which write each entry's
 /// tensor maps at launch: the object ptxas puts in the cubin's `.nv.host`
-/// section (`--nv-host`), for the options' host architecture. Every entry
-/// has a callback, one without maps writes nothing, as NVIDIA's do. `None`
-/// for Windows hosts, whose callbacks are not written (an entry that needs
-/// maps is then an error).
-pub fn host_code(module: &ptx::Module, options: &Options) -> Result<Option<Vec<u8>>, Error> {
+/// section (`--nv-host`), for the options' host architecture and
+/// operating system. Every entry has a callback, one without maps writes
+/// nothing, as NVIDIA's do.
+pub fn host_code(module: &ptx::Module, options: &Options) -> Result<Vec<u8>, Error> {
     let mut kernels = Vec::new();
     for item in &module.items {
         let ptx::Item::Entry(e) = item else {
@@ -147,16 +146,11 @@ pub fn host_code(module: &ptx::Module, options: &Options) -> Result<Option<Vec<u
             maps,
         });
     }
-    if options.host_os == HostOs::Windows {
-        if let Some(k) = kernels.iter().find(|k| !k.maps.is_empty()) {
-            return Err(Error::Host(host::HostError(format!(
-                "entry {} takes tensor maps, whose host callbacks are written for Linux hosts only",
-                k.name
-            ))));
-        }
-        return Ok(None);
-    }
-    Ok(Some(host::callbacks_object(&kernels, options.host_arch)?))
+    Ok(host::callbacks_object(
+        &kernels,
+        options.host_arch,
+        options.host_os,
+    )?)
 }
 
 /// Writes a debug dump next to the output file (or into the current

@@ -352,8 +352,10 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
             let ran = ptx.and_then(|(p, _)| {
                 let text = p.to_text();
                 let host = match p.entries().any(|e| !e.tensor_maps.is_empty()) {
-                    true => tileiras::driver::host_code(&p, &options)
-                        .map_err(|e| format!("our host callbacks: {e}"))?,
+                    true => Some(
+                        tileiras::driver::host_code(&p, &options)
+                            .map_err(|e| format!("our host callbacks: {e}"))?,
+                    ),
                     false => None,
                 };
                 run(

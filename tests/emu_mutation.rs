@@ -94,7 +94,7 @@ fn our_ptx(case: &Case, gpu: &str) -> Result<(String, Option<Vec<u8>>), String> 
     };
     let (ptx, _) = tileiras::lower::lower_module(&module, &options).map_err(|e| e.to_string())?;
     let host = match ptx.entries().any(|e| !e.tensor_maps.is_empty()) {
-        true => tileiras::driver::host_code(&ptx, &options).map_err(|e| e.to_string())?,
+        true => Some(tileiras::driver::host_code(&ptx, &options).map_err(|e| e.to_string())?),
         false => None,
     };
     Ok((ptx.to_text(), host))

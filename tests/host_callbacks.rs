@@ -38,8 +38,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use tileiras::host::{self, Kernel, MapElem, MapSpec, MapSwizzle, Op, Program, Reg};
-use tileiras::HostArch;
+use tileiras::host::{self, Kernel, MapElem, MapSpec, MapSwizzle, Op, Program, Reg, REGS};
+use tileiras::{HostArch, HostOs};
 
 /// Whether a missing tool fails the test (under CI) rather than skipping it.
 fn strict() -> bool {
@@ -84,9 +84,31 @@ impl Rng {
 mod forms {
     use super::*;
 
-    const X64: [&str; 8] = ["rax", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"];
-    const X32: [&str; 8] = ["eax", "edx", "esi", "edi", "r8d", "r9d", "r10d", "r11d"];
-    const X8: [&str; 8] = ["al", "dl", "sil", "dil", "r8b", "r9b", "r10b", "r11b"];
+    /// The scratch registers' names (64, 32 and 8 bits) and the buffer's
+    /// register, by x86-64 convention.
+    struct Names {
+        x64: [&'static str; 6],
+        x32: [&'static str; 6],
+        x8: [&'static str; 6],
+        base: &'static str,
+    }
+
+    fn names(os: HostOs) -> Names {
+        match os {
+            HostOs::Linux => Names {
+                x64: ["rax", "rdx", "rsi", "rdi", "r8", "r9"],
+                x32: ["eax", "edx", "esi", "edi", "r8d", "r9d"],
+                x8: ["al", "dl", "sil", "dil", "r8b", "r9b"],
+                base: "rcx",
+            },
+            HostOs::Windows => Names {
+                x64: ["rax", "rdx", "rcx", "r8", "r10", "r11"],
+                x32: ["eax", "edx", "ecx", "r8d", "r10d", "r11d"],
+                x8: ["al", "dl", "cl", "r8b", "r10b", "r11b"],
+                base: "r9",
+            },
+        }
+    }
 
     /// The instructions objdump reads in `code`, whitespace collapsed.
     fn objdump(arch: HostArch, code: &[u8]) -> Option<Vec<String>> {
@@ -126,23 +148,24 @@ mod forms {
 
     /// Every form with every register (pairs too), and offsets in and
     /// beyond the short encodings, with the text each must disassemble to.
-    fn cases(arch: HostArch) -> Vec<(Op, Vec<String>)> {
+    fn cases(arch: HostArch, os: HostOs) -> Vec<(Op, Vec<String>)> {
+        let Names { x64, x32, x8, base } = names(os);
         let mut v = Vec::new();
         let offs = [0u32, 0x40, 0x1238, 0x7ff8];
         let x86 = arch == HostArch::X86_64;
         let a64 = |r: u8| format!("x{}", 8 + r);
         let a32 = |r: u8| format!("w{}", 8 + r);
         let hex = |v: u64| format!("{v:#x}");
-        for d in 0..8u8 {
+        for d in 0..REGS {
             let rd = Reg(d);
             for &off in &offs {
                 let o = off;
                 let (l32, l64, st) = if x86 {
-                    let at = format!("[rcx+{}]", hex(u64::from(o)));
+                    let at = format!("[{base}+{}]", hex(u64::from(o)));
                     (
-                        vec![format!("mov {},DWORD PTR {at}", X32[d as usize])],
-                        vec![format!("mov {},QWORD PTR {at}", X64[d as usize])],
-                        vec![format!("mov QWORD PTR {at},{}", X64[d as usize])],
+                        vec![format!("mov {},DWORD PTR {at}", x32[d as usize])],
+                        vec![format!("mov {},QWORD PTR {at}", x64[d as usize])],
+                        vec![format!("mov QWORD PTR {at},{}", x64[d as usize])],
                     )
                 } else {
                     let imm = |scale: u32, r: String, op: &str| {
@@ -178,7 +201,7 @@ mod forms {
                 u64::MAX,
             ] {
                 let want = if x86 {
-                    vec![format!("movabs {},{}", X64[d as usize], hex(value))]
+                    vec![format!("movabs {},{}", x64[d as usize], hex(value))]
                 } else {
                     let mut w = Vec::new();
                     for h in 0..4 {
@@ -197,8 +220,8 @@ mod forms {
             for n in [4u8, 21, 32] {
                 let (shl, shr) = if x86 {
                     (
-                        format!("shl {},{}", X64[d as usize], hex(u64::from(n))),
-                        format!("shr {},{}", X64[d as usize], hex(u64::from(n))),
+                        format!("shl {},{}", x64[d as usize], hex(u64::from(n))),
+                        format!("shr {},{}", x64[d as usize], hex(u64::from(n))),
                     )
                 } else {
                     (
@@ -209,11 +232,11 @@ mod forms {
                 v.push((Op::Shl(rd, n), vec![shl]));
                 v.push((Op::Shr(rd, n), vec![shr]));
             }
-            for s in 0..8u8 {
+            for s in 0..REGS {
                 let rs = Reg(s);
                 let bin = |x: &str, a: &str| {
                     if x86 {
-                        format!("{x} {},{}", X64[d as usize], X64[s as usize])
+                        format!("{x} {},{}", x64[d as usize], x64[s as usize])
                     } else {
                         format!("{a} {0}, {0}, {1}", a64(d), a64(s))
                     }
@@ -222,15 +245,15 @@ mod forms {
                 v.push((Op::And(rd, rs), vec![bin("and", "and")]));
                 v.push((Op::Or(rd, rs), vec![bin("or", "orr")]));
                 v.push((Op::Mul(rd, rs), vec![bin("imul", "mul")]));
-                for b in 0..8u8 {
+                for b in 0..REGS {
                     if d == s || d == b {
                         continue;
                     }
                     let want = if x86 {
                         vec![
-                            format!("xor {0},{0}", X32[d as usize]),
-                            format!("cmp {},{}", X64[s as usize], X64[b as usize]),
-                            format!("setae {}", X8[d as usize]),
+                            format!("xor {0},{0}", x32[d as usize]),
+                            format!("cmp {},{}", x64[s as usize], x64[b as usize]),
+                            format!("setae {}", x8[d as usize]),
                         ]
                     } else {
                         vec![
@@ -252,16 +275,16 @@ mod forms {
         v
     }
 
-    fn check(arch: HostArch) {
-        let cases = cases(arch);
+    fn check(arch: HostArch, os: HostOs) {
+        let cases = cases(arch, os);
         let mut code = Vec::new();
         let mut want = Vec::new();
         for (op, text) in &cases {
-            code.extend(host::encode_op(op, arch));
+            code.extend(host::encode_op(op, arch, os));
             want.extend(text.iter().cloned());
         }
         // the callback's return
-        code.extend(host::encode(&Program::default(), arch));
+        code.extend(host::encode(&Program::default(), arch, os));
         want.extend(
             match arch {
                 HostArch::X86_64 => ["xor eax,eax", "ret"],
@@ -272,12 +295,12 @@ mod forms {
         let Some(got) = objdump(arch, &code) else {
             return;
         };
-        assert_eq!(got.len(), want.len(), "{arch:?}: instruction count");
+        assert_eq!(got.len(), want.len(), "{arch:?} {os:?}: instruction count");
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "{arch:?}: instruction {i}");
+            assert_eq!(g, w, "{arch:?} {os:?}: instruction {i}");
         }
         eprintln!(
-            "{arch:?}: {} forms, {} instructions disassembled as meant",
+            "{arch:?} {os:?}: {} forms, {} instructions disassembled as meant",
             cases.len(),
             got.len()
         );
@@ -285,12 +308,13 @@ mod forms {
 
     #[test]
     fn x86_64_forms_disassemble_as_meant() {
-        check(HostArch::X86_64);
+        check(HostArch::X86_64, HostOs::Linux);
+        check(HostArch::X86_64, HostOs::Windows);
     }
 
     #[test]
     fn aarch64_forms_disassemble_as_meant() {
-        check(HostArch::Aarch64);
+        check(HostArch::Aarch64, HostOs::Linux);
     }
 }
 
@@ -385,7 +409,7 @@ mod linked {
 
     /// Links `object` with the harness for `arch`; `None` where the tools
     /// are missing.
-    fn program(object: &[u8], arch: HostArch) -> Option<PathBuf> {
+    pub(super) fn program(object: &[u8], arch: HostArch, os: HostOs) -> Option<PathBuf> {
         let (cc, run_here) = match arch {
             HostArch::X86_64 => ("cc", cfg!(target_arch = "x86_64")),
             HostArch::Aarch64 => ("aarch64-linux-gnu-gcc", false),
@@ -398,11 +422,17 @@ mod linked {
             cannot("qemu-aarch64 is not installed");
             return None;
         }
-        let obj = tmp(&format!("{arch:?}.o"));
+        let obj = tmp(&format!("{arch:?}-{os:?}.o"));
         std::fs::write(&obj, object).unwrap();
-        let exe = tmp(&format!("{arch:?}.exe"));
+        let exe = tmp(&format!("{arch:?}-{os:?}.exe"));
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host_callbacks/harness.c");
-        let out = Command::new(cc)
+        let mut cmd = Command::new(cc);
+        if os == HostOs::Windows {
+            // The driver's side of the Microsoft x64 convention.
+            assert_eq!(arch, HostArch::X86_64);
+            cmd.arg("-DMS_ABI");
+        }
+        let out = cmd
             .args(["-O1", "-o"])
             .arg(&exe)
             .arg(&src)
@@ -420,7 +450,7 @@ mod linked {
 
     /// Runs the harness on `records` (kernel, buffer): the names it lists
     /// and each (status, buffer after the callback).
-    fn run(
+    pub(super) fn run(
         exe: &Path,
         arch: HostArch,
         records: &[(u32, Vec<u8>)],
@@ -497,19 +527,34 @@ mod linked {
             .collect();
         let names: Vec<String> = kernels.iter().map(|k| k.name.clone()).collect();
         let mut ran = 0;
-        for arch in [HostArch::X86_64, HostArch::Aarch64] {
-            let object = host::callbacks_object(&kernels, arch).unwrap();
-            let Some(exe) = program(&object, arch) else {
+        // Windows hosts: x86-64 code by the Microsoft convention (called
+        // by a harness built for it); AArch64's is Linux's.
+        let hosts = [
+            (HostArch::X86_64, HostOs::Linux),
+            (HostArch::X86_64, HostOs::Windows),
+            (HostArch::Aarch64, HostOs::Linux),
+        ];
+        for (arch, os) in hosts {
+            let object = host::callbacks_object(&kernels, arch, os).unwrap();
+            let Some(exe) = program(&object, arch, os) else {
                 continue;
             };
             let (got_names, got) = run(&exe, arch, &records);
             std::fs::remove_file(&exe).unwrap();
-            assert_eq!(got_names, names, "{arch:?}");
+            assert_eq!(got_names, names, "{arch:?} {os:?}");
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(g, w, "{arch:?}: record {i} (kernel {})", records[i].0);
+                assert_eq!(
+                    g, w,
+                    "{arch:?} {os:?}: record {i} (kernel {})",
+                    records[i].0
+                );
             }
             ran += 1;
         }
+        assert_eq!(
+            host::callbacks_object(&kernels, HostArch::Aarch64, HostOs::Windows).unwrap(),
+            host::callbacks_object(&kernels, HostArch::Aarch64, HostOs::Linux).unwrap()
+        );
         eprintln!(
             "{} buffers, {ran} hosts: every byte as the program says",
             records.len()
@@ -731,7 +776,7 @@ mod against_nvidia {
             name: n.entry.clone(),
             maps: specs.clone(),
         };
-        let object = host::callbacks_object(&[k], HostArch::X86_64).unwrap();
+        let object = host::callbacks_object(&[k], HostArch::X86_64, HostOs::Linux).unwrap();
         let ours = Image::load(&object).unwrap();
         same(n, &ours, args, what);
         for (i, h) in hostile(args, rng).iter().enumerate() {
@@ -865,9 +910,7 @@ mod against_nvidia {
         if e.tensor_maps.is_empty() {
             return None;
         }
-        let host = tileiras::driver::host_code(&ptx, &options)
-            .unwrap()
-            .unwrap();
+        let host = tileiras::driver::host_code(&ptx, &options).unwrap();
         let parsed = ptx_emu::Module::parse(&ptx.to_text()).unwrap();
         let k = &parsed.kernels[0];
         let slots = support::slots(k, gpu.name());
@@ -1077,9 +1120,7 @@ mod against_nvidia {
             let embedded = section.data().unwrap().to_vec();
             let module = tileiras::bytecode::read(&bytecode).unwrap();
             let (ptx, _) = tileiras::lower::lower_module(&module, &options).unwrap();
-            let host = tileiras::driver::host_code(&ptx, &options)
-                .unwrap()
-                .unwrap();
+            let host = tileiras::driver::host_code(&ptx, &options).unwrap();
             assert_eq!(embedded, host, "{}", gpu.name());
             let img = Image::load(&embedded).unwrap();
             let name = &out.kernels[0].name;
@@ -1087,6 +1128,77 @@ mod against_nvidia {
             assert_eq!(img.launch(name, &mut b).unwrap().status, 0);
             assert!(b.iter().all(|x| *x == 0x5a), "{}: wrote bytes", gpu.name());
         }
+    }
+
+    /// For Windows hosts NVIDIA's tileiras writes an x86-64 ELF object
+    /// whose code follows the Microsoft x64 convention. Ours and NVIDIA's
+    /// (the `.nv.host` of its cubin for `--host-os=windows`), each linked
+    /// into the harness built for that convention, list the same kernel
+    /// and leave the same buffers for cuTile's matmul on sm_90: its
+    /// arguments and hostile ones.
+    #[test]
+    fn windows_callbacks_write_what_nvidia_s_do() {
+        use object::{Object, ObjectSection};
+        let case = support::case("corpus", "matmul_f16_tma");
+        let dir = tmp("windows");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("k.tileir"), &case.bytecode).unwrap();
+        let run = Command::new(nvidia_reference::tool("tileiras"))
+            .args(["--gpu-name", "sm_90", "--host-os=windows", "-o"])
+            .arg(dir.join("k.cubin"))
+            .arg(dir.join("k.tileir"))
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let cubin = std::fs::read(dir.join("k.cubin")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let theirs = object::File::parse(&*cubin)
+            .unwrap()
+            .section_by_name(".nv.host")
+            .expect("NVIDIA's .nv.host")
+            .data()
+            .unwrap()
+            .to_vec();
+        let options = tileiras::Options {
+            gpu: tileiras::Gpu::Sm90,
+            host_os: HostOs::Windows,
+            ..Default::default()
+        };
+        let module = tileiras::bytecode::read(&case.bytecode).unwrap();
+        let (ptx, _) = tileiras::lower::lower_module(&module, &options).unwrap();
+        let ours = tileiras::driver::host_code(&ptx, &options).unwrap();
+        let slots = support::slots(
+            &ptx_emu::Module::parse(&ptx.to_text()).unwrap().kernels[0],
+            "sm_90",
+        );
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+        let args = args_of(&case);
+        let mut records = vec![(0, buffer(&slots, &args, 0x5a))];
+        for h in hostile(&args, &mut rng) {
+            records.push((0, buffer(&slots, &h, 0xa5)));
+        }
+        let mut outputs = Vec::new();
+        for object in [&theirs, &ours] {
+            let Some(exe) = linked::program(object, HostArch::X86_64, HostOs::Windows) else {
+                return;
+            };
+            outputs.push(linked::run(&exe, HostArch::X86_64, &records));
+            std::fs::remove_file(&exe).unwrap();
+        }
+        assert_eq!(outputs[0].0, outputs[1].0, "kernel names");
+        for (i, (t, o)) in outputs[0].1.iter().zip(&outputs[1].1).enumerate() {
+            assert_eq!(t.0, 0, "NVIDIA's status, record {i}");
+            assert_eq!(t, o, "record {i}");
+            assert_ne!(&t.1, &records[i].1, "record {i}: no map written");
+        }
+        eprintln!(
+            "{} buffers: our Windows callbacks write NVIDIA's bytes",
+            records.len()
+        );
     }
 
     /// `ON_PRE_LOAD` and the callbacks structure, held against NVIDIA's for
@@ -1111,6 +1223,7 @@ mod against_nvidia {
                     maps: Vec::new(),
                 }],
                 HostArch::X86_64,
+                HostOs::Linux,
             )
             .unwrap(),
         )

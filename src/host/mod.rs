@@ -8,7 +8,7 @@
 //! parameter buffer, wrapping arithmetic, stores into the maps, nothing
 //! else), one encoder per host ISA turns it into machine code, and
 //! [`callbacks_object`] writes the relocatable ELF object for x86-64 or
-//! AArch64 Linux.
+//! AArch64, Linux or Windows hosts.
 
 mod aarch64;
 mod map;
@@ -19,7 +19,7 @@ mod x86_64;
 pub use map::{MapDecl, MapElem, MapSpec, MapSwizzle};
 pub use program::{Op, Program, Reg, REGS};
 
-use crate::options::HostArch;
+use crate::options::{HostArch, HostOs};
 
 /// Size of the callbacks structure `ON_PRE_LOAD` returns.
 pub const CALLBACKS_SIZE: usize = 72;
@@ -53,33 +53,49 @@ impl Kernel {
     }
 }
 
-/// The relocatable object with `kernels`' callbacks for `arch` (Linux).
-pub fn callbacks_object(kernels: &[Kernel], arch: HostArch) -> Result<Vec<u8>, HostError> {
+/// The relocatable ELF object with `kernels`' callbacks for `arch` and
+/// `os`. As NVIDIA's tileiras does, Windows hosts get an ELF object too,
+/// whose x86-64 code follows the Microsoft x64 convention (AArch64's is
+/// the same on both).
+pub fn callbacks_object(
+    kernels: &[Kernel],
+    arch: HostArch,
+    os: HostOs,
+) -> Result<Vec<u8>, HostError> {
     let mut code = Vec::new();
     for k in kernels {
         if k.name.is_empty() || k.name.contains('\0') {
             return Err(HostError(format!("a kernel named {:?}", k.name)));
         }
         let p = k.program()?;
-        code.push((k.clone(), encode(&p, arch)));
+        code.push((k.clone(), encode(&p, arch, os)));
     }
-    object::write(&code, arch).map_err(HostError)
+    object::write(&code, arch, abi(os)).map_err(HostError)
 }
 
-/// The machine code of a callback running `program` on `arch`.
-pub fn encode(program: &Program, arch: HostArch) -> Vec<u8> {
+/// The x86-64 convention of `os`.
+fn abi(os: HostOs) -> x86_64::Abi {
+    match os {
+        HostOs::Linux => x86_64::Abi::SysV,
+        HostOs::Windows => x86_64::Abi::Win64,
+    }
+}
+
+/// The machine code of a callback running `program` on `arch` and `os`.
+pub fn encode(program: &Program, arch: HostArch, os: HostOs) -> Vec<u8> {
     match arch {
-        HostArch::X86_64 => x86_64::callback(program),
+        HostArch::X86_64 => x86_64::callback(program, abi(os)),
         HostArch::Aarch64 => aarch64::callback(program),
     }
 }
 
-/// The machine code of one operation on `arch` (for disassembler checks).
-pub fn encode_op(op: &Op, arch: HostArch) -> Vec<u8> {
+/// The machine code of one operation on `arch` and `os` (for disassembler
+/// checks).
+pub fn encode_op(op: &Op, arch: HostArch, os: HostOs) -> Vec<u8> {
     match arch {
         HostArch::X86_64 => {
             let mut v = Vec::new();
-            x86_64::encode(&mut v, op);
+            x86_64::encode(&mut v, op, abi(os));
             v
         }
         HostArch::Aarch64 => {
@@ -102,7 +118,7 @@ mod tests {
             maps: Vec::new(),
         };
         for arch in [HostArch::X86_64, HostArch::Aarch64] {
-            let bytes = callbacks_object(std::slice::from_ref(&k), arch).unwrap();
+            let bytes = callbacks_object(std::slice::from_ref(&k), arch, HostOs::Linux).unwrap();
             let f = ::object::File::parse(&*bytes).unwrap();
             let names: Vec<_> = f.symbols().filter_map(|s| s.name().ok()).collect();
             for want in [
@@ -117,6 +133,6 @@ mod tests {
             }
             assert!(f.section_by_name(".note.GNU-stack").is_some());
         }
-        assert!(callbacks_object(&[Kernel::default()], HostArch::X86_64).is_err());
+        assert!(callbacks_object(&[Kernel::default()], HostArch::X86_64, HostOs::Linux).is_err());
     }
 }

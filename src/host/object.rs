@@ -93,9 +93,13 @@ fn symbol(
     })
 }
 
-/// Writes the object for `arch` with one argument-change callback per
-/// kernel (their programs already built).
-pub fn write(kernels: &[(Kernel, Vec<u8>)], arch: HostArch) -> Result<Vec<u8>, String> {
+/// Writes the object for `arch` (`abi`: the x86-64 convention) with one
+/// argument-change callback per kernel (their code already encoded).
+pub fn write(
+    kernels: &[(Kernel, Vec<u8>)],
+    arch: HostArch,
+    abi: x86_64::Abi,
+) -> Result<Vec<u8>, String> {
     let (architecture, large, abs64) = match arch {
         HostArch::X86_64 => (Architecture::X86_64, SHF_X86_64_LARGE, elf::R_X86_64_64),
         HostArch::Aarch64 => (Architecture::Aarch64, 0, elf::R_AARCH64_ABS64),
@@ -155,7 +159,7 @@ pub fn write(kernels: &[(Kernel, Vec<u8>)], arch: HostArch) -> Result<Vec<u8>, S
         ));
     }
     let pre = match arch {
-        HostArch::X86_64 => x86_64::on_pre_load(),
+        HostArch::X86_64 => x86_64::on_pre_load(abi),
         HostArch::Aarch64 => aarch64::on_pre_load(),
     };
     let pre_at = obj.append_section_data(text, &pre.bytes, 16);

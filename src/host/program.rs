@@ -4,13 +4,13 @@
 //! ([`super::x86_64`], [`super::aarch64`]) turns every [`Op`] into a fixed
 //! instruction sequence, so the two hosts compute the same function.
 
-/// One of the eight scratch registers a callback uses (all caller-saved on
-/// both hosts).
+/// One of the six scratch registers a callback uses (all caller-saved in
+/// every convention the callbacks are written for).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reg(pub u8);
 
 /// Number of scratch registers.
-pub const REGS: u8 = 8;
+pub const REGS: u8 = 6;
 
 /// One operation. Offsets are bytes into the parameter buffer; arithmetic
 /// wraps modulo 2^64.

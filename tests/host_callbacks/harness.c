@@ -4,25 +4,33 @@
  * that many bytes of parameter buffer) calls the kernel's argument-change
  * callback on the buffer and writes (i32 status, the buffer) to stdout.
  * First it writes each kernel's name, one a line, after a line with the
- * count. Exit status 10+ says which check of ON_PRE_LOAD failed. */
+ * count. Exit status 10+ says which check of ON_PRE_LOAD failed. Built
+ * with -DMS_ABI it calls (and is called back) by the Microsoft x64
+ * convention, as a Windows driver would. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern int __CUDA_TILEIR_ON_PRE_LOAD(void **table, void *context, int n, uint64_t **out);
+#ifdef MS_ABI
+#define ABI __attribute__((ms_abi))
+#else
+#define ABI
+#endif
+
+extern ABI int __CUDA_TILEIR_ON_PRE_LOAD(void **table, void *context, int n, uint64_t **out);
 
 static int calls;
 static uint64_t seen[3];
 
-static void slot6(void *context, uint64_t size, void *p) {
+static ABI void slot6(void *context, uint64_t size, void *p) {
   calls++;
   seen[0] = (uint64_t)(uintptr_t)context;
   seen[1] = size;
   seen[2] = (uint64_t)(uintptr_t)p;
 }
 
-typedef int (*callback)(void *, void *, void *, void *);
+typedef ABI int (*callback)(void *, void *, void *, void *);
 
 int main(void) {
   void *table[16] = {0};

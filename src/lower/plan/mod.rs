@@ -124,7 +124,7 @@ pub fn plan_entry(m: &Module, entry: OpId, options: &Options) -> Result<Plan, Lo
     let target = Target {
         unlimited_smem: options.unlimited_smem,
         always_swizzle: options.always_swizzle,
-        tma: options.tma && options.host_os == crate::options::HostOs::Linux,
+        tma: options.tma,
         ..Target::new(options.gpu)
     };
     let warps = engines::entry_warps(m, &block.ops, target, target.elementwise_warps());

@@ -16,9 +16,7 @@ pub struct Target {
     /// Whether `mma.sync` operand buffers are swizzled rather than padded
     /// (`TILEIR_ALWAYS_SWIZZLE`).
     pub always_swizzle: bool,
-    /// Whether the plan may copy with TMA: the compile allows it
-    /// (`TILEIRAS_NO_TMA` unset) and the host callbacks that write the
-    /// tensor maps can be written for the host (Linux).
+    /// Whether the plan may copy with TMA (`TILEIRAS_NO_TMA` unset).
     pub tma: bool,
 }
 
