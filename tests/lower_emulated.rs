@@ -5,13 +5,17 @@
 //! emulator's corpus acceptance checks (`ptx-emu/tests/support/kernels.rs`,
 //! shared with `ptx-emu/tests/corpus.rs`); only the PTX source differs: here
 //! it is compiled from the kernel's TileIR bytecode by `tileiras::lower` for
-//! sm_90 (or `$LOWER_EMU_GPU`). (Tensor maps the harness passes for NVIDIA's
-//! TMA kernels are extra arguments our kernels do not take.)
+//! sm_90 (or `$LOWER_EMU_GPU`). Where our kernel takes tensor maps, they are
+//! the ones our host callbacks write for the launch's arguments, not the
+//! maps the harness makes for NVIDIA's TMA kernels.
 //!
 //! Kernels without a `#[test]` here are the two without reference PTX:
 //! `mma_scaled_mxfp8`, which NVIDIA's tileiras refuses for sm_90 (it runs
 //! in `tests/lower_mma_scaled.rs`), and `uint_floordiv_u32`, which its
 //! verifier rejects.
+
+#[path = "common/our_maps.rs"]
+mod our_maps;
 
 #[path = "../ptx-emu/tests/support/kernels.rs"]
 #[allow(dead_code)]
@@ -25,6 +29,18 @@ const TF32_ROUNDS: bool = true;
 
 /// Our PTX for the kernel, lowered from its TileIR bytecode.
 fn ptx_source(name: &str) -> String {
+    our_module(name).to_text()
+}
+
+/// The launch's parameters for our kernel: the visible arguments the check
+/// made, then the tensor maps our host callbacks write for them (the
+/// checks' own maps are for NVIDIA's kernels).
+fn launch_params(name: &str, params: Vec<ptx_emu::Param>) -> Vec<ptx_emu::Param> {
+    our_maps::with_maps(&our_module(name), name, params)
+}
+
+/// Our lowered module for the kernel.
+fn our_module(name: &str) -> tileiras::ptx::Module {
     let dir = kernels::corpus().join(name);
     let versions = match BYTECODE.with(std::cell::Cell::get) {
         Some(v) => vec![v],
@@ -46,7 +62,9 @@ fn ptx_source(name: &str) -> String {
         gpu,
         ..Default::default()
     };
-    tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"))
+    tileiras::lower::lower_module(&module, &options)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .0
 }
 
 thread_local! {

@@ -21,7 +21,7 @@ const TARGETS: [(Gpu, &str); 3] = [
 ];
 
 /// Our PTX for kernel `name` on `gpu`, checked by ptxas.
-fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
+fn ptx(name: &str, gpu: Gpu, arch: &str) -> tileiras::ptx::Module {
     let path = common::repo().join(format!("tests/data/lower/kernels/{name}.tileir"));
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -29,7 +29,9 @@ fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
         gpu,
         ..Default::default()
     };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (module, _) =
+        tileiras::lower::lower_module(&m, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = module.to_text();
     common::assemble(
         &text,
         &[
@@ -40,7 +42,7 @@ fn ptx(name: &str, gpu: Gpu, arch: &str) -> String {
             "--enable-extended-smem=true",
         ],
     );
-    text
+    module
 }
 
 /// Deterministic values in [-1, 1).
@@ -87,13 +89,13 @@ fn matmul_bias_relu_f16_on_ragged_sizes() {
     let bias: Vec<f32> = uniform(3, n).iter().map(|&v| v as f32).collect();
     let (s, mag) = matmul(&a, &b, m, n, k);
     for (gpu, arch) in TARGETS {
-        let text = ptx("matmul_bias_relu_f16", gpu, arch);
+        let lowered = ptx("matmul_bias_relu_f16", gpu, arch);
         let mut l = Launch::new();
         l.array(&bytes::from_u16(&ab), &[m, k]);
         l.array(&bytes::from_u16(&bb), &[k, n]);
         l.array(&bytes::from_f32(&bias), &[n]);
         let c = l.array(&bytes::from_f32(&vec![-7.0; m * n]), &[m, n]);
-        l.run(&text, "matmul_bias_relu_f16", (2, 2, 1));
+        l.run_lowered(&lowered, "matmul_bias_relu_f16", (2, 2, 1));
         let got = bytes::to_f32(&l.dev.read(c));
         for i in 0..m * n {
             let want = (s[i] + f64::from(bias[i % n])).max(0.0);
@@ -125,12 +127,12 @@ fn matmul_bf16_sigmoid_gate_on_ragged_sizes() {
     let b: Vec<f64> = bb.iter().map(|&x| bf16_to_f64(x)).collect();
     let (s, _) = matmul(&a, &b, m, n, k);
     for (gpu, arch) in TARGETS {
-        let text = ptx("matmul_bf16_sigmoid_gate", gpu, arch);
+        let lowered = ptx("matmul_bf16_sigmoid_gate", gpu, arch);
         let mut l = Launch::new();
         l.array(&bytes::from_u16(&ab), &[m, k]);
         l.array(&bytes::from_u16(&bb), &[k, n]);
         let c = l.array(&bytes::from_u16(&vec![0x7fc0; m * n]), &[m, n]);
-        l.run(&text, "matmul_bf16_sigmoid_gate", (2, 2, 1));
+        l.run_lowered(&lowered, "matmul_bf16_sigmoid_gate", (2, 2, 1));
         let got = bytes::to_u16(&l.dev.read(c));
         for i in 0..m * n {
             let want = s[i] / (1.0 + (-s[i]).exp());
@@ -168,14 +170,14 @@ fn attention_f16_matches_softmax_attention() {
         }
     }
     for (gpu, arch) in TARGETS {
-        let text = ptx("attention_f16", gpu, arch);
+        let lowered = ptx("attention_f16", gpu, arch);
         let mut l = Launch::new();
         l.array(&bytes::from_u16(&qb), &[sq, d]);
         l.array(&bytes::from_u16(&kb), &[sk, d]);
         l.array(&bytes::from_u16(&vb), &[sk, d]);
         let o = l.array(&bytes::from_f32(&vec![f32::NAN; sq * d]), &[sq, d]);
         l.params.push(Param::U32(scale.to_bits()));
-        l.run(&text, "attention_f16", (2, 1, 1));
+        l.run_lowered(&lowered, "attention_f16", (2, 1, 1));
         let got = bytes::to_f32(&l.dev.read(o));
         for i in 0..sq * d {
             // The probabilities are rounded to f16 (2^-11 relative) before
@@ -212,7 +214,7 @@ fn attention_f16_assembles_without_spills() {
             "HMMA.16816",
         ),
     ] {
-        let text = ptx("attention_f16", gpu, arch);
+        let text = ptx("attention_f16", gpu, arch).to_text();
         assert!(text.contains(engine), "{arch}: no {engine}");
         let (cubin, log) = common::assemble(
             &text,
@@ -268,11 +270,11 @@ fn f32_to_bool_is_nonzero_test() {
     ]
     .to_vec();
     for (gpu, arch) in TARGETS {
-        let text = ptx("f32_to_bool", gpu, arch);
+        let lowered = ptx("f32_to_bool", gpu, arch);
         let mut l = Launch::new();
         l.array(&bytes::from_f32(&a), &[a.len()]);
         let c = l.array(&vec![7u8; a.len()], &[a.len()]);
-        l.run(&text, "f32_to_bool", (1, 1, 1));
+        l.run_lowered(&lowered, "f32_to_bool", (1, 1, 1));
         let got = l.dev.read(c);
         for (i, &x) in a.iter().enumerate() {
             let want = if i < 16 {

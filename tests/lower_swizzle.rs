@@ -29,6 +29,18 @@ thread_local! {
 
 /// Our PTX for corpus kernel `name` on `gpu`, swizzled or padded.
 fn lower(name: &str, gpu: Gpu, swizzle: bool) -> String {
+    lowered(name, gpu, swizzle).to_text()
+}
+
+/// The launch's parameters: the check's visible arguments, then the tensor
+/// maps our host callbacks write for them.
+fn launch_params(name: &str, params: Vec<ptx_emu::Param>) -> Vec<ptx_emu::Param> {
+    let module = lowered(name, GPU.with(Cell::get), true);
+    common::our_maps::with_maps(&module, name, params)
+}
+
+/// Our lowered module for corpus kernel `name` on `gpu`.
+fn lowered(name: &str, gpu: Gpu, swizzle: bool) -> tileiras::ptx::Module {
     let dir = common::corpus().join(name);
     let path = ["v13_3", "v13_4"]
         .iter()
@@ -42,7 +54,9 @@ fn lower(name: &str, gpu: Gpu, swizzle: bool) -> String {
         always_swizzle: swizzle,
         ..Default::default()
     };
-    tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name} {gpu}: {e}"))
+    tileiras::lower::lower_module(&module, &options)
+        .unwrap_or_else(|e| panic!("{name} {gpu}: {e}"))
+        .0
 }
 
 /// The PTX the emulator harness runs: swizzled, for this thread's target.

@@ -20,6 +20,11 @@ const KERNELS: [&str; 8] = [
 ];
 
 fn our_ptx(name: &str) -> String {
+    our_ptx_with(name, true)
+}
+
+/// [`our_ptx`], with TMA on or off.
+fn our_ptx_with(name: &str, tma: bool) -> String {
     let dir = common::corpus().join(name);
     let path = ["v13_3", "v13_4"]
         .iter()
@@ -30,6 +35,7 @@ fn our_ptx(name: &str) -> String {
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let options = Options {
         gpu: Gpu::Sm90,
+        tma,
         ..Default::default()
     };
     tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -75,25 +81,47 @@ fn f16_k_loops_are_pipelined_through_mbarriers() {
         "matmul_bf16_tma",
         "matmul_f16_cluster2",
     ] {
-        let text = our_ptx(name);
-        for want in [
-            "cp.async.cg.shared.global",
-            "cp.async.mbarrier.arrive.noinc.shared.b64",
-            "mbarrier.try_wait.parity.shared.b64",
-            "fence.proxy.async.shared::cta",
-            "wgmma.mma_async.sync.aligned.m64n",
+        // By TMA (the default), or by every thread's cp.async with TMA off.
+        for (tma, wants, copy_sass) in [
+            (
+                true,
+                [
+                    "cp.async.bulk.tensor.2d",
+                    "mbarrier.arrive.expect_tx.shared.b64",
+                    "fence.mbarrier_init.release.cluster",
+                ],
+                "UTMALDG",
+            ),
+            (
+                false,
+                [
+                    "cp.async.cg.shared.global",
+                    "cp.async.mbarrier.arrive.noinc.shared.b64",
+                    "fence.proxy.async.shared::cta",
+                ],
+                "LDGSTS",
+            ),
         ] {
-            assert!(text.contains(want), "{name}: no {want}");
+            let text = our_ptx_with(name, tma);
+            for want in wants.into_iter().chain([
+                "mbarrier.try_wait.parity.shared.b64",
+                "wgmma.mma_async.sync.aligned.m64n",
+            ]) {
+                assert!(text.contains(want), "{name} (TMA {tma}): no {want}");
+            }
+            // The operands arrive by copies only, not through registers.
+            assert!(!text.contains("st.shared.v4"), "{name}: register stores");
+            let (log, sass) = assemble(name, &text);
+            assert!(
+                log.contains("0 bytes spill stores, 0 bytes spill loads"),
+                "{name} spills: {log}"
+            );
+            assert!(
+                sass.contains(copy_sass),
+                "{name}: no {copy_sass} in the SASS"
+            );
+            assert!(sass.contains("HGMMA."), "{name}: no HGMMA in the SASS");
         }
-        // The operands arrive by cp.async only, not through registers.
-        assert!(!text.contains("st.shared.v4"), "{name}: register stores");
-        let (log, sass) = assemble(name, &text);
-        assert!(
-            log.contains("0 bytes spill stores, 0 bytes spill loads"),
-            "{name} spills: {log}"
-        );
-        assert!(sass.contains("LDGSTS"), "{name}: no LDGSTS in the SASS");
-        assert!(sass.contains("HGMMA."), "{name}: no HGMMA in the SASS");
     }
 }
 

@@ -41,6 +41,29 @@ impl Launch {
     /// block size the kernel's `.reqntid` gives; returns what it printed and
     /// counted.
     pub fn run(&mut self, text: &str, name: &str, grid: (u32, u32, u32)) -> LaunchResult {
+        let params = self.params.clone();
+        self.launch(text, name, grid, &params)
+    }
+
+    /// [`Launch::run`] for our lowered `module`, with the tensor maps its
+    /// entry takes written as our host callbacks write them.
+    pub fn run_lowered(
+        &mut self,
+        module: &tileiras::ptx::Module,
+        name: &str,
+        grid: (u32, u32, u32),
+    ) -> LaunchResult {
+        let params = super::our_maps::with_maps(module, name, self.params.clone());
+        self.launch(&module.to_text(), name, grid, &params)
+    }
+
+    fn launch(
+        &mut self,
+        text: &str,
+        name: &str,
+        grid: (u32, u32, u32),
+        params: &[Param],
+    ) -> LaunchResult {
         let m = Module::parse(text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
         let block = m.kernel(name).and_then(|k| k.reqntid).expect("reqntid");
         let cfg = LaunchConfig {
@@ -50,7 +73,7 @@ impl Launch {
             dynamic_smem: 0,
         };
         self.dev
-            .launch(&m, name, cfg, &self.params)
+            .launch(&m, name, cfg, params)
             .unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 }

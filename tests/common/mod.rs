@@ -8,6 +8,7 @@ pub mod capi;
 pub mod launch;
 pub mod mma;
 pub mod nvidia_reference;
+pub mod our_maps;
 pub mod scaled;
 
 /// `n` deterministic xorshift values from `seed`.

@@ -138,6 +138,8 @@ impl Launch {
                 (p, _) => p.clone(),
             })
             .collect();
+        // The hidden tensor maps as the including crate's kernels take them.
+        let params = crate::launch_params(&self.name, params);
         self.dev
             .launch(&self.m, &self.name, cfg, &params)
             .unwrap_or_else(|e| panic!("{e}"))
