@@ -41,6 +41,8 @@ fn the_matmul_ring_is_fed_by_tma() {
     assert!(p.contains(".hidden\t.param .align 64 .b8 matmul_f16_tma_param_15[128]"));
     assert!(p.contains(".hidden\t.param .align 64 .b8 matmul_f16_tma_param_16[128]"));
     assert_eq!(count(&p, "cvta.param.u64"), 2, "{p}");
+    // Thread 0 prefetches both maps, as NVIDIA's producer does.
+    assert_eq!(count(&p, "prefetch.tensormap"), 2, "{p}");
     // four stages: four full barriers of one arrival, four empty ones of 256
     assert_eq!(
         count(&p, "mbarrier.init.shared.b64") - count(&p, "], 256;"),
@@ -65,6 +67,7 @@ fn the_switch_feeds_it_by_cp_async() {
     assert!(!p.contains(".hidden"));
     assert_eq!(count(&p, "cp.async.bulk.tensor"), 0);
     assert_eq!(count(&p, "mbarrier.arrive.expect_tx"), 0);
+    assert_eq!(count(&p, "prefetch.tensormap"), 0);
     assert!(count(&p, "cp.async.cg") > 0);
     assert!(count(&p, "fence.proxy.async") > 0);
 }

@@ -274,6 +274,9 @@ pub enum Opc {
     Wgmma,
     /// `fence` (`fence.proxy.async.shared::cta`).
     Fence,
+    /// `prefetch` (`prefetch.tensormap [map]`: a tensor map into the
+    /// cache the TMA reads it from).
+    Prefetch,
     /// `mma`: a warp-level matrix multiply-accumulate (`mma.sync`).
     Mma,
     /// `ldmatrix`: a warp-level load of 8x8 b16 matrices from shared memory.
@@ -416,6 +419,7 @@ impl Opc {
             Opc::Vprintf | Opc::Malloc | Opc::Free => "call.uni",
             Opc::Wgmma => "wgmma",
             Opc::Fence => "fence",
+            Opc::Prefetch => "prefetch",
             Opc::Mma => "mma",
             Opc::Ldmatrix => "ldmatrix",
             Opc::CpAsync => "cp.async",
@@ -441,6 +445,7 @@ impl Opc {
                 | Opc::Free
                 | Opc::Wgmma
                 | Opc::Fence
+                | Opc::Prefetch
                 | Opc::CpAsync
                 | Opc::CpBulkTensor
                 | Opc::Mbarrier

@@ -180,6 +180,23 @@ fn coordinate(l: &mut Lowerer, start: Reg, offset: i64) -> Reg {
     )
 }
 
+impl TmaStage {
+    /// `prefetch.tensormap` of each map, as NVIDIA's code does before its
+    /// first copies: the maps into the cache the TMA reads them from. Run
+    /// by the thread that issues the copies.
+    pub(crate) fn prefetch(&self, l: &mut Lowerer) {
+        for o in &self.operands {
+            l.b.push(Inst::new(
+                Opc::Prefetch,
+                &["tensormap"],
+                &[],
+                vec![],
+                vec![Operand::Addr(o.map, 0)],
+            ));
+        }
+    }
+}
+
 /// `fence.mbarrier_init.release.cluster`: mbarrier initializations visible
 /// to the async proxy (the TMA's completions) before any copy is issued.
 pub(crate) fn init_fence(l: &mut Lowerer) {

@@ -572,10 +572,13 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let bbuf = bin(l, Opc::Add, Ty::U32, aligned, Operand::Imm(b_offset));
     let (sa, sb);
     let fill = match &tma {
-        Some((ta, tb)) => Fill::Tma(
-            TmaStage::new(l, [(&pat.a, ta, 0), (&pat.b, tb, b_offset)], pat.iv)?,
-            aligned,
-        ),
+        Some((ta, tb)) => {
+            let stage = TmaStage::new(l, [(&pat.a, ta, 0), (&pat.b, tb, b_offset)], pat.iv)?;
+            l.b.begin_if(barriers.first, true);
+            stage.prefetch(l);
+            l.b.end_if();
+            Fill::Tma(stage, aligned)
+        }
         None => {
             sa = staged(l, ca, aligned);
             sb = staged(l, cb, bbuf);
