@@ -1,6 +1,7 @@
 //! How operands reach shared memory, whichever engine multiplies them:
 //! `cp.async` copies ([`cp_async`]), a pipelined loop's ring of stages
-//! ([`ring`]), B operands copied straight into their product's buffer
+//! ([`ring`]) and its mbarriers ([`mbarrier_ring`]), TMA copies
+//! ([`tma`]), B operands copied straight into their product's buffer
 //! ([`direct`]), operands streamed slice by slice ([`stream`]), the
 //! addresses of a thread's part of a tile ([`address`]), and the two
 //! swizzles: the padded-row XOR swizzle ([`swizzle`]) and `wgmma`'s
@@ -11,6 +12,7 @@
 pub mod address;
 pub mod cp_async;
 pub mod direct;
+pub mod mbarrier_ring;
 pub mod ring;
 pub mod stream;
 pub mod swizzle;

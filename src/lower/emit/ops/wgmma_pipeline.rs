@@ -43,23 +43,26 @@
 use smallvec::smallvec;
 use std::rc::Rc;
 
-use crate::ir::{OpId, Scalar};
-use crate::lower::analysis::values::Elem;
+use crate::ir::OpId;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::error::LowerError;
-use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
+use crate::ptx::{Opc, Operand, Reg, Ty};
 
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::Staged;
-use crate::lower::emit::copies::ring::{advance_ring, bounds, counter, Bounds, StageCopies};
+use crate::lower::emit::copies::mbarrier_ring::{
+    flip, loop_state, mbarrier, scaled, set_up_stages, tear_down, wait_phase, Fill, LoopState,
+    Stages,
+};
+use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
 use crate::lower::emit::copies::tma::TmaStage;
-use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::wgmma;
 use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape, TmaCopy};
 use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::wgmma::Plan;
 use crate::lower::plan::layout::smem::Smem;
+
 /// The copy state of `plan` into the buffer at shared address `base`.
 fn staged(l: &mut Lowerer, plan: CopyPlan, base: Reg) -> Staged {
     let smem = match thread_part(l, &plan.thread) {
@@ -75,69 +78,6 @@ fn staged(l: &mut Lowerer, plan: CopyPlan, base: Reg) -> Staged {
     }
 }
 
-/// `mbarrier.<mods>.shared.b64 [addr]{, src}` (`arrive` writes a state).
-fn mbarrier(l: &mut Lowerer, what: &'static str, addr: Reg, src: Option<i64>) {
-    let dsts = if what == "arrive" {
-        vec![Operand::Reg(l.b.reg(RegClass::B64))]
-    } else {
-        vec![]
-    };
-    let mut srcs = smallvec![Operand::Addr(addr, 0)];
-    srcs.extend(src.map(Operand::Imm));
-    l.b.push(Inst::new(
-        Opc::Mbarrier,
-        &[what, "shared"],
-        &[Ty::B64],
-        dsts,
-        srcs,
-    ));
-}
-
-/// Spins until the phase of parity `parity` of the mbarrier at `addr` has
-/// completed.
-fn wait_phase(l: &mut Lowerer, addr: Reg, parity: Reg) {
-    l.b.begin_loop();
-    let done = l.b.reg(RegClass::Pred);
-    l.b.push(Inst::new(
-        Opc::Mbarrier,
-        &["try_wait", "parity", "shared"],
-        &[Ty::B64],
-        smallvec![Operand::Reg(done)],
-        smallvec![Operand::Addr(addr, 0), Operand::Reg(parity)],
-    ));
-    l.b.begin_loop_body(done, false);
-    l.b.end_loop();
-}
-
-/// Flips parity bit `p` where predicate `wrapped` holds.
-fn flip(l: &mut Lowerer, p: Reg, wrapped: Reg) {
-    let bit = l.b.op(
-        Opc::Selp,
-        &[],
-        &[Ty::B32],
-        Ty::B32,
-        smallvec![Operand::Imm(1), Operand::Imm(0), Operand::Reg(wrapped)],
-    );
-    l.b.op_into(
-        p,
-        Opc::Xor,
-        &[],
-        &[Ty::B32],
-        smallvec![Operand::Reg(p), Operand::Reg(bit)],
-    );
-}
-
-/// `base + index * scale` (u32).
-fn scaled(l: &mut Lowerer, index: Reg, scale: i64, base: Reg) -> Reg {
-    l.b.op(
-        Opc::Mad,
-        &["lo"],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Reg(index), Operand::Imm(scale), Operand::Reg(base)],
-    )
-}
-
 /// Descriptor `d` moved on by `bytes` (a u32 register, a multiple of 16).
 fn moved(l: &mut Lowerer, d: Reg, bytes: Reg) -> Reg {
     let wide = crate::lower::emit::wgmma_isa::descriptor_units(l, bytes);
@@ -148,18 +88,6 @@ fn moved(l: &mut Lowerer, d: Reg, bytes: Reg) -> Reg {
         Ty::S64,
         smallvec![Operand::Reg(d), Operand::Reg(wide)],
     )
-}
-
-/// `cp.async.mbarrier.arrive.noinc.shared.b64 [addr]`: one arrival once
-/// this thread's copies so far have landed.
-fn arrive_on_copies(l: &mut Lowerer, addr: Reg) {
-    l.b.push(Inst::new(
-        Opc::CpAsync,
-        &["mbarrier", "arrive", "noinc", "shared"],
-        &[Ty::B64],
-        vec![],
-        smallvec![Operand::Addr(addr, 0)],
-    ));
 }
 
 /// The most accumulator registers a thread may hold for a multiply to stay
@@ -224,226 +152,6 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
         set,
         bounds,
     }))
-}
-
-/// The stages' mbarriers: a full and an empty one per stage, and the
-/// predicate of thread 0, which sets them up and tears them down.
-struct Barriers {
-    /// The shared address of stage 0's full barrier (the others follow).
-    full: Reg,
-    /// The shared address of stage 0's empty barrier (the others follow).
-    empty: Reg,
-    /// The stages.
-    stages: i64,
-    /// Whether this thread is thread 0.
-    first: Reg,
-    /// The bytes of the scratch array the barriers span.
-    bytes: std::ops::Range<i64>,
-}
-
-impl Barriers {
-    /// `mbarrier.<what>` on every barrier (`counts`: the full and the
-    /// empty barriers' source operands).
-    fn each(&self, l: &mut Lowerer, what: &'static str, counts: [Option<i64>; 2]) {
-        for s in 0..2 * self.stages {
-            let a = bin(l, Opc::Add, Ty::U32, self.full, Operand::Imm(8 * s));
-            mbarrier(l, what, a, counts[usize::from(s >= self.stages)]);
-        }
-    }
-}
-
-/// Allocates `stages` sets of `set` bytes (plus alignment slack) and the
-/// stages' barriers; thread 0 initializes the barriers to count every
-/// thread (the full ones one arrival, thread 0's, where TMA fills the
-/// stages, with the fence that shows the initializations to the TMA's
-/// completions), and the block's barrier publishes them. Returns the
-/// aligned base of the sets and the barriers.
-fn set_up_stages(
-    l: &mut Lowerer,
-    stages: i64,
-    set: i64,
-    tma: bool,
-) -> Result<(Reg, Barriers), LowerError> {
-    let threads = i64::from(l.plan.warps) * 32;
-    let tid = l.tid();
-    let region = alloc(
-        l,
-        crate::lower::plan::buffers::What::Ring,
-        &[stages * set + 1024],
-        Elem::Num(Scalar::I8),
-    )?;
-    let bar_buf = alloc(
-        l,
-        crate::lower::plan::buffers::What::Ring,
-        &[16 * stages],
-        Elem::Num(Scalar::I8),
-    )?;
-    let aligned = crate::lower::emit::ops::staging::aligned_base(l, region.offset);
-    let sym = l.shared_base();
-    let full = bin(l, Opc::Add, Ty::U32, sym, Operand::Imm(bar_buf.offset));
-    let empty = bin(l, Opc::Add, Ty::U32, full, Operand::Imm(8 * stages));
-    // Thread 0 sets up the barriers; the block's barrier publishes them.
-    let first = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        smallvec![Operand::Reg(tid), Operand::Imm(0)],
-    );
-    let barriers = Barriers {
-        full,
-        empty,
-        stages,
-        first,
-        bytes: bar_buf.bytes(),
-    };
-    // The ring's own protocol orders its accesses from here to the barrier
-    // after the loop.
-    l.writes(region.bytes());
-    l.writes(bar_buf.bytes());
-    l.b.begin_if(first, true);
-    let full_count = if tma { 1 } else { threads };
-    barriers.each(l, "init", [Some(full_count), Some(threads)]);
-    if tma {
-        crate::lower::emit::copies::tma::init_fence(l);
-    }
-    l.b.end_if();
-    l.barrier();
-    Ok((aligned, barriers))
-}
-
-/// How a stage is filled: every thread's `cp.async` chunks, or thread 0's
-/// TMA boxes.
-enum Fill<'a> {
-    /// The copies of the A and B tiles into a stage.
-    CpAsync(StageCopies<'a>),
-    /// The TMA copies, and the stages' aligned base.
-    Tma(TmaStage, Reg),
-}
-
-/// The stages as the loop fills them.
-struct Stages<'a> {
-    /// How a stage is filled.
-    fill: Fill<'a>,
-    /// Bytes of one stage.
-    set: i64,
-    /// The stages' barriers.
-    barriers: &'a Barriers,
-    /// The loop's bounds.
-    bounds: &'a Bounds,
-}
-
-impl Stages<'_> {
-    /// Fills stage index `stage` with iteration `iteration`: copies the
-    /// iteration's tiles into it and arrives on its full barrier, every
-    /// thread once its chunks have landed (`cp.async`), or thread 0 with
-    /// the bytes its boxes bring (TMA; the caller runs it in thread 0).
-    fn fill(&self, l: &mut Lowerer, stage: Reg, iteration: Reg) {
-        let off = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(stage), Operand::Imm(self.set)],
-        );
-        let bar = scaled(l, stage, 8, self.barriers.full);
-        match &self.fill {
-            Fill::CpAsync(copies) => {
-                copies.issue(l, off);
-                arrive_on_copies(l, bar);
-            }
-            Fill::Tma(tma, aligned) => {
-                let at = bin(l, Opc::Add, Ty::U32, *aligned, Operand::Reg(off));
-                tma.issue(l, at, bar, (iteration, self.bounds.ity));
-            }
-        }
-    }
-
-    /// Whether thread 0 alone fills the stages (TMA).
-    fn by_one_thread(&self) -> bool {
-        matches!(self.fill, Fill::Tma(..))
-    }
-
-    /// The prologue: fills stages 0 .. S-2 with the iterations from the
-    /// lower bound `lb` on (those in bounds). Returns the induction value
-    /// of the last one.
-    fn prologue(&self, l: &mut Lowerer, lb: Reg) -> Reg {
-        let ring = (self.barriers.stages, 1);
-        let first = self.barriers.first;
-        let one = self.by_one_thread();
-        self.bounds.prologue(
-            l,
-            ring,
-            lb,
-            |l, stage, iteration| {
-                if one {
-                    l.b.begin_if(first, true);
-                }
-                self.fill(l, stage, iteration);
-                if one {
-                    l.b.end_if();
-                }
-            },
-            |_| {},
-        )
-    }
-
-    /// Refills the stage written (its empty barrier at `free`) with the
-    /// iteration S-1 ahead, if in bounds, once every warpgroup has
-    /// released it: every thread waits and copies its chunks, or thread 0
-    /// alone waits and issues the boxes.
-    fn refill(&self, l: &mut Lowerer, state: &LoopState, free: Reg) {
-        let mut go = self.bounds.before_end(l, state.ahead);
-        if self.by_one_thread() {
-            go = l.b.op(
-                Opc::And,
-                &[],
-                &[Ty::Pred],
-                Ty::Pred,
-                smallvec![Operand::Reg(go), Operand::Reg(self.barriers.first)],
-            );
-        }
-        l.b.begin_if(go, true);
-        wait_phase(l, free, state.wr_parity);
-        self.fill(l, state.wr, state.ahead);
-        l.b.end_if();
-    }
-}
-
-/// The loop's variables: induction variable, the iteration S-1 ahead, the
-/// stage read and its full-barrier parity, the stage written and the
-/// parity of its last empty phase.
-struct LoopState {
-    /// The induction variable.
-    iv: Reg,
-    /// The induction value S-1 iterations ahead.
-    ahead: Reg,
-    /// The index of the stage read.
-    rd: Reg,
-    /// The parity of its full barrier's phase to wait for.
-    rd_parity: Reg,
-    /// The index of the stage written.
-    wr: Reg,
-    /// The parity of its empty barrier's last phase.
-    wr_parity: Reg,
-}
-
-/// The loop's variables at the first iteration: the induction variable at
-/// `lb`, `ahead` at `next` (the last iteration the prologue fetched), the
-/// stage read 0 and the stage written S-1 (its parity 1 at first: a fresh
-/// barrier's preceding phase counts as complete).
-fn loop_state(l: &mut Lowerer, bounds: &Bounds, lb: Reg, next: Reg, stages: i64) -> LoopState {
-    let (iv, ahead) = bounds.loop_variables(l, lb, next);
-    let (rd, rd_parity) = (counter(l, 0), counter(l, 0));
-    let (wr, wr_parity) = (counter(l, stages - 1), counter(l, 1));
-    LoopState {
-        iv,
-        ahead,
-        rd,
-        rd_parity,
-        wr,
-        wr_parity,
-    }
 }
 
 /// A stage's multiply: the product's plan, the operands' signedness,
@@ -619,11 +327,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         vec![Operand::Imm(0)],
     );
     // Every thread is past its last wait before the barriers go away.
-    l.barrier();
-    l.writes(barriers.bytes.clone());
-    l.b.begin_if(barriers.first, true);
-    barriers.each(l, "inval", [None, None]);
-    l.b.end_if();
+    tear_down(l, &barriers);
 
     let t = wgmma::acc_tile(l, &plan, layout, &acc);
     if let Some(&r) = op.results.first() {
