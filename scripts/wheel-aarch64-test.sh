@@ -236,7 +236,7 @@ fi
 found_check() { # what, status, output file, compiled file
   if [ -n "$runs_arm" ]; then
     [ "$2" -eq 0 ] || { cat "$3" >&2; fail "$1: compile with the ptxas beside it failed"; }
-    cmp "$4" "$work/out/vadd_f32.sm_90.x86_64.cubin" || fail "$1: cubin differs"
+    cmp "$4" "$work/out/vadd_f32.sm_90.aarch64-host.cubin" || fail "$1: cubin differs"
     echo "  $1: compiled with $ptxas_arm"
   else
     [ "$2" -ne 0 ] || fail "$1: ran an aarch64 ptxas on a machine that cannot"
@@ -245,6 +245,13 @@ found_check() { # what, status, output file, compiled file
     echo "  $1: chose $ptxas_arm (this kernel cannot run it without qemu)"
   fi
 }
+# What the aarch64 build writes by default: cubins with aarch64 callbacks,
+# as the x86-64 build writes them with --host-arch=aarch64.
+for gpu in sm_90 sm_100; do
+  x86 --gpu-name=$gpu --host-arch=aarch64 examples/vadd_f32.tileir \
+    -o "$work/out/vadd_f32.$gpu.aarch64-host.cubin"
+  cp "$work/out/vadd_f32.$gpu.x86_64.ptx" "$work/out/vadd_f32.$gpu.aarch64-host.ptx"
+done
 echo "== the ptxas of the environment, found with no CUDA variable"
 rc=0
 env -i HOME="$work/home" PATH=/usr/bin:/bin qemu-aarch64 -L "$QEMU_LD_PREFIX" \
@@ -354,8 +361,8 @@ for gpu in sm_90 sm_100; do
       CUDA_ROOT="$work/emulated-cuda" qemu-aarch64 "$work/$prog" examples/vadd_f32.tileir $gpu $emit \
         "$work/out/capi.$prog.$gpu.$emit"
       t="$(elapsed "$t0" "$(now)")"
-      cmp "$work/out/capi.$prog.$gpu.$emit" "$work/out/vadd_f32.$gpu.x86_64.$emit" ||
-        fail "$prog: vadd_f32.$gpu.$emit through the C API differs from the x86-64 tileiras's"
+      cmp "$work/out/capi.$prog.$gpu.$emit" "$work/out/vadd_f32.$gpu.aarch64-host.$emit" ||
+        fail "$prog: vadd_f32.$gpu.$emit through the C API differs from the x86-64 tileiras's (--host-arch=aarch64)"
       echo "  $prog vadd_f32.$gpu.$emit: identical; emulated ${t} s"
     done
   done
