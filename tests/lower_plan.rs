@@ -200,13 +200,17 @@ fn a_matmul_loop_is_planned_pipelined_with_its_engines_ring() {
             .iter()
             .filter(|b| b.op == Some(id))
             .collect();
-        assert_eq!(ring.len(), 1, "{gpu}: {}", maps[0].dump(&m));
-        assert_eq!(
-            ring[0].bytes,
-            p.ring.stages() * p.ring.stage_bytes(),
-            "{gpu}: {}",
-            maps[0].dump(&m)
-        );
+        // sm_80's cp.async ring is one buffer of stages; sm_100's and
+        // sm_120's TMA ring its aligned sets, then its mbarriers.
+        let got: Vec<i64> = ring.iter().map(|b| b.bytes).collect();
+        let stages = p.ring.stages();
+        let want = if gpu == Gpu::Sm80 {
+            vec![stages * p.ring.stage_bytes()]
+        } else {
+            vec![stages * p.ring.stage_bytes() + 1024, 16 * stages]
+        };
+        assert_eq!(got, want, "{gpu}: {}", maps[0].dump(&m));
+        assert_eq!(p.ring.claims(stages), want, "{gpu}");
     }
 }
 
@@ -1010,11 +1014,36 @@ fn ring_operands_come_by_tma_where_the_switch_allows() {
         "{d}"
     );
     assert!(!d.contains("by TMA"), "{d}");
-    for gpu in [Gpu::Sm80, Gpu::Sm100, Gpu::Sm120] {
+    let d = on(&Options {
+        gpu: Gpu::Sm80,
+        ..Default::default()
+    });
+    assert!(!d.contains("TMA"), "{d}");
+    // The mma.sync rings of sm_100 and sm_120: the same maps and boxes,
+    // two stages of 32768 bytes; cp.async groups with TMA off.
+    for gpu in [Gpu::Sm100, Gpu::Sm120] {
         let d = on(&Options {
             gpu,
             ..Default::default()
         });
+        assert!(
+            d.contains("product 0 on mma.sync, TMA and mbarriers, up to 2 stages of 32768 bytes"),
+            "{d}"
+        );
+        assert!(
+            d.contains("A by TMA: map of argument 0 (dims: arguments [1, 2], strides: arguments [3]), F16 elements, box [128, 64], swizzle B128; 1 box(es)"),
+            "{d}"
+        );
+        assert!(
+            d.contains("B by TMA: map of argument 5 (dims: arguments [6, 7], strides: arguments [8]), F16 elements, box [64, 64], swizzle B128; 2 box(es)"),
+            "{d}"
+        );
+        let d = on(&Options {
+            gpu,
+            tma: false,
+            ..Default::default()
+        });
+        assert!(d.contains("product 0 on mma.sync, cp.async groups"), "{d}");
         assert!(!d.contains("TMA"), "{d}");
     }
 }

@@ -1,6 +1,6 @@
 //! `TILEIR_ALWAYS_SWIZZLE` on the `mma.sync` path (sm_80 to sm_89,
-//! sm_120): the operand buffers lose their row padding and are
-//! XOR-swizzled instead. The corpus matmuls compiled that way run in the
+//! sm_120, with TMA off there): the operand buffers lose their row padding
+//! and are XOR-swizzled instead. The corpus matmuls compiled that way run in the
 //! PTX emulator against the CPU references of
 //! `ptx-emu/tests/support/kernels.rs` (ragged sizes, batched, strided
 //! operands, the pipelined K loops), take less shared memory per stage,
@@ -49,9 +49,12 @@ fn lowered(name: &str, gpu: Gpu, swizzle: bool) -> tileiras::ptx::Module {
         .unwrap_or_else(|| panic!("{name}: no bytecode in {}", dir.display()));
     let bytes = std::fs::read(path).expect("read bytecode");
     let module = tileiras::bytecode::read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // The swizzle is the cp.async ring's: without TMA, which fills its
+    // rings in TMA's own layouts.
     let options = Options {
         gpu,
         always_swizzle: swizzle,
+        tma: false,
         ..Default::default()
     };
     tileiras::lower::lower_module(&module, &options)

@@ -1,9 +1,11 @@
 //! TMA copies in our PTX: the sm_90 `wgmma` ring fed by TMA has the
 //! protocol the plan describes (full barriers of one arrival, thread 0's
 //! `expect_tx` and boxes, the fence after the barriers' initialization,
-//! no `cp.async` and no proxy fence), its maps are hidden parameters after
-//! the visible ones, and `TILEIRAS_NO_TMA` (the `tma` option) turns it
-//! back into `cp.async`. ptxas accepts both. Whether the results are right
+//! no `cp.async` and no proxy fence), and so has the `mma.sync` ring of
+//! sm_100 and sm_120 (with the readers' proxy fence before they release a
+//! stage); the maps are hidden parameters after the visible ones, and
+//! `TILEIRAS_NO_TMA` (the `tma` option) turns them back into `cp.async`.
+//! ptxas accepts both. Whether the results are right
 //! is the differential test's to say (tests/differential.rs runs our TMA
 //! kernels with the maps our own host callbacks write, with the emulator's
 //! strict asynchronous checks on).
@@ -18,10 +20,14 @@ mod nvidia;
 mod nvidia_reference;
 
 fn ptx(rel: &str, tma: bool) -> String {
+    ptx_for(rel, Gpu::Sm90, tma)
+}
+
+fn ptx_for(rel: &str, gpu: Gpu, tma: bool) -> String {
     let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
     let module = tileiras::bytecode::read(&bytes).unwrap();
     let options = Options {
-        gpu: Gpu::Sm90,
+        gpu,
         tma,
         ..Default::default()
     };
@@ -72,24 +78,64 @@ fn the_switch_feeds_it_by_cp_async() {
     assert!(count(&p, "fence.proxy.async") > 0);
 }
 
-/// ptxas assembles the ring both ways, and the TMA one needs fewer
-/// registers (no per-thread copy addresses).
+/// The `mma.sync` ring of sm_100 and sm_120 fed by TMA: thread 0 waits
+/// for the stage's empty barrier and refills it (one box of A, two of B,
+/// the copies into the CTA's own shared memory), every thread waits for
+/// the full one, reads its fragments, fences the proxies (its `ldmatrix`
+/// reads before the boxes that overwrite the stage) and releases the
+/// stage; no `cp.async` groups.
+#[test]
+fn the_mma_sync_ring_is_fed_by_tma() {
+    for gpu in [Gpu::Sm100, Gpu::Sm120] {
+        let p = ptx_for(MATMUL, gpu, true);
+        assert!(p.contains(".hidden\t.param .align 64 .b8 matmul_f16_tma_param_16[128]"));
+        assert_eq!(count(&p, "prefetch.tensormap"), 2, "{p}");
+        // two stages: two full barriers of one arrival, two empty of 256
+        assert_eq!(count(&p, "], 1;\n"), 2, "{p}");
+        assert_eq!(count(&p, "], 256;\n"), 2, "{p}");
+        assert_eq!(count(&p, "fence.mbarrier_init.release.cluster"), 1);
+        let fills = count(&p, "mbarrier.arrive.expect_tx");
+        assert_eq!(fills, 2, "{p}");
+        assert_eq!(
+            count(
+                &p,
+                "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes"
+            ),
+            3 * fills
+        );
+        assert_eq!(count(&p, "fence.proxy.async.shared::cta"), 1, "{p}");
+        assert_eq!(count(&p, "mbarrier.inval"), 4, "{p}");
+        assert!(count(&p, "ldmatrix") > 0 && count(&p, "mma.sync") > 0);
+        assert_eq!(count(&p, "cp.async.cg"), 0);
+        assert_eq!(count(&p, "cp.async.commit_group"), 0);
+        // With the switch: the cp.async groups.
+        let p = ptx_for(MATMUL, gpu, false);
+        assert!(!p.contains(".hidden"));
+        assert_eq!(count(&p, "cp.async.bulk.tensor"), 0);
+        assert!(count(&p, "cp.async.commit_group") > 0);
+    }
+}
+
+/// ptxas assembles the rings both ways, and the TMA ones need fewer
+/// registers (no per-thread copy addresses) and no stack.
 #[test]
 fn ptxas_assembles_both() {
     let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(MATMUL)).unwrap();
-    let mut regs = Vec::new();
-    for tma in [true, false] {
-        let options = Options {
-            gpu: Gpu::Sm90,
-            output: OutputKind::Cubin,
-            tma,
-            ..Default::default()
-        };
-        let out = tileiras::compile(&bytes, &options, &mut |_| {}).unwrap();
-        regs.push(out.kernels[0].registers.unwrap());
+    for gpu in [Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        let mut regs = Vec::new();
+        for tma in [true, false] {
+            let options = Options {
+                gpu,
+                output: OutputKind::Cubin,
+                tma,
+                ..Default::default()
+            };
+            let out = tileiras::compile(&bytes, &options, &mut |_| {}).unwrap();
+            regs.push(out.kernels[0].registers.unwrap());
+        }
+        eprintln!("{gpu}: registers: TMA {}, cp.async {}", regs[0], regs[1]);
+        assert!(regs[0] < regs[1], "{gpu}: {regs:?}");
     }
-    eprintln!("registers: TMA {}, cp.async {}", regs[0], regs[1]);
-    assert!(regs[0] <= regs[1], "{regs:?}");
 }
 
 /// A load's `allow_tma = false` hint keeps its tile off TMA, as NVIDIA's

@@ -45,6 +45,11 @@ pub struct Swizzle {
     shift: u32,
     /// How many chunk index bits are XORed (`log2 n`).
     bits: u32,
+    /// TMA's column blocks ([`Swizzle::for_tma`]): `log2` of the 128-byte
+    /// spans a row holds (0: rows stay whole) ...
+    spans: u32,
+    /// ... and `log2` of the rows.
+    rows: u32,
 }
 
 impl Swizzle {
@@ -55,6 +60,30 @@ impl Swizzle {
         Swizzle {
             shift: row_bytes.max(128).trailing_zeros(),
             bits: n.trailing_zeros(),
+            spans: 0,
+            rows: 0,
+        }
+    }
+
+    /// The layout TMA writes a `rows x row_bytes` tile in with the
+    /// 128-, 64- or 32-byte swizzle (both powers of two, rows at least
+    /// eight): rows of at most 128 bytes as [`Swizzle::for_rows`] has
+    /// them; wider rows cut into 128-byte column blocks, each `rows` rows
+    /// of 128 bytes swizzled as 128-byte rows are (the `wgmma` canonical
+    /// layouts, [`crate::lower::plan::layout::smem::Smem`]). The logical
+    /// offset stays the row-major one: the blocks permute its bits (the
+    /// span within the row and the row swap places), so the map stays
+    /// linear.
+    pub fn for_tma(row_bytes: i64, rows: i64) -> Swizzle {
+        debug_assert!(rows >= 8 && rows & (rows - 1) == 0);
+        if row_bytes <= 128 {
+            return Swizzle::for_rows(row_bytes);
+        }
+        Swizzle {
+            shift: 7,
+            bits: 3,
+            spans: (row_bytes / 128).trailing_zeros(),
+            rows: rows.trailing_zeros(),
         }
     }
 
@@ -62,14 +91,33 @@ impl Swizzle {
         (1 << self.bits) - 1
     }
 
-    /// The offset bits the swizzle reads or changes.
+    /// The bits of a (permuted) offset the XOR reads or changes.
     fn mask(self) -> i64 {
         self.ones() << 4 | self.ones() << self.shift
     }
 
+    /// The XOR of a permuted offset `p`.
+    fn xor(self, p: i64) -> i64 {
+        p ^ ((p >> self.shift) & self.ones()) << 4
+    }
+
+    /// The column-block offset of logical offset `o`: the span within the
+    /// row (bits `7..7+spans`) moves above the row (bits
+    /// `7+spans..7+spans+rows`), which moves down to bit 7.
+    fn permute(self, o: i64) -> i64 {
+        if self.spans == 0 {
+            return o;
+        }
+        let (s, r) = (self.spans, self.rows);
+        let span = (o >> 7) & ((1 << s) - 1);
+        let row = (o >> (7 + s)) & ((1 << r) - 1);
+        let field = ((1 << (s + r)) - 1) << 7;
+        (o & !field) | row << 7 | span << (7 + r)
+    }
+
     /// Where logical byte offset `o` lives.
     pub fn apply(self, o: i64) -> i64 {
-        o ^ ((o >> self.shift) & self.ones()) << 4
+        self.xor(self.permute(o))
     }
 
     /// Emits the swizzle of register `o` (`o` itself when nothing moves).
@@ -77,6 +125,7 @@ impl Swizzle {
         if self.bits == 0 {
             return o;
         }
+        let o = self.emit_permute(l, o);
         let src = l.bfe(o, self.shift as usize, self.bits as usize);
         let moved = l.b.op(
             Opc::Shl,
@@ -92,6 +141,44 @@ impl Swizzle {
             Ty::U32,
             vec![Operand::Reg(o), Operand::Reg(moved)],
         )
+    }
+}
+
+impl Swizzle {
+    /// Emits [`Swizzle::permute`] of register `o`.
+    fn emit_permute(self, l: &mut Lowerer, o: Reg) -> Reg {
+        if self.spans == 0 {
+            return o;
+        }
+        let (s, r) = (self.spans as usize, self.rows as usize);
+        let span = l.bfe(o, 7, s);
+        let row = l.bfe(o, 7 + s, r);
+        let field = ((1i64 << (s + r)) - 1) << 7;
+        let rest = l.b.op(
+            Opc::And,
+            &[],
+            &[Ty::B32],
+            Ty::U32,
+            vec![Operand::Reg(o), Operand::Imm(!field & 0xffff_ffff)],
+        );
+        let mut out = rest;
+        for (part, at) in [(row, 7), (span, 7 + r)] {
+            let moved = l.b.op(
+                Opc::Shl,
+                &[],
+                &[Ty::B32],
+                Ty::U32,
+                vec![Operand::Reg(part), Operand::Imm(at as i64)],
+            );
+            out = l.b.op(
+                Opc::Or,
+                &[],
+                &[Ty::B32],
+                Ty::U32,
+                vec![Operand::Reg(out), Operand::Reg(moved)],
+            );
+        }
+        out
     }
 }
 
@@ -152,19 +239,22 @@ impl Swizzled {
     /// The address of the element `imm` logical bytes past the thread's
     /// (`imm`'s bits disjoint from the thread's offset).
     pub fn addr(&self, l: &mut Lowerer, imm: i64) -> Operand {
-        let low = imm & self.sw.mask();
+        // Permuted, the offset's bits stay disjoint from the thread's: what
+        // the XOR neither reads nor changes adds as an immediate.
+        let p = self.sw.permute(imm);
+        let low = p & self.sw.mask();
         if low == 0 {
-            return Operand::Addr(self.at, imm);
+            return Operand::Addr(self.at, p);
         }
         let x = l.b.op(
             Opc::Xor,
             &[],
             &[Ty::B32],
             Ty::U32,
-            vec![Operand::Reg(self.phys), Operand::Imm(self.sw.apply(low))],
+            vec![Operand::Reg(self.phys), Operand::Imm(self.sw.xor(low))],
         );
         let a = add(l, Opc::Add, self.start, x);
-        Operand::Addr(a, imm & !self.sw.mask())
+        Operand::Addr(a, p & !self.sw.mask())
     }
 }
 
@@ -233,6 +323,51 @@ mod tests {
                 if t & k == 0 {
                     let low = k & sw.mask();
                     let split = (sw.apply(t) ^ sw.apply(low)) + (k & !sw.mask());
+                    assert_eq!(sw.apply(t + k), split, "{t} {k}");
+                }
+            }
+        }
+    }
+
+    /// TMA's box layout: column blocks of 128-byte rows (or whole rows of
+    /// at most 128 bytes), the chunk XORed with bits 7.. of the offset.
+    fn tma(row_bytes: i64, rows: i64, r: i64, c: i64) -> i64 {
+        let w = row_bytes.min(128);
+        let lin = (c / w) * rows * w + r * w + c % w;
+        lin ^ (((lin >> 7) & (w / 16 - 1)) << 4)
+    }
+
+    #[test]
+    fn the_tma_layout_is_what_tma_writes() {
+        for (row_bytes, rows) in [(32, 64), (64, 64), (128, 128), (256, 64), (512, 32)] {
+            let sw = Swizzle::for_tma(row_bytes, rows);
+            for r in 0..rows {
+                for c in (0..row_bytes).step_by(2) {
+                    assert_eq!(
+                        sw.apply(r * row_bytes + c),
+                        tma(row_bytes, rows, r, c),
+                        "{row_bytes} x {rows}: {r} {c}"
+                    );
+                }
+            }
+            // Eight consecutive rows at one chunk: eight bank groups.
+            for r0 in (0..rows).step_by(8) {
+                for c in 0..row_bytes / 16 {
+                    assert_eq!(groups(sw, row_bytes, r0, c), (0..8).collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn permuted_constants_split_as_the_addresses_split_them() {
+        // B 64 x 128 f16: a thread's bits and its fragments' constants.
+        let sw = Swizzle::for_tma(256, 64);
+        for t in 0..16384 {
+            for k in [32, 64, 96, 2048, 4096, 8192, 4096 + 32, 16384] {
+                if t & k == 0 {
+                    let p = sw.permute(k);
+                    let split = (sw.apply(t) ^ sw.xor(p & sw.mask())) + (p & !sw.mask());
                     assert_eq!(sw.apply(t + k), split, "{t} {k}");
                 }
             }

@@ -127,7 +127,7 @@ impl TmaStage {
                     Opc::CpBulkTensor,
                     &[
                         "2d",
-                        "shared::cluster",
+                        "shared::cta",
                         "global",
                         "tile",
                         "mbarrier::complete_tx::bytes",

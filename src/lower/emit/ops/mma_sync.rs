@@ -372,7 +372,7 @@ fn direct_b_product(
         b: (d.bytes.start, d.stride, rows * d.stride),
         b_natural: false,
         b_nk: d.nk,
-        swizzle: [false, d.rows_swizzled],
+        swizzle: Operands::row_swizzles([false, d.rows_swizzled], (0, d.stride)),
     };
     crate::lower::emit::copies::direct::wait_for(l, d.load);
     l.barrier();

@@ -23,26 +23,38 @@ use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::ops::mma_sync_frags::{acc_fragments, acc_registers, fragment_addrs, Mmas};
 use crate::lower::emit::ops::mma_sync_smem::{FragmentAddrs, Operands};
 use crate::lower::emit::ops::staging::alloc;
-use crate::lower::plan::copies::pipeline::{Load, StageSize};
+use crate::lower::plan::copies::pipeline::{Load, MmaSyncTma, StageSize};
 use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::mma_sync::Plan;
 use crate::lower::plan::layout::disjoint;
 
 /// The loop's parts, as the plan pipelines it on `mma.sync`.
-struct Pattern {
-    a: Load,
-    b: Load,
-    mma: OpId,
-    iv: ValueId,
-    plan: Plan,
-    round: (bool, bool),
+pub(crate) struct Pattern {
+    /// The A load.
+    pub(crate) a: Load,
+    /// The B load.
+    pub(crate) b: Load,
+    /// The product.
+    pub(crate) mma: OpId,
+    /// The induction variable.
+    pub(crate) iv: ValueId,
+    /// The product's plan.
+    pub(crate) plan: Plan,
+    /// Whether A and B are rounded to tf32.
+    pub(crate) round: (bool, bool),
+    /// One stage of the `cp.async` ring.
     stage: StageSize,
+    /// The TMA ring, where the plan fills the stages so.
+    tma: Option<MmaSyncTma>,
 }
 
 /// The plan's `mma.sync` pipeline of `for` op `id`, if it has one.
 fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     let p = l.plan.copies.pipelines.get(&id)?;
-    let PlannedRing::MmaSync { plan, stage, .. } = &p.ring else {
+    let PlannedRing::MmaSync {
+        plan, stage, tma, ..
+    } = &p.ring
+    else {
         return None;
     };
     let s = p.shape.clone();
@@ -54,6 +66,7 @@ fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
         plan: plan.clone(),
         round: s.round,
         stage: *stage,
+        tma: tma.as_deref().cloned(),
     })
 }
 
@@ -143,7 +156,7 @@ fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, 
         b: (buf.offset + abytes, bstride, kk * bstride),
         b_natural: true,
         b_nk: false,
-        swizzle: [swizzle; 2],
+        swizzle: Operands::row_swizzles([swizzle; 2], (astride, bstride)),
     };
     let (Some(a), Some(b)) = (
         staged(l, &pat.a, ops.a.0, astride, ops.a_swizzle()),
@@ -164,7 +177,7 @@ fn stage_ring(l: &mut Lowerer, id: OpId, pat: &Pattern) -> Result<Option<Ring>, 
 
 /// The accumulator fragments of `plan` in registers `init`, copied into
 /// fresh loop variables.
-fn loop_accumulator(l: &mut Lowerer, plan: &Plan, init: &[Reg]) -> Vec<Vec<Reg>> {
+pub(crate) fn loop_accumulator(l: &mut Lowerer, plan: &Plan, init: &[Reg]) -> Vec<Vec<Reg>> {
     let frags0 = acc_fragments(l, plan, init);
     frags0
         .iter()
@@ -224,7 +237,7 @@ fn ring_state(l: &mut Lowerer, p: &Pipeline, lb: Reg, next: Reg) -> RingState {
 
 /// The instructions multiplying a stage's fragments for the loop's
 /// product (`shape`, K `kk`) of `pat`, op `id` the loop.
-fn stage_mmas(
+pub(crate) fn stage_mmas(
     l: &Lowerer,
     id: OpId,
     pat: &Pattern,
@@ -281,6 +294,9 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let Some(pat) = pattern(l, id) else {
         return Ok(false);
     };
+    if let Some(tma) = &pat.tma {
+        return crate::lower::emit::ops::mma_sync_tma::lower_for(l, id, &pat, tma);
+    }
     let op = &l.m.ops[id];
     let Some(bounds) = bounds(l, id)? else {
         return Ok(false);

@@ -12,7 +12,9 @@
 //! the rows are not padded; the 16-byte chunks of each row are XOR-swizzled
 //! instead ([`crate::lower::emit::copies::swizzle`]), for every writer and reader
 //! (operands in layouts whose bases overlap, written through the general
-//! staging path, keep the padding).
+//! staging path, keep the padding). A pipelined loop whose stages TMA
+//! fills reads them in TMA's layouts
+//! ([`crate::lower::emit::copies::swizzle::Swizzle::for_tma`]).
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::error::LowerError;
@@ -43,20 +45,30 @@ pub struct Operands {
     /// 16-bit B stored transposed, `[N][K + pad]` (K along each row), and
     /// read with plain `ldmatrix`.
     pub b_nk: bool,
-    /// A's and B's rows unpadded and swizzled
-    /// ([`crate::lower::emit::copies::swizzle`]): their row strides are the row lengths.
-    pub swizzle: [bool; 2],
+    /// A's and B's swizzles, where their rows are unpadded and swizzled
+    /// ([`crate::lower::emit::copies::swizzle`]): their row strides are
+    /// then the row lengths.
+    pub swizzle: [Option<Swizzle>; 2],
 }
 
 impl Operands {
+    /// The swizzles of unpadded rows of `row_bytes` (A's, B's), where
+    /// `swizzled` says.
+    pub fn row_swizzles(swizzled: [bool; 2], row_bytes: (i64, i64)) -> [Option<Swizzle>; 2] {
+        [
+            swizzled[0].then(|| Swizzle::for_rows(row_bytes.0)),
+            swizzled[1].then(|| Swizzle::for_rows(row_bytes.1)),
+        ]
+    }
+
     /// A's swizzle, when swizzled.
     pub fn a_swizzle(&self) -> Option<Swizzle> {
-        self.swizzle[0].then(|| Swizzle::for_rows(self.a.1))
+        self.swizzle[0]
     }
 
     /// B's swizzle, when swizzled.
     pub fn b_swizzle(&self) -> Option<Swizzle> {
-        self.swizzle[1].then(|| Swizzle::for_rows(self.b.1))
+        self.swizzle[1]
     }
 }
 
@@ -186,7 +198,7 @@ pub fn operand_buffers(
             b: (bt.buf.offset, bstride, b_rows * bstride),
             b_natural: false,
             b_nk: false,
-            swizzle: [swizzle; 2],
+            swizzle: Operands::row_swizzles([swizzle; 2], (astride, bstride)),
         },
         ks,
         kk,

@@ -32,6 +32,7 @@ pub mod mma_sync_frags;
 pub mod mma_sync_pipeline;
 pub mod mma_sync_smem;
 pub mod mma_sync_staged_a;
+pub mod mma_sync_tma;
 pub mod mma_sync_wgmma;
 pub mod movement;
 pub mod packed;

@@ -169,6 +169,7 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
         }
         if let Some(p) = copies.pipelines.get(&id) {
             let engine = match &p.ring {
+                Ring::MmaSync { tma: Some(_), .. } => "mma.sync, TMA and mbarriers",
                 Ring::MmaSync { .. } => "mma.sync, cp.async groups",
                 Ring::Wgmma { tma: Some(_), .. } => "wgmma, TMA and mbarriers",
                 Ring::Wgmma { .. } => "wgmma, cp.async and mbarriers",
@@ -181,8 +182,8 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
                 p.ring.stages(),
                 p.ring.stage_bytes()
             );
-            if let Ring::Wgmma { tma: Some(t), .. } = &p.ring {
-                for (name, c) in [("A", &t.0), ("B", &t.1)] {
+            if let Some(t) = p.ring.tma() {
+                for (name, c) in [("A", t.0), ("B", t.1)] {
                     let d = &c.map;
                     let _ = writeln!(
                         out,

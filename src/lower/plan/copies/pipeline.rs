@@ -1,7 +1,7 @@
 //! Pipelined loops: a `for` loop whose body only loads an A and a B tile
 //! and multiplies them into the loop-carried accumulator is pipelined by
 //! its product's engine, with a ring of stages in shared memory that
-//! `cp.async` fills for the next iterations while the current one
+//! `cp.async` or TMA fills for the next iterations while the current one
 //! multiplies. This file finds such loops and plans their stages.
 use crate::host::{MapDecl, MapElem, MapSwizzle};
 use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
@@ -63,14 +63,18 @@ pub struct Pipeline {
 #[derive(Clone, Debug)]
 pub enum Ring {
     /// `cp.async` groups on `mma.sync`: A `[batch][M][K + pad]` then B
-    /// `[batch][K][N + pad]` a stage.
+    /// `[batch][K][N + pad]` a stage; or, where both operands can be copied
+    /// by TMA, an mbarrier ring of TMA's swizzled layouts.
     MmaSync {
         /// The product's plan.
         plan: mma_sync::Plan,
-        /// One stage.
+        /// One stage (of the `cp.async` ring).
         stage: StageSize,
         /// The stages.
         stages: i64,
+        /// The TMA ring, which replaces the `cp.async` groups where it
+        /// applies ([`mma_sync_tma`]).
+        tma: Option<Box<MmaSyncTma>>,
     },
     /// Swizzled operand sets on `wgmma`, each with a full and an empty
     /// mbarrier.
@@ -91,7 +95,31 @@ pub enum Ring {
     },
 }
 
+/// An `mma.sync` ring fed by TMA: A K-major and B MN-major in the
+/// swizzled layouts TMA writes (`wgmma`'s), 1024-aligned sets of both, a
+/// full and an empty mbarrier a stage.
+#[derive(Clone, Debug)]
+pub struct MmaSyncTma {
+    /// A's and B's layouts.
+    pub smem: (Smem, Smem),
+    /// A's and B's TMA copies.
+    pub copies: (TmaCopy, TmaCopy),
+    /// B's byte offset in a set (after A's 1024-aligned buffer).
+    pub b_offset: i64,
+    /// Bytes of one set of A and B buffers.
+    pub set: i64,
+}
+
 impl Ring {
+    /// The operands' TMA copies, where TMA fills the stages.
+    pub fn tma(&self) -> Option<(&TmaCopy, &TmaCopy)> {
+        match self {
+            Ring::MmaSync { tma: Some(t), .. } => Some((&t.copies.0, &t.copies.1)),
+            Ring::Wgmma { tma: Some(t), .. } => Some((&t.0, &t.1)),
+            _ => None,
+        }
+    }
+
     /// The stages.
     pub fn stages(&self) -> i64 {
         match self {
@@ -103,6 +131,9 @@ impl Ring {
     /// before the loop (the plan's stages where nothing is), if two do.
     pub fn fit(&self, plan: &Plan, used: i64) -> Option<i64> {
         let stages = match self {
+            Ring::MmaSync { tma: Some(t), .. } => {
+                mbarrier_stages(STAGE_BUDGET - used, t.set, MMA_SYNC_MAX_STAGES)?
+            }
             Ring::MmaSync { stage, .. } => mma_sync_stages(stage.stage_bytes, used),
             Ring::Wgmma { plan: p, set, .. } => {
                 let [mm, nn, _] = p.mnk;
@@ -118,6 +149,7 @@ impl Ring {
     /// 1024 bytes for their alignment), then their mbarriers.
     pub fn claims(&self, stages: i64) -> Vec<i64> {
         match self {
+            Ring::MmaSync { tma: Some(t), .. } => vec![stages * t.set + 1024, 16 * stages],
             Ring::MmaSync { stage, .. } => vec![stages * stage.stage_bytes],
             Ring::Wgmma { set, .. } => vec![stages * set + 1024, 16 * stages],
         }
@@ -126,6 +158,7 @@ impl Ring {
     /// Bytes of one stage.
     pub fn stage_bytes(&self) -> i64 {
         match self {
+            Ring::MmaSync { tma: Some(t), .. } => t.set,
             Ring::MmaSync { stage, .. } => stage.stage_bytes,
             Ring::Wgmma { set, .. } => *set,
         }
@@ -303,7 +336,7 @@ pub fn pipeline(m: &Module, plan: &Plan, id: OpId) -> Option<Pipeline> {
         return None;
     }
     let ring = match plan.engine(shape.mma)? {
-        Engine::MmaSync(p) => mma_sync_ring(plan, &shape, p)?,
+        Engine::MmaSync(p) => mma_sync_ring(m, plan, &shape, p)?,
         Engine::Wgmma(p) => wgmma_ring(m, plan, &shape, p)?,
         Engine::Fma => return None,
     };
@@ -324,14 +357,58 @@ pub fn wide_induction(m: &Module, id: OpId) -> bool {
 
 /// The `mma.sync` ring of a loop of `shape`: as many stages as the budget
 /// holds (at most three), if two do.
-fn mma_sync_ring(plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan) -> Option<Ring> {
+fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan) -> Option<Ring> {
     let stage = mma_sync_stage(plan, shape, p)?;
-    let stages = mma_sync_stages(stage.stage_bytes, 0);
+    let tma = mma_sync_tma(m, plan, shape, p)
+        .filter(|t| mbarrier_stages(STAGE_BUDGET, t.set, MMA_SYNC_MAX_STAGES).is_some())
+        .map(Box::new);
+    let stages = match &tma {
+        Some(t) => mbarrier_stages(STAGE_BUDGET, t.set, MMA_SYNC_MAX_STAGES)?,
+        None => mma_sync_stages(stage.stage_bytes, 0),
+    };
     (stages >= 2).then(|| Ring::MmaSync {
         plan: p.clone(),
         stage,
         stages,
+        tma,
     })
+}
+
+/// The TMA ring of an `mma.sync` loop of `shape`, where both operands can
+/// be copied by TMA ([`tma_copy`]): 16-bit operands not rounded to tf32,
+/// two-dimensional tiles, A K-major and B MN-major in TMA's swizzled
+/// layouts (rows of at most 128 bytes swizzled whole, wider ones cut
+/// into 128-byte column blocks), which the fragments' `ldmatrix` reads
+/// free of bank conflicts.
+fn mma_sync_tma(
+    m: &Module,
+    plan: &Plan,
+    shape: &LoopShape,
+    p: &mma_sync::Plan,
+) -> Option<MmaSyncTma> {
+    let (ashape, bshape) = (&shape.a.view.tile_shape, &shape.b.view.tile_shape);
+    if p.kind != Kind::Half || shape.round != (false, false) || ashape.len() != 2 {
+        return None;
+    }
+    let (mm, kk, nn) = (ashape[0], ashape[1], bshape[1]);
+    let es = p.kind.bytes();
+    let asmem = Smem::new(mm, kk, es, false)?;
+    let bsmem = Smem::new(nn, kk, es, true)?;
+    let a = tma_copy(m, plan, &shape.a, &asmem, false)?;
+    let b = tma_copy(m, plan, &shape.b, &bsmem, true)?;
+    Some(MmaSyncTma {
+        smem: (asmem, bsmem),
+        copies: (a, b),
+        b_offset: (asmem.bytes() + 1023) & !1023,
+        set: wgmma::set_bytes(&asmem, &bsmem),
+    })
+}
+
+/// The stages (at most `most`, at least two) of sets of `set` bytes that
+/// fit in `room` bytes with 1024 bytes of alignment slack and two
+/// mbarriers a stage.
+fn mbarrier_stages(room: i64, set: i64, most: i64) -> Option<i64> {
+    (2..=most).rev().find(|s| s * set + 1024 + 16 * s <= room)
 }
 
 /// How many `mma.sync` stages of `stage_bytes` the budget holds beside
@@ -416,9 +493,7 @@ fn wgmma_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Op
 /// of `set` bytes (plus alignment slack and two barriers per stage), if
 /// at least two do.
 pub fn wgmma_stages(room: i64, set: i64) -> Option<i64> {
-    (2..=WGMMA_MAX_STAGES)
-        .rev()
-        .find(|s| s * set + 1024 + 16 * s <= room)
+    mbarrier_stages(room, set, WGMMA_MAX_STAGES)
 }
 
 /// Plans the copies of `ld` into `smem` (`k_first`: the tile is `[k, mn]`),

@@ -1,0 +1,149 @@
+//! A pipelined `mma.sync` loop whose operand tiles TMA copies (the plan's
+//! [`crate::lower::plan::copies::pipeline::MmaSyncTma`]), over `S` (2 or
+//! 3) sets of swizzled A and B buffers:
+//!
+//! ```text
+//! set-up:   thread 0 inits full[s] (1 arrival) and empty[s] (every
+//!           thread), fence.mbarrier_init, prefetch.tensormap; bar.sync
+//! prologue: thread 0 fills stages 0 .. S-2 (expect_tx, the boxes)
+//! loop k:   thread 0: wait empty[(k-1) % S], fill it with k + S - 1
+//!           wait full[k % S]; ldmatrix + mma.sync
+//!           fence.proxy.async.shared::cta; arrive empty[k % S]
+//! after:    bar.sync; thread 0 invalidates the barriers
+//! ```
+//!
+//! The buffers are TMA's layouts: A K-major and B MN-major, rows of at
+//! most 128 bytes swizzled whole, wider rows cut into 128-byte column
+//! blocks ([`Swizzle::for_tma`]); the fragments' `ldmatrix` reads them at
+//! their logical offsets through that swizzle, free of bank conflicts.
+//! The boxes are async-proxy writes made visible to the readers by the
+//! full barrier's phase; the readers' `ldmatrix` are generic-proxy reads,
+//! ordered before the next boxes overwrite the stage by the proxy fence
+//! each thread issues before it releases the stage. `mma.sync` is
+//! synchronous: nothing stays in flight, so the refill comes first and
+//! its copies run while the stage read is multiplied.
+use smallvec::smallvec;
+use std::rc::Rc;
+
+use crate::ir::OpId;
+use crate::lower::analysis::values::Elem;
+use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::copies::mbarrier_ring::{
+    flip, loop_state, mbarrier, scaled, set_up_stages, tear_down, wait_phase, Fill, Stages,
+};
+use crate::lower::emit::copies::ring::{advance_ring, bounds};
+use crate::lower::emit::copies::swizzle::Swizzle;
+use crate::lower::emit::copies::tma::TmaStage;
+use crate::lower::emit::ops::mma_sync_frags::{acc_registers, fragment_addrs};
+use crate::lower::emit::ops::mma_sync_pipeline::{loop_accumulator, stage_mmas, Pattern};
+use crate::lower::emit::ops::mma_sync_smem::Operands;
+use crate::lower::error::LowerError;
+use crate::lower::plan::copies::pipeline::MmaSyncTma;
+use crate::ptx::{Opc, Operand, Ty};
+
+/// Where A and B of a stage lie, from the stages' aligned base: A's sets
+/// first, B's 1024-aligned after them, both in TMA's layouts.
+fn operands(pat: &Pattern, tma: &MmaSyncTma) -> Operands {
+    let (asmem, bsmem) = tma.smem;
+    let es = pat.plan.kind.bytes();
+    let (mm, kk, nn) = (asmem.mn, asmem.k, bsmem.mn);
+    Operands {
+        kind: pat.plan.kind,
+        a: (0, kk * es, mm * kk * es),
+        b: (tma.b_offset, nn * es, kk * nn * es),
+        b_natural: true,
+        b_nk: false,
+        swizzle: [
+            Some(Swizzle::for_tma(kk * es, mm)),
+            Some(Swizzle::for_tma(nn * es, kk)),
+        ],
+    }
+}
+
+/// Lowers `for` op `id` of `pat` pipelined on `mma.sync` with its stages
+/// filled by TMA; false (and nothing emitted) where its bounds or stages
+/// are not there.
+pub(crate) fn lower_for(
+    l: &mut Lowerer,
+    id: OpId,
+    pat: &Pattern,
+    tma: &MmaSyncTma,
+) -> Result<bool, LowerError> {
+    let op = &l.m.ops[id];
+    let Some(bounds) = bounds(l, id)? else {
+        return Ok(false);
+    };
+    // As many stages as the plan found room for, if two did.
+    let Some(stages) = l.chosen().ring(id) else {
+        return Ok(false);
+    };
+    let layout = Rc::new(pat.plan.acc.clone());
+    let inits = op.operand_group("initValues").to_vec();
+    let init = l.tile_in(id, inits[0], &layout)?;
+    let mut acc = loop_accumulator(l, &pat.plan, &init.regs);
+
+    let (aligned, barriers) = set_up_stages(l, stages, tma.set, true)?;
+    let ops = operands(pat, tma);
+    let copies = TmaStage::new(
+        l,
+        [
+            (&pat.a, &tma.copies.0, ops.a.0),
+            (&pat.b, &tma.copies.1, ops.b.0),
+        ],
+        pat.iv,
+    )?;
+    l.b.begin_if(barriers.first, true);
+    copies.prefetch(l);
+    l.b.end_if();
+    let ring = Stages {
+        fill: Fill::Tma(copies, aligned),
+        set: tma.set,
+        barriers: &barriers,
+        bounds: &bounds,
+    };
+    let lb = bounds.lb.regs[0];
+    let next = ring.prologue(l, lb);
+    let state = loop_state(l, &bounds, lb, next, stages);
+    let shape = layout.shape.clone();
+    let frags = fragment_addrs(l, &pat.plan, &ops, aligned, &shape);
+    let mmas = stage_mmas(l, id, pat, &shape, tma.smem.0.k)?;
+    let (rd, wr) = (state.rd, state.wr);
+    bounds.emit_loop(l, state.iv, |l| {
+        bounds.step_on(l, state.ahead);
+        // Thread 0 refills the stage every thread released last iteration.
+        let free = scaled(l, wr, 8, barriers.empty);
+        ring.refill(l, &state, free);
+        let ready = scaled(l, rd, 8, barriers.full);
+        wait_phase(l, ready, state.rd_parity);
+        let off = l.b.op(
+            Opc::Mul,
+            &["lo"],
+            &[Ty::U32],
+            Ty::U32,
+            smallvec![Operand::Reg(rd), Operand::Imm(tma.set)],
+        );
+        let f = frags.offset(l, off);
+        mmas.emit(l, &ops, &f, &mut acc, true);
+        // The stage's generic-proxy reads before the boxes that refill it.
+        crate::lower::emit::wgmma_isa::proxy_fence(l);
+        let done = scaled(l, rd, 8, barriers.empty);
+        mbarrier(l, "arrive", done, None);
+        for (r, parity) in [(rd, state.rd_parity), (wr, state.wr_parity)] {
+            let wrapped = advance_ring(l, r, 1, stages);
+            flip(l, parity, wrapped);
+        }
+    });
+    tear_down(l, &barriers);
+    let regs = acc_registers(l, &pat.plan, acc);
+    if let Some(&r) = op.results.first() {
+        l.bind(
+            r,
+            Tile {
+                elem: Elem::Num(pat.plan.acc_elem),
+                layout,
+                regs,
+            },
+        );
+    }
+    Ok(true)
+}
