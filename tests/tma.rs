@@ -160,3 +160,54 @@ fn the_allow_tma_hint_is_honoured_as_nvidia_s_is() {
         );
     }
 }
+
+/// The differential kernels whose product loop TMA feeds on the
+/// `mma.sync` ring of sm_100 and sm_120 (16-bit operands, two-dimensional
+/// tiles: every such ring of the set; tf32, 8-bit and batched products
+/// stay on `cp.async`), and on sm_90's `mma.sync` rings.
+#[test]
+fn every_16_bit_mma_sync_ring_is_fed_by_tma() {
+    let rings = [
+        "bench/matmul_bf16_128x128x64",
+        "bench/matmul_f16_128x128x64",
+        "corpus/matmul_bf16_tma",
+        "corpus/matmul_f16_cluster2",
+        "corpus/matmul_f16_divisible",
+        "corpus/matmul_f16_f16acc",
+        "corpus/matmul_f16_tma",
+        "cutile/kmatmul_bf16_40x24x64",
+        "cutile/kmatmul_f16_100x72x40",
+        "cutile/kmatmul_persistent_f16",
+        "targeted/unpadded_matmul_f16",
+        "targeted_random/unpadded_mma_003",
+        "targeted_random/unpadded_mma_008",
+        "targeted_random/unpadded_mma_013",
+        "targeted_random/unpadded_mma_018",
+        "targeted_random/unpadded_mma_023",
+        "targeted_random/unpadded_mma_028",
+        "targeted_random/unpadded_mma_033",
+        "targeted_random/unpadded_mma_038",
+    ];
+    for name in rings {
+        let rel = format!("tests/data/differential/{name}.tileir");
+        for gpu in [Gpu::Sm100, Gpu::Sm120] {
+            let p = ptx_for(&rel, gpu, true);
+            assert!(p.contains("cp.async.bulk.tensor"), "{name} {gpu}");
+            assert!(p.contains("mma.sync.aligned"), "{name} {gpu}");
+            assert_eq!(count(&p, "cp.async.cg"), 0, "{name} {gpu}");
+        }
+    }
+    for name in [
+        "cutile/kmatmul_bf16_40x24x64",
+        "cutile/kmatmul_f16_100x72x40",
+        "cutile/kmatmul_persistent_f16",
+    ] {
+        let p = ptx_for(
+            &format!("tests/data/differential/{name}.tileir"),
+            Gpu::Sm90,
+            true,
+        );
+        assert!(p.contains("cp.async.bulk.tensor"), "{name}");
+        assert!(p.contains("mma.sync.aligned"), "{name}");
+    }
+}
