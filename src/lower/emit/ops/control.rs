@@ -211,6 +211,7 @@ pub fn lower_if(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
 /// Lowers `for lb to ub step s` with loop-carried values.
 pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     if crate::lower::emit::ops::wgmma_pipeline::lower_for(l, id)?
+        || crate::lower::emit::ops::mma_sync_tma::lower_for(l, id)?
         || crate::lower::emit::ops::mma_sync_pipeline::lower_for(l, id)?
     {
         return Ok(());

@@ -26,7 +26,7 @@ use crate::lower::emit::ops::staging::alloc;
 use crate::lower::plan::copies::pipeline::{Load, MmaSyncTma, StageSize};
 use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::mma_sync::Plan;
-use crate::lower::plan::layout::disjoint;
+use crate::lower::plan::layout::{disjoint, LinearLayout};
 
 /// The loop's parts, as the plan pipelines it on `mma.sync`.
 pub(crate) struct Pattern {
@@ -45,11 +45,11 @@ pub(crate) struct Pattern {
     /// One stage of the `cp.async` ring.
     stage: StageSize,
     /// The TMA ring, where the plan fills the stages so.
-    tma: Option<MmaSyncTma>,
+    pub(crate) tma: Option<MmaSyncTma>,
 }
 
 /// The plan's `mma.sync` pipeline of `for` op `id`, if it has one.
-fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
+pub(crate) fn pattern(l: &Lowerer, id: OpId) -> Option<Pattern> {
     let p = l.plan.copies.pipelines.get(&id)?;
     let PlannedRing::MmaSync {
         plan, stage, tma, ..
@@ -288,15 +288,35 @@ fn pipelined_loop(
     });
 }
 
-/// Lowers `for` op `id` pipelined, if its body has the shape; false (and
+/// Binds the result of `for` op `id` to the accumulator `acc` left by its
+/// pipelined loop, in the product's layout.
+pub(crate) fn bind_accumulator(
+    l: &mut Lowerer,
+    id: OpId,
+    plan: &Plan,
+    layout: Rc<LinearLayout>,
+    acc: Vec<Vec<Reg>>,
+) {
+    let regs = acc_registers(l, plan, acc);
+    if let Some(&r) = l.m.ops[id].results.first() {
+        l.bind(
+            r,
+            Tile {
+                elem: Elem::Num(plan.acc_elem),
+                layout,
+                regs,
+            },
+        );
+    }
+}
+
+/// Lowers `for` op `id` pipelined on `cp.async` groups, if its body has
+/// the shape and the plan does not fill its stages by TMA; false (and
 /// nothing emitted) otherwise.
 pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
-    let Some(pat) = pattern(l, id) else {
+    let Some(pat) = pattern(l, id).filter(|p| p.tma.is_none()) else {
         return Ok(false);
     };
-    if let Some(tma) = &pat.tma {
-        return crate::lower::emit::ops::mma_sync_tma::lower_for(l, id, &pat, tma);
-    }
     let op = &l.m.ops[id];
     let Some(bounds) = bounds(l, id)? else {
         return Ok(false);
@@ -343,16 +363,6 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     pipelined_loop(l, &p, state, (&frags, &mmas), &mut acc);
     wait(l, 0);
     l.barrier();
-    let regs = acc_registers(l, &pat.plan, acc);
-    if let Some(&r) = op.results.first() {
-        l.bind(
-            r,
-            Tile {
-                elem: Elem::Num(pat.plan.acc_elem),
-                layout,
-                regs,
-            },
-        );
-    }
+    bind_accumulator(l, id, &pat.plan, layout, acc);
     Ok(true)
 }

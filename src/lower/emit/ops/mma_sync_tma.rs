@@ -26,16 +26,17 @@ use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::OpId;
-use crate::lower::analysis::values::Elem;
-use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::context::Lowerer;
 use crate::lower::emit::copies::mbarrier_ring::{
     flip, loop_state, mbarrier, scaled, set_up_stages, tear_down, wait_phase, Fill, Stages,
 };
 use crate::lower::emit::copies::ring::{advance_ring, bounds};
 use crate::lower::emit::copies::swizzle::Swizzle;
 use crate::lower::emit::copies::tma::TmaStage;
-use crate::lower::emit::ops::mma_sync_frags::{acc_registers, fragment_addrs};
-use crate::lower::emit::ops::mma_sync_pipeline::{loop_accumulator, stage_mmas, Pattern};
+use crate::lower::emit::ops::mma_sync_frags::fragment_addrs;
+use crate::lower::emit::ops::mma_sync_pipeline::{
+    bind_accumulator, loop_accumulator, pattern, stage_mmas, Pattern,
+};
 use crate::lower::emit::ops::mma_sync_smem::Operands;
 use crate::lower::error::LowerError;
 use crate::lower::plan::copies::pipeline::MmaSyncTma;
@@ -60,15 +61,16 @@ fn operands(pat: &Pattern, tma: &MmaSyncTma) -> Operands {
     }
 }
 
-/// Lowers `for` op `id` of `pat` pipelined on `mma.sync` with its stages
-/// filled by TMA; false (and nothing emitted) where its bounds or stages
-/// are not there.
-pub(crate) fn lower_for(
-    l: &mut Lowerer,
-    id: OpId,
-    pat: &Pattern,
-    tma: &MmaSyncTma,
-) -> Result<bool, LowerError> {
+/// Lowers `for` op `id` pipelined on `mma.sync` with its stages filled by
+/// TMA, where the plan says so; false (and nothing emitted) otherwise, or
+/// where its bounds or stages are not there.
+pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
+    let Some(pat) = pattern(l, id) else {
+        return Ok(false);
+    };
+    let Some(tma) = &pat.tma else {
+        return Ok(false);
+    };
     let op = &l.m.ops[id];
     let Some(bounds) = bounds(l, id)? else {
         return Ok(false);
@@ -83,7 +85,7 @@ pub(crate) fn lower_for(
     let mut acc = loop_accumulator(l, &pat.plan, &init.regs);
 
     let (aligned, barriers) = set_up_stages(l, stages, tma.set, true)?;
-    let ops = operands(pat, tma);
+    let ops = operands(&pat, tma);
     let copies = TmaStage::new(
         l,
         [
@@ -106,7 +108,7 @@ pub(crate) fn lower_for(
     let state = loop_state(l, &bounds, lb, next, stages);
     let shape = layout.shape.clone();
     let frags = fragment_addrs(l, &pat.plan, &ops, aligned, &shape);
-    let mmas = stage_mmas(l, id, pat, &shape, tma.smem.0.k)?;
+    let mmas = stage_mmas(l, id, &pat, &shape, tma.smem.0.k)?;
     let (rd, wr) = (state.rd, state.wr);
     bounds.emit_loop(l, state.iv, |l| {
         bounds.step_on(l, state.ahead);
@@ -134,16 +136,6 @@ pub(crate) fn lower_for(
         }
     });
     tear_down(l, &barriers);
-    let regs = acc_registers(l, &pat.plan, acc);
-    if let Some(&r) = op.results.first() {
-        l.bind(
-            r,
-            Tile {
-                elem: Elem::Num(pat.plan.acc_elem),
-                layout,
-                regs,
-            },
-        );
-    }
+    bind_accumulator(l, id, &pat.plan, layout, acc);
     Ok(true)
 }
