@@ -80,6 +80,17 @@ pub(crate) fn scaled(l: &mut Lowerer, index: Reg, scale: i64, base: Reg) -> Reg 
     )
 }
 
+/// The byte offset of stage `stage` in a ring of `set`-byte stages.
+pub(crate) fn stage_offset(l: &mut Lowerer, stage: Reg, set: i64) -> Reg {
+    l.b.op(
+        Opc::Mul,
+        &["lo"],
+        &[Ty::U32],
+        Ty::U32,
+        smallvec![Operand::Reg(stage), Operand::Imm(set)],
+    )
+}
+
 /// `cp.async.mbarrier.arrive.noinc.shared.b64 [addr]`: one arrival once
 /// this thread's copies so far have landed.
 pub(crate) fn arrive_on_copies(l: &mut Lowerer, addr: Reg) {
@@ -205,13 +216,7 @@ impl Stages<'_> {
     /// thread once its chunks have landed (`cp.async`), or thread 0 with
     /// the bytes its boxes bring (TMA; the caller runs it in thread 0).
     pub(crate) fn fill(&self, l: &mut Lowerer, stage: Reg, iteration: Reg) {
-        let off = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(stage), Operand::Imm(self.set)],
-        );
+        let off = stage_offset(l, stage, self.set);
         let bar = scaled(l, stage, 8, self.barriers.full);
         match &self.fill {
             Fill::CpAsync(copies) => {

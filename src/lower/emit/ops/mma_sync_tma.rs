@@ -22,13 +22,13 @@
 //! each thread issues before it releases the stage. `mma.sync` is
 //! synchronous: nothing stays in flight, so the refill comes first and
 //! its copies run while the stage read is multiplied.
-use smallvec::smallvec;
 use std::rc::Rc;
 
 use crate::ir::OpId;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::emit::copies::mbarrier_ring::{
-    flip, loop_state, mbarrier, scaled, set_up_stages, tear_down, wait_phase, Fill, Stages,
+    flip, loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill,
+    Stages,
 };
 use crate::lower::emit::copies::ring::{advance_ring, bounds};
 use crate::lower::emit::copies::swizzle::Swizzle;
@@ -40,7 +40,6 @@ use crate::lower::emit::ops::mma_sync_pipeline::{
 use crate::lower::emit::ops::mma_sync_smem::Operands;
 use crate::lower::error::LowerError;
 use crate::lower::plan::copies::pipeline::MmaSyncTma;
-use crate::ptx::{Opc, Operand, Ty};
 
 /// Where A and B of a stage lie, from the stages' aligned base: A's sets
 /// first, B's 1024-aligned after them, both in TMA's layouts.
@@ -117,13 +116,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         ring.refill(l, &state, free);
         let ready = scaled(l, rd, 8, barriers.full);
         wait_phase(l, ready, state.rd_parity);
-        let off = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(rd), Operand::Imm(tma.set)],
-        );
+        let off = stage_offset(l, rd, tma.set);
         let f = frags.offset(l, off);
         mmas.emit(l, &ops, &f, &mut acc, true);
         // The stage's generic-proxy reads before the boxes that refill it.

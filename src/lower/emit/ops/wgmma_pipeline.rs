@@ -51,8 +51,8 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::Staged;
 use crate::lower::emit::copies::mbarrier_ring::{
-    flip, loop_state, mbarrier, scaled, set_up_stages, tear_down, wait_phase, Fill, LoopState,
-    Stages,
+    flip, loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill,
+    LoopState, Stages,
 };
 use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
@@ -174,13 +174,7 @@ impl StageMultiply<'_> {
     /// Multiplies the operands of stage index `stage` (`set` bytes a
     /// stage) into the accumulator.
     fn emit(&self, l: &mut Lowerer, stage: Reg, set: i64) {
-        let off = l.b.op(
-            Opc::Mul,
-            &["lo"],
-            &[Ty::U32],
-            Ty::U32,
-            smallvec![Operand::Reg(stage), Operand::Imm(set)],
-        );
+        let off = stage_offset(l, stage, set);
         let descs = (moved(l, self.descs.0, off), moved(l, self.descs.1, off));
         wgmma::multiply(l, self.plan, self.signs, self.smem, descs, self.acc);
     }
