@@ -41,8 +41,8 @@ fn module(gpu: Gpu, d: &LaunchDirectives, params: Vec<Param>) -> String {
     m.to_text()
 }
 
-/// Runs ptxas on `text`: (success, stderr).
-fn ptxas(text: &str, gpu: Gpu) -> (bool, String) {
+/// Runs ptxas on `text`: the cubin where it succeeded, and its stderr.
+fn assemble(text: &str, gpu: Gpu) -> (Option<Vec<u8>>, String) {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = common::Scratch::new(&format!("launch-directives-{n}"));
@@ -54,10 +54,27 @@ fn ptxas(text: &str, gpu: Gpu) -> (bool, String) {
         .arg(dir.path("k.cubin"))
         .output()
         .expect("run ptxas");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let cubin = out
+        .status
+        .success()
+        .then(|| std::fs::read(dir.path("k.cubin")).unwrap());
+    (cubin, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Runs ptxas on `text`: (success, stderr).
+fn ptxas(text: &str, gpu: Gpu) -> (bool, String) {
+    let (cubin, stderr) = assemble(text, gpu);
+    (cubin.is_some(), stderr)
+}
+
+/// The kernel information of the cubin ptxas makes of `text`, which must
+/// assemble.
+fn assembled_kernel(text: &str, gpu: Gpu) -> tileiras::elf::cubin_info::CubinKernel {
+    let (cubin, stderr) = assemble(text, gpu);
+    let cubin = cubin.unwrap_or_else(|| panic!("{gpu}: ptxas failed: {stderr}"));
+    tileiras::elf::cubin_info::kernels(&cubin)
+        .unwrap()
+        .remove(0)
 }
 
 /// `d` passes our verifier and ptxas assembles it with no diagnostic.
@@ -499,19 +516,7 @@ fn parameter_layout_matches_ptxas_alignment() {
     ];
     let layout = params::layout(&ps, Gpu::Sm90);
     let ours: Vec<_> = layout.slots.iter().map(|s| (s.offset, s.size)).collect();
-    let text = module(Gpu::Sm90, &req(&[128]), ps);
-    let dir = common::Scratch::new("launch-param-layout");
-    std::fs::write(dir.path("k.ptx"), &text).unwrap();
-    let out = Command::new(common::cuda_root().join("bin/ptxas"))
-        .args(["-arch", "sm_90a"])
-        .arg(dir.path("k.ptx"))
-        .arg("-o")
-        .arg(dir.path("k.cubin"))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let cubin = std::fs::read(dir.path("k.cubin")).unwrap();
-    let k = &tileiras::elf::cubin_info::kernels(&cubin).unwrap()[0];
+    let k = assembled_kernel(&module(Gpu::Sm90, &req(&[128]), ps), Gpu::Sm90);
     let theirs: Vec<_> = k.params.iter().map(|p| (p.offset, p.size)).collect();
     assert_eq!(ours, theirs);
     assert_eq!(ours, [(0, 1), (8, 8), (16, 2), (24, 8), (32, 4)]);
@@ -643,23 +648,7 @@ fn hidden_tensor_maps_lie_where_ptxas_puts_them() {
         let layout = params::layout(&ps, gpu);
         assert_eq!(layout.slots[2].offset, first, "{gpu}");
         assert_eq!(layout.slots[3].offset, first + 128, "{gpu}");
-        let text = module(gpu, &req(&[128]), ps.clone());
-        let dir = common::Scratch::new(&format!("launch-hidden-maps-{gpu}"));
-        std::fs::write(dir.path("k.ptx"), &text).unwrap();
-        let out = Command::new(common::cuda_root().join("bin/ptxas"))
-            .args(["-arch", gpu.ptx_target()])
-            .arg(dir.path("k.ptx"))
-            .arg("-o")
-            .arg(dir.path("k.cubin"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let cubin = std::fs::read(dir.path("k.cubin")).unwrap();
-        let k = &tileiras::elf::cubin_info::kernels(&cubin).unwrap()[0];
+        let k = assembled_kernel(&module(gpu, &req(&[128]), ps.clone()), gpu);
         assert_eq!(k.param_bytes, Some(layout.size), "{gpu}");
     }
 }
