@@ -100,10 +100,10 @@ impl MapSwizzle {
 
 /// One tensor map of a kernel, as the plan decides it. Offsets are bytes
 /// into the parameter buffer the callback receives (see
-/// `ptx::params::layout`, which counts from where the
-/// parameters start in constant bank 0); the array's arguments are cuTile's: a base
-/// address, one 32-bit dim per dimension and one 32-bit stride (in
-/// elements) per dimension but the innermost.
+/// `ptx::params::layout`, which counts from where the parameters start in
+/// constant bank 0); the array's arguments are cuTile's: a base address,
+/// one 32-bit dim per dimension and one 32-bit stride (in elements) per
+/// dimension but the innermost.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MapSpec {
     /// The hidden 128-byte parameter the map is written to.

@@ -142,9 +142,7 @@ impl Swizzle {
             vec![Operand::Reg(o), Operand::Reg(moved)],
         )
     }
-}
 
-impl Swizzle {
     /// Emits [`Swizzle::permute`] of register `o`.
     fn emit_permute(self, l: &mut Lowerer, o: Reg) -> Reg {
         if self.spans == 0 {

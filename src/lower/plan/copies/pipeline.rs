@@ -359,12 +359,14 @@ pub fn wide_induction(m: &Module, id: OpId) -> bool {
 /// holds (at most three), if two do.
 fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan) -> Option<Ring> {
     let stage = mma_sync_stage(plan, shape, p)?;
-    let tma = mma_sync_tma(m, plan, shape, p)
-        .filter(|t| mbarrier_stages(STAGE_BUDGET, t.set, MMA_SYNC_MAX_STAGES).is_some())
-        .map(Box::new);
-    let stages = match &tma {
-        Some(t) => mbarrier_stages(STAGE_BUDGET, t.set, MMA_SYNC_MAX_STAGES)?,
-        None => mma_sync_stages(stage.stage_bytes, 0),
+    // TMA's ring where it applies and two of its stages fit the budget.
+    let tma = mma_sync_tma(m, plan, shape, p).and_then(|t| {
+        let stages = mbarrier_stages(STAGE_BUDGET, t.set, MMA_SYNC_MAX_STAGES)?;
+        Some((stages, Box::new(t)))
+    });
+    let (stages, tma) = match tma {
+        Some((stages, t)) => (stages, Some(t)),
+        None => (mma_sync_stages(stage.stage_bytes, 0), None),
     };
     (stages >= 2).then(|| Ring::MmaSync {
         plan: p.clone(),
