@@ -9,7 +9,8 @@
 //! differential runner (`tests/differential.rs`) builds for the seed. The
 //! PTX is this compiler's for the target, or `--ptx FILE` (NVIDIA's or a
 //! hand-edited one); tensor maps its entry takes come from `--host OBJ`,
-//! else from NVIDIA's host object for the case and target. A thread may
+//! else from this compiler's host callbacks for its own PTX (the maps its
+//! boxes need) and NVIDIA's host object for any other. A thread may
 //! execute a bounded number of instructions (`--budget`), so that a hang
 //! ends as a timeout. Exit status: 0 clean, 1 a report or results that
 //! differ from NVIDIA's, 2 bad usage.
@@ -36,6 +37,27 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tileiras::options::Gpu;
 
+/// This compiler's PTX for `bytecode` on `gpu`, and where its entries take
+/// tensor maps, the host object with the callbacks that write them.
+fn ours(bytecode: &[u8], gpu: Gpu) -> Result<(String, Option<Vec<u8>>), String> {
+    let options = tileiras::options::Options {
+        gpu,
+        ..Default::default()
+    };
+    let m = tileiras::bytecode::read(bytecode)
+        .map_err(|e| format!("reading the bytecode failed: {e}"))?;
+    let (p, _) =
+        tileiras::lower::lower_module(&m, &options).map_err(|e| format!("lowering failed: {e}"))?;
+    let host = match p.entries().any(|e| !e.tensor_maps.is_empty()) {
+        true => Some(
+            tileiras::driver::host_code(&p, &options)
+                .map_err(|e| format!("our host callbacks: {e}"))?,
+        ),
+        false => None,
+    };
+    Ok((p.to_text(), host))
+}
+
 const USAGE: &str = "\
 usage: scripts/emu-check.sh CASE.tileir [--ptx FILE] [--host OBJ] [--target sm_XX] [--seed N]
                             [--race-check] [--save-ptx DIR] [--budget N]
@@ -47,8 +69,9 @@ the same inputs.
 
   --ptx FILE      run this PTX instead of this compiler's (NVIDIA's PTX or
                   a hand-edited one)
-  --host OBJ      NVIDIA host object whose callbacks fill the tensor maps
-                  the entry takes (default: NVIDIA's for the case and target)
+  --host OBJ      host object whose callbacks fill the tensor maps the
+                  entry takes (default: this compiler's callbacks for its
+                  PTX, NVIDIA's object for the case and target for --ptx)
   --target sm_XX  sm_80, sm_90 (default), sm_100 or sm_120
   --seed N        the inputs' seed (default 1)
   --race-check    also report shared-memory races in the --ptx file (always
@@ -239,7 +262,7 @@ fn main() -> ExitCode {
         (Ok(_), true) => nvidia::host_object(&case.bytecode, gpu).unwrap_or(None),
         _ => None,
     };
-    let host = match &args.host {
+    let given_host = match &args.host {
         Some(p) => match std::fs::read(p) {
             Ok(b) => Some(b),
             Err(e) => {
@@ -247,40 +270,33 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        None => nv_host.clone(),
+        None => None,
     };
 
-    // the PTX checked: the file given, else ours
-    let (who, ptx, race_check) = match &args.ptx {
+    // the PTX checked: the file given (its maps NVIDIA's callbacks'), else
+    // ours (its maps our callbacks', as our cubin's would write them)
+    let (who, ptx, race_check, default_host) = match &args.ptx {
         Some(p) => match std::fs::read_to_string(p) {
-            Ok(t) => (format!("{}", p.display()), t, args.race_check),
+            Ok(t) => (
+                format!("{}", p.display()),
+                t,
+                args.race_check,
+                nv_host.clone(),
+            ),
             Err(e) => {
                 eprintln!("emu-check: {}: {e}", p.display());
                 return ExitCode::from(2);
             }
         },
-        None => {
-            let lowered = tileiras::bytecode::read(&case.bytecode)
-                .map_err(|e| format!("reading the bytecode failed: {e}"))
-                .and_then(|m| {
-                    tileiras::lower::lower(
-                        &m,
-                        &tileiras::options::Options {
-                            gpu: args.target,
-                            ..Default::default()
-                        },
-                    )
-                    .map_err(|e| format!("lowering failed: {e}"))
-                });
-            match lowered {
-                Ok(t) => ("our PTX".to_string(), t, true),
-                Err(e) => {
-                    println!("our PTX: {e}");
-                    return ExitCode::from(1);
-                }
+        None => match ours(&case.bytecode, args.target) {
+            Ok((t, h)) => ("our PTX".to_string(), t, true, h),
+            Err(e) => {
+                println!("our PTX: {e}");
+                return ExitCode::from(1);
             }
-        }
+        },
     };
+    let host = given_host.or(default_host);
     if let Some(dir) = &args.save {
         let saved = std::fs::create_dir_all(dir)
             .and_then(|_| std::fs::write(dir.join("ptx"), &ptx))
