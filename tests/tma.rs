@@ -169,7 +169,11 @@ fn the_allow_tma_hint_is_honoured_as_nvidia_s_is() {
 fn every_16_bit_mma_sync_ring_is_fed_by_tma() {
     let rings = [
         "bench/matmul_bf16_128x128x64",
+        "bench/matmul_bf16_128x256x64",
+        "bench/matmul_bf16_256x128x64",
         "bench/matmul_f16_128x128x64",
+        "bench/matmul_f16_128x256x64",
+        "bench/matmul_f16_256x128x64",
         "corpus/matmul_bf16_tma",
         "corpus/matmul_f16_cluster2",
         "corpus/matmul_f16_divisible",
@@ -209,5 +213,50 @@ fn every_16_bit_mma_sync_ring_is_fed_by_tma() {
         );
         assert!(p.contains("cp.async.bulk.tensor"), "{name}");
         assert!(p.contains("mma.sync.aligned"), "{name}");
+    }
+}
+
+/// The 128 x 256 and 256 x 128 tiles of 16-bit operands, whose two
+/// stages (49152 bytes a set) exceed the mma.sync stage budget: their
+/// TMA ring takes two stages of the target's shared memory (sm_120's 99
+/// KiB, sm_100's 227 KiB), where the cp.async groups had no ring at all
+/// and streamed their operands. ptxas assembles them within the target's
+/// shared memory, with fewer registers on sm_120 (no spills:
+/// tests/lower_mma_streamed.rs).
+#[test]
+fn the_largest_tiles_take_two_stages_of_the_target_s_shared_memory() {
+    for name in ["matmul_f16_128x256x64", "matmul_bf16_256x128x64"] {
+        let rel = format!("tests/data/differential/bench/{name}.tileir");
+        let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel)).unwrap();
+        for (gpu, room) in [(Gpu::Sm100, 227 * 1024), (Gpu::Sm120, 99 * 1024)] {
+            let p = ptx_for(&rel, gpu, true);
+            // two stages: two full barriers of one arrival
+            assert_eq!(count(&p, "], 1;\n"), 2, "{name} {gpu}");
+            assert_eq!(count(&p, "cp.async.cg"), 0, "{name} {gpu}");
+            let mut regs = Vec::new();
+            for tma in [true, false] {
+                let options = Options {
+                    gpu,
+                    output: OutputKind::Cubin,
+                    tma,
+                    ..Default::default()
+                };
+                let out = tileiras::compile(&bytes, &options, &mut |_| {}).unwrap();
+                let k = &out.kernels[0];
+                let smem = k.cubin_smem_bytes.unwrap();
+                assert!(smem <= room, "{name} {gpu}: {smem} bytes");
+                if tma {
+                    assert!(smem >= 2 * 49152, "{name} {gpu}: {smem} bytes");
+                }
+                regs.push(k.registers.unwrap());
+            }
+            eprintln!(
+                "{name} {gpu}: registers: TMA {}, streamed {}",
+                regs[0], regs[1]
+            );
+            if gpu == Gpu::Sm120 {
+                assert!(regs[0] < regs[1], "{name} {gpu}: {regs:?}");
+            }
+        }
     }
 }

@@ -131,9 +131,7 @@ impl Ring {
     /// before the loop (the plan's stages where nothing is), if two do.
     pub fn fit(&self, plan: &Plan, used: i64) -> Option<i64> {
         let stages = match self {
-            Ring::MmaSync { tma: Some(t), .. } => {
-                mbarrier_stages(STAGE_BUDGET - used, t.set, MMA_SYNC_MAX_STAGES)?
-            }
+            Ring::MmaSync { tma: Some(t), .. } => mma_sync_tma_stages(plan, t.set, used)?,
             Ring::MmaSync { stage, .. } => mma_sync_stages(stage.stage_bytes, used),
             Ring::Wgmma { plan: p, set, .. } => {
                 let [mm, nn, _] = p.mnk;
@@ -355,13 +353,13 @@ pub fn wide_induction(m: &Module, id: OpId) -> bool {
     )
 }
 
-/// The `mma.sync` ring of a loop of `shape`: as many stages as the budget
-/// holds (at most three), if two do.
+/// The `mma.sync` ring of a loop of `shape`: TMA's where it applies and
+/// two of its stages fit ([`mma_sync_tma_stages`]), else `cp.async`
+/// groups, as many stages as the budget holds (at most three), if two do.
 fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan) -> Option<Ring> {
     let stage = mma_sync_stage(plan, shape, p)?;
-    // TMA's ring where it applies and two of its stages fit the budget.
     let tma = mma_sync_tma(m, plan, shape, p).and_then(|t| {
-        let stages = mbarrier_stages(STAGE_BUDGET, t.set, MMA_SYNC_MAX_STAGES)?;
+        let stages = mma_sync_tma_stages(plan, t.set, 0)?;
         Some((stages, Box::new(t)))
     });
     let (stages, tma) = match tma {
@@ -406,6 +404,17 @@ fn mma_sync_tma(
     })
 }
 
+/// The stages of an `mma.sync` TMA ring of sets of `set` bytes beside
+/// `used` bytes: as many (at most three) as the stage budget holds, or
+/// where not even two do (a 128 x 256 tile of 16-bit operands takes
+/// 49152 bytes a set), two if they fit the target's shared memory (the
+/// loop's stages are freed before its epilogue) rather than no ring.
+fn mma_sync_tma_stages(plan: &Plan, set: i64, used: i64) -> Option<i64> {
+    let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
+    mbarrier_stages(STAGE_BUDGET - used, set, MMA_SYNC_MAX_STAGES)
+        .or_else(|| mbarrier_stages(cap - used, set, 2))
+}
+
 /// The stages (at most `most`, at least two) of sets of `set` bytes that
 /// fit in `room` bytes with 1024 bytes of alignment slack and two
 /// mbarriers a stage.
@@ -420,9 +429,9 @@ fn mma_sync_stages(stage_bytes: i64, used: i64) -> i64 {
 }
 
 /// Whether `for` op `id` has the `mma.sync` pipeline's shape but its whole
-/// A and B tiles are too large for two stages: its products then read
-/// their operands slice by slice rather than whole tiles through
-/// registers.
+/// A and B tiles are too large for two stages of either ring: its
+/// products then read their operands slice by slice rather than whole
+/// tiles through registers.
 pub fn too_large_to_stage(m: &Module, plan: &Plan, id: OpId) -> bool {
     let Some(shape) = loop_shape(m, plan, id) else {
         return false;
@@ -430,7 +439,7 @@ pub fn too_large_to_stage(m: &Module, plan: &Plan, id: OpId) -> bool {
     let Some(Engine::MmaSync(p)) = plan.engine(shape.mma) else {
         return false;
     };
-    mma_sync_stage(plan, &shape, p).is_some_and(|s| mma_sync_stages(s.stage_bytes, 0) < 2)
+    mma_sync_stage(plan, &shape, p).is_some() && mma_sync_ring(m, plan, &shape, p).is_none()
 }
 
 /// The stage of an `mma.sync` ring for the loop of `shape`, where that
