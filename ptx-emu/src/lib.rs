@@ -78,8 +78,10 @@
 //!   - `wgmma`: a `wgmma.fence` before the first `wgmma.mma_async` and
 //!     between a computed write of its accumulator or A registers and the
 //!     multiply (moves are NVIDIA's practice there and pass);
-//!     those registers untouched until a `wgmma.wait_group` retires it;
-//!     none in flight at exit;
+//!     those registers untouched until a `wgmma.wait_group` retires it
+//!     (a `mov` copying one, as NVIDIA's loops copy their loop-carried
+//!     accumulators right after the commit, passes, and its destination
+//!     is held with the multiply until that wait); none in flight at exit;
 //!   - `tcgen05`: an MMA writing cells a `tcgen05.ld` reads before its
 //!     `wait::ld`, or reading cells a `tcgen05.st` writes before its
 //!     `wait::st`, and a `dealloc` of columns either still reaches (a load's registers may be used before the wait, as

@@ -163,7 +163,41 @@ fn a_write_to_an_operand_of_a_wgmma_in_flight_is_a_race() {
 fn an_accumulator_register_of_a_wgmma_in_flight_is_not_to_be_touched() {
     // The accumulator read: a race with the multiply's write.
     race_in_flight(
-        "mov.b32 %r50, %r41;",
+        "add.rn.f32 %r50, %r41, %r41;",
+        "accumulator or A-fragment register of a wgmma in flight",
+    );
+    // written (a copy into it too)
+    race_in_flight(
+        "mov.b32 %r41, %r1;",
+        "accumulator or A-fragment register of a wgmma in flight",
+    );
+}
+
+#[test]
+fn a_copy_of_an_accumulator_in_flight_is_held_until_the_wait() {
+    // NVIDIA's sm_90 code copies the accumulators of a wgmma in flight
+    // with mov right after its commit (its loop-carried values, which
+    // ptxas folds into the same registers): the copy holds the product
+    // once the wait retires it ...
+    let (a, b) = operands();
+    let plain = product(&a, &b, "").unwrap_or_else(|e| panic!("{e}"));
+    let stored = |s: String| {
+        s.replace(
+            "st.global.v4.b32 [%rd9], {%r40, %r41, %r42, %r43};",
+            "st.global.v4.b32 [%rd9], {%r40, %r50, %r42, %r43};",
+        )
+    };
+    let copied =
+        product_edited(&a, &b, "mov.b32 %r50, %r41;", &stored).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(copied, plain);
+    // ... and is held in flight with it: used before the wait, reported
+    race_in_flight(
+        "mov.b32 %r50, %r41;\nadd.rn.f32 %r51, %r50, %r50;",
+        "accumulator or A-fragment register of a wgmma in flight",
+    );
+    // a guarded copy is not NVIDIA's practice
+    race_in_flight(
+        "@%p2 mov.b32 %r50, %r41;",
         "accumulator or A-fragment register of a wgmma in flight",
     );
 }

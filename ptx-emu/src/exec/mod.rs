@@ -753,7 +753,10 @@ fn run_thread(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti) -> R<bool
             inst.op,
             OpK::Wgmma | OpK::WgmmaFence | OpK::WgmmaCommit | OpK::WgmmaWait
         );
-        if !wgmma_op && touches(&cta.wg[t], inst).is_some() {
+        if !wgmma_op
+            && touches(&cta.wg[t], inst).is_some()
+            && !wgmma::copy_in_flight(&mut cta.wg[t], inst)
+        {
             return Err(e(
                 ErrorKind::Race,
                 None,

@@ -19,6 +19,35 @@ pub(super) fn touches(ops: &InFlight<WgOp>, inst: &Inst) -> Option<u32> {
     names_reg(inst, &|r: u32| ops.iter().any(|w| w.regs.contains(&r)))
 }
 
+/// NVIDIA's code copies a `wgmma`'s accumulator registers with `mov`
+/// right after its `wgmma.commit_group`, before the wait that retires it
+/// (the loop-carried values, which ptxas folds into the same registers):
+/// such a copy is no access. Its destination is held in flight with the
+/// multiply instead, so a use of it before the retiring wait is still
+/// reported. True where `inst` is such a copy (the held registers then
+/// updated); a copy into a held register, or a guarded one, is not.
+pub(super) fn copy_in_flight(ops: &mut InFlight<WgOp>, inst: &Inst) -> bool {
+    if inst.op != OpK::Mov || inst.guard.is_some() {
+        return false;
+    }
+    let (Some(Opnd::Reg(d)), Some(Opnd::Reg(s)), None) =
+        (inst.ops.first(), inst.ops.get(1), inst.ops.get(2))
+    else {
+        return false;
+    };
+    if ops.iter().any(|w| w.regs.contains(d)) {
+        return false;
+    }
+    let mut copied = false;
+    for w in ops.groups.iter_mut().flatten().chain(ops.open.iter_mut()) {
+        if w.regs.contains(s) {
+            w.regs.push(*d);
+            copied = true;
+        }
+    }
+    copied
+}
+
 /// A register `held` accepts that an operand (or the guard) of `inst`
 /// names, if one does.
 fn names_reg(inst: &Inst, held: &dyn Fn(u32) -> bool) -> Option<u32> {
