@@ -39,3 +39,26 @@ case("fmha_d128_causal_128x128", "fmha_d128_causal8k_128x128", [2, 1, 1],
 ELEM = "bf16"
 case("fmha_d128_bf16_gqa_128x128", "fmha_d128_bf16_gqa_128x128", [2, 1, 1],
      (1, 32, 256, 128), (1, 8, 256, 128), "bf16, 4 query heads per key head, causal, 128x128 tiles")
+
+
+def matmul_array(init, rows, cols, output=False):
+    """A [rows, cols] f16 array: pointer, shape, strides (in elements)."""
+    return ([{"buffer": {"elem": "f16", "len": rows * cols, "init": init, "output": output}}]
+            + [{"scalar": {"ty": "i32", "value": v}} for v in (rows, cols, cols, 1)])
+
+
+# cuTile's persistent matmul as the H100 run compiled it (256x256x64 tiles,
+# 2-CTA tile blocks): one tile block, K = 160 (three steps, the last one
+# ragged, so the two-stage rings wrap). Integers in [-4, 4): exact sums.
+M, N, K = 256, 256, 160
+shutil.copyfile(os.path.join(REPRO, "persistent_matmul_kernel.tileir"),
+                os.path.join(HERE, "persistent_matmul_256x256x64.tileir"))
+with open(os.path.join(HERE, "persistent_matmul_256x256x64.json"), "w") as f:
+    json.dump({"grid": [2, 1, 1],
+               "args": (matmul_array("range:-4:4", M, K) + matmul_array("range:-4:4", K, N)
+                        + matmul_array("zeros", M, N, True)),
+               "ulp": 0,
+               "note": "cuTile's persistent_matmul_kernel (kernels/matmul.py), f16, 256x256x64 "
+                       "tiles, 2-CTA tile blocks: 256x256x160, one tile block, the last K step "
+                       "ragged"},
+              f, indent=1)
