@@ -214,6 +214,14 @@ fn every_16_bit_mma_sync_ring_is_fed_by_tma() {
         assert!(p.contains("cp.async.bulk.tensor"), "{name}");
         assert!(p.contains("mma.sync.aligned"), "{name}");
     }
+    // cuTile's 256 x 256 persistent matmul: two stages (65536 bytes a
+    // set) fit sm_90's and sm_100's shared memory, not sm_120's.
+    let rel = "tests/data/differential/repro/persistent_matmul_256x256x64.tileir";
+    for (gpu, fed) in [(Gpu::Sm90, true), (Gpu::Sm100, true), (Gpu::Sm120, false)] {
+        let p = ptx_for(rel, gpu, true);
+        assert_eq!(p.contains("cp.async.bulk.tensor"), fed, "{gpu}");
+        assert!(p.contains("mma.sync.aligned"), "{gpu}");
+    }
 }
 
 /// The 128 x 256 and 256 x 128 tiles of 16-bit operands, whose two
