@@ -284,9 +284,10 @@ fn attention_stages_q_before_its_loop_where_registers_are_short() {
 #[test]
 fn a_batch_matmul_too_large_for_registers_streams_its_operands() {
     // cuTile's batch matmul as its tests launch it: on mma.sync the two
-    // operands are read slice by slice; on sm_90's wgmma nothing is.
+    // operands are read slice by slice (but on sm_100, where two stages of
+    // its TMA ring fit); on sm_90's wgmma nothing is.
     let rel = "differential/bench/batch_matmul_f16_f16out_128x256x128.tileir";
-    for gpu in [Gpu::Sm80, Gpu::Sm100, Gpu::Sm120] {
+    for gpu in [Gpu::Sm80, Gpu::Sm120] {
         let d = dump(rel, gpu);
         let c = copies(&d);
         assert_eq!(c.len(), 2, "{gpu}: {d}");
@@ -298,6 +299,18 @@ fn a_batch_matmul_too_large_for_registers_streams_its_operands() {
     }
     let hopper = dump(rel, Gpu::Sm90);
     assert!(copies(&hopper).is_empty(), "{hopper}");
+    let blackwell = dump(rel, Gpu::Sm100);
+    assert!(
+        blackwell.contains(
+            "pipelined, product 0 on mma.sync, TMA and mbarriers, up to 2 stages of 98304 bytes"
+        ),
+        "{blackwell}"
+    );
+    assert!(
+        blackwell.contains("F16 elements, box [1, 128, 64]"),
+        "{blackwell}"
+    );
+    assert!(!blackwell.contains("streamed"), "{blackwell}");
 }
 
 #[test]

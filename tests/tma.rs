@@ -214,6 +214,22 @@ fn every_16_bit_mma_sync_ring_is_fed_by_tma() {
         assert!(p.contains("cp.async.bulk.tensor"), "{name}");
         assert!(p.contains("mma.sync.aligned"), "{name}");
     }
+    // One matrix of a batch ([1, M, K] tiles) is copied by three-dimensional
+    // boxes of one element along the batch: the corpus' batched matmul on
+    // every target, the 128 x 256 one (98304 bytes a set) where two stages
+    // fit (sm_100).
+    let rel = "tests/data/differential/corpus/batched_matmul_f16.tileir";
+    for gpu in [Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        let p = ptx_for(rel, gpu, true);
+        assert!(p.contains("cp.async.bulk.tensor.3d.shared::cta"), "{gpu}");
+        assert!(!p.contains("cp.async.bulk.tensor.2d"), "{gpu}");
+        assert_eq!(count(&p, "cp.async.cg"), 0, "{gpu}");
+    }
+    let rel = "tests/data/differential/bench/batch_matmul_f16_f16out_128x256x128.tileir";
+    for (gpu, fed) in [(Gpu::Sm100, true), (Gpu::Sm120, false)] {
+        let p = ptx_for(rel, gpu, true);
+        assert_eq!(p.contains("cp.async.bulk.tensor.3d"), fed, "{gpu}");
+    }
     // cuTile's 256 x 256 persistent matmul: two stages (65536 bytes a
     // set) fit sm_90's and sm_100's shared memory, not sm_120's.
     let rel = "tests/data/differential/repro/persistent_matmul_256x256x64.tileir";

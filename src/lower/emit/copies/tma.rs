@@ -17,12 +17,12 @@ use crate::lower::plan::copies::pipeline::{Load, TmaCopy};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// One operand's TMA copy as the loop issues it.
-struct Operand2d {
+struct TmaOperand {
     /// The map's generic address.
     map: Reg,
     /// The tile's start (s64) along each tile dimension the induction
-    /// variable does not index.
-    start: [Option<Reg>; 2],
+    /// variable does not index (the map's dimensions are the tile's).
+    start: Vec<Option<Reg>>,
     /// The tile dimension the induction variable indexes, and the elements
     /// one induction step moves along it.
     along: (usize, i64),
@@ -34,7 +34,7 @@ struct Operand2d {
 
 /// The TMA copies of a pipelined loop's operands.
 pub(crate) struct TmaStage {
-    operands: Vec<Operand2d>,
+    operands: Vec<TmaOperand>,
     /// Bytes one stage's boxes deliver.
     bytes: i64,
 }
@@ -52,13 +52,13 @@ impl TmaStage {
         for (ld, copy, at) in loads {
             let map = l.tensor_map(&copy.map);
             let dim = ld.index.iter().position(|&v| v == iv).unwrap_or(0);
-            let mut start = [None, None];
+            let mut start = vec![None; ld.index.len()];
             for (t, s) in start.iter_mut().enumerate() {
                 if t != dim {
                     *s = Some(tile_start(l, ld.op, ld.index[t], ld.view.steps[t], None)?);
                 }
             }
-            operands.push(Operand2d {
+            operands.push(TmaOperand {
                 map,
                 start,
                 along: (dim, ld.view.steps[dim]),
@@ -114,19 +114,24 @@ impl TmaStage {
                 Ty::S64,
                 smallvec![Operand::Reg(it), Operand::Imm(step)],
             );
-            let mut start = o.start;
+            let mut start = o.start.clone();
             start[dim] = Some(along);
+            let rank = start.len();
             for b in &o.copy.boxes {
-                // the map's coordinates, innermost (tile dimension 1) first
-                let coords: Vec<Reg> = [1, 0]
-                    .iter()
-                    .map(|&t| coordinate(l, start[t].expect("every dimension starts"), b.at[t]))
+                // the map's coordinates, innermost (the tile's last
+                // dimension) first; the boxes move along the last two
+                let coords: Vec<Reg> = (0..rank)
+                    .rev()
+                    .map(|t| {
+                        let at = if t + 2 >= rank { b.at[t + 2 - rank] } else { 0 };
+                        coordinate(l, start[t].expect("every dimension starts"), at)
+                    })
                     .collect();
                 let dst = bin(l, Opc::Add, Ty::U32, stage, Operand::Imm(o.at + b.dst));
                 l.b.push(Inst::new(
                     Opc::CpBulkTensor,
                     &[
-                        "2d",
+                        DIMS[rank - 1],
                         "shared::cta",
                         "global",
                         "tile",
@@ -145,6 +150,9 @@ impl TmaStage {
         }
     }
 }
+
+/// The `cp.async.bulk.tensor` modifier of a map of 1 to 5 dimensions.
+const DIMS: [&str; 5] = ["1d", "2d", "3d", "4d", "5d"];
 
 /// The s32 coordinate `start + offset`, clamped to the s32 range (a
 /// clamped coordinate stays outside the tensor, whose dims are s32, so its

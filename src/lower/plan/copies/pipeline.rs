@@ -197,7 +197,8 @@ pub struct CopyPlan {
 pub struct TmaBox {
     /// Byte offset in the operand's buffer.
     pub dst: i64,
-    /// Element offsets from the tile's start along tile dimensions 0 and 1.
+    /// Element offsets from the tile's start along its last two tile
+    /// dimensions (along the others, of one element, 0).
     pub at: [i64; 2],
 }
 
@@ -231,29 +232,37 @@ fn map_elem(e: Elem) -> Option<MapElem> {
 
 /// The TMA copy of `ld` into `smem` (`k_first`: the tile is `[k, mn]`),
 /// if TMA can write the layout: TMA is on for the plan and the load's
-/// `allow_tma` hint does not turn it off, the tensor and
-/// the tile are two-dimensional with the tile's second dimension
+/// `allow_tma` hint does not turn it off, the tensor and the tile have
+/// the same rank (2 to 5), the tile is one element along all but its last
+/// two dimensions (a batch's one matrix) and its last dimension is
 /// contiguous (stride 1) in 16-byte chunks, the view's base, dims and
-/// outer stride are entry arguments (TMA's map is written from them on the
-/// host), and the boxes (the swizzle's width along the contiguous
-/// dimension, at most 256 along the other) land every element where the
-/// layout puts it. The box's swizzle is the layout's: TMA XORs address
+/// other strides are entry arguments (TMA's map is written from them on
+/// the host; its dimensions are the tile's, in the tile's order), and the
+/// boxes (one element along the leading dimensions, the swizzle's width
+/// along the contiguous one, at most 256 along the other) land every
+/// element where the layout puts it. The box's swizzle is the layout's: TMA XORs address
 /// bits, so the buffer must be aligned to eight swizzle rows, which the
 /// ring's 1024-byte alignment gives.
 pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<TmaCopy> {
     let v = &ld.view;
     let es = smem.es;
+    let rank = v.tile_shape.len();
     if !plan.target.tma
         || plan.target.gpu.capability() < 90
         || !allow_tma(m, ld.op, plan.target.gpu)
-        || v.tile_shape.len() != 2
-        || v.shape.len() != 2
+        || !(2..=5).contains(&rank)
+        || v.shape.len() != rank
+        || v.dim_map.len() != rank
+        || v.tile_shape[..rank - 2].iter().any(|&t| t != 1)
         || ld.chunk * es != 16
     {
         return None;
     }
-    let (d_out, d_in) = (v.dim_map[0], v.dim_map[1]);
-    if d_out == d_in || v.strides[d_in] != Extent::Static(1) {
+    let d_in = v.dim_map[rank - 1];
+    let mut seen = v.dim_map.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != rank || v.strides[d_in] != Extent::Static(1) {
         return None;
     }
     let arg = |e: &Extent| match e {
@@ -261,8 +270,12 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
         Extent::Static(_) => None,
     };
     let base = entry_arg(m, v.base)?;
-    let dims = vec![arg(&v.shape[d_out])?, arg(&v.shape[d_in])?];
-    let strides = vec![arg(&v.strides[d_out])?];
+    let dims = (v.dim_map.iter())
+        .map(|&d| arg(&v.shape[d]))
+        .collect::<Option<Vec<_>>>()?;
+    let strides = (v.dim_map[..rank - 1].iter())
+        .map(|&d| arg(&v.strides[d]))
+        .collect::<Option<Vec<_>>>()?;
     let elem = map_elem(v.elem)?;
     if elem.size() as i64 != es {
         return None;
@@ -275,7 +288,7 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
         _ => return None,
     };
     let per = w / es;
-    let (t0, t1) = (v.tile_shape[0], v.tile_shape[1]);
+    let (t0, t1) = (v.tile_shape[rank - 2], v.tile_shape[rank - 1]);
     let outer = t0.min(256);
     if t1 % per != 0 || t0 % outer != 0 {
         return None;
@@ -318,7 +331,9 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
             elem,
             tf32: false,
             swizzle,
-            box_dims: vec![outer as u32, per as u32],
+            box_dims: (v.tile_shape[..rank - 2].iter().map(|&t| t as u32))
+                .chain([outer as u32, per as u32])
+                .collect(),
         },
         boxes,
         bytes: t0 * t1 * es,
@@ -376,7 +391,7 @@ fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan)
 
 /// The TMA ring of an `mma.sync` loop of `shape`, where both operands can
 /// be copied by TMA ([`tma_copy`]): 16-bit operands not rounded to tf32,
-/// two-dimensional tiles, A K-major and B MN-major in TMA's swizzled
+/// two-dimensional tiles (or one matrix of a batch), A K-major and B MN-major in TMA's swizzled
 /// layouts (rows of at most 128 bytes swizzled whole, wider ones cut
 /// into 128-byte column blocks), which the fragments' `ldmatrix` reads
 /// free of bank conflicts.
@@ -387,10 +402,12 @@ fn mma_sync_tma(
     p: &mma_sync::Plan,
 ) -> Option<MmaSyncTma> {
     let (ashape, bshape) = (&shape.a.view.tile_shape, &shape.b.view.tile_shape);
-    if p.kind != Kind::Half || shape.round != (false, false) || ashape.len() != 2 {
+    let rank = ashape.len();
+    if p.kind != Kind::Half || shape.round != (false, false) || rank < 2 || bshape.len() != rank {
         return None;
     }
-    let (mm, kk, nn) = (ashape[0], ashape[1], bshape[1]);
+    // a batch's one matrix ([1, .., M, K]; tma_copy checks the ones)
+    let (mm, kk, nn) = (ashape[rank - 2], ashape[rank - 1], bshape[rank - 1]);
     let es = p.kind.bytes();
     let asmem = Smem::new(mm, kk, es, false)?;
     let bsmem = Smem::new(nn, kk, es, true)?;
