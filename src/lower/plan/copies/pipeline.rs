@@ -240,9 +240,9 @@ fn map_elem(e: Elem) -> Option<MapElem> {
 /// the host; its dimensions are the tile's, in the tile's order), and the
 /// boxes (one element along the leading dimensions, the swizzle's width
 /// along the contiguous one, at most 256 along the other) land every
-/// element where the layout puts it. The box's swizzle is the layout's: TMA XORs address
-/// bits, so the buffer must be aligned to eight swizzle rows, which the
-/// ring's 1024-byte alignment gives.
+/// element where the layout puts it. The box's swizzle is the layout's:
+/// TMA XORs address bits, so the buffer must be aligned to eight swizzle
+/// rows, which the ring's 1024-byte alignment gives.
 pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<TmaCopy> {
     let v = &ld.view;
     let es = smem.es;
@@ -391,10 +391,10 @@ fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan)
 
 /// The TMA ring of an `mma.sync` loop of `shape`, where both operands can
 /// be copied by TMA ([`tma_copy`]): 16-bit operands not rounded to tf32,
-/// two-dimensional tiles (or one matrix of a batch), A K-major and B MN-major in TMA's swizzled
-/// layouts (rows of at most 128 bytes swizzled whole, wider ones cut
-/// into 128-byte column blocks), which the fragments' `ldmatrix` reads
-/// free of bank conflicts.
+/// two-dimensional tiles (or one matrix of a batch), A K-major and B
+/// MN-major in TMA's swizzled layouts (rows of at most 128 bytes swizzled
+/// whole, wider ones cut into 128-byte column blocks), which the
+/// fragments' `ldmatrix` reads free of bank conflicts.
 fn mma_sync_tma(
     m: &Module,
     plan: &Plan,
