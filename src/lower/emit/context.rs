@@ -401,6 +401,18 @@ impl<'m> Lowerer<'m> {
         t
     }
 
+    /// A fresh predicate: whether this thread is thread 0 of the block.
+    pub fn is_thread_zero(&mut self) -> Reg {
+        let tid = self.tid();
+        self.b.op(
+            Opc::Setp,
+            &["eq"],
+            &[Ty::U32],
+            Ty::Pred,
+            smallvec![Operand::Reg(tid), Operand::Imm(0)],
+        )
+    }
+
     /// `mov.u32 d, __tile_smem`: the address of the shared-memory scratch
     /// array, in a fresh register.
     pub fn shared_base(&mut self) -> Reg {

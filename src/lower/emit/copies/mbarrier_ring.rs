@@ -142,7 +142,6 @@ pub(crate) fn set_up_stages(
     tma: bool,
 ) -> Result<(Reg, Barriers), LowerError> {
     let threads = i64::from(l.plan.warps) * 32;
-    let tid = l.tid();
     let region = alloc(
         l,
         crate::lower::plan::buffers::What::Ring,
@@ -160,13 +159,7 @@ pub(crate) fn set_up_stages(
     let full = bin(l, Opc::Add, Ty::U32, sym, Operand::Imm(bar_buf.offset));
     let empty = bin(l, Opc::Add, Ty::U32, full, Operand::Imm(8 * stages));
     // Thread 0 sets up the barriers; the block's barrier publishes them.
-    let first = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        smallvec![Operand::Reg(tid), Operand::Imm(0)],
-    );
+    let first = l.is_thread_zero();
     let barriers = Barriers {
         full,
         empty,

@@ -71,14 +71,7 @@ pub fn lower(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
     )?;
     let r = |x: Reg| Operand::Reg(x);
     let base = l.shared_base();
-    let tid = l.tid();
-    let first = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        vec![r(tid), Operand::Imm(0)],
-    );
+    let first = l.is_thread_zero();
     l.writes(slot.bytes());
     l.b.begin_if(first, true);
     let p = l.b.reg_for(Ty::B64);
@@ -140,14 +133,7 @@ pub fn free_all(l: &mut Lowerer) {
         return;
     }
     l.barrier();
-    let tid = l.tid();
-    let first = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        smallvec![Operand::Reg(tid), Operand::Imm(0)],
-    );
+    let first = l.is_thread_zero();
     l.b.begin_if(first, true);
     for p in allocations {
         l.b.push(Inst::new(

@@ -111,14 +111,7 @@ fn emit_print(l: &mut Lowerer, id: OpId) -> Result<(), LowerError> {
         return Err(l.unsupported_feature(id, "more operands than specifiers"));
     }
     // Thread 0 prints, in calls of at most MAX_ARGS arguments.
-    let tid = l.tid();
-    let first = l.b.op(
-        Opc::Setp,
-        &["eq"],
-        &[Ty::U32],
-        Ty::Pred,
-        smallvec![Operand::Reg(tid), Operand::Imm(0)],
-    );
+    let first = l.is_thread_zero();
     l.b.begin_if(first, true);
     let mut text = String::new();
     let mut call_args = Vec::new();
