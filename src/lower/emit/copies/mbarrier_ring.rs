@@ -11,7 +11,7 @@ use crate::ir::Scalar;
 use crate::lower::analysis::values::Elem;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::emit::copies::address::bin;
-use crate::lower::emit::copies::ring::{counter, Bounds, StageCopies};
+use crate::lower::emit::copies::ring::{advance_ring, counter, Bounds, StageCopies};
 use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::error::LowerError;
@@ -52,7 +52,7 @@ pub(crate) fn wait_phase(l: &mut Lowerer, addr: Reg, parity: Reg) {
 }
 
 /// Flips parity bit `p` where predicate `wrapped` holds.
-pub(crate) fn flip(l: &mut Lowerer, p: Reg, wrapped: Reg) {
+fn flip(l: &mut Lowerer, p: Reg, wrapped: Reg) {
     let bit = l.b.op(
         Opc::Selp,
         &[],
@@ -313,6 +313,17 @@ pub(crate) fn loop_state(
         rd_parity,
         wr,
         wr_parity,
+    }
+}
+
+impl LoopState {
+    /// Moves the stages read and written on by one (of `stages`), flipping
+    /// each one's parity where it wraps around.
+    pub(crate) fn advance(&self, l: &mut Lowerer, stages: i64) {
+        for (r, parity) in [(self.rd, self.rd_parity), (self.wr, self.wr_parity)] {
+            let wrapped = advance_ring(l, r, 1, stages);
+            flip(l, parity, wrapped);
+        }
     }
 }
 

@@ -27,10 +27,9 @@ use std::rc::Rc;
 use crate::ir::OpId;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::emit::copies::mbarrier_ring::{
-    flip, loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill,
-    Stages,
+    loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill, Stages,
 };
-use crate::lower::emit::copies::ring::{advance_ring, bounds};
+use crate::lower::emit::copies::ring::bounds;
 use crate::lower::emit::copies::swizzle::Swizzle;
 use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::mma_sync_frags::fragment_addrs;
@@ -123,10 +122,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         crate::lower::emit::wgmma_isa::proxy_fence(l);
         let done = scaled(l, rd, 8, barriers.empty);
         mbarrier(l, "arrive", done, None);
-        for (r, parity) in [(rd, state.rd_parity), (wr, state.wr_parity)] {
-            let wrapped = advance_ring(l, r, 1, stages);
-            flip(l, parity, wrapped);
-        }
+        state.advance(l, stages);
     });
     tear_down(l, &barriers);
     bind_accumulator(l, id, &pat.plan, layout, acc);

@@ -51,10 +51,10 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::Staged;
 use crate::lower::emit::copies::mbarrier_ring::{
-    flip, loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill,
+    loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill,
     LoopState, Stages,
 };
-use crate::lower::emit::copies::ring::{advance_ring, bounds, Bounds, StageCopies};
+use crate::lower::emit::copies::ring::{bounds, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
 use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::wgmma;
@@ -193,7 +193,7 @@ fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &Sta
         rd,
         rd_parity,
         wr,
-        wr_parity,
+        ..
     } = state;
     bounds.emit_loop(l, iv, |l| {
         bounds.step_on(l, ahead);
@@ -241,10 +241,7 @@ fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &Sta
             let done = scaled(l, rd, 8, barriers.empty);
             mbarrier(l, "arrive", done, None);
         }
-        for (r, parity) in [(rd, rd_parity), (wr, wr_parity)] {
-            let wrapped = advance_ring(l, r, 1, barriers.stages);
-            flip(l, parity, wrapped);
-        }
+        state.advance(l, barriers.stages);
     });
 }
 
