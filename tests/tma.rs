@@ -116,23 +116,29 @@ fn the_mma_sync_ring_is_fed_by_tma() {
     }
 }
 
+/// The kernel information of `bytes` compiled to a cubin for `gpu`, with
+/// TMA or without.
+fn cubin_kernel(bytes: &[u8], gpu: Gpu, tma: bool) -> tileiras::KernelInfo {
+    let options = Options {
+        gpu,
+        output: OutputKind::Cubin,
+        tma,
+        ..Default::default()
+    };
+    let out = tileiras::compile(bytes, &options, &mut |_| {}).unwrap();
+    out.kernels.into_iter().next().expect("a kernel")
+}
+
 /// ptxas assembles the rings both ways, and the TMA ones need fewer
 /// registers (no per-thread copy addresses) and no stack.
 #[test]
 fn ptxas_assembles_both() {
     let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(MATMUL)).unwrap();
     for gpu in [Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
-        let mut regs = Vec::new();
-        for tma in [true, false] {
-            let options = Options {
-                gpu,
-                output: OutputKind::Cubin,
-                tma,
-                ..Default::default()
-            };
-            let out = tileiras::compile(&bytes, &options, &mut |_| {}).unwrap();
-            regs.push(out.kernels[0].registers.unwrap());
-        }
+        let regs: Vec<u32> = [true, false]
+            .iter()
+            .map(|&tma| cubin_kernel(&bytes, gpu, tma).registers.unwrap())
+            .collect();
         eprintln!("{gpu}: registers: TMA {}, cp.async {}", regs[0], regs[1]);
         assert!(regs[0] < regs[1], "{gpu}: {regs:?}");
     }
@@ -259,14 +265,7 @@ fn the_largest_tiles_take_two_stages_of_the_target_s_shared_memory() {
             assert_eq!(count(&p, "cp.async.cg"), 0, "{name} {gpu}");
             let mut regs = Vec::new();
             for tma in [true, false] {
-                let options = Options {
-                    gpu,
-                    output: OutputKind::Cubin,
-                    tma,
-                    ..Default::default()
-                };
-                let out = tileiras::compile(&bytes, &options, &mut |_| {}).unwrap();
-                let k = &out.kernels[0];
+                let k = cubin_kernel(&bytes, gpu, tma);
                 let smem = k.cubin_smem_bytes.unwrap();
                 assert!(smem <= room, "{name} {gpu}: {smem} bytes");
                 if tma {
