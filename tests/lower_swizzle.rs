@@ -27,20 +27,14 @@ thread_local! {
     static GPU: Cell<Gpu> = const { Cell::new(Gpu::Sm80) };
 }
 
+/// The launch's parameters: the check's own, as these kernels are
+/// compiled without TMA and take no tensor maps.
+fn launch_params(_: &str, params: Vec<ptx_emu::Param>) -> Vec<ptx_emu::Param> {
+    params
+}
+
 /// Our PTX for corpus kernel `name` on `gpu`, swizzled or padded.
 fn lower(name: &str, gpu: Gpu, swizzle: bool) -> String {
-    lowered(name, gpu, swizzle).to_text()
-}
-
-/// The launch's parameters: the check's visible arguments, then the tensor
-/// maps our host callbacks write for them.
-fn launch_params(name: &str, params: Vec<ptx_emu::Param>) -> Vec<ptx_emu::Param> {
-    let module = lowered(name, GPU.with(Cell::get), true);
-    common::our_maps::with_maps(&module, name, params)
-}
-
-/// Our lowered module for corpus kernel `name` on `gpu`.
-fn lowered(name: &str, gpu: Gpu, swizzle: bool) -> tileiras::ptx::Module {
     let dir = common::corpus().join(name);
     let path = ["v13_3", "v13_4"]
         .iter()
@@ -57,9 +51,7 @@ fn lowered(name: &str, gpu: Gpu, swizzle: bool) -> tileiras::ptx::Module {
         tma: false,
         ..Default::default()
     };
-    tileiras::lower::lower_module(&module, &options)
-        .unwrap_or_else(|e| panic!("{name} {gpu}: {e}"))
-        .0
+    tileiras::lower::lower(&module, &options).unwrap_or_else(|e| panic!("{name} {gpu}: {e}"))
 }
 
 /// The PTX the emulator harness runs: swizzled, for this thread's target.
