@@ -48,13 +48,7 @@ fn ours(bytecode: &[u8], gpu: Gpu) -> Result<(String, Option<Vec<u8>>), String> 
         .map_err(|e| format!("reading the bytecode failed: {e}"))?;
     let (p, _) =
         tileiras::lower::lower_module(&m, &options).map_err(|e| format!("lowering failed: {e}"))?;
-    let host = match p.entries().any(|e| !e.tensor_maps.is_empty()) {
-        true => Some(
-            tileiras::driver::host_code(&p, &options)
-                .map_err(|e| format!("our host callbacks: {e}"))?,
-        ),
-        false => None,
-    };
+    let host = runner::our_host(&p, &options)?;
     Ok((p.to_text(), host))
 }
 

@@ -351,13 +351,7 @@ fn check(case: &Case, seed: u64, report: &Mutex<Report>) {
             // driver has them do at launch
             let ran = ptx.and_then(|(p, _)| {
                 let text = p.to_text();
-                let host = match p.entries().any(|e| !e.tensor_maps.is_empty()) {
-                    true => Some(
-                        tileiras::driver::host_code(&p, &options)
-                            .map_err(|e| format!("our host callbacks: {e}"))?,
-                    ),
-                    false => None,
-                };
+                let host = runner::our_host(&p, &options)?;
                 run(
                     &text,
                     case,

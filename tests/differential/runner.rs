@@ -50,6 +50,21 @@ pub struct Ran {
     pub executed_lines: Vec<u32>,
 }
 
+/// Our host object for lowered `module` (with `options`), where an entry
+/// takes tensor maps: the callbacks that write them at launch, as the
+/// driver runs them.
+pub fn our_host(
+    module: &tileiras::ptx::Module,
+    options: &tileiras::options::Options,
+) -> Result<Option<Vec<u8>>, String> {
+    if !module.entries().any(|e| !e.tensor_maps.is_empty()) {
+        return Ok(None);
+    }
+    tileiras::driver::host_code(module, options)
+        .map(Some)
+        .map_err(|e| format!("our host callbacks: {e}"))
+}
+
 /// Runs `ptx` on the case's inputs; `Err` when the PTX cannot run as the
 /// case describes it.
 ///
