@@ -5,7 +5,9 @@
 //! loop (`mma_split_sum`). Q is written to shared memory once before the
 //! loop and read a fragment a K step (`mma_sync_staged_a`), and B
 //! fragments are loaded a pair of n8 tiles at a time next to their
-//! products. That the results are right is the differential runner's part
+//! products. On sm_90 the same split runs on `wgmma`: each warpgroup takes
+//! half of S's columns, then half of P·V's K (`mma_sync_wgmma`). That the
+//! results are right is the differential runner's part
 //! (`tests/differential.rs`, `bench` cases).
 mod common;
 
@@ -51,6 +53,20 @@ fn decode_attention_splits_over_warp_pairs_without_spilling() {
     let path = "tests/data/differential/bench/fmha_d128_f16_decode_64x256.tileir";
     let (ptx, _) = common::compile_verbose(path, Gpu::Sm80);
     assert_eq!(ptx.matches("mma.sync.aligned.m16n8k16").count(), 256);
+}
+
+#[test]
+fn on_sm_90_each_warpgroup_multiplies_its_half_on_wgmma() {
+    // Per warpgroup: S's half (m64n128, 8 K steps of Q's 128) and its half
+    // of P·V (m64n128, 8 K steps of 128 keys); B's descriptor moves to the
+    // warpgroup's half (tid / 128).
+    let ptx = common::spill_free_bench("fmha_d128_f16_decode_64x256", Gpu::Sm90);
+    assert_eq!(ptx.matches("mma.sync.aligned").count(), 0);
+    assert_eq!(
+        ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16")
+            .count(),
+        16
+    );
 }
 
 #[test]

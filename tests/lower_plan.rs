@@ -115,6 +115,32 @@ fn attention_chains_stay_on_mma_sync_on_every_target() {
 }
 
 #[test]
+fn decode_attention_splits_its_chain_over_warpgroups_on_wgmma() {
+    // 64 rows in eight warps: the chain is split over warp pairs. On sm_90
+    // each warpgroup takes half of S's columns, then half of P·V's K.
+    let d = dump(
+        "differential/bench/fmha_d128_f16_decode_64x256.tileir",
+        Gpu::Sm90,
+    );
+    assert!(d.contains(": 8 warps (256 threads)"), "{d}");
+    assert_eq!(
+        d.matches("warpgroups split its columns, m64n128k16 each")
+            .count(),
+        1,
+        "{d}"
+    );
+    assert_eq!(
+        d.matches("warpgroups split its K, m64n128k16 each").count(),
+        1,
+        "{d}"
+    );
+    for gpu in [Gpu::Sm80, Gpu::Sm120] {
+        let d = dump("differential/bench/fmha_d128_f16_decode_64x256.tileir", gpu);
+        assert!(!d.contains("on wgmma"), "{gpu}: {d}");
+    }
+}
+
+#[test]
 fn small_or_f32_products_run_on_fma_and_f64_on_its_own_mma() {
     let d = dump("differential/corpus/matmul_f32.tileir", Gpu::Sm80);
     assert_eq!(engines(&d), ["fma (CUDA cores)"], "{d}");
@@ -962,13 +988,13 @@ fn a_buffer_over_bytes_still_read_waits_for_a_barrier_before_its_first_write() {
         .filter(|l| l.starts_with("before a write"))
         .filter_map(|l| l.split_once(" op at loc(").map(|(w, _)| w))
         .collect();
-    let split = "before a write of bytes 156672..173056 by 'cuda_tile.for'";
+    let split = "before a write of bytes 150528..166912 by 'cuda_tile.for'";
     let divf = "before a write of bytes 17408..50176 by 'cuda_tile.divf'";
     // In the loop, V's next copy (issued at the body's end, the loop
     // lowering it) waits for the product's reads of V; K's (issued at the
     // product reading V) comes after the reductions' barriers, which
     // already follow the product's reads of K.
-    let next_v = "before a write of bytes 87040..156672 by 'cuda_tile.for'";
+    let next_v = "before a write of bytes 83968..150528 by 'cuda_tile.for'";
     assert_eq!(writes, [next_v, split, split, split, divf], "{b:#?}");
 }
 

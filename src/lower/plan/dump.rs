@@ -4,7 +4,7 @@ use std::fmt::Write;
 use super::{Plan, Product};
 use crate::ir::{Module, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::plan::engines::mma_sync::on_wgmma;
+use crate::lower::plan::engines::mma_sync::{group_n, wgmma_part, GroupPart};
 use crate::lower::plan::engines::Engine;
 
 impl Plan {
@@ -75,10 +75,17 @@ fn product(s: &mut String, m: &Module, plan: &Plan, i: usize, p: &Product) {
     }
     let _ = writeln!(s, "    engine: {}", p.engine.plan().describe());
     if let Engine::MmaSync(e) = &p.engine {
-        if on_wgmma(m, p.op, e, plan.target, plan.warps) {
+        if let Some(part) = wgmma_part(m, p.op, e, plan.target, plan.warps) {
+            let split = match part {
+                GroupPart::Rows => "rows",
+                GroupPart::Columns => "columns",
+                GroupPart::K => "K",
+            };
             let _ = writeln!(
                 s,
-                "    on wgmma, A from registers, where B is copied straight to shared memory"
+                "    on wgmma, A from registers, where B is copied straight to shared memory; \
+                 warpgroups split its {split}, m64n{}k16 each",
+                group_n(e)
             );
         }
     }

@@ -10,7 +10,14 @@
 //! fragments (the m16n8k16 ones) are `wgmma`'s A register fragments. So
 //! only the B buffer and the instructions change: the copy lands in the
 //! swizzled canonical layout of [`crate::lower::emit::copies::swizzled`] (K-major for `Kᵀ`,
-//! MN-major for V), and each warpgroup issues one `m64nNk16` per K step:
+//! MN-major for V), and each warpgroup issues one `m64nNk16` per K step.
+//!
+//! Decode attention's chain, split over warp pairs (64 rows in eight
+//! warps), is one warpgroup of rows twice: the warpgroups take half of
+//! `Q·Kᵀ`'s columns each (`m64n(N/2)`, B's descriptor moved to its half),
+//! then half of `P·V`'s K each (their halves of P are already their A
+//! fragments), the partial sums added after the loop as on `mma.sync`
+//! ([`GroupPart`]):
 //!
 //! ```text
 //! cp.async.wait_group; fence.proxy.async; bar.sync
@@ -33,7 +40,7 @@ use crate::lower::emit::wgmma_isa::{
     acc_words, descriptor, descriptor_at, group_base, proxy_fence, shape_name, sync_op, type_name,
 };
 use crate::lower::plan::copies::staged_a::Form;
-use crate::lower::plan::engines::mma_sync::Plan;
+use crate::lower::plan::engines::mma_sync::{group_n, wgmma_part, GroupPart, Plan};
 use crate::lower::plan::engines::operand_elems;
 use crate::lower::plan::layout::smem::Smem;
 
@@ -110,16 +117,29 @@ pub fn multiply(
     acc: &[Reg],
 ) -> Result<Vec<Reg>, LowerError> {
     let (ae, _) = operand_elems(l.m, id).unwrap_or((Scalar::F16, Scalar::F16));
-    let [_, n] = [plan.acc.shape[0], plan.acc.shape[1]];
+    let n = group_n(plan);
+    let part =
+        wgmma_part(l.m, id, plan, l.plan.target, l.plan.warps).ok_or_else(|| l.unsupported(id))?;
+    // This warpgroup's K steps (a split K's half), and where its part of
+    // each operand starts beyond warpgroup 0's.
     let k = match &a {
         AOperand::Regs(f) => 16 * f.len() as i64,
-        AOperand::Smem(_, sa) => sa.k,
+        AOperand::Smem(_, sa) => sa.k / plan.k_parts(),
+    };
+    let (a_step, b_step) = match part {
+        GroupPart::Rows => (Some([64, 0]), None),
+        GroupPart::Columns => (None, Some([n, 0])),
+        GroupPart::K => (Some([0, k]), Some([0, k])),
     };
     wait_for(l, d.load);
     // The copies' writes reach the tensor cores' (async) proxy.
     proxy_fence(l);
     l.barrier();
     let base = aligned_base(l, d.bytes.start);
+    let base = match b_step {
+        Some([mn, kk]) => group_base(l, base, s.start(mn, kk)),
+        None => base,
+    };
     let desc = descriptor(l, base, s);
     // A as each K step reads it: fragments, or a descriptor of this
     // warpgroup's 64 rows.
@@ -135,10 +155,9 @@ pub fn multiply(
         AOperand::Regs(f) => Source::Regs(f),
         AOperand::Smem(bytes, sa) => {
             let abase = aligned_base(l, bytes.start);
-            let abase = if l.plan.warps > 4 {
-                group_base(l, abase, sa.start(64, 0))
-            } else {
-                abase
+            let abase = match a_step {
+                Some([mn, kk]) if l.plan.warps > 4 => group_base(l, abase, sa.start(mn, kk)),
+                _ => abase,
             };
             Source::Desc(descriptor(l, abase, &sa), sa)
         }

@@ -431,29 +431,73 @@ fn plan_bytes(kind: Kind, batch: i64, mm: i64, nn: i64, ks: i64) -> i64 {
     batch * ((mm + nn) * (ks + 16) * kind.bytes() + (ks * 8 * kind.bytes()))
 }
 
+/// What each warpgroup of a product on `wgmma` takes of it: whole warpgroups
+/// split M (64 rows each), N (warp pairs splitting the columns of a split
+/// chain) or K (the second product of a split chain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupPart {
+    /// Warpgroup `g` takes rows `64 g ..` over every column.
+    Rows,
+    /// One warpgroup of rows; warpgroup `g` takes columns `g N / 2 ..`.
+    Columns,
+    /// One warpgroup of rows; warpgroup `g` takes K `g K / 2 ..`, its
+    /// partial sums added after the loop.
+    K,
+}
+
+/// Columns each warpgroup's `wgmma` instructions span under `plan`.
+pub fn group_n(plan: &Plan) -> i64 {
+    plan.grid.tile_n(plan.acc.shape[plan.acc.shape.len() - 1])
+}
+
 /// Whether product `id`, planned on `mma.sync` with `plan` in an entry of
 /// `warps` warps, multiplies on sm_90a's `wgmma` instead when its B
-/// operand is copied straight into a buffer: f16/bf16 operands, an f32
-/// accumulator, and every warp owning 16 whole rows of whole warpgroups,
-/// so that the plan's accumulator and A fragments are `wgmma`'s
-/// ([`crate::lower::emit::ops::mma_sync_wgmma`]).
+/// operand is copied straight into a buffer ([`wgmma_part`] says how).
 pub fn on_wgmma(m: &Module, id: OpId, plan: &Plan, target: Target, warps: u32) -> bool {
+    wgmma_part(m, id, plan, target, warps).is_some()
+}
+
+/// How the warpgroups of product `id` (planned on `mma.sync` with `plan`
+/// in an entry of `warps` warps) split it on sm_90a's `wgmma`, if it
+/// multiplies there: f16/bf16 operands, an f32 accumulator, and every
+/// warp owning 16 whole rows, four consecutive warps a warpgroup, so that
+/// the plan's accumulator and A fragments are `wgmma`'s
+/// ([`crate::lower::emit::ops::mma_sync_wgmma`]).
+pub fn wgmma_part(
+    m: &Module,
+    id: OpId,
+    plan: &Plan,
+    target: Target,
+    warps: u32,
+) -> Option<GroupPart> {
     let shape = &plan.acc.shape;
     let warps = i64::from(warps);
     let half = matches!(
         super::operand_elems(m, id),
         Some((a, b)) if a == b && matches!(a, Scalar::F16 | Scalar::BF16)
     );
-    target.gpu == Gpu::Sm90
+    let suited = target.gpu == Gpu::Sm90
         && half
         && plan.kind == Kind::Half
         && plan.acc_elem == Scalar::F32
         && !plan.sliced
         && shape.len() == 2
-        && plan.grid.n == 1
-        && plan.grid.m == warps
         && warps % 4 == 0
-        && shape[0] == 16 * warps
-        && shape[1] % 8 == 0
-        && shape[1] <= 256
+        && shape[0] == 16 * plan.grid.m;
+    if !suited {
+        return None;
+    }
+    let n = group_n(plan);
+    // A warpgroup's part of a split starts on a whole block of every
+    // swizzled layout (64 elements).
+    let part = match plan.split {
+        None if plan.grid.n == 1 && plan.grid.m == warps => GroupPart::Rows,
+        Some(Split::Columns) if plan.grid.m == 4 && plan.grid.n == 2 && n % 64 == 0 => {
+            GroupPart::Columns
+        }
+        Some(Split::K) if plan.grid.m == 4 && plan.grid.n == 1 && plan.k % 128 == 0 => GroupPart::K,
+        _ => return None,
+    };
+    let every_warp = warps == plan.grid.m * plan.grid.n * plan.k_parts();
+    (every_warp && n % 8 == 0 && n <= 256).then_some(part)
 }
