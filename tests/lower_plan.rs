@@ -134,9 +134,17 @@ fn decode_attention_splits_its_chain_over_warpgroups_on_wgmma() {
         1,
         "{d}"
     );
+    // K (transposed) and V come by TMA into the buffers wgmma reads.
+    assert_eq!(
+        d.matches("copied straight to shared memory by TMA").count(),
+        2,
+        "{d}"
+    );
+    assert_eq!(d.matches("swizzle B128, transposed;").count(), 1, "{d}");
     for gpu in [Gpu::Sm80, Gpu::Sm120] {
         let d = dump("differential/bench/fmha_d128_f16_decode_64x256.tileir", gpu);
         assert!(!d.contains("on wgmma"), "{gpu}: {d}");
+        assert!(!d.contains("by TMA"), "{gpu}: {d}");
     }
 }
 
@@ -256,6 +264,22 @@ fn attention_copies_k_and_v_straight_to_shared_memory() {
             "its first copy before its loop, each next one once read"
         };
         for (i, line) in c.iter().enumerate() {
+            // On sm_90 TMA copies them into the buffers wgmma reads: Kᵀ
+            // from a transposed map (its contiguous K innermost).
+            if gpu == Gpu::Sm90 {
+                let transposed = if i % 2 == 0 { ", transposed" } else { "" };
+                let how = format!(
+                    "box [1, 1, 128, 64], swizzle B128{transposed}; 2 box(es), 32768 bytes on the buffer's own mbarrier, issued by thread 0); {when}"
+                );
+                assert!(
+                    line.contains(&format!(
+                        "B of product {i}, copied straight to shared memory by TMA"
+                    )),
+                    "{gpu}: {d}"
+                );
+                assert!(line.ends_with(&how), "{gpu}: {d}");
+                continue;
+            }
             // Kᵀ runs along K (its last tile dimension), V along N.
             let along = if i % 2 == 0 { 2 } else { 3 };
             assert!(

@@ -283,3 +283,36 @@ fn the_largest_tiles_take_two_stages_of_the_target_s_shared_memory() {
         }
     }
 }
+
+#[test]
+fn attention_s_k_and_v_come_by_tma_into_their_wgmma_buffers() {
+    // Decode attention on sm_90: K (a transposed view) and V are copied
+    // straight into the buffers wgmma reads, by TMA: two 4-d boxes of
+    // 256 x 64 each a tile, on each buffer's own barrier (one arrival),
+    // the first before the loop and each next once the product has read
+    // the buffer; the barriers are invalidated after the loop.
+    let rel = "tests/data/differential/bench/fmha_d128_f16_decode_64x256.tileir";
+    let p = ptx(rel, true);
+    assert_eq!(
+        count(&p, "cp.async.bulk.tensor.4d.shared::cta.global"),
+        8,
+        "{p}"
+    );
+    assert_eq!(count(&p, ".hidden\t.param .align 64 .b8"), 2, "{p}");
+    assert_eq!(count(&p, "prefetch.tensormap"), 2, "{p}");
+    assert_eq!(count(&p, "mbarrier.init.shared.b64"), 2, "{p}");
+    assert_eq!(count(&p, "mbarrier.arrive.expect_tx"), 4, "{p}");
+    assert_eq!(count(&p, "mbarrier.inval.shared.b64"), 2, "{p}");
+    assert_eq!(count(&p, "cp.async.cg"), 0, "{p}");
+    // The switch gives the cp.async copies back.
+    let p = ptx(rel, false);
+    assert_eq!(count(&p, "cp.async.bulk.tensor"), 0);
+    assert_eq!(count(&p, "mbarrier."), 0);
+    assert!(count(&p, "cp.async.cg.shared.global") > 0);
+    // On sm_100 and sm_120 the products read the buffers on mma.sync, in
+    // padded rows TMA does not write: cp.async, as before.
+    for gpu in [Gpu::Sm100, Gpu::Sm120] {
+        let p = ptx_for(rel, gpu, true);
+        assert_eq!(count(&p, "cp.async.bulk.tensor"), 0, "{gpu:?}");
+    }
+}

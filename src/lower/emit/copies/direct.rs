@@ -25,6 +25,7 @@ use crate::ir::OpId;
 use crate::lower::emit::copies::address::thread_address_from;
 use crate::lower::emit::copies::cp_async::{chunk_bytes, chunk_source, cp_async};
 use crate::lower::emit::copies::cp_async::{commit, wait};
+use crate::lower::emit::copies::direct_tma::TmaDirect;
 use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
 use crate::lower::emit::copies::swizzled::Addresses;
 use crate::lower::emit::ops::staging::aligned_base;
@@ -32,6 +33,7 @@ use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::view_access::prepare;
 use crate::lower::plan::alloc::choices::Issue;
 use crate::lower::plan::copies::direct as plan_direct;
+use crate::lower::plan::copies::pipeline::Load;
 use crate::lower::plan::layout::coalesced::along_vec;
 use crate::lower::plan::layout::smem::Smem;
 use crate::lower::simt::membar::Access;
@@ -86,6 +88,9 @@ pub struct DirectB {
     /// For a load prefetched before its loop, how its product issues the
     /// next iteration's copy into the buffer ([`prefetch`]).
     pub next: Option<NextCopy>,
+    /// Copied by TMA, completing on the buffer's own mbarrier, rather
+    /// than by `cp.async` ([`crate::lower::emit::copies::direct_tma`]).
+    pub tma: Option<Rc<TmaDirect>>,
     /// The view and partition the load reads.
     part: PartitionInfo,
     /// The tile dimension the copies run along.
@@ -216,6 +221,7 @@ fn buffer(
         nk,
         swizzled,
         next,
+        tma: None,
         part: p,
         cd,
         chunk,
@@ -228,6 +234,9 @@ fn buffer(
 /// bounds are checked along every dimension it indexes (past the last
 /// tile, nothing is read).
 fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), LowerError> {
+    if let Some(t) = &d.tma {
+        return copy_by_tma(l, d, t, next);
+    }
     let (load, p, cd, chunk) = (d.load, &d.part, d.cd, d.chunk);
     let rank = p.tile_shape.len();
     let (stride, nk) = (d.stride, d.nk);
@@ -327,6 +336,33 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     Ok(())
 }
 
+/// Issues the TMA copy `t` of `d`'s load: the iteration's the induction
+/// variable is bound to (before the loop, the first), or with `next` the
+/// next one's (`iv + step`; past the last tile, the boxes read zeros).
+fn copy_by_tma(
+    l: &mut Lowerer,
+    d: &DirectB,
+    t: &TmaDirect,
+    next: Option<&NextCopy>,
+) -> Result<(), LowerError> {
+    let n = d.next.as_ref().ok_or_else(|| l.unsupported(d.load))?;
+    let Some(Lowered::Tile(iv)) = l.vals.get(&n.iv).cloned() else {
+        return Err(l.unsupported(d.load));
+    };
+    let iteration = match next {
+        Some(n) => l.b.op(
+            Opc::Add,
+            &[],
+            &[n.ty],
+            n.ty,
+            smallvec![Operand::Reg(iv.regs[0]), Operand::Reg(n.step)],
+        ),
+        None => iv.regs[0],
+    };
+    t.issue(l, (iteration, n.ty));
+    Ok(())
+}
+
 /// How a prefetched copy finds the next iteration's tile.
 #[derive(Clone, Debug)]
 pub struct NextCopy {
@@ -366,7 +402,19 @@ pub fn prefetch(
             continue;
         }
         let next = NextCopy { iv, step, ty };
-        let d = Rc::new(buffer(l, load, (user, p, cd, chunk), Some(next))?);
+        let mut d = buffer(l, load, (user, p, cd, chunk), Some(next))?;
+        let planned = l.plan.copies.direct.get(&load).and_then(|d| d.tma.clone());
+        if let (Some(copy), Some(s)) = (planned, d.swizzled) {
+            let ld = Load {
+                op: load,
+                view: d.part.clone(),
+                index: l.m.ops[load].operand_group("index").to_vec(),
+                chunk,
+            };
+            let at = (d.bytes.clone(), s.bytes());
+            d.tma = Some(Rc::new(TmaDirect::set_up(l, &ld, &copy, iv, at)?));
+        }
+        let d = Rc::new(d);
         copy(l, &d, None)?;
         l.states.get::<Copies>().prefetched.insert(load, d);
         out.push(load);
@@ -407,7 +455,10 @@ pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
         // The copies past the last iteration wrote their buffer until
         // here: what writes it next waits for a barrier after this.
         if let Some(d) = l.states.get::<Copies>().prefetched.remove(x) {
-            l.declare(Access::Write, d.bytes.clone(), Some(d.load));
+            match &d.tma {
+                Some(t) => t.finish(l),
+                None => l.declare(Access::Write, d.bytes.clone(), Some(d.load)),
+            }
         }
     }
 }
@@ -437,6 +488,15 @@ pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// Waits for the copies into `d`'s buffer: on its barrier where TMA
+/// copies it, else as [`wait_for`].
+pub fn wait_for_copy(l: &mut Lowerer, d: &DirectB) {
+    match &d.tma {
+        Some(t) => t.wait(l),
+        None => wait_for(l, d.load),
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod address;
 pub mod cp_async;
 pub mod direct;
+pub mod direct_tma;
 pub mod mbarrier_ring;
 pub mod ring;
 pub mod stream;

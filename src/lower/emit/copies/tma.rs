@@ -17,6 +17,7 @@ use crate::lower::plan::copies::pipeline::{Load, TmaCopy};
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// One operand's TMA copy as the loop issues it.
+#[derive(Debug)]
 struct TmaOperand {
     /// The map's generic address.
     map: Reg,
@@ -32,7 +33,9 @@ struct TmaOperand {
     at: i64,
 }
 
-/// The TMA copies of a pipelined loop's operands.
+/// The TMA copies of a pipelined loop's operands (or of one operand
+/// copied straight into its product's buffer).
+#[derive(Debug)]
 pub(crate) struct TmaStage {
     operands: Vec<TmaOperand>,
     /// Bytes one stage's boxes deliver.
@@ -45,11 +48,11 @@ impl TmaStage {
     /// addresses and the loop-invariant tile starts, computed once.
     pub(crate) fn new(
         l: &mut Lowerer,
-        loads: [(&Load, &TmaCopy, i64); 2],
+        loads: &[(&Load, &TmaCopy, i64)],
         iv: ValueId,
     ) -> Result<TmaStage, LowerError> {
         let mut operands = Vec::new();
-        for (ld, copy, at) in loads {
+        for &(ld, copy, at) in loads {
             let map = l.tensor_map(&copy.map);
             let dim = ld.index.iter().position(|&v| v == iv).unwrap_or(0);
             let mut start = vec![None; ld.index.len()];
@@ -118,12 +121,18 @@ impl TmaStage {
             start[dim] = Some(along);
             let rank = start.len();
             for b in &o.copy.boxes {
-                // the map's coordinates, innermost (the tile's last
-                // dimension) first; the boxes move along the last two
+                // the map's coordinates, innermost first; the boxes move
+                // along the last two map dimensions (the tile's last two,
+                // swapped where the map is transposed)
                 let coords: Vec<Reg> = (0..rank)
                     .rev()
-                    .map(|t| {
-                        let at = if t + 2 >= rank { b.at[t + 2 - rank] } else { 0 };
+                    .map(|j| {
+                        let t = if o.copy.transposed && j + 2 >= rank {
+                            2 * rank - 3 - j
+                        } else {
+                            j
+                        };
+                        let at = if j + 2 >= rank { b.at[j + 2 - rank] } else { 0 };
                         coordinate(l, start[t].expect("every dimension starts"), at)
                     })
                     .collect();

@@ -374,7 +374,7 @@ fn direct_b_product(
         b_nk: d.nk,
         swizzle: Operands::row_swizzles([false, d.rows_swizzled], (0, d.stride)),
     };
-    crate::lower::emit::copies::direct::wait_for(l, d.load);
+    crate::lower::emit::copies::direct::wait_for_copy(l, d);
     l.barrier();
     let base = l.shared_base();
     let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);

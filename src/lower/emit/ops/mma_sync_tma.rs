@@ -86,7 +86,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let ops = operands(&pat, tma);
     let copies = TmaStage::new(
         l,
-        [
+        &[
             (&pat.a, &tma.copies.0, ops.a.0),
             (&pat.b, &tma.copies.1, ops.b.0),
         ],

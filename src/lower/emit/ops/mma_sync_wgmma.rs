@@ -33,7 +33,7 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg};
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::lower::emit::copies::direct::{wait_for, DirectB};
+use crate::lower::emit::copies::direct::{wait_for_copy, DirectB};
 use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::wgmma_isa::{
@@ -131,9 +131,11 @@ pub fn multiply(
         GroupPart::Columns => (None, Some([n, 0])),
         GroupPart::K => (Some([0, k]), Some([0, k])),
     };
-    wait_for(l, d.load);
-    // The copies' writes reach the tensor cores' (async) proxy.
-    proxy_fence(l);
+    wait_for_copy(l, d);
+    if d.tma.is_none() {
+        // The copies' writes reach the tensor cores' (async) proxy.
+        proxy_fence(l);
+    }
     l.barrier();
     let base = aligned_base(l, d.bytes.start);
     let base = match b_step {

@@ -272,7 +272,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let (sa, sb);
     let fill = match &tma {
         Some((ta, tb)) => {
-            let stage = TmaStage::new(l, [(&pat.a, ta, 0), (&pat.b, tb, b_offset)], pat.iv)?;
+            let stage = TmaStage::new(l, &[(&pat.a, ta, 0), (&pat.b, tb, b_offset)], pat.iv)?;
             l.b.begin_if(barriers.first, true);
             stage.prefetch(l);
             l.b.end_if();

@@ -6,7 +6,7 @@
 use crate::ir::{Module, OpId, Opcode, Padding, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::analysis::view::{partition, PartitionInfo};
-use crate::lower::plan::copies::pipeline::{chunk_along, weak};
+use crate::lower::plan::copies::pipeline::{chunk_along, tma_copy, weak, Load, TmaCopy};
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::smem::Smem;
@@ -30,6 +30,9 @@ pub struct Direct {
     /// Its first iteration's copy issued before its loop, each later one
     /// once the product has read the buffer ([`prefetches`]).
     pub prefetched: bool,
+    /// For a prefetched copy into a buffer `wgmma` reads, TMA's boxes
+    /// where TMA can write its layout ([`tma`]).
+    pub tma: Option<TmaCopy>,
 }
 
 /// Bytes of padding at the end of each B buffer row (keeps `ldmatrix`
@@ -209,7 +212,33 @@ pub fn direct(m: &Module, plan: &Plan, load: OpId) -> Option<Direct> {
         chunk,
         early: false,
         prefetched: false,
+        tma: None,
     })
+}
+
+/// The TMA copy of direct copy `d` of `load`, prefetched in a loop of
+/// induction variable `iv` that indexes it, where its product multiplies
+/// on `wgmma` ([`wgmma_b_layout`]: the buffer is a swizzled layout TMA
+/// writes) and TMA can copy the tile into it
+/// ([`crate::lower::plan::copies::pipeline::tma_copy`]; a transposed view
+/// such as attention's `Kᵀ` too). One thread issues its boxes, which
+/// complete on the buffer's own mbarrier.
+pub fn tma(m: &Module, plan: &Plan, load: OpId, d: &Direct, iv: ValueId) -> Option<TmaCopy> {
+    let index = m.ops[load].operand_group("index").to_vec();
+    if !d.prefetched || !index.contains(&iv) {
+        return None;
+    }
+    let rank = d.view.tile_shape.len();
+    let (_, _, nk, _) = buffer_shape(&d.view, d.along, false);
+    let kn = [d.view.tile_shape[rank - 2], d.view.tile_shape[rank - 1]];
+    let s = wgmma_b_layout(m, plan, d.product, kn, nk)?;
+    let ld = Load {
+        op: load,
+        view: d.view.clone(),
+        index,
+        chunk: d.chunk,
+    };
+    tma_copy(m, plan, &ld, &s, true)
 }
 
 /// The loads among the first ops of block `ops` (of an `if`, `for` or

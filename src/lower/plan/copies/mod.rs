@@ -85,9 +85,12 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
             }
         }
         if op.opcode == Opcode::For {
+            let iv = op.regions.first().and_then(|r| r.blocks.first());
+            let iv = iv.and_then(|b| b.args.first().copied());
             for load in direct::prefetches(m, plan, &copies.direct, id) {
                 if let Some(d) = copies.direct.get_mut(&load) {
                     d.prefetched = true;
+                    d.tma = iv.and_then(|iv| direct::tma(m, plan, load, d, iv));
                 }
             }
         }
@@ -150,14 +153,35 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
                 (false, true) => "; issued at the start of its block",
                 (false, false) => "",
             };
-            let _ = writeln!(
-                out,
-                "  load at {}: B of product {}, copied straight to shared memory (cp.async, {} elements a copy along tile dimension {}){when}",
-                at(id),
-                product(d.product),
-                d.chunk,
-                d.along
-            );
+            match &d.tma {
+                Some(c) => {
+                    let m = &c.map;
+                    let _ = writeln!(
+                        out,
+                        "  load at {}: B of product {}, copied straight to shared memory by TMA (map of argument {} (dims: arguments {:?}, strides: arguments {:?}), box {:?}, swizzle {:?}{}; {} box(es), {} bytes on the buffer's own mbarrier, issued by thread 0){when}",
+                        at(id),
+                        product(d.product),
+                        m.base,
+                        m.dims,
+                        m.strides,
+                        m.box_dims,
+                        m.swizzle,
+                        if c.transposed { ", transposed" } else { "" },
+                        c.boxes.len(),
+                        c.bytes
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  load at {}: B of product {}, copied straight to shared memory (cp.async, {} elements a copy along tile dimension {}){when}",
+                        at(id),
+                        product(d.product),
+                        d.chunk,
+                        d.along
+                    );
+                }
+            }
         }
         if let Some(s) = copies.streamed.get(&id) {
             let _ = writeln!(

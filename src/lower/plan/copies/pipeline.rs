@@ -213,6 +213,11 @@ pub struct TmaCopy {
     pub boxes: Vec<TmaBox>,
     /// The bytes they deliver.
     pub bytes: i64,
+    /// Whether the map's last two dimensions are the tile's last two
+    /// swapped (a transposed view such as attention's `Kᵀ`, contiguous
+    /// along the tile's next-to-last dimension); the boxes' `at` and the
+    /// map's dimensions are in the map's order.
+    pub transposed: bool,
 }
 
 /// The map element type of `e`, if TMA copies it.
@@ -234,10 +239,11 @@ fn map_elem(e: Elem) -> Option<MapElem> {
 /// if TMA can write the layout: TMA is on for the plan and the load's
 /// `allow_tma` hint does not turn it off, the tensor and the tile have
 /// the same rank (2 to 5), the tile is one element along all but its last
-/// two dimensions (a batch's one matrix) and its last dimension is
-/// contiguous (stride 1) in 16-byte chunks, the view's base, dims and
-/// other strides are entry arguments (TMA's map is written from them on
-/// the host; its dimensions are the tile's, in the tile's order), and the
+/// two dimensions (a batch's one matrix) and its last dimension (or,
+/// transposed, its next-to-last) is contiguous (stride 1) in 16-byte
+/// chunks, the view's base, dims and other strides are entry arguments
+/// (TMA's map is written from them on the host; its dimensions are the
+/// tile's, in the tile's order but for the contiguous one, innermost), and the
 /// boxes (one element along the leading dimensions, the swizzle's width
 /// along the contiguous one, at most 256 along the other) land every
 /// element where the layout puts it. The box's swizzle is the layout's:
@@ -258,23 +264,36 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
     {
         return None;
     }
-    let d_in = v.dim_map[rank - 1];
     let mut seen = v.dim_map.clone();
     seen.sort_unstable();
     seen.dedup();
-    if seen.len() != rank || v.strides[d_in] != Extent::Static(1) {
+    if seen.len() != rank {
         return None;
+    }
+    // The map's dimensions are the tile's, the contiguous one innermost:
+    // the tile's last, or (transposed) its next-to-last.
+    let contiguous = |t: usize| v.strides[v.dim_map[t]] == Extent::Static(1);
+    let transposed = if contiguous(rank - 1) {
+        false
+    } else if contiguous(rank - 2) {
+        true
+    } else {
+        return None;
+    };
+    let mut order: Vec<usize> = (0..rank).collect();
+    if transposed {
+        order.swap(rank - 2, rank - 1);
     }
     let arg = |e: &Extent| match e {
         Extent::Dynamic(x) => entry_arg(m, *x),
         Extent::Static(_) => None,
     };
     let base = entry_arg(m, v.base)?;
-    let dims = (v.dim_map.iter())
-        .map(|&d| arg(&v.shape[d]))
+    let dims = (order.iter())
+        .map(|&t| arg(&v.shape[v.dim_map[t]]))
         .collect::<Option<Vec<_>>>()?;
-    let strides = (v.dim_map[..rank - 1].iter())
-        .map(|&d| arg(&v.strides[d]))
+    let strides = (order[..rank - 1].iter())
+        .map(|&t| arg(&v.strides[v.dim_map[t]]))
         .collect::<Option<Vec<_>>>()?;
     let elem = map_elem(v.elem)?;
     if elem.size() as i64 != es {
@@ -288,7 +307,7 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
         _ => return None,
     };
     let per = w / es;
-    let (t0, t1) = (v.tile_shape[rank - 2], v.tile_shape[rank - 1]);
+    let (t0, t1) = (v.tile_shape[order[rank - 2]], v.tile_shape[order[rank - 1]]);
     let outer = t0.min(256);
     if t1 % per != 0 || t0 % outer != 0 {
         return None;
@@ -311,7 +330,8 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
                     let lin = j * w + i * es;
                     let at = b.dst + (lin ^ (((lin >> 7) & mask) << 4));
                     let (r, c) = (b.at[0] + j, b.at[1] + i);
-                    at == if k_first {
+                    // (r, c) along the map's outer and inner dimensions.
+                    at == if k_first != transposed {
                         smem.offset(c, r)
                     } else {
                         smem.offset(r, c)
@@ -337,6 +357,7 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
         },
         boxes,
         bytes: t0 * t1 * es,
+        transposed,
     })
 }
 

@@ -1,0 +1,121 @@
+//! A B operand copied straight into its product's buffer by TMA (sm_90,
+//! where `wgmma` reads the buffer in a swizzled layout TMA writes; the
+//! plan's [`crate::lower::plan::copies::direct::tma`]): the loop's
+//! prefetched copies ([`crate::lower::emit::copies::direct`]) without
+//! `cp.async`. The buffer has its own mbarrier, in its alignment slack
+//! after the aligned operand:
+//!
+//! ```text
+//! before the loop: thread 0: mbarrier.init [bar], 1; fence.mbarrier_init; prefetch.tensormap
+//!                  bar.sync
+//! each copy:       fence.proxy.async (each thread's earlier accesses of the bytes)
+//!                  bar.sync where the buffer was read since (the barrier analysis)
+//!                  thread 0: mbarrier.arrive.expect_tx [bar], bytes; cp.async.bulk.tensor ... [bar]
+//! each wait:       mbarrier.try_wait.parity [bar], phase (every thread); phase ^= 1
+//! after the loop:  the last copy's wait; bar.sync; thread 0: mbarrier.inval [bar]
+//! ```
+use smallvec::smallvec;
+
+use crate::ir::{OpId, ValueId};
+use crate::lower::emit::context::Lowerer;
+use crate::lower::emit::copies::address::bin;
+use crate::lower::emit::copies::mbarrier_ring::{mbarrier, wait_phase};
+use crate::lower::emit::copies::ring::counter;
+use crate::lower::emit::copies::tma::{init_fence, TmaStage};
+use crate::lower::emit::ops::staging::aligned_base;
+use crate::lower::emit::wgmma_isa::proxy_fence;
+use crate::lower::error::LowerError;
+use crate::lower::plan::copies::pipeline::{Load, TmaCopy};
+use crate::lower::simt::membar::Access;
+use crate::ptx::{Opc, Operand, Reg, Ty};
+
+/// A direct copy's TMA boxes and the buffer's barrier.
+#[derive(Debug)]
+pub struct TmaDirect {
+    /// The load.
+    load: OpId,
+    /// The boxes, indexed by the loop's induction variable.
+    stage: TmaStage,
+    /// The buffer's 1024-aligned shared address.
+    base: Reg,
+    /// The barrier's shared address.
+    bar: Reg,
+    /// The parity of the barrier's phase the next wait waits for.
+    phase: Reg,
+    /// Whether this thread is thread 0.
+    first: Reg,
+    /// The bytes of the scratch array the buffer (and barrier) span.
+    bytes: std::ops::Range<i64>,
+}
+
+impl TmaDirect {
+    /// Before the loop of induction variable `iv`: the copy of `load` by
+    /// `copy` into the buffer over `bytes` (an operand of `operand_bytes`
+    /// from its 1024-aligned base, the barrier after it); thread 0 sets up
+    /// the barrier and prefetches the map, and the block's barrier
+    /// publishes them.
+    pub fn set_up(
+        l: &mut Lowerer,
+        ld: &Load,
+        copy: &TmaCopy,
+        iv: ValueId,
+        (bytes, operand_bytes): (std::ops::Range<i64>, i64),
+    ) -> Result<TmaDirect, LowerError> {
+        let stage = TmaStage::new(l, &[(ld, copy, 0)], iv)?;
+        let base = aligned_base(l, bytes.start);
+        let bar = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(operand_bytes));
+        let first = l.is_thread_zero();
+        l.declare(Access::Write, bytes.clone(), Some(ld.op));
+        l.b.begin_if(first, true);
+        mbarrier(l, "init", bar, Some(1));
+        init_fence(l);
+        stage.prefetch(l);
+        l.b.end_if();
+        l.barrier();
+        let phase = counter(l, 0);
+        Ok(TmaDirect {
+            load: ld.op,
+            stage,
+            base,
+            bar,
+            phase,
+            first,
+            bytes,
+        })
+    }
+
+    /// Issues the copy of the tile at induction value `iteration` (of type
+    /// `ity`): every thread's earlier accesses of the buffer reach the
+    /// async proxy, and thread 0 issues the boxes once the barrier
+    /// analysis has ordered the buffer's last reads before them.
+    pub fn issue(&self, l: &mut Lowerer, (iteration, ity): (Reg, Ty)) {
+        proxy_fence(l);
+        l.declare(Access::Write, self.bytes.clone(), Some(self.load));
+        l.b.begin_if(self.first, true);
+        self.stage.issue(l, self.base, self.bar, (iteration, ity));
+        l.b.end_if();
+    }
+
+    /// Every thread waits for the copy in flight to land.
+    pub fn wait(&self, l: &mut Lowerer) {
+        wait_phase(l, self.bar, self.phase);
+        l.b.op_into(
+            self.phase,
+            Opc::Xor,
+            &[],
+            &[Ty::B32],
+            smallvec![Operand::Reg(self.phase), Operand::Imm(1)],
+        );
+    }
+
+    /// After the loop: waits for the copy past its last iteration, then
+    /// thread 0 invalidates the barrier once every thread is past it.
+    pub fn finish(&self, l: &mut Lowerer) {
+        self.wait(l);
+        l.barrier();
+        l.writes(self.bytes.clone());
+        l.b.begin_if(self.first, true);
+        mbarrier(l, "inval", self.bar, None);
+        l.b.end_if();
+    }
+}
