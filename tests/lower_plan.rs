@@ -41,14 +41,21 @@ fn described(m: &tileiras::ir::Module, map: &ScratchMap) -> Vec<String> {
 
 /// The module at `rel` and its entries' scratch maps on `gpu`.
 fn scratch(rel: &str, gpu: Gpu) -> (tileiras::ir::Module, Vec<ScratchMap>) {
+    scratch_with(
+        rel,
+        &Options {
+            gpu,
+            ..Default::default()
+        },
+    )
+}
+
+/// [`scratch`] under `options`.
+fn scratch_with(rel: &str, options: &Options) -> (tileiras::ir::Module, Vec<ScratchMap>) {
     let bytes = std::fs::read(data(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
     let module = tileiras::bytecode::read(&bytes).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let options = Options {
-        gpu,
-        ..Default::default()
-    };
     let (_, _, maps) =
-        lower_module_mapped(&module, &options).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        lower_module_mapped(&module, options).unwrap_or_else(|e| panic!("{rel}: {e}"));
     (module, maps)
 }
 
@@ -255,18 +262,13 @@ fn attention_copies_k_and_v_straight_to_shared_memory() {
         let d = dump(rel, gpu);
         let c = copies(&d);
         assert_eq!(c.len(), 4, "{gpu}: {d}");
-        // On sm_12x the copies wait at the top of the loop body (ptxas
-        // spills the next copies' addresses there); elsewhere the first
-        // iteration's copies start before the loop.
-        let when = if gpu == Gpu::Sm120 {
-            "issued at the start of its block"
-        } else {
-            "its first copy before its loop, each next one once read"
-        };
+        // The first iteration's copies start before the loop.
+        let when = "its first copy before its loop, each next one once read";
         for (i, line) in c.iter().enumerate() {
-            // On sm_90 TMA copies them into the buffers wgmma reads: Kᵀ
-            // from a transposed map (its contiguous K innermost).
-            if gpu == Gpu::Sm90 {
+            // From sm_90 on TMA copies them into the buffers wgmma or
+            // ldmatrix reads: Kᵀ from a transposed map (its contiguous K
+            // innermost).
+            if gpu != Gpu::Sm80 {
                 let transposed = if i % 2 == 0 { ", transposed" } else { "" };
                 let how = format!(
                     "box [1, 1, 128, 64], swizzle B128{transposed}; 2 box(es), 32768 bytes on the buffer's own mbarrier, issued by thread 0); {when}"
@@ -296,9 +298,10 @@ fn attention_copies_k_and_v_straight_to_shared_memory() {
 fn attention_stages_q_before_its_loop_where_registers_are_short() {
     // The causal 128x128 kernel: on sm_90 its products multiply on wgmma
     // and read Q through a descriptor from a swizzled buffer; on sm_120
-    // (a lower register bound) Q goes into padded rows; on sm_80 it stays
-    // in registers. Emission places the buffer the plan sized. The two
-    // loops (one location) are numbered.
+    // (a lower register bound) Q goes into padded rows, where K and V are
+    // not prefetched by TMA (which leaves no room for it there); on sm_80
+    // it stays in registers. Emission places the buffer the plan sized.
+    // The two loops (one location) are numbered.
     let rel = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
     let staged = |d: &str| -> Vec<String> {
         d.lines()
@@ -324,11 +327,18 @@ fn attention_stages_q_before_its_loop_where_registers_are_short() {
     let ampere = dump(rel, Gpu::Sm80);
     assert!(staged(&ampere).is_empty(), "{ampere}");
     for (gpu, bytes) in [(Gpu::Sm90, 33792), (Gpu::Sm120, 34816)] {
-        let (m, maps) = scratch(rel, gpu);
+        let options = Options {
+            gpu,
+            tma: gpu == Gpu::Sm90,
+            ..Default::default()
+        };
+        let (m, maps) = scratch_with(rel, &options);
         let first = maps[0].buffers.first().expect("buffers");
         assert_eq!(first.bytes, bytes, "{gpu}: {}", maps[0].dump(&m));
         assert!(!first.in_loop, "{gpu}: {}", maps[0].dump(&m));
     }
+    let d = dump(rel, Gpu::Sm120);
+    assert_eq!(d.matches("has no room to stage the A").count(), 2, "{d}");
 }
 
 #[test]
@@ -498,17 +508,25 @@ fn a_loop_body_ends_with_a_barrier_only_where_the_next_iteration_rewrites_what_i
         let b = barriers(matmul, gpu);
         assert_eq!(next_iterations(&b), 0, "{gpu}: {b:#?}");
     }
-    // Its causal attention on sm_120: each iteration copies K and V at
-    // its start, over what the last iteration's products read: each of
-    // the two loops' bodies ends with a barrier. Where the next copies are
-    // prefetched (sm_80) they are issued within the body, after the
-    // product that read the buffer, each after its barrier, and no body
-    // ends with one.
+    // Its causal attention on sm_120 without TMA: each iteration copies K
+    // and V at its start, over what the last iteration's products read:
+    // each of the two loops' bodies ends with a barrier. Where the next
+    // copies are prefetched (sm_80, and sm_120 by TMA) they are issued
+    // within the body, after the product that read the buffer, each after
+    // its barrier, and no body ends with one.
     let att = "differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
-    let b = barriers(att, Gpu::Sm120);
+    let no_tma = Options {
+        gpu: Gpu::Sm120,
+        tma: false,
+        ..Default::default()
+    };
+    let (m, maps) = scratch_with(att, &no_tma);
+    let b = described(&m, &maps[0]);
     assert_eq!(next_iterations(&b), 2, "{b:#?}");
-    let b = barriers(att, Gpu::Sm80);
-    assert_eq!(next_iterations(&b), 0, "{b:#?}");
+    for gpu in [Gpu::Sm80, Gpu::Sm120] {
+        let b = barriers(att, gpu);
+        assert_eq!(next_iterations(&b), 0, "{gpu}: {b:#?}");
+    }
     // cuTile's f32 attention with a ragged K (FMA products, conversions):
     // every barrier stands before a read of bytes just written.
     let b = barriers("repro/fmha_kernel_ragged_k.tileir", Gpu::Sm80);

@@ -285,7 +285,7 @@ fn the_largest_tiles_take_two_stages_of_the_target_s_shared_memory() {
 }
 
 #[test]
-fn attention_s_k_and_v_come_by_tma_into_their_wgmma_buffers() {
+fn attention_s_k_and_v_come_by_tma_into_their_buffers() {
     // Decode attention on sm_90: K (a transposed view) and V are copied
     // straight into the buffers wgmma reads, by TMA: two 4-d boxes of
     // 256 x 64 each a tile, on each buffer's own barrier (one arrival),
@@ -309,10 +309,17 @@ fn attention_s_k_and_v_come_by_tma_into_their_wgmma_buffers() {
     assert_eq!(count(&p, "cp.async.bulk.tensor"), 0);
     assert_eq!(count(&p, "mbarrier."), 0);
     assert!(count(&p, "cp.async.cg.shared.global") > 0);
-    // On sm_100 and sm_120 the products read the buffers on mma.sync, in
-    // padded rows TMA does not write: cp.async, as before.
-    for gpu in [Gpu::Sm100, Gpu::Sm120] {
-        let p = ptx_for(rel, gpu, true);
-        assert_eq!(count(&p, "cp.async.bulk.tensor"), 0, "{gpu:?}");
-    }
+    // On sm_100 mma.sync's ldmatrix reads the buffers in TMA's layout.
+    let p = ptx_for(rel, Gpu::Sm100, true);
+    assert_eq!(count(&p, "cp.async.bulk.tensor.4d"), 8);
+    assert_eq!(count(&p, "cp.async.cg"), 0);
+    // sm_120's shared memory holds K's buffer or V's, not both: they take
+    // turns in the same bytes, copied by cp.async at the top of the body.
+    let p = ptx_for(rel, Gpu::Sm120, true);
+    assert_eq!(count(&p, "cp.async.bulk.tensor"), 0);
+    // The 128x128 tiles' buffers fit side by side there: TMA, two loops.
+    let causal = "tests/data/differential/bench/fmha_d128_f16_causal_128x128_ragged.tileir";
+    let p = ptx_for(causal, Gpu::Sm120, true);
+    assert_eq!(count(&p, "cp.async.bulk.tensor.4d"), 16);
+    assert_eq!(count(&p, "mbarrier.init.shared.b64"), 4);
 }

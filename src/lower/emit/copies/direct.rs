@@ -85,6 +85,10 @@ pub struct DirectB {
     /// ([`crate::lower::emit::ops::mma_sync_wgmma`]), 1024-aligned above its offset; else rows of
     /// `stride` bytes.
     pub swizzled: Option<Smem>,
+    /// TMA's layout of a buffer that `mma.sync`'s `ldmatrix` reads
+    /// (through [`Swizzle::for_tma`]), 1024-aligned above its offset,
+    /// whether TMA or `cp.async` fills it.
+    pub tma_rows: Option<Smem>,
     /// For a load prefetched before its loop, how its product issues the
     /// next iteration's copy into the buffer ([`prefetch`]).
     pub next: Option<NextCopy>,
@@ -115,11 +119,18 @@ fn buffer_shape(l: &Lowerer, p: &PartitionInfo, cd: usize) -> (i64, i64, bool, b
     plan_direct::buffer_shape(p, cd, swizzled_rows(l))
 }
 
-/// The bytes the B buffer of product `user` takes for a copy of `p` along
-/// tile dimension `cd`, and its swizzled layout where `wgmma` reads it
-/// ([`crate::lower::plan::copies::direct::buffer_bytes`]).
-fn buffer_bytes(l: &Lowerer, user: OpId, p: &PartitionInfo, cd: usize) -> (i64, Option<Smem>) {
-    plan_direct::buffer_bytes(l.m, l.plan, user, p, cd, swizzled_rows(l))
+/// The bytes the B buffer of the plan's direct copy `d` takes, its
+/// swizzled layout where `wgmma` reads it, and TMA's layout where
+/// `ldmatrix` reads one TMA may write
+/// ([`crate::lower::plan::copies::direct::buffer_bytes`],
+/// [`crate::lower::plan::copies::direct::tma_layout`]).
+fn buffer_bytes(l: &Lowerer, d: &plan_direct::Direct) -> (i64, Option<Smem>, Option<Smem>) {
+    let (bytes, swizzled) = plan_direct::buffer_bytes(l.m, l.plan, d, swizzled_rows(l));
+    let tma_rows = match (&swizzled, &d.tma) {
+        (None, Some(_)) => plan_direct::tma_layout(l.m, l.plan, d),
+        _ => None,
+    };
+    (bytes, swizzled, tma_rows)
 }
 
 /// Issues, before the other ops of a block `ops`, the direct copies of the
@@ -197,16 +208,22 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
     Ok(true)
 }
 
-/// Allocates the B buffer of product `user` for the copy of `load` (`p`
+/// Allocates the B buffer of its product for the copy of `load` (`p`
 /// along tile dimension `cd`, `chunk` elements a copy).
 fn buffer(
     l: &mut Lowerer,
     load: OpId,
-    (user, p, cd, chunk): (OpId, PartitionInfo, usize, i64),
+    (_, p, cd, chunk): (OpId, PartitionInfo, usize, i64),
     next: Option<NextCopy>,
 ) -> Result<DirectB, LowerError> {
     let (_, stride, nk, rows_swizzled) = buffer_shape(l, &p, cd);
-    let (bytes, swizzled) = buffer_bytes(l, user, &p, cd);
+    let planned = l
+        .plan
+        .copies
+        .direct
+        .get(&load)
+        .ok_or_else(|| l.unsupported(load))?;
+    let (bytes, swizzled, tma_rows) = buffer_bytes(l, planned);
     let buf = alloc(
         l,
         crate::lower::plan::buffers::What::CopiedB,
@@ -217,9 +234,10 @@ fn buffer(
         load,
         bytes: buf.bytes(),
         stride,
-        rows_swizzled: rows_swizzled && swizzled.is_none(),
+        rows_swizzled: rows_swizzled && swizzled.is_none() && tma_rows.is_none(),
         nk,
         swizzled,
+        tma_rows,
         next,
         tma: None,
         part: p,
@@ -288,7 +306,7 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     }
     // The destination: padded rows, or the swizzled layout (a thread part
     // xor a register part, from a 1024-aligned base).
-    let mut dest = match &d.swizzled {
+    let mut dest = match d.swizzled.as_ref().or(d.tma_rows.as_ref()) {
         Some(s) => {
             let base = aligned_base(l, d.bytes.start);
             let off = |b: &[i64]| s.offset(b[rank - 1], b[rank - 2]);
@@ -404,7 +422,7 @@ pub fn prefetch(
         let next = NextCopy { iv, step, ty };
         let mut d = buffer(l, load, (user, p, cd, chunk), Some(next))?;
         let planned = l.plan.copies.direct.get(&load).and_then(|d| d.tma.clone());
-        if let (Some(copy), Some(s)) = (planned, d.swizzled) {
+        if let (Some(copy), Some(s)) = (planned, d.swizzled.or(d.tma_rows)) {
             let ld = Load {
                 op: load,
                 view: d.part.clone(),

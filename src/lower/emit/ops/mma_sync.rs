@@ -22,6 +22,7 @@ use std::rc::Rc;
 use crate::ir::{OpId, Scalar};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::emit::context::{Lowerer, Tile};
+use crate::lower::emit::copies::swizzle::Swizzle;
 use crate::lower::error::LowerError;
 use crate::ptx::Reg;
 
@@ -255,7 +256,7 @@ fn multiply_slices(
     let frags: Vec<FragmentAddrs> = ops
         .staged
         .iter()
-        .map(|st| fragment_addrs(l, plan, &st.ops, base, &plan.acc.shape))
+        .map(|st| fragment_addrs(l, plan, &st.ops, (base, base), &plan.acc.shape))
         .collect();
     let mut acc = acc_fragments(l, plan, acc);
     let mut mma = Mmas {
@@ -366,7 +367,7 @@ fn direct_b_product(
     let rank = plan.acc.shape.len();
     let (kk, nn) = (ashape[rank - 1], plan.acc.shape[rank - 1]);
     let rows = if d.nk { nn } else { kk };
-    let ops = Operands {
+    let mut ops = Operands {
         kind: plan.kind,
         a: rows_a.map_or((0, 0, 0), |r| (r.offset, r.stride, 0)),
         b: (d.bytes.start, d.stride, rows * d.stride),
@@ -377,7 +378,18 @@ fn direct_b_product(
     crate::lower::emit::copies::direct::wait_for_copy(l, d);
     l.barrier();
     let base = l.shared_base();
-    let frags = fragment_addrs(l, plan, &ops, base, &plan.acc.shape);
+    let b_base = match &d.tma_rows {
+        // TMA's layout from the buffer's 1024-aligned base: rows of the
+        // whole K (Kᵀ) or N, their 128-byte column blocks apart.
+        Some(s) => {
+            let row = if d.nk { s.k } else { s.mn } * s.es;
+            ops.b = (0, row, rows * row);
+            ops.swizzle[1] = Some(Swizzle::for_tma(row, rows));
+            crate::lower::emit::ops::staging::aligned_base(l, d.bytes.start)
+        }
+        None => base,
+    };
+    let frags = fragment_addrs(l, plan, &ops, (base, b_base), &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
     l.reads(d.bytes.clone());
     if let Some(r) = rows_a {

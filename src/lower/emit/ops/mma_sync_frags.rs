@@ -34,12 +34,13 @@ fn unpack(l: &mut Lowerer, v: Reg) -> (Reg, Reg) {
 /// n8 tiles at a time.
 const CHUNKED_ACC_REGS: i64 = 64;
 
-/// Each lane's fragment base addresses for operands `ops` at `base`.
+/// Each lane's fragment base addresses for operands `ops` at `bases` (A's
+/// and B's).
 pub fn fragment_addrs(
     l: &mut Lowerer,
     plan: &Plan,
     ops: &Operands,
-    base: Reg,
+    bases: (Reg, Reg),
     shape: &[i64],
 ) -> FragmentAddrs {
     let rank = shape.len();
@@ -69,7 +70,7 @@ pub fn fragment_addrs(
     let wn = op2(l, Opc::And, Ty::B32, wn, grid.n - 1);
     let m0 = op2(l, Opc::Mul, Ty::U32, wm, tm);
     let n0 = op2(l, Opc::Mul, Ty::U32, wn, tn);
-    let addrs = FragmentAddrs::new(l, ops, base, lane, m0, n0);
+    let addrs = FragmentAddrs::new(l, ops, bases, lane, m0, n0);
     if plan.k_parts() == 1 {
         return addrs;
     }

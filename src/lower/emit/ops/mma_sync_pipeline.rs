@@ -358,7 +358,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let state = ring_state(l, &p, lb, next);
     let base = l.shared_base();
     let shape = layout.shape.clone();
-    let frags = fragment_addrs(l, &pat.plan, &ring.ops, base, &shape);
+    let frags = fragment_addrs(l, &pat.plan, &ring.ops, (base, base), &shape);
     let mmas = stage_mmas(l, id, &pat, &shape, ring.kk)?;
     pipelined_loop(l, &p, state, (&frags, &mmas), &mut acc);
     wait(l, 0);

@@ -367,13 +367,21 @@ pub struct FragmentAddrs {
 
 impl FragmentAddrs {
     /// The addresses of lane `lane` in the warp whose sub-tile starts at
-    /// row `m0`, column `n0`; `base` is the scratch array's address.
-    pub fn new(l: &mut Lowerer, ops: &Operands, base: Reg, lane: Reg, m0: Reg, n0: Reg) -> Self {
+    /// row `m0`, column `n0`; the operands' offsets are from `a_base` and
+    /// `b_base` (the scratch array's address, or a buffer's aligned one).
+    pub fn new(
+        l: &mut Lowerer,
+        ops: &Operands,
+        (a_base, b_base): (Reg, Reg),
+        lane: Reg,
+        m0: Reg,
+        n0: Reg,
+    ) -> Self {
         let lo4 = bin(l, Opc::And, Ty::B32, lane, Operand::Imm(15));
         let hi = bin(l, Opc::Shr, Ty::U32, lane, Operand::Imm(4));
         let eb = ops.kind.bytes();
-        let b = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.b.0));
-        let a = bin(l, Opc::Add, Ty::U32, base, Operand::Imm(ops.a.0));
+        let b = bin(l, Opc::Add, Ty::U32, b_base, Operand::Imm(ops.b.0));
+        let a = bin(l, Opc::Add, Ty::U32, a_base, Operand::Imm(ops.a.0));
         let starts = (a, b);
         if ops.kind == Kind::F64 {
             // a0: row m0 + lane / 4, column lane % 4; b0: row lane % 4,

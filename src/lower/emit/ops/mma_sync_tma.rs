@@ -105,7 +105,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let next = ring.prologue(l, lb);
     let state = loop_state(l, &bounds, lb, next, stages);
     let shape = layout.shape.clone();
-    let frags = fragment_addrs(l, &pat.plan, &ops, aligned, &shape);
+    let frags = fragment_addrs(l, &pat.plan, &ops, (aligned, aligned), &shape);
     let mmas = stage_mmas(l, id, &pat, &shape, tma.smem.0.k)?;
     let (rd, wr) = (state.rd, state.wr);
     bounds.emit_loop(l, state.iv, |l| {

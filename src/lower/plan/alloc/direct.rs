@@ -18,7 +18,7 @@ impl Walk<'_> {
     /// (padded or swizzled rows).
     pub(super) fn b_bytes(&self, d: &Direct) -> i64 {
         let sw = self.copies.swizzled_rows;
-        buffer_bytes(self.m, self.plan, d.product, &d.view, d.along, sw).0
+        buffer_bytes(self.m, self.plan, d, sw).0
     }
 
     /// The ops of a block: the early copies first, where they fit, then
@@ -121,9 +121,7 @@ impl Walk<'_> {
             .filter(|(_, d)| d.product == id)
             .find_map(|(load, d)| Some((*load, *self.copies.live.get(load)?, d)));
         if let Some((load, (offset, prefetched), d)) = copied {
-            let swizzled = buffer_bytes(self.m, self.plan, id, &d.view, d.along, false)
-                .1
-                .is_some();
+            let swizzled = buffer_bytes(self.m, self.plan, d, false).1.is_some();
             let a_staged = a.is_some_and(|a| match swizzled {
                 true => self.copies.staged_swizzled.contains(&a),
                 false => self.copies.staged_rows.contains(&a),

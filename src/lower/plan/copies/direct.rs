@@ -30,8 +30,8 @@ pub struct Direct {
     /// Its first iteration's copy issued before its loop, each later one
     /// once the product has read the buffer ([`prefetches`]).
     pub prefetched: bool,
-    /// For a prefetched copy into a buffer `wgmma` reads, TMA's boxes
-    /// where TMA can write its layout ([`tma`]).
+    /// For a prefetched copy, TMA's boxes where TMA can write the
+    /// buffer's layout ([`tma`]).
     pub tma: Option<TmaCopy>,
 }
 
@@ -54,25 +54,39 @@ pub fn buffer_shape(p: &PartitionInfo, cd: usize, swizzled_rows: bool) -> (i64, 
     (rows, stride, nk, swizzled)
 }
 
-/// The bytes the B buffer of product `user` takes for a copy of `p` along
-/// tile dimension `cd` (rows swizzled where `swizzled_rows` asks), and its
-/// swizzled layout where `wgmma` reads it.
+/// The bytes the B buffer of direct copy `d` takes (rows swizzled where
+/// `swizzled_rows` asks), and its swizzled layout where `wgmma` reads it.
+/// A buffer `wgmma` reads, or TMA writes ([`tma_layout`]), has room to
+/// align it to 1024 bytes (and, after it, for the mbarrier of its TMA
+/// copies: the buffer starts 16-byte aligned).
 pub fn buffer_bytes(
     m: &Module,
     plan: &Plan,
-    user: OpId,
-    p: &PartitionInfo,
-    cd: usize,
+    d: &Direct,
     swizzled_rows: bool,
 ) -> (i64, Option<Smem>) {
-    let rank = p.tile_shape.len();
-    let (rows, stride, nk, _) = buffer_shape(p, cd, swizzled_rows);
-    let kn = [p.tile_shape[rank - 2], p.tile_shape[rank - 1]];
-    match wgmma_b_layout(m, plan, user, kn, nk) {
-        // Room to align the buffer to 1024 bytes.
+    let rank = d.view.tile_shape.len();
+    let (rows, stride, nk, _) = buffer_shape(&d.view, d.along, swizzled_rows);
+    let kn = [d.view.tile_shape[rank - 2], d.view.tile_shape[rank - 1]];
+    match wgmma_b_layout(m, plan, d.product, kn, nk) {
         Some(s) => (s.bytes() + 1024, Some(s)),
-        None => (rows * stride, None),
+        None => match d.tma.as_ref().and_then(|_| tma_layout(m, plan, d)) {
+            Some(s) => (s.bytes() + 1024, None),
+            None => (rows * stride, None),
+        },
     }
+}
+
+/// The swizzled layout a TMA copy of direct copy `d` writes its buffer in:
+/// `wgmma`'s where it reads the buffer, else TMA's own for `ldmatrix`
+/// (`[N][K]` K-major for a transposed view such as `Kᵀ`, `[K][N]`
+/// MN-major otherwise; rows over 128 bytes in 128-byte column blocks,
+/// [`crate::lower::emit::copies::swizzle::Swizzle::for_tma`]).
+pub fn tma_layout(m: &Module, plan: &Plan, d: &Direct) -> Option<Smem> {
+    let rank = d.view.tile_shape.len();
+    let (_, _, nk, _) = buffer_shape(&d.view, d.along, false);
+    let [k, n] = [d.view.tile_shape[rank - 2], d.view.tile_shape[rank - 1]];
+    wgmma_b_layout(m, plan, d.product, [k, n], nk).or_else(|| Smem::new(n, k, 2, !nk))
 }
 
 /// The bytes the B buffers of the direct copies among `ops` take (rows
@@ -89,7 +103,7 @@ pub fn body_buffer_bytes(
     let bytes = ops
         .iter()
         .filter_map(|id| plan.copies.direct.get(id))
-        .map(|d| buffer_bytes(m, plan, d.product, &d.view, d.along, swizzled_rows).0);
+        .map(|d| buffer_bytes(m, plan, d, swizzled_rows).0);
     if reusing {
         bytes.max().unwrap_or(0)
     } else {
@@ -103,7 +117,7 @@ pub fn body_buffer_bytes(
 pub fn buffer_options(m: &Module, plan: &Plan, d: &Direct) -> Vec<i64> {
     let mut sizes: Vec<i64> = [false, true]
         .into_iter()
-        .map(|sw| buffer_bytes(m, plan, d.product, &d.view, d.along, sw).0)
+        .map(|sw| buffer_bytes(m, plan, d, sw).0)
         .collect();
     sizes.dedup();
     sizes
@@ -216,22 +230,18 @@ pub fn direct(m: &Module, plan: &Plan, load: OpId) -> Option<Direct> {
     })
 }
 
-/// The TMA copy of direct copy `d` of `load`, prefetched in a loop of
-/// induction variable `iv` that indexes it, where its product multiplies
-/// on `wgmma` ([`wgmma_b_layout`]: the buffer is a swizzled layout TMA
-/// writes) and TMA can copy the tile into it
-/// ([`crate::lower::plan::copies::pipeline::tma_copy`]; a transposed view
+/// The TMA copy of direct copy `d` of `load`, prefetched (the caller
+/// checks) in a loop of induction variable `iv` that indexes it, where TMA can copy the tile
+/// into the buffer's layout ([`tma_layout`], and
+/// [`crate::lower::plan::copies::pipeline::tma_copy`]; a transposed view
 /// such as attention's `Kᵀ` too). One thread issues its boxes, which
 /// complete on the buffer's own mbarrier.
 pub fn tma(m: &Module, plan: &Plan, load: OpId, d: &Direct, iv: ValueId) -> Option<TmaCopy> {
     let index = m.ops[load].operand_group("index").to_vec();
-    if !d.prefetched || !index.contains(&iv) {
+    if !index.contains(&iv) {
         return None;
     }
-    let rank = d.view.tile_shape.len();
-    let (_, _, nk, _) = buffer_shape(&d.view, d.along, false);
-    let kn = [d.view.tile_shape[rank - 2], d.view.tile_shape[rank - 1]];
-    let s = wgmma_b_layout(m, plan, d.product, kn, nk)?;
+    let s = tma_layout(m, plan, d)?;
     let ld = Load {
         op: load,
         view: d.view.clone(),
@@ -275,17 +285,17 @@ const MAX_ACC_REGS_AHEAD: usize = 64;
 /// values from before the loop, whose product is at the body's top level
 /// too, when nothing in the body writes memory, no `continue` stands in
 /// an `if`, the induction variable is i32 or i64, and no such product's
-/// accumulator passes 64 registers a thread. Not on sm_12x, where ptxas
-/// spills what the next copies' addresses add (the 128x128 attention
-/// loops: 32 -> 140 bytes).
+/// accumulator passes 64 registers a thread. On sm_12x only the copies
+/// TMA makes ([`tma`]): ptxas spills what the next `cp.async` copies'
+/// addresses add (the 128x128 attention loops: 32 -> 140 bytes), where a
+/// TMA copy takes a few coordinates.
 pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<OpId> {
     let op = &m.ops[id];
     let Some(block) = op.regions.first().and_then(|r| r.blocks.first()) else {
         return Vec::new();
     };
     let body = &block.ops;
-    if plan.target.is_sm12x()
-        || !crate::lower::plan::copies::pipeline::wide_induction(m, id)
+    if !crate::lower::plan::copies::pipeline::wide_induction(m, id)
         || block.args.is_empty()
         || crate::lower::analysis::memory::early_continue(m, id)
         || crate::lower::analysis::memory::any_writes(m, body)
@@ -307,9 +317,20 @@ pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<Op
         }
         let index = m.ops[load].operand_group("index");
         let ahead = index.iter().all(|&v| v == iv || !inside(v));
-        if ahead && body.contains(&d.product) {
+        let cheap = !plan.target.is_sm12x() || tma(m, plan, load, d, iv).is_some();
+        if ahead && cheap && body.contains(&d.product) {
             picked.push(load);
         }
+    }
+    // On sm_12x, all of them at once or none: a buffer kept through the
+    // loop must leave room for the others (else they take turns in the
+    // same bytes, copied at the top of the body).
+    let bytes: i64 = (picked.iter())
+        .filter_map(|l| direct.get(l))
+        .map(|d| tma_layout(m, plan, d).map_or(i64::MAX / 4, |s| s.bytes() + 1024))
+        .sum();
+    if plan.target.is_sm12x() && bytes > plan.target.max_shared_bytes() / 4 * 3 {
+        return Vec::new();
     }
     picked
 }
