@@ -2,8 +2,9 @@
 //! `fmha_kernel` as its benchmark tunes it) keeps its tiles where
 //! FlashAttention does: the accumulators, the row statistics and P in
 //! registers, warps owning whole rows, and K and V copied global-to-shared
-//! with `cp.async` (both issued at the top of the loop body, each waited
-//! for by its product). On `mma.sync` (sm_80, sm_100) Q is A fragments in
+//! (by TMA from sm_90 on, else with `cp.async`; the next ones issued once
+//! their products have read the buffers, each waited for by its product).
+//! On `mma.sync` (sm_80, sm_100) Q is A fragments in
 //! registers; on sm_90's `wgmma` (as FlashAttention-3 and NVIDIA's
 //! tileiras) Q is written once into shared memory and read through a
 //! descriptor, P is the register A operand of `P·V`, and K and V land in
@@ -21,11 +22,45 @@ fn compile(name: &str, gpu: Gpu) -> (String, String) {
     common::compile_verbose(&format!("tests/data/differential/repro/{name}.tileir"), gpu)
 }
 
+/// [`compile`] with TMA switched off (`TILEIRAS_NO_TMA`): K and V by
+/// `cp.async`.
+fn compile_without_tma(name: &str, gpu: Gpu) -> (String, String) {
+    let options = tileiras::options::Options {
+        gpu,
+        tma: false,
+        ..Default::default()
+    };
+    common::compile_verbose_with(
+        &format!("tests/data/differential/repro/{name}.tileir"),
+        &options,
+    )
+}
+
+#[test]
+fn from_sm_90_on_k_and_v_come_by_tma() {
+    // Two loops, each prefetching K and V (two 128 x 64 boxes a tile)
+    // before it and the next ones in each iteration, on each buffer's own
+    // barrier, invalidated after the loop; the views' static batch of 1
+    // is a constant of the maps.
+    for name in KERNELS {
+        for gpu in [Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+            let (text, log) = compile(name, gpu);
+            assert_eq!(common::spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
+            let count = |what: &str| text.matches(what).count();
+            assert_eq!(count("cp.async.bulk.tensor.4d"), 16, "{name} on {gpu:?}");
+            assert_eq!(count("mbarrier.arrive.expect_tx"), 8, "{name} on {gpu:?}");
+            assert_eq!(count("mbarrier.init.shared.b64"), 4, "{name} on {gpu:?}");
+            assert_eq!(count("mbarrier.inval.shared.b64"), 4, "{name} on {gpu:?}");
+            assert_eq!(count("cp.async.cg"), 0, "{name} on {gpu:?}");
+        }
+    }
+}
+
 #[test]
 fn attention_tiles_stay_in_registers_without_spilling() {
     for name in KERNELS {
         for gpu in [Gpu::Sm80, Gpu::Sm90, Gpu::Sm100] {
-            let (text, log) = compile(name, gpu);
+            let (text, log) = compile_without_tma(name, gpu);
             assert_eq!(common::spills(&log), (0, 0), "{name} on {gpu:?}:\n{log}");
             let ldmatrix: Vec<&str> = text.lines().filter(|l| l.contains("ldmatrix")).collect();
             let wgmma: Vec<&str> = text
@@ -80,11 +115,13 @@ fn attention_tiles_stay_in_registers_without_spilling() {
 
 #[test]
 fn on_sm120_q_is_staged_beside_swizzled_k_and_v() {
-    // 99 KiB hold padded K and V (68 KiB) or Q beside them only unpadded:
-    // K's and V's rows are swizzled, Q is written once into shared memory
-    // and read a fragment a K step, and ptxas spills nothing.
+    // Without TMA, 99 KiB hold padded K and V (68 KiB) or Q beside them
+    // only unpadded: K's and V's rows are swizzled, Q is written once into
+    // shared memory and read a fragment a K step, and ptxas spills
+    // nothing. (With TMA, K and V prefetched in TMA's layout leave Q in
+    // registers: `from_sm_90_on_k_and_v_come_by_tma`.)
     for name in KERNELS {
-        let (text, log) = compile(name, Gpu::Sm120);
+        let (text, log) = compile_without_tma(name, Gpu::Sm120);
         assert_eq!(common::spills(&log), (0, 0), "{name}:\n{log}");
         let smem: i64 = text
             .lines()
@@ -134,11 +171,12 @@ fn first_loop(text: &str) -> (usize, usize) {
 /// copied before it, each iteration copies the next K and V (one group
 /// each) once their products have read the buffers and waits for one
 /// group at a time, and the copies past the last iteration are waited
-/// for after the loop, before the buffers serve again.
+/// for after the loop, before the buffers serve again (by `cp.async`:
+/// TMA's copies are [`from_sm_90_on_k_and_v_come_by_tma`]).
 #[test]
 fn attention_copies_the_next_tiles_during_each_iteration() {
     for gpu in [Gpu::Sm80, Gpu::Sm90] {
-        let (text, _) = compile(KERNELS[0], gpu);
+        let (text, _) = compile_without_tma(KERNELS[0], gpu);
         let lines: Vec<&str> = text.lines().collect();
         let (start, end) = first_loop(&text);
         let count = |from: usize, to: usize, what: &str| {

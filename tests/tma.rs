@@ -323,3 +323,28 @@ fn attention_s_k_and_v_come_by_tma_into_their_buffers() {
     assert_eq!(count(&p, "cp.async.bulk.tensor.4d"), 16);
     assert_eq!(count(&p, "mbarrier.init.shared.b64"), 4);
 }
+
+#[test]
+fn a_static_extent_is_a_constant_of_the_map() {
+    // The H100 run's causal attention: its views' batch dimension is a
+    // static 1. The maps of K and V keep it as a constant dim of the
+    // callbacks (NVIDIA's leave it out), so TMA copies them too.
+    let rel = "tests/data/differential/repro/fmha_d128_causal_128x128.tileir";
+    for gpu in [Gpu::Sm90, Gpu::Sm100, Gpu::Sm120] {
+        let p = ptx_for(rel, gpu, true);
+        assert_eq!(count(&p, "cp.async.bulk.tensor.4d"), 16, "{gpu:?}");
+    }
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    let module = tileiras::bytecode::read(&bytes).unwrap();
+    let options = Options {
+        gpu: Gpu::Sm90,
+        ..Default::default()
+    };
+    let plans = tileiras::lower::plan::plan_module(&module, &options).unwrap();
+    let d: String = plans.iter().map(|p| p.dump(&module)).collect();
+    assert_eq!(
+        d.matches("(dims: arguments [constant 1, ").count(),
+        4,
+        "{d}"
+    );
+}

@@ -98,6 +98,40 @@ impl MapSwizzle {
     }
 }
 
+/// One of a map's 32-bit dims or strides: an entry argument's (its
+/// parameter index in a [`MapDecl`], its byte offset in the parameter
+/// buffer in a [`MapSpec`]) or a constant of the bytecode (a view's static
+/// extent).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MapValue<T> {
+    /// The argument at this index or offset.
+    Arg(T),
+    /// This value.
+    Const(u32),
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for MapValue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MapValue::Arg(a) => a.fmt(f),
+            MapValue::Const(c) => write!(f, "constant {c}"),
+        }
+    }
+}
+
+impl MapValue<u32> {
+    /// `dst = ` the value, zero-extended.
+    fn load(self, dst: Reg) -> Op {
+        match self {
+            MapValue::Arg(off) => Op::LoadU32 { dst, off },
+            MapValue::Const(c) => Op::Const {
+                dst,
+                value: u64::from(c),
+            },
+        }
+    }
+}
+
 /// One tensor map of a kernel, as the plan decides it. Offsets are bytes
 /// into the parameter buffer the callback receives (see
 /// `ptx::params::layout`, which counts from where the parameters start in
@@ -111,9 +145,9 @@ pub struct MapSpec {
     /// The array's base address (64-bit).
     pub base: u32,
     /// Its dims, outermost first (one per dimension; 1 to 5).
-    pub dims: Vec<u32>,
+    pub dims: Vec<MapValue<u32>>,
     /// Its strides in elements, outermost first (one fewer than dims).
-    pub strides: Vec<u32>,
+    pub strides: Vec<MapValue<u32>>,
     /// Element type.
     pub elem: MapElem,
     /// Round f32 to tf32 on the copy.
@@ -133,11 +167,11 @@ pub struct MapDecl {
     pub map: usize,
     /// The array's base address parameter.
     pub base: usize,
-    /// Its dims' parameters, outermost map dim first.
-    pub dims: Vec<usize>,
-    /// Its strides' parameters (in elements), outermost first, for every
-    /// map dim but the innermost (whose stride is 1).
-    pub strides: Vec<usize>,
+    /// Its dims, outermost map dim first.
+    pub dims: Vec<MapValue<usize>>,
+    /// Its strides (in elements), outermost first, for every map dim but
+    /// the innermost (whose stride is 1).
+    pub strides: Vec<MapValue<usize>>,
     /// Element type.
     pub elem: MapElem,
     /// Round f32 to tf32 on the copy.
@@ -157,15 +191,15 @@ impl MapDecl {
                 .copied()
                 .ok_or_else(|| format!("parameter {i} of {}", offsets.len()))
         };
+        let value = |v: &MapValue<usize>| match *v {
+            MapValue::Arg(i) => at(i).map(MapValue::Arg),
+            MapValue::Const(c) => Ok(MapValue::Const(c)),
+        };
         Ok(MapSpec {
             map: at(self.map)?,
             base: at(self.base)?,
-            dims: self.dims.iter().map(|i| at(*i)).collect::<Result<_, _>>()?,
-            strides: self
-                .strides
-                .iter()
-                .map(|i| at(*i))
-                .collect::<Result<_, _>>()?,
+            dims: self.dims.iter().map(value).collect::<Result<_, _>>()?,
+            strides: self.strides.iter().map(value).collect::<Result<_, _>>()?,
             elem: self.elem,
             tf32: self.tf32,
             swizzle: self.swizzle,
@@ -231,11 +265,12 @@ impl MapSpec {
                 self.map, self.base
             ));
         }
-        if let Some(o) = self
-            .dims
-            .iter()
-            .chain(&self.strides)
-            .find(|o| misaligned(**o, 4))
+        if let Some(o) = (self.dims.iter().chain(&self.strides))
+            .filter_map(|v| match v {
+                MapValue::Arg(o) => Some(*o),
+                MapValue::Const(_) => None,
+            })
+            .find(|o| misaligned(*o, 4))
         {
             return Err(format!("a 32-bit argument at {o:#x}"));
         }
@@ -302,28 +337,19 @@ impl MapSpec {
         });
         for i in 0..r - 1 {
             ops.extend([
-                Op::LoadU32 {
-                    dst: A,
-                    off: self.dims[i],
-                },
+                self.dims[i].load(A),
                 Op::Const {
                     dst: B,
                     value: u64::MAX,
                 },
                 Op::Add(A, B),
-                Op::LoadU32 {
-                    dst: B,
-                    off: self.strides[i],
-                },
+                self.strides[i].load(B),
                 Op::Mul(A, B),
                 Op::Add(SPAN, A),
             ]);
         }
         ops.extend([
-            Op::LoadU32 {
-                dst: A,
-                off: self.dims[r - 1],
-            },
+            self.dims[r - 1].load(A),
             Op::Add(SPAN, A),
             Op::Const {
                 dst: B,
@@ -362,10 +388,7 @@ impl MapSpec {
                     Field::Stride(i) => {
                         // below 2^31: (2^32 - 1) · 8 >> 4
                         ops.extend([
-                            Op::LoadU32 {
-                                dst,
-                                off: self.strides[i],
-                            },
+                            self.strides[i].load(dst),
                             Op::Const {
                                 dst: SPAN,
                                 value: size,
@@ -377,10 +400,7 @@ impl MapSpec {
                     }
                     Field::Dim(i) => {
                         ops.extend([
-                            Op::LoadU32 {
-                                dst,
-                                off: self.dims[i],
-                            },
+                            self.dims[i].load(dst),
                             Op::Const {
                                 dst: SPAN,
                                 value: 0xffff_ffff,
@@ -443,8 +463,8 @@ mod tests {
         MapSpec {
             map: 64,
             base: 0,
-            dims: vec![8, 12],
-            strides: vec![16],
+            dims: vec![MapValue::Arg(8), MapValue::Arg(12)],
+            strides: vec![MapValue::Arg(16)],
             elem: MapElem::F16,
             tf32: false,
             swizzle: MapSwizzle::B128,
@@ -461,7 +481,9 @@ mod tests {
             .zip(dims)
             .chain(spec.strides.iter().zip(strides))
         {
-            buf[*o as usize..][..4].copy_from_slice(&v.to_le_bytes());
+            if let MapValue::Arg(o) = o {
+                buf[*o as usize..][..4].copy_from_slice(&v.to_le_bytes());
+            }
         }
         let mut p = Program::default();
         spec.program(&mut p);
@@ -495,6 +517,21 @@ mod tests {
         let w = |i: usize| u64::from_le_bytes(buf[64 + 8 * i..72 + 8 * i].try_into().unwrap());
         assert_eq!(w(1), 0x0004_6312);
         assert_eq!(w(4), 0);
+    }
+
+    #[test]
+    fn a_constant_dim_or_stride_writes_what_its_argument_would() {
+        let args = run(&matmul_a(), 0x7f00_1234_5670, &[1000, 512], &[512]);
+        let mut spec = matmul_a();
+        spec.dims[0] = MapValue::Const(1000);
+        spec.strides[0] = MapValue::Const(512);
+        spec.check().unwrap();
+        // the arguments left out of the buffer are not read
+        let consts = run(&spec, 0x7f00_1234_5670, &[0, 512], &[0]);
+        assert_eq!(&consts[64..128], &args[64..128]);
+        // a constant is not an offset: it need not be aligned
+        spec.dims[0] = MapValue::Const(3);
+        assert!(spec.check().is_ok());
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod object;
 mod program;
 mod x86_64;
 
-pub use map::{MapDecl, MapElem, MapSpec, MapSwizzle};
+pub use map::{MapDecl, MapElem, MapSpec, MapSwizzle, MapValue};
 pub use program::{Op, Program, Reg, REGS};
 
 use crate::options::{HostArch, HostOs};

@@ -145,14 +145,22 @@ pub fn assemble(ptx: &str, args: &[&str]) -> (Vec<u8>, String) {
 /// `gpu`, and the log of ptxas assembling it with `-v` at `--opt-level 3`
 /// and extended shared memory (the flags NVIDIA's tileiras gives it).
 pub fn compile_verbose(path: &str, gpu: tileiras::options::Gpu) -> (String, String) {
+    compile_verbose_with(
+        path,
+        &tileiras::options::Options {
+            gpu,
+            ..Default::default()
+        },
+    )
+}
+
+/// [`compile_verbose`] under `options`.
+pub fn compile_verbose_with(path: &str, options: &tileiras::options::Options) -> (String, String) {
+    let gpu = options.gpu;
     let file = repo().join(path);
     let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let m = tileiras::bytecode::read(&data).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let options = tileiras::options::Options {
-        gpu,
-        ..Default::default()
-    };
-    let text = tileiras::lower::lower(&m, &options).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let text = tileiras::lower::lower(&m, options).unwrap_or_else(|e| panic!("{path}: {e}"));
     let (_, log) = assemble(
         &text,
         &[

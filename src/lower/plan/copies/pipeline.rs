@@ -3,7 +3,7 @@
 //! its product's engine, with a ring of stages in shared memory that
 //! `cp.async` or TMA fills for the next iterations while the current one
 //! multiplies. This file finds such loops and plans their stages.
-use crate::host::{MapDecl, MapElem, MapSwizzle};
+use crate::host::{MapDecl, MapElem, MapSwizzle, MapValue};
 use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
 use crate::lower::analysis::view::{
@@ -241,9 +241,10 @@ fn map_elem(e: Elem) -> Option<MapElem> {
 /// the same rank (2 to 5), the tile is one element along all but its last
 /// two dimensions (a batch's one matrix) and its last dimension (or,
 /// transposed, its next-to-last) is contiguous (stride 1) in 16-byte
-/// chunks, the view's base, dims and other strides are entry arguments
-/// (TMA's map is written from them on the host; its dimensions are the
-/// tile's, in the tile's order but for the contiguous one, innermost), and the
+/// chunks, the view's base is an entry argument and its dims and other
+/// strides entry arguments or constants (TMA's map is written from them on
+/// the host; its dimensions are the tile's, in the tile's order but for
+/// the contiguous one, innermost), and the
 /// boxes (one element along the leading dimensions, the swizzle's width
 /// along the contiguous one, at most 256 along the other) land every
 /// element where the layout puts it. The box's swizzle is the layout's:
@@ -285,8 +286,11 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
         order.swap(rank - 2, rank - 1);
     }
     let arg = |e: &Extent| match e {
-        Extent::Dynamic(x) => entry_arg(m, *x),
-        Extent::Static(_) => None,
+        Extent::Dynamic(x) => entry_arg(m, *x).map(MapValue::Arg),
+        Extent::Static(v) => u32::try_from(*v)
+            .ok()
+            .filter(|&v| v > 0)
+            .map(MapValue::Const),
     };
     let base = entry_arg(m, v.base)?;
     let dims = (order.iter())
@@ -296,7 +300,12 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
         .map(|&t| arg(&v.strides[v.dim_map[t]]))
         .collect::<Option<Vec<_>>>()?;
     let elem = map_elem(v.elem)?;
-    if elem.size() as i64 != es {
+    // a constant stride as TMA takes strides: whole 16-byte units
+    let whole = |st: &MapValue<usize>| match *st {
+        MapValue::Const(c) => i64::from(c) * es % 16 == 0,
+        MapValue::Arg(_) => true,
+    };
+    if elem.size() as i64 != es || !strides.iter().all(whole) {
         return None;
     }
     let w = smem.swizzle;
