@@ -415,6 +415,7 @@ pub fn prefetch(
         .filter_map(|&load| candidate(l, load).map(|c| (load, c.0, c.1, c.2, c.3)))
         .collect();
     let mut out = Vec::new();
+    let mut buffers = Vec::new();
     for (load, user, p, cd, chunk) in picked {
         if !l.chosen().issued(load, Issue::BeforeLoop) {
             continue;
@@ -432,10 +433,17 @@ pub fn prefetch(
             let at = (d.bytes.clone(), s.bytes());
             d.tma = Some(Rc::new(TmaDirect::set_up(l, &ld, &copy, iv, at)?));
         }
-        let d = Rc::new(d);
+        buffers.push(Rc::new(d));
+    }
+    // One barrier publishes every TMA copy's barrier before any is waited
+    // for.
+    if buffers.iter().any(|d| d.tma.is_some()) {
+        l.barrier();
+    }
+    for d in buffers {
         copy(l, &d, None)?;
-        l.states.get::<Copies>().prefetched.insert(load, d);
-        out.push(load);
+        out.push(d.load);
+        l.states.get::<Copies>().prefetched.insert(d.load, d);
     }
     Ok(out)
 }
@@ -469,14 +477,26 @@ pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
     }
     wait(l, 0);
     l.states.get::<Copies>().in_flight.clear();
+    let mut by_tma = Vec::new();
     for x in loads {
         // The copies past the last iteration wrote their buffer until
         // here: what writes it next waits for a barrier after this.
         if let Some(d) = l.states.get::<Copies>().prefetched.remove(x) {
             match &d.tma {
-                Some(t) => t.finish(l),
+                Some(t) => {
+                    t.wait(l);
+                    by_tma.push(t.clone());
+                }
                 None => l.declare(Access::Write, d.bytes.clone(), Some(d.load)),
             }
+        }
+    }
+    // Every thread is past its last wait before thread 0 invalidates the
+    // barriers.
+    if !by_tma.is_empty() {
+        l.barrier();
+        for t in by_tma {
+            t.invalidate(l);
         }
     }
 }

@@ -1,18 +1,19 @@
-//! A B operand copied straight into its product's buffer by TMA (sm_90,
-//! where `wgmma` reads the buffer in a swizzled layout TMA writes; the
-//! plan's [`crate::lower::plan::copies::direct::tma`]): the loop's
-//! prefetched copies ([`crate::lower::emit::copies::direct`]) without
-//! `cp.async`. The buffer has its own mbarrier, in its alignment slack
-//! after the aligned operand:
+//! A B operand copied straight into its product's buffer by TMA, in a
+//! swizzled layout TMA writes and the product reads (`wgmma`'s on sm_90,
+//! TMA's own through `ldmatrix` on `mma.sync`; the plan's
+//! [`crate::lower::plan::copies::direct::tma`]): the loop's prefetched
+//! copies ([`crate::lower::emit::copies::direct`]) without `cp.async`.
+//! The buffer has its own mbarrier, in its alignment slack after the
+//! aligned operand:
 //!
 //! ```text
 //! before the loop: thread 0: mbarrier.init [bar], 1; fence.mbarrier_init; prefetch.tensormap
-//!                  bar.sync
+//!                  bar.sync (one for all the loop's buffers)
 //! each copy:       fence.proxy.async (each thread's earlier accesses of the bytes)
 //!                  bar.sync where the buffer was read since (the barrier analysis)
 //!                  thread 0: mbarrier.arrive.expect_tx [bar], bytes; cp.async.bulk.tensor ... [bar]
 //! each wait:       mbarrier.try_wait.parity [bar], phase (every thread); phase ^= 1
-//! after the loop:  the last copy's wait; bar.sync; thread 0: mbarrier.inval [bar]
+//! after the loop:  the last copy's wait; bar.sync (one for all); thread 0: mbarrier.inval [bar]
 //! ```
 use smallvec::smallvec;
 
@@ -52,8 +53,9 @@ impl TmaDirect {
     /// Before the loop of induction variable `iv`: the copy of `load` by
     /// `copy` into the buffer over `bytes` (an operand of `operand_bytes`
     /// from its 1024-aligned base, the barrier after it); thread 0 sets up
-    /// the barrier and prefetches the map, and the block's barrier
-    /// publishes them.
+    /// the barrier and prefetches the map. A block barrier must publish
+    /// them before any thread waits (the caller's, one for all the loop's
+    /// copies).
     pub fn set_up(
         l: &mut Lowerer,
         ld: &Load,
@@ -71,7 +73,6 @@ impl TmaDirect {
         init_fence(l);
         stage.prefetch(l);
         l.b.end_if();
-        l.barrier();
         let phase = counter(l, 0);
         Ok(TmaDirect {
             load: ld.op,
@@ -108,11 +109,10 @@ impl TmaDirect {
         );
     }
 
-    /// After the loop: waits for the copy past its last iteration, then
-    /// thread 0 invalidates the barrier once every thread is past it.
-    pub fn finish(&self, l: &mut Lowerer) {
-        self.wait(l);
-        l.barrier();
+    /// After the loop, once every thread has waited for the copy past its
+    /// last iteration ([`TmaDirect::wait`]) and a block barrier followed:
+    /// thread 0 invalidates the barrier.
+    pub fn invalidate(&self, l: &mut Lowerer) {
         l.writes(self.bytes.clone());
         l.b.begin_if(self.first, true);
         mbarrier(l, "inval", self.bar, None);
