@@ -322,6 +322,14 @@ fn attention_s_k_and_v_come_by_tma_into_their_buffers() {
     let p = ptx_for(causal, Gpu::Sm120, true);
     assert_eq!(count(&p, "cp.async.bulk.tensor.4d"), 16);
     assert_eq!(count(&p, "mbarrier.init.shared.b64"), 4);
+    // An accumulator of 128 registers a thread (64 x 256 in four warps):
+    // on wgmma TMA prefetches the tiles all the same (a copy takes a few
+    // coordinates); on mma.sync, whose next cp.async copies' addresses
+    // would spill, they are copied at the top of the body.
+    let clamped = "tests/data/differential/targeted/clamped_attention_f16.tileir";
+    assert_eq!(count(&ptx(clamped, true), "cp.async.bulk.tensor.2d"), 8);
+    let p = ptx_for(clamped, Gpu::Sm100, true);
+    assert_eq!(count(&p, "cp.async.bulk.tensor"), 0);
 }
 
 #[test]

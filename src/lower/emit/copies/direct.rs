@@ -377,7 +377,9 @@ fn copy_by_tma(
         ),
         None => iv.regs[0],
     };
-    t.issue(l, (iteration, n.ty));
+    // Only the first copy, or ldmatrix's reads, call for the proxy fence.
+    let generic = next.is_none() || d.swizzled.is_none();
+    t.issue(l, (iteration, n.ty), generic);
     Ok(())
 }
 
@@ -435,10 +437,10 @@ pub fn prefetch(
         }
         buffers.push(Rc::new(d));
     }
-    // One barrier publishes every TMA copy's barrier before any is waited
-    // for.
+    // One fence and one barrier publish every TMA copy's barrier before
+    // any is used.
     if buffers.iter().any(|d| d.tma.is_some()) {
-        l.barrier();
+        crate::lower::emit::copies::direct_tma::publish(l);
     }
     for d in buffers {
         copy(l, &d, None)?;
@@ -475,7 +477,15 @@ pub fn drain(l: &mut Lowerer, loads: &[OpId]) {
     if loads.is_empty() {
         return;
     }
-    wait(l, 0);
+    // cp.async groups of these loads (or others') still in flight.
+    let copies = l.states.get::<Copies>();
+    let by_cp_async = !copies.in_flight.is_empty()
+        || loads
+            .iter()
+            .any(|x| copies.prefetched.get(x).is_some_and(|d| d.tma.is_none()));
+    if by_cp_async {
+        wait(l, 0);
+    }
     l.states.get::<Copies>().in_flight.clear();
     let mut by_tma = Vec::new();
     for x in loads {

@@ -30,6 +30,17 @@ use crate::lower::plan::copies::pipeline::{Load, TmaCopy};
 use crate::lower::simt::membar::Access;
 use crate::ptx::{Opc, Operand, Reg, Ty};
 
+/// After the [`TmaDirect::set_up`] of a loop's copies: thread 0 makes the
+/// barriers' initialization visible to the async proxy (one fence for
+/// all), and the block's barrier publishes them.
+pub fn publish(l: &mut Lowerer) {
+    let first = l.is_thread_zero();
+    l.b.begin_if(first, true);
+    init_fence(l);
+    l.b.end_if();
+    l.barrier();
+}
+
 /// A direct copy's TMA boxes and the buffer's barrier.
 #[derive(Debug)]
 pub struct TmaDirect {
@@ -53,9 +64,8 @@ impl TmaDirect {
     /// Before the loop of induction variable `iv`: the copy of `load` by
     /// `copy` into the buffer over `bytes` (an operand of `operand_bytes`
     /// from its 1024-aligned base, the barrier after it); thread 0 sets up
-    /// the barrier and prefetches the map. A block barrier must publish
-    /// them before any thread waits (the caller's, one for all the loop's
-    /// copies).
+    /// the barrier and prefetches the map. [`publish`] must follow, once
+    /// for all the loop's copies, before any is issued.
     pub fn set_up(
         l: &mut Lowerer,
         ld: &Load,
@@ -70,7 +80,6 @@ impl TmaDirect {
         l.declare(Access::Write, bytes.clone(), Some(ld.op));
         l.b.begin_if(first, true);
         mbarrier(l, "init", bar, Some(1));
-        init_fence(l);
         stage.prefetch(l);
         l.b.end_if();
         let phase = counter(l, 0);
@@ -86,11 +95,16 @@ impl TmaDirect {
     }
 
     /// Issues the copy of the tile at induction value `iteration` (of type
-    /// `ity`): every thread's earlier accesses of the buffer reach the
-    /// async proxy, and thread 0 issues the boxes once the barrier
+    /// `ity`): with `generic`, every thread's earlier accesses of the
+    /// buffer reach the async proxy first (before the loop, where other
+    /// buffers' bytes may have lain, and where `ldmatrix` reads it; not
+    /// where `wgmma`, of the async proxy too, was its only reader since
+    /// the last copy), and thread 0 issues the boxes once the barrier
     /// analysis has ordered the buffer's last reads before them.
-    pub fn issue(&self, l: &mut Lowerer, (iteration, ity): (Reg, Ty)) {
-        proxy_fence(l);
+    pub fn issue(&self, l: &mut Lowerer, (iteration, ity): (Reg, Ty), generic: bool) {
+        if generic {
+            proxy_fence(l);
+        }
         l.declare(Access::Write, self.bytes.clone(), Some(self.load));
         l.b.begin_if(self.first, true);
         self.stage.issue(l, self.base, self.bar, (iteration, ity));

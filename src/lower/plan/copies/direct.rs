@@ -285,10 +285,12 @@ const MAX_ACC_REGS_AHEAD: usize = 64;
 /// values from before the loop, whose product is at the body's top level
 /// too, when nothing in the body writes memory, no `continue` stands in
 /// an `if`, the induction variable is i32 or i64, and no such product's
-/// accumulator passes 64 registers a thread. On sm_12x only the copies
-/// TMA makes ([`tma`]): ptxas spills what the next `cp.async` copies'
-/// addresses add (the 128x128 attention loops: 32 -> 140 bytes), where a
-/// TMA copy takes a few coordinates.
+/// accumulator passes 64 registers a thread, but where TMA copies the
+/// tile ([`tma`]) for `wgmma` (on `mma.sync`, ptxas spills more: 8 -> 132
+/// bytes for a 64x256 accumulator in four warps on sm_100). On sm_12x
+/// only the copies TMA makes: ptxas spills what
+/// the next `cp.async` copies' addresses add (the 128x128 attention loops:
+/// 32 -> 140 bytes), where a TMA copy takes a few coordinates.
 pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<OpId> {
     let op = &m.ops[id];
     let Some(block) = op.regions.first().and_then(|r| r.blocks.first()) else {
@@ -312,12 +314,20 @@ pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<Op
         let Some(Engine::MmaSync(mp)) = plan.engine(d.product) else {
             continue;
         };
-        if mp.acc.num_registers() > MAX_ACC_REGS_AHEAD {
+        let by_tma = tma(m, plan, load, d, iv).is_some();
+        let on_wgmma = crate::lower::plan::engines::mma_sync::on_wgmma(
+            m,
+            d.product,
+            mp,
+            plan.target,
+            plan.warps,
+        );
+        if mp.acc.num_registers() > MAX_ACC_REGS_AHEAD && !(by_tma && on_wgmma) {
             return Vec::new();
         }
         let index = m.ops[load].operand_group("index");
         let ahead = index.iter().all(|&v| v == iv || !inside(v));
-        let cheap = !plan.target.is_sm12x() || tma(m, plan, load, d, iv).is_some();
+        let cheap = !plan.target.is_sm12x() || by_tma;
         if ahead && cheap && body.contains(&d.product) {
             picked.push(load);
         }
