@@ -540,12 +540,24 @@ pub fn forward_reshape(l: &mut Lowerer, id: OpId) -> bool {
 }
 
 /// Waits for the copies into `d`'s buffer: on its barrier where TMA
-/// copies it, else as [`wait_for`].
+/// copies it, else as [`wait_for`] (each thread its own chunks: a barrier
+/// must follow before the buffer is read).
 pub fn wait_for_copy(l: &mut Lowerer, d: &DirectB) {
     match &d.tma {
         Some(t) => t.wait(l),
         None => wait_for(l, d.load),
     }
+}
+
+/// Declares the product's reads of `d`'s buffer (at the point from which
+/// they run until the product is done). Where TMA fills the buffer, its
+/// mbarrier orders the copy's writes before them (every thread waited on
+/// it, [`wait_for_copy`]) and the next copy's barrier orders them before
+/// its writes ([`crate::lower::emit::copies::direct_tma::TmaDirect::issue`]):
+/// the load owns them. Else the barrier analysis orders them.
+pub fn declare_reads(l: &mut Lowerer, d: &DirectB) {
+    let owner = d.tma.as_ref().map(|_| d.load);
+    l.declare(Access::Read, d.bytes.clone(), owner);
 }
 
 /// Waits for the copies of `load` (`cp.async.wait_group` allowing the

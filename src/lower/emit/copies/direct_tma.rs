@@ -10,9 +10,10 @@
 //! before the loop: thread 0: mbarrier.init [bar], 1; fence.mbarrier_init; prefetch.tensormap
 //!                  bar.sync (one for all the loop's buffers)
 //! each copy:       fence.proxy.async (each thread's earlier accesses of the bytes)
-//!                  bar.sync where the buffer was read since (the barrier analysis)
+//!                  bar.sync (after the first: the last copy's reads done)
 //!                  thread 0: mbarrier.arrive.expect_tx [bar], bytes; cp.async.bulk.tensor ... [bar]
 //! each wait:       mbarrier.try_wait.parity [bar], phase (every thread); phase ^= 1
+//!                  (no barrier: each thread's wait shows it the copy's writes)
 //! after the loop:  the last copy's wait; bar.sync (one for all); thread 0: mbarrier.inval [bar]
 //! ```
 use smallvec::smallvec;
@@ -56,6 +57,8 @@ pub struct TmaDirect {
     phase: Reg,
     /// Whether this thread is thread 0.
     first: Reg,
+    /// Whether a copy was issued (the next ones wait for its reads).
+    issued: std::cell::Cell<bool>,
     /// The bytes of the scratch array the buffer (and barrier) span.
     bytes: std::ops::Range<i64>,
 }
@@ -90,6 +93,7 @@ impl TmaDirect {
             bar,
             phase,
             first,
+            issued: std::cell::Cell::new(false),
             bytes,
         })
     }
@@ -104,6 +108,11 @@ impl TmaDirect {
     pub fn issue(&self, l: &mut Lowerer, (iteration, ity): (Reg, Ty), generic: bool) {
         if generic {
             proxy_fence(l);
+        }
+        if self.issued.replace(true) {
+            // The last copy's reads (owned by the load, so the analysis
+            // leaves them to this protocol) are done in every thread.
+            l.barrier();
         }
         l.declare(Access::Write, self.bytes.clone(), Some(self.load));
         l.b.begin_if(self.first, true);

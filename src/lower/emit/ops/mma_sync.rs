@@ -376,7 +376,9 @@ fn direct_b_product(
         swizzle: Operands::row_swizzles([false, d.rows_swizzled], (0, d.stride)),
     };
     crate::lower::emit::copies::direct::wait_for_copy(l, d);
-    l.barrier();
+    if d.tma.is_none() {
+        l.barrier();
+    }
     let base = l.shared_base();
     let b_base = match &d.tma_rows {
         // TMA's layout from the buffer's 1024-aligned base: rows of the
@@ -391,7 +393,7 @@ fn direct_b_product(
     };
     let frags = fragment_addrs(l, plan, &ops, (base, b_base), &plan.acc.shape);
     let mut acc = acc_fragments(l, plan, acc);
-    l.reads(d.bytes.clone());
+    crate::lower::emit::copies::direct::declare_reads(l, d);
     if let Some(r) = rows_a {
         l.reads(r.bytes());
     }

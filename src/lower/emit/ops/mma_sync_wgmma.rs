@@ -33,7 +33,7 @@ use crate::lower::error::LowerError;
 use crate::ptx::{Inst, Opc, Operand, Reg};
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::lower::emit::copies::direct::{wait_for_copy, DirectB};
+use crate::lower::emit::copies::direct::{declare_reads, wait_for_copy, DirectB};
 use crate::lower::emit::copies::swizzled::write;
 use crate::lower::emit::ops::staging::{aligned_base, alloc};
 use crate::lower::emit::wgmma_isa::{
@@ -133,10 +133,11 @@ pub fn multiply(
     };
     wait_for_copy(l, d);
     if d.tma.is_none() {
-        // The copies' writes reach the tensor cores' (async) proxy.
+        // The copies' writes reach the tensor cores' (async) proxy, and
+        // every thread's land before any is read.
         proxy_fence(l);
+        l.barrier();
     }
-    l.barrier();
     let base = aligned_base(l, d.bytes.start);
     let base = match b_step {
         Some([mn, kk]) => group_base(l, base, s.start(mn, kk)),
@@ -165,6 +166,13 @@ pub fn multiply(
         }
     };
     let words = acc_words(l, plan.acc_elem, acc);
+    if d.tma.is_some() {
+        // Read from here until the wait below.
+        declare_reads(l, d);
+        if let Some(bytes) = a_bytes.clone() {
+            l.reads(bytes);
+        }
+    }
     let scale_d = l.imm(Elem::Num(Scalar::I1), 1);
     let ty = type_name(ae, true);
     let mods = [
@@ -206,9 +214,11 @@ pub fn multiply(
     sync_op(l, &["commit_group", "sync", "aligned"], vec![]);
     sync_op(l, &["wait_group", "sync", "aligned"], vec![Operand::Imm(0)]);
     // Every read of the multiply is done here.
-    l.reads(d.bytes.clone());
-    if let Some(bytes) = a_bytes {
-        l.reads(bytes);
+    if d.tma.is_none() {
+        l.reads(d.bytes.clone());
+        if let Some(bytes) = a_bytes {
+            l.reads(bytes);
+        }
     }
     Ok(words)
 }
