@@ -379,7 +379,7 @@ fn copy_by_tma(
     };
     // Only the first copy, or ldmatrix's reads, call for the proxy fence.
     let generic = next.is_none() || d.swizzled.is_none();
-    t.issue(l, (iteration, n.ty), generic);
+    t.issue(l, (iteration, n.ty), generic, next.is_some());
     Ok(())
 }
 

@@ -57,8 +57,6 @@ pub struct TmaDirect {
     phase: Reg,
     /// Whether this thread is thread 0.
     first: Reg,
-    /// Whether a copy was issued (the next ones wait for its reads).
-    issued: std::cell::Cell<bool>,
     /// The bytes of the scratch array the buffer (and barrier) span.
     bytes: std::ops::Range<i64>,
 }
@@ -93,7 +91,6 @@ impl TmaDirect {
             bar,
             phase,
             first,
-            issued: std::cell::Cell::new(false),
             bytes,
         })
     }
@@ -105,11 +102,13 @@ impl TmaDirect {
     /// where `wgmma`, of the async proxy too, was its only reader since
     /// the last copy), and thread 0 issues the boxes once the barrier
     /// analysis has ordered the buffer's last reads before them.
-    pub fn issue(&self, l: &mut Lowerer, (iteration, ity): (Reg, Ty), generic: bool) {
+    /// With `next` (a copy in the loop, not the one before it), the last
+    /// copy's reads must be done first.
+    pub fn issue(&self, l: &mut Lowerer, (iteration, ity): (Reg, Ty), generic: bool, next: bool) {
         if generic {
             proxy_fence(l);
         }
-        if self.issued.replace(true) {
+        if next {
             // The last copy's reads (owned by the load, so the analysis
             // leaves them to this protocol) are done in every thread.
             l.barrier();
