@@ -246,6 +246,45 @@ fn every_16_bit_mma_sync_ring_is_fed_by_tma() {
     }
 }
 
+/// tf32 and 8-bit products on `mma.sync` are fed by TMA too: tf32 tiles
+/// are f32 in memory, copied as they are, and their fragments rounded
+/// once loaded (the same `cvt.rn.tf32.f32` as the `cp.async` ring's);
+/// B's fragments are read as 32-bit words or bytes through the swizzle.
+#[test]
+fn tf32_and_8_bit_mma_sync_rings_are_fed_by_tma() {
+    for name in [
+        "corpus/matmul_tf32",
+        "corpus/matmul_i8_i32",
+        "corpus/matmul_fp8_e4m3",
+    ] {
+        let rel = format!("tests/data/differential/{name}.tileir");
+        for gpu in [Gpu::Sm100, Gpu::Sm120] {
+            let p = ptx_for(&rel, gpu, true);
+            assert!(p.contains("cp.async.bulk.tensor.2d"), "{name} {gpu}");
+            assert!(p.contains("mma.sync.aligned"), "{name} {gpu}");
+            assert_eq!(count(&p, "cp.async.cg"), 0, "{name} {gpu}");
+            let off = ptx_for(&rel, gpu, false);
+            assert_eq!(count(&off, "cp.async.bulk.tensor"), 0, "{name} {gpu}");
+            let tf32 = name.ends_with("tf32");
+            // tf32: A's and B's fragments rounded once loaded, by TMA or not
+            assert_eq!(count(&p, "cvt.rn.tf32.f32") > 0, tf32, "{name} {gpu}");
+            assert_eq!(
+                count(&p, "cvt.rn.tf32.f32"),
+                count(&off, "cvt.rn.tf32.f32"),
+                "{name} {gpu}"
+            );
+        }
+    }
+    // The benchmark's 128 x 128 tf32 tile (65536 bytes a set) on sm_100.
+    let p = ptx_for(
+        "tests/data/differential/bench/matmul_tf32_128x128x64.tileir",
+        Gpu::Sm100,
+        true,
+    );
+    assert!(p.contains("cp.async.bulk.tensor.2d"));
+    assert!(p.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+}
+
 /// The 128 x 256 and 256 x 128 tiles of 16-bit operands, whose two
 /// stages (49152 bytes a set) exceed the mma.sync stage budget: their
 /// TMA ring takes two stages of the target's shared memory (sm_120's 99

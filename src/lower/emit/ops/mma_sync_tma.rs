@@ -14,10 +14,11 @@
 //!
 //! The buffers are TMA's layouts: A K-major and B MN-major, rows of at
 //! most 128 bytes swizzled whole, wider rows cut into 128-byte column
-//! blocks ([`Swizzle::for_tma`]); the fragments' `ldmatrix` reads them at
-//! their logical offsets through that swizzle, free of bank conflicts.
+//! blocks ([`Swizzle::for_tma`]); the fragments' reads (`ldmatrix`, and
+//! for B of tf32 or 8-bit operands 32-bit words or bytes) address them at
+//! their logical offsets through that swizzle.
 //! The boxes are async-proxy writes made visible to the readers by the
-//! full barrier's phase; the readers' `ldmatrix` are generic-proxy reads,
+//! full barrier's phase; the readers' loads are generic-proxy reads,
 //! ordered before the next boxes overwrite the stage by the proxy fence
 //! each thread issues before it releases the stage. `mma.sync` is
 //! synchronous: nothing stays in flight, so the refill comes first and

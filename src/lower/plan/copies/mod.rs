@@ -211,11 +211,12 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
                     let d = &c.map;
                     let _ = writeln!(
                         out,
-                        "    {name} by TMA: map of argument {} (dims: arguments {:?}, strides: arguments {:?}), {:?} elements, box {:?}, swizzle {:?}; {} box(es) a stage, {} bytes on the stage's full mbarrier (expect_tx), issued by thread 0",
+                        "    {name} by TMA: map of argument {} (dims: arguments {:?}, strides: arguments {:?}), {:?} elements{}, box {:?}, swizzle {:?}; {} box(es) a stage, {} bytes on the stage's full mbarrier (expect_tx), issued by thread 0",
                         d.base,
                         d.dims,
                         d.strides,
                         d.elem,
+                        if d.tf32 { " rounded to tf32" } else { "" },
                         d.box_dims,
                         d.swizzle,
                         c.boxes.len(),

@@ -420,11 +420,14 @@ fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan)
 }
 
 /// The TMA ring of an `mma.sync` loop of `shape`, where both operands can
-/// be copied by TMA ([`tma_copy`]): 16-bit operands not rounded to tf32,
-/// two-dimensional tiles (or one matrix of a batch), A K-major and B
-/// MN-major in TMA's swizzled layouts (rows of at most 128 bytes swizzled
-/// whole, wider ones cut into 128-byte column blocks), which the
-/// fragments' `ldmatrix` reads free of bank conflicts.
+/// be copied by TMA ([`tma_copy`]): 16-bit or 8-bit operands (not rounded
+/// to tf32), or tf32 ones (f32 in memory, their fragments rounded once
+/// loaded where the bytecode rounds them); two-dimensional tiles (or one
+/// matrix of a batch), A K-major and B MN-major in TMA's swizzled layouts
+/// (rows of at most 128 bytes swizzled whole, wider ones cut into
+/// 128-byte column blocks). A's fragments are read by `ldmatrix`, B's by
+/// `ldmatrix .trans` (16-bit), by 32-bit words (tf32) or by bytes (8-bit),
+/// each at its logical offset through the swizzle.
 fn mma_sync_tma(
     m: &Module,
     plan: &Plan,
@@ -433,7 +436,14 @@ fn mma_sync_tma(
 ) -> Option<MmaSyncTma> {
     let (ashape, bshape) = (&shape.a.view.tile_shape, &shape.b.view.tile_shape);
     let rank = ashape.len();
-    if p.kind != Kind::Half || shape.round != (false, false) || rank < 2 || bshape.len() != rank {
+    let rounded = shape.round != (false, false);
+    let kind_ok = match p.kind {
+        Kind::Half => !rounded,
+        Kind::Tf32 => true,
+        Kind::Byte => !rounded,
+        Kind::F64 => false,
+    };
+    if !kind_ok || rank < 2 || bshape.len() != rank {
         return None;
     }
     // a batch's one matrix ([1, .., M, K]; tma_copy checks the ones)
@@ -441,8 +451,12 @@ fn mma_sync_tma(
     let es = p.kind.bytes();
     let asmem = Smem::new(mm, kk, es, false)?;
     let bsmem = Smem::new(nn, kk, es, true)?;
-    let a = tma_copy(m, plan, &shape.a, &asmem, false)?;
-    let b = tma_copy(m, plan, &shape.b, &bsmem, true)?;
+    let mut a = tma_copy(m, plan, &shape.a, &asmem, false)?;
+    let mut b = tma_copy(m, plan, &shape.b, &bsmem, true)?;
+    // f32 rounded to tf32: the copy rounds too, as NVIDIA's maps say (the
+    // fragments' own rounding then leaves the values as they are).
+    a.map.tf32 = shape.round.0 && a.map.elem == MapElem::F32;
+    b.map.tf32 = shape.round.1 && b.map.elem == MapElem::F32;
     Some(MmaSyncTma {
         smem: (asmem, bsmem),
         copies: (a, b),
