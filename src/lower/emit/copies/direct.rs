@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use crate::ir::ValueId;
 use crate::lower::analysis::view::PartitionInfo;
-use crate::lower::emit::context::{Lowered, Lowerer};
+use crate::lower::emit::context::{Lowered, Lowerer, Tile};
 use crate::lower::emit::states::Deferred;
 use crate::lower::error::LowerError;
 use crate::ptx::{Opc, Operand};
@@ -192,7 +192,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         }
         return Ok(true);
     }
-    let Some((user, p, cd, chunk)) = candidate(l, load) else {
+    let Some((_, p, cd, chunk)) = candidate(l, load) else {
         return Ok(false);
     };
     if l.chosen().issued(load, Issue::Nowhere) {
@@ -200,7 +200,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
         // registers, then.
         return Ok(false);
     }
-    let d = Rc::new(buffer(l, load, (user, p, cd, chunk), None)?);
+    let d = Rc::new(buffer(l, load, (p, cd, chunk), None)?);
     copy(l, &d, None)?;
     if let Some(&res) = l.m.ops[load].results.first() {
         l.vals.insert(res, Lowered::Deferred(Deferred::new(d)));
@@ -213,7 +213,7 @@ pub fn lower_load(l: &mut Lowerer, load: OpId) -> Result<bool, LowerError> {
 fn buffer(
     l: &mut Lowerer,
     load: OpId,
-    (_, p, cd, chunk): (OpId, PartitionInfo, usize, i64),
+    (p, cd, chunk): (PartitionInfo, usize, i64),
     next: Option<NextCopy>,
 ) -> Result<DirectB, LowerError> {
     let (_, stride, nk, rows_swizzled) = buffer_shape(l, &p, cd);
@@ -275,16 +275,7 @@ fn copy(l: &mut Lowerer, d: &DirectB, next: Option<&NextCopy>) -> Result<(), Low
     // `iv + step` while the addresses are computed.
     let saved = match next {
         Some(n) => {
-            let Some(Lowered::Tile(t)) = l.vals.get(&n.iv).cloned() else {
-                return Err(l.unsupported(load));
-            };
-            let ahead = l.b.op(
-                Opc::Add,
-                &[],
-                &[n.ty],
-                n.ty,
-                smallvec![Operand::Reg(t.regs[0]), Operand::Reg(n.step)],
-            );
+            let (t, ahead) = n.ahead(l, load)?;
             let mut moved = t.clone();
             moved.regs = vec![ahead];
             l.vals.insert(n.iv, Lowered::Tile(moved));
@@ -364,18 +355,14 @@ fn copy_by_tma(
     next: Option<&NextCopy>,
 ) -> Result<(), LowerError> {
     let n = d.next.as_ref().ok_or_else(|| l.unsupported(d.load))?;
-    let Some(Lowered::Tile(iv)) = l.vals.get(&n.iv).cloned() else {
-        return Err(l.unsupported(d.load));
-    };
     let iteration = match next {
-        Some(n) => l.b.op(
-            Opc::Add,
-            &[],
-            &[n.ty],
-            n.ty,
-            smallvec![Operand::Reg(iv.regs[0]), Operand::Reg(n.step)],
-        ),
-        None => iv.regs[0],
+        Some(next) => next.ahead(l, d.load)?.1,
+        None => {
+            let Some(Lowered::Tile(iv)) = l.vals.get(&n.iv).cloned() else {
+                return Err(l.unsupported(d.load));
+            };
+            iv.regs[0]
+        }
     };
     // Only the first copy, or ldmatrix's reads, call for the proxy fence.
     let generic = next.is_none() || d.swizzled.is_none();
@@ -392,6 +379,24 @@ pub struct NextCopy {
     pub step: crate::ptx::Reg,
     /// The induction variable's type.
     pub ty: crate::ptx::Ty,
+}
+
+impl NextCopy {
+    /// The induction variable's lowered tile and the next iteration's
+    /// value, `iv + step` (for the copy of `load`).
+    fn ahead(&self, l: &mut Lowerer, load: OpId) -> Result<(Tile, crate::ptx::Reg), LowerError> {
+        let Some(Lowered::Tile(t)) = l.vals.get(&self.iv).cloned() else {
+            return Err(l.unsupported(load));
+        };
+        let ahead = l.b.op(
+            Opc::Add,
+            &[],
+            &[self.ty],
+            self.ty,
+            smallvec![Operand::Reg(t.regs[0]), Operand::Reg(self.step)],
+        );
+        Ok((t, ahead))
+    }
 }
 
 /// Before loop `id` (induction variable `iv`, bound to the first value,
@@ -414,16 +419,16 @@ pub fn prefetch(
     let picked: Vec<_> = body
         .iter()
         .filter(|load| l.plan.copies.direct.get(load).is_some_and(|d| d.prefetched))
-        .filter_map(|&load| candidate(l, load).map(|c| (load, c.0, c.1, c.2, c.3)))
+        .filter_map(|&load| candidate(l, load).map(|c| (load, c.1, c.2, c.3)))
         .collect();
     let mut out = Vec::new();
     let mut buffers = Vec::new();
-    for (load, user, p, cd, chunk) in picked {
+    for (load, p, cd, chunk) in picked {
         if !l.chosen().issued(load, Issue::BeforeLoop) {
             continue;
         }
         let next = NextCopy { iv, step, ty };
-        let mut d = buffer(l, load, (user, p, cd, chunk), Some(next))?;
+        let mut d = buffer(l, load, (p, cd, chunk), Some(next))?;
         let planned = l.plan.copies.direct.get(&load).and_then(|d| d.tma.clone());
         if let (Some(copy), Some(s)) = (planned, d.swizzled.or(d.tma_rows)) {
             let ld = Load {

@@ -8,7 +8,7 @@
 use crate::ir::{Module, OpId};
 use crate::lower::analysis::chains::split_result;
 use crate::lower::analysis::values::value_tile;
-use crate::lower::plan::copies::direct::{buffer_options, prefetches};
+use crate::lower::plan::copies::direct::buffer_options;
 use crate::lower::plan::Plan;
 
 use crate::lower::plan::engines::tile_bytes;
@@ -48,8 +48,8 @@ pub fn buffers(m: &Module, id: OpId, plan: &Plan) -> Vec<OpBuffer> {
             sizes.push((What::Conversion(c.value), tile_bytes(&shape, elem)));
         }
     }
-    for load in prefetches(m, plan, &plan.copies.direct, id) {
-        if let Some(d) = plan.copies.direct.get(&load) {
+    for load in m.ops[id].body_ops() {
+        if let Some(d) = plan.copies.direct.get(load).filter(|d| d.prefetched) {
             sizes.extend(
                 buffer_options(m, plan, d)
                     .into_iter()

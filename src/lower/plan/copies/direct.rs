@@ -291,7 +291,12 @@ const MAX_ACC_REGS_AHEAD: usize = 64;
 /// only the copies TMA makes: ptxas spills what
 /// the next `cp.async` copies' addresses add (the 128x128 attention loops:
 /// 32 -> 140 bytes), where a TMA copy takes a few coordinates.
-pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<OpId> {
+pub fn prefetches(
+    m: &Module,
+    plan: &Plan,
+    direct: &Directs,
+    id: OpId,
+) -> Vec<(OpId, Option<TmaCopy>)> {
     let op = &m.ops[id];
     let Some(block) = op.regions.first().and_then(|r| r.blocks.first()) else {
         return Vec::new();
@@ -314,7 +319,8 @@ pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<Op
         let Some(Engine::MmaSync(mp)) = plan.engine(d.product) else {
             continue;
         };
-        let by_tma = tma(m, plan, load, d, iv).is_some();
+        let copy = tma(m, plan, load, d, iv);
+        let by_tma = copy.is_some();
         let on_wgmma = crate::lower::plan::engines::mma_sync::on_wgmma(
             m,
             d.product,
@@ -329,14 +335,14 @@ pub fn prefetches(m: &Module, plan: &Plan, direct: &Directs, id: OpId) -> Vec<Op
         let ahead = index.iter().all(|&v| v == iv || !inside(v));
         let cheap = !plan.target.is_sm12x() || by_tma;
         if ahead && cheap && body.contains(&d.product) {
-            picked.push(load);
+            picked.push((load, copy));
         }
     }
     // On sm_12x, all of them at once or none: a buffer kept through the
     // loop must leave room for the others (else they take turns in the
     // same bytes, copied at the top of the body).
     let bytes: i64 = (picked.iter())
-        .filter_map(|l| direct.get(l))
+        .filter_map(|(l, _)| direct.get(l))
         .map(|d| tma_layout(m, plan, d).map_or(i64::MAX / 4, |s| s.bytes() + 1024))
         .sum();
     if plan.target.is_sm12x() && bytes > plan.target.max_shared_bytes() / 4 * 3 {

@@ -85,12 +85,10 @@ pub fn plan(m: &Module, ops: &[OpId], plan: &Plan) -> Copies {
             }
         }
         if op.opcode == Opcode::For {
-            let iv = op.regions.first().and_then(|r| r.blocks.first());
-            let iv = iv.and_then(|b| b.args.first().copied());
-            for load in direct::prefetches(m, plan, &copies.direct, id) {
+            for (load, tma) in direct::prefetches(m, plan, &copies.direct, id) {
                 if let Some(d) = copies.direct.get_mut(&load) {
                     d.prefetched = true;
-                    d.tma = iv.and_then(|iv| direct::tma(m, plan, load, d, iv));
+                    d.tma = tma;
                 }
             }
         }
