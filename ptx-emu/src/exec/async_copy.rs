@@ -39,6 +39,19 @@ pub(super) fn cp_land(
     Ok(())
 }
 
+/// f32 bits `x` rounded to tf32 as a map of tf32 elements has the copy
+/// round them: to nearest, ties to even (the low 13 mantissa bits
+/// cleared), as `cvt.rn.tf32.f32` rounds; infinities and NaNs pass as
+/// they are. NVIDIA does not document the copy's rounding mode: this is
+/// the emulator's assumption, for a GPU to confirm.
+pub(crate) fn round_tf32(x: u32) -> u32 {
+    if x & 0x7f80_0000 == 0x7f80_0000 {
+        return x;
+    }
+    let lsb = (x >> 13) & 1;
+    x.wrapping_add(0xfff + lsb) & 0xffff_e000
+}
+
 /// Executes a TMA `cp.async.bulk.tensor` (completes immediately).
 #[allow(clippy::needless_range_loop, clippy::manual_checked_ops)]
 pub(super) fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst: &Inst) -> R<()> {
@@ -77,10 +90,12 @@ pub(super) fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst:
         .or_else(|_| read_bytes(dev, l, cta, Space::Param, tmap_addr, &mut tb, t, 64))?;
     // the emulator's own encoding, else the hardware's (as NVIDIA's host
     // callbacks write it)
-    let tm = match TensorMap::decode(&tb) {
-        Some(tm) => tm,
-        None => crate::HwTensorMap::decode(&tb)
-            .map_err(|why| {
+    // (a hardware map of f32 elements may ask the copy to round them to
+    // tf32)
+    let (tm, tf32) = match TensorMap::decode(&tb) {
+        Some(tm) => (tm, false),
+        None => {
+            let hw = crate::HwTensorMap::decode(&tb).map_err(|why| {
                 e(
                     ErrorKind::BadLaunch,
                     Some(tmap_addr),
@@ -89,8 +104,9 @@ pub(super) fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst:
                          (ptx_emu::TensorMap) nor a hardware tensor map: {why}"
                     ),
                 )
-            })?
-            .to_tensor_map(),
+            })?;
+            (hw.to_tensor_map(), hw.tf32)
+        }
     };
     if tm.dims.len() != coords.len() {
         return Err(e(
@@ -190,6 +206,11 @@ pub(super) fn tma(dev: &mut Device, l: &mut Launch, cta: &mut Cta, ti: Ti, inst:
                 t,
                 es,
             )?;
+            if tf32 && es == 4 {
+                let w = &mut img[soff..soff + 4];
+                let x = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                w.copy_from_slice(&round_tf32(x).to_le_bytes());
+            }
         }
     }
     if to_global {
@@ -394,4 +415,26 @@ pub(super) fn step(
         _ => unreachable!("{:?} is not this family's", inst.op),
     }
     Ok(Flow::Next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_tf32;
+
+    #[test]
+    fn tf32_rounding_is_to_nearest_even() {
+        let r = |x: f32| f32::from_bits(round_tf32(x.to_bits()));
+        let ulp = 2f32.powi(-10);
+        assert_eq!(r(1.0), 1.0);
+        // ties go to the even neighbour
+        assert_eq!(r(1.0 + ulp / 2.0), 1.0);
+        assert_eq!(r(1.0 + 3.0 * ulp / 2.0), 1.0 + 2.0 * ulp);
+        // above the tie, up; below, down
+        assert_eq!(r(1.0 + ulp / 2.0 + 2f32.powi(-23)), 1.0 + ulp);
+        assert_eq!(r(-(1.0 + ulp / 2.0 - 2f32.powi(-23))), -1.0);
+        // the largest finite f32 rounds to infinity; specials pass
+        assert_eq!(r(f32::MAX), f32::INFINITY);
+        assert_eq!(r(f32::NEG_INFINITY), f32::NEG_INFINITY);
+        assert!(r(f32::NAN).is_nan());
+    }
 }
