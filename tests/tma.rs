@@ -285,6 +285,44 @@ fn tf32_and_8_bit_mma_sync_rings_are_fed_by_tma() {
     assert!(p.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
 }
 
+/// On sm_90, tf32 and 8-bit `wgmma` read B K-major only, while memory
+/// holds it N-major: TMA copies B as it is into each stage, and once the
+/// stage is full every thread transposes its 4 x 4 blocks into B's K-major
+/// buffer (16-byte rows for tf32, bytes permuted by `prmt` for 8-bit),
+/// then fences the proxies and synchronizes the block before the
+/// multiply. A's map rounds to tf32 where the bytecode rounds it (as
+/// NVIDIA's does); B is rounded by the threads. With the switch, no ring:
+/// the operands go through registers as before.
+#[test]
+fn sm_90_tf32_and_8_bit_wgmma_rings_transpose_b() {
+    for name in [
+        "corpus/matmul_tf32",
+        "corpus/matmul_i8_i32",
+        "corpus/matmul_fp8_e4m3",
+        "bench/matmul_tf32_128x128x64",
+    ] {
+        let rel = format!("tests/data/differential/{name}.tileir");
+        let p = ptx_for(&rel, Gpu::Sm90, true);
+        assert!(p.contains("cp.async.bulk.tensor.2d"), "{name}");
+        assert!(p.contains("wgmma.mma_async"), "{name}");
+        assert!(count(&p, "mbarrier.arrive.expect_tx") > 0, "{name}");
+        assert_eq!(count(&p, "ld.global"), 0, "{name}");
+        // the transposition: its reads and writes, then one proxy fence
+        // and the block's barrier before the multiply
+        assert_eq!(count(&p, "fence.proxy.async.shared::cta"), 1, "{name}");
+        if name.contains("tf32") {
+            assert!(count(&p, "ld.shared.v4.b32") >= 4, "{name}");
+            assert!(count(&p, "st.shared.v4.b32") >= 4, "{name}");
+            assert!(count(&p, "cvt.rn.tf32.f32") >= 16, "{name}");
+        } else {
+            assert!(count(&p, "prmt.b32") >= 8, "{name}");
+        }
+        let off = ptx_for(&rel, Gpu::Sm90, false);
+        assert_eq!(count(&off, "cp.async.bulk.tensor"), 0, "{name}");
+        assert_eq!(count(&off, "mbarrier"), 0, "{name}");
+    }
+}
+
 /// The 128 x 256 and 256 x 128 tiles of 16-bit operands, whose two
 /// stages (49152 bytes a set) exceed the mma.sync stage budget: their
 /// TMA ring takes two stages of the target's shared memory (sm_120's 99

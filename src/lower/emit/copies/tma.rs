@@ -4,7 +4,7 @@
 //! full mbarrier, which that thread told how many bytes to expect
 //! (`mbarrier.arrive.expect_tx`). The boxes land swizzled where the
 //! operand's layout puts each element (the plan checked it,
-//! [`crate::lower::plan::copies::pipeline::tma_copy`]); elements outside
+//! [`crate::lower::plan::copies::tma::tma_copy`]); elements outside
 //! the tensor are zero, as the tile's zero padding asks.
 use smallvec::smallvec;
 
@@ -13,7 +13,8 @@ use crate::lower::emit::context::Lowerer;
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::ops::view_access::tile_start;
 use crate::lower::error::LowerError;
-use crate::lower::plan::copies::pipeline::{Load, TmaCopy};
+use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::copies::tma::TmaCopy;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// One operand's TMA copy as the loop issues it.

@@ -51,6 +51,7 @@ pub mod view_access;
 pub mod wgmma;
 pub mod wgmma_pipeline;
 pub mod wgmma_stream;
+pub mod wgmma_transpose;
 
 use crate::ir::{OpId, Opcode};
 use crate::lower::emit::context::{is_structural, Lowered, Lowerer};

@@ -37,9 +37,13 @@
 //!   each consumer fences the proxies after its wait.
 //!
 //! A stage is empty when every thread's multiply that read it has
-//! completed (the empty barrier counts every thread). Only A K-major and B
+//! completed (the empty barrier counts every thread). A K-major and B
 //! MN-major (16-bit types) are copied either way: the rows of the tiles in
-//! global memory are then the rows of the swizzled layouts.
+//! global memory are then the rows of the swizzled layouts. Types `wgmma`
+//! reads K-major only (tf32, 8-bit) take TMA alone: B lands MN-major in
+//! the stage, and once the stage is full the threads transpose it into
+//! the stage's K-major B buffer ([`crate::lower::emit::ops::wgmma_transpose`]),
+//! fence the proxies and synchronize before the multiply.
 use smallvec::smallvec;
 use std::rc::Rc;
 
@@ -58,7 +62,9 @@ use crate::lower::emit::copies::ring::{bounds, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
 use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::wgmma;
-use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape, TmaCopy};
+use crate::lower::emit::ops::wgmma_transpose::Transposer;
+use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape, Transposed};
+use crate::lower::plan::copies::tma::TmaCopy;
 use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::wgmma::Plan;
 use crate::lower::plan::layout::smem::Smem;
@@ -104,10 +110,13 @@ struct Pipelined {
     plan: Plan,
     /// A's and B's swizzled layouts.
     smem: (Smem, Smem),
-    /// A's and B's copies into them.
-    copies: (CopyPlan, CopyPlan),
+    /// A's and B's copies into them (none where TMA alone fills the
+    /// ring).
+    copies: Option<(CopyPlan, CopyPlan)>,
     /// A's and B's TMA copies, where the plan copies them so.
     tma: Option<(TmaCopy, TmaCopy)>,
+    /// B copied MN-major and transposed by the threads, where so planned.
+    transposed: Option<Transposed>,
     /// The stages.
     stages: i64,
     /// Bytes of one stage's set of A and B buffers.
@@ -129,6 +138,7 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
         smem,
         copies,
         tma,
+        transposed,
         set,
         ..
     } = pipe.ring.clone()
@@ -142,12 +152,16 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
     let Some(bounds) = bounds(l, id)? else {
         return Ok(None);
     };
+    if copies.is_none() && tma.is_none() {
+        return Ok(None);
+    }
     Ok(Some(Pipelined {
         pat: pipe.shape,
         plan,
         smem,
-        copies: *copies,
+        copies: copies.map(|c| *c),
         tma: tma.map(|t| *t),
+        transposed,
         stages,
         set,
         bounds,
@@ -183,7 +197,13 @@ impl StageMultiply<'_> {
 /// Emits the loop: each iteration waits for the stage read to be full,
 /// multiplies it, releases a stage and refills it with the iteration S-1
 /// ahead, and advances the ring.
-fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &StageMultiply) {
+fn pipelined_loop(
+    l: &mut Lowerer,
+    stages: &Stages,
+    state: &LoopState,
+    mul: &StageMultiply,
+    transposer: Option<&Transposer>,
+) {
     let bounds = stages.bounds;
     let barriers = stages.barriers;
     let (ity, lb) = (bounds.ity, bounds.lb.regs[0]);
@@ -219,6 +239,10 @@ fn pipelined_loop(l: &mut Lowerer, stages: &Stages, state: &LoopState, mul: &Sta
         if !stages.by_one_thread() {
             crate::lower::emit::wgmma_isa::proxy_fence(l);
         }
+        if let Some(t) = transposer {
+            let off = stage_offset(l, rd, stages.set);
+            t.emit(l, off);
+        }
         mul.emit(l, rd, stages.set);
         crate::lower::emit::wgmma_isa::sync_op(
             l,
@@ -252,8 +276,9 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         pat,
         plan,
         smem: (asmem, bsmem),
-        copies: (ca, cb),
+        copies,
         tma,
+        transposed,
         stages,
         set,
         bounds,
@@ -270,15 +295,17 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let b_offset = wgmma::b_offset(&asmem);
     let bbuf = bin(l, Opc::Add, Ty::U32, aligned, Operand::Imm(b_offset));
     let (sa, sb);
-    let fill = match &tma {
-        Some((ta, tb)) => {
-            let stage = TmaStage::new(l, &[(&pat.a, ta, 0), (&pat.b, tb, b_offset)], pat.iv)?;
+    let fill = match (&tma, copies) {
+        (Some((ta, tb)), _) => {
+            let b_at = transposed.map_or(b_offset, |t| t.raw_offset);
+            let stage = TmaStage::new(l, &[(&pat.a, ta, 0), (&pat.b, tb, b_at)], pat.iv)?;
             l.b.begin_if(barriers.first, true);
             stage.prefetch(l);
             l.b.end_if();
             Fill::Tma(stage, aligned)
         }
-        None => {
+        (None, None) => return Err(l.unsupported(id)),
+        (None, Some((ca, cb))) => {
             sa = staged(l, ca, aligned);
             sb = staged(l, cb, bbuf);
             Fill::CpAsync(StageCopies::new(
@@ -311,7 +338,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         descs,
         acc: &acc,
     };
-    pipelined_loop(l, &ring, &state, &mul);
+    let transposer = transposed.map(|t| Transposer::new(l, &t, aligned, b_offset));
+    pipelined_loop(l, &ring, &state, &mul, transposer.as_ref());
     crate::lower::emit::wgmma_isa::sync_op(
         l,
         &["wait_group", "sync", "aligned"],

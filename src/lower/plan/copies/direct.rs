@@ -6,7 +6,8 @@
 use crate::ir::{Module, OpId, Opcode, Padding, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::analysis::view::{partition, PartitionInfo};
-use crate::lower::plan::copies::pipeline::{chunk_along, tma_copy, weak, Load, TmaCopy};
+use crate::lower::plan::copies::pipeline::{chunk_along, weak, Load};
+use crate::lower::plan::copies::tma::{tma_copy, TmaCopy};
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;
 use crate::lower::plan::layout::smem::Smem;
@@ -233,7 +234,7 @@ pub fn direct(m: &Module, plan: &Plan, load: OpId) -> Option<Direct> {
 /// The TMA copy of direct copy `d` of `load`, prefetched (the caller
 /// checks) in a loop of induction variable `iv` that indexes it, where TMA can copy the tile
 /// into the buffer's layout ([`tma_layout`], and
-/// [`crate::lower::plan::copies::pipeline::tma_copy`]; a transposed view
+/// [`crate::lower::plan::copies::tma::tma_copy`]; a transposed view
 /// such as attention's `Kᵀ` too). One thread issues its boxes, which
 /// complete on the buffer's own mbarrier.
 pub fn tma(m: &Module, plan: &Plan, load: OpId, d: &Direct, iv: ValueId) -> Option<TmaCopy> {

@@ -20,6 +20,7 @@ pub mod direct;
 pub mod pipeline;
 pub mod staged_a;
 pub mod stream;
+pub mod tma;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -193,6 +194,10 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             let engine = match &p.ring {
                 Ring::MmaSync { tma: Some(_), .. } => "mma.sync, TMA and mbarriers",
                 Ring::MmaSync { .. } => "mma.sync, cp.async groups",
+                Ring::Wgmma {
+                    transposed: Some(_),
+                    ..
+                } => "wgmma, TMA and mbarriers, B transposed K-major by the threads",
                 Ring::Wgmma { tma: Some(_), .. } => "wgmma, TMA and mbarriers",
                 Ring::Wgmma { .. } => "wgmma, cp.async and mbarriers",
             };

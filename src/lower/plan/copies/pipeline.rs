@@ -3,18 +3,18 @@
 //! its product's engine, with a ring of stages in shared memory that
 //! `cp.async` or TMA fills for the next iterations while the current one
 //! multiplies. This file finds such loops and plans their stages.
-use crate::host::{MapDecl, MapElem, MapSwizzle, MapValue};
+use crate::host::MapElem;
 use crate::ir::{Module, OpId, Opcode, Padding, Scalar, ValueId};
 use crate::lower::analysis::values::{value_tile, Elem};
-use crate::lower::analysis::view::{
-    allow_tma, def_op, entry_arg, partition, Extent, PartitionInfo,
-};
+use crate::lower::analysis::view::{def_op, partition, Extent, PartitionInfo};
 use crate::lower::plan::engines::mma_sync::{row_pads, Kind, STAGE_BUDGET};
 use crate::lower::plan::engines::{mma_sync, wgmma, Engine};
 use crate::lower::plan::layout::smem::Smem;
 use crate::lower::plan::layout::{disjoint, Blocked, LinearLayout};
 use crate::lower::plan::target::MAX_SHARED_BYTES;
 use crate::lower::plan::Plan;
+
+use crate::lower::plan::copies::tma::{tma_copy, TmaCopy};
 
 /// The most stages of an `mma.sync` ring.
 const MMA_SYNC_MAX_STAGES: i64 = 3;
@@ -83,16 +83,37 @@ pub enum Ring {
         plan: wgmma::Plan,
         /// A's and B's swizzled layouts.
         smem: (Smem, Smem),
-        /// How A's and B's chunks land in them.
-        copies: Box<(CopyPlan, CopyPlan)>,
+        /// How A's and B's chunks land in them (none where B is
+        /// transposed: TMA alone fills that ring).
+        copies: Option<Box<(CopyPlan, CopyPlan)>>,
         /// A's and B's TMA copies, which replace the chunks where both
         /// operands can be copied so ([`tma_copy`]).
         tma: Option<Box<(TmaCopy, TmaCopy)>>,
+        /// Where the product reads B K-major (tf32 and 8-bit types) but
+        /// memory holds it MN-major: TMA copies B as it is, and the
+        /// threads transpose it into B's K-major buffer.
+        transposed: Option<Transposed>,
         /// Bytes of one set of A and B buffers.
         set: i64,
         /// The stages.
         stages: i64,
     },
+}
+
+/// B of a `wgmma` ring copied MN-major by TMA and transposed by the
+/// threads, stage by stage, into the K-major layout the product reads
+/// (tf32 and 8-bit `wgmma` read B K-major only). A set holds A, then B's
+/// K-major buffer, then B's copy, each 1024-aligned.
+#[derive(Clone, Copy, Debug)]
+pub struct Transposed {
+    /// B's copy: TMA's MN-major layout.
+    pub raw: Smem,
+    /// Its byte offset in a set.
+    pub raw_offset: i64,
+    /// The 4 x 4 element blocks each thread transposes a stage.
+    pub blocks: i64,
+    /// Whether the elements are rounded to tf32 on the way.
+    pub round: bool,
 }
 
 /// An `mma.sync` ring fed by TMA: A K-major and B MN-major in the
@@ -133,11 +154,7 @@ impl Ring {
         let stages = match self {
             Ring::MmaSync { tma: Some(t), .. } => mma_sync_tma_stages(plan, t.set, used)?,
             Ring::MmaSync { stage, .. } => mma_sync_stages(stage.stage_bytes, used),
-            Ring::Wgmma { plan: p, set, .. } => {
-                let [mm, nn, _] = p.mnk;
-                let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
-                wgmma_stages(cap - used - mm * nn * 4, *set)?
-            }
+            Ring::Wgmma { plan: p, set, .. } => wgmma_ring_stages(plan, p, *set, used)?,
         };
         (stages >= 2).then_some(stages.min(self.stages()))
     }
@@ -190,184 +207,6 @@ pub struct CopyPlan {
     pub thread: Vec<i64>,
     /// `(first register, byte offset from the thread's part)` per chunk.
     pub chunks: Vec<(usize, i64)>,
-}
-
-/// One TMA box of a ring operand's tile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TmaBox {
-    /// Byte offset in the operand's buffer.
-    pub dst: i64,
-    /// Element offsets from the tile's start along its last two tile
-    /// dimensions (along the others, of one element, 0).
-    pub at: [i64; 2],
-}
-
-/// A ring operand copied by TMA: one elected thread copies the tile in
-/// boxes that land swizzled where the operand's layout puts them, and they
-/// complete on the stage's full barrier.
-#[derive(Clone, Debug)]
-pub struct TmaCopy {
-    /// The tensor map (its `map` parameter is placed by the emission).
-    pub map: MapDecl,
-    /// The tile's boxes.
-    pub boxes: Vec<TmaBox>,
-    /// The bytes they deliver.
-    pub bytes: i64,
-    /// Whether the map's last two dimensions are the tile's last two
-    /// swapped (a transposed view such as attention's `Kᵀ`, contiguous
-    /// along the tile's next-to-last dimension); the boxes' `at` and the
-    /// map's dimensions are in the map's order.
-    pub transposed: bool,
-}
-
-/// The map element type of `e`, if TMA copies it.
-fn map_elem(e: Elem) -> Option<MapElem> {
-    Some(match e {
-        Elem::Num(Scalar::F16) => MapElem::F16,
-        Elem::Num(Scalar::BF16) => MapElem::Bf16,
-        Elem::Num(Scalar::F32) => MapElem::F32,
-        Elem::Num(Scalar::F64) => MapElem::F64,
-        Elem::Num(Scalar::I8 | Scalar::F8E4M3FN | Scalar::F8E5M2) => MapElem::B8,
-        Elem::Num(Scalar::I16) => MapElem::B16,
-        Elem::Num(Scalar::I32) => MapElem::B32,
-        Elem::Num(Scalar::I64) => MapElem::B64,
-        _ => return None,
-    })
-}
-
-/// The TMA copy of `ld` into `smem` (`k_first`: the tile is `[k, mn]`),
-/// if TMA can write the layout: TMA is on for the plan and the load's
-/// `allow_tma` hint does not turn it off, the tensor and the tile have
-/// the same rank (2 to 5), the tile is one element along all but its last
-/// two dimensions (a batch's one matrix) and its last dimension (or,
-/// transposed, its next-to-last) is contiguous (stride 1) in 16-byte
-/// chunks, the view's base is an entry argument and its dims and other
-/// strides entry arguments or constants (TMA's map is written from them on
-/// the host; its dimensions are the tile's, in the tile's order but for
-/// the contiguous one, innermost), and the
-/// boxes (one element along the leading dimensions, the swizzle's width
-/// along the contiguous one, at most 256 along the other) land every
-/// element where the layout puts it. The box's swizzle is the layout's:
-/// TMA XORs address bits, so the buffer must be aligned to eight swizzle
-/// rows, which the ring's 1024-byte alignment gives.
-pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<TmaCopy> {
-    let v = &ld.view;
-    let es = smem.es;
-    let rank = v.tile_shape.len();
-    if !plan.target.tma
-        || plan.target.gpu.capability() < 90
-        || !allow_tma(m, ld.op, plan.target.gpu)
-        || !(2..=5).contains(&rank)
-        || v.shape.len() != rank
-        || v.dim_map.len() != rank
-        || v.tile_shape[..rank - 2].iter().any(|&t| t != 1)
-        || ld.chunk * es != 16
-    {
-        return None;
-    }
-    let mut seen = v.dim_map.clone();
-    seen.sort_unstable();
-    seen.dedup();
-    if seen.len() != rank {
-        return None;
-    }
-    // The map's dimensions are the tile's, the contiguous one innermost:
-    // the tile's last, or (transposed) its next-to-last.
-    let contiguous = |t: usize| v.strides[v.dim_map[t]] == Extent::Static(1);
-    let transposed = if contiguous(rank - 1) {
-        false
-    } else if contiguous(rank - 2) {
-        true
-    } else {
-        return None;
-    };
-    let mut order: Vec<usize> = (0..rank).collect();
-    if transposed {
-        order.swap(rank - 2, rank - 1);
-    }
-    let arg = |e: &Extent| match e {
-        Extent::Dynamic(x) => entry_arg(m, *x).map(MapValue::Arg),
-        Extent::Static(v) => u32::try_from(*v)
-            .ok()
-            .filter(|&v| v > 0)
-            .map(MapValue::Const),
-    };
-    let base = entry_arg(m, v.base)?;
-    let dims = (order.iter())
-        .map(|&t| arg(&v.shape[v.dim_map[t]]))
-        .collect::<Option<Vec<_>>>()?;
-    let strides = (order[..rank - 1].iter())
-        .map(|&t| arg(&v.strides[v.dim_map[t]]))
-        .collect::<Option<Vec<_>>>()?;
-    let elem = map_elem(v.elem)?;
-    // a constant stride as TMA takes strides: whole 16-byte units
-    let whole = |st: &MapValue<usize>| match *st {
-        MapValue::Const(c) => i64::from(c) * es % 16 == 0,
-        MapValue::Arg(_) => true,
-    };
-    if elem.size() as i64 != es || !strides.iter().all(whole) {
-        return None;
-    }
-    let w = smem.swizzle;
-    let swizzle = match w {
-        128 => MapSwizzle::B128,
-        64 => MapSwizzle::B64,
-        32 => MapSwizzle::B32,
-        _ => return None,
-    };
-    let per = w / es;
-    let (t0, t1) = (v.tile_shape[order[rank - 2]], v.tile_shape[order[rank - 1]]);
-    let outer = t0.min(256);
-    if t1 % per != 0 || t0 % outer != 0 {
-        return None;
-    }
-    let mut boxes = Vec::new();
-    for ib in 0..t1 / per {
-        for ob in 0..t0 / outer {
-            boxes.push(TmaBox {
-                dst: ib * t0 * w + ob * outer * w,
-                at: [ob * outer, ib * per],
-            });
-        }
-    }
-    // Every element lands where the layout puts it.
-    let mask = w / 16 - 1;
-    let lands = |b: &TmaBox| {
-        b.dst % (8 * w) == 0
-            && (0..outer).all(|j| {
-                (0..per).all(|i| {
-                    let lin = j * w + i * es;
-                    let at = b.dst + (lin ^ (((lin >> 7) & mask) << 4));
-                    let (r, c) = (b.at[0] + j, b.at[1] + i);
-                    // (r, c) along the map's outer and inner dimensions.
-                    at == if k_first != transposed {
-                        smem.offset(c, r)
-                    } else {
-                        smem.offset(r, c)
-                    }
-                })
-            })
-    };
-    if !boxes.iter().all(lands) {
-        return None;
-    }
-    Some(TmaCopy {
-        map: MapDecl {
-            map: 0,
-            base,
-            dims,
-            strides,
-            elem,
-            tf32: false,
-            swizzle,
-            box_dims: (v.tile_shape[..rank - 2].iter().map(|&t| t as u32))
-                .chain([outer as u32, per as u32])
-                .collect(),
-        },
-        boxes,
-        bytes: t0 * t1 * es,
-        transposed,
-    })
 }
 
 /// The pipeline of `for` op `id`, if its body has the shape and its
@@ -532,33 +371,94 @@ fn stage_size(plan: &Plan, shape: &LoopShape, kind: Kind) -> StageSize {
     }
 }
 
-/// The `wgmma` ring of a loop of `shape`: A K-major and B MN-major (neither rounded to
-/// tf32), both operands' chunks landing in their swizzled layouts, and as
-/// many stages as fit beside the accumulator tile once more (an
-/// epilogue's layout change goes through shared memory), if two do.
+/// The `wgmma` ring of a loop of `shape`: A K-major and B MN-major (neither
+/// rounded to tf32), both operands' chunks landing in their swizzled
+/// layouts, or both copied by TMA; or, for types `wgmma` reads K-major
+/// only (tf32, 8-bit), B copied MN-major by TMA and transposed by the
+/// threads ([`transposed`]). As many stages as fit beside the accumulator
+/// tile once more (an epilogue's layout change goes through shared
+/// memory), if two do.
 fn wgmma_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Option<Ring> {
     let (asmem, bsmem) = wgmma::operands(p.mnk, p.types)?;
-    if shape.round != (false, false) || asmem.mn_major || !bsmem.mn_major {
+    if asmem.mn_major {
         return None;
     }
-    let ca = copy_plan(plan, &shape.a, &asmem, false)?;
-    let cb = copy_plan(plan, &shape.b, &bsmem, true)?;
-    let tma = tma_copy(m, plan, &shape.a, &asmem, false)
-        .zip(tma_copy(m, plan, &shape.b, &bsmem, true))
-        .map(Box::new);
-    let [mm, nn, _] = p.mnk;
-    let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
-    let room = cap - mm * nn * 4;
-    let set = wgmma::set_bytes(&asmem, &bsmem);
-    let stages = wgmma_stages(room, set)?;
+    let (copies, tma, transposed, set) = if bsmem.mn_major {
+        if shape.round != (false, false) {
+            return None;
+        }
+        let ca = copy_plan(plan, &shape.a, &asmem, false)?;
+        let cb = copy_plan(plan, &shape.b, &bsmem, true)?;
+        let tma = tma_copy(m, plan, &shape.a, &asmem, false)
+            .zip(tma_copy(m, plan, &shape.b, &bsmem, true))
+            .map(Box::new);
+        let set = wgmma::set_bytes(&asmem, &bsmem);
+        (Some(Box::new((ca, cb))), tma, None, set)
+    } else {
+        let (ta, tb, t) = transposed(m, plan, shape, p, &asmem, &bsmem)?;
+        let set = t.raw_offset + ((t.raw.bytes() + 1023) & !1023);
+        (None, Some(Box::new((ta, tb))), Some(t), set)
+    };
+    let stages = wgmma_ring_stages(plan, p, set, 0)?;
     Some(Ring::Wgmma {
         plan: p.clone(),
         smem: (asmem, bsmem),
-        copies: Box::new((ca, cb)),
+        copies,
         tma,
+        transposed,
         set,
         stages,
     })
+}
+
+/// The TMA copies of a `wgmma` ring whose B (`bsmem`, K-major) the threads
+/// transpose from TMA's MN-major copy, where TMA copies both (A with
+/// tf32's rounding where the bytecode rounds it, as NVIDIA's maps do; B
+/// rounded by the copy and again by the threads), B's elements are 4 bytes (tf32) or 1 (8-bit),
+/// and its 4 x 4 blocks share out evenly over the threads.
+fn transposed(
+    m: &Module,
+    plan: &Plan,
+    shape: &LoopShape,
+    p: &wgmma::Plan,
+    asmem: &Smem,
+    bsmem: &Smem,
+) -> Option<(TmaCopy, TmaCopy, Transposed)> {
+    let [_, nn, kk] = p.mnk;
+    let es = bsmem.es;
+    let threads = i64::from(plan.warps) * 32;
+    let blocks = (kk / 4) * (nn / 4);
+    if !matches!(es, 1 | 4) || blocks % threads != 0 || shape.round.1 && es != 4 {
+        return None;
+    }
+    let raw = Smem::new(nn, kk, es, true)?;
+    let mut ta = tma_copy(m, plan, &shape.a, asmem, false)?;
+    let mut tb = tma_copy(m, plan, &shape.b, &raw, true)?;
+    ta.map.tf32 = shape.round.0 && ta.map.elem == MapElem::F32;
+    tb.map.tf32 = shape.round.1 && tb.map.elem == MapElem::F32;
+    let raw_offset = wgmma::set_bytes(asmem, bsmem);
+    Some((
+        ta,
+        tb,
+        Transposed {
+            raw,
+            raw_offset,
+            blocks: blocks / threads,
+            round: shape.round.1,
+        },
+    ))
+}
+
+/// The stages of a `wgmma` ring of sets of `set` bytes for product `p`
+/// beside `used` bytes: as many as fit beside the accumulator tile once
+/// more (an epilogue's layout change through shared memory), or where not
+/// even two do (tf32's 128 x 128 x 64 tiles with B transposed take 98304
+/// bytes a set), two if they fit the target's shared memory (the loop's
+/// stages are freed before its epilogue) rather than no ring.
+fn wgmma_ring_stages(plan: &Plan, p: &wgmma::Plan, set: i64, used: i64) -> Option<i64> {
+    let [mm, nn, _] = p.mnk;
+    let cap = plan.target.max_shared_bytes().min(MAX_SHARED_BYTES);
+    wgmma_stages(cap - used - mm * nn * 4, set).or_else(|| mbarrier_stages(cap - used, set, 2))
 }
 
 /// The `wgmma` stages that fit in `room` bytes of shared memory for sets
