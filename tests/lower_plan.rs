@@ -1145,3 +1145,32 @@ fn ring_operands_come_by_tma_where_the_switch_allows() {
         assert!(!d.contains("TMA"), "{d}");
     }
 }
+
+/// sm_90's tf32 and 8-bit products read B K-major only: the dump says the
+/// ring's B is copied as memory holds it and transposed by the threads,
+/// with both copies' maps (A's and B's rounding to tf32 where the bytecode
+/// rounds them); with TMA off there is no ring.
+#[test]
+fn a_transposing_wgmma_ring_says_so() {
+    let rel = "differential/corpus/matmul_tf32.tileir";
+    let d = dump(rel, Gpu::Sm90);
+    assert!(
+        d.contains(
+            "pipelined, product 0 on wgmma, TMA and mbarriers, B transposed K-major by the threads, up to 4 stages of 24576 bytes"
+        ),
+        "{d}"
+    );
+    assert_eq!(d.matches("F32 elements rounded to tf32").count(), 2, "{d}");
+    let d = dump("differential/corpus/matmul_i8_i32.tileir", Gpu::Sm90);
+    assert!(d.contains("B transposed K-major by the threads"), "{d}");
+    assert!(!d.contains("rounded to tf32"), "{d}");
+    let off = dump_with(
+        rel,
+        &Options {
+            gpu: Gpu::Sm90,
+            tma: false,
+            ..Default::default()
+        },
+    );
+    assert!(!off.contains("pipelined"), "{off}");
+}
