@@ -14,7 +14,7 @@ use smallvec::smallvec;
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::swizzle::Swizzled;
 use crate::lower::emit::ops::view_access::{element, prepare, s64, Access};
-use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::copies::load::Load;
 
 /// A staged operand: its copy layout, per-thread shared address, and the
 /// bytes of one stage.

@@ -33,7 +33,7 @@ use crate::lower::emit::ops::staging::alloc;
 use crate::lower::emit::ops::view_access::prepare;
 use crate::lower::plan::alloc::choices::Issue;
 use crate::lower::plan::copies::direct as plan_direct;
-use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::copies::load::Load;
 use crate::lower::plan::layout::coalesced::along_vec;
 use crate::lower::plan::layout::smem::Smem;
 use crate::lower::simt::membar::Access;

@@ -27,7 +27,7 @@ use crate::lower::emit::copies::tma::{init_fence, TmaStage};
 use crate::lower::emit::ops::staging::aligned_base;
 use crate::lower::emit::wgmma_isa::proxy_fence;
 use crate::lower::error::LowerError;
-use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::copies::load::Load;
 use crate::lower::plan::copies::tma::TmaCopy;
 use crate::lower::simt::membar::Access;
 use crate::ptx::{Opc, Operand, Reg, Ty};

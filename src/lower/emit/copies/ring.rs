@@ -12,7 +12,7 @@ use crate::lower::emit::context::{class_of, Lowerer, Tile};
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::{Staged, Stream};
 use crate::lower::error::LowerError;
-use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::copies::load::Load;
 use crate::ptx::{Opc, Operand, Reg, RegClass, Ty};
 
 /// The bounds of a pipelined loop.

@@ -13,7 +13,7 @@ use crate::lower::emit::context::Lowerer;
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::ops::view_access::tile_start;
 use crate::lower::error::LowerError;
-use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::copies::load::Load;
 use crate::lower::plan::copies::tma::TmaCopy;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 

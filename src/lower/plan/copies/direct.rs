@@ -6,7 +6,8 @@
 use crate::ir::{Module, OpId, Opcode, Padding, ValueId};
 use crate::lower::analysis::values::value_tile;
 use crate::lower::analysis::view::{partition, PartitionInfo};
-use crate::lower::plan::copies::pipeline::{chunk_along, weak, Load};
+use crate::lower::plan::copies::load::Load;
+use crate::lower::plan::copies::pipeline::{chunk_along, weak};
 use crate::lower::plan::copies::tma::{tma_copy, TmaCopy};
 use crate::lower::plan::engines::mma_sync::{a_fragment_layout, Kind};
 use crate::lower::plan::engines::Engine;

@@ -17,6 +17,7 @@
 //! as in every kernel under tests/data). Emission settles those, and the
 //! scratch map (`TILEIRAS_DEBUG_DUMP_PLAN`) shows what it placed.
 pub mod direct;
+pub mod load;
 pub mod pipeline;
 pub mod staged_a;
 pub mod stream;

@@ -14,25 +14,13 @@ use crate::lower::plan::layout::{disjoint, Blocked, LinearLayout};
 use crate::lower::plan::target::MAX_SHARED_BYTES;
 use crate::lower::plan::Plan;
 
+use crate::lower::plan::copies::load::Load;
 use crate::lower::plan::copies::tma::{tma_copy, TmaCopy};
 
 /// The most stages of an `mma.sync` ring.
 const MMA_SYNC_MAX_STAGES: i64 = 3;
 /// The most stages of a `wgmma` ring.
 const WGMMA_MAX_STAGES: i64 = 4;
-
-/// One operand load of a pipelined loop's body.
-#[derive(Clone, Debug)]
-pub struct Load {
-    /// The load op.
-    pub op: OpId,
-    /// The view and partition it reads.
-    pub view: PartitionInfo,
-    /// Its index operands.
-    pub index: Vec<ValueId>,
-    /// Elements per `cp.async` chunk.
-    pub chunk: i64,
-}
 
 /// The parts of a `for` loop whose body only loads A and B and multiplies
 /// them into the loop-carried accumulator, whichever engine multiplies.

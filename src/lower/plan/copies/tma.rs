@@ -8,7 +8,7 @@ use crate::host::{MapDecl, MapElem, MapSwizzle, MapValue};
 use crate::ir::{Module, Scalar};
 use crate::lower::analysis::values::Elem;
 use crate::lower::analysis::view::{allow_tma, entry_arg, Extent};
-use crate::lower::plan::copies::pipeline::Load;
+use crate::lower::plan::copies::load::Load;
 use crate::lower::plan::layout::smem::Smem;
 use crate::lower::plan::Plan;
 
