@@ -18,7 +18,7 @@
 use smallvec::smallvec;
 
 use crate::lower::emit::context::Lowerer;
-use crate::lower::emit::copies::address::bin;
+use crate::lower::emit::copies::address::{bin, mad};
 use crate::lower::emit::copies::swizzle::{Swizzle, Swizzled};
 use crate::lower::plan::copies::pipeline::Transposed;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
@@ -116,17 +116,6 @@ impl Transposer {
         crate::lower::emit::wgmma_isa::proxy_fence(l);
         l.barrier();
     }
-}
-
-/// `d = a * b + c` in u32, `b` an immediate.
-fn mad(l: &mut Lowerer, a: Reg, b: i64, c: Reg) -> Reg {
-    l.b.op(
-        Opc::Mad,
-        &["lo"],
-        &[Ty::U32],
-        Ty::U32,
-        smallvec![Operand::Reg(a), Operand::Imm(b), Operand::Reg(c)],
-    )
 }
 
 /// `ld.shared.b32` (one word) or `ld.shared.v4.b32` (four).
