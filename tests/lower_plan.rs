@@ -345,7 +345,9 @@ fn attention_stages_q_before_its_loop_where_registers_are_short() {
 fn a_batch_matmul_too_large_for_registers_streams_its_operands() {
     // cuTile's batch matmul as its tests launch it: on mma.sync the two
     // operands are read slice by slice (but on sm_100, where two stages of
-    // its TMA ring fit); on sm_90's wgmma nothing is.
+    // its TMA ring fit); on sm_90's wgmma, TMA's ring takes them (its
+    // three-dimensional tiles, one matrix of the batch, no cp.async copy
+    // plan covers).
     let rel = "differential/bench/batch_matmul_f16_f16out_128x256x128.tileir";
     for gpu in [Gpu::Sm80, Gpu::Sm120] {
         let d = dump(rel, gpu);
@@ -358,7 +360,16 @@ fn a_batch_matmul_too_large_for_registers_streams_its_operands() {
         );
     }
     let hopper = dump(rel, Gpu::Sm90);
-    assert!(copies(&hopper).is_empty(), "{hopper}");
+    assert_eq!(
+        copies(&hopper),
+        ["loop 1 at loc(\"cutile/test/kernels/matmul.py\":162:4): pipelined, product 0 on wgmma, TMA and mbarriers, up to 2 stages of 98304 bytes"],
+        "{hopper}"
+    );
+    assert_eq!(
+        hopper.matches("by TMA: map of argument").count(),
+        2,
+        "{hopper}"
+    );
     let blackwell = dump(rel, Gpu::Sm100);
     assert!(
         blackwell.contains(
@@ -593,7 +604,8 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
     // cuTile's batch matmuls: the plan gives each product's K slices and
     // the bytes of a set of its buffers; emission places the first slice
     // that fits, as many sets as the plan wants (wgmma's region one 1024
-    // bytes more, to align it).
+    // bytes more, to align it). Without TMA, which pipelines sm_90's
+    // f16 loop on a ring instead.
     let f16 = "differential/bench/batch_matmul_f16_f16out_128x256x128.tileir";
     let f8 = "differential/bench/batch_matmul_f8e4m3_256x256x128.tileir";
     for (rel, gpu, engine, line, placed) in [
@@ -630,10 +642,15 @@ fn each_engine_plans_the_buffers_its_product_stages_its_operands_in() {
             73728,
         ),
     ] {
-        let d = dump(rel, gpu);
+        let options = Options {
+            gpu,
+            tma: false,
+            ..Default::default()
+        };
+        let d = dump_with(rel, &options);
         assert!(engines(&d)[0].starts_with(engine), "{gpu}: {d}");
         assert_eq!(said(&d, "own operand buffers"), [line], "{gpu}: {d}");
-        let (m, maps) = scratch(rel, gpu);
+        let (m, maps) = scratch_with(rel, &options);
         let bytes: i64 = maps[0]
             .buffers
             .iter()
@@ -1173,4 +1190,37 @@ fn a_transposing_wgmma_ring_says_so() {
         },
     );
     assert!(!off.contains("pipelined"), "{off}");
+}
+
+/// A ring whose B TMA cannot copy (an odd row stride) says that TMA
+/// copies A and the threads copy B; with TMA off it has no ring, as
+/// before (its B copies in no aligned chunks).
+#[test]
+fn a_ring_says_which_operand_the_threads_copy() {
+    let rel = "differential/targeted/unaligned_b_matmul_f16.tileir";
+    for gpu in [Gpu::Sm90, Gpu::Sm100] {
+        let d = dump(rel, gpu);
+        assert!(d.contains("TMA and mbarriers, up to 2 stages"), "{d}");
+        assert_eq!(
+            d.matches("    A by TMA: map of argument 0").count(),
+            1,
+            "{d}"
+        );
+        // B, 128 x 256 f16 over 256 threads: slices of 32 rows, 64 bytes
+        // a thread
+        assert_eq!(
+            d.matches("    B by the threads: loaded into registers and stored into the stage in 4 slice(s) of 32 rows").count(),
+            1,
+            "{d}"
+        );
+        let off = dump_with(
+            rel,
+            &Options {
+                gpu,
+                tma: false,
+                ..Default::default()
+            },
+        );
+        assert!(!off.contains("pipelined"), "{off}");
+    }
 }

@@ -433,3 +433,39 @@ fn a_static_extent_is_a_constant_of_the_map() {
         "{d}"
     );
 }
+
+/// B of an odd row stride is not in the 16-byte units TMA copies: the
+/// threads copy it beside TMA's copy of A, as NVIDIA's code copies such
+/// an operand (loads into registers, stores into the stage's swizzled
+/// layout). The full barriers count every thread and thread 0's
+/// `expect_tx`; `wgmma` reads the stores through the async proxy, so on
+/// sm_90 the readers fence the proxies after their wait, and on sm_100
+/// (`ldmatrix` reads) the one fence is the readers' before TMA refills.
+/// With the switch: no ring's barriers and no map.
+#[test]
+fn an_operand_tma_cannot_copy_is_copied_by_the_threads_beside_it() {
+    let rel = "tests/data/differential/targeted/unaligned_b_matmul_f16.tileir";
+    for gpu in [Gpu::Sm90, Gpu::Sm100] {
+        let p = ptx_for(rel, gpu, true);
+        // one map, A's
+        assert_eq!(count(&p, ".hidden\t.param .align 64 .b8"), 1, "{p}");
+        assert_eq!(count(&p, "prefetch.tensormap"), 1, "{p}");
+        // two stages: full barriers of 256 threads and thread 0's
+        // expect_tx, empty ones of 256
+        assert_eq!(count(&p, "], 257;\n"), 2, "{p}");
+        assert_eq!(count(&p, "], 256;\n"), 2, "{p}");
+        let fills = count(&p, "mbarrier.arrive.expect_tx");
+        assert_eq!(fills, 2, "{p}");
+        assert_eq!(count(&p, "cp.async.bulk.tensor.2d"), 2 * fills, "{p}");
+        // every thread's copy of B (128 elements, in four slices of two
+        // 16-byte runs) and its arrival, in each fill
+        assert_eq!(count(&p, "ld.global.b16"), 2 * 128, "{p}");
+        assert_eq!(count(&p, "st.shared.v4.b32"), 2 * 16, "{p}");
+        assert_eq!(count(&p, "mbarrier.arrive.shared.b64"), 3, "{p}");
+        assert_eq!(count(&p, "fence.proxy.async.shared::cta"), 1, "{p}");
+        assert_eq!(count(&p, "cp.async.cg"), 0);
+        let off = ptx_for(rel, gpu, false);
+        assert_eq!(count(&off, "cp.async.bulk.tensor"), 0, "{gpu:?}");
+        assert!(!off.contains(".hidden"), "{gpu:?}");
+    }
+}

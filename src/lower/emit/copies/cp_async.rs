@@ -19,6 +19,8 @@ use crate::lower::plan::copies::load::Load;
 /// A staged operand: its copy layout, per-thread shared address, and the
 /// bytes of one stage.
 pub(crate) struct Staged {
+    /// Elements per chunk.
+    pub(crate) chunk: i64,
     pub(crate) layout: Rc<LinearLayout>,
     pub(crate) smem: Reg,
     /// Shared byte offset of each chunk register from `smem` (logical,
@@ -250,7 +252,7 @@ impl Stream {
         let (x0, x1) = (flat(l, x0), flat(l, x1));
         let delta = s64(l, Opc::Sub, Operand::Reg(x1), Operand::Reg(x0));
         let eb = i64::from(ld.view.elem.bits() / 8);
-        let bytes = ld.chunk * eb;
+        let bytes = st.chunk * eb;
         let mut addrs = Vec::new();
         let mut inv = Vec::new();
         for &(r, _) in &st.chunks {
@@ -267,7 +269,7 @@ impl Stream {
                 &c,
                 Some(dim),
                 along,
-                (ld.chunk, eb),
+                (st.chunk, eb),
             ));
         }
         let rem = if a0.check[dim] {
@@ -308,7 +310,7 @@ impl Stream {
             None => bin(l, Opc::Add, Ty::U32, st.smem, Operand::Reg(stage)),
         };
         let last = self.dim + 1 == ld.view.tile_shape.len();
-        let eb = self.bytes / ld.chunk;
+        let eb = self.bytes / st.chunk;
         let owner = l.owner_pred(&st.layout);
         if let Some(q) = owner {
             l.b.begin_if(q, true);
@@ -319,7 +321,7 @@ impl Stream {
             let size = match self.rem {
                 Some((rem, _)) if last => {
                     let left = s64(l, Opc::Sub, Operand::Reg(rem), Operand::Imm(c));
-                    Some(bytes_in_bounds(l, (left, Ty::S64), ld.chunk, eb, inv))
+                    Some(bytes_in_bounds(l, (left, Ty::S64), st.chunk, eb, inv))
                 }
                 Some((rem, _)) => {
                     let inside = l.b.op(

@@ -435,7 +435,7 @@ pub fn prefetch(
                 op: load,
                 view: d.part.clone(),
                 index: l.m.ops[load].operand_group("index").to_vec(),
-                chunk,
+                chunk: Some(chunk),
             };
             let at = (d.bytes.clone(), s.bytes());
             d.tma = Some(Rc::new(TmaDirect::set_up(l, &ld, &copy, iv, at)?));

@@ -2,19 +2,24 @@
 //! engine multiplies: a full and an empty barrier per stage, filled by
 //! every thread's `cp.async` chunks (each arriving once they land) or by
 //! thread 0's TMA boxes (`expect_tx`, the boxes completing on the full
-//! barrier), waited for by parity, released by every thread and refilled
-//! once empty. The engines' loops (`ops/wgmma_pipeline.rs`,
+//! barrier), beside which every thread may copy an operand TMA cannot
+//! (and arrive once its stores are done); waited for by parity, released
+//! by every thread and refilled once empty. The engines' loops (`ops/wgmma_pipeline.rs`,
 //! `ops/mma_sync_tma.rs`) decide when each step runs.
 use smallvec::smallvec;
 
-use crate::ir::Scalar;
+use crate::ir::{Scalar, ValueId};
 use crate::lower::analysis::values::Elem;
-use crate::lower::emit::context::Lowerer;
+use crate::lower::emit::context::{Lowerer, Tile};
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::ring::{advance_ring, counter, Bounds, StageCopies};
+use crate::lower::emit::copies::thread_copy::ThreadStage;
 use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::staging::alloc;
 use crate::lower::error::LowerError;
+use crate::lower::plan::copies::load::Load;
+use crate::lower::plan::copies::StageCopy;
+use crate::lower::plan::layout::smem::Smem;
 use crate::ptx::{Inst, Opc, Operand, Reg, RegClass, Ty};
 
 /// `mbarrier.<mods>.shared.b64 [addr]{, src}` (`arrive` writes a state).
@@ -129,17 +134,29 @@ impl Barriers {
     }
 }
 
+/// Who arrives on a stage's full barrier.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrivals {
+    /// Every thread, once its `cp.async` chunks have landed.
+    Copies,
+    /// Thread 0 alone, with the bytes its TMA boxes bring.
+    Tma,
+    /// Thread 0 with the TMA's bytes, and every thread once its stores of
+    /// the operands TMA does not copy are done.
+    TmaAndThreads,
+}
+
 /// Allocates `stages` sets of `set` bytes (plus alignment slack) and the
-/// stages' barriers; thread 0 initializes the barriers to count every
-/// thread (the full ones one arrival, thread 0's, where TMA fills the
-/// stages, with the fence that shows the initializations to the TMA's
-/// completions), and the block's barrier publishes them. Returns the
-/// aligned base of the sets and the barriers.
+/// stages' barriers; thread 0 initializes the empty barriers to count
+/// every thread and the full ones as `arrivals` says (with the fence that
+/// shows the initializations to the TMA's completions where TMA fills),
+/// and the block's barrier publishes them. Returns the aligned base of the
+/// sets and the barriers.
 pub(crate) fn set_up_stages(
     l: &mut Lowerer,
     stages: i64,
     set: i64,
-    tma: bool,
+    arrivals: Arrivals,
 ) -> Result<(Reg, Barriers), LowerError> {
     let threads = i64::from(l.plan.warps) * 32;
     let region = alloc(
@@ -172,9 +189,13 @@ pub(crate) fn set_up_stages(
     l.writes(region.bytes());
     l.writes(bar_buf.bytes());
     l.b.begin_if(first, true);
-    let full_count = if tma { 1 } else { threads };
+    let full_count = match arrivals {
+        Arrivals::Copies => threads,
+        Arrivals::Tma => 1,
+        Arrivals::TmaAndThreads => threads + 1,
+    };
     barriers.each(l, "init", [Some(full_count), Some(threads)]);
-    if tma {
+    if arrivals != Arrivals::Copies {
         crate::lower::emit::copies::tma::init_fence(l);
     }
     l.b.end_if();
@@ -182,13 +203,55 @@ pub(crate) fn set_up_stages(
     Ok((aligned, barriers))
 }
 
+/// Who arrives on the full barriers of a ring fed by TMA that copies
+/// `loads` (as [`Fill::by_tma`] takes them).
+pub(crate) fn tma_arrivals(loads: &[(&Load, &StageCopy, Smem, bool, i64)]) -> Arrivals {
+    if loads.iter().all(|l| l.1.tma().is_some()) {
+        Arrivals::Tma
+    } else {
+        Arrivals::TmaAndThreads
+    }
+}
+
 /// How a stage is filled: every thread's `cp.async` chunks, or thread 0's
-/// TMA boxes.
+/// TMA boxes (and every thread's copies of the operands TMA does not
+/// copy).
 pub(crate) enum Fill<'a> {
     /// The copies of the A and B tiles into a stage.
     CpAsync(StageCopies<'a>),
-    /// The TMA copies, and the stages' aligned base.
-    Tma(TmaStage, Reg),
+    /// The TMA copies, the operands the threads copy (none where TMA
+    /// copies both), and the stages' aligned base.
+    Tma(TmaStage, Option<ThreadStage>, Reg),
+}
+
+impl Fill<'_> {
+    /// The fill of a ring fed by TMA: `loads` (each with its copy, its
+    /// swizzled layout, whether its tile is `[k, mn]`, and its buffer's
+    /// byte offset in a stage) indexed by the induction variable (with its
+    /// tile at the lower bound), the stages at `aligned`. Thread 0
+    /// (`first`) prefetches the maps.
+    pub(crate) fn by_tma(
+        l: &mut Lowerer,
+        loads: &[(&Load, &StageCopy, Smem, bool, i64)],
+        (iv, lb): (ValueId, &Tile),
+        (aligned, first): (Reg, Reg),
+    ) -> Result<Fill<'static>, LowerError> {
+        let by_tma: Vec<_> = (loads.iter())
+            .filter_map(|&(ld, c, _, _, at)| c.tma().map(|t| (ld, t, at)))
+            .collect();
+        let by_threads: Vec<_> = (loads.iter())
+            .filter_map(|&(ld, c, smem, k_first, at)| match c {
+                StageCopy::Threads(copy) => Some((ld, copy, smem, k_first, at)),
+                StageCopy::Tma(_) => None,
+            })
+            .collect();
+        let tma = TmaStage::new(l, &by_tma, iv)?;
+        l.b.begin_if(first, true);
+        tma.prefetch(l);
+        l.b.end_if();
+        let threads = (!by_threads.is_empty()).then(|| ThreadStage::new(&by_threads, iv, lb));
+        Ok(Fill::Tma(tma, threads, aligned))
+    }
 }
 
 /// The stages as the loop fills them.
@@ -201,13 +264,35 @@ pub(crate) struct Stages<'a> {
     pub(crate) barriers: &'a Barriers,
     /// The loop's bounds.
     pub(crate) bounds: &'a Bounds,
+    /// The first error a fill met (the loops' emission cannot return it
+    /// where it happens; [`Stages::finish`] does).
+    failed: std::cell::RefCell<Option<LowerError>>,
 }
 
-impl Stages<'_> {
+impl<'a> Stages<'a> {
+    /// The stages of `fill`, `set` bytes each, guarded by `barriers`, in
+    /// the loop of `bounds`.
+    pub(crate) fn new(
+        fill: Fill<'a>,
+        set: i64,
+        barriers: &'a Barriers,
+        bounds: &'a Bounds,
+    ) -> Stages<'a> {
+        Stages {
+            fill,
+            set,
+            barriers,
+            bounds,
+            failed: std::cell::RefCell::new(None),
+        }
+    }
+
     /// Fills stage index `stage` with iteration `iteration`: copies the
     /// iteration's tiles into it and arrives on its full barrier, every
     /// thread once its chunks have landed (`cp.async`), or thread 0 with
-    /// the bytes its boxes bring (TMA; the caller runs it in thread 0).
+    /// the bytes its boxes bring (TMA; the caller runs it in thread 0
+    /// where TMA copies both operands, else it runs in every thread, which
+    /// copies the other operand and arrives once its stores are done).
     pub(crate) fn fill(&self, l: &mut Lowerer, stage: Reg, iteration: Reg) {
         let off = stage_offset(l, stage, self.set);
         let bar = scaled(l, stage, 8, self.barriers.full);
@@ -216,16 +301,31 @@ impl Stages<'_> {
                 copies.issue(l, off);
                 arrive_on_copies(l, bar);
             }
-            Fill::Tma(tma, aligned) => {
+            Fill::Tma(tma, threads, aligned) => {
                 let at = bin(l, Opc::Add, Ty::U32, *aligned, Operand::Reg(off));
+                let Some(threads) = threads else {
+                    tma.issue(l, at, bar, (iteration, self.bounds.ity));
+                    return;
+                };
+                l.b.begin_if(self.barriers.first, true);
                 tma.issue(l, at, bar, (iteration, self.bounds.ity));
+                l.b.end_if();
+                if let Err(e) = threads.issue(l, at, iteration) {
+                    self.failed.borrow_mut().get_or_insert(e);
+                }
+                mbarrier(l, "arrive", bar, None);
             }
         }
     }
 
-    /// Whether thread 0 alone fills the stages (TMA).
+    /// The first error a fill met, if any.
+    pub(crate) fn finish(self) -> Result<(), LowerError> {
+        self.failed.into_inner().map_or(Ok(()), Err)
+    }
+
+    /// Whether thread 0 alone fills the stages (TMA copies every operand).
     pub(crate) fn by_one_thread(&self) -> bool {
-        matches!(self.fill, Fill::Tma(..))
+        matches!(self.fill, Fill::Tma(_, None, _))
     }
 
     /// The prologue: fills stages 0 .. S-2 with the iterations from the

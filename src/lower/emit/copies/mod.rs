@@ -18,4 +18,5 @@ pub mod ring;
 pub mod stream;
 pub mod swizzle;
 pub mod swizzled;
+pub mod thread_copy;
 pub mod tma;

@@ -83,8 +83,9 @@ fn staged(
     let shape = &ld.view.tile_shape;
     let rank = shape.len();
     let eb = i64::from(ld.view.elem.bits() / 8);
-    let layout = Blocked::default_for(shape, i64::from(l.plan.warps), ld.chunk).to_linear(shape);
-    if !disjoint(&layout) || layout.register.len() < ld.chunk.trailing_zeros() as usize {
+    let chunk = ld.chunk?;
+    let layout = Blocked::default_for(shape, i64::from(l.plan.warps), chunk).to_linear(shape);
+    if !disjoint(&layout) || layout.register.len() < chunk.trailing_zeros() as usize {
         return None;
     }
     let mut strides = vec![shape[rank - 2] * stride, stride, eb];
@@ -94,11 +95,12 @@ fn staged(
         crate::lower::emit::copies::address::thread_address_from(l, &layout, off, byte);
     let swizzled = sw.map(|sw| Swizzled::new(l, sw, start, smem));
     let chunks = (0..layout.num_registers())
-        .step_by(ld.chunk as usize)
+        .step_by(chunk as usize)
         .filter(|&r| layout.canonical_register(r) == r)
         .map(|r| (r, layout.register_offset(r, byte)))
         .collect();
     Some(Staged {
+        chunk,
         layout: Rc::new(layout),
         smem,
         chunks,

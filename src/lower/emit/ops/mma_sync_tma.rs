@@ -28,11 +28,11 @@ use std::rc::Rc;
 use crate::ir::OpId;
 use crate::lower::emit::context::Lowerer;
 use crate::lower::emit::copies::mbarrier_ring::{
-    loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill, Stages,
+    loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, tma_arrivals, wait_phase,
+    Fill, Stages,
 };
 use crate::lower::emit::copies::ring::bounds;
 use crate::lower::emit::copies::swizzle::Swizzle;
-use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::mma_sync_frags::fragment_addrs;
 use crate::lower::emit::ops::mma_sync_pipeline::{
     bind_accumulator, loop_accumulator, pattern, stage_mmas, Pattern,
@@ -83,25 +83,15 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let init = l.tile_in(id, inits[0], &layout)?;
     let mut acc = loop_accumulator(l, &pat.plan, &init.regs);
 
-    let (aligned, barriers) = set_up_stages(l, stages, tma.set, true)?;
     let ops = operands(&pat, tma);
-    let copies = TmaStage::new(
-        l,
-        &[
-            (&pat.a, &tma.copies.0, ops.a.0),
-            (&pat.b, &tma.copies.1, ops.b.0),
-        ],
-        pat.iv,
-    )?;
-    l.b.begin_if(barriers.first, true);
-    copies.prefetch(l);
-    l.b.end_if();
-    let ring = Stages {
-        fill: Fill::Tma(copies, aligned),
-        set: tma.set,
-        barriers: &barriers,
-        bounds: &bounds,
-    };
+    let (asmem, bsmem) = tma.smem;
+    let loads = [
+        (&pat.a, &tma.copies.0, asmem, false, ops.a.0),
+        (&pat.b, &tma.copies.1, bsmem, true, ops.b.0),
+    ];
+    let (aligned, barriers) = set_up_stages(l, stages, tma.set, tma_arrivals(&loads))?;
+    let fill = Fill::by_tma(l, &loads, (pat.iv, &bounds.lb), (aligned, barriers.first))?;
+    let ring = Stages::new(fill, tma.set, &barriers, &bounds);
     let lb = bounds.lb.regs[0];
     let next = ring.prologue(l, lb);
     let state = loop_state(l, &bounds, lb, next, stages);
@@ -125,6 +115,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         mbarrier(l, "arrive", done, None);
         state.advance(l, stages);
     });
+    ring.finish()?;
     tear_down(l, &barriers);
     bind_accumulator(l, id, &pat.plan, layout, acc);
     Ok(true)

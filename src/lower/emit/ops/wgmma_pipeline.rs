@@ -55,16 +55,14 @@ use crate::ptx::{Opc, Operand, Reg, Ty};
 use crate::lower::emit::copies::address::bin;
 use crate::lower::emit::copies::cp_async::Staged;
 use crate::lower::emit::copies::mbarrier_ring::{
-    loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, wait_phase, Fill,
-    LoopState, Stages,
+    loop_state, mbarrier, scaled, set_up_stages, stage_offset, tear_down, tma_arrivals, wait_phase,
+    Arrivals, Fill, LoopState, Stages,
 };
 use crate::lower::emit::copies::ring::{bounds, Bounds, StageCopies};
 use crate::lower::emit::copies::swizzled::thread_part;
-use crate::lower::emit::copies::tma::TmaStage;
 use crate::lower::emit::ops::wgmma;
 use crate::lower::emit::ops::wgmma_transpose::Transposer;
-use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape, Transposed};
-use crate::lower::plan::copies::tma::TmaCopy;
+use crate::lower::plan::copies::pipeline::{CopyPlan, LoopShape, StageCopy, Transposed};
 use crate::lower::plan::copies::Ring as PlannedRing;
 use crate::lower::plan::engines::wgmma::Plan;
 use crate::lower::plan::layout::smem::Smem;
@@ -76,6 +74,7 @@ fn staged(l: &mut Lowerer, plan: CopyPlan, base: Reg) -> Staged {
         None => base,
     };
     Staged {
+        chunk: plan.chunk,
         layout: Rc::new(plan.layout),
         smem,
         chunks: plan.chunks,
@@ -110,11 +109,8 @@ struct Pipelined {
     plan: Plan,
     /// A's and B's swizzled layouts.
     smem: (Smem, Smem),
-    /// A's and B's copies into them (none where TMA alone fills the
-    /// ring).
-    copies: Option<(CopyPlan, CopyPlan)>,
-    /// A's and B's TMA copies, where the plan copies them so.
-    tma: Option<(TmaCopy, TmaCopy)>,
+    /// How A and B reach the stages.
+    feed: Feed,
     /// B copied MN-major and transposed by the threads, where so planned.
     transposed: Option<Transposed>,
     /// The stages.
@@ -123,6 +119,14 @@ struct Pipelined {
     set: i64,
     /// The loop's bounds.
     bounds: Bounds,
+}
+
+/// How A and B reach a `wgmma` ring's stages.
+enum Feed {
+    /// Their copies, TMA's for one of them at least.
+    Tma((StageCopy, StageCopy)),
+    /// Every thread's `cp.async` chunks of both.
+    CpAsync((CopyPlan, CopyPlan)),
 }
 
 /// How `for` op `id` pipelines on `wgmma`, if its body has the shape, the
@@ -152,15 +156,17 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
     let Some(bounds) = bounds(l, id)? else {
         return Ok(None);
     };
-    if copies.is_none() && tma.is_none() {
-        return Ok(None);
-    }
+    // TMA where the plan has it, else the chunks' cp.async
+    let feed = match (tma, copies) {
+        (Some(t), _) => Feed::Tma(*t),
+        (None, Some(c)) => Feed::CpAsync(*c),
+        (None, None) => return Ok(None),
+    };
     Ok(Some(Pipelined {
         pat: pipe.shape,
         plan,
         smem,
-        copies: copies.map(|c| *c),
-        tma: tma.map(|t| *t),
+        feed,
         transposed,
         stages,
         set,
@@ -185,10 +191,9 @@ struct StageMultiply<'a> {
 }
 
 impl StageMultiply<'_> {
-    /// Multiplies the operands of stage index `stage` (`set` bytes a
-    /// stage) into the accumulator.
-    fn emit(&self, l: &mut Lowerer, stage: Reg, set: i64) {
-        let off = stage_offset(l, stage, set);
+    /// Multiplies the operands of the stage `off` bytes from stage 0 into
+    /// the accumulator.
+    fn emit(&self, l: &mut Lowerer, off: Reg) {
         let descs = (moved(l, self.descs.0, off), moved(l, self.descs.1, off));
         wgmma::multiply(l, self.plan, self.signs, self.smem, descs, self.acc);
     }
@@ -239,11 +244,11 @@ fn pipelined_loop(
         if !stages.by_one_thread() {
             crate::lower::emit::wgmma_isa::proxy_fence(l);
         }
+        let off = stage_offset(l, rd, stages.set);
         if let Some(t) = transposer {
-            let off = stage_offset(l, rd, stages.set);
             t.emit(l, off);
         }
-        mul.emit(l, rd, stages.set);
+        mul.emit(l, off);
         crate::lower::emit::wgmma_isa::sync_op(
             l,
             &["wait_group", "sync", "aligned"],
@@ -276,8 +281,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         pat,
         plan,
         smem: (asmem, bsmem),
-        copies,
-        tma,
+        feed,
         transposed,
         stages,
         set,
@@ -291,23 +295,29 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let layout = Rc::new(plan.acc.clone());
     let init = l.tile_in(id, inits[0], &layout)?;
 
-    let (aligned, barriers) = set_up_stages(l, stages, set, tma.is_some())?;
+    let arrivals = match &feed {
+        Feed::Tma((ta, tb)) => {
+            tma_arrivals(&[(&pat.a, ta, asmem, false, 0), (&pat.b, tb, bsmem, true, 0)])
+        }
+        Feed::CpAsync(_) => Arrivals::Copies,
+    };
+    let (aligned, barriers) = set_up_stages(l, stages, set, arrivals)?;
     let b_offset = wgmma::b_offset(&asmem);
     let bbuf = bin(l, Opc::Add, Ty::U32, aligned, Operand::Imm(b_offset));
     let (sa, sb);
-    let fill = match (&tma, copies) {
-        (Some((ta, tb)), _) => {
-            let b_at = transposed.map_or(b_offset, |t| t.raw_offset);
-            let stage = TmaStage::new(l, &[(&pat.a, ta, 0), (&pat.b, tb, b_at)], pat.iv)?;
-            l.b.begin_if(barriers.first, true);
-            stage.prefetch(l);
-            l.b.end_if();
-            Fill::Tma(stage, aligned)
+    let fill = match &feed {
+        Feed::Tma((ta, tb)) => {
+            let (b_at, braw) = transposed.map_or((b_offset, bsmem), |t| (t.raw_offset, t.raw));
+            let loads = [
+                (&pat.a, ta, asmem, false, 0),
+                (&pat.b, tb, braw, true, b_at),
+            ];
+            let first = barriers.first;
+            Fill::by_tma(l, &loads, (pat.iv, &bounds.lb), (aligned, first))?
         }
-        (None, None) => return Err(l.unsupported(id)),
-        (None, Some((ca, cb))) => {
-            sa = staged(l, ca, aligned);
-            sb = staged(l, cb, bbuf);
+        Feed::CpAsync((ca, cb)) => {
+            sa = staged(l, ca.clone(), aligned);
+            sb = staged(l, cb.clone(), bbuf);
             Fill::CpAsync(StageCopies::new(
                 l,
                 (&pat.a, &pat.b),
@@ -323,12 +333,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let signs = crate::lower::emit::ops::mma_operands::signedness(l, pat.mma);
 
     let lb = bounds.lb.regs[0];
-    let ring = Stages {
-        fill,
-        set,
-        barriers: &barriers,
-        bounds: &bounds,
-    };
+    let ring = Stages::new(fill, set, &barriers, &bounds);
     let next = ring.prologue(l, lb);
     let state = loop_state(l, &bounds, lb, next, stages);
     let mul = StageMultiply {
@@ -345,6 +350,7 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
         &["wait_group", "sync", "aligned"],
         vec![Operand::Imm(0)],
     );
+    ring.finish()?;
     // Every thread is past its last wait before the barriers go away.
     tear_down(l, &barriers);
 

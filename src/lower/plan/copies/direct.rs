@@ -248,7 +248,7 @@ pub fn tma(m: &Module, plan: &Plan, load: OpId, d: &Direct, iv: ValueId) -> Opti
         op: load,
         view: d.view.clone(),
         index,
-        chunk: d.chunk,
+        chunk: Some(d.chunk),
     };
     tma_copy(m, plan, &ld, &s, true)
 }

@@ -13,6 +13,8 @@ pub struct Load {
     pub view: PartitionInfo,
     /// Its index operands.
     pub index: Vec<ValueId>,
-    /// Elements per `cp.async` chunk.
-    pub chunk: i64,
+    /// Elements per `cp.async` chunk (of 4, 8 or 16 bytes), or none where
+    /// no such chunk is aligned: the threads then load the tile through
+    /// registers ([`super::pipeline::StageCopy::Threads`]).
+    pub chunk: Option<i64>,
 }

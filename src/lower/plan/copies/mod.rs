@@ -21,6 +21,7 @@ pub mod load;
 pub mod pipeline;
 pub mod staged_a;
 pub mod stream;
+pub mod thread_copy;
 pub mod tma;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -29,7 +30,7 @@ use crate::ir::{Module, OpId, Opcode};
 use crate::lower::plan::Plan;
 
 pub use direct::Direct;
-pub use pipeline::{Pipeline, Ring};
+pub use pipeline::{Pipeline, Ring, StageCopy};
 pub use staged_a::StagedA;
 pub use stream::Stream;
 
@@ -192,15 +193,15 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             );
         }
         if let Some(p) = copies.pipelines.get(&id) {
-            let engine = match &p.ring {
-                Ring::MmaSync { tma: Some(_), .. } => "mma.sync, TMA and mbarriers",
-                Ring::MmaSync { .. } => "mma.sync, cp.async groups",
+            let engine: String = match &p.ring {
+                Ring::MmaSync { tma: Some(_), .. } => "mma.sync, TMA and mbarriers".into(),
+                Ring::MmaSync { .. } => "mma.sync, cp.async groups".into(),
                 Ring::Wgmma {
                     transposed: Some(_),
                     ..
-                } => "wgmma, TMA and mbarriers, B transposed K-major by the threads",
-                Ring::Wgmma { tma: Some(_), .. } => "wgmma, TMA and mbarriers",
-                Ring::Wgmma { .. } => "wgmma, cp.async and mbarriers",
+                } => "wgmma, TMA and mbarriers, B transposed K-major by the threads".into(),
+                Ring::Wgmma { tma: Some(_), .. } => "wgmma, TMA and mbarriers".into(),
+                Ring::Wgmma { .. } => "wgmma, cp.async and mbarriers".into(),
             };
             let _ = writeln!(
                 out,
@@ -212,6 +213,18 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             );
             if let Some(t) = p.ring.tma() {
                 for (name, c) in [("A", t.0), ("B", t.1)] {
+                    let c = match c {
+                        StageCopy::Tma(c) => c,
+                        StageCopy::Threads(t) => {
+                            let _ = writeln!(
+                                out,
+                                "    {name} by the threads: loaded into registers and stored into the stage in {} slice(s) of {} rows (not in 16-byte units, which TMA needs), then every thread arrives on the stage's full mbarrier",
+                                t.shifts.len(),
+                                t.rows
+                            );
+                            continue;
+                        }
+                    };
                     let d = &c.map;
                     let _ = writeln!(
                         out,

@@ -15,6 +15,7 @@ use crate::lower::plan::target::MAX_SHARED_BYTES;
 use crate::lower::plan::Plan;
 
 use crate::lower::plan::copies::load::Load;
+use crate::lower::plan::copies::thread_copy::{thread_copy, ThreadCopy};
 use crate::lower::plan::copies::tma::{tma_copy, TmaCopy};
 
 /// The most stages of an `mma.sync` ring.
@@ -72,11 +73,12 @@ pub enum Ring {
         /// A's and B's swizzled layouts.
         smem: (Smem, Smem),
         /// How A's and B's chunks land in them (none where B is
-        /// transposed: TMA alone fills that ring).
+        /// transposed, or where an operand copies in no aligned chunks:
+        /// TMA fills that ring).
         copies: Option<Box<(CopyPlan, CopyPlan)>>,
-        /// A's and B's TMA copies, which replace the chunks where both
-        /// operands can be copied so ([`tma_copy`]).
-        tma: Option<Box<(TmaCopy, TmaCopy)>>,
+        /// A's and B's copies where TMA copies at least one of them
+        /// ([`stage_copies`]), which replace the chunks.
+        tma: Option<Box<(StageCopy, StageCopy)>>,
         /// Where the product reads B K-major (tf32 and 8-bit types) but
         /// memory holds it MN-major: TMA copies B as it is, and the
         /// threads transpose it into B's K-major buffer.
@@ -104,6 +106,30 @@ pub struct Transposed {
     pub round: bool,
 }
 
+/// How one operand of a ring fed by TMA reaches a stage.
+#[derive(Clone, Debug)]
+pub enum StageCopy {
+    /// TMA's boxes, issued by thread 0 and completing on the stage's full
+    /// barrier.
+    Tma(TmaCopy),
+    /// Every thread's loads into registers, stored into the operand's
+    /// swizzled layout: for an operand TMA cannot copy (its rows not in
+    /// 16-byte units, as an odd stride leaves them), as NVIDIA's code
+    /// copies such operands. Each thread arrives on the stage's full
+    /// barrier once its stores are done.
+    Threads(ThreadCopy),
+}
+
+impl StageCopy {
+    /// The TMA copy, if TMA copies the operand.
+    pub fn tma(&self) -> Option<&TmaCopy> {
+        match self {
+            StageCopy::Tma(t) => Some(t),
+            StageCopy::Threads(_) => None,
+        }
+    }
+}
+
 /// An `mma.sync` ring fed by TMA: A K-major and B MN-major in the
 /// swizzled layouts TMA writes (`wgmma`'s), 1024-aligned sets of both, a
 /// full and an empty mbarrier a stage.
@@ -111,8 +137,8 @@ pub struct Transposed {
 pub struct MmaSyncTma {
     /// A's and B's layouts.
     pub smem: (Smem, Smem),
-    /// A's and B's TMA copies.
-    pub copies: (TmaCopy, TmaCopy),
+    /// A's and B's copies, TMA's for one of them at least.
+    pub copies: (StageCopy, StageCopy),
     /// B's byte offset in a set (after A's 1024-aligned buffer).
     pub b_offset: i64,
     /// Bytes of one set of A and B buffers.
@@ -120,8 +146,9 @@ pub struct MmaSyncTma {
 }
 
 impl Ring {
-    /// The operands' TMA copies, where TMA fills the stages.
-    pub fn tma(&self) -> Option<(&TmaCopy, &TmaCopy)> {
+    /// The operands' copies, where TMA fills the stages (one of them at
+    /// least).
+    pub fn tma(&self) -> Option<(&StageCopy, &StageCopy)> {
         match self {
             Ring::MmaSync { tma: Some(t), .. } => Some((&t.copies.0, &t.copies.1)),
             Ring::Wgmma { tma: Some(t), .. } => Some((&t.0, &t.1)),
@@ -189,6 +216,8 @@ pub struct StageSize {
 /// How one operand's chunks land in its swizzled `wgmma` buffer.
 #[derive(Clone, Debug)]
 pub struct CopyPlan {
+    /// Elements per chunk.
+    pub chunk: i64,
     /// The copy layout.
     pub layout: LinearLayout,
     /// Byte offset of each thread-index bit's chunk.
@@ -236,7 +265,8 @@ fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan)
     });
     let (stages, tma) = match tma {
         Some((stages, t)) => (stages, Some(t)),
-        None => (mma_sync_stages(stage.stage_bytes, 0), None),
+        None if chunked(shape) => (mma_sync_stages(stage.stage_bytes, 0), None),
+        None => return None,
     };
     (stages >= 2).then(|| Ring::MmaSync {
         plan: p.clone(),
@@ -246,8 +276,31 @@ fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan)
     })
 }
 
-/// The TMA ring of an `mma.sync` loop of `shape`, where both operands can
-/// be copied by TMA ([`tma_copy`]): 16-bit or 8-bit operands (not rounded
+/// Whether both loads of `shape` copy in aligned chunks, as `cp.async`
+/// rings copy them.
+fn chunked(shape: &LoopShape) -> bool {
+    shape.a.chunk.is_some() && shape.b.chunk.is_some()
+}
+
+/// The copies of A (`asmem`) and B (`bsmem`) of a ring fed by TMA: each
+/// operand by TMA where [`tma_copy`] can, else by the threads
+/// ([`StageCopy::Threads`]), as long as TMA copies one of them.
+fn stage_copies(
+    m: &Module,
+    plan: &Plan,
+    shape: &LoopShape,
+    (asmem, bsmem): (&Smem, &Smem),
+) -> Option<(StageCopy, StageCopy)> {
+    let by = |ld: &Load, smem: &Smem, k_first: bool| match tma_copy(m, plan, ld, smem, k_first) {
+        Some(t) => Some(StageCopy::Tma(t)),
+        None => thread_copy(plan, ld, smem, k_first).map(StageCopy::Threads),
+    };
+    let copies = (by(&shape.a, asmem, false)?, by(&shape.b, bsmem, true)?);
+    (copies.0.tma().is_some() || copies.1.tma().is_some()).then_some(copies)
+}
+
+/// The TMA ring of an `mma.sync` loop of `shape`, where TMA can copy one
+/// operand at least ([`stage_copies`]): 16-bit or 8-bit operands (not rounded
 /// to tf32), or tf32 ones (f32 in memory, their fragments rounded once
 /// loaded where the bytecode rounds them); two-dimensional tiles (or one
 /// matrix of a batch), A K-major and B MN-major in TMA's swizzled layouts
@@ -278,18 +331,25 @@ fn mma_sync_tma(
     let es = p.kind.bytes();
     let asmem = Smem::new(mm, kk, es, false)?;
     let bsmem = Smem::new(nn, kk, es, true)?;
-    let mut a = tma_copy(m, plan, &shape.a, &asmem, false)?;
-    let mut b = tma_copy(m, plan, &shape.b, &bsmem, true)?;
+    let (mut a, mut b) = stage_copies(m, plan, shape, (&asmem, &bsmem))?;
     // f32 rounded to tf32: the copy rounds too, as NVIDIA's maps say (the
     // fragments' own rounding then leaves the values as they are).
-    a.map.tf32 = shape.round.0 && a.map.elem == MapElem::F32;
-    b.map.tf32 = shape.round.1 && b.map.elem == MapElem::F32;
+    round_on_copy(&mut a, shape.round.0);
+    round_on_copy(&mut b, shape.round.1);
     Some(MmaSyncTma {
         smem: (asmem, bsmem),
         copies: (a, b),
         b_offset: (asmem.bytes() + 1023) & !1023,
         set: wgmma::set_bytes(&asmem, &bsmem),
     })
+}
+
+/// Sets the tf32 bit of `c`'s map where `c` is a TMA copy of f32 the
+/// bytecode rounds to tf32 (`round`), as NVIDIA's maps do.
+fn round_on_copy(c: &mut StageCopy, round: bool) {
+    if let StageCopy::Tma(t) = c {
+        t.map.tf32 = round && t.map.elem == MapElem::F32;
+    }
 }
 
 /// The stages of an `mma.sync` TMA ring of sets of `set` bytes beside
@@ -321,7 +381,7 @@ fn mma_sync_stages(stage_bytes: i64, used: i64) -> i64 {
 /// products then read their operands slice by slice rather than whole
 /// tiles through registers.
 pub fn too_large_to_stage(m: &Module, plan: &Plan, id: OpId) -> bool {
-    let Some(shape) = loop_shape(m, plan, id) else {
+    let Some(shape) = loop_shape(m, plan, id).filter(chunked) else {
         return false;
     };
     let Some(Engine::MmaSync(p)) = plan.engine(shape.mma) else {
@@ -375,17 +435,20 @@ fn wgmma_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Op
         if shape.round != (false, false) {
             return None;
         }
-        let ca = copy_plan(plan, &shape.a, &asmem, false)?;
-        let cb = copy_plan(plan, &shape.b, &bsmem, true)?;
-        let tma = tma_copy(m, plan, &shape.a, &asmem, false)
-            .zip(tma_copy(m, plan, &shape.b, &bsmem, true))
+        let copies = copy_plan(plan, &shape.a, &asmem, false)
+            .zip(copy_plan(plan, &shape.b, &bsmem, true))
             .map(Box::new);
+        let tma = stage_copies(m, plan, shape, (&asmem, &bsmem)).map(Box::new);
+        if copies.is_none() && tma.is_none() {
+            return None;
+        }
         let set = wgmma::set_bytes(&asmem, &bsmem);
-        (Some(Box::new((ca, cb))), tma, None, set)
+        (copies, tma, None, set)
     } else {
         let (ta, tb, t) = transposed(m, plan, shape, p, &asmem, &bsmem)?;
         let set = t.raw_offset + ((t.raw.bytes() + 1023) & !1023);
-        (None, Some(Box::new((ta, tb))), Some(t), set)
+        let copies = (StageCopy::Tma(ta), StageCopy::Tma(tb));
+        (None, Some(Box::new(copies)), Some(t), set)
     };
     let stages = wgmma_ring_stages(plan, p, set, 0)?;
     Some(Ring::Wgmma {
@@ -460,8 +523,9 @@ pub fn wgmma_stages(room: i64, set: i64) -> Option<i64> {
 /// if every chunk lands contiguously and its offset adds to the thread's.
 fn copy_plan(plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<CopyPlan> {
     let shape = &ld.view.tile_shape;
-    let layout = Blocked::default_for(shape, i64::from(plan.warps), ld.chunk).to_linear(shape);
-    let vec_bits = ld.chunk.trailing_zeros() as usize;
+    let chunk = ld.chunk?;
+    let layout = Blocked::default_for(shape, i64::from(plan.warps), chunk).to_linear(shape);
+    let vec_bits = chunk.trailing_zeros() as usize;
     if shape.len() != 2 || !disjoint(&layout) || layout.register.len() < vec_bits {
         return None;
     }
@@ -479,7 +543,7 @@ fn copy_plan(plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<CopyP
     let thread: Vec<i64> = layout.thread_bases().iter().map(|b| off(b)).collect();
     let mask = thread.iter().fold(0, |a, &b| a | b);
     let mut chunks = Vec::new();
-    for r in (0..layout.num_registers()).step_by(ld.chunk as usize) {
+    for r in (0..layout.num_registers()).step_by(chunk as usize) {
         if layout.canonical_register(r) != r {
             continue;
         }
@@ -493,6 +557,7 @@ fn copy_plan(plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) -> Option<CopyP
         chunks.push((r, imm));
     }
     Some(CopyPlan {
+        chunk,
         layout,
         thread,
         chunks,
@@ -565,7 +630,7 @@ fn load(m: &Module, plan: &Plan, op: OpId, body: &[OpId], iv: ValueId) -> Option
     if index.iter().filter(|&&v| v == iv).count() != 1 {
         return None;
     }
-    let chunk = chunk(plan, &view)?;
+    let chunk = chunk(plan, &view);
     Some(Load {
         op,
         view,

@@ -81,7 +81,7 @@ pub fn tma_copy(m: &Module, plan: &Plan, ld: &Load, smem: &Smem, k_first: bool) 
         || v.shape.len() != rank
         || v.dim_map.len() != rank
         || v.tile_shape[..rank - 2].iter().any(|&t| t != 1)
-        || ld.chunk * es != 16
+        || ld.chunk.map(|c| c * es) != Some(16)
     {
         return None;
     }
