@@ -13,9 +13,9 @@
 //! differential runner's part (`tests/differential.rs`, `bench` cases:
 //! ragged M, N and K against NVIDIA's PTX; `targeted/unaligned_b_matmul_f16`:
 //! B rows 213 elements apart, K ending inside a chunk of A). With TMA (sm_90
-//! and sm_100, where two stages fit), the loop is pipelined instead: TMA
-//! copies A and the threads B, a slice of 64 bytes a thread at a time,
-//! without spills either.
+//! and sm_100, where two stages fit, and sm_120 in two K slices a
+//! iteration), the loop is pipelined instead: TMA copies A and the threads
+//! B, a slice of 64 bytes a thread at a time, without spills either.
 mod common;
 
 use tileiras::options::{Gpu, Options};
@@ -35,7 +35,7 @@ fn unaligned_operands_are_read_slice_by_slice_between_the_multiplies() {
         (Gpu::Sm120, "mma.sync"),
     ] {
         let rel = format!("tests/data/differential/bench/{name}.tileir");
-        if matches!(gpu, Gpu::Sm90 | Gpu::Sm100) {
+        if gpu != Gpu::Sm80 {
             let (text, log) = common::compile_verbose(&rel, gpu);
             assert_eq!(common::spills(&log), (0, 0), "{gpu:?} (TMA):\n{log}");
             assert!(text.contains("cp.async.bulk.tensor.3d"), "{gpu:?}");
@@ -92,8 +92,8 @@ fn unaligned_operands_are_read_slice_by_slice_between_the_multiplies() {
 /// batch matmul) and 8 to 16 (the matmul on sm_80 and sm_120). Where TMA
 /// can copy the tiles (sm_100 and sm_120) and two stages of its ring fit
 /// the target's shared memory (the matmul's 49152 bytes a stage on both,
-/// the batch matmul's 98304 on sm_100), the ring takes them instead: no
-/// stream, no spills.
+/// the batch matmul's 98304 on sm_100, and on sm_120 in two K slices of
+/// 49152 bytes), the ring takes them instead: no stream, no spills.
 #[test]
 fn aligned_operands_too_large_to_stage_are_streamed() {
     for name in [
@@ -105,11 +105,7 @@ fn aligned_operands_too_large_to_stage_are_streamed() {
             let (text, log) = compile(name, gpu);
             assert_eq!(common::spills(&log), (0, 0), "{name} {gpu:?}:\n{log}");
             assert!(text.contains("mma.sync"), "{name} {gpu:?}");
-            let ring = match gpu {
-                Gpu::Sm80 => false,
-                Gpu::Sm100 => true,
-                _ => name.starts_with("matmul"),
-            };
+            let ring = gpu != Gpu::Sm80;
             assert_eq!(
                 text.contains("cp.async.cg.shared.global"),
                 !ring,

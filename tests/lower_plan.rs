@@ -343,22 +343,20 @@ fn attention_stages_q_before_its_loop_where_registers_are_short() {
 
 #[test]
 fn a_batch_matmul_too_large_for_registers_streams_its_operands() {
-    // cuTile's batch matmul as its tests launch it: on mma.sync the two
-    // operands are read slice by slice (but on sm_100, where two stages of
-    // its TMA ring fit); on sm_90's wgmma, TMA's ring takes them (its
-    // three-dimensional tiles, one matrix of the batch, no cp.async copy
-    // plan covers).
+    // cuTile's batch matmul as its tests launch it: on sm_80's mma.sync the
+    // two operands are read slice by slice; on sm_100 two stages of its TMA
+    // ring fit, on sm_120 two of its K slices; on sm_90's wgmma, TMA's ring
+    // takes them (its three-dimensional tiles, one matrix of the batch, no
+    // cp.async copy plan covers).
     let rel = "differential/bench/batch_matmul_f16_f16out_128x256x128.tileir";
-    for gpu in [Gpu::Sm80, Gpu::Sm120] {
-        let d = dump(rel, gpu);
-        let c = copies(&d);
-        assert_eq!(c.len(), 2, "{gpu}: {d}");
-        assert!(
-            c.iter()
-                .all(|l| l.ends_with("operand of product 0, streamed slice by slice")),
-            "{gpu}: {d}"
-        );
-    }
+    let ampere = dump(rel, Gpu::Sm80);
+    let c = copies(&ampere);
+    assert_eq!(c.len(), 2, "{ampere}");
+    assert!(
+        c.iter()
+            .all(|l| l.ends_with("operand of product 0, streamed slice by slice")),
+        "{ampere}"
+    );
     let hopper = dump(rel, Gpu::Sm90);
     assert_eq!(
         copies(&hopper),
@@ -369,6 +367,12 @@ fn a_batch_matmul_too_large_for_registers_streams_its_operands() {
         hopper.matches("by TMA: map of argument").count(),
         2,
         "{hopper}"
+    );
+    let consumer = dump(rel, Gpu::Sm120);
+    assert_eq!(
+        copies(&consumer),
+        ["loop 1 at loc(\"cutile/test/kernels/matmul.py\":162:4): pipelined, product 0 on mma.sync, TMA and mbarriers, in 2 K slices of 64 a stage, up to 2 stages of 49152 bytes"],
+        "{consumer}"
     );
     let blackwell = dump(rel, Gpu::Sm100);
     assert!(
@@ -1222,5 +1226,34 @@ fn a_ring_says_which_operand_the_threads_copy() {
             },
         );
         assert!(!off.contains("pipelined"), "{off}");
+    }
+}
+
+/// Where two stages of whole tiles do not fit (sm_120's 99 KiB), the ring
+/// copies and multiplies each iteration's tiles in K slices, a stage each,
+/// the fewest that fit: TMA's boxes are the slice's, and the plan says so.
+#[test]
+fn a_ring_too_large_for_two_stages_takes_k_slices() {
+    for (name, line, boxes) in [
+        (
+            "bench/matmul_tf32_128x256x64",
+            "in 2 K slices of 32 a stage, up to 2 stages of 49152 bytes",
+            ["box [128, 32]", "box [32, 32]"],
+        ),
+        (
+            "targeted/unaligned_b_matmul_f16",
+            "in 2 K slices of 64 a stage, up to 2 stages of 49152 bytes",
+            ["box [128, 64]", "2 slice(s) of 32 rows"],
+        ),
+    ] {
+        let d = dump(&format!("differential/{name}.tileir"), Gpu::Sm120);
+        assert!(d.contains(line), "{name}: {d}");
+        for b in boxes {
+            assert!(d.contains(b), "{name}: {b}: {d}");
+        }
+        // sm_100's shared memory holds two stages of the whole tiles
+        let d = dump(&format!("differential/{name}.tileir"), Gpu::Sm100);
+        assert!(!d.contains("a stage, up to"), "{name}: {d}");
+        assert!(d.contains("TMA and mbarriers, up to"), "{name}: {d}");
     }
 }

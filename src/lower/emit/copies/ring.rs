@@ -121,6 +121,62 @@ impl Bounds {
     }
 }
 
+impl Bounds {
+    /// The bounds of the loop's `n` K slices an iteration (a loop that
+    /// steps by 1, the plan checked): virtual iterations from `lb n` to
+    /// `ub n` by 1, counted in 64 bits (sign- or, with `unsignedCmp`,
+    /// zero-extended), the slice `j` of iteration `i` being `i n + j`.
+    pub(crate) fn sliced(&self, l: &mut Lowerer, n: i64) -> Bounds {
+        let unsigned = matches!(self.cmp, Ty::U32 | Ty::U64);
+        let wide = |l: &mut Lowerer, x: Reg| {
+            let x = match self.ity {
+                Ty::S64 => x,
+                _ => {
+                    let (to, from) = if unsigned {
+                        (Ty::U64, Ty::U32)
+                    } else {
+                        (Ty::S64, Ty::S32)
+                    };
+                    l.b.op(
+                        Opc::Cvt,
+                        &[],
+                        &[to, from],
+                        Ty::S64,
+                        smallvec![Operand::Reg(x)],
+                    )
+                }
+            };
+            l.b.op(
+                Opc::Mul,
+                &["lo"],
+                &[Ty::S64],
+                Ty::S64,
+                smallvec![Operand::Reg(x), Operand::Imm(n)],
+            )
+        };
+        let lb = wide(l, self.lb.regs[0]);
+        let ub = wide(l, self.ub);
+        let step = l.b.op(
+            Opc::Mov,
+            &[],
+            &[Ty::S64],
+            Ty::S64,
+            smallvec![Operand::Imm(1)],
+        );
+        Bounds {
+            lb: Tile {
+                elem: Elem::Num(Scalar::I64),
+                layout: self.lb.layout.clone(),
+                regs: vec![lb],
+            },
+            ub,
+            step,
+            ity: Ty::S64,
+            cmp: compare_type(Ty::S64, unsigned),
+        }
+    }
+}
+
 /// A fresh u32 loop variable holding `v`.
 pub(crate) fn counter(l: &mut Lowerer, v: i64) -> Reg {
     let r = l.b.reg(RegClass::B32);

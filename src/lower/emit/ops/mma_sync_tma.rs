@@ -74,6 +74,11 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let Some(bounds) = bounds(l, id)? else {
         return Ok(false);
     };
+    // K slices: the ring runs over the virtual iterations
+    let bounds = match tma.slices {
+        1 => bounds,
+        n => bounds.sliced(l, n),
+    };
     // As many stages as the plan found room for, if two did.
     let Some(stages) = l.chosen().ring(id) else {
         return Ok(false);
@@ -86,8 +91,8 @@ pub fn lower_for(l: &mut Lowerer, id: OpId) -> Result<bool, LowerError> {
     let ops = operands(&pat, tma);
     let (asmem, bsmem) = tma.smem;
     let loads = [
-        (&pat.a, &tma.copies.0, asmem, false, ops.a.0),
-        (&pat.b, &tma.copies.1, bsmem, true, ops.b.0),
+        (&tma.loads.0, &tma.copies.0, asmem, false, ops.a.0),
+        (&tma.loads.1, &tma.copies.1, bsmem, true, ops.b.0),
     ];
     let (aligned, barriers) = set_up_stages(l, stages, tma.set, tma_arrivals(&loads))?;
     let fill = Fill::by_tma(l, &loads, (pat.iv, &bounds.lb), (aligned, barriers.first))?;

@@ -17,6 +17,7 @@
 //! as in every kernel under tests/data). Emission settles those, and the
 //! scratch map (`TILEIRAS_DEBUG_DUMP_PLAN`) shows what it placed.
 pub mod direct;
+pub mod k_slices;
 pub mod load;
 pub mod pipeline;
 pub mod staged_a;
@@ -193,7 +194,11 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             );
         }
         if let Some(p) = copies.pipelines.get(&id) {
-            let engine: String = match &p.ring {
+            let engine = match &p.ring {
+                Ring::MmaSync { tma: Some(t), .. } if t.slices > 1 => format!(
+                    "mma.sync, TMA and mbarriers, in {} K slices of {} a stage",
+                    t.slices, t.smem.0.k
+                ),
                 Ring::MmaSync { tma: Some(_), .. } => "mma.sync, TMA and mbarriers".into(),
                 Ring::MmaSync { .. } => "mma.sync, cp.async groups".into(),
                 Ring::Wgmma {

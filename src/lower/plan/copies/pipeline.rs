@@ -14,6 +14,7 @@ use crate::lower::plan::layout::{disjoint, Blocked, LinearLayout};
 use crate::lower::plan::target::MAX_SHARED_BYTES;
 use crate::lower::plan::Plan;
 
+use crate::lower::plan::copies::k_slices;
 use crate::lower::plan::copies::load::Load;
 use crate::lower::plan::copies::thread_copy::{thread_copy, ThreadCopy};
 use crate::lower::plan::copies::tma::{tma_copy, TmaCopy};
@@ -143,6 +144,11 @@ pub struct MmaSyncTma {
     pub b_offset: i64,
     /// Bytes of one set of A and B buffers.
     pub set: i64,
+    /// The K slices each iteration's tiles are copied and multiplied in,
+    /// a stage each (1: whole tiles; [`k_slices`]).
+    pub slices: i64,
+    /// The A and B loads of one slice (the loop's where one slice).
+    pub loads: (Load, Load),
 }
 
 impl Ring {
@@ -235,7 +241,7 @@ pub fn pipeline(m: &Module, plan: &Plan, id: OpId) -> Option<Pipeline> {
         return None;
     }
     let ring = match plan.engine(shape.mma)? {
-        Engine::MmaSync(p) => mma_sync_ring(m, plan, &shape, p)?,
+        Engine::MmaSync(p) => mma_sync_ring(m, plan, id, &shape, p)?,
         Engine::Wgmma(p) => wgmma_ring(m, plan, &shape, p)?,
         Engine::Fma => return None,
     };
@@ -257,10 +263,21 @@ pub fn wide_induction(m: &Module, id: OpId) -> bool {
 /// The `mma.sync` ring of a loop of `shape`: TMA's where it applies and
 /// two of its stages fit ([`mma_sync_tma_stages`]), else `cp.async`
 /// groups, as many stages as the budget holds (at most three), if two do.
-fn mma_sync_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &mma_sync::Plan) -> Option<Ring> {
+fn mma_sync_ring(
+    m: &Module,
+    plan: &Plan,
+    id: OpId,
+    shape: &LoopShape,
+    p: &mma_sync::Plan,
+) -> Option<Ring> {
     let stage = mma_sync_stage(plan, shape, p)?;
-    let tma = mma_sync_tma(m, plan, shape, p).and_then(|t| {
+    // the fewest K slices whose stages fit
+    let tma = k_slices::SLICES.iter().find_map(|&n| {
+        let sliced = k_slices::sliced(m, id, shape, n)?;
+        let mut t = mma_sync_tma(m, plan, &sliced, p)?;
         let stages = mma_sync_tma_stages(plan, t.set, 0)?;
+        t.slices = n;
+        t.loads = (sliced.a, sliced.b);
         Some((stages, Box::new(t)))
     });
     let (stages, tma) = match tma {
@@ -341,6 +358,8 @@ fn mma_sync_tma(
         copies: (a, b),
         b_offset: (asmem.bytes() + 1023) & !1023,
         set: wgmma::set_bytes(&asmem, &bsmem),
+        slices: 1,
+        loads: (shape.a.clone(), shape.b.clone()),
     })
 }
 
@@ -387,7 +406,7 @@ pub fn too_large_to_stage(m: &Module, plan: &Plan, id: OpId) -> bool {
     let Some(Engine::MmaSync(p)) = plan.engine(shape.mma) else {
         return false;
     };
-    mma_sync_stage(plan, &shape, p).is_some() && mma_sync_ring(m, plan, &shape, p).is_none()
+    mma_sync_stage(plan, &shape, p).is_some() && mma_sync_ring(m, plan, id, &shape, p).is_none()
 }
 
 /// The stage of an `mma.sync` ring for the loop of `shape`, where that
