@@ -1251,6 +1251,15 @@ fn a_ring_too_large_for_two_stages_takes_k_slices() {
         for b in boxes {
             assert!(d.contains(b), "{name}: {b}: {d}");
         }
+        // sm_90's wgmma ring of the tf32 tiles (B transposed by the
+        // threads) takes K slices too
+        if name.contains("tf32") {
+            let d = dump(&format!("differential/{name}.tileir"), Gpu::Sm90);
+            assert!(
+                d.contains("B transposed K-major by the threads, in 2 K slices of 32 a stage, up to 2 stages of 81920 bytes"),
+                "{name}: {d}"
+            );
+        }
         // sm_100's shared memory holds two stages of the whole tiles
         let d = dump(&format!("differential/{name}.tileir"), Gpu::Sm100);
         assert!(!d.contains("a stage, up to"), "{name}: {d}");

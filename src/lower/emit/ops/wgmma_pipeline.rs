@@ -144,6 +144,8 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
         tma,
         transposed,
         set,
+        slices,
+        loads,
         ..
     } = pipe.ring.clone()
     else {
@@ -156,6 +158,13 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
     let Some(bounds) = bounds(l, id)? else {
         return Ok(None);
     };
+    // K slices: the ring runs over the virtual iterations, each with a
+    // slice's loads
+    let bounds = match slices {
+        1 => bounds,
+        n => bounds.sliced(l, n),
+    };
+    let (a, b) = *loads;
     // TMA where the plan has it, else the chunks' cp.async
     let feed = match (tma, copies) {
         (Some(t), _) => Feed::Tma(*t),
@@ -163,7 +172,7 @@ fn pipelined(l: &mut Lowerer, id: OpId) -> Result<Option<Pipelined>, LowerError>
         (None, None) => return Ok(None),
     };
     Ok(Some(Pipelined {
-        pat: pipe.shape,
+        pat: LoopShape { a, b, ..pipe.shape },
         plan,
         smem,
         feed,

@@ -194,11 +194,7 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
             );
         }
         if let Some(p) = copies.pipelines.get(&id) {
-            let engine = match &p.ring {
-                Ring::MmaSync { tma: Some(t), .. } if t.slices > 1 => format!(
-                    "mma.sync, TMA and mbarriers, in {} K slices of {} a stage",
-                    t.slices, t.smem.0.k
-                ),
+            let mut engine: String = match &p.ring {
                 Ring::MmaSync { tma: Some(_), .. } => "mma.sync, TMA and mbarriers".into(),
                 Ring::MmaSync { .. } => "mma.sync, cp.async groups".into(),
                 Ring::Wgmma {
@@ -208,6 +204,14 @@ pub fn dump(m: &Module, plan: &Plan, out: &mut String) {
                 Ring::Wgmma { tma: Some(_), .. } => "wgmma, TMA and mbarriers".into(),
                 Ring::Wgmma { .. } => "wgmma, cp.async and mbarriers".into(),
             };
+            let slices = match &p.ring {
+                Ring::MmaSync { tma: Some(t), .. } => (t.slices, t.smem.0.k),
+                Ring::Wgmma { slices, plan, .. } => (*slices, plan.mnk[2]),
+                Ring::MmaSync { .. } => (1, 0),
+            };
+            if slices.0 > 1 {
+                let _ = write!(engine, ", in {} K slices of {} a stage", slices.0, slices.1);
+            }
             let _ = writeln!(
                 out,
                 "  {}: pipelined, product {} on {engine}, up to {} stages of {} bytes",

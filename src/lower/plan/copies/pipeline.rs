@@ -88,6 +88,12 @@ pub enum Ring {
         set: i64,
         /// The stages.
         stages: i64,
+        /// The K slices each iteration's tiles are copied and multiplied
+        /// in, a stage each (1: whole tiles; [`k_slices`]; more only where
+        /// TMA fills the ring). The plan is the product's over one slice.
+        slices: i64,
+        /// The A and B loads of one slice (the loop's where one slice).
+        loads: Box<(Load, Load)>,
     },
 }
 
@@ -242,7 +248,7 @@ pub fn pipeline(m: &Module, plan: &Plan, id: OpId) -> Option<Pipeline> {
     }
     let ring = match plan.engine(shape.mma)? {
         Engine::MmaSync(p) => mma_sync_ring(m, plan, id, &shape, p)?,
-        Engine::Wgmma(p) => wgmma_ring(m, plan, &shape, p)?,
+        Engine::Wgmma(p) => wgmma_ring(m, plan, id, &shape, p)?,
         Engine::Fma => return None,
     };
     Some(Pipeline { shape, ring })
@@ -261,7 +267,8 @@ pub fn wide_induction(m: &Module, id: OpId) -> bool {
 }
 
 /// The `mma.sync` ring of a loop of `shape`: TMA's where it applies and
-/// two of its stages fit ([`mma_sync_tma_stages`]), else `cp.async`
+/// two of its stages fit ([`mma_sync_tma_stages`]), whole or in the fewest
+/// K slices that do ([`k_slices`]), else `cp.async`
 /// groups, as many stages as the budget holds (at most three), if two do.
 fn mma_sync_ring(
     m: &Module,
@@ -444,8 +451,34 @@ fn stage_size(plan: &Plan, shape: &LoopShape, kind: Kind) -> StageSize {
 /// only (tf32, 8-bit), B copied MN-major by TMA and transposed by the
 /// threads ([`transposed`]). As many stages as fit beside the accumulator
 /// tile once more (an epilogue's layout change goes through shared
-/// memory), if two do.
-fn wgmma_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Option<Ring> {
+/// memory), if two do; where not, TMA's ring in the fewest K slices whose
+/// two stages do.
+fn wgmma_ring(
+    m: &Module,
+    plan: &Plan,
+    id: OpId,
+    shape: &LoopShape,
+    p: &wgmma::Plan,
+) -> Option<Ring> {
+    // the fewest K slices whose stages fit (TMA's rings only)
+    k_slices::SLICES.iter().find_map(|&n| {
+        let sliced = k_slices::sliced(m, id, shape, n)?;
+        let mut p = p.clone();
+        p.mnk[2] = sliced.a.view.tile_shape.last().copied()?;
+        let ring = wgmma_slice_ring(m, plan, &sliced, &p, n)?;
+        (n == 1 || ring.tma().is_some()).then_some(ring)
+    })
+}
+
+/// The `wgmma` ring of [`wgmma_ring`] for the loop of `shape` in `slices`
+/// K slices (`p` the product's plan over one slice).
+fn wgmma_slice_ring(
+    m: &Module,
+    plan: &Plan,
+    shape: &LoopShape,
+    p: &wgmma::Plan,
+    slices: i64,
+) -> Option<Ring> {
     let (asmem, bsmem) = wgmma::operands(p.mnk, p.types)?;
     if asmem.mn_major {
         return None;
@@ -473,11 +506,13 @@ fn wgmma_ring(m: &Module, plan: &Plan, shape: &LoopShape, p: &wgmma::Plan) -> Op
     Some(Ring::Wgmma {
         plan: p.clone(),
         smem: (asmem, bsmem),
-        copies,
+        copies: copies.filter(|_| slices == 1),
         tma,
         transposed,
         set,
         stages,
+        slices,
+        loads: Box::new((shape.a.clone(), shape.b.clone())),
     })
 }
 
