@@ -683,3 +683,54 @@ fn synchronising_instructions_are_told_apart() {
         assert_eq!(kind(line), want, "{line}");
     }
 }
+
+/// A full mbarrier initialised one arrival short lets its phase complete
+/// before the last thread has arrived, so that thread's stores race with
+/// the readers: the race check must say so. Our unaligned-B ring counts
+/// every thread's arrival (its stores of B) and thread 0's `expect_tx`
+/// (257 for 256 threads); with 256, the phase completes on the last
+/// arrival but one, and that last arrival counts towards the next phase.
+/// The emulator used to acquire every arrival made so far at a wait,
+/// including those of the next phase, and missed this.
+#[test]
+fn a_full_barrier_one_arrival_short_is_caught() {
+    if let Some(why) = nv_host::unsupported_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let case = Case::load(
+        &root.join("differential/targeted"),
+        "targeted",
+        "unaligned_b_matmul_f16",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for gpu in ["sm_90", "sm_100"] {
+        let (ptx, host) = our_ptx(&case, gpu).unwrap_or_else(|e| panic!("{gpu}: {e}"));
+        let host = host.expect("TMA code has host callbacks");
+        let inputs = case.inputs(1);
+        let run = |text: &str| {
+            run_on(
+                device_with(None, true),
+                text,
+                &case,
+                &inputs,
+                Maps::Host(&host, gpu),
+            )
+            .unwrap_or_else(|e| panic!("{gpu}: {e}"))
+        };
+        let clean = run(&ptx);
+        assert!(
+            matches!(clean.outcome, Outcome::Done(..)),
+            "{gpu}: the unmutated PTX must run clean"
+        );
+        assert_eq!(ptx.matches("], 257;\n").count(), 2, "{gpu}");
+        let short = ptx.replace("], 257;\n", "], 256;\n");
+        match run(&short).outcome {
+            Outcome::Failed(kind, e) => {
+                assert!(e.contains("data race"), "{gpu}: {kind:?}: {e}")
+            }
+            Outcome::Done(..) => panic!("{gpu}: a barrier one arrival short is not caught"),
+        }
+    }
+}

@@ -1,9 +1,11 @@
 //! Shared-memory data-race and proxy checking with vector clocks.
 //!
 //! Happens-before edges come from CTA barriers (`bar.sync`/`barrier.sync`,
-//! `bar.arrive` releases, `bar.red`), mbarriers (arrive releases, a
-//! successful wait acquires), cluster barriers and warp collectives (all
-//! participants join). Two accesses to the same shared byte by different
+//! `bar.arrive` releases, `bar.red`), mbarriers (an arrive releases into
+//! the phase it counts towards; a successful wait acquires the arrivals of
+//! the phase it observed complete and of those before, never those that
+//! already count towards a later phase), cluster barriers and warp
+//! collectives (all participants join). Two accesses to the same shared byte by different
 //! threads, at least one a plain write, with no happens-before path between
 //! them are a data race. Strong accesses (`.volatile`, `.relaxed`,
 //! `.acquire`, `.release`) and atomics are not checked, as in the PTX
@@ -100,7 +102,12 @@ pub(crate) struct Race {
     w: Vec<Acc>,
     r: Vec<Acc>,
     bar: Vec<Vec<u32>>,
+    /// Per mbarrier: what its agent's asynchronous writes release.
     mbar: HashMap<u32, Vec<u32>>,
+    /// Per mbarrier: the threads' arrivals, by the phase they arrived in
+    /// (a wait acquires the phases up to the one it observed complete, not
+    /// arrivals that already count towards the next).
+    mbar_phases: HashMap<u32, std::collections::BTreeMap<u32, Vec<u32>>>,
     cluster: Vec<u32>,
     /// Agents: the mbarrier offset each one completes on, and its clock.
     agent_of: HashMap<u32, usize>,
@@ -162,6 +169,7 @@ impl Race {
             r: vec![NONE; bytes],
             bar: vec![vec![0; width]; 16],
             mbar: HashMap::new(),
+            mbar_phases: HashMap::new(),
             cluster: vec![0; width],
             agent_of: HashMap::new(),
             agent_mbar: vec![0; AGENTS],
@@ -595,18 +603,45 @@ impl Race {
     }
 
     /// Release of thread `t` into the mbarrier at `off` (arrive).
-    pub(crate) fn mbar_release(&mut self, off: u32, t: usize) {
+    pub(crate) fn mbar_release(&mut self, off: u32, t: usize, phase: u32) {
         let v = self.vc(t).to_vec();
         let width = self.width();
-        join(self.mbar.entry(off).or_insert_with(|| vec![0; width]), &v);
+        let phases = self.mbar_phases.entry(off).or_default();
+        join(phases.entry(phase).or_insert_with(|| vec![0; width]), &v);
         self.tick(t);
     }
 
-    /// Thread `t` observed the mbarrier at `off` complete (acquire).
-    pub(crate) fn mbar_acquire(&mut self, off: u32, t: usize) {
-        if let Some(m) = self.mbar.get(&off).cloned() {
-            join(self.vc_mut(t), &m);
+    /// Thread `t` observed phase `phase` of the mbarrier at `off` complete
+    /// (acquire): what its agent released, and the arrivals of that phase
+    /// and those before it. Arrivals already counting towards a later
+    /// phase are not acquired: an `mbarrier.init` count one short lets a
+    /// phase complete before a thread's arrival, whose writes then race
+    /// with the readers.
+    pub(crate) fn mbar_acquire(&mut self, off: u32, t: usize, phase: Option<u32>) {
+        let width = self.width();
+        let mut m = self
+            .mbar
+            .get(&off)
+            .cloned()
+            .unwrap_or_else(|| vec![0; width]);
+        if let (Some(phases), Some(phase)) = (self.mbar_phases.get_mut(&off), phase) {
+            // the phases two or more before the one observed fold into the
+            // first of them (no wait observes them apart any more)
+            let old: Vec<u32> = (phases.range(..phase.saturating_sub(1)))
+                .map(|(&p, _)| p)
+                .collect();
+            if let Some((&first, rest)) = old.split_first() {
+                for p in rest {
+                    if let Some(c) = phases.remove(p) {
+                        join(phases.entry(first).or_default(), &c);
+                    }
+                }
+            }
+            for (_, c) in phases.range(..=phase) {
+                join(&mut m, c);
+            }
         }
+        join(self.vc_mut(t), &m);
     }
 
     /// Cluster barrier arrive (release) / wait (acquire), within this CTA.

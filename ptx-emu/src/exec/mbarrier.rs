@@ -146,6 +146,7 @@ pub(super) fn step(
             let check_mbar = l.checks.mbarrier;
             let mb = cluster_mbar(l, cta, mrank, a)?;
             let state = mb.phase as u64;
+            let arrived_in = mb.phase;
             if inst.op == OpK::MbarExpectTx {
                 mb.tx += extra.unwrap_or(0) as i64;
             } else {
@@ -178,7 +179,7 @@ pub(super) fn step(
                 let mut used = Ok(());
                 with_race(cta, |rc| {
                     used = rc.mbar_use(t, pc, a as usize);
-                    rc.mbar_release(a, t);
+                    rc.mbar_release(a, t, arrived_in);
                 });
                 used.map_err(|c| race_err(l, t, "arrive", c))?;
             }
@@ -201,6 +202,15 @@ pub(super) fn step(
             } else {
                 mb.phase as u64 != p
             };
+            // the phase whose completion the wait observes: for a parity,
+            // the one before the current (none before the first: a fresh
+            // barrier's preceding phase counts as complete); for a state,
+            // the state's
+            let observed = if inst.sub == 1 {
+                mb.phase.checked_sub(1)
+            } else {
+                Some(p as u32)
+            };
             if !done && inst.op == OpK::MbarTryWait {
                 cta.strict.waiting_on[t] = Some((a, p));
                 return Ok(Flow::Block(TS::Wait));
@@ -216,7 +226,7 @@ pub(super) fn step(
             // anything through it: its initialisation must come first
             with_race(cta, |rc| {
                 used = rc.mbar_use(t, pc, a as usize);
-                rc.mbar_acquire(a, t);
+                rc.mbar_acquire(a, t, observed);
             });
             used.map_err(|c| race_err(l, t, "wait", c))?;
         }

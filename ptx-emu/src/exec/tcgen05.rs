@@ -384,10 +384,11 @@ fn arrive_one(l: &mut Launch, cta: &mut Cta, ti: Ti, rank: u32, a: u32) -> R<()>
             ),
         ));
     }
+    let arrived_in = mb.phase;
     mb.pending -= 1;
     mbar_check(mb);
     if rank == cta.rank {
-        with_race(cta, |rc| rc.mbar_release(a, ti.t));
+        with_race(cta, |rc| rc.mbar_release(a, ti.t, arrived_in));
     }
     Ok(())
 }
